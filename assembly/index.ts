@@ -1,0 +1,14 @@
+/** @module index — the WASM export surface; src/kernels/abi.ts is its only reader. */
+
+// Bump ABI_VERSION whenever an export's name, parameters or memory contract changes.
+const ABI_VERSION: i32 = 1;
+export function abiVersion(): i32 {
+  return ABI_VERSION;
+}
+
+export { hammingTopK, hammingTopKMasked, hammingTopKList, hammingTopKMulti, hamming } from "./scan";
+export { bind, bundleAdd, bundleThreshold } from "./bundle";
+export { encodeF32 } from "./rotate";
+export {
+  refDistance, refHammingTopK, refHammingTopKMasked, refHammingTopKList, refBind, refBundleAdd, refEncodeF32,
+} from "./reference";

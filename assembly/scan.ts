@@ -1,0 +1,83 @@
+/** @module scan — Hamming top-k scans: range, masked range, candidate list, blocked multi-query. */
+import { distWords } from "./distance";
+import { heapOffer, heapSortAscending, packKey } from "./topk";
+import { scan1024 } from "./scan1024";
+
+// Common contract: rows are `words` u64 lanes each, row r at base + r*words*8.
+// `heap` has room for k u64 keys; on return it holds `count` keys in ascending order,
+// key = distance << 32 | row. k >= 1 is checked by the caller (src/kernels).
+
+/** Top-k over rows [start, end). */
+export function hammingTopK(base: usize, words: i32, start: i32, end: i32, q: usize, k: i32, heap: usize): i32 {
+  if (words == 16) return scan1024(base, start, end, q, k, heap);
+  let stride = <usize>words << 3;
+  let size = 0;
+  let p = base + <usize>start * stride;
+  for (let r = start; r < end; r++, p += stride) {
+    size = heapOffer(heap, size, k, packKey(distWords(p, q, words), r));
+  }
+  heapSortAscending(heap, size);
+  return size;
+}
+
+/** Top-k over rows in [start, end) whose bit is set in `mask` (bit r of the u64 lanes at mask = row r). */
+export function hammingTopKMasked(base: usize, words: i32, start: i32, end: i32, q: usize, k: i32, heap: usize, mask: usize): i32 {
+  let size = 0;
+  if (start >= end) return 0;
+  let stride = <usize>words << 3;
+  let w0 = start >>> 6, w1 = (end - 1) >>> 6;
+  for (let w = w0; w <= w1; w++) {
+    let bits = load<u64>(mask + (<usize>w << 3));
+    if (w == w0) bits &= ~(<u64>0) << <u64>(start & 63);
+    if (w == w1 && (end & 63) != 0) bits &= ~(~(<u64>0) << <u64>(end & 63));
+    while (bits != 0) {
+      let r = (w << 6) + <i32>ctz<u64>(bits);
+      bits &= bits - 1;
+      size = heapOffer(heap, size, k, packKey(distWords(base + <usize>r * stride, q, words), r));
+    }
+  }
+  heapSortAscending(heap, size);
+  return size;
+}
+
+/** Top-k over an explicit list of n row ids (u32 each, any order, no duplicates expected). */
+export function hammingTopKList(base: usize, words: i32, list: usize, n: i32, q: usize, k: i32, heap: usize): i32 {
+  let stride = <usize>words << 3;
+  let size = 0;
+  for (let i = 0; i < n; i++) {
+    let r = load<u32>(list + (<usize>i << 2));
+    size = heapOffer(heap, size, k, packKey(distWords(base + <usize>r * stride, q, words), r));
+  }
+  heapSortAscending(heap, size);
+  return size;
+}
+
+/**
+ * Blocked multi-query scan: nq queries (contiguous rows at `queries`) over rows [start, end)
+ * in one pass, so each row is read from memory once for all queries. Heap j is at
+ * heaps + j*k*8. Every query sees every row, so all heaps share one size; returns it.
+ */
+export function hammingTopKMulti(base: usize, words: i32, start: i32, end: i32, queries: usize, nq: i32, k: i32, heaps: usize): i32 {
+  let stride = <usize>words << 3;
+  let heapBytes = <usize>k << 3;
+  let size = 0;
+  let p = base + <usize>start * stride;
+  for (let r = start; r < end; r++, p += stride) {
+    let q = queries;
+    let h = heaps;
+    if (size < k) {
+      for (let j = 0; j < nq; j++, q += stride, h += heapBytes) heapOffer(h, size, k, packKey(distWords(p, q, words), r));
+      size++;
+    } else {
+      for (let j = 0; j < nq; j++, q += stride, h += heapBytes) heapOffer(h, size, k, packKey(distWords(p, q, words), r));
+    }
+  }
+  let h = heaps;
+  for (let j = 0; j < nq; j++, h += heapBytes) heapSortAscending(h, size);
+  return size;
+}
+
+/** Hamming distance of two rows. */
+export function hamming(a: usize, b: usize, words: i32): u32 {
+  return distWords(a, b, words);
+}

@@ -1,0 +1,39 @@
+/** @module errors — SvcError and the one table of stable error codes with their HTTP statuses. */
+
+/** Stable codes; clients match on these, so never rename one. */
+export const ERRORS = {
+  E_BAD_REQUEST: { status: 400, summary: "the request is malformed" },
+  E_DIMENSION: { status: 400, summary: "vector dimension does not match" },
+  E_TOP_K: { status: 400, summary: "topK must be a positive integer" },
+  E_NON_FINITE: { status: 400, summary: "vector holds NaN or Infinity" },
+  E_RANGE: { status: 400, summary: "row range or row id out of bounds" },
+  E_OUT_OF_MEMORY: { status: 507, summary: "the shared arena cannot grow further" },
+  E_WORKER_FAILED: { status: 503, summary: "a scan worker died; the task was not completed" },
+  E_KERNEL: { status: 500, summary: "a WASM kernel failed" },
+  E_ABI: { status: 500, summary: "build/kernels.wasm does not match this code's ABI version" },
+} as const satisfies Record<string, { status: number; summary: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class SvcError extends Error {
+  readonly code: ErrorCode;
+  readonly field: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, opts: { field?: string; details?: Record<string, unknown>; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = "SvcError";
+    this.code = code;
+    this.field = opts.field;
+    this.details = opts.details;
+  }
+
+  get status(): number {
+    return ERRORS[this.code].status;
+  }
+
+  /** The wire body: {"error":{"code","message","field"}}. */
+  toJSON(): { error: { code: ErrorCode; message: string; field?: string } } {
+    return { error: { code: this.code, message: this.message, ...(this.field === undefined ? {} : { field: this.field }) } };
+  }
+}

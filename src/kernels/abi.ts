@@ -1,0 +1,213 @@
+/** @module abi — the only code that knows build/kernels.wasm: export names, pointers, layouts. */
+import { readFileSync } from "node:fs";
+import { SvcError } from "../errors.js";
+import { SharedHeap } from "./shared-heap.js";
+
+/** Must equal ABI_VERSION in assembly/index.ts. */
+export const ABI_VERSION = 1;
+const WASM_URL = new URL("../../build/kernels.wasm", import.meta.url);
+
+/** Raw exports; every pointer is a byte offset into the shared memory. */
+interface Exports {
+  abiVersion(): number;
+  hammingTopK(base: number, words: number, start: number, end: number, q: number, k: number, heap: number): number;
+  hammingTopKMasked(base: number, words: number, start: number, end: number, q: number, k: number, heap: number, mask: number): number;
+  hammingTopKList(base: number, words: number, list: number, n: number, q: number, k: number, heap: number): number;
+  hammingTopKMulti(base: number, words: number, start: number, end: number, queries: number, nq: number, k: number, heaps: number): number;
+  hamming(a: number, b: number, words: number): number;
+  bind(a: number, b: number, out: number, words: number): void;
+  bundleAdd(counters: number, row: number, dim: number, weight: number): void;
+  bundleThreshold(counters: number, dim: number, tie: number, out: number, words: number): void;
+  encodeF32(src: number, n: number, dim: number, P: number, signs: number, scratch: number, out: number, words: number, normOut: number): number;
+  refDistance(a: number, b: number, words: number): number;
+  refHammingTopK(base: number, words: number, start: number, end: number, q: number, k: number, out: number): number;
+  refHammingTopKMasked(base: number, words: number, start: number, end: number, q: number, k: number, out: number, mask: number): number;
+  refHammingTopKList(base: number, words: number, list: number, n: number, q: number, k: number, out: number): number;
+  refBind(a: number, b: number, out: number, words: number): void;
+  refBundleAdd(counters: number, row: number, dim: number, weight: number): void;
+  refEncodeF32(src: number, dim: number, P: number, signs: number, rotated: number, tmp: number, out: number, words: number): number;
+}
+
+/** Results of a top-k scan: ascending distance, ties by ascending row. */
+export interface TopK {
+  rows: Uint32Array;
+  dists: Uint32Array;
+}
+
+/** Rows of a packed-bit arena: row r starts at base + r * words * 8. */
+export interface RowsRef {
+  base: number;
+  words: number;
+  count: number;
+}
+
+/** u64 lanes per row for `dimBits` bits, padded to a multiple of 128 bits. */
+export function wordsFor(dimBits: number): number {
+  return Math.ceil(dimBits / 128) * 2;
+}
+
+let compiled: WebAssembly.Module | undefined;
+
+/** The compiled module, cached; it can be posted to workers. */
+export function kernelModule(): WebAssembly.Module {
+  compiled ??= new WebAssembly.Module(readFileSync(WASM_URL));
+  return compiled;
+}
+
+/** Which kernel family runs: the fast paths, or the scalar references (for tests and benches). */
+export type Variant = "fast" | "reference";
+
+/**
+ * Typed, validated calls into one instance. Validation happens here so a bad argument is
+ * an SvcError, never a trap inside a worker. Kernels never allocate: callers pass memory.
+ */
+export class Kernels {
+  readonly heap: SharedHeap;
+  private readonly x: Exports;
+
+  private constructor(heap: SharedHeap, exports: Exports) {
+    this.heap = heap;
+    this.x = exports;
+  }
+
+  /** Instantiate on `heap`'s memory (a new shared memory when omitted). */
+  static create(heap = new SharedHeap(), module = kernelModule()): Kernels {
+    const instance = new WebAssembly.Instance(module, { env: { memory: heap.memory } });
+    const x = instance.exports as unknown as Exports;
+    const found = x.abiVersion();
+    if (found !== ABI_VERSION) {
+      throw new SvcError("E_ABI", `kernels.wasm has ABI ${found}, expected ${ABI_VERSION}; run npm run build`);
+    }
+    return new Kernels(heap, x);
+  }
+
+  /** Top-k into `out` (k u64 slots); returns the count. For workers: no decoding. */
+  topKRaw(rows: RowsRef, start: number, end: number, query: number, k: number, out: number, variant: Variant = "fast"): number {
+    checkRange(rows, start, end);
+    checkK(k);
+    const f = variant === "fast" ? this.x.hammingTopK : this.x.refHammingTopK;
+    return this.guard(() => f(rows.base, rows.words, start, end, query, heapSlots(k, end - start), out));
+  }
+
+  topK(rows: RowsRef, start: number, end: number, query: number, k: number, variant: Variant = "fast"): TopK {
+    checkK(k);
+    return this.withOut(heapSlots(k, end - start), (out) => this.topKRaw(rows, start, end, query, k, out, variant));
+  }
+
+  /** Top-k among rows in [start, end) whose bit is set in the row bitset at `mask`, into `out`. */
+  topKMaskedRaw(rows: RowsRef, start: number, end: number, query: number, k: number, mask: number, out: number, variant: Variant = "fast"): number {
+    checkRange(rows, start, end);
+    checkK(k);
+    const f = variant === "fast" ? this.x.hammingTopKMasked : this.x.refHammingTopKMasked;
+    return this.guard(() => f(rows.base, rows.words, start, end, query, heapSlots(k, end - start), out, mask));
+  }
+
+  topKMasked(rows: RowsRef, start: number, end: number, query: number, k: number, mask: number, variant: Variant = "fast"): TopK {
+    checkK(k);
+    return this.withOut(heapSlots(k, end - start), (out) => this.topKMaskedRaw(rows, start, end, query, k, mask, out, variant));
+  }
+
+  /** Top-k among an explicit list of row ids (u32 at `list`, n of them). */
+  topKList(rows: RowsRef, list: number, n: number, query: number, k: number, variant: Variant = "fast"): TopK {
+    checkK(k);
+    const ids = this.heap.u32(list, n);
+    for (let i = 0; i < n; i++) {
+      if (ids[i]! >= rows.count) throw new SvcError("E_RANGE", `candidate row ${ids[i]} is past the last row ${rows.count - 1}`, { field: "rows" });
+    }
+    const f = variant === "fast" ? this.x.hammingTopKList : this.x.refHammingTopKList;
+    const slots = heapSlots(k, n);
+    return this.withOut(slots, (out) => this.guard(() => f(rows.base, rows.words, list, n, query, slots, out)));
+  }
+
+  /** Blocked scan of nq queries (contiguous rows at `queries`) into nq heaps at `out`; returns per-heap count. */
+  topKMultiRaw(rows: RowsRef, start: number, end: number, queries: number, nq: number, k: number, out: number): number {
+    checkRange(rows, start, end);
+    checkK(k);
+    return this.guard(() => this.x.hammingTopKMulti(rows.base, rows.words, start, end, queries, nq, heapSlots(k, end - start), out));
+  }
+
+  topKMulti(rows: RowsRef, start: number, end: number, queries: number, nq: number, k: number): TopK[] {
+    checkK(k);
+    const slots = heapSlots(k, end - start);
+    const out = this.heap.alloc(nq * slots * 8);
+    try {
+      const count = this.topKMultiRaw(rows, start, end, queries, nq, k, out);
+      return Array.from({ length: nq }, (_, j) => decodeKeys(this.heap, out + j * slots * 8, count));
+    } finally {
+      this.heap.release(out);
+    }
+  }
+
+  hamming(a: number, b: number, words: number, variant: Variant = "fast"): number {
+    return (variant === "fast" ? this.x.hamming : this.x.refDistance)(a, b, words) >>> 0;
+  }
+
+  bind(a: number, b: number, out: number, words: number, variant: Variant = "fast"): void {
+    (variant === "fast" ? this.x.bind : this.x.refBind)(a, b, out, words);
+  }
+
+  /** counters (dim i32) += weight * bipolar(row); weight -1 removes an added row. */
+  bundleAdd(counters: number, row: number, dim: number, weight = 1, variant: Variant = "fast"): void {
+    (variant === "fast" ? this.x.bundleAdd : this.x.refBundleAdd)(counters, row, dim, weight | 0);
+  }
+
+  /** Majority bits from counters; ties take the bit of the seeded tie row. */
+  bundleThreshold(counters: number, dim: number, tie: number, out: number): void {
+    this.x.bundleThreshold(counters, dim, tie, out, wordsFor(dim));
+  }
+
+  /** Encode n vectors (f32 at src) to rows at out; NaN/Infinity is an SvcError naming the vector. */
+  encode(src: number, n: number, dim: number, rotation: { P: number; signs: number; scratch: number }, out: number, normOut = 0): void {
+    const bad = this.x.encodeF32(src, n, dim, rotation.P, rotation.signs, rotation.scratch, out, wordsFor(dim), normOut);
+    if (bad >= 0) throw new SvcError("E_NON_FINITE", `vector ${bad} holds NaN or Infinity`, { field: `vectors[${bad}].values` });
+  }
+
+  /** Dense O(P^2) reference of encode for one vector; rotated receives P f64, tmp is P f64 scratch. */
+  encodeReference(src: number, dim: number, rotation: { P: number; signs: number }, rotated: number, tmp: number, out: number): boolean {
+    return this.x.refEncodeF32(src, dim, rotation.P, rotation.signs, rotated, tmp, out, wordsFor(dim)) === 0;
+  }
+
+  private withOut(k: number, run: (out: number) => number): TopK {
+    const out = this.heap.alloc(k * 8);
+    try {
+      return decodeKeys(this.heap, out, run(out));
+    } finally {
+      this.heap.release(out);
+    }
+  }
+
+  private guard(run: () => number): number {
+    try {
+      return run();
+    } catch (err) {
+      throw new SvcError("E_KERNEL", `kernel trapped: ${(err as Error).message}`, { cause: err });
+    }
+  }
+}
+
+/** Decode `count` ascending u64 keys (dist << 32 | row) at ptr. */
+export function decodeKeys(heap: SharedHeap, ptr: number, count: number): TopK {
+  const lanes = heap.u32(ptr, count * 2);
+  const rows = new Uint32Array(count);
+  const dists = new Uint32Array(count);
+  for (let i = 0; i < count; i++) {
+    rows[i] = lanes[2 * i]!;
+    dists[i] = lanes[2 * i + 1]!;
+  }
+  return { rows, dists };
+}
+
+/** Heap capacity for top-k over n candidates: never more slots than candidates (and at least 1). */
+export function heapSlots(k: number, n: number): number {
+  return Math.max(1, Math.min(k, n));
+}
+
+export function checkK(k: number): void {
+  if (!Number.isInteger(k) || k <= 0 || k > 0x7fffffff) throw new SvcError("E_TOP_K", `topK must be a positive integer, got ${k}`, { field: "topK" });
+}
+
+function checkRange(rows: RowsRef, start: number, end: number): void {
+  if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > rows.count || start > end) {
+    throw new SvcError("E_RANGE", `row range [${start}, ${end}) is outside [0, ${rows.count})`, { field: "range" });
+  }
+}

@@ -1,0 +1,155 @@
+/** @module scan-pool — splits scans across Piscina workers that share the kernels' memory. */
+import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
+import { Piscina } from "piscina";
+import { SvcError, ERRORS, type ErrorCode } from "../errors.js";
+import { checkK, decodeKeys, heapSlots, kernelModule, type Kernels, type RowsRef, type TopK } from "../kernels/abi.js";
+import type { ScanTask } from "./scan-task.js";
+
+/**
+ * Below this many rows a single query runs in the calling thread: handing a task to a
+ * worker costs ~0.1-0.2 ms p50 here, which is more than scanning 64k rows of 1024 bits.
+ * Measured by `npm run bench` (crossover table in bench/RESULTS.md).
+ */
+export const DEFAULT_INLINE_BELOW = 65536;
+
+export interface ScanPoolOptions {
+  /** Worker threads (default: available cores). */
+  threads?: number;
+  /** Row count under which single queries run in-thread (default DEFAULT_INLINE_BELOW). */
+  inlineBelow?: number;
+}
+
+/** Stripe boundaries are multiples of 64 rows so masked stripes start on a bitset word. */
+const STRIPE_ALIGN = 64;
+
+export class ScanPool {
+  readonly threads: number;
+  readonly inlineBelow: number;
+  private readonly kernels: Kernels;
+  private readonly piscina: Piscina<ScanTask, number>;
+
+  constructor(kernels: Kernels, opts: ScanPoolOptions = {}) {
+    this.kernels = kernels;
+    this.threads = Math.max(1, opts.threads ?? availableParallelism());
+    this.inlineBelow = opts.inlineBelow ?? DEFAULT_INLINE_BELOW;
+    const { filename, execArgv } = workerEntry();
+    this.piscina = new Piscina({
+      filename,
+      execArgv,
+      minThreads: this.threads,
+      maxThreads: this.threads,
+      idleTimeout: 60_000,
+      workerData: { module: kernelModule(), memory: kernels.heap.memory },
+    });
+  }
+
+  /** The live worker threads (for health checks and tests that kill one). */
+  get workers(): readonly import("node:worker_threads").Worker[] {
+    return this.piscina.threads;
+  }
+
+  /**
+   * Exact top-k of one query (a packed row at `query`), optionally restricted to rows set
+   * in the bitset at `mask`. Splits [0, count) into one stripe per worker past inlineBelow.
+   */
+  async topK(rows: RowsRef, query: number, k: number, opts: { mask?: number; stripes?: number } = {}): Promise<TopK> {
+    checkK(k);
+    const mask = opts.mask ?? 0;
+    const stripes = opts.stripes ?? (rows.count < this.inlineBelow ? 0 : this.threads);
+    if (stripes === 0) {
+      return mask === 0 ? this.kernels.topK(rows, 0, rows.count, query, k) : this.kernels.topKMasked(rows, 0, rows.count, query, k, mask);
+    }
+    const bounds = stripeBounds(rows.count, stripes);
+    const slots = heapSlots(k, rows.count);
+    const out = this.kernels.heap.alloc(bounds.length * slots * 8);
+    try {
+      const counts = await Promise.all(
+        bounds.map(([start, end], i) => this.run({ kind: "topK", rows: { ...rows }, start, end, query, k, out: out + i * slots * 8, mask })),
+      );
+      return mergeTopK(counts.map((count, i) => decodeKeys(this.kernels.heap, out + i * slots * 8, count)), k);
+    } finally {
+      this.kernels.heap.release(out);
+    }
+  }
+
+  /**
+   * Exact top-k of nq queries (contiguous packed rows at `queries`): the batch is split
+   * into query groups, one per worker, each running the blocked multi-query kernel over
+   * all rows.
+   */
+  async topKBatch(rows: RowsRef, queries: number, nq: number, k: number): Promise<TopK[]> {
+    checkK(k);
+    if (nq === 0) return [];
+    const slots = heapSlots(k, rows.count);
+    const groups = Math.min(this.threads, nq);
+    const per = Math.ceil(nq / groups);
+    const rowBytes = rows.words * 8;
+    const out = this.kernels.heap.alloc(nq * slots * 8);
+    try {
+      const tasks: Promise<number>[] = [];
+      for (let g = 0; g * per < nq; g++) {
+        const first = g * per;
+        const n = Math.min(per, nq - first);
+        tasks.push(this.run({ kind: "multi", rows: { ...rows }, start: 0, end: rows.count, queries: queries + first * rowBytes, nq: n, k, out: out + first * slots * 8 }));
+      }
+      const counts = await Promise.all(tasks);
+      return Array.from({ length: nq }, (_, j) => decodeKeys(this.kernels.heap, out + j * slots * 8, counts[Math.floor(j / per)]!));
+    } finally {
+      this.kernels.heap.release(out);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.piscina.destroy();
+  }
+
+  private async run(task: ScanTask): Promise<number> {
+    try {
+      return await this.piscina.run(task);
+    } catch (err) {
+      throw asSvcError(err);
+    }
+  }
+}
+
+/** Split [0, n) into `parts` stripes aligned to STRIPE_ALIGN rows (empty stripes dropped). */
+export function stripeBounds(n: number, parts: number): Array<[number, number]> {
+  const size = Math.ceil(n / parts / STRIPE_ALIGN) * STRIPE_ALIGN;
+  const out: Array<[number, number]> = [];
+  for (let start = 0; start < n; start += size) out.push([start, Math.min(n, start + size)]);
+  return out.length > 0 ? out : [[0, 0]];
+}
+
+/** Merge ascending per-stripe results into the global top-k (distance, then row). */
+export function mergeTopK(parts: TopK[], k: number): TopK {
+  const total = parts.reduce((s, p) => s + p.rows.length, 0);
+  const keys = new Float64Array(total); // dist * 2^32 + row is exact below 2^53
+  let n = 0;
+  for (const p of parts) for (let i = 0; i < p.rows.length; i++) keys[n++] = p.dists[i]! * 4294967296 + p.rows[i]!;
+  keys.sort();
+  const m = Math.min(k, total);
+  const rows = new Uint32Array(m);
+  const dists = new Uint32Array(m);
+  for (let i = 0; i < m; i++) {
+    dists[i] = Math.floor(keys[i]! / 4294967296);
+    rows[i] = keys[i]! % 4294967296;
+  }
+  return { rows, dists };
+}
+
+/** A worker's error crosses the thread boundary as a plain Error; restore SvcError codes. */
+function asSvcError(err: unknown): SvcError {
+  if (err instanceof SvcError) return err;
+  const e = err as { code?: string; message?: string; field?: string };
+  if (typeof e?.code === "string" && e.code in ERRORS) return new SvcError(e.code as ErrorCode, e.message ?? e.code, { field: e.field, cause: err });
+  return new SvcError("E_WORKER_FAILED", `scan worker failed: ${e?.message ?? String(err)}`, { cause: err });
+}
+
+/** The worker file next to this module; under tsx (tests, benches) the .ts source runs via tsx. */
+function workerEntry(): { filename: string; execArgv: string[] } {
+  const js = fileURLToPath(new URL("./worker.js", import.meta.url));
+  if (existsSync(js)) return { filename: js, execArgv: [] };
+  return { filename: fileURLToPath(new URL("./worker.ts", import.meta.url)), execArgv: ["--import", "tsx"] };
+}

@@ -1,0 +1,7 @@
+/** @module scan-task — the message a scan worker receives: pointers into the shared memory only. */
+import type { RowsRef } from "../kernels/abi.js";
+
+/** One stripe or one query group; results go to `out` as ascending u64 keys. */
+export type ScanTask =
+  | { kind: "topK"; rows: RowsRef; start: number; end: number; query: number; k: number; out: number; mask: number }
+  | { kind: "multi"; rows: RowsRef; start: number; end: number; queries: number; nq: number; k: number; out: number };

@@ -1,0 +1,15 @@
+/** @module worker — a Piscina scan worker: instantiates the kernels on the pool's shared memory. */
+import { workerData } from "piscina";
+import { Kernels } from "../kernels/abi.js";
+import { SharedHeap } from "../kernels/shared-heap.js";
+import type { ScanTask } from "./scan-task.js";
+
+const { module, memory } = workerData as { module: WebAssembly.Module; memory: WebAssembly.Memory };
+const kernels = Kernels.create(new SharedHeap(memory), module);
+
+/** Runs one task; returns the number of keys written per heap. */
+export default function run(task: ScanTask): number {
+  if (task.kind === "multi") return kernels.topKMultiRaw(task.rows, task.start, task.end, task.queries, task.nq, task.k, task.out);
+  if (task.mask !== 0) return kernels.topKMaskedRaw(task.rows, task.start, task.end, task.query, task.k, task.mask, task.out);
+  return kernels.topKRaw(task.rows, task.start, task.end, task.query, task.k, task.out);
+}
