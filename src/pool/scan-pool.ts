@@ -65,7 +65,7 @@ export class ScanPool {
     const slots = heapSlots(k, rows.count);
     const out = this.kernels.heap.alloc(bounds.length * slots * 8);
     try {
-      const counts = await Promise.all(
+      const counts = await settleAll(
         bounds.map(([start, end], i) => this.run({ kind: "topK", rows: { ...rows }, start, end, query, k, out: out + i * slots * 8, mask })),
       );
       return mergeTopK(counts.map((count, i) => decodeKeys(this.kernels.heap, out + i * slots * 8, count)), k);
@@ -94,7 +94,7 @@ export class ScanPool {
         const n = Math.min(per, nq - first);
         tasks.push(this.run({ kind: "multi", rows: { ...rows }, start: 0, end: rows.count, queries: queries + first * rowBytes, nq: n, k, out: out + first * slots * 8 }));
       }
-      const counts = await Promise.all(tasks);
+      const counts = await settleAll(tasks);
       return Array.from({ length: nq }, (_, j) => decodeKeys(this.kernels.heap, out + j * slots * 8, counts[Math.floor(j / per)]!));
     } finally {
       this.kernels.heap.release(out);
@@ -112,6 +112,17 @@ export class ScanPool {
       throw asSvcError(err);
     }
   }
+}
+
+/**
+ * Like Promise.all, but waits for every task before failing: a sibling still running
+ * would otherwise write into an output block the caller has already released.
+ */
+async function settleAll(tasks: Promise<number>[]): Promise<number[]> {
+  const results = await Promise.allSettled(tasks);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<number>).value);
 }
 
 /** Split [0, n) into `parts` stripes aligned to STRIPE_ALIGN rows (empty stripes dropped). */

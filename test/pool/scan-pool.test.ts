@@ -1,0 +1,86 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { Kernels } from "../../src/kernels/abi.js";
+import { ScanPool, mergeTopK, stripeBounds } from "../../src/pool/scan-pool.js";
+import { duplicateRows, mulberry32, randomArena, randomQuery } from "../kernels/helpers.js";
+
+const kernels = Kernels.create();
+const pool = new ScanPool(kernels, { threads: 2, inlineBelow: 1000 });
+afterAll(() => pool.close());
+
+describe("ScanPool", () => {
+  const arena = randomArena(kernels, 20_000, 1024, 77);
+  duplicateRows(kernels, arena, 4999); // ties across stripe boundaries
+  const rand = mulberry32(8);
+
+  it("striped single queries equal the in-thread scan", async () => {
+    for (let i = 0; i < 10; i++) {
+      const q = i % 2 ? arena.rowPtr(rand() % arena.count) : randomQuery(kernels, 1024, arena.words, rand());
+      for (const k of [1, 10, 100]) {
+        expect(await pool.topK(arena, q, k)).toEqual(kernels.topK(arena, 0, arena.count, q, k, "reference"));
+      }
+    }
+  });
+
+  it("masked queries split across workers equal the masked reference", async () => {
+    const mask = kernels.heap.calloc(Math.ceil(arena.count / 64) * 8);
+    const bytes = kernels.heap.bytes();
+    for (let r = 0; r < arena.count; r++) if (rand() % 100 === 0) bytes[mask + (r >> 3)]! |= 1 << (r & 7);
+    const q = randomQuery(kernels, 1024, arena.words, 5);
+    expect(await pool.topK(arena, q, 10, { mask })).toEqual(kernels.topKMasked(arena, 0, arena.count, q, 10, mask, "reference"));
+  });
+
+  it("batches go to workers whole and equal per-query scans", async () => {
+    const nq = 7;
+    const queries = kernels.heap.alloc(nq * arena.rowBytes);
+    for (let j = 0; j < nq; j++) {
+      const q = randomQuery(kernels, 1024, arena.words, 100 + j);
+      kernels.heap.bytes().copyWithin(queries + j * arena.rowBytes, q, q + arena.rowBytes);
+    }
+    const batch = await pool.topKBatch(arena, queries, nq, 10);
+    expect(batch).toHaveLength(nq);
+    batch.forEach((res, j) => expect(res).toEqual(kernels.topK(arena, 0, arena.count, queries + j * arena.rowBytes, 10)));
+  });
+
+  it("small collections run in-thread with the same answer", async () => {
+    const small = randomArena(kernels, 500, 256, 3);
+    const q = randomQuery(kernels, 256, small.words, 4);
+    expect(await pool.topK(small, q, 5)).toEqual(kernels.topK(small, 0, 500, q, 5, "reference"));
+  });
+
+  it("bad k is a clean SvcError from workers too", async () => {
+    const q = randomQuery(kernels, 1024, arena.words, 6);
+    await expect(pool.topK(arena, q, 0)).rejects.toMatchObject({ code: "E_TOP_K" });
+    await expect(pool.topK(arena, q, 5, { stripes: 2, mask: 0 })).resolves.toBeDefined();
+  });
+
+  it("a worker that dies fails its task with E_WORKER_FAILED and is replaced", async () => {
+    const big = randomArena(kernels, 400_000, 1024, 9);
+    const q = randomQuery(kernels, 1024, big.words, 10);
+    const pending = pool.topK(big, q, 10).then(() => undefined, (err: unknown) => err);
+    await new Promise((r) => setTimeout(r, 1));
+    await Promise.all(pool.workers.map((w) => w.terminate()));
+    expect(await pending).toMatchObject({ code: "E_WORKER_FAILED" });
+    // the pool replaces dead workers; the next query answers correctly
+    expect(await pool.topK(big, q, 10)).toEqual(kernels.topK(big, 0, big.count, q, 10));
+    big.dispose();
+  });
+});
+
+describe("stripes and merge", () => {
+  it("stripes cover [0, n) without overlap, aligned to 64 rows", () => {
+    for (const [n, parts] of [[0, 2], [1, 2], [63, 2], [64, 2], [1000, 3], [1_000_003, 2]] as const) {
+      const b = stripeBounds(n, parts);
+      expect(b[0]![0]).toBe(0);
+      expect(b[b.length - 1]![1]).toBe(n);
+      for (let i = 1; i < b.length; i++) { expect(b[i]![0]).toBe(b[i - 1]![1]); expect(b[i]![0] % 64).toBe(0); }
+    }
+  });
+  it("merge keeps distance-then-row order", () => {
+    const m = mergeTopK([
+      { rows: Uint32Array.of(5, 9), dists: Uint32Array.of(1, 3) },
+      { rows: Uint32Array.of(2, 7), dists: Uint32Array.of(3, 3) },
+    ], 3);
+    expect(Array.from(m.rows)).toEqual([5, 2, 7]);
+    expect(Array.from(m.dists)).toEqual([1, 3, 3]);
+  });
+});
