@@ -56,9 +56,11 @@ describe("ScanPool", () => {
   it("a worker that dies fails its task with E_WORKER_FAILED and is replaced", async () => {
     const big = randomArena(kernels, 400_000, 1024, 9);
     const q = randomQuery(kernels, 1024, big.words, 10);
+    // The workers are told to stop first; topK posts its stripes synchronously, before the
+    // pool hears of their exit, so the stripes land on dying workers.
+    const dying = pool.workers.map((w) => w.terminate());
     const pending = pool.topK(big, q, 10).then(() => undefined, (err: unknown) => err);
-    await new Promise((r) => setTimeout(r, 1));
-    await Promise.all(pool.workers.map((w) => w.terminate()));
+    await Promise.all(dying);
     expect(await pending).toMatchObject({ code: "E_WORKER_FAILED" });
     // the pool replaces dead workers; the next query answers correctly
     expect(await pool.topK(big, q, 10)).toEqual(kernels.topK(big, 0, big.count, q, 10));
