@@ -1,7 +1,7 @@
 /** @module scan — Hamming top-k scans: range, masked range, candidate list, blocked multi-query. */
 import { distWords } from "./distance";
 import { heapOffer, heapSortAscending, packKey } from "./topk";
-import { scan1024 } from "./scan1024";
+import { multi1024, scan1024 } from "./scan1024";
 
 // Common contract: rows are `words` u64 lanes each, row r at base + r*words*8.
 // `heap` has room for k u64 keys; on return it holds `count` keys in ascending order,
@@ -58,6 +58,7 @@ export function hammingTopKList(base: usize, words: i32, list: usize, n: i32, q:
  * heaps + j*k*8. Every query sees every row, so all heaps share one size; returns it.
  */
 export function hammingTopKMulti(base: usize, words: i32, start: i32, end: i32, queries: usize, nq: i32, k: i32, heaps: usize): i32 {
+  if (words == 16) return multi1024(base, start, end, queries, nq, k, heaps);
   let stride = <usize>words << 3;
   let heapBytes = <usize>k << 3;
   let size = 0;

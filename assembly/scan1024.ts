@@ -1,4 +1,4 @@
-/** @module scan1024 — the 1024-bit single-query scan: query held in locals, two interleaved row streams. */
+/** @module scan1024 — 1024-bit scans unrolled for TurboFan: single query (query in locals, two streams) and blocked multi-query (row in locals). */
 import { heapOffer, heapSortAscending, packKey } from "./topk";
 
 // Measured on the 2-core target (see bench/RESULTS.md): keeping the 16 query lanes in
@@ -56,5 +56,32 @@ export function scan1024(base: usize, start: i32, end: i32, q: usize, k: i32, he
     if (db <= bound) size = heapOffer(heap, size, k, packKey(db, rb));
   }
   heapSortAscending(heap, size);
+  return size;
+}
+
+/**
+ * Blocked multi-query top-k over 128-byte rows: each row is loaded once into locals and
+ * compared with all nq queries (read from L1). Heap j at heaps + j*k*8; returns the shared size.
+ */
+export function multi1024(base: usize, start: i32, end: i32, queries: usize, nq: i32, k: i32, heaps: usize): i32 {
+  let size = 0;
+  let heapBytes = <usize>k << 3;
+  let p = base + (<usize>start << 7);
+  for (let r = start; r < end; r++, p += 128) {
+    let r0 = load<u64>(p), r1 = load<u64>(p, 8), r2 = load<u64>(p, 16), r3 = load<u64>(p, 24);
+    let r4 = load<u64>(p, 32), r5 = load<u64>(p, 40), r6 = load<u64>(p, 48), r7 = load<u64>(p, 56);
+    let r8 = load<u64>(p, 64), r9 = load<u64>(p, 72), r10 = load<u64>(p, 80), r11 = load<u64>(p, 88);
+    let r12 = load<u64>(p, 96), r13 = load<u64>(p, 104), r14 = load<u64>(p, 112), r15 = load<u64>(p, 120);
+    let q = queries;
+    let h = heaps;
+    for (let j = 0; j < nq; j++, q += 128, h += heapBytes) {
+      let d = rowDist(q, r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15);
+      // every heap has the same size; when full, reject on distance before building a key
+      if (size < k || d <= <u32>(load<u64>(h) >> 32)) heapOffer(h, size, k, packKey(d, r));
+    }
+    if (size < k) size++;
+  }
+  let h = heaps;
+  for (let j = 0; j < nq; j++, h += heapBytes) heapSortAscending(h, size);
   return size;
 }

@@ -1,0 +1,26 @@
+/** @module stats — latency summaries for the whole-run benchmarks (milliseconds). */
+
+export interface Latency {
+  p50: number;
+  p99: number;
+  mean: number;
+  samples: number;
+}
+
+export function summarize(ms: number[]): Latency {
+  const s = [...ms].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+  return { p50: at(0.5), p99: at(0.99), mean: s.reduce((a, b) => a + b, 0) / s.length, samples: s.length };
+}
+
+/** Time `count` sequential calls after `warmup` untimed ones; returns per-call ms. */
+export async function timeCalls(count: number, warmup: number, call: (i: number) => unknown): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await call(i);
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t0 = process.hrtime.bigint();
+    await call(i);
+    out.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return out;
+}
