@@ -5,29 +5,46 @@
 // Walsh–Hadamard transform. Signs of R x are invariant to positive scaling, so the bits
 // equal those of R(x/|x|); the normalized input is still written out for rescoring.
 
-/** In-place unnormalized fast Walsh–Hadamard transform of P f32 values (P a power of two). */
+/** In-place unnormalized fast Walsh–Hadamard transform of P f32 values (P a power of two, >= 4). */
 export function fwht(x: usize, P: i32): void {
-  let h = 1;
-  // h = 1 and 2: scalar butterflies (pairs inside one v128)
-  for (; h < 4 && h < P; h <<= 1) {
-    for (let i = 0; i < P; i += h << 1) {
-      for (let j = i; j < i + h; j++) {
-        let pa = x + (<usize>j << 2), pb = x + (<usize>(j + h) << 2);
-        let a = load<f32>(pa), b = load<f32>(pb);
-        store<f32>(pa, a + b);
-        store<f32>(pb, a - b);
+  // h = 1 and 2 stay inside one v128: v * signs + swapped(v) gives (a + b, a - b) exactly.
+  let sign1 = f32x4(1, -1, 1, -1);
+  let sign2 = f32x4(1, 1, -1, -1);
+  let bytes = <usize>P << 2;
+  for (let o: usize = 0; o < bytes; o += 16) {
+    let v = v128.load(x + o);
+    v = f32x4.add(f32x4.mul(v, sign1), v128.shuffle<f32>(v, v, 1, 0, 3, 2));
+    v = f32x4.add(f32x4.mul(v, sign2), v128.shuffle<f32>(v, v, 2, 3, 0, 1));
+    v128.store(x + o, v);
+  }
+  for (let h = 4; h < P; h <<= 1) {
+    let hb = <usize>h << 2;
+    for (let i: usize = 0; i < bytes; i += hb << 1) {
+      for (let o = i; o < i + hb; o += 16) {
+        let a = v128.load(x + o), b = v128.load(x + o + hb);
+        v128.store(x + o, f32x4.add(a, b));
+        v128.store(x + o + hb, f32x4.sub(a, b));
       }
     }
   }
-  for (; h < P; h <<= 1) {
-    for (let i = 0; i < P; i += h << 1) {
-      for (let j = i; j < i + h; j += 4) {
-        let pa = x + (<usize>j << 2), pb = x + (<usize>(j + h) << 2);
-        let a = v128.load(pa), b = v128.load(pb);
-        v128.store(pa, f32x4.add(a, b));
-        v128.store(pb, f32x4.sub(a, b));
-      }
+}
+
+/** Pack the signs of dim f32 at x (> 0 -> 1) into `words` u64 lanes at row; padding bits zero. */
+function packSigns(x: usize, dim: i32, row: usize, words: i32): void {
+  let zero = f32x4.splat(0);
+  for (let w = 0; w < words; w++) {
+    let lane: u64 = 0;
+    let base = w << 6;
+    let m = min(64, dim - base);
+    let b = 0;
+    for (; b + 4 <= m; b += 4) {
+      let gt = f32x4.gt(v128.load(x + (<usize>(base + b) << 2)), zero);
+      lane |= <u64>i32x4.bitmask(gt) << <u64>b;
     }
+    for (; b < m; b++) {
+      if (load<f32>(x + (<usize>(base + b) << 2)) > 0) lane |= (<u64>1) << <u64>b;
+    }
+    store<u64>(row + (<usize>w << 3), lane);
   }
 }
 
@@ -63,16 +80,7 @@ export function encodeF32(src: usize, n: i32, dim: i32, P: i32, signs: usize, sc
       }
       fwht(scratch, P);
     }
-    let row = out + <usize>i * rowBytes;
-    for (let w = 0; w < words; w++) {
-      let lane: u64 = 0;
-      let base = w << 6;
-      let m = min(64, dim - base);
-      for (let b = 0; b < m; b++) {
-        if (load<f32>(scratch + (<usize>(base + b) << 2)) > 0) lane |= (<u64>1) << <u64>b;
-      }
-      store<u64>(row + (<usize>w << 3), lane);
-    }
+    packSigns(scratch, dim, out + <usize>i * rowBytes, words);
   }
   return -1;
 }
