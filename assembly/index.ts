@@ -9,6 +9,7 @@ export function abiVersion(): i32 {
 export { hammingTopK, hammingTopKMasked, hammingTopKList, hammingTopKMulti, hamming } from "./scan";
 export { bind, bundleAdd, bundleThreshold } from "./bundle";
 export { encodeF32 } from "./rotate";
+export { readProbe } from "./probe";
 export {
   refDistance, refHammingTopK, refHammingTopKMasked, refHammingTopKList, refBind, refBundleAdd, refEncodeF32,
 } from "./reference";

@@ -1,12 +1,13 @@
 /** @module report — renders bench/RESULTS.md from the JSON files in bench/results/. */
 import type { KernelResult } from "./kernels-bench.js";
 import type { Machine } from "./machine.js";
-import type { CrossoverResult, ScanResult } from "./scan-bench.js";
+import type { CrossoverResult, ProbeResult, ScanResult } from "./scan-bench.js";
 
 export interface Results {
   command: string;
   machine: Machine;
   scans: ScanResult[];
+  probes: ProbeResult[];
   crossover: CrossoverResult[];
   kernels: KernelResult[];
 }
@@ -43,6 +44,10 @@ export function renderResults(r: Results, analysis: string): string {
   if (blocked) lines.push(`| blocked multi-query, per thread | >= 500 Mvec x q/s | ${f(blocked.mvecPerSec)} Mvec x q/s (batch ${blocked.batch}) |`);
   if (svc1 && usearch1) lines.push(`| vs usearch exact search, 1 thread each | >= 8x | ${f(usearch1.p50Ms / svc1.p50Ms)}x |`);
   if (svc2 && usearch && usearch.threads > 1) lines.push(`| vs usearch exact search, 2 threads each | >= 8x | ${f(usearch.p50Ms / svc2.p50Ms)}x |`);
+  const probe = r.probes.find((p) => p.n === big);
+  if (probe && svc1) {
+    lines.push("", `Memory ceiling in the same run: a pure streaming read of the same ${big.toLocaleString("en-US")} rows (no compute, 1 thread) ran at ${f(probe.mrowsPerSec)} M rows/s (${f(probe.gbPerSec)} GB/s); the 1-thread scan reached ${f((100 * svc1.mvecPerSec) / probe.mrowsPerSec, 0)}% of it.`);
+  }
   lines.push("");
 
   lines.push("## Exact scan: svc and peers, same data and queries, one run", "");
@@ -56,6 +61,8 @@ export function renderResults(r: Results, analysis: string): string {
     lines.push(`| ${s.engine} | ${s.n.toLocaleString("en-US")} | ${s.threads} | ${s.batch} | ${f(s.p50Ms, 3)} | ${f(s.p99Ms, 3)} | ${f(s.mvecPerSec)} | ${f(s.qps, 0)} | ${ratio} | ${s.agrees ? "yes" : "NO"} |`);
   }
   lines.push("");
+
+  lines.push("Memory read probe (same rows, no compute, 1 thread): " + r.probes.map((p) => `N = ${p.n.toLocaleString("en-US")}: ${f(p.mrowsPerSec)} M rows/s, ${f(p.gbPerSec)} GB/s`).join("; ") + ".", "");
 
   lines.push("## In-thread vs 2 workers (single query): the dispatch crossover", "");
   lines.push("| N | in-thread p50 ms | 2 workers p50 ms | faster |", "|---:|---:|---:|---|");

@@ -14,7 +14,7 @@ const machine = describeMachine();
 log(`${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`);
 log("\n# kernels");
 const kernels = await runKernelBench(log, quick ? 100 : 400);
-const { scans, crossover } = await runScanBench({
+const { scans, probes, crossover } = await runScanBench({
   sizes: quick ? [100_000] : [100_000, 1_000_000],
   dimBits: 1024,
   k: 10,
@@ -25,7 +25,7 @@ const { scans, crossover } = await runScanBench({
   log,
 });
 
-const results: Results = { command: quick ? "npm run bench -- --quick" : "npm run bench", machine, scans, crossover, kernels };
+const results: Results = { command: quick ? "npm run bench -- --quick" : "npm run bench", machine, scans, probes, crossover, kernels };
 mkdirSync(here("results/"), { recursive: true });
 const stem = quick ? "quick" : "latest";
 writeFileSync(here(`results/${stem}.json`), `${JSON.stringify(results, null, 2)}\n`);

@@ -26,6 +26,14 @@ export interface ScanResult {
   agrees: boolean;
 }
 
+/** A pure streaming read of the same rows (readProbe): what a scan could reach on this machine. */
+export interface ProbeResult {
+  n: number;
+  p50Ms: number;
+  mrowsPerSec: number;
+  gbPerSec: number;
+}
+
 export interface CrossoverResult {
   n: number;
   inThreadP50Ms: number;
@@ -46,11 +54,12 @@ export interface ScanBenchOptions {
 
 const BATCH_CALLS = 8;
 
-export async function runScanBench(o: ScanBenchOptions): Promise<{ scans: ScanResult[]; crossover: CrossoverResult[] }> {
+export async function runScanBench(o: ScanBenchOptions): Promise<{ scans: ScanResult[]; probes: ProbeResult[]; crossover: CrossoverResult[] }> {
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: 2 });
   const rowBytes = (Math.ceil(o.dimBits / 128) * 128) / 8;
   const scans: ScanResult[] = [];
+  const probes: ProbeResult[] = [];
   try {
     for (const n of o.sizes) {
       o.log(`\n# N = ${n.toLocaleString("en-US")} x ${o.dimBits} bits, top-${o.k}`);
@@ -74,6 +83,10 @@ export async function runScanBench(o: ScanBenchOptions): Promise<{ scans: ScanRe
         scans.push(r);
         o.log(`${engine.padEnd(34)} thr=${threads} batch=${String(batch).padEnd(3)} p50 ${s.p50.toFixed(3).padStart(9)} ms  p99 ${s.p99.toFixed(3).padStart(9)} ms  ${r.mvecPerSec.toFixed(1).padStart(7)} Mvec/s  ${r.qps.toFixed(0).padStart(6)} q/s  ${agrees ? "exact" : "MISMATCH"}`);
       };
+
+      const probe = summarize(await timeCalls(o.calls, 5, () => kernels.readProbe(arena))).p50;
+      probes.push({ n, p50Ms: probe, mrowsPerSec: n / probe / 1000, gbPerSec: (n * rowBytes) / probe / 1e6 });
+      o.log(`${"memory read probe (no compute)".padEnd(34)} thr=1           p50 ${probe.toFixed(3).padStart(9)} ms  ${(n / probe / 1000).toFixed(1).padStart(7)} Mrows/s  ${((n * rowBytes) / probe / 1e6).toFixed(1)} GB/s`);
 
       // svc, single query
       let ok = true;
@@ -125,7 +138,7 @@ export async function runScanBench(o: ScanBenchOptions): Promise<{ scans: ScanRe
       kernels.heap.release(qBase);
       arena.dispose();
     }
-    return { scans, crossover: await measureCrossover(kernels, pool, o) };
+    return { scans, probes, crossover: await measureCrossover(kernels, pool, o) };
   } finally {
     await pool.close();
   }

@@ -19,6 +19,7 @@ interface Exports {
   bundleAdd(counters: number, row: number, dim: number, weight: number): void;
   bundleThreshold(counters: number, dim: number, tie: number, out: number, words: number): void;
   encodeF32(src: number, n: number, dim: number, P: number, signs: number, scratch: number, out: number, words: number, normOut: number): number;
+  readProbe(ptr: number, bytes: number): bigint;
   refDistance(a: number, b: number, words: number): number;
   refHammingTopK(base: number, words: number, start: number, end: number, q: number, k: number, out: number): number;
   refHammingTopKMasked(base: number, words: number, start: number, end: number, q: number, k: number, out: number, mask: number): number;
@@ -165,6 +166,11 @@ export class Kernels {
   /** Dense O(P^2) reference of encode for one vector; rotated receives P f64, tmp is P f64 scratch. */
   encodeReference(src: number, dim: number, rotation: { P: number; signs: number }, rotated: number, tmp: number, out: number): boolean {
     return this.x.refEncodeF32(src, dim, rotation.P, rotation.signs, rotated, tmp, out, wordsFor(dim)) === 0;
+  }
+
+  /** Stream-read rows [0, count) once (two streams, no compute); the scan's memory ceiling. */
+  readProbe(rows: RowsRef): void {
+    this.x.readProbe(rows.base, rows.count * rows.words * 8);
   }
 
   private withOut(k: number, run: (out: number) => number): TopK {
