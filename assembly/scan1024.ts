@@ -1,30 +1,20 @@
-/** @module scan1024 — 1024-bit scans unrolled for TurboFan: single query (query in locals, two streams) and blocked multi-query (row in locals). */
+/** @module scan1024 — 1024-bit scans shaped for TurboFan: single query (two streams, half-row blocks) and blocked multi-query. */
 import { heapOffer, heapSortAscending, packKey } from "./topk";
 
-// Measured on the 2-core target (see bench/RESULTS.md): keeping the 16 query lanes in
-// locals avoids TurboFan spilling every load, and two streams (first and second half of
-// the range) keep more cache misses in flight than one. Row order inside the heap does
-// not matter: keys compare (distance, row), so ties still resolve to the lower row.
+// TurboFan hoists every load of a straight-line block to the block's start and spills what
+// does not fit in registers. Two things keep the loads next to their use (measured, see
+// docs/ARCHITECTURE.md): the query's 16 lanes are locals, and each row is consumed in two
+// 512-bit halves with a branch between them (skip the second half when the first already
+// exceeds the k-th best distance), which ends the block. Two streams (first and second half
+// of the range) keep more cache misses in flight than one. Row order does not matter to the
+// heap: keys compare (distance, row), so ties still resolve to the lower row.
 
-@inline function rowDist(p: usize, q0: u64, q1: u64, q2: u64, q3: u64, q4: u64, q5: u64, q6: u64, q7: u64,
-  q8: u64, q9: u64, q10: u64, q11: u64, q12: u64, q13: u64, q14: u64, q15: u64): u32 {
-  let d: u64 = popcnt<u64>(load<u64>(p) ^ q0);
-  d += popcnt<u64>(load<u64>(p, 8) ^ q1);
-  d += popcnt<u64>(load<u64>(p, 16) ^ q2);
-  d += popcnt<u64>(load<u64>(p, 24) ^ q3);
-  d += popcnt<u64>(load<u64>(p, 32) ^ q4);
-  d += popcnt<u64>(load<u64>(p, 40) ^ q5);
-  d += popcnt<u64>(load<u64>(p, 48) ^ q6);
-  d += popcnt<u64>(load<u64>(p, 56) ^ q7);
-  d += popcnt<u64>(load<u64>(p, 64) ^ q8);
-  d += popcnt<u64>(load<u64>(p, 72) ^ q9);
-  d += popcnt<u64>(load<u64>(p, 80) ^ q10);
-  d += popcnt<u64>(load<u64>(p, 88) ^ q11);
-  d += popcnt<u64>(load<u64>(p, 96) ^ q12);
-  d += popcnt<u64>(load<u64>(p, 104) ^ q13);
-  d += popcnt<u64>(load<u64>(p, 112) ^ q14);
-  d += popcnt<u64>(load<u64>(p, 120) ^ q15);
-  return <u32>d;
+/** Distance over 8 lanes (512 bits) at p against 8 query lanes. */
+@inline function half(p: usize, q0: u64, q1: u64, q2: u64, q3: u64, q4: u64, q5: u64, q6: u64, q7: u64): u64 {
+  return popcnt<u64>(load<u64>(p) ^ q0) + popcnt<u64>(load<u64>(p, 8) ^ q1)
+       + popcnt<u64>(load<u64>(p, 16) ^ q2) + popcnt<u64>(load<u64>(p, 24) ^ q3)
+       + popcnt<u64>(load<u64>(p, 32) ^ q4) + popcnt<u64>(load<u64>(p, 40) ^ q5)
+       + popcnt<u64>(load<u64>(p, 48) ^ q6) + popcnt<u64>(load<u64>(p, 56) ^ q7);
 }
 
 /** Top-k over rows [start, end) of 128-byte rows; heap receives ascending keys; returns count. */
@@ -34,26 +24,32 @@ export function scan1024(base: usize, start: i32, end: i32, q: usize, k: i32, he
   let q8 = load<u64>(q, 64), q9 = load<u64>(q, 72), q10 = load<u64>(q, 80), q11 = load<u64>(q, 88);
   let q12 = load<u64>(q, 96), q13 = load<u64>(q, 104), q14 = load<u64>(q, 112), q15 = load<u64>(q, 120);
   let size = 0;
-  let bound = u32.MAX_VALUE; // distance of the current k-th best once the heap is full
-  let half = (end - start) >> 1;
-  let ra = start, rb = start + half;
+  let bound: u64 = u32.MAX_VALUE; // distance of the current k-th best once the heap is full
+  let halfCount = (end - start) >> 1;
+  let ra = start, rb = start + halfCount;
   let pa = base + (<usize>ra << 7), pb = base + (<usize>rb << 7);
-  for (let i = 0; i < half; i++, ra++, rb++, pa += 128, pb += 128) {
-    let da = rowDist(pa, q0, q1, q2, q3, q4, q5, q6, q7, q8, q9, q10, q11, q12, q13, q14, q15);
-    let db = rowDist(pb, q0, q1, q2, q3, q4, q5, q6, q7, q8, q9, q10, q11, q12, q13, q14, q15);
+  for (let i = 0; i < halfCount; i++, ra++, rb++, pa += 128, pb += 128) {
+    let da = half(pa, q0, q1, q2, q3, q4, q5, q6, q7);
     if (da <= bound) {
-      size = heapOffer(heap, size, k, packKey(da, ra));
-      if (size == k) bound = <u32>(load<u64>(heap) >> 32);
+      da += half(pa + 64, q8, q9, q10, q11, q12, q13, q14, q15);
+      if (da <= bound) {
+        size = heapOffer(heap, size, k, packKey(<u32>da, ra));
+        if (size == k) bound = load<u64>(heap) >> 32;
+      }
     }
+    let db = half(pb, q0, q1, q2, q3, q4, q5, q6, q7);
     if (db <= bound) {
-      size = heapOffer(heap, size, k, packKey(db, rb));
-      if (size == k) bound = <u32>(load<u64>(heap) >> 32);
+      db += half(pb + 64, q8, q9, q10, q11, q12, q13, q14, q15);
+      if (db <= bound) {
+        size = heapOffer(heap, size, k, packKey(<u32>db, rb));
+        if (size == k) bound = load<u64>(heap) >> 32;
+      }
     }
   }
   // odd count: the last row of the second stream
   for (; rb < end; rb++, pb += 128) {
-    let db = rowDist(pb, q0, q1, q2, q3, q4, q5, q6, q7, q8, q9, q10, q11, q12, q13, q14, q15);
-    if (db <= bound) size = heapOffer(heap, size, k, packKey(db, rb));
+    let db = half(pb, q0, q1, q2, q3, q4, q5, q6, q7) + half(pb + 64, q8, q9, q10, q11, q12, q13, q14, q15);
+    if (db <= bound) size = heapOffer(heap, size, k, packKey(<u32>db, rb));
   }
   heapSortAscending(heap, size);
   return size;
@@ -75,7 +71,7 @@ export function multi1024(base: usize, start: i32, end: i32, queries: usize, nq:
     let q = queries;
     let h = heaps;
     for (let j = 0; j < nq; j++, q += 128, h += heapBytes) {
-      let d = rowDist(q, r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15);
+      let d = <u32>(half(q, r0, r1, r2, r3, r4, r5, r6, r7) + half(q + 64, r8, r9, r10, r11, r12, r13, r14, r15));
       // every heap has the same size; when full, reject on distance before building a key
       if (size < k || d <= <u32>(load<u64>(h) >> 32)) heapOffer(h, size, k, packKey(d, r));
     }

@@ -148,7 +148,7 @@ export async function runScanBench(o: ScanBenchOptions): Promise<{ scans: ScanRe
 async function measureCrossover(kernels: Kernels, pool: ScanPool, o: ScanBenchOptions): Promise<CrossoverResult[]> {
   o.log("\n# crossover: in-thread vs 2 workers, single query");
   const out: CrossoverResult[] = [];
-  for (const n of [2_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000]) {
+  for (const n of [2_000, 8_000, 16_000, 32_000, 48_000, 64_000, 128_000, 256_000]) {
     const rows = makeRows(n, 128, o.seed + n);
     const arena = new RowArena(kernels.heap, 1024, n);
     arena.append(rows);

@@ -82,6 +82,14 @@ export class Kernels {
     return new Kernels(heap, x);
   }
 
+  /** Copy a packed query row into shared memory, checking it is as wide as the rows; the caller releases it. */
+  putQuery(rows: RowsRef, bits: Uint8Array): number {
+    if (bits.byteLength !== rows.words * 8) {
+      throw new SvcError("E_DIMENSION", `query row has ${bits.byteLength} bytes, rows have ${rows.words * 8}`, { field: "vector" });
+    }
+    return this.heap.put(bits);
+  }
+
   /** Top-k into `out` (k u64 slots); returns the count. For workers: no decoding. */
   topKRaw(rows: RowsRef, start: number, end: number, query: number, k: number, out: number, variant: Variant = "fast"): number {
     checkRange(rows, start, end);

@@ -9,10 +9,11 @@ import type { ScanTask } from "./scan-task.js";
 
 /**
  * Below this many rows a single query runs in the calling thread: handing a task to a
- * worker costs ~0.1-0.2 ms p50 here, which is more than scanning 64k rows of 1024 bits.
- * Measured by `npm run bench` (crossover table in bench/RESULTS.md).
+ * worker costs ~0.1-0.2 ms p50 here, more than striping saves on a smaller scan. On the
+ * 2-core target, in-thread wins at 32k rows of 1024 bits and 2 workers win at 64k
+ * (crossover table in bench/RESULTS.md, from `npm run bench`).
  */
-export const DEFAULT_INLINE_BELOW = 65536;
+export const DEFAULT_INLINE_BELOW = 48_000;
 
 export interface ScanPoolOptions {
   /** Worker threads (default: available cores). */
@@ -51,26 +52,31 @@ export class ScanPool {
   }
 
   /**
-   * Exact top-k of one query (a packed row at `query`), optionally restricted to rows set
-   * in the bitset at `mask`. Splits [0, count) into one stripe per worker past inlineBelow.
+   * Exact top-k of one query (a packed row: a pointer into shared memory, or bytes that are
+   * copied in), optionally restricted to rows set in the bitset at `mask`. Past inlineBelow
+   * rows, [0, count) is split into one stripe per worker.
    */
-  async topK(rows: RowsRef, query: number, k: number, opts: { mask?: number; stripes?: number } = {}): Promise<TopK> {
+  async topK(rows: RowsRef, query: number | Uint8Array, k: number, opts: { mask?: number; stripes?: number } = {}): Promise<TopK> {
     checkK(k);
+    const heap = this.kernels.heap;
+    const owned = typeof query === "number" ? undefined : this.kernels.putQuery(rows, query);
+    const q = owned ?? (query as number);
     const mask = opts.mask ?? 0;
     const stripes = opts.stripes ?? (rows.count < this.inlineBelow ? 0 : this.threads);
-    if (stripes === 0) {
-      return mask === 0 ? this.kernels.topK(rows, 0, rows.count, query, k) : this.kernels.topKMasked(rows, 0, rows.count, query, k, mask);
-    }
-    const bounds = stripeBounds(rows.count, stripes);
+    const bounds = stripeBounds(rows.count, Math.max(1, stripes));
     const slots = heapSlots(k, rows.count);
-    const out = this.kernels.heap.alloc(bounds.length * slots * 8);
+    const out = stripes === 0 ? 0 : heap.alloc(bounds.length * slots * 8);
     try {
+      if (stripes === 0) {
+        return mask === 0 ? this.kernels.topK(rows, 0, rows.count, q, k) : this.kernels.topKMasked(rows, 0, rows.count, q, k, mask);
+      }
       const counts = await settleAll(
-        bounds.map(([start, end], i) => this.run({ kind: "topK", rows: { ...rows }, start, end, query, k, out: out + i * slots * 8, mask })),
+        bounds.map(([start, end], i) => this.run({ kind: "topK", rows: { ...rows }, start, end, query: q, k, out: out + i * slots * 8, mask })),
       );
-      return mergeTopK(counts.map((count, i) => decodeKeys(this.kernels.heap, out + i * slots * 8, count)), k);
+      return mergeTopK(counts.map((count, i) => decodeKeys(heap, out + i * slots * 8, count)), k);
     } finally {
-      this.kernels.heap.release(out);
+      if (out !== 0) heap.release(out);
+      if (owned !== undefined) heap.release(owned);
     }
   }
 

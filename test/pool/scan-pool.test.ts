@@ -47,6 +47,14 @@ describe("ScanPool", () => {
     expect(await pool.topK(small, q, 5)).toEqual(kernels.topK(small, 0, 500, q, 5, "reference"));
   });
 
+  it("accepts query bytes, and refuses a query of the wrong width with E_DIMENSION", async () => {
+    const q = kernels.heap.bytes().slice(arena.rowPtr(42), arena.rowPtr(42) + arena.rowBytes);
+    const res = await pool.topK(arena, q, 3);
+    expect(res.rows[0]).toBe(42);
+    expect(res.dists[0]).toBe(0);
+    await expect(pool.topK(arena, new Uint8Array(64), 3)).rejects.toMatchObject({ code: "E_DIMENSION", field: "vector" });
+  });
+
   it("bad k is a clean SvcError from workers too", async () => {
     const q = randomQuery(kernels, 1024, arena.words, 6);
     await expect(pool.topK(arena, q, 0)).rejects.toMatchObject({ code: "E_TOP_K" });

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { Kernels } from "../../src/kernels/abi.js";
+import { HEAP_BASE, SharedHeap } from "../../src/kernels/shared-heap.js";
+import { RowArena } from "../../src/kernels/row-arena.js";
+import { randomBytes } from "../../src/kernels/random.js";
+
+describe("SharedHeap", () => {
+  it("allocates aligned, reuses released blocks, and folds the top back", () => {
+    const heap = new SharedHeap();
+    const a = heap.alloc(10), b = heap.alloc(100), c = heap.alloc(1);
+    expect(a).toBe(HEAP_BASE);
+    for (const p of [a, b, c]) expect(p % 16).toBe(0);
+    expect(b - a).toBe(16);
+    heap.release(b);
+    expect(heap.alloc(50)).toBe(b); // first fit inside the released block; 48 bytes stay free at b + 64
+    heap.release(c); // c was the top block: the top folds back over c and the free 48 bytes below it
+    expect(heap.used).toBe(16 + 64);
+    expect(heap.alloc(16)).toBe(b + 64);
+    expect(() => heap.release(12345)).toThrowError(expect.objectContaining({ code: "E_KERNEL" }));
+  });
+
+  it("grows the shared memory without moving blocks; views follow the growth", () => {
+    const heap = new SharedHeap();
+    const before = heap.memory.buffer.byteLength;
+    const first = heap.put(Uint8Array.of(1, 2, 3));
+    const big = heap.alloc(before * 2);
+    expect(heap.memory.buffer.byteLength).toBeGreaterThan(before);
+    expect(Array.from(heap.bytes().subarray(first, first + 3))).toEqual([1, 2, 3]);
+    heap.bytes()[big + before * 2 - 1] = 7;
+    expect(heap.bytes()[big + before * 2 - 1]).toBe(7);
+  });
+
+  it("refuses to grow past 4 GiB with E_OUT_OF_MEMORY", () => {
+    const heap = new SharedHeap();
+    expect(() => heap.alloc(5 * 2 ** 30)).toThrowError(expect.objectContaining({ code: "E_OUT_OF_MEMORY" }));
+  });
+});
+
+describe("RowArena", () => {
+  it("keeps rows intact across growth (the block moves, the bytes do not change)", () => {
+    const kernels = Kernels.create();
+    const arena = new RowArena(kernels.heap, 200, 2);
+    const data = randomBytes(5, 7 * arena.rowBytes);
+    for (let r = 0; r < 7; r++) arena.append(data.subarray(r * arena.rowBytes, (r + 1) * arena.rowBytes));
+    expect(arena.count).toBe(7);
+    expect(arena.capacity).toBeGreaterThanOrEqual(7);
+    expect(kernels.heap.bytes().slice(arena.base, arena.base + 7 * arena.rowBytes)).toEqual(data);
+    expect(() => arena.append(new Uint8Array(arena.rowBytes + 1))).toThrowError(expect.objectContaining({ code: "E_DIMENSION" }));
+  });
+});
+
+describe("ABI check", () => {
+  it("refuses a module whose ABI_VERSION differs, with E_ABI", () => {
+    // A hand-assembled module: imports a shared memory, exports abiVersion() returning 2.
+    const bytes = Uint8Array.from([
+      0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+      0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, // type: () -> i32
+      0x02, 0x12, 0x01, 0x03, 0x65, 0x6e, 0x76, 0x06, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 0x02, 0x03, 0x01, 0x80, 0x80, 0x04, // import env.memory shared 1..65536
+      0x03, 0x02, 0x01, 0x00, // one function of type 0
+      0x07, 0x0e, 0x01, 0x0a, 0x61, 0x62, 0x69, 0x56, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e, 0x00, 0x00, // export "abiVersion"
+      0x0a, 0x06, 0x01, 0x04, 0x00, 0x41, 0x02, 0x0b, // body: i32.const 2
+    ]);
+    const wrong = new WebAssembly.Module(bytes);
+    expect(() => Kernels.create(new SharedHeap(), wrong)).toThrowError(expect.objectContaining({ code: "E_ABI" }));
+    expect(() => Kernels.create(new SharedHeap())).not.toThrow();
+  });
+});
