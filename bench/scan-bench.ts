@@ -54,6 +54,40 @@ export interface ScanBenchOptions {
 
 const BATCH_CALLS = 8;
 
+/** One timed configuration: `run(i)` answers call i and says whether it matched svc's exact answer. */
+interface Lane {
+  name: string;
+  threads: number;
+  batch: number;
+  run: (i: number) => boolean | Promise<boolean>;
+}
+
+/**
+ * Interleaves the lanes call by call (every lane's call i before any lane's call i + 1), so
+ * that a noisy neighbour slows every engine alike instead of whichever ran at that moment.
+ * Lanes slower than 20 ms per call stop after slowCalls; batch lanes after BATCH_CALLS.
+ */
+async function runRoundRobin(lanes: Lane[], o: ScanBenchOptions): Promise<Array<{ lane: Lane; ms: number[]; agrees: boolean }>> {
+  const state = lanes.map((lane) => ({ lane, ms: [] as number[], agrees: true, calls: lane.batch > 1 ? BATCH_CALLS : o.calls }));
+  for (const st of state) {
+    for (let w = 0; w < 3; w++) st.agrees &&= await st.lane.run(w); // warm-up (JIT tier-up, worker start)
+    const t0 = performance.now();
+    await st.lane.run(3);
+    if (performance.now() - t0 > 20) st.calls = Math.min(st.calls, st.lane.batch > 1 ? BATCH_CALLS : o.slowCalls);
+  }
+  const rounds = Math.max(...state.map((st) => st.calls));
+  for (let i = 0; i < rounds; i++) {
+    for (const st of state) {
+      if (i >= st.calls) continue;
+      const t0 = process.hrtime.bigint();
+      const ok = await st.lane.run(i);
+      st.ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      st.agrees &&= ok;
+    }
+  }
+  return state;
+}
+
 export async function runScanBench(o: ScanBenchOptions): Promise<{ scans: ScanResult[]; probes: ProbeResult[]; crossover: CrossoverResult[] }> {
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: 2 });
@@ -74,38 +108,19 @@ export async function runScanBench(o: ScanBenchOptions): Promise<{ scans: ScanRe
       for (let j = 0; j < nq; j++) truth.push(kernels.topK(arena, 0, n, qPtr(j), o.k));
       const sameAsTruth = (j: number, dists: ArrayLike<number>) => truth[j % nq]!.dists.every((d, i) => d === dists[i]);
 
-      const record = (engine: string, threads: number, batch: number, ms: number[], agrees: boolean) => {
-        const s = summarize(ms);
-        const r: ScanResult = {
-          engine, n, threads, batch, calls: ms.length, p50Ms: s.p50, p99Ms: s.p99,
-          mvecPerSec: (n * batch) / (s.p50 / 1000) / 1e6, qps: (1000 * batch) / s.mean, agrees,
-        };
-        scans.push(r);
-        o.log(`${engine.padEnd(34)} thr=${threads} batch=${String(batch).padEnd(3)} p50 ${s.p50.toFixed(3).padStart(9)} ms  p99 ${s.p99.toFixed(3).padStart(9)} ms  ${r.mvecPerSec.toFixed(1).padStart(7)} Mvec/s  ${r.qps.toFixed(0).padStart(6)} q/s  ${agrees ? "exact" : "MISMATCH"}`);
-      };
-
       const probe = summarize(await timeCalls(o.calls, 5, () => kernels.readProbe(arena))).p50;
       probes.push({ n, p50Ms: probe, mrowsPerSec: n / probe / 1000, gbPerSec: (n * rowBytes) / probe / 1e6 });
       o.log(`${"memory read probe (no compute)".padEnd(34)} thr=1           p50 ${probe.toFixed(3).padStart(9)} ms  ${(n / probe / 1000).toFixed(1).padStart(7)} Mrows/s  ${((n * rowBytes) / probe / 1e6).toFixed(1)} GB/s`);
 
-      // svc, single query
-      let ok = true;
-      let ms = await timeCalls(o.calls, 20, (j) => { const r = kernels.topK(arena, 0, n, qPtr(j), o.k); ok &&= sameAsTruth(j, r.dists); });
-      record("svc (in-thread)", 1, 1, ms, ok);
-      ok = true;
-      ms = await timeCalls(o.calls, 20, async (j) => { const r = await pool.topK(arena, qPtr(j), o.k, { stripes: 2 }); ok &&= sameAsTruth(j, r.dists); });
-      record("svc (2 workers)", 2, 1, ms, ok);
-
-      // svc, blocked multi-query
-      const batchOk = (first: number, res: SvcTopK[]) => res.every((r, i) => sameAsTruth(first + i, r.dists));
-      ok = true;
-      ms = await timeCalls(BATCH_CALLS, 2, (c) => { const f = (c * o.batch) % nq; const r = kernels.topKMulti(arena, 0, n, qPtr(f), o.batch, o.k); ok &&= batchOk(f, r); });
-      record(`svc blocked (in-thread)`, 1, o.batch, ms, ok);
-      ok = true;
-      ms = await timeCalls(BATCH_CALLS, 2, async (c) => { const f = (c * o.batch) % nq; const r = await pool.topKBatch(arena, qPtr(f), o.batch, o.k); ok &&= batchOk(f, r); });
-      record(`svc blocked (2 workers)`, 2, o.batch, ms, ok);
-
-      // peers
+      const qBytes = (j: number) => queries.subarray((j % nq) * rowBytes, (j % nq + 1) * rowBytes);
+      const batchBytes = (c: number) => { const f = (c * o.batch) % nq; return queries.slice(f * rowBytes, (f + o.batch) * rowBytes); };
+      const batched = (c: number, res: Array<{ dists: ArrayLike<number> }>) => res.every((r, i) => sameAsTruth((c * o.batch) % nq + i, r.dists));
+      const lanes: Lane[] = [
+        { name: "svc (in-thread)", threads: 1, batch: 1, run: (j) => sameAsTruth(j, kernels.topK(arena, 0, n, qPtr(j), o.k).dists) },
+        { name: "svc (2 workers)", threads: 2, batch: 1, run: async (j) => sameAsTruth(j, (await pool.topK(arena, qPtr(j), o.k, { stripes: 2 })).dists) },
+        { name: "svc blocked (in-thread)", threads: 1, batch: o.batch, run: (c) => batched(c, kernels.topKMulti(arena, 0, n, qPtr((c * o.batch) % nq), o.batch, o.k)) },
+        { name: "svc blocked (2 workers)", threads: 2, batch: o.batch, run: async (c) => batched(c, await pool.topKBatch(arena, qPtr((c * o.batch) % nq), o.batch, o.k)) },
+      ];
       const peers: Array<[PeerEngine, number]> = [
         [new UsearchEngine({ threads: 1 }), 1],
         [new UsearchEngine({ threads: 2 }), 2],
@@ -116,25 +131,17 @@ export async function runScanBench(o: ScanBenchOptions): Promise<{ scans: ScanRe
         const t0 = performance.now();
         await peer.build(rows, n, o.dimBits, rowBytes);
         o.log(`  (${peer.name}: build ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
-        const probe = summarize(await timeCalls(3, 1, (j) => peer.search(queries.subarray(j * rowBytes, (j + 1) * rowBytes), o.k)));
-        const calls = probe.p50 > 20 ? o.slowCalls : o.calls;
-        ok = true;
-        ms = await timeCalls(calls, 2, (j) => {
-          const q = queries.subarray((j % nq) * rowBytes, (j % nq + 1) * rowBytes);
-          ok &&= sameAsTruth(j, peer.search(q, o.k).dists);
-        });
-        record(peer.name, threads, 1, ms, ok);
-        if (peer.searchBatch) {
-          ok = true;
-          ms = await timeCalls(Math.min(BATCH_CALLS, calls), 1, (c) => {
-            const f = (c * o.batch) % nq;
-            const res = peer.searchBatch!(queries.slice(f * rowBytes, (f + o.batch) * rowBytes), o.batch, o.k);
-            ok &&= res.every((r, i) => sameAsTruth(f + i, r.dists));
-          });
-          record(`${peer.name} batch`, threads, o.batch, ms, ok);
-        }
-        peer.close();
+        lanes.push({ name: peer.name, threads, batch: 1, run: (j) => sameAsTruth(j, peer.search(qBytes(j), o.k).dists) });
+        if (peer.searchBatch) lanes.push({ name: `${peer.name} batch`, threads, batch: o.batch, run: (c) => batched(c, peer.searchBatch!(batchBytes(c), o.batch, o.k)) });
       }
+      for (const r of await runRoundRobin(lanes, o)) {
+        const base = { engine: r.lane.name, n, threads: r.lane.threads, batch: r.lane.batch };
+        const s = summarize(r.ms);
+        const res: ScanResult = { ...base, calls: r.ms.length, p50Ms: s.p50, p99Ms: s.p99, mvecPerSec: (n * r.lane.batch) / (s.p50 / 1000) / 1e6, qps: (1000 * r.lane.batch) / s.mean, agrees: r.agrees };
+        scans.push(res);
+        o.log(`${res.engine.padEnd(34)} thr=${res.threads} batch=${String(res.batch).padEnd(3)} p50 ${s.p50.toFixed(3).padStart(9)} ms  p99 ${s.p99.toFixed(3).padStart(9)} ms  ${res.mvecPerSec.toFixed(1).padStart(7)} Mvec/s  ${res.qps.toFixed(0).padStart(6)} q/s  ${res.agrees ? "exact" : "MISMATCH"}`);
+      }
+      for (const [peer] of peers) peer.close();
       kernels.heap.release(qBase);
       arena.dispose();
     }
