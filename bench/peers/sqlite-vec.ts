@@ -7,7 +7,7 @@ import { sortTopK, type PeerEngine, type TopK } from './peer.js';
  * rowid = row index + 1 (SQLite rowids are conventionally ≥ 1).
  * Rows are passed as their raw packed bytes, dimBits/8 per row. sqlite-vec's bit distance is the
  * popcount of the XOR of the byte blobs, which is invariant to how bits are ordered within a byte,
- * so it equals our Hamming distance as long as rows and queries are passed the same way (checked in check.ts).
+ * so it equals our Hamming distance as long as rows and queries are passed the same way (checked by test/bench/peers.test.ts).
  */
 export class SqliteVecEngine implements PeerEngine {
   readonly name = 'sqlite-vec';

@@ -1,21 +1,11 @@
-/** @module check — correctness check of the peer engines against a brute-force Hamming reference on seeded random data; run with `npx tsx bench/peers/check.ts`. */
+/** The benchmark's peer engines return exact Hamming top-k (so the same-run comparison compares equal work). */
 import assert from 'node:assert/strict';
-import type { PeerEngine, TopK } from './peer.js';
-import { NaiveJsEngine } from './naive-js.js';
-import { UsearchEngine } from './usearch.js';
-import { SqliteVecEngine } from './sqlite-vec.js';
-
-/** mulberry32: deterministic u32 stream from a 32-bit seed. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+import { describe, it } from 'vitest';
+import { mulberry32 } from '../../src/kernels/random.js';
+import type { PeerEngine, TopK } from '../../bench/peers/peer.js';
+import { NaiveJsEngine } from '../../bench/peers/naive-js.js';
+import { UsearchEngine } from '../../bench/peers/usearch.js';
+import { SqliteVecEngine } from '../../bench/peers/sqlite-vec.js';
 
 const POP8 = Uint8Array.from({ length: 256 }, (_, b) => {
   let c = 0;
@@ -104,36 +94,24 @@ const engines: (() => PeerEngine)[] = [
   () => new SqliteVecEngine(),
 ];
 
-let failed = false;
-for (const c of cases) {
+describe.each(cases)("peer engines, n=$n dimBits=$dimBits bytesPerRow=$bytesPerRow", (c) => {
   const { rows, queries } = makeData(c);
   const refs = Array.from({ length: c.nq }, (_, q) =>
     allDists(rows, c.n, c.bytesPerRow, queries.subarray(q * c.bytesPerRow, (q + 1) * c.bytesPerRow)));
-  for (const make of engines) {
+  it.each(engines.map((make) => [make().name, make] as const))("%s returns the exact top-k", async (_name, make) => {
     const e = make();
-    const label = `${e.name} n=${c.n} dimBits=${c.dimBits} bytesPerRow=${c.bytesPerRow} k=${c.k}`;
     try {
       await e.build(rows, c.n, c.dimBits, c.bytesPerRow);
-      let ties = 0;
       for (let q = 0; q < c.nq; q++) {
-        const got = e.search(queries.subarray(q * c.bytesPerRow, (q + 1) * c.bytesPerRow), c.k);
-        assertTopK(got, refs[q]!, c.k, `${label} q=${q}`);
-        for (let i = 1; i < c.k; i++) if (got.dists[i] === got.dists[i - 1]) ties++;
+        assertTopK(e.search(queries.subarray(q * c.bytesPerRow, (q + 1) * c.bytesPerRow), c.k), refs[q]!, c.k, `${e.name} q=${q}`);
       }
-      let batch = '';
       if (e.searchBatch) {
         const all = e.searchBatch(queries, c.nq, c.k);
-        assert.equal(all.length, c.nq, `${label}: batch length`);
-        all.forEach((got, q) => assertTopK(got, refs[q]!, c.k, `${label} batch q=${q}`));
-        batch = ' +batch';
+        assert.equal(all.length, c.nq, `${e.name}: batch length`);
+        all.forEach((got, q) => assertTopK(got, refs[q]!, c.k, `${e.name} batch q=${q}`));
       }
-      console.log(`OK   ${label}: ${c.nq} queries${batch} (${ties} tied neighbour pairs)`);
-    } catch (err) {
-      failed = true;
-      console.error(`FAIL ${label}: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
       e.close();
     }
-  }
-}
-if (failed) process.exit(1);
+  });
+});
