@@ -3,17 +3,18 @@ import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
-import { SvcError, ERRORS, type ErrorCode } from "../errors.js";
+import { SvcError, type ErrorCode } from "../errors.js";
 import { checkK, decodeKeys, heapSlots, kernelModule, type Kernels, type RowsRef, type TopK } from "../kernels/abi.js";
-import type { ScanTask } from "./scan-task.js";
+import type { ScanReply, ScanTask } from "./scan-task.js";
 
 /**
  * Below this many rows a single query runs in the calling thread: handing a task to a
- * worker costs ~0.1-0.2 ms p50 here, more than striping saves on a smaller scan. On the
- * 2-core target, in-thread wins at 32k rows of 1024 bits and 2 workers win at 64k
+ * worker costs ~0.1-0.2 ms p50 here (more when the worker has been idle), more than
+ * striping saves on a smaller scan. On the 2-core target the two break even between 32k
+ * and 128k rows of 1024 bits depending on the run; 2 workers win clearly from 128k
  * (crossover table in bench/RESULTS.md, from `npm run bench`).
  */
-export const DEFAULT_INLINE_BELOW = 48_000;
+export const DEFAULT_INLINE_BELOW = 64_000;
 
 export interface ScanPoolOptions {
   /** Worker threads (default: available cores). */
@@ -29,7 +30,7 @@ export class ScanPool {
   readonly threads: number;
   readonly inlineBelow: number;
   private readonly kernels: Kernels;
-  private readonly piscina: Piscina<ScanTask, number>;
+  private readonly piscina: Piscina<ScanTask, ScanReply>;
 
   constructor(kernels: Kernels, opts: ScanPoolOptions = {}) {
     this.kernels = kernels;
@@ -112,11 +113,14 @@ export class ScanPool {
   }
 
   private async run(task: ScanTask): Promise<number> {
+    let reply: ScanReply;
     try {
-      return await this.piscina.run(task);
+      reply = await this.piscina.run(task);
     } catch (err) {
-      throw asSvcError(err);
+      throw new SvcError("E_WORKER_FAILED", `scan worker failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
     }
+    if (typeof reply === "number") return reply;
+    throw new SvcError(reply.error.code as ErrorCode, reply.error.message, { field: reply.error.field });
   }
 }
 
@@ -154,14 +158,6 @@ export function mergeTopK(parts: TopK[], k: number): TopK {
     rows[i] = keys[i]! % 4294967296;
   }
   return { rows, dists };
-}
-
-/** A worker's error crosses the thread boundary as a plain Error; restore SvcError codes. */
-function asSvcError(err: unknown): SvcError {
-  if (err instanceof SvcError) return err;
-  const e = err as { code?: string; message?: string; field?: string };
-  if (typeof e?.code === "string" && e.code in ERRORS) return new SvcError(e.code as ErrorCode, e.message ?? e.code, { field: e.field, cause: err });
-  return new SvcError("E_WORKER_FAILED", `scan worker failed: ${e?.message ?? String(err)}`, { cause: err });
 }
 
 /** The worker file next to this module; under tsx (tests, benches) the .ts source runs via tsx. */

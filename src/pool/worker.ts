@@ -2,14 +2,20 @@
 import { workerData } from "piscina";
 import { Kernels } from "../kernels/abi.js";
 import { SharedHeap } from "../kernels/shared-heap.js";
-import type { ScanTask } from "./scan-task.js";
+import { SvcError } from "../errors.js";
+import type { ScanReply, ScanTask } from "./scan-task.js";
 
 const { module, memory } = workerData as { module: WebAssembly.Module; memory: WebAssembly.Memory };
 const kernels = Kernels.create(new SharedHeap(memory), module);
 
-/** Runs one task; returns the number of keys written per heap. */
-export default function run(task: ScanTask): number {
-  if (task.kind === "multi") return kernels.topKMultiRaw(task.rows, task.start, task.end, task.queries, task.nq, task.k, task.out);
-  if (task.mask !== 0) return kernels.topKMaskedRaw(task.rows, task.start, task.end, task.query, task.k, task.mask, task.out);
-  return kernels.topKRaw(task.rows, task.start, task.end, task.query, task.k, task.out);
+/** Runs one task; replies with the number of keys written per heap, or the SvcError raised. */
+export default function run(task: ScanTask): ScanReply {
+  try {
+    if (task.kind === "multi") return kernels.topKMultiRaw(task.rows, task.start, task.end, task.queries, task.nq, task.k, task.out);
+    if (task.mask !== 0) return kernels.topKMaskedRaw(task.rows, task.start, task.end, task.query, task.k, task.mask, task.out);
+    return kernels.topKRaw(task.rows, task.start, task.end, task.query, task.k, task.out);
+  } catch (err) {
+    if (err instanceof SvcError) return { error: err.toJSON().error };
+    throw err;
+  }
 }

@@ -55,10 +55,12 @@ describe("ScanPool", () => {
     await expect(pool.topK(arena, new Uint8Array(64), 3)).rejects.toMatchObject({ code: "E_DIMENSION", field: "vector" });
   });
 
-  it("bad k is a clean SvcError from workers too", async () => {
+  it("an SvcError raised inside a worker keeps its code; the pool keeps serving", async () => {
     const q = randomQuery(kernels, 1024, arena.words, 6);
     await expect(pool.topK(arena, q, 0)).rejects.toMatchObject({ code: "E_TOP_K" });
-    await expect(pool.topK(arena, q, 5, { stripes: 2, mask: 0 })).resolves.toBeDefined();
+    // a mask pointer past the end of memory traps inside the worker's kernel
+    await expect(pool.topK(arena, q, 5, { stripes: 2, mask: 0x7ffffff0 })).rejects.toMatchObject({ code: "E_KERNEL" });
+    expect(await pool.topK(arena, q, 5, { stripes: 2 })).toEqual(kernels.topK(arena, 0, arena.count, q, 5));
   });
 
   it("a worker that dies fails its task with E_WORKER_FAILED and is replaced", async () => {
