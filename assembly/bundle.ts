@@ -31,15 +31,23 @@ export function bundleAdd(counters: usize, row: usize, dim: i32, weight: i32): v
 
 /**
  * Majority threshold: bit j = counter > 0, or the tie row's bit j when the counter is 0.
- * Writes `words` lanes to out; bits at and past dim are zero.
+ * Writes `words` lanes to out; bits at and past dim are zero. Four counters per step.
  */
 export function bundleThreshold(counters: usize, dim: i32, tie: usize, out: usize, words: i32): void {
+  let zero = i32x4.splat(0);
   for (let w = 0; w < words; w++) {
     let lane: u64 = 0;
     let base = w << 6;
     let n = min(64, dim - base);
     let tieLane = load<u64>(tie + (<usize>w << 3));
-    for (let b = 0; b < n; b++) {
+    let b = 0;
+    for (; b + 4 <= n; b += 4) {
+      let c = v128.load(counters + (<usize>(base + b) << 2));
+      let pos = <u64>i32x4.bitmask(i32x4.gt_s(c, zero));
+      let ties = <u64>i32x4.bitmask(i32x4.eq(c, zero)) & (tieLane >>> <u64>b);
+      lane |= (pos | ties) << <u64>b;
+    }
+    for (; b < n; b++) {
       let c = load<i32>(counters + (<usize>(base + b) << 2));
       let bit: u64 = c > 0 ? 1 : (c < 0 ? 0 : (tieLane >>> <u64>b) & 1);
       lane |= bit << <u64>b;

@@ -11,5 +11,5 @@ export { bind, bundleAdd, bundleThreshold } from "./bundle";
 export { encodeF32 } from "./rotate";
 export { readProbe } from "./probe";
 export {
-  refDistance, refHammingTopK, refHammingTopKMasked, refHammingTopKList, refBind, refBundleAdd, refEncodeF32,
+  refDistance, refHammingTopK, refHammingTopKMasked, refHammingTopKList, refBind, refBundleAdd, refBundleThreshold, refEncodeF32,
 } from "./reference";

@@ -69,6 +69,18 @@ export function refBundleAdd(counters: usize, row: usize, dim: i32, weight: i32)
   }
 }
 
+export function refBundleThreshold(counters: usize, dim: i32, tie: usize, out: usize, words: i32): void {
+  for (let w = 0; w < words; w++) store<u64>(out + (<usize>w << 3), 0);
+  for (let j = 0; j < dim; j++) {
+    let c = load<i32>(counters + (<usize>j << 2));
+    let tieBit = (load<u8>(tie + (<usize>j >>> 3)) >>> <u8>(j & 7)) & 1;
+    if (c > 0 || (c == 0 && tieBit)) {
+      let p = out + (<usize>(j >>> 6) << 3);
+      store<u64>(p, load<u64>(p) | ((<u64>1) << <u64>(j & 63)));
+    }
+  }
+}
+
 /**
  * Dense reference of encodeF32 for one vector: writes the P rotated f64 coordinates to
  * `rotated` (dense Hadamard matrix, O(P^2)) and the packed sign bits to `out`.

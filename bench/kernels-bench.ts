@@ -40,7 +40,7 @@ export async function runKernelBench(log: (line: string) => void, timeMs = 300):
     [`blocked 8 queries x ${n} rows`, 8 * n, () => kernels.topKMulti(arena, 0, n, queries, 8, 10), ["fast"]],
     ["bind 1024-bit", 1, (v) => kernels.bind(q, arena.base, out, words, v), ["fast", "reference"]],
     ["bundleAdd 1024-bit", 1, (v) => kernels.bundleAdd(counters, q, dim, 1, v), ["fast", "reference"]],
-    ["bundleThreshold 1024-bit", 1, () => kernels.bundleThreshold(counters, dim, q, out), ["fast"]],
+    ["bundleThreshold 1024-bit", 1, (v) => kernels.bundleThreshold(counters, dim, q, out, v), ["fast", "reference"]],
     ["encode 64 x 1024-d f32", 64, () => rot.encode(vectors, encoded), ["fast"]],
   ];
   const bench = new Bench({ time: timeMs, warmup: true });

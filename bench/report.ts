@@ -1,4 +1,5 @@
 /** @module report — renders bench/RESULTS.md from the JSON files in bench/results/. */
+import { DEFAULT_INLINE_BELOW } from "../src/pool/scan-pool.js";
 import type { KernelResult } from "./kernels-bench.js";
 import type { Machine } from "./machine.js";
 import type { CrossoverResult, ProbeResult, ScanResult } from "./scan-bench.js";
@@ -70,7 +71,7 @@ export function renderResults(r: Results, analysis: string): string {
     lines.push(`| ${c.n.toLocaleString("en-US")} | ${f(c.inThreadP50Ms, 3)} | ${f(c.pooledP50Ms, 3)} | ${c.pooledP50Ms < c.inThreadP50Ms ? "workers" : "in-thread"} |`);
   }
   const first = r.crossover.find((c) => c.pooledP50Ms < c.inThreadP50Ms);
-  lines.push("", `Measured crossover: workers win from N = ${first ? first.n.toLocaleString("en-US") : "(none measured)"}; \`DEFAULT_INLINE_BELOW\` in src/pool/scan-pool.ts (64,000) is set from this table across runs.`, "");
+  lines.push("", `Measured crossover: workers win from N = ${first ? first.n.toLocaleString("en-US") : "(none measured)"}; \`DEFAULT_INLINE_BELOW\` in src/pool/scan-pool.ts (${DEFAULT_INLINE_BELOW.toLocaleString("en-US")}) is set from this table across runs.`, "");
 
   lines.push("## Kernel micro-benchmarks (tinybench, fast path vs scalar reference)", "");
   lines.push("| kernel | variant | items/call | p50 us | M items/s |", "|---|---|---:|---:|---:|");

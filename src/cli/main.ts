@@ -22,19 +22,25 @@ function positiveInt(name: string, value: string | undefined, fallback: number):
   return n;
 }
 
+const OPTIONS = {
+  help: { type: "boolean", short: "h" },
+  n: { type: "string" },
+  dim: { type: "string" },
+  queries: { type: "string" },
+  threads: { type: "string" },
+  seed: { type: "string" },
+} as const;
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  } catch (err) {
+    throw new SvcError("E_BAD_REQUEST", (err as Error).message, { cause: err });
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      help: { type: "boolean", short: "h" },
-      n: { type: "string" },
-      dim: { type: "string" },
-      queries: { type: "string" },
-      threads: { type: "string" },
-      seed: { type: "string" },
-    },
-  });
+  const { values, positionals } = parse(argv);
   const command = positionals[0];
   if (values.help || command === undefined || command === "help") {
     process.stdout.write(`${HELP}\n`);

@@ -26,6 +26,7 @@ interface Exports {
   refHammingTopKList(base: number, words: number, list: number, n: number, q: number, k: number, out: number): number;
   refBind(a: number, b: number, out: number, words: number): void;
   refBundleAdd(counters: number, row: number, dim: number, weight: number): void;
+  refBundleThreshold(counters: number, dim: number, tie: number, out: number, words: number): void;
   refEncodeF32(src: number, dim: number, P: number, signs: number, rotated: number, tmp: number, out: number, words: number): number;
 }
 
@@ -161,8 +162,8 @@ export class Kernels {
   }
 
   /** Majority bits from counters; ties take the bit of the seeded tie row. */
-  bundleThreshold(counters: number, dim: number, tie: number, out: number): void {
-    this.x.bundleThreshold(counters, dim, tie, out, wordsFor(dim));
+  bundleThreshold(counters: number, dim: number, tie: number, out: number, variant: Variant = "fast"): void {
+    (variant === "fast" ? this.x.bundleThreshold : this.x.refBundleThreshold)(counters, dim, tie, out, wordsFor(dim));
   }
 
   /** Encode n vectors (f32 at src) to rows at out; NaN/Infinity is an SvcError naming the vector. */

@@ -43,6 +43,20 @@ describe("bundle", () => {
     }
   });
 
+  it("fast threshold equals the reference, including zero counters (ties)", () => {
+    const rand = mulberry32(6);
+    for (const dim of [1, 3, 4, 63, 64, 65, 200, 1024]) {
+      const w = wordsFor(dim);
+      const counters = new Int32Array(dim).map(() => (rand() % 5) - 2); // many zeros
+      const c = heap.put(counters);
+      const tie = heap.put(randomBytes(rand(), w * 8));
+      const fast = heap.alloc(w * 8), ref = heap.alloc(w * 8);
+      kernels.bundleThreshold(c, dim, tie, fast);
+      kernels.bundleThreshold(c, dim, tie, ref, "reference");
+      expect(row(fast, w)).toEqual(row(ref, w));
+    }
+  });
+
   it("majority of an odd bundle is per-bit majority; ties take the seeded tie row", () => {
     const dim = 200, w = wordsFor(dim);
     const rows = [0, 1, 2].map((s) => { const b = randomBytes(s + 40, w * 8); clearPadding(b, dim); return b; });
