@@ -2,6 +2,7 @@
 import { DEFAULT_INLINE_BELOW } from "../src/pool/scan-pool.js";
 import type { KernelResult } from "./kernels-bench.js";
 import type { Machine } from "./machine.js";
+import type { ProcessResult } from "./process-bench.js";
 import type { CrossoverResult, ProbeResult, ScanResult } from "./scan-bench.js";
 
 export interface Results {
@@ -11,6 +12,7 @@ export interface Results {
   probes: ProbeResult[];
   crossover: CrossoverResult[];
   kernels: KernelResult[];
+  processRun: ProcessResult;
 }
 
 const f = (x: number, d = 1) => x.toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
@@ -72,6 +74,12 @@ export function renderResults(r: Results, analysis: string): string {
   }
   const first = r.crossover.find((c) => c.pooledP50Ms < c.inThreadP50Ms);
   lines.push("", `Measured crossover: workers win from N = ${first ? first.n.toLocaleString("en-US") : "(none measured)"}; \`DEFAULT_INLINE_BELOW\` in src/pool/scan-pool.ts (${DEFAULT_INLINE_BELOW.toLocaleString("en-US")}) is set from this table across runs.`, "");
+
+  const p = r.processRun;
+  lines.push("## Whole process: `svc demo`", "");
+  lines.push(`\`${p.command}\` (seeded clustered float vectors, encoded to 1024-bit rows, then 100 exact top-10 queries):`, "");
+  lines.push("| rows | wall s | encode vectors/s (incl. generation) | in-thread p50 ms | 2 workers p50 ms | peak RSS MB |", "|---:|---:|---:|---:|---:|---:|");
+  lines.push(`| ${p.n.toLocaleString("en-US")} | ${f(p.wallSeconds)} | ${p.encodeVectorsPerSec.toLocaleString("en-US")} | ${f(p.inThreadP50Ms, 3)} | ${f(p.workersP50Ms, 3)} | ${p.peakRssMB} |`, "");
 
   lines.push("## Kernel micro-benchmarks (tinybench, fast path vs scalar reference)", "");
   lines.push("| kernel | variant | items/call | p50 us | M items/s |", "|---|---|---:|---:|---:|");

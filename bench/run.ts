@@ -1,6 +1,7 @@
 /** @module run — `npm run bench`: kernels, scans and peers in one run; writes bench/results/*.json and bench/RESULTS.md. */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { runKernelBench } from "./kernels-bench.js";
+import { runProcessBench } from "./process-bench.js";
 import { describeMachine } from "./machine.js";
 import { renderResults, type Results } from "./report.js";
 import { runScanBench } from "./scan-bench.js";
@@ -25,7 +26,10 @@ const { scans, probes, crossover } = await runScanBench({
   log,
 });
 
-const results: Results = { command: quick ? "npm run bench -- --quick" : "npm run bench", machine, scans, probes, crossover, kernels };
+log("\n# whole process");
+const processRun = runProcessBench(quick ? 100_000 : 1_000_000, log);
+
+const results: Results = { command: quick ? "npm run bench -- --quick" : "npm run bench", machine, scans, probes, crossover, kernels, processRun };
 mkdirSync(here("results/"), { recursive: true });
 const stem = quick ? "quick" : "latest";
 writeFileSync(here(`results/${stem}.json`), `${JSON.stringify(results, null, 2)}\n`);

@@ -5,7 +5,8 @@ import type { SharedHeap } from "./shared-heap.js";
 
 /**
  * Rows of `dimBits` bits, each padded to `words` u64 lanes (a multiple of 128 bits).
- * Growth moves the block (copy, then release the old one), so read `base` per scan.
+ * Growth moves the block (copy, then release the old one), so read `base` per scan and
+ * never grow an arena while a scan of it is in flight: a worker would read a released block.
  */
 export class RowArena implements RowsRef {
   readonly dimBits: number;
