@@ -5,14 +5,17 @@
 // Walsh–Hadamard transform. Signs of R x are invariant to positive scaling, so the bits
 // equal those of R(x/|x|); the normalized input is still written out for rescoring.
 
-/** In-place unnormalized fast Walsh–Hadamard transform of P f32 values (P a power of two, >= 4). */
-export function fwht(x: usize, P: i32): void {
-  // h = 1 and 2 stay inside one v128: v * signs + swapped(v) gives (a + b, a - b) exactly.
+/**
+ * In place: x = H (diag * x), the unnormalized fast Walsh–Hadamard transform of P f32
+ * values (P a power of two, >= 4) after an elementwise multiply by the P f32 at `diag`.
+ */
+export function fwht(x: usize, P: i32, diag: usize): void {
+  // The multiply and h = 1, 2 stay inside one v128: v * signs + swapped(v) gives (a + b, a - b) exactly.
   let sign1 = f32x4(1, -1, 1, -1);
   let sign2 = f32x4(1, 1, -1, -1);
   let bytes = <usize>P << 2;
   for (let o: usize = 0; o < bytes; o += 16) {
-    let v = v128.load(x + o);
+    let v = f32x4.mul(v128.load(x + o), v128.load(diag + o));
     v = f32x4.add(f32x4.mul(v, sign1), v128.shuffle<f32>(v, v, 1, 0, 3, 2));
     v = f32x4.add(f32x4.mul(v, sign2), v128.shuffle<f32>(v, v, 2, 3, 0, 1));
     v128.store(x + o, v);
@@ -59,27 +62,30 @@ export function encodeF32(src: usize, n: i32, dim: i32, P: i32, signs: usize, sc
   let rowBytes = <usize>words << 3;
   for (let i = 0; i < n; i++) {
     let x = src + (<usize>i * <usize>dim << 2);
-    let norm2: f64 = 0;
-    for (let j = 0; j < dim; j++) {
+    // f64 sum of squares: finite unless some value is NaN or ±Infinity (f32 squares cannot overflow f64)
+    let acc = f64x2.splat(0);
+    let j = 0;
+    for (; j + 4 <= dim; j += 4) {
+      let v = v128.load(x + (<usize>j << 2));
+      let lo = f64x2.promote_low_f32x4(v);
+      let hi = f64x2.promote_low_f32x4(v128.shuffle<f32>(v, v, 2, 3, 0, 1));
+      acc = f64x2.add(acc, f64x2.add(f64x2.mul(lo, lo), f64x2.mul(hi, hi)));
+    }
+    let norm2 = f64x2.extract_lane(acc, 0) + f64x2.extract_lane(acc, 1);
+    for (; j < dim; j++) {
       let v = <f64>load<f32>(x + (<usize>j << 2));
       norm2 += v * v;
     }
-    if (!isFinite(norm2)) return i; // any NaN or ±Infinity makes the f64 sum non-finite
-    let inv: f32 = norm2 > 0 ? <f32>(1.0 / Math.sqrt(norm2)) : 0;
-    for (let j = 0; j < dim; j++) {
-      let v = load<f32>(x + (<usize>j << 2)) * inv;
-      store<f32>(scratch + (<usize>j << 2), v);
-      if (normOut) store<f32>(normOut + ((<usize>i * <usize>dim + <usize>j) << 2), v);
+    if (!isFinite(norm2)) return i;
+    if (normOut) {
+      let inv: f32 = norm2 > 0 ? <f32>(1.0 / Math.sqrt(norm2)) : 0;
+      let dst = normOut + (<usize>i * <usize>dim << 2);
+      for (let j = 0; j < dim; j++) store<f32>(dst + (<usize>j << 2), load<f32>(x + (<usize>j << 2)) * inv);
     }
-    for (let j = dim; j < P; j++) store<f32>(scratch + (<usize>j << 2), 0);
-    for (let round = 0; round < 3; round++) {
-      let s = signs + (<usize>(round * P) << 2);
-      for (let j = 0; j < P; j += 4) {
-        let p = scratch + (<usize>j << 2);
-        v128.store(p, f32x4.mul(v128.load(p), v128.load(s + (<usize>j << 2))));
-      }
-      fwht(scratch, P);
-    }
+    // signs are invariant to positive scaling: rotate x itself
+    memory.copy(scratch, x, <usize>dim << 2);
+    memory.fill(scratch + (<usize>dim << 2), 0, <usize>(P - dim) << 2);
+    for (let round = 0; round < 3; round++) fwht(scratch, P, signs + (<usize>(round * P) << 2));
     packSigns(scratch, dim, out + <usize>i * rowBytes, words);
   }
   return -1;
