@@ -40,6 +40,17 @@ describe("hammingTopK equals its scalar reference", () => {
     }
   });
 
+  it("1024-bit stream split: every count and offset from 1 to 12 rows", () => {
+    const arena = randomArena(kernels, 40, 1024, 13);
+    duplicateRows(kernels, arena, 5);
+    const q = arena.rowPtr(2);
+    for (let start = 0; start < 5; start++) {
+      for (let n = 0; n <= 12; n++) {
+        for (const k of [1, 3, 20]) expect(kernels.topK(arena, start, start + n, q, k)).toEqual(kernels.topK(arena, start, start + n, q, k, "reference"));
+      }
+    }
+  });
+
   it("handles one row and empty ranges", () => {
     const arena = randomArena(kernels, 1, 1024, 3);
     const q = randomQuery(kernels, 1024, arena.words, 4);
