@@ -7,6 +7,7 @@ export function abiVersion(): i32 {
 }
 
 export { hammingTopK, hammingTopKMasked, hammingTopKList, hammingTopKMulti, hamming } from "./scan";
+export { buildQueryTable, scanQueryTable } from "./query-table";
 export { bind, bundleAdd, bundleThreshold } from "./bundle";
 export { encodeF32 } from "./rotate";
 export { readProbe } from "./probe";

@@ -23,7 +23,7 @@ export async function runKernelBench(log: (line: string) => void, timeMs = 300):
   const arena = new RowArena(heap, dim, n);
   arena.append(randomBytes(1, n * 128));
   const q = heap.put(randomBytes(2, 128));
-  const queries = heap.put(randomBytes(3, 8 * 128));
+  const queries = heap.put(randomBytes(3, 32 * 128));
   const mask = heap.put(randomBytes(4, Math.ceil(n / 64) * 8).map((b) => (b < 26 ? 1 : 0))); // ~1.3% of rows
   const list = heap.put(Uint32Array.from({ length: 2000 }, (_, i) => (i * 7919) % n));
   const counters = heap.calloc(dim * 4);
@@ -37,7 +37,8 @@ export async function runKernelBench(log: (line: string) => void, timeMs = 300):
     [`topK k=10 over ${n} rows`, n, (v) => kernels.topK(arena, 0, n, q, 10, v), ["fast", "reference"]],
     [`masked topK (~1% of ${n} rows)`, n, (v) => kernels.topKMasked(arena, 0, n, q, 10, mask, v), ["fast", "reference"]],
     ["candidate-list topK (2000 rows)", 2000, (v) => kernels.topKList(arena, list, 2000, q, 10, v), ["fast", "reference"]],
-    [`blocked 8 queries x ${n} rows`, 8 * n, () => kernels.topKMulti(arena, 0, n, queries, 8, 10), ["fast"]],
+    [`blocked 32 queries x ${n} rows, 16 POPCNTs per pair`, 32 * n, () => kernels.topKMulti(arena, 0, n, queries, 32, 10, "popcnt"), ["fast"]],
+    [`blocked 32 queries x ${n} rows, query table`, 32 * n, () => kernels.topKMulti(arena, 0, n, queries, 32, 10, "table"), ["fast"]],
     ["bind 1024-bit", 1, (v) => kernels.bind(q, arena.base, out, words, v), ["fast", "reference"]],
     ["bundleAdd 1024-bit", 1, (v) => kernels.bundleAdd(counters, q, dim, 1, v), ["fast", "reference"]],
     ["bundleThreshold 1024-bit", 1, (v) => kernels.bundleThreshold(counters, dim, q, out, v), ["fast", "reference"]],

@@ -19,7 +19,7 @@ const { scans, probes, crossover } = await runScanBench({
   sizes: quick ? [100_000] : [100_000, 1_000_000],
   dimBits: 1024,
   k: 10,
-  batch: 16,
+  batch: 32,
   seed: 20261122,
   calls: quick ? 20 : 60,
   slowCalls: quick ? 4 : 12,

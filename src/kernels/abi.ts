@@ -14,6 +14,8 @@ interface Exports {
   hammingTopKMasked(base: number, words: number, start: number, end: number, q: number, k: number, heap: number, mask: number): number;
   hammingTopKList(base: number, words: number, list: number, n: number, q: number, k: number, heap: number): number;
   hammingTopKMulti(base: number, words: number, start: number, end: number, queries: number, nq: number, k: number, heaps: number): number;
+  buildQueryTable(queries: number, nq: number, rowBytes: number, table: number, scratch: number): void;
+  scanQueryTable(base: number, rowBytes: number, start: number, end: number, table: number, nq: number, k: number, heaps: number, scratch: number): number;
   hamming(a: number, b: number, words: number): number;
   bind(a: number, b: number, out: number, words: number): void;
   bundleAdd(counters: number, row: number, dim: number, weight: number): void;
@@ -58,6 +60,28 @@ export function kernelModule(): WebAssembly.Module {
 
 /** Which kernel family runs: the fast paths, or the scalar references (for tests and benches). */
 export type Variant = "fast" | "reference";
+
+/** Queries per query table (one 32-byte lane group per table entry). */
+export const TABLE_QUERIES = 32;
+/** Measured: below 16 queries per block, or over few rows, 16 POPCNTs per pair beat the table. */
+const TABLE_MIN_QUERIES = 16;
+const TABLE_MIN_ROWS = 2048;
+/** Rows wider than this (2048 bits) would make the table (rowBytes x 8 KiB) outgrow L2. */
+const TABLE_MAX_ROW_BYTES = 256;
+
+/** How a blocked multi-query scan computes distances: chosen by size, or forced (tests, benches). */
+export type MultiPath = "auto" | "popcnt" | "table";
+
+/** Bytes of a query table plus its scratch for rows of `words` lanes (0 when the table path is never used). */
+export function queryTableBytes(words: number): number {
+  return words * 8 <= TABLE_MAX_ROW_BYTES ? words * 8 * 8192 + 128 : 0;
+}
+
+/** Whether a blocked scan of nq queries over n rows should use a query table. */
+export function useQueryTable(rows: RowsRef, n: number, nq: number, path: MultiPath = "auto"): boolean {
+  if (path !== "auto") return path === "table" && queryTableBytes(rows.words) > 0;
+  return nq >= TABLE_MIN_QUERIES && n >= TABLE_MIN_ROWS && queryTableBytes(rows.words) > 0;
+}
 
 /**
  * Typed, validated calls into one instance. Validation happens here so a bad argument is
@@ -129,22 +153,43 @@ export class Kernels {
     return this.withOut(slots, (out) => this.guard(() => f(rows.base, rows.words, list, n, query, slots, out)));
   }
 
-  /** Blocked scan of nq queries (contiguous rows at `queries`) into nq heaps at `out`; returns per-heap count. */
-  topKMultiRaw(rows: RowsRef, start: number, end: number, queries: number, nq: number, k: number, out: number): number {
+  /**
+   * Blocked scan of nq queries (contiguous rows at `queries`) into nq heaps at `out`; returns
+   * the per-heap count. Given a query-table block (`table`, queryTableBytes(words) bytes),
+   * blocks of TABLE_QUERIES queries with at least TABLE_MIN_QUERIES use the table kernel;
+   * the rest use 16 POPCNTs per pair.
+   */
+  topKMultiRaw(rows: RowsRef, start: number, end: number, queries: number, nq: number, k: number, out: number, table = 0): number {
     checkRange(rows, start, end);
     checkK(k);
-    return this.guard(() => this.x.hammingTopKMulti(rows.base, rows.words, start, end, queries, nq, heapSlots(k, end - start), out));
+    const slots = heapSlots(k, end - start);
+    const rowBytes = rows.words * 8;
+    let count = 0;
+    for (let first = 0; first < nq; first += TABLE_QUERIES) {
+      const n = Math.min(TABLE_QUERIES, nq - first);
+      const q = queries + first * rowBytes;
+      const heaps = out + first * slots * 8;
+      count = this.guard(() => {
+        if (table === 0 || n < TABLE_MIN_QUERIES) return this.x.hammingTopKMulti(rows.base, rows.words, start, end, q, n, slots, heaps);
+        const scratch = table + rowBytes * 8192;
+        this.x.buildQueryTable(q, n, rowBytes, table, scratch);
+        return this.x.scanQueryTable(rows.base, rowBytes, start, end, table, n, slots, heaps, scratch);
+      });
+    }
+    return count;
   }
 
-  topKMulti(rows: RowsRef, start: number, end: number, queries: number, nq: number, k: number): TopK[] {
+  topKMulti(rows: RowsRef, start: number, end: number, queries: number, nq: number, k: number, path: MultiPath = "auto"): TopK[] {
     checkK(k);
     const slots = heapSlots(k, end - start);
     const out = this.heap.alloc(nq * slots * 8);
+    const table = useQueryTable(rows, end - start, nq, path) ? this.heap.alloc(queryTableBytes(rows.words)) : 0;
     try {
-      const count = this.topKMultiRaw(rows, start, end, queries, nq, k, out);
+      const count = this.topKMultiRaw(rows, start, end, queries, nq, k, out, table);
       return Array.from({ length: nq }, (_, j) => decodeKeys(this.heap, out + j * slots * 8, count));
     } finally {
       this.heap.release(out);
+      if (table !== 0) this.heap.release(table);
     }
   }
 

@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { SvcError, type ErrorCode } from "../errors.js";
-import { checkK, decodeKeys, heapSlots, kernelModule, type Kernels, type RowsRef, type TopK } from "../kernels/abi.js";
+import { checkK, decodeKeys, heapSlots, kernelModule, queryTableBytes, useQueryTable, type Kernels, type RowsRef, type TopK } from "../kernels/abi.js";
 import type { ScanReply, ScanTask } from "./scan-task.js";
 
 /**
@@ -83,29 +83,36 @@ export class ScanPool {
   }
 
   /**
-   * Exact top-k of nq queries (contiguous packed rows at `queries`): the batch is split
-   * into query groups, one per worker, each running the blocked multi-query kernel over
-   * all rows.
+   * Exact top-k of nq queries (contiguous packed rows at `queries`). The whole batch goes to
+   * every worker, each over its own stripe of rows, so each row is read once for all queries
+   * (and query tables fill all their lanes); per-query results are merged.
    */
   async topKBatch(rows: RowsRef, queries: number, nq: number, k: number): Promise<TopK[]> {
     checkK(k);
     if (nq === 0) return [];
+    const heap = this.kernels.heap;
+    const bounds = stripeBounds(rows.count, this.threads);
     const slots = heapSlots(k, rows.count);
-    const groups = Math.min(this.threads, nq);
-    const per = Math.ceil(nq / groups);
-    const rowBytes = rows.words * 8;
-    const out = this.kernels.heap.alloc(nq * slots * 8);
+    const tableBytes = useQueryTable(rows, rows.count / bounds.length, nq) ? queryTableBytes(rows.words) : 0;
+    let out = 0;
+    let tables = 0;
     try {
-      const tasks: Promise<number>[] = [];
-      for (let g = 0; g * per < nq; g++) {
-        const first = g * per;
-        const n = Math.min(per, nq - first);
-        tasks.push(this.run({ kind: "multi", rows: { ...rows }, start: 0, end: rows.count, queries: queries + first * rowBytes, nq: n, k, out: out + first * slots * 8 }));
-      }
-      const counts = await settleAll(tasks);
-      return Array.from({ length: nq }, (_, j) => decodeKeys(this.kernels.heap, out + j * slots * 8, counts[Math.floor(j / per)]!));
+      out = heap.alloc(bounds.length * nq * slots * 8);
+      if (tableBytes > 0) tables = heap.alloc(bounds.length * tableBytes);
+      // stripe i's heaps start at out + i*nq*slots*8; its kernel spaces them by its own slot count
+      const at = (stripe: number, j: number) => {
+        const [start, end] = bounds[stripe]!;
+        return out + (stripe * nq * slots + j * heapSlots(k, end - start)) * 8;
+      };
+      const counts = await settleAll(
+        bounds.map(([start, end], i) =>
+          this.run({ kind: "multi", rows: { ...rows }, start, end, queries, nq, k, out: at(i, 0), table: tables === 0 ? 0 : tables + i * tableBytes }),
+        ),
+      );
+      return Array.from({ length: nq }, (_, j) => mergeTopK(counts.map((count, i) => decodeKeys(heap, at(i, j), count)), k));
     } finally {
-      this.kernels.heap.release(out);
+      if (out !== 0) heap.release(out);
+      if (tables !== 0) heap.release(tables);
     }
   }
 

@@ -11,7 +11,7 @@ const kernels = Kernels.create(new SharedHeap(memory), module);
 /** Runs one task; replies with the number of keys written per heap, or the SvcError raised. */
 export default function run(task: ScanTask): ScanReply {
   try {
-    if (task.kind === "multi") return kernels.topKMultiRaw(task.rows, task.start, task.end, task.queries, task.nq, task.k, task.out);
+    if (task.kind === "multi") return kernels.topKMultiRaw(task.rows, task.start, task.end, task.queries, task.nq, task.k, task.out, task.table);
     if (task.mask !== 0) return kernels.topKMaskedRaw(task.rows, task.start, task.end, task.query, task.k, task.mask, task.out);
     return kernels.topKRaw(task.rows, task.start, task.end, task.query, task.k, task.out);
   } catch (err) {

@@ -97,25 +97,44 @@ describe("masked and candidate-list scans equal their references", () => {
 });
 
 describe("blocked multi-query scan", () => {
-  it("equals one reference scan per query", () => {
+  const batch = (arena: ReturnType<typeof randomArena>, dim: number, nq: number, seed: number) => {
+    const rand = mulberry32(seed);
+    const queries = kernels.heap.alloc(nq * arena.rowBytes);
+    for (let j = 0; j < nq; j++) {
+      const qp = j % 3 === 0 ? arena.rowPtr(rand() % arena.count) : randomQuery(kernels, dim, arena.words, rand());
+      kernels.heap.bytes().copyWithin(queries + j * arena.rowBytes, qp, qp + arena.rowBytes);
+    }
+    return queries;
+  };
+
+  it("popcnt and query-table paths both equal one reference scan per query", () => {
     const rand = mulberry32(5);
-    for (const dim of [128, 333, 1024]) {
-      for (const nq of [1, 2, 5, 8]) {
+    for (const dim of [128, 333, 1024, 2048]) {
+      for (const nq of [1, 2, 5, 8, 16, 20, 32, 40]) {
         const n = 1 + (rand() % 400);
         const arena = randomArena(kernels, n, dim, rand());
         duplicateRows(kernels, arena, 13);
-        const queries = kernels.heap.alloc(nq * arena.rowBytes);
-        for (let j = 0; j < nq; j++) {
-          const qp = randomQuery(kernels, dim, arena.words, rand());
-          kernels.heap.bytes().copyWithin(queries + j * arena.rowBytes, qp, qp + arena.rowBytes);
-        }
+        const queries = batch(arena, dim, nq, rand());
         const start = rand() % n;
         for (const k of [1, 10, n + 2]) {
-          const multi = kernels.topKMulti(arena, start, n, queries, nq, k);
-          multi.forEach((res, j) => expect(res).toEqual(kernels.topK(arena, start, n, queries + j * arena.rowBytes, k, "reference")));
+          for (const path of ["popcnt", "table", "auto"] as const) {
+            const multi = kernels.topKMulti(arena, start, n, queries, nq, k, path);
+            multi.forEach((res, j) => expect(res, `${path} dim ${dim} nq ${nq} k ${k} query ${j}`).toEqual(kernels.topK(arena, start, n, queries + j * arena.rowBytes, k, "reference")));
+          }
         }
       }
     }
+  });
+
+  it("query table: rows whose bytes are all 0xff and all 0x00 (largest per-byte distances)", () => {
+    const arena = randomArena(kernels, 64, 1024, 3);
+    kernels.heap.bytes().fill(0xff, arena.rowPtr(0), arena.rowPtr(32));
+    kernels.heap.bytes().fill(0x00, arena.rowPtr(32), arena.rowPtr(64));
+    const queries = kernels.heap.calloc(32 * arena.rowBytes);
+    kernels.heap.bytes().fill(0xff, queries + 16 * arena.rowBytes, queries + 32 * arena.rowBytes);
+    const res = kernels.topKMulti(arena, 0, 64, queries, 32, 40, "table");
+    expect(res[0]!.dists[39]).toBe(1024); // 32 rows at 0, then rows at the maximum distance
+    res.forEach((r, j) => expect(r).toEqual(kernels.topK(arena, 0, 64, queries + j * arena.rowBytes, 40, "reference")));
   });
 });
 

@@ -29,8 +29,8 @@ describe("ScanPool", () => {
     expect(await pool.topK(arena, q, 10, { mask })).toEqual(kernels.topKMasked(arena, 0, arena.count, q, 10, mask, "reference"));
   });
 
-  it("batches go to workers whole and equal per-query scans", async () => {
-    const nq = 7;
+  it("batches go to workers whole (query-table path at 40 queries) and equal per-query scans", async () => {
+    const nq = 40;
     const queries = kernels.heap.alloc(nq * arena.rowBytes);
     for (let j = 0; j < nq; j++) {
       const q = randomQuery(kernels, 1024, arena.words, 100 + j);
@@ -39,6 +39,17 @@ describe("ScanPool", () => {
     const batch = await pool.topKBatch(arena, queries, nq, 10);
     expect(batch).toHaveLength(nq);
     batch.forEach((res, j) => expect(res).toEqual(kernels.topK(arena, 0, arena.count, queries + j * arena.rowBytes, 10)));
+  });
+
+  it("batches over stripes smaller than k still merge correctly", async () => {
+    const small = randomArena(kernels, 70, 256, 12); // stripes of 64 and 6 rows
+    const queries = kernels.heap.alloc(3 * small.rowBytes);
+    for (let j = 0; j < 3; j++) {
+      const q = randomQuery(kernels, 256, small.words, 200 + j);
+      kernels.heap.bytes().copyWithin(queries + j * small.rowBytes, q, q + small.rowBytes);
+    }
+    const batch = await pool.topKBatch(small, queries, 3, 50);
+    batch.forEach((res, j) => expect(res).toEqual(kernels.topK(small, 0, 70, queries + j * small.rowBytes, 50, "reference")));
   });
 
   it("small collections run in-thread with the same answer", async () => {
