@@ -40,6 +40,8 @@ export function scanQueryTable(base: usize, rowBytes: i32, start: i32, end: i32,
       let tg = table + (g << 13);
       let w0 = load<u64>(p + g), w1 = load<u64>(p + g, 8);
       let a0 = i8x16.splat(0), a1 = a0;
+      // Written out byte by byte: v128.load's offset must be a literal, and the two table
+      // halves (a0: queries 0-15, a1: 16-31) share one index computation per byte.
       let o: usize;
       o = tg + <usize>((w0 << 5) & 0x1fe0); a0 = i8x16.add(a0, v128.load(o, 0)); a1 = i8x16.add(a1, v128.load(o, 16));
       o = tg + <usize>((w0 >> 3) & 0x1fe0); a0 = i8x16.add(a0, v128.load(o, 8192)); a1 = i8x16.add(a1, v128.load(o, 8208));
