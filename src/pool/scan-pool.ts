@@ -64,13 +64,13 @@ export class ScanPool {
     const q = owned ?? (query as number);
     const mask = opts.mask ?? 0;
     const stripes = opts.stripes ?? (rows.count < this.inlineBelow ? 0 : this.threads);
-    const bounds = stripeBounds(rows.count, Math.max(1, stripes));
-    const slots = heapSlots(k, rows.count);
     let out = 0;
     try {
       if (stripes === 0) {
         return mask === 0 ? this.kernels.topK(rows, 0, rows.count, q, k) : this.kernels.topKMasked(rows, 0, rows.count, q, k, mask);
       }
+      const bounds = stripeBounds(rows.count, stripes);
+      const slots = heapSlots(k, rows.count);
       out = heap.alloc(bounds.length * slots * 8);
       const counts = await settleAll(
         bounds.map(([start, end], i) => this.run({ kind: "topK", rows: { ...rows }, start, end, query: q, k, out: out + i * slots * 8, mask })),
