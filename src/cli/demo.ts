@@ -4,6 +4,7 @@ import { mulberry32 } from "../kernels/random.js";
 import { Rotation } from "../kernels/rotation.js";
 import { RowArena } from "../kernels/row-arena.js";
 import { ScanPool } from "../pool/scan-pool.js";
+import { positiveInt, say, type Command } from "./command.js";
 
 export interface DemoOptions {
   n: number;
@@ -79,3 +80,22 @@ export async function runDemo(o: DemoOptions): Promise<void> {
     await pool.close();
   }
 }
+
+export const demoCommand: Command = {
+  name: "demo",
+  usage: `svc demo [--n 100000] [--dim 1024] [--queries 100] [--threads 2] [--seed 42]
+      Encode seeded float vectors to 1-bit rows, run exact top-10 queries
+      in-thread and across worker threads, print timings.`,
+  options: { n: { type: "string" }, dim: { type: "string" }, queries: { type: "string" }, threads: { type: "string" }, seed: { type: "string" } },
+  async run(values) {
+    await runDemo({
+      n: positiveInt("n", values.n, 100_000),
+      dim: positiveInt("dim", values.dim, 1024),
+      queries: positiveInt("queries", values.queries, 100),
+      threads: positiveInt("threads", values.threads, 2),
+      seed: positiveInt("seed", values.seed, 42),
+      out: say,
+    });
+    return 0;
+  },
+};

@@ -1,64 +1,41 @@
 #!/usr/bin/env node
-/** @module main — the `svc` command line. */
+/** @module main — the `svc` command line: dispatches to one Command per subcommand. */
 import { parseArgs } from "node:util";
 import { SvcError } from "../errors.js";
-import { runDemo } from "./demo.js";
+import type { Command } from "./command.js";
+import { demoCommand } from "./demo.js";
+
+const COMMANDS: Command[] = [demoCommand];
 
 const HELP = `svc — self-hosted memory substrate for AI agents
 
 Usage:
-  svc demo [--n 100000] [--dim 1024] [--queries 100] [--threads 2] [--seed 42]
-      Encode seeded float vectors to 1-bit rows, run exact top-10 queries
-      in-thread and across worker threads, print timings.
+${COMMANDS.map((c) => `  ${c.usage}`).join("\n")}
   svc --help
-      This text.
+      This text.`;
 
-The HTTP server (svc serve) arrives with the HTTP front.`;
-
-function positiveInt(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new SvcError("E_BAD_REQUEST", `--${name} must be a positive integer, got ${value}`, { field: name });
-  return n;
-}
-
-const OPTIONS = {
-  help: { type: "boolean", short: "h" },
-  n: { type: "string" },
-  dim: { type: "string" },
-  queries: { type: "string" },
-  threads: { type: "string" },
-  seed: { type: "string" },
-} as const;
-
-function parse(argv: string[]) {
+async function main(argv: string[]): Promise<number> {
+  const name = argv.find((a) => !a.startsWith("-"));
+  const command = COMMANDS.find((c) => c.name === name);
+  if (command === undefined) {
+    if (name === undefined || name === "help" || argv.includes("--help") || argv.includes("-h")) {
+      process.stdout.write(`${HELP}\n`);
+      return 0;
+    }
+    process.stderr.write(`svc: unknown command '${name}'\n\n${HELP}\n`);
+    return 2;
+  }
+  let parsed;
   try {
-    return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { ...command.options, help: { type: "boolean", short: "h" } } });
   } catch (err) {
     throw new SvcError("E_BAD_REQUEST", (err as Error).message, { cause: err });
   }
-}
-
-async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv);
-  const command = positionals[0];
-  if (values.help || command === undefined || command === "help") {
-    process.stdout.write(`${HELP}\n`);
+  if (parsed.values.help) {
+    process.stdout.write(`Usage:\n  ${command.usage}\n`);
     return 0;
   }
-  if (command === "demo") {
-    await runDemo({
-      n: positiveInt("n", values.n, 100_000),
-      dim: positiveInt("dim", values.dim, 1024),
-      queries: positiveInt("queries", values.queries, 100),
-      threads: positiveInt("threads", values.threads, 2),
-      seed: positiveInt("seed", values.seed, 42),
-      out: (line) => process.stdout.write(`${line}\n`),
-    });
-    return 0;
-  }
-  process.stderr.write(`svc: unknown command '${command}'\n\n${HELP}\n`);
-  return 2;
+  return command.run(parsed.values, parsed.positionals.slice(1));
 }
 
 main(process.argv.slice(2)).then(
