@@ -44,6 +44,14 @@ export class Rotation {
     }
   }
 
+  /**
+   * The rotated coordinates (dim f32) of the last vector encode() processed: the query side
+   * of asymmetric scoring. Read it right after encoding one vector, before any other encode.
+   */
+  lastRotated(): Float32Array {
+    return this.kernels.heap.f32(this.scratch, this.dim).slice();
+  }
+
   dispose(): void {
     this.kernels.heap.release(this.signs);
     this.kernels.heap.release(this.scratch);

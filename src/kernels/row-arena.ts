@@ -5,8 +5,9 @@ import type { SharedHeap } from "./shared-heap.js";
 
 /**
  * Rows of `dimBits` bits, each padded to `words` u64 lanes (a multiple of 128 bits).
- * Growth moves the block (copy, then release the old one), so read `base` per scan and
- * never grow an arena while a scan of it is in flight: a worker would read a released block.
+ * Growth moves the block (copy, then release the old one), so read `base` per scan. A scan
+ * in flight holds a pin: a block replaced while pinned is released when the last pin
+ * goes, so readers of a snapshot (base, count) never see freed memory.
  */
 export class RowArena implements RowsRef {
   readonly dimBits: number;
@@ -15,6 +16,8 @@ export class RowArena implements RowsRef {
   count = 0;
   capacity: number;
   private readonly heap: SharedHeap;
+  private pins = 0;
+  private retired: number[] = [];
 
   constructor(heap: SharedHeap, dimBits: number, capacity = 1024) {
     if (!Number.isInteger(dimBits) || dimBits < 1) throw new SvcError("E_DIMENSION", `dimension must be a positive integer, got ${dimBits}`, { field: "dimension" });
@@ -41,7 +44,7 @@ export class RowArena implements RowsRef {
       const base = this.heap.alloc(capacity * this.rowBytes);
       const bytes = this.heap.bytes();
       bytes.copyWithin(base, this.base, this.base + this.count * this.rowBytes);
-      this.heap.release(this.base);
+      this.retire(this.base);
       this.base = base;
       this.capacity = capacity;
     }
@@ -59,7 +62,30 @@ export class RowArena implements RowsRef {
     this.heap.bytes().set(packed, ptr);
   }
 
+  /** A snapshot of the rows for one scan; call the returned function when the scan is done. */
+  pin(): { rows: RowsRef; unpin: () => void } {
+    this.pins++;
+    let done = false;
+    return {
+      rows: { base: this.base, words: this.words, count: this.count },
+      unpin: () => {
+        if (done) return;
+        done = true;
+        if (--this.pins === 0) for (const ptr of this.retired.splice(0)) this.heap.release(ptr);
+      },
+    };
+  }
+
+  /** Free the rows (now, or when the last pin goes). */
   dispose(): void {
-    this.heap.release(this.base);
+    this.retire(this.base);
+    this.base = 0;
+    this.capacity = 0;
+    this.count = 0;
+  }
+
+  private retire(ptr: number): void {
+    if (this.pins > 0) this.retired.push(ptr);
+    else this.heap.release(ptr);
   }
 }

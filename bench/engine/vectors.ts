@@ -1,0 +1,81 @@
+/** @module vectors — seeded clustered float vectors, regenerated on demand by index (no 4 GB array in memory). */
+import { mulberry32 } from "../../src/kernels/random.js";
+
+const NOISE = 1 << 16;
+const CLUSTERS = 1000;
+const LATENT = 4;
+
+/**
+ * vector(i) = centre (one of 1000) + a point of a 4-d latent space through a shared random
+ * basis + 0.1 x uniform noise read from a seeded table at a random offset. The latent part
+ * gives clusters inner structure, as embeddings have: with isotropic noise alone every
+ * member of a cluster would be equidistant from a query and "top-10" would be arbitrary.
+ */
+export class ClusteredVectors {
+  readonly dim: number;
+  private readonly centres: Float32Array;
+  private readonly basis: Float32Array;
+  private readonly noise: Float32Array;
+  private readonly seed: number;
+
+  constructor(dim: number, seed: number) {
+    this.dim = dim;
+    this.seed = seed;
+    const next = mulberry32(seed);
+    const u = () => next() / 2 ** 32 - 0.5;
+    this.centres = Float32Array.from({ length: CLUSTERS * dim }, u);
+    this.basis = Float32Array.from({ length: LATENT * dim }, u);
+    this.noise = Float32Array.from({ length: NOISE + dim }, () => 0.1 * u());
+  }
+
+  /** Write vector i into out at offset (dim floats). */
+  write(i: number, out: Float32Array, offset = 0): void {
+    const next = mulberry32(this.seed ^ Math.imul(i + 1, 0x9e3779b1));
+    const u = () => next() / 2 ** 32 - 0.5;
+    const c = (next() % CLUSTERS) * this.dim;
+    const o = next() % NOISE;
+    const [z0, z1, z2, z3] = [u(), u(), u(), u()];
+    const b = this.basis;
+    const d = this.dim;
+    for (let j = 0; j < d; j++) {
+      out[offset + j] = this.centres[c + j]! + z0 * b[j]! + z1 * b[d + j]! + z2 * b[2 * d + j]! + z3 * b[3 * d + j]! + this.noise[o + j]!;
+    }
+  }
+
+  get(i: number): Float32Array {
+    const out = new Float32Array(this.dim);
+    this.write(i, out);
+    return out;
+  }
+}
+
+/** Exact top-k by cosine among rows i in [0, n) with keep(i), for several queries in one pass. */
+export function exactTopK(data: ClusteredVectors, n: number, queries: Float32Array[], k: number, keep: (i: number) => boolean = () => true): number[][] {
+  const dim = data.dim;
+  const units = queries.map((q) => {
+    const norm = Math.sqrt(q.reduce((s, x) => s + x * x, 0));
+    return q.map((x) => x / norm);
+  });
+  const best = queries.map(() => [] as Array<{ i: number; s: number }>);
+  const v = new Float32Array(dim);
+  for (let i = 0; i < n; i++) {
+    if (!keep(i)) continue;
+    data.write(i, v);
+    let nv = 0;
+    for (let j = 0; j < dim; j++) nv += v[j]! * v[j]!;
+    const inv = 1 / Math.sqrt(nv);
+    for (let qi = 0; qi < units.length; qi++) {
+      const u = units[qi]!;
+      let d = 0;
+      for (let j = 0; j < dim; j++) d += u[j]! * v[j]!;
+      const s = d * inv;
+      const b = best[qi]!;
+      if (b.length < k || s > b[b.length - 1]!.s) {
+        b.push({ i, s });
+        b.sort((x, y) => y.s - x.s);
+        if (b.length > k) b.pop();
+      }
+    }
+  }
+  return best.map((b) => b.map((e) => e.i));
+}

@@ -1,0 +1,691 @@
+/** @module collection — a durable vector collection: WAL-first writes applied asynchronously, namespaces, queries, checkpoints, compaction. */
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { open, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { SvcError } from "../errors.js";
+import type { Kernels } from "../kernels/abi.js";
+import { Rotation } from "../kernels/rotation.js";
+import type { ScanPool } from "../pool/scan-pool.js";
+import { Wal, type Durability, type RecoveryReport, type WalPosition } from "../store/wal.js";
+import { mergeMetadata, validateMetadata, type Metadata } from "./filter/metadata.js";
+import { MetadataIndex } from "./filter/metadata-index.js";
+import { parseFilter } from "./filter/parse.js";
+import { OP, type DeleteAllOp, type DeleteOp, type Op, type UpdateOp, type UpsertOp } from "./ops.js";
+import { Partition, type PartitionState, type VectorShape } from "./partition.js";
+import { RoaringBitmap32 } from "./roaring.js";
+import { search, type Plan } from "./search.js";
+
+export const CONFIG_VERSION = 1;
+export const MAX_ID_BYTES = 512;
+export const DEFAULT_SEED = 0x5eed;
+/** Take a checkpoint once this many WAL bytes were written since the last one. */
+export const DEFAULT_CHECKPOINT_BYTES = 256 << 20;
+/** Compact a partition at checkpoint time once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows). */
+export const COMPACT_DEAD_FRACTION = 0.25;
+export const COMPACT_MIN_DEAD = 1024;
+
+export interface CollectionConfig extends VectorShape {
+  version: number;
+  /** Seed of the rotation that turns float vectors into bits. */
+  seed: number;
+}
+
+export interface CollectionOptions {
+  kernels: Kernels;
+  pool: ScanPool;
+  /** Required when creating; checked against the stored config when opening. */
+  dimension?: number;
+  metric?: VectorShape["metric"];
+  seed?: number;
+  durability?: Durability;
+  segmentBytes?: number;
+  checkpointBytes?: number;
+}
+
+export interface VectorInput {
+  id: string;
+  /** Float values (cosine) — or packed bits (hamming), ceil(dimension / 8) bytes. */
+  values?: ArrayLike<number>;
+  bits?: Uint8Array;
+  metadata?: unknown;
+}
+
+export interface QueryInput {
+  vector?: ArrayLike<number>;
+  bits?: Uint8Array;
+  id?: string;
+  topK: number;
+  filter?: unknown;
+  includeValues?: boolean;
+  includeMetadata?: boolean;
+  /** Rows the 1-bit scan keeps, and rows rescored with float32 values (cosine); see search.ts. */
+  candidates?: number;
+  rescore?: number;
+}
+
+export interface Match {
+  id: string;
+  score: number;
+  values?: number[] | Uint8Array;
+  metadata?: Metadata;
+}
+
+export interface FetchedVector {
+  id: string;
+  values: Float32Array | Uint8Array;
+  metadata: Metadata;
+}
+
+interface Checkpoint {
+  version: number;
+  seq: number;
+  wal: WalPosition;
+  partitions: PartitionState[];
+}
+
+/**
+ * Write path: validate -> WAL append (group commit; the promise is the acknowledgement) ->
+ * the applier adds the rows to the partition on a later tick (visible to queries). Read
+ * path: the partition's visible state only. Everything logged is logical (ids, not rows),
+ * so replay works on any generation of the partition files.
+ */
+export class Collection {
+  readonly dir: string;
+  readonly config: CollectionConfig;
+  readonly recovery: RecoveryReport;
+  private readonly kernels: Kernels;
+  private readonly pool: ScanPool;
+  private readonly rotation: Rotation | null;
+  private readonly partitions = new Map<string, Partition>();
+  private wal!: Wal;
+  private readonly queue: Array<{ op: Op; pos: WalPosition }> = [];
+  private applyScheduled = false;
+  private visiblePos: WalPosition;
+  private readonly waiters: Array<{ pos: WalPosition; resolve: () => void }> = [];
+  private seq: number;
+  private nextGen: number;
+  private walBytesAtCheckpoint = 0;
+  private readonly checkpointBytes: number;
+  private checkpointing: Promise<void> | null = null;
+  private retired: Partition[] = [];
+  private closed = false;
+  private closing = false;
+  private readonly compacting = new Map<string, Promise<{ before: number; after: number }>>();
+  /** Partition directories the durable checkpoint refers to. */
+  private referenced = new Set<string>();
+  /** Timestamps (performance.now) of acknowledgements not yet applied, for ack -> visible. */
+  private readonly ackedAt: number[] = [];
+  readonly visibleDelays: number[] = [];
+  trackVisibility = false;
+
+  private constructor(dir: string, config: CollectionConfig, opts: CollectionOptions, cp: Checkpoint | null) {
+    this.dir = dir;
+    this.config = config;
+    this.kernels = opts.kernels;
+    this.pool = opts.pool;
+    this.rotation = config.metric === "cosine" ? new Rotation(opts.kernels, config.dimension, config.seed) : null;
+    this.checkpointBytes = opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
+    this.seq = cp?.seq ?? 0;
+    this.visiblePos = cp?.wal ?? { segment: 0, offset: 0 };
+    this.recovery = { segments: 0, frames: 0, bytes: 0, tornTail: null };
+    let gen = 0;
+    for (const s of cp?.partitions ?? []) {
+      const tombstones = RoaringBitmap32.deserialize(readFileSync(join(this.partsDir, s.dir, s.tombstones)), "portable");
+      const index = MetadataIndex.deserialize(readFileSync(join(this.partsDir, s.dir, s.index)));
+      this.partitions.set(s.namespace, new Partition(this.kernels, this.partsDir, config, { ...s, tombstones, index }));
+      gen = Math.max(gen, Number(s.dir.slice(1)) + 1);
+    }
+    this.nextGen = gen;
+    this.referenced = new Set(cp?.partitions.map((p) => p.dir));
+  }
+
+  /** Open a collection directory, creating it when `dimension` is given; replays the WAL after the last checkpoint. */
+  static async open(dir: string, opts: CollectionOptions): Promise<Collection> {
+    const config = loadConfig(dir, opts);
+    const cp = loadCheckpoint(dir);
+    removeUnreferenced(join(dir, "parts"), cp);
+    const c = new Collection(dir, config, opts, cp);
+    const { wal, report } = await Wal.open(join(dir, "wal"), {
+      durability: opts.durability,
+      segmentBytes: opts.segmentBytes,
+      from: cp?.wal,
+      onFrame: (f) => {
+        c.apply({ type: f.type, body: f.body } as Op);
+        c.visiblePos = f.end;
+      },
+    });
+    c.wal = wal;
+    c.visiblePos = wal.position;
+    Object.assign(c.recovery, report);
+    c.walBytesAtCheckpoint = wal.stats.bytes;
+    return c;
+  }
+
+  private get partsDir(): string {
+    return join(this.dir, "parts");
+  }
+
+  /** The WAL's counters (frames, bytes, fsyncs). */
+  get walStats() {
+    return this.wal.stats;
+  }
+
+  get dimension(): number {
+    return this.config.dimension;
+  }
+
+  // ---- writes -------------------------------------------------------------------------
+
+  /** Insert or replace vectors; resolves once the batch is durable (acknowledged), before it is visible. */
+  async upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number }> {
+    checkNamespace(namespace);
+    if (!Array.isArray(vectors) || vectors.length === 0) throw new SvcError("E_BAD_REQUEST", "vectors must be a non-empty array", { field: "vectors" });
+    const rowBytes = this.rowBytes;
+    const v = new Uint8Array(vectors.length * rowBytes);
+    const f32 = this.rotation ? new Float32Array(v.buffer) : null;
+    const ids: string[] = [];
+    const m: (Metadata | null)[] = [];
+    vectors.forEach((vec, i) => {
+      const field = `vectors[${i}]`;
+      ids.push(checkId(vec?.id, `${field}.id`));
+      if (f32) f32.set(this.checkValues(vec.values, `${field}.values`), i * this.dimension);
+      else v.set(this.checkBits(vec.bits, `${field}.bits`), i * rowBytes);
+      const meta = validateMetadata(vec.metadata, `${field}.metadata`);
+      m.push(Object.keys(meta).length === 0 ? null : meta);
+    });
+    await this.log({ type: OP.upsert, body: { ns: namespace, ids, v, m } satisfies UpsertOp });
+    return { upsertedCount: vectors.length };
+  }
+
+  /** Delete by ids, by filter (evaluated on everything acknowledged so far) or everything in the namespace. */
+  async delete(namespace: string, req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean }): Promise<{ deleted: number }> {
+    checkNamespace(namespace);
+    if (req.deleteAll) {
+      const count = this.partitions.get(namespace)?.liveCount ?? 0;
+      await this.log({ type: OP.deleteAll, body: { ns: namespace } satisfies DeleteAllOp });
+      return { deleted: count };
+    }
+    let ids: string[];
+    if (req.ids !== undefined) {
+      if (!Array.isArray(req.ids)) throw new SvcError("E_BAD_REQUEST", "ids must be an array of strings", { field: "ids" });
+      ids = req.ids.map((id, i) => checkId(id, `ids[${i}]`));
+    } else if (req.filter !== undefined) {
+      const filter = parseFilter(req.filter);
+      await this.settled();
+      const p = this.partitions.get(namespace);
+      if (filter === null || p === undefined) ids = filter === null ? [] : [];
+      else ids = p.index.evaluate(filter, p.live()).toArray().map((r) => p.records.ids[r]!);
+      if (filter === null) throw new SvcError("E_FILTER", "filter must not be empty; use deleteAll to delete everything", { field: "filter" });
+    } else {
+      throw new SvcError("E_BAD_REQUEST", "give ids, filter or deleteAll", { field: "ids" });
+    }
+    if (ids.length === 0) return { deleted: 0 };
+    await this.log({ type: OP.delete, body: { ns: namespace, ids } satisfies DeleteOp });
+    return { deleted: ids.length };
+  }
+
+  /** Replace the values and/or merge metadata of an existing id. */
+  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; bits?: Uint8Array; setMetadata?: unknown }): Promise<void> {
+    checkNamespace(namespace);
+    const id = checkId(req?.id, "id");
+    let v: Uint8Array | null = null;
+    if (req.values !== undefined || req.bits !== undefined) {
+      v = this.rotation ? new Uint8Array(this.checkValues(req.values, "values").buffer) : this.checkBits(req.bits, "bits");
+    }
+    const m = req.setMetadata === undefined ? null : validateMetadata(req.setMetadata, "setMetadata");
+    if (v === null && m === null) throw new SvcError("E_BAD_REQUEST", "give values or setMetadata", { field: "values" });
+    await this.settled();
+    if (this.partitions.get(namespace)?.rowOf.get(id) === undefined) throw new SvcError("E_NOT_FOUND", `no vector '${id}' in namespace '${namespace}'`, { field: "id" });
+    await this.log({ type: OP.update, body: { ns: namespace, id, v, m } satisfies UpdateOp });
+  }
+
+  // ---- reads --------------------------------------------------------------------------
+
+  fetch(namespace: string, ids: readonly string[]): FetchedVector[] {
+    const p = this.partitions.get(namespace);
+    const out: FetchedVector[] = [];
+    if (p === undefined) return out;
+    for (const id of ids) {
+      const row = p.rowOf.get(id);
+      if (row !== undefined) out.push({ id, values: p.vector(row), metadata: p.metadata(row) });
+    }
+    return out;
+  }
+
+  async query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; plan: Plan; matched?: number }> {
+    const k = req.topK;
+    if (!Number.isInteger(k) || k < 1 || k > 10_000) throw new SvcError("E_TOP_K", `topK must be an integer in [1, 10000], got ${k}`, { field: "topK" });
+    const filter = parseFilter(req.filter);
+    const p = this.partitions.get(namespace);
+    let vector: Float32Array | Uint8Array;
+    if (req.id !== undefined) {
+      const row = p?.rowOf.get(req.id);
+      if (row === undefined) throw new SvcError("E_NOT_FOUND", `no vector '${req.id}' in namespace '${namespace}'`, { field: "id" });
+      vector = p!.vector(row);
+    } else if (this.rotation) vector = this.checkValues(req.vector, "vector");
+    else vector = this.checkBits(req.bits, "bits");
+    if (p === undefined || p.liveCount === 0) return { matches: [], plan: "empty" };
+
+    const heap = this.kernels.heap;
+    const bits = heap.alloc(this.rowBytes);
+    const unitPtr = this.rotation ? heap.alloc(this.dimension * 4) : 0;
+    let unit: Float32Array | null = null;
+    let rotated: Float32Array | null = null;
+    try {
+      if (this.rotation) {
+        this.rotation.encode(vector as Float32Array, bits, unitPtr);
+        rotated = this.rotation.lastRotated();
+        unit = heap.f32(unitPtr, this.dimension).slice();
+      } else heap.bytes().set(vector, bits);
+      p.pins++;
+      try {
+        const res = await search(this.kernels, this.pool, p, { bits, unit, rotated, k, filter, candidates: req.candidates, rescore: req.rescore });
+        const matches = res.hits.map(({ row, score }) => {
+          const match: Match = { id: p.records.ids[row]!, score };
+          if (req.includeValues) {
+            const v = p.vector(row);
+            match.values = v instanceof Float32Array ? Array.from(v) : v;
+          }
+          if (req.includeMetadata) match.metadata = p.metadata(row);
+          return match;
+        });
+        return { matches, plan: res.plan, matched: res.matched };
+      } finally {
+        p.pins--;
+        this.closeRetired();
+      }
+    } finally {
+      heap.release(bits);
+      if (unitPtr) heap.release(unitPtr);
+    }
+  }
+
+  /** Per-namespace live counts. */
+  stats(): { dimension: number; metric: string; namespaces: Record<string, { vectorCount: number }>; totalVectorCount: number } {
+    const namespaces: Record<string, { vectorCount: number }> = {};
+    let total = 0;
+    for (const [ns, p] of this.partitions) {
+      if (p.liveCount === 0) continue;
+      namespaces[ns] = { vectorCount: p.liveCount };
+      total += p.liveCount;
+    }
+    return { dimension: this.dimension, metric: this.config.metric, namespaces, totalVectorCount: total };
+  }
+
+  /** Resolves once every write acknowledged before the call is visible. */
+  settled(): Promise<void> {
+    return this.whenVisible(this.wal.position);
+  }
+
+  /** Resolves once the frame ending at `pos` (and everything before it) is applied. */
+  whenVisible(pos: WalPosition): Promise<void> {
+    if (before(pos, this.visiblePos)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ pos, resolve }));
+  }
+
+  // ---- durability ---------------------------------------------------------------------
+
+  /**
+   * Persist the visible state so a restart replays only later frames: fsync the partition
+   * files, write tombstones + metadata index per partition, then switch checkpoint.json
+   * atomically and drop WAL segments before it.
+   */
+  checkpoint(): Promise<void> {
+    this.checkpointing ??= this.writeCheckpoint().finally(() => {
+      this.checkpointing = null;
+      this.closeRetired();
+    });
+    return this.checkpointing;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closing = true;
+    for (const running of this.compacting.values()) await running.catch(() => {});
+    await this.settled();
+    await this.checkpoint();
+    this.closed = true;
+    await this.wal.close();
+    for (const p of this.partitions.values()) this.retired.push(p);
+    this.partitions.clear();
+    this.closeRetired();
+    this.rotation?.dispose();
+  }
+
+  /**
+   * Rewrite a namespace's live rows into a fresh partition and drop the dead ones. Copies in
+   * chunks between which queries and the applier run; rows appended meanwhile are copied
+   * too and deletes made meanwhile are carried over at the swap, which is synchronous.
+   */
+  compact(namespace: string): Promise<{ before: number; after: number }> {
+    let running = this.compacting.get(namespace);
+    if (running === undefined) {
+      running = this.runCompaction(namespace).finally(() => this.compacting.delete(namespace));
+      this.compacting.set(namespace, running);
+    }
+    return running;
+  }
+
+  // ---- internals ----------------------------------------------------------------------
+
+  private get rowBytes(): number {
+    return this.rotation ? this.dimension * 4 : Math.ceil(this.dimension / 128) * 16;
+  }
+
+  private checkValues(values: ArrayLike<number> | undefined, field: string): Float32Array {
+    if (values === undefined || values === null || typeof values !== "object" || typeof values.length !== "number") {
+      throw new SvcError("E_BAD_REQUEST", `${field} must be an array of ${this.dimension} numbers`, { field });
+    }
+    if (values.length !== this.dimension) throw new SvcError("E_DIMENSION", `${field} has ${values.length} values, the collection has dimension ${this.dimension}`, { field });
+    const out = values instanceof Float32Array ? values : Float32Array.from(values as ArrayLike<number>);
+    let norm = 0;
+    for (let i = 0; i < out.length; i++) {
+      const x = out[i]!;
+      if (!Number.isFinite(x)) throw new SvcError("E_NON_FINITE", `${field}[${i}] is ${values[i]}`, { field: `${field}[${i}]` });
+      norm += x * x;
+    }
+    if (norm === 0) throw new SvcError("E_BAD_REQUEST", `${field} is all zeros; cosine needs a non-zero vector`, { field });
+    return out;
+  }
+
+  private checkBits(bits: Uint8Array | undefined, field: string): Uint8Array {
+    const bytes = Math.ceil(this.dimension / 8);
+    if (!(bits instanceof Uint8Array) || bits.byteLength !== bytes) throw new SvcError("E_DIMENSION", `${field} must be ${bytes} packed bytes (dimension ${this.dimension} bits)`, { field });
+    const row = new Uint8Array(this.rowBytes);
+    row.set(bits);
+    if (this.dimension % 8 !== 0) row[bytes - 1]! &= (1 << (this.dimension % 8)) - 1;
+    return row;
+  }
+
+  /** Append to the WAL; on acknowledgement queue the op for the applier. */
+  private async log(op: Op): Promise<void> {
+    if (this.closed) throw new SvcError("E_CLOSED", "the collection is closed");
+    const pos = await this.wal.append(op.type, op.body);
+    this.queue.push({ op, pos });
+    if (this.trackVisibility) this.ackedAt.push(performance.now());
+    if (!this.applyScheduled) {
+      this.applyScheduled = true;
+      setImmediate(() => this.drain());
+    }
+    if (this.wal.stats.bytes - this.walBytesAtCheckpoint > this.checkpointBytes && this.checkpointing === null) void this.checkpoint().catch(() => {});
+  }
+
+  private drain(): void {
+    this.applyScheduled = false;
+    for (const { op, pos } of this.queue.splice(0)) {
+      this.apply(op);
+      this.visiblePos = pos;
+      if (this.trackVisibility) this.visibleDelays.push(performance.now() - this.ackedAt.shift()!);
+    }
+    this.releaseWaiters();
+  }
+
+  private releaseWaiters(): void {
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const w = this.waiters[i]!;
+      if (before(w.pos, this.visiblePos)) {
+        this.waiters.splice(i, 1);
+        w.resolve();
+      }
+    }
+  }
+
+  /** Apply one logged op to the in-memory state and partition files (replay uses it too). */
+  private apply(op: Op): void {
+    switch (op.type) {
+      case OP.upsert: {
+        const { ns, ids, v, m } = op.body;
+        this.partition(ns).append(this.rotation, ids, v, m);
+        return;
+      }
+      case OP.delete:
+        this.partitions.get(op.body.ns)?.remove(op.body.ids);
+        return;
+      case OP.deleteAll: {
+        const p = this.partitions.get(op.body.ns);
+        if (p === undefined) return;
+        this.partitions.delete(op.body.ns);
+        this.retired.push(p);
+        this.closeRetired();
+        return;
+      }
+      case OP.update: {
+        const { ns, id, v, m } = op.body;
+        const p = this.partitions.get(ns);
+        const row = p?.rowOf.get(id);
+        if (p === undefined || row === undefined) return;
+        const vector = v ?? (p.values ? new Uint8Array(p.vector(row).buffer) : this.checkBits(p.vector(row) as Uint8Array, "bits"));
+        const meta = m === null ? p.metadata(row) : mergeMetadata(p.metadata(row), m);
+        p.append(this.rotation, [id], vector, [Object.keys(meta).length === 0 ? null : meta]);
+        return;
+      }
+    }
+  }
+
+  private partition(ns: string): Partition {
+    let p = this.partitions.get(ns);
+    if (p === undefined) {
+      p = new Partition(this.kernels, this.partsDir, this.config, { namespace: ns, dir: `p${this.nextGen++}`, rows: 0, recordBytes: 0 });
+      this.partitions.set(ns, p);
+    }
+    return p;
+  }
+
+  /** Close retired partitions nothing reads any more; delete their files unless the checkpoint still needs them. */
+  private closeRetired(): void {
+    if (this.checkpointing !== null) return;
+    this.retired = this.retired.filter((p) => {
+      if (p.pins > 0) return true;
+      p.close();
+      if (!this.referenced.has(p.dir)) rmSync(p.path, { recursive: true, force: true });
+      return false;
+    });
+  }
+
+  private async runCompaction(ns: string): Promise<{ before: number; after: number }> {
+    await this.settled();
+    const old = this.partitions.get(ns);
+    if (old === undefined) return { before: 0, after: 0 };
+    const fresh = new Partition(this.kernels, this.partsDir, this.config, { namespace: ns, dir: `p${this.nextGen++}`, rows: 0, recordBytes: 0 });
+    const CHUNK = 4096;
+    let before = old.rows;
+    let map = new Int32Array(Math.max(1, old.rows));
+    let copied = 0;
+    old.pins++;
+    try {
+      for (;;) {
+        const end = Math.min(old.rows, copied + CHUNK);
+        if (end > map.length) {
+          const grown = new Int32Array(Math.max(end, map.length * 2));
+          grown.set(map);
+          map = grown;
+        }
+        if (end > copied) {
+          const { vectors, bits } = old.copyRows(copied, end - copied);
+          const ids: string[] = [];
+          const metas: (Metadata | null)[] = [];
+          const keep: number[] = [];
+          for (let r = copied; r < end; r++) {
+            map[r] = -1;
+            if (old.tombstones.has(r)) continue;
+            map[r] = fresh.rows + keep.length;
+            keep.push(r - copied);
+            ids.push(old.records.ids[r]!);
+            const meta = old.metadata(r);
+            metas.push(Object.keys(meta).length === 0 ? null : meta);
+          }
+          const rb = old.arena.rowBytes;
+          const vb = vectors.byteLength / (end - copied);
+          const pick = (src: Uint8Array, w: number) => {
+            const out = new Uint8Array(keep.length * w);
+            keep.forEach((k, i) => out.set(src.subarray(k * w, (k + 1) * w), i * w));
+            return out;
+          };
+          fresh.append(this.rotation, ids, pick(vectors, vb), metas, this.rotation ? pick(bits, rb) : undefined);
+          copied = end;
+        }
+        if (copied === old.rows) break;
+        // Let queries and the applier run between chunks (the applier may append more rows).
+        await new Promise<void>((r) => setImmediate(r));
+      }
+    } catch (err) {
+      old.pins--;
+      fresh.close();
+      rmSync(fresh.path, { recursive: true, force: true });
+      throw err;
+    }
+    old.pins--;
+    before = old.rows;
+    if (this.partitions.get(ns) !== old) {
+      // Deleted (deleteAll) while compacting: nothing to swap in.
+      fresh.close();
+      rmSync(fresh.path, { recursive: true, force: true });
+      return { before, after: 0 };
+    }
+    // Deletes that hit rows after they were copied.
+    const gone: string[] = [];
+    for (const r of old.tombstones.toUint32Array()) {
+      const n = map[r]!;
+      if (n >= 0 && !fresh.tombstones.has(n)) gone.push(fresh.records.ids[n]!);
+    }
+    fresh.remove(gone);
+    this.partitions.set(ns, fresh);
+    this.retired.push(old);
+    this.closeRetired();
+    while (this.checkpointing !== null) await this.checkpointing.catch(() => {});
+    await this.checkpoint();
+    return { before, after: fresh.liveCount };
+  }
+
+  private async writeCheckpoint(): Promise<void> {
+    await this.settled();
+    const seq = this.seq + 1;
+    const pos = this.visiblePos;
+    const walBytes = this.wal.stats.bytes;
+    // Snapshot synchronously: rows past these counts are cut on reopen and replayed from the WAL.
+    const snaps = [...this.partitions.values()].map((p) => ({
+      p,
+      state: p.state(`tombstones-${seq}.roar`, `index-${seq}.bin`),
+      tombstones: p.tombstones.serialize("portable"),
+      index: p.index.serialize(),
+    }));
+    for (const s of snaps) s.p.pins++;
+    try {
+      await Promise.all(
+        snaps.map(async ({ p, state, tombstones, index }) => {
+          await p.sync();
+          await writeDurable(join(p.path, state.tombstones), tombstones);
+          await writeDurable(join(p.path, state.index), index);
+        }),
+      );
+      const cp: Checkpoint = { version: CONFIG_VERSION, seq, wal: pos, partitions: snaps.map((s) => s.state) };
+      await writeDurable(join(this.dir, "checkpoint.json.tmp"), Buffer.from(JSON.stringify(cp)));
+      await rename(join(this.dir, "checkpoint.json.tmp"), join(this.dir, "checkpoint.json"));
+      await syncDir(this.dir);
+      this.seq = seq;
+      this.walBytesAtCheckpoint = walBytes;
+      this.referenced = new Set(cp.partitions.map((p) => p.dir));
+    } finally {
+      for (const s of snaps) s.p.pins--;
+    }
+    // Older snapshot files and dropped partitions are no longer referenced.
+    for (const s of snaps) {
+      for (const f of readdirSync(s.p.path)) {
+        if ((f.startsWith("tombstones-") || f.startsWith("index-")) && f !== s.state.tombstones && f !== s.state.index) await rm(join(s.p.path, f), { force: true });
+      }
+    }
+    await this.wal.dropBefore(pos);
+    const open = new Set([...this.partitions.values(), ...this.retired].map((p) => p.dir));
+    for (const d of readdirSync(this.partsDir)) if (!open.has(d) && !this.referenced.has(d)) await rm(join(this.partsDir, d), { recursive: true, force: true });
+    for (const [ns, p] of this.partitions) {
+      const dead = p.tombstones.size;
+      if (dead >= COMPACT_MIN_DEAD && dead > COMPACT_DEAD_FRACTION * p.rows && !this.closing) void this.compact(ns).catch(() => {});
+    }
+  }
+}
+
+// ---- helpers ------------------------------------------------------------------------------
+
+function before(a: WalPosition, b: WalPosition): boolean {
+  return a.segment < b.segment || (a.segment === b.segment && a.offset <= b.offset);
+}
+
+function checkNamespace(ns: unknown): asserts ns is string {
+  if (typeof ns !== "string" || Buffer.byteLength(ns) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `namespace must be a string of at most ${MAX_ID_BYTES} bytes`, { field: "namespace" });
+}
+
+function checkId(id: unknown, field: string): string {
+  if (typeof id !== "string" || id.length === 0 || Buffer.byteLength(id) > MAX_ID_BYTES) {
+    throw new SvcError("E_BAD_REQUEST", `${field} must be a non-empty string of at most ${MAX_ID_BYTES} bytes`, { field });
+  }
+  return id;
+}
+
+function loadConfig(dir: string, opts: CollectionOptions): CollectionConfig {
+  const path = join(dir, "collection.json");
+  if (existsSync(path)) {
+    const config = JSON.parse(readFileSync(path, "utf8")) as CollectionConfig;
+    if (opts.dimension !== undefined && opts.dimension !== config.dimension) {
+      throw new SvcError("E_DIMENSION", `collection ${dir} has dimension ${config.dimension}, not ${opts.dimension}`, { field: "dimension" });
+    }
+    return config;
+  }
+  if (opts.dimension === undefined) throw new SvcError("E_NOT_FOUND", `no collection at ${dir}`);
+  const metric = opts.metric ?? "cosine";
+  const max = metric === "cosine" ? 65536 : 1 << 20;
+  if (!Number.isInteger(opts.dimension) || opts.dimension < 1 || opts.dimension > max) {
+    throw new SvcError("E_DIMENSION", `dimension must be an integer in [1, ${max}], got ${opts.dimension}`, { field: "dimension" });
+  }
+  const config: CollectionConfig = { version: CONFIG_VERSION, dimension: opts.dimension, metric, seed: opts.seed ?? DEFAULT_SEED };
+  mkdirSync(join(dir, "parts"), { recursive: true });
+  writeDurableSync(path, JSON.stringify(config, null, 2));
+  return config;
+}
+
+function loadCheckpoint(dir: string): Checkpoint | null {
+  const path = join(dir, "checkpoint.json");
+  if (!existsSync(path)) return null;
+  return JSON.parse(readFileSync(path, "utf8")) as Checkpoint;
+}
+
+/** Partition directories a crash left behind (created after the last checkpoint) are rebuilt by replay. */
+function removeUnreferenced(parts: string, cp: Checkpoint | null): void {
+  mkdirSync(parts, { recursive: true });
+  const keep = new Set(cp?.partitions.map((p) => p.dir) ?? []);
+  for (const d of readdirSync(parts)) if (!keep.has(d)) rmSync(join(parts, d), { recursive: true, force: true });
+}
+
+async function writeDurable(path: string, data: Uint8Array): Promise<void> {
+  const fh = await open(path, "w");
+  try {
+    await fh.writeFile(data);
+    await fh.datasync();
+  } finally {
+    await fh.close();
+  }
+}
+
+function writeDurableSync(path: string, text: string): void {
+  const fd = openSync(path, "w");
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const dir = openSync(dirname(path), "r");
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, "r");
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

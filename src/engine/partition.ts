@@ -1,0 +1,187 @@
+/** @module partition — one namespace of a collection: bit rows in shared memory, values/records on disk, ids, tombstones, metadata index. */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { SvcError } from "../errors.js";
+import type { Kernels } from "../kernels/abi.js";
+import type { Rotation } from "../kernels/rotation.js";
+import { RowArena } from "../kernels/row-arena.js";
+import type { Metadata } from "./filter/metadata.js";
+import { MetadataIndex } from "./filter/metadata-index.js";
+import { RecordFile } from "./record-file.js";
+import { RoaringBitmap32 } from "./roaring.js";
+import { RowFile } from "./row-file.js";
+
+/** How a collection stores vectors: float32 values (cosine, rescored) or packed bits (hamming). */
+export interface VectorShape {
+  /** Float dimension (cosine) or bit count (hamming). */
+  dimension: number;
+  metric: "cosine" | "hamming";
+}
+
+/** What a checkpoint records of a partition: enough to reopen its files at that point. */
+export interface PartitionState {
+  namespace: string;
+  /** Directory name under the collection's parts/ (unique per generation). */
+  dir: string;
+  rows: number;
+  recordBytes: number;
+  /** Files (in dir) holding the tombstones and the metadata index at the checkpoint. */
+  tombstones: string;
+  index: string;
+}
+
+/**
+ * Rows are numbered in append order and never renumbered inside a partition; an upsert of
+ * an existing id appends a new row and tombstones the old one. Compaction builds a fresh
+ * partition from the live rows. Files: bits.bin (packed rows), values.f32 (cosine only),
+ * records.bin (ids + metadata).
+ */
+export class Partition {
+  readonly namespace: string;
+  readonly dir: string;
+  readonly path: string;
+  readonly shape: VectorShape;
+  readonly arena: RowArena;
+  readonly bits: RowFile;
+  readonly values: RowFile | null;
+  readonly records: RecordFile;
+  readonly rowOf = new Map<string, number>();
+  tombstones: RoaringBitmap32;
+  index: MetadataIndex;
+  /** Queries and checkpoints in flight; a retired partition closes when this is 0. */
+  pins = 0;
+  /** Bumped on every change of rows or tombstones; caches below key on it. */
+  version = 0;
+  private liveCache: { version: number; bitmap: RoaringBitmap32 } | null = null;
+
+  constructor(
+    private readonly kernels: Kernels,
+    root: string,
+    shape: VectorShape,
+    state: Omit<PartitionState, "tombstones" | "index"> & { tombstones?: RoaringBitmap32; index?: MetadataIndex },
+  ) {
+    this.namespace = state.namespace;
+    this.dir = state.dir;
+    this.path = join(root, state.dir);
+    this.shape = shape;
+    mkdirSync(this.path, { recursive: true });
+    this.arena = new RowArena(kernels.heap, shape.dimension, Math.max(1024, state.rows));
+    const rowBytes = this.arena.rowBytes;
+    this.bits = new RowFile(join(this.path, "bits.bin"), rowBytes, state.rows);
+    this.values = shape.metric === "cosine" ? new RowFile(join(this.path, "values.f32"), shape.dimension * 4, state.rows) : null;
+    this.records = new RecordFile(join(this.path, "records.bin"), { rows: state.rows, bytes: state.recordBytes });
+    if (state.rows > 0) {
+      const ptr = this.arena.reserve(state.rows);
+      this.bits.readRange(0, state.rows, kernels.heap.bytes().subarray(ptr, ptr + state.rows * rowBytes));
+    }
+    this.tombstones = state.tombstones ?? new RoaringBitmap32();
+    this.index = state.index ?? new MetadataIndex();
+    const ids = this.records.ids;
+    for (let r = 0; r < ids.length; r++) if (!this.tombstones.has(r)) this.rowOf.set(ids[r]!, r);
+  }
+
+  get rows(): number {
+    return this.arena.count;
+  }
+
+  get liveCount(): number {
+    return this.rows - this.tombstones.size;
+  }
+
+  /** Live rows as a bitmap (cached until the next change). */
+  live(): RoaringBitmap32 {
+    if (this.liveCache?.version !== this.version) {
+      const all = new RoaringBitmap32();
+      all.addRange(0, this.rows);
+      all.andNotInPlace(this.tombstones);
+      this.liveCache = { version: this.version, bitmap: all };
+    }
+    return this.liveCache.bitmap;
+  }
+
+  /**
+   * Append rows. `vectors` holds ids.length float32 rows (cosine: encoded through the
+   * rotation here, unless their `bits` are given, as compaction does) or packed bit rows
+   * (hamming). A repeated id tombstones its old row.
+   */
+  append(rotation: Rotation | null, ids: readonly string[], vectors: Uint8Array, metas: readonly (Metadata | null)[], bits?: Uint8Array): void {
+    const n = ids.length;
+    if (n === 0) return;
+    const first = this.rows;
+    const ptr = this.arena.reserve(n);
+    const heap = this.kernels.heap;
+    if (rotation !== null) {
+      if (vectors.byteOffset % 4 !== 0) vectors = vectors.slice(); // msgpack bins decode unaligned
+      if (bits) heap.bytes().set(bits, ptr);
+      else rotation.encode(new Float32Array(vectors.buffer, vectors.byteOffset, vectors.byteLength / 4), ptr);
+      this.values!.append(vectors);
+    } else {
+      heap.bytes().set(vectors, ptr);
+    }
+    this.bits.append(heap.bytes().subarray(ptr, ptr + n * this.arena.rowBytes));
+    this.records.append(ids, metas.map((m) => m ?? undefined));
+    for (let i = 0; i < n; i++) {
+      const row = first + i;
+      const old = this.rowOf.get(ids[i]!);
+      if (old !== undefined) this.tombstones.add(old);
+      this.rowOf.set(ids[i]!, row);
+      const meta = metas[i];
+      if (meta) this.index.add(row, meta);
+    }
+    this.version++;
+  }
+
+  /** Tombstone the rows of these ids; returns how many existed. */
+  remove(ids: readonly string[]): number {
+    let removed = 0;
+    for (const id of ids) {
+      const row = this.rowOf.get(id);
+      if (row === undefined) continue;
+      this.rowOf.delete(id);
+      this.tombstones.add(row);
+      removed++;
+    }
+    if (removed > 0) this.version++;
+    return removed;
+  }
+
+  /** Rows [start, start + n) as stored: values (cosine) or bits, the packed bits, and the records. */
+  copyRows(start: number, n: number): { vectors: Uint8Array; bits: Uint8Array } {
+    const bytes = this.kernels.heap.bytes();
+    const bits = bytes.slice(this.arena.rowPtr(start), this.arena.rowPtr(start + n));
+    return { vectors: this.values ? (this.values.readRange(start, n) as Uint8Array) : bits, bits };
+  }
+
+  /** Stored float32 values of a row (cosine collections) or its packed bits (hamming). */
+  vector(row: number): Float32Array | Uint8Array {
+    if (this.values === null) return this.kernels.heap.bytes().slice(this.arena.rowPtr(row), this.arena.rowPtr(row) + Math.ceil(this.shape.dimension / 8));
+    const out = new Float32Array(this.shape.dimension);
+    this.values.readInto(row, new Uint8Array(out.buffer));
+    return out;
+  }
+
+  metadata(row: number): Metadata {
+    return this.records.metadata(row);
+  }
+
+  /** fsync the files a checkpoint is about to refer to. */
+  async sync(): Promise<void> {
+    await Promise.all([this.bits.sync(), this.values?.sync(), this.records.sync()]);
+  }
+
+  state(tombstones: string, index: string): PartitionState {
+    return { namespace: this.namespace, dir: this.dir, rows: this.rows, recordBytes: this.records.bytes, tombstones, index };
+  }
+
+  /** Close files and free the rows (once no scan holds them). */
+  close(): void {
+    this.bits.close();
+    this.values?.close();
+    this.records.close();
+    this.arena.dispose();
+  }
+}
+
+export function checkVectorCount(bytes: Uint8Array, n: number, rowBytes: number, field: string): void {
+  if (bytes.byteLength !== n * rowBytes) throw new SvcError("E_DIMENSION", `expected ${n} rows of ${rowBytes} bytes, got ${bytes.byteLength} bytes`, { field });
+}

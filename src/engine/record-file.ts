@@ -1,0 +1,145 @@
+/** @module record-file — each row's id and metadata, appended to one file; ids stay in memory, metadata is read by position. */
+import { closeSync, constants, fdatasync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
+import { Decoder, Encoder } from "@msgpack/msgpack";
+import { SvcError } from "../errors.js";
+import type { Metadata } from "./filter/metadata.js";
+
+const encoder = new Encoder();
+const decoder = new Decoder();
+const READ_CHUNK = 8 << 20;
+
+/**
+ * record := u32 idBytes, id (UTF-8), u32 metaBytes, metadata (msgpack map; absent when 0).
+ * Row r's record starts at offsets[r]. Like RowFile, appends go to the page cache and a
+ * checkpoint syncs; bytes past the checkpoint's length are cut on open.
+ */
+export class RecordFile {
+  readonly path: string;
+  /** Row -> id. Rows are never renumbered inside one file (compaction writes a new one). */
+  readonly ids: string[] = [];
+  private offsets = new Float64Array(1024);
+  private fd: number;
+  private size = 0;
+
+  constructor(path: string, expect: { rows: number; bytes: number } = { rows: 0, bytes: 0 }) {
+    this.path = path;
+    try {
+      this.fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644);
+      const size = fstatSync(this.fd).size;
+      if (size < expect.bytes) throw new Error(`holds ${size} bytes, the checkpoint expects ${expect.bytes}`);
+      if (size > expect.bytes) ftruncateSync(this.fd, expect.bytes);
+    } catch (err) {
+      throw new SvcError("E_IO", `${path}: ${(err as Error).message}`, { details: { file: path }, cause: err });
+    }
+    this.load(expect.bytes);
+    if (this.ids.length !== expect.rows) throw new SvcError("E_IO", `${path}: holds ${this.ids.length} records, the checkpoint expects ${expect.rows}`, { details: { file: path } });
+  }
+
+  get bytes(): number {
+    return this.size;
+  }
+
+  get count(): number {
+    return this.ids.length;
+  }
+
+  /** Append one record per id, in one write. */
+  append(ids: readonly string[], metas: readonly (Metadata | undefined)[]): void {
+    const parts: Uint8Array[] = [];
+    let total = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const id = Buffer.from(ids[i]!, "utf8");
+      const meta = metas[i] === undefined || Object.keys(metas[i]!).length === 0 ? undefined : encoder.encode(metas[i]);
+      const head = Buffer.allocUnsafe(4);
+      head.writeUInt32LE(id.byteLength);
+      const mid = Buffer.allocUnsafe(4);
+      mid.writeUInt32LE(meta?.byteLength ?? 0);
+      parts.push(head, id, mid);
+      if (meta) parts.push(meta);
+      this.note(ids[i]!, this.size + total);
+      total += 8 + id.byteLength + (meta?.byteLength ?? 0);
+    }
+    const buf = Buffer.concat(parts, total);
+    let done = 0;
+    while (done < total) done += writeSync(this.fd, buf, done, total - done, this.size + done);
+    this.size += total;
+  }
+
+  /** Row r's metadata ({} when it has none). */
+  metadata(r: number): Metadata {
+    const start = this.offsets[r]!;
+    const head = Buffer.allocUnsafe(4);
+    this.read(head, 0, 4, start);
+    const idBytes = head.readUInt32LE(0);
+    this.read(head, 0, 4, start + 4 + idBytes);
+    const metaBytes = head.readUInt32LE(0);
+    if (metaBytes === 0) return {};
+    const body = Buffer.allocUnsafe(metaBytes);
+    this.read(body, 0, metaBytes, start + 8 + idBytes);
+    return decoder.decode(body) as Metadata;
+  }
+
+  /** fdatasync on the threadpool, so a multi-GB flush does not stall the event loop. */
+  sync(): Promise<void> {
+    return new Promise((resolve, reject) => fdatasync(this.fd, (err) => (err ? reject(new SvcError("E_IO", `${this.path}: ${err.message}`, { cause: err })) : resolve())));
+  }
+
+  close(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+  }
+
+  private note(id: string, offset: number): void {
+    const r = this.ids.length;
+    if (r === this.offsets.length) {
+      const grown = new Float64Array(this.offsets.length * 2);
+      grown.set(this.offsets);
+      this.offsets = grown;
+    }
+    this.offsets[r] = offset;
+    this.ids.push(id);
+  }
+
+  private read(buf: Uint8Array, at: number, n: number, position: number): void {
+    let done = 0;
+    while (done < n) {
+      const got = readSync(this.fd, buf, at + done, n - done, position + done);
+      if (got === 0) throw new SvcError("E_IO", `${this.path}: record at ${position} is cut short`, { details: { file: this.path, offset: position } });
+      done += got;
+    }
+  }
+
+  /** Parse records in [0, bytes): ids and offsets only; metadata is skipped, not decoded. */
+  private load(bytes: number): void {
+    const chunk = Buffer.allocUnsafe(Math.min(READ_CHUNK, Math.max(bytes, 8)));
+    let base = 0; // file offset of chunk[0]
+    let filled = 0;
+    let pos = 0; // offset of the next record inside chunk
+    const fill = () => {
+      chunk.copy(chunk, 0, pos, filled);
+      base += pos;
+      filled -= pos;
+      pos = 0;
+      const want = Math.min(chunk.length - filled, bytes - base - filled);
+      if (want > 0) this.read(chunk, filled, want, base + filled);
+      filled += Math.max(0, want);
+    };
+    while (base + pos < bytes) {
+      if (filled - pos < 8) fill();
+      const idBytes = chunk.readUInt32LE(pos);
+      if (filled - pos < 8 + idBytes) fill();
+      const id = chunk.toString("utf8", pos + 4, pos + 4 + idBytes);
+      const metaBytes = chunk.readUInt32LE(pos + 4 + idBytes);
+      this.note(id, base + pos);
+      const next = base + pos + 8 + idBytes + metaBytes;
+      if (next > bytes) throw new SvcError("E_IO", `${this.path}: record at ${base + pos} runs past ${bytes}`, { details: { file: this.path, offset: base + pos } });
+      if (next - base <= filled) pos = next - base;
+      else {
+        base = next;
+        pos = 0;
+        filled = 0;
+      }
+    }
+    this.size = bytes;
+  }
+}

@@ -1,0 +1,5 @@
+/** @module roaring — the one import of the native roaring bitmaps (a CommonJS package) for ESM code. */
+import roaring from "roaring";
+
+export const RoaringBitmap32 = roaring.RoaringBitmap32;
+export type RoaringBitmap32 = InstanceType<typeof roaring.RoaringBitmap32>;

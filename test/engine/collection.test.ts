@@ -1,0 +1,239 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Collection } from "../../src/engine/collection.js";
+import { Kernels } from "../../src/kernels/abi.js";
+import { mulberry32 } from "../../src/kernels/random.js";
+import { ScanPool } from "../../src/pool/scan-pool.js";
+import { SvcError } from "../../src/errors.js";
+
+const root = mkdtempSync(join(tmpdir(), "svc-collection-"));
+let kernels: Kernels;
+let pool: ScanPool;
+let n = 0;
+const fresh = (opts: { dimension?: number; metric?: "cosine" | "hamming"; checkpointBytes?: number } = {}) =>
+  Collection.open(join(root, `c${n++}`), { kernels, pool, dimension: opts.dimension ?? 64, metric: opts.metric, checkpointBytes: opts.checkpointBytes });
+
+beforeAll(() => {
+  kernels = Kernels.create();
+  pool = new ScanPool(kernels, { threads: 2, inlineBelow: 1000 });
+});
+afterAll(async () => {
+  await pool.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/**
+ * Clustered seeded vectors with structure inside each cluster, as embeddings have: a centre
+ * (20 of them) plus a point in a 4-d latent space mapped through a random basis, plus a
+ * little isotropic noise. (Pure isotropic noise would make all cluster members equidistant.)
+ */
+function vectors(count: number, dim: number, seed: number): Float32Array[] {
+  const next = mulberry32(seed);
+  const u = () => next() / 2 ** 32 - 0.5;
+  const centres = Array.from({ length: 20 }, () => Float32Array.from({ length: dim }, u));
+  const basis = Array.from({ length: 4 }, () => Float32Array.from({ length: dim }, u));
+  return Array.from({ length: count }, () => {
+    const c = centres[next() % 20]!;
+    const z = [u(), u(), u(), u()];
+    return Float32Array.from(c, (x, j) => x + z[0]! * basis[0]![j]! + z[1]! * basis[1]![j]! + z[2]! * basis[2]![j]! + z[3]! * basis[3]![j]! + 0.1 * u());
+  });
+}
+
+function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let d = 0, na = 0, nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    d += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return d / Math.sqrt(na * nb);
+}
+
+function expectCode(fn: () => unknown, code: string, field?: string): Promise<void> {
+  return Promise.resolve()
+    .then(fn)
+    .then(
+      () => expect.fail(`expected ${code}`),
+      (err: unknown) => {
+        expect(err).toBeInstanceOf(SvcError);
+        expect((err as SvcError).code).toBe(code);
+        if (field !== undefined) expect((err as SvcError).field).toBe(field);
+      },
+    );
+}
+
+describe("Collection", () => {
+  it("fetch returns the stored float32 values exactly and the metadata; upsert of an id replaces it", async () => {
+    const c = await fresh();
+    const [a, b] = vectors(2, 64, 1);
+    await c.upsert("ns", [{ id: "a", values: Array.from(a!), metadata: { genre: "drama", year: 2001, tags: ["x", "y"], ok: true } }]);
+    await c.settled();
+    let [got] = c.fetch("ns", ["a", "missing"]);
+    expect(got!.values).toEqual(a);
+    expect(got!.metadata).toEqual({ genre: "drama", year: 2001, tags: ["x", "y"], ok: true });
+    await c.upsert("ns", [{ id: "a", values: b! }]);
+    await c.settled();
+    [got] = c.fetch("ns", ["a"]);
+    expect(got!.values).toEqual(b);
+    expect(got!.metadata).toEqual({});
+    expect(c.stats().namespaces).toEqual({ ns: { vectorCount: 1 } });
+    await c.close();
+  });
+
+  it("top-k after 1-bit scan + rescoring matches exact cosine (recall@10 >= 0.97) and scores are cosines", async () => {
+    const c = await fresh({ dimension: 1024 });
+    // Queries come from the same clusters as the data (held out), as real queries do.
+    const all = vectors(3030, 1024, 2);
+    const data = all.slice(0, 3000);
+    const queries = all.slice(3000);
+    await c.upsert("", data.map((values, i) => ({ id: `v${i}`, values })));
+    await c.settled();
+    let hit = 0;
+    for (const q of queries) {
+      const exact = data.map((v, i) => ({ i, s: cosine(q, v) })).sort((x, y) => y.s - x.s).slice(0, 10);
+      const { matches } = await c.query("", { vector: q, topK: 10 });
+      expect(matches).toHaveLength(10);
+      const want = new Set(exact.map((e) => `v${e.i}`));
+      hit += matches.filter((m) => want.has(m.id)).length;
+      for (const m of matches) expect(m.score).toBeCloseTo(cosine(q, data[Number(m.id.slice(1))]!), 5);
+    }
+    expect(hit / 300).toBeGreaterThanOrEqual(0.97);
+    await c.close();
+  });
+
+  it("filters: the true top-k among matching rows, via candidate list and via masked scan", async () => {
+    const c = await fresh({ dimension: 256 });
+    const all = vectors(40_001, 256, 4);
+    const data = all.slice(0, 40_000);
+    for (let s = 0; s < data.length; s += 5000) {
+      await c.upsert("f", data.slice(s, s + 5000).map((values, j) => ({ id: `v${s + j}`, values, metadata: { bucket: (s + j) % 100, even: (s + j) % 2 === 0 } })));
+    }
+    await c.settled();
+    const q = all[40_000]!;
+    for (const [filter, pred, plan] of [
+      [{ bucket: 7 }, (i: number) => i % 100 === 7, "list"],
+      [{ bucket: { $lt: 90 }, even: true }, (i: number) => i % 100 < 90 && i % 2 === 0, "list"],
+      [{ bucket: { $lt: 90 } }, (i: number) => i % 100 < 90, "masked"],
+      [{ bucket: { $lt: 10 }, even: false }, (i: number) => i % 100 < 10 && i % 2 === 1, "list"],
+    ] as const) {
+      const exact = data.map((v, i) => ({ i, s: cosine(q, v) })).filter((e) => pred(e.i)).sort((x, y) => y.s - x.s).slice(0, 10);
+      const res = await c.query("f", { vector: q, topK: 10, filter, includeMetadata: true });
+      expect(res.plan).toBe(plan);
+      for (const m of res.matches) expect(pred(Number(m.id.slice(1)))).toBe(true);
+      const got = new Set(res.matches.map((m) => m.id));
+      expect(exact.filter((e) => got.has(`v${e.i}`)).length).toBeGreaterThanOrEqual(9);
+    }
+    await c.close();
+  });
+
+  it("deletes by ids, by filter and all; deleted rows never come back from queries; counts per namespace", async () => {
+    const c = await fresh();
+    const data = vectors(500, 64, 6);
+    await c.upsert("a", data.map((values, i) => ({ id: `v${i}`, values, metadata: { k: i % 5 } })));
+    await c.upsert("b", data.slice(0, 10).map((values, i) => ({ id: `v${i}`, values })));
+    expect((await c.delete("a", { ids: ["v0", "v1", "nope"] })).deleted).toBe(3);
+    expect((await c.delete("a", { filter: { k: 4 } })).deleted).toBe(100);
+    await c.settled();
+    expect(c.stats().namespaces).toEqual({ a: { vectorCount: 398 }, b: { vectorCount: 10 } });
+    const res = await c.query("a", { vector: data[0]!, topK: 500 });
+    expect(res.matches.some((m) => m.id === "v0" || Number(m.id.slice(1)) % 5 === 4)).toBe(false);
+    expect(res.matches).toHaveLength(398);
+    await c.delete("b", { deleteAll: true });
+    await c.settled();
+    expect(c.stats().namespaces).toEqual({ a: { vectorCount: 398 } });
+    expect((await c.query("b", { vector: data[0]!, topK: 3 })).matches).toEqual([]);
+    await c.close();
+  });
+
+  it("update replaces values and merges metadata; unknown id is E_NOT_FOUND", async () => {
+    const c = await fresh();
+    const [a, b] = vectors(2, 64, 7);
+    await c.upsert("", [{ id: "x", values: a!, metadata: { keep: "yes", n: 1 } }]);
+    await c.update("", { id: "x", setMetadata: { n: 2 } });
+    await c.settled();
+    expect(c.fetch("", ["x"])[0]).toEqual({ id: "x", values: a, metadata: { keep: "yes", n: 2 } });
+    await c.update("", { id: "x", values: b! });
+    await c.settled();
+    expect(c.fetch("", ["x"])[0]!.values).toEqual(b);
+    await expectCode(() => c.update("", { id: "nope", setMetadata: { n: 1 } }), "E_NOT_FOUND", "id");
+    await c.close();
+  });
+
+  it("restart: WAL replay without a checkpoint, then from a checkpoint plus later frames", async () => {
+    const dir = join(root, "restart");
+    const data = vectors(300, 64, 8);
+    let c = await Collection.open(dir, { kernels, pool, dimension: 64 });
+    await c.upsert("n", data.slice(0, 200).map((values, i) => ({ id: `v${i}`, values, metadata: { i } })));
+    await c.delete("n", { ids: ["v3"] });
+    // No close(): the process "stops" without a checkpoint; the WAL alone must restore it.
+    c = await Collection.open(dir, { kernels, pool });
+    expect(c.stats().namespaces).toEqual({ n: { vectorCount: 199 } });
+    await c.checkpoint();
+    await c.upsert("n", data.slice(200).map((values, i) => ({ id: `v${200 + i}`, values, metadata: { i: 200 + i } })));
+    c = await Collection.open(dir, { kernels, pool });
+    expect(c.stats().namespaces).toEqual({ n: { vectorCount: 299 } });
+    expect(c.fetch("n", ["v250"])[0]).toEqual({ id: "v250", values: data[250], metadata: { i: 250 } });
+    expect(c.fetch("n", ["v3"])).toEqual([]);
+    const res = await c.query("n", { vector: data[42]!, topK: 1, filter: { i: { $gte: 40, $lte: 45 } } });
+    expect(res.matches[0]!.id).toBe("v42");
+    await c.close();
+  });
+
+  it("compaction drops dead rows and keeps every answer", async () => {
+    const c = await fresh();
+    const data = vectors(3000, 64, 9);
+    await c.upsert("", data.map((values, i) => ({ id: `v${i}`, values, metadata: { i } })));
+    await c.delete("", { filter: { i: { $lt: 2000 } } });
+    await c.settled();
+    const q = data[2500]!;
+    const before = await c.query("", { vector: q, topK: 10, includeMetadata: true });
+    const stats = await c.compact("");
+    expect(stats).toEqual({ before: 3000, after: 1000 });
+    const after = await c.query("", { vector: q, topK: 10, includeMetadata: true });
+    expect(after.matches).toEqual(before.matches);
+    expect(after.plan).toBe("full");
+    await c.close();
+    const again = await Collection.open(c.dir, { kernels, pool });
+    expect((await again.query("", { vector: q, topK: 10, includeMetadata: true })).matches).toEqual(before.matches);
+    await again.close();
+  });
+
+  it("hamming collections store packed bits and score 1 - 2d/D", async () => {
+    const c = await fresh({ dimension: 200, metric: "hamming" });
+    const next = mulberry32(10);
+    const rows = Array.from({ length: 100 }, () => Uint8Array.from({ length: 25 }, () => next() & 0xff));
+    await c.upsert("", rows.map((bits, i) => ({ id: `b${i}`, bits })));
+    await c.settled();
+    const res = await c.query("", { bits: rows[17]!, topK: 2 });
+    expect(res.matches[0]).toEqual({ id: "b17", score: 1 });
+    expect(c.fetch("", ["b5"])[0]!.values).toEqual(rows[5]);
+    await c.close();
+  });
+
+  it("rejects bad input with stable codes naming the field, and stores nothing", async () => {
+    const c = await fresh({ dimension: 4 });
+    await expectCode(() => c.upsert("", [{ id: "a", values: [1, 2, 3] }]), "E_DIMENSION", "vectors[0].values");
+    await expectCode(() => c.upsert("", [{ id: "a", values: [1, 2, 3, 4] }, { id: "b", values: [1, NaN, 3, 4] }]), "E_NON_FINITE", "vectors[1].values[1]");
+    await expectCode(() => c.upsert("", [{ id: "", values: [1, 2, 3, 4] }]), "E_BAD_REQUEST", "vectors[0].id");
+    await expectCode(() => c.upsert("", [{ id: "a", values: [1, 2, 3, 4], metadata: { x: { nested: 1 } } }]), "E_METADATA", "vectors[0].metadata.x");
+    await expectCode(() => c.query("", { vector: [1, 2, 3, 4], topK: 0 }), "E_TOP_K", "topK");
+    await expectCode(() => c.query("", { vector: [1, 2, 3, 4], topK: 1, filter: { x: { $between: 1 } } }), "E_FILTER", "filter.x.$between");
+    await c.settled();
+    expect(c.stats().totalVectorCount).toBe(0);
+    await c.close();
+  });
+
+  it("writes become visible after acknowledgement, asynchronously, in order", async () => {
+    const c = await fresh();
+    c.trackVisibility = true;
+    const data = vectors(200, 64, 11);
+    await Promise.all(data.map((values, i) => c.upsert("", [{ id: `v${i}`, values }])));
+    await c.settled();
+    expect(c.stats().totalVectorCount).toBe(200);
+    expect(c.visibleDelays).toHaveLength(200);
+    for (const d of c.visibleDelays) expect(d).toBeGreaterThanOrEqual(0);
+    await c.close();
+  });
+});
