@@ -1,0 +1,161 @@
+/** @module registry.test — records, code hashes, ed25519 signatures, tamper detection, key persistence, stable ids and dispatch. */
+import { spawnSync } from "node:child_process";
+import { createHash, createPublicKey, verify } from "node:crypto";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import * as emailMessage from "../../src/helpers/email-message.js";
+import * as lineFolder from "../../src/helpers/line-folder.js";
+import * as meetingSeries from "../../src/helpers/meeting-series.js";
+import * as taskParser from "../../src/helpers/task-parser.js";
+import { defaultCodeDir, HELPERS, helperId, openRegistry, verifyRecord } from "../../src/helpers/registry.js";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const srcHelpers = join(root, "src", "helpers");
+const dir = mkdtempSync(join(tmpdir(), "svc-registry-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const MINE = ["email-message", "meeting-series", "task-parser", "line-folder"] as const;
+const MODULES: Record<(typeof MINE)[number], Record<string, unknown>> = { "email-message": emailMessage, "meeting-series": meetingSeries, "task-parser": taskParser, "line-folder": lineFolder };
+const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
+
+describe("registry", () => {
+  const dataDir = join(dir, "data");
+  const registry = openRegistry({ dataDir });
+
+  // Needs every helper's file; the other five land with the same issue (run the full suite after the merge).
+  it("lists all ten helpers in the contract's order", () => {
+    expect(registry.list().map((r) => r.name)).toEqual([
+      "combo chart slide", "fillable form", "landscape document", "email message", "merged-header sheet",
+      "meeting series", "task parser", "form filler", "merged-cell grid reader", "line folder",
+    ]);
+  });
+
+  it("publishes name, description, entry points, SHA-256 of the source file, signature and a rec_ id", () => {
+    for (const module of MINE) {
+      const r = registry.get(module);
+      expect(r.module).toBe(module);
+      expect(r.id).toMatch(/^rec_[0-9a-f]{16}$/);
+      expect(r.description.length).toBeGreaterThan(10);
+      expect(r.description).not.toMatch(/\n/);
+      expect(r.codeHash).toBe(sha256(readFileSync(join(srcHelpers, `${module}.ts`))));
+      expect(r.signature).toBe("signed (ed25519)");
+      expect(Buffer.from(r.signatureValue!, "base64")).toHaveLength(64);
+      // Every published entry point is a function the module exports.
+      const mod = MODULES[module];
+      expect(r.entryPoints).toContain("build");
+      for (const e of r.entryPoints) expect(typeof mod[e], `${module}.${e}`).toBe("function");
+    }
+    expect(registry.get("line folder").entryPoints).toEqual(["build", "fold", "unfold"]);
+    expect(defaultCodeDir()).toBe(srcHelpers.replace(/\/$/, ""));
+  });
+
+  it("ids are derived from the name: stable across registries and key pairs, distinct per helper", () => {
+    const ids = HELPERS.map((h) => helperId(h.name));
+    expect(new Set(ids).size).toBe(10);
+    expect(helperId("line folder")).toBe(`rec_${sha256("svc-helper:line folder").slice(0, 16)}`);
+    const other = openRegistry({ dataDir: join(dir, "other-node") });
+    for (const m of MINE) expect(other.get(m).id).toBe(registry.get(m).id);
+    for (const m of MINE) expect(registry.get(registry.get(m).id).module).toBe(m);
+  });
+
+  it("signatures verify with the exported public key (PEM and raw), independently of the registry", () => {
+    const pub = registry.publicKey!;
+    expect(pub.pem).toMatch(/^-----BEGIN PUBLIC KEY-----/);
+    expect(Buffer.from(pub.raw, "base64")).toHaveLength(32);
+    const fromRaw = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(pub.raw, "base64").toString("base64url") }, format: "jwk" });
+    for (const m of MINE) {
+      const r = registry.get(m);
+      const message = Buffer.from(r.codeHash, "hex");
+      expect(verify(null, message, createPublicKey(pub.pem), Buffer.from(r.signatureValue!, "base64"))).toBe(true);
+      expect(verify(null, message, fromRaw, Buffer.from(r.signatureValue!, "base64"))).toBe(true);
+      const v = registry.verify(r.id);
+      expect(v).toEqual({ id: r.id, name: r.name, ok: true, hashMatches: true, signatureValid: true, expectedHash: r.codeHash, actualHash: r.codeHash, publicKey: pub.raw });
+    }
+  });
+
+  it("persists the key pair (0600) across openRegistry calls; another data dir has another key", () => {
+    const keyPath = join(dataDir, "keys", "signing-key.pem");
+    expect(readFileSync(keyPath, "utf8")).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+    expect(statSync(keyPath).mode & 0o777).toBe(0o600);
+    const again = openRegistry({ dataDir });
+    expect(again.publicKey).toEqual(registry.publicKey);
+    expect(again.get("task-parser").signatureValue).toBe(registry.get("task-parser").signatureValue); // ed25519 is deterministic
+    expect(openRegistry({ dataDir: join(dir, "third") }).publicKey!.raw).not.toBe(registry.publicKey!.raw);
+  });
+
+  it("serves the code as it is on disk", () => {
+    for (const m of MINE) expect(registry.code(registry.get(m).id)).toBe(readFileSync(join(srcHelpers, `${m}.ts`), "utf8"));
+  });
+
+  it("detects a tampered copy and says which part failed", () => {
+    const codeDir = join(dir, "copy");
+    mkdirSync(codeDir);
+    for (const m of MINE) copyFileSync(join(srcHelpers, `${m}.ts`), join(codeDir, `${m}.ts`));
+    const reg = openRegistry({ dataDir, codeDir });
+    expect(reg.list().map((r) => r.module)).toEqual(["email-message", "meeting-series", "task-parser", "line-folder"]);
+    const id = reg.get("line-folder").id;
+    expect(reg.verify(id).ok).toBe(true);
+
+    appendFileSync(join(codeDir, "line-folder.ts"), "\n// tampered\n");
+    const tampered = reg.verify(id);
+    expect(tampered.ok).toBe(false);
+    expect(tampered.hashMatches).toBe(false);
+    expect(tampered.signatureValid).toBe(true); // the published record itself is intact
+    expect(tampered.expectedHash).toBe(sha256(readFileSync(join(srcHelpers, "line-folder.ts"))));
+    expect(tampered.actualHash).toBe(sha256(readFileSync(join(codeDir, "line-folder.ts"))));
+    expect(reg.code(id)).toContain("// tampered");
+
+    unlinkSync(join(codeDir, "meeting-series.ts"));
+    const gone = reg.verify("meeting-series");
+    expect(gone).toMatchObject({ ok: false, hashMatches: false, actualHash: null, signatureValid: true });
+    expect(() => reg.code("meeting-series")).toThrow(expect.objectContaining({ code: "E_NOT_FOUND" }));
+  });
+
+  it("detects a forged record: altered signature, altered hash, or another node's key", () => {
+    const record = registry.get("email-message");
+    const code = readFileSync(join(srcHelpers, "email-message.ts"));
+    const sig = Buffer.from(record.signatureValue!, "base64");
+    sig[0]! ^= 1;
+    expect(verifyRecord({ ...record, signatureValue: sig.toString("base64") }, code, registry.publicKey)).toMatchObject({ ok: false, hashMatches: true, signatureValid: false });
+    // Code changed and the record's hash changed to match it: the signature no longer covers the hash.
+    const evil = Buffer.concat([code, Buffer.from("\n// evil\n")]);
+    expect(verifyRecord({ ...record, codeHash: sha256(evil) }, evil, registry.publicKey)).toMatchObject({ ok: false, hashMatches: true, signatureValid: false });
+    const stranger = openRegistry({ dataDir: join(dir, "stranger") });
+    expect(verifyRecord(record, code, stranger.publicKey)).toMatchObject({ ok: false, hashMatches: true, signatureValid: false });
+    expect(verifyRecord(record, code, null)).toMatchObject({ ok: false, signatureValid: false });
+  });
+
+  it("without a data dir, records are unsigned and verify by hash alone", () => {
+    const unsigned = openRegistry({});
+    const r = unsigned.get("task parser");
+    expect(r).toMatchObject({ signature: "unsigned", signatureValue: null, codeHash: registry.get("task-parser").codeHash });
+    expect(unsigned.publicKey).toBeNull();
+    expect(unsigned.verify(r.id)).toMatchObject({ ok: true, hashMatches: true, signatureValid: null, publicKey: null });
+  });
+
+  it("runs a helper's build by module name, display name or id", async () => {
+    const out = join(dir, "run", "folded.txt");
+    expect(await registry.run("line-folder", { lines: ["A:" + "x".repeat(100)], output_path: out })).toEqual({ path: out });
+    expect(readFileSync(out, "utf8")).toBe(`A:${"x".repeat(73)}\r\n ${"x".repeat(27)}\r\n`);
+    expect(await registry.run(registry.get("task parser").id, { task: "put some keychain on dresser", receptacles: ["dresser 1"] })).toEqual({
+      entry_point: "pick_and_place_simple",
+      object_type: "keychain",
+      target_type: "dresser",
+    });
+    await expect(registry.run("line folder", { lines: ["a\nb"], output_path: out })).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "lines.0" });
+    await expect(registry.run("rec_0000000000000000", {})).rejects.toMatchObject({ code: "E_NOT_FOUND" });
+    expect(() => registry.get("no such helper")).toThrow(expect.objectContaining({ code: "E_NOT_FOUND" }));
+  });
+
+  // `npm test` builds dist/ first; from dist/ the code is still src/helpers/<name>.ts, so hashes agree.
+  it.skipIf(!existsSync(join(root, "dist", "helpers", "registry.js")))("hashes the same source files when running from dist/", () => {
+    const script = `import("${join(root, "dist", "helpers", "registry.js")}").then((m) => console.log(JSON.stringify(m.openRegistry({}).list().map((r) => [r.module, r.codeHash]))))`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", cwd: dir });
+    expect(r.status, r.stderr).toBe(0);
+    const fromDist = new Map(JSON.parse(r.stdout) as [string, string][]);
+    for (const m of MINE) expect(fromDist.get(m)).toBe(registry.get(m).codeHash);
+  });
+});
