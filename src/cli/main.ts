@@ -2,10 +2,12 @@
 /** @module main — the `svc` command line: dispatches to one Command per subcommand. */
 import { parseArgs } from "node:util";
 import { SvcError } from "../errors.js";
+import { buildCommand } from "./build.js";
 import type { Command } from "./command.js";
 import { demoCommand } from "./demo.js";
+import { repairCommand } from "./repair.js";
 
-const COMMANDS: Command[] = [demoCommand];
+const COMMANDS: Command[] = [demoCommand, repairCommand, buildCommand];
 
 const HELP = `svc — self-hosted memory substrate for AI agents
 

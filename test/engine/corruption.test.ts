@@ -1,0 +1,64 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync, closeSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Collection } from "../../src/engine/collection.js";
+import { SvcError } from "../../src/errors.js";
+import { Kernels } from "../../src/kernels/abi.js";
+import { ScanPool } from "../../src/pool/scan-pool.js";
+
+const root = mkdtempSync(join(tmpdir(), "svc-corrupt-"));
+const main = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+let kernels: Kernels;
+let pool: ScanPool;
+beforeAll(() => {
+  kernels = Kernels.create();
+  pool = new ScanPool(kernels, { threads: 1 });
+});
+afterAll(async () => {
+  await pool.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const vec = (i: number) => Float32Array.from({ length: 8 }, (_, j) => Math.sin(i * 8 + j + 1));
+
+describe("a collection whose log is damaged", () => {
+  it("checksum-mismatch-in-a-middle-frame-refuses-to-open, then `svc repair` salvages the frames after the damage", async () => {
+    const dir = join(root, "c");
+    const c = await Collection.open(dir, { kernels, pool, dimension: 8 });
+    const seg = join(dir, "wal", readdirSync(join(dir, "wal")).find((f) => f.endsWith(".seg"))!);
+    const ends: number[] = [];
+    for (let b = 0; b < 3; b++) {
+      await c.upsert("", Array.from({ length: 5 }, (_, i) => ({ id: `b${b}-${i}`, values: vec(b * 5 + i), metadata: { b } })));
+      ends.push(statSync(seg).size);
+    }
+    // No close(): like a crash, nothing is checkpointed; the log alone holds the three batches.
+    const flipAt = ends[0]! + 40; // inside batch 1's frame payload
+    const fd = openSync(seg, "r+");
+    const byte = readFileSync(seg)[flipAt]!;
+    writeSync(fd, Buffer.from([byte ^ 0xff]), 0, 1, flipAt);
+    closeSync(fd);
+
+    const err = await Collection.open(dir, { kernels, pool }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SvcError);
+    expect((err as SvcError).code).toBe("E_WAL_CORRUPT");
+    expect((err as SvcError).message).toContain(seg.split("/").pop()!);
+    expect((err as SvcError).message).toContain(String(ends[0]));
+
+    const r = spawnSync(process.execPath, [main, "repair", dir], { encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`padded ${ends[1]! - ends[0]!} bytes at offset ${ends[0]}`));
+
+    const again = await Collection.open(dir, { kernels, pool });
+    // Batch 0 and batch 2 (after the damage) are back with exact values; batch 1 was destroyed.
+    expect(again.fetch("", ["b0-3", "b2-4"]).map((v) => [v.id, Array.from(v.values), v.metadata])).toEqual([
+      ["b0-3", Array.from(vec(3)), { b: 0 }],
+      ["b2-4", Array.from(vec(14)), { b: 2 }],
+    ]);
+    expect(again.fetch("", ["b1-0"])).toEqual([]);
+    expect(again.stats().totalVectorCount).toBe(10);
+    await again.close();
+  });
+});
