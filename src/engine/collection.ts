@@ -405,19 +405,32 @@ export class Collection {
     if (this.trackVisibility) this.ackedAt.push(performance.now());
     if (!this.applyScheduled) {
       this.applyScheduled = true;
-      setImmediate(() => this.drain());
+      setImmediate(() => void this.drain());
     }
     if (this.wal.stats.bytes - this.walBytesAtCheckpoint > this.checkpointBytes && this.checkpointing === null) void this.checkpoint().catch(() => {});
   }
 
-  private drain(): void {
-    this.applyScheduled = false;
-    for (const { op, pos } of this.queue.splice(0)) {
-      this.apply(op);
-      this.visiblePos = pos;
-      if (this.trackVisibility) this.visibleDelays.push(performance.now() - this.ackedAt.shift()!);
+  /**
+   * Apply acknowledged ops in log order. Float upserts are encoded by the pool's workers
+   * (the only await), so the event loop keeps serving while a large batch encodes.
+   */
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const { op, pos } = this.queue.shift()!;
+        let bits: Uint8Array | undefined;
+        if (op.type === OP.upsert && this.rotation) {
+          const v = op.body.v.byteOffset % 4 === 0 ? op.body.v : op.body.v.slice();
+          bits = await this.pool.encode(this.rotation, this.dimension, new Float32Array(v.buffer, v.byteOffset, v.byteLength / 4));
+        }
+        this.apply(op, bits);
+        this.visiblePos = pos;
+        if (this.trackVisibility) this.visibleDelays.push(performance.now() - this.ackedAt.shift()!);
+        this.releaseWaiters();
+      }
+    } finally {
+      this.applyScheduled = false;
     }
-    this.releaseWaiters();
   }
 
   private releaseWaiters(): void {
@@ -430,12 +443,12 @@ export class Collection {
     }
   }
 
-  /** Apply one logged op to the in-memory state and partition files (replay uses it too). */
-  private apply(op: Op): void {
+  /** Apply one logged op to the in-memory state and partition files (replay uses it too); `bits` = the upsert's rows already encoded. */
+  private apply(op: Op, bits?: Uint8Array): void {
     switch (op.type) {
       case OP.upsert: {
         const { ns, ids, v, m } = op.body;
-        this.partition(ns).append(this.rotation, ids, v, m);
+        this.partition(ns).append(this.rotation, ids, v, m, bits);
         return;
       }
       case OP.delete:

@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { SvcError, type ErrorCode } from "../errors.js";
-import { checkK, decodeKeys, heapSlots, kernelModule, queryTableBytes, useQueryTable, type Kernels, type RowsRef, type TopK } from "../kernels/abi.js";
+import { checkK, decodeKeys, heapSlots, kernelModule, queryTableBytes, useQueryTable, wordsFor, type Kernels, type RowsRef, type TopK } from "../kernels/abi.js";
 import type { ScanReply, ScanTask } from "./scan-task.js";
 
 /**
@@ -22,6 +22,9 @@ export interface ScanPoolOptions {
   /** Row count under which single queries run in-thread (default DEFAULT_INLINE_BELOW). */
   inlineBelow?: number;
 }
+
+/** Encode batches smaller than this run in the calling thread (8 us per 1024-d vector vs ~0.1-0.2 ms dispatch). */
+export const ENCODE_INLINE_BELOW = 128;
 
 /** Stripe boundaries are multiples of 64 rows so masked stripes start on a bitset word. */
 const STRIPE_ALIGN = 64;
@@ -113,6 +116,37 @@ export class ScanPool {
     } finally {
       if (out !== 0) heap.release(out);
       if (tables !== 0) heap.release(tables);
+    }
+  }
+
+  /**
+   * Encode float vectors (n * dim f32) into packed rows with a rotation's tables, split over
+   * the workers (each slice with its own FWHT scratch); returns the rows (n * rowBytes).
+   * Below ENCODE_INLINE_BELOW vectors it runs in the calling thread.
+   */
+  async encode(rotation: { P: number; signs: number }, dim: number, vectors: Float32Array): Promise<Uint8Array> {
+    const heap = this.kernels.heap;
+    const n = vectors.length / dim;
+    const rowBytes = wordsFor(dim) * 8;
+    const parts = n < ENCODE_INLINE_BELOW ? 1 : this.threads;
+    const src = heap.put(vectors);
+    let out = 0;
+    let scratch = 0;
+    try {
+      out = heap.alloc(Math.max(8, n * rowBytes));
+      scratch = heap.alloc(parts * rotation.P * 4);
+      const size = Math.ceil(n / parts);
+      const slices = Array.from({ length: parts }, (_, i) => [i * size, Math.min(n, (i + 1) * size)] as const).filter(([a, b]) => b > a);
+      const task = (i: number, a: number, b: number): ScanTask => ({ kind: "encode", src: src + a * dim * 4, n: b - a, dim, P: rotation.P, signs: rotation.signs, scratch: scratch + i * rotation.P * 4, out: out + a * rowBytes });
+      if (parts === 1) {
+        const t = task(0, 0, n) as Extract<ScanTask, { kind: "encode" }>;
+        this.kernels.encode(t.src, t.n, dim, t, t.out);
+      } else await settleAll(slices.map(([a, b], i) => this.run(task(i, a, b))));
+      return heap.bytes().slice(out, out + n * rowBytes);
+    } finally {
+      heap.release(src);
+      if (out !== 0) heap.release(out);
+      if (scratch !== 0) heap.release(scratch);
     }
   }
 

@@ -1,10 +1,11 @@
-/** @module scan-task — the message a scan worker receives: pointers into the shared memory only. */
+/** @module scan-task — the message a pool worker receives (a scan stripe or an encode slice): pointers into the shared memory only. */
 import type { RowsRef } from "../kernels/abi.js";
 
 /** One stripe or one query group; results go to `out` as ascending u64 keys. */
 export type ScanTask =
   | { kind: "topK"; rows: RowsRef; start: number; end: number; query: number; k: number; out: number; mask: number }
-  | { kind: "multi"; rows: RowsRef; start: number; end: number; queries: number; nq: number; k: number; out: number; table: number };
+  | { kind: "multi"; rows: RowsRef; start: number; end: number; queries: number; nq: number; k: number; out: number; table: number }
+  | { kind: "encode"; src: number; n: number; dim: number; P: number; signs: number; scratch: number; out: number };
 
 /** A worker answers with the key count, or with the SvcError it raised (errors lose their class across threads). */
 export type ScanReply = number | { error: { code: string; message: string; field?: string } };

@@ -11,6 +11,10 @@ const kernels = Kernels.create(new SharedHeap(memory), module);
 /** Runs one task; replies with the number of keys written per heap, or the SvcError raised. */
 export default function run(task: ScanTask): ScanReply {
   try {
+    if (task.kind === "encode") {
+      kernels.encode(task.src, task.n, task.dim, task, task.out);
+      return 0;
+    }
     if (task.kind === "multi") return kernels.topKMultiRaw(task.rows, task.start, task.end, task.queries, task.nq, task.k, task.out, task.table);
     if (task.mask !== 0) return kernels.topKMaskedRaw(task.rows, task.start, task.end, task.query, task.k, task.mask, task.out);
     return kernels.topKRaw(task.rows, task.start, task.end, task.query, task.k, task.out);

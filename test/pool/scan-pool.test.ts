@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { Kernels } from "../../src/kernels/abi.js";
+import { Rotation } from "../../src/kernels/rotation.js";
 import { ScanPool, mergeTopK, stripeBounds } from "../../src/pool/scan-pool.js";
 import { duplicateRows, mulberry32, randomArena, randomQuery } from "../kernels/helpers.js";
 
@@ -50,6 +51,20 @@ describe("ScanPool", () => {
     }
     const batch = await pool.topKBatch(small, queries, 3, 50);
     batch.forEach((res, j) => expect(res).toEqual(kernels.topK(small, 0, 70, queries + j * small.rowBytes, 50, "reference")));
+  });
+
+  it("encode split over the workers gives the same rows as encoding in-thread", async () => {
+    const dim = 300;
+    const rotation = new Rotation(kernels, dim, 99);
+    const next = mulberry32(5);
+    const vectors = Float32Array.from({ length: 700 * dim }, () => next() / 2 ** 32 - 0.5);
+    const split = await pool.encode(rotation, dim, vectors);
+    const rowBytes = Math.ceil(dim / 128) * 16;
+    const out = kernels.heap.alloc(700 * rowBytes);
+    rotation.encode(vectors, out);
+    expect(split).toEqual(kernels.heap.bytes().slice(out, out + 700 * rowBytes));
+    kernels.heap.release(out);
+    rotation.dispose();
   });
 
   it("small collections run in-thread with the same answer", async () => {
