@@ -72,17 +72,17 @@ describe("meeting series", () => {
 
   it("parses with node-ical: event fields, recurrence and reminder", () => {
     const data = ical.sync.parseICS(text);
-    const cal = Object.values(data).find((c) => c.type === "VCALENDAR") as unknown as { prodid: string; version: string };
+    const cal = Object.values(data).find((c) => c?.type === "VCALENDAR") as unknown as { prodid: string; version: string };
     expect(cal.prodid).toBe("-//Acme Corp//Meeting Series 1.0//EN");
     expect(cal.version).toBe("2.0");
-    const events = Object.values(data).filter((c) => c.type === "VEVENT") as ical.VEvent[];
+    const events = Object.values(data).filter((c) => c?.type === "VEVENT") as ical.VEvent[];
     expect(events).toHaveLength(1);
     const ev = events[0]!;
     expect(ev.uid).toBe("weekly-sync-42@example.com");
     expect(ev.summary).toBe(SUMMARY);
     expect(ev.location).toBe("Room 4, Tower B; 東京");
     expect(ev.start.toISOString()).toBe("2025-01-06T15:00:00.000Z");
-    expect(ev.end.toISOString()).toBe("2025-01-06T16:00:00.000Z");
+    expect(ev.end?.toISOString()).toBe("2025-01-06T16:00:00.000Z");
     const stamp = (ev as unknown as { dtstamp: Date }).dtstamp.getTime();
     expect(stamp).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
 
