@@ -94,6 +94,8 @@ export class Partition {
       const all = new RoaringBitmap32();
       all.addRange(0, this.rows);
       all.andNotInPlace(this.tombstones);
+      // Scattered tombstones leave run containers of many runs; bitmap containers intersect 4-10x faster.
+      all.removeRunCompression();
       this.liveCache = { version: this.version, bitmap: all };
     }
     return this.liveCache.bitmap;
