@@ -1,14 +1,13 @@
 /** @module fillable-form — builds a one-page PDF with a title, labelled AcroForm text fields and checkboxes (pdf-lib). */
-import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import fontkit from "@pdf-lib/fontkit";
 import { PDFDocument, type PDFFont, type PDFPage, StandardFonts, rgb } from "pdf-lib";
 import { z } from "zod";
 import { SvcError } from "../errors.js";
 import { parseArgs } from "./args.js";
 import { prepareOutput } from "./output-path.js";
+import { canEncode, embedDejaVu } from "./pdf-fonts.js";
+
+export { dejavuPath } from "./pdf-fonts.js";
 
 const HELPER = "fillable-form";
 
@@ -136,23 +135,6 @@ export function computeLayout(a: Parsed): FormLayout {
   return { title: { x: a.left_margin, baseline: H - a.top_margin }, text, checkboxes };
 }
 
-const requireFromHere = createRequire(import.meta.url);
-
-/** Path of a DejaVu TTF shipped by the dejavu-fonts-ttf package. */
-export function dejavuPath(file: "DejaVuSans.ttf" | "DejaVuSans-Bold.ttf"): string {
-  return join(dirname(requireFromHere.resolve("dejavu-fonts-ttf/package.json")), "ttf", file);
-}
-
-/** True when `font` can encode every character of `text` (standard fonts cover WinAnsi only). */
-function canEncode(font: PDFFont, text: string): boolean {
-  try {
-    for (const line of text.split(/\r\n|\r|\n/)) font.encodeText(line);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Fonts by name, embedded once; text a standard font cannot encode falls back to DejaVu Sans (bold for bold faces). */
 class FontBox {
   private readonly cache = new Map<string, PDFFont>();
@@ -162,10 +144,7 @@ class FontBox {
     const standard = await this.get(name, () => this.doc.embedFont(name));
     if (canEncode(standard, text)) return standard;
     const file = /Bold/.test(name) ? "DejaVuSans-Bold.ttf" : "DejaVuSans.ttf";
-    return this.get(file, () => {
-      this.doc.registerFontkit(fontkit);
-      return this.doc.embedFont(readFileSync(dejavuPath(file)), { subset: true });
-    });
+    return this.get(file, () => embedDejaVu(this.doc, file, { subset: true }));
   }
 
   private async get(key: string, make: () => Promise<PDFFont>): Promise<PDFFont> {

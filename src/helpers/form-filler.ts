@@ -1,8 +1,5 @@
 /** @module form-filler — fills an existing AcroForm PDF by label (substring of tooltip/name) or exact field name (pdf-lib). */
 import { readFile, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import fontkit from "@pdf-lib/fontkit";
 import {
   PDFBool,
   PDFCheckBox,
@@ -22,6 +19,7 @@ import { z } from "zod";
 import { SvcError } from "../errors.js";
 import { parseArgs } from "./args.js";
 import { prepareOutput } from "./output-path.js";
+import { canEncode, embedDejaVu } from "./pdf-fonts.js";
 
 const HELPER = "form-filler";
 
@@ -232,22 +230,11 @@ function applyValue(field: PDFField, value: string, where: string): void {
   }
 }
 
-const requireFromHere = createRequire(import.meta.url);
-
 /** Text a field would render, used to pick a font that can encode it. */
 function renderedText(field: PDFField): string {
   if (field instanceof PDFTextField) return field.getText() ?? "";
   if (field instanceof PDFDropdown || field instanceof PDFOptionList) return [...field.getOptions(), ...field.getSelected()].join("\n");
   return "";
-}
-
-function canEncode(font: PDFFont, text: string): boolean {
-  try {
-    for (const line of text.split(/\r\n|\r|\n/)) font.encodeText(line);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -265,11 +252,7 @@ async function generateAppearances(doc: PDFDocument): Promise<boolean> {
     if (!field.needsAppearancesUpdate()) continue;
     let font = helvetica;
     if (!canEncode(helvetica, renderedText(field))) {
-      if (dejavu === undefined) {
-        doc.registerFontkit(fontkit);
-        const ttf = join(dirname(requireFromHere.resolve("dejavu-fonts-ttf/package.json")), "ttf", "DejaVuSans.ttf");
-        dejavu = await doc.embedFont(await readFile(ttf), { subset: false });
-      }
+      dejavu ??= await embedDejaVu(doc, "DejaVuSans.ttf", { subset: false });
       font = dejavu;
     }
     try {
