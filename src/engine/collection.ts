@@ -142,23 +142,29 @@ export class Collection {
   /** Open a collection directory, creating it when `dimension` is given; replays the WAL after the last checkpoint. */
   static async open(dir: string, opts: CollectionOptions): Promise<Collection> {
     const config = loadConfig(dir, opts);
-    const cp = loadCheckpoint(dir);
-    removeUnreferenced(join(dir, "parts"), cp);
-    const c = new Collection(dir, config, opts, cp);
-    const { wal, report } = await Wal.open(join(dir, "wal"), {
-      durability: opts.durability,
-      segmentBytes: opts.segmentBytes,
-      from: cp?.wal,
-      onFrame: (f) => {
-        c.apply({ type: f.type, body: f.body } as Op);
-        c.visiblePos = f.end;
-      },
-    });
-    c.wal = wal;
-    c.visiblePos = wal.position;
-    Object.assign(c.recovery, report);
-    c.walBytesAtCheckpoint = wal.stats.bytes;
-    return c;
+    lockDir(dir);
+    try {
+      const cp = loadCheckpoint(dir);
+      removeUnreferenced(join(dir, "parts"), cp);
+      const c = new Collection(dir, config, opts, cp);
+      const { wal, report } = await Wal.open(join(dir, "wal"), {
+        durability: opts.durability,
+        segmentBytes: opts.segmentBytes,
+        from: cp?.wal,
+        onFrame: (f) => {
+          c.apply({ type: f.type, body: f.body } as Op);
+          c.visiblePos = f.end;
+        },
+      });
+      c.wal = wal;
+      c.visiblePos = wal.position;
+      Object.assign(c.recovery, report);
+      c.walBytesAtCheckpoint = wal.stats.bytes;
+      return c;
+    } catch (err) {
+      rmSync(join(dir, "LOCK"), { force: true });
+      throw err;
+    }
   }
 
   private get partsDir(): string {
@@ -214,7 +220,7 @@ export class Collection {
       await this.settled();
       const p = this.partitions.get(namespace);
       if (filter === null || p === undefined) ids = filter === null ? [] : [];
-      else ids = p.index.evaluate(filter, p.live()).toArray().map((r) => p.records.ids[r]!);
+      else ids = p.index.evaluate(filter, p.live()).toArray().map((r) => p.idOf(r));
       if (filter === null) throw new SvcError("E_FILTER", "filter must not be empty; use deleteAll to delete everything", { field: "filter" });
     } else {
       throw new SvcError("E_BAD_REQUEST", "give ids, filter or deleteAll", { field: "ids" });
@@ -235,7 +241,7 @@ export class Collection {
     const m = req.setMetadata === undefined ? null : validateMetadata(req.setMetadata, "setMetadata");
     if (v === null && m === null) throw new SvcError("E_BAD_REQUEST", "give values or setMetadata", { field: "values" });
     await this.settled();
-    if (this.partitions.get(namespace)?.rowOf.get(id) === undefined) throw new SvcError("E_NOT_FOUND", `no vector '${id}' in namespace '${namespace}'`, { field: "id" });
+    if (this.partitions.get(namespace)?.rowOf(id) === undefined) throw new SvcError("E_NOT_FOUND", `no vector '${id}' in namespace '${namespace}'`, { field: "id" });
     await this.log({ type: OP.update, body: { ns: namespace, id, v, m } satisfies UpdateOp });
   }
 
@@ -246,7 +252,7 @@ export class Collection {
     const out: FetchedVector[] = [];
     if (p === undefined) return out;
     for (const id of ids) {
-      const row = p.rowOf.get(id);
+      const row = p.rowOf(id);
       if (row !== undefined) out.push({ id, values: p.vector(row), metadata: p.metadata(row) });
     }
     return out;
@@ -259,7 +265,7 @@ export class Collection {
     const p = this.partitions.get(namespace);
     let vector: Float32Array | Uint8Array;
     if (req.id !== undefined) {
-      const row = p?.rowOf.get(req.id);
+      const row = p?.rowOf(req.id);
       if (row === undefined) throw new SvcError("E_NOT_FOUND", `no vector '${req.id}' in namespace '${namespace}'`, { field: "id" });
       vector = p!.vector(row);
     } else if (this.rotation) vector = this.checkValues(req.vector, "vector");
@@ -281,7 +287,7 @@ export class Collection {
       try {
         const res = await search(this.kernels, this.pool, p, { bits, unit, rotated, k, filter, candidates: req.candidates, rescore: req.rescore });
         const matches = res.hits.map(({ row, score }) => {
-          const match: Match = { id: p.records.ids[row]!, score };
+          const match: Match = { id: p.idOf(row), score };
           if (req.includeValues) {
             const v = p.vector(row);
             match.values = v instanceof Float32Array ? Array.from(v) : v;
@@ -350,6 +356,7 @@ export class Collection {
     this.partitions.clear();
     this.closeRetired();
     this.rotation?.dispose();
+    rmSync(join(this.dir, "LOCK"), { force: true });
   }
 
   /**
@@ -465,7 +472,7 @@ export class Collection {
       case OP.update: {
         const { ns, id, v, m } = op.body;
         const p = this.partitions.get(ns);
-        const row = p?.rowOf.get(id);
+        const row = p?.rowOf(id);
         if (p === undefined || row === undefined) return;
         const vector = v ?? (p.values ? new Uint8Array(p.vector(row).buffer) : this.checkBits(p.vector(row) as Uint8Array, "bits"));
         const meta = m === null ? p.metadata(row) : mergeMetadata(p.metadata(row), m);
@@ -523,7 +530,7 @@ export class Collection {
             if (old.tombstones.has(r)) continue;
             map[r] = fresh.rows + keep.length;
             keep.push(r - copied);
-            ids.push(old.records.ids[r]!);
+            ids.push(old.idOf(r));
             const meta = old.metadata(r);
             metas.push(Object.keys(meta).length === 0 ? null : meta);
           }
@@ -559,7 +566,7 @@ export class Collection {
     const gone: string[] = [];
     for (const r of old.tombstones.toUint32Array()) {
       const n = map[r]!;
-      if (n >= 0 && !fresh.tombstones.has(n)) gone.push(fresh.records.ids[n]!);
+      if (n >= 0 && !fresh.tombstones.has(n)) gone.push(fresh.idOf(n));
     }
     fresh.remove(gone);
     this.partitions.set(ns, fresh);
@@ -653,6 +660,41 @@ function loadConfig(dir: string, opts: CollectionOptions): CollectionConfig {
   mkdirSync(join(dir, "parts"), { recursive: true });
   writeDurableSync(path, JSON.stringify(config, null, 2));
   return config;
+}
+
+/**
+ * One process per collection: LOCK holds the owner's pid. A lock whose process is gone (a
+ * crash) is taken over; another live owner is E_CONFLICT, since two writers would interleave
+ * frames. Inside one process the caller keeps one Collection per directory (tests reopen in
+ * the same process to simulate a restart, which takes the lock over).
+ */
+function lockDir(dir: string): void {
+  const path = join(dir, "LOCK");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new SvcError("E_IO", `${path}: ${(err as Error).message}`, { cause: err });
+    }
+    const pid = Number(readFileSync(path, "utf8"));
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      throw new SvcError("E_CONFLICT", `collection ${dir} is open in process ${pid}`, { details: { pid } });
+    }
+    rmSync(path, { force: true });
+  }
+  throw new SvcError("E_CONFLICT", `collection ${dir}: could not take ${path}`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 function loadCheckpoint(dir: string): Checkpoint | null {

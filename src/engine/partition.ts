@@ -45,7 +45,6 @@ export class Partition {
   readonly bits: RowFile;
   readonly values: RowFile | null;
   readonly records: RecordFile;
-  readonly rowOf = new Map<string, number>();
   tombstones: RoaringBitmap32;
   index: MetadataIndex;
   /** Queries and checkpoints in flight; a retired partition closes when this is 0. */
@@ -77,11 +76,20 @@ export class Partition {
     this.tombstones = state.tombstones ?? new RoaringBitmap32();
     this.index = state.index ?? new MetadataIndex();
     const ids = this.records.ids;
-    for (let r = 0; r < ids.length; r++) if (!this.tombstones.has(r)) this.rowOf.set(ids[r]!, r);
+    for (let r = 0; r < ids.rows; r++) if (!this.tombstones.has(r)) ids.map(r);
   }
 
   get rows(): number {
     return this.arena.count;
+  }
+
+  /** The live row of an id. */
+  rowOf(id: string): number | undefined {
+    return this.records.ids.rowOf(id);
+  }
+
+  idOf(row: number): string {
+    return this.records.ids.idOf(row);
   }
 
   get liveCount(): number {
@@ -124,9 +132,8 @@ export class Partition {
     this.records.append(ids, metas.map((m) => m ?? undefined));
     for (let i = 0; i < n; i++) {
       const row = first + i;
-      const old = this.rowOf.get(ids[i]!);
+      const old = this.records.ids.map(row, ids[i]!);
       if (old !== undefined) this.tombstones.add(old);
-      this.rowOf.set(ids[i]!, row);
       const meta = metas[i];
       if (meta) this.index.add(row, meta);
     }
@@ -137,9 +144,8 @@ export class Partition {
   remove(ids: readonly string[]): number {
     let removed = 0;
     for (const id of ids) {
-      const row = this.rowOf.get(id);
+      const row = this.records.ids.unmap(id);
       if (row === undefined) continue;
-      this.rowOf.delete(id);
       this.tombstones.add(row);
       removed++;
     }

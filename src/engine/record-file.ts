@@ -3,6 +3,7 @@ import { closeSync, constants, fdatasync, fstatSync, ftruncateSync, openSync, re
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { SvcError } from "../errors.js";
 import type { Metadata } from "./filter/metadata.js";
+import { IdTable } from "./id-table.js";
 
 const encoder = new Encoder();
 const decoder = new Decoder();
@@ -15,8 +16,8 @@ const READ_CHUNK = 8 << 20;
  */
 export class RecordFile {
   readonly path: string;
-  /** Row -> id. Rows are never renumbered inside one file (compaction writes a new one). */
-  readonly ids: string[] = [];
+  /** Row -> id, and id -> live row (the partition maintains the mapping). Rows are never renumbered inside one file. */
+  readonly ids = new IdTable();
   private offsets = new Float64Array(1024);
   private fd: number;
   private size = 0;
@@ -32,7 +33,7 @@ export class RecordFile {
       throw new SvcError("E_IO", `${path}: ${(err as Error).message}`, { details: { file: path }, cause: err });
     }
     this.load(expect.bytes);
-    if (this.ids.length !== expect.rows) throw new SvcError("E_IO", `${path}: holds ${this.ids.length} records, the checkpoint expects ${expect.rows}`, { details: { file: path } });
+    if (this.ids.rows !== expect.rows) throw new SvcError("E_IO", `${path}: holds ${this.ids.rows} records, the checkpoint expects ${expect.rows}`, { details: { file: path } });
   }
 
   get bytes(): number {
@@ -40,7 +41,7 @@ export class RecordFile {
   }
 
   get count(): number {
-    return this.ids.length;
+    return this.ids.rows;
   }
 
   /** Append one record per id, in one write. */
@@ -56,7 +57,8 @@ export class RecordFile {
       mid.writeUInt32LE(meta?.byteLength ?? 0);
       parts.push(head, id, mid);
       if (meta) parts.push(meta);
-      this.note(ids[i]!, this.size + total);
+      this.note(this.size + total);
+      this.ids.append(ids[i]!);
       total += 8 + id.byteLength + (meta?.byteLength ?? 0);
     }
     const buf = Buffer.concat(parts, total);
@@ -89,15 +91,15 @@ export class RecordFile {
     this.fd = -1;
   }
 
-  private note(id: string, offset: number): void {
-    const r = this.ids.length;
+  /** Record the file offset of the next row's record (before its id is appended). */
+  private note(offset: number): void {
+    const r = this.ids.rows;
     if (r === this.offsets.length) {
       const grown = new Float64Array(this.offsets.length * 2);
       grown.set(this.offsets);
       this.offsets = grown;
     }
     this.offsets[r] = offset;
-    this.ids.push(id);
   }
 
   private read(buf: Uint8Array, at: number, n: number, position: number): void {
@@ -128,9 +130,9 @@ export class RecordFile {
       if (filled - pos < 8) fill();
       const idBytes = chunk.readUInt32LE(pos);
       if (filled - pos < 8 + idBytes) fill();
-      const id = chunk.toString("utf8", pos + 4, pos + 4 + idBytes);
       const metaBytes = chunk.readUInt32LE(pos + 4 + idBytes);
-      this.note(id, base + pos);
+      this.note(base + pos);
+      this.ids.appendBytes(chunk, pos + 4, pos + 4 + idBytes);
       const next = base + pos + 8 + idBytes + metaBytes;
       if (next > bytes) throw new SvcError("E_IO", `${this.path}: record at ${base + pos} runs past ${bytes}`, { details: { file: this.path, offset: base + pos } });
       if (next - base <= filled) pos = next - base;

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -223,6 +224,20 @@ describe("Collection", () => {
     await c.settled();
     expect(c.stats().totalVectorCount).toBe(0);
     await c.close();
+  });
+
+  it("a collection open in another live process is E_CONFLICT; a dead owner's lock is taken over", async () => {
+    const c = await fresh();
+    await c.close();
+    const other = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"]);
+    writeFileSync(join(c.dir, "LOCK"), String(other.pid));
+    await expectCode(() => Collection.open(c.dir, { kernels, pool }), "E_CONFLICT");
+    other.kill("SIGKILL");
+    await new Promise((r) => other.on("exit", r));
+    const again = await Collection.open(c.dir, { kernels, pool });
+    expect(readFileSync(join(c.dir, "LOCK"), "utf8")).toBe(String(process.pid));
+    await again.close();
+    expect(existsSync(join(c.dir, "LOCK"))).toBe(false);
   });
 
   it("writes become visible after acknowledgement, asynchronously, in order", async () => {
