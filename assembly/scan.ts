@@ -44,7 +44,25 @@ export function hammingTopKMasked(base: usize, words: i32, start: i32, end: i32,
 export function hammingTopKList(base: usize, words: i32, list: usize, n: i32, q: usize, k: i32, heap: usize): i32 {
   let stride = <usize>words << 3;
   let size = 0;
-  for (let i = 0; i < n; i++) {
+  let i = 0;
+  // Four candidates per step: their rows are scattered, so four independent distance
+  // computations keep several cache misses in flight instead of one.
+  for (; i + 4 <= n; i += 4) {
+    let l = list + (<usize>i << 2);
+    let r0 = load<u32>(l);
+    let r1 = load<u32>(l, 4);
+    let r2 = load<u32>(l, 8);
+    let r3 = load<u32>(l, 12);
+    let d0 = distWords(base + <usize>r0 * stride, q, words);
+    let d1 = distWords(base + <usize>r1 * stride, q, words);
+    let d2 = distWords(base + <usize>r2 * stride, q, words);
+    let d3 = distWords(base + <usize>r3 * stride, q, words);
+    size = heapOffer(heap, size, k, packKey(d0, r0));
+    size = heapOffer(heap, size, k, packKey(d1, r1));
+    size = heapOffer(heap, size, k, packKey(d2, r2));
+    size = heapOffer(heap, size, k, packKey(d3, r3));
+  }
+  for (; i < n; i++) {
     let r = load<u32>(list + (<usize>i << 2));
     size = heapOffer(heap, size, k, packKey(distWords(base + <usize>r * stride, q, words), r));
   }

@@ -13,7 +13,7 @@ import { parseFilter } from "./filter/parse.js";
 import { OP, type DeleteAllOp, type DeleteOp, type Op, type UpdateOp, type UpsertOp } from "./ops.js";
 import { Partition, type PartitionState, type VectorShape } from "./partition.js";
 import { RoaringBitmap32 } from "./roaring.js";
-import { search, type Plan } from "./search.js";
+import { search, type Plan, type SearchResult } from "./search.js";
 
 export const CONFIG_VERSION = 1;
 export const MAX_ID_BYTES = 512;
@@ -194,11 +194,12 @@ export class Collection {
     vectors.forEach((vec, i) => {
       const field = `vectors[${i}]`;
       ids.push(checkId(vec?.id, `${field}.id`));
-      if (f32) f32.set(this.checkValues(vec.values, `${field}.values`), i * this.dimension);
+      if (f32) f32.set(this.checkLength(vec.values, `${field}.values`), i * this.dimension);
       else v.set(this.checkBits(vec.bits, `${field}.bits`), i * rowBytes);
       const meta = validateMetadata(vec.metadata, `${field}.metadata`);
       m.push(Object.keys(meta).length === 0 ? null : meta);
     });
+    if (f32) this.checkFinite(f32, (i) => `vectors[${i}].values`);
     await this.log({ type: OP.upsert, body: { ns: namespace, ids, v, m } satisfies UpsertOp });
     return { upsertedCount: vectors.length };
   }
@@ -258,7 +259,7 @@ export class Collection {
     return out;
   }
 
-  async query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; plan: Plan; matched?: number }> {
+  async query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; plan: Plan; matched?: number; timings?: SearchResult["timings"] }> {
     const k = req.topK;
     if (!Number.isInteger(k) || k < 1 || k > 10_000) throw new SvcError("E_TOP_K", `topK must be an integer in [1, 10000], got ${k}`, { field: "topK" });
     const filter = parseFilter(req.filter);
@@ -295,7 +296,7 @@ export class Collection {
           if (req.includeMetadata) match.metadata = p.metadata(row);
           return match;
         });
-        return { matches, plan: res.plan, matched: res.matched };
+        return { matches, plan: res.plan, matched: res.matched, timings: res.timings };
       } finally {
         p.pins--;
         this.closeRetired();
@@ -379,19 +380,41 @@ export class Collection {
     return this.rotation ? this.dimension * 4 : Math.ceil(this.dimension / 128) * 16;
   }
 
-  private checkValues(values: ArrayLike<number> | undefined, field: string): Float32Array {
+  /** Values of the right length, as float32 (not yet checked for NaN/Infinity: see checkFinite). */
+  private checkLength(values: ArrayLike<number> | undefined, field: string): Float32Array {
     if (values === undefined || values === null || typeof values !== "object" || typeof values.length !== "number") {
       throw new SvcError("E_BAD_REQUEST", `${field} must be an array of ${this.dimension} numbers`, { field });
     }
     if (values.length !== this.dimension) throw new SvcError("E_DIMENSION", `${field} has ${values.length} values, the collection has dimension ${this.dimension}`, { field });
-    const out = values instanceof Float32Array ? values : Float32Array.from(values as ArrayLike<number>);
-    let norm = 0;
-    for (let i = 0; i < out.length; i++) {
-      const x = out[i]!;
-      if (!Number.isFinite(x)) throw new SvcError("E_NON_FINITE", `${field}[${i}] is ${values[i]}`, { field: `${field}[${i}]` });
-      norm += x * x;
+    return values instanceof Float32Array ? values : Float32Array.from(values as ArrayLike<number>);
+  }
+
+  /**
+   * One monomorphic pass over a batch of float32 rows: no NaN/Infinity (x - x is 0 only for
+   * finite x; a float64 value too large for float32 became Infinity on conversion) and no
+   * all-zero vector, which has no direction for cosine.
+   */
+  private checkFinite(f32: Float32Array, field: (i: number) => string): void {
+    const dim = this.dimension;
+    for (let i = 0, o = 0; o < f32.length; i++, o += dim) {
+      let norm = 0;
+      let bad = 0;
+      for (let j = o; j < o + dim; j++) {
+        const x = f32[j]!;
+        bad += x - x;
+        norm += x * x;
+      }
+      if (bad !== 0) {
+        const j = f32.subarray(o, o + dim).findIndex((x) => !Number.isFinite(x));
+        throw new SvcError("E_NON_FINITE", `${field(i)}[${j}] is not a finite float32`, { field: `${field(i)}[${j}]` });
+      }
+      if (norm === 0) throw new SvcError("E_BAD_REQUEST", `${field(i)} is all zeros; cosine needs a non-zero vector`, { field: field(i) });
     }
-    if (norm === 0) throw new SvcError("E_BAD_REQUEST", `${field} is all zeros; cosine needs a non-zero vector`, { field });
+  }
+
+  private checkValues(values: ArrayLike<number> | undefined, field: string): Float32Array {
+    const out = this.checkLength(values, field);
+    this.checkFinite(out, () => field);
     return out;
   }
 

@@ -20,8 +20,8 @@ export const TOMBSTONE_SKIP_MAX = 256;
  * their stored float32 values (positional reads). Measured on clustered 1024-d data in
  * bench/RESULTS.md (recall@10 against exact cosine).
  */
-export const CANDIDATE_FACTOR = 20;
-export const CANDIDATE_MIN = 200;
+export const CANDIDATE_FACTOR = 10;
+export const CANDIDATE_MIN = 100;
 export const RESCORE_FACTOR = 4;
 export const RESCORE_MIN = 40;
 
@@ -50,6 +50,8 @@ export interface Hit {
 export interface SearchResult {
   hits: Hit[];
   plan: Plan;
+  /** Milliseconds per stage: filter compile, 1-bit scan, asymmetric estimate, exact rescoring. */
+  timings: { filter: number; scan: number; estimate: number; rescore: number };
   /** Rows the filter matched (undefined without a filter). */
   matched?: number;
 }
@@ -60,6 +62,13 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
   const heap = kernels.heap;
   const { rows, unpin } = p.arena.pin();
   const owned: number[] = [];
+  const timings = { filter: 0, scan: 0, estimate: 0, rescore: 0 };
+  let t = performance.now();
+  const lap = (stage: keyof typeof timings) => {
+    const now = performance.now();
+    timings[stage] = now - t;
+    t = now;
+  };
   try {
     let top: TopK;
     let plan: Plan;
@@ -68,7 +77,8 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       const matches = p.index.evaluate(q.filter, p.live());
       const count = matches.size;
       matched = count;
-      if (count === 0) return { hits: [], plan: "empty", matched };
+      lap("filter");
+      if (count === 0) return { hits: [], plan: "empty", matched, timings };
       if (count <= LIST_MAX) {
         plan = "list";
         const list = heap.put(matches.toUint32Array());
@@ -84,7 +94,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
     } else {
       const dead = p.tombstones;
       const live = rows.count - dead.size;
-      if (live <= 0) return { hits: [], plan: "empty" };
+      if (live <= 0) return { hits: [], plan: "empty", timings };
       if (dead.size <= TOMBSTONE_SKIP_MAX) {
         plan = dead.size === 0 ? "full" : "full-skip-dead";
         top = await pool.topK(rows, q.bits, Math.min(want + dead.size, rows.count));
@@ -99,12 +109,16 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
         top = await pool.topK(rows, q.bits, Math.min(want, live), { mask });
       }
     }
+    lap("scan");
     let hits: Hit[];
     if (cosine) {
       const exact = Math.max(q.k, q.rescore ?? Math.max(q.k * RESCORE_FACTOR, RESCORE_MIN));
-      hits = rescore(p, estimate(heap.bytes(), rows, top, q.rotated!, exact), q.unit!, q.k);
+      const best = estimate(heap.bytes(), rows, top, q.rotated!, exact);
+      lap("estimate");
+      hits = rescore(p, best, q.unit!, q.k);
+      lap("rescore");
     } else hits = hammingHits(top, p.shape.dimension, q.k);
-    return { hits, plan, matched };
+    return { hits, plan, matched, timings };
   } finally {
     for (const ptr of owned) heap.release(ptr);
     unpin();
