@@ -9,6 +9,7 @@ import { Kernels } from "../src/kernels/abi.js";
 import { ScanPool } from "../src/pool/scan-pool.js";
 import { summarize, type Latency } from "./stats.js";
 import { ClusteredVectors } from "./engine/vectors.js";
+import { sqliteVecDurableIngest } from "./peers/sqlite-vec-ingest.js";
 
 export interface EngineResult {
   n: number;
@@ -20,7 +21,10 @@ export interface EngineResult {
   visibleSteady: Latency & { rate: number };
   checkpointSeconds: number;
   restart: { openMs: number; rssAfterOpenMB: number; peakRssMB: number; count: number };
-  queries: Array<{ name: string; plan: string; latency: Latency; recallAt10: number; recallQueries: number }>;
+  /** stages: mean ms per query in filter compile, 1-bit scan, asymmetric estimate, exact rescoring (values read from disk / page cache). */
+  queries: Array<{ name: string; plan: string; latency: Latency; stages: Record<"filter" | "scan" | "estimate" | "rescore", number>; recallAt10: number; recallQueries: number }>;
+  /** The same vectors and metadata into sqlite-vec (vec0 float[D] + integer column, WAL, synchronous=FULL, one transaction per batch). */
+  peerIngest: { engine: string; n: number; perSec: number };
 }
 
 const SEED = 20261122;
@@ -47,6 +51,12 @@ export async function runEngineBench(o: { n: number; dim: number; recallQueries:
       batches.push(values);
     }
     log(`generated ${n.toLocaleString("en-US")} x ${dim} clustered vectors in ${((performance.now() - tg) / 1000).toFixed(1)} s (not timed below)`);
+
+    // Peer first, on the first batches (up to 100k vectors), same disk.
+    const peerBatches = batches.slice(0, Math.ceil(Math.min(n, 100_000) / BATCH));
+    const peer = sqliteVecDurableIngest(join(dir, "peer.sqlite"), dim, peerBatches);
+    rmSync(join(dir, "peer.sqlite"), { force: true });
+    log(`sqlite-vec durable ingest: ${Math.round(peer.perSec).toLocaleString("en-US")} vectors/s (${peer.n.toLocaleString("en-US")} vectors)`);
 
     // Durable ingest: batches of 1000 with metadata, 4 in flight (group commit shares fsyncs).
     const t0 = performance.now();
@@ -121,7 +131,10 @@ export async function runEngineBench(o: { n: number; dim: number; recallQueries:
     if (r.status !== 0) throw new Error(`open-child failed: ${r.stderr}`);
     const res = JSON.parse(r.stdout.trim().split("\n").pop()!);
     log(`restart: open ${res.openMs.toFixed(0)} ms for ${res.count.toLocaleString("en-US")} vectors, RSS ${res.rssAfterOpenMB} MB after open, peak ${res.peakRssMB} MB`);
-    for (const q of res.queries) log(`  top-10 ${q.name}: ${q.plan}, p50 ${q.latency.p50.toFixed(2)} ms, p99 ${q.latency.p99.toFixed(2)} ms, recall@10 ${q.recallAt10.toFixed(3)} (${q.recallQueries} queries)`);
+    for (const q of res.queries) {
+      const st = q.stages;
+      log(`  top-10 ${q.name}: ${q.plan}, p50 ${q.latency.p50.toFixed(2)} ms, p99 ${q.latency.p99.toFixed(2)} ms (mean filter ${st.filter.toFixed(2)} / scan ${st.scan.toFixed(2)} / estimate ${st.estimate.toFixed(2)} / rescore ${st.rescore.toFixed(2)} ms), recall@10 ${q.recallAt10.toFixed(3)} (${q.recallQueries} queries)`);
+    }
     return {
       n,
       dim,
@@ -133,6 +146,7 @@ export async function runEngineBench(o: { n: number; dim: number; recallQueries:
       checkpointSeconds,
       restart: { openMs: res.openMs, rssAfterOpenMB: res.rssAfterOpenMB, peakRssMB: res.peakRssMB, count: res.count },
       queries: res.queries,
+      peerIngest: { engine: "sqlite-vec 0.1.9 (better-sqlite3)", n: peer.n, perSec: peer.perSec },
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -29,9 +29,11 @@ const cases = [
 const out = [];
 for (const cs of cases) {
   let plan = "";
+  const stages = { filter: 0, scan: 0, estimate: 0, rescore: 0 };
   const ms = await timeCalls(queries.length - 10, 10, async (i) => {
     const r = await c.query("", { vector: queries[i]!, topK: 10, filter: cs.filter });
     plan = r.plan;
+    for (const k of Object.keys(stages) as (keyof typeof stages)[]) stages[k] += r.timings![k] / queries.length;
   });
   // Recall@10 against exact float cosine over the same rows (brute force over regenerated vectors).
   const rq = queries.slice(0, recallQueries);
@@ -41,7 +43,7 @@ for (const cs of cases) {
     const got = new Set((await c.query("", { vector: rq[j]!, topK: 10, filter: cs.filter })).matches.map((m) => Number(m.id)));
     hit += truth[j]!.filter((i) => got.has(i)).length;
   }
-  out.push({ name: cs.name, plan, latency: summarize(ms), recallAt10: hit / (10 * rq.length), recallQueries: rq.length });
+  out.push({ name: cs.name, plan, latency: summarize(ms), stages, recallAt10: hit / (10 * rq.length), recallQueries: rq.length });
 }
 const peakRssMB = mb(process.resourceUsage().maxRSS * 1024);
 process.stdout.write(`${JSON.stringify({ count, openMs, rssAfterOpenMB, peakRssMB, queries: out, recovery: c.recovery })}\n`);
