@@ -26,7 +26,6 @@ export function hammingTopKMasked(base: usize, words: i32, start: i32, end: i32,
   if (start >= end) return 0;
   let stride = <usize>words << 3;
   let w0 = start >>> 6, w1 = (end - 1) >>> 6;
-  let pending = 0, r0 = 0, r1 = 0, r2 = 0;
   for (let w = w0; w <= w1; w++) {
     let bits = load<u64>(mask + (<usize>w << 3));
     if (w == w0) bits &= ~(<u64>0) << <u64>(start & 63);
@@ -34,28 +33,9 @@ export function hammingTopKMasked(base: usize, words: i32, start: i32, end: i32,
     while (bits != 0) {
       let r = (w << 6) + <i32>ctz<u64>(bits);
       bits &= bits - 1;
-      // Gather four rows, then score them together so their cache misses overlap.
-      if (pending == 0) r0 = r;
-      else if (pending == 1) r1 = r;
-      else if (pending == 2) r2 = r;
-      else {
-        let d0 = distWords(base + <usize>r0 * stride, q, words);
-        let d1 = distWords(base + <usize>r1 * stride, q, words);
-        let d2 = distWords(base + <usize>r2 * stride, q, words);
-        let d3 = distWords(base + <usize>r * stride, q, words);
-        size = heapOffer(heap, size, k, packKey(d0, r0));
-        size = heapOffer(heap, size, k, packKey(d1, r1));
-        size = heapOffer(heap, size, k, packKey(d2, r2));
-        size = heapOffer(heap, size, k, packKey(d3, r));
-        pending = 0;
-        continue;
-      }
-      pending++;
+      size = heapOffer(heap, size, k, packKey(distWords(base + <usize>r * stride, q, words), r));
     }
   }
-  if (pending > 0) size = heapOffer(heap, size, k, packKey(distWords(base + <usize>r0 * stride, q, words), r0));
-  if (pending > 1) size = heapOffer(heap, size, k, packKey(distWords(base + <usize>r1 * stride, q, words), r1));
-  if (pending > 2) size = heapOffer(heap, size, k, packKey(distWords(base + <usize>r2 * stride, q, words), r2));
   heapSortAscending(heap, size);
   return size;
 }
