@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PDFArray, PDFCheckBox, PDFDict, PDFDocument, PDFName, PDFRawStream, PDFTextField, decodePDFRawStream } from "pdf-lib";
 import { afterAll, describe, expect, it } from "vitest";
-import { SvcError } from "../../src/errors.js";
 import { build } from "../../src/helpers/fillable-form.js";
+import { failure } from "./failure.js";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-form-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,15 +31,6 @@ const hex = (s: string): string => Buffer.from(s, "latin1").toString("hex").toUp
 function baseFonts(doc: PDFDocument): string[] {
   const fonts = doc.getPage(0).node.Resources()!.lookup(PDFName.of("Font"), PDFDict);
   return [...fonts.entries()].map(([, ref]) => String((doc.context.lookup(ref) as PDFDict).lookup(PDFName.of("BaseFont"))));
-}
-
-async function failure(p: Promise<unknown>): Promise<SvcError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(SvcError);
-  return err as SvcError;
 }
 
 describe("fillable form", () => {

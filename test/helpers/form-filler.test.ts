@@ -15,8 +15,8 @@ import {
   decodePDFRawStream,
 } from "pdf-lib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SvcError } from "../../src/errors.js";
 import { type FieldInfo, build, labelCandidates, listFields, resolveLabels } from "../../src/helpers/form-filler.js";
+import { failure } from "./failure.js";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-filler-"));
 const blank = join(dir, "blank.pdf");
@@ -70,15 +70,6 @@ function appearance(doc: PDFDocument, name: string): { content: string; fonts: s
 }
 
 const hex = (s: string): string => Buffer.from(s, "latin1").toString("hex").toUpperCase();
-
-async function failure(p: Promise<unknown>): Promise<SvcError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(SvcError);
-  return err as SvcError;
-}
 
 describe("form filler", () => {
   it("lists the blank form's fields with tooltip, type and value", async () => {

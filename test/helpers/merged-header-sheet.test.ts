@@ -6,8 +6,8 @@ import { join, resolve } from "node:path";
 import { XMLParser } from "fast-xml-parser";
 import JSZip from "jszip";
 import { afterAll, describe, expect, it } from "vitest";
-import { SvcError } from "../../src/errors.js";
 import { build } from "../../src/helpers/merged-header-sheet.js";
+import { failure } from "./failure.js";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-xlsx-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,15 +53,6 @@ async function openXlsx(path: string): Promise<Sheet> {
     }
   }
   return { merges, values, sheetCount };
-}
-
-async function failure(p: Promise<unknown>): Promise<SvcError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(SvcError);
-  return err as SvcError;
 }
 
 describe("merged-header sheet", () => {
