@@ -15,6 +15,7 @@ import { OP, type DeleteAllOp, type DeleteOp, type Op, type UpdateOp, type Upser
 import { CONFIG_VERSION, lockDir, loadCheckpoint, loadConfig, removeUnreferenced, writeDurable, type Checkpoint, type CollectionConfig } from "./collection-files.js";
 import { Partition, type VectorShape } from "./partition.js";
 import { RoaringBitmap32 } from "./roaring.js";
+import { carryTombstones, copyLiveRows } from "./compaction.js";
 import { search, type Plan, type SearchResult } from "./search.js";
 
 export const MAX_ID_BYTES = 512;
@@ -529,68 +530,26 @@ export class Collection {
     const old = this.partitions.get(ns);
     if (old === undefined) return { before: 0, after: 0 };
     const fresh = new Partition(this.kernels, this.partsDir, this.config, { namespace: ns, dir: `p${this.nextGen++}`, rows: 0, recordBytes: 0 });
-    const CHUNK = 4096;
-    let before = old.rows;
-    let map = new Int32Array(Math.max(1, old.rows));
-    let copied = 0;
     old.pins++;
+    let map: Int32Array;
+    let before: number;
     try {
-      for (;;) {
-        const end = Math.min(old.rows, copied + CHUNK);
-        if (end > map.length) {
-          const grown = new Int32Array(Math.max(end, map.length * 2));
-          grown.set(map);
-          map = grown;
-        }
-        if (end > copied) {
-          const { vectors, bits } = old.copyRows(copied, end - copied);
-          const ids: string[] = [];
-          const metas: (Metadata | null)[] = [];
-          const keep: number[] = [];
-          for (let r = copied; r < end; r++) {
-            map[r] = -1;
-            if (old.tombstones.has(r)) continue;
-            map[r] = fresh.rows + keep.length;
-            keep.push(r - copied);
-            ids.push(old.idOf(r));
-            const meta = old.metadata(r);
-            metas.push(Object.keys(meta).length === 0 ? null : meta);
-          }
-          const rb = old.arena.rowBytes;
-          const vb = vectors.byteLength / (end - copied);
-          const pick = (src: Uint8Array, w: number) => {
-            const out = new Uint8Array(keep.length * w);
-            keep.forEach((k, i) => out.set(src.subarray(k * w, (k + 1) * w), i * w));
-            return out;
-          };
-          fresh.append(this.rotation, ids, pick(vectors, vb), metas, this.rotation ? pick(bits, rb) : undefined);
-          copied = end;
-        }
-        if (copied === old.rows) break;
-        // Let queries and the applier run between chunks (the applier may append more rows).
-        await new Promise<void>((r) => setImmediate(r));
-      }
+      map = await copyLiveRows(old, fresh, this.rotation);
+      before = old.rows;
     } catch (err) {
-      old.pins--;
       fresh.close();
       rmSync(fresh.path, { recursive: true, force: true });
       throw err;
+    } finally {
+      old.pins--;
     }
-    old.pins--;
-    before = old.rows;
     if (this.partitions.get(ns) !== old) {
       // Deleted (deleteAll) while compacting: nothing to swap in.
       fresh.close();
       rmSync(fresh.path, { recursive: true, force: true });
       return { before, after: 0 };
     }
-    // Deletes that hit rows after they were copied.
-    const gone: string[] = [];
-    for (const r of old.tombstones.toUint32Array()) {
-      const n = map[r]!;
-      if (n >= 0 && !fresh.tombstones.has(n)) gone.push(fresh.idOf(n));
-    }
-    fresh.remove(gone);
+    carryTombstones(old, fresh, map);
     this.partitions.set(ns, fresh);
     this.retired.push(old);
     this.closeRetired();

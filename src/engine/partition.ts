@@ -160,6 +160,16 @@ export class Partition {
     return { vectors: this.values ? (this.values.readRange(start, n) as Uint8Array) : bits, bits };
   }
 
+  /** Tombstone these rows; an id is unmapped only while it still points at the row (a later upsert keeps its new row). */
+  removeRows(rows: readonly number[]): void {
+    for (const row of rows) {
+      this.tombstones.add(row);
+      const id = this.idOf(row);
+      if (this.rowOf(id) === row) this.records.ids.unmap(id);
+    }
+    if (rows.length > 0) this.version++;
+  }
+
   /** Stored float32 values of a row (cosine collections) or its packed bits (hamming). */
   vector(row: number): Float32Array | Uint8Array {
     if (this.values === null) return this.kernels.heap.bytes().slice(this.arena.rowPtr(row), this.arena.rowPtr(row) + Math.ceil(this.shape.dimension / 8));

@@ -201,6 +201,31 @@ describe("Collection", () => {
     await again.close();
   });
 
+  it("writes that land while compaction copies are kept: delete, delete + re-upsert, new ids", async () => {
+    // durability "none" acknowledges after the write, so these writes land between compaction's chunks
+    const c = await Collection.open(join(root, `c${n++}`), { kernels, pool, dimension: 64, durability: "none" });
+    const data = vectors(20_000, 64, 12);
+    for (let s = 0; s < data.length; s += 5000) await c.upsert("", data.slice(s, s + 5000).map((values, i) => ({ id: `v${s + i}`, values })));
+    await c.delete("", { filter: undefined, ids: Array.from({ length: 8000 }, (_, i) => `v${i + 10_000}`) });
+    const [a, b] = vectors(2, 64, 13);
+    const compacting = c.compact("");
+    // Issued right away: applied between compaction's chunks (or before it starts copying).
+    await c.delete("", { ids: ["v1", "v2"] });
+    await c.upsert("", [{ id: "v1", values: a! }, { id: "new", values: b! }]);
+    await c.upsert("", [{ id: "v3", values: b! }]);
+    await compacting;
+    await c.settled();
+    expect(c.fetch("", ["v1", "v2", "v3", "new"]).map((v) => [v.id, Array.from(v.values)])).toEqual([
+      ["v1", Array.from(a!)],
+      ["v3", Array.from(b!)],
+      ["new", Array.from(b!)],
+    ]);
+    expect(c.stats().totalVectorCount).toBe(20_000 - 8000 - 1 + 1);
+    const top = await c.query("", { vector: a!, topK: 1 });
+    expect(top.matches[0]!.id).toBe("v1");
+    await c.close();
+  });
+
   it("hamming collections store packed bits and score 1 - 2d/D", async () => {
     const c = await fresh({ dimension: 200, metric: "hamming" });
     const next = mulberry32(10);
