@@ -45,14 +45,16 @@ export function hammingTopKList(base: usize, words: i32, list: usize, n: i32, q:
   let stride = <usize>words << 3;
   let size = 0;
   let i = 0;
-  // Four candidates per step: their rows are scattered, so four independent distance
-  // computations keep several cache misses in flight instead of one.
-  for (; i + 4 <= n; i += 4) {
+  // Four streams over the list's quarters: scattered rows miss in cache and TLB, and four
+  // independent streams keep four of those misses in flight instead of one.
+  let quarter = n >> 2;
+  for (; i < quarter; i++) {
     let l = list + (<usize>i << 2);
+    let qb = <usize>quarter << 2;
     let r0 = load<u32>(l);
-    let r1 = load<u32>(l, 4);
-    let r2 = load<u32>(l, 8);
-    let r3 = load<u32>(l, 12);
+    let r1 = load<u32>(l + qb);
+    let r2 = load<u32>(l + 2 * qb);
+    let r3 = load<u32>(l + 3 * qb);
     let d0 = distWords(base + <usize>r0 * stride, q, words);
     let d1 = distWords(base + <usize>r1 * stride, q, words);
     let d2 = distWords(base + <usize>r2 * stride, q, words);
@@ -62,6 +64,7 @@ export function hammingTopKList(base: usize, words: i32, list: usize, n: i32, q:
     size = heapOffer(heap, size, k, packKey(d2, r2));
     size = heapOffer(heap, size, k, packKey(d3, r3));
   }
+  i = quarter << 2;
   for (; i < n; i++) {
     let r = load<u32>(list + (<usize>i << 2));
     size = heapOffer(heap, size, k, packKey(distWords(base + <usize>r * stride, q, words), r));

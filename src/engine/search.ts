@@ -6,11 +6,6 @@ import type { Filter } from "./filter/parse.js";
 import type { Partition } from "./partition.js";
 import type { RoaringBitmap32 } from "./roaring.js";
 
-/**
- * Below this many matching rows a filtered query scores the candidate list in-thread;
- * above it, the matches become a bitset mask and the masked scan is striped over the pool.
- */
-export const LIST_MAX = 32_768;
 /** Unfiltered scans over a partition with at most this many tombstones ask for k + tombstones and drop the dead; past it they mask. */
 export const TOMBSTONE_SKIP_MAX = 256;
 /**
@@ -79,18 +74,10 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       matched = count;
       lap("filter");
       if (count === 0) return { hits: [], plan: "empty", matched, timings };
-      if (count <= LIST_MAX) {
-        plan = "list";
-        const list = heap.put(matches.toUint32Array());
-        owned.push(list);
-        top = kernels.topKList(rows, list, count, q.bits, Math.min(want, count));
-      } else {
-        plan = "masked";
-        const mask = bitset(kernels, rows.count, owned);
-        const words = heap.u32(mask, Math.ceil(rows.count / 64) * 2);
-        for (const r of matches.toUint32Array()) words[r >>> 5]! |= 1 << (r & 31);
-        top = await pool.topK(rows, q.bits, Math.min(want, count), { mask });
-      }
+      plan = "list";
+      const list = heap.put(matches.toUint32Array());
+      owned.push(list);
+      top = await pool.topKList(rows, list, count, q.bits, Math.min(want, count));
     } else {
       const dead = p.tombstones;
       const live = rows.count - dead.size;

@@ -141,16 +141,20 @@ export class Kernels {
     return this.withOut(heapSlots(k, end - start), (out) => this.topKMaskedRaw(rows, start, end, query, k, mask, out, variant));
   }
 
-  /** Top-k among an explicit list of row ids (u32 at `list`, n of them). */
-  topKList(rows: RowsRef, list: number, n: number, query: number, k: number, variant: Variant = "fast"): TopK {
+  /** Top-k among an explicit list of row ids (u32 at `list`, n of them) into `out`; returns the count. For workers. */
+  topKListRaw(rows: RowsRef, list: number, n: number, query: number, k: number, out: number, variant: Variant = "fast"): number {
     checkK(k);
     const ids = this.heap.u32(list, n);
     for (let i = 0; i < n; i++) {
       if (ids[i]! >= rows.count) throw new SvcError("E_RANGE", `candidate row ${ids[i]} is past the last row ${rows.count - 1}`, { field: "rows" });
     }
     const f = variant === "fast" ? this.x.hammingTopKList : this.x.refHammingTopKList;
-    const slots = heapSlots(k, n);
-    return this.withOut(slots, (out) => this.guard(() => f(rows.base, rows.words, list, n, query, slots, out)));
+    return this.guard(() => f(rows.base, rows.words, list, n, query, heapSlots(k, n), out));
+  }
+
+  topKList(rows: RowsRef, list: number, n: number, query: number, k: number, variant: Variant = "fast"): TopK {
+    checkK(k);
+    return this.withOut(heapSlots(k, n), (out) => this.topKListRaw(rows, list, n, query, k, out, variant));
   }
 
   /**

@@ -86,6 +86,29 @@ export class ScanPool {
   }
 
   /**
+   * Exact top-k of one query among a candidate list (n u32 row ids at `list`, in shared
+   * memory). Past `inlineBelow / 4` candidates (scattered rows cost ~4x a sequential row)
+   * the list is cut into one contiguous slice per worker.
+   */
+  async topKList(rows: RowsRef, list: number, n: number, query: number, k: number): Promise<TopK> {
+    checkK(k);
+    if (n < this.inlineBelow / 4 || this.threads === 1) return this.kernels.topKList(rows, list, n, query, k);
+    const heap = this.kernels.heap;
+    const size = Math.ceil(n / this.threads);
+    const slices = Array.from({ length: this.threads }, (_, i) => [i * size, Math.min(n, (i + 1) * size)] as const).filter(([a, b]) => b > a);
+    const slots = heapSlots(k, size);
+    const out = heap.alloc(slices.length * slots * 8);
+    try {
+      const counts = await settleAll(
+        slices.map(([a, b], i) => this.run({ kind: "list", rows: { ...rows }, list: list + a * 4, n: b - a, query, k, out: out + i * slots * 8 })),
+      );
+      return mergeTopK(counts.map((count, i) => decodeKeys(heap, out + i * slots * 8, count)), k);
+    } finally {
+      heap.release(out);
+    }
+  }
+
+  /**
    * Exact top-k of nq queries (contiguous packed rows at `queries`). The whole batch goes to
    * every worker, each over its own stripe of rows, so each row is read once for all queries
    * (and query tables fill all their lanes); per-query results are merged.

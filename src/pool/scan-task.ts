@@ -4,6 +4,7 @@ import type { RowsRef } from "../kernels/abi.js";
 /** One stripe or one query group; results go to `out` as ascending u64 keys. */
 export type ScanTask =
   | { kind: "topK"; rows: RowsRef; start: number; end: number; query: number; k: number; out: number; mask: number }
+  | { kind: "list"; rows: RowsRef; list: number; n: number; query: number; k: number; out: number }
   | { kind: "multi"; rows: RowsRef; start: number; end: number; queries: number; nq: number; k: number; out: number; table: number }
   | { kind: "encode"; src: number; n: number; dim: number; P: number; signs: number; scratch: number; out: number };
 

@@ -15,6 +15,7 @@ export default function run(task: ScanTask): ScanReply {
       kernels.encode(task.src, task.n, task.dim, task, task.out);
       return 0;
     }
+    if (task.kind === "list") return kernels.topKListRaw(task.rows, task.list, task.n, task.query, task.k, task.out);
     if (task.kind === "multi") return kernels.topKMultiRaw(task.rows, task.start, task.end, task.queries, task.nq, task.k, task.out, task.table);
     if (task.mask !== 0) return kernels.topKMaskedRaw(task.rows, task.start, task.end, task.query, task.k, task.mask, task.out);
     return kernels.topKRaw(task.rows, task.start, task.end, task.query, task.k, task.out);

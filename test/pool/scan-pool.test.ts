@@ -53,6 +53,19 @@ describe("ScanPool", () => {
     batch.forEach((res, j) => expect(res).toEqual(kernels.topK(small, 0, 70, queries + j * small.rowBytes, 50, "reference")));
   });
 
+  it("candidate lists split over the workers equal the in-thread list scan", async () => {
+    for (const n of [3, 300, 7001]) {
+      const ids = Uint32Array.from({ length: n }, () => rand() % arena.count);
+      const uniq = Uint32Array.from(new Set(ids));
+      const list = kernels.heap.put(uniq);
+      const q = randomQuery(kernels, 1024, 16, rand());
+      const split = await pool.topKList(arena, list, uniq.length, q, 10);
+      expect(split).toEqual(kernels.topKList(arena, list, uniq.length, q, 10, "reference"));
+      kernels.heap.release(list);
+      kernels.heap.release(q);
+    }
+  });
+
   it("encode split over the workers gives the same rows as encoding in-thread", async () => {
     const dim = 300;
     const rotation = new Rotation(kernels, dim, 99);
