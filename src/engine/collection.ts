@@ -227,7 +227,8 @@ export class Collection {
     const id = checkId(req?.id, "id");
     let v: Uint8Array | null = null;
     if (req.values !== undefined || req.bits !== undefined) {
-      v = this.rotation ? new Uint8Array(this.checkValues(req.values, "values").buffer) : this.checkBits(req.bits, "bits");
+      // a copy: the caller's array may be a view into a larger buffer, and the WAL writes binaries without copying
+      v = this.rotation ? new Uint8Array(Float32Array.from(this.checkValues(req.values, "values")).buffer) : this.checkBits(req.bits, "bits");
     }
     const m = req.setMetadata === undefined ? null : validateMetadata(req.setMetadata, "setMetadata");
     if (v === null && m === null) throw new SvcError("E_BAD_REQUEST", "give values or setMetadata", { field: "values" });
