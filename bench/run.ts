@@ -1,4 +1,4 @@
-/** @module run — `npm run bench [-- --quick] [-- --only scan|engine]`: kernels, scans and peers, then collections; writes bench/results/*.json and bench/RESULTS.md. */
+/** @module run — `npm run bench [-- --quick] [-- --only scan|engine|render]`: kernels, scans and peers, then collections; writes bench/results/*.json and bench/RESULTS.md. */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { runEngineBench } from "./engine-bench.js";
 import { runKernelBench } from "./kernels-bench.js";
@@ -10,7 +10,8 @@ import { runScanBench } from "./scan-bench.js";
 const here = (p: string) => new URL(p, import.meta.url);
 const quick = process.argv.includes("--quick");
 const onlyAt = process.argv.indexOf("--only");
-const only = onlyAt >= 0 ? process.argv[onlyAt + 1] : undefined; // "scan" | "engine"
+// "scan" | "engine" runs one suite; "render" re-renders RESULTS.md from the saved results (after editing ANALYSIS.md)
+const only = onlyAt >= 0 ? process.argv[onlyAt + 1] : undefined;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const stem = quick ? "quick" : "latest";
 mkdirSync(here("results/"), { recursive: true });
@@ -38,13 +39,13 @@ async function runScans(): Promise<Results> {
 }
 
 let results: Results | undefined;
-if (only !== "engine") {
+if (only !== "engine" && only !== "render") {
   results = await runScans();
   writeFileSync(here(`results/${stem}.json`), `${JSON.stringify(results, null, 2)}\n`);
 } else if (existsSync(here(`results/${stem}.json`))) results = JSON.parse(readFileSync(here(`results/${stem}.json`), "utf8")) as Results;
 
 let engine: EngineRun | undefined;
-if (only !== "scan") {
+if (only !== "scan" && only !== "render") {
   log("\n# collections (durable ingest, restart, filtered queries)");
   const n = quick ? 100_000 : 1_000_000;
   const result = await runEngineBench({ n, dim: 1024, recallQueries: quick ? 10 : 20, log });

@@ -16,11 +16,21 @@ import type { ScanReply, ScanTask } from "./scan-task.js";
  */
 export const DEFAULT_INLINE_BELOW = 64_000;
 
+/**
+ * Candidate lists from this length are split over the workers. A scattered 1024-bit row
+ * costs ~60-150 ns here (cache and TLB misses) against ~12 ns in a sequential scan, yet
+ * at 10k candidates (1% of 1M) splitting measured 1.4-2.0 ms against 0.7 ms in-thread:
+ * waking the workers costs more than it saves (bench notes in bench/ANALYSIS.md).
+ */
+export const DEFAULT_LIST_INLINE_BELOW = 16_384;
+
 export interface ScanPoolOptions {
   /** Worker threads (default: available cores). */
   threads?: number;
   /** Row count under which single queries run in-thread (default DEFAULT_INLINE_BELOW). */
   inlineBelow?: number;
+  /** Candidate-list length under which list scans run in-thread (default DEFAULT_LIST_INLINE_BELOW). */
+  listInlineBelow?: number;
 }
 
 /** Encode batches smaller than this run in the calling thread (8 us per 1024-d vector vs ~0.1-0.2 ms dispatch). */
@@ -32,6 +42,7 @@ const STRIPE_ALIGN = 64;
 export class ScanPool {
   readonly threads: number;
   readonly inlineBelow: number;
+  readonly listInlineBelow: number;
   private readonly kernels: Kernels;
   private readonly piscina: Piscina<ScanTask, ScanReply>;
 
@@ -39,6 +50,7 @@ export class ScanPool {
     this.kernels = kernels;
     this.threads = Math.max(1, opts.threads ?? availableParallelism());
     this.inlineBelow = opts.inlineBelow ?? DEFAULT_INLINE_BELOW;
+    this.listInlineBelow = opts.listInlineBelow ?? DEFAULT_LIST_INLINE_BELOW;
     const { filename, execArgv } = workerEntry();
     this.piscina = new Piscina({
       filename,
@@ -87,12 +99,12 @@ export class ScanPool {
 
   /**
    * Exact top-k of one query among a candidate list (n u32 row ids at `list`, in shared
-   * memory). Past `inlineBelow / 4` candidates (scattered rows cost ~4x a sequential row)
-   * the list is cut into one contiguous slice per worker.
+   * memory). From `listInlineBelow` candidates the list is cut into one contiguous slice
+   * per worker.
    */
   async topKList(rows: RowsRef, list: number, n: number, query: number, k: number): Promise<TopK> {
     checkK(k);
-    if (n < this.inlineBelow / 4 || this.threads === 1) return this.kernels.topKList(rows, list, n, query, k);
+    if (n < this.listInlineBelow || this.threads === 1) return this.kernels.topKList(rows, list, n, query, k);
     const heap = this.kernels.heap;
     const size = Math.ceil(n / this.threads);
     const slices = Array.from({ length: this.threads }, (_, i) => [i * size, Math.min(n, (i + 1) * size)] as const).filter(([a, b]) => b > a);
