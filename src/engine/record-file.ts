@@ -44,24 +44,27 @@ export class RecordFile {
     return this.ids.rows;
   }
 
-  /** Append one record per id, in one write. */
+  /** Append one record per id, in one write (one buffer for the batch; no per-record allocations). */
   append(ids: readonly string[], metas: readonly (Metadata | undefined)[]): void {
-    const parts: Uint8Array[] = [];
+    const encoded = metas.map((m) => (m === undefined || Object.keys(m).length === 0 ? undefined : encoder.encode(m)));
     let total = 0;
+    for (let i = 0; i < ids.length; i++) total += 8 + Buffer.byteLength(ids[i]!, "utf8") + (encoded[i]?.byteLength ?? 0);
+    const buf = Buffer.allocUnsafe(total);
+    let at = 0;
     for (let i = 0; i < ids.length; i++) {
-      const id = Buffer.from(ids[i]!, "utf8");
-      const meta = metas[i] === undefined || Object.keys(metas[i]!).length === 0 ? undefined : encoder.encode(metas[i]);
-      const head = Buffer.allocUnsafe(4);
-      head.writeUInt32LE(id.byteLength);
-      const mid = Buffer.allocUnsafe(4);
-      mid.writeUInt32LE(meta?.byteLength ?? 0);
-      parts.push(head, id, mid);
-      if (meta) parts.push(meta);
-      this.note(this.size + total);
+      this.note(this.size + at);
       this.ids.append(ids[i]!);
-      total += 8 + id.byteLength + (meta?.byteLength ?? 0);
+      const idBytes = buf.write(ids[i]!, at + 4, "utf8");
+      buf.writeUInt32LE(idBytes, at);
+      at += 4 + idBytes;
+      const meta = encoded[i];
+      buf.writeUInt32LE(meta?.byteLength ?? 0, at);
+      at += 4;
+      if (meta) {
+        buf.set(meta, at);
+        at += meta.byteLength;
+      }
     }
-    const buf = Buffer.concat(parts, total);
     let done = 0;
     while (done < total) done += writeSync(this.fd, buf, done, total - done, this.size + done);
     this.size += total;
