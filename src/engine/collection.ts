@@ -201,7 +201,11 @@ export class Collection {
     return { upsertedCount: vectors.length };
   }
 
-  /** Delete by ids, by filter (evaluated on everything acknowledged so far) or everything in the namespace. */
+  /**
+   * Delete by ids, by filter (evaluated on everything acknowledged so far) or everything in
+   * the namespace. `deleted` counts the ids submitted (with ids), matched (with a filter) or
+   * live (with deleteAll).
+   */
   async delete(namespace: string, req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean }): Promise<{ deleted: number }> {
     checkNamespace(namespace);
     if (req.deleteAll) {
@@ -215,11 +219,10 @@ export class Collection {
       ids = req.ids.map((id, i) => checkId(id, `ids[${i}]`));
     } else if (req.filter !== undefined) {
       const filter = parseFilter(req.filter);
+      if (filter === null) throw new SvcError("E_FILTER", "filter must not be empty; use deleteAll to delete everything", { field: "filter" });
       await this.settled();
       const p = this.partitions.get(namespace);
-      if (filter === null || p === undefined) ids = filter === null ? [] : [];
-      else ids = p.index.evaluate(filter, p.live()).toArray().map((r) => p.idOf(r));
-      if (filter === null) throw new SvcError("E_FILTER", "filter must not be empty; use deleteAll to delete everything", { field: "filter" });
+      ids = p === undefined ? [] : p.index.evaluate(filter, p.live()).toArray().map((r) => p.idOf(r));
     } else {
       throw new SvcError("E_BAD_REQUEST", "give ids, filter or deleteAll", { field: "ids" });
     }
