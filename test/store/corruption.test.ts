@@ -1,28 +1,21 @@
 /** @module corruption.test — torn tails, checksum and header damage, missing segments, and repair of a WAL directory. */
 import { readdir, readFile, stat, truncate, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SvcError } from "../../src/errors.js";
 import { repairWal } from "../../src/store/repair.js";
 import { FRAME_OVERHEAD, HEADER_SIZE, SYNC } from "../../src/store/segment.js";
 import { Wal, type WalPosition } from "../../src/store/wal.js";
-import { appendAll, flipByte, openCollect, overwrite, pattern, tempDir } from "./helpers.js";
+import { appendAll, flipByte, openCollect, overwrite, pattern, useTempDir } from "./helpers.js";
 
-let dir = "";
-let cleanup: () => Promise<void> = async () => undefined;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
+const tmp = useTempDir();
 
-const seg = (id: number): string => join(dir, `${String(id).padStart(6, "0")}.seg`);
+const seg = (id: number): string => join(tmp.dir, `${String(id).padStart(6, "0")}.seg`);
 const sizeOf = async (p: string): Promise<number> => (await stat(p)).size;
 
 /** Frames {i, pad} in one segment; returns their end positions (frame k starts at ends[k-1], or the header end). */
 async function writeFrames(n: number, opts: { segmentBytes?: number } = {}): Promise<WalPosition[]> {
-  const { wal } = await Wal.open(dir, opts);
+  const { wal } = await Wal.open(tmp.dir, opts);
   const ends = await appendAll(wal, Array.from({ length: n }, (_, i) => ({ i, pad: pattern(200, i) })));
   await wal.close();
   return ends;
@@ -32,7 +25,7 @@ const ids = (frames: { body: unknown }[]): number[] => frames.map((f) => (f.body
 
 async function openError(opts: Parameters<typeof Wal.open>[1] = {}): Promise<SvcError> {
   try {
-    const { wal } = await Wal.open(dir, opts);
+    const { wal } = await Wal.open(tmp.dir, opts);
     await wal.close();
   } catch (e) {
     expect(e).toBeInstanceOf(SvcError);
@@ -47,7 +40,7 @@ describe("WAL recovery", () => {
     const file = seg(1);
     const full = await sizeOf(file);
     await truncate(file, full - 50); // the last frame lost its last 50 bytes: a crash mid-write
-    const { wal, frames, report } = await openCollect(dir);
+    const { wal, frames, report } = await openCollect(tmp.dir);
     expect(ids(frames)).toEqual([0, 1, 2, 3]);
     const cut = startOf(ends, 4);
     expect(report.tornTail).toEqual({ file, offset: cut, bytes: full - 50 - cut, reason: expect.stringContaining("incomplete frame") });
@@ -55,7 +48,7 @@ describe("WAL recovery", () => {
     expect(wal.position).toEqual({ segment: 1, offset: cut });
     const again = await wal.append(1, { i: 99, pad: pattern(1, 1) });
     await wal.close();
-    const { wal: w2, frames: f2, report: r2 } = await openCollect(dir);
+    const { wal: w2, frames: f2, report: r2 } = await openCollect(tmp.dir);
     expect(r2.tornTail).toBeNull();
     expect(ids(f2)).toEqual([0, 1, 2, 3, 99]);
     expect(f2[4]!.end).toEqual(again);
@@ -66,11 +59,11 @@ describe("WAL recovery", () => {
     const ends = await writeFrames(3);
     const file = seg(1);
     await writeFile(file, Buffer.concat([await readFile(file), Buffer.from([0xf7, 0x5a, 0xd6])]), { flag: "w" });
-    const { wal, report } = await openCollect(dir);
+    const { wal, report } = await openCollect(tmp.dir);
     expect(report.tornTail).toMatchObject({ offset: ends[2]!.offset, bytes: 3, reason: expect.stringContaining("incomplete frame header") });
     await wal.close();
     await writeFile(file, Buffer.concat([await readFile(file), Buffer.alloc(4096)]));
-    const { wal: w2, frames, report: r2 } = await openCollect(dir);
+    const { wal: w2, frames, report: r2 } = await openCollect(tmp.dir);
     expect(r2.tornTail).toMatchObject({ offset: ends[2]!.offset, bytes: 4096, reason: "bad sync word" });
     expect(ids(frames)).toEqual([0, 1, 2]);
     await w2.close();
@@ -79,7 +72,7 @@ describe("WAL recovery", () => {
   it("cuts a garbage length in the last frame of the last segment as a torn tail", async () => {
     const ends = await writeFrames(4);
     await overwrite(seg(1), startOf(ends, 3) + 4, Uint8Array.of(0xff, 0xff, 0xff, 0xff));
-    const { wal, frames, report } = await openCollect(dir);
+    const { wal, frames, report } = await openCollect(tmp.dir);
     expect(ids(frames)).toEqual([0, 1, 2]);
     expect(report.tornTail).toMatchObject({ offset: startOf(ends, 3), reason: "bad frame length 4294967295" });
     await wal.close();
@@ -120,7 +113,7 @@ describe("WAL recovery", () => {
     expect(err.details).toEqual({ file: seg(2), offset: startOf(ends, k) });
     expect(err.message).toContain(seg(2));
     // Replaying from a later segment does not read segment 2.
-    const { wal, frames } = await openCollect(dir, { from: { segment: 3, offset: 0 } });
+    const { wal, frames } = await openCollect(tmp.dir, { from: { segment: 3, offset: 0 } });
     expect(ids(frames)).toEqual(ends.map((e, i) => [e, i] as const).filter(([e]) => e.segment >= 3).map(([, i]) => i));
     await wal.close();
   });
@@ -129,13 +122,13 @@ describe("WAL recovery", () => {
     const ends = await writeFrames(6, { segmentBytes: 1024 });
     const last = ends[5]!.segment;
     await writeFile(seg(last + 1), Buffer.from("SVCWAL\r\n\x01\x00"));
-    const { wal, frames, report } = await openCollect(dir);
+    const { wal, frames, report } = await openCollect(tmp.dir);
     expect(ids(frames)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(report.tornTail).toEqual({ file: seg(last + 1), offset: 0, bytes: 10, reason: expect.stringContaining("incomplete segment header") });
     expect(await sizeOf(seg(last + 1))).toBe(HEADER_SIZE);
     expect(await wal.append(1, { i: 6, pad: pattern(1, 1) })).toEqual({ segment: last + 1, offset: expect.any(Number) });
     await wal.close();
-    const { wal: w2, frames: f2, report: r2 } = await openCollect(dir);
+    const { wal: w2, frames: f2, report: r2 } = await openCollect(tmp.dir);
     expect(ids(f2)).toEqual([0, 1, 2, 3, 4, 5, 6]);
     expect(r2.tornTail).toBeNull();
     await w2.close();
@@ -174,14 +167,14 @@ describe("WAL recovery", () => {
   it("continues in a new segment when a cut tail ends before `from`, so new positions stay after it", async () => {
     const ends = await writeFrames(5);
     await truncate(seg(1), startOf(ends, 4) + 7);
-    const { wal, frames, report } = await openCollect(dir, { from: ends[4]! }); // the checkpoint saw frame 4; the disk did not
+    const { wal, frames, report } = await openCollect(tmp.dir, { from: ends[4]! }); // the checkpoint saw frame 4; the disk did not
     expect(frames).toEqual([]);
     expect(report.tornTail).toMatchObject({ offset: startOf(ends, 4), bytes: 7 });
     expect(wal.position).toEqual({ segment: 2, offset: HEADER_SIZE });
     const p = await wal.append(1, { i: 5, pad: pattern(1, 1) });
     expect(p.segment).toBe(2);
     await wal.close();
-    const { wal: w2, frames: f2 } = await openCollect(dir, { from: ends[4]! });
+    const { wal: w2, frames: f2 } = await openCollect(tmp.dir, { from: ends[4]! });
     expect(ids(f2)).toEqual([5]);
     await w2.close();
   });
@@ -207,7 +200,7 @@ describe("repairWal", () => {
     const damagedFirst = await readFile(seg(1));
     expect((await openError()).code).toBe("E_WAL_CORRUPT");
 
-    const report = await repairWal(dir);
+    const report = await repairWal(tmp.dir);
     expect(report.missing).toEqual([]);
     expect(report.segments).toBe(segments);
     expect(report.files.map((f) => f.file)).toEqual([seg(1), seg(2), seg(segments)]);
@@ -223,12 +216,12 @@ describe("repairWal", () => {
     // The copies hold the damaged bytes and are never taken for segments.
     expect((await readFile(r1!.backup)).equals(damagedFirst)).toBe(true);
     expect(r1!.backup).toBe(`${seg(1)}.damaged-1`);
-    expect((await readdir(dir)).filter((n) => n.includes(".damaged-")).length).toBe(3);
+    expect((await readdir(tmp.dir)).filter((n) => n.includes(".damaged-")).length).toBe(3);
 
     // Offsets of every surviving frame are unchanged; padded regions keep the file sizes.
     expect(await sizeOf(seg(1))).toBe(original.get(1)!.length);
     expect(await sizeOf(seg(2))).toBe(original.get(2)!.length);
-    const { wal, frames, report: rec } = await openCollect(dir);
+    const { wal, frames, report: rec } = await openCollect(tmp.dir);
     expect(rec.tornTail).toBeNull();
     const lost = new Set([a, b, 29]);
     expect(ids(frames)).toEqual(Array.from({ length: 30 }, (_, i) => i).filter((i) => !lost.has(i)));
@@ -241,7 +234,7 @@ describe("repairWal", () => {
     await wal.close();
 
     // A second repair finds nothing to do.
-    const clean = await repairWal(dir);
+    const clean = await repairWal(tmp.dir);
     expect(clean.files).toEqual([]);
     expect(clean.frames).toBe(30 - 1 /* cut tail */);
   });
@@ -250,10 +243,10 @@ describe("repairWal", () => {
     const ends = await writeFrames(12, { segmentBytes: 1024 });
     await overwrite(seg(2), 16, Uint8Array.of(9)); // segment id byte: CRC mismatch
     expect((await openError()).code).toBe("E_WAL_CORRUPT");
-    const report = await repairWal(dir);
+    const report = await repairWal(tmp.dir);
     expect(report.files).toHaveLength(1);
     expect(report.files[0]).toMatchObject({ file: seg(2), header: "segment header checksum mismatch", damaged: [] });
-    const { wal, frames } = await openCollect(dir);
+    const { wal, frames } = await openCollect(tmp.dir);
     expect(ids(frames)).toEqual(Array.from({ length: 12 }, (_, i) => i));
     expect(frames.map((f) => f.end)).toEqual(ends);
     await wal.close();
@@ -264,10 +257,10 @@ describe("repairWal", () => {
     const from = startOf(ends, 2);
     const to = ends[4]!.offset; // frames 2, 3 and 4 overwritten with junk
     await overwrite(seg(1), from, pattern(to - from, 77));
-    const report = await repairWal(dir);
+    const report = await repairWal(tmp.dir);
     expect(report.files[0]!.damaged).toEqual([{ offset: from, bytes: to - from, reason: "bad sync word", action: "padded" }]);
     expect(report.files[0]!.salvaged).toBe(3);
-    const { wal, frames } = await openCollect(dir);
+    const { wal, frames } = await openCollect(tmp.dir);
     expect(ids(frames)).toEqual([0, 1, 5, 6, 7]);
     await wal.close();
   });
@@ -275,7 +268,7 @@ describe("repairWal", () => {
   it("reports a missing middle segment it cannot recreate", async () => {
     await writeFrames(20, { segmentBytes: 1024 });
     await unlink(seg(2));
-    const report = await repairWal(dir);
+    const report = await repairWal(tmp.dir);
     expect(report.missing).toEqual([2]);
     expect(report.files).toEqual([]);
   });

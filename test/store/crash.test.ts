@@ -1,24 +1,17 @@
 /** @module crash.test — a process killed mid-append loses no acknowledged frame and leaves at most a torn tail. */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openCollect, tempDir } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { openCollect, useTempDir } from "./helpers.js";
 
-let dir = "";
-let cleanup: () => Promise<void> = async () => undefined;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
+const tmp = useTempDir();
 
 const CHILD = fileURLToPath(new URL("./crash-child.ts", import.meta.url));
 
 /** Run the child until it has acknowledged `acks` frames, SIGKILL it, return what it acknowledged. */
 function runAndKill(acks: number): Promise<Map<number, { segment: number; offset: number }>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", CHILD, dir], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", CHILD, tmp.dir], { stdio: ["ignore", "pipe", "pipe"] });
     const acked = new Map<number, { segment: number; offset: number }>();
     let rest = "";
     let stderr = "";
@@ -45,7 +38,7 @@ describe("WAL crash", () => {
     for (let round = 0; round < 3; round++) {
       // Each round's child appends to the same log after recovering the previous round's tail.
       const acked = await runAndKill(150);
-      const { wal, frames } = await openCollect(dir);
+      const { wal, frames } = await openCollect(tmp.dir);
       await wal.close();
       const seen = new Map<string, { segment: number; offset: number }>();
       for (const f of frames) seen.set(`${round}:${(f.body as { i: number }).i}:${f.end.segment}:${f.end.offset}`, f.end);

@@ -2,21 +2,13 @@
 import { copyFile, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { crc32c } from "@node-rs/crc32";
-import { openCollect, tempDir } from "./helpers.js";
+import { openCollect, useTempDir } from "./helpers.js";
 
 const FIXTURE = join(fileURLToPath(new URL(".", import.meta.url)), "..", "fixtures", "wal-v1", "000001.seg");
 
-let dir = "";
-let cleanup: () => Promise<void> = async () => undefined;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-  await copyFile(FIXTURE, join(dir, "000001.seg"));
-});
-afterEach(async () => {
-  await cleanup();
-});
+const tmp = useTempDir((dir) => copyFile(FIXTURE, join(dir, "000001.seg")));
 
 describe("WAL format v1 fixture", () => {
   it("header bytes follow the documented layout", async () => {
@@ -47,7 +39,7 @@ describe("WAL format v1 fixture", () => {
   });
 
   it("opens with the current code and replays the exact frames (padding skipped)", async () => {
-    const { wal, frames, report } = await openCollect(dir);
+    const { wal, frames, report } = await openCollect(tmp.dir);
     expect(report).toEqual({ segments: 1, frames: 4, bytes: 188, tornTail: null });
     expect(frames).toEqual([
       { type: 1, body: { op: "put", id: "a", n: 1 }, start: { segment: 1, offset: 32 }, end: { segment: 1, offset: 61 } },

@@ -2,12 +2,21 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach, beforeEach } from "vitest";
 import { Wal, type WalFrame, type WalOpenOptions, type WalPosition } from "../../src/store/wal.js";
 
-/** A fresh directory under the OS temp dir; `cleanup` removes it. */
-export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), "svc-wal-"));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+/**
+ * A fresh directory under the OS temp dir for each test (read `tmp.dir` inside tests),
+ * removed after it; `prepare` runs on each new directory.
+ */
+export function useTempDir(prepare?: (dir: string) => Promise<void>): { dir: string } {
+  const tmp = { dir: "" };
+  beforeEach(async () => {
+    tmp.dir = await mkdtemp(join(tmpdir(), "svc-wal-"));
+    await prepare?.(tmp.dir);
+  });
+  afterEach(() => rm(tmp.dir, { recursive: true, force: true }));
+  return tmp;
 }
 
 /** Open, collect every replayed frame, return the log and what was replayed. */
