@@ -6,8 +6,8 @@ import { join, resolve } from "node:path";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import JSZip from "jszip";
 import { afterAll, describe, expect, it } from "vitest";
-import { SvcError } from "../../src/errors.js";
 import { build, comboChartSlideArgs, renderRawPptx, repairChartAxes } from "../../src/helpers/combo-chart-slide.js";
+import { failure } from "./failure.js";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-combo-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -73,14 +73,10 @@ function danglingAxisRefs(plot: Node): string[] {
 }
 
 async function expectBadRequest(p: Promise<unknown>, field: string): Promise<void> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(SvcError);
-  expect((err as SvcError).code).toBe("E_BAD_REQUEST");
-  expect((err as SvcError).field).toBe(field);
-  expect((err as SvcError).message).toContain(field);
+  const err = await failure(p);
+  expect(err.code).toBe("E_BAD_REQUEST");
+  expect(err.field).toBe(field);
+  expect(err.message).toContain(field);
 }
 
 describe("combo chart slide", () => {
@@ -245,10 +241,9 @@ describe("combo chart slide", () => {
   it("raises E_IO for an output directory that cannot be created", async () => {
     const blocker = join(dir, "a-file");
     writeFileSync(blocker, "not a directory");
-    const err = await build({ outputPath: join(blocker, "sub", "x.pptx"), ...base }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(SvcError);
-    expect((err as SvcError).code).toBe("E_IO");
-    expect((err as SvcError).field).toBe("outputPath");
+    const err = await failure(build({ outputPath: join(blocker, "sub", "x.pptx"), ...base }));
+    expect(err.code).toBe("E_IO");
+    expect(err.field).toBe("outputPath");
     expect(existsSync(join(blocker, "sub"))).toBe(false);
   });
 });

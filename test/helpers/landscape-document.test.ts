@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { XMLParser } from "fast-xml-parser";
 import JSZip from "jszip";
 import { afterAll, describe, expect, it } from "vitest";
-import { SvcError } from "../../src/errors.js";
 import { HEADER_FILL, build, landscapeDocumentArgs, renderDocx } from "../../src/helpers/landscape-document.js";
+import { failure } from "./failure.js";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-docx-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -165,10 +165,9 @@ describe("landscape document", () => {
       [{ outputPath, bodyParagraphs: "text" }, "bodyParagraphs"],
     ];
     for (const [args, field] of cases) {
-      const err = await build(args as never).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(SvcError);
-      expect((err as SvcError).code).toBe("E_BAD_REQUEST");
-      expect((err as SvcError).field).toBe(field);
+      const err = await failure(build(args as never));
+      expect(err.code).toBe("E_BAD_REQUEST");
+      expect(err.field).toBe(field);
     }
     expect(existsSync(join(dir, "never"))).toBe(false);
   });
@@ -176,9 +175,8 @@ describe("landscape document", () => {
   it("raises E_IO when the output directory cannot be created", async () => {
     const blocker = join(dir, "blocker");
     writeFileSync(blocker, "");
-    const err = await build({ outputPath: join(blocker, "x.docx") }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(SvcError);
-    expect((err as SvcError).code).toBe("E_IO");
-    expect((err as SvcError).field).toBe("outputPath");
+    const err = await failure(build({ outputPath: join(blocker, "x.docx") }));
+    expect(err.code).toBe("E_IO");
+    expect(err.field).toBe("outputPath");
   });
 });

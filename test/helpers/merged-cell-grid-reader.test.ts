@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import ExcelJS from "exceljs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SvcError } from "../../src/errors.js";
 import { build } from "../../src/helpers/merged-cell-grid-reader.js";
 import { build as buildSheet } from "../../src/helpers/merged-header-sheet.js";
+import { failure } from "./failure.js";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-grid-"));
 const multi = join(dir, "multi.xlsx");
@@ -91,10 +91,9 @@ describe("merged-cell grid reader", () => {
       [{ input_path: dir, output_path }, "input_path"],
     ];
     for (const [args, field] of cases) {
-      const err = await build(args as never).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(SvcError);
-      expect((err as SvcError).code).toBe("E_BAD_REQUEST");
-      expect((err as SvcError).field).toBe(field);
+      const err = await failure(build(args as never));
+      expect(err.code).toBe("E_BAD_REQUEST");
+      expect(err.field).toBe(field);
     }
     expect(existsSync(join(dir, "never"))).toBe(false);
   });
@@ -102,8 +101,7 @@ describe("merged-cell grid reader", () => {
   it("raises E_IO when the output directory cannot be created", async () => {
     const blocker = join(dir, "blocker");
     writeFileSync(blocker, "");
-    const err = await build({ input_path: multi, output_path: join(blocker, "g.json") }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(SvcError);
-    expect((err as SvcError).code).toBe("E_IO");
+    const err = await failure(build({ input_path: multi, output_path: join(blocker, "g.json") }));
+    expect(err.code).toBe("E_IO");
   });
 });
