@@ -3,6 +3,14 @@
 /** Stable codes; clients match on these, so never rename one. */
 export const ERRORS = {
   E_BAD_REQUEST: { status: 400, summary: "the request is malformed" },
+  E_BODY: { status: 400, summary: "the request body could not be decoded (malformed JSON, msgpack or protobuf)" },
+  E_AUTH: { status: 401, summary: "missing, unknown or revoked API key" },
+  E_WALLET_EMPTY: { status: 402, summary: "the tenant's wallet is exhausted" },
+  E_FORBIDDEN: { status: 403, summary: "the operation needs an admin key" },
+  E_METHOD: { status: 405, summary: "the path does not accept this method" },
+  E_NOT_ACCEPTABLE: { status: 406, summary: "no supported media type in Accept" },
+  E_TOO_LARGE: { status: 413, summary: "the request body exceeds the size limit" },
+  E_MEDIA_TYPE: { status: 415, summary: "unsupported Content-Type for this route" },
   E_DIMENSION: { status: 400, summary: "vector dimension does not match" },
   E_TOP_K: { status: 400, summary: "topK must be a positive integer" },
   E_NON_FINITE: { status: 400, summary: "vector holds NaN or Infinity" },
@@ -11,11 +19,13 @@ export const ERRORS = {
   E_METADATA: { status: 400, summary: "a metadata value is not a string, finite number, boolean or list of strings" },
   E_NOT_FOUND: { status: 404, summary: "no such collection, namespace or id" },
   E_CONFLICT: { status: 409, summary: "the resource already exists or is being changed" },
+  E_DELETION_PROTECTED: { status: 412, summary: "deletion protection is enabled for this index" },
   E_CLOSED: { status: 503, summary: "the collection is closed or shutting down" },
   E_WAL_CORRUPT: { status: 500, summary: "a write-ahead log frame failed its checksum before the tail; run `svc repair`" },
   E_IO: { status: 500, summary: "a file operation failed" },
   E_OUT_OF_MEMORY: { status: 507, summary: "the shared arena cannot grow further" },
   E_WORKER_FAILED: { status: 503, summary: "a scan worker died; the task was not completed" },
+  E_INTERNAL: { status: 500, summary: "an unexpected server error; the log has the details" },
   E_KERNEL: { status: 500, summary: "a WASM kernel failed" },
   E_ABI: { status: 500, summary: "build/kernels.wasm does not match this code's ABI version" },
 } as const satisfies Record<string, { status: number; summary: string }>;

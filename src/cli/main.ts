@@ -5,9 +5,11 @@ import { SvcError } from "../errors.js";
 import { buildCommand } from "./build.js";
 import type { Command } from "./command.js";
 import { demoCommand } from "./demo.js";
+import { keysCommand } from "./keys.js";
 import { repairCommand } from "./repair.js";
+import { serveCommand } from "./serve.js";
 
-const COMMANDS: Command[] = [demoCommand, repairCommand, buildCommand];
+const COMMANDS: Command[] = [serveCommand, keysCommand, demoCommand, repairCommand, buildCommand];
 
 const HELP = `svc — self-hosted memory substrate for AI agents
 

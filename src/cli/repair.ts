@@ -9,7 +9,7 @@ import { say, type Command } from "./command.js";
 function walDirs(dir: string, depth = 0): string[] {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
   if (readdirSync(dir).some((f) => f.endsWith(".seg"))) return [dir];
-  if (depth > 4) return [];
+  if (depth > 6) return [];
   return readdirSync(dir).flatMap((f) => walDirs(join(dir, f), depth + 1));
 }
 

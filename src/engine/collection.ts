@@ -260,7 +260,8 @@ export class Collection {
     return out;
   }
 
-  async query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; plan: Plan; matched?: number; timings?: SearchResult["timings"] }> {
+  /** `scanned`: the rows the query had to consider (the namespace's live rows, or those its filter matched); what metering charges. */
+  async query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; plan: Plan; scanned: number; matched?: number; timings?: SearchResult["timings"] }> {
     const k = req.topK;
     if (!Number.isInteger(k) || k < 1 || k > 10_000) throw new SvcError("E_TOP_K", `topK must be an integer in [1, 10000], got ${k}`, { field: "topK" });
     const filter = parseFilter(req.filter);
@@ -272,7 +273,7 @@ export class Collection {
       vector = p!.vector(row);
     } else if (this.rotation) vector = this.checkValues(req.vector, "vector");
     else vector = this.checkBits(req.bits, "bits");
-    if (p === undefined || p.liveCount === 0) return { matches: [], plan: "empty" };
+    if (p === undefined || p.liveCount === 0) return { matches: [], plan: "empty", scanned: 0 };
 
     const heap = this.kernels.heap;
     const bits = heap.alloc(this.rowBytes);
@@ -297,7 +298,7 @@ export class Collection {
           if (req.includeMetadata) match.metadata = p.metadata(row);
           return match;
         });
-        return { matches, plan: res.plan, matched: res.matched, timings: res.timings };
+        return { matches, plan: res.plan, scanned: res.matched ?? p.liveCount, matched: res.matched, timings: res.timings };
       } finally {
         p.pins--;
         this.closeRetired();
@@ -308,14 +309,16 @@ export class Collection {
     }
   }
 
-  /** Per-namespace live counts. */
-  stats(): { dimension: number; metric: string; namespaces: Record<string, { vectorCount: number }>; totalVectorCount: number } {
+  /** Per-namespace live counts; with a filter, only the vectors it matches (namespaces with none are left out). */
+  stats(filter?: unknown): { dimension: number; metric: string; namespaces: Record<string, { vectorCount: number }>; totalVectorCount: number } {
+    const f = parseFilter(filter);
     const namespaces: Record<string, { vectorCount: number }> = {};
     let total = 0;
     for (const [ns, p] of this.partitions) {
-      if (p.liveCount === 0) continue;
-      namespaces[ns] = { vectorCount: p.liveCount };
-      total += p.liveCount;
+      const count = f === null ? p.liveCount : p.index.evaluate(f, p.live()).size;
+      if (count === 0) continue;
+      namespaces[ns] = { vectorCount: count };
+      total += count;
     }
     return { dimension: this.dimension, metric: this.config.metric, namespaces, totalVectorCount: total };
   }

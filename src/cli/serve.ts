@@ -1,0 +1,60 @@
+/** @module serve — `svc serve`: the HTTP server on a data dir; prints the URL (and a first admin key); SIGTERM/SIGINT stop it cleanly. */
+import pino from "pino";
+import { startServer } from "../http/app.js";
+import { SvcError } from "../errors.js";
+import { positiveInt, say, type Command } from "./command.js";
+
+export const DEFAULT_DATA_DIR = "./data/var";
+
+export const serveCommand: Command = {
+  name: "serve",
+  usage: `svc serve [--host 127.0.0.1] [--port 8080] [--data ./data/var] [--threads N]
+          [--log-level info] [--body-limit 67108864] [--no-auth]
+      Serve the REST API (uWebSockets.js). On first start an admin key is
+      created and printed once. Prices: <data>/config.json {"prices": {...}}.
+      --no-auth (loopback only): no keys, every request is the local admin.
+      --port 0 picks a free port. Request logs are JSON lines on stdout.`,
+  options: {
+    host: { type: "string" },
+    port: { type: "string" },
+    data: { type: "string" },
+    threads: { type: "string" },
+    "log-level": { type: "string" },
+    "body-limit": { type: "string" },
+    "no-auth": { type: "boolean" },
+  },
+  async run(values) {
+    const port = values.port === "0" ? 0 : positiveInt("port", values.port, 8080);
+    const level = (values["log-level"] as string | undefined) ?? "info";
+    if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(level)) throw new SvcError("E_BAD_REQUEST", `--log-level must be fatal, error, warn, info, debug, trace or silent`, { field: "log-level" });
+    const logger = pino({ level }, pino.destination({ dest: 1, sync: false }));
+    const dataDir = (values.data as string | undefined) ?? DEFAULT_DATA_DIR;
+    const server = await startServer({
+      dataDir,
+      host: (values.host as string | undefined) ?? "127.0.0.1",
+      port,
+      auth: values["no-auth"] !== true,
+      bodyLimit: positiveInt("body-limit", values["body-limit"], 64 << 20),
+      threads: values.threads === undefined ? undefined : positiveInt("threads", values.threads, 2),
+      logger,
+    });
+    say(`svc serving ${server.url} (data ${dataDir})`);
+    if (values["no-auth"] !== true && server.keys.size === 0) {
+      const { key, record } = server.keys.create({ tenant: "admin", admin: true, name: "first admin key" });
+      say(`created the first admin key (${record.id}); it is shown only now:`);
+      say(`  ${key}`);
+    }
+    await new Promise<void>((resolve) => {
+      const stop = (signal: string) => {
+        logger.info({ signal }, "shutting down: no new connections, finishing requests, flushing the write-ahead logs");
+        resolve();
+      };
+      process.once("SIGTERM", () => stop("SIGTERM"));
+      process.once("SIGINT", () => stop("SIGINT"));
+    });
+    await server.close();
+    logger.flush();
+    say("svc stopped");
+    return 0;
+  },
+};

@@ -1,0 +1,93 @@
+/** @module app — one serving process: opens the data dir (keys, wallets, indexes), builds the route table, starts HTTP. */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import pino, { type Logger } from "pino";
+import { KeyStore } from "../account/keys.js";
+import { parsePrices } from "../account/prices.js";
+import { Wallets } from "../account/wallet.js";
+import { SvcError } from "../errors.js";
+import { Kernels } from "../kernels/abi.js";
+import { IndexService } from "../memory/indexes.js";
+import { ScanPool } from "../pool/scan-pool.js";
+import type { Durability } from "../store/wal.js";
+import { HttpMetrics } from "./metrics.js";
+import type { Route } from "./route.js";
+import { indexRoutes } from "./routes/indexes.js";
+import { opsRoutes } from "./routes/ops.js";
+import { startHttp, type HttpServer } from "./server.js";
+
+export interface ServerOptions {
+  dataDir: string;
+  host?: string;
+  port?: number;
+  auth?: boolean;
+  bodyLimit?: number;
+  threads?: number;
+  durability?: Durability;
+  logger?: Logger;
+}
+
+export interface Server extends HttpServer {
+  keys: KeyStore;
+  wallets: Wallets;
+  indexes: IndexService;
+  routes: readonly Route[];
+}
+
+/**
+ * `<data>/config.json` (optional): `{"prices": {...}}` overrides entries of the price table
+ * (src/account/prices.ts), e.g. `{"prices": {"signupCredit": 10, "per1kWritten": 0.0002}}`.
+ */
+export function loadConfig(dataDir: string): { prices: ReturnType<typeof parsePrices> } {
+  const path = join(dataDir, "config.json");
+  if (!existsSync(path)) return { prices: parsePrices(undefined) };
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+  } catch (err) {
+    throw new SvcError("E_BAD_REQUEST", `${path} is not valid JSON: ${(err as Error).message}`, { field: "config" });
+  }
+  for (const k of Object.keys(raw)) if (k !== "prices") throw new SvcError("E_BAD_REQUEST", `${path}: unknown setting '${k}'`, { field: k });
+  return { prices: parsePrices(raw.prices) };
+}
+
+export async function startServer(opts: ServerOptions): Promise<Server> {
+  mkdirSync(opts.dataDir, { recursive: true });
+  const config = loadConfig(opts.dataDir);
+  const kernels = Kernels.create();
+  const pool = new ScanPool(kernels, { threads: opts.threads });
+  const keys = KeyStore.open(opts.dataDir);
+  const wallets = await Wallets.open(join(opts.dataDir, "wallet"), config.prices);
+  const indexes = new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability });
+  const metrics = new HttpMetrics();
+  const routes: Route[] = [];
+  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes));
+  let http: HttpServer;
+  try {
+    http = await startHttp(routes, { keys, wallets, metrics }, {
+      host: opts.host ?? "127.0.0.1",
+      port: opts.port ?? 8080,
+      auth: opts.auth ?? true,
+      bodyLimit: opts.bodyLimit,
+      logger: opts.logger ?? pino({ level: "silent" }),
+    });
+  } catch (err) {
+    await indexes.close();
+    await wallets.close();
+    await pool.close();
+    throw err;
+  }
+  return {
+    ...http,
+    keys,
+    wallets,
+    indexes,
+    routes,
+    async close() {
+      await http.close();
+      await indexes.close();
+      await wallets.close();
+      await pool.close();
+    },
+  };
+}

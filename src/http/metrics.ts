@@ -1,0 +1,39 @@
+/** @module metrics — Prometheus metrics of one server: requests by route and status, latency, bytes, vectors written and scanned. */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Usage } from "../account/prices.js";
+
+export class HttpMetrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({ name: "svc_http_requests_total", help: "HTTP requests answered, by route and status", labelNames: ["route", "status"] as const, registers: [this.registry] });
+  private readonly duration = new Histogram({
+    name: "svc_http_request_duration_seconds",
+    help: "Time from request to reply, by route",
+    labelNames: ["route"] as const,
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [this.registry],
+  });
+  private readonly bytesIn = new Counter({ name: "svc_http_request_bytes_total", help: "Request body bytes received", registers: [this.registry] });
+  private readonly bytesOut = new Counter({ name: "svc_http_response_bytes_total", help: "Response body bytes sent", registers: [this.registry] });
+  private readonly written = new Counter({ name: "svc_vectors_written_total", help: "Vectors written (upsert, update)", registers: [this.registry] });
+  private readonly scanned = new Counter({ name: "svc_vectors_scanned_total", help: "Vectors scanned by queries", registers: [this.registry] });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: "svc_" });
+  }
+
+  observe(route: string, status: number, seconds: number, bytesIn: number, bytesOut: number): void {
+    this.requests.inc({ route, status: String(status) });
+    this.duration.observe({ route }, seconds);
+    if (bytesIn) this.bytesIn.inc(bytesIn);
+    if (bytesOut) this.bytesOut.inc(bytesOut);
+  }
+
+  usage(u: Usage): void {
+    if (u.written) this.written.inc(u.written);
+    if (u.scanned) this.scanned.inc(u.scanned);
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,48 @@
+/** @module openapi — the OpenAPI 3.1 document, generated from the route table (so it cannot drift from the router). */
+import { ERRORS } from "../errors.js";
+import { MSGPACK_TYPE, PROTOBUF_TYPE } from "./codecs.js";
+import type { Route, Schema } from "./route.js";
+import { errorBody } from "./routes/schemas.js";
+
+export function openApiDocument(routes: readonly Route[], version: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+    const query = (r.queryParams ?? []).map((q) => ({ name: q.name, in: "query", required: q.required ?? false, description: q.description, schema: q.schema }));
+    const media = (schema: Schema | undefined, binary: boolean) => ({
+      "application/json": schema === undefined ? {} : { schema },
+      ...(binary ? { [MSGPACK_TYPE]: schema === undefined ? {} : { schema }, [PROTOBUF_TYPE]: { schema: { type: "string", contentEncoding: "binary" } } } : {}),
+    });
+    const op: Record<string, unknown> = {
+      operationId: r.operationId,
+      summary: r.summary,
+      tags: r.tags,
+      ...(params.length + query.length > 0 ? { parameters: [...params, ...query] } : {}),
+      ...(r.requestBody ? { requestBody: { required: r.method !== "get", content: media(r.requestBody, r.proto?.request !== undefined) } } : {}),
+      responses: {
+        [String(r.response.status)]: { description: r.response.description, ...(r.response.schema ? { content: media(r.response.schema, r.proto !== undefined) } : {}) },
+        default: { description: "Error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
+      },
+      ...(r.auth === "none" ? { security: [] } : {}),
+      ...(r.meter ? { "x-svc-metered": r.meter } : {}),
+      ...(r.auth === "admin" ? { "x-svc-admin": true } : {}),
+    };
+    (paths[r.path] ??= {})[r.method] = op;
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "svc",
+      version,
+      description: "Self-hosted memory substrate for AI agents. Errors are {\"error\":{\"code\",\"message\",\"field\"}} with a stable code: " +
+        Object.entries(ERRORS).map(([code, e]) => `${code} (${e.status})`).join(", "),
+    },
+    servers: [{ url: "/" }],
+    security: [{ ApiKey: [] }, { Bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: "Api-Key" }, Bearer: { type: "http", scheme: "bearer" } },
+      schemas: { Error: errorBody },
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/** @module route — what one HTTP route declares: method, path, auth, metering, codecs, schemas and its handler. */
+import type { Principal } from "../account/keys.js";
+import type { Usage } from "../account/prices.js";
+import type { ProtoMessages } from "./codecs.js";
+
+export type Method = "get" | "post" | "patch" | "delete";
+
+/** A JSON Schema (2020-12, as OpenAPI 3.1 embeds it). */
+export type Schema = Record<string, unknown>;
+
+export interface RequestContext {
+  /** `x-request-id` from the client when it is sane, else generated. */
+  id: string;
+  /** Path parameters, percent-decoded, by name. */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** The decoded body (undefined when empty). */
+  body: unknown;
+  principal: Principal;
+  /** `http://<Host header>`: what links in responses (an index's `host`) are built on. */
+  baseUrl: string;
+  /** Set by handlers of metered routes: vectors written and scanned. */
+  usage: Usage;
+}
+
+export interface Reply {
+  /** Default 200. */
+  status?: number;
+  body?: unknown;
+  /** A body sent as it is (the /metrics text, the OpenAPI document). */
+  raw?: { contentType: string; data: string | Buffer };
+}
+
+export interface Route {
+  method: Method;
+  /** OpenAPI style: /v1/indexes/{name}. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  /** "tenant": any live key; "admin": admin keys only; "none": public. */
+  auth: "tenant" | "admin" | "none";
+  /** Price-table operation charged on success to non-admin tenants; absent = free. */
+  meter?: string;
+  /** Routes that also speak msgpack and protobuf (request and Accept). */
+  proto?: ProtoMessages;
+  /** Query parameters, for the OpenAPI document. */
+  queryParams?: Array<{ name: string; schema: Schema; description: string; required?: boolean }>;
+  requestBody?: Schema;
+  /** Success status and body schema. */
+  response: { status: number; schema?: Schema; description: string };
+  handle(ctx: RequestContext): Promise<Reply> | Reply;
+}

@@ -1,0 +1,298 @@
+/** @module routes/indexes — the Pinecone-compatible /v1/indexes layer: control plane (snake_case) and data plane (camelCase). */
+import type { FetchedVector } from "../../engine/collection.js";
+import { SvcError } from "../../errors.js";
+import type { IndexRecord, IndexService } from "../../memory/indexes.js";
+import type { RequestContext, Route, Schema } from "../route.js";
+import * as S from "./schemas.js";
+
+/** Pinecone's name for the namespace "" (both spellings reach the same namespace). */
+export const DEFAULT_NAMESPACE = "__default__";
+const MAX_FETCH_IDS = 1000;
+const MAX_UPSERT_VECTORS = 10_000;
+const NAMESPACE_PAGE = 100;
+
+export function indexRoutes(indexes: IndexService): Route[] {
+  const tenant = (ctx: RequestContext) => ctx.principal.tenant;
+  const name = (ctx: RequestContext) => ctx.params.name!;
+  const collection = (ctx: RequestContext) => indexes.collection(tenant(ctx), name(ctx));
+  const model = (ctx: RequestContext, r: IndexRecord) => indexModel(ctx.baseUrl, r);
+
+  const upsert = async (ctx: RequestContext, namespace: unknown) => {
+    const body = object(ctx.body);
+    const vectors = body.vectors;
+    if (!Array.isArray(vectors) || vectors.length === 0) throw new SvcError("E_BAD_REQUEST", "vectors must be a non-empty array", { field: "vectors" });
+    if (vectors.length > MAX_UPSERT_VECTORS) throw new SvcError("E_BAD_REQUEST", `at most ${MAX_UPSERT_VECTORS} vectors per upsert, got ${vectors.length}`, { field: "vectors" });
+    const input = vectors.map((v: unknown, i: number) => {
+      if (typeof v !== "object" || v === null) throw new SvcError("E_BAD_REQUEST", `vectors[${i}] must be an object {id, values, metadata}`, { field: `vectors[${i}]` });
+      const { id, values, metadata, sparseValues } = v as Record<string, unknown>;
+      if (sparseValues !== undefined) throw new SvcError("E_BAD_REQUEST", "sparse values are not supported; indexes are dense", { field: `vectors[${i}].sparseValues` });
+      return { id: id as string, values: floats(values, `vectors[${i}].values`), metadata };
+    });
+    const res = await (await collection(ctx)).upsert(ns(namespace), input);
+    ctx.usage.written = res.upsertedCount;
+    return { body: res };
+  };
+
+  const control: Route[] = [
+    {
+      method: "post", path: "/v1/indexes", operationId: "create_index", summary: "Create an index", tags: ["indexes"], auth: "tenant", meter: "create_index",
+      requestBody: S.createIndexRequest, response: { status: 201, schema: S.indexModel, description: "The new index (ready at once)" },
+      async handle(ctx) {
+        const b = object(ctx.body);
+        const r = await indexes.create(tenant(ctx), { name: b.name, dimension: b.dimension, metric: b.metric, spec: b.spec, deletionProtection: b.deletion_protection, tags: b.tags });
+        return { status: 201, body: model(ctx, r) };
+      },
+    },
+    {
+      method: "get", path: "/v1/indexes", operationId: "list_indexes", summary: "List the tenant's indexes", tags: ["indexes"], auth: "tenant",
+      response: { status: 200, schema: { type: "object", properties: { indexes: { type: "array", items: S.indexModel } } }, description: "Every index of the tenant" },
+      handle: (ctx) => ({ body: { indexes: indexes.list(tenant(ctx)).map((r) => model(ctx, r)) } }),
+    },
+    {
+      method: "get", path: "/v1/indexes/{name}", operationId: "describe_index", summary: "Describe an index", tags: ["indexes"], auth: "tenant",
+      response: { status: 200, schema: S.indexModel, description: "The index" },
+      handle: (ctx) => ({ body: model(ctx, indexes.describe(tenant(ctx), name(ctx))) }),
+    },
+    {
+      method: "patch", path: "/v1/indexes/{name}", operationId: "configure_index", summary: "Change deletion protection or tags", tags: ["indexes"], auth: "tenant",
+      requestBody: S.configureIndexRequest, response: { status: 200, schema: S.indexModel, description: "The index as changed" },
+      async handle(ctx) {
+        const b = object(ctx.body);
+        return { body: model(ctx, await indexes.configure(tenant(ctx), name(ctx), { deletionProtection: b.deletion_protection, tags: b.tags })) };
+      },
+    },
+    {
+      method: "delete", path: "/v1/indexes/{name}", operationId: "delete_index", summary: "Delete an index and all its vectors", tags: ["indexes"], auth: "tenant",
+      response: { status: 202, description: "Deleted (empty body)" },
+      async handle(ctx) {
+        await indexes.delete(tenant(ctx), name(ctx));
+        return { status: 202 };
+      },
+    },
+  ];
+
+  const data: Route[] = [
+    {
+      method: "post", path: "/v1/indexes/{name}/vectors/upsert", operationId: "upsert", summary: "Insert or replace vectors", tags: ["vectors"], auth: "tenant", meter: "upsert",
+      proto: { request: "UpsertRequest", response: "UpsertResponse" },
+      requestBody: S.upsertRequest, response: { status: 200, schema: S.upsertResponse, description: "Acknowledged: durable, visible to queries within milliseconds" },
+      handle: (ctx) => upsert(ctx, object(ctx.body).namespace),
+    },
+    {
+      method: "post", path: "/v1/indexes/{name}/namespaces/{namespace}/upsert", operationId: "upsert_namespace", summary: "Insert or replace vectors in the namespace named by the path", tags: ["vectors"], auth: "tenant", meter: "upsert",
+      proto: { request: "UpsertRequest", response: "UpsertResponse" },
+      requestBody: S.upsertRequest, response: { status: 200, schema: S.upsertResponse, description: "Acknowledged" },
+      handle: (ctx) => upsert(ctx, ctx.params.namespace),
+    },
+    {
+      method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by cosine, by vector or by the id of a stored vector, with an optional metadata filter", tags: ["vectors"], auth: "tenant", meter: "query",
+      proto: { request: "QueryRequest", response: "QueryResponse" },
+      requestBody: S.queryRequest, response: { status: 200, schema: S.queryResponse, description: "Matches, best first" },
+      async handle(ctx) {
+        const b = object(ctx.body);
+        if (b.sparseVector !== undefined) throw new SvcError("E_BAD_REQUEST", "sparse queries are not supported; indexes are dense", { field: "sparseVector" });
+        if (b.vector !== undefined && b.id !== undefined) throw new SvcError("E_BAD_REQUEST", "give either vector or id, not both", { field: "id" });
+        if (b.vector === undefined && b.id === undefined) throw new SvcError("E_BAD_REQUEST", "give vector (numbers) or id (a stored vector's id)", { field: "vector" });
+        if (b.id !== undefined && (typeof b.id !== "string" || b.id === "")) throw new SvcError("E_BAD_REQUEST", "id must be a non-empty string", { field: "id" });
+        const topK = b.topK ?? 10;
+        if (typeof topK !== "number") throw new SvcError("E_TOP_K", "topK must be an integer in [1, 10000]", { field: "topK" });
+        const namespace = ns(b.namespace);
+        const res = await (await collection(ctx)).query(namespace, {
+          vector: b.vector === undefined ? undefined : floats(b.vector, "vector"),
+          id: b.id as string | undefined,
+          topK,
+          filter: b.filter,
+          includeValues: flag(b.includeValues, "includeValues"),
+          includeMetadata: flag(b.includeMetadata, "includeMetadata"),
+        });
+        ctx.usage.scanned = res.scanned;
+        return { body: { matches: res.matches, namespace: typeof b.namespace === "string" ? b.namespace : "", usage: { readUnits: readUnits(res.scanned) } } };
+      },
+    },
+    {
+      method: "get", path: "/v1/indexes/{name}/vectors/fetch", operationId: "fetch", summary: "Vectors by id (values exactly as stored, float32)", tags: ["vectors"], auth: "tenant", meter: "fetch",
+      proto: { response: "FetchResponse" },
+      queryParams: [
+        { name: "ids", schema: { type: "array", items: { type: "string" } }, description: "Repeat for each id (?ids=a&ids=b), at most 1000", required: true },
+        { name: "namespace", schema: { type: "string" }, description: "Namespace; default \"\" (also spelled __default__)" },
+      ],
+      response: { status: 200, schema: S.fetchResponse, description: "The vectors found, by id; missing ids are left out" },
+      async handle(ctx) {
+        const ids = ctx.query.getAll("ids");
+        if (ids.length === 0) throw new SvcError("E_BAD_REQUEST", "give at least one id: ?ids=a&ids=b", { field: "ids" });
+        if (ids.length > MAX_FETCH_IDS) throw new SvcError("E_BAD_REQUEST", `at most ${MAX_FETCH_IDS} ids per fetch`, { field: "ids" });
+        const namespace = ctx.query.get("namespace") ?? "";
+        const found = (await collection(ctx)).fetch(ns(namespace), ids);
+        const vectors: Record<string, ReturnType<typeof wireVector>> = {};
+        for (const v of found) vectors[v.id] = wireVector(v);
+        return { body: { vectors, namespace, usage: { readUnits: Math.max(1, found.length) } } };
+      },
+    },
+    {
+      method: "post", path: "/v1/indexes/{name}/vectors/update", operationId: "update", summary: "Replace a vector's values and/or merge metadata into it", tags: ["vectors"], auth: "tenant", meter: "update",
+      requestBody: S.updateRequest, response: { status: 200, schema: { type: "object" }, description: "Updated ({})" },
+      async handle(ctx) {
+        const b = object(ctx.body);
+        await (await collection(ctx)).update(ns(b.namespace), { id: b.id as string, values: b.values === undefined ? undefined : floats(b.values, "values"), setMetadata: b.setMetadata });
+        ctx.usage.written = b.values === undefined ? 0 : 1;
+        return { body: {} };
+      },
+    },
+    {
+      method: "post", path: "/v1/indexes/{name}/vectors/delete", operationId: "delete", summary: "Delete vectors by ids, by metadata filter, or all in a namespace", tags: ["vectors"], auth: "tenant", meter: "delete",
+      requestBody: S.deleteRequest, response: { status: 200, schema: { type: "object" }, description: "Deleted ({})" },
+      async handle(ctx) {
+        const b = object(ctx.body);
+        const given = [b.ids !== undefined, b.filter !== undefined, b.deleteAll === true].filter(Boolean).length;
+        if (given !== 1) throw new SvcError("E_BAD_REQUEST", "give exactly one of ids, filter or deleteAll: true", { field: "ids" });
+        if (b.deleteAll !== undefined && typeof b.deleteAll !== "boolean") throw new SvcError("E_BAD_REQUEST", "deleteAll must be a boolean", { field: "deleteAll" });
+        await (await collection(ctx)).delete(ns(b.namespace), { ids: b.ids as string[] | undefined, filter: b.filter, deleteAll: b.deleteAll === true });
+        return { body: {} };
+      },
+    },
+    ...(["get", "post"] as const).map((method): Route => ({
+      method, path: "/v1/indexes/{name}/describe_index_stats", operationId: method === "get" ? "describe_index_stats_get" : "describe_index_stats", summary: "Vector counts per namespace (POST: optionally only those matching a filter)", tags: ["vectors"], auth: "tenant", meter: "describe_index_stats",
+      ...(method === "post" ? { requestBody: { type: "object", properties: { filter: S.filter } } } : {}),
+      response: { status: 200, schema: S.statsResponse, description: "Counts" },
+      async handle(ctx) {
+        const filter = method === "post" && ctx.body !== undefined ? object(ctx.body).filter : undefined;
+        const s = (await collection(ctx)).stats(filter);
+        const namespaces: Record<string, { vectorCount: number }> = {};
+        for (const [n, v] of Object.entries(s.namespaces)) namespaces[n === "" ? DEFAULT_NAMESPACE : n] = v;
+        return { body: { namespaces, dimension: s.dimension, indexFullness: 0, totalVectorCount: s.totalVectorCount, metric: s.metric, vectorType: "dense" } };
+      },
+    })),
+    {
+      method: "get", path: "/v1/indexes/{name}/namespaces", operationId: "list_namespaces", summary: "Namespaces holding vectors, by name, paginated", tags: ["namespaces"], auth: "tenant", meter: "list_namespaces",
+      queryParams: [
+        { name: "limit", schema: { type: "integer", minimum: 1, maximum: 1000 }, description: `Page size (default ${NAMESPACE_PAGE})` },
+        { name: "paginationToken", schema: { type: "string" }, description: "pagination.next of the previous page" },
+      ],
+      response: { status: 200, schema: S.namespaceList, description: "One page of namespaces" },
+      async handle(ctx) {
+        const limit = intParam(ctx.query.get("limit"), "limit", NAMESPACE_PAGE, 1000);
+        const token = ctx.query.get("paginationToken") ?? ctx.query.get("pagination_token");
+        const after = token === null ? null : fromToken(token);
+        const all = Object.entries((await collection(ctx)).stats().namespaces)
+          .map(([n, v]) => ({ name: n === "" ? DEFAULT_NAMESPACE : n, record_count: v.vectorCount }))
+          .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        const rest = after === null ? all : all.filter((n) => n.name > after);
+        const page = rest.slice(0, limit);
+        return { body: { namespaces: page, ...(rest.length > limit ? { pagination: { next: toToken(page.at(-1)!.name) } } : {}), total_count: all.length } };
+      },
+    },
+    {
+      method: "get", path: "/v1/indexes/{name}/namespaces/{namespace}", operationId: "describe_namespace", summary: "One namespace's vector count", tags: ["namespaces"], auth: "tenant", meter: "describe_namespace",
+      response: { status: 200, schema: S.namespaceDescription, description: "The namespace" },
+      async handle(ctx) {
+        const n = ns(ctx.params.namespace);
+        const count = (await collection(ctx)).stats().namespaces[n]?.vectorCount;
+        if (count === undefined) throw new SvcError("E_NOT_FOUND", `no namespace '${ctx.params.namespace}' in index '${name(ctx)}'`, { field: "namespace" });
+        return { body: { name: ctx.params.namespace, record_count: count } };
+      },
+    },
+    {
+      method: "delete", path: "/v1/indexes/{name}/namespaces/{namespace}", operationId: "delete_namespace", summary: "Delete a namespace and its vectors", tags: ["namespaces"], auth: "tenant", meter: "delete_namespace",
+      response: { status: 202, schema: { type: "object" }, description: "Deleted ({})" },
+      async handle(ctx) {
+        const c = await collection(ctx);
+        const n = ns(ctx.params.namespace);
+        if (c.stats().namespaces[n] === undefined) throw new SvcError("E_NOT_FOUND", `no namespace '${ctx.params.namespace}' in index '${name(ctx)}'`, { field: "namespace" });
+        await c.delete(n, { deleteAll: true });
+        return { status: 202, body: {} };
+      },
+    },
+  ];
+  return [...control, ...data];
+}
+
+/** Pinecone's IndexModel, snake_case. `host` points back at this server so data-plane calls land on /v1/indexes/{name}/... */
+function indexModel(baseUrl: string, r: IndexRecord): Record<string, unknown> {
+  return {
+    name: r.name,
+    dimension: r.dimension,
+    metric: r.metric,
+    host: `${baseUrl}/v1/indexes/${r.name}`,
+    spec: r.spec,
+    status: { ready: true, state: "Ready" },
+    vector_type: "dense",
+    deletion_protection: r.deletionProtection,
+    tags: r.tags,
+    deployment: deployment(r.spec),
+    schema: { fields: {} },
+    created_at: new Date(r.createdAt).toISOString(),
+  };
+}
+
+/** The newer API's `deployment` block, derived from the spec it was created with. */
+function deployment(spec: Record<string, unknown>): Record<string, unknown> {
+  const serverless = spec.serverless as { cloud?: unknown; region?: unknown } | undefined;
+  if (serverless !== undefined) return { deployment_type: "serverless", cloud: serverless.cloud, region: serverless.region };
+  return { deployment_type: Object.keys(spec)[0] ?? "serverless" };
+}
+
+function wireVector(v: FetchedVector): { id: string; values: number[]; metadata?: Record<string, unknown> } {
+  return { id: v.id, values: Array.from(v.values), ...(Object.keys(v.metadata).length > 0 ? { metadata: v.metadata } : {}) };
+}
+
+function object(body: unknown): Record<string, unknown> {
+  if (typeof body !== "object" || body === null || Array.isArray(body) || body instanceof Uint8Array) {
+    throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
+  }
+  return body as Record<string, unknown>;
+}
+
+/** "" and "__default__" are one namespace, stored as "". */
+function ns(v: unknown): string {
+  if (v === undefined || v === null || v === DEFAULT_NAMESPACE) return "";
+  if (typeof v !== "string") throw new SvcError("E_BAD_REQUEST", "namespace must be a string", { field: "namespace" });
+  return v;
+}
+
+/**
+ * Values as an array of numbers, or (msgpack) a bin of little-endian float32: read in place,
+ * the cheap path for large batches. Lengths and finiteness are the collection's checks.
+ */
+function floats(v: unknown, field: string): ArrayLike<number> {
+  if (v instanceof Uint8Array) {
+    if (v.byteLength % 4 !== 0) throw new SvcError("E_BAD_REQUEST", `${field} as binary must be little-endian float32 (a multiple of 4 bytes)`, { field });
+    const copy = new Uint8Array(v.byteLength);
+    copy.set(v);
+    return new Float32Array(copy.buffer);
+  }
+  if (!Array.isArray(v)) throw new SvcError("E_BAD_REQUEST", `${field} must be an array of numbers`, { field });
+  for (let i = 0; i < v.length; i++) {
+    if (typeof v[i] !== "number") throw new SvcError("E_BAD_REQUEST", `${field}[${i}] must be a number`, { field: `${field}[${i}]` });
+  }
+  return v as number[];
+}
+
+function flag(v: unknown, field: string): boolean {
+  if (v === undefined) return false;
+  if (typeof v !== "boolean") throw new SvcError("E_BAD_REQUEST", `${field} must be a boolean`, { field });
+  return v;
+}
+
+function intParam(v: string | null, field: string, fallback: number, max: number): number {
+  if (v === null) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new SvcError("E_BAD_REQUEST", `${field} must be an integer in [1, ${max}]`, { field });
+  return n;
+}
+
+function toToken(name: string): string {
+  return Buffer.from(name).toString("base64url");
+}
+
+function fromToken(token: string): string {
+  const name = Buffer.from(token, "base64url").toString();
+  if (toToken(name) !== token) throw new SvcError("E_BAD_REQUEST", "paginationToken is not one this server issued", { field: "paginationToken" });
+  return name;
+}
+
+/** Pinecone-style read units: 1 per 100k vectors scanned, at least 1. */
+function readUnits(scanned: number): number {
+  return Math.max(1, Math.ceil(scanned / 100_000));
+}
+
+export type { Schema };

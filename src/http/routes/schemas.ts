@@ -1,0 +1,138 @@
+/** @module routes/schemas — JSON Schemas of the vector-index bodies, for the OpenAPI document. */
+import type { Schema } from "../route.js";
+
+export const filter: Schema = {
+  type: "object",
+  description: "Metadata filter: {field: value | {$eq|$ne|$gt|$gte|$lt|$lte: v, $in|$nin: [..], $exists: bool}}, combined with $and / $or",
+};
+const metadata: Schema = { type: "object", description: "Values: string, finite number, boolean or list of strings; at most 40 KB as JSON" };
+const values: Schema = {
+  oneOf: [
+    { type: "array", items: { type: "number" } },
+    { type: "string", contentEncoding: "binary", description: "msgpack only: a bin of little-endian float32" },
+  ],
+};
+const namespace: Schema = { type: "string", description: "Namespace; \"\" and \"__default__\" are the same (default)" };
+const usage: Schema = { type: "object", properties: { readUnits: { type: "integer" } } };
+
+export const indexModel: Schema = {
+  type: "object",
+  required: ["name", "dimension", "metric", "host", "spec", "status"],
+  properties: {
+    name: { type: "string" },
+    dimension: { type: "integer" },
+    metric: { type: "string", enum: ["cosine"] },
+    host: { type: "string", description: "http URL ending in /v1/indexes/{name}; data-plane paths are relative to it" },
+    spec: { type: "object" },
+    status: { type: "object", properties: { ready: { type: "boolean" }, state: { type: "string" } } },
+    vector_type: { type: "string", enum: ["dense"] },
+    deletion_protection: { type: "string", enum: ["enabled", "disabled"] },
+    tags: { type: ["object", "null"], additionalProperties: { type: "string" } },
+    deployment: { type: "object" },
+    schema: { type: "object" },
+    created_at: { type: "string", format: "date-time" },
+  },
+};
+
+export const createIndexRequest: Schema = {
+  type: "object",
+  required: ["name", "dimension"],
+  properties: {
+    name: { type: "string", pattern: "^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$" },
+    dimension: { type: "integer", minimum: 1, maximum: 20000 },
+    metric: { type: "string", enum: ["cosine"], default: "cosine" },
+    spec: { type: "object", description: "Kept as given, e.g. {serverless: {cloud, region}}" },
+    deletion_protection: { type: "string", enum: ["enabled", "disabled"] },
+    tags: { type: "object", additionalProperties: { type: "string" } },
+  },
+};
+
+export const configureIndexRequest: Schema = {
+  type: "object",
+  properties: { deletion_protection: { type: "string", enum: ["enabled", "disabled"] }, tags: { type: "object", additionalProperties: { type: "string" } } },
+};
+
+export const upsertRequest: Schema = {
+  type: "object",
+  required: ["vectors"],
+  properties: {
+    namespace,
+    vectors: {
+      type: "array",
+      minItems: 1,
+      maxItems: 10000,
+      items: { type: "object", required: ["id", "values"], properties: { id: { type: "string", maxLength: 512 }, values, metadata } },
+    },
+  },
+};
+export const upsertResponse: Schema = { type: "object", properties: { upsertedCount: { type: "integer" } } };
+
+export const queryRequest: Schema = {
+  type: "object",
+  properties: {
+    namespace,
+    vector: values,
+    id: { type: "string", description: "Query by a stored vector instead of `vector`" },
+    topK: { type: "integer", minimum: 1, maximum: 10000, default: 10 },
+    filter,
+    includeValues: { type: "boolean", default: false },
+    includeMetadata: { type: "boolean", default: false },
+  },
+};
+export const queryResponse: Schema = {
+  type: "object",
+  properties: {
+    matches: { type: "array", items: { type: "object", properties: { id: { type: "string" }, score: { type: "number" }, values: { type: "array", items: { type: "number" } }, metadata } } },
+    namespace,
+    usage,
+  },
+};
+
+export const fetchResponse: Schema = {
+  type: "object",
+  properties: {
+    vectors: { type: "object", additionalProperties: { type: "object", properties: { id: { type: "string" }, values: { type: "array", items: { type: "number" } }, metadata } } },
+    namespace,
+    usage,
+  },
+};
+
+export const updateRequest: Schema = {
+  type: "object",
+  required: ["id"],
+  properties: { id: { type: "string" }, values: { type: "array", items: { type: "number" } }, setMetadata: metadata, namespace },
+};
+
+export const deleteRequest: Schema = {
+  type: "object",
+  description: "Exactly one of ids, filter or deleteAll",
+  properties: { ids: { type: "array", items: { type: "string" } }, filter, deleteAll: { type: "boolean" }, namespace },
+};
+
+export const statsResponse: Schema = {
+  type: "object",
+  properties: {
+    namespaces: { type: "object", additionalProperties: { type: "object", properties: { vectorCount: { type: "integer" } } } },
+    dimension: { type: "integer" },
+    indexFullness: { type: "number" },
+    totalVectorCount: { type: "integer" },
+    metric: { type: "string" },
+    vectorType: { type: "string" },
+  },
+};
+
+export const namespaceDescription: Schema = { type: "object", properties: { name: { type: "string" }, record_count: { type: "integer" } } };
+export const namespaceList: Schema = {
+  type: "object",
+  properties: {
+    namespaces: { type: "array", items: namespaceDescription },
+    pagination: { type: "object", properties: { next: { type: "string" } } },
+    total_count: { type: "integer" },
+  },
+};
+
+export const errorBody: Schema = {
+  type: "object",
+  required: ["error"],
+  properties: { error: { type: "object", required: ["code", "message"], properties: { code: { type: "string" }, message: { type: "string" }, field: { type: "string" } } } },
+};

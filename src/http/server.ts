@@ -1,0 +1,275 @@
+/** @module server — the uWebSockets.js app: routing, bodies (capped), auth, metering, codecs, backpressured replies, logs, metrics, shutdown. */
+import { randomBytes } from "node:crypto";
+import { STATUS_CODES } from "node:http";
+import { isIP } from "node:net";
+import pino, { type Logger } from "pino";
+import uWS from "uWebSockets.js";
+import type { KeyStore, Principal } from "../account/keys.js";
+import type { Wallets } from "../account/wallet.js";
+import { SvcError } from "../errors.js";
+import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
+import { HttpMetrics } from "./metrics.js";
+import type { Reply, RequestContext, Route } from "./route.js";
+
+/** Default request body cap: 64 MiB (a 10k x 1024-d upsert in JSON is ~25 MB). */
+export const DEFAULT_BODY_LIMIT = 64 << 20;
+/** On close, wait at most this long for requests in flight. */
+const DRAIN_MS = 10_000;
+
+export interface HttpOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** false: no keys needed, every request acts as the admin of tenant "local". Only on loopback. */
+  auth: boolean;
+  bodyLimit?: number;
+  logger?: Logger;
+}
+
+export interface HttpDeps {
+  keys: KeyStore;
+  wallets: Wallets;
+  metrics: HttpMetrics;
+}
+
+export interface HttpServer {
+  url: string;
+  port: number;
+  /** Stop accepting, wait for requests in flight (bounded), then return. */
+  close(): Promise<void>;
+}
+
+const LOCAL_PRINCIPAL: Principal = { tenant: "local", admin: true, keyId: null };
+const REQUEST_ID_RE = /^[\w.:-]{1,64}$/;
+
+export function isLoopback(host: string): boolean {
+  if (host === "localhost") return true;
+  if (isIP(host) === 4) return host.startsWith("127.");
+  return host === "::1" || host === "[::1]";
+}
+
+/** uWS wants "200 OK". */
+function statusLine(status: number): string {
+  return `${status} ${STATUS_CODES[status] ?? ""}`;
+}
+
+interface Flight {
+  aborted: boolean;
+  /** Set while the body is being read: ends that wait when the client goes away. */
+  onAbort?: () => void;
+}
+
+export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptions): Promise<HttpServer> {
+  if (!opts.auth && !isLoopback(opts.host)) throw new SvcError("E_BAD_REQUEST", `auth can be turned off only on a loopback address, not ${opts.host}`, { field: "auth" });
+  const log = opts.logger ?? pino({ level: "silent" });
+  const limit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const app = uWS.App();
+  const idPrefix = randomBytes(3).toString("hex");
+  let seq = 0;
+  let inFlight = 0;
+  let drained: (() => void) | null = null;
+  let closing = false;
+
+  const send = (res: uWS.HttpResponse, flight: Flight, status: number, contentType: string, data: Buffer | string, reqId: string): number => {
+    if (flight.aborted) return 0;
+    const buf = typeof data === "string" ? Buffer.from(data) : data;
+    res.cork(() => {
+      res.writeStatus(statusLine(status)).writeHeader("content-type", contentType).writeHeader("x-request-id", reqId);
+      if (closing) res.writeHeader("connection", "close");
+      // Backpressure: tryEnd sends what the socket takes; onWritable continues from the offset it reached.
+      const start = res.getWriteOffset();
+      const [ok, done] = res.tryEnd(buf, buf.length);
+      if (!ok && !done) res.onWritable((offset) => res.tryEnd(buf.subarray(offset - start), buf.length)[0]);
+    });
+    return buf.length;
+  };
+
+  const finish = () => {
+    inFlight--;
+    if (inFlight === 0 && drained) drained();
+  };
+
+  const register = (route: Route) => {
+    const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+    const pattern = route.path.replace(/\{(\w+)\}/g, ":$1");
+    const method = route.method === "delete" ? "del" : route.method;
+    const label = `${route.method.toUpperCase()} ${route.path}`;
+    app[method](pattern, (res, req) => {
+      const t0 = performance.now();
+      const h = {
+        contentType: req.getHeader("content-type"),
+        contentLength: req.getHeader("content-length"),
+        accept: req.getHeader("accept"),
+        host: req.getHeader("host"),
+        apiKey: req.getHeader("api-key"),
+        authorization: req.getHeader("authorization"),
+        requestId: req.getHeader("x-request-id"),
+      };
+      const raw = names.map((_, i) => req.getParameter(i) ?? "");
+      const query = req.getQuery() ?? "";
+      const reqId = REQUEST_ID_RE.test(h.requestId) ? h.requestId : `${idPrefix}-${(++seq).toString(36)}`;
+      const flight: Flight = { aborted: false };
+      res.onAborted(() => {
+        flight.aborted = true;
+        flight.onAbort?.();
+      });
+      inFlight++;
+      let bytesIn = 0;
+      let principal: Principal | null = null;
+      const respond = (status: number, contentType: string, data: Buffer | string) => {
+        const bytesOut = send(res, flight, status, contentType, data, reqId);
+        const ms = performance.now() - t0;
+        deps.metrics.observe(label, status, ms / 1000, bytesIn, bytesOut);
+        log.info({ reqId, method: route.method.toUpperCase(), route: route.path, status, ms: Math.round(ms * 100) / 100, tenant: route.auth === "none" ? undefined : principal?.tenant, bytesIn, bytesOut, aborted: flight.aborted || undefined }, "request");
+        finish();
+      };
+      const fail = (err: unknown) => {
+        const e = toSvcError(err);
+        if (e.status >= 500) log.error({ reqId, err }, "request failed");
+        respond(e.status, CONTENT_TYPE.json, JSON.stringify(e.toJSON()));
+      };
+      const run = async (body: Buffer) => {
+        bytesIn = body.length;
+        if (closing) throw new SvcError("E_CLOSED", "the server is shutting down");
+        principal = authenticate(route, h, deps.keys, opts.auth);
+        const inCodec = requestCodec(h.contentType);
+        if (inCodec === null || (inCodec !== "json" && route.proto?.request === undefined && body.length > 0)) {
+          throw new SvcError("E_MEDIA_TYPE", `Content-Type '${h.contentType}' is not accepted here; send application/json${route.proto?.request ? ", application/msgpack or application/x-protobuf" : ""}`, { field: "content-type" });
+        }
+        const ctx: RequestContext = {
+          id: reqId,
+          params: decodeParams(names, raw),
+          query: new URLSearchParams(query),
+          body: decodeBody(inCodec, body, route.proto),
+          principal,
+          baseUrl: `http://${h.host || `${opts.host}:${port}`}`,
+          usage: {},
+        };
+        const metered = route.meter !== undefined && !principal.admin;
+        if (metered) await deps.wallets.check(principal.tenant);
+        const reply: Reply = await route.handle(ctx);
+        if (metered) await deps.wallets.charge(principal.tenant, route.meter!, ctx.usage);
+        deps.metrics.usage(ctx.usage);
+        const status = reply.status ?? route.response.status;
+        if (reply.raw) return respond(status, reply.raw.contentType, reply.raw.data);
+        const outCodec = responseCodec(h.accept, route.proto !== undefined);
+        respond(status, CONTENT_TYPE[outCodec], reply.body === undefined ? "" : encodeBody(outCodec, reply.body, route.proto));
+      };
+      const declared = h.contentLength === "" ? -1 : Number(h.contentLength);
+      if (declared > limit) {
+        // Refuse before reading: answer and close, so the client stops sending.
+        const e = new SvcError("E_TOO_LARGE", `the body has ${declared} bytes; the limit is ${limit}`, { field: "body" });
+        res.cork(() => res.writeStatus(statusLine(413)).writeHeader("content-type", CONTENT_TYPE.json).writeHeader("x-request-id", reqId).end(JSON.stringify(e.toJSON()), true));
+        deps.metrics.observe(label, 413, (performance.now() - t0) / 1000, 0, 0);
+        finish();
+        return;
+      }
+      if (route.method === "get" || route.method === "delete") {
+        run(Buffer.alloc(0)).catch(fail);
+        return;
+      }
+      readBody(res, declared, limit, flight).then(run, (err: unknown) => {
+        if (err instanceof SvcError && err.code === "E_TOO_LARGE") {
+          if (!flight.aborted) res.cork(() => res.writeStatus(statusLine(413)).writeHeader("content-type", CONTENT_TYPE.json).writeHeader("x-request-id", reqId).end(JSON.stringify(err.toJSON()), true));
+          deps.metrics.observe(label, 413, (performance.now() - t0) / 1000, 0, 0);
+          finish();
+          return;
+        }
+        if (!flight.aborted) fail(err);
+        else finish();
+      }).catch(fail);
+    });
+  };
+  for (const r of routes) register(r);
+
+  // Everything else: 405 when the path exists with another method, else 404.
+  const known = routes.map((r) => ({ re: new RegExp(`^${r.path.replace(/\{\w+\}/g, "[^/]+")}$`), method: r.method }));
+  app.any("/*", (res, req) => {
+    const url = req.getUrl();
+    const method = req.getCaseSensitiveMethod().toLowerCase();
+    const allowed = known.filter((k) => k.re.test(url)).map((k) => k.method.toUpperCase());
+    const e = allowed.length > 0
+      ? new SvcError("E_METHOD", `${method.toUpperCase()} is not allowed on ${url}; use ${allowed.join(", ")}`, { field: "method" })
+      : new SvcError("E_NOT_FOUND", `no route ${method.toUpperCase()} ${url}`, { field: "path" });
+    res.cork(() => {
+      res.writeStatus(statusLine(e.status)).writeHeader("content-type", CONTENT_TYPE.json);
+      if (allowed.length > 0) res.writeHeader("allow", allowed.join(", "));
+      res.end(JSON.stringify(e.toJSON()));
+    });
+    deps.metrics.observe("unmatched", e.status, 0, 0, 0);
+  });
+
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
+    app.listen(opts.host, opts.port, (s) => (s ? resolve(s) : reject(new SvcError("E_IO", `cannot listen on ${opts.host}:${opts.port} (address in use or not available)`))));
+  });
+  const port = uWS.us_socket_local_port(socket);
+  const hostForUrl = opts.host.includes(":") && !opts.host.startsWith("[") ? `[${opts.host}]` : opts.host;
+  return {
+    url: `http://${hostForUrl}:${port}`,
+    port,
+    async close() {
+      if (closing) return;
+      closing = true;
+      uWS.us_listen_socket_close(socket);
+      if (inFlight > 0) {
+        await Promise.race([new Promise<void>((r) => (drained = r)), new Promise((r) => setTimeout(r, DRAIN_MS).unref())]);
+      }
+    },
+  };
+}
+
+/** Resolve the request's principal; throws E_AUTH (401) / E_FORBIDDEN (403). */
+function authenticate(route: Route, h: { apiKey: string; authorization: string }, keys: KeyStore, auth: boolean): Principal {
+  if (route.auth === "none" || !auth) return LOCAL_PRINCIPAL;
+  const bearer = /^bearer\s+(.+)$/i.exec(h.authorization)?.[1]?.trim();
+  const key = h.apiKey || bearer;
+  if (!key) throw new SvcError("E_AUTH", "missing API key: send it as 'Api-Key: <key>' or 'Authorization: Bearer <key>'", { field: "api-key" });
+  const p = keys.authenticate(key);
+  if (p === null) throw new SvcError("E_AUTH", "unknown or revoked API key", { field: "api-key" });
+  if (route.auth === "admin" && !p.admin) throw new SvcError("E_FORBIDDEN", "this operation needs an admin key", { field: "api-key" });
+  return p;
+}
+
+function decodeParams(names: string[], raw: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  names.forEach((n, i) => {
+    try {
+      out[n] = decodeURIComponent(raw[i]!);
+    } catch {
+      throw new SvcError("E_BAD_REQUEST", `path parameter ${n} is not valid percent-encoding`, { field: n });
+    }
+  });
+  return out;
+}
+
+/** Read the whole body, copying uWS's transient chunks; rejects with E_TOO_LARGE past `limit`. */
+function readBody(res: uWS.HttpResponse, declared: number, limit: number, flight: Flight): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    let buf = Buffer.allocUnsafe(declared >= 0 ? declared : 16 << 10);
+    let len = 0;
+    let failed = false;
+    flight.onAbort = () => reject(new SvcError("E_BAD_REQUEST", "the client closed the connection before sending the whole body", { field: "body" }));
+    res.onData((chunk, isLast) => {
+      if (failed || flight.aborted) return;
+      const n = chunk.byteLength;
+      if (len + n > limit) {
+        failed = true;
+        reject(new SvcError("E_TOO_LARGE", `the body exceeds the limit of ${limit} bytes`, { field: "body" }));
+        return;
+      }
+      if (len + n > buf.length) {
+        const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(buf.length * 2, len + n)));
+        buf.copy(grown, 0, 0, len);
+        buf = grown;
+      }
+      buf.set(new Uint8Array(chunk), len);
+      len += n;
+      if (isLast) resolve(buf.subarray(0, len));
+    });
+  });
+}
+
+function toSvcError(err: unknown): SvcError {
+  if (err instanceof SvcError) return err;
+  return new SvcError("E_INTERNAL", "internal error; see the server log", { cause: err });
+}
