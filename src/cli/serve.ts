@@ -38,12 +38,12 @@ export const serveCommand: Command = {
       threads: values.threads === undefined ? undefined : positiveInt("threads", values.threads, 2),
       logger,
     });
-    say(`svc serving ${server.url} (data ${dataDir})`);
     if (values["no-auth"] !== true && server.keys.size === 0) {
       const { key, record } = server.keys.create({ tenant: "admin", admin: true, name: "first admin key" });
       say(`created the first admin key (${record.id}); it is shown only now:`);
       say(`  ${key}`);
     }
+    say(`svc serving ${server.url} (data ${dataDir})`);
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         logger.info({ signal }, "shutting down: no new connections, finishing requests, flushing the write-ahead logs");
