@@ -84,7 +84,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       if (live <= 0) return { hits: [], plan: "empty", timings };
       if (dead.size <= TOMBSTONE_SKIP_MAX) {
         plan = dead.size === 0 ? "full" : "full-skip-dead";
-        top = await pool.topK(rows, q.bits, Math.min(want + dead.size, rows.count));
+        top = await pool.topKShared(rows, q.bits, Math.min(want + dead.size, rows.count));
         if (dead.size > 0) top = dropDead(top, dead, want);
       } else {
         plan = "masked";

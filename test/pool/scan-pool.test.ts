@@ -42,6 +42,16 @@ describe("ScanPool", () => {
     batch.forEach((res, j) => expect(res).toEqual(kernels.topK(arena, 0, arena.count, queries + j * arena.rowBytes, 10)));
   });
 
+  it("concurrent topKShared callers (gathered into batches of every size) get each query's exact top-k", async () => {
+    // the first runs at once; the rest wait: 10 then run as singles, or 70 as one blocked scan of 64 plus 6 singles
+    for (const n of [1, 11, 71]) {
+      const qs = Array.from({ length: n }, (_, j) => randomQuery(kernels, 1024, arena.words, 300 + j));
+      const ks = qs.map((_, j) => 1 + (j % 3) * 7);
+      const got = await Promise.all(qs.map((q, j) => pool.topKShared(arena, q, ks[j]!)));
+      got.forEach((res, j) => expect(res).toEqual(kernels.topK(arena, 0, arena.count, qs[j]!, ks[j]!, "reference")));
+    }
+  });
+
   it("batches over stripes smaller than k still merge correctly", async () => {
     const small = randomArena(kernels, 70, 256, 12); // stripes of 64 and 6 rows
     const queries = kernels.heap.alloc(3 * small.rowBytes);
