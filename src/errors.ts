@@ -19,7 +19,7 @@ export const ERRORS = {
   E_METADATA: { status: 400, summary: "a metadata value is not a string, finite number, boolean or list of strings" },
   E_NOT_FOUND: { status: 404, summary: "no such collection, namespace or id" },
   E_CONFLICT: { status: 409, summary: "the resource already exists or is being changed" },
-  E_DELETION_PROTECTED: { status: 412, summary: "deletion protection is enabled for this index" },
+  E_DELETION_PROTECTED: { status: 403, summary: "deletion protection is enabled for this index" },
   E_CLOSED: { status: 503, summary: "the collection is closed or shutting down" },
   E_WAL_CORRUPT: { status: 500, summary: "a write-ahead log frame failed its checksum before the tail; run `svc repair`" },
   E_IO: { status: 500, summary: "a file operation failed" },

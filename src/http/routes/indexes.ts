@@ -167,14 +167,17 @@ export function indexRoutes(indexes: IndexService): Route[] {
       queryParams: [
         { name: "limit", schema: { type: "integer", minimum: 1, maximum: 1000 }, description: `Page size (default ${NAMESPACE_PAGE})` },
         { name: "paginationToken", schema: { type: "string" }, description: "pagination.next of the previous page" },
+        { name: "prefix", schema: { type: "string" }, description: "Only namespaces whose name starts with this" },
       ],
       response: { status: 200, schema: S.namespaceList, description: "One page of namespaces" },
       async handle(ctx) {
         const limit = intParam(ctx.query.get("limit"), "limit", NAMESPACE_PAGE, 1000);
         const token = ctx.query.get("paginationToken") ?? ctx.query.get("pagination_token");
         const after = token === null ? null : fromToken(token);
+        const prefix = ctx.query.get("prefix") ?? "";
         const all = Object.entries((await collection(ctx)).stats().namespaces)
           .map(([n, v]) => ({ name: n === "" ? DEFAULT_NAMESPACE : n, record_count: v.vectorCount }))
+          .filter((n) => n.name.startsWith(prefix))
           .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
         const rest = after === null ? all : all.filter((n) => n.name > after);
         const page = rest.slice(0, limit);
