@@ -1,0 +1,62 @@
+/** @module child — the HTTP bench's servers run as child processes: start one, wait for its URL line, read its CPU time, stop it. */
+import { execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+export interface Child {
+  pid: number;
+  /** e.g. http://127.0.0.1:40123 */
+  url: string;
+  /** Everything the process wrote to stdout so far. */
+  output(): string;
+  /** SIGTERM and wait for the exit; returns the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Spawn `node args` and resolve once stdout has a line with `<word> serving http://...` (the URL is taken from it). */
+export async function startChild(args: string[], timeoutMs = 60_000): Promise<Child> {
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
+  child.stderr!.on("data", (b: Buffer) => (err += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not start in ${timeoutMs} ms:\n${out}\n${err}`)), timeoutMs);
+    child.stdout!.on("data", () => {
+      const m = /serving (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${args.join(" ")} exited with ${code}:\n${out}\n${err}`));
+    });
+  });
+  return {
+    pid: child.pid!,
+    url,
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+const TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+
+/** User + system CPU seconds of a process, all its threads (from /proc/<pid>/stat). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the ")" that closes the command name: state is field 3, utime 14, stime 15.
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) / TICKS;
+}
+
+/** This process's user + system CPU seconds. */
+export function ownCpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
