@@ -1,8 +1,8 @@
 /** @module wallet — one prepaid wallet per tenant: credits and charges on a write-ahead log, balances in memory, checkpoints. */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
-import { writeDurable } from "../engine/collection-files.js";
+import { lockDir, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
 import { fsyncDir } from "../store/scan.js";
 import { Wal, type WalPosition } from "../store/wal.js";
@@ -65,17 +65,24 @@ export class Wallets {
 
   static async open(dir: string, prices: PriceTable): Promise<Wallets> {
     mkdirSync(dir, { recursive: true });
-    const cpPath = join(dir, "wallets.json");
-    const cp = existsSync(cpPath) ? (JSON.parse(readFileSync(cpPath, "utf8")) as { wal: WalPosition; accounts: Record<string, Account> }) : null;
-    const w = new Wallets(dir, prices, undefined as unknown as Wal);
-    for (const [t, a] of Object.entries(cp?.accounts ?? {})) w.accounts.set(t, a);
-    const { wal } = await Wal.open(join(dir, "wal"), {
-      from: cp?.wal,
-      onFrame: (f) => (f.type === CREDIT ? w.applyCredit(f.body as CreditFrame) : w.applyCharge(f.body as ChargeFrame)),
-    });
-    w.wal = wal;
-    w.walBytesAtCheckpoint = wal.stats.bytes;
-    return w;
+    // One ledger writer: a second server on the same data dir is refused (E_CONFLICT).
+    lockDir(dir);
+    try {
+      const cpPath = join(dir, "wallets.json");
+      const cp = existsSync(cpPath) ? (JSON.parse(readFileSync(cpPath, "utf8")) as { wal: WalPosition; accounts: Record<string, Account> }) : null;
+      const w = new Wallets(dir, prices, undefined as unknown as Wal);
+      for (const [t, a] of Object.entries(cp?.accounts ?? {})) w.accounts.set(t, a);
+      const { wal } = await Wal.open(join(dir, "wal"), {
+        from: cp?.wal,
+        onFrame: (f) => (f.type === CREDIT ? w.applyCredit(f.body as CreditFrame) : w.applyCharge(f.body as ChargeFrame)),
+      });
+      w.wal = wal;
+      w.walBytesAtCheckpoint = wal.stats.bytes;
+      return w;
+    } catch (err) {
+      rmSync(join(dir, "LOCK"), { force: true });
+      throw err;
+    }
   }
 
   /** Throws E_WALLET_EMPTY unless the tenant's balance is positive; a tenant seen for the first time is credited first. */
@@ -123,6 +130,7 @@ export class Wallets {
   async close(): Promise<void> {
     await this.checkpoint();
     await this.wal.close();
+    rmSync(join(this.dir, "LOCK"), { force: true });
   }
 
   /** Write balances and the log position they include, then drop older log segments. */

@@ -7,8 +7,8 @@ import { DEFAULT_DATA_DIR } from "./serve.js";
 export const keysCommand: Command = {
   name: "keys",
   usage: `svc keys create [--tenant ID] [--admin] [--name TEXT] [--data ./data/var]
-svc keys list [--data ./data/var]
-svc keys revoke <key-id> [--data ./data/var]
+  svc keys list [--data ./data/var]
+  svc keys revoke <key-id> [--data ./data/var]
       Issue a key (without --tenant it starts a new tenant, with a fresh
       wallet), list keys (never the keys themselves: they are stored hashed),
       or revoke one. Admin keys are unmetered.`,

@@ -62,11 +62,11 @@ export function lockDir(dir: string): void {
     }
     const pid = Number(readFileSync(path, "utf8"));
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-      throw new SvcError("E_CONFLICT", `collection ${dir} is open in process ${pid}`, { details: { pid } });
+      throw new SvcError("E_CONFLICT", `${dir} is open in process ${pid}`, { details: { pid } });
     }
     rmSync(path, { force: true });
   }
-  throw new SvcError("E_CONFLICT", `collection ${dir}: could not take ${path}`);
+  throw new SvcError("E_CONFLICT", `${dir}: could not take ${path}`);
 }
 
 function alive(pid: number): boolean {

@@ -54,10 +54,10 @@ export function loadConfig(dataDir: string): { prices: ReturnType<typeof parsePr
 export async function startServer(opts: ServerOptions): Promise<Server> {
   mkdirSync(opts.dataDir, { recursive: true });
   const config = loadConfig(opts.dataDir);
+  const keys = KeyStore.open(opts.dataDir);
+  const wallets = await Wallets.open(join(opts.dataDir, "wallet"), config.prices); // takes the data dir's writer lock
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: opts.threads });
-  const keys = KeyStore.open(opts.dataDir);
-  const wallets = await Wallets.open(join(opts.dataDir, "wallet"), config.prices);
   const indexes = new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability });
   const metrics = new HttpMetrics();
   const routes: Route[] = [];

@@ -133,14 +133,14 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         if (closing) throw new SvcError("E_CLOSED", "the server is shutting down");
         principal = authenticate(route, h, deps.keys, opts.auth);
         const inCodec = requestCodec(h.contentType);
-        if (inCodec === null || (inCodec !== "json" && route.proto?.request === undefined && body.length > 0)) {
+        if (body.length > 0 && (inCodec === null || (inCodec !== "json" && route.proto?.request === undefined))) {
           throw new SvcError("E_MEDIA_TYPE", `Content-Type '${h.contentType}' is not accepted here; send application/json${route.proto?.request ? ", application/msgpack or application/x-protobuf" : ""}`, { field: "content-type" });
         }
         const ctx: RequestContext = {
           id: reqId,
           params: decodeParams(names, raw),
           query: new URLSearchParams(query),
-          body: decodeBody(inCodec, body, route.proto),
+          body: decodeBody(inCodec ?? "json", body, route.proto),
           principal,
           baseUrl: `http://${h.host || `${opts.host}:${port}`}`,
           usage: {},
@@ -183,16 +183,19 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
   for (const r of routes) register(r);
 
   // Everything else: 405 when the path exists with another method, else 404.
-  const known = routes.map((r) => ({ re: new RegExp(`^${r.path.replace(/\{\w+\}/g, "[^/]+")}$`), method: r.method }));
+  const literal = (part: string) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const known = routes.map((r) => ({ re: new RegExp(`^${r.path.split(/\{\w+\}/).map(literal).join("[^/]+")}$`), method: r.method }));
   app.any("/*", (res, req) => {
     const url = req.getUrl();
     const method = req.getCaseSensitiveMethod().toLowerCase();
+    const sentId = req.getHeader("x-request-id");
+    const reqId = REQUEST_ID_RE.test(sentId) ? sentId : `${idPrefix}-${(++seq).toString(36)}`;
     const allowed = known.filter((k) => k.re.test(url)).map((k) => k.method.toUpperCase());
     const e = allowed.length > 0
       ? new SvcError("E_METHOD", `${method.toUpperCase()} is not allowed on ${url}; use ${allowed.join(", ")}`, { field: "method" })
       : new SvcError("E_NOT_FOUND", `no route ${method.toUpperCase()} ${url}`, { field: "path" });
     res.cork(() => {
-      res.writeStatus(statusLine(e.status)).writeHeader("content-type", CONTENT_TYPE.json);
+      res.writeStatus(statusLine(e.status)).writeHeader("content-type", CONTENT_TYPE.json).writeHeader("x-request-id", reqId);
       if (allowed.length > 0) res.writeHeader("allow", allowed.join(", "));
       res.end(JSON.stringify(e.toJSON()));
     });
@@ -245,7 +248,8 @@ function decodeParams(names: string[], raw: string[]): Record<string, string> {
 /** Read the whole body, copying uWS's transient chunks; rejects with E_TOO_LARGE past `limit`. */
 function readBody(res: uWS.HttpResponse, declared: number, limit: number, flight: Flight): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    let buf = Buffer.allocUnsafe(declared >= 0 ? declared : 16 << 10);
+    // Grown as bytes arrive (doubling), so a declared length alone reserves at most 1 MiB.
+    let buf = Buffer.allocUnsafe(declared >= 0 ? Math.min(declared, 1 << 20) : 16 << 10);
     let len = 0;
     let failed = false;
     flight.onAbort = () => reject(new SvcError("E_BAD_REQUEST", "the client closed the connection before sending the whole body", { field: "body" }));

@@ -1,0 +1,175 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { costOf, parsePrices, type PriceTable } from "../../src/account/prices.js";
+import { Wallets, type WalletView } from "../../src/account/wallet.js";
+import { SvcError } from "../../src/errors.js";
+
+// Prices chosen so every cost is a whole number of nano-USD:
+// upsert 100_000 + 10_000 per vector written, query 200_000 + 2_000 per vector scanned, anything else 1_000.
+const PRICES: PriceTable = parsePrices({
+  signupCredit: 0.01,
+  requests: { upsert: 0.0001, query: 0.0002 },
+  defaultRequest: 0.000001,
+  per1kWritten: 0.01,
+  per1kScanned: 0.002,
+});
+const nano = (usd: number) => Math.round(usd * 1e9);
+
+let dir: string;
+const open: Wallets[] = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "svc-wallet-"));
+});
+afterEach(async () => {
+  for (const w of open.splice(0)) await w.close().catch(() => {});
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function openWallets(prices = PRICES): Promise<Wallets> {
+  const w = await Wallets.open(dir, prices);
+  open.push(w);
+  return w;
+}
+
+async function rejection(p: Promise<unknown>): Promise<SvcError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(SvcError);
+    return err as SvcError;
+  }
+  throw new Error("expected a rejection");
+}
+
+/** A crash-like reopen: a second instance replays what the first wrote, without the first being closed. */
+async function reopenWithoutClose(): Promise<WalletView> {
+  const w = await Wallets.open(dir, PRICES);
+  return w.view("acme", 100);
+}
+
+describe("Wallets", () => {
+  it("credits a new tenant with the signup credit once", async () => {
+    const w = await openWallets();
+    const v = await w.view("acme");
+    expect(v).toMatchObject({ tenant: "acme", balanceUsd: 0.01, creditedUsd: 0.01, spentUsd: 0 });
+    expect(v.recent).toHaveLength(1);
+    expect(v.recent[0]).toMatchObject({ op: "credit:signup", costUsd: -0.01, written: 0, scanned: 0 });
+    await w.check("acme");
+    await w.check("acme");
+    const again = await w.view("acme");
+    expect(again.balanceUsd).toBe(0.01);
+    expect(again.creditedUsd).toBe(0.01);
+    expect(again.recent).toHaveLength(1);
+    // tenants are separate
+    expect((await w.view("other")).balanceUsd).toBe(0.01);
+    expect((await w.view("acme")).balanceUsd).toBe(0.01);
+  });
+
+  it("charge deducts exactly costOf() and records the operation", async () => {
+    const w = await openWallets();
+    expect(costOf(PRICES, "upsert", { written: 50 })).toBe(600_000);
+    expect(costOf(PRICES, "query", { scanned: 50 })).toBe(300_000);
+    expect(costOf(PRICES, "fetch", {})).toBe(1_000);
+
+    expect(await w.charge("acme", "upsert", { written: 50 })).toBe(600_000);
+    expect(await w.charge("acme", "query", { scanned: 50 })).toBe(300_000);
+    expect(await w.charge("acme", "fetch", {})).toBe(1_000);
+    const v = await w.view("acme");
+    expect(nano(v.balanceUsd)).toBe(10_000_000 - 901_000);
+    expect(nano(v.spentUsd)).toBe(901_000);
+    expect(nano(v.creditedUsd)).toBe(10_000_000);
+    // newest first
+    expect(v.recent.map((e) => [e.op, nano(e.costUsd), e.written, e.scanned])).toEqual([
+      ["fetch", 1_000, 0, 0],
+      ["query", 300_000, 0, 50],
+      ["upsert", 600_000, 50, 0],
+      ["credit:signup", -10_000_000, 0, 0],
+    ]);
+    expect((await w.view("acme", 2)).recent.map((e) => e.op)).toEqual(["fetch", "query"]);
+    // a tenant charged before it was ever checked is signed up first
+    await w.charge("fresh", "query", { scanned: 0 });
+    expect(nano((await w.view("fresh")).balanceUsd)).toBe(10_000_000 - 200_000);
+  });
+
+  it("refuses with E_WALLET_EMPTY once the balance is <= 0 (exactly zero included); credit reopens it", async () => {
+    // 10_000 nano of credit, 5_000 per request: two requests bring it to exactly 0
+    const w = await openWallets(parsePrices({ signupCredit: 0.00001, defaultRequest: 0.000005, requests: {} }));
+    await w.check("zero");
+    await w.charge("zero", "op", {});
+    await w.check("zero");
+    await w.charge("zero", "op", {});
+    expect(nano((await w.view("zero")).balanceUsd)).toBe(0);
+    const e = await rejection(w.check("zero"));
+    expect(e.code).toBe("E_WALLET_EMPTY");
+    expect(e.status).toBe(402);
+    expect(e.field).toBe("wallet");
+    expect(e.message).toContain("zero");
+
+    // the request that crosses zero completes; the next one is refused
+    await w.check("neg");
+    await w.charge("neg", "op", { written: 0 });
+    await w.check("neg"); // 5_000 left
+    await w.charge("neg", "big", {});
+    await w.charge("neg", "big", {}); // -5_000
+    expect(nano((await w.view("neg")).balanceUsd)).toBe(-5_000);
+    expect((await rejection(w.check("neg"))).code).toBe("E_WALLET_EMPTY");
+
+    await w.credit("neg", 0.00001, "topup");
+    await w.check("neg");
+    const v = await w.view("neg");
+    expect(nano(v.balanceUsd)).toBe(5_000);
+    expect(nano(v.creditedUsd)).toBe(20_000);
+    expect(v.recent[0]).toMatchObject({ op: "credit:topup", written: 0, scanned: 0 });
+    expect(nano(v.recent[0]!.costUsd)).toBe(-10_000);
+    for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect((await rejection(w.credit("neg", bad, "x"))).code).toBe("E_BAD_REQUEST");
+    }
+  });
+
+  it("charges are durable once charge() resolves: a second instance on the same dir (no close) replays the same balance and usage", async () => {
+    const w = await openWallets();
+    await w.check("acme");
+    for (let i = 1; i <= 5; i++) await w.charge("acme", "upsert", { written: i * 10 });
+    await w.charge("acme", "query", { scanned: 123 });
+    const before = await w.view("acme", 100);
+    expect(nano(before.balanceUsd)).toBe(10_000_000 - (5 * 100_000 + 150 * 10_000) - (200_000 + 123 * 2_000));
+    expect(existsSync(join(dir, "wallets.json"))).toBe(false); // no checkpoint yet: everything comes from the log
+
+    const replayed = await reopenWithoutClose();
+    expect(replayed).toEqual(before);
+  });
+
+  it("after a checkpoint and more charges, a reopen has the same balance and usage (no charge counted twice or lost)", async () => {
+    const w = await openWallets();
+    await w.check("acme");
+    await w.charge("acme", "upsert", { written: 100 });
+    await w.charge("acme", "query", { scanned: 40 });
+    await w.checkpoint();
+    expect(existsSync(join(dir, "wallets.json"))).toBe(true);
+    const atCheckpoint = await w.view("acme", 100);
+    expect(await reopenWithoutClose()).toEqual(atCheckpoint);
+
+    await w.charge("acme", "upsert", { written: 7 });
+    await w.charge("acme", "fetch", {});
+    await w.check("beta");
+    await w.charge("beta", "query", { scanned: 1 });
+    const after = await w.view("acme", 100);
+    expect(nano(after.balanceUsd)).toBe(10_000_000 - (100_000 + 1_000_000) - (200_000 + 80_000) - (100_000 + 70_000) - 1_000);
+    expect(after.recent.map((e) => e.op)).toEqual(["fetch", "upsert", "query", "upsert", "credit:signup"]);
+    expect(await reopenWithoutClose()).toEqual(after);
+
+    // a second checkpoint, then a clean close and reopen
+    await w.checkpoint();
+    await w.charge("acme", "query", { scanned: 2 });
+    const final = await w.view("acme", 100);
+    const beta = await w.view("beta", 100);
+    await w.close();
+    open.splice(open.indexOf(w), 1);
+    const w2 = await openWallets();
+    expect(await w2.view("acme", 100)).toEqual(final);
+    expect(await w2.view("beta", 100)).toEqual(beta);
+    expect(nano(beta.balanceUsd)).toBe(10_000_000 - 202_000);
+  });
+});
