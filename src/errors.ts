@@ -8,7 +8,6 @@ export const ERRORS = {
   E_WALLET_EMPTY: { status: 402, summary: "the tenant's wallet is exhausted" },
   E_FORBIDDEN: { status: 403, summary: "the operation needs an admin key" },
   E_METHOD: { status: 405, summary: "the path does not accept this method" },
-  E_NOT_ACCEPTABLE: { status: 406, summary: "no supported media type in Accept" },
   E_TOO_LARGE: { status: 413, summary: "the request body exceeds the size limit" },
   E_MEDIA_TYPE: { status: 415, summary: "unsupported Content-Type for this route" },
   E_DIMENSION: { status: 400, summary: "vector dimension does not match" },

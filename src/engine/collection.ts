@@ -312,7 +312,8 @@ export class Collection {
   /** Per-namespace live counts; with a filter, only the vectors it matches (namespaces with none are left out). */
   stats(filter?: unknown): { dimension: number; metric: string; namespaces: Record<string, { vectorCount: number }>; totalVectorCount: number } {
     const f = parseFilter(filter);
-    const namespaces: Record<string, { vectorCount: number }> = {};
+    // no prototype: a namespace named "__proto__" or "constructor" is a key like any other
+    const namespaces: Record<string, { vectorCount: number }> = Object.create(null);
     let total = 0;
     for (const [ns, p] of this.partitions) {
       const count = f === null ? p.liveCount : p.index.evaluate(f, p.live()).size;

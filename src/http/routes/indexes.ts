@@ -1,5 +1,5 @@
 /** @module routes/indexes — the Pinecone-compatible /v1/indexes layer: control plane (snake_case) and data plane (camelCase). */
-import type { FetchedVector } from "../../engine/collection.js";
+import { MAX_ID_BYTES, type FetchedVector } from "../../engine/collection.js";
 import { SvcError } from "../../errors.js";
 import type { IndexRecord, IndexService } from "../../memory/indexes.js";
 import type { RequestContext, Route, Schema } from "../route.js";
@@ -121,6 +121,9 @@ export function indexRoutes(indexes: IndexService): Route[] {
         const ids = ctx.query.getAll("ids");
         if (ids.length === 0) throw new SvcError("E_BAD_REQUEST", "give at least one id: ?ids=a&ids=b", { field: "ids" });
         if (ids.length > MAX_FETCH_IDS) throw new SvcError("E_BAD_REQUEST", `at most ${MAX_FETCH_IDS} ids per fetch`, { field: "ids" });
+        ids.forEach((id, i) => {
+          if (id === "" || Buffer.byteLength(id) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `ids[${i}] must be a non-empty string of at most ${MAX_ID_BYTES} bytes`, { field: `ids[${i}]` });
+        });
         const namespace = ctx.query.get("namespace") ?? "";
         const found = (await collection(ctx)).fetch(ns(namespace), ids);
         const vectors: Record<string, ReturnType<typeof wireVector>> = {};
@@ -157,7 +160,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
       async handle(ctx) {
         const filter = method === "post" && ctx.body !== undefined ? object(ctx.body).filter : undefined;
         const s = (await collection(ctx)).stats(filter);
-        const namespaces: Record<string, { vectorCount: number }> = {};
+        const namespaces: Record<string, { vectorCount: number }> = Object.create(null);
         for (const [n, v] of Object.entries(s.namespaces)) namespaces[n === "" ? DEFAULT_NAMESPACE : n] = v;
         return { body: { namespaces, dimension: s.dimension, indexFullness: 0, totalVectorCount: s.totalVectorCount, metric: s.metric, vectorType: "dense" } };
       },
@@ -248,7 +251,7 @@ function object(body: unknown): Record<string, unknown> {
 /** "" and "__default__" are one namespace, stored as "". */
 function ns(v: unknown): string {
   if (v === undefined || v === null || v === DEFAULT_NAMESPACE) return "";
-  if (typeof v !== "string") throw new SvcError("E_BAD_REQUEST", "namespace must be a string", { field: "namespace" });
+  if (typeof v !== "string" || Buffer.byteLength(v) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `namespace must be a string of at most ${MAX_ID_BYTES} bytes`, { field: "namespace" });
   return v;
 }
 
