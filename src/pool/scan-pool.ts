@@ -37,19 +37,28 @@ export interface ScanPoolOptions {
 export const ENCODE_INLINE_BELOW = 128;
 
 /**
- * topKShared gathers waiting queries into one blocked scan from MIN_SHARED_BATCH of them, up
- * to MAX_SHARED_BATCH (two query-table blocks). Measured at 100k x 1024 bits over 2 workers:
- * a batch of 32 cost 0.35-0.38 ms per query against 0.3-0.6 ms for single scans (which skip
- * half of most rows), while batches of 2-16 cost more per query than singles.
+ * topKShared runs waiting queries as one blocked scan on one worker from MIN_SHARED_BATCH of
+ * them, up to MAX_SHARED_BATCH (one query-table block, whose cost per row is the same for 1
+ * to 32 queries). At 100k x 1024 bits a query table of 32 costs ~0.57 ms of worker time per
+ * query against ~1 ms for a single scan. Batches run on one worker each, not striped: with
+ * every worker on one batch, a closed loop of clients convoys (all queries scan, then all
+ * post-process on the main thread while the workers idle); measured over HTTP at 32
+ * connections, one-worker batches gave 1,550-1,670 QPS against 1,300-1,460.
  */
 export const MIN_SHARED_BATCH = 24;
-export const MAX_SHARED_BATCH = 64;
+export const MAX_SHARED_BATCH = 32;
 
 interface Waiter {
   query: number;
   k: number;
   resolve: (top: TopK) => void;
   reject: (err: unknown) => void;
+}
+
+/** One view of rows (base, count, words) under topKShared: worker slots in use, and the queries waiting for one. */
+interface SharedView {
+  busy: number;
+  waiting: Waiter[];
 }
 
 /** Stripe boundaries are multiples of 64 rows so masked stripes start on a bitset word. */
@@ -61,9 +70,8 @@ export class ScanPool {
   readonly listInlineBelow: number;
   private readonly kernels: Kernels;
   private readonly piscina: Piscina<ScanTask, ScanReply>;
-  /** Views (base:count:words) with a topKShared scan in flight, and the queries waiting for it to end. */
-  private readonly scanning = new Set<string>();
-  private readonly waiting = new Map<string, Waiter[]>();
+  /** Views (base:count:words) with topKShared scans in flight. */
+  private readonly shared = new Map<string, SharedView>();
 
   constructor(kernels: Kernels, opts: ScanPoolOptions = {}) {
     this.kernels = kernels;
@@ -117,43 +125,40 @@ export class ScanPool {
   }
 
   /**
-   * topK (unmasked) for concurrent callers. While a scan of the same view of rows is in
-   * flight, later queries wait and then go together as one blocked multi-query scan (each
-   * row read once for the whole batch; query tables from 16 queries), like group commit for
-   * reads: a lone query runs at once as before, and under load a query costs a fraction of
-   * a single scan. `query` must stay valid until the promise settles.
+   * topK (unmasked) for concurrent callers, with the workers as slots. A query that finds
+   * the view idle is striped over every worker (lowest latency); one that finds a slot free
+   * runs whole on that worker (one task, no merge); one that finds every slot busy waits.
+   * A freed slot takes the next waiter, or the next MAX_SHARED_BATCH of them as one blocked
+   * scan once MIN_SHARED_BATCH wait. `query` must stay valid until the promise settles.
    */
   async topKShared(rows: RowsRef, query: number, k: number): Promise<TopK> {
     checkK(k);
     if (rows.count < this.inlineBelow) return this.topK(rows, query, k);
     const key = `${rows.base}:${rows.count}:${rows.words}`;
-    if (this.scanning.has(key)) {
-      return new Promise((resolve, reject) => {
-        let list = this.waiting.get(key);
-        if (list === undefined) this.waiting.set(key, (list = []));
-        list.push({ query, k, resolve, reject });
-      });
-    }
-    this.scanning.add(key);
+    let view = this.shared.get(key);
+    if (view === undefined) this.shared.set(key, (view = { busy: 0, waiting: [] }));
+    if (view.busy >= this.threads) return new Promise((resolve, reject) => view.waiting.push({ query, k, resolve, reject }));
+    const stripes = view.busy === 0 ? this.threads : 1;
+    view.busy += stripes;
     try {
-      return await this.topK(rows, query, k);
+      return await this.topK(rows, query, k, { stripes });
     } finally {
-      this.nextShared(key, rows);
+      view.busy -= stripes;
+      this.nextShared(key, view, rows);
     }
   }
 
-  /** Start the next batch of waiters on `key`, or mark the view idle. */
-  private nextShared(key: string, rows: RowsRef): void {
-    const list = this.waiting.get(key);
-    if (list === undefined || list.length === 0) {
-      this.waiting.delete(key);
-      this.scanning.delete(key);
-      return;
+  /** Start waiters on the slots that are free, or forget the view once nothing runs on it. */
+  private nextShared(key: string, view: SharedView, rows: RowsRef): void {
+    while (view.busy < this.threads && view.waiting.length > 0) {
+      const batch = view.waiting.splice(0, view.waiting.length >= MIN_SHARED_BATCH ? MAX_SHARED_BATCH : 1);
+      view.busy += 1;
+      void this.runShared(rows, batch).finally(() => {
+        view.busy -= 1;
+        this.nextShared(key, view, rows);
+      });
     }
-    const batch = list.splice(0, MAX_SHARED_BATCH);
-    if (list.length === 0) this.waiting.delete(key);
-    const run = batch.length >= MIN_SHARED_BATCH ? this.runShared(rows, batch) : Promise.all(batch.map((w) => this.topK(rows, w.query, w.k).then(w.resolve, w.reject)));
-    void run.finally(() => this.nextShared(key, rows));
+    if (view.busy === 0 && view.waiting.length === 0) this.shared.delete(key);
   }
 
   private async runShared(rows: RowsRef, batch: Waiter[]): Promise<void> {
@@ -165,7 +170,7 @@ export class ScanPool {
       block = heap.alloc(batch.length * rowBytes);
       const bytes = heap.bytes();
       batch.forEach((w, i) => bytes.copyWithin(block + i * rowBytes, w.query, w.query + rowBytes));
-      const tops = batch.length === 1 ? [await this.topK(rows, block, k)] : await this.topKBatch(rows, block, batch.length, k);
+      const tops = batch.length === 1 ? [await this.topK(rows, block, k, { stripes: 1 })] : await this.topKBatch(rows, block, batch.length, k, 1);
       batch.forEach((w, i) => {
         const t = tops[i]!;
         w.resolve(w.k >= t.rows.length ? t : { rows: t.rows.slice(0, w.k), dists: t.dists.slice(0, w.k) });
@@ -205,11 +210,11 @@ export class ScanPool {
    * every worker, each over its own stripe of rows, so each row is read once for all queries
    * (and query tables fill all their lanes); per-query results are merged.
    */
-  async topKBatch(rows: RowsRef, queries: number, nq: number, k: number): Promise<TopK[]> {
+  async topKBatch(rows: RowsRef, queries: number, nq: number, k: number, stripes = this.threads): Promise<TopK[]> {
     checkK(k);
     if (nq === 0) return [];
     const heap = this.kernels.heap;
-    const bounds = stripeBounds(rows.count, this.threads);
+    const bounds = stripeBounds(rows.count, stripes);
     const slots = heapSlots(k, rows.count);
     const tableBytes = useQueryTable(rows, rows.count / bounds.length, nq) ? queryTableBytes(rows.words) : 0;
     let out = 0;

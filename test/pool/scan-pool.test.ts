@@ -43,7 +43,7 @@ describe("ScanPool", () => {
   });
 
   it("concurrent topKShared callers (gathered into batches of every size) get each query's exact top-k", async () => {
-    // the first runs at once; the rest wait: 10 then run as singles, or 70 as one blocked scan of 64 plus 6 singles
+    // the first runs striped; the rest wait for freed workers: 10 as single scans, or 70 as two blocked scans of 32 and 6 singles
     for (const n of [1, 11, 71]) {
       const qs = Array.from({ length: n }, (_, j) => randomQuery(kernels, 1024, arena.words, 300 + j));
       const ks = qs.map((_, j) => 1 + (j % 3) * 7);
