@@ -24,7 +24,10 @@ export async function ingest(api: Api, index: string, bodies: Buffer[], counts: 
   const client = async () => {
     while (next < bodies.length) {
       const i = next++;
-      const res = await fetch(url, { method: "POST", headers, body: bodies[i]! as Uint8Array as BodyInit });
+      const send = () => fetch(url, { method: "POST", headers, body: bodies[i]! as Uint8Array as BodyInit });
+      // A pooled keep-alive socket that uWS closed while idle (it drops idle connections after
+      // ~10 s, e.g. during the query runs) fails the first write; resend (an upsert is idempotent).
+      const res = await send().catch(send);
       const text = await res.text();
       if (res.status !== 200) throw new Error(`upsert batch ${i}: ${res.status} ${text.slice(0, 300)}`);
       const got = (JSON.parse(text) as { upsertedCount: number }).upsertedCount;
