@@ -4,6 +4,7 @@
 export const ERRORS = {
   E_BAD_REQUEST: { status: 400, summary: "the request is malformed" },
   E_BODY: { status: 400, summary: "the request body could not be decoded (malformed JSON, msgpack or protobuf)" },
+  E_CONTAINER: { status: 400, summary: "the .svc container is malformed, truncated or of an unknown schema version" },
   E_AUTH: { status: 401, summary: "missing, unknown or revoked API key" },
   E_WALLET_EMPTY: { status: 402, summary: "the tenant's wallet is exhausted" },
   E_FORBIDDEN: { status: 403, summary: "the operation needs an admin key" },

@@ -1,4 +1,4 @@
-/** @module collection — a durable vector collection: WAL-first writes applied asynchronously, namespaces, queries, checkpoints, compaction. */
+/** @module collection — a durable vector collection: WAL-first writes applied asynchronously, namespaces, queries, ordered/aggregate reads, checkpoints, compaction. */
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -11,7 +11,7 @@ import { Wal, type Durability, type RecoveryReport, type WalPosition } from "../
 import { mergeMetadata, validateMetadata, type Metadata } from "./filter/metadata.js";
 import { MetadataIndex } from "./filter/metadata-index.js";
 import { parseFilter } from "./filter/parse.js";
-import { OP, type DeleteAllOp, type DeleteOp, type Op, type UpdateOp, type UpsertOp } from "./ops.js";
+import { OP, type DeleteAllOp, type DeleteOp, type MoveOp, type Op, type UpdateOp, type UpsertOp } from "./ops.js";
 import { CONFIG_VERSION, lockDir, loadCheckpoint, loadConfig, removeUnreferenced, writeDurable, type Checkpoint, type CollectionConfig } from "./collection-files.js";
 import { Partition, type VectorShape } from "./partition.js";
 import { RoaringBitmap32 } from "./roaring.js";
@@ -19,13 +19,17 @@ import { carryTombstones, copyLiveRows } from "./compaction.js";
 import { search, type Plan, type SearchResult } from "./search.js";
 
 export const MAX_ID_BYTES = 512;
+/** Largest payload of one row (opaque bytes stored with it, not indexed). */
+export const MAX_PAYLOAD_BYTES = 1 << 20;
+/** Largest `limit` of order(). */
+export const MAX_ORDER_LIMIT = 10_000;
 /** Take a checkpoint once this many WAL bytes were written since the last one. */
 export const DEFAULT_CHECKPOINT_BYTES = 256 << 20;
 /** Compact a partition at checkpoint time once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows). */
 export const COMPACT_DEAD_FRACTION = 0.25;
 export const COMPACT_MIN_DEAD = 1024;
 /**
- * Acknowledged-but-invisible vector bytes above which acknowledgements wait for visibility
+ * Acknowledged-but-invisible vector and payload bytes above which acknowledgements wait for visibility
  * (16 MiB = 4k vectors of 1024-d: ~0.1 s of applying on the 2-core target).
  */
 export const MAX_APPLY_BACKLOG_BYTES = 16 << 20;
@@ -50,6 +54,8 @@ export interface VectorInput {
   values?: ArrayLike<number>;
   bits?: Uint8Array;
   metadata?: unknown;
+  /** Opaque bytes stored with the row, not indexed (at most MAX_PAYLOAD_BYTES). */
+  payload?: Uint8Array;
 }
 
 export interface QueryInput {
@@ -60,6 +66,7 @@ export interface QueryInput {
   filter?: unknown;
   includeValues?: boolean;
   includeMetadata?: boolean;
+  includePayload?: boolean;
   /** Rows the 1-bit scan keeps, and rows rescored with float32 values (cosine); see search.ts. */
   candidates?: number;
   rescore?: number;
@@ -70,12 +77,34 @@ export interface Match {
   score: number;
   values?: number[] | Uint8Array;
   metadata?: Metadata;
+  /** With includePayload, when the row has one. */
+  payload?: Uint8Array;
 }
 
 export interface FetchedVector {
   id: string;
   values: Float32Array | Uint8Array;
   metadata: Metadata;
+  payload: Uint8Array | null;
+}
+
+export interface OrderInput {
+  /** The metadata field whose numbers order the rows; rows without a number there are left out. */
+  field: string;
+  filter?: unknown;
+  /** An integer in [1, MAX_ORDER_LIMIT]. */
+  limit: number;
+  /** Largest first (default); ties: the later-appended row first, or the earlier one ascending. */
+  desc?: boolean;
+  includeMetadata?: boolean;
+  includePayload?: boolean;
+}
+
+export interface OrderedRow {
+  id: string;
+  value: number;
+  metadata?: Metadata;
+  payload?: Uint8Array;
 }
 
 /**
@@ -188,6 +217,8 @@ export class Collection {
     const f32 = this.rotation ? new Float32Array(v.buffer) : null;
     const ids: string[] = [];
     const m: (Metadata | null)[] = [];
+    const p: (Uint8Array | null)[] = [];
+    let payloads = false;
     vectors.forEach((vec, i) => {
       const field = `vectors[${i}]`;
       ids.push(checkId(vec?.id, `${field}.id`));
@@ -195,9 +226,12 @@ export class Collection {
       else v.set(this.checkBits(vec.bits, `${field}.bits`), i * rowBytes);
       const meta = validateMetadata(vec.metadata, `${field}.metadata`);
       m.push(Object.keys(meta).length === 0 ? null : meta);
+      const payload = checkPayload(vec.payload, `${field}.payload`);
+      p.push(payload);
+      payloads ||= payload !== null;
     });
     if (f32) this.checkFinite(f32, (i) => `vectors[${i}].values`);
-    await this.log({ type: OP.upsert, body: { ns: namespace, ids, v, m } satisfies UpsertOp });
+    await this.log({ type: OP.upsert, body: { ns: namespace, ids, v, m, ...(payloads ? { p } : {}) } satisfies UpsertOp });
     return { upsertedCount: vectors.length };
   }
 
@@ -231,8 +265,8 @@ export class Collection {
     return { deleted: ids.length };
   }
 
-  /** Replace the values and/or merge metadata of an existing id. */
-  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; bits?: Uint8Array; setMetadata?: unknown }): Promise<void> {
+  /** Replace the values, merge metadata and/or replace the payload of an existing id (what is not given is kept). */
+  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; bits?: Uint8Array; setMetadata?: unknown; payload?: Uint8Array }): Promise<void> {
     checkNamespace(namespace);
     const id = checkId(req?.id, "id");
     let v: Uint8Array | null = null;
@@ -241,10 +275,27 @@ export class Collection {
       v = this.rotation ? new Uint8Array(Float32Array.from(this.checkValues(req.values, "values")).buffer) : this.checkBits(req.bits, "bits");
     }
     const m = req.setMetadata === undefined ? null : validateMetadata(req.setMetadata, "setMetadata");
-    if (v === null && m === null) throw new SvcError("E_BAD_REQUEST", "give values or setMetadata", { field: "values" });
+    const p = checkPayload(req.payload, "payload");
+    if (v === null && m === null && p === null) throw new SvcError("E_BAD_REQUEST", "give values, setMetadata or payload", { field: "values" });
     await this.settled();
     if (this.partitions.get(namespace)?.rowOf(id) === undefined) throw new SvcError("E_NOT_FOUND", `no vector '${id}' in namespace '${namespace}'`, { field: "id" });
-    await this.log({ type: OP.update, body: { ns: namespace, id, v, m } satisfies UpdateOp });
+    await this.log({ type: OP.update, body: { ns: namespace, id, v, m, ...(p === null ? {} : { p }) } satisfies UpdateOp });
+  }
+
+  /**
+   * Make namespace `to` hold exactly what `from` holds (its own rows are dropped) and empty
+   * `from`, in one logged step: replay applies it whole or not at all, and queries see the old
+   * or the new `to`, never a mix. An empty or unknown `from` empties `to`. `moved` counts the
+   * live rows of `from` once everything acknowledged before the call is visible.
+   */
+  async moveNamespace(from: string, to: string): Promise<{ moved: number }> {
+    checkNamespace(from, "from");
+    checkNamespace(to, "to");
+    if (from === to) throw new SvcError("E_BAD_REQUEST", "from and to must be different namespaces", { field: "to" });
+    await this.settled();
+    const moved = this.partitions.get(from)?.liveCount ?? 0;
+    await this.log({ type: OP.move, body: { from, to } satisfies MoveOp });
+    return { moved };
   }
 
   // ---- reads --------------------------------------------------------------------------
@@ -255,7 +306,7 @@ export class Collection {
     if (p === undefined) return out;
     for (const id of ids) {
       const row = p.rowOf(id);
-      if (row !== undefined) out.push({ id, values: p.vector(row), metadata: p.metadata(row) });
+      if (row !== undefined) out.push({ id, values: p.vector(row), metadata: p.metadata(row), payload: p.payload(row) });
     }
     return out;
   }
@@ -296,6 +347,10 @@ export class Collection {
             match.values = v instanceof Float32Array ? Array.from(v) : v;
           }
           if (req.includeMetadata) match.metadata = p.metadata(row);
+          if (req.includePayload) {
+            const payload = p.payload(row);
+            if (payload !== null) match.payload = payload;
+          }
           return match;
         });
         return { matches, plan: res.plan, scanned: res.matched ?? p.liveCount, matched: res.matched, timings: res.timings };
@@ -322,6 +377,70 @@ export class Collection {
       total += count;
     }
     return { dimension: this.dimension, metric: this.config.metric, namespaces, totalVectorCount: total };
+  }
+
+  /**
+   * Live rows (matching `filter`) holding a number in `req.field`, by that number: largest
+   * first unless `desc` is false; ties go to the later-appended row first (descending) or the
+   * earlier one (ascending). At most `limit`. Walks the field's sorted numeric column from
+   * one end testing membership in the filter's rows, so no per-call sort of the namespace.
+   */
+  order(namespace: string, req: OrderInput): OrderedRow[] {
+    const limit = req.limit;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ORDER_LIMIT) throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${MAX_ORDER_LIMIT}], got ${limit}`, { field: "limit" });
+    checkField(req.field, "field");
+    const desc = req.desc ?? true;
+    if (typeof desc !== "boolean") throw new SvcError("E_BAD_REQUEST", "desc must be a boolean", { field: "desc" });
+    const filter = parseFilter(req.filter);
+    const p = this.partitions.get(namespace);
+    if (p === undefined) return [];
+    const universe = filter === null ? p.live() : p.index.evaluate(filter, p.live());
+    const { rows, values } = p.index.ordered(req.field, universe, limit, desc);
+    return Array.from(rows, (row, i) => {
+      const out: OrderedRow = { id: p.idOf(row), value: values[i]! };
+      if (req.includeMetadata) out.metadata = p.metadata(row);
+      if (req.includePayload) {
+        const payload = p.payload(row);
+        if (payload !== null) out.payload = payload;
+      }
+      return out;
+    });
+  }
+
+  /** Live rows (matching `filter`) per string value of `field`; a list of strings counts once per distinct value. No prototype. */
+  facet(namespace: string, field: string, filter?: unknown): Record<string, number> {
+    checkField(field, "field");
+    const f = parseFilter(filter);
+    const p = this.partitions.get(namespace);
+    if (p === undefined) return Object.create(null) as Record<string, number>;
+    return p.index.facet(field, f === null ? p.live() : p.index.evaluate(f, p.live()));
+  }
+
+  /** Smallest and largest number in `field` over the live rows (matching `filter`) holding one; null when none does. */
+  range(namespace: string, field: string, filter?: unknown): { min: number; max: number } | null {
+    checkField(field, "field");
+    const f = parseFilter(filter);
+    const p = this.partitions.get(namespace);
+    if (p === undefined) return null;
+    const universe = f === null ? p.live() : p.index.evaluate(f, p.live());
+    const low = p.index.ordered(field, universe, 1, false);
+    if (low.rows.length === 0) return null;
+    return { min: low.values[0]!, max: p.index.ordered(field, universe, 1, true).values[0]! };
+  }
+
+  /** Live rows of the namespace (matching `filter`). */
+  count(namespace: string, filter?: unknown): number {
+    const f = parseFilter(filter);
+    const p = this.partitions.get(namespace);
+    if (p === undefined) return 0;
+    return f === null ? p.liveCount : p.index.evaluate(f, p.live()).size;
+  }
+
+  /** Namespaces holding live rows, sorted. */
+  namespaces(): string[] {
+    const out: string[] = [];
+    for (const [ns, p] of this.partitions) if (p.liveCount > 0) out.push(ns);
+    return out.sort();
   }
 
   /** Resolves once every write acknowledged before the call is visible. */
@@ -446,7 +565,11 @@ export class Collection {
   private async log(op: Op): Promise<void> {
     if (this.closed) throw new SvcError("E_CLOSED", "the collection is closed");
     const pos = await this.wal.append(op.type, op.body);
-    const bytes = op.type === OP.upsert ? op.body.v.byteLength : 0;
+    let bytes = 0;
+    if (op.type === OP.upsert) {
+      bytes = op.body.v.byteLength;
+      for (const p of op.body.p ?? []) bytes += p?.byteLength ?? 0;
+    }
     this.queue.push({ op, pos, bytes });
     this.backlogBytes += bytes;
     if (this.trackVisibility) this.ackedAt.push(performance.now());
@@ -507,32 +630,47 @@ export class Collection {
   private apply(op: Op, bits?: Uint8Array): void {
     switch (op.type) {
       case OP.upsert: {
-        const { ns, ids, v, m } = op.body;
-        this.partition(ns).append(this.rotation, ids, v, m, bits);
+        const { ns, ids, v, m, p } = op.body;
+        this.partition(ns).append(this.rotation, ids, v, m, bits, p);
         return;
       }
       case OP.delete:
         this.partitions.get(op.body.ns)?.remove(op.body.ids);
         return;
-      case OP.deleteAll: {
-        const p = this.partitions.get(op.body.ns);
-        if (p === undefined) return;
-        this.partitions.delete(op.body.ns);
-        this.retired.push(p);
-        this.closeRetired();
+      case OP.deleteAll:
+        this.retire(op.body.ns);
         return;
-      }
       case OP.update: {
-        const { ns, id, v, m } = op.body;
+        const { ns, id, v, m, p: payload } = op.body;
         const p = this.partitions.get(ns);
         const row = p?.rowOf(id);
         if (p === undefined || row === undefined) return;
         const vector = v ?? (p.values ? new Uint8Array(p.vector(row).buffer) : this.checkBits(p.vector(row) as Uint8Array, "bits"));
         const meta = m === null ? p.metadata(row) : mergeMetadata(p.metadata(row), m);
-        p.append(this.rotation, [id], vector, [Object.keys(meta).length === 0 ? null : meta]);
+        p.append(this.rotation, [id], vector, [Object.keys(meta).length === 0 ? null : meta], undefined, [payload ?? p.payload(row)]);
+        return;
+      }
+      case OP.move: {
+        // Synchronous: a query holds the partition it started with, so it sees the old or the new `to`.
+        const { from, to } = op.body;
+        const p = this.partitions.get(from);
+        this.retire(to);
+        if (p === undefined) return;
+        this.partitions.delete(from);
+        p.namespace = to;
+        this.partitions.set(to, p);
         return;
       }
     }
+  }
+
+  /** Drop a namespace's partition; its files go once nothing reads them and no checkpoint refers to them. */
+  private retire(ns: string): void {
+    const p = this.partitions.get(ns);
+    if (p === undefined) return;
+    this.partitions.delete(ns);
+    this.retired.push(p);
+    this.closeRetired();
   }
 
   private partition(ns: string): Partition {
@@ -641,8 +779,23 @@ function before(a: WalPosition, b: WalPosition): boolean {
   return a.segment < b.segment || (a.segment === b.segment && a.offset <= b.offset);
 }
 
-function checkNamespace(ns: unknown): asserts ns is string {
-  if (typeof ns !== "string" || Buffer.byteLength(ns) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `namespace must be a string of at most ${MAX_ID_BYTES} bytes`, { field: "namespace" });
+function checkNamespace(ns: unknown, field = "namespace"): asserts ns is string {
+  if (typeof ns !== "string" || Buffer.byteLength(ns) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `${field} must be a string of at most ${MAX_ID_BYTES} bytes`, { field });
+}
+
+function checkField(name: unknown, field: string): asserts name is string {
+  if (typeof name !== "string" || name.length === 0) throw new SvcError("E_BAD_REQUEST", `${field} must be a non-empty metadata field name`, { field });
+}
+
+/**
+ * A payload as stored: null for none (undefined or null), else a copy of the bytes (the op
+ * waits in the apply queue after the acknowledgement, and the caller may reuse its buffer).
+ */
+function checkPayload(payload: unknown, field: string): Uint8Array | null {
+  if (payload === undefined || payload === null) return null;
+  if (!(payload instanceof Uint8Array)) throw new SvcError("E_BAD_REQUEST", `${field} must be bytes (a Uint8Array)`, { field });
+  if (payload.byteLength > MAX_PAYLOAD_BYTES) throw new SvcError("E_BAD_REQUEST", `${field} is ${payload.byteLength} bytes; the limit is ${MAX_PAYLOAD_BYTES}`, { field });
+  return new Uint8Array(payload);
 }
 
 function checkId(id: unknown, field: string): string {

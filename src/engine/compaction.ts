@@ -8,7 +8,7 @@ const CHUNK = 4096;
 
 /**
  * Copy the live rows of `old` into `fresh` in order, bits as they are (no re-encoding),
- * values and records re-appended, until `fresh` has caught up with every row appended to
+ * values and records (metadata, payloads) re-appended, until `fresh` has caught up with every row appended to
  * `old` meanwhile. Returns old row -> fresh row (-1: dropped as dead). The caller pins `old`.
  */
 export async function copyLiveRows(old: Partition, fresh: Partition, rotation: Rotation | null): Promise<Int32Array> {
@@ -25,6 +25,7 @@ export async function copyLiveRows(old: Partition, fresh: Partition, rotation: R
       const { vectors, bits } = old.copyRows(copied, end - copied);
       const ids: string[] = [];
       const metas: (Metadata | null)[] = [];
+      const payloads: (Uint8Array | null)[] = [];
       const keep: number[] = [];
       for (let r = copied; r < end; r++) {
         map[r] = -1;
@@ -34,6 +35,7 @@ export async function copyLiveRows(old: Partition, fresh: Partition, rotation: R
         ids.push(old.idOf(r));
         const meta = old.metadata(r);
         metas.push(Object.keys(meta).length === 0 ? null : meta);
+        payloads.push(old.payload(r));
       }
       const pick = (src: Uint8Array, width: number) => {
         const out = new Uint8Array(keep.length * width);
@@ -41,7 +43,7 @@ export async function copyLiveRows(old: Partition, fresh: Partition, rotation: R
         return out;
       };
       const vectorBytes = vectors.byteLength / (end - copied);
-      fresh.append(rotation, ids, pick(vectors, vectorBytes), metas, rotation ? pick(bits, old.arena.rowBytes) : undefined);
+      fresh.append(rotation, ids, pick(vectors, vectorBytes), metas, rotation ? pick(bits, old.arena.rowBytes) : undefined, payloads);
       copied = end;
     }
     if (copied === old.rows) return map;

@@ -44,6 +44,11 @@ export class IdTable {
     return this.count++;
   }
 
+  /** UTF-8 length of row's id. */
+  byteLength(row: number): number {
+    return this.starts[row + 1]! - this.starts[row]!;
+  }
+
   idOf(row: number): string {
     return decoder.decode(this.bytes.subarray(this.starts[row]!, this.starts[row + 1]!));
   }

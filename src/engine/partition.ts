@@ -1,4 +1,4 @@
-/** @module partition — one namespace of a collection: bit rows in shared memory, values/records on disk, ids, tombstones, metadata index. */
+/** @module partition — one namespace of a collection: bit rows in shared memory, values/records (with payloads) on disk, ids, tombstones, metadata index. */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { SvcError } from "../errors.js";
@@ -34,10 +34,11 @@ export interface PartitionState {
  * Rows are numbered in append order and never renumbered inside a partition; an upsert of
  * an existing id appends a new row and tombstones the old one. Compaction builds a fresh
  * partition from the live rows. Files: bits.bin (packed rows), values.f32 (cosine only),
- * records.bin (ids + metadata).
+ * records.bin (ids, metadata, payloads).
  */
 export class Partition {
-  readonly namespace: string;
+  /** Changed only by a namespace move (the files stay where they are: directories are named by generation). */
+  namespace: string;
   readonly dir: string;
   readonly path: string;
   readonly shape: VectorShape;
@@ -112,9 +113,9 @@ export class Partition {
   /**
    * Append rows. `vectors` holds ids.length float32 rows (cosine: encoded through the
    * rotation here, unless their `bits` are given, as compaction does) or packed bit rows
-   * (hamming). A repeated id tombstones its old row.
+   * (hamming). A repeated id tombstones its old row. `payloads[i]`: row i's opaque bytes, null or absent for none.
    */
-  append(rotation: Rotation | null, ids: readonly string[], vectors: Uint8Array, metas: readonly (Metadata | null)[], bits?: Uint8Array): void {
+  append(rotation: Rotation | null, ids: readonly string[], vectors: Uint8Array, metas: readonly (Metadata | null)[], bits?: Uint8Array, payloads?: readonly (Uint8Array | null)[]): void {
     const n = ids.length;
     if (n === 0) return;
     const first = this.rows;
@@ -129,7 +130,7 @@ export class Partition {
       heap.bytes().set(vectors, ptr);
     }
     this.bits.append(heap.bytes().subarray(ptr, ptr + n * this.arena.rowBytes));
-    this.records.append(ids, metas.map((m) => m ?? undefined));
+    this.records.append(ids, metas.map((m) => m ?? undefined), payloads);
     for (let i = 0; i < n; i++) {
       const row = first + i;
       const old = this.records.ids.map(row, ids[i]!);
@@ -180,6 +181,11 @@ export class Partition {
 
   metadata(row: number): Metadata {
     return this.records.metadata(row);
+  }
+
+  /** The row's payload (a fresh array), or null. */
+  payload(row: number): Uint8Array | null {
+    return this.records.payload(row);
   }
 
   /** fsync the files a checkpoint is about to refer to. */

@@ -1,4 +1,4 @@
-/** @module record-file — each row's id and metadata, appended to one file; ids stay in memory, metadata is read by position. */
+/** @module record-file — each row's id, metadata and payload, appended to one file; ids stay in memory, metadata and payloads are read by position. */
 import { closeSync, constants, fdatasync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { SvcError } from "../errors.js";
@@ -8,11 +8,16 @@ import { IdTable } from "./id-table.js";
 const encoder = new Encoder();
 const decoder = new Decoder();
 const READ_CHUNK = 8 << 20;
+/** Bit 31 of a record's metaWord: a payload length and the payload follow. */
+const HAS_PAYLOAD = 0x80000000;
 
 /**
- * record := u32 idBytes, id (UTF-8), u32 metaBytes, metadata (msgpack map; absent when 0).
- * Row r's record starts at offsets[r]. Like RowFile, appends go to the page cache and a
- * checkpoint syncs; bytes past the checkpoint's length are cut on open.
+ * record := u32 idBytes, id (UTF-8), u32 metaWord, [u32 payloadBytes], metadata (msgpack
+ * map; absent when 0 bytes), [payload]. metaWord = metaBytes | HAS_PAYLOAD when the row has
+ * a payload (opaque bytes, possibly empty); without one the record is the original layout.
+ * Row r's record starts at offsets[r] and ends where row r + 1's starts (the last one at the
+ * file's end). Like RowFile, appends go to the page cache and a checkpoint syncs; bytes past
+ * the checkpoint's length are cut on open.
  */
 export class RecordFile {
   readonly path: string;
@@ -44,11 +49,14 @@ export class RecordFile {
     return this.ids.rows;
   }
 
-  /** Append one record per id, in one write (one buffer for the batch; no per-record allocations). */
-  append(ids: readonly string[], metas: readonly (Metadata | undefined)[]): void {
+  /** Append one record per id, in one write (one buffer for the batch; no per-record allocations). `payloads[i]` null or absent: none. */
+  append(ids: readonly string[], metas: readonly (Metadata | undefined)[], payloads?: readonly (Uint8Array | null)[]): void {
     const encoded = metas.map((m) => (m === undefined || Object.keys(m).length === 0 ? undefined : encoder.encode(m)));
     let total = 0;
-    for (let i = 0; i < ids.length; i++) total += 8 + Buffer.byteLength(ids[i]!, "utf8") + (encoded[i]?.byteLength ?? 0);
+    for (let i = 0; i < ids.length; i++) {
+      const payload = payloads?.[i];
+      total += 8 + Buffer.byteLength(ids[i]!, "utf8") + (encoded[i]?.byteLength ?? 0) + (payload ? 4 + payload.byteLength : 0);
+    }
     const buf = Buffer.allocUnsafe(total);
     let at = 0;
     for (let i = 0; i < ids.length; i++) {
@@ -58,11 +66,20 @@ export class RecordFile {
       buf.writeUInt32LE(idBytes, at);
       at += 4 + idBytes;
       const meta = encoded[i];
-      buf.writeUInt32LE(meta?.byteLength ?? 0, at);
+      const payload = payloads?.[i];
+      buf.writeUInt32LE(((meta?.byteLength ?? 0) | (payload ? HAS_PAYLOAD : 0)) >>> 0, at);
       at += 4;
+      if (payload) {
+        buf.writeUInt32LE(payload.byteLength, at);
+        at += 4;
+      }
       if (meta) {
         buf.set(meta, at);
         at += meta.byteLength;
+      }
+      if (payload) {
+        buf.set(payload, at);
+        at += payload.byteLength;
       }
     }
     let done = 0;
@@ -72,16 +89,21 @@ export class RecordFile {
 
   /** Row r's metadata ({} when it has none). */
   metadata(r: number): Metadata {
-    const start = this.offsets[r]!;
-    const head = Buffer.allocUnsafe(4);
-    this.read(head, 0, 4, start);
-    const idBytes = head.readUInt32LE(0);
-    this.read(head, 0, 4, start + 4 + idBytes);
-    const metaBytes = head.readUInt32LE(0);
+    const { metaAt, metaBytes } = this.layout(r);
     if (metaBytes === 0) return {};
     const body = Buffer.allocUnsafe(metaBytes);
-    this.read(body, 0, metaBytes, start + 8 + idBytes);
+    this.read(body, 0, metaBytes, metaAt);
     return decoder.decode(body) as Metadata;
+  }
+
+  /** Row r's payload (a fresh array), or null when it has none. */
+  payload(r: number): Uint8Array | null {
+    const { metaAt, metaBytes, payload } = this.layout(r);
+    if (!payload) return null;
+    const start = metaAt + metaBytes;
+    const out = new Uint8Array(this.end(r) - start);
+    this.read(out, 0, out.byteLength, start);
+    return out;
   }
 
   /** fdatasync on the threadpool, so a multi-GB flush does not stall the event loop. */
@@ -92,6 +114,21 @@ export class RecordFile {
   close(): void {
     if (this.fd >= 0) closeSync(this.fd);
     this.fd = -1;
+  }
+
+  /** Where row r's metadata starts, its length, and whether a payload follows it (up to the record's end). One read: the id's length is in memory. */
+  private layout(r: number): { metaAt: number; metaBytes: number; payload: boolean } {
+    const at = this.offsets[r]! + 4 + this.ids.byteLength(r);
+    const word = Buffer.allocUnsafe(4);
+    this.read(word, 0, 4, at);
+    const w = word.readUInt32LE(0);
+    const payload = w >= HAS_PAYLOAD;
+    return { metaAt: at + (payload ? 8 : 4), metaBytes: (w & ~HAS_PAYLOAD) >>> 0, payload };
+  }
+
+  /** Offset just past row r's record. */
+  private end(r: number): number {
+    return r + 1 < this.ids.rows ? this.offsets[r + 1]! : this.size;
   }
 
   /** Record the file offset of the next row's record (before its id is appended). */
@@ -114,7 +151,7 @@ export class RecordFile {
     }
   }
 
-  /** Parse records in [0, bytes): ids and offsets only; metadata is skipped, not decoded. */
+  /** Parse records in [0, bytes): ids and offsets only; metadata and payloads are skipped, not decoded. */
   private load(bytes: number): void {
     const chunk = Buffer.allocUnsafe(Math.min(READ_CHUNK, Math.max(bytes, 8)));
     let base = 0; // file offset of chunk[0]
@@ -133,10 +170,15 @@ export class RecordFile {
       if (filled - pos < 8) fill();
       const idBytes = chunk.readUInt32LE(pos);
       if (filled - pos < 8 + idBytes) fill();
-      const metaBytes = chunk.readUInt32LE(pos + 4 + idBytes);
+      const word = chunk.readUInt32LE(pos + 4 + idBytes);
+      let tail = (word & ~HAS_PAYLOAD) >>> 0; // bytes after the fixed head: metadata, then payload length + payload
+      if (word >= HAS_PAYLOAD) {
+        if (filled - pos < 12 + idBytes) fill();
+        tail += 4 + chunk.readUInt32LE(pos + 8 + idBytes);
+      }
       this.note(base + pos);
       this.ids.appendBytes(chunk, pos + 4, pos + 4 + idBytes);
-      const next = base + pos + 8 + idBytes + metaBytes;
+      const next = base + pos + 8 + idBytes + tail;
       if (next > bytes) throw new SvcError("E_IO", `${this.path}: record at ${base + pos} runs past ${bytes}`, { details: { file: this.path, offset: base + pos } });
       if (next - base <= filled) pos = next - base;
       else {

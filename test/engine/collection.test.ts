@@ -154,7 +154,7 @@ describe("Collection", () => {
     await c.upsert("", [{ id: "x", values: a!, metadata: { keep: "yes", n: 1 } }]);
     await c.update("", { id: "x", setMetadata: { n: 2 } });
     await c.settled();
-    expect(c.fetch("", ["x"])[0]).toEqual({ id: "x", values: a, metadata: { keep: "yes", n: 2 } });
+    expect(c.fetch("", ["x"])[0]).toEqual({ id: "x", values: a, metadata: { keep: "yes", n: 2 }, payload: null });
     const big = new Float32Array(3 * 64);
     big.set(b!, 64);
     await c.update("", { id: "x", values: big.subarray(64, 128) }); // a view into a larger buffer
@@ -177,7 +177,7 @@ describe("Collection", () => {
     await c.upsert("n", data.slice(200).map((values, i) => ({ id: `v${200 + i}`, values, metadata: { i: 200 + i } })));
     c = await Collection.open(dir, { kernels, pool });
     expect(c.stats().namespaces).toEqual({ n: { vectorCount: 299 } });
-    expect(c.fetch("n", ["v250"])[0]).toEqual({ id: "v250", values: data[250], metadata: { i: 250 } });
+    expect(c.fetch("n", ["v250"])[0]).toEqual({ id: "v250", values: data[250], metadata: { i: 250 }, payload: null });
     expect(c.fetch("n", ["v3"])).toEqual([]);
     const res = await c.query("n", { vector: data[42]!, topK: 1, filter: { i: { $gte: 40, $lte: 45 } } });
     expect(res.matches[0]!.id).toBe("v42");

@@ -150,6 +150,34 @@ export class MetadataIndex {
     return Math.round(Math.min(this.added, Math.max(0, this.est(filter))));
   }
 
+  /**
+   * Up to `limit` rows of `universe` holding a number in `field`, with those numbers, by
+   * value descending (ties: the later row first) or ascending (ties: the earlier row first).
+   * Walks the field's sorted numeric column from one end (see NumericColumn.ordered).
+   */
+  ordered(field: string, universe: RoaringBitmap32, limit: number, desc: boolean): { rows: Uint32Array; values: Float64Array } {
+    const num = this.fields.get(field)?.num;
+    if (num === undefined || num === null) return { rows: new Uint32Array(0), values: new Float64Array(0) };
+    const rows = num.ordered(universe, limit, desc);
+    return { rows, values: Float64Array.from(rows, (r) => num.value(r)) };
+  }
+
+  /**
+   * Rows of `universe` per string value of `field` (scalar strings and list elements; a row
+   * counts once per distinct value). Values with no such row are left out. No prototype: any
+   * string is a key. One intersection per distinct value of the field (meant for few values: kinds, tags).
+   */
+  facet(field: string, universe: RoaringBitmap32): Record<string, number> {
+    const out: Record<string, number> = Object.create(null);
+    const f = this.fields.get(field);
+    if (f === undefined) return out;
+    for (const [value, p] of f.strings) {
+      const n = typeof p === "number" ? (universe.has(p) ? 1 : 0) : p.bitmap().andCardinality(universe);
+      if (n > 0) out[value] = n;
+    }
+    return out;
+  }
+
   /** The index as bytes, for checkpoints (see Envelope). Merges pending appends first (no observable change). */
   serialize(): Uint8Array {
     const fields: Envelope["fields"] = [];
