@@ -4,12 +4,13 @@ import { parseArgs } from "node:util";
 import { SvcError } from "../errors.js";
 import { buildCommand } from "./build.js";
 import type { Command } from "./command.js";
+import { exportCommand, importCommand } from "./container.js";
 import { demoCommand } from "./demo.js";
 import { keysCommand } from "./keys.js";
 import { repairCommand } from "./repair.js";
 import { serveCommand } from "./serve.js";
 
-const COMMANDS: Command[] = [serveCommand, keysCommand, demoCommand, repairCommand, buildCommand];
+const COMMANDS: Command[] = [serveCommand, keysCommand, exportCommand, importCommand, demoCommand, repairCommand, buildCommand];
 
 const HELP = `svc — self-hosted memory substrate for AI agents
 

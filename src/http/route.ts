@@ -21,14 +21,18 @@ export interface RequestContext {
   baseUrl: string;
   /** Set by handlers of metered routes: vectors written and scanned. */
   usage: Usage;
+  /** The Content-Type header as sent (routes with `rawBody` parse their own body). */
+  contentType: string;
 }
 
 export interface Reply {
   /** Default 200. */
   status?: number;
   body?: unknown;
-  /** A body sent as it is (the /metrics text, the OpenAPI document). */
+  /** A body sent as it is (the /metrics text, the OpenAPI document, a download). */
   raw?: { contentType: string; data: string | Buffer };
+  /** Extra response headers (e.g. content-disposition). */
+  headers?: Record<string, string>;
 }
 
 export interface Route {
@@ -44,6 +48,8 @@ export interface Route {
   meter?: string;
   /** Routes that also speak msgpack and protobuf (request and Accept). */
   proto?: ProtoMessages;
+  /** The handler gets the body undecoded (a Buffer) and parses it itself (uploads). */
+  rawBody?: boolean;
   /** Query parameters, for the OpenAPI document. */
   queryParams?: Array<{ name: string; schema: Schema; description: string; required?: boolean }>;
   requestBody?: Schema;

@@ -70,11 +70,12 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
   let drained: (() => void) | null = null;
   let closing = false;
 
-  const send = (res: uWS.HttpResponse, flight: Flight, status: number, contentType: string, data: Buffer | string, reqId: string): number => {
+  const send = (res: uWS.HttpResponse, flight: Flight, status: number, contentType: string, data: Buffer | string, reqId: string, headers?: Record<string, string>): number => {
     if (flight.aborted) return 0;
     const buf = typeof data === "string" ? Buffer.from(data) : data;
     res.cork(() => {
       res.writeStatus(statusLine(status)).writeHeader("content-type", contentType).writeHeader("x-request-id", reqId);
+      for (const [k, v] of Object.entries(headers ?? {})) res.writeHeader(k, v);
       if (closing) res.writeHeader("connection", "close");
       // Backpressure: tryEnd sends what the socket takes; onWritable continues from the offset it reached.
       const start = res.getWriteOffset();
@@ -116,8 +117,8 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       inFlight++;
       let bytesIn = 0;
       let principal: Principal | null = null;
-      const respond = (status: number, contentType: string, data: Buffer | string) => {
-        const bytesOut = send(res, flight, status, contentType, data, reqId);
+      const respond = (status: number, contentType: string, data: Buffer | string, headers?: Record<string, string>) => {
+        const bytesOut = send(res, flight, status, contentType, data, reqId, headers);
         const ms = performance.now() - t0;
         deps.metrics.observe(label, status, ms / 1000, bytesIn, bytesOut);
         log.info({ reqId, method: route.method.toUpperCase(), route: route.path, status, ms: Math.round(ms * 100) / 100, tenant: route.auth === "none" ? undefined : principal?.tenant, bytesIn, bytesOut, aborted: flight.aborted || undefined }, "request");
@@ -133,17 +134,18 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         if (closing) throw new SvcError("E_CLOSED", "the server is shutting down");
         principal = authenticate(route, h, deps.keys, opts.auth);
         const inCodec = requestCodec(h.contentType);
-        if (body.length > 0 && (inCodec === null || (inCodec !== "json" && route.proto?.request === undefined))) {
+        if (!route.rawBody && body.length > 0 && (inCodec === null || (inCodec !== "json" && route.proto?.request === undefined))) {
           throw new SvcError("E_MEDIA_TYPE", `Content-Type '${h.contentType}' is not accepted here; send application/json${route.proto?.request ? ", application/msgpack or application/x-protobuf" : ""}`, { field: "content-type" });
         }
         const ctx: RequestContext = {
           id: reqId,
           params: decodeParams(names, raw),
           query: new URLSearchParams(query),
-          body: decodeBody(inCodec ?? "json", body, route.proto),
+          body: route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto),
           principal,
           baseUrl: `http://${h.host || `${opts.host}:${port}`}`,
           usage: {},
+          contentType: h.contentType,
         };
         const metered = route.meter !== undefined && !principal.admin;
         if (metered) await deps.wallets.check(principal.tenant);
@@ -151,9 +153,9 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         if (metered) await deps.wallets.charge(principal.tenant, route.meter!, ctx.usage);
         deps.metrics.usage(ctx.usage);
         const status = reply.status ?? route.response.status;
-        if (reply.raw) return respond(status, reply.raw.contentType, reply.raw.data);
+        if (reply.raw) return respond(status, reply.raw.contentType, reply.raw.data, reply.headers);
         const outCodec = responseCodec(h.accept, route.proto !== undefined);
-        respond(status, CONTENT_TYPE[outCodec], reply.body === undefined ? "" : encodeBody(outCodec, reply.body, route.proto));
+        respond(status, CONTENT_TYPE[outCodec], reply.body === undefined ? "" : encodeBody(outCodec, reply.body, route.proto), reply.headers);
       };
       const declared = h.contentLength === "" ? -1 : Number(h.contentLength);
       if (declared > limit) {

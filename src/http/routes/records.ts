@@ -1,0 +1,107 @@
+/** @module routes/records — /v1/records/{ns}: ingest, query, timeline, get, delete, forget, stats, export and import of .svc containers. */
+import { SvcError } from "../../errors.js";
+import { CONTAINER_TYPE, readContainer, writeContainer } from "../../memory/container.js";
+import type { RecordService } from "../../memory/records.js";
+import { formPart } from "../multipart.js";
+import type { RequestContext, Route, Schema } from "../route.js";
+import { VERSION } from "./ops.js";
+
+const stringArray: Schema = { type: "array", items: { type: "string" } };
+const record: Schema = {
+  type: "object",
+  properties: {
+    id: { type: "string", pattern: "^rec_[0-9a-f]+$" }, kind: { type: "string" }, tags: stringArray, ts: { type: "integer" },
+    text: { type: "string" }, meta: { type: "object" }, ttlDays: { type: "integer" }, score: { type: "number" },
+  },
+};
+const predicate = {
+  kind: { ...stringArray, description: "any of these kinds" },
+  tagsAny: { ...stringArray, description: "holds at least one of these tags" },
+  tagsAll: { ...stringArray, description: "holds every one of these tags" },
+  tsGte: { type: "integer", description: "ts >= this (epoch ms)" },
+  tsLt: { type: "integer", description: "ts < this (epoch ms)" },
+};
+const listParam = (name: string, description: string) => ({ name, schema: { type: "string" }, description: `${description}, comma-separated` });
+
+export function recordRoutes(records: RecordService): Route[] {
+  const tenant = (ctx: RequestContext) => ctx.principal.tenant;
+  const ns = (ctx: RequestContext) => ctx.params.ns!;
+  const body = (ctx: RequestContext) => {
+    const b = ctx.body ?? {};
+    if (typeof b !== "object" || b === null || Array.isArray(b)) throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
+    return b as Record<string, unknown>;
+  };
+  return [
+    {
+      method: "post", path: "/v1/records/{ns}", operationId: "records_ingest", summary: "Ingest typed records; text is embedded by the server (1024-d static encoder)", tags: ["records"], auth: "tenant", meter: "records_ingest",
+      requestBody: {
+        type: "object", required: ["items"],
+        properties: { items: { type: "array", maxItems: 1000, items: { type: "object", required: ["kind", "text"], properties: { kind: { type: "string" }, text: { type: "string" }, tags: stringArray, ts: { type: "integer", description: "epoch ms; default now" }, meta: { type: "object" }, ttlDays: { type: "integer", minimum: 1, description: "expires this many days after ingest" } } } } },
+      },
+      response: { status: 200, schema: { type: "object", properties: { ids: stringArray, count: { type: "integer" } } }, description: "The new records' ids, in order" },
+      async handle(ctx) {
+        const res = await records.ingest(tenant(ctx), ns(ctx), body(ctx).items);
+        ctx.usage.written = res.count;
+        return { body: res };
+      },
+    },
+    {
+      method: "post", path: "/v1/records/{ns}/query", operationId: "records_query", summary: "Records by meaning (with text) or newest first (without), filtered by kind, tags and time", tags: ["records"], auth: "tenant", meter: "records_query",
+      requestBody: { type: "object", properties: { text: { type: "string" }, topK: { type: "integer", minimum: 1, maximum: 1000, default: 10 }, ...predicate, includeText: { type: "boolean" }, includeMeta: { type: "boolean" } } },
+      response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" } } }, description: "Best first (score = cosine), or newest first" },
+      handle: async (ctx) => ({ body: await records.query(tenant(ctx), ns(ctx), body(ctx)) }),
+    },
+    {
+      method: "get", path: "/v1/records/{ns}/timeline", operationId: "records_timeline", summary: "Records newest first, a page at a time (pass nextCursor back as until)", tags: ["records"], auth: "tenant", meter: "records_timeline",
+      queryParams: [
+        { name: "since", schema: { type: "integer" }, description: "ts >= since (epoch ms)" },
+        { name: "until", schema: { type: "integer" }, description: "ts < until (epoch ms); the previous page's nextCursor" },
+        listParam("kind", "any of these kinds"), listParam("tagsAny", "at least one of these tags"), listParam("tagsAll", "all of these tags"),
+        { name: "limit", schema: { type: "integer", minimum: 1, maximum: 500, default: 50 }, description: "page size; a page holds a whole group of records sharing a ts, so it can exceed limit when one ts alone has more" },
+      ],
+      response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" }, nextCursor: { type: ["integer", "null"] } } }, description: "One page; nextCursor null on the last" },
+      handle: async (ctx) => ({ body: await records.timeline(tenant(ctx), ns(ctx), ctx.query) }),
+    },
+    {
+      method: "get", path: "/v1/records/{ns}/stats", operationId: "records_stats", summary: "Count, count per kind, oldest and newest ts", tags: ["records"], auth: "tenant", meter: "records_stats",
+      response: { status: 200, schema: { type: "object", properties: { count: { type: "integer" }, byKind: { type: "object", additionalProperties: { type: "integer" } }, oldestTs: { type: ["integer", "null"] }, newestTs: { type: ["integer", "null"] } } }, description: "Statistics of the live records" },
+      handle: async (ctx) => ({ body: await records.stats(tenant(ctx), ns(ctx)) }),
+    },
+    {
+      method: "get", path: "/v1/records/{ns}/export", operationId: "records_export", summary: "The namespace as a .svc container (zip: manifest.json, records.nmm)", tags: ["records"], auth: "tenant", meter: "records_export",
+      response: { status: 200, description: `${CONTAINER_TYPE}, as attachment <ns>.svc` },
+      async handle(ctx) {
+        const all = await records.all(tenant(ctx), ns(ctx));
+        const { zip } = await writeContainer(ns(ctx), all, `svc ${VERSION}`);
+        return { raw: { contentType: CONTAINER_TYPE, data: zip }, headers: { "content-disposition": `attachment; filename="${ns(ctx)}.svc"` } };
+      },
+    },
+    {
+      method: "post", path: "/v1/records/{ns}/import", operationId: "records_import", summary: "Load a .svc container (multipart part `file`): schema 1 replaces the namespace, schema 2 merges by id", tags: ["records"], auth: "tenant", meter: "records_import", rawBody: true,
+      requestBody: { type: "object", properties: { file: { type: "string", contentEncoding: "binary" } }, description: "multipart/form-data" },
+      response: { status: 200, schema: { type: "object", properties: { imported: { type: "integer" }, manifest: { type: "object" } } }, description: "Imported" },
+      async handle(ctx) {
+        const { manifest, records: recs } = await readContainer(formPart(ctx.contentType, ctx.body as Buffer, "file"));
+        const imported = await records.restore(tenant(ctx), ns(ctx), recs, manifest.schema_version === 1 ? "replace" : "merge");
+        ctx.usage.written = imported;
+        return { body: { imported, manifest } };
+      },
+    },
+    {
+      method: "post", path: "/v1/records/{ns}/forget", operationId: "records_forget", summary: "Delete every record matching all given criteria", tags: ["records"], auth: "tenant", meter: "records_forget",
+      requestBody: { type: "object", properties: { ...predicate, ids: stringArray } },
+      response: { status: 200, schema: { type: "object", properties: { forgottenCount: { type: "integer" } } }, description: "How many were deleted" },
+      handle: async (ctx) => ({ body: await records.forget(tenant(ctx), ns(ctx), body(ctx)) }),
+    },
+    {
+      method: "get", path: "/v1/records/{ns}/{id}", operationId: "records_get", summary: "One record, with text and meta", tags: ["records"], auth: "tenant", meter: "records_get",
+      response: { status: 200, schema: record, description: "The record" },
+      handle: async (ctx) => ({ body: await records.get(tenant(ctx), ns(ctx), ctx.params.id!) }),
+    },
+    {
+      method: "delete", path: "/v1/records/{ns}/{id}", operationId: "records_delete", summary: "Delete one record", tags: ["records"], auth: "tenant", meter: "records_delete",
+      response: { status: 200, schema: { type: "object", properties: { deleted: { type: "boolean" } } }, description: "deleted: false when there was no such live record" },
+      handle: async (ctx) => ({ body: await records.delete(tenant(ctx), ns(ctx), ctx.params.id!) }),
+    },
+  ];
+}

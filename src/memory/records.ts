@@ -1,0 +1,443 @@
+/** @module records — typed records per tenant: text embedded by the static encoder, kind/tags/ts filters, timeline pages, TTL, forget. */
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
+import { Collection } from "../engine/collection.js";
+import type { Metadata } from "../engine/filter/metadata.js";
+import { SvcError } from "../errors.js";
+import type { Kernels } from "../kernels/abi.js";
+import type { ScanPool } from "../pool/scan-pool.js";
+import type { Durability } from "../store/wal.js";
+import type { ContainerRecord } from "./container.js";
+
+/** What records need of a text encoder (src/encoder/): a fixed dimension and batch encoding to unit vectors. */
+export interface Embedder {
+  readonly dimension: number;
+  /** n texts -> n * dimension floats, each row L2-normalized. */
+  encodeBatch(texts: string[]): Float32Array;
+}
+
+export const MAX_ITEMS = 1000;
+export const MAX_TEXT_BYTES = 64 * 1024;
+export const MAX_META_BYTES = 64 * 1024;
+export const MAX_TAGS = 64;
+export const MAX_TOP_K = 1000;
+export const MAX_TIMELINE = 500;
+export const DEFAULT_TIMELINE = 50;
+export const DAY_MS = 86_400_000;
+/** Expired records are deleted by the sweeper this often (reads hide them at once). */
+export const SWEEP_MS = 60_000;
+export const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+/** Namespaces an import fills before it is moved into place; never valid as user namespaces. */
+const STAGING_PREFIX = "~import~";
+
+/** A record as the API shows it. `text` and `meta` only when asked for (queries) or always (get, export). */
+export interface RecordView {
+  id: string;
+  kind: string;
+  tags: string[];
+  ts: number;
+  text?: string;
+  meta?: Record<string, unknown>;
+  ttlDays?: number;
+  score?: number;
+}
+
+/** The row: indexed metadata {kind, tags, ts, exp?} + payload msgpack {text, meta, ttlDays?}. */
+interface Payload {
+  text: string;
+  meta: Record<string, unknown>;
+  ttlDays?: number;
+}
+
+/** Typed predicates shared by query, timeline and forget. */
+export interface Predicate {
+  kind?: string[];
+  tagsAny?: string[];
+  tagsAll?: string[];
+  tsGte?: number;
+  tsLt?: number;
+}
+
+export interface RecordServiceOptions {
+  kernels: Kernels;
+  pool: ScanPool;
+  encoder: Embedder;
+  durability?: Durability;
+  /** Clock (ms); tests move it to expire records. */
+  now?: () => number;
+}
+
+/**
+ * One Collection per tenant at <data>/tenants/<tenant>/records; record namespaces are its
+ * namespaces. Expiry: a record with ttlDays carries `exp` = ingest time + ttlDays days; every
+ * read adds "exp absent or > now" to its filter, so an expired record vanishes at once, and
+ * the sweeper deletes expired rows every SWEEP_MS.
+ */
+export class RecordService {
+  private readonly collections = new Map<string, Promise<Collection>>();
+  private readonly now: () => number;
+  private sweeper: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    readonly dataDir: string,
+    private readonly opts: RecordServiceOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.sweeper = setInterval(() => void this.sweep().catch(() => {}), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  async ingest(tenant: string, ns: string, items: unknown): Promise<{ ids: string[]; count: number }> {
+    checkNamespace(ns);
+    if (!Array.isArray(items) || items.length === 0) throw new SvcError("E_BAD_REQUEST", "items must be a non-empty array", { field: "items" });
+    if (items.length > MAX_ITEMS) throw new SvcError("E_BAD_REQUEST", `at most ${MAX_ITEMS} items per call, got ${items.length}`, { field: "items" });
+    const now = this.now();
+    const rows = items.map((item, i) => toRow(item, `items[${i}]`, now));
+    return this.write(tenant, ns, rows.map((r) => ({ ...r, id: newId() })));
+  }
+
+  /** Ranked by cosine when `text` is given, else the newest first; typed filters apply either way. */
+  async query(tenant: string, ns: string, q: Record<string, unknown>): Promise<{ records: RecordView[]; namespace: string }> {
+    checkNamespace(ns);
+    const topK = intIn(q.topK, "topK", 1, MAX_TOP_K, 10);
+    const pred = predicate(q);
+    const includeText = bool(q.includeText, "includeText", false);
+    const includeMeta = bool(q.includeMeta, "includeMeta", false);
+    if (q.text !== undefined && (typeof q.text !== "string" || q.text.trim() === "")) throw new SvcError("E_BAD_REQUEST", "text must be a non-empty string (omit it to list by time)", { field: "text" });
+    const c = await this.collection(tenant);
+    const filter = this.filter(pred);
+    const view = (id: string, metadata: Metadata | undefined, payload: Uint8Array | undefined, score?: number) => toView(id, metadata!, payload, includeText, includeMeta, score);
+    if (typeof q.text === "string") {
+      const vector = this.opts.encoder.encodeBatch([q.text]);
+      const res = await c.query(ns, { vector, topK, filter, includeMetadata: true, includePayload: includeText || includeMeta });
+      return { records: res.matches.map((m) => view(m.id, m.metadata, m.payload, m.score)), namespace: ns };
+    }
+    const rows = c.order(ns, { field: "ts", filter, limit: topK, includeMetadata: true, includePayload: includeText || includeMeta });
+    return { records: rows.map((r) => view(r.id, r.metadata, r.payload)), namespace: ns };
+  }
+
+  /**
+   * Newest first, `limit` per page; `nextCursor` is the oldest ts returned, passed back as
+   * `until` (exclusive) for the next page. A page never ends inside a group of records that
+   * share a ts: when the row after the page has the page's last ts, that whole group moves
+   * to the next page, unless the group fills the page, in which case the page holds the
+   * whole group (more than `limit` records). So no record is skipped or repeated.
+   */
+  async timeline(tenant: string, ns: string, params: URLSearchParams): Promise<{ records: RecordView[]; namespace: string; nextCursor: number | null }> {
+    checkNamespace(ns);
+    const limit = intIn(queryInt(params, "limit"), "limit", 1, MAX_TIMELINE, DEFAULT_TIMELINE);
+    const pred = predicate({
+      kind: list(params, "kind"),
+      tagsAny: list(params, "tagsAny"),
+      tagsAll: list(params, "tagsAll"),
+      tsGte: queryInt(params, "since"),
+      tsLt: queryInt(params, "until"),
+    }, { tsGte: "since", tsLt: "until" });
+    const c = await this.collection(tenant);
+    const filter = this.filter(pred);
+    let rows = c.order(ns, { field: "ts", filter, limit: limit + 1, includeMetadata: true, includePayload: true });
+    let more = rows.length > limit;
+    if (more) {
+      const lastTs = rows[limit - 1]!.value;
+      if (rows[limit]!.value === lastTs) {
+        const kept = rows.slice(0, limit).filter((r) => r.value !== lastTs);
+        if (kept.length > 0) rows = kept;
+        else {
+          // One ts fills the page: return the whole group, then continue below it.
+          rows = c.order(ns, { field: "ts", filter: this.filter({ ...pred, tsGte: lastTs, tsLt: lastTs + 1 }), limit: 10_000, includeMetadata: true, includePayload: true });
+          more = c.count(ns, this.filter({ ...pred, tsLt: lastTs })) > 0;
+        }
+      } else rows = rows.slice(0, limit);
+    }
+    const records = rows.map((r) => toView(r.id, r.metadata!, r.payload, true, true));
+    return { records, namespace: ns, nextCursor: more && records.length > 0 ? records.at(-1)!.ts : null };
+  }
+
+  async get(tenant: string, ns: string, id: string): Promise<RecordView> {
+    checkNamespace(ns);
+    const v = (await this.collection(tenant)).fetch(ns, [id])[0];
+    if (v === undefined || this.expired(v.metadata)) throw new SvcError("E_NOT_FOUND", `no record '${id}' in namespace '${ns}'`, { field: "id" });
+    return toView(v.id, v.metadata, v.payload ?? undefined, true, true);
+  }
+
+  async delete(tenant: string, ns: string, id: string): Promise<{ deleted: boolean }> {
+    checkNamespace(ns);
+    const c = await this.collection(tenant);
+    const v = c.fetch(ns, [id])[0];
+    if (v === undefined || this.expired(v.metadata)) return { deleted: false };
+    await c.delete(ns, { ids: [id] });
+    return { deleted: true };
+  }
+
+  /** Delete what matches every given criterion (kind, tagsAny, tagsAll, tsGte, tsLt, ids); at least one is required. */
+  async forget(tenant: string, ns: string, body: Record<string, unknown>): Promise<{ forgottenCount: number }> {
+    checkNamespace(ns);
+    const pred = predicate(body);
+    const ids = body.ids === undefined ? undefined : stringList(body.ids, "ids", 10_000);
+    if (ids === undefined && Object.values(pred).every((v) => v === undefined)) {
+      throw new SvcError("E_BAD_REQUEST", "give at least one of kind, tagsAny, tagsAll, tsGte, tsLt or ids", { field: "kind" });
+    }
+    const c = await this.collection(tenant);
+    await c.settled();
+    if (ids !== undefined) {
+      const targets = c.fetch(ns, ids).filter((v) => matches(pred, v.metadata, this.now())).map((v) => v.id);
+      return { forgottenCount: targets.length === 0 ? 0 : (await c.delete(ns, { ids: targets })).deleted };
+    }
+    // By predicate: delete the matching ids in pages (expired rows are the sweeper's).
+    const filter = this.filter(pred);
+    let forgotten = 0;
+    for (;;) {
+      const targets = c.order(ns, { field: "ts", filter, limit: 10_000 }).map((r) => r.id);
+      if (targets.length === 0) break;
+      forgotten += (await c.delete(ns, { ids: targets })).deleted;
+      await c.settled();
+    }
+    return { forgottenCount: forgotten };
+  }
+
+  async stats(tenant: string, ns: string): Promise<{ count: number; byKind: Record<string, number>; oldestTs: number | null; newestTs: number | null }> {
+    checkNamespace(ns);
+    const c = await this.collection(tenant);
+    const filter = this.filter({});
+    const range = c.range(ns, "ts", filter);
+    return { count: c.count(ns, filter), byKind: c.facet(ns, "kind", filter), oldestTs: range?.min ?? null, newestTs: range?.max ?? null };
+  }
+
+  /** Every live record of a namespace with its expiry, oldest first (ties by id): what an export writes. */
+  async all(tenant: string, ns: string): Promise<ContainerRecord[]> {
+    checkNamespace(ns);
+    const c = await this.collection(tenant);
+    const out: ContainerRecord[] = [];
+    let tsLt: number | undefined;
+    // Pages of 10k by ts descending; a page ending inside a ts group is cut before that group.
+    for (;;) {
+      const rows = c.order(ns, { field: "ts", filter: this.filter({ tsLt }), limit: 10_000, includeMetadata: true, includePayload: true });
+      let page = rows;
+      if (rows.length === 10_000) {
+        const last = rows.at(-1)!.value;
+        page = rows.filter((r) => r.value !== last);
+        if (page.length === 0) throw new SvcError("E_CONFLICT", `more than 10,000 records share ts ${last}; cannot page through them`, { field: "ts" });
+      }
+      for (const r of page) out.push({ ...toView(r.id, r.metadata!, r.payload, true, true), ...(typeof r.metadata!.exp === "number" ? { exp: r.metadata!.exp } : {}) });
+      if (rows.length < 10_000) break;
+      tsLt = page.at(-1)!.value;
+    }
+    return out.sort((a, b) => a.ts - b.ts || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /**
+   * Replace (schema 1) or merge into (schema 2) a namespace with exported records. Replace
+   * writes everything into a staging namespace first and then moves it into place in one
+   * logged step, so the namespace is either untouched or fully replaced.
+   */
+  async restore(tenant: string, ns: string, records: ContainerRecord[], mode: "replace" | "merge"): Promise<number> {
+    checkNamespace(ns);
+    const c = await this.collection(tenant);
+    const target = mode === "replace" ? `${STAGING_PREFIX}${ns}~${randomBytes(4).toString("hex")}` : ns;
+    try {
+      for (let i = 0; i < records.length; i += MAX_ITEMS) {
+        const rows = records.slice(i, i + MAX_ITEMS).map((r) => ({ ...restoredRow(r), id: r.id }));
+        await this.write(tenant, target, rows, c);
+      }
+      if (mode === "replace") await c.moveNamespace(target, ns);
+    } catch (err) {
+      if (mode === "replace") await c.delete(target, { deleteAll: true }).catch(() => {});
+      throw err;
+    }
+    return records.length;
+  }
+
+  /** Delete expired records everywhere; also drops staging namespaces a crash left behind. */
+  async sweep(): Promise<number> {
+    let n = 0;
+    for (const p of this.collections.values()) {
+      const c = await p.catch(() => null);
+      if (c === null) continue;
+      for (const ns of c.namespaces()) {
+        if (ns.startsWith(STAGING_PREFIX)) continue;
+        n += (await c.delete(ns, { filter: { exp: { $lte: this.now() } } })).deleted;
+      }
+    }
+    return n;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    await Promise.all([...this.collections.values()].map(async (p) => (await p.catch(() => null))?.close()));
+  }
+
+  // ---- internals ------------------------------------------------------------------------
+
+  private async write(tenant: string, ns: string, rows: Array<Row & { id: string }>, coll?: Collection): Promise<{ ids: string[]; count: number }> {
+    const c = coll ?? (await this.collection(tenant));
+    const vectors = this.opts.encoder.encodeBatch(rows.map((r) => r.text));
+    const dim = this.opts.encoder.dimension;
+    await c.upsert(ns, rows.map((r, i) => ({ id: r.id, values: vectors.subarray(i * dim, (i + 1) * dim), metadata: r.metadata, payload: r.payload })));
+    return { ids: rows.map((r) => r.id), count: rows.length };
+  }
+
+  private collection(tenant: string): Promise<Collection> {
+    if (this.closed) throw new SvcError("E_CLOSED", "the server is shutting down");
+    let p = this.collections.get(tenant);
+    if (p === undefined) {
+      const dir = join(this.dataDir, "tenants", tenant, "records");
+      mkdirSync(dir, { recursive: true });
+      p = Collection.open(dir, { kernels: this.opts.kernels, pool: this.opts.pool, durability: this.opts.durability, dimension: this.opts.encoder.dimension, metric: "cosine" }).then(async (c) => {
+        // An import interrupted by a crash leaves its staging namespace: drop it.
+        for (const ns of c.namespaces()) if (ns.startsWith(STAGING_PREFIX)) await c.delete(ns, { deleteAll: true });
+        return c;
+      });
+      p.catch(() => this.collections.delete(tenant));
+      this.collections.set(tenant, p);
+    }
+    return p;
+  }
+
+  /** The engine filter for a predicate, plus "not expired". */
+  private filter(p: Predicate): Record<string, unknown> {
+    const and: Record<string, unknown>[] = [{ $or: [{ exp: { $exists: false } }, { exp: { $gt: this.now() } }] }];
+    if (p.kind) and.push({ kind: { $in: p.kind } });
+    if (p.tagsAny) and.push({ tags: { $in: p.tagsAny } });
+    for (const t of p.tagsAll ?? []) and.push({ tags: { $eq: t } });
+    if (p.tsGte !== undefined || p.tsLt !== undefined) and.push({ ts: { ...(p.tsGte === undefined ? {} : { $gte: p.tsGte }), ...(p.tsLt === undefined ? {} : { $lt: p.tsLt }) } });
+    return { $and: and };
+  }
+
+  private expired(m: Metadata): boolean {
+    return typeof m.exp === "number" && m.exp <= this.now();
+  }
+}
+
+// ---- rows and views ------------------------------------------------------------------------
+
+interface Row {
+  text: string;
+  metadata: Metadata;
+  payload: Uint8Array;
+}
+
+function toRow(item: unknown, field: string, now: number): Row {
+  if (typeof item !== "object" || item === null || Array.isArray(item)) throw new SvcError("E_BAD_REQUEST", `${field} must be an object {kind, text, tags, ts, meta, ttlDays}`, { field });
+  const it = item as Record<string, unknown>;
+  const kind = it.kind;
+  if (typeof kind !== "string" || kind === "" || kind.length > 128) throw new SvcError("E_BAD_REQUEST", `${field}.kind must be a non-empty string of at most 128 characters`, { field: `${field}.kind` });
+  const text = it.text;
+  if (typeof text !== "string" || text.trim() === "") throw new SvcError("E_BAD_REQUEST", `${field}.text must be a non-empty string`, { field: `${field}.text` });
+  if (Buffer.byteLength(text) > MAX_TEXT_BYTES) throw new SvcError("E_BAD_REQUEST", `${field}.text is over ${MAX_TEXT_BYTES} bytes`, { field: `${field}.text` });
+  const tags = it.tags === undefined ? [] : stringList(it.tags, `${field}.tags`, MAX_TAGS);
+  const ts = it.ts === undefined ? now : it.ts;
+  if (typeof ts !== "number" || !Number.isSafeInteger(ts) || ts < 0) throw new SvcError("E_BAD_REQUEST", `${field}.ts must be a non-negative integer (epoch ms)`, { field: `${field}.ts` });
+  const meta = it.meta === undefined ? {} : it.meta;
+  if (typeof meta !== "object" || meta === null || Array.isArray(meta)) throw new SvcError("E_BAD_REQUEST", `${field}.meta must be an object`, { field: `${field}.meta` });
+  let ttlDays: number | undefined;
+  if (it.ttlDays !== undefined) {
+    ttlDays = it.ttlDays as number;
+    if (typeof ttlDays !== "number" || !Number.isInteger(ttlDays) || ttlDays <= 0 || ttlDays > 36_500) throw new SvcError("E_BAD_REQUEST", `${field}.ttlDays must be an integer in [1, 36500]`, { field: `${field}.ttlDays` });
+  }
+  const payload = msgpackEncode({ text, meta: meta as Record<string, unknown>, ...(ttlDays === undefined ? {} : { ttlDays }) } satisfies Payload);
+  if (payload.byteLength > MAX_TEXT_BYTES + MAX_META_BYTES) throw new SvcError("E_BAD_REQUEST", `${field}.meta is over ${MAX_META_BYTES} bytes`, { field: `${field}.meta` });
+  const metadata: Metadata = { kind, tags, ts, ...(ttlDays === undefined ? {} : { exp: now + ttlDays * DAY_MS }) };
+  return { text, metadata, payload };
+}
+
+/** A record from a container, written back with its own id, ts and expiry. */
+function restoredRow(r: ContainerRecord): Row {
+  const payload = msgpackEncode({ text: r.text!, meta: r.meta ?? {}, ...(r.ttlDays === undefined ? {} : { ttlDays: r.ttlDays }) } satisfies Payload);
+  return { text: r.text!, metadata: { kind: r.kind, tags: r.tags, ts: r.ts, ...(r.exp === undefined ? {} : { exp: r.exp }) }, payload };
+}
+
+function toView(id: string, m: Metadata, payload: Uint8Array | undefined, includeText: boolean, includeMeta: boolean, score?: number): RecordView {
+  const v: RecordView = { id, kind: m.kind as string, tags: (m.tags as string[] | undefined) ?? [], ts: m.ts as number };
+  if (payload !== undefined && (includeText || includeMeta)) {
+    const p = msgpackDecode(payload) as Payload;
+    if (includeText) v.text = p.text;
+    if (includeMeta) v.meta = p.meta;
+    if (includeText && includeMeta && p.ttlDays !== undefined) v.ttlDays = p.ttlDays;
+  }
+  if (score !== undefined) v.score = score;
+  return v;
+}
+
+function matches(p: Predicate, m: Metadata, now: number): boolean {
+  const tags = (m.tags as string[] | undefined) ?? [];
+  const ts = m.ts as number;
+  if (typeof m.exp === "number" && m.exp <= now) return false;
+  if (p.kind && !p.kind.includes(m.kind as string)) return false;
+  if (p.tagsAny && !p.tagsAny.some((t) => tags.includes(t))) return false;
+  if (p.tagsAll && !p.tagsAll.every((t) => tags.includes(t))) return false;
+  if (p.tsGte !== undefined && ts < p.tsGte) return false;
+  if (p.tsLt !== undefined && ts >= p.tsLt) return false;
+  return true;
+}
+
+// ---- input checks ---------------------------------------------------------------------------
+
+export function checkNamespace(ns: string): void {
+  if (!NAMESPACE_RE.test(ns)) throw new SvcError("E_BAD_REQUEST", "namespace must be 1-128 characters of letters, digits, '_', '.', ':' and '-', starting with a letter or digit", { field: "namespace" });
+}
+
+function newId(): string {
+  return `rec_${randomBytes(8).toString("hex")}`;
+}
+
+function predicate(q: Record<string, unknown>, names: { tsGte?: string; tsLt?: string } = {}): Predicate {
+  const gte = names.tsGte ?? "tsGte";
+  const lt = names.tsLt ?? "tsLt";
+  const p: Predicate = {
+    kind: q.kind === undefined ? undefined : stringList(q.kind, "kind", 100),
+    tagsAny: q.tagsAny === undefined ? undefined : stringList(q.tagsAny, "tagsAny", 100),
+    tagsAll: q.tagsAll === undefined ? undefined : stringList(q.tagsAll, "tagsAll", 100),
+    tsGte: q.tsGte === undefined ? undefined : int(q.tsGte, gte),
+    tsLt: q.tsLt === undefined ? undefined : int(q.tsLt, lt),
+  };
+  if (p.tsGte !== undefined && p.tsLt !== undefined && p.tsGte >= p.tsLt) throw new SvcError("E_BAD_REQUEST", `${gte} must be below ${lt}`, { field: gte });
+  return p;
+}
+
+function stringList(v: unknown, field: string, max: number): string[] {
+  if (!Array.isArray(v) || v.length > max) throw new SvcError("E_BAD_REQUEST", `${field} must be an array of at most ${max} strings`, { field });
+  v.forEach((s, i) => {
+    if (typeof s !== "string" || s === "" || s.length > 256) throw new SvcError("E_BAD_REQUEST", `${field}[${i}] must be a non-empty string of at most 256 characters`, { field: `${field}[${i}]` });
+  });
+  return v as string[];
+}
+
+function int(v: unknown, field: string): number {
+  if (typeof v !== "number" || !Number.isSafeInteger(v)) throw new SvcError("E_BAD_REQUEST", `${field} must be an integer (epoch ms)`, { field });
+  return v;
+}
+
+function intIn(v: unknown, field: string, min: number, max: number, fallback: number): number {
+  if (v === undefined) return fallback;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) throw new SvcError(field === "topK" ? "E_TOP_K" : "E_BAD_REQUEST", `${field} must be an integer in [${min}, ${max}]`, { field });
+  return v;
+}
+
+function bool(v: unknown, field: string, fallback: boolean): boolean {
+  if (v === undefined) return fallback;
+  if (typeof v !== "boolean") throw new SvcError("E_BAD_REQUEST", `${field} must be a boolean`, { field });
+  return v;
+}
+
+/** An integer query parameter, or undefined when absent; "12x" is an error naming the parameter. */
+function queryInt(params: URLSearchParams, name: string): number | undefined {
+  const raw = params.get(name);
+  if (raw === null) return undefined;
+  const n = Number(raw);
+  if (raw.trim() === "" || !Number.isSafeInteger(n)) throw new SvcError("E_BAD_REQUEST", `${name} must be an integer`, { field: name });
+  return n;
+}
+
+/** A comma-separated query parameter as a list, or undefined when absent. */
+function list(params: URLSearchParams, name: string): string[] | undefined {
+  const raw = params.get(name);
+  if (raw === null) return undefined;
+  const items = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  if (items.length === 0) throw new SvcError("E_BAD_REQUEST", `${name} must list at least one value`, { field: name });
+  return items;
+}
