@@ -7,13 +7,16 @@ import { parsePrices } from "../account/prices.js";
 import { Wallets } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
 import { Kernels } from "../kernels/abi.js";
+import { TextEncoder1024 } from "../encoder/encoder.js";
 import { IndexService } from "../memory/indexes.js";
+import { RecordService } from "../memory/records.js";
 import { ScanPool } from "../pool/scan-pool.js";
 import type { Durability } from "../store/wal.js";
 import { HttpMetrics } from "./metrics.js";
 import type { Route } from "./route.js";
 import { indexRoutes } from "./routes/indexes.js";
 import { opsRoutes } from "./routes/ops.js";
+import { recordRoutes } from "./routes/records.js";
 import { startHttp, type HttpServer } from "./server.js";
 
 export interface ServerOptions {
@@ -31,6 +34,7 @@ export interface Server extends HttpServer {
   keys: KeyStore;
   wallets: Wallets;
   indexes: IndexService;
+  records: RecordService;
   routes: readonly Route[];
 }
 
@@ -59,9 +63,10 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: opts.threads });
   const indexes = new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability });
+  const records = new RecordService(opts.dataDir, { kernels, pool, encoder: TextEncoder1024.load(), durability: opts.durability });
   const metrics = new HttpMetrics();
   const routes: Route[] = [];
-  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes));
+  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records));
   let http: HttpServer;
   try {
     http = await startHttp(routes, { keys, wallets, metrics }, {
@@ -72,6 +77,7 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
       logger: opts.logger ?? pino({ level: "silent" }),
     });
   } catch (err) {
+    await records.close();
     await indexes.close();
     await wallets.close();
     await pool.close();
@@ -82,9 +88,11 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
     keys,
     wallets,
     indexes,
+    records,
     routes,
     async close() {
       await http.close();
+      await records.close();
       await indexes.close();
       await wallets.close();
       await pool.close();

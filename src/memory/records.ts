@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
+import { Bm25Index } from "../encoder/bm25.js";
 import { Collection } from "../engine/collection.js";
 import type { Metadata } from "../engine/filter/metadata.js";
 import { SvcError } from "../errors.js";
@@ -29,6 +30,8 @@ export const DAY_MS = 86_400_000;
 /** Expired records are deleted by the sweeper this often (reads hide them at once). */
 export const SWEEP_MS = 60_000;
 export const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+/** Hybrid queries fuse the vector and BM25 rankings by reciprocal rank: score = sum of 1 / (RRF_K + rank). */
+export const RRF_K = 60;
 /** Namespaces an import fills before it is moved into place; never valid as user namespaces. */
 const STAGING_PREFIX = "~import~";
 
@@ -77,6 +80,8 @@ export interface RecordServiceOptions {
  */
 export class RecordService {
   private readonly collections = new Map<string, Promise<Collection>>();
+  /** BM25 over a namespace's texts for hybrid queries, built on first use, dropped by any write to it. Key: tenant + "\0" + ns. */
+  private readonly lexical = new Map<string, Promise<Lexical>>();
   private readonly now: () => number;
   private sweeper: NodeJS.Timeout | null = null;
   private closed = false;
@@ -107,9 +112,15 @@ export class RecordService {
     const includeText = bool(q.includeText, "includeText", false);
     const includeMeta = bool(q.includeMeta, "includeMeta", false);
     if (q.text !== undefined && (typeof q.text !== "string" || q.text.trim() === "")) throw new SvcError("E_BAD_REQUEST", "text must be a non-empty string (omit it to list by time)", { field: "text" });
-    const c = await this.collection(tenant);
+    const c = await this.visible(tenant);
     const filter = this.filter(pred);
     const view = (id: string, metadata: Metadata | undefined, payload: Uint8Array | undefined, score?: number) => toView(id, metadata!, payload, includeText, includeMeta, score);
+    const mode = q.mode ?? "vector";
+    if (mode !== "vector" && mode !== "hybrid") throw new SvcError("E_BAD_REQUEST", "mode must be 'vector' or 'hybrid'", { field: "mode" });
+    if (mode === "hybrid") {
+      if (typeof q.text !== "string") throw new SvcError("E_BAD_REQUEST", "mode 'hybrid' needs text", { field: "text" });
+      return { records: await this.hybrid(tenant, ns, c, q.text, topK, pred, includeText, includeMeta), namespace: ns };
+    }
     if (typeof q.text === "string") {
       const vector = this.opts.encoder.encodeBatch([q.text]);
       const res = await c.query(ns, { vector, topK, filter, includeMetadata: true, includePayload: includeText || includeMeta });
@@ -136,7 +147,7 @@ export class RecordService {
       tsGte: queryInt(params, "since"),
       tsLt: queryInt(params, "until"),
     }, { tsGte: "since", tsLt: "until" });
-    const c = await this.collection(tenant);
+    const c = await this.visible(tenant);
     const filter = this.filter(pred);
     let rows = c.order(ns, { field: "ts", filter, limit: limit + 1, includeMetadata: true, includePayload: true });
     let more = rows.length > limit;
@@ -158,16 +169,17 @@ export class RecordService {
 
   async get(tenant: string, ns: string, id: string): Promise<RecordView> {
     checkNamespace(ns);
-    const v = (await this.collection(tenant)).fetch(ns, [id])[0];
+    const v = (await this.visible(tenant)).fetch(ns, [id])[0];
     if (v === undefined || this.expired(v.metadata)) throw new SvcError("E_NOT_FOUND", `no record '${id}' in namespace '${ns}'`, { field: "id" });
     return toView(v.id, v.metadata, v.payload ?? undefined, true, true);
   }
 
   async delete(tenant: string, ns: string, id: string): Promise<{ deleted: boolean }> {
     checkNamespace(ns);
-    const c = await this.collection(tenant);
+    const c = await this.visible(tenant);
     const v = c.fetch(ns, [id])[0];
     if (v === undefined || this.expired(v.metadata)) return { deleted: false };
+    this.changed(tenant, ns);
     await c.delete(ns, { ids: [id] });
     return { deleted: true };
   }
@@ -182,8 +194,9 @@ export class RecordService {
     }
     const c = await this.collection(tenant);
     await c.settled();
+    this.changed(tenant, ns);
     if (ids !== undefined) {
-      const targets = c.fetch(ns, ids).filter((v) => matches(pred, v.metadata, this.now())).map((v) => v.id);
+      const targets = c.fetch(ns, [...new Set(ids)]).filter((v) => matches(pred, v.metadata, this.now())).map((v) => v.id);
       return { forgottenCount: targets.length === 0 ? 0 : (await c.delete(ns, { ids: targets })).deleted };
     }
     // By predicate: delete the matching ids in pages (expired rows are the sweeper's).
@@ -200,7 +213,7 @@ export class RecordService {
 
   async stats(tenant: string, ns: string): Promise<{ count: number; byKind: Record<string, number>; oldestTs: number | null; newestTs: number | null }> {
     checkNamespace(ns);
-    const c = await this.collection(tenant);
+    const c = await this.visible(tenant);
     const filter = this.filter({});
     const range = c.range(ns, "ts", filter);
     return { count: c.count(ns, filter), byKind: c.facet(ns, "kind", filter), oldestTs: range?.min ?? null, newestTs: range?.max ?? null };
@@ -209,7 +222,7 @@ export class RecordService {
   /** Every live record of a namespace with its expiry, oldest first (ties by id): what an export writes. */
   async all(tenant: string, ns: string): Promise<ContainerRecord[]> {
     checkNamespace(ns);
-    const c = await this.collection(tenant);
+    const c = await this.visible(tenant);
     const out: ContainerRecord[] = [];
     let tsLt: number | undefined;
     // Pages of 10k by ts descending; a page ending inside a ts group is cut before that group.
@@ -242,7 +255,10 @@ export class RecordService {
         const rows = records.slice(i, i + MAX_ITEMS).map((r) => ({ ...restoredRow(r), id: r.id }));
         await this.write(tenant, target, rows, c);
       }
-      if (mode === "replace") await c.moveNamespace(target, ns);
+      if (mode === "replace") {
+        this.changed(tenant, ns);
+        await c.moveNamespace(target, ns);
+      }
     } catch (err) {
       if (mode === "replace") await c.delete(target, { deleteAll: true }).catch(() => {});
       throw err;
@@ -253,12 +269,14 @@ export class RecordService {
   /** Delete expired records everywhere; also drops staging namespaces a crash left behind. */
   async sweep(): Promise<number> {
     let n = 0;
-    for (const p of this.collections.values()) {
+    for (const [tenant, p] of this.collections) {
       const c = await p.catch(() => null);
       if (c === null) continue;
       for (const ns of c.namespaces()) {
         if (ns.startsWith(STAGING_PREFIX)) continue;
-        n += (await c.delete(ns, { filter: { exp: { $lte: this.now() } } })).deleted;
+        const gone = (await c.delete(ns, { filter: { exp: { $lte: this.now() } } })).deleted;
+        if (gone > 0) this.changed(tenant, ns);
+        n += gone;
       }
     }
     return n;
@@ -275,10 +293,18 @@ export class RecordService {
 
   private async write(tenant: string, ns: string, rows: Array<Row & { id: string }>, coll?: Collection): Promise<{ ids: string[]; count: number }> {
     const c = coll ?? (await this.collection(tenant));
+    this.changed(tenant, ns);
     const vectors = this.opts.encoder.encodeBatch(rows.map((r) => r.text));
     const dim = this.opts.encoder.dimension;
     await c.upsert(ns, rows.map((r, i) => ({ id: r.id, values: vectors.subarray(i * dim, (i + 1) * dim), metadata: r.metadata, payload: r.payload })));
     return { ids: rows.map((r) => r.id), count: rows.length };
+  }
+
+  /** The tenant's collection once every write acknowledged before the call is visible, so reads see the caller's own acknowledged writes (an ingest, delete or import that has answered). */
+  private async visible(tenant: string): Promise<Collection> {
+    const c = await this.collection(tenant);
+    await c.settled();
+    return c;
   }
 
   private collection(tenant: string): Promise<Collection> {
@@ -298,6 +324,49 @@ export class RecordService {
     return p;
   }
 
+  /**
+   * Reciprocal rank fusion of the vector ranking and the BM25 ranking (each cut to the
+   * records matching the predicate), best `topK`; `score` is the fused score.
+   */
+  private async hybrid(tenant: string, ns: string, c: Collection, text: string, topK: number, pred: Predicate, includeText: boolean, includeMeta: boolean): Promise<RecordView[]> {
+    const depth = Math.max(50, topK * 5);
+    const vector = this.opts.encoder.encodeBatch([text]);
+    const byVector = (await c.query(ns, { vector, topK: depth, filter: this.filter(pred) })).matches.map((m) => m.id);
+    const lex = await this.lexicalIndex(tenant, ns, c);
+    const now = this.now();
+    const byWords = lex.bm25.search(text, 1000).filter((h) => matches(pred, lex.meta.get(h.id)!, now)).slice(0, depth).map((h) => h.id);
+    const fused = new Map<string, number>();
+    for (const ranking of [byVector, byWords]) ranking.forEach((id, rank) => fused.set(id, (fused.get(id) ?? 0) + 1 / (RRF_K + rank + 1)));
+    const best = [...fused].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, topK);
+    const rows = new Map(c.fetch(ns, best.map(([id]) => id)).map((v) => [v.id, v]));
+    return best.filter(([id]) => rows.has(id)).map(([id, score]) => toView(id, rows.get(id)!.metadata, rows.get(id)!.payload ?? undefined, includeText, includeMeta, score));
+  }
+
+  private lexicalIndex(tenant: string, ns: string, c: Collection): Promise<Lexical> {
+    const key = `${tenant}\0${ns}`;
+    let p = this.lexical.get(key);
+    if (p === undefined) {
+      p = (async () => {
+        await c.settled();
+        const bm25 = new Bm25Index();
+        const meta = new Map<string, Metadata>();
+        for (const r of await this.all(tenant, ns)) {
+          bm25.add(r.id, r.text!);
+          meta.set(r.id, { kind: r.kind, tags: r.tags, ts: r.ts, ...(r.exp === undefined ? {} : { exp: r.exp }) });
+        }
+        return { bm25, meta };
+      })();
+      p.catch(() => this.lexical.delete(key));
+      this.lexical.set(key, p);
+    }
+    return p;
+  }
+
+  /** A write to (tenant, ns): its BM25 index is stale. */
+  private changed(tenant: string, ns: string): void {
+    this.lexical.delete(`${tenant}\0${ns}`);
+  }
+
   /** The engine filter for a predicate, plus "not expired". */
   private filter(p: Predicate): Record<string, unknown> {
     const and: Record<string, unknown>[] = [{ $or: [{ exp: { $exists: false } }, { exp: { $gt: this.now() } }] }];
@@ -314,6 +383,12 @@ export class RecordService {
 }
 
 // ---- rows and views ------------------------------------------------------------------------
+
+interface Lexical {
+  bm25: Bm25Index;
+  /** Each indexed record's kind, tags, ts and exp, to apply predicates to BM25 hits. */
+  meta: Map<string, Metadata>;
+}
 
 interface Row {
   text: string;

@@ -47,7 +47,13 @@ export function recordRoutes(records: RecordService): Route[] {
     },
     {
       method: "post", path: "/v1/records/{ns}/query", operationId: "records_query", summary: "Records by meaning (with text) or newest first (without), filtered by kind, tags and time", tags: ["records"], auth: "tenant", meter: "records_query",
-      requestBody: { type: "object", properties: { text: { type: "string" }, topK: { type: "integer", minimum: 1, maximum: 1000, default: 10 }, ...predicate, includeText: { type: "boolean" }, includeMeta: { type: "boolean" } } },
+      requestBody: {
+        type: "object",
+        properties: {
+          text: { type: "string" }, topK: { type: "integer", minimum: 1, maximum: 1000, default: 10 }, ...predicate, includeText: { type: "boolean" }, includeMeta: { type: "boolean" },
+          mode: { type: "string", enum: ["vector", "hybrid"], default: "vector", description: "hybrid: reciprocal rank fusion (k = 60) of the vector and BM25 rankings; score is the fused score" },
+        },
+      },
       response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" } } }, description: "Best first (score = cosine), or newest first" },
       handle: async (ctx) => ({ body: await records.query(tenant(ctx), ns(ctx), body(ctx)) }),
     },
