@@ -1,4 +1,5 @@
 /** @module report — renders bench/RESULTS.md from the JSON files in bench/results/. */
+import { renderRecords, type RecordsResult } from "./records-bench.js";
 import { DEFAULT_INLINE_BELOW } from "../src/pool/scan-pool.js";
 import type { KernelResult } from "./kernels-bench.js";
 import type { Machine } from "./machine.js";
@@ -133,7 +134,14 @@ function renderEncoder(run: EncoderRun): string[] {
   return lines;
 }
 
-export function renderResults(r: Results, analysis: string, engine?: EngineRun, http?: HttpRun, encoder?: EncoderRun): string {
+/** The records benchmark (in-process ingest with embedding, query latency, export/import). */
+export interface RecordsRun {
+  command: string;
+  machine: Machine;
+  result: RecordsResult;
+}
+
+export function renderResults(r: Results, analysis: string, engine?: EngineRun, http?: HttpRun, encoder?: EncoderRun, records?: RecordsRun): string {
   const m = r.machine;
   const lines: string[] = [];
   lines.push("# Benchmark results", "");
@@ -190,6 +198,7 @@ export function renderResults(r: Results, analysis: string, engine?: EngineRun, 
   if (engine) lines.push(...renderEngine(engine));
   if (http) lines.push(...renderHttp(http));
   if (encoder) lines.push(...renderEncoder(encoder));
+  if (records) lines.push(renderRecords(records.result, `\`${records.command}\` on ${records.machine.date.slice(0, 10)} (${records.machine.cpu}, Node ${records.machine.node})`));
   lines.push("## Kernel micro-benchmarks (tinybench, fast path vs scalar reference)", "");
   lines.push("| kernel | variant | items/call | p50 us | M items/s |", "|---|---|---:|---:|---:|");
   for (const k of r.kernels) lines.push(`| ${k.task} | ${k.variant} | ${k.items.toLocaleString("en-US")} | ${f(k.p50Us, 2)} | ${f(k.mItemsPerSec, 2)} |`);
