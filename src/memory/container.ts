@@ -2,7 +2,7 @@
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
 import JSZip from "jszip";
 import { SvcError } from "../errors.js";
-import type { RecordView } from "./records.js";
+import { MAX_TEXT_BYTES, type RecordView } from "./records.js";
 
 export const CONTAINER_TYPE = "application/x-svc";
 /** Schema versions this reader accepts: 1 replaces the namespace, 2 merges by id. */
@@ -92,6 +92,11 @@ export async function readContainer(data: Buffer): Promise<{ manifest: Manifest;
   if (!SCHEMA_VERSIONS.includes(manifest.schema_version as never)) throw bad(`schema_version ${String(manifest.schema_version)} is not supported (1 or 2)`);
   if (typeof manifest.counts?.records !== "number") throw bad("manifest.counts.records must be a number");
   const records = decodeRecords(await read("records.nmm"));
+  const ids = new Set<string>();
+  records.forEach((r, i) => {
+    if (ids.has(r.id)) throw bad(`records.nmm record ${i} repeats id ${r.id}`);
+    ids.add(r.id);
+  });
   if (records.length !== manifest.counts.records) throw bad(`records.nmm holds ${records.length} records, the manifest says ${manifest.counts.records}`);
   return { manifest, records };
 }
@@ -102,7 +107,7 @@ function checkRecord(v: unknown, i: number): ContainerRecord {
     typeof r === "object" && r !== null &&
     typeof r.id === "string" && /^rec_[0-9a-f]{1,64}$/.test(r.id) &&
     typeof r.kind === "string" && r.kind !== "" &&
-    typeof r.text === "string" && r.text !== "" &&
+    typeof r.text === "string" && r.text.trim() !== "" && Buffer.byteLength(r.text) <= MAX_TEXT_BYTES &&
     Array.isArray(r.tags) && r.tags.every((t) => typeof t === "string" && t !== "") &&
     Number.isSafeInteger(r.ts) && (r.ts as number) >= 0 &&
     typeof r.meta === "object" && r.meta !== null && !Array.isArray(r.meta) &&

@@ -105,7 +105,8 @@ export class RecordService {
   }
 
   /** Ranked by cosine when `text` is given, else the newest first; typed filters apply either way. */
-  async query(tenant: string, ns: string, q: Record<string, unknown>): Promise<{ records: RecordView[]; namespace: string }> {
+  /** `usage.scanned` is set to the rows the vector ranking considered (what metering charges). */
+  async query(tenant: string, ns: string, q: Record<string, unknown>, usage: { scanned?: number } = {}): Promise<{ records: RecordView[]; namespace: string }> {
     checkNamespace(ns);
     const topK = intIn(q.topK, "topK", 1, MAX_TOP_K, 10);
     const pred = predicate(q);
@@ -119,11 +120,12 @@ export class RecordService {
     if (mode !== "vector" && mode !== "hybrid") throw new SvcError("E_BAD_REQUEST", "mode must be 'vector' or 'hybrid'", { field: "mode" });
     if (mode === "hybrid") {
       if (typeof q.text !== "string") throw new SvcError("E_BAD_REQUEST", "mode 'hybrid' needs text", { field: "text" });
-      return { records: await this.hybrid(tenant, ns, c, q.text, topK, pred, includeText, includeMeta), namespace: ns };
+      return { records: await this.hybrid(tenant, ns, c, q.text, topK, pred, includeText, includeMeta, usage), namespace: ns };
     }
     if (typeof q.text === "string") {
       const vector = this.opts.encoder.encodeBatch([q.text]);
       const res = await c.query(ns, { vector, topK, filter, includeMetadata: true, includePayload: includeText || includeMeta });
+      usage.scanned = res.scanned;
       return { records: res.matches.map((m) => view(m.id, m.metadata, m.payload, m.score)), namespace: ns };
     }
     const rows = c.order(ns, { field: "ts", filter, limit: topK, includeMetadata: true, includePayload: includeText || includeMeta });
@@ -179,8 +181,8 @@ export class RecordService {
     const c = await this.visible(tenant);
     const v = c.fetch(ns, [id])[0];
     if (v === undefined || this.expired(v.metadata)) return { deleted: false };
-    this.changed(tenant, ns);
     await c.delete(ns, { ids: [id] });
+    this.changed(tenant, ns);
     return { deleted: true };
   }
 
@@ -194,10 +196,11 @@ export class RecordService {
     }
     const c = await this.collection(tenant);
     await c.settled();
-    this.changed(tenant, ns);
     if (ids !== undefined) {
       const targets = c.fetch(ns, [...new Set(ids)]).filter((v) => matches(pred, v.metadata, this.now())).map((v) => v.id);
-      return { forgottenCount: targets.length === 0 ? 0 : (await c.delete(ns, { ids: targets })).deleted };
+      const forgottenCount = targets.length === 0 ? 0 : (await c.delete(ns, { ids: targets })).deleted;
+      this.changed(tenant, ns);
+      return { forgottenCount };
     }
     // By predicate: delete the matching ids in pages (expired rows are the sweeper's).
     const filter = this.filter(pred);
@@ -208,6 +211,7 @@ export class RecordService {
       forgotten += (await c.delete(ns, { ids: targets })).deleted;
       await c.settled();
     }
+    this.changed(tenant, ns);
     return { forgottenCount: forgotten };
   }
 
@@ -256,8 +260,8 @@ export class RecordService {
         await this.write(tenant, target, rows, c);
       }
       if (mode === "replace") {
-        this.changed(tenant, ns);
         await c.moveNamespace(target, ns);
+        this.changed(tenant, ns);
       }
     } catch (err) {
       if (mode === "replace") await c.delete(target, { deleteAll: true }).catch(() => {});
@@ -293,10 +297,10 @@ export class RecordService {
 
   private async write(tenant: string, ns: string, rows: Array<Row & { id: string }>, coll?: Collection): Promise<{ ids: string[]; count: number }> {
     const c = coll ?? (await this.collection(tenant));
-    this.changed(tenant, ns);
     const vectors = this.opts.encoder.encodeBatch(rows.map((r) => r.text));
     const dim = this.opts.encoder.dimension;
     await c.upsert(ns, rows.map((r, i) => ({ id: r.id, values: vectors.subarray(i * dim, (i + 1) * dim), metadata: r.metadata, payload: r.payload })));
+    this.changed(tenant, ns);
     return { ids: rows.map((r) => r.id), count: rows.length };
   }
 
@@ -328,10 +332,12 @@ export class RecordService {
    * Reciprocal rank fusion of the vector ranking and the BM25 ranking (each cut to the
    * records matching the predicate), best `topK`; `score` is the fused score.
    */
-  private async hybrid(tenant: string, ns: string, c: Collection, text: string, topK: number, pred: Predicate, includeText: boolean, includeMeta: boolean): Promise<RecordView[]> {
+  private async hybrid(tenant: string, ns: string, c: Collection, text: string, topK: number, pred: Predicate, includeText: boolean, includeMeta: boolean, usage: { scanned?: number }): Promise<RecordView[]> {
     const depth = Math.max(50, topK * 5);
     const vector = this.opts.encoder.encodeBatch([text]);
-    const byVector = (await c.query(ns, { vector, topK: depth, filter: this.filter(pred) })).matches.map((m) => m.id);
+    const res = await c.query(ns, { vector, topK: depth, filter: this.filter(pred) });
+    usage.scanned = res.scanned;
+    const byVector = res.matches.map((m) => m.id);
     const lex = await this.lexicalIndex(tenant, ns, c);
     const now = this.now();
     const byWords = lex.bm25.search(text, 1000).filter((h) => matches(pred, lex.meta.get(h.id)!, now)).slice(0, depth).map((h) => h.id);
@@ -362,7 +368,11 @@ export class RecordService {
     return p;
   }
 
-  /** A write to (tenant, ns): its BM25 index is stale. */
+  /**
+   * A write to (tenant, ns) was acknowledged: its BM25 index is stale. Called after the
+   * acknowledgement, so a rebuild (which first waits for every acknowledged write to be
+   * visible) includes it; a build already running is dropped from the cache with it.
+   */
   private changed(tenant: string, ns: string): void {
     this.lexical.delete(`${tenant}\0${ns}`);
   }
@@ -504,7 +514,7 @@ function queryInt(params: URLSearchParams, name: string): number | undefined {
   const raw = params.get(name);
   if (raw === null) return undefined;
   const n = Number(raw);
-  if (raw.trim() === "" || !Number.isSafeInteger(n)) throw new SvcError("E_BAD_REQUEST", `${name} must be an integer`, { field: name });
+  if (!/^-?\d{1,16}$/.test(raw) || !Number.isSafeInteger(n)) throw new SvcError("E_BAD_REQUEST", `${name} must be an integer`, { field: name });
   return n;
 }
 

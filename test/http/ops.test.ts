@@ -198,7 +198,10 @@ describe("ops endpoints (in-process server)", () => {
     expect((await call(server.url, "POST", "/v1/indexes", { key: admin, body: { name: "real", dimension: 2 } })).status).toBe(201);
     expect((await call(server.url, "POST", "/v1/indexes/real/namespaces/n1/upsert", { key: admin, body: { vectors: [{ id: "a", values: [1, 2] }] } })).status).toBe(200);
     await until("the upsert to be visible", () => call(server.url, "GET", "/v1/indexes/real/namespaces/n1", { key: admin }), (x) => x.status === 200);
-    const fill: Record<string, string> = { name: "real", namespace: "n1" };
+    // and a records namespace holding one record (its id comes from the server)
+    const ingested = await call(server.url, "POST", "/v1/records/r1", { key: admin, body: { items: [{ kind: "note", text: "ops check" }] } });
+    expect(ingested.status).toBe(200);
+    const fill: Record<string, string> = { name: "real", namespace: "n1", ns: "r1", id: ingested.body.ids[0] };
     const bodies: Record<string, unknown> = {
       "POST /v1/indexes": { name: "real2", dimension: 2 },
       "PATCH /v1/indexes/{name}": { tags: { team: "ops" } },
@@ -208,6 +211,17 @@ describe("ops endpoints (in-process server)", () => {
       "POST /v1/indexes/{name}/vectors/update": { id: "a", setMetadata: { k: "v" }, namespace: "n1" },
       "POST /v1/indexes/{name}/vectors/delete": { ids: ["zzz"], namespace: "n1" },
       "POST /v1/indexes/{name}/describe_index_stats": {},
+      "POST /v1/records/{ns}": { items: [{ kind: "note", text: "another" }] },
+      "POST /v1/records/{ns}/forget": { ids: ["rec_0000000000000000"] },
+    };
+    /** The import route takes multipart/form-data: upload the namespace's own export. */
+    const importOwnExport = async (path: string): Promise<Reply> => {
+      const exported = await fetch(`${server.url}/v1/records/r1/export`, { headers: { "api-key": admin } });
+      expect(exported.status).toBe(200);
+      const form = new FormData();
+      form.append("file", new Blob([await exported.arrayBuffer()]), "r1.svc");
+      const res = await fetch(server.url + path, { method: "POST", headers: { "api-key": admin }, body: form });
+      return { status: res.status, headers: res.headers, body: await res.json() };
     };
     const query: Record<string, string> = { "GET /v1/indexes/{name}/vectors/fetch": "?ids=a&namespace=n1" };
     // deletes last, so the others find the index and namespace
@@ -215,7 +229,7 @@ describe("ops endpoints (in-process server)", () => {
     for (const route of ordered) {
       const label = `${route.method.toUpperCase()} ${route.path}`;
       const concrete = route.path.replace(/\{(\w+)\}/g, (_, n: string) => fill[n]!) + (query[label] ?? "");
-      const r = await call(server.url, route.method.toUpperCase(), concrete, { key: admin, body: bodies[label] ?? (route.method === "post" || route.method === "patch" ? {} : undefined) });
+      const r = label === "POST /v1/records/{ns}/import" ? await importOwnExport(concrete) : await call(server.url, route.method.toUpperCase(), concrete, { key: admin, body: bodies[label] ?? (route.method === "post" || route.method === "patch" ? {} : undefined) });
       expect(r.status, `${label} -> ${JSON.stringify(r.body)}`).toBe(route.response.status);
     }
   });

@@ -55,7 +55,7 @@ export function recordRoutes(records: RecordService): Route[] {
         },
       },
       response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" } } }, description: "Best first (score = cosine), or newest first" },
-      handle: async (ctx) => ({ body: await records.query(tenant(ctx), ns(ctx), body(ctx)) }),
+      handle: async (ctx) => ({ body: await records.query(tenant(ctx), ns(ctx), body(ctx), ctx.usage) }),
     },
     {
       method: "get", path: "/v1/records/{ns}/timeline", operationId: "records_timeline", summary: "Records newest first, a page at a time (pass nextCursor back as until)", tags: ["records"], auth: "tenant", meter: "records_timeline",
