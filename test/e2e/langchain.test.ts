@@ -9,6 +9,7 @@ import { PineconeStore } from "@langchain/pinecone";
 import { Pinecone } from "pinecone-v5";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServerProcess, type ServerProcess } from "./server-process.js";
+import { cosine } from "./until.js";
 
 const INDEX = "lc-e2e";
 const embeddings = new SyntheticEmbeddings({ vectorSize: 16 });
@@ -32,17 +33,6 @@ const OTHER_DOCS = [
 
 const toDoc = (d: { text: string; year: number; topic: string }) => new Document({ pageContent: d.text, metadata: { year: d.year, topic: d.topic } });
 
-function cosine(a: number[], b: number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return dot / Math.sqrt(na * nb);
-}
 
 async function eventually<T>(fn: () => Promise<T>, timeoutMs = 5_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

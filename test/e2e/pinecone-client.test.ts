@@ -9,6 +9,8 @@ import { promisify } from "node:util";
 import { Errors, Pinecone, type PineconeRecord } from "@pinecone-database/pinecone";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN, startServerProcess, type ServerProcess } from "./server-process.js";
+import { cosine } from "./until.js";
+import { mulberry32 } from "../../src/kernels/random.js";
 
 const run = promisify(execFile);
 
@@ -17,33 +19,12 @@ const INDEX = "movies-e2e";
 const GENRES = ["drama", "comedy", "horror", "scifi"] as const;
 type Meta = { year: number; genre: string };
 
-/** Deterministic pseudo-random numbers (mulberry32), so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = rng(20240611);
+const next = mulberry32(20240611);
+const rand = () => next() / 4294967296;
 const vec = (): number[] => Array.from({ length: DIM }, () => rand() * 2 - 1);
 /** What the server stores: float32. */
 const f32 = (v: number[]): number[] => Array.from(Float32Array.from(v));
 
-function cosine(a: number[], b: number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return dot / Math.sqrt(na * nb);
-}
 
 /** Brute-force top-k by cosine over `records` (those `keep` accepts), best first. */
 function bruteForce(records: PineconeRecord<Meta>[], query: number[], k: number, keep: (m: Meta) => boolean = () => true) {

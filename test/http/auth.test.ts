@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
+import { until } from "../e2e/until.js";
 
 // Everything here runs against the built server (dist/) as a real `svc serve` process; keys are
 // managed with the real `svc keys` CLI next to it, as an operator would.
@@ -32,16 +33,6 @@ async function call(base: string, method: string, path: string, opts: { key?: st
   return { status: res.status, body: text === "" ? undefined : JSON.parse(text) };
 }
 
-/** Poll until `check` holds; fails (rather than hangs) after `limitMs`. */
-async function until<T>(what: string, get: () => Promise<T>, check: (v: T) => boolean, limitMs = 10_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const v = await get();
-    if (check(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function expectAuthError(r: Reply) {
   expect(r.status).toBe(401);

@@ -7,6 +7,7 @@ import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpa
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type Server } from "../../src/http/app.js";
 import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
+import { until } from "../e2e/until.js";
 
 interface Reply {
   status: number;
@@ -45,15 +46,6 @@ function requests(text: string, route: string, status: number): number {
   return samples(text, "svc_http_requests_total").find((s) => s.labels.route === route && s.labels.status === String(status))?.value ?? 0;
 }
 
-async function until<T>(what: string, get: () => Promise<T>, check: (v: T) => boolean, limitMs = 10_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const v = await get();
-    if (check(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** The router's own answers for paths and methods it has no route for. */
 function isFallback(r: Reply): boolean {

@@ -13,6 +13,7 @@ import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpa
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
+import { until } from "../e2e/until.js";
 
 interface Reply {
   status: number;
@@ -57,15 +58,6 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: 
   });
 }
 
-async function until<T>(what: string, get: () => Promise<T>, check: (v: T) => boolean, limitMs = 10_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const v = await get();
-    if (check(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
 
 function expectError(r: Reply, status: number, code: string, field?: string): void {
   expect(r.status, r.raw.toString()).toBe(status);

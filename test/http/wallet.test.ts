@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
+import { until } from "../e2e/until.js";
 
 // Metering end to end against the built `svc serve` process, with a price table from <data>/config.json.
 // Every price is a whole number of nano-USD, so balances can be compared exactly.
@@ -52,15 +53,6 @@ async function wallet(base: string, key: string): Promise<Wallet> {
   return r.body as Wallet;
 }
 
-async function until<T>(what: string, get: () => Promise<T>, check: (v: T) => boolean, limitMs = 10_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const v = await get();
-    if (check(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
 
 const DIM = 8;
 /** Distinct float32-exact vectors. */

@@ -1,0 +1,25 @@
+/** @module until — poll until a condition holds (writes become visible within milliseconds; tests wait for it instead of sleeping). */
+
+/** Poll `get` until `check` holds; fails (rather than hangs) after `limitMs`. */
+export async function until<T>(what: string, get: () => Promise<T>, check: (v: T) => boolean, limitMs = 10_000): Promise<T> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const v = await get();
+    if (check(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 30));
+  }
+}
+
+/** Cosine of two float vectors (the reference the e2e tests rank by). */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return dot / Math.sqrt(na * nb);
+}
