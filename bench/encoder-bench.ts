@@ -109,6 +109,8 @@ export async function runEncoderBench(o: { log: (line: string) => void; seeds?: 
     seedSpread.push({ seed, graded: meanNdcg(c, vectorRuns(new TextEncoder1024(lexicon, { ...DEFAULT_DESIGN, seed }), c).runs, false) });
   }
   log(`vector nDCG@10 under ${seedSpread.length} other hash seeds: ${seedSpread.map((x) => x.graded.toFixed(4)).join(", ")}`);
+  const all = [ndcg10.vector.graded, ...seedSpread.map((x) => x.graded)];
+  log(`vector nDCG@10 over ${all.length} seeds (shipped + others): mean ${(all.reduce((a, b) => a + b, 0) / all.length).toFixed(4)}, range ${Math.min(...all).toFixed(4)}-${Math.max(...all).toFixed(4)}`);
 
   const words = (texts: string[]) => texts.reduce((s, t) => s + t.split(/\s+/).filter(Boolean).length, 0) / texts.length;
   const short = [...c.docs.map((d) => d.title.replace(/\s+/g, " ")), ...c.queries.map((q) => q.text)];
