@@ -8,12 +8,14 @@ import { Wallets } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
 import { Kernels } from "../kernels/abi.js";
 import { TextEncoder1024 } from "../encoder/encoder.js";
+import { openRegistry } from "../helpers/registry.js";
 import { IndexService } from "../memory/indexes.js";
 import { RecordService } from "../memory/records.js";
 import { ScanPool } from "../pool/scan-pool.js";
 import type { Durability } from "../store/wal.js";
 import { HttpMetrics } from "./metrics.js";
 import type { Route } from "./route.js";
+import { commonsRoutes } from "./routes/commons.js";
 import { indexRoutes } from "./routes/indexes.js";
 import { opsRoutes } from "./routes/ops.js";
 import { recordRoutes } from "./routes/records.js";
@@ -58,6 +60,7 @@ export function loadConfig(dataDir: string): { prices: ReturnType<typeof parsePr
 export async function startServer(opts: ServerOptions): Promise<Server> {
   mkdirSync(opts.dataDir, { recursive: true });
   const config = loadConfig(opts.dataDir);
+  const registry = openRegistry({ dataDir: opts.dataDir }); // the signing key: <data>/keys/signing-key.pem, as `svc build`
   const keys = KeyStore.open(opts.dataDir);
   const wallets = await Wallets.open(join(opts.dataDir, "wallet"), config.prices); // takes the data dir's writer lock
   const kernels = Kernels.create();
@@ -66,7 +69,7 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   const records = new RecordService(opts.dataDir, { kernels, pool, encoder: TextEncoder1024.load(), durability: opts.durability });
   const metrics = new HttpMetrics();
   const routes: Route[] = [];
-  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records));
+  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records), ...commonsRoutes({ registry, dataDir: opts.dataDir }));
   let http: HttpServer;
   try {
     http = await startHttp(routes, { keys, wallets, metrics }, {

@@ -194,6 +194,8 @@ describe("ops endpoints (in-process server)", () => {
     const ingested = await call(server.url, "POST", "/v1/records/r1", { key: admin, body: { items: [{ kind: "note", text: "ops check" }] } });
     expect(ingested.status).toBe(200);
     const fill: Record<string, string> = { name: "real", namespace: "n1", ns: "r1", id: ingested.body.ids[0] };
+    // the commons routes' {id} is a helper's record id
+    const rung = (await call(server.url, "GET", "/v1/commons/rungs/line-folder", { key: admin })).body.id as string;
     const bodies: Record<string, unknown> = {
       "POST /v1/indexes": { name: "real2", dimension: 2 },
       "PATCH /v1/indexes/{name}": { tags: { team: "ops" } },
@@ -205,6 +207,8 @@ describe("ops endpoints (in-process server)", () => {
       "POST /v1/indexes/{name}/describe_index_stats": {},
       "POST /v1/records/{ns}": { items: [{ kind: "note", text: "another" }] },
       "POST /v1/records/{ns}/forget": { ids: ["rec_0000000000000000"] },
+      "POST /v1/commons/verify": { id: rung },
+      "POST /v1/commons/rungs/{id}/build": { lines: ["ops check"], output_path: "ops/fold.txt" },
     };
     /** The import route takes multipart/form-data: upload the namespace's own export. */
     const importOwnExport = async (path: string): Promise<Reply> => {
@@ -220,7 +224,7 @@ describe("ops endpoints (in-process server)", () => {
     const ordered = server.routes.filter((x) => x.method !== "delete").concat(server.routes.filter((x) => x.method === "delete" && x.path.includes("namespace")), server.routes.filter((x) => x.method === "delete" && !x.path.includes("namespace")));
     for (const route of ordered) {
       const label = `${route.method.toUpperCase()} ${route.path}`;
-      const concrete = route.path.replace(/\{(\w+)\}/g, (_, n: string) => fill[n]!) + (query[label] ?? "");
+      const concrete = route.path.replace(/\{(\w+)\}/g, (_, n: string) => (route.path.startsWith("/v1/commons/") ? rung : fill[n]!)) + (query[label] ?? "");
       const r = label === "POST /v1/records/{ns}/import" ? await importOwnExport(concrete) : await call(server.url, route.method.toUpperCase(), concrete, { key: admin, body: bodies[label] ?? (route.method === "post" || route.method === "patch" ? {} : undefined) });
       expect(r.status, `${label} -> ${JSON.stringify(r.body)}`).toBe(route.response.status);
     }
