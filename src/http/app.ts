@@ -16,9 +16,15 @@ import type { Durability } from "../store/wal.js";
 import { HttpMetrics } from "./metrics.js";
 import type { Route } from "./route.js";
 import { commonsRoutes } from "./routes/commons.js";
+import { kgRoutes } from "./routes/hd-kg.js";
+import { KnowledgeGraphs } from "../hd/kg/service.js";
+import { hdAnalogyRoutes } from "./routes/hd-analogy.js";
+import { AnalogyService } from "../hd/analogy/service.js";
 import { indexRoutes } from "./routes/indexes.js";
 import { opsRoutes } from "./routes/ops.js";
 import { recordRoutes } from "./routes/records.js";
+import { causalRoutes } from "./routes/hd-causal.js";
+import { CausalService } from "../hd/causal/service.js";
 import { startHttp, type HttpServer } from "./server.js";
 
 export interface ServerOptions {
@@ -37,6 +43,7 @@ export interface Server extends HttpServer {
   wallets: Wallets;
   indexes: IndexService;
   records: RecordService;
+  kg: KnowledgeGraphs;
   routes: readonly Route[];
 }
 
@@ -67,9 +74,11 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   const pool = new ScanPool(kernels, { threads: opts.threads });
   const indexes = new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability });
   const records = new RecordService(opts.dataDir, { kernels, pool, encoder: TextEncoder1024.load(), durability: opts.durability });
+  const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
+  const causal = new CausalService(opts.dataDir);
   const metrics = new HttpMetrics();
   const routes: Route[] = [];
-  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records), ...commonsRoutes({ registry, dataDir: opts.dataDir }));
+  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })));
   let http: HttpServer;
   try {
     http = await startHttp(routes, { keys, wallets, metrics }, {
@@ -80,6 +89,8 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
       logger: opts.logger ?? pino({ level: "silent" }),
     });
   } catch (err) {
+    await causal.close();
+    await kg.close();
     await records.close();
     await indexes.close();
     await wallets.close();
@@ -92,9 +103,12 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
     wallets,
     indexes,
     records,
+    kg,
     routes,
     async close() {
       await http.close();
+      await causal.close();
+      await kg.close();
       await records.close();
       await indexes.close();
       await wallets.close();

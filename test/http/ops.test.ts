@@ -209,6 +209,12 @@ describe("ops endpoints (in-process server)", () => {
       "POST /v1/records/{ns}/forget": { ids: ["rec_0000000000000000"] },
       "POST /v1/commons/verify": { id: rung },
       "POST /v1/commons/rungs/{id}/build": { lines: ["ops check"], output_path: "ops/fold.txt" },
+      "POST /v1/hd/kg/{name}/facts": { facts: [{ subject: "a", relation: "r", object: "b" }, { subject: "c", relation: "r", object: "d" }] },
+      "POST /v1/hd/kg/{name}/facts/delete": { facts: [{ subject: "c", relation: "r", object: "d" }] },
+      "POST /v1/hd/kg/{name}/query": { subject: "a", relation: "r" },
+      "POST /v1/hd/causal/{name}/worlds": { n_vars: 2, vocab_per_var: [2, 2], worlds: [[0, 1], [1, 0]] },
+      "POST /v1/hd/causal/{name}/query": { query_type: "intervention", condition_var: 0, condition_value: 1, query_var: 1, query_value: 0 },
+      "POST /v1/hd/analogy": { n_feat: 3, a: 1, b: 2, c: 4 },
     };
     /** The import route takes multipart/form-data: upload the namespace's own export. */
     const importOwnExport = async (path: string): Promise<Reply> => {
@@ -219,13 +225,25 @@ describe("ops endpoints (in-process server)", () => {
       const res = await fetch(server.url + path, { method: "POST", headers: { "api-key": admin }, body: form });
       return { status: res.status, headers: res.headers, body: await res.json() };
     };
+    /** The causal import takes the raw .hdscm bytes: upload the model's own export. */
+    const importOwnHdscm = async (path: string): Promise<Reply> => {
+      const exported = await fetch(`${server.url}/v1/hd/causal/real/export`, { headers: { "api-key": admin } });
+      const res = await fetch(server.url + path, { method: "POST", headers: { "api-key": admin, "content-type": "application/octet-stream" }, body: new Uint8Array(await exported.arrayBuffer()) });
+      return { status: res.status, headers: res.headers, body: await res.json() };
+    };
+    /** The KG import takes the raw .hdkg bytes: upload the graph's own export. */
+    const importOwnHdkg = async (path: string): Promise<Reply> => {
+      const exported = await fetch(`${server.url}/v1/hd/kg/real/export`, { headers: { "api-key": admin } });
+      const res = await fetch(server.url + path, { method: "POST", headers: { "api-key": admin, "content-type": "application/octet-stream" }, body: new Uint8Array(await exported.arrayBuffer()) });
+      return { status: res.status, headers: res.headers, body: await res.json() };
+    };
     const query: Record<string, string> = { "GET /v1/indexes/{name}/vectors/fetch": "?ids=a&namespace=n1" };
     // deletes last, so the others find the index and namespace
     const ordered = server.routes.filter((x) => x.method !== "delete").concat(server.routes.filter((x) => x.method === "delete" && x.path.includes("namespace")), server.routes.filter((x) => x.method === "delete" && !x.path.includes("namespace")));
     for (const route of ordered) {
       const label = `${route.method.toUpperCase()} ${route.path}`;
       const concrete = route.path.replace(/\{(\w+)\}/g, (_, n: string) => (route.path.startsWith("/v1/commons/") ? rung : fill[n]!)) + (query[label] ?? "");
-      const r = label === "POST /v1/records/{ns}/import" ? await importOwnExport(concrete) : await call(server.url, route.method.toUpperCase(), concrete, { key: admin, body: bodies[label] ?? (route.method === "post" || route.method === "patch" ? {} : undefined) });
+      const r = label === "POST /v1/hd/kg/{name}/import" ? await importOwnHdkg(concrete) : label === "POST /v1/records/{ns}/import" ? await importOwnExport(concrete) : label === "POST /v1/hd/causal/{name}/import" ? await importOwnHdscm(concrete) : await call(server.url, route.method.toUpperCase(), concrete, { key: admin, body: bodies[label] ?? (route.method === "post" || route.method === "patch" ? {} : undefined) });
       expect(r.status, `${label} -> ${JSON.stringify(r.body)}`).toBe(route.response.status);
     }
   });

@@ -1,0 +1,240 @@
+/**
+ * @module hd/kg/service — KnowledgeGraphs: tenant-scoped named graphs under <data>/tenants/<tenant>/hd/kg/<name>/,
+ * each a graph.json (seed) plus a WAL of fact add/delete frames replayed into the counters on open.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { lockDir, writeDurable } from "../../engine/collection-files.js";
+import { SvcError } from "../../errors.js";
+import type { Kernels } from "../../kernels/abi.js";
+import { fsyncDir } from "../../store/scan.js";
+import { Wal, type Durability } from "../../store/wal.js";
+import { Graph, type Fact, type KgAnswer, type ShardStats } from "./graph.js";
+import { decodeHdkg, encodeHdkg } from "./hdkg-file.js";
+import { KG_DEFAULT_SEED } from "./vectors.js";
+
+/** WAL frame types: body {f: [relation, subject, object][]}. */
+const FRAME_ADD = 1;
+const FRAME_DELETE = 2;
+export const MAX_FACTS_PER_REQUEST = 10_000;
+const MAX_NAME_BYTES = 512;
+const GRAPH_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+interface Open {
+  graph: Graph;
+  wal: Wal;
+  dir: string;
+  /** Serializes writes and drops of this graph. */
+  chain: Promise<unknown>;
+}
+
+export interface KgStats {
+  name: string;
+  relations: ShardStats[];
+  facts: number;
+  entities: number;
+}
+
+export class KnowledgeGraphs {
+  private readonly dataDir: string;
+  private readonly kernels: Kernels;
+  private readonly durability: Durability | undefined;
+  private readonly graphs = new Map<string, Promise<Open | null>>();
+  private closed = false;
+
+  constructor(dataDir: string, opts: { kernels: Kernels; durability?: Durability }) {
+    this.dataDir = dataDir;
+    this.kernels = opts.kernels;
+    this.durability = opts.durability;
+  }
+
+  /** Add facts (the graph is created by its first facts); returns {added, relations: relations touched}. */
+  async addFacts(tenant: string, name: string, input: unknown): Promise<{ added: number; relations: string[] }> {
+    checkGraphName(name);
+    const facts = parseFacts(input);
+    const g = (await this.open(tenant, name, true))!;
+    return this.write(g, async () => {
+      const added = g.graph.add(facts);
+      if (added.length > 0) await g.wal.append(FRAME_ADD, { f: added.map((f) => [f.relation, f.subject, f.object]) });
+      return { added: added.length, relations: [...new Set(facts.map((f) => f.relation))] };
+    });
+  }
+
+  /** delete_fact: subtract present facts exactly; returns {deleted}. */
+  async deleteFacts(tenant: string, name: string, input: unknown): Promise<{ deleted: number }> {
+    checkGraphName(name);
+    const facts = parseFacts(input);
+    const g = await this.mustOpen(tenant, name);
+    return this.write(g, async () => {
+      const removed = g.graph.delete(facts);
+      if (removed.length > 0) await g.wal.append(FRAME_DELETE, { f: removed.map((f) => [f.relation, f.subject, f.object]) });
+      return { deleted: removed.length };
+    });
+  }
+
+  async query(tenant: string, name: string, input: unknown): Promise<KgAnswer> {
+    checkGraphName(name);
+    const body = asObject(input);
+    const subject = checkEntity(body.subject, "subject");
+    const relation = checkEntity(body.relation, "relation");
+    const g = await this.mustOpen(tenant, name);
+    const { object, confidence } = g.graph.query(subject, relation);
+    return { object, confidence };
+  }
+
+  async stats(tenant: string, name: string): Promise<KgStats> {
+    checkGraphName(name);
+    const g = await this.mustOpen(tenant, name);
+    return { name, ...g.graph.stats() };
+  }
+
+  async export(tenant: string, name: string): Promise<Buffer> {
+    checkGraphName(name);
+    const g = await this.mustOpen(tenant, name);
+    return encodeHdkg(g.graph.snapshot());
+  }
+
+  /** Replace the graph (created if absent) by the content of a .hdkg file. */
+  async import(tenant: string, name: string, data: Uint8Array): Promise<{ imported: number; relations: number }> {
+    checkGraphName(name);
+    const file = decodeHdkg(data);
+    const facts: Fact[] = [];
+    for (const r of file.relations) {
+      checkEntity(r.name, "relation");
+      for (const [s, o] of r.facts) facts.push({ relation: r.name, subject: checkEntity(s, "subject"), object: checkEntity(o, "object") });
+    }
+    await this.drop(tenant, name, false);
+    const g = (await this.open(tenant, name, true, file.seed))!;
+    return this.write(g, async () => {
+      const added = g.graph.add(facts);
+      for (let i = 0; i < added.length; i += MAX_FACTS_PER_REQUEST) {
+        await g.wal.append(FRAME_ADD, { f: added.slice(i, i + MAX_FACTS_PER_REQUEST).map((f) => [f.relation, f.subject, f.object]) });
+      }
+      return { imported: added.length, relations: file.relations.length };
+    });
+  }
+
+  /** Drop a graph: its files and memory. 404 when there is none. */
+  async delete(tenant: string, name: string): Promise<{ deleted: boolean }> {
+    checkGraphName(name);
+    await this.drop(tenant, name, true);
+    return { deleted: true };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.graphs.values()];
+    this.graphs.clear();
+    for (const p of all) {
+      const g = await p.catch(() => null);
+      if (g === null) continue;
+      await g.chain.catch(() => undefined);
+      await g.wal.close().catch(() => undefined);
+      rmSync(join(g.dir, "LOCK"), { force: true });
+      g.graph.dispose();
+    }
+  }
+
+  private dirOf(tenant: string, name: string): string {
+    return join(this.dataDir, "tenants", tenant, "hd", "kg", name);
+  }
+
+  private async mustOpen(tenant: string, name: string): Promise<Open> {
+    const g = await this.open(tenant, name, false);
+    if (g === null) throw new SvcError("E_NOT_FOUND", `no knowledge graph '${name}'`, { field: "name" });
+    return g;
+  }
+
+  private open(tenant: string, name: string, create: boolean, seed = KG_DEFAULT_SEED): Promise<Open | null> {
+    if (this.closed) return Promise.reject(new SvcError("E_CLOSED", "the knowledge graph service is closed"));
+    const id = `${tenant}\u0000${name}`;
+    const cached = this.graphs.get(id);
+    if (cached !== undefined) {
+      return cached.then((g) => (g !== null || !create ? g : (this.graphs.delete(id), this.open(tenant, name, create, seed))));
+    }
+    const p = this.load(this.dirOf(tenant, name), create, seed);
+    this.graphs.set(id, p);
+    p.catch(() => this.graphs.delete(id));
+    return p;
+  }
+
+  private async load(dir: string, create: boolean, seed: number): Promise<Open | null> {
+    const meta = join(dir, "graph.json");
+    if (!existsSync(meta)) {
+      if (!create) return null;
+      mkdirSync(dir, { recursive: true });
+      const tmp = `${meta}.tmp`;
+      await writeDurable(tmp, Buffer.from(JSON.stringify({ version: 1, seed: seed >>> 0 })));
+      await rename(tmp, meta);
+      await fsyncDir(dir);
+    }
+    const conf = JSON.parse(readFileSync(meta, "utf8")) as { seed: number };
+    lockDir(dir);
+    const graph = new Graph(this.kernels, conf.seed);
+    try {
+      const { wal } = await Wal.open(join(dir, "wal"), {
+        durability: this.durability,
+        onFrame: (f) => {
+          const rows = (f.body as { f: Array<[string, string, string]> }).f;
+          const facts = rows.map(([relation, subject, object]) => ({ relation, subject, object }));
+          if (f.type === FRAME_ADD) graph.add(facts);
+          else if (f.type === FRAME_DELETE) graph.delete(facts);
+        },
+      });
+      return { graph, wal, dir, chain: Promise.resolve() };
+    } catch (err) {
+      graph.dispose();
+      rmSync(join(dir, "LOCK"), { force: true });
+      throw err;
+    }
+  }
+
+  private write<T>(g: Open, run: () => Promise<T>): Promise<T> {
+    const next = g.chain.then(run);
+    g.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async drop(tenant: string, name: string, mustExist: boolean): Promise<void> {
+    const id = `${tenant}\u0000${name}`;
+    const g = await this.open(tenant, name, false);
+    if (g === null) {
+      if (mustExist) throw new SvcError("E_NOT_FOUND", `no knowledge graph '${name}'`, { field: "name" });
+      return;
+    }
+    if (this.graphs.get(id) !== undefined) this.graphs.delete(id);
+    await g.chain.catch(() => undefined);
+    await g.wal.close().catch(() => undefined);
+    g.graph.dispose();
+    await rm(g.dir, { recursive: true, force: true });
+  }
+}
+
+function asObject(input: unknown): Record<string, unknown> {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
+  return input as Record<string, unknown>;
+}
+
+export function checkGraphName(name: unknown): asserts name is string {
+  if (typeof name !== "string" || !GRAPH_NAME.test(name)) {
+    throw new SvcError("E_BAD_REQUEST", "graph name must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit", { field: "name" });
+  }
+}
+
+function checkEntity(v: unknown, field: string): string {
+  if (typeof v !== "string" || v.length === 0) throw new SvcError("E_BAD_REQUEST", `${field} must be a non-empty string`, { field });
+  if (Buffer.byteLength(v) > MAX_NAME_BYTES) throw new SvcError("E_BAD_REQUEST", `${field} is longer than ${MAX_NAME_BYTES} bytes`, { field });
+  return v;
+}
+
+function parseFacts(input: unknown): Fact[] {
+  const facts = asObject(input).facts;
+  if (!Array.isArray(facts) || facts.length === 0) throw new SvcError("E_BAD_REQUEST", "facts must be a non-empty array of {subject, relation, object}", { field: "facts" });
+  if (facts.length > MAX_FACTS_PER_REQUEST) throw new SvcError("E_BAD_REQUEST", `at most ${MAX_FACTS_PER_REQUEST} facts per request, got ${facts.length}`, { field: "facts" });
+  return facts.map((f: unknown, i) => {
+    if (typeof f !== "object" || f === null || Array.isArray(f)) throw new SvcError("E_BAD_REQUEST", `facts[${i}] must be an object`, { field: `facts[${i}]` });
+    const o = f as Record<string, unknown>;
+    return { subject: checkEntity(o.subject, `facts[${i}].subject`), relation: checkEntity(o.relation, `facts[${i}].relation`), object: checkEntity(o.object, `facts[${i}].object`) };
+  });
+}
