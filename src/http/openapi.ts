@@ -18,7 +18,11 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       summary: r.summary,
       tags: r.tags,
       ...(params.length + query.length > 0 ? { parameters: [...params, ...query] } : {}),
-      ...(r.requestBody ? { requestBody: { required: r.method !== "get", content: media(r.requestBody, r.proto?.request !== undefined) } } : {}),
+      ...(r.rawBody
+        ? { requestBody: { required: true, content: { [r.rawBody]: { schema: r.requestBody ?? { type: "string", contentEncoding: "binary" } } } } }
+        : r.requestBody
+          ? { requestBody: { required: r.method !== "get", content: media(r.requestBody, r.proto?.request !== undefined) } }
+          : {}),
       responses: {
         [String(r.response.status)]: { description: r.response.description, ...(r.response.schema ? { content: media(r.response.schema, r.proto !== undefined) } : {}) },
         default: { description: "Error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },

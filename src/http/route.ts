@@ -48,8 +48,8 @@ export interface Route {
   meter?: string;
   /** Routes that also speak msgpack and protobuf (request and Accept). */
   proto?: ProtoMessages;
-  /** The handler gets the body undecoded (a Buffer) and parses it itself (uploads). */
-  rawBody?: boolean;
+  /** Uploads: the handler gets the body undecoded (a Buffer) and parses it itself; the value is the media type it documents. */
+  rawBody?: "multipart/form-data" | "application/octet-stream";
   /** Query parameters, for the OpenAPI document. */
   queryParams?: Array<{ name: string; schema: Schema; description: string; required?: boolean }>;
   requestBody?: Schema;

@@ -78,7 +78,7 @@ export function causalRoutes(causal: CausalService): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/hd/causal/{name}/import", operationId: "hd_causal_import", summary: "Replace (or create) the model from a .hdscm file sent as application/octet-stream", tags: ["hd"], auth: "tenant", meter: "hd_causal_import", rawBody: true,
+      method: "post", path: "/v1/hd/causal/{name}/import", operationId: "hd_causal_import", summary: "Replace (or create) the model from a .hdscm file sent as application/octet-stream", tags: ["hd"], auth: "tenant", meter: "hd_causal_import", rawBody: "application/octet-stream",
       requestBody: { type: "string", contentEncoding: "binary", description: "application/octet-stream: the .hdscm bytes" },
       response: { status: 200, schema: { type: "object", properties: { name: { type: "string" }, imported: { type: "integer" }, n_vars: { type: "integer" }, vocab_per_var: ints, has_graph: { type: "boolean" } } }, description: "Imported (rows)" },
       async handle(ctx) {

@@ -58,7 +58,7 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/hd/kg/{name}/import", operationId: "hd_kg_import", summary: "Replace the graph by a .hdkg file sent as the raw body (application/octet-stream)", tags: ["hd"], auth: "tenant", meter: "hd_kg_import", rawBody: true,
+      method: "post", path: "/v1/hd/kg/{name}/import", operationId: "hd_kg_import", summary: "Replace the graph by a .hdkg file sent as the raw body (application/octet-stream)", tags: ["hd"], auth: "tenant", meter: "hd_kg_import", rawBody: "application/octet-stream",
       requestBody: { type: "string", contentEncoding: "binary", description: "the .hdkg bytes" },
       response: { status: 200, schema: { type: "object", properties: { imported: { type: "integer" }, relations: { type: "integer" } } }, description: "Facts and relations imported" },
       async handle(ctx) {

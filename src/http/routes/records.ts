@@ -83,7 +83,7 @@ export function recordRoutes(records: RecordService): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/records/{ns}/import", operationId: "records_import", summary: "Load a .svc container (multipart part `file`): schema 1 replaces the namespace, schema 2 merges by id", tags: ["records"], auth: "tenant", meter: "records_import", rawBody: true,
+      method: "post", path: "/v1/records/{ns}/import", operationId: "records_import", summary: "Load a .svc container (multipart part `file`): schema 1 replaces the namespace, schema 2 merges by id", tags: ["records"], auth: "tenant", meter: "records_import", rawBody: "multipart/form-data",
       requestBody: { type: "object", properties: { file: { type: "string", contentEncoding: "binary" } }, description: "multipart/form-data" },
       response: { status: 200, schema: { type: "object", properties: { imported: { type: "integer" }, manifest: { type: "object" } } }, description: "Imported" },
       async handle(ctx) {
