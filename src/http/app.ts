@@ -78,7 +78,7 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   const causal = new CausalService(opts.dataDir);
   const metrics = new HttpMetrics();
   const routes: Route[] = [];
-  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })));
+  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })));
   let http: HttpServer;
   try {
     http = await startHttp(routes, { keys, wallets, metrics }, {

@@ -270,7 +270,7 @@ describe("records over HTTP (svc serve process)", () => {
       return Buffer.concat([len, body]);
     });
     zip.file("records.nmm", Buffer.concat([Buffer.from("SVCNMM01"), ...frames]));
-    zip.file("kg/people.hdkg", "reserved section");
+    zip.file("analogy.json", "reserved: analogy is stateless, readers ignore it"); // kg/scm sections: test/http/container-v2.test.ts
     const merged = await call(srv.url, key, "POST", "/v1/records/target/import", form(await zip.generateAsync({ type: "nodebuffer" })));
     expect(merged.status, merged.raw.toString()).toBe(200);
     expect(merged.body.imported).toBe(2);

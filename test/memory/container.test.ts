@@ -13,7 +13,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { TextEncoder1024 } from "../../src/encoder/encoder.js";
 import { SvcError } from "../../src/errors.js";
 import { Kernels } from "../../src/kernels/abi.js";
-import { CONTAINER_TYPE, decodeRecords, encodeRecords, readContainer, writeContainer, type ContainerRecord, type Manifest } from "../../src/memory/container.js";
+import { CausalService } from "../../src/hd/causal/service.js";
+import { KnowledgeGraphs } from "../../src/hd/kg/service.js";
+import { CONTAINER_TYPE, decodeRecords, encodeRecords, exportContainer, exportSchema, importContainer, readContainer, writeContainer, type ContainerRecord, type Manifest } from "../../src/memory/container.js";
 import { DAY_MS, RecordService } from "../../src/memory/records.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
 
@@ -195,23 +197,27 @@ describe("the zip container", () => {
     await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": nmm(RECORDS[0], RECORDS[1], { ...RECORDS[2], id: RECORDS[0]!.id }) })), /record 2 repeats id/);
   });
 
-  it("ignores sections it does not know (kg, scm, analogy and anything else); schema 2 is read too", async () => {
+  it("ignores sections it does not know (schema 1: kg, scm and analogy too; schema 2: analogy.json and anything else)", async () => {
     const recs = encodeRecords(RECORDS);
-    for (const schema_version of [1, 2]) {
-      const data = await zipOf({
-        "manifest.json": JSON.stringify(manifestOf(RECORDS.length, { schema_version, sections: ["records", "kg", "scm", "analogy", "future-thing"], counts: { records: RECORDS.length, kg: 7, future: 1 }, extra_field: { any: "thing" } })),
-        "records.nmm": recs,
-        "kg/people.hdkg": Buffer.from([1, 2, 3, 4]),
-        "scm/world.hdscm": Buffer.from("garbage that is not any known format"),
-        "analogy.json": "{ not even json",
-        "future/section.bin": Buffer.alloc(1000, 7),
-        "README.txt": "hello",
-      });
-      const { manifest, records } = await readContainer(data);
-      expect(records).toEqual(RECORDS);
-      expect(manifest.schema_version).toBe(schema_version);
-      expect(manifest.sections).toEqual(["records", "kg", "scm", "analogy", "future-thing"]);
-    }
+    const unknown = { "analogy.json": "{ not even json", "future/section.bin": Buffer.alloc(1000, 7), "README.txt": "hello", "kg/notes.txt": "not a .hdkg name", "scm/deep/x.hdscm": "nested: not a section file" };
+    const v1 = await zipOf({
+      "manifest.json": JSON.stringify(manifestOf(RECORDS.length, { sections: ["records", "kg", "scm", "analogy", "future-thing"], counts: { records: RECORDS.length, kg: 7, future: 1 }, extra_field: { any: "thing" } })),
+      "records.nmm": recs,
+      "kg/people.hdkg": Buffer.from([1, 2, 3, 4]),
+      "scm/world.hdscm": Buffer.from("garbage that is not any known format"),
+      ...unknown,
+    });
+    const one = await readContainer(v1);
+    expect(one).toEqual({ manifest: expect.objectContaining({ schema_version: 1 }), records: RECORDS });
+    expect(one.manifest.sections).toEqual(["records", "kg", "scm", "analogy", "future-thing"]);
+    const v2 = await zipOf({
+      "manifest.json": JSON.stringify(manifestOf(RECORDS.length, { schema_version: 2, sections: ["records", "analogy", "future-thing"], counts: { records: RECORDS.length, future: 1 }, extra_field: { any: "thing" } })),
+      "records.nmm": recs,
+      ...unknown,
+    });
+    const two = await readContainer(v2);
+    expect(two).toEqual({ manifest: expect.objectContaining({ schema_version: 2 }), records: RECORDS, kg: [], scm: [] });
+    expect(two.manifest.sections).toEqual(["records", "analogy", "future-thing"]);
   });
 });
 
@@ -267,5 +273,114 @@ describe("export -> import -> export through a RecordService", () => {
     await svc.restore("t", "copy", first.records, "replace");
     const export3 = await writeContainer("copy", await svc.all("t", "copy"), "svc test", T0 + 10);
     expect((await (await JSZip.loadAsync(export3.zip)).file("records.nmm")!.async("nodebuffer")).equals(nmm1)).toBe(true);
+  });
+});
+
+describe("schema 2: records plus the tenant's graphs (kg/*.hdkg) and causal models (scm/*.hdscm)", () => {
+  const root = mkdtempSync(join(tmpdir(), "svc-container-v2-"));
+  const kernels = Kernels.create();
+  const pool = new ScanPool(kernels, { threads: 2 });
+  const records = new RecordService(root, { kernels, pool, encoder: TextEncoder1024.load(), durability: "none" });
+  const kg = new KnowledgeGraphs(root, { kernels, durability: "none" });
+  const causal = new CausalService(root);
+  const hd = { kg, causal };
+  afterAll(async () => {
+    await causal.close();
+    await kg.close();
+    await records.close();
+    await pool.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+  const FACTS = [
+    { subject: "ana", relation: "works_at", object: "acme" },
+    { subject: "bo", relation: "works_at", object: "globex" },
+    { subject: "ana", relation: "lives_in", object: "lisbon" },
+  ];
+  const WORLDS = { n_vars: 2, vocab_per_var: [2, 2], worlds: [[0, 0], [0, 1], [1, 1], [1, 1]], seed: 3, parents: [[], [0]] };
+  const Q = { query_type: "observation", condition_var: 0, condition_value: 1, query_var: 1, query_value: 1 };
+
+  it("schema 1 stays the default and its bytes are what they were; exportSchema reads the query parameter", async () => {
+    expect([exportSchema(null), exportSchema("1"), exportSchema("2")]).toEqual([1, 1, 2]);
+    for (const bad of ["3", "", "two", "2.0"]) expect(() => exportSchema(bad)).toThrow(/schema must be 1 or 2/);
+    await records.ingest("t1", "ns", [{ kind: "note", text: "hello there", ts: T0 }]);
+    await kg.addFacts("t1", "people", { facts: FACTS }); // present but not in a schema 1 export
+    const v1 = await exportContainer(records, hd, "t1", "ns", 1, "svc test");
+    const z = await JSZip.loadAsync(v1.zip);
+    expect(Object.keys(z.files).sort()).toEqual(["manifest.json", "records.nmm"]);
+    const m = { schema_version: 1, exported_at_ms: v1.manifest.exported_at_ms, namespace: "ns", sections: ["records"], counts: { records: 1 }, exported_by: "svc test" };
+    expect(await z.file("manifest.json")!.async("string")).toBe(JSON.stringify(m, null, 2));
+    const direct = await writeContainer("ns", await records.all("t1", "ns"), "svc test", v1.manifest.exported_at_ms);
+    const dz = await JSZip.loadAsync(direct.zip);
+    for (const f of ["manifest.json", "records.nmm"]) expect((await z.file(f)!.async("nodebuffer")).equals(await dz.file(f)!.async("nodebuffer"))).toBe(true);
+  });
+
+  it("round trip: export ?schema=2 into another tenant gives the same graph answers, model probabilities and records", async () => {
+    await records.ingest("t2", "ns", [{ kind: "note", text: "first", ts: T0 }, { kind: "decision", text: "second", ts: T0 + 1, tags: ["x"] }]);
+    await kg.addFacts("t2", "people", { facts: FACTS });
+    await kg.addFacts("t2", "places", { facts: [{ subject: "lisbon", relation: "in", object: "portugal" }] });
+    await causal.uploadWorlds("t2", "world", WORLDS);
+    const { zip, manifest } = await exportContainer(records, hd, "t2", "ns", 2, "svc test");
+    expect(manifest).toEqual({ schema_version: 2, exported_at_ms: expect.any(Number), namespace: "ns", sections: ["records", "kg", "scm"], counts: { records: 2, kg: 2, scm: 1 }, exported_by: "svc test" });
+    const z = await JSZip.loadAsync(zip);
+    expect(Object.keys(z.files).filter((f) => !z.files[f]!.dir).sort()).toEqual(["kg/people.hdkg", "kg/places.hdkg", "manifest.json", "records.nmm", "scm/world.hdscm"]);
+    expect((await z.file("kg/people.hdkg")!.async("nodebuffer")).equals(await kg.export("t2", "people"))).toBe(true);
+    expect((await z.file("scm/world.hdscm")!.async("nodebuffer")).equals(causal.exportModel("t2", "world"))).toBe(true);
+
+    // the target already holds a record (kept: merge) and a different "people" graph (replaced)
+    await records.ingest("t3", "other", [{ kind: "note", text: "already here", ts: 5 }]);
+    await kg.addFacts("t3", "people", { facts: [{ subject: "zed", relation: "works_at", object: "initech" }] });
+    const res = await importContainer(records, hd, "t3", "other", zip);
+    expect(res).toEqual({ imported: 2, manifest, graphs: 2, models: 1 });
+    expect((await records.stats("t3", "other")).count).toBe(3);
+    expect(await kg.query("t3", "people", { subject: "ana", relation: "works_at" })).toEqual(await kg.query("t2", "people", { subject: "ana", relation: "works_at" }));
+    expect((await kg.query("t3", "people", { subject: "ana", relation: "works_at" })).object).toBe("acme");
+    expect((await kg.query("t3", "people", { subject: "zed", relation: "works_at" })).object).toBeNull();
+    expect((await kg.stats("t3", "people")).facts).toBe(3);
+    expect(causal.query("t3", "world", Q)).toEqual(causal.query("t2", "world", Q));
+    expect(causal.query("t3", "world", Q).probability).toBe(1);
+    // exported again from the target: the same HD bytes
+    const again = await JSZip.loadAsync((await exportContainer(records, hd, "t3", "other", 2, "svc test")).zip);
+    for (const f of ["kg/people.hdkg", "kg/places.hdkg", "scm/world.hdscm"]) expect((await again.file(f)!.async("nodebuffer")).equals(await z.file(f)!.async("nodebuffer"))).toBe(true);
+    // a tenant with no graphs or models: sections ["records"], counts 0
+    expect((await exportContainer(records, hd, "empty", "ns", 2, "x")).manifest).toMatchObject({ sections: ["records"], counts: { records: 0, kg: 0, scm: 0 } });
+  });
+
+  it("a damaged .hdkg or .hdscm, a bad section name or a count mismatch refuses the whole import: nothing changes", async () => {
+    await records.ingest("t4", "ns", [{ kind: "note", text: "source", ts: 1 }]);
+    await kg.addFacts("t4", "people", { facts: FACTS });
+    await causal.uploadWorlds("t4", "world", WORLDS);
+    const { zip } = await exportContainer(records, hd, "t4", "ns", 2, "svc test");
+    const good = await JSZip.loadAsync(zip);
+    const hdkg = await good.file("kg/people.hdkg")!.async("nodebuffer");
+    const hdscm = await good.file("scm/world.hdscm")!.async("nodebuffer");
+    const variant = async (edit: (z: JSZip) => void) => {
+      const z = await JSZip.loadAsync(zip);
+      edit(z);
+      return z.generateAsync({ type: "nodebuffer" });
+    };
+    const flipped = Buffer.from(hdkg);
+    flipped[30] = flipped[30]! ^ 0x01;
+    const cases: Array<[Buffer, RegExp]> = [
+      [await variant((z) => z.file("kg/people.hdkg", flipped)), /kg\/people\.hdkg is not a valid knowledge graph: .*CRC/],
+      [await variant((z) => z.file("kg/people.hdkg", hdkg.subarray(0, hdkg.length - 5))), /kg\/people\.hdkg/],
+      [await variant((z) => z.file("scm/world.hdscm", hdscm.subarray(0, 20))), /scm\/world\.hdscm is not a valid causal model/],
+      [await variant((z) => z.file("kg/-bad name.hdkg", hdkg)), /'-bad name' is not a valid knowledge graph name/],
+      [await variant((z) => z.file("kg/more.hdkg", hdkg)), /holds 2 kg files, the manifest says 1/],
+    ];
+    // the target: one record, a "people" graph and a "world" model that must survive every refusal
+    await records.ingest("t5", "ns", [{ kind: "note", text: "keep me", ts: 9 }]);
+    await kg.addFacts("t5", "people", { facts: [{ subject: "zed", relation: "works_at", object: "initech" }] });
+    await causal.uploadWorlds("t5", "world", { ...WORLDS, worlds: [[1, 0]] });
+    const before = { all: await records.all("t5", "ns"), kg: await kg.export("t5", "people"), scm: causal.exportModel("t5", "world") };
+    for (const [data, message] of cases) {
+      await expectContainerError(() => importContainer(records, hd, "t5", "ns", data), message);
+      expect(await records.all("t5", "ns")).toEqual(before.all);
+      expect((await kg.export("t5", "people")).equals(before.kg)).toBe(true);
+      expect(causal.exportModel("t5", "world").equals(before.scm)).toBe(true);
+      expect(kg.names("t5")).toEqual(["people"]);
+    }
+    // the untouched export imports fine
+    expect(await importContainer(records, hd, "t5", "ns", zip)).toMatchObject({ imported: 1, graphs: 1, models: 1 });
+    expect((await kg.query("t5", "people", { subject: "ana", relation: "works_at" })).object).toBe("acme");
   });
 });

@@ -1,5 +1,5 @@
 /** @module causal/service — causal models per tenant under <data>/tenants/<tenant>/hd/causal/<name>/: upload/append worlds, query, delete, export/import (.hdscm). */
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { lockDir, writeDurable } from "../../engine/collection-files.js";
@@ -119,6 +119,16 @@ export class CausalService {
   describe(tenant: string, name: string): { n_vars: number; vocab_per_var: number[]; rows_total: number; has_graph: boolean } {
     const m = this.loaded(tenant, name);
     return { n_vars: m.nVars, vocab_per_var: [...m.vocab], rows_total: m.count, has_graph: m.parents !== null };
+  }
+
+  /** The tenant's model names, sorted (what a schema 2 .svc export carries). */
+  names(tenant: string): string[] {
+    const dir = join(this.dataDir, "tenants", tenant, "hd", "causal");
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && CAUSAL_NAME_RE.test(d.name) && existsSync(join(dir, d.name, FILE)))
+      .map((d) => d.name)
+      .sort();
   }
 
   exportModel(tenant: string, name: string): Buffer {

@@ -2,7 +2,7 @@
  * @module hd/kg/service — KnowledgeGraphs: tenant-scoped named graphs under <data>/tenants/<tenant>/hd/kg/<name>/,
  * each a graph.json (seed) plus a WAL of fact add/delete frames replayed into the counters on open.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { lockDir, writeDurable } from "../../engine/collection-files.js";
@@ -11,7 +11,7 @@ import type { Kernels } from "../../kernels/abi.js";
 import { fsyncDir } from "../../store/scan.js";
 import { Wal, type Durability } from "../../store/wal.js";
 import { Graph, type Fact, type KgAnswer, type ShardStats } from "./graph.js";
-import { decodeHdkg, encodeHdkg } from "./hdkg-file.js";
+import { decodeHdkg, encodeHdkg, type HdkgGraph } from "./hdkg-file.js";
 import { KG_DEFAULT_SEED } from "./vectors.js";
 
 /** WAL frame types: body {f: [relation, subject, object][]}. */
@@ -98,12 +98,9 @@ export class KnowledgeGraphs {
   /** Replace the graph (created if absent) by the content of a .hdkg file. */
   async import(tenant: string, name: string, data: Uint8Array): Promise<{ imported: number; relations: number }> {
     checkGraphName(name);
-    const file = decodeHdkg(data);
+    const file = checkHdkg(data);
     const facts: Fact[] = [];
-    for (const r of file.relations) {
-      checkEntity(r.name, "relation");
-      for (const [s, o] of r.facts) facts.push({ relation: r.name, subject: checkEntity(s, "subject"), object: checkEntity(o, "object") });
-    }
+    for (const r of file.relations) for (const [s, o] of r.facts) facts.push({ relation: r.name, subject: s, object: o });
     await this.drop(tenant, name, false);
     const g = (await this.open(tenant, name, true, file.seed))!;
     return this.write(g, async () => {
@@ -113,6 +110,16 @@ export class KnowledgeGraphs {
       }
       return { imported: added.length, relations: file.relations.length };
     });
+  }
+
+  /** The tenant's graph names, sorted (what a schema 2 .svc export carries). */
+  names(tenant: string): string[] {
+    const dir = join(this.dataDir, "tenants", tenant, "hd", "kg");
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && GRAPH_NAME.test(d.name) && existsSync(join(dir, d.name, "graph.json")))
+      .map((d) => d.name)
+      .sort();
   }
 
   /** Drop a graph: its files and memory. 404 when there is none. */
@@ -220,6 +227,19 @@ export function checkGraphName(name: unknown): asserts name is string {
   if (typeof name !== "string" || !GRAPH_NAME.test(name)) {
     throw new SvcError("E_BAD_REQUEST", "graph name must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit", { field: "name" });
   }
+}
+
+/** Decode a .hdkg file and check every name in it as the API would: what import() accepts. */
+export function checkHdkg(data: Uint8Array): HdkgGraph {
+  const file = decodeHdkg(data);
+  for (const r of file.relations) {
+    checkEntity(r.name, "relation");
+    for (const [s, o] of r.facts) {
+      checkEntity(s, "subject");
+      checkEntity(o, "object");
+    }
+  }
+  return file;
 }
 
 function checkEntity(v: unknown, field: string): string {

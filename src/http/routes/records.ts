@@ -1,6 +1,6 @@
 /** @module routes/records — /v1/records/{ns}: ingest, query, timeline, get, delete, forget, stats, export and import of .svc containers. */
 import { SvcError } from "../../errors.js";
-import { CONTAINER_TYPE, readContainer, writeContainer } from "../../memory/container.js";
+import { CONTAINER_TYPE, exportContainer, exportSchema, importContainer, type HdServices } from "../../memory/container.js";
 import type { RecordService } from "../../memory/records.js";
 import { formPart } from "../multipart.js";
 import type { RequestContext, Route, Schema } from "../route.js";
@@ -23,7 +23,8 @@ const predicate = {
 };
 const listParam = (name: string, description: string) => ({ name, schema: { type: "string" }, description: `${description}, comma-separated` });
 
-export function recordRoutes(records: RecordService): Route[] {
+/** `hd`: the tenant's knowledge graphs and causal models, which a schema 2 container carries. */
+export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
   const tenant = (ctx: RequestContext) => ctx.principal.tenant;
   const ns = (ctx: RequestContext) => ctx.params.ns!;
   const body = (ctx: RequestContext) => {
@@ -74,23 +75,22 @@ export function recordRoutes(records: RecordService): Route[] {
       handle: async (ctx) => ({ body: await records.stats(tenant(ctx), ns(ctx)) }),
     },
     {
-      method: "get", path: "/v1/records/{ns}/export", operationId: "records_export", summary: "The namespace as a .svc container (zip: manifest.json, records.nmm)", tags: ["records"], auth: "tenant", meter: "records_export",
+      method: "get", path: "/v1/records/{ns}/export", operationId: "records_export", summary: "The namespace as a .svc container (zip: manifest.json, records.nmm; schema 2 adds all of the tenant's kg/<name>.hdkg and scm/<name>.hdscm)", tags: ["records"], auth: "tenant", meter: "records_export",
+      queryParams: [{ name: "schema", schema: { type: "integer", enum: [1, 2], default: 1 }, description: "container schema version; 2 also carries all of the tenant's knowledge graphs and causal models (tenant-scoped, not per namespace)" }],
       response: { status: 200, description: `${CONTAINER_TYPE}, as attachment <ns>.svc` },
       async handle(ctx) {
-        const all = await records.all(tenant(ctx), ns(ctx));
-        const { zip } = await writeContainer(ns(ctx), all, `svc ${VERSION}`);
+        const { zip } = await exportContainer(records, hd, tenant(ctx), ns(ctx), exportSchema(ctx.query.get("schema")), `svc ${VERSION}`);
         return { raw: { contentType: CONTAINER_TYPE, data: zip }, headers: { "content-disposition": `attachment; filename="${ns(ctx)}.svc"` } };
       },
     },
     {
-      method: "post", path: "/v1/records/{ns}/import", operationId: "records_import", summary: "Load a .svc container (multipart part `file`): schema 1 replaces the namespace, schema 2 merges by id", tags: ["records"], auth: "tenant", meter: "records_import", rawBody: "multipart/form-data",
+      method: "post", path: "/v1/records/{ns}/import", operationId: "records_import", summary: "Load a .svc container (multipart part `file`): schema 1 replaces the namespace, schema 2 merges by id and replaces the graphs and models it carries", tags: ["records"], auth: "tenant", meter: "records_import", rawBody: "multipart/form-data",
       requestBody: { type: "object", properties: { file: { type: "string", contentEncoding: "binary" } }, description: "multipart/form-data" },
-      response: { status: 200, schema: { type: "object", properties: { imported: { type: "integer" }, manifest: { type: "object" } } }, description: "Imported" },
+      response: { status: 200, schema: { type: "object", properties: { imported: { type: "integer" }, manifest: { type: "object" }, graphs: { type: "integer", description: "knowledge graphs replaced (schema 2, when present)" }, models: { type: "integer", description: "causal models replaced (schema 2, when present)" } } }, description: "Imported" },
       async handle(ctx) {
-        const { manifest, records: recs } = await readContainer(formPart(ctx.contentType, ctx.body as Buffer, "file"));
-        const imported = await records.restore(tenant(ctx), ns(ctx), recs, manifest.schema_version === 1 ? "replace" : "merge");
-        ctx.usage.written = imported;
-        return { body: { imported, manifest } };
+        const res = await importContainer(records, hd, tenant(ctx), ns(ctx), formPart(ctx.contentType, ctx.body as Buffer, "file"));
+        ctx.usage.written = res.imported;
+        return { body: res };
       },
     },
     {
