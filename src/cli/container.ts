@@ -4,7 +4,7 @@ import { request } from "node:http";
 import { SvcError } from "../errors.js";
 import { say, type Command } from "./command.js";
 
-const OPTIONS = { url: { type: "string" }, key: { type: "string" }, out: { type: "string" } } as const;
+const OPTIONS = { url: { type: "string" }, key: { type: "string" }, out: { type: "string" }, schema: { type: "string" } } as const;
 
 function target(values: Record<string, string | boolean | undefined>): { url: URL; key: string | undefined } {
   const raw = (values.url as string | undefined) ?? process.env.SVC_URL ?? "http://127.0.0.1:8080";
@@ -57,9 +57,10 @@ function failure(status: number, text: string): SvcError {
 
 export const exportCommand: Command = {
   name: "export",
-  usage: `svc export <namespace> [--out <namespace>.svc] [--url http://127.0.0.1:8080] [--key KEY]
+  usage: `svc export <namespace> [--out <namespace>.svc] [--schema 1|2] [--url http://127.0.0.1:8080] [--key KEY]
       Download a records namespace as a .svc container from a running server
-      (key from --key or SVC_API_KEY; URL from --url or SVC_URL).`,
+      (key from --key or SVC_API_KEY; URL from --url or SVC_URL). --schema 2
+      also carries the tenant's knowledge graphs and causal models.`,
   options: OPTIONS,
   async run(values, args) {
     const ns = args[0];
@@ -67,7 +68,8 @@ export const exportCommand: Command = {
     const { url, key } = target(values);
     const out = (values.out as string | undefined) ?? `${ns}.svc`;
     await new Promise<void>((resolve, reject) => {
-      const req = request(new URL(`/v1/records/${encodeURIComponent(ns)}/export`, url), { method: "GET", headers: key ? { "api-key": key } : {} }, (res) => {
+      const schema = values.schema === undefined ? "" : `?schema=${encodeURIComponent(values.schema as string)}`;
+      const req = request(new URL(`/v1/records/${encodeURIComponent(ns)}/export${schema}`, url), { method: "GET", headers: key ? { "api-key": key } : {} }, (res) => {
         if (res.statusCode !== 200) {
           let text = "";
           res.on("data", (b: Buffer) => (text += b.toString()));
