@@ -1,5 +1,5 @@
 /** The knowledge graph service (src/hd/kg) in-process: exact add/query, exact delete_fact, determinism, restart, tenants, bad input, accuracy. */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +10,7 @@ import { confidence, separation, theoreticalAccuracy } from "../../src/hd/kg/cal
 import { Graph, type Fact } from "../../src/hd/kg/graph.js";
 import { decodeHdkg, encodeHdkg } from "../../src/hd/kg/hdkg-file.js";
 import { KnowledgeGraphs } from "../../src/hd/kg/service.js";
+import { decodeSnapshot, encodeSnapshot } from "../../src/hd/kg/snapshot.js";
 import { KG_DEFAULT_SEED, KG_DIM, vectorOf } from "../../src/hd/kg/vectors.js";
 
 const kernels = Kernels.create();
@@ -185,6 +186,91 @@ describe("KnowledgeGraphs", () => {
     expect(await third.delete("t", "copy")).toEqual({ deleted: true });
     await expect(third.stats("t", "copy")).rejects.toMatchObject({ code: "E_NOT_FOUND", field: "name" });
     expect(existsSync(join(dir, "tenants", "t", "hd", "kg", "copy"))).toBe(false);
+  });
+
+  describe("checkpoints", () => {
+    const batch = (from: number, n: number) => ({ facts: Array.from({ length: n }, (_, i) => ({ subject: `s${from + i}`, relation: `r${(from + i) % 3}`, object: `o${(from + i) % 17}` })) });
+    const answers = async (kg: KnowledgeGraphs, n: number) => Promise.all(Array.from({ length: n }, (_, i) => kg.query("t", "g", { subject: `s${i}`, relation: `r${i % 3}` })));
+    const gdir = (dir: string) => join(dir, "tenants", "t", "hd", "kg", "g");
+    const small = (dir: string) => {
+      const s = new KnowledgeGraphs(dir, { kernels, durability: "none", checkpointBytes: 2048 });
+      open.push(s);
+      return s;
+    };
+
+    it("reopen after a checkpoint plus later WAL frames gives identical answers and export bytes", async () => {
+      const dir = await tmp();
+      const ref = svc(await tmp()); // never checkpoints before close: plain replay semantics
+      const kg = small(dir);
+      for (const k of [kg, ref]) {
+        await k.addFacts("t", "g", batch(0, 200));
+        await k.deleteFacts("t", "g", { facts: batch(10, 5).facts });
+      }
+      const snap = decodeSnapshot(readFileSync(join(gdir(dir), "snapshot.hdks")), "x");
+      for (const k of [kg, ref]) await k.addFacts("t", "g", { facts: [{ subject: "late", relation: "r1", object: "o3" }] }); // after the checkpoint
+      const want = await answers(ref, 200);
+      const wantBytes = await ref.export("t", "g");
+      expect(want.filter((a) => a.object !== null).length).toBe(195);
+      expect(await answers(kg, 200)).toEqual(want);
+      await kg.close();
+      const again = svc(dir);
+      expect(await answers(again, 200)).toEqual(want);
+      expect((await again.export("t", "g")).equals(wantBytes)).toBe(true);
+      expect(await again.query("t", "g", { subject: "late", relation: "r1" })).toEqual({ object: "o3", confidence: 1 });
+      // close checkpointed past the mid-run snapshot; snapshots are deterministic (re-encoding gives the same bytes)
+      const now = readFileSync(join(gdir(dir), "snapshot.hdks"));
+      expect(encodeSnapshot(decodeSnapshot(now, "x")).equals(now)).toBe(true);
+      expect(decodeSnapshot(now, "x").wal.offset).toBeGreaterThan(snap.wal.offset);
+      // its counters are those of a graph built from its facts alone
+      const dec = decodeSnapshot(now, "x");
+      const fresh = new Graph(kernels, dec.graph.seed);
+      try {
+        for (const r of dec.graph.relations) fresh.add(r.facts.map(([su, o]) => fact(su, r.name, o)));
+        dec.graph.relations.forEach((r, i) => expect(Buffer.from(dec.counters[i]!.buffer).equals(Buffer.from(fresh.counters(r.name)!.buffer))).toBe(true));
+      } finally {
+        fresh.dispose();
+      }
+    });
+
+    it("a crash-like reopen (snapshot from before, WAL frames after, no close) is exact", async () => {
+      const dir = await tmp();
+      const crashed = new KnowledgeGraphs(dir, { kernels, durability: "none", checkpointBytes: 1024 }); // never closed
+      const ref = svc(await tmp());
+      for (const k of [crashed, ref]) {
+        await k.addFacts("t", "g", batch(0, 150));
+        await k.deleteFacts("t", "g", { facts: batch(20, 3).facts });
+      }
+      const snapBefore = readFileSync(join(gdir(dir), "snapshot.hdks"));
+      const snapPos = decodeSnapshot(snapBefore, "x").wal;
+      for (const k of [crashed, ref]) {
+        await k.addFacts("t", "g", batch(150, 3));
+        await k.deleteFacts("t", "g", { facts: [batch(0, 1).facts[0]] });
+      }
+      // those writes stayed below the threshold: the snapshot is still the old one, the WAL has frames after it
+      expect(readFileSync(join(gdir(dir), "snapshot.hdks")).equals(snapBefore)).toBe(true);
+      const after = svc(dir);
+      expect(await answers(after, 153)).toEqual(await answers(ref, 153));
+      expect((await after.export("t", "g")).equals(await ref.export("t", "g"))).toBe(true);
+      expect(snapPos.offset).toBeGreaterThan(0);
+    });
+
+    it("a damaged snapshot is refused with E_WAL_CORRUPT naming the file (no silent fallback)", async () => {
+      const dir = await tmp();
+      const kg = small(dir);
+      await kg.addFacts("t", "g", batch(0, 100));
+      await kg.close();
+      const path = join(gdir(dir), "snapshot.hdks");
+      const bytes = readFileSync(path);
+      const bad = Buffer.from(bytes);
+      bad[bad.length - 100]! ^= 1;
+      writeFileSync(path, bad);
+      const again = svc(dir);
+      await expect(again.stats("t", "g")).rejects.toMatchObject({ code: "E_WAL_CORRUPT", message: expect.stringMatching(/snapshot.*damaged.*CRC/) });
+      writeFileSync(path, bytes.subarray(0, 30));
+      await expect(again.stats("t", "g")).rejects.toMatchObject({ code: "E_WAL_CORRUPT", message: expect.stringMatching(/too short/) });
+      writeFileSync(path, bytes); // repaired: opens again
+      expect((await again.stats("t", "g")).facts).toBe(100);
+    });
   });
 
   it("is tenant-scoped: another tenant's graph is 404", async () => {

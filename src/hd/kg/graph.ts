@@ -174,6 +174,37 @@ export class Graph {
     return { seed: this.seed, relations: [...this.shards.values()].map((s) => ({ name: s.relation, facts: [...s.facts.values()].map(([a, b]) => [a, b] as [string, string]) })) };
   }
 
+  /** Names of the object rows in row order (a snapshot keeps it: query ties go to the lower row). */
+  objectNames(): string[] {
+    return [...this.rowNames];
+  }
+
+  /**
+   * Load a snapshot into an empty graph: object rows in the given order, then the relations and their facts
+   * in order, with the given counters (one KG_DIM array per relation) instead of accumulating every fact.
+   */
+  restore(g: HdkgGraph, objects: readonly string[], counters: readonly Int32Array[]): void {
+    if (this.shards.size > 0 || this.rowNames.length > 0) throw new Error("Graph.restore: the graph is not empty");
+    if (counters.length !== g.relations.length) throw new Error("Graph.restore: one counter array per relation");
+    for (const o of objects) this.objectRow(o);
+    g.relations.forEach((r, i) => {
+      const shard = this.shard(r.name, true)!;
+      for (const [s, o] of r.facts) {
+        const k = key(s, o);
+        if (shard.facts.has(k)) continue;
+        shard.facts.set(k, [s, o]);
+        bump(shard.subjects, s, 1);
+        bump(shard.objects, o, 1);
+        bump(this.entities, s, 1);
+        bump(this.entities, o, 1);
+        this.objectRow(o);
+      }
+      new Int32Array(this.kernels.heap.memory.buffer, shard.counters, KG_DIM).set(counters[i]!);
+      shard.dirty = true;
+      shard.candidates = null;
+    });
+  }
+
   /** The separation mu(n) of a relation's shard (bench diagnostics). */
   separation(relation: string): number {
     return separation(this.shard(relation, false)?.facts.size ?? 0, KG_DIM);
