@@ -65,7 +65,11 @@ export class KnowledgeGraphs {
     const g = (await this.open(tenant, name, true))!;
     return this.write(g, async () => {
       const added = g.graph.add(facts);
-      if (added.length > 0) await g.wal.append(FRAME_ADD, { f: added.map((f) => [f.relation, f.subject, f.object]) });
+      // Logged after applying (add dedupes); a failed append is undone exactly before the error surfaces.
+      if (added.length > 0) await g.wal.append(FRAME_ADD, { f: added.map((f) => [f.relation, f.subject, f.object]) }).catch((err: unknown) => {
+        g.graph.delete(added);
+        throw err;
+      });
       return { added: added.length, relations: [...new Set(facts.map((f) => f.relation))] };
     });
   }
@@ -77,7 +81,10 @@ export class KnowledgeGraphs {
     const g = await this.mustOpen(tenant, name);
     return this.write(g, async () => {
       const removed = g.graph.delete(facts);
-      if (removed.length > 0) await g.wal.append(FRAME_DELETE, { f: removed.map((f) => [f.relation, f.subject, f.object]) });
+      if (removed.length > 0) await g.wal.append(FRAME_DELETE, { f: removed.map((f) => [f.relation, f.subject, f.object]) }).catch((err: unknown) => {
+        g.graph.add(removed);
+        throw err;
+      });
       return { deleted: removed.length };
     });
   }
