@@ -4,48 +4,18 @@
  * and builds confined to each tenant's <data>/tenants/<tenant>/build/ (traversal, absolute
  * paths, NUL and symbolic links refused; one tenant cannot read another's files).
  */
-import { spawn } from "node:child_process";
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
+import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 import { until } from "../e2e/until.js";
+import { call, cli as runCli, type Reply } from "../e2e/client.js";
 
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: any;
-  raw: Buffer;
-}
-
-async function call(base: string, key: string | null, method: string, path: string, body?: unknown): Promise<Reply> {
-  const headers: Record<string, string> = key === null ? {} : { "api-key": key };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(20_000) });
-  const raw = Buffer.from(await res.arrayBuffer());
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw.toString("utf8"));
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed, raw };
-}
-
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, SVC_API_KEY: "", SVC_URL: "" }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-    child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Run the built CLI; SVC_PROGRESS is left as the environment has it. */
+const cli = (args: string[]) => runCli(args, {}, { clear: ["SVC_API_KEY", "SVC_URL"] });
 
 function expectError(r: Reply, status: number, code: string, field?: string): void {
   expect(r.status, r.raw.toString()).toBe(status);

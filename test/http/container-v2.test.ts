@@ -4,49 +4,11 @@
  * tenant answers the same graph query and the same probability, with the records merged by id; a
  * damaged section refuses the whole import.
  */
-import { spawn } from "node:child_process";
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
+import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 import { until } from "../e2e/until.js";
-
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: any;
-  raw: Buffer;
-}
-
-async function call(base: string, key: string, method: string, path: string, body?: unknown): Promise<Reply> {
-  const headers: Record<string, string> = { "api-key": key };
-  let data: BodyInit | undefined;
-  if (body instanceof FormData) data = body;
-  else if (body !== undefined) {
-    headers["content-type"] = "application/json";
-    data = JSON.stringify(body);
-  }
-  const res = await fetch(base + path, { method, headers, body: data, signal: AbortSignal.timeout(20_000) });
-  const raw = Buffer.from(await res.arrayBuffer());
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw.toString("utf8"));
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed, raw };
-}
-
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, SVC_PROGRESS: "", SVC_API_KEY: "", SVC_URL: "" }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-    child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { call, cli, type Reply } from "../e2e/client.js";
 
 const form = (data: Buffer) => {
   const f = new FormData();

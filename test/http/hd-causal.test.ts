@@ -3,50 +3,10 @@
  * without a graph), observation vs intervention against exact values, append, .hdscm export and
  * import (raw octet-stream), determinism, restart, tenant isolation, bad input and metering.
  */
-import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
+import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 import { until } from "../e2e/until.js";
-
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: any;
-  raw: Buffer;
-}
-
-async function call(base: string, key: string | null, method: string, path: string, body?: unknown, contentType?: string): Promise<Reply> {
-  const headers: Record<string, string> = key === null ? {} : { "api-key": key };
-  let data: BodyInit | undefined;
-  if (body instanceof Uint8Array) {
-    headers["content-type"] = contentType ?? "application/octet-stream";
-    data = body as unknown as BodyInit;
-  } else if (body !== undefined) {
-    headers["content-type"] = "application/json";
-    data = JSON.stringify(body);
-  }
-  const res = await fetch(base + path, { method, headers, body: data, signal: AbortSignal.timeout(20_000) });
-  const raw = Buffer.from(await res.arrayBuffer());
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw.toString("utf8"));
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed, raw };
-}
-
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, SVC_PROGRESS: "", SVC_API_KEY: "", SVC_URL: "" }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-    child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { call, cli } from "../e2e/client.js";
 
 // Z -> X, Z -> Y, X -> Y over binary variables (0=Z, 1=X, 2=Y); replicated exactly, N = 1000
 const PZ1 = 0.4, PX1_Z = [0.2, 0.8], PY1_XZ = [[0.1, 0.5], [0.3, 0.9]];

@@ -4,30 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type Server } from "../../src/http/app.js";
-
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: any;
-  raw: Buffer;
-}
-
-async function call(base: string, key: string, method: string, path: string, body?: unknown, contentType = "application/json"): Promise<Reply> {
-  const headers: Record<string, string> = { "api-key": key };
-  let data: BodyInit | undefined;
-  if (body instanceof Uint8Array) data = body as unknown as BodyInit;
-  else if (body !== undefined) data = JSON.stringify(body);
-  if (data !== undefined) headers["content-type"] = contentType;
-  const res = await fetch(base + path, { method, headers, body: data });
-  const raw = Buffer.from(await res.arrayBuffer());
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw.toString("utf8"));
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed, raw };
-}
+import { call } from "../e2e/client.js";
 
 const facts = [
   { subject: "alice", relation: "knows", object: "bob" },

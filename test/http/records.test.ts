@@ -5,59 +5,18 @@
  * merge, broken containers refused with the namespace untouched), tenant isolation, the
  * `svc export` / `svc import` CLI round trip, and metering in the tenant's wallet.
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
+import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 import { until } from "../e2e/until.js";
+import { call, cli as runCli, type Reply } from "../e2e/client.js";
 
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: any;
-  raw: Buffer;
-}
-
-async function call(base: string, key: string | null, method: string, path: string, body?: unknown): Promise<Reply> {
-  const headers: Record<string, string> = key === null ? {} : { "api-key": key };
-  let data: BodyInit | undefined;
-  if (body instanceof FormData) data = body;
-  else if (body !== undefined) {
-    headers["content-type"] = "application/json";
-    data = JSON.stringify(body);
-  }
-  const res = await fetch(base + path, { method, headers, body: data, signal: AbortSignal.timeout(20_000) });
-  const raw = Buffer.from(await res.arrayBuffer());
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw.toString("utf8"));
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed, raw };
-}
-
-/** Run the built CLI; resolves with its exit code and output. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, SVC_PROGRESS: "", SVC_API_KEY: "", SVC_URL: "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
+/** Run the built CLI (killed after 30 s). */
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, env, { killAfterMs: 30_000 });
 
 function expectError(r: Reply, status: number, code: string, field?: string): void {
   expect(r.status, r.raw.toString()).toBe(status);
