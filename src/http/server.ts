@@ -157,26 +157,20 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         const outCodec = responseCodec(h.accept, route.proto !== undefined);
         respond(status, CONTENT_TYPE[outCodec], reply.body === undefined ? "" : encodeBody(outCodec, reply.body, route.proto), reply.headers);
       };
-      const declared = h.contentLength === "" ? -1 : Number(h.contentLength);
-      if (declared > limit) {
-        // Refuse before reading: answer and close, so the client stops sending.
-        const e = new SvcError("E_TOO_LARGE", `the body has ${declared} bytes; the limit is ${limit}`, { field: "body" });
-        res.cork(() => res.writeStatus(statusLine(413)).writeHeader("content-type", CONTENT_TYPE.json).writeHeader("x-request-id", reqId).end(JSON.stringify(e.toJSON()), true));
+      /** 413: answer and close the connection, so the client stops sending. */
+      const tooLarge = (e: SvcError) => {
+        if (!flight.aborted) res.cork(() => res.writeStatus(statusLine(413)).writeHeader("content-type", CONTENT_TYPE.json).writeHeader("x-request-id", reqId).end(JSON.stringify(e.toJSON()), true));
         deps.metrics.observe(label, 413, (performance.now() - t0) / 1000, 0, 0);
         finish();
-        return;
-      }
+      };
+      const declared = h.contentLength === "" ? -1 : Number(h.contentLength);
+      if (declared > limit) return tooLarge(new SvcError("E_TOO_LARGE", `the body has ${declared} bytes; the limit is ${limit}`, { field: "body" }));
       if (route.method === "get" || route.method === "delete") {
         run(Buffer.alloc(0)).catch(fail);
         return;
       }
       readBody(res, declared, limit, flight).then(run, (err: unknown) => {
-        if (err instanceof SvcError && err.code === "E_TOO_LARGE") {
-          if (!flight.aborted) res.cork(() => res.writeStatus(statusLine(413)).writeHeader("content-type", CONTENT_TYPE.json).writeHeader("x-request-id", reqId).end(JSON.stringify(err.toJSON()), true));
-          deps.metrics.observe(label, 413, (performance.now() - t0) / 1000, 0, 0);
-          finish();
-          return;
-        }
+        if (err instanceof SvcError && err.code === "E_TOO_LARGE") return tooLarge(err);
         if (!flight.aborted) fail(err);
         else finish();
       }).catch(fail);
