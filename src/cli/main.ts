@@ -5,12 +5,14 @@ import { SvcError } from "../errors.js";
 import { buildCommand } from "./build.js";
 import type { Command } from "./command.js";
 import { exportCommand, importCommand } from "./container.js";
+import { hookCommand } from "./hook.js";
+import { installHooksCommand } from "./install-hooks.js";
 import { demoCommand } from "./demo.js";
 import { keysCommand } from "./keys.js";
 import { repairCommand } from "./repair.js";
 import { serveCommand } from "./serve.js";
 
-const COMMANDS: Command[] = [serveCommand, keysCommand, exportCommand, importCommand, demoCommand, repairCommand, buildCommand];
+const COMMANDS: Command[] = [serveCommand, keysCommand, exportCommand, importCommand, demoCommand, repairCommand, buildCommand, installHooksCommand, hookCommand];
 
 const HELP = `svc — self-hosted memory substrate for AI agents
 

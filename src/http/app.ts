@@ -23,6 +23,7 @@ import { AnalogyService } from "../hd/analogy/service.js";
 import { indexRoutes } from "./routes/indexes.js";
 import { opsRoutes } from "./routes/ops.js";
 import { recordRoutes } from "./routes/records.js";
+import { embedRoutes } from "./routes/embed.js";
 import { causalRoutes } from "./routes/hd-causal.js";
 import { CausalService } from "../hd/causal/service.js";
 import { startHttp, type HttpServer } from "./server.js";
@@ -73,12 +74,13 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: opts.threads });
   const indexes = new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability });
-  const records = new RecordService(opts.dataDir, { kernels, pool, encoder: TextEncoder1024.load(), durability: opts.durability });
+  const encoder = TextEncoder1024.load();
+  const records = new RecordService(opts.dataDir, { kernels, pool, encoder, durability: opts.durability });
   const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
   const causal = new CausalService(opts.dataDir);
   const metrics = new HttpMetrics();
   const routes: Route[] = [];
-  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })));
+  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...embedRoutes(encoder), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })));
   let http: HttpServer;
   try {
     http = await startHttp(routes, { keys, wallets, metrics }, {

@@ -215,6 +215,7 @@ describe("ops endpoints (in-process server)", () => {
       "POST /v1/hd/causal/{name}/worlds": { n_vars: 2, vocab_per_var: [2, 2], worlds: [[0, 1], [1, 0]] },
       "POST /v1/hd/causal/{name}/query": { query_type: "intervention", condition_var: 0, condition_value: 1, query_var: 1, query_value: 0 },
       "POST /v1/hd/analogy": { n_feat: 3, a: 1, b: 2, c: 4 },
+      "POST /v1/embed": { texts: ["ops check"] },
     };
     /** The import route takes multipart/form-data: upload the namespace's own export. */
     const importOwnExport = async (path: string): Promise<Reply> => {

@@ -1,0 +1,3 @@
+/** @module recorders — the package entry for client-side recorders: `import { wrapClient } from "svc"` (or "svc/recorders"). */
+export { flushRecorders, wrapClient, type Turn, type Vendor, type WrapOptions } from "./llm-client.js";
+export { HOOK_EVENTS, hookRecord, mergeHooks, removeHooks, parseAutoRecord } from "./hooks.js";
