@@ -81,6 +81,15 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   const metrics = new HttpMetrics();
   const routes: Route[] = [];
   routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...embedRoutes(encoder), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })));
+  /** Services close after the listener: newest first, the pool last (collections release it). */
+  const closeServices = async () => {
+    await causal.close();
+    await kg.close();
+    await records.close();
+    await indexes.close();
+    await wallets.close();
+    await pool.close();
+  };
   let http: HttpServer;
   try {
     http = await startHttp(routes, { keys, wallets, metrics }, {
@@ -91,12 +100,7 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
       logger: opts.logger ?? pino({ level: "silent" }),
     });
   } catch (err) {
-    await causal.close();
-    await kg.close();
-    await records.close();
-    await indexes.close();
-    await wallets.close();
-    await pool.close();
+    await closeServices();
     throw err;
   }
   return {
@@ -109,12 +113,7 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
     routes,
     async close() {
       await http.close();
-      await causal.close();
-      await kg.close();
-      await records.close();
-      await indexes.close();
-      await wallets.close();
-      await pool.close();
+      await closeServices();
     },
   };
 }

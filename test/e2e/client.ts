@@ -1,6 +1,7 @@
 /** @module client — the HTTP tests' fetch wrapper (`call`, returning a `Reply`) and a runner of the built CLI (`cli`). */
 import { spawn } from "node:child_process";
 import { MAIN } from "./server-process.js";
+import { until } from "./until.js";
 
 export interface Reply {
   status: number;
@@ -64,4 +65,16 @@ export function cli(args: string[], env: Record<string, string> = {}, opts: CliO
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * A key for a new tenant, made with `svc keys create` on the server's data dir, returned once
+ * the running server accepts it (it re-reads keys.json within about half a second).
+ */
+export async function newTenantKey(srv: { url: string; dataDir: string }): Promise<{ key: string; tenant: string; admin: boolean }> {
+  const r = await cli(["keys", "create", "--data", srv.dataDir, "--json"]);
+  if (r.code !== 0) throw new Error(`svc keys create exited ${r.code}: ${r.stderr}`);
+  const k = JSON.parse(r.stdout) as { key: string; tenant: string; admin: boolean };
+  await until("the server to accept a new key", () => call(srv.url, k.key, "GET", "/v1/wallet"), (x) => x.status === 200);
+  return k;
 }

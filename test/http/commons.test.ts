@@ -11,8 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
-import { until } from "../e2e/until.js";
-import { call, cli as runCli, type Reply } from "../e2e/client.js";
+import { call, cli as runCli, newTenantKey, type Reply } from "../e2e/client.js";
 
 /** Run the built CLI; SVC_PROGRESS is left as the environment has it. */
 const cli = (args: string[]) => runCli(args, {}, { clear: ["SVC_API_KEY", "SVC_URL"] });
@@ -53,18 +52,10 @@ describe("commons over HTTP (svc serve process)", () => {
   const idOf = (module: string) => rungs.find((r) => r.module === module)!.id as string;
   const buildDir = (tenant: string) => join(srv.dataDir, "tenants", tenant, "build");
 
-  const createKey = async (): Promise<{ key: string; tenant: string }> => {
-    const r = await cli(["keys", "create", "--data", srv.dataDir, "--json"]);
-    expect(r.code, r.stderr).toBe(0);
-    const k = JSON.parse(r.stdout) as { key: string; tenant: string };
-    await until("the server to accept a new key", () => call(srv.url, k.key, "GET", "/v1/wallet"), (x) => x.status === 200);
-    return k;
-  };
-
   beforeAll(async () => {
     outside = await mkdtemp(join(tmpdir(), "svc-commons-outside-"));
     srv = await startServerProcess();
-    [a, b] = [await createKey(), await createKey()];
+    [a, b] = [await newTenantKey(srv), await newTenantKey(srv)];
     const r = await call(srv.url, a.key, "GET", "/v1/commons/rungs");
     expect(r.status, r.raw.toString()).toBe(200);
     rungs = r.body.rungs;

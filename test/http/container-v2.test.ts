@@ -7,8 +7,7 @@
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
-import { until } from "../e2e/until.js";
-import { call, cli, type Reply } from "../e2e/client.js";
+import { call, newTenantKey, type Reply } from "../e2e/client.js";
 
 const form = (data: Buffer) => {
   const f = new FormData();
@@ -30,17 +29,9 @@ describe("schema 2 .svc containers over HTTP (svc serve process)", () => {
   let src: string;
   let dst: string;
 
-  const createKey = async (): Promise<string> => {
-    const r = await cli(["keys", "create", "--data", srv.dataDir, "--json"]);
-    expect(r.code, r.stderr).toBe(0);
-    const k = JSON.parse(r.stdout) as { key: string };
-    await until("the server to accept a new key", () => call(srv.url, k.key, "GET", "/v1/wallet"), (x) => x.status === 200);
-    return k.key;
-  };
-
   beforeAll(async () => {
     srv = await startServerProcess();
-    [src, dst] = [await createKey(), await createKey()];
+    [src, dst] = [(await newTenantKey(srv)).key, (await newTenantKey(srv)).key];
     const ok = (r: Reply) => expect(r.status, r.raw.toString()).toBe(200);
     ok(await call(srv.url, src, "POST", "/v1/records/notes", { items: [{ kind: "note", text: "the graph knows where ana works", ts: 10 }, { kind: "decision", text: "use a causal model", ts: 20, tags: ["hd"] }] }));
     ok(await call(srv.url, src, "POST", "/v1/hd/kg/people/facts", { facts: FACTS }));
@@ -92,7 +83,7 @@ describe("schema 2 .svc containers over HTTP (svc serve process)", () => {
     const z = await JSZip.loadAsync((await call(srv.url, src, "GET", "/v1/records/notes/export?schema=2")).raw);
     const hdkg = await z.file("kg/people.hdkg")!.async("nodebuffer");
     z.file("kg/people.hdkg", hdkg.subarray(0, hdkg.length - 3));
-    const fresh = await createKey();
+    const fresh = (await newTenantKey(srv)).key;
     const r = await call(srv.url, fresh, "POST", "/v1/records/notes/import", form(await z.generateAsync({ type: "nodebuffer" })));
     expect(r.status, r.raw.toString()).toBe(400);
     expect(r.body.error).toMatchObject({ code: "E_CONTAINER", field: "file" });

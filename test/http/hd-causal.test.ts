@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 import { until } from "../e2e/until.js";
-import { call, cli } from "../e2e/client.js";
+import { call, newTenantKey } from "../e2e/client.js";
 
 // Z -> X, Z -> Y, X -> Y over binary variables (0=Z, 1=X, 2=Y); replicated exactly, N = 1000
 const PZ1 = 0.4, PX1_Z = [0.2, 0.8], PY1_XZ = [[0.1, 0.5], [0.3, 0.9]];
@@ -26,17 +26,9 @@ describe("causal over HTTP (svc serve process)", () => {
   let key: string;
   let other: string;
 
-  const createKey = async (): Promise<string> => {
-    const r = await cli(["keys", "create", "--data", srv.dataDir, "--json"]);
-    expect(r.code, r.stderr).toBe(0);
-    const k = JSON.parse(r.stdout) as { key: string };
-    await until("the server to accept a new key", () => call(srv.url, k.key, "GET", "/v1/wallet"), (x) => x.status === 200);
-    return k.key;
-  };
-
   beforeAll(async () => {
     srv = await startServerProcess();
-    [key, other] = [await createKey(), await createKey()];
+    [key, other] = [(await newTenantKey(srv)).key, (await newTenantKey(srv)).key];
   });
   afterAll(async () => {
     await srv?.dispose();

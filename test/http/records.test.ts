@@ -12,8 +12,7 @@ import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpa
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
-import { until } from "../e2e/until.js";
-import { call, cli as runCli, type Reply } from "../e2e/client.js";
+import { call, cli as runCli, newTenantKey, type Reply } from "../e2e/client.js";
 
 /** Run the built CLI (killed after 30 s). */
 const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, env, { killAfterMs: 30_000 });
@@ -69,11 +68,8 @@ describe("records over HTTP (svc serve process)", () => {
   let scratch: string;
 
   const createKey = async (): Promise<string> => {
-    const r = await cli(["keys", "create", "--data", srv.dataDir, "--json"]);
-    expect(r.code, r.stderr).toBe(0);
-    const k = JSON.parse(r.stdout) as { key: string; tenant: string; admin: boolean };
+    const k = await newTenantKey(srv);
     expect(k.admin).toBe(false);
-    await until("the server to accept a new key", () => call(srv.url, k.key, "GET", "/v1/wallet"), (x) => x.status === 200);
     return k.key;
   };
 
