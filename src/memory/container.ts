@@ -8,7 +8,7 @@ import { SvcError } from "../errors.js";
 import { decodeHdscm } from "../hd/causal/format.js";
 import { CAUSAL_NAME_RE } from "../hd/causal/service.js";
 import { checkGraphName, checkHdkg } from "../hd/kg/service.js";
-import { MAX_TEXT_BYTES, type RecordView } from "./records.js";
+import { MAX_TEXT_BYTES, type RecordView } from "./record-fields.js";
 
 export const CONTAINER_TYPE = "application/x-svc";
 /** Schema versions this reader accepts: 1 replaces the namespace, 2 merges by id and replaces the graphs and models it carries. */

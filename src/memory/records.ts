@@ -2,7 +2,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
 import { Bm25Index } from "../encoder/bm25.js";
 import { Collection } from "../engine/collection.js";
 import type { Metadata } from "../engine/filter/metadata.js";
@@ -11,6 +10,12 @@ import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import type { Durability } from "../store/wal.js";
 import type { ContainerRecord } from "./container.js";
+import {
+  bool, checkNamespace, intIn, list, matches, newId, predicate, queryInt, restoredRow, stringList, toRow, toView,
+  type Predicate, type RecordView, type Row,
+} from "./record-fields.js";
+
+export { DAY_MS, MAX_META_BYTES, MAX_TAGS, MAX_TEXT_BYTES, NAMESPACE_RE, checkNamespace, type Predicate, type RecordView } from "./record-fields.js";
 
 /** What records need of a text encoder (src/encoder/): a fixed dimension and batch encoding to unit vectors. */
 export interface Embedder {
@@ -20,48 +25,15 @@ export interface Embedder {
 }
 
 export const MAX_ITEMS = 1000;
-export const MAX_TEXT_BYTES = 64 * 1024;
-export const MAX_META_BYTES = 64 * 1024;
-export const MAX_TAGS = 64;
 export const MAX_TOP_K = 1000;
 export const MAX_TIMELINE = 500;
 export const DEFAULT_TIMELINE = 50;
-export const DAY_MS = 86_400_000;
 /** Expired records are deleted by the sweeper this often (reads hide them at once). */
 export const SWEEP_MS = 60_000;
-export const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 /** Hybrid queries fuse the vector and BM25 rankings by reciprocal rank: score = sum of 1 / (RRF_K + rank). */
 export const RRF_K = 60;
 /** Namespaces an import fills before it is moved into place; never valid as user namespaces. */
 const STAGING_PREFIX = "~import~";
-
-/** A record as the API shows it. `text` and `meta` only when asked for (queries) or always (get, export). */
-export interface RecordView {
-  id: string;
-  kind: string;
-  tags: string[];
-  ts: number;
-  text?: string;
-  meta?: Record<string, unknown>;
-  ttlDays?: number;
-  score?: number;
-}
-
-/** The row: indexed metadata {kind, tags, ts, exp?} + payload msgpack {text, meta, ttlDays?}. */
-interface Payload {
-  text: string;
-  meta: Record<string, unknown>;
-  ttlDays?: number;
-}
-
-/** Typed predicates shared by query, timeline and forget. */
-export interface Predicate {
-  kind?: string[];
-  tagsAny?: string[];
-  tagsAll?: string[];
-  tsGte?: number;
-  tsLt?: number;
-}
 
 export interface RecordServiceOptions {
   kernels: Kernels;
@@ -392,137 +364,8 @@ export class RecordService {
   }
 }
 
-// ---- rows and views ------------------------------------------------------------------------
-
 interface Lexical {
   bm25: Bm25Index;
   /** Each indexed record's kind, tags, ts and exp, to apply predicates to BM25 hits. */
   meta: Map<string, Metadata>;
-}
-
-interface Row {
-  text: string;
-  metadata: Metadata;
-  payload: Uint8Array;
-}
-
-function toRow(item: unknown, field: string, now: number): Row {
-  if (typeof item !== "object" || item === null || Array.isArray(item)) throw new SvcError("E_BAD_REQUEST", `${field} must be an object {kind, text, tags, ts, meta, ttlDays}`, { field });
-  const it = item as Record<string, unknown>;
-  const kind = it.kind;
-  if (typeof kind !== "string" || kind === "" || kind.length > 128) throw new SvcError("E_BAD_REQUEST", `${field}.kind must be a non-empty string of at most 128 characters`, { field: `${field}.kind` });
-  const text = it.text;
-  if (typeof text !== "string" || text.trim() === "") throw new SvcError("E_BAD_REQUEST", `${field}.text must be a non-empty string`, { field: `${field}.text` });
-  if (Buffer.byteLength(text) > MAX_TEXT_BYTES) throw new SvcError("E_BAD_REQUEST", `${field}.text is over ${MAX_TEXT_BYTES} bytes`, { field: `${field}.text` });
-  const tags = it.tags === undefined ? [] : stringList(it.tags, `${field}.tags`, MAX_TAGS);
-  const ts = it.ts === undefined ? now : it.ts;
-  if (typeof ts !== "number" || !Number.isSafeInteger(ts) || ts < 0) throw new SvcError("E_BAD_REQUEST", `${field}.ts must be a non-negative integer (epoch ms)`, { field: `${field}.ts` });
-  const meta = it.meta === undefined ? {} : it.meta;
-  if (typeof meta !== "object" || meta === null || Array.isArray(meta)) throw new SvcError("E_BAD_REQUEST", `${field}.meta must be an object`, { field: `${field}.meta` });
-  let ttlDays: number | undefined;
-  if (it.ttlDays !== undefined) {
-    ttlDays = it.ttlDays as number;
-    if (typeof ttlDays !== "number" || !Number.isInteger(ttlDays) || ttlDays <= 0 || ttlDays > 36_500) throw new SvcError("E_BAD_REQUEST", `${field}.ttlDays must be an integer in [1, 36500]`, { field: `${field}.ttlDays` });
-  }
-  const payload = msgpackEncode({ text, meta: meta as Record<string, unknown>, ...(ttlDays === undefined ? {} : { ttlDays }) } satisfies Payload);
-  if (payload.byteLength > MAX_TEXT_BYTES + MAX_META_BYTES) throw new SvcError("E_BAD_REQUEST", `${field}.meta is over ${MAX_META_BYTES} bytes`, { field: `${field}.meta` });
-  const metadata: Metadata = { kind, tags, ts, ...(ttlDays === undefined ? {} : { exp: now + ttlDays * DAY_MS }) };
-  return { text, metadata, payload };
-}
-
-/** A record from a container, written back with its own id, ts and expiry. */
-function restoredRow(r: ContainerRecord): Row {
-  const payload = msgpackEncode({ text: r.text!, meta: r.meta ?? {}, ...(r.ttlDays === undefined ? {} : { ttlDays: r.ttlDays }) } satisfies Payload);
-  return { text: r.text!, metadata: { kind: r.kind, tags: r.tags, ts: r.ts, ...(r.exp === undefined ? {} : { exp: r.exp }) }, payload };
-}
-
-function toView(id: string, m: Metadata, payload: Uint8Array | undefined, includeText: boolean, includeMeta: boolean, score?: number): RecordView {
-  const v: RecordView = { id, kind: m.kind as string, tags: (m.tags as string[] | undefined) ?? [], ts: m.ts as number };
-  if (payload !== undefined && (includeText || includeMeta)) {
-    const p = msgpackDecode(payload) as Payload;
-    if (includeText) v.text = p.text;
-    if (includeMeta) v.meta = p.meta;
-    if (includeText && includeMeta && p.ttlDays !== undefined) v.ttlDays = p.ttlDays;
-  }
-  if (score !== undefined) v.score = score;
-  return v;
-}
-
-function matches(p: Predicate, m: Metadata, now: number): boolean {
-  const tags = (m.tags as string[] | undefined) ?? [];
-  const ts = m.ts as number;
-  if (typeof m.exp === "number" && m.exp <= now) return false;
-  if (p.kind && !p.kind.includes(m.kind as string)) return false;
-  if (p.tagsAny && !p.tagsAny.some((t) => tags.includes(t))) return false;
-  if (p.tagsAll && !p.tagsAll.every((t) => tags.includes(t))) return false;
-  if (p.tsGte !== undefined && ts < p.tsGte) return false;
-  if (p.tsLt !== undefined && ts >= p.tsLt) return false;
-  return true;
-}
-
-// ---- input checks ---------------------------------------------------------------------------
-
-export function checkNamespace(ns: string): void {
-  if (!NAMESPACE_RE.test(ns)) throw new SvcError("E_BAD_REQUEST", "namespace must be 1-128 characters of letters, digits, '_', '.', ':' and '-', starting with a letter or digit", { field: "namespace" });
-}
-
-function newId(): string {
-  return `rec_${randomBytes(8).toString("hex")}`;
-}
-
-function predicate(q: Record<string, unknown>, names: { tsGte?: string; tsLt?: string } = {}): Predicate {
-  const gte = names.tsGte ?? "tsGte";
-  const lt = names.tsLt ?? "tsLt";
-  const p: Predicate = {
-    kind: q.kind === undefined ? undefined : stringList(q.kind, "kind", 100),
-    tagsAny: q.tagsAny === undefined ? undefined : stringList(q.tagsAny, "tagsAny", 100),
-    tagsAll: q.tagsAll === undefined ? undefined : stringList(q.tagsAll, "tagsAll", 100),
-    tsGte: q.tsGte === undefined ? undefined : int(q.tsGte, gte),
-    tsLt: q.tsLt === undefined ? undefined : int(q.tsLt, lt),
-  };
-  if (p.tsGte !== undefined && p.tsLt !== undefined && p.tsGte >= p.tsLt) throw new SvcError("E_BAD_REQUEST", `${gte} must be below ${lt}`, { field: gte });
-  return p;
-}
-
-function stringList(v: unknown, field: string, max: number): string[] {
-  if (!Array.isArray(v) || v.length > max) throw new SvcError("E_BAD_REQUEST", `${field} must be an array of at most ${max} strings`, { field });
-  v.forEach((s, i) => {
-    if (typeof s !== "string" || s === "" || s.length > 256) throw new SvcError("E_BAD_REQUEST", `${field}[${i}] must be a non-empty string of at most 256 characters`, { field: `${field}[${i}]` });
-  });
-  return v as string[];
-}
-
-function int(v: unknown, field: string): number {
-  if (typeof v !== "number" || !Number.isSafeInteger(v)) throw new SvcError("E_BAD_REQUEST", `${field} must be an integer (epoch ms)`, { field });
-  return v;
-}
-
-function intIn(v: unknown, field: string, min: number, max: number, fallback: number): number {
-  if (v === undefined) return fallback;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) throw new SvcError(field === "topK" ? "E_TOP_K" : "E_BAD_REQUEST", `${field} must be an integer in [${min}, ${max}]`, { field });
-  return v;
-}
-
-function bool(v: unknown, field: string, fallback: boolean): boolean {
-  if (v === undefined) return fallback;
-  if (typeof v !== "boolean") throw new SvcError("E_BAD_REQUEST", `${field} must be a boolean`, { field });
-  return v;
-}
-
-/** An integer query parameter, or undefined when absent; "12x" is an error naming the parameter. */
-function queryInt(params: URLSearchParams, name: string): number | undefined {
-  const raw = params.get(name);
-  if (raw === null) return undefined;
-  const n = Number(raw);
-  if (!/^-?\d{1,16}$/.test(raw) || !Number.isSafeInteger(n)) throw new SvcError("E_BAD_REQUEST", `${name} must be an integer`, { field: name });
-  return n;
-}
-
-/** A comma-separated query parameter as a list, or undefined when absent. */
-function list(params: URLSearchParams, name: string): string[] | undefined {
-  const raw = params.get(name);
-  if (raw === null) return undefined;
-  const items = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
-  if (items.length === 0) throw new SvcError("E_BAD_REQUEST", `${name} must list at least one value`, { field: name });
-  return items;
 }
