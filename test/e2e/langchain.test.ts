@@ -9,7 +9,7 @@ import { PineconeStore } from "@langchain/pinecone";
 import { Pinecone } from "pinecone-v5";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServerProcess, type ServerProcess } from "./server-process.js";
-import { cosine } from "./until.js";
+import { cosine, eventually } from "./until.js";
 
 const INDEX = "lc-e2e";
 const embeddings = new SyntheticEmbeddings({ vectorSize: 16 });
@@ -32,19 +32,6 @@ const OTHER_DOCS = [
 ];
 
 const toDoc = (d: { text: string; year: number; topic: string }) => new Document({ pageContent: d.text, metadata: { year: d.year, topic: d.topic } });
-
-
-async function eventually<T>(fn: () => Promise<T>, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-}
 
 describe("LangChain PineconeStore (Pinecone v5 client) against svc serve", () => {
   let server: ServerProcess;

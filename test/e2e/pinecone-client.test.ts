@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { Errors, Pinecone, type PineconeRecord } from "@pinecone-database/pinecone";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN, startServerProcess, type ServerProcess } from "./server-process.js";
-import { cosine } from "./until.js";
+import { cosine, eventually } from "./until.js";
 import { mulberry32 } from "../../src/kernels/random.js";
 
 const run = promisify(execFile);
@@ -25,7 +25,6 @@ const vec = (): number[] => Array.from({ length: DIM }, () => rand() * 2 - 1);
 /** What the server stores: float32. */
 const f32 = (v: number[]): number[] => Array.from(Float32Array.from(v));
 
-
 /** Brute-force top-k by cosine over `records` (those `keep` accepts), best first. */
 function bruteForce(records: PineconeRecord<Meta>[], query: number[], k: number, keep: (m: Meta) => boolean = () => true) {
   const ranked = records
@@ -35,19 +34,6 @@ function bruteForce(records: PineconeRecord<Meta>[], query: number[], k: number,
   // Precondition for an exact ordering check: no near-ties inside the top k + 1.
   for (let i = 0; i + 1 < Math.min(ranked.length, k + 1); i++) expect(ranked[i]!.score - ranked[i + 1]!.score).toBeGreaterThan(1e-4);
   return ranked.slice(0, k);
-}
-
-/** Retry `fn` until it stops throwing (writes become visible to reads within milliseconds). */
-async function eventually<T>(fn: () => Promise<T>, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
 }
 
 // A dozen records in the default namespace: year 2000..2022 step 2, genres cycling.

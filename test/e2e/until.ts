@@ -1,4 +1,4 @@
-/** @module until — poll until a condition holds (writes become visible within milliseconds; tests wait for it instead of sleeping). */
+/** @module until — wait for a condition or retry a read (writes become visible within milliseconds; tests wait instead of sleeping), and the cosine the e2e tests rank by. */
 
 /** Poll `get` until `check` holds; fails (rather than hangs) after `limitMs`. */
 export async function until<T>(what: string, get: () => Promise<T>, check: (v: T) => boolean, limitMs = 10_000): Promise<T> {
@@ -8,6 +8,19 @@ export async function until<T>(what: string, get: () => Promise<T>, check: (v: T
     if (check(v)) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
     await new Promise((r) => setTimeout(r, 30));
+  }
+}
+
+/** Retry `fn` until it stops throwing (writes become visible to reads within milliseconds). */
+export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 25));
+    }
   }
 }
 
