@@ -9,7 +9,8 @@ import type { Wallets } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
 import { HttpMetrics } from "./metrics.js";
-import type { Reply, RequestContext, Route } from "./route.js";
+import { authenticate, execute } from "./invoke.js";
+import type { RequestContext, Route } from "./route.js";
 
 /** Default request body cap: 64 MiB (a 10k x 1024-d upsert in JSON is ~25 MB). */
 export const DEFAULT_BODY_LIMIT = 64 << 20;
@@ -39,7 +40,6 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-const LOCAL_PRINCIPAL: Principal = { tenant: "local", admin: true, keyId: null };
 const REQUEST_ID_RE = /^[\w.:-]{1,64}$/;
 
 export function isLoopback(host: string): boolean {
@@ -132,7 +132,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       const run = async (body: Buffer) => {
         bytesIn = body.length;
         if (closing) throw new SvcError("E_CLOSED", "the server is shutting down");
-        principal = authenticate(route, h, deps.keys, opts.auth);
+        principal = authenticate(route.auth, h, deps.keys, opts.auth);
         const inCodec = requestCodec(h.contentType);
         if (!route.rawBody && body.length > 0 && (inCodec === null || (inCodec !== "json" && route.proto?.request === undefined))) {
           throw new SvcError("E_MEDIA_TYPE", `Content-Type '${h.contentType}' is not accepted here; send application/json${route.proto?.request ? ", application/msgpack or application/x-protobuf" : ""}`, { field: "content-type" });
@@ -147,11 +147,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
           usage: {},
           contentType: h.contentType,
         };
-        const metered = route.meter !== undefined && !principal.admin;
-        if (metered) await deps.wallets.check(principal.tenant);
-        const reply: Reply = await route.handle(ctx);
-        if (metered) await deps.wallets.charge(principal.tenant, route.meter!, ctx.usage);
-        deps.metrics.usage(ctx.usage);
+        const reply = await execute(route, ctx, deps);
         const status = reply.status ?? route.response.status;
         if (reply.raw) return respond(status, reply.raw.contentType, reply.raw.data, reply.headers);
         const outCodec = responseCodec(h.accept, route.proto !== undefined);
@@ -215,18 +211,6 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       }
     },
   };
-}
-
-/** Resolve the request's principal; throws E_AUTH (401) / E_FORBIDDEN (403). */
-function authenticate(route: Route, h: { apiKey: string; authorization: string }, keys: KeyStore, auth: boolean): Principal {
-  if (route.auth === "none" || !auth) return LOCAL_PRINCIPAL;
-  const bearer = /^bearer\s+(.+)$/i.exec(h.authorization)?.[1]?.trim();
-  const key = h.apiKey || bearer;
-  if (!key) throw new SvcError("E_AUTH", "missing API key: send it as 'Api-Key: <key>' or 'Authorization: Bearer <key>'", { field: "api-key" });
-  const p = keys.authenticate(key);
-  if (p === null) throw new SvcError("E_AUTH", "unknown or revoked API key", { field: "api-key" });
-  if (route.auth === "admin" && !p.admin) throw new SvcError("E_FORBIDDEN", "this operation needs an admin key", { field: "api-key" });
-  return p;
 }
 
 function decodeParams(names: string[], raw: string[]): Record<string, string> {

@@ -1,0 +1,48 @@
+/** @module invoke — what a REST request and an MCP tool call share: resolve the key to a principal, check the wallet, run the handler, charge. */
+import type { KeyStore, Principal } from "../account/keys.js";
+import type { Wallets } from "../account/wallet.js";
+import { SvcError } from "../errors.js";
+import type { HttpMetrics } from "./metrics.js";
+import type { Reply, RequestContext, Route } from "./route.js";
+
+export interface InvokeDeps {
+  keys: KeyStore;
+  wallets: Wallets;
+  metrics: HttpMetrics;
+  /** false: no keys needed, every call acts as the admin of tenant "local" (loopback only). */
+  auth: boolean;
+}
+
+/** The headers a key can come in: `Api-Key: <key>` or `Authorization: Bearer <key>` ("" when absent). */
+export interface Credentials {
+  apiKey: string;
+  authorization: string;
+}
+
+export const LOCAL_PRINCIPAL: Principal = { tenant: "local", admin: true, keyId: null };
+
+/** The key sent, or null. */
+export function presentedKey(c: Credentials): string | null {
+  return c.apiKey || /^bearer\s+(.+)$/i.exec(c.authorization)?.[1]?.trim() || null;
+}
+
+/** Resolve the caller of `auth`-level operations; throws E_AUTH (401) / E_FORBIDDEN (403). */
+export function authenticate(auth: Route["auth"], c: Credentials, keys: KeyStore, authOn: boolean): Principal {
+  if (auth === "none" || !authOn) return LOCAL_PRINCIPAL;
+  const key = presentedKey(c);
+  if (!key) throw new SvcError("E_AUTH", "missing API key: send it as 'Api-Key: <key>' or 'Authorization: Bearer <key>'", { field: "api-key" });
+  const p = keys.authenticate(key);
+  if (p === null) throw new SvcError("E_AUTH", "unknown or revoked API key", { field: "api-key" });
+  if (auth === "admin" && !p.admin) throw new SvcError("E_FORBIDDEN", "this operation needs an admin key", { field: "api-key" });
+  return p;
+}
+
+/** Run an authenticated request: metered routes check the tenant's wallet first and are charged on success (admins are not metered). */
+export async function execute(route: Route, ctx: RequestContext, deps: Pick<InvokeDeps, "wallets" | "metrics">): Promise<Reply> {
+  const metered = route.meter !== undefined && !ctx.principal.admin;
+  if (metered) await deps.wallets.check(ctx.principal.tenant);
+  const reply = await route.handle(ctx);
+  if (metered) await deps.wallets.charge(ctx.principal.tenant, route.meter!, ctx.usage);
+  deps.metrics.usage(ctx.usage);
+  return reply;
+}
