@@ -25,6 +25,7 @@ export const ERRORS = {
   E_IO: { status: 500, summary: "a file operation failed" },
   E_OUT_OF_MEMORY: { status: 507, summary: "the shared arena cannot grow further" },
   E_WORKER_FAILED: { status: 503, summary: "a scan worker died; the task was not completed" },
+  E_UNREACHABLE: { status: 502, summary: "the stdio tool server cannot reach the svc REST API (SVC_URL)" },
   E_INTERNAL: { status: 500, summary: "an unexpected server error; the log has the details" },
   E_KERNEL: { status: 500, summary: "a WASM kernel failed" },
   E_ABI: { status: 500, summary: "build/kernels.wasm does not match this code's ABI version" },

@@ -9,10 +9,11 @@ import { hookCommand } from "./hook.js";
 import { installHooksCommand } from "./install-hooks.js";
 import { demoCommand } from "./demo.js";
 import { keysCommand } from "./keys.js";
+import { mcpCommand } from "./mcp.js";
 import { repairCommand } from "./repair.js";
 import { serveCommand } from "./serve.js";
 
-const COMMANDS: Command[] = [serveCommand, keysCommand, exportCommand, importCommand, demoCommand, repairCommand, buildCommand, installHooksCommand, hookCommand];
+const COMMANDS: Command[] = [serveCommand, keysCommand, exportCommand, importCommand, demoCommand, repairCommand, buildCommand, installHooksCommand, hookCommand, mcpCommand];
 
 const HELP = `svc — self-hosted memory substrate for AI agents
 

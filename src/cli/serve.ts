@@ -10,7 +10,10 @@ export const serveCommand: Command = {
   name: "serve",
   usage: `svc serve [--host 127.0.0.1] [--port 8080] [--data ./data/var] [--threads N]
           [--log-level info] [--body-limit 67108864] [--no-auth]
-      Serve the REST API (uWebSockets.js). On first start an admin key is
+          [--mcp-allowed-hosts svc.example.com,10.0.0.5:8080]
+      Serve the REST API (uWebSockets.js) and MCP at /mcp (streamable HTTP;
+      Host/Origin must be loopback on this port or listed in
+      --mcp-allowed-hosts). On first start an admin key is
       created and printed once. Prices: <data>/config.json {"prices": {...}}.
       --no-auth (loopback only): no keys, every request is the local admin.
       --port 0 picks a free port. Request logs are JSON lines on stdout.`,
@@ -22,6 +25,7 @@ export const serveCommand: Command = {
     "log-level": { type: "string" },
     "body-limit": { type: "string" },
     "no-auth": { type: "boolean" },
+    "mcp-allowed-hosts": { type: "string" },
   },
   async run(values) {
     const port = values.port === "0" ? 0 : positiveInt("port", values.port, 8080);
@@ -37,6 +41,7 @@ export const serveCommand: Command = {
       bodyLimit: positiveInt("body-limit", values["body-limit"], 64 << 20),
       threads: values.threads === undefined ? undefined : positiveInt("threads", values.threads, 2),
       logger,
+      mcpAllowedHosts: typeof values["mcp-allowed-hosts"] === "string" ? values["mcp-allowed-hosts"].split(",").map((h) => h.trim()).filter(Boolean) : undefined,
     });
     if (values["no-auth"] !== true && server.keys.size === 0) {
       const { key, record } = server.keys.create({ tenant: "admin", admin: true, name: "first admin key" });

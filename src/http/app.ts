@@ -25,8 +25,10 @@ import { opsRoutes } from "./routes/ops.js";
 import { recordRoutes } from "./routes/records.js";
 import { embedRoutes } from "./routes/embed.js";
 import { causalRoutes } from "./routes/hd-causal.js";
+import { hdRolesRoutes } from "./routes/hd-roles.js";
 import { CausalService } from "../hd/causal/service.js";
-import { startHttp, type HttpServer } from "./server.js";
+import { startHttp, DEFAULT_BODY_LIMIT, type HttpServer } from "./server.js";
+import { mcpEndpoint } from "./mcp.js";
 
 export interface ServerOptions {
   dataDir: string;
@@ -37,6 +39,8 @@ export interface ServerOptions {
   threads?: number;
   durability?: Durability;
   logger?: Logger;
+  /** Host header values /mcp accepts besides loopback names on the listening port (DNS-rebinding protection). */
+  mcpAllowedHosts?: string[];
 }
 
 export interface Server extends HttpServer {
@@ -80,7 +84,7 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   const causal = new CausalService(opts.dataDir);
   const metrics = new HttpMetrics();
   const routes: Route[] = [];
-  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...embedRoutes(encoder), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })));
+  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...embedRoutes(encoder), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
   /** Services close after the listener: newest first, the pool last (collections release it). */
   const closeServices = async () => {
     await causal.close();
@@ -92,12 +96,14 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   };
   let http: HttpServer;
   try {
-    http = await startHttp(routes, { keys, wallets, metrics }, {
+    const logger = opts.logger ?? pino({ level: "silent" });
+    const mcp = mcpEndpoint(routes, { keys, wallets, metrics, auth: opts.auth ?? true }, { allowedHosts: opts.mcpAllowedHosts, bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, log: logger });
+    http = await startHttp(routes, { keys, wallets, metrics, mcp }, {
       host: opts.host ?? "127.0.0.1",
       port: opts.port ?? 8080,
       auth: opts.auth ?? true,
       bodyLimit: opts.bodyLimit,
-      logger: opts.logger ?? pino({ level: "silent" }),
+      logger,
     });
   } catch (err) {
     await closeServices();

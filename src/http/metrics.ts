@@ -16,6 +16,7 @@ export class HttpMetrics {
   private readonly bytesOut = new Counter({ name: "svc_http_response_bytes_total", help: "Response body bytes sent", registers: [this.registry] });
   private readonly written = new Counter({ name: "svc_vectors_written_total", help: "Vectors written (upsert, update)", registers: [this.registry] });
   private readonly scanned = new Counter({ name: "svc_vectors_scanned_total", help: "Vectors scanned by queries", registers: [this.registry] });
+  private readonly toolCalls = new Counter({ name: "svc_mcp_tool_calls_total", help: "MCP tool calls over /mcp, by tool and outcome", labelNames: ["tool", "outcome"] as const, registers: [this.registry] });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: "svc_" });
@@ -31,6 +32,10 @@ export class HttpMetrics {
   usage(u: Usage): void {
     if (u.written) this.written.inc(u.written);
     if (u.scanned) this.scanned.inc(u.scanned);
+  }
+
+  toolCall(tool: string, ok: boolean): void {
+    this.toolCalls.inc({ tool, outcome: ok ? "ok" : "error" });
   }
 
   text(): Promise<string> {

@@ -10,6 +10,7 @@ import { SvcError } from "../errors.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
 import { HttpMetrics } from "./metrics.js";
 import { authenticate, execute } from "./invoke.js";
+import type { McpEndpoint } from "./mcp.js";
 import type { RequestContext, Route } from "./route.js";
 
 /** Default request body cap: 64 MiB (a 10k x 1024-d upsert in JSON is ~25 MB). */
@@ -31,6 +32,8 @@ export interface HttpDeps {
   keys: KeyStore;
   wallets: Wallets;
   metrics: HttpMetrics;
+  /** Mounted beside the route table (MCP over streamable HTTP at /mcp). */
+  mcp?: McpEndpoint;
 }
 
 export interface HttpServer {
@@ -49,11 +52,11 @@ export function isLoopback(host: string): boolean {
 }
 
 /** uWS wants "200 OK". */
-function statusLine(status: number): string {
+export function statusLine(status: number): string {
   return `${status} ${STATUS_CODES[status] ?? ""}`;
 }
 
-interface Flight {
+export interface Flight {
   aborted: boolean;
   /** Set while the body is being read: ends that wait when the client goes away. */
   onAbort?: () => void;
@@ -175,6 +178,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
   for (const r of routes) register(r);
 
   // Everything else: 405 when the path exists with another method, else 404.
+  deps.mcp?.mount(app, opts.host, () => port);
   const literal = (part: string) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const known = routes.map((r) => ({ re: new RegExp(`^${r.path.split(/\{\w+\}/).map(literal).join("[^/]+")}$`), method: r.method }));
   app.any("/*", (res, req) => {
@@ -208,6 +212,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       uWS.us_listen_socket_close(socket);
       if (inFlight > 0) {
         await Promise.race([new Promise<void>((r) => (drained = r)), new Promise((r) => setTimeout(r, DRAIN_MS).unref())]);
+      await deps.mcp?.close();
       }
     },
   };
@@ -226,7 +231,7 @@ function decodeParams(names: string[], raw: string[]): Record<string, string> {
 }
 
 /** Read the whole body, copying uWS's transient chunks; rejects with E_TOO_LARGE past `limit`. */
-function readBody(res: uWS.HttpResponse, declared: number, limit: number, flight: Flight): Promise<Buffer> {
+export function readBody(res: uWS.HttpResponse, declared: number, limit: number, flight: Flight): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // Grown as bytes arrive (doubling), so a declared length alone reserves at most 1 MiB.
     let buf = Buffer.allocUnsafe(declared >= 0 ? Math.min(declared, 1 << 20) : 16 << 10);

@@ -216,6 +216,8 @@ describe("ops endpoints (in-process server)", () => {
       "POST /v1/hd/causal/{name}/query": { query_type: "intervention", condition_var: 0, condition_value: 1, query_var: 1, query_value: 0 },
       "POST /v1/hd/analogy": { n_feat: 3, a: 1, b: 2, c: 4 },
       "POST /v1/embed": { texts: ["ops check"] },
+      "POST /v1/hd/roles/bind": { pairs: { agent: "alice" } },
+      "POST /v1/hd/roles/read": { vector: Buffer.alloc(1024).toString("base64"), roles: ["agent"], candidates: ["alice"] },
     };
     /** The import route takes multipart/form-data: upload the namespace's own export. */
     const importOwnExport = async (path: string): Promise<Reply> => {

@@ -1,0 +1,35 @@
+/** @module cli/mcp — `svc mcp`: the stdio MCP tool server, forwarding every tool call to a running server's REST API. */
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { mcpServer } from "../tools/mcp-server.js";
+import { restApi } from "../tools/rest-api.js";
+import type { Command } from "./command.js";
+
+export const DEFAULT_SVC_URL = "http://127.0.0.1:8080";
+
+export const mcpCommand: Command = {
+  name: "mcp",
+  usage: `svc mcp [--url http://127.0.0.1:8080]
+      MCP tool server on stdin/stdout (JSON-RPC 2.0) for agents: every tool
+      call goes to the REST API at --url (or SVC_URL) with the key in
+      SVC_API_KEY, metered against that key's wallet. Logs go to stderr;
+      the key is sent only to that URL.`,
+  options: { url: { type: "string" } },
+  async run(values) {
+    const url = (values.url as string | undefined) ?? process.env.SVC_URL ?? DEFAULT_SVC_URL;
+    const key = process.env.SVC_API_KEY || undefined;
+    const server = mcpServer(restApi(url, key), {
+      keyed: true,
+      onError: (tool, err) => process.stderr.write(`svc mcp: ${tool} failed: ${(err as Error).stack ?? String(err)}\n`),
+    });
+    const closed = new Promise<void>((resolve) => {
+      server.onclose = resolve;
+      process.stdin.once("end", resolve);
+      process.stdin.once("close", resolve);
+    });
+    await server.connect(new StdioServerTransport());
+    process.stderr.write(`svc mcp: serving tools over stdio, forwarding to ${url}${key ? "" : " (no SVC_API_KEY: only public tools will work)"}\n`);
+    await closed;
+    await server.close();
+    return 0;
+  },
+};

@@ -1,0 +1,44 @@
+/** @module tools/local-api — the REST operations called in-process (the /mcp endpoint): the route table's own handlers, authenticated and metered as REST. */
+import { SvcError } from "../errors.js";
+import { authenticate, execute, type Credentials, type InvokeDeps } from "../http/invoke.js";
+import type { RequestContext, Route } from "../http/route.js";
+import { toHttp, type Operation } from "./operation.js";
+import { ToolError, type Api, type ApiReply } from "./tool.js";
+
+export class LocalApi {
+  private readonly ops = new Map<string, { route: Route; op: Operation }>();
+  private seq = 0;
+
+  constructor(routes: readonly Route[], private readonly deps: InvokeDeps) {
+    for (const route of routes) {
+      const arrayQuery = new Set((route.queryParams ?? []).filter((q) => q.schema.type === "array").map((q) => q.name));
+      this.ops.set(route.operationId, { route, op: { operationId: route.operationId, method: route.method, path: route.path, arrayQuery } });
+    }
+  }
+
+  /** The API as the holder of these credentials sees it; `baseUrl` is what links in answers are built on. */
+  as(creds: Credentials, baseUrl: string): Api {
+    return {
+      call: async (operationId, req) => {
+        const found = this.ops.get(operationId);
+        if (!found) throw new ToolError("E_INTERNAL", `no operation ${operationId}`);
+        try {
+          const principal = authenticate(found.route.auth, creds, this.deps.keys, this.deps.auth);
+          const http = toHttp(found.op, req);
+          const ctx: RequestContext = {
+            id: `mcp-${(++this.seq).toString(36)}`, params: http.params, query: http.query, body: http.body, principal, baseUrl, usage: {}, contentType: http.contentType,
+          };
+          const reply = await execute(found.route, ctx, this.deps);
+          const out: ApiReply = { status: reply.status ?? found.route.response.status, headers: reply.headers ?? {} };
+          if (reply.raw) out.raw = { contentType: reply.raw.contentType, data: Buffer.from(reply.raw.data) };
+          // What a REST client would decode: plain JSON (typed arrays become lists, undefined fields go).
+          else if (reply.body !== undefined) out.body = JSON.parse(JSON.stringify(reply.body));
+          return out;
+        } catch (err) {
+          if (err instanceof SvcError) throw new ToolError(err.code, err.message, err.field);
+          throw err;
+        }
+      },
+    };
+  }
+}

@@ -1,0 +1,63 @@
+/** @module tools/rest-api — the REST operations over HTTP (the stdio tool server): operation shapes come from the server's own /v1/openapi.json. */
+import { toHttp, type Operation } from "./operation.js";
+import { ToolError, type Api, type ApiReply } from "./tool.js";
+
+interface OpenApiDoc {
+  paths: Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string; schema?: { type?: unknown } }> }>>;
+}
+
+/** `key` goes only to `baseUrl`, in the Api-Key header. */
+export function restApi(baseUrl: string, key: string | undefined): Api {
+  const base = baseUrl.replace(/\/+$/, "");
+  const headers = (extra: Record<string, string>) => ({ ...(key ? { "api-key": key } : {}), ...extra });
+  const request = async (url: string, init: RequestInit): Promise<Response> => {
+    try {
+      return await fetch(url, { ...init, redirect: "error" }); // a redirect could carry the key elsewhere
+    } catch (err) {
+      throw new ToolError("E_UNREACHABLE", `cannot reach the svc server at ${base} (${(err as Error).message}); start it with 'svc serve' or set SVC_URL`);
+    }
+  };
+  let ops: Promise<Map<string, Operation>> | null = null;
+  const operations = () => (ops ??= (async () => {
+    const res = await request(`${base}/v1/openapi.json`, { headers: headers({ accept: "application/json" }) });
+    if (!res.ok) throw new ToolError("E_UNREACHABLE", `${base}/v1/openapi.json answered ${res.status}; is SVC_URL an svc server?`);
+    const doc = (await res.json()) as OpenApiDoc;
+    const map = new Map<string, Operation>();
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, o] of Object.entries(methods)) {
+        const arrayQuery = new Set((o.parameters ?? []).filter((p) => p.in === "query" && p.schema?.type === "array").map((p) => p.name));
+        map.set(o.operationId, { operationId: o.operationId, method: method as Operation["method"], path, arrayQuery });
+      }
+    }
+    return map;
+  })().catch((err) => {
+    ops = null; // try again on the next call
+    throw err;
+  }));
+
+  return {
+    async call(operationId, req) {
+      const op = (await operations()).get(operationId);
+      if (!op) throw new ToolError("E_UNREACHABLE", `the server at ${base} has no operation ${operationId} (an older version?)`);
+      const http = toHttp(op, req);
+      const qs = http.query.toString();
+      const body = http.body === undefined ? undefined : Buffer.isBuffer(http.body) ? new Uint8Array(http.body) : JSON.stringify(http.body);
+      const res = await request(`${base}${http.path}${qs ? `?${qs}` : ""}`, {
+        method: op.method.toUpperCase(),
+        headers: headers({ accept: "application/json", ...(http.contentType ? { "content-type": http.contentType } : {}) }),
+        body,
+      });
+      const type = res.headers.get("content-type") ?? "";
+      const data = Buffer.from(await res.arrayBuffer());
+      const isJson = /^application\/json\b/i.test(type);
+      if (!res.ok) {
+        const e = isJson && data.length > 0 ? (JSON.parse(data.toString("utf8")) as { error?: { code?: string; message?: string; field?: string } }).error : undefined;
+        throw new ToolError(e?.code ?? `HTTP_${res.status}`, e?.message ?? `${op.method.toUpperCase()} ${http.path} answered ${res.status}`, e?.field);
+      }
+      const out: ApiReply = { status: res.status, headers: Object.fromEntries(res.headers.entries()) };
+      if (isJson) out.body = data.length > 0 ? JSON.parse(data.toString("utf8")) : undefined;
+      else out.raw = { contentType: type, data };
+      return out;
+    },
+  };
+}

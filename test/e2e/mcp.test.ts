@@ -1,0 +1,159 @@
+/** MCP end to end: the official SDK Client over stdio (spawning `svc mcp` against a running server) and over streamable HTTP (/mcp). */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, newTenantKey } from "./client.js";
+import { MAIN, startServerProcess, type ServerProcess } from "./server-process.js";
+
+let srv: ServerProcess;
+let key: string;
+
+beforeAll(async () => {
+  srv = await startServerProcess();
+  key = (await newTenantKey(srv)).key;
+});
+afterAll(async () => {
+  await srv?.dispose();
+});
+
+type Result = CallToolResult & { structuredContent?: Record<string, unknown> };
+const errorOf = (r: Result) => JSON.parse((r.content[0] as { text: string }).text).error as { code: string; message: string; field?: string };
+
+async function httpClient(apiKey: string | null): Promise<Client> {
+  const client = new Client({ name: "svc-e2e", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: apiKey ? { "api-key": apiKey } : {} } }));
+  return client;
+}
+
+async function stdioClient(apiKey: string): Promise<Client> {
+  const client = new Client({ name: "svc-e2e", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp"], env: { SVC_URL: srv.url, SVC_API_KEY: apiKey, PATH: process.env.PATH ?? "" }, stderr: "pipe" }));
+  return client;
+}
+
+/** The same scenario over each transport. */
+async function scenario(client: Client, ns: string): Promise<void> {
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name);
+  for (const n of ["create_index", "query_text", "kg.add_fact", "causal.query", "analogy", "bind_role", "read_roles", "records_ingest", "records_query", "hd_kg_query"]) expect(names).toContain(n);
+  const ingest = tools.find((t) => t.name === "records_ingest")!;
+  expect(ingest.inputSchema.required).toEqual(expect.arrayContaining(["namespace", "items"]));
+  expect(ingest.annotations?.readOnlyHint).toBe(false);
+
+  const ingested = (await client.callTool({ name: "records_ingest", arguments: { namespace: ns, items: [
+    { kind: "decision", text: "We chose PostgreSQL for the billing service because of strong transactions", tags: ["db"] },
+    { kind: "mistake", text: "The deploy failed because the TLS certificate had expired", tags: ["ops"] },
+  ] } })) as Result;
+  expect(ingested.isError).toBeFalsy();
+  expect(ingested.structuredContent!.count).toBe(2);
+  const found = (await client.callTool({ name: "records_query", arguments: { namespace: ns, text: "why did the deployment break? certificate", topK: 1, includeText: true } })) as Result;
+  const records = found.structuredContent!.records as Array<{ kind: string; text: string }>;
+  expect(records[0]!.kind).toBe("mistake");
+  expect(records[0]!.text).toContain("certificate");
+
+  const added = (await client.callTool({ name: "kg.add_fact", arguments: { graph: `${ns}-g`, subject: "paris", relation: "capital_of", object: "france" } })) as Result;
+  expect(added.structuredContent!.added).toBe(1);
+  const answer = (await client.callTool({ name: "kg.query", arguments: { graph: `${ns}-g`, subject: "paris", relation: "capital_of" } })) as Result;
+  expect(answer.structuredContent!.object).toBe("france");
+  expect(answer.structuredContent!.confidence as number).toBeGreaterThan(0.5);
+
+  const bad = (await client.callTool({ name: "records_query", arguments: { namespace: ns, topK: "ten" } })) as Result;
+  expect(bad.isError).toBe(true);
+  expect(errorOf(bad)).toMatchObject({ code: "E_BAD_REQUEST", field: "topK" });
+  // An error from REST itself comes back with its stable code.
+  const missing = (await client.callTool({ name: "records_get", arguments: { namespace: ns, id: "rec_00" } })) as Result;
+  expect(missing.isError).toBe(true);
+  expect(errorOf(missing).code).toBe("E_NOT_FOUND");
+}
+
+describe("MCP over streamable HTTP (/mcp)", () => {
+  it("lists tools, ingests and queries records, adds and queries facts, reports bad arguments with a code", async () => {
+    const client = await httpClient(key);
+    try {
+      await scenario(client, "mcp-http");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("charges tool calls to the same wallet as REST", async () => {
+    const before = (await call(srv.url, key, "GET", "/v1/wallet")).body as { balanceUsd: number };
+    const client = await httpClient(key);
+    try {
+      const r = (await client.callTool({ name: "records_ingest", arguments: { namespace: "mcp-wallet", items: [{ kind: "note", text: "metered" }] } })) as Result;
+      expect(r.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+    const after = (await call(srv.url, key, "GET", "/v1/wallet")).body as { balanceUsd: number };
+    expect(after.balanceUsd).toBeLessThan(before.balanceUsd);
+  });
+
+  it("without a key lists only public tools and refuses memory tools with E_AUTH", async () => {
+    const client = await httpClient(null);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).not.toContain("records_ingest");
+      const r = (await client.callTool({ name: "records_ingest", arguments: { namespace: "x", items: [{ kind: "note", text: "no key" }] } })) as Result;
+      expect(r.isError).toBe(true);
+      expect(errorOf(r).code).toBe("E_AUTH");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("refuses a foreign Host or Origin (DNS rebinding), a wrong key and an unknown session", async () => {
+    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+    const post = (headers: Record<string, string>) => fetch(`${srv.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: JSON.stringify(init) });
+    expect((await post({ origin: "http://evil.example" })).status).toBe(403);
+    const port = new URL(srv.url).port;
+    // fetch sets Host itself; a rebinding attack looks like this at the socket:
+    const raw = await import("node:net").then(({ connect }) => new Promise<string>((resolve, reject) => {
+      const s = connect(Number(port), "127.0.0.1", () => s.end(`GET /mcp HTTP/1.1\r\nHost: attacker.example:${port}\r\nConnection: close\r\n\r\n`));
+      let out = "";
+      s.on("data", (b) => (out += b.toString()));
+      s.on("end", () => resolve(out));
+      s.on("error", reject);
+    }));
+    expect(raw).toMatch(/^HTTP\/1\.1 403/);
+    expect((await post({ "api-key": "svc_not_a_key" })).status).toBe(401);
+    const stale = await fetch(`${srv.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": "00000000-0000-0000-0000-000000000000" }, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) });
+    expect(stale.status).toBe(404);
+  });
+
+  it("ends a session on DELETE", async () => {
+    const client = await httpClient(key);
+    const transport = client.transport as StreamableHTTPClientTransport;
+    const sid = transport.sessionId!;
+    expect(sid).toMatch(/^[0-9a-f-]{36}$/);
+    await transport.terminateSession();
+    const after = await fetch(`${srv.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "api-key": key, "mcp-session-id": sid }, body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list" }) });
+    expect(after.status).toBe(404);
+    await client.close();
+  });
+});
+
+describe("MCP over stdio (svc mcp)", () => {
+  it("forwards to the running server: the same scenario", async () => {
+    const client = await stdioClient(key);
+    try {
+      await scenario(client, "mcp-stdio");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("names the problem when the server is unreachable", async () => {
+    const client = new Client({ name: "svc-e2e", version: "1.0.0" });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", "--url", "http://127.0.0.1:9"], env: { SVC_API_KEY: key, PATH: process.env.PATH ?? "" }, stderr: "pipe" }));
+    try {
+      const r = (await client.callTool({ name: "list_indexes", arguments: {} })) as Result;
+      expect(r.isError).toBe(true);
+      expect(errorOf(r).code).toBe("E_UNREACHABLE");
+    } finally {
+      await client.close();
+    }
+  });
+});
