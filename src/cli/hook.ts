@@ -23,7 +23,7 @@ export function keyFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.SVC_HOME || join(homedir(), ".svc"), "api-key");
 }
 
-function apiKey(): string | undefined {
+export function storedApiKey(): string | undefined {
   if (process.env.SVC_API_KEY) return process.env.SVC_API_KEY;
   try {
     return readFileSync(keyFile(), "utf8").trim() || undefined;
@@ -74,7 +74,7 @@ async function handOff(values: Record<string, string | boolean | undefined>, kin
   const spool: Spool = { kind: kind as HookKind, payload: payload as Record<string, unknown>, namespace: (values.namespace as string | undefined) || auto?.namespace || DEFAULT_HOOK_NAMESPACE, ...(ttl !== undefined ? { ttlDays: ttl } : {}), ...(typeof values.url === "string" ? { url: values.url } : {}) };
   const file = join(tmpdir(), `svc-hook-${process.pid}-${randomBytes(6).toString("hex")}.json`);
   writeFileSync(file, JSON.stringify(spool), { mode: 0o600 });
-  const key = apiKey();
+  const key = storedApiKey();
   const child = spawn(process.execPath, [MAIN, "hook", kind, "--send-file", file], { detached: true, stdio: "ignore", env: { ...process.env, ...(key ? { SVC_API_KEY: key } : {}) } });
   child.on("error", () => undefined);
   child.unref();

@@ -4,13 +4,13 @@
  * timestamped backup before any change, keeps the user's own hooks, is idempotent, and an
  * uninstall right after an install gives back the original file byte for byte.
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { fileURLToPath } from "node:url";
 import { SvcError } from "../errors.js";
-import { mergeHooks, parseAutoRecord, removeHooks, serialize, type HookKind } from "../recorders/hooks.js";
+import { mergeHooks, mergeMcpServer, parseAutoRecord, removeHooks, removeMcpServer, serialize, type HookKind } from "../recorders/hooks.js";
 import { positiveInt, say, type Command } from "./command.js";
 import { keyFile } from "./hook.js";
 
@@ -30,36 +30,34 @@ const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : JSON.stringify(s)
 export const installHooksCommand: Command = {
   name: "install-hooks",
   usage: `svc install-hooks [--scope project|user] [--settings PATH] [--yes] [--no-mcp]
-                  [--namespace NS] [--ttl DAYS] [--url URL] [--api-key KEY] [--uninstall]
+                  [--mcp-config PATH] [--namespace NS] [--ttl DAYS] [--url URL]
+                  [--api-key KEY] [--uninstall]
       Merge 10 Claude Code lifecycle hooks (each runs \`svc hook <kind>\`) into
       ./.claude/settings.json (project) or ~/.claude/settings.json (user), after a
       timestamped backup. Without --yes it shows the change and asks (refuses when
       not on a terminal). --uninstall removes exactly what was added. --api-key is
       kept in $SVC_HOME/api-key (0600), not in the settings. Namespace and ttl
-      default to SVC_AUTO_RECORD=<namespace>:<ttl_days>.`,
+      default to SVC_AUTO_RECORD=<namespace>:<ttl_days>. Unless --no-mcp it also
+      registers \`svc mcp\` as the MCP server "svc" in ./.mcp.json (project) or
+      ~/.claude.json (user), or --mcp-config; --uninstall takes that out too.`,
   options: {
-    scope: { type: "string" }, settings: { type: "string" }, yes: { type: "boolean" }, "no-mcp": { type: "boolean" },
+    scope: { type: "string" }, settings: { type: "string" }, yes: { type: "boolean" }, "no-mcp": { type: "boolean" }, "mcp-config": { type: "string" },
     namespace: { type: "string" }, ttl: { type: "string" }, url: { type: "string" }, "api-key": { type: "string" }, uninstall: { type: "boolean" },
   },
   async run(values) {
     const path = settingsPath(values);
-    const original = existsSync(path) ? readFileSync(path, "utf8") : null;
-    let settings: Record<string, unknown> = {};
-    if (original !== null && original.trim() !== "") {
-      try {
-        settings = JSON.parse(original) as Record<string, unknown>;
-      } catch (err) {
-        throw new SvcError("E_BAD_REQUEST", `${path} is not valid JSON: ${(err as Error).message}`, { field: "settings" });
-      }
-      if (typeof settings !== "object" || settings === null || Array.isArray(settings)) throw new SvcError("E_BAD_REQUEST", `${path} does not hold a JSON object`, { field: "settings" });
-    }
+    const settings = readJsonFile(path, "settings");
+    const mcpPath = mcpConfigPath(values, path);
+    const mcp = existsSync(mcpPath) || values.uninstall !== true ? readJsonFile(mcpPath, "mcp-config") : null;
 
-    let next: string;
-    let changes: string[];
+    const targets: Target[] = [];
     if (values.uninstall === true) {
-      const plan = removeHooks(settings);
-      changes = plan.changes;
-      next = restoredText(path, plan.settings) ?? serialize(plan.settings, original);
+      const plan = removeHooks(settings.value);
+      targets.push({ path, original: settings.original, changes: plan.changes, next: uninstalled(path, plan.settings, settings.original) });
+      if (mcp) {
+        const m = removeMcpServer(mcp.value);
+        targets.push({ path: mcpPath, original: mcp.original, changes: m.changes, next: uninstalled(mcpPath, m.settings, mcp.original) });
+      }
     } else {
       const auto = parseAutoRecord(process.env.SVC_AUTO_RECORD);
       const namespace = (values.namespace as string | undefined) ?? auto?.namespace;
@@ -70,25 +68,31 @@ export const installHooksCommand: Command = {
       const command = (kind: HookKind) =>
         [quote(process.execPath), quote(MAIN), "hook", kind, ...(namespace ? ["--namespace", namespace] : []), ...(ttl ? ["--ttl", String(ttl)] : []), ...(url ? ["--url", url] : [])].join(" ");
       // Same flags again: nothing to add. Other flags: replace svc's entries, keep the user's.
-      let plan = mergeHooks(settings, command);
+      let plan = mergeHooks(settings.value, command);
       if (plan.changes.length > 0) {
-        const cleared = removeHooks(settings);
+        const cleared = removeHooks(settings.value);
         const merged = mergeHooks(cleared.settings, command);
         plan = { settings: merged.settings, changes: [...cleared.changes, ...merged.changes] };
       }
-      changes = plan.changes;
-      next = serialize(plan.settings, original);
-      if (values["no-mcp"] !== true) say("note: MCP server not registered: `svc mcp` is not part of this release (pass --no-mcp to silence this)");
+      targets.push({ path, original: settings.original, changes: plan.changes, next: serialize(plan.settings, settings.original) });
+      if (mcp && values["no-mcp"] !== true) {
+        // The key is not written here: `svc mcp` reads SVC_API_KEY or the key file, as the hooks do.
+        const m = mergeMcpServer(mcp.value, { type: "stdio", command: process.execPath, args: [MAIN, "mcp", ...(url ? ["--url", url] : [])] });
+        targets.push({ path: mcpPath, original: mcp.original, changes: m.changes.filter((c) => !c.startsWith("!")), next: serialize(m.settings, mcp.original) });
+        for (const c of m.changes.filter((x) => x.startsWith("!"))) say(`${mcpPath}: ${c}`);
+      }
     }
 
     const keyChange = typeof values["api-key"] === "string" && values.uninstall !== true;
-    const fileChange = changes.length > 0;
-    if (!fileChange && !keyChange) {
+    const changed = targets.filter((t) => t.changes.length > 0);
+    if (changed.length === 0 && !keyChange) {
       say(`${path}: nothing to change (${values.uninstall === true ? "no svc hooks present" : "svc hooks already installed"})`);
       return 0;
     }
-    say(`${path}:`);
-    for (const c of changes) say(`  ${c}`);
+    for (const t of changed) {
+      say(`${t.path}:`);
+      for (const c of t.changes) say(`  ${c}`);
+    }
     if (keyChange) say(`  + api key -> ${keyFile()} (0600)`);
     if (values.yes !== true) {
       if (!process.stdin.isTTY || !process.stdout.isTTY) throw new SvcError("E_BAD_REQUEST", "not a terminal: pass --yes to apply these changes", { field: "yes" });
@@ -100,14 +104,16 @@ export const installHooksCommand: Command = {
         return 1;
       }
     }
-    if (fileChange) {
-      mkdirSync(dirname(path), { recursive: true });
-      if (original !== null) {
-        const backup = `${path}${BACKUP}${new Date().toISOString().replace(/[:.]/g, "-")}`;
-        writeFileSync(backup, original, { flag: "wx" });
+    const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+    for (const t of changed) {
+      mkdirSync(dirname(t.path), { recursive: true });
+      if (t.original !== null) {
+        const backup = `${t.path}${BACKUP}${stamp}`;
+        writeFileSync(backup, t.original, { flag: "wx" });
         say(`backup: ${backup}`);
       }
-      writeFileSync(path, next);
+      if (t.next === null) unlinkSync(t.path);
+      else writeFileSync(t.path, t.next);
     }
     if (keyChange) {
       const f = keyFile();
@@ -119,6 +125,56 @@ export const installHooksCommand: Command = {
     return 0;
   },
 };
+
+interface Target {
+  path: string;
+  /** The file's text before (null: it did not exist). */
+  original: string | null;
+  /** null: remove the file (svc created it and nothing else is left in it). */
+  next: string | null;
+  changes: string[];
+}
+
+/** The file's text after an uninstall: a backup holding exactly what is left (byte-identical round trip), nothing when svc created the file, else re-serialized. */
+function uninstalled(path: string, left: Record<string, unknown>, original: string | null): string | null {
+  const restored = restoredText(path, left);
+  if (restored !== undefined) return restored;
+  if (Object.keys(left).length === 0 && !hasBackup(path)) return null;
+  return serialize(left, original);
+}
+
+/** A JSON object file: its text (null when absent) and value ({} when absent or empty). */
+function readJsonFile(path: string, field: string): { original: string | null; value: Record<string, unknown> } {
+  const original = existsSync(path) ? readFileSync(path, "utf8") : null;
+  if (original === null || original.trim() === "") return { original, value: {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(original);
+  } catch (err) {
+    throw new SvcError("E_BAD_REQUEST", `${path} is not valid JSON: ${(err as Error).message}`, { field });
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new SvcError("E_BAD_REQUEST", `${path} does not hold a JSON object`, { field });
+  return { original, value: value as Record<string, unknown> };
+}
+
+/**
+ * Where Claude Code reads MCP servers: --mcp-config, else the project's .mcp.json (beside the .claude
+ * folder of the settings file) or, for --scope user, ~/.claude.json.
+ */
+export function mcpConfigPath(values: Record<string, string | boolean | undefined>, settings: string): string {
+  if (typeof values["mcp-config"] === "string") return resolve(values["mcp-config"]);
+  if (typeof values.settings !== "string" && values.scope === "user") return join(homedir(), ".claude.json");
+  const dir = dirname(settings);
+  return basename(dir) === ".claude" ? join(dirname(dir), ".mcp.json") : join(dir, ".mcp.json");
+}
+
+function hasBackup(path: string): boolean {
+  try {
+    return readdirSync(dirname(path)).some((n) => n.startsWith(basename(path) + BACKUP));
+  } catch {
+    return false;
+  }
+}
 
 /** The newest backup whose content is exactly `settings`: uninstall writes its bytes back, so an install + uninstall round trip is byte-identical. */
 function restoredText(path: string, settings: Record<string, unknown>): string | undefined {

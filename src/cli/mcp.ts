@@ -3,6 +3,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { mcpServer } from "../tools/mcp-server.js";
 import { restApi } from "../tools/rest-api.js";
 import type { Command } from "./command.js";
+import { storedApiKey } from "./hook.js";
 
 export const DEFAULT_SVC_URL = "http://127.0.0.1:8080";
 
@@ -11,12 +12,12 @@ export const mcpCommand: Command = {
   usage: `svc mcp [--url http://127.0.0.1:8080]
       MCP tool server on stdin/stdout (JSON-RPC 2.0) for agents: every tool
       call goes to the REST API at --url (or SVC_URL) with the key in
-      SVC_API_KEY, metered against that key's wallet. Logs go to stderr;
+      SVC_API_KEY (else $SVC_HOME/api-key), metered against its wallet. Logs go to stderr;
       the key is sent only to that URL.`,
   options: { url: { type: "string" } },
   async run(values) {
     const url = (values.url as string | undefined) ?? process.env.SVC_URL ?? DEFAULT_SVC_URL;
-    const key = process.env.SVC_API_KEY || undefined;
+    const key = storedApiKey(); // SVC_API_KEY, else the key `svc install-hooks --api-key` stored
     const server = mcpServer(restApi(url, key), {
       keyed: true,
       onError: (tool, err) => process.stderr.write(`svc mcp: ${tool} failed: ${(err as Error).stack ?? String(err)}\n`),

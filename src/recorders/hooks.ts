@@ -86,6 +86,40 @@ export function removeHooks(settings: Json): Plan {
   return { settings: out, changes };
 }
 
+// ---- the MCP server entry (Claude Code: .mcp.json in the project, ~/.claude.json for the user) ----
+
+/** The name svc's tool server is registered under; Claude Code then calls its tools mcp__svc__<tool>. */
+export const MCP_SERVER_NAME = "svc";
+
+export interface McpServerEntry { type: "stdio"; command: string; args: string[]; env?: Record<string, string> }
+
+/** Is this mcpServers entry ours (runs `svc mcp` / `main.js mcp`)? */
+export function isSvcMcpEntry(entry: unknown): boolean {
+  return isPlain(entry) && Array.isArray(entry.args) && entry.args.includes("mcp") && [entry.command, ...entry.args].some((a) => typeof a === "string" && /(?:^|[/\\])(?:svc|main\.js)$/.test(a));
+}
+
+/** Adds (or updates) mcpServers.svc; a user's own server of that name is left alone and reported. */
+export function mergeMcpServer(config: Json, entry: McpServerEntry): Plan {
+  const out = structuredClone(config);
+  const servers = (isPlain(out.mcpServers) ? out.mcpServers : {}) as Record<string, unknown>;
+  const current = servers[MCP_SERVER_NAME];
+  if (current !== undefined && !isSvcMcpEntry(current)) return { settings: out, changes: [`! mcpServers.${MCP_SERVER_NAME} exists and is not svc's: left as it is`] };
+  if (JSON.stringify(current) === JSON.stringify(entry)) return { settings: out, changes: [] };
+  servers[MCP_SERVER_NAME] = entry;
+  out.mcpServers = servers;
+  return { settings: out, changes: [`+ mcpServers.${MCP_SERVER_NAME}: ${[entry.command, ...entry.args].join(" ")}`] };
+}
+
+/** Removes mcpServers.svc when it is ours (and mcpServers when that leaves it empty). */
+export function removeMcpServer(config: Json): Plan {
+  const out = structuredClone(config);
+  if (!isPlain(out.mcpServers) || !isSvcMcpEntry(out.mcpServers[MCP_SERVER_NAME])) return { settings: out, changes: [] };
+  const servers = out.mcpServers as Record<string, unknown>;
+  delete servers[MCP_SERVER_NAME];
+  if (Object.keys(servers).length === 0) delete out.mcpServers;
+  return { settings: out, changes: [`- mcpServers.${MCP_SERVER_NAME}`] };
+}
+
 /** The indentation a JSON text uses (for writing it back the same way); 2 when unknown. */
 export function detectIndent(text: string): string | number {
   const m = /^[{[][^\n]*\n([ \t]+)\S/.exec(text);

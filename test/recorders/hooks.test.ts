@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -73,9 +74,8 @@ describe("svc install-hooks (built CLI, temp settings files)", () => {
   it("existing file: user hooks kept, backup written, second install adds nothing, uninstall is byte-identical", async () => {
     const path = join(dir, "settings.json");
     await writeFile(path, USER_SETTINGS);
-    const first = await cli(["install-hooks", "--settings", path, "--yes"], env());
+    const first = await cli(["install-hooks", "--settings", path, "--yes", "--no-mcp"], env());
     expect(first.code).toBe(0);
-    expect(first.stdout).toContain("svc mcp");
     const installed = await readFile(path, "utf8");
     const s = JSON.parse(installed);
     expect(s.hooks.PreToolUse).toHaveLength(2);
@@ -96,6 +96,39 @@ describe("svc install-hooks (built CLI, temp settings files)", () => {
     expect(un.code).toBe(0);
     expect(await readFile(path, "utf8")).toBe(USER_SETTINGS);
     expect((await readdir(dir)).filter((n) => n.startsWith("settings.json.svc-backup-"))).toHaveLength(2);
+  });
+
+  it("registers `svc mcp` in .mcp.json beside .claude/, keeps the user's servers, once; uninstall gives both files back", async () => {
+    const project = join(dir, "proj-mcp");
+    const path = join(project, ".claude", "settings.json");
+    const mcpPath = join(project, ".mcp.json");
+    const userMcp = '{\n  "mcpServers": {\n    "other": { "command": "other-server" }\n  }\n}\n';
+    await mkdir(join(project, ".claude"), { recursive: true });
+    await writeFile(mcpPath, userMcp);
+    const first = await cli(["install-hooks", "--settings", path, "--yes", "--url", "http://127.0.0.1:9999"], env());
+    expect(first.code).toBe(0);
+    const m = JSON.parse(await readFile(mcpPath, "utf8"));
+    expect(m.mcpServers.other).toEqual({ command: "other-server" });
+    expect(m.mcpServers.svc).toEqual({ type: "stdio", command: process.execPath, args: [MAIN, "mcp", "--url", "http://127.0.0.1:9999"] });
+    expect(JSON.stringify(m)).not.toMatch(/svc_[A-Za-z0-9]/); // no key in the config
+    const again = await cli(["install-hooks", "--settings", path, "--yes", "--url", "http://127.0.0.1:9999"], env());
+    expect(again.stdout).toContain("nothing to change");
+    const un = await cli(["install-hooks", "--settings", path, "--yes", "--uninstall"], env());
+    expect(un.code).toBe(0);
+    expect(await readFile(mcpPath, "utf8")).toBe(userMcp);
+    expect(existsSync(path)).toBe(false); // svc created it, so it is gone again
+  });
+
+  it("leaves a user's own server named svc alone", async () => {
+    const project = join(dir, "proj-own-svc");
+    const mcpPath = join(project, ".mcp.json");
+    await mkdir(project, { recursive: true });
+    const own = '{"mcpServers":{"svc":{"command":"my-svc-thing"}}}';
+    await writeFile(mcpPath, own);
+    const r = await cli(["install-hooks", "--settings", join(project, ".claude", "settings.json"), "--yes"], env());
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("not svc's");
+    expect(await readFile(mcpPath, "utf8")).toBe(own);
   });
 
   it("refuses without --yes when not on a terminal", async () => {
