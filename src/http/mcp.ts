@@ -166,7 +166,11 @@ async function pipe(res: uWS.HttpResponse, flight: Flight, response: Response): 
   }
   const reader = response.body.getReader();
   flight.onAbort = () => void reader.cancel().catch(() => undefined);
-  res.cork(head);
+  res.cork(() => {
+    head();
+    // uWS sends the head with the first bytes, and an SSE stream may stay silent for a while: an SSE comment goes first.
+    if (/^text\/event-stream/i.test(response.headers.get("content-type") ?? "")) res.write(": open\n\n");
+  });
   for (;;) {
     const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }));
     if (flight.aborted) return;

@@ -123,6 +123,26 @@ describe("MCP over streamable HTTP (/mcp)", () => {
     expect(stale.status).toBe(404);
   });
 
+  it("opens the standalone SSE stream on GET for a live session (one per session)", async () => {
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "api-key": key };
+    const init = await fetch(`${srv.url}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }) });
+    expect(init.status).toBe(200);
+    expect(init.headers.get("content-type")).toContain("text/event-stream"); // the reply itself comes as SSE
+    expect(await init.text()).toMatch(/^event: message\ndata: \{.*"serverInfo"/m);
+    const sid = init.headers.get("mcp-session-id")!;
+    const session = { ...headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" };
+    await fetch(`${srv.url}/mcp`, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) });
+    const ac = new AbortController();
+    const stream = await fetch(`${srv.url}/mcp`, { headers: { ...session, accept: "text/event-stream" }, signal: ac.signal });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get("content-type")).toContain("text/event-stream");
+    expect((await fetch(`${srv.url}/mcp`, { headers: { ...session, accept: "text/event-stream" } })).status).toBe(409);
+    ac.abort();
+    const list = await fetch(`${srv.url}/mcp`, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) });
+    expect(list.status).toBe(200); // the session outlives its dropped stream
+    expect(await list.text()).toContain("records_ingest");
+  });
+
   it("ends a session on DELETE", async () => {
     const client = await httpClient(key);
     const transport = client.transport as StreamableHTTPClientTransport;
