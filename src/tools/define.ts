@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { renamed, ToolError, type Annotations, type Api, type ApiReply, type Tool } from "./tool.js";
 
+
 export const READ: Annotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 export const WRITE: Annotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 export const UPSERT: Annotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -51,6 +52,27 @@ export const fileOutput = out({ filename: z.string(), contentType: z.string(), b
 export function bytesOf(b64: string, field: string): Buffer {
   if (!/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(b64)) throw new ToolError("E_BAD_REQUEST", `${field} must be base64`, field);
   return Buffer.from(b64, "base64");
+}
+
+/** An export/import pair over one named file: the export answers its bytes (base64), the import sends them back as application/octet-stream. */
+export function fileTools(o: {
+  prefix: string; what: string; ext: string; arg: string; argSchema: z.ZodString; exportOp: string; importOp: string; importOutput: z.ZodObject;
+}): [Tool, Tool] {
+  const name = (args: Record<string, unknown>) => String(args[o.arg]);
+  return [
+    {
+      name: `${o.prefix}.export`, title: `Export a ${o.what}`, access: "tenant", annotations: READ, operations: [o.exportOp],
+      description: `A ${o.what} as a ${o.ext} file (base64); ${o.prefix}.import restores it.`,
+      input: z.object({ [o.arg]: o.argSchema }), output: fileOutput,
+      run: async (args, api) => file(await api.call(o.exportOp, { args: { name: name(args) } }), `${name(args)}${o.ext}`),
+    },
+    {
+      name: `${o.prefix}.import`, title: `Import a ${o.what}`, access: "tenant", annotations: DESTROY, operations: [o.importOp],
+      description: `Replace (or create) a ${o.what} from a ${o.ext} file given as base64.`,
+      input: z.object({ [o.arg]: o.argSchema, base64: z.string().min(1) }), output: o.importOutput,
+      run: async (args, api) => json(await api.call(o.importOp, { args: { name: name(args) }, raw: { contentType: "application/octet-stream", data: bytesOf(args.base64 as string, "base64") } })),
+    },
+  ];
 }
 
 export type { Api };

@@ -1,6 +1,6 @@
 /** @module tools/hd — hyperdimensional reasoning: knowledge graph, causal models, analogy, role-filler binding. */
 import { z } from "zod";
-import { alias, bytesOf, DESTROY, file, fileOutput, json, op, out, READ, strings, UPSERT, WRITE } from "./define.js";
+import { alias, DESTROY, fileTools, json, op, out, READ, strings, UPSERT, WRITE } from "./define.js";
 import type { Tool } from "./tool.js";
 
 const graph = z.string().min(1).max(512).describe("knowledge-graph name");
@@ -54,19 +54,10 @@ const kgDeleteFact: Tool = {
   input: z.object({ graph, subject: term, relation: term, object: term }),
   run: async ({ graph: name, subject, relation, object }, api) => json(await api.call("hd_kg_delete_fact", { args: { name, facts: [{ subject, relation, object }] } })),
 };
-const kgExport: Tool = {
-  name: "kg.export", title: "Export a graph", access: "tenant", annotations: READ, operations: ["hd_kg_export"],
-  description: "A knowledge graph as a .hdkg file (base64); kg.import restores it.",
-  input: z.object({ graph }), output: fileOutput,
-  run: async ({ graph: name }, api) => file(await api.call("hd_kg_export", { args: { name } }), `${String(name)}.hdkg`),
-};
-const kgImport: Tool = {
-  name: "kg.import", title: "Import a graph", access: "tenant", annotations: DESTROY, operations: ["hd_kg_import"],
-  description: "Replace (or create) a knowledge graph from a .hdkg file given as base64.",
-  input: z.object({ graph, base64: z.string().min(1) }),
-  output: out({ imported: z.number().int(), relations: z.number().int() }),
-  run: async ({ graph: name, base64 }, api) => json(await api.call("hd_kg_import", { args: { name }, raw: { contentType: "application/octet-stream", data: bytesOf(base64 as string, "base64") } })),
-};
+const [kgExport, kgImport] = fileTools({
+  prefix: "kg", what: "knowledge graph", ext: ".hdkg", arg: "graph", argSchema: graph, exportOp: "hd_kg_export", importOp: "hd_kg_import",
+  importOutput: out({ imported: z.number().int(), relations: z.number().int() }),
+});
 
 const causalWorlds = op("hd_causal_worlds", {
   name: "hd_causal_add_worlds", title: "Upload worlds", rename: { model: "name" }, annotations: WRITE,
@@ -98,19 +89,10 @@ const causalDrop = op("hd_causal_delete", {
   input: z.object({ model }),
   output: out({ deleted: z.boolean() }),
 });
-const causalExport: Tool = {
-  name: "causal.export", title: "Export a causal model", access: "tenant", annotations: READ, operations: ["hd_causal_export"],
-  description: "A causal model as a .hdscm file (base64); causal.import restores it.",
-  input: z.object({ model }), output: fileOutput,
-  run: async ({ model: name }, api) => file(await api.call("hd_causal_export", { args: { name } }), `${String(name)}.hdscm`),
-};
-const causalImport: Tool = {
-  name: "causal.import", title: "Import a causal model", access: "tenant", annotations: DESTROY, operations: ["hd_causal_import"],
-  description: "Replace (or create) a causal model from a .hdscm file given as base64.",
-  input: z.object({ model, base64: z.string().min(1) }),
-  output: out({ name: z.string(), imported: z.number().int() }),
-  run: async ({ model: name, base64 }, api) => json(await api.call("hd_causal_import", { args: { name }, raw: { contentType: "application/octet-stream", data: bytesOf(base64 as string, "base64") } })),
-};
+const [causalExport, causalImport] = fileTools({
+  prefix: "causal", what: "causal model", ext: ".hdscm", arg: "model", argSchema: model, exportOp: "hd_causal_export", importOp: "hd_causal_import",
+  importOutput: out({ name: z.string(), imported: z.number().int() }),
+});
 
 const analogy = op("hd_analogy", {
   name: "hd_analogy", title: "Analogy", annotations: READ,

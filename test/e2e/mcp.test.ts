@@ -59,6 +59,13 @@ async function scenario(client: Client, ns: string): Promise<void> {
   expect(answer.structuredContent!.object).toBe("france");
   expect(answer.structuredContent!.confidence as number).toBeGreaterThan(0.5);
 
+  // binary round trip: export as base64, import under another name
+  const exported = (await client.callTool({ name: "kg.export", arguments: { graph: `${ns}-g` } })) as Result;
+  expect(exported.structuredContent).toMatchObject({ filename: `${ns}-g.hdkg`, contentType: "application/octet-stream" });
+  const imported = (await client.callTool({ name: "kg.import", arguments: { graph: `${ns}-copy`, base64: exported.structuredContent!.base64 } })) as Result;
+  expect(imported.structuredContent!.imported).toBe(1);
+  expect(((await client.callTool({ name: "hd_kg_query", arguments: { graph: `${ns}-copy`, subject: "paris", relation: "capital_of" } })) as Result).structuredContent!.object).toBe("france");
+
   const bad = (await client.callTool({ name: "records_query", arguments: { namespace: ns, topK: "ten" } })) as Result;
   expect(bad.isError).toBe(true);
   expect(errorOf(bad)).toMatchObject({ code: "E_BAD_REQUEST", field: "topK" });
