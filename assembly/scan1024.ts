@@ -68,6 +68,24 @@ export function scan1024(base: usize, start: i32, end: i32, q: usize, k: i32, he
 }
 
 /**
+ * Offer rows [start, end) of 128-byte rows to a heap that already holds `size` keys (not
+ * sorted afterwards): one range of an inverted file's probe. Returns the new size.
+ */
+export function range1024(base: usize, start: i32, end: i32, q: usize, k: i32, heap: usize, size: i32): i32 {
+  let q0 = load<u64>(q), q1 = load<u64>(q, 8), q2 = load<u64>(q, 16), q3 = load<u64>(q, 24);
+  let q4 = load<u64>(q, 32), q5 = load<u64>(q, 40), q6 = load<u64>(q, 48), q7 = load<u64>(q, 56);
+  let q8 = load<u64>(q, 64), q9 = load<u64>(q, 72), q10 = load<u64>(q, 80), q11 = load<u64>(q, 88);
+  let q12 = load<u64>(q, 96), q13 = load<u64>(q, 104), q14 = load<u64>(q, 112), q15 = load<u64>(q, 120);
+  heapSize = size;
+  let bound: u64 = size < k ? <u64>u32.MAX_VALUE : load<u64>(heap) >> 32;
+  let p = base + (<usize>start << 7);
+  for (let r = start; r < end; r++, p += 128) {
+    bound = offerRow(p, r, bound, heap, k, q0, q1, q2, q3, q4, q5, q6, q7, q8, q9, q10, q11, q12, q13, q14, q15);
+  }
+  return heapSize;
+}
+
+/**
  * Blocked multi-query top-k over 128-byte rows: each row is loaded once into locals and
  * compared with all nq queries (read from L1). Heap j at heaps + j*k*8; returns the shared size.
  */

@@ -29,6 +29,13 @@ export const ERRORS = {
   E_INTERNAL: { status: 500, summary: "an unexpected server error; the log has the details" },
   E_KERNEL: { status: 500, summary: "a WASM kernel failed" },
   E_ABI: { status: 500, summary: "build/kernels.wasm does not match this code's ABI version" },
+  // Agent commons (trust, board, profiles, ask).
+  E_REFUSED: { status: 400, summary: "the commons refused the text: encoded data, invisible or bidi-control characters, a long unbroken run, an empty or over-long field, or a reply_to/thread that does not exist" },
+  E_OUTBOUND_BLOCKED: { status: 400, summary: "the site or url resolves to a private, loopback, link-local or metadata address (not allow-listed), or uses a scheme the server does not fetch" },
+  E_UPSTREAM: { status: 502, summary: "the remote site did not answer usably: unreachable, timed out, too large, or no question-answering endpoint" },
+  // Spelled as the commons-and-directory contract names them (not_available: directory; rate_limited: commons and directory).
+  not_available: { status: 409, summary: "the business has no bookable action (unclaimed, or booking is off)" },
+  rate_limited: { status: 429, summary: "too many requests from this client address (commons writes: trust, board, ask; business writes: 10 per 10 minutes); retry after the Retry-After seconds (details.retryAfterSeconds)" },
 } as const satisfies Record<string, { status: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

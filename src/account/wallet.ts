@@ -31,6 +31,27 @@ interface Account {
   spent: number;
   /** Newest last, at most RECENT entries. */
   recent: UsageEntry[];
+  /** Charges per minute (the last MINUTE_BUCKETS) and per hour (the last HOUR_BUCKETS), oldest first; absent in older checkpoints. */
+  minutes?: UsageBucket[];
+  hours?: UsageBucket[];
+}
+
+/** Charges of one time bucket: start (epoch ms) and, per operation, [nano-USD, calls]. */
+interface UsageBucket { t: number; ops: Record<string, [number, number]> }
+
+export type UsageGrain = "minute" | "hour" | "day";
+const GRAIN_MS: Record<UsageGrain, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+const MINUTE_BUCKETS = 24 * 60;
+const HOUR_BUCKETS = 92 * 24;
+/** How many buckets of each grain `usage` can answer (what the kept series covers). */
+export const USAGE_MAX_BUCKETS: Record<UsageGrain, number> = { minute: MINUTE_BUCKETS, hour: HOUR_BUCKETS, day: HOUR_BUCKETS / 24 };
+
+export interface UsageSeries {
+  grain: UsageGrain;
+  /** Operations present in the series, most expensive first. */
+  ops: string[];
+  /** Consecutive buckets, oldest first, the last one holding now; empty buckets included. */
+  buckets: Array<{ start: number; ops: Record<string, { costUsd: number; calls: number }> }>;
 }
 
 const RECENT = 100;
@@ -127,6 +148,54 @@ export class Wallets {
     };
   }
 
+  /** Balance and totals of a tenant's wallet without creating it (null when the tenant was never seen): for admin listings. */
+  peek(tenant: string): Omit<WalletView, "recent"> | null {
+    const a = this.accounts.get(tenant);
+    if (a === undefined) return null;
+    return { tenant, balanceUsd: a.balance / NANO_PER_USD, creditedUsd: a.credited / NANO_PER_USD, spentUsd: a.spent / NANO_PER_USD };
+  }
+
+  /** Tenants that have a wallet. */
+  tenants(): string[] {
+    return [...this.accounts.keys()];
+  }
+
+  /**
+   * Charges over time by operation: the last `count` buckets of `grain` ending with the one
+   * holding `now` (days are UTC days summed from the hourly series). Never creates a wallet.
+   */
+  usage(tenant: string, grain: UsageGrain, count: number, now = Date.now()): UsageSeries {
+    const size = GRAIN_MS[grain];
+    const last = Math.floor(now / size) * size;
+    const first = last - (count - 1) * size;
+    const sums = new Map<number, Record<string, [number, number]>>();
+    const a = this.accounts.get(tenant);
+    const source = grain === "minute" ? a?.minutes : a?.hours;
+    for (const b of source ?? []) {
+      const start = Math.floor(b.t / size) * size;
+      if (start < first || start > last) continue;
+      let into = sums.get(start);
+      if (into === undefined) sums.set(start, (into = {}));
+      for (const [op, [n, calls]] of Object.entries(b.ops)) {
+        const s = (into[op] ??= [0, 0]);
+        s[0] += n;
+        s[1] += calls;
+      }
+    }
+    const totals = new Map<string, number>();
+    const buckets: UsageSeries["buckets"] = [];
+    for (let t = first; t <= last; t += size) {
+      const ops: Record<string, { costUsd: number; calls: number }> = {};
+      for (const [op, [n, calls]] of Object.entries(sums.get(t) ?? {})) {
+        ops[op] = { costUsd: n / NANO_PER_USD, calls };
+        totals.set(op, (totals.get(op) ?? 0) + n);
+      }
+      buckets.push({ start: t, ops });
+    }
+    const ops = [...totals.entries()].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).map(([op]) => op);
+    return { grain, ops, buckets };
+  }
+
   async close(): Promise<void> {
     await this.checkpoint();
     await this.wal.close();
@@ -184,10 +253,29 @@ export class Wallets {
     a.balance -= f.n;
     a.spent += f.n;
     this.remember(a, { ts: f.ts, op: f.op, cost: f.n, written: f.w, scanned: f.s });
+    addToSeries((a.minutes ??= []), GRAIN_MS.minute, MINUTE_BUCKETS, f);
+    addToSeries((a.hours ??= []), GRAIN_MS.hour, HOUR_BUCKETS, f);
   }
 
   private remember(a: Account, e: UsageEntry): void {
     a.recent.push(e);
     if (a.recent.length > RECENT * 2) a.recent.splice(0, a.recent.length - RECENT);
   }
+}
+
+/** Add a charge to its bucket of a series (oldest first, at most `keep` buckets); a charge older than the kept window is dropped. */
+function addToSeries(series: UsageBucket[], size: number, keep: number, f: ChargeFrame): void {
+  const t = Math.floor(f.ts / size) * size;
+  let i = series.length - 1;
+  while (i >= 0 && series[i]!.t > t) i--; // charges arrive in time order, except across a clock step
+  let b = i >= 0 && series[i]!.t === t ? series[i]! : undefined;
+  if (b === undefined) {
+    if (series.length >= keep && i < 0) return;
+    b = { t, ops: {} };
+    series.splice(i + 1, 0, b);
+    if (series.length > keep) series.splice(0, series.length - keep);
+  }
+  const s = (b.ops[f.op] ??= [0, 0]);
+  s[0] += f.n;
+  s[1] += 1;
 }

@@ -12,8 +12,10 @@ import { keysCommand } from "./keys.js";
 import { mcpCommand } from "./mcp.js";
 import { repairCommand } from "./repair.js";
 import { serveCommand } from "./serve.js";
+import { directoryCommand } from "./directory.js";
 
 const COMMANDS: Command[] = [serveCommand, keysCommand, exportCommand, importCommand, demoCommand, repairCommand, buildCommand, installHooksCommand, hookCommand, mcpCommand];
+COMMANDS.push(directoryCommand);
 
 const HELP = `svc — self-hosted memory substrate for AI agents
 

@@ -16,7 +16,10 @@ import { CONFIG_VERSION, lockDir, loadCheckpoint, loadConfig, removeUnreferenced
 import { Partition, type VectorShape } from "./partition.js";
 import { RoaringBitmap32 } from "./roaring.js";
 import { carryTombstones, copyLiveRows } from "./compaction.js";
-import { search, type Plan, type SearchResult } from "./search.js";
+import { search, searchBatch, TOMBSTONE_SKIP_MAX, type Plan, type SearchResult } from "./search.js";
+import { ANN_DELTA_FRACTION, ANN_MIN_ROWS, type ProbeParams } from "./ivf.js";
+import { copyClustered } from "./ivf-build.js";
+import { IVF_FILE } from "./partition.js";
 
 export const MAX_ID_BYTES = 512;
 /** Largest payload of one row (opaque bytes stored with it, not indexed). */
@@ -46,6 +49,8 @@ export interface CollectionOptions {
   durability?: Durability;
   segmentBytes?: number;
   checkpointBytes?: number;
+  /** Live rows from which a namespace gets an approximate index, built in the background (default ANN_MIN_ROWS; Infinity: never). */
+  annMinRows?: number;
 }
 
 export interface VectorInput {
@@ -70,6 +75,10 @@ export interface QueryInput {
   /** Rows the 1-bit scan keeps, and rows rescored with float32 values (cosine); see search.ts. */
   candidates?: number;
   rescore?: number;
+  /** Scan every row even when the namespace has an approximate index. */
+  exact?: boolean;
+  /** How the approximate index is probed (benchmarks and tuning; default DEFAULT_PROBE in ivf.ts). */
+  probe?: ProbeParams;
 }
 
 export interface Match {
@@ -132,6 +141,7 @@ export class Collection {
   private nextGen: number;
   private walBytesAtCheckpoint = 0;
   private readonly checkpointBytes: number;
+  private readonly annMinRows: number;
   private checkpointing: Promise<void> | null = null;
   private retired: Partition[] = [];
   private closed = false;
@@ -151,6 +161,7 @@ export class Collection {
     this.pool = opts.pool;
     this.rotation = config.metric === "cosine" ? new Rotation(opts.kernels, config.dimension, config.seed) : null;
     this.checkpointBytes = opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
+    this.annMinRows = opts.annMinRows ?? ANN_MIN_ROWS;
     this.seq = cp?.seq ?? 0;
     this.visiblePos = cp?.wal ?? { segment: 0, offset: 0 };
     this.recovery = { segments: 0, frames: 0, bytes: 0, tornTail: null };
@@ -186,6 +197,7 @@ export class Collection {
       c.visiblePos = wal.position;
       Object.assign(c.recovery, report);
       c.walBytesAtCheckpoint = wal.stats.bytes;
+      for (const p of c.partitions.values()) c.maybeIndex(p);
       return c;
     } catch (err) {
       rmSync(join(dir, "LOCK"), { force: true });
@@ -312,7 +324,7 @@ export class Collection {
   }
 
   /** `scanned`: the rows the query had to consider (the namespace's live rows, or those its filter matched); what metering charges. */
-  async query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; plan: Plan; scanned: number; matched?: number; timings?: SearchResult["timings"] }> {
+  async query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; plan: Plan; scanned: number; matched?: number; timings?: SearchResult["timings"]; probed?: number }> {
     const k = req.topK;
     if (!Number.isInteger(k) || k < 1 || k > 10_000) throw new SvcError("E_TOP_K", `topK must be an integer in [1, 10000], got ${k}`, { field: "topK" });
     const filter = parseFilter(req.filter);
@@ -339,7 +351,7 @@ export class Collection {
       } else heap.bytes().set(vector, bits);
       p.pins++;
       try {
-        const res = await search(this.kernels, this.pool, p, { bits, unit, rotated, k, filter, candidates: req.candidates, rescore: req.rescore });
+        const res = await search(this.kernels, this.pool, p, { bits, unit, rotated, k, filter, candidates: req.candidates, rescore: req.rescore, exact: req.exact === true, probe: req.probe });
         const matches = res.hits.map(({ row, score }) => {
           const match: Match = { id: p.idOf(row), score };
           if (req.includeValues) {
@@ -353,7 +365,7 @@ export class Collection {
           }
           return match;
         });
-        return { matches, plan: res.plan, scanned: res.matched ?? p.liveCount, matched: res.matched, timings: res.timings };
+        return { matches, plan: res.plan, scanned: res.matched ?? p.liveCount, matched: res.matched, timings: res.timings, ...(res.probed === undefined ? {} : { probed: res.probed }) };
       } finally {
         p.pins--;
         this.closeRetired();
@@ -361,6 +373,38 @@ export class Collection {
     } finally {
       heap.release(bits);
       if (unitPtr) heap.release(unitPtr);
+    }
+  }
+
+  /**
+   * Top-k of many packed-bit queries at once (hamming collections, no filter): the
+   * throughput path. With an index the probes run on the pool's workers (each takes a share
+   * of the queries); without one, or with `exact`, one blocked exact scan. Matches carry id
+   * and score only.
+   */
+  async queryBatch(namespace: string, req: { bits: readonly Uint8Array[]; topK: number; exact?: boolean; probe?: ProbeParams }): Promise<{ matches: Match[][]; plan: Plan }> {
+    if (this.rotation) throw new SvcError("E_BAD_REQUEST", "queryBatch takes packed bits: it serves hamming collections", { field: "bits" });
+    const k = req.topK;
+    if (!Number.isInteger(k) || k < 1 || k > 10_000) throw new SvcError("E_TOP_K", `topK must be an integer in [1, 10000], got ${k}`, { field: "topK" });
+    if (!Array.isArray(req.bits) || req.bits.length === 0) throw new SvcError("E_BAD_REQUEST", "bits must be a non-empty array of packed rows", { field: "bits" });
+    const rowBytes = this.rowBytes;
+    const block = new Uint8Array(req.bits.length * rowBytes);
+    req.bits.forEach((b, i) => block.set(this.checkBits(b, `bits[${i}]`), i * rowBytes));
+    const p = this.partitions.get(namespace);
+    if (p === undefined || p.liveCount === 0) return { matches: req.bits.map(() => []), plan: "empty" };
+    if (p.tombstones.size > TOMBSTONE_SKIP_MAX) {
+      const each = await Promise.all(req.bits.map((bits) => this.query(namespace, { bits, topK: k, exact: req.exact, probe: req.probe })));
+      return { matches: each.map((r) => r.matches), plan: each[0]!.plan };
+    }
+    const ptr = this.kernels.heap.put(block);
+    p.pins++;
+    try {
+      const res = await searchBatch(this.pool, p, ptr, req.bits.length, k, { exact: req.exact === true, probe: req.probe });
+      return { matches: res.hits.map((hits) => hits.map(({ row, score }) => ({ id: p.idOf(row), score }))), plan: res.plan };
+    } finally {
+      p.pins--;
+      this.kernels.heap.release(ptr);
+      this.closeRetired();
     }
   }
 
@@ -490,9 +534,36 @@ export class Collection {
    * too and deletes made meanwhile are carried over at the swap, which is synchronous.
    */
   compact(namespace: string): Promise<{ before: number; after: number }> {
+    return this.rewrite(namespace, "auto");
+  }
+
+  /**
+   * Build (or rebuild, merging the rows written since into it) the namespace's approximate
+   * index now, whatever its size: a compaction that groups rows by nearest centroid
+   * (ivf-build.ts). Queries and writes go on meanwhile; the swap is synchronous.
+   */
+  buildIndex(namespace: string): Promise<{ before: number; after: number }> {
+    return this.rewrite(namespace, true);
+  }
+
+  /** The namespace's index, if any: lists, indexed rows and the delta of rows written since. */
+  indexStats(namespace: string): { lists: number; indexedRows: number; deltaRows: number; bytes: number } | null {
+    const p = this.partitions.get(namespace);
+    if (p?.ivf == null) return null;
+    return { lists: p.ivf.lists, indexedRows: p.ivf.indexedRows, deltaRows: p.rows - p.ivf.indexedRows, bytes: p.ivf.bytes };
+  }
+
+  /** Start a background (re)build when a namespace is large enough and has no index, or its delta has outgrown ANN_DELTA_FRACTION. */
+  private maybeIndex(p: Partition): void {
+    if (this.closing || this.closed || this.compacting.has(p.namespace) || p.liveCount < this.annMinRows) return;
+    if (p.ivf !== null && p.rows - p.ivf.indexedRows <= ANN_DELTA_FRACTION * p.ivf.indexedRows) return;
+    void this.rewrite(p.namespace, "auto").catch(() => {});
+  }
+
+  private rewrite(namespace: string, cluster: boolean | "auto"): Promise<{ before: number; after: number }> {
     let running = this.compacting.get(namespace);
     if (running === undefined) {
-      running = this.runCompaction(namespace).finally(() => this.compacting.delete(namespace));
+      running = this.runCompaction(namespace, cluster).finally(() => this.compacting.delete(namespace));
       this.compacting.set(namespace, running);
     }
     return running;
@@ -597,6 +668,10 @@ export class Collection {
         const bits = await next;
         next = this.encodeAhead(this.queue[0]);
         this.apply(op, bits);
+        if (op.type === OP.upsert) {
+          const p = this.partitions.get(op.body.ns);
+          if (p !== undefined) this.maybeIndex(p);
+        }
         this.backlogBytes -= bytes;
         this.visiblePos = pos;
         if (this.trackVisibility) this.visibleDelays.push(performance.now() - this.ackedAt.shift()!);
@@ -693,16 +768,20 @@ export class Collection {
     });
   }
 
-  private async runCompaction(ns: string): Promise<{ before: number; after: number }> {
+  private async runCompaction(ns: string, cluster: boolean | "auto" = "auto"): Promise<{ before: number; after: number }> {
     await this.settled();
     const old = this.partitions.get(ns);
     if (old === undefined) return { before: 0, after: 0 };
+    const clustered = cluster === true || (cluster === "auto" && old.liveCount >= this.annMinRows);
     const fresh = new Partition(this.kernels, this.partsDir, this.config, { namespace: ns, dir: `p${this.nextGen++}`, rows: 0, recordBytes: 0 });
     old.pins++;
     let map: Int32Array;
     let before: number;
     try {
-      map = await copyLiveRows(old, fresh, this.rotation);
+      if (clustered && old.liveCount > 0) {
+        map = await copyClustered(this.kernels, this.pool, old, fresh, this.rotation, this.config.seed, () => this.closing);
+        await writeDurable(join(fresh.path, IVF_FILE), fresh.ivf!.serialize());
+      } else map = await copyLiveRows(old, fresh, this.rotation);
       before = old.rows;
     } catch (err) {
       fresh.close();

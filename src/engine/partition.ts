@@ -7,6 +7,7 @@ import type { Rotation } from "../kernels/rotation.js";
 import { RowArena } from "../kernels/row-arena.js";
 import type { Metadata } from "./filter/metadata.js";
 import { MetadataIndex } from "./filter/metadata-index.js";
+import { IvfIndex } from "./ivf.js";
 import { RecordFile } from "./record-file.js";
 import { RoaringBitmap32 } from "./roaring.js";
 import { RowFile } from "./row-file.js";
@@ -28,7 +29,12 @@ export interface PartitionState {
   /** Files (in dir) holding the tombstones and the metadata index at the checkpoint. */
   tombstones: string;
   index: string;
+  /** File (in dir) of the approximate index over rows [0, its indexedRows), when the partition has one (written once, by the clustering compaction). */
+  ivf?: string;
 }
+
+/** File name of a partition's approximate index. */
+export const IVF_FILE = "ivf.bin";
 
 /**
  * Rows are numbered in append order and never renumbered inside a partition; an upsert of
@@ -50,6 +56,8 @@ export class Partition {
   index: MetadataIndex;
   /** Queries and checkpoints in flight; a retired partition closes when this is 0. */
   pins = 0;
+  /** The approximate index (ivf.ts) over rows [0, ivf.indexedRows), or null: set by the clustering compaction that built this generation. */
+  ivf: IvfIndex | null = null;
   /** Bumped on every change of rows or tombstones; caches below key on it. */
   version = 0;
   private liveCache: { version: number; bitmap: RoaringBitmap32 } | null = null;
@@ -76,6 +84,7 @@ export class Partition {
     }
     this.tombstones = state.tombstones ?? new RoaringBitmap32();
     this.index = state.index ?? new MetadataIndex();
+    if (state.ivf !== undefined) this.ivf = IvfIndex.load(kernels, join(this.path, state.ivf), shape.dimension, this.arena.words);
     const ids = this.records.ids;
     for (let r = 0; r < ids.rows; r++) if (!this.tombstones.has(r)) ids.map(r);
   }
@@ -194,7 +203,7 @@ export class Partition {
   }
 
   state(tombstones: string, index: string): PartitionState {
-    return { namespace: this.namespace, dir: this.dir, rows: this.rows, recordBytes: this.records.bytes, tombstones, index };
+    return { namespace: this.namespace, dir: this.dir, rows: this.rows, recordBytes: this.records.bytes, tombstones, index, ...(this.ivf ? { ivf: IVF_FILE } : {}) };
   }
 
   /** Close files and free the rows (once no scan holds them). */
@@ -203,6 +212,7 @@ export class Partition {
     this.values?.close();
     this.records.close();
     this.arena.dispose();
+    this.ivf?.dispose();
   }
 }
 

@@ -3,6 +3,7 @@ import type { Kernels, RowsRef, TopK } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { AsymmetricScorer } from "./estimate.js";
 import type { Filter } from "./filter/parse.js";
+import { ANN_FILTER_EXACT_FRACTION, DEFAULT_PROBE, type IvfIndex, type ProbeParams } from "./ivf.js";
 import type { Partition } from "./partition.js";
 import type { RoaringBitmap32 } from "./roaring.js";
 
@@ -20,7 +21,7 @@ export const CANDIDATE_MIN = 100;
 export const RESCORE_FACTOR = 4;
 export const RESCORE_MIN = 40;
 
-export type Plan = "full" | "full-skip-dead" | "masked" | "list" | "empty";
+export type Plan = "full" | "full-skip-dead" | "masked" | "list" | "empty" | "ivf" | "ivf-masked";
 
 export interface SearchQuery {
   /** Packed query bits in shared memory. */
@@ -35,6 +36,10 @@ export interface SearchQuery {
   candidates?: number;
   /** Rows rescored with float32 values (cosine); default max(k * RESCORE_FACTOR, RESCORE_MIN). */
   rescore?: number;
+  /** Scan exactly even when the partition has an approximate index. */
+  exact?: boolean;
+  /** How the approximate index is probed (default DEFAULT_PROBE). */
+  probe?: ProbeParams;
 }
 
 export interface Hit {
@@ -49,10 +54,13 @@ export interface SearchResult {
   timings: { filter: number; scan: number; estimate: number; rescore: number };
   /** Rows the filter matched (undefined without a filter). */
   matched?: number;
+  /** Index plans: the lists probed. */
+  probed?: number;
 }
 
 export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: SearchQuery): Promise<SearchResult> {
   const cosine = p.values !== null;
+  const ivf = q.exact ? null : p.ivf;
   const want = cosine ? Math.max(q.k, q.candidates ?? Math.max(q.k * CANDIDATE_FACTOR, CANDIDATE_MIN)) : q.k;
   const heap = kernels.heap;
   const { rows, unpin } = p.arena.pin();
@@ -68,31 +76,46 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
     let top: TopK;
     let plan: Plan;
     let matched: number | undefined;
+    const probed = { lists: 0 };
     if (q.filter !== null) {
       const matches = p.index.evaluate(q.filter, p.live());
       const count = matches.size;
       matched = count;
       lap("filter");
       if (count === 0) return { hits: [], plan: "empty", matched, timings };
-      plan = "list";
-      const list = heap.put(matches.toUint32Array());
-      owned.push(list);
-      top = await pool.topKList(rows, list, count, q.bits, Math.min(want, count));
+      if (ivf !== null && count > ANN_FILTER_EXACT_FRACTION * p.liveCount) {
+        // A broad filter: probe the index with the filter as a mask, wider as the filter keeps fewer rows.
+        plan = "ivf-masked";
+        const mask = bitset(kernels, rows.count, owned);
+        const words = heap.u32(mask, Math.ceil(rows.count / 64) * 2);
+        for (const r of matches.toUint32Array()) words[r >>> 5]! |= 1 << (r & 31);
+        top = probeIndex(ivf, rows, q, probed, Math.min(want, count), mask, true);
+      } else {
+        plan = "list";
+        const list = heap.put(matches.toUint32Array());
+        owned.push(list);
+        top = await pool.topKList(rows, list, count, q.bits, Math.min(want, count));
+      }
     } else {
       const dead = p.tombstones;
       const live = rows.count - dead.size;
       if (live <= 0) return { hits: [], plan: "empty", timings };
-      if (dead.size <= TOMBSTONE_SKIP_MAX) {
+      if (ivf !== null) {
+        plan = "ivf";
+        if (dead.size <= TOMBSTONE_SKIP_MAX) {
+          top = probeIndex(ivf, rows, q, probed, Math.min(want + dead.size, rows.count), 0, false);
+          if (dead.size > 0) top = dropDead(top, dead, want);
+        } else {
+          const mask = liveMask(kernels, rows.count, dead, owned);
+          top = probeIndex(ivf, rows, q, probed, Math.min(want, live), mask, false);
+        }
+      } else if (dead.size <= TOMBSTONE_SKIP_MAX) {
         plan = dead.size === 0 ? "full" : "full-skip-dead";
         top = await pool.topKShared(rows, q.bits, Math.min(want + dead.size, rows.count));
         if (dead.size > 0) top = dropDead(top, dead, want);
       } else {
         plan = "masked";
-        const mask = bitset(kernels, rows.count, owned);
-        const words = heap.u32(mask, Math.ceil(rows.count / 64) * 2);
-        words.fill(0xffffffff, 0, rows.count >>> 5);
-        if (rows.count & 31) words[rows.count >>> 5] = (1 << (rows.count & 31)) - 1;
-        for (const r of dead.toUint32Array()) words[r >>> 5]! &= ~(1 << (r & 31));
+        const mask = liveMask(kernels, rows.count, dead, owned);
         top = await pool.topK(rows, q.bits, Math.min(want, live), { mask });
       }
     }
@@ -105,11 +128,56 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       hits = rescore(p, best, q.unit!, q.k);
       lap("rescore");
     } else hits = hammingHits(top, p.shape.dimension, q.k);
-    return { hits, plan, matched, timings };
+    return { hits, plan, matched, timings, ...(plan === "ivf" || plan === "ivf-masked" ? { probed: probed.lists } : {}) };
   } finally {
     for (const ptr of owned) heap.release(ptr);
     unpin();
   }
+}
+
+/**
+ * Top-k over the index's probed lists and its delta, in the calling thread (a probe reads a
+ * few percent of the rows: less than a worker hand-off costs). `exhaustive` (filtered
+ * queries) lifts the cap on lists probed.
+ */
+function probeIndex(ivf: IvfIndex, rows: RowsRef, q: SearchQuery, probed: { lists: number }, k: number, mask: number, exhaustive: boolean): TopK {
+  const res = ivf.probe(rows, q.bits, k, q.probe ?? DEFAULT_PROBE, exhaustive, mask);
+  probed.lists = res.probed;
+  return res.top;
+}
+
+/**
+ * Many unfiltered queries of a hamming partition at once (nq packed rows at `queries`): with
+ * an index, the probes are spread over the pool's workers; without one (or `exact`), one
+ * blocked exact scan. Partitions with more than TOMBSTONE_SKIP_MAX tombstones are the
+ * caller's to query one by one. Returns per query its best k hits.
+ */
+export async function searchBatch(pool: ScanPool, p: Partition, queries: number, nq: number, k: number, opts: { exact?: boolean; probe?: ProbeParams }): Promise<{ hits: Hit[][]; plan: Plan }> {
+  const dead = p.tombstones;
+  const { rows, unpin } = p.arena.pin();
+  try {
+    const want = Math.min(k + dead.size, rows.count);
+    const ivf = opts.exact ? null : p.ivf;
+    let tops: TopK[];
+    if (ivf !== null) {
+      const probe = opts.probe ?? DEFAULT_PROBE;
+      tops = await pool.probeBatch(rows, ivf.ref(), queries, nq, want, { minProbe: probe.minProbe, cap: Math.max(probe.maxProbe, probe.minProbe) * Math.ceil(want / 10), slack: probe.slack });
+    } else tops = await pool.topKBatch(rows, queries, nq, want);
+    const hits = tops.map((t) => hammingHits(dead.size > 0 ? dropDead(t, dead, k) : t, p.shape.dimension, k));
+    return { hits, plan: ivf !== null ? "ivf" : "full" };
+  } finally {
+    unpin();
+  }
+}
+
+/** A bitset of the rows in [0, count) that are not in `dead`. */
+function liveMask(kernels: Kernels, count: number, dead: RoaringBitmap32, owned: number[]): number {
+  const mask = bitset(kernels, count, owned);
+  const words = kernels.heap.u32(mask, Math.ceil(count / 64) * 2);
+  words.fill(0xffffffff, 0, count >>> 5);
+  if (count & 31) words[count >>> 5] = (1 << (count & 31)) - 1;
+  for (const r of dead.toUint32Array()) words[r >>> 5]! &= ~(1 << (r & 31));
+  return mask;
 }
 
 /** A zeroed bitset over `count` rows (u64 words), released by the caller via `owned`. */

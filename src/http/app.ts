@@ -27,8 +27,17 @@ import { embedRoutes } from "./routes/embed.js";
 import { causalRoutes } from "./routes/hd-causal.js";
 import { hdRolesRoutes } from "./routes/hd-roles.js";
 import { CausalService } from "../hd/causal/service.js";
+import { openDirectory } from "../directory/import.js";
+import { directoryRoutes } from "./routes/directory.js";
+import { adminRoutes } from "./routes/admin.js";
+import { dashboardRoutes } from "./routes/dashboard.js";
 import { startHttp, DEFAULT_BODY_LIMIT, type HttpServer } from "./server.js";
 import { mcpEndpoint } from "./mcp.js";
+import { parseCommonsConfig, type CommonsConfig } from "../commons/config.js";
+import { Commons } from "../commons/service.js";
+import { askRoutes } from "./routes/ask.js";
+import { boardRoutes } from "./routes/board.js";
+import { trustRoutes } from "./routes/trust.js";
 
 export interface ServerOptions {
   dataDir: string;
@@ -39,6 +48,8 @@ export interface ServerOptions {
   threads?: number;
   durability?: Durability;
   logger?: Logger;
+  /** Business directory file (JSON Lines or CSV) imported when <data>/directory holds no business; default the shipped demo (data/directory/businesses.jsonl); null: none. */
+  directorySeed?: string | null;
   /** Host header values /mcp accepts besides loopback names on the listening port (DNS-rebinding protection). */
   mcpAllowedHosts?: string[];
 }
@@ -49,24 +60,27 @@ export interface Server extends HttpServer {
   indexes: IndexService;
   records: RecordService;
   kg: KnowledgeGraphs;
+  /** The agent commons (trust records, board, profiles, ask bridge) under <data>/commons. */
+  commons: Commons;
   routes: readonly Route[];
 }
 
 /**
  * `<data>/config.json` (optional): `{"prices": {...}}` overrides entries of the price table
  * (src/account/prices.ts), e.g. `{"prices": {"signupCredit": 10, "per1kWritten": 0.0002}}`.
+ * `{"commons": {...}}` sets the agent commons: goal, outbound allow-list, rate limits (src/commons/config.ts).
  */
-export function loadConfig(dataDir: string): { prices: ReturnType<typeof parsePrices> } {
+export function loadConfig(dataDir: string): { prices: ReturnType<typeof parsePrices>; commons: CommonsConfig } {
   const path = join(dataDir, "config.json");
-  if (!existsSync(path)) return { prices: parsePrices(undefined) };
+  if (!existsSync(path)) return { prices: parsePrices(undefined), commons: parseCommonsConfig(undefined) };
   let raw: Record<string, unknown>;
   try {
     raw = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
   } catch (err) {
     throw new SvcError("E_BAD_REQUEST", `${path} is not valid JSON: ${(err as Error).message}`, { field: "config" });
   }
-  for (const k of Object.keys(raw)) if (k !== "prices") throw new SvcError("E_BAD_REQUEST", `${path}: unknown setting '${k}'`, { field: k });
-  return { prices: parsePrices(raw.prices) };
+  for (const k of Object.keys(raw)) if (k !== "prices" && k !== "commons") throw new SvcError("E_BAD_REQUEST", `${path}: unknown setting '${k}'`, { field: k });
+  return { prices: parsePrices(raw.prices), commons: parseCommonsConfig(raw.commons) };
 }
 
 export async function startServer(opts: ServerOptions): Promise<Server> {
@@ -82,11 +96,18 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   const records = new RecordService(opts.dataDir, { kernels, pool, encoder, durability: opts.durability });
   const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
   const causal = new CausalService(opts.dataDir);
+  const { directory } = await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed });
   const metrics = new HttpMetrics();
   const routes: Route[] = [];
   routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...embedRoutes(encoder), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
+  routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
+  routes.push(...directoryRoutes(directory));
+  const commons = await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability });
+  routes.push(...trustRoutes(commons), ...boardRoutes(commons), ...askRoutes(commons));
   /** Services close after the listener: newest first, the pool last (collections release it). */
   const closeServices = async () => {
+    await commons.close();
+    await directory.close();
     await causal.close();
     await kg.close();
     await records.close();
@@ -116,6 +137,7 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
     indexes,
     records,
     kg,
+    commons,
     routes,
     async close() {
       await http.close();

@@ -55,9 +55,9 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
     await s.server.close().catch(() => undefined);
   };
 
-  const open = async (creds: Credentials, keyId: string | null, baseUrl: string): Promise<WebStandardStreamableHTTPServerTransport> => {
+  const open = async (creds: Credentials, keyId: string | null, baseUrl: string, remoteAddress: string): Promise<WebStandardStreamableHTTPServerTransport> => {
     if (sessions.size >= MAX_SESSIONS) throw new SvcError("E_CLOSED", `too many open MCP sessions (${MAX_SESSIONS}); close idle ones with DELETE /mcp`);
-    const server = mcpServer(api.as(creds, baseUrl), {
+    const server = mcpServer(api.as(creds, baseUrl, remoteAddress), {
       keyed: keyId !== null || !deps.auth,
       onCall: (tool, ok, ms) => {
         deps.metrics.toolCall(tool, ok);
@@ -87,6 +87,7 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
         const headers = new Headers();
         req.forEach((k, v) => headers.append(k, v));
         const query = req.getQuery();
+        const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString("latin1");
         const flight: Flight = { aborted: false };
         res.onAborted(() => {
           flight.aborted = true;
@@ -120,7 +121,7 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
             if (method !== "POST" || !(Array.isArray(parsed) ? parsed.some(isInitializeRequest) : isInitializeRequest(parsed))) {
               return reject(res, flight, 400, "no Mcp-Session-Id: send an initialize request first");
             }
-            transport = await open(creds, keyId, `http://${headers.get("host")}`);
+            transport = await open(creds, keyId, `http://${headers.get("host")}`, remoteAddress);
           }
           const request = new Request(`http://${headers.get("host")}${MCP_PATH}${query ? `?${query}` : ""}`, { method, headers, body: body === undefined ? undefined : new Uint8Array(body) });
           await pipe(res, flight, await transport.handleRequest(request));

@@ -23,6 +23,8 @@ export interface RequestContext {
   usage: Usage;
   /** The Content-Type header as sent (routes with `rawBody` parse their own body). */
   contentType: string;
+  /** The client's address as text (IPv4 dotted, IPv6 canonical); absent when the call did not come over HTTP. */
+  remoteAddress?: string;
 }
 
 export interface Reply {
@@ -50,6 +52,8 @@ export interface Route {
   proto?: ProtoMessages;
   /** Uploads: the handler gets the body undecoded (a Buffer) and parses it itself; the value is the media type it documents. */
   rawBody?: "multipart/form-data" | "application/octet-stream";
+  /** Body cap in bytes for this route (413 past it); default and ceiling: the server's limit. */
+  bodyLimit?: number;
   /** Query parameters, for the OpenAPI document. */
   queryParams?: Array<{ name: string; schema: Schema; description: string; required?: boolean }>;
   requestBody?: Schema;

@@ -98,6 +98,8 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
     const pattern = route.path.replace(/\{(\w+)\}/g, ":$1");
     const method = route.method === "delete" ? "del" : route.method;
     const label = `${route.method.toUpperCase()} ${route.path}`;
+    /** A route may cap its body below the server's limit (the public commons writes do). */
+    const bodyCap = Math.min(limit, route.bodyLimit ?? limit);
     app[method](pattern, (res, req) => {
       const t0 = performance.now();
       const h = {
@@ -111,6 +113,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       };
       const raw = names.map((_, i) => req.getParameter(i) ?? "");
       const query = req.getQuery() ?? "";
+      const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString("latin1");
       const reqId = REQUEST_ID_RE.test(h.requestId) ? h.requestId : `${idPrefix}-${(++seq).toString(36)}`;
       const flight: Flight = { aborted: false };
       res.onAborted(() => {
@@ -149,6 +152,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
           baseUrl: `http://${h.host || `${opts.host}:${port}`}`,
           usage: {},
           contentType: h.contentType,
+          remoteAddress,
         };
         const reply = await execute(route, ctx, deps);
         const status = reply.status ?? route.response.status;
@@ -163,12 +167,12 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         finish();
       };
       const declared = h.contentLength === "" ? -1 : Number(h.contentLength);
-      if (declared > limit) return tooLarge(new SvcError("E_TOO_LARGE", `the body has ${declared} bytes; the limit is ${limit}`, { field: "body" }));
+      if (declared > bodyCap) return tooLarge(new SvcError("E_TOO_LARGE", `the body has ${declared} bytes; the limit is ${bodyCap}`, { field: "body" }));
       if (route.method === "get" || route.method === "delete") {
         run(Buffer.alloc(0)).catch(fail);
         return;
       }
-      readBody(res, declared, limit, flight).then(run, (err: unknown) => {
+      readBody(res, declared, bodyCap, flight).then(run, (err: unknown) => {
         if (err instanceof SvcError && err.code === "E_TOO_LARGE") return tooLarge(err);
         if (!flight.aborted) fail(err);
         else finish();
@@ -176,9 +180,9 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
     });
   };
   for (const r of routes) register(r);
+  deps.mcp?.mount(app, opts.host, () => port);
 
   // Everything else: 405 when the path exists with another method, else 404.
-  deps.mcp?.mount(app, opts.host, () => port);
   const literal = (part: string) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const known = routes.map((r) => ({ re: new RegExp(`^${r.path.split(/\{\w+\}/).map(literal).join("[^/]+")}$`), method: r.method }));
   app.any("/*", (res, req) => {
@@ -210,9 +214,9 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       if (closing) return;
       closing = true;
       uWS.us_listen_socket_close(socket);
+      await deps.mcp?.close();
       if (inFlight > 0) {
         await Promise.race([new Promise<void>((r) => (drained = r)), new Promise((r) => setTimeout(r, DRAIN_MS).unref())]);
-      await deps.mcp?.close();
       }
     },
   };

@@ -4,7 +4,7 @@ import { SvcError } from "../errors.js";
 import { SharedHeap } from "./shared-heap.js";
 
 /** Must equal ABI_VERSION in assembly/index.ts. */
-export const ABI_VERSION = 1;
+export const ABI_VERSION = 2;
 const WASM_URL = new URL("../../build/kernels.wasm", import.meta.url);
 
 /** Raw exports; every pointer is a byte offset into the shared memory. */
@@ -17,6 +17,10 @@ interface Exports {
   buildQueryTable(queries: number, nq: number, rowBytes: number, table: number, scratch: number): void;
   scanQueryTable(base: number, rowBytes: number, start: number, end: number, table: number, nq: number, k: number, heaps: number, scratch: number): number;
   hamming(a: number, b: number, words: number): number;
+  hammingTopKRanges(base: number, words: number, ranges: number, nr: number, q: number, k: number, heap: number, mask: number): number;
+  nearestCentroids(base: number, words: number, start: number, end: number, centroids: number, nc: number, out: number, dists: number): void;
+  ivfProbe(base: number, words: number, count: number, centroids: number, lists: number, offsets: number, radii: number, indexedRows: number,
+    q: number, k: number, heap: number, mask: number, minProbe: number, cap: number, slack: number, scratch: number, info: number): number;
   bind(a: number, b: number, out: number, words: number): void;
   bundleAdd(counters: number, row: number, dim: number, weight: number): void;
   bundleThreshold(counters: number, dim: number, tie: number, out: number, words: number): void;
@@ -43,6 +47,19 @@ export interface RowsRef {
   base: number;
   words: number;
   count: number;
+}
+
+/**
+ * An inverted file in shared memory: `lists` centroid rows at `centroids`, u32 offsets
+ * (lists + 1; list l = rows [offsets[l], offsets[l + 1])) and u32 radii (lists). Rows from
+ * indexedRows on are the delta. Layout in FORMAT.md ("Approximate index").
+ */
+export interface IvfRef {
+  centroids: number;
+  lists: number;
+  offsets: number;
+  radii: number;
+  indexedRows: number;
 }
 
 /** u64 lanes per row for `dimBits` bits, padded to a multiple of 128 bits. */
@@ -195,6 +212,62 @@ export class Kernels {
       this.heap.release(out);
       if (table !== 0) this.heap.release(table);
     }
+  }
+
+  /**
+   * Top-k over the rows of nr ranges (u32 pairs [start, end) at `ranges`, not overlapping),
+   * optionally only rows set in the bitset at `mask`: the probed lists of an inverted file
+   * plus its fresh delta, in one heap. Ranges are checked against rows.count.
+   */
+  topKRanges(rows: RowsRef, ranges: number, nr: number, query: number, k: number, mask = 0): TopK {
+    checkK(k);
+    const pairs = this.heap.u32(ranges, nr * 2);
+    let n = 0;
+    for (let i = 0; i < nr; i++) {
+      checkRange(rows, pairs[2 * i]!, pairs[2 * i + 1]!);
+      n += pairs[2 * i + 1]! - pairs[2 * i]!;
+    }
+    const slots = heapSlots(k, n);
+    return this.withOut(slots, (out) => this.guard(() => this.x.hammingTopKRanges(rows.base, rows.words, ranges, nr, query, slots, out, mask)));
+  }
+
+  /**
+   * One query's probe of an inverted file over `rows` (see IvfRef): the delta, then lists by
+   * centroid distance while the probe rule holds (assembly/ivf.ts). Optionally only rows set
+   * in the bitset at `mask`. Returns the top-k and the lists scanned.
+   */
+  ivfProbe(rows: RowsRef, ivf: IvfRef, query: number, k: number, probe: { minProbe: number; cap: number; slack: number }, mask = 0): { top: TopK; probed: number } {
+    checkK(k);
+    const cap = Math.max(1, Math.min(ivf.lists, Math.floor(probe.cap)));
+    const slots = heapSlots(k, rows.count);
+    const out = this.heap.alloc(slots * 8 + cap * 8 + 8);
+    try {
+      const count = this.ivfProbeRaw(rows, ivf, query, k, { ...probe, cap }, mask, out, out + slots * 8, out + slots * 8 + cap * 8);
+      return { top: decodeKeys(this.heap, out, count), probed: this.heap.u32(out + slots * 8 + cap * 8, 1)[0]! };
+    } finally {
+      this.heap.release(out);
+    }
+  }
+
+  /**
+   * ivfProbe for workers: no allocation. `out` has room for heapSlots(k, rows.count) keys,
+   * `scratch` for cap keys and `info` for one u32 (lists probed). Returns the key count.
+   */
+  ivfProbeRaw(rows: RowsRef, ivf: IvfRef, query: number, k: number, probe: { minProbe: number; cap: number; slack: number }, mask: number, out: number, scratch: number, info: number): number {
+    checkK(k);
+    if (ivf.indexedRows > rows.count || ivf.lists < 1) throw new SvcError("E_RANGE", `index covers ${ivf.indexedRows} rows of ${rows.count}`, { field: "rows" });
+    const cap = Math.max(1, Math.min(ivf.lists, Math.floor(probe.cap)));
+    return this.guard(() =>
+      this.x.ivfProbe(rows.base, rows.words, rows.count, ivf.centroids, ivf.lists, ivf.offsets, ivf.radii, ivf.indexedRows, query, heapSlots(k, rows.count), out, mask,
+        Math.max(0, Math.floor(probe.minProbe)), cap, Math.max(0, Math.floor(probe.slack)), scratch, info),
+    );
+  }
+
+  /** Nearest of `nc` centroids (rows of the same width at `centroids`) for rows [start, end): u32 indexes into out, distances into dists (0: none). */
+  nearestCentroids(rows: RowsRef, start: number, end: number, centroids: number, nc: number, out: number, dists = 0): void {
+    checkRange(rows, start, end);
+    if (!Number.isInteger(nc) || nc < 1) throw new SvcError("E_RANGE", `need at least one centroid, got ${nc}`, { field: "centroids" });
+    this.x.nearestCentroids(rows.base, rows.words, start, end, centroids, nc, out, dists);
   }
 
   hamming(a: number, b: number, words: number, variant: Variant = "fast"): number {

@@ -1,6 +1,6 @@
 /** @module records — typed records per tenant: text embedded by the static encoder, kind/tags/ts filters, timeline pages, TTL, forget. */
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Bm25Index } from "../encoder/bm25.js";
 import { Collection } from "../engine/collection.js";
@@ -193,6 +193,17 @@ export class RecordService {
     const filter = this.filter({});
     const range = c.range(ns, "ts", filter);
     return { count: c.count(ns, filter), byKind: c.facet(ns, "kind", filter), oldestTs: range?.min ?? null, newestTs: range?.max ?? null };
+  }
+
+  /** The tenant's namespaces holding live (unexpired) records, sorted, with their counts; opens nothing for a tenant without records. */
+  async namespaces(tenant: string): Promise<Array<{ namespace: string; count: number }>> {
+    if (!this.collections.has(tenant) && !existsSync(join(this.dataDir, "tenants", tenant, "records"))) return [];
+    const c = await this.visible(tenant);
+    const filter = this.filter({});
+    return c.namespaces()
+      .filter((ns) => !ns.startsWith(STAGING_PREFIX))
+      .map((namespace) => ({ namespace, count: c.count(namespace, filter) }))
+      .filter((n) => n.count > 0);
   }
 
   /** Every live record of a namespace with its expiry, oldest first (ties by id): what an export writes. */

@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { SvcError, type ErrorCode } from "../errors.js";
-import { checkK, decodeKeys, heapSlots, kernelModule, queryTableBytes, useQueryTable, wordsFor, type Kernels, type RowsRef, type TopK } from "../kernels/abi.js";
+import { checkK, decodeKeys, heapSlots, kernelModule, queryTableBytes, useQueryTable, wordsFor, type IvfRef, type Kernels, type RowsRef, type TopK } from "../kernels/abi.js";
 import type { ScanReply, ScanTask } from "./scan-task.js";
 
 /**
@@ -179,6 +179,48 @@ export class ScanPool {
       for (const w of batch) w.reject(err);
     } finally {
       if (block !== 0) heap.release(block);
+    }
+  }
+
+  /**
+   * Nearest of `nc` centroids for rows [start, end) (see Kernels.nearestCentroids), cut into
+   * one stripe per worker: the index build's assignment step, off the main thread. The caller
+   * keeps `rows` valid (pinned) until the promise settles.
+   */
+  async nearestCentroids(rows: RowsRef, start: number, end: number, centroids: number, nc: number, out: number, dists: number): Promise<void> {
+    const size = Math.ceil((end - start) / this.threads);
+    const stripes = Array.from({ length: this.threads }, (_, i) => [start + i * size, Math.min(end, start + (i + 1) * size)] as const).filter(([a, b]) => b > a);
+    await settleAll(stripes.map(([a, b]) => this.run({ kind: "nearest", rows: { ...rows }, start: a, end: b, centroids, nc, out: out + (a - start) * 4, dists: dists === 0 ? 0 : dists + (a - start) * 4 })));
+  }
+
+  /**
+   * Probe an inverted file (IvfRef over `rows`) for nq queries (rows at `queries`): the
+   * queries are cut into one contiguous share per worker, each worker probes its share one
+   * query after the other (assembly/ivf.ts `ivfProbe`): the throughput path of the index,
+   * where a single probe (~40 us) costs less than a hand-off to a worker.
+   */
+  async probeBatch(rows: RowsRef, ivf: IvfRef, queries: number, nq: number, k: number, probe: { minProbe: number; cap: number; slack: number }): Promise<TopK[]> {
+    checkK(k);
+    const heap = this.kernels.heap;
+    const cap = Math.max(1, Math.min(ivf.lists, Math.floor(probe.cap)));
+    const slots = heapSlots(k, rows.count);
+    const block = slots * 8 + cap * 8 + 8;
+    const out = heap.alloc(nq * block);
+    const counts = heap.alloc(nq * 4);
+    const rowBytes = rows.words * 8;
+    try {
+      const share = Math.ceil(nq / this.threads);
+      const shares = Array.from({ length: this.threads }, (_, i) => [i * share, Math.min(nq, (i + 1) * share)] as const).filter(([a, b]) => b > a);
+      await settleAll(
+        shares.map(([a, b]) =>
+          this.run({ kind: "probe", rows: { ...rows }, ivf: { ...ivf }, queries: queries + a * rowBytes, nq: b - a, k, minProbe: probe.minProbe, cap, slack: probe.slack, out: out + a * block, block, counts: counts + a * 4 }),
+        ),
+      );
+      const n = heap.u32(counts, nq).slice();
+      return Array.from({ length: nq }, (_, j) => decodeKeys(heap, out + j * block, n[j]!));
+    } finally {
+      heap.release(out);
+      heap.release(counts);
     }
   }
 

@@ -1,12 +1,15 @@
 /** @module scan-task — the message a pool worker receives (a scan stripe or an encode slice): pointers into the shared memory only. */
-import type { RowsRef } from "../kernels/abi.js";
+import type { IvfRef, RowsRef } from "../kernels/abi.js";
 
 /** One stripe or one query group; results go to `out` as ascending u64 keys. */
 export type ScanTask =
   | { kind: "topK"; rows: RowsRef; start: number; end: number; query: number; k: number; out: number; mask: number }
   | { kind: "list"; rows: RowsRef; list: number; n: number; query: number; k: number; out: number }
   | { kind: "multi"; rows: RowsRef; start: number; end: number; queries: number; nq: number; k: number; out: number; table: number }
-  | { kind: "encode"; src: number; n: number; dim: number; P: number; signs: number; scratch: number; out: number };
+  | { kind: "encode"; src: number; n: number; dim: number; P: number; signs: number; scratch: number; out: number }
+  // nq queries (rows at `queries`) probed one after the other: query j's keys at out + j * block, its scratch after them, its count at counts + 4j
+  | { kind: "nearest"; rows: RowsRef; start: number; end: number; centroids: number; nc: number; out: number; dists: number }
+  | { kind: "probe"; rows: RowsRef; ivf: IvfRef; queries: number; nq: number; k: number; minProbe: number; cap: number; slack: number; out: number; block: number; counts: number };
 
 /** A worker answers with the key count, or with the SvcError it raised (errors lose their class across threads). */
 export type ScanReply = number | { error: { code: string; message: string; field?: string } };

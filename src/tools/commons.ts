@@ -1,6 +1,6 @@
 /** @module tools/commons — the document helpers' signed registry (list, code, verify, build) and the tenant's wallet. */
 import { z } from "zod";
-import { file, json, op, out, READ, WRITE } from "./define.js";
+import { DESTROY, file, json, op, out, READ, WRITE } from "./define.js";
 import type { Tool } from "./tool.js";
 
 const helperId = z.string().regex(/^rec_[0-9a-f]+$/).describe("a helper's id (rec_<hex>) from commons_list");
@@ -53,4 +53,29 @@ const wallet = op("wallet", {
   output: out({}),
 });
 
-export const commonsTools: Tool[] = [list, get, code, verify, build, wallet];
+const usage = op("wallet_usage", {
+  name: "wallet_usage", title: "Usage over time", annotations: READ,
+  description: "This tenant's charges over time by operation: USD and calls per minute, hour or UTC day.",
+  input: z.object({ grain: z.enum(["minute", "hour", "day"]).optional(), buckets: z.number().int().min(1).optional() }),
+  output: out({}),
+});
+
+/** Operator tools (an admin key): tenants, revocation, credit. Keys are issued on the dashboard or with `svc keys`, never to a model. */
+const tenantId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/);
+const adminTenants = op("admin_tenants", {
+  name: "admin_tenants", title: "Tenants", annotations: READ,
+  description: "Admin: every tenant with its keys (ids, names, created, revoked) and wallet balance.",
+  input: z.object({}), output: out({ tenants: z.array(out({ tenant: z.string() })) }),
+});
+const adminRevoke = op("admin_revoke_key", {
+  name: "admin_revoke_key", title: "Revoke a key", annotations: DESTROY,
+  description: "Admin: revoke an API key by id (it stops working at once).",
+  input: z.object({ keyId: z.string().min(1) }), output: out({ id: z.string() }),
+});
+const adminCredit = op("admin_credit", {
+  name: "admin_credit", title: "Credit a wallet", annotations: WRITE,
+  description: "Admin: add credit (USD) to a tenant's wallet.",
+  input: z.object({ tenant: tenantId, usd: z.number().positive() }), output: out({ tenant: z.string() }),
+});
+
+export const commonsTools: Tool[] = [list, get, code, verify, build, wallet, usage, adminTenants, adminRevoke, adminCredit];

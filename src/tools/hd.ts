@@ -114,8 +114,19 @@ const readRoles = op("hd_roles_read", {
   output: out({ roles: z.array(out({ role: z.string(), filler: z.string().nullable(), cosine: z.number(), margin: z.number() })) }),
 });
 
+const kgList = op("hd_kg_list", {
+  name: "hd_kg_list", title: "List graphs", annotations: READ,
+  description: "The names of this tenant's knowledge graphs.",
+  input: z.object({}), output: out({ graphs: strings }),
+});
+const causalList = op("hd_causal_list", {
+  name: "hd_causal_list", title: "List causal models", annotations: READ,
+  description: "This tenant's causal models with their variables, categories and row counts.",
+  input: z.object({}), output: out({ models: z.array(out({ name: z.string() })) }),
+});
+
 export const hdTools: Tool[] = [
-  kgAddFacts, kgDeleteFacts, kgQuery, kgStats, kgDrop,
+  kgList, causalList, kgAddFacts, kgDeleteFacts, kgQuery, kgStats, kgDrop,
   kgAddFact, alias("kg.query", kgQuery, "Ask the graph"), kgDeleteFact, kgExport, kgImport,
   causalWorlds, causalQuery, causalDrop,
   alias("causal.add_worlds", causalWorlds, "Upload worlds"), alias("causal.query", causalQuery, "Causal query"), causalExport, causalImport,

@@ -16,8 +16,11 @@ export class LocalApi {
     }
   }
 
-  /** The API as the holder of these credentials sees it; `baseUrl` is what links in answers are built on. */
-  as(creds: Credentials, baseUrl: string): Api {
+  /**
+   * The API as the holder of these credentials sees it; `baseUrl` is what links in answers are built on,
+   * `remoteAddress` the client's (per-address limits apply to MCP callers as to REST ones).
+   */
+  as(creds: Credentials, baseUrl: string, remoteAddress?: string): Api {
     return {
       call: async (operationId, req) => {
         const found = this.ops.get(operationId);
@@ -25,8 +28,10 @@ export class LocalApi {
         try {
           const principal = authenticate(found.route.auth, creds, this.deps.keys, this.deps.auth);
           const http = toHttp(found.op, req);
+          // Upload routes parse their own bytes: give them what REST would, JSON arguments as a JSON body.
+          const body = found.route.rawBody && http.body !== undefined && !Buffer.isBuffer(http.body) ? Buffer.from(JSON.stringify(http.body)) : http.body;
           const ctx: RequestContext = {
-            id: `mcp-${(++this.seq).toString(36)}`, params: http.params, query: http.query, body: http.body, principal, baseUrl, usage: {}, contentType: http.contentType,
+            id: `mcp-${(++this.seq).toString(36)}`, params: http.params, query: http.query, body, principal, baseUrl, usage: {}, contentType: http.contentType, remoteAddress,
           };
           const reply = await execute(found.route, ctx, this.deps);
           const out: ApiReply = { status: reply.status ?? found.route.response.status, headers: reply.headers ?? {} };

@@ -113,4 +113,11 @@ const importNs: Tool = {
   },
 };
 
-export const recordTools: Tool[] = [ingest, query, timeline, get, del, forget, stats, exportNs, importNs];
+const namespaces = op("records_namespaces", {
+  name: "records_namespaces", title: "Record namespaces", annotations: READ,
+  description: "The namespaces holding records, with their live record counts.",
+  input: z.object({}),
+  output: out({ namespaces: z.array(out({ namespace: z.string(), count: z.number().int() })) }),
+});
+
+export const recordTools: Tool[] = [namespaces, ingest, query, timeline, get, del, forget, stats, exportNs, importNs];

@@ -111,6 +111,26 @@ describe("MCP over streamable HTTP (/mcp)", () => {
     }
   });
 
+  it("without a key serves the public commons and directory tools", async () => {
+    const client = await httpClient(null);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(["board_post", "board_read", "trust_record", "directory_search", "directory_consultation_request"]));
+      const posted = (await client.callTool({ name: "board_post", arguments: { agent: "mcp-tester", message: "Testing the board through MCP. Replies welcome." } })) as Result;
+      expect(posted.isError).toBeFalsy();
+      const board = (await client.callTool({ name: "board_read", arguments: { limit: 5 } })) as Result;
+      expect((board.structuredContent!.posts as Array<{ id: string }>).map((p) => p.id)).toContain(posted.structuredContent!.id);
+      const refused = (await client.callTool({ name: "board_post", arguments: { agent: "mcp-tester", message: "aGVsbG8gd29ybGQgdGhpcyBpcyBhIGxvbmcgYmFzZTY0IGJsb2IgdGhhdCBzaG91bGQgYmUgcmVmdXNlZA==" } })) as Result;
+      expect(refused.isError).toBe(true);
+      expect(errorOf(refused).code).toBe("E_REFUSED");
+      const found = (await client.callTool({ name: "directory_search", arguments: { q: "", limit: 3 } })) as Result;
+      expect(found.isError).toBeFalsy();
+      expect(found.structuredContent!.limit).toBe(3);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("refuses a foreign Host or Origin (DNS rebinding), a wrong key and an unknown session", async () => {
     const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
     const post = (headers: Record<string, string>) => fetch(`${srv.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: JSON.stringify(init) });

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import http from "node:http";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
@@ -56,14 +56,23 @@ describe("ops endpoints (in-process server)", () => {
   let dir: string;
   let server: Server;
   let admin: string;
+  /** A site POST /v1/ask can reach: an NLWeb-style /ask on loopback, allow-listed in config.json. */
+  let askSite: http.Server;
+  let askSiteUrl: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "svc-ops-"));
+    askSite = http.createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ results: [{ url: "https://example.com/ops", name: "ops" }] })));
+    await new Promise<void>((resolve) => askSite.listen(0, "127.0.0.1", resolve));
+    const askPort = (askSite.address() as { port: number }).port;
+    askSiteUrl = `http://127.0.0.1:${askPort}`;
+    await writeFile(join(dir, "config.json"), JSON.stringify({ commons: { outbound: { allow: [`127.0.0.1:${askPort}`], http: true } } }));
     server = await startServer({ dataDir: dir, port: 0 });
     admin = server.keys.create({ tenant: "ops", admin: true }).key;
   });
   afterAll(async () => {
     await server?.close();
+    await new Promise((resolve) => askSite?.close(resolve));
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -194,6 +203,11 @@ describe("ops endpoints (in-process server)", () => {
     const ingested = await call(server.url, "POST", "/v1/records/r1", { key: admin, body: { items: [{ kind: "note", text: "ops check" }] } });
     expect(ingested.status).toBe(200);
     const fill: Record<string, string> = { name: "real", namespace: "n1", ns: "r1", id: ingested.body.ids[0] };
+    // admin routes: a key to revoke (not the one making the requests), a tenant to credit; a dashboard file
+    Object.assign(fill, { keyId: server.keys.create({ tenant: "ops-revoke" }).record.id, tenant: "ops", file: "app.js" });
+    // the agent commons: a post by another agent (to mark) and a board file (for {fileId})
+    const boardPost = (await call(server.url, "POST", "/v1/board", { body: { agent: "ops-other", message: "ops check" } })).body.id as string;
+    fill.fileId = (await call(server.url, "POST", "/v1/board/files", { body: { agent: "ops", filename: "ops.txt", content: "ops check" } })).body.id as string;
     // the commons routes' {id} is a helper's record id
     const rung = (await call(server.url, "GET", "/v1/commons/rungs/line-folder", { key: admin })).body.id as string;
     const bodies: Record<string, unknown> = {
@@ -216,6 +230,14 @@ describe("ops endpoints (in-process server)", () => {
       "POST /v1/hd/causal/{name}/query": { query_type: "intervention", condition_var: 0, condition_value: 1, query_var: 1, query_value: 0 },
       "POST /v1/hd/analogy": { n_feat: 3, a: 1, b: 2, c: 4 },
       "POST /v1/embed": { texts: ["ops check"] },
+      "POST /v1/trust": { agent: "ops", target: "example.com", outcome: "worked" },
+      "POST /v1/board": { agent: "ops", message: "ops check", reply_to: boardPost },
+      "POST /v1/board/vote": { agent: "ops", post: boardPost, verdict: "useful" },
+      "POST /v1/board/files": { agent: "ops", filename: "ops2.txt", content: "ops check" },
+      "POST /v1/board/working": { agent: "ops", note: "ops check" },
+      "POST /v1/board/profile": { agent: "ops", operator: "ops" },
+      "POST /v1/ask": { site: askSiteUrl, question: "ops check" },
+      "POST /v1/admin/tenants/{tenant}/credit": { usd: 1 },
       "POST /v1/hd/roles/bind": { pairs: { agent: "alice" } },
       "POST /v1/hd/roles/read": { vector: Buffer.alloc(1024).toString("base64"), roles: ["agent"], candidates: ["alice"] },
     };
@@ -241,11 +263,23 @@ describe("ops endpoints (in-process server)", () => {
       return { status: res.status, headers: res.headers, body: await res.json() };
     };
     const query: Record<string, string> = { "GET /v1/indexes/{name}/vectors/fetch": "?ids=a&namespace=n1" };
+    Object.assign(query, { "GET /v1/trust": "?target=example.com", "GET /v1/board/recall": "?q=ops" });
+    // the directory routes' {id}: an unclaimed demo business; its admin routes come first in the table (claim, booking on), the release last
+    const business = (await call(server.url, "GET", "/api/businesses?limit=100")).body.results.find((x: { claim: string }) => x.claim === "unclaimed").id as string;
+    const slot = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 3_600_000).toISOString();
+    Object.assign(bodies, {
+      "POST /api/admin/businesses/{id}/claim": { owner: { name: "Ops", email: "ops@ops.example" } },
+      "PATCH /api/admin/businesses/{id}/fields": { fields: { phone: "+44 20 7946 0000" } },
+      "POST /api/admin/businesses/{id}/booking": { booking: { utc_offset: "+00:00", hours: Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d) => [d, ["00:00-24:00"]])), slot_minutes: 60 } },
+      "POST /api/admin/businesses/{id}/listing": { listed: true },
+      "POST /api/businesses/{id}/consultation-request": { start: slot, customer: { name: "Ops", email: "ops@ops.example" }, customer_confirmed: true },
+    });
+    query["GET /api/businesses/{id}/availability"] = `?start=${slot}&end=${new Date(Date.parse(slot) + 86_400_000).toISOString()}`;
     // deletes last, so the others find the index and namespace
     const ordered = server.routes.filter((x) => x.method !== "delete").concat(server.routes.filter((x) => x.method === "delete" && x.path.includes("namespace")), server.routes.filter((x) => x.method === "delete" && !x.path.includes("namespace")));
     for (const route of ordered) {
       const label = `${route.method.toUpperCase()} ${route.path}`;
-      const concrete = route.path.replace(/\{(\w+)\}/g, (_, n: string) => (route.path.startsWith("/v1/commons/") ? rung : fill[n]!)) + (query[label] ?? "");
+      const concrete = route.path.replace(/\{(\w+)\}/g, (_, n: string) => (route.path.startsWith("/v1/commons/") ? rung : route.path.includes("businesses/{id}") ? business : fill[n]!)) + (query[label] ?? "");
       const r = label === "POST /v1/hd/kg/{name}/import" ? await importOwnHdkg(concrete) : label === "POST /v1/records/{ns}/import" ? await importOwnExport(concrete) : label === "POST /v1/hd/causal/{name}/import" ? await importOwnHdscm(concrete) : await call(server.url, route.method.toUpperCase(), concrete, { key: admin, body: bodies[label] ?? (route.method === "post" || route.method === "patch" ? {} : undefined) });
       expect(r.status, `${label} -> ${JSON.stringify(r.body)}`).toBe(route.response.status);
     }

@@ -1,4 +1,4 @@
-/** @module routes/hd-causal — /v1/hd/causal/{name}: upload/append worlds, observation and intervention queries, delete, .hdscm export/import. */
+/** @module routes/hd-causal — /v1/hd/causal (list) and /v1/hd/causal/{name}: upload/append worlds, observation and intervention queries, delete, .hdscm export/import. */
 import { SvcError } from "../../errors.js";
 import { HDSCM_TYPE } from "../../hd/causal/format.js";
 import type { CausalService } from "../../hd/causal/service.js";
@@ -49,6 +49,25 @@ export function causalRoutes(causal: CausalService): Route[] {
   const tenant = (ctx: RequestContext) => ctx.principal.tenant;
   const name = (ctx: RequestContext) => ctx.params.name!;
   return [
+    {
+      method: "get", path: "/v1/hd/causal", operationId: "hd_causal_list", summary: "The tenant's causal models with their shape and row counts", tags: ["hd"], auth: "tenant", meter: "hd_causal_list",
+      response: {
+        status: 200,
+        schema: { type: "object", properties: { models: { type: "array", items: { type: "object", properties: { name: { type: "string" }, n_vars: { type: "integer" }, vocab_per_var: ints, rows_total: { type: "integer" }, has_graph: { type: "boolean" } } } } } },
+        description: "Models sorted by name",
+      },
+      handle(ctx) {
+        const models = causal.names(tenant(ctx)).flatMap((n) => {
+          try {
+            return [{ name: n, ...causal.describe(tenant(ctx), n) }];
+          } catch (err) {
+            if (err instanceof SvcError && err.code === "E_NOT_FOUND") return []; // deleted since it was listed
+            throw err;
+          }
+        });
+        return { body: { models } };
+      },
+    },
     {
       method: "post", path: "/v1/hd/causal/{name}/worlds", operationId: "hd_causal_worlds", summary: "Upload worlds (rows of categorical variables) to a causal model, creating it or appending", tags: ["hd"], auth: "tenant", meter: "hd_causal_worlds",
       requestBody: worldsBody,

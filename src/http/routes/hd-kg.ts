@@ -1,4 +1,4 @@
-/** @module routes/hd-kg — /v1/hd/kg/{name}: add, delete_fact, query, stats, export/import (.hdkg) and drop of a knowledge graph. */
+/** @module routes/hd-kg — /v1/hd/kg (list) and /v1/hd/kg/{name}: add, delete_fact, query, stats, export/import (.hdkg) and drop of a knowledge graph. */
 import { SvcError } from "../../errors.js";
 import { HDKG_CONTENT_TYPE } from "../../hd/kg/hdkg-file.js";
 import type { KnowledgeGraphs } from "../../hd/kg/service.js";
@@ -22,6 +22,11 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
   const tenant = (ctx: RequestContext) => ctx.principal.tenant;
   const graph = (ctx: RequestContext) => ctx.params.name!;
   return [
+    {
+      method: "get", path: "/v1/hd/kg", operationId: "hd_kg_list", summary: "The tenant's knowledge graph names", tags: ["hd"], auth: "tenant", meter: "hd_kg_list",
+      response: { status: 200, schema: { type: "object", properties: { graphs: { type: "array", items: { type: "string" } } } }, description: "Graph names, sorted" },
+      handle: (ctx) => ({ body: { graphs: kg.names(tenant(ctx)) } }),
+    },
     {
       method: "post", path: "/v1/hd/kg/{name}/facts", operationId: "hd_kg_add", summary: "Add (subject, relation, object) facts; the graph is created by its first facts; present facts are skipped", tags: ["hd"], auth: "tenant", meter: "hd_kg_add",
       requestBody: factsBody,

@@ -104,6 +104,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
           filter: b.filter,
           includeValues: flag(b.includeValues, "includeValues"),
           includeMetadata: flag(b.includeMetadata, "includeMetadata"),
+          exact: flag(b.exact, "exact"),
         });
         ctx.usage.scanned = res.scanned;
         return { body: { matches: res.matches, namespace: typeof b.namespace === "string" ? b.namespace : "", usage: { readUnits: readUnits(res.scanned) } } };

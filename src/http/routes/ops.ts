@@ -1,5 +1,5 @@
-/** @module routes/ops — liveness, Prometheus metrics, the OpenAPI document and the tenant's wallet. */
-import type { Wallets } from "../../account/wallet.js";
+/** @module routes/ops — liveness, Prometheus metrics, the OpenAPI document and the tenant's wallet and usage series. */
+import { USAGE_MAX_BUCKETS, type UsageGrain, type Wallets } from "../../account/wallet.js";
 import { SvcError } from "../../errors.js";
 import type { HttpMetrics } from "../metrics.js";
 import { openApiDocument } from "../openapi.js";
@@ -45,6 +45,33 @@ export function opsRoutes(deps: { wallets: Wallets; metrics: HttpMetrics; routes
         const limit = raw === null ? 20 : Number(raw);
         if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new SvcError("E_BAD_REQUEST", "limit must be an integer in [1, 100]", { field: "limit" });
         return { body: { ...(await deps.wallets.view(ctx.principal.tenant, limit)), unmetered: ctx.principal.admin } };
+      },
+    },
+    {
+      method: "get", path: "/v1/wallet/usage", operationId: "wallet_usage", summary: "The tenant's charges over time by operation (USD and calls per minute, hour or UTC day)", tags: ["account"], auth: "tenant",
+      queryParams: [
+        { name: "grain", schema: { type: "string", enum: ["minute", "hour", "day"], default: "hour" }, description: "Bucket size" },
+        { name: "buckets", schema: { type: "integer", minimum: 1, maximum: USAGE_MAX_BUCKETS.minute }, description: `Buckets ending now (default minute 60, hour 48, day 30; at most minute ${USAGE_MAX_BUCKETS.minute}, hour ${USAGE_MAX_BUCKETS.hour}, day ${USAGE_MAX_BUCKETS.day})` },
+      ],
+      response: {
+        status: 200,
+        description: "Consecutive buckets, oldest first, empty ones included",
+        schema: {
+          type: "object",
+          properties: {
+            tenant: { type: "string" }, grain: { type: "string" }, ops: { type: "array", items: { type: "string" }, description: "operations in the series, most expensive first" },
+            buckets: { type: "array", items: { type: "object", properties: { start: { type: "integer", description: "epoch ms" }, ops: { type: "object", additionalProperties: { type: "object", properties: { costUsd: { type: "number" }, calls: { type: "integer" } } } } } } },
+          },
+        },
+      },
+      handle(ctx) {
+        const grain = (ctx.query.get("grain") ?? "hour") as UsageGrain;
+        if (!Object.hasOwn(USAGE_MAX_BUCKETS, grain)) throw new SvcError("E_BAD_REQUEST", "grain must be minute, hour or day", { field: "grain" });
+        const raw = ctx.query.get("buckets");
+        const count = raw === null ? { minute: 60, hour: 48, day: 30 }[grain] : Number(raw);
+        const max = USAGE_MAX_BUCKETS[grain];
+        if (!Number.isInteger(count) || count < 1 || count > max) throw new SvcError("E_BAD_REQUEST", `buckets must be an integer in [1, ${max}] for grain ${grain}`, { field: "buckets" });
+        return { body: { tenant: ctx.principal.tenant, ...deps.wallets.usage(ctx.principal.tenant, grain, count) } };
       },
     },
   ];

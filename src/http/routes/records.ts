@@ -1,4 +1,4 @@
-/** @module routes/records — /v1/records/{ns}: ingest, query, timeline, get, delete, forget, stats, export and import of .svc containers. */
+/** @module routes/records — /v1/records (namespaces) and /v1/records/{ns}: ingest, query, timeline, get, delete, forget, stats, export and import of .svc containers. */
 import { SvcError } from "../../errors.js";
 import { CONTAINER_TYPE, exportContainer, exportSchema, importContainer, type HdServices } from "../../memory/container.js";
 import type { RecordService } from "../../memory/records.js";
@@ -33,6 +33,11 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
     return b as Record<string, unknown>;
   };
   return [
+    {
+      method: "get", path: "/v1/records", operationId: "records_namespaces", summary: "The tenant's record namespaces with their live record counts", tags: ["records"], auth: "tenant", meter: "records_namespaces",
+      response: { status: 200, schema: { type: "object", properties: { namespaces: { type: "array", items: { type: "object", properties: { namespace: { type: "string" }, count: { type: "integer" } } } } } }, description: "Namespaces holding live records, sorted by name" },
+      handle: async (ctx) => ({ body: { namespaces: await records.namespaces(tenant(ctx)) } }),
+    },
     {
       method: "post", path: "/v1/records/{ns}", operationId: "records_ingest", summary: "Ingest typed records; text is embedded by the server (1024-d static encoder)", tags: ["records"], auth: "tenant", meter: "records_ingest",
       requestBody: {

@@ -77,6 +77,7 @@ export const queryRequest: Schema = {
     filter,
     includeValues: { type: "boolean", default: false },
     includeMetadata: { type: "boolean", default: false },
+    exact: { type: "boolean", default: false, description: "Scan every row even when the namespace has an approximate index (large namespaces)" },
   },
 };
 export const queryResponse: Schema = {

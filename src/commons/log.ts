@@ -1,0 +1,26 @@
+/** @module commons/log — the commons' one append-only write-ahead log (<data>/commons/wal): frame types, replay on open, append. */
+import { join } from "node:path";
+import { Wal, type Durability } from "../store/wal.js";
+
+/** WAL frame types of the commons. Never renumber; nothing is ever rewritten or removed. */
+export const FRAME = { TRUST: 1, POST: 2, VOTE: 3, FILE: 4, WORKING: 5, PROFILE: 6 } as const;
+export type FrameType = (typeof FRAME)[keyof typeof FRAME];
+
+export class CommonsLog {
+  private constructor(private readonly wal: Wal) {}
+
+  /** Open (or create) the log under `dir` and pass every stored frame, in order, to `onFrame`. */
+  static async open(dir: string, opts: { durability?: Durability; onFrame: (type: number, body: unknown) => void }): Promise<CommonsLog> {
+    const { wal } = await Wal.open(join(dir, "wal"), { durability: opts.durability, onFrame: (f) => opts.onFrame(f.type, f.body) });
+    return new CommonsLog(wal);
+  }
+
+  /** Resolves once the frame is durable (per the durability mode). */
+  async append(type: FrameType, body: unknown): Promise<void> {
+    await this.wal.append(type, body);
+  }
+
+  close(): Promise<void> {
+    return this.wal.close();
+  }
+}

@@ -1,0 +1,353 @@
+/** @module service — the business directory: canonical identities on a write-ahead log, search, claim/edit/verify/booking (admin), availability and consultation requests. */
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { rename } from "node:fs/promises";
+import { join } from "node:path";
+import { lockDir, writeDurable } from "../engine/collection-files.js";
+import { SvcError } from "../errors.js";
+import { fsyncDir } from "../store/scan.js";
+import { Wal, type Durability, type WalPosition } from "../store/wal.js";
+import { checkBooking, checkRange, formatInstant, freeSlots, isSlotStart, offsetMinutes, parseInstant, type Slot } from "./booking.js";
+import {
+  applyImport, bad, bookable, checkOwner, checkValue, email, FIELD_NAMES, isoDate, LIMITS, slug, text,
+  type Booking, type Business, type Field, type FieldName, type ImportRecord,
+} from "./identity.js";
+import { SearchIndex, type SearchQuery, type SearchResult } from "./search.js";
+
+/** WAL frame types. Never renumber. */
+const PUT = 1; // {b: Business[]}: these businesses as they now are
+const REQUEST = 2; // {r: ConsultationRequest}
+
+/** Checkpoint once this many log bytes were written since the last one. */
+const CHECKPOINT_BYTES = 32 << 20;
+const MIN_MS = 60_000;
+/** From this many businesses on, single changes update the search index in place instead of rebuilding it (a rebuild costs ~20 ms per 1000). */
+const INCREMENTAL_FROM = 10_000;
+
+export interface ConsultationRequest {
+  id: string;
+  business: string;
+  /** The slot, at the business's offset. */
+  start: string;
+  end: string;
+  customer: { name: string; email: string };
+  company?: string;
+  answers: Record<string, string>;
+  customer_confirmed: true;
+  agent?: { name: string };
+  status: "requested";
+  created: string;
+}
+
+export interface DirectoryOptions {
+  durability?: Durability;
+  /** ms since the epoch; tests pin it. */
+  clock?: () => number;
+}
+
+export interface ImportSummary {
+  created: number;
+  updated: number;
+}
+
+export class Directory {
+  private readonly businesses = new Map<string, Business>();
+  private readonly requestsByBusiness = new Map<string, ConsultationRequest[]>();
+  /** Booked slot starts (ms) per business. */
+  private readonly taken = new Map<string, Set<number>>();
+  private index: SearchIndex | null = null;
+  private walBytesAtCheckpoint = 0;
+  private checkpointing: Promise<void> | null = null;
+  private readonly clock: () => number;
+
+  private constructor(
+    private readonly dir: string,
+    private wal: Wal,
+    opts: DirectoryOptions,
+  ) {
+    this.clock = opts.clock ?? Date.now;
+  }
+
+  /** Opens (creating) `<dir>`: checkpoint `directory.json` + the log `wal/`; one writer per directory (LOCK). */
+  static async open(dir: string, opts: DirectoryOptions = {}): Promise<Directory> {
+    mkdirSync(dir, { recursive: true });
+    lockDir(dir);
+    try {
+      const cpPath = join(dir, "directory.json");
+      const cp = existsSync(cpPath) ? (JSON.parse(readFileSync(cpPath, "utf8")) as { wal: WalPosition; businesses: Business[]; requests: ConsultationRequest[] }) : null;
+      const d = new Directory(dir, undefined as unknown as Wal, opts);
+      for (const b of cp?.businesses ?? []) d.businesses.set(b.id, b);
+      for (const r of cp?.requests ?? []) d.applyRequest(r);
+      const { wal } = await Wal.open(join(dir, "wal"), {
+        durability: opts.durability,
+        from: cp?.wal,
+        onFrame: (f) => {
+          if (f.type === PUT) for (const b of (f.body as { b: Business[] }).b) d.businesses.set(b.id, b);
+          else if (f.type === REQUEST) d.applyRequest((f.body as { r: ConsultationRequest }).r);
+        },
+      });
+      d.wal = wal;
+      d.walBytesAtCheckpoint = wal.stats.bytes;
+      return d;
+    } catch (err) {
+      rmSync(join(dir, "LOCK"), { force: true });
+      throw err;
+    }
+  }
+
+  get size(): number {
+    return this.businesses.size;
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  get(id: string): Business {
+    const b = this.businesses.get(id);
+    if (b === undefined) throw new SvcError("E_NOT_FOUND", `no business '${id.slice(0, 100)}'`, { field: "id" });
+    return b;
+  }
+
+  search(q: SearchQuery): SearchResult {
+    this.index ??= new SearchIndex(this.businesses.values());
+    return this.index.search(q);
+  }
+
+  categories(): Array<{ category: string; count: number }> {
+    this.index ??= new SearchIndex(this.businesses.values());
+    return this.index.categoryCounts();
+  }
+
+  /** Listed businesses in name order. */
+  listed(): Business[] {
+    return this.search({ limit: Number.MAX_SAFE_INTEGER, offset: 0 }).hits.map((h) => h.business);
+  }
+
+  /** Free slots in [start, end) (ISO 8601 with offsets, span <= 14 days); 409 not_available without a bookable action. */
+  availability(id: string, start: unknown, end: unknown): { id: string; start: string; end: string; utc_offset: string; slot_minutes: number; slots: Slot[] } {
+    const booking = this.bookingOf(this.get(id)); // no booking: 409 whatever the range
+    const range = checkRange(start, end);
+    const off = offsetMinutes(booking.utc_offset)!;
+    return {
+      id,
+      start: formatInstant(range.start, off),
+      end: formatInstant(range.end, off),
+      utc_offset: booking.utc_offset,
+      slot_minutes: booking.slot_minutes,
+      slots: freeSlots(booking, range.start, range.end, this.clock(), this.taken.get(id) ?? new Set()),
+    };
+  }
+
+  requests(id: string): ConsultationRequest[] {
+    this.get(id);
+    return this.requestsByBusiness.get(id) ?? [];
+  }
+
+  private bookingOf(b: Business): Booking {
+    if (!bookable(b)) throw new SvcError("not_available", `${b.fields.name.value} takes no bookings through this service (${b.claim.state === "claimed" ? "booking is off" : "the profile is unclaimed"})`, { field: "id" });
+    return b.booking!;
+  }
+
+  // ---- public write ------------------------------------------------------------------------
+
+  /**
+   * A consultation request for a free slot (the per-address write limit is applied before this by
+   * the HTTP route, see http/routes/directory.ts): 409 not_available without booking; 400 unless customer_confirmed is
+   * true, customer {name, email} is given (nothing is filled in), answers match the questions and
+   * start is a future slot of the opening hours; 409 E_CONFLICT when the slot is taken.
+   */
+  async requestConsultation(id: string, body: unknown): Promise<ConsultationRequest> {
+    const now = this.clock();
+    const b = this.get(id);
+    const booking = this.bookingOf(b);
+    if (typeof body !== "object" || body === null || Array.isArray(body)) return bad("body", "must be a JSON object {start, customer, company, answers, customer_confirmed, agent}");
+    const o = body as Record<string, unknown>;
+    for (const k of Object.keys(o)) if (!["start", "customer", "company", "answers", "customer_confirmed", "agent"].includes(k)) bad(k, "is not a consultation request field");
+    if (o.customer_confirmed !== true) bad("customer_confirmed", "must be true: set it only after the person said yes to this business and this time");
+    const at = parseInstant(o.start, "start");
+    if (typeof o.customer !== "object" || o.customer === null || Array.isArray(o.customer)) bad("customer", "is required: {name, email} as the person gave them");
+    const c = o.customer as Record<string, unknown>;
+    for (const k of Object.keys(c)) if (k !== "name" && k !== "email") bad(`customer.${k}`, "is not a customer field (name, email)");
+    const customer = { name: text(c.name, "customer.name"), email: email(c.email, "customer.email") };
+    const company = o.company === undefined || o.company === null || o.company === "" ? undefined : text(o.company, "company");
+    let agent: { name: string } | undefined;
+    if (o.agent !== undefined && o.agent !== null) {
+      if (typeof o.agent !== "object" || Array.isArray(o.agent)) bad("agent", "must be an object {name}");
+      agent = { name: text((o.agent as Record<string, unknown>).name, "agent.name") };
+    }
+    const answers: Record<string, string> = {};
+    if (o.answers !== undefined && o.answers !== null) {
+      if (typeof o.answers !== "object" || Array.isArray(o.answers)) bad("answers", "must be an object {question text: answer}");
+      for (const [q, a] of Object.entries(o.answers as Record<string, unknown>)) {
+        if (!booking.questions.some((x) => x.text === q)) bad("answers", `'${q.slice(0, 80)}' is not one of this business's questions`);
+        answers[q] = text(a, `answers.${q.slice(0, 80)}`, LIMITS.answer);
+      }
+    }
+    for (const q of booking.questions) if (q.required && answers[q.text] === undefined) bad("answers", `'${q.text}' needs an answer`);
+    if (!isSlotStart(booking, at)) bad("start", "is not the start of a slot in the opening hours; GET the availability for free slots");
+    if (at < now) bad("start", "is in the past");
+    if (this.taken.get(id)?.has(at)) throw new SvcError("E_CONFLICT", "that slot is already booked; GET the availability for free slots", { field: "start" });
+    const off = offsetMinutes(booking.utc_offset)!;
+    const r: ConsultationRequest = {
+      id: `req_${randomBytes(8).toString("hex")}`,
+      business: id,
+      start: formatInstant(at, off),
+      end: formatInstant(at + booking.slot_minutes * MIN_MS, off),
+      customer,
+      ...(company === undefined ? {} : { company }),
+      answers,
+      customer_confirmed: true,
+      ...(agent === undefined ? {} : { agent }),
+      status: "requested",
+      created: new Date(now).toISOString(),
+    };
+    this.applyRequest(r); // reserves the slot before the await: a concurrent request for it gets 409
+    try {
+      await this.append(REQUEST, { r });
+    } catch (err) {
+      this.taken.get(id)?.delete(at);
+      this.requestsByBusiness.get(id)?.pop();
+      throw err;
+    }
+    return r;
+  }
+
+  private applyRequest(r: ConsultationRequest): void {
+    let t = this.taken.get(r.business);
+    if (t === undefined) this.taken.set(r.business, (t = new Set()));
+    t.add(Date.parse(r.start));
+    let list = this.requestsByBusiness.get(r.business);
+    if (list === undefined) this.requestsByBusiness.set(r.business, (list = []));
+    list.push(r);
+  }
+
+  // ---- admin writes ------------------------------------------------------------------------
+
+  /**
+   * Merge checked import records. A record without an id is the business whose id is the slug of
+   * its name and locality ("Oak Plumbing", Bristol -> oak-plumbing-bristol): importing it again
+   * updates that identity instead of creating a second one.
+   */
+  async importRecords(recs: ImportRecord[]): Promise<ImportSummary> {
+    const nowMs = this.clock();
+    const now = new Date(nowMs).toISOString();
+    const out = new Map<string, Business>();
+    let created = 0;
+    for (const rec of recs) {
+      const id = rec.id ?? slug(rec.values.address?.locality ? `${rec.values.name} ${rec.values.address.locality}` : rec.values.name);
+      const old = this.businesses.get(id);
+      if (old === undefined) created++;
+      let b = applyImport(old, id, rec, now);
+      if (rec.owner !== undefined) b = { ...b, claim: { state: "claimed", date: old?.claim.date ?? isoDate(nowMs), owner: rec.owner } };
+      if (rec.booking !== undefined) b = { ...b, booking: checkBooking(rec.booking) };
+      this.businesses.set(id, b);
+      out.set(id, b);
+    }
+    if (out.size > 0) await this.put([...out.values()]);
+    return { created, updated: recs.length - created };
+  }
+
+  /** unclaimed -> claimed by `owner` {name, email}; 409 when claimed by someone else. */
+  async claim(id: string, owner: unknown): Promise<Business> {
+    const b = this.get(id);
+    const o = checkOwner(owner, "owner");
+    if (b.claim.state === "claimed" && b.claim.owner?.email.toLowerCase() !== o.email.toLowerCase()) throw new SvcError("E_CONFLICT", "the business is already claimed by another owner; release it first", { field: "id" });
+    return this.update(b, { claim: { state: "claimed", date: isoDate(this.clock()), owner: o } });
+  }
+
+  /** claimed -> unclaimed: booking off, verification reset; field values and their states stay. */
+  async release(id: string): Promise<Business> {
+    const b = this.get(id);
+    if (b.claim.state !== "claimed") throw new SvcError("E_CONFLICT", "the business is not claimed", { field: "id" });
+    return this.update(b, { claim: { state: "unclaimed" }, verification: { state: "unverified" }, booking: null });
+  }
+
+  /** The claimed owner's values: each becomes `owner_asserted` as of today; null removes an optional field. */
+  async assertFields(id: string, fields: unknown): Promise<Business> {
+    const b = this.get(id);
+    if (b.claim.state !== "claimed") throw new SvcError("E_CONFLICT", "only a claimed business's owner can assert fields; claim it first", { field: "id" });
+    if (typeof fields !== "object" || fields === null || Array.isArray(fields) || Object.keys(fields).length === 0) return bad("fields", "must be a non-empty object {field: value}");
+    const next = { ...b.fields } as Record<string, Field>;
+    const source = { url: null, date: isoDate(this.clock()), asserted_by: "owner" };
+    for (const [name, v] of Object.entries(fields as Record<string, unknown>)) {
+      if (!(FIELD_NAMES as readonly string[]).includes(name)) bad(`fields.${name}`, `is not a business field (${FIELD_NAMES.join(", ")})`);
+      if (v === null) {
+        if (name === "name" || name === "category") bad(`fields.${name}`, "cannot be removed");
+        delete next[name];
+        continue;
+      }
+      next[name] = { value: checkValue(name as FieldName, v, `fields.${name}`), state: "owner_asserted", source };
+    }
+    return this.update(b, { fields: next as Business["fields"] });
+  }
+
+  /** The operator checked these fields (all present ones when `fields` is omitted): state `verified`; a claimed business becomes verified. */
+  async verify(id: string, fields: unknown): Promise<Business> {
+    const b = this.get(id);
+    const names = fields === undefined || fields === null ? Object.keys(b.fields) : fields;
+    if (!Array.isArray(names) || names.length === 0) return bad("fields", "must be a non-empty list of field names");
+    const next = { ...b.fields } as Record<string, Field>;
+    const date = isoDate(this.clock());
+    for (const [i, n] of (names as unknown[]).entries()) {
+      if (typeof n !== "string" || next[n] === undefined) bad(`fields[${i}]`, `is not a field this business has (${Object.keys(next).join(", ")})`);
+      const f = next[n as string]!;
+      next[n as string] = { value: f.value, state: "verified", source: { url: f.source.url, date, asserted_by: "operator" } };
+    }
+    return this.update(b, { fields: next as Business["fields"], ...(b.claim.state === "claimed" ? { verification: { state: "verified" as const, date } } : {}) });
+  }
+
+  /** Booking on (settings) or off (null); only for claimed businesses. */
+  async setBooking(id: string, settings: unknown): Promise<Business> {
+    const b = this.get(id);
+    if (b.claim.state !== "claimed") throw new SvcError("E_CONFLICT", "only a claimed business can take bookings; claim it first", { field: "id" });
+    return this.update(b, { booking: settings === null ? null : checkBooking(settings) });
+  }
+
+  /** Listed (search, llms-full.txt) or not. */
+  async setListed(id: string, listed: unknown): Promise<Business> {
+    if (typeof listed !== "boolean") bad("listed", "must be true or false");
+    return this.update(this.get(id), { listed: listed as boolean });
+  }
+
+  private async update(b: Business, patch: Partial<Business>): Promise<Business> {
+    const next: Business = { ...b, ...patch, updated: new Date(this.clock()).toISOString() };
+    this.businesses.set(b.id, next);
+    await this.put([next]);
+    return next;
+  }
+
+  private async put(bs: Business[]): Promise<void> {
+    // Small directories and big batches rebuild on the next read (in name order); a few changes to a big one are applied in place.
+    const ix = this.index;
+    if (ix === null || this.businesses.size < INCREMENTAL_FROM || bs.length > 1000 || ix.replaced + bs.length > ix.size / 10) this.index = null;
+    else for (const b of bs) ix.upsert(b);
+    for (let i = 0; i < bs.length; i += 500) await this.append(PUT, { b: bs.slice(i, i + 500) });
+  }
+
+  private async append(type: number, body: unknown): Promise<void> {
+    await this.wal.append(type, body);
+    if (this.wal.stats.bytes - this.walBytesAtCheckpoint > CHECKPOINT_BYTES) void this.checkpoint().catch(() => undefined);
+  }
+
+  /** Write every business and request with the log position they include, then drop older segments. */
+  checkpoint(): Promise<void> {
+    this.checkpointing ??= (async () => {
+      await this.wal.sync();
+      const pos = this.wal.position;
+      const bytes = this.wal.stats.bytes;
+      const requests = [...this.requestsByBusiness.values()].flat();
+      const body = Buffer.from(JSON.stringify({ version: 1, wal: pos, businesses: [...this.businesses.values()], requests }));
+      await writeDurable(join(this.dir, "directory.json.tmp"), body);
+      await rename(join(this.dir, "directory.json.tmp"), join(this.dir, "directory.json"));
+      await fsyncDir(this.dir);
+      this.walBytesAtCheckpoint = bytes;
+      await this.wal.dropBefore(pos);
+    })().finally(() => (this.checkpointing = null));
+    return this.checkpointing;
+  }
+
+  async close(): Promise<void> {
+    await this.checkpoint();
+    await this.wal.close();
+    rmSync(join(this.dir, "LOCK"), { force: true });
+  }
+}

@@ -1,0 +1,234 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Collection } from "../../src/engine/collection.js";
+import { Kernels } from "../../src/kernels/abi.js";
+import { ScanPool } from "../../src/pool/scan-pool.js";
+import { clusteredRows, DIM, hamming, kthDistance } from "./ivf-data.js";
+
+const root = mkdtempSync(join(tmpdir(), "svc-ivf-"));
+let kernels: Kernels;
+let pool: ScanPool;
+let seq = 0;
+const N = 6000;
+const NQ = 100;
+const CLUSTERS = 300;
+const rows = clusteredRows(N, 11, 0, CLUSTERS);
+const queries = clusteredRows(NQ, 11, N, CLUSTERS); // held-out points of the same clusters
+
+beforeAll(() => {
+  kernels = Kernels.create();
+  pool = new ScanPool(kernels, { threads: 2, inlineBelow: 1000 });
+});
+afterAll(async () => {
+  await pool.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function loaded(opts: { annMinRows?: number; dir?: string } = {}): Promise<Collection> {
+  const c = await Collection.open(opts.dir ?? join(root, `c${seq++}`), { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: opts.annMinRows ?? Infinity });
+  for (let s = 0; s < N; s += 1000) {
+    await c.upsert("", Array.from({ length: 1000 }, (_, i) => ({ id: `r${s + i}`, bits: rows[s + i]!, metadata: { b: (s + i) % 100 } })));
+  }
+  await c.settled();
+  return c;
+}
+
+/** Rows by id: r<i> is rows[i]; late<w> (written by ivf-child.ts during its build) is a copy of rows[w % N]. */
+const rowOf = (id: string) => (id.startsWith("late") ? rows[Number(id.slice(4)) % N]! : rows[Number(id.slice(1))]!);
+
+/** recall@10 by distance (ties count): answers within the exact 10th distance among the kept rows. */
+async function recall(c: Collection, opts: { filter?: unknown; keep?: (i: number) => boolean; exact?: boolean } = {}): Promise<{ recall: number; plans: Set<string> }> {
+  let hits = 0;
+  const plans = new Set<string>();
+  for (const q of queries) {
+    const res = await c.query("", { bits: q, topK: 10, filter: opts.filter, exact: opts.exact });
+    plans.add(res.plan);
+    const kth = kthDistance(rows, q, 10, opts.keep);
+    for (const m of res.matches) {
+      expect(1 - m.score).toBeCloseTo((2 * hamming(q, rowOf(m.id))) / DIM, 9);
+      if (opts.keep) expect(opts.keep(Number(m.id.slice(1)))).toBe(true);
+      if (hamming(q, rowOf(m.id)) <= kth) hits++;
+    }
+  }
+  return { recall: hits / (10 * queries.length), plans };
+}
+
+describe("approximate index (IVF over packed bits)", () => {
+  it("keeps recall@10 >= 0.99 against exact search on clustered rows, and `exact: true` scans everything", async () => {
+    const c = await loaded();
+    expect(c.indexStats("")).toBeNull();
+    const res = await c.buildIndex("");
+    expect(res).toEqual({ before: N, after: N });
+    const stats = c.indexStats("")!;
+    expect(stats.indexedRows).toBe(N);
+    expect(stats.deltaRows).toBe(0);
+    // the index is small next to the rows it indexes
+    expect(stats.bytes).toBeLessThan(0.15 * N * (DIM / 8));
+    const approx = await recall(c);
+    expect(approx.plans).toEqual(new Set(["ivf"]));
+    expect(approx.recall).toBeGreaterThanOrEqual(0.99);
+    const exact = await recall(c, { exact: true });
+    expect(exact.plans).toEqual(new Set(["full"]));
+    expect(exact.recall).toBe(1);
+    // every id is still there once, with its bits
+    expect(c.count("")).toBe(N);
+    const fetched = c.fetch("", ["r0", "r1234", "r5999"]);
+    expect(fetched.map((f) => Buffer.from(f.values as Uint8Array).equals(Buffer.from(rowOf(f.id))))).toEqual([true, true, true]);
+    await c.close();
+  });
+
+  it("serves filtered queries without losing recall: 1% of rows (exact row list) and 50% (index probed with the filter as a mask)", async () => {
+    const c = await loaded();
+    await c.buildIndex("");
+    const one = await recall(c, { filter: { b: 7 }, keep: (i) => i % 100 === 7 });
+    expect(one.plans).toEqual(new Set(["list"]));
+    expect(one.recall).toBe(1);
+    const half = await recall(c, { filter: { b: { $lt: 50 } }, keep: (i) => i % 100 < 50 });
+    expect(half.plans).toEqual(new Set(["ivf-masked"]));
+    expect(half.recall).toBeGreaterThanOrEqual(0.99);
+    await c.close();
+  });
+
+  it("queryBatch probes on the workers and answers as single queries do (and as the exact batch scan without the index)", async () => {
+    const c = await loaded();
+    const bits = queries.slice(0, 40);
+    const exactBatch = await c.queryBatch("", { bits, topK: 10 });
+    expect(exactBatch.plan).toBe("full");
+    await c.buildIndex("");
+    await c.delete("", { ids: ["r1", "r2"] });
+    await c.settled();
+    const batch = await c.queryBatch("", { bits, topK: 10 });
+    expect(batch.plan).toBe("ivf");
+    for (let j = 0; j < bits.length; j++) {
+      const one = await c.query("", { bits: bits[j]!, topK: 10 });
+      expect(batch.matches[j]).toEqual(one.matches);
+      const exact = await c.query("", { bits: bits[j]!, topK: 10, exact: true });
+      expect(exactBatch.matches[j]!.map((m) => m.score)).toEqual(exact.matches.map((m) => m.score));
+    }
+    await expect(c.queryBatch("", { bits: [new Uint8Array(3)], topK: 10 })).rejects.toMatchObject({ code: "E_DIMENSION", field: "bits[0]" });
+    await c.close();
+  });
+
+  it("makes writes visible at once: new rows (the delta), deletes and replacements after the build", async () => {
+    const c = await loaded();
+    await c.buildIndex("");
+    const q = queries[0]!;
+    await c.upsert("", [{ id: "new", bits: q }]);
+    await c.settled(); // acknowledged (durable) -> applied: visible to the next query
+    let res = await c.query("", { bits: q, topK: 3 });
+    expect(res.plan).toBe("ivf");
+    expect(res.matches[0]).toEqual({ id: "new", score: 1 });
+    expect(c.indexStats("")!.deltaRows).toBe(1);
+    // delete the true nearest indexed row: it is gone from the next answer
+    const nearest = (await c.query("", { bits: queries[1]!, topK: 1, exact: true })).matches[0]!.id;
+    await c.delete("", { ids: [nearest] });
+    await c.settled();
+    res = await c.query("", { bits: queries[1]!, topK: 10 });
+    expect(res.matches.map((m) => m.id)).not.toContain(nearest);
+    // replace an indexed row's bits: it is found at its new place (the delta), not the old one
+    await c.upsert("", [{ id: "r42", bits: queries[2]! }]);
+    await c.settled();
+    res = await c.query("", { bits: queries[2]!, topK: 1 });
+    expect(res.matches[0]).toEqual({ id: "r42", score: 1 });
+    res = await c.query("", { bits: rows[42]!, topK: 10 });
+    expect(res.matches.every((m) => m.id !== "r42" || m.score < 1)).toBe(true);
+    // a rebuild merges the delta into the lists
+    await c.buildIndex("");
+    expect(c.indexStats("")!.deltaRows).toBe(0);
+    expect((await c.query("", { bits: q, topK: 1 })).matches[0]).toEqual({ id: "new", score: 1 });
+    await c.close();
+  });
+
+  it("is rebuilt in the background past annMinRows, keeps serving during the build, and is reloaded on open", async () => {
+    const dir = join(root, `c${seq++}`);
+    const c = await loaded({ annMinRows: 5000, dir });
+    // queries and writes while the build that the applier started runs
+    const during = await c.query("", { bits: queries[3]!, topK: 10 });
+    expect(during.matches).toHaveLength(10);
+    await c.upsert("", [{ id: "during", bits: queries[4]! }]);
+    await c.settled();
+    expect((await c.query("", { bits: queries[4]!, topK: 1 })).matches[0]!.id).toBe("during");
+    await c.compact(""); // waits for the running build (same slot)
+    expect(c.indexStats("")).not.toBeNull();
+    expect((await c.query("", { bits: queries[4]!, topK: 1 })).matches[0]!.id).toBe("during");
+    const before = (await c.query("", { bits: queries[5]!, topK: 10 })).matches;
+    await c.close();
+    const again = await Collection.open(dir, { kernels, pool, annMinRows: 5000 });
+    expect(again.indexStats("")).not.toBeNull();
+    const after = await again.query("", { bits: queries[5]!, topK: 10 });
+    expect(after.plan).toBe("ivf");
+    expect(after.matches).toEqual(before);
+    expect(again.count("")).toBe(N + 1);
+    await again.close();
+  });
+
+  it("close() during a build abandons it: the collection reopens with every row and no index", async () => {
+    const dir = join(root, `c${seq++}`);
+    const c = await loaded({ dir });
+    const building = c.buildIndex("");
+    await new Promise((r) => setImmediate(r));
+    await c.close();
+    await expect(building).rejects.toMatchObject({ code: "E_CLOSED" });
+    const again = await Collection.open(dir, { kernels, pool, annMinRows: Infinity });
+    expect(again.indexStats("")).toBeNull();
+    expect(again.count("")).toBe(N);
+    expect((await recall(again)).recall).toBe(1);
+    await again.close();
+  });
+
+  it("a crash mid-build (SIGKILL) leaves a consistent collection: every acknowledged row, exact answers, and a later build works", async () => {
+    const dir = join(root, `crash${seq++}`);
+    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./ivf-child.ts", import.meta.url)), dir, String(N), String(CLUSTERS)], { stdio: ["ignore", "pipe", "inherit"] });
+    const acked: string[] = [];
+    let out = "";
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        for (const m of out.matchAll(/acked (\S+)/g)) if (!acked.includes(m[1]!)) acked.push(m[1]!);
+        // kill once the build is under way and some writes made during it were acknowledged
+        if (out.includes("building") && acked.length >= 3 && child.exitCode === null) child.kill("SIGKILL");
+      });
+      child.on("exit", () => resolve());
+      child.on("error", reject);
+    });
+    expect(out).toContain("building");
+    expect(out).not.toContain("built"); // killed mid-build
+    const c = await Collection.open(dir, { kernels, pool, annMinRows: Infinity });
+    expect(c.indexStats("")).toBeNull();
+    expect(c.fetch("", acked).map((f) => f.id)).toEqual(acked);
+    expect(c.fetch("", ["r0", `r${N - 1}`])).toHaveLength(2);
+    const exact = await recall(c);
+    expect(exact.recall).toBe(1);
+    await c.buildIndex("");
+    expect(c.indexStats("")!.indexedRows).toBe(c.count(""));
+    expect((await recall(c)).recall).toBeGreaterThanOrEqual(0.99);
+    await c.close();
+  }, 120_000);
+
+  it("ranks cosine collections through the index too (Hamming candidates, then exact rescoring)", async () => {
+    const dim = 64;
+    const c = await Collection.open(join(root, `cos${seq++}`), { kernels, pool, dimension: dim, durability: "none", annMinRows: Infinity });
+    const vec = (i: number) => {
+      const r = rows[i]!;
+      return Array.from({ length: dim }, (_, j) => ((r[j >> 3]! >> (j & 7)) & 1 ? 1 : -1) + 0.3 * Math.sin(i * 7.1 + j));
+    };
+    for (let s = 0; s < 3000; s += 1000) await c.upsert("", Array.from({ length: 1000 }, (_, i) => ({ id: `v${s + i}`, values: vec(s + i) })));
+    await c.settled();
+    await c.buildIndex("");
+    let same = 0;
+    for (let j = 0; j < 30; j++) {
+      const q = vec(j * 97).map((x, i) => x + 0.2 * Math.cos(i + j));
+      const a = await c.query("", { vector: q, topK: 10 });
+      const e = await c.query("", { vector: q, topK: 10, exact: true });
+      expect(a.plan).toBe("ivf");
+      const truth = new Set(e.matches.map((m) => m.id));
+      same += a.matches.filter((m) => truth.has(m.id)).length;
+    }
+    expect(same / 300).toBeGreaterThanOrEqual(0.99);
+    await c.close();
+  });
+});
