@@ -53,6 +53,8 @@ export interface AnnBenchOptions {
   n: number;
   queries: number;
   seed: number;
+  /** ClusteredVectors spread: 1 (default) tight clusters; larger values make them overlap. */
+  spread?: number;
   log: (line: string) => void;
 }
 
@@ -148,7 +150,7 @@ async function interleave<L extends { run: (j: number) => number | Promise<numbe
 export async function runAnnBench(o: AnnBenchOptions): Promise<AnnRun> {
   const { n, log } = o;
   const nq = o.queries;
-  const data = new ClusteredVectors(DIM, o.seed);
+  const data = new ClusteredVectors(DIM, o.seed, o.spread ?? 1);
   const t0 = performance.now();
   const rows = clusteredBits(data, 0, n);
   const queries = clusteredBits(data, n, nq); // held-out points of the same clusters
@@ -362,7 +364,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const n = Number(process.argv[2] ?? 100_000);
   const log = (l: string) => process.stdout.write(`${l}\n`);
   if (process.argv.includes("--cranfield")) await runCranfieldRecall(log);
-  else await runAnnBench({ n, queries: 200, seed: 20261123, log });
+  else {
+    const at = process.argv.indexOf("--spread");
+    await runAnnBench({ n, queries: 200, seed: 20261123, log, spread: at > 0 ? Number(process.argv[at + 1]) : 1 });
+  }
 }
 
 export interface AnnBenchRun {

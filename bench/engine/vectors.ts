@@ -17,10 +17,13 @@ export class ClusteredVectors {
   private readonly basis: Float32Array;
   private readonly noise: Float32Array;
   private readonly seed: number;
+  private readonly spread: number;
 
-  constructor(dim: number, seed: number) {
+  /** `spread` scales the latent part: 1 gives tight, well-separated clusters; 4 makes neighbouring clusters overlap (harder for approximate search). */
+  constructor(dim: number, seed: number, spread = 1) {
     this.dim = dim;
     this.seed = seed;
+    this.spread = spread;
     const next = mulberry32(seed);
     const u = () => next() / 2 ** 32 - 0.5;
     this.centres = Float32Array.from({ length: CLUSTERS * dim }, u);
@@ -34,7 +37,8 @@ export class ClusteredVectors {
     const u = () => next() / 2 ** 32 - 0.5;
     const c = (next() % CLUSTERS) * this.dim;
     const o = next() % NOISE;
-    const [z0, z1, z2, z3] = [u(), u(), u(), u()];
+    const s = this.spread;
+    const [z0, z1, z2, z3] = [s * u(), s * u(), s * u(), s * u()];
     const b = this.basis;
     const d = this.dim;
     for (let j = 0; j < d; j++) {

@@ -56,6 +56,8 @@ export interface SearchResult {
   matched?: number;
   /** Index plans: the lists probed. */
   probed?: number;
+  /** Index plans: about how many rows were compared (centroids, probed lists at their mean size, the delta); what metering charges. */
+  scanned?: number;
 }
 
 export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: SearchQuery): Promise<SearchResult> {
@@ -76,7 +78,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
     let top: TopK;
     let plan: Plan;
     let matched: number | undefined;
-    const probed = { lists: 0 };
+    const probed = { lists: 0, rows: 0 };
     if (q.filter !== null) {
       const matches = p.index.evaluate(q.filter, p.live());
       const count = matches.size;
@@ -128,7 +130,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       hits = rescore(p, best, q.unit!, q.k);
       lap("rescore");
     } else hits = hammingHits(top, p.shape.dimension, q.k);
-    return { hits, plan, matched, timings, ...(plan === "ivf" || plan === "ivf-masked" ? { probed: probed.lists } : {}) };
+    return { hits, plan, matched, timings, ...(plan === "ivf" || plan === "ivf-masked" ? { probed: probed.lists, scanned: probed.rows } : {}) };
   } finally {
     for (const ptr of owned) heap.release(ptr);
     unpin();
@@ -140,9 +142,11 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
  * few percent of the rows: less than a worker hand-off costs). `exhaustive` (filtered
  * queries) lifts the cap on lists probed.
  */
-function probeIndex(ivf: IvfIndex, rows: RowsRef, q: SearchQuery, probed: { lists: number }, k: number, mask: number, exhaustive: boolean): TopK {
+function probeIndex(ivf: IvfIndex, rows: RowsRef, q: SearchQuery, probed: { lists: number; rows: number }, k: number, mask: number, exhaustive: boolean): TopK {
   const res = ivf.probe(rows, q.bits, k, q.probe ?? DEFAULT_PROBE, exhaustive, mask);
   probed.lists = res.probed;
+  // Rows compared: every centroid, the probed lists (at their mean size) and the delta.
+  probed.rows = Math.round(ivf.lists + (res.probed * ivf.indexedRows) / ivf.lists + (rows.count - ivf.indexedRows));
   return res.top;
 }
 

@@ -71,6 +71,11 @@ describe("approximate index (IVF over packed bits)", () => {
     const approx = await recall(c);
     expect(approx.plans).toEqual(new Set(["ivf"]));
     expect(approx.recall).toBeGreaterThanOrEqual(0.99);
+    // metering charges what a probe compared (centroids, probed lists, delta), not the whole namespace
+    const probe = await c.query("", { bits: queries[0]!, topK: 10 });
+    expect(probe.scanned).toBeGreaterThan(stats.lists);
+    expect(probe.scanned).toBeLessThan(N);
+    expect((await c.query("", { bits: queries[0]!, topK: 10, exact: true })).scanned).toBe(N);
     const exact = await recall(c, { exact: true });
     expect(exact.plans).toEqual(new Set(["full"]));
     expect(exact.recall).toBe(1);
