@@ -40,6 +40,8 @@ export interface AnnFiltered {
 export interface AnnRun {
   n: number;
   queries: number;
+  /** ClusteredVectors spread (1: tight clusters; 2: neighbouring clusters overlap). */
+  spread?: number;
   points: AnnPoint[];
   filtered: AnnFiltered[];
   build: Array<{ engine: string; threads: number; seconds: number; bytes: number; overheadVsPackedRows: number; lists?: number }>;
@@ -217,8 +219,10 @@ export async function runAnnBench(o: AnnBenchOptions): Promise<AnnRun> {
       { minProbe: 1, maxProbe: 16, slack: 0 },
       DEFAULT_PROBE,
       { minProbe: 4, maxProbe: 64, slack: 16 },
+      { minProbe: 8, maxProbe: 256, slack: 32 },
+      { minProbe: 16, maxProbe: 512, slack: 64 },
     ];
-    const label = (p: ProbeParams) => `probe ${p.minProbe}/${p.maxProbe}/+${p.slack}${p === DEFAULT_PROBE ? " (default)" : ""}`;
+    const label = (p: ProbeParams) => `probe ${p.minProbe}/${p.maxProbe}/+${p.slack}`;
 
     // ---- usearch HNSW (b1 / hamming), built once, searched at several ef ----
     const floats = new Float32Array(n * DIM);
@@ -244,8 +248,10 @@ export async function runAnnBench(o: AnnBenchOptions): Promise<AnnRun> {
       lanes.push({ engine: "usearch HNSW", setting: `ef=${ef}`, run: (j) => recallOf(Array.from(index.search(qf.subarray(j * DIM, (j + 1) * DIM), K, 1).distances), kth[j]!) });
     };
     svcLane("exact", { exact: true });
+    const calibrated = `calibrated ${stats.probe === null ? "(exact)" : label(stats.probe)}`;
+    svcLane(calibrated, {}); // what a query without `probe` does
     for (const p of probes) svcLane(label(p), { probe: p });
-    for (const ef of [16, 32, 64, 128, 256]) usearchLane(ef);
+    for (const ef of [16, 32, 64, 128, 256, 512]) usearchLane(ef);
     for (const r of await interleave(lanes, nq, PASSES)) {
       const s = summarize(r.ms);
       const lp = r.lane.probed;
@@ -255,7 +261,7 @@ export async function runAnnBench(o: AnnBenchOptions): Promise<AnnRun> {
     }
     // 2 threads, one batch of all queries per pass: svc queryBatch (probes spread over the pool's 2 workers) and usearch (2 native threads)
     const batchBits = Array.from({ length: nq }, (_, j) => q(j));
-    for (const [setting, opts] of [["exact", { exact: true }], [label(DEFAULT_PROBE), { probe: DEFAULT_PROBE }], [label(probes[1]!), { probe: probes[1]! }]] as const) {
+    for (const [setting, opts] of [["exact", { exact: true }], [calibrated, {}], [label(DEFAULT_PROBE), { probe: DEFAULT_PROBE }], [label(probes[1]!), { probe: probes[1]! }]] as const) {
       await c.queryBatch("", { bits: batchBits, topK: K, ...opts });
       const ms: number[] = [];
       let res: Awaited<ReturnType<typeof c.queryBatch>> | undefined;
@@ -271,7 +277,7 @@ export async function runAnnBench(o: AnnBenchOptions): Promise<AnnRun> {
       points.push(p);
       log(`${p.engine.padEnd(14)} ${`${p.setting} (2 workers)`.padEnd(22)} recall@10 ${p.recall.toFixed(4)}  ${p.qps.toFixed(0).padStart(6)} q/s`);
     }
-    for (const ef of [32, 64]) {
+    for (const ef of [32, 64, 256, 512]) {
       const index = new usearch.Index(config(ef));
       index.load(path);
       index.search(qf, K, 2);
@@ -352,7 +358,7 @@ export async function runAnnBench(o: AnnBenchOptions): Promise<AnnRun> {
       }
     }
     for (const a of atRecall) log(`recall >= ${a.target}, ${a.threads} thread(s): ${a.engine.padEnd(13)} ${a.qps.toFixed(0).padStart(6)} q/s (${a.setting}, recall ${a.recall.toFixed(4)})`);
-    return { n, queries: nq, points, filtered, build, freshness: { p50Ms: fs.p50, p99Ms: fs.p99, foundAll }, atRecall };
+    return { n, queries: nq, spread: o.spread ?? 1, points, filtered, build, freshness: { p50Ms: fs.p50, p99Ms: fs.p99, foundAll }, atRecall };
   } finally {
     await pool.close();
     rmSync(dir, { recursive: true, force: true });
@@ -440,7 +446,7 @@ export function renderAnnSection(b: AnnBenchRun): string {
     const us99b = at("usearch HNSW", 2);
     const svcBuild = r.build.find((x) => x.engine === "svc IVF");
     const usBuild = r.build.find((x) => x.engine === "usearch HNSW" && x.threads === 1);
-    lines.push(`### N = ${r.n.toLocaleString("en-US")}, ${r.queries} queries`, "");
+    lines.push(`### N = ${r.n.toLocaleString("en-US")}, ${r.queries} queries, ${(r.spread ?? 1) === 1 ? "tight clusters (spread 1)" : `overlapping clusters (spread ${r.spread})`}`, "");
     lines.push("| target | goal | reached |", "|---|---|---|");
     if (svc99 && us99) lines.push(`| QPS at recall@10 >= 0.99, 1 thread | >= 1.2x usearch HNSW | ${f(svc99.qps / us99.qps)}x (${q0(svc99.qps)} vs ${q0(us99.qps)} q/s) |`);
     if (svc99b && us99b) lines.push(`| QPS at recall@10 >= 0.99, 2 threads (batch) | >= 1.2x usearch HNSW | ${f(svc99b.qps / us99b.qps)}x (${q0(svc99b.qps)} vs ${q0(us99b.qps)} q/s) |`);

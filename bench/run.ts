@@ -112,7 +112,8 @@ if (only === undefined || only === "ann") {
   log("\n# approximate search (svc IVF vs usearch HNSW, recall@10 vs QPS, filters, build, memory, freshness)");
   const sizes = quick ? [20_000] : process.argv.includes("--ann-1m") ? [100_000, 1_000_000] : [100_000];
   const annRuns = [];
-  for (const n of sizes) annRuns.push(await runAnnBench({ n, queries: 200, seed: 20261123, log }));
+  // tight clusters, then overlapping ones (spread 2: where a fixed probe loses recall and the calibration must look further)
+  for (const n of sizes) for (const spread of quick ? [1] : [1, 2]) annRuns.push(await runAnnBench({ n, queries: 200, seed: 20261123, spread, log }));
   const cranfield = await runCranfieldRecall(log);
   ann = { command: quick ? "npm run bench -- --quick --only ann" : `npm run bench -- --only ann${sizes.length > 1 ? " --ann-1m" : ""}`, date: new Date().toISOString(), runs: annRuns, cranfield };
   writeFileSync(here(`results/ann-${stem}.json`), `${JSON.stringify(ann, null, 2)}\n`);

@@ -547,10 +547,10 @@ export class Collection {
   }
 
   /** The namespace's index, if any: lists, indexed rows and the delta of rows written since. */
-  indexStats(namespace: string): { lists: number; indexedRows: number; deltaRows: number; bytes: number } | null {
+  indexStats(namespace: string): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null } | null {
     const p = this.partitions.get(namespace);
     if (p?.ivf == null) return null;
-    return { lists: p.ivf.lists, indexedRows: p.ivf.indexedRows, deltaRows: p.rows - p.ivf.indexedRows, bytes: p.ivf.bytes };
+    return { lists: p.ivf.lists, indexedRows: p.ivf.indexedRows, deltaRows: p.rows - p.ivf.indexedRows, bytes: p.ivf.bytes, probe: p.ivf.calibrated };
   }
 
   /** Start a background (re)build when a namespace is large enough and has no index, or its delta has outgrown ANN_DELTA_FRACTION. */

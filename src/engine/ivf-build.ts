@@ -5,6 +5,7 @@ import type { Rotation } from "../kernels/rotation.js";
 import type { Metadata } from "./filter/metadata.js";
 import { assignRows, groupBy, IvfIndex, listRadii, listsFor, tick, trainCentroids } from "./ivf.js";
 import type { Partition } from "./partition.js";
+import { candidatesFor } from "./search.js";
 
 /** Rows copied per step; between steps queries and the applier run (and may append to `old`). */
 const CHUNK = 4096;
@@ -35,6 +36,12 @@ export async function copyClustered(kernels: Kernels, pool: ScanPool | null, old
     }
     const rowBytes = old.arena.rowBytes;
     fresh.ivf = new IvfIndex(kernels, dimBits, old.arena.words, kernels.heap.bytes().slice(centroids, centroids + nl * rowBytes), offsets, radii);
+    const { rows: copiedRows, unpin } = fresh.arena.pin();
+    try {
+      await fresh.ivf.calibrate(copiedRows, seed, stop, fresh.values === null ? 10 : candidatesFor(10));
+    } finally {
+      unpin();
+    }
     // catch up with rows appended meanwhile (the delta), in order
     let copied = n0;
     for (;;) {

@@ -43,11 +43,35 @@ export interface ProbeParams {
   slack: number;
 }
 
-/** Default probing (measured on clustered 1024-bit rows: recall@10 >= 0.99; bench/RESULTS.md). */
+/** Default probing for an index without a calibration (files of version 1); tight clusters reach recall@10 >= 0.99 with it, diffuse ones do not. */
 export const DEFAULT_PROBE: ProbeParams = { minProbe: 2, maxProbe: 32, slack: 8 };
 
+/**
+ * Calibration (after each build): CALIBRATION_SAMPLE indexed rows are queried as held-in points
+ * (their own row left out) with each setting of this ladder, cheapest first, against an exact
+ * scan; the first whose recall@10 reaches CALIBRATION_RECALL becomes the index's probe. When none
+ * does, or the one that does compares more than ANN_MAX_SCAN_FRACTION of the rows, the exact scan
+ * is as good and the index is used only for broad filters (`probe` null).
+ */
+export const PROBE_LADDER: readonly ProbeParams[] = [
+  { minProbe: 1, maxProbe: 4, slack: 0 },
+  DEFAULT_PROBE,
+  { minProbe: 4, maxProbe: 64, slack: 16 },
+  { minProbe: 8, maxProbe: 128, slack: 24 },
+  { minProbe: 8, maxProbe: 256, slack: 32 },
+  { minProbe: 16, maxProbe: 512, slack: 64 },
+  { minProbe: 32, maxProbe: 1024, slack: 128 },
+];
+export const CALIBRATION_SAMPLE = 200;
+/** Above the 0.99 promised, for the sampling error of 2,000 answers (about +-0.002). */
+export const CALIBRATION_RECALL = 0.995;
+export const ANN_MAX_SCAN_FRACTION = 0.3;
+
 const MAGIC = 0x31465649; // "IVF1" little-endian
-const HEADER_U32 = 6; // magic, version, lists, words, indexedRows, dimBits
+const VERSION = 2;
+const HEADER_U32 = 9; // magic, version, lists, words, indexedRows, dimBits, probe minProbe, maxProbe, slack (all 0xffffffff: exact is better)
+const HEADER_U32_V1 = 6;
+const NO_PROBE = 0xffff_ffff;
 /** A list's radius: this quantile of its members' distances to the centroid (the max would let one outlier widen every probe). */
 const RADIUS_QUANTILE = 0.95;
 
@@ -72,6 +96,11 @@ export class IvfIndex {
   readonly offsets: Uint32Array;
   /** Per list: RADIUS_QUANTILE of its members' distances to the centroid, in bits. */
   readonly radii: Uint32Array;
+  /**
+   * The calibrated probe: the cheapest setting that reached CALIBRATION_RECALL on held-in rows;
+   * null when an exact scan is as good (unfiltered queries then scan exactly).
+   */
+  calibrated: ProbeParams | null = DEFAULT_PROBE;
   /** Pointers (shared memory) of the centroid rows, the offsets and the radii, for the probe kernel. */
   centroids: number;
   private offsetsPtr: number;
@@ -121,17 +150,53 @@ export class IvfIndex {
     return this.kernels.ivfProbe(rows, this.ref(), query, k, { minProbe: params.minProbe, cap, slack: params.slack }, mask);
   }
 
+  /**
+   * Choose `calibrated` (see PROBE_LADDER): sample rows of [0, indexedRows) answer as queries, their
+   * own row left out: the exact top-10 of all `rows` must be among the probe's best `depth` (10 for
+   * Hamming collections; the rescoring candidates for cosine ones). Yields between settings.
+   */
+  async calibrate(rows: RowsRef, seed: number, stop: () => boolean, depth = 10): Promise<{ probe: ProbeParams | null; recall: number; fraction: number }> {
+    const n = this.indexedRows;
+    const k = 10;
+    const next = mulberry32(seed ^ 0xca11b8);
+    const sample = Array.from({ length: Math.min(CALIBRATION_SAMPLE, n) }, () => next() % n);
+    const rowBytes = rows.words * 8;
+    const without = (t: TopK, self: number, m: number) => Array.from(t.dists).filter((_, i) => t.rows[i] !== self).slice(0, m);
+    const kth = sample.map((r) => without(this.kernels.topK(rows, 0, rows.count, rows.base + r * rowBytes, k + 1), r, k).at(-1) ?? 0);
+    let last = { probe: null as ProbeParams | null, recall: 0, fraction: 1 };
+    for (const params of PROBE_LADDER) {
+      await tick(stop);
+      let hits = 0;
+      let lists = 0;
+      sample.forEach((r, i) => {
+        // one more answer for the row itself, with the list cap a query of `depth` gets
+        const cap = Math.min(this.lists, Math.max(params.maxProbe, params.minProbe) * Math.ceil(Math.max(k, depth) / 10));
+        const res = this.kernels.ivfProbe(rows, this.ref(), rows.base + r * rowBytes, Math.max(k, depth) + 1, { minProbe: params.minProbe, cap, slack: params.slack });
+        lists += res.probed;
+        hits += Math.min(k, without(res.top, r, depth).filter((d) => d <= kth[i]!).length);
+      });
+      const recall = hits / (k * sample.length);
+      const fraction = (this.lists + (lists / sample.length) * (n / this.lists) + (rows.count - n)) / rows.count;
+      last = { probe: params, recall, fraction };
+      if (recall >= CALIBRATION_RECALL) break;
+    }
+    this.calibrated = last.recall >= CALIBRATION_RECALL && last.fraction <= ANN_MAX_SCAN_FRACTION ? last.probe : null;
+    return { ...last, probe: this.calibrated };
+  }
+
   centroidRows(): RowsRef {
     return { base: this.centroids, words: this.words, count: this.lists };
   }
 
-  /** File layout (FORMAT.md): u32 magic "IVF1", version 1, lists, words, indexedRows, dimBits; u32 offsets[lists + 1]; u32 radii[lists]; centroid rows. */
+  /** File layout (FORMAT.md): u32 magic "IVF1", version 2, lists, words, indexedRows, dimBits, probe minProbe, maxProbe, slack; u32 offsets[lists + 1]; u32 radii[lists]; centroid rows. */
   serialize(): Uint8Array {
     const rowBytes = this.words * 8;
     const u32s = HEADER_U32 + this.offsets.length + this.radii.length;
     const out = new Uint8Array(u32s * 4 + this.lists * rowBytes);
     const head = new Uint32Array(out.buffer, 0, u32s);
-    head.set([MAGIC, 1, this.lists, this.words, this.indexedRows, this.dimBits]);
+    const c = this.calibrated;
+    const probe = c === null ? [NO_PROBE, NO_PROBE, NO_PROBE] : [c.minProbe, c.maxProbe, c.slack];
+    head.set([MAGIC, VERSION, this.lists, this.words, this.indexedRows, this.dimBits, ...probe]);
     head.set(this.offsets, HEADER_U32);
     head.set(this.radii, HEADER_U32 + this.offsets.length);
     out.set(this.kernels.heap.bytes().subarray(this.centroids, this.centroids + this.lists * rowBytes), u32s * 4);
@@ -141,20 +206,25 @@ export class IvfIndex {
   static load(kernels: Kernels, path: string, dimBits: number, words: number): IvfIndex {
     const bytes = readFileSync(path);
     const bad = (why: string) => new SvcError("E_IO", `${path}: ${why}`);
-    if (bytes.byteLength < HEADER_U32 * 4) throw bad("truncated index file");
+    if (bytes.byteLength < HEADER_U32_V1 * 4) throw bad("truncated index file");
     const copy = new Uint8Array(bytes);
-    const head = new Uint32Array(copy.buffer, 0, HEADER_U32);
-    if (head[0] !== MAGIC || head[1] !== 1) throw bad("not an index file (magic/version)");
-    const [, , lists, w, indexed, dim] = head as unknown as number[];
+    const version = new Uint32Array(copy.buffer, 0, 2)[1];
+    if (new Uint32Array(copy.buffer, 0, 1)[0] !== MAGIC || (version !== 1 && version !== VERSION)) throw bad("not an index file (magic/version)");
+    const headU32 = version === 1 ? HEADER_U32_V1 : HEADER_U32;
+    if (bytes.byteLength < headU32 * 4) throw bad("truncated index file");
+    const head = new Uint32Array(copy.buffer, 0, headU32);
+    const [, , lists, w, indexed, dim, minProbe, maxProbe, slack] = head as unknown as number[];
     if (w !== words || dim !== dimBits) throw bad(`index rows are ${dim} bits, the collection's ${dimBits}`);
-    const at = HEADER_U32 * 4;
+    const at = headU32 * 4;
     const offBytes = (lists! + 1) * 4;
     const radBytes = lists! * 4;
     if (copy.byteLength !== at + offBytes + radBytes + lists! * words * 8) throw bad("index file size does not match its header");
     const offsets = new Uint32Array(copy.buffer.slice(at, at + offBytes));
     const radii = new Uint32Array(copy.buffer.slice(at + offBytes, at + offBytes + radBytes));
     if (offsets[lists!] !== indexed) throw bad("index offsets do not end at indexedRows");
-    return new IvfIndex(kernels, dimBits, words, copy.subarray(at + offBytes + radBytes), offsets, radii);
+    const index = new IvfIndex(kernels, dimBits, words, copy.subarray(at + offBytes + radBytes), offsets, radii);
+    if (version !== 1) index.calibrated = minProbe === NO_PROBE ? null : { minProbe: minProbe!, maxProbe: maxProbe!, slack: slack! };
+    return index;
   }
 
   dispose(): void {

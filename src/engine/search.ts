@@ -18,6 +18,11 @@ export const TOMBSTONE_SKIP_MAX = 256;
  */
 export const CANDIDATE_FACTOR = 10;
 export const CANDIDATE_MIN = 100;
+
+/** Rows a cosine query of top-k keeps from the 1-bit stage by default. */
+export function candidatesFor(k: number): number {
+  return Math.max(k, k * CANDIDATE_FACTOR, CANDIDATE_MIN);
+}
 export const RESCORE_FACTOR = 4;
 export const RESCORE_MIN = 40;
 
@@ -62,8 +67,10 @@ export interface SearchResult {
 
 export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: SearchQuery): Promise<SearchResult> {
   const cosine = p.values !== null;
+  // An index whose calibration found the exact scan as good serves only broad filters (and explicit probes).
   const ivf = q.exact ? null : p.ivf;
-  const want = cosine ? Math.max(q.k, q.candidates ?? Math.max(q.k * CANDIDATE_FACTOR, CANDIDATE_MIN)) : q.k;
+  const probeIvf = ivf !== null && (ivf.calibrated !== null || q.probe !== undefined) ? ivf : null;
+  const want = cosine ? Math.max(q.k, q.candidates ?? candidatesFor(q.k)) : q.k;
   const heap = kernels.heap;
   const { rows, unpin } = p.arena.pin();
   const owned: number[] = [];
@@ -102,14 +109,14 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       const dead = p.tombstones;
       const live = rows.count - dead.size;
       if (live <= 0) return { hits: [], plan: "empty", timings };
-      if (ivf !== null) {
+      if (probeIvf !== null) {
         plan = "ivf";
         if (dead.size <= TOMBSTONE_SKIP_MAX) {
-          top = probeIndex(ivf, rows, q, probed, Math.min(want + dead.size, rows.count), 0, false);
+          top = probeIndex(probeIvf, rows, q, probed, Math.min(want + dead.size, rows.count), 0, false);
           if (dead.size > 0) top = dropDead(top, dead, want);
         } else {
           const mask = liveMask(kernels, rows.count, dead, owned);
-          top = probeIndex(ivf, rows, q, probed, Math.min(want, live), mask, false);
+          top = probeIndex(probeIvf, rows, q, probed, Math.min(want, live), mask, false);
         }
       } else if (dead.size <= TOMBSTONE_SKIP_MAX) {
         plan = dead.size === 0 ? "full" : "full-skip-dead";
@@ -143,7 +150,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
  * queries) lifts the cap on lists probed.
  */
 function probeIndex(ivf: IvfIndex, rows: RowsRef, q: SearchQuery, probed: { lists: number; rows: number }, k: number, mask: number, exhaustive: boolean): TopK {
-  const res = ivf.probe(rows, q.bits, k, q.probe ?? DEFAULT_PROBE, exhaustive, mask);
+  const res = ivf.probe(rows, q.bits, k, q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, exhaustive, mask);
   probed.lists = res.probed;
   // Rows compared: every centroid, the probed lists (at their mean size) and the delta.
   probed.rows = Math.round(ivf.lists + (res.probed * ivf.indexedRows) / ivf.lists + (rows.count - ivf.indexedRows));
@@ -161,10 +168,10 @@ export async function searchBatch(pool: ScanPool, p: Partition, queries: number,
   const { rows, unpin } = p.arena.pin();
   try {
     const want = Math.min(k + dead.size, rows.count);
-    const ivf = opts.exact ? null : p.ivf;
+    const ivf = opts.exact || p.ivf === null || (p.ivf.calibrated === null && opts.probe === undefined) ? null : p.ivf;
     let tops: TopK[];
     if (ivf !== null) {
-      const probe = opts.probe ?? DEFAULT_PROBE;
+      const probe = opts.probe ?? ivf.calibrated ?? DEFAULT_PROBE;
       tops = await pool.probeBatch(rows, ivf.ref(), queries, nq, want, { minProbe: probe.minProbe, cap: Math.max(probe.maxProbe, probe.minProbe) * Math.ceil(want / 10), slack: probe.slack });
     } else tops = await pool.topKBatch(rows, queries, nq, want);
     const hits = tops.map((t) => hammingHits(dead.size > 0 ? dropDead(t, dead, k) : t, p.shape.dimension, k));

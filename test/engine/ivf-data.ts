@@ -4,7 +4,8 @@ import { mulberry32 } from "../../src/kernels/random.js";
 export const DIM = 1024;
 
 /** n rows of DIM bits from `clusters` centres (seeded); `from` offsets the row stream so held-out queries come from the same clusters. */
-export function clusteredRows(n: number, seed: number, from = 0, clusters = 50, dim = DIM): Uint8Array[] {
+/** `spread` scales the latent part: 1 gives tight clusters, 3 makes neighbouring clusters overlap. */
+export function clusteredRows(n: number, seed: number, from = 0, clusters = 50, dim = DIM, spread = 1): Uint8Array[] {
   const setup = mulberry32(seed);
   const u = (next: () => number) => next() / 2 ** 32 - 0.5;
   const centres = Array.from({ length: clusters }, () => Float32Array.from({ length: dim }, () => u(setup)));
@@ -12,7 +13,7 @@ export function clusteredRows(n: number, seed: number, from = 0, clusters = 50, 
   return Array.from({ length: n }, (_, k) => {
     const next = mulberry32(seed ^ Math.imul(from + k + 1, 0x9e3779b1));
     const c = centres[next() % clusters]!;
-    const z = [u(next), u(next), u(next), u(next)];
+    const z = [spread * u(next), spread * u(next), spread * u(next), spread * u(next)];
     const out = new Uint8Array(Math.ceil(dim / 8));
     for (let j = 0; j < dim; j++) {
       const x = c[j]! + z[0]! * basis[0]![j]! + z[1]! * basis[1]![j]! + z[2]! * basis[2]![j]! + z[3]! * basis[3]![j]! + 0.1 * u(next);
