@@ -24,6 +24,7 @@ export const NOT_TOOLS: Readonly<Record<string, string>> = {
   describe_index_stats_get: "same operation as describe_index_stats",
   admin_create_key: "answers a secret key: issue keys on the dashboard or with `svc keys`, not to a model",
   dashboard: "the dashboard web page",
+  dashboard_slash: "the dashboard web page",
   dashboard_file: "the dashboard's static files",
   directory_health: "liveness probe of the directory front",
   directory_page: "HTML view of directory_get",

@@ -80,5 +80,10 @@ export function dashboardRoutes(dir = DASHBOARD_DIR): Route[] {
       response: { status: 200, description: "The file, typed by its extension" },
       handle: (ctx) => serve(ctx.params.file!),
     },
+    {
+      method: "get", path: "/dashboard/", operationId: "dashboard_slash", summary: "The web dashboard (HTML), as typed with a trailing slash", tags: ["dashboard"], auth: "none",
+      response: { status: 200, description: "text/html" },
+      handle: () => serve("index.html"),
+    },
   ];
 }
