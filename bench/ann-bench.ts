@@ -448,8 +448,16 @@ export function renderAnnSection(b: AnnBenchRun): string {
     const usBuild = r.build.find((x) => x.engine === "usearch HNSW" && x.threads === 1);
     lines.push(`### N = ${r.n.toLocaleString("en-US")}, ${r.queries} queries, ${(r.spread ?? 1) === 1 ? "tight clusters (spread 1)" : `overlapping clusters (spread ${r.spread})`}`, "");
     lines.push("| target | goal | reached |", "|---|---|---|");
-    if (svc99 && us99) lines.push(`| QPS at recall@10 >= 0.99, 1 thread | >= 1.2x usearch HNSW | ${f(svc99.qps / us99.qps)}x (${q0(svc99.qps)} vs ${q0(us99.qps)} q/s) |`);
-    if (svc99b && us99b) lines.push(`| QPS at recall@10 >= 0.99, 2 threads (batch) | >= 1.2x usearch HNSW | ${f(svc99b.qps / us99b.qps)}x (${q0(svc99b.qps)} vs ${q0(us99b.qps)} q/s) |`);
+    /** The 0.99 row, also when one engine never got there (then its best recall is named). */
+    const row99 = (label: string, threads: number, svc?: AnnRun["atRecall"][number], us?: AnnRun["atRecall"][number]) => {
+      const best = (engine: string) => r.points.filter((p) => p.engine === engine && p.threads === threads).sort((x, y) => y.recall - x.recall)[0];
+      const missed = (engine: string) => `${engine} never reached 0.99 (best ${f(best(engine)?.recall ?? 0, 4)} at ${best(engine)?.setting ?? "-"})`;
+      if (svc && us) lines.push(`| QPS at recall@10 >= 0.99, ${label} | >= 1.2x usearch HNSW | ${f(svc.qps / us.qps)}x (${q0(svc.qps)} vs ${q0(us.qps)} q/s) |`);
+      else if (svc) lines.push(`| QPS at recall@10 >= 0.99, ${label} | >= 1.2x usearch HNSW | svc ${q0(svc.qps)} q/s; ${missed("usearch HNSW")} |`);
+      else if (us) lines.push(`| QPS at recall@10 >= 0.99, ${label} | >= 1.2x usearch HNSW | NOT reached: ${missed("svc")}; usearch ${q0(us.qps)} q/s |`);
+    };
+    row99("1 thread", 1, svc99, us99);
+    row99("2 threads (batch)", 2, svc99b, us99b);
     if (svcBuild && usBuild) lines.push(`| build time | <= usearch's | ${f(svcBuild.seconds)} s vs ${f(usBuild.seconds)} s |`);
     if (svcBuild) lines.push(`| memory over the packed rows | <= 15% | ${f(100 * svcBuild.overheadVsPackedRows, 1)}% (usearch HNSW: ${f(100 * (usBuild?.overheadVsPackedRows ?? 0), 0)}%) |`);
     lines.push("");
@@ -468,7 +476,7 @@ export function renderAnnSection(b: AnnBenchRun): string {
   }
   if (b.cranfield) {
     const c = b.cranfield;
-    lines.push(`Real encoder vectors: Cranfield's ${c.docs} documents through the text encoder into a cosine collection with the index forced (${c.lists} lists), ${c.queries} queries: recall@10 of the indexed answer against \`exact: true\` = ${f(c.recall, 4)}, probing ${f(c.listsProbed, 1)} of ${c.lists} lists on average (plan ${c.plan}: Hamming candidates from the index, then the asymmetric estimate and exact float rescoring).`, "");
+    lines.push(`Real encoder vectors: Cranfield's ${c.docs} documents through the text encoder into a cosine collection with an index built on demand (${c.lists} lists), ${c.queries} queries: recall@10 of the default answer against \`exact: true\` = ${f(c.recall, 4)}, plan ${c.plan}${c.plan === "full" ? ": the build's calibration found that probing would compare more than 30% of these 1,400 weakly clustered rows, so unfiltered queries keep the exact scan" : `, probing ${f(c.listsProbed, 1)} of ${c.lists} lists on average (Hamming candidates from the index, then the asymmetric estimate and exact float rescoring)`}.`, "");
   }
   lines.push("<!-- /ann -->", "");
   return lines.join("\n");

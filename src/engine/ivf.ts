@@ -66,6 +66,8 @@ export const CALIBRATION_SAMPLE = 200;
 /** Above the 0.99 promised, for the sampling error of 2,000 answers (about +-0.002). */
 export const CALIBRATION_RECALL = 0.995;
 export const ANN_MAX_SCAN_FRACTION = 0.3;
+/** Calibration queries between yields (exact ones are full scans). */
+const CALIBRATION_STEP = 8;
 
 const MAGIC = 0x31465649; // "IVF1" little-endian
 const VERSION = 2;
@@ -162,19 +164,24 @@ export class IvfIndex {
     const sample = Array.from({ length: Math.min(CALIBRATION_SAMPLE, n) }, () => next() % n);
     const rowBytes = rows.words * 8;
     const without = (t: TopK, self: number, m: number) => Array.from(t.dists).filter((_, i) => t.rows[i] !== self).slice(0, m);
-    const kth = sample.map((r) => without(this.kernels.topK(rows, 0, rows.count, rows.base + r * rowBytes, k + 1), r, k).at(-1) ?? 0);
+    // exact answers a few at a time (one is a full scan: ~4 ms at 1M rows), yielding to queries and writes between
+    const kth: number[] = [];
+    for (const [i, r] of sample.entries()) {
+      if (i % CALIBRATION_STEP === 0) await tick(stop);
+      kth.push(without(this.kernels.topK(rows, 0, rows.count, rows.base + r * rowBytes, k + 1), r, k).at(-1) ?? 0);
+    }
     let last = { probe: null as ProbeParams | null, recall: 0, fraction: 1 };
     for (const params of PROBE_LADDER) {
-      await tick(stop);
       let hits = 0;
       let lists = 0;
-      sample.forEach((r, i) => {
+      for (const [i, r] of sample.entries()) {
+        if (i % CALIBRATION_STEP === 0) await tick(stop);
         // one more answer for the row itself, with the list cap a query of `depth` gets
         const cap = Math.min(this.lists, Math.max(params.maxProbe, params.minProbe) * Math.ceil(Math.max(k, depth) / 10));
         const res = this.kernels.ivfProbe(rows, this.ref(), rows.base + r * rowBytes, Math.max(k, depth) + 1, { minProbe: params.minProbe, cap, slack: params.slack });
         lists += res.probed;
         hits += Math.min(k, without(res.top, r, depth).filter((d) => d <= kth[i]!).length);
-      });
+      }
       const recall = hits / (k * sample.length);
       const fraction = (this.lists + (lists / sample.length) * (n / this.lists) + (rows.count - n)) / rows.count;
       last = { probe: params, recall, fraction };
