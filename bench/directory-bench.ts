@@ -3,7 +3,7 @@ import { applyImport, checkImport, isoDate, type Business } from "../src/directo
 import { checkBooking } from "../src/directory/booking.js";
 import { llmsFull, renderProfile } from "../src/directory/page.js";
 import { SearchIndex, type SearchQuery } from "../src/directory/search.js";
-import { generateBusinesses } from "../scripts/directory-demo.js";
+import { generateBusinesses, rng } from "../scripts/directory-demo.js";
 import { loadavg } from "node:os";
 import type { Machine } from "./machine.js";
 import { summarize, type Latency } from "./stats.js";
@@ -28,17 +28,6 @@ export interface DirectoryRun {
   result: DirectoryResult;
 }
 
-/** The same seeded mulberry32 the generator uses, for picking queries. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Businesses exactly as `svc directory import` would build them from the generator's lines. */
 export function generatedBusinesses(n: number, seed: number): Business[] {

@@ -4,19 +4,14 @@
  * directory benchmark (100k profiles) and tests. No real people or contact details: names are made of place words,
  * websites and emails use the reserved `.example` top-level domain, phone numbers come from Ofcom's drama ranges.
  */
+import { mulberry32 } from "../src/kernels/random.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-/** mulberry32: a small deterministic PRNG; same seed, same businesses. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** Uniform in [0, 1) from the seeded mulberry32 (src/kernels/random.ts). */
+export function rng(seed: number): () => number {
+  const next = mulberry32(seed);
+  return () => next() / 4294967296;
 }
 
 interface Trade {
