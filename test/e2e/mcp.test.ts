@@ -170,6 +170,22 @@ describe("MCP over streamable HTTP (/mcp)", () => {
     expect(await list.text()).toContain("records_ingest");
   });
 
+  it("answers malformed JSON-RPC with protocol errors, and keeps serving", async () => {
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "api-key": key };
+    const garbage = await fetch(`${srv.url}/mcp`, { method: "POST", headers, body: "{not json" });
+    expect(garbage.status).toBe(400);
+    expect(((await garbage.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    const notInit = await fetch(`${srv.url}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+    expect(notInit.status).toBe(400);
+    const client = await httpClient(key);
+    const sid = (client.transport as StreamableHTTPClientTransport).sessionId!;
+    const inSession = await fetch(`${srv.url}/mcp`, { method: "POST", headers: { ...headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" }, body: "[1, 2" });
+    expect(inSession.status).toBe(400);
+    await expect(client.callTool({ name: "no_such_tool", arguments: {} })).rejects.toThrow(/unknown tool/);
+    expect((await client.listTools()).tools.length).toBeGreaterThan(50);
+    await client.close();
+  });
+
   it("ends a session on DELETE", async () => {
     const client = await httpClient(key);
     const transport = client.transport as StreamableHTTPClientTransport;
