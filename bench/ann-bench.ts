@@ -482,13 +482,3 @@ export function renderAnnSection(b: AnnBenchRun): string {
   return lines.join("\n");
 }
 
-export function spliceAnnSection(md: string, section: string): string {
-  const start = md.indexOf("<!-- ann -->");
-  const end = md.indexOf("<!-- /ann -->");
-  if (start >= 0 && end > start) return md.slice(0, start) + section + md.slice(end + "<!-- /ann -->\n".length);
-  for (const anchor of ["## Kernel micro-benchmarks", "## Reading these numbers"]) {
-    const at = md.indexOf(anchor);
-    if (at >= 0) return md.slice(0, at) + section + "\n" + md.slice(at);
-  }
-  return `${md.trimEnd()}\n\n${section}`;
-}

@@ -141,14 +141,3 @@ export function renderDirectorySection(run: DirectoryRun): string {
   return lines.join("\n");
 }
 
-/** RESULTS.md with the directory section replaced (or inserted before the kernel micro-benchmarks). */
-export function spliceDirectorySection(md: string, section: string): string {
-  const start = md.indexOf("<!-- directory -->");
-  const end = md.indexOf("<!-- /directory -->");
-  if (start >= 0 && end > start) return md.slice(0, start) + section + md.slice(end + "<!-- /directory -->\n".length);
-  for (const anchor of ["## Kernel micro-benchmarks", "## Reading these numbers"]) {
-    const at = md.indexOf(anchor);
-    if (at >= 0) return md.slice(0, at) + section + "\n" + md.slice(at);
-  }
-  return `${md.trimEnd()}\n\n${section}`;
-}

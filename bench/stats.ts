@@ -24,3 +24,18 @@ export async function timeCalls(count: number, warmup: number, call: (i: number)
   }
   return out;
 }
+
+/**
+ * Put a suite's RESULTS.md section (which starts with `<!-- name -->` and ends with `<!-- /name -->`)
+ * in place of its previous version, or before the kernel micro-benchmarks when it is new.
+ */
+export function spliceSection(md: string, name: string, section: string): string {
+  const start = md.indexOf(`<!-- ${name} -->`);
+  const end = md.indexOf(`<!-- /${name} -->`);
+  if (start >= 0 && end > start) return md.slice(0, start) + section + md.slice(end + `<!-- /${name} -->\n`.length);
+  for (const anchor of ["## Kernel micro-benchmarks", "## Reading these numbers"]) {
+    const at = md.indexOf(anchor);
+    if (at >= 0) return md.slice(0, at) + section + "\n" + md.slice(at);
+  }
+  return `${md.trimEnd()}\n\n${section}`;
+}
