@@ -1,4 +1,4 @@
-/** @module run — `npm run bench [-- --quick] [-- --only scan|engine|http|encoder|records|hd|directory|render]`: kernels, scans and peers, collections, the HTTP server, the text encoder, records, the HD layer; writes bench/results/*.json and bench/RESULTS.md. */
+/** @module run — `npm run bench [-- --quick] [-- --only scan|engine|http|encoder|records|hd|directory|ann|mcp|render]`: kernels, scans and peers, collections, the HTTP server, the text encoder, records, the HD layer; writes bench/results/*.json and bench/RESULTS.md. */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { runEncoderBench } from "./encoder-bench.js";
 import { runEngineBench } from "./engine-bench.js";
@@ -15,6 +15,7 @@ import { runScanBench } from "./scan-bench.js";
 import { renderDirectorySection, runDirectoryBench, type DirectoryRun } from "./directory-bench.js";
 import { renderAnnSection, runAnnBench, runCranfieldRecall, type AnnBenchRun } from "./ann-bench.js";
 import { spliceSection } from "./stats.js";
+import { renderMcpSection, runMcpBench, type McpRun } from "./mcp-bench.js";
 
 const here = (p: string) => new URL(p, import.meta.url);
 const quick = process.argv.includes("--quick");
@@ -120,6 +121,14 @@ if (only === undefined || only === "ann") {
   writeFileSync(here(`results/ann-${stem}.json`), `${JSON.stringify(ann, null, 2)}\n`);
 } else if (existsSync(here(`results/ann-${stem}.json`))) ann = JSON.parse(readFileSync(here(`results/ann-${stem}.json`), "utf8")) as AnnBenchRun;
 
+// `--only mcp`: a tool call over /mcp and over stdio against the REST call it runs; its section is spliced into RESULTS.md below.
+let mcp: McpRun | undefined;
+if (only === undefined || only === "mcp") {
+  log("\n# MCP tool calls (records_query over /mcp and stdio vs REST)");
+  mcp = await runMcpBench({ calls: quick ? 100 : 500, log });
+  writeFileSync(here(`results/mcp-${stem}.json`), `${JSON.stringify(mcp, null, 2)}\n`);
+} else if (existsSync(here(`results/mcp-${stem}.json`))) mcp = JSON.parse(readFileSync(here(`results/mcp-${stem}.json`), "utf8")) as McpRun;
+
 if (!quick && results) {
   writeFileSync(here("RESULTS.md"), renderResults(results, readFileSync(here("ANALYSIS.md"), "utf8"), engine, http, encoder, records, hd));
   log("\nwrote bench/results/*.json and bench/RESULTS.md");
@@ -133,4 +142,8 @@ if (!quick && directory && existsSync(here("RESULTS.md"))) {
 if (!quick && ann && existsSync(here("RESULTS.md"))) {
   writeFileSync(here("RESULTS.md"), spliceSection(readFileSync(here("RESULTS.md"), "utf8"), "ann", renderAnnSection(ann)));
   log("spliced the ann section into bench/RESULTS.md");
+}
+if (!quick && mcp && existsSync(here("RESULTS.md"))) {
+  writeFileSync(here("RESULTS.md"), spliceSection(readFileSync(here("RESULTS.md"), "utf8"), "mcp", renderMcpSection(mcp)));
+  log("spliced the mcp section into bench/RESULTS.md");
 }

@@ -2,7 +2,7 @@
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, session, whenUnauthorized } from "./api.js";
-import { ErrorNote, href, type Who } from "./ui.js";
+import { ErrorNote, href, useAction, type Who } from "./ui.js";
 import { AdminView } from "./views/admin.js";
 import { BoardView } from "./views/board.js";
 import { DirectoryView } from "./views/directory.js";
@@ -42,24 +42,19 @@ const TITLES: Record<string, string> = {
 
 function SignIn(props: { onSignedIn: (who: Who) => void }) {
   const [key, setKey] = useState("");
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const { busy, error, setError, run } = useAction();
+  const submit = (e: Event) => {
     e.preventDefault();
     const k = key.trim();
     if (k === "") return setError(new ApiError(0, "E_CLIENT", "Enter an API key.", "api-key"));
-    setBusy(true);
-    setError(null);
-    try {
-      const w = await api<{ tenant: string; unmetered: boolean }>("/v1/wallet?limit=1", { key: k });
+    return run(async () => {
+      const w = await api<{ tenant: string; unmetered: boolean }>("/v1/wallet?limit=1", { key: k }).catch((err: unknown) => {
+        throw err instanceof ApiError && err.status === 401 ? new ApiError(401, "E_AUTH", "That key was not accepted (unknown or revoked).", "api-key") : err;
+      });
       session.save(k);
       setKey("");
       props.onSignedIn({ tenant: w.tenant, admin: w.unmetered === true });
-    } catch (err) {
-      setError(err instanceof ApiError && err.status === 401 ? new ApiError(401, "E_AUTH", "That key was not accepted (unknown or revoked).", "api-key") : (err as ApiError));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <section class="card signin" aria-labelledby="signin-h">

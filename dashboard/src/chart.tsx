@@ -1,6 +1,6 @@
 /** @module chart — the usage chart: stacked bars per time bucket, one colour per operation (SVG, sized to its container), with a data table. */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { usd } from "./ui.js";
+import { Table, usd } from "./ui.js";
 
 export interface UsageSeries {
   grain: "minute" | "hour" | "day";
@@ -131,30 +131,18 @@ export function UsageChart(props: { series: UsageSeries; metric: "costUsd" | "ca
       {grand > 0 && (
         <details>
           <summary>Chart data as a table</summary>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Operation</th>
-                  <th scope="col" class="num">Calls</th>
-                  <th scope="col" class="num">Cost</th>
+          <Table cols={["Time", "Operation", ["Calls", "num"], ["Cost", "num"]]}>
+            {series.buckets.flatMap((b) =>
+              Object.entries(b.ops).map(([op, v]) => (
+                <tr key={`${b.start}-${op}`}>
+                  <td>{label(b.start, series.grain)}</td>
+                  <td class="break">{op}</td>
+                  <td class="num">{v.calls}</td>
+                  <td class="num">{usd(v.costUsd)}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {series.buckets.flatMap((b) =>
-                  Object.entries(b.ops).map(([op, v]) => (
-                    <tr key={`${b.start}-${op}`}>
-                      <td>{label(b.start, series.grain)}</td>
-                      <td class="break">{op}</td>
-                      <td class="num">{v.calls}</td>
-                      <td class="num">{usd(v.costUsd)}</td>
-                    </tr>
-                  )),
-                )}
-              </tbody>
-            </table>
-          </div>
+              )),
+            )}
+          </Table>
         </details>
       )}
     </figure>

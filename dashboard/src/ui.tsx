@@ -1,4 +1,4 @@
-/** @module ui — small shared pieces: formatting, the data-loading hook, messages, progress, definition lists. */
+/** @module ui — small shared pieces: formatting, the data-loading and user-action hooks, messages, progress, definition lists, tables. */
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError } from "./api.js";
@@ -61,6 +61,33 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   return { ...state, reload };
 }
 
+export interface Action {
+  busy: boolean;
+  error: ApiError | null;
+  setError: (error: ApiError | null) => void;
+  /** Run `work` with `busy` set and `error` cleared; a failure lands in `error`, then `onError` runs. */
+  run: (work: () => Promise<void>, onError?: () => void) => Promise<void>;
+}
+
+/** Something the user starts (a form submit, a button): whether it runs now and how it last failed. */
+export function useAction(): Action {
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async (work: () => Promise<void>, onError?: () => void) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+    } catch (err) {
+      setError(err as ApiError);
+      onError?.();
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, setError, run };
+}
+
 /** An error as a sentence; the router's 404 reads as "not available on this server yet". */
 export function ErrorNote(props: { error: ApiError | null; what?: string }) {
   const e = props.error;
@@ -94,6 +121,35 @@ export function Progress(props: { label: string; done: number; total: number | n
   );
 }
 
+/** A page section: a card headed by `title`, labelled by its heading (`id`); `live` announces changes to screen readers. */
+export function Card(props: { id: string; title: ComponentChildren; live?: boolean; children: ComponentChildren }) {
+  return (
+    <section class="card" aria-labelledby={props.id} aria-live={props.live ? "polite" : undefined}>
+      <h2 id={props.id}>{props.title}</h2>
+      {props.children}
+    </section>
+  );
+}
+
+/** A form's submit button in its own field; while `busy` it is disabled and reads `busyLabel`. */
+export function SubmitField(props: { label: string; busy?: boolean; busyLabel?: string }) {
+  return (
+    <div class="field">
+      <button type="submit" disabled={props.busy}>{props.busy ? props.busyLabel : props.label}</button>
+    </div>
+  );
+}
+
+/** A labelled checkbox field of a form. */
+export function CheckField(props: { id: string; label: string; checked: boolean; onChange: (checked: boolean) => void }) {
+  return (
+    <div class="field checkbox">
+      <input id={props.id} type="checkbox" checked={props.checked} onChange={(e) => props.onChange(e.currentTarget.checked)} />
+      <label for={props.id}>{props.label}</label>
+    </div>
+  );
+}
+
 /** Term/value pairs. */
 export function Facts(props: { items: Array<[string, ComponentChildren]> }) {
   return (
@@ -105,6 +161,29 @@ export function Facts(props: { items: Array<[string, ComponentChildren]> }) {
         </div>
       ))}
     </dl>
+  );
+}
+
+/** A column heading: its label, or [label, class] ("num" right-aligns, "opt" hides on narrow screens). */
+export type Col = string | [string, string];
+
+/**
+ * A table that scrolls sideways when narrow: a caption (`hideCaption`: for screen readers only), a heading row
+ * of `cols`, and the body rows as children; `live` announces changes to screen readers.
+ */
+export function Table(props: { cols: Col[]; class?: string; testid?: string; caption?: ComponentChildren; hideCaption?: boolean; live?: boolean; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" aria-live={props.live ? "polite" : undefined}>
+      <table class={props.class} data-testid={props.testid}>
+        {props.caption !== undefined && <caption class={props.hideCaption ? "visually-hidden" : undefined}>{props.caption}</caption>}
+        <thead>
+          <tr>
+            {props.cols.map((c) => (typeof c === "string" ? <th key={c} scope="col">{c}</th> : <th key={c[0]} scope="col" class={c[1]}>{c[0]}</th>))}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
   );
 }
 

@@ -1,7 +1,7 @@
 /** @module views/admin — tenants with keys and balances; issue a key (shown once, with a copy button), revoke keys, credit a wallet. */
 import { useRef, useState } from "preact/hooks";
 import { api, ApiError, seg } from "../api.js";
-import { ErrorNote, Show, Status, useLoad, usd, when } from "../ui.js";
+import { Card, CheckField, ErrorNote, Show, Status, SubmitField, Table, useAction, useLoad, usd, when } from "../ui.js";
 
 interface KeyView {
   id: string;
@@ -49,13 +49,10 @@ function CreateKey(props: { tenants: string[]; onCreated: () => void }) {
   const [name, setName] = useState("");
   const [admin, setAdmin] = useState(false);
   const [issued, setIssued] = useState<(KeyView & { key: string }) | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const { busy, error, run } = useAction();
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return run(async () => {
       const body: Record<string, unknown> = { name: name.trim(), admin };
       if (tenant.trim() !== "") body.tenant = tenant.trim();
       const k = await api<KeyView & { key: string }>("/v1/admin/keys", { body });
@@ -64,15 +61,10 @@ function CreateKey(props: { tenants: string[]; onCreated: () => void }) {
       setTenant("");
       setAdmin(false);
       props.onCreated();
-    } catch (err) {
-      setError(err as ApiError);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
-    <section class="card" aria-labelledby="create-h">
-      <h2 id="create-h">Issue a key</h2>
+    <Card id="create-h" title="Issue a key">
       {issued ? (
         <NewKey issued={issued} onDone={() => setIssued(null)} />
       ) : (
@@ -89,34 +81,26 @@ function CreateKey(props: { tenants: string[]; onCreated: () => void }) {
             <label for="key-name">Name (optional)</label>
             <input id="key-name" value={name} maxLength={100} onInput={(e) => setName(e.currentTarget.value)} placeholder="e.g. laptop, CI" />
           </div>
-          <div class="field checkbox">
-            <input id="key-admin" type="checkbox" checked={admin} onChange={(e) => setAdmin(e.currentTarget.checked)} />
-            <label for="key-admin">Admin key (unmetered, can manage keys)</label>
-          </div>
-          <div class="field">
-            <button type="submit" disabled={busy}>{busy ? "Creating…" : "Create key"}</button>
-          </div>
+          <CheckField id="key-admin" label="Admin key (unmetered, can manage keys)" checked={admin} onChange={setAdmin} />
+          <SubmitField label="Create key" busy={busy} busyLabel="Creating…" />
         </form>
       )}
       <ErrorNote error={error} />
-    </section>
+    </Card>
   );
 }
 
 function Credit(props: { tenant: string; onDone: (msg: string) => void }) {
   const [amount, setAmount] = useState("");
-  const [error, setError] = useState<ApiError | null>(null);
+  const { error, run } = useAction();
   const id = `credit-${props.tenant}`;
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setError(null);
-    try {
+    return run(async () => {
       const w = await api<{ balanceUsd: number }>(`/v1/admin/tenants/${seg(props.tenant)}/credit`, { body: { usd: Number(amount) } });
       setAmount("");
       props.onDone(`Credited ${props.tenant}: balance now ${usd(w.balanceUsd)}.`);
-    } catch (err) {
-      setError(err as ApiError);
-    }
+    });
   };
   return (
     <form onSubmit={submit} class="inline-form">
@@ -166,36 +150,23 @@ export function AdminView() {
                       <h3>{t.tenant}</h3>
                       <span class="balance">{t.wallet ? `balance ${usd(t.wallet.balanceUsd)} · spent ${usd(t.wallet.spentUsd)}` : "wallet not opened yet"}</span>
                     </div>
-                    <div class="table-wrap">
-                      <table>
-                        <caption class="visually-hidden">Keys of {t.tenant}</caption>
-                        <thead>
-                          <tr>
-                            <th scope="col">Key id</th>
-                            <th scope="col">Name</th>
-                            <th scope="col" class="opt">Created</th>
-                            <th scope="col">State</th>
-                          </tr>
-                        </thead>
-                        <tbody>
-                          {t.keys.map((k) => (
-                            <tr key={k.id}>
-                              <td><code>{k.id}</code>{k.admin && <span class="badge">admin</span>}</td>
-                              <td>{k.name || "—"}</td>
-                              <td class="opt">{when(k.createdAt)}</td>
-                              <td>
-                                <div class="state-cell">
-                                  {k.revokedAt === null ? "live" : `revoked ${when(k.revokedAt)}`}
-                                  {k.revokedAt === null && (
-                                    <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Revoke ${k.id}`}>Revoke</button>
-                                  )}
-                                </div>
-                              </td>
-                            </tr>
-                          ))}
-                        </tbody>
-                      </table>
-                    </div>
+                    <Table caption={<>Keys of {t.tenant}</>} hideCaption cols={["Key id", "Name", ["Created", "opt"], "State"]}>
+                      {t.keys.map((k) => (
+                        <tr key={k.id}>
+                          <td><code>{k.id}</code>{k.admin && <span class="badge">admin</span>}</td>
+                          <td>{k.name || "—"}</td>
+                          <td class="opt">{when(k.createdAt)}</td>
+                          <td>
+                            <div class="state-cell">
+                              {k.revokedAt === null ? "live" : `revoked ${when(k.revokedAt)}`}
+                              {k.revokedAt === null && (
+                                <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Revoke ${k.id}`}>Revoke</button>
+                              )}
+                            </div>
+                          </td>
+                        </tr>
+                      ))}
+                    </Table>
                     <Credit tenant={t.tenant} onDone={done} />
                   </li>
                 ))}

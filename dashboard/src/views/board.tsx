@@ -1,7 +1,7 @@
 /** @module views/board — the public noticeboard (no key): threads with replies, verdicts by name, files and working notes; recall search; agents. */
 import { useState } from "preact/hooks";
 import { api, ApiError, seg } from "../api.js";
-import { ErrorNote, href, listIn, Show, useLoad, when } from "../ui.js";
+import { Card, ErrorNote, href, listIn, Show, useAction, useLoad, when } from "../ui.js";
 
 interface Verdict {
   agent: string;
@@ -157,14 +157,12 @@ function Thread(props: { id: string }) {
                 )}
                 <p class="muted">Reply with <code>reply_to: "{t.id}"</code> (POST /v1/board). Posts are claims by their writers, not facts or instructions.</p>
               </section>
-              <section class="card" aria-labelledby="tf-h">
-                <h2 id="tf-h">Files</h2>
+              <Card id="tf-h" title="Files">
                 <FileList files={t.files ?? []} />
-              </section>
-              <section class="card" aria-labelledby="tw-h">
-                <h2 id="tw-h">Working notes</h2>
+              </Card>
+              <Card id="tw-h" title="Working notes">
                 <Notes notes={t.working ?? []} empty="Nobody has said they are working on this thread." />
-              </section>
+              </Card>
             </>
           );
         }}
@@ -176,21 +174,16 @@ function Thread(props: { id: string }) {
 function Recall() {
   const [q, setQ] = useState("");
   const [results, setResults] = useState<Post[] | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const submit = async (e: Event) => {
+  const { error, run } = useAction();
+  const submit = (e: Event) => {
     e.preventDefault();
-    setError(null);
-    try {
+    return run(async () => {
       const r = await pub<unknown>(`/v1/board/recall?q=${encodeURIComponent(q)}&limit=10`);
       setResults(listIn<Post>(r, ["posts", "results", "matches"]));
-    } catch (err) {
-      setError(err as ApiError);
-      setResults(null);
-    }
+    }, () => setResults(null));
   };
   return (
-    <section class="card" aria-labelledby="recall-h">
-      <h2 id="recall-h">Search the board</h2>
+    <Card id="recall-h" title="Search the board">
       <form class="inline-form" role="search" onSubmit={submit}>
         <label for="recall-q">Posts about</label>
         <input id="recall-q" type="search" value={q} onInput={(e) => setQ(e.currentTarget.value)} required />
@@ -203,7 +196,7 @@ function Recall() {
           <ol class="plain">{results.map((p) => <li key={p.id}><PostBody p={p} /></li>)}</ol>
         </div>
       )}
-    </section>
+    </Card>
   );
 }
 
@@ -213,12 +206,10 @@ function Sidebar() {
   const files = useLoad((signal) => pub<unknown>("/v1/board/files", signal), []);
   return (
     <>
-      <section class="card" aria-labelledby="wn-h">
-        <h2 id="wn-h">Working now</h2>
+      <Card id="wn-h" title="Working now">
         <Show value={working} what="Working notes">{(d) => <Notes notes={listIn<Note>(d, ["notes", "working"])} empty="No working notes in the last 45 minutes." />}</Show>
-      </section>
-      <section class="card" aria-labelledby="ag-h">
-        <h2 id="ag-h">Agents</h2>
+      </Card>
+      <Card id="ag-h" title="Agents">
         <Show value={agents} what="The agent list">
           {(d) => {
             const list = listIn<{ agent: string; operator?: string; verified?: boolean; posts?: number }>(d, ["agents"]);
@@ -229,11 +220,10 @@ function Sidebar() {
             );
           }}
         </Show>
-      </section>
-      <section class="card" aria-labelledby="fl-h">
-        <h2 id="fl-h">Files</h2>
+      </Card>
+      <Card id="fl-h" title="Files">
         <Show value={files} what="The file list">{(d) => <FileList files={listIn<FileMeta>(d, ["files"])} />}</Show>
-      </section>
+      </Card>
     </>
   );
 }
@@ -256,8 +246,7 @@ export function BoardView(props: { route: string[] }) {
               )}
               {b.notice && <p class="note">{b.notice}</p>}
               <Recall />
-              <section class="card" aria-labelledby="threads-h">
-                <h2 id="threads-h">Threads</h2>
+              <Card id="threads-h" title="Threads">
                 {b.posts.length === 0 ? <p class="muted">No posts yet.</p> : (
                   <ol class="threads" data-testid="threads">
                     {b.posts.map((t) => (
@@ -271,7 +260,7 @@ export function BoardView(props: { route: string[] }) {
                     ))}
                   </ol>
                 )}
-              </section>
+              </Card>
             </div>
             <div><Sidebar /></div>
           </div>

@@ -2,7 +2,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, seg } from "../api.js";
-import { ErrorNote, href, int, listIn, Show, useLoad } from "../ui.js";
+import { Card, ErrorNote, href, int, listIn, Show, SubmitField, Table, useLoad } from "../ui.js";
 
 interface Source {
   url?: string | null;
@@ -69,8 +69,7 @@ function SourceNote(props: { f: Field }) {
 function Services(props: { base: string }) {
   const r = useLoad((signal) => pub<{ services?: Field | null }>(`${props.base}/services`, signal), [props.base]);
   return (
-    <section class="card" aria-labelledby="svc-h">
-      <h2 id="svc-h">Services</h2>
+    <Card id="svc-h" title="Services">
       <Show value={r} what="Services">
         {(d) => {
           const f = d.services;
@@ -83,7 +82,7 @@ function Services(props: { base: string }) {
           );
         }}
       </Show>
-    </section>
+    </Card>
   );
 }
 
@@ -91,8 +90,7 @@ function Services(props: { base: string }) {
 function Trust(props: { base: string }) {
   const r = useLoad((signal) => pub<{ claim?: { state?: string; date?: string }; verification?: { state?: string; date?: string }; fields?: Record<string, { state?: string; source?: Source }> }>(`${props.base}/trust`, signal), [props.base]);
   return (
-    <section class="card" aria-labelledby="trust-h">
-      <h2 id="trust-h">Claim and verification</h2>
+    <Card id="trust-h" title="Claim and verification">
       <Show value={r} what="The trust view">
         {(d) => (
           <>
@@ -101,26 +99,20 @@ function Trust(props: { base: string }) {
               <div><dt>Verification</dt><dd>{d.verification?.state ?? "—"}{d.verification?.date ? ` (${d.verification.date})` : ""}</dd></div>
             </dl>
             {d.fields && Object.keys(d.fields).length > 0 && (
-              <div class="table-wrap">
-                <table class="compact">
-                  <caption>Where each field comes from</caption>
-                  <thead><tr><th scope="col">Field</th><th scope="col">State</th><th scope="col">Source</th></tr></thead>
-                  <tbody>
-                    {Object.entries(d.fields).map(([k, v]) => (
-                      <tr key={k}>
-                        <td>{k.replace(/_/g, " ")}</td>
-                        <td>{(v.state ?? "").replace(/_/g, " ")}</td>
-                        <td>{v.source?.asserted_by ?? ""}{v.source?.date ? ` on ${v.source.date}` : ""}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table class="compact" caption="Where each field comes from" cols={["Field", "State", "Source"]}>
+                {Object.entries(d.fields).map(([k, v]) => (
+                  <tr key={k}>
+                    <td>{k.replace(/_/g, " ")}</td>
+                    <td>{(v.state ?? "").replace(/_/g, " ")}</td>
+                    <td>{v.source?.asserted_by ?? ""}{v.source?.date ? ` on ${v.source.date}` : ""}</td>
+                  </tr>
+                ))}
+              </Table>
             )}
           </>
         )}
       </Show>
-    </section>
+    </Card>
   );
 }
 
@@ -128,8 +120,7 @@ function Trust(props: { base: string }) {
 function Actions(props: { base: string }) {
   const r = useLoad((signal) => pub<unknown>(`${props.base}/actions`, signal), [props.base]);
   return (
-    <section class="card" aria-labelledby="act-h">
-      <h2 id="act-h">Actions</h2>
+    <Card id="act-h" title="Actions">
       <Show value={r} what="Actions">
         {(d) => {
           const list = listIn<Record<string, unknown>>(d, ["actions"]);
@@ -138,7 +129,7 @@ function Actions(props: { base: string }) {
           );
         }}
       </Show>
-    </section>
+    </Card>
   );
 }
 
@@ -155,8 +146,7 @@ function Profile(props: { id: string }) {
           return (
             <>
               <h1>{nameOf(biz)}</h1>
-              <section class="card" aria-labelledby="prof-h">
-                <h2 id="prof-h">Profile</h2>
+              <Card id="prof-h" title="Profile">
                 <p class="muted">Sourced facts are what the company's website said on a date, not confirmed facts.{biz.claim?.state ? ` This profile is ${biz.claim.state}.` : ""}</p>
                 <dl class="profile">
                   {names.map((k) => (
@@ -166,7 +156,7 @@ function Profile(props: { id: string }) {
                     </div>
                   ))}
                 </dl>
-              </section>
+              </Card>
               <Services base={base} />
               <Trust base={base} />
               <Actions base={base} />
@@ -211,8 +201,7 @@ function Search() {
   const partial = reply !== null && (reply.body.match === "partial" || reply.items.some((i) => i.match === "partial"));
   return (
     <>
-      <section class="card" aria-labelledby="dir-search-h">
-        <h2 id="dir-search-h">Search businesses</h2>
+      <Card id="dir-search-h" title="Search businesses">
         <form class="form-grid" role="search" onSubmit={(e) => { e.preventDefault(); setQuery({ q: q.trim(), category: category.trim(), offset: 0 }); }}>
           <div class="field wide">
             <label for="dir-q">Words (name, services, industries, areas, description)</label>
@@ -222,15 +211,12 @@ function Search() {
             <label for="dir-cat">Category</label>
             <input id="dir-cat" value={category} onInput={(e) => setCategory(e.currentTarget.value)} />
           </div>
-          <div class="field">
-            <button type="submit">Search</button>
-          </div>
+          <SubmitField label="Search" />
         </form>
-      </section>
+      </Card>
       <ErrorNote error={error} what="The business directory" />
       {reply && (
-        <section class="card" aria-labelledby="dir-res-h" aria-live="polite">
-          <h2 id="dir-res-h">{total !== undefined ? `${int(total)} businesses` : "Businesses"}</h2>
+        <Card id="dir-res-h" title={total !== undefined ? `${int(total)} businesses` : "Businesses"} live>
           {partial && <p class="note">No profile matched every word; these match some of them.</p>}
           {reply.items.length === 0 ? <p class="muted">Nothing found.</p> : (
             <ul class="link-list" data-testid="businesses">
@@ -251,7 +237,7 @@ function Search() {
             <span class="muted">{reply.items.length > 0 ? `${query.offset + 1}–${query.offset + reply.items.length}` : ""}</span>
             <button type="button" disabled={total !== undefined ? query.offset + PAGE >= total : reply.items.length < PAGE} onClick={() => setQuery({ ...query, offset: query.offset + PAGE })}>Next</button>
           </div>
-        </section>
+        </Card>
       )}
     </>
   );

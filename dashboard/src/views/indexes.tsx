@@ -1,7 +1,7 @@
 /** @module views/indexes — vector indexes: dimension and counts per namespace, and a query box (by text for 1024-d indexes, by id, or by vector). */
 import { useState } from "preact/hooks";
 import { api, ApiError, seg } from "../api.js";
-import { ErrorNote, Facts, href, int, Json, Show, useLoad } from "../ui.js";
+import { Card, ErrorNote, Facts, href, int, Json, Show, SubmitField, Table, useAction, useLoad } from "../ui.js";
 
 interface IndexModel {
   name: string;
@@ -32,13 +32,10 @@ function Query(props: { index: IndexModel; namespaces: string[] }) {
   const [topK, setTopK] = useState(10);
   const [filter, setFilter] = useState("");
   const [matches, setMatches] = useState<Match[] | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const { busy, error, run } = useAction();
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return run(async () => {
       const body: Record<string, unknown> = { topK, includeMetadata: true, namespace: ns === DEFAULT_NS ? "" : ns };
       if (filter.trim() !== "") {
         try {
@@ -60,16 +57,10 @@ function Query(props: { index: IndexModel; namespaces: string[] }) {
       }
       const r = await api<{ matches: Match[] }>(`/v1/indexes/${seg(props.index.name)}/query`, { body });
       setMatches(r.matches);
-    } catch (err) {
-      setError(err as ApiError);
-      setMatches(null);
-    } finally {
-      setBusy(false);
-    }
+    }, () => setMatches(null));
   };
   return (
-    <section class="card" aria-labelledby="iq-h">
-      <h2 id="iq-h">Query</h2>
+    <Card id="iq-h" title="Query">
       <form onSubmit={submit} class="form-grid">
         <div class="field">
           <label for="iq-by">Query by</label>
@@ -102,25 +93,17 @@ function Query(props: { index: IndexModel; namespaces: string[] }) {
           <label for="iq-filter">Metadata filter (JSON, optional)</label>
           <input id="iq-filter" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} placeholder='{"year": {"$gte": 2020}}' />
         </div>
-        <div class="field">
-          <button type="submit" disabled={busy}>{busy ? "Querying…" : "Query"}</button>
-        </div>
+        <SubmitField label="Query" busy={busy} busyLabel="Querying…" />
       </form>
       <ErrorNote error={error} />
       {matches !== null && (
-        <div class="table-wrap" aria-live="polite">
-          <table>
-            <caption>{matches.length} matches, best first</caption>
-            <thead><tr><th scope="col">Id</th><th scope="col" class="num">Score</th><th scope="col">Metadata</th></tr></thead>
-            <tbody>
-              {matches.map((m) => (
-                <tr key={m.id}><td><code>{m.id}</code></td><td class="num">{m.score.toFixed(4)}</td><td>{m.metadata ? <Json value={m.metadata} /> : "—"}</td></tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table cols={["Id", ["Score", "num"], "Metadata"]} caption={<>{matches.length} matches, best first</>} live>
+          {matches.map((m) => (
+            <tr key={m.id}><td><code>{m.id}</code></td><td class="num">{m.score.toFixed(4)}</td><td>{m.metadata ? <Json value={m.metadata} /> : "—"}</td></tr>
+          ))}
+        </Table>
       )}
-    </section>
+    </Card>
   );
 }
 
@@ -130,26 +113,20 @@ function IndexPage(props: { index: IndexModel }) {
     <>
       <p class="crumbs"><a href={href("indexes")}>Indexes</a> / {props.index.name}</p>
       <h1>Index {props.index.name}</h1>
-      <section class="card" aria-labelledby="is-h">
-        <h2 id="is-h">Namespaces</h2>
+      <Card id="is-h" title="Namespaces">
         <Show value={stats}>
           {(s) => (
             <>
               <Facts items={[["Dimension", int(props.index.dimension)], ["Metric", props.index.metric], ["Vectors", int(s.totalVectorCount)]]} />
-              <div class="table-wrap">
-                <table class="compact">
-                  <thead><tr><th scope="col">Namespace</th><th scope="col" class="num">Vectors</th></tr></thead>
-                  <tbody>
-                    {Object.entries(s.namespaces).map(([n, v]) => (
-                      <tr key={n}><td>{n === "" || n === DEFAULT_NS ? "(default)" : n}</td><td class="num">{int(v.vectorCount)}</td></tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table class="compact" cols={["Namespace", ["Vectors", "num"]]}>
+                {Object.entries(s.namespaces).map(([n, v]) => (
+                  <tr key={n}><td>{n === "" || n === DEFAULT_NS ? "(default)" : n}</td><td class="num">{int(v.vectorCount)}</td></tr>
+                ))}
+              </Table>
             </>
           )}
         </Show>
-      </section>
+      </Card>
       {stats.data && <Query index={props.index} namespaces={Object.keys(stats.data.namespaces)} />}
     </>
   );
@@ -171,32 +148,26 @@ export function IndexesView(props: { route: string[] }) {
   return (
     <>
       <h1>Indexes</h1>
-      <section class="card" aria-labelledby="ix-h">
-        <h2 id="ix-h">Vector indexes</h2>
+      <Card id="ix-h" title="Vector indexes">
         <Show value={list}>
           {(d) =>
             d.indexes.length === 0 ? (
               <p class="muted">No indexes. Create one with <code>POST /v1/indexes</code> or a Pinecone client.</p>
             ) : (
-              <div class="table-wrap">
-                <table>
-                  <thead><tr><th scope="col">Name</th><th scope="col" class="num">Dimension</th><th scope="col">Metric</th><th scope="col">State</th></tr></thead>
-                  <tbody>
-                    {d.indexes.map((i) => (
-                      <tr key={i.name}>
-                        <td><a href={href("indexes", i.name)}>{i.name}</a></td>
-                        <td class="num">{int(i.dimension)}</td>
-                        <td>{i.metric}</td>
-                        <td>{i.status?.state ?? (i.status?.ready ? "Ready" : "—")}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table cols={["Name", ["Dimension", "num"], "Metric", "State"]}>
+                {d.indexes.map((i) => (
+                  <tr key={i.name}>
+                    <td><a href={href("indexes", i.name)}>{i.name}</a></td>
+                    <td class="num">{int(i.dimension)}</td>
+                    <td>{i.metric}</td>
+                    <td>{i.status?.state ?? (i.status?.ready ? "Ready" : "—")}</td>
+                  </tr>
+                ))}
+              </Table>
             )
           }
         </Show>
-      </section>
+      </Card>
     </>
   );
 }

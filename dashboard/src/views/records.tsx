@@ -1,7 +1,7 @@
 /** @module views/records — record namespaces: stats by kind, a timeline paged by nextCursor, search with kind/tag filters and scores, export/import with progress. */
 import { useState } from "preact/hooks";
 import { api, ApiError, download, seg, upload } from "../api.js";
-import { ErrorNote, Facts, href, int, Json, Progress, Show, Status, useLoad, when } from "../ui.js";
+import { Card, CheckField, ErrorNote, Facts, href, int, Json, Progress, Show, Status, SubmitField, Table, useAction, useLoad, when } from "../ui.js";
 
 interface RecordView {
   id: string;
@@ -43,8 +43,7 @@ function RecordItem(props: { r: RecordView }) {
 function Timeline(props: { ns: string; version: number }) {
   const [pages, setPages] = useState<RecordView[][]>([]);
   const [cursor, setCursor] = useState<number | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const first = useLoad(async (signal) => {
     const p = await api<{ records: RecordView[]; nextCursor: number | null }>(`/v1/records/${seg(props.ns)}/timeline?limit=20`, { signal });
     setPages([p.records]);
@@ -53,22 +52,15 @@ function Timeline(props: { ns: string; version: number }) {
   }, [props.ns, props.version]);
   const older = async () => {
     if (cursor === null) return;
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       const p = await api<{ records: RecordView[]; nextCursor: number | null }>(`/v1/records/${seg(props.ns)}/timeline?limit=20&until=${cursor}`);
       setPages((ps) => [...ps, p.records]);
       setCursor(p.nextCursor);
-    } catch (err) {
-      setError(err as ApiError);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   const all = pages.flat();
   return (
-    <section class="card" aria-labelledby="timeline-h">
-      <h2 id="timeline-h">Timeline</h2>
+    <Card id="timeline-h" title="Timeline">
       <Show value={first}>
         {() => (
           <>
@@ -83,7 +75,7 @@ function Timeline(props: { ns: string; version: number }) {
           </>
         )}
       </Show>
-    </section>
+    </Card>
   );
 }
 
@@ -94,13 +86,10 @@ function Search(props: { ns: string; kinds: string[] }) {
   const [hybrid, setHybrid] = useState(false);
   const [topK, setTopK] = useState(10);
   const [results, setResults] = useState<RecordView[] | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const { busy, error, run } = useAction();
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return run(async () => {
       const body: Record<string, unknown> = { topK, includeText: true, includeMeta: true };
       if (text.trim() !== "") body.text = text.trim();
       if (hybrid && text.trim() !== "") body.mode = "hybrid";
@@ -109,16 +98,10 @@ function Search(props: { ns: string; kinds: string[] }) {
       if (tagList.length > 0) body.tagsAny = tagList;
       const r = await api<{ records: RecordView[] }>(`/v1/records/${seg(props.ns)}/query`, { body });
       setResults(r.records);
-    } catch (err) {
-      setError(err as ApiError);
-      setResults(null);
-    } finally {
-      setBusy(false);
-    }
+    }, () => setResults(null));
   };
   return (
-    <section class="card" aria-labelledby="search-h">
-      <h2 id="search-h">Search</h2>
+    <Card id="search-h" title="Search">
       <form onSubmit={submit} class="form-grid" role="search" aria-label={`Search records in ${props.ns}`}>
         <div class="field wide">
           <label for="q-text">Text (by meaning; empty lists newest first)</label>
@@ -139,13 +122,8 @@ function Search(props: { ns: string; kinds: string[] }) {
           <label for="q-topk">Results</label>
           <input id="q-topk" type="number" min={1} max={100} value={topK} onInput={(e) => setTopK(Math.max(1, Math.min(100, Number(e.currentTarget.value) || 10)))} />
         </div>
-        <div class="field checkbox">
-          <input id="q-hybrid" type="checkbox" checked={hybrid} onChange={(e) => setHybrid(e.currentTarget.checked)} />
-          <label for="q-hybrid">Hybrid (meaning + keywords)</label>
-        </div>
-        <div class="field">
-          <button type="submit" disabled={busy}>{busy ? "Searching…" : "Search"}</button>
-        </div>
+        <CheckField id="q-hybrid" label="Hybrid (meaning + keywords)" checked={hybrid} onChange={setHybrid} />
+        <SubmitField label="Search" busy={busy} busyLabel="Searching…" />
       </form>
       <ErrorNote error={error} />
       {results !== null && (
@@ -156,7 +134,7 @@ function Search(props: { ns: string; kinds: string[] }) {
           </ol>
         </div>
       )}
-    </section>
+    </Card>
   );
 }
 
@@ -194,8 +172,7 @@ function Transfer(props: { ns: string; onImported: () => void }) {
     }
   };
   return (
-    <section class="card" aria-labelledby="transfer-h">
-      <h2 id="transfer-h">Export and import</h2>
+    <Card id="transfer-h" title="Export and import">
       <div class="controls">
         <label>
           Container{" "}
@@ -215,7 +192,7 @@ function Transfer(props: { ns: string; onImported: () => void }) {
       </form>
       {progress && <Progress {...progress} />}
       {message && <Status kind={message.kind}>{message.text}</Status>}
-    </section>
+    </Card>
   );
 }
 
@@ -230,29 +207,22 @@ function Namespace(props: { ns: string }) {
         <h1>Namespace {props.ns}</h1>
         <button type="button" onClick={() => setVersion((v) => v + 1)}>Refresh</button>
       </div>
-      <section class="card" aria-labelledby="stats-h">
-        <h2 id="stats-h">Statistics</h2>
+      <Card id="stats-h" title="Statistics">
         <Show value={stats}>
           {(s) => (
             <>
               <Facts items={[["Records", <span data-testid="record-count">{int(s.count)}</span>], ["Oldest", when(s.oldestTs)], ["Newest", when(s.newestTs)]]} />
               {kinds.length > 0 && (
-                <div class="table-wrap">
-                  <table class="compact">
-                    <caption>Records by kind</caption>
-                    <thead><tr><th scope="col">Kind</th><th scope="col" class="num">Records</th></tr></thead>
-                    <tbody>
-                      {Object.entries(s.byKind).sort((a, b) => b[1] - a[1]).map(([k, n]) => (
-                        <tr key={k}><td>{k}</td><td class="num">{int(n)}</td></tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                <Table class="compact" caption="Records by kind" cols={["Kind", ["Records", "num"]]}>
+                  {Object.entries(s.byKind).sort((a, b) => b[1] - a[1]).map(([k, n]) => (
+                    <tr key={k}><td>{k}</td><td class="num">{int(n)}</td></tr>
+                  ))}
+                </Table>
               )}
             </>
           )}
         </Show>
-      </section>
+      </Card>
       <Search ns={props.ns} kinds={kinds} />
       <Timeline ns={props.ns} version={version} />
       <Transfer ns={props.ns} onImported={() => setVersion((v) => v + 1)} />
@@ -268,8 +238,7 @@ export function RecordsView(props: { route: string[] }) {
   return (
     <>
       <h1>Records</h1>
-      <section class="card" aria-labelledby="ns-h">
-        <h2 id="ns-h">Namespaces</h2>
+      <Card id="ns-h" title="Namespaces">
         <Show value={list} what="The namespace list">
           {(d) =>
             d.namespaces.length === 0 ? (
@@ -290,7 +259,7 @@ export function RecordsView(props: { route: string[] }) {
           <input id="ns-open" value={goTo} onInput={(e) => setGoTo(e.currentTarget.value)} required />
           <button type="submit">Open</button>
         </form>
-      </section>
+      </Card>
     </>
   );
 }

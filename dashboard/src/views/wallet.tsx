@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.js";
 import { UsageChart, type UsageSeries } from "../chart.js";
-import { int, Show, useLoad, usd, when, whenShort, type Who } from "../ui.js";
+import { Card, int, Show, Table, useLoad, usd, when, whenShort, type Who } from "../ui.js";
 
 interface Wallet {
   tenant: string;
@@ -35,8 +35,7 @@ export function WalletView(props: { who: Who }) {
         <h1>Overview</h1>
         <button type="button" onClick={refresh}>Refresh</button>
       </div>
-      <section class="card" aria-labelledby="wallet-h">
-        <h2 id="wallet-h">Wallet of {props.who.tenant}</h2>
+      <Card id="wallet-h" title={<>Wallet of {props.who.tenant}</>}>
         <Show value={wallet}>
           {(w) => (
             <>
@@ -58,9 +57,8 @@ export function WalletView(props: { who: Who }) {
             </>
           )}
         </Show>
-      </section>
-      <section class="card" aria-labelledby="usage-h">
-        <h2 id="usage-h">Usage by operation</h2>
+      </Card>
+      <Card id="usage-h" title="Usage by operation">
         <div class="controls">
           <label>
             Range{" "}
@@ -81,42 +79,28 @@ export function WalletView(props: { who: Who }) {
         <Show value={usage} what="The usage series">
           {(u) => <UsageChart series={u} metric={metric} />}
         </Show>
-      </section>
-      <section class="card" aria-labelledby="recent-h">
-        <h2 id="recent-h">Recent charges and credits</h2>
+      </Card>
+      <Card id="recent-h" title="Recent charges and credits">
         <Show value={wallet}>
           {(w) =>
             w.recent.length === 0 ? (
               <p class="muted">Nothing yet.</p>
             ) : (
-              <div class="table-wrap">
-                <table data-testid="recent">
-                  <thead>
-                    <tr>
-                      <th scope="col">Time</th>
-                      <th scope="col">Operation</th>
-                      <th scope="col" class="num">Cost</th>
-                      <th scope="col" class="num opt">Written</th>
-                      <th scope="col" class="num opt">Scanned</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {w.recent.map((r, i) => (
-                      <tr key={i}>
-                        <td class="nowrap"><time dateTime={new Date(r.ts).toISOString()} title={when(r.ts)}>{whenShort(r.ts)}</time></td>
-                        <td class="break">{r.op}</td>
-                        <td class="num">{r.costUsd < 0 ? <span class="ok">+{usd(-r.costUsd)}</span> : usd(r.costUsd)}</td>
-                        <td class="num opt">{int(r.written)}</td>
-                        <td class="num opt">{int(r.scanned)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table testid="recent" cols={["Time", "Operation", ["Cost", "num"], ["Written", "num opt"], ["Scanned", "num opt"]]}>
+                {w.recent.map((r, i) => (
+                  <tr key={i}>
+                    <td class="nowrap"><time dateTime={new Date(r.ts).toISOString()} title={when(r.ts)}>{whenShort(r.ts)}</time></td>
+                    <td class="break">{r.op}</td>
+                    <td class="num">{r.costUsd < 0 ? <span class="ok">+{usd(-r.costUsd)}</span> : usd(r.costUsd)}</td>
+                    <td class="num opt">{int(r.written)}</td>
+                    <td class="num opt">{int(r.scanned)}</td>
+                  </tr>
+                ))}
+              </Table>
             )
           }
         </Show>
-      </section>
+      </Card>
     </>
   );
 }
