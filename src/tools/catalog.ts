@@ -30,7 +30,3 @@ export const NOT_TOOLS: Readonly<Record<string, string>> = {
   directory_page: "HTML view of directory_get",
   directory_page_search: "HTML view of directory_search",
 };
-
-export function toolByName(name: string): Tool | undefined {
-  return CATALOG.find((t) => t.name === name);
-}

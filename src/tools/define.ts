@@ -1,7 +1,6 @@
 /** @module tools/define — building blocks of catalog entries: one-operation tools, aliases, shared argument schemas, binary results. */
 import { z } from "zod";
-import { renamed, ToolError, type Annotations, type Api, type ApiReply, type Tool } from "./tool.js";
-
+import { ToolError, type Annotations, type ApiReply, type Tool } from "./tool.js";
 
 export const READ: Annotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 export const WRITE: Annotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
@@ -29,6 +28,13 @@ export function op<I extends z.ZodObject>(
 /** The same tool under another name (the seed's short names next to the typed ones). */
 export function alias<I extends z.ZodObject>(name: string, tool: Tool<I>, title: string): Tool<I> {
   return { ...tool, name, title, description: `${tool.description} (Same as ${tool.name}.)` };
+}
+
+/** Rename tool arguments to the operation's path parameters (`namespace` -> `ns`) and drop undefined ones. */
+function renamed(args: Record<string, unknown>, rename: Record<string, string> = {}): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(args)) if (v !== undefined) out[rename[k] ?? k] = v;
+  return out;
 }
 
 /** A JSON answer as a tool result object. */
@@ -75,4 +81,3 @@ export function fileTools(o: {
   ];
 }
 
-export type { Api };

@@ -6,6 +6,7 @@ import { VERSION } from "../http/routes/ops.js";
 import { CATALOG } from "./catalog.js";
 import { ToolError, type Api, type Tool } from "./tool.js";
 
+const byName = new Map<string, Tool>(CATALOG.map((t) => [t.name, t]));
 /** JSON Schemas of the catalog, converted once. */
 const described = new Map<string, McpTool>(CATALOG.map((t) => [t.name, describe(t)]));
 
@@ -31,7 +32,7 @@ export function mcpServer(api: Api, opts: McpServerOptions): Server {
   const listed = CATALOG.filter((t) => opts.keyed || t.access === "public").map((t) => described.get(t.name)!);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
-    const tool = CATALOG.find((t) => t.name === req.params.name);
+    const tool = byName.get(req.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool '${req.params.name}'; tools/list names them`);
     const t0 = performance.now();
     const result = await callTool(tool, req.params.arguments ?? {}, api, opts);

@@ -52,10 +52,3 @@ export interface Tool<I extends z.ZodObject = z.ZodObject> {
   operations: string[];
   run(args: z.infer<I>, api: Api): Promise<Record<string, unknown>>;
 }
-
-/** Rename tool arguments to the operation's path parameters (`namespace` -> `ns`) and drop undefined ones. */
-export function renamed(args: Record<string, unknown>, rename: Record<string, string> = {}): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(args)) if (v !== undefined) out[rename[k] ?? k] = v;
-  return out;
-}
