@@ -49,6 +49,7 @@ export const serveCommand: Command = {
       say(`  ${key}`);
     }
     say(`svc serving ${server.url} (data ${dataDir})`);
+    say(`  dashboard ${server.url}/dashboard · MCP ${server.url}/mcp · directory ${server.url}/businesses · API ${server.url}/v1/openapi.json`);
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         logger.info({ signal }, "shutting down: no new connections, finishing requests, flushing the write-ahead logs");
