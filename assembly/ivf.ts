@@ -1,33 +1,7 @@
 /** @module ivf — kernels of the inverted-file index: the probe of one query (centroids, lists, bound), top-k over row ranges, nearest centroid per row (build). */
 import { distWords } from "./distance";
 import { heapOffer, heapSortAscending, packKey } from "./topk";
-import { hammingTopK } from "./scan";
-import { range1024 } from "./scan1024";
-
-/** Offer rows [start, end) (only those set in `mask` when mask != 0) to a heap holding `size` keys; returns the new size. */
-function scanRange(base: usize, words: i32, start: i32, end: i32, q: usize, k: i32, heap: usize, size: i32, mask: usize): i32 {
-  if (start >= end) return size;
-  if (mask == 0) {
-    if (words == 16) return range1024(base, start, end, q, k, heap, size);
-    let stride = <usize>words << 3;
-    let p = base + <usize>start * stride;
-    for (let r = start; r < end; r++, p += stride) size = heapOffer(heap, size, k, packKey(distWords(p, q, words), r));
-    return size;
-  }
-  let stride = <usize>words << 3;
-  let w0 = start >>> 6, w1 = (end - 1) >>> 6;
-  for (let w = w0; w <= w1; w++) {
-    let bits = load<u64>(mask + (<usize>w << 3));
-    if (w == w0) bits &= ~(<u64>0) << <u64>(start & 63);
-    if (w == w1 && (end & 63) != 0) bits &= ~(~(<u64>0) << <u64>(end & 63));
-    while (bits != 0) {
-      let r = (w << 6) + <i32>ctz<u64>(bits);
-      bits &= bits - 1;
-      size = heapOffer(heap, size, k, packKey(distWords(base + <usize>r * stride, q, words), r));
-    }
-  }
-  return size;
-}
+import { hammingTopK, offerRange } from "./scan";
 
 /**
  * Top-k over the rows of `nr` ranges (u32 pairs [start, end) at `ranges`, not overlapping)
@@ -39,7 +13,7 @@ export function hammingTopKRanges(base: usize, words: i32, ranges: usize, nr: i3
   for (let i = 0; i < nr; i++) {
     let start = <i32>load<u32>(ranges + (<usize>i << 3));
     let end = <i32>load<u32>(ranges + (<usize>i << 3), 4);
-    size = scanRange(base, words, start, end, q, k, heap, size, mask);
+    size = offerRange(base, words, start, end, q, k, heap, size, mask);
   }
   heapSortAscending(heap, size);
   return size;
@@ -57,7 +31,7 @@ export function hammingTopKRanges(base: usize, words: i32, ranges: usize, nr: i3
  */
 export function ivfProbe(base: usize, words: i32, count: i32, centroids: usize, lists: i32, offsets: usize, radii: usize, indexedRows: i32,
   q: usize, k: i32, heap: usize, mask: usize, minProbe: i32, cap: i32, slack: i32, scratch: usize, info: usize): i32 {
-  let size = scanRange(base, words, indexedRows, count, q, k, heap, 0, mask);
+  let size = offerRange(base, words, indexedRows, count, q, k, heap, 0, mask);
   let nc = hammingTopK(centroids, words, 0, lists, q, cap, scratch);
   let d0 = <u32>(load<u64>(scratch) >> 32);
   let probed = 0;
@@ -72,7 +46,7 @@ export function ivfProbe(base: usize, words: i32, count: i32, centroids: usize, 
     }
     if (!take) continue;
     probed++;
-    size = scanRange(base, words, <i32>load<u32>(offsets + (l << 2)), <i32>load<u32>(offsets + (l << 2), 4), q, k, heap, size, mask);
+    size = offerRange(base, words, <i32>load<u32>(offsets + (l << 2)), <i32>load<u32>(offsets + (l << 2), 4), q, k, heap, size, mask);
   }
   store<u32>(info, probed);
   heapSortAscending(heap, size);

@@ -1,7 +1,7 @@
 /** @module scan — Hamming top-k scans: range, masked range, candidate list, blocked multi-query. */
 import { distWords } from "./distance";
 import { heapOffer, heapSortAscending, packKey } from "./topk";
-import { multi1024, scan1024 } from "./scan1024";
+import { multi1024, range1024, scan1024 } from "./scan1024";
 
 // Common contract: rows are `words` u64 lanes each, row r at base + r*words*8.
 // `heap` has room for k u64 keys; on return it holds `count` keys in ascending order,
@@ -10,20 +10,21 @@ import { multi1024, scan1024 } from "./scan1024";
 /** Top-k over rows [start, end). */
 export function hammingTopK(base: usize, words: i32, start: i32, end: i32, q: usize, k: i32, heap: usize): i32 {
   if (words == 16) return scan1024(base, start, end, q, k, heap);
-  let stride = <usize>words << 3;
-  let size = 0;
-  let p = base + <usize>start * stride;
-  for (let r = start; r < end; r++, p += stride) {
-    size = heapOffer(heap, size, k, packKey(distWords(p, q, words), r));
-  }
+  let size = offerRange(base, words, start, end, q, k, heap, 0, 0);
   heapSortAscending(heap, size);
   return size;
 }
 
-/** Top-k over rows in [start, end) whose bit is set in `mask` (bit r of the u64 lanes at mask = row r). */
-export function hammingTopKMasked(base: usize, words: i32, start: i32, end: i32, q: usize, k: i32, heap: usize, mask: usize): i32 {
-  let size = 0;
-  if (start >= end) return 0;
+/** Offer rows [start, end) (only those set in `mask` when mask != 0) to a heap holding `size` keys; returns the new size. */
+export function offerRange(base: usize, words: i32, start: i32, end: i32, q: usize, k: i32, heap: usize, size: i32, mask: usize): i32 {
+  if (start >= end) return size;
+  if (mask == 0) {
+    if (words == 16) return range1024(base, start, end, q, k, heap, size);
+    let stride = <usize>words << 3;
+    let p = base + <usize>start * stride;
+    for (let r = start; r < end; r++, p += stride) size = heapOffer(heap, size, k, packKey(distWords(p, q, words), r));
+    return size;
+  }
   let stride = <usize>words << 3;
   let w0 = start >>> 6, w1 = (end - 1) >>> 6;
   for (let w = w0; w <= w1; w++) {
@@ -36,6 +37,12 @@ export function hammingTopKMasked(base: usize, words: i32, start: i32, end: i32,
       size = heapOffer(heap, size, k, packKey(distWords(base + <usize>r * stride, q, words), r));
     }
   }
+  return size;
+}
+
+/** Top-k over rows in [start, end) whose bit is set in `mask` (bit r of the u64 lanes at mask = row r). */
+export function hammingTopKMasked(base: usize, words: i32, start: i32, end: i32, q: usize, k: i32, heap: usize, mask: usize): i32 {
+  let size = offerRange(base, words, start, end, q, k, heap, 0, mask);
   heapSortAscending(heap, size);
   return size;
 }
