@@ -77,10 +77,12 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
 
   return {
     mount(app, host, port) {
+      // Built at the first request: the port is known once the server listens.
+      let allowList: Set<string> | null = null;
       const allowed = () => {
-        const p = port();
+        if (allowList) return allowList;
         const names = ["localhost", "127.0.0.1", "[::1]", ...(host === "0.0.0.0" || host === "::" ? [] : [host.includes(":") && !host.startsWith("[") ? `[${host}]` : host])];
-        return new Set([...names.map((n) => `${n}:${p}`), ...(opts.allowedHosts ?? [])].map((h) => h.toLowerCase()));
+        return (allowList = new Set([...names.map((n) => `${n}:${port()}`), ...(opts.allowedHosts ?? [])].map((h) => h.toLowerCase())));
       };
       app.any(MCP_PATH, (res, req) => {
         const method = req.getCaseSensitiveMethod().toUpperCase();

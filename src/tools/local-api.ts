@@ -36,7 +36,7 @@ export class LocalApi {
           const reply = await execute(found.route, ctx, this.deps);
           const out: ApiReply = { status: reply.status ?? found.route.response.status, headers: reply.headers ?? {} };
           if (reply.raw) out.raw = { contentType: reply.raw.contentType, data: Buffer.from(reply.raw.data) };
-          // What a REST client would decode: plain JSON (typed arrays become lists, undefined fields go).
+          // What a REST client would decode from the JSON codec (undefined fields go, dates become strings).
           else if (reply.body !== undefined) out.body = JSON.parse(JSON.stringify(reply.body));
           return out;
         } catch (err) {
