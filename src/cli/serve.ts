@@ -1,5 +1,6 @@
 /** @module serve — `svc serve`: the HTTP server on a data dir; prints the URL (and a first admin key); SIGTERM/SIGINT stop it cleanly. */
 import pino from "pino";
+import { onDamage } from "../store/damage.js";
 import { startServer } from "../http/app.js";
 import { SvcError } from "../errors.js";
 import { positiveInt, say, type Command } from "./command.js";
@@ -33,6 +34,7 @@ export const serveCommand: Command = {
     if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(level)) throw new SvcError("E_BAD_REQUEST", `--log-level must be fatal, error, warn, info, debug, trace or silent`, { field: "log-level" });
     const logger = pino({ level }, pino.destination({ dest: 1, sync: false }));
     const dataDir = (values.data as string | undefined) ?? DEFAULT_DATA_DIR;
+    onDamage((r) => logger.error({ damage: r }, `storage damage in ${r.store}${r.file ? ` (${r.file})` : ""}: ${r.detail}`));
     const server = await startServer({
       dataDir,
       host: (values.host as string | undefined) ?? "127.0.0.1",

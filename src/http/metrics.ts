@@ -1,5 +1,6 @@
 /** @module metrics — Prometheus metrics of one server: requests by route and status, latency, bytes, vectors written and scanned. */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { damageReports } from "../store/damage.js";
 import type { Usage } from "../account/prices.js";
 
 export class HttpMetrics {
@@ -17,6 +18,17 @@ export class HttpMetrics {
   private readonly written = new Counter({ name: "svc_vectors_written_total", help: "Vectors written (upsert, update)", registers: [this.registry] });
   private readonly scanned = new Counter({ name: "svc_vectors_scanned_total", help: "Vectors scanned by queries", registers: [this.registry] });
   private readonly toolCalls = new Counter({ name: "svc_mcp_tool_calls_total", help: "MCP tool calls over /mcp, by tool and outcome", labelNames: ["tool", "outcome"] as const, registers: [this.registry] });
+
+  private readonly damage = new Gauge({
+    name: "svc_store_damage",
+    help: "Storage damage findings since start, by store, kind and whether the store is offline",
+    labelNames: ["store", "kind", "offline"] as const,
+    registers: [this.registry],
+    collect() {
+      this.reset();
+      for (const r of damageReports()) this.inc({ store: r.store, kind: r.kind, offline: String(r.offline) });
+    },
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: "svc_" });

@@ -1,6 +1,7 @@
 /** @module routes/ops — liveness, Prometheus metrics, the OpenAPI document and the tenant's wallet and usage series. */
 import { USAGE_MAX_BUCKETS, type UsageGrain, type Wallets } from "../../account/wallet.js";
 import { SvcError } from "../../errors.js";
+import { damageReports } from "../../store/damage.js";
 import type { HttpMetrics } from "../metrics.js";
 import { openApiDocument } from "../openapi.js";
 import type { Route } from "../route.js";
@@ -13,8 +14,22 @@ export function opsRoutes(deps: { wallets: Wallets; metrics: HttpMetrics; routes
   return [
     {
       method: "get", path: "/v1/health", operationId: "health", summary: "Liveness", tags: ["ops"], auth: "none",
-      response: { status: 200, schema: { type: "object", properties: { status: { const: "ok" }, version: { type: "string" }, uptimeSeconds: { type: "number" } } }, description: "The process is serving" },
-      handle: () => ({ body: { status: "ok", version: VERSION, uptimeSeconds: Math.round((Date.now() - started) / 1000) } }),
+      response: {
+        status: 200,
+        schema: {
+          type: "object",
+          properties: {
+            status: { enum: ["ok", "degraded"] }, version: { type: "string" }, uptimeSeconds: { type: "number" },
+            damage: { type: "array", items: { type: "object", properties: { store: { type: "string" }, file: { type: "string" }, kind: { type: "string" }, detail: { type: "string" }, dropped: { type: "integer" }, offline: { type: "boolean" }, at: { type: "integer" } } } },
+          },
+        },
+        description: "The process is serving; \"degraded\" with `damage` lists stores found damaged (the rest serves)",
+      },
+      handle: () => {
+        const damage = damageReports();
+        const up = { version: VERSION, uptimeSeconds: Math.round((Date.now() - started) / 1000) };
+        return { body: damage.length === 0 ? { status: "ok", ...up } : { status: "degraded", ...up, damage } };
+      },
     },
     {
       method: "get", path: "/metrics", operationId: "metrics", summary: "Prometheus metrics (text exposition format)", tags: ["ops"], auth: "none",

@@ -1,0 +1,53 @@
+/**
+ * @module damage — the process-wide register of storage damage found at open, replay, read or
+ * scrub: which store, which file, what was wrong and what was dropped. Stores report here instead
+ * of refusing to start; `GET /v1/health` lists the entries (status "degraded") and `/metrics`
+ * counts them, so a damaged store is named while everything else keeps serving.
+ */
+
+/** One finding. `store` is a stable name ("wallet-ledger", "keys", "collection:<t>/<name>", ...). */
+export interface DamageReport {
+  store: string;
+  /** The damaged file, relative to the data dir when known (never an absolute path on the wire). */
+  file?: string;
+  /** What was found: "torn-tail", "bad-frame", "bad-checksum", "unreadable", ... */
+  kind: string;
+  /** A human-readable line: reason and offset. */
+  detail: string;
+  /** Frames, records or blocks that were dropped or cannot be served (0 when none). */
+  dropped: number;
+  /** True while the store cannot serve (it answers 5xx until repaired); false for a reported, recovered loss. */
+  offline: boolean;
+  /** Epoch ms of the finding. */
+  at: number;
+}
+
+const reports: DamageReport[] = [];
+const MAX_REPORTS = 1000;
+type Listener = (r: DamageReport) => void;
+const listeners = new Set<Listener>();
+
+/** Records a finding and tells the listeners (the server logs each one). */
+export function reportDamage(r: Omit<DamageReport, "at"> & { at?: number }): DamageReport {
+  const full: DamageReport = { ...r, at: r.at ?? Date.now() };
+  reports.push(full);
+  if (reports.length > MAX_REPORTS) reports.splice(0, reports.length - MAX_REPORTS);
+  for (const l of listeners) l(full);
+  return full;
+}
+
+/** The findings so far, oldest first (copies). */
+export function damageReports(): DamageReport[] {
+  return reports.map((r) => ({ ...r }));
+}
+
+/** Forgets the findings of one store (after it was repaired or deleted). */
+export function clearDamage(store: string): void {
+  for (let i = reports.length - 1; i >= 0; i--) if (reports[i]!.store === store) reports.splice(i, 1);
+}
+
+/** Calls `l` on every later finding; returns the unsubscribe function. */
+export function onDamage(l: Listener): () => void {
+  listeners.add(l);
+  return () => listeners.delete(l);
+}
