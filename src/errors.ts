@@ -29,6 +29,7 @@ export const ERRORS = {
   E_INTERNAL: { status: 500, summary: "an unexpected server error; the log has the details" },
   E_KERNEL: { status: 500, summary: "a WASM kernel failed" },
   E_ABI: { status: 500, summary: "build/kernels.wasm does not match this code's ABI version" },
+  E_CODE_MISMATCH: { status: 500, summary: "a document helper's code no longer matches its published hash or signature; it is not run" },
   // Agent commons (trust, board, profiles, ask).
   E_REFUSED: { status: 400, summary: "the commons refused the text: encoded data, invisible or bidi-control characters, a long unbroken run, an empty or over-long field, or a reply_to/thread that does not exist" },
   E_OUTBOUND_BLOCKED: { status: 400, summary: "the site or url resolves to a private, loopback, link-local or metadata address (not allow-listed), or uses a scheme the server does not fetch" },

@@ -98,16 +98,35 @@ export function sha256Hex(bytes: Buffer | string): string {
 /** This module's directory: src/helpers under tsx/vitest, dist/helpers when built. */
 const MODULE_DIR = dirname(fileURLToPath(import.meta.url));
 
+/** Written by scripts/helper-hashes.mjs right after the compile: module -> SHA-256 of its .js. */
+export const HASHES_FILE = "code-hashes.json";
+
 /**
- * "The code" of a helper is its TypeScript source, src/helpers/<module>.ts, as committed —
- * the same bytes, and so the same hash, whether the node runs under tsx or from dist/ (the
- * compiled .js differs by compiler version and is not what reviewers read). Under tsx the
- * source sits next to this module; from dist/helpers it is ../../src/helpers.
+ * "The code" of a helper is the file the node executes: dist/helpers/<module>.js when built,
+ * src/helpers/<module>.ts under tsx or vitest. That file is what is hashed, signed, served by
+ * the code endpoint and verified before each build.
  */
 export function defaultCodeDir(): string {
-  const beside = MODULE_DIR;
-  const fromDist = resolve(MODULE_DIR, "..", "..", "src", "helpers");
-  return existsSync(join(beside, "registry.ts")) ? beside : fromDist;
+  return MODULE_DIR;
+}
+
+/** The executed file of a module in `codeDir`: the compiled .js when present, else the .ts source. */
+function codeFile(codeDir: string, module: string): string {
+  const js = join(codeDir, `${module}.js`);
+  return existsSync(js) ? js : join(codeDir, `${module}.ts`);
+}
+
+/** The hashes the build recorded (code-hashes.json beside the code), or null when there is none (running from source). */
+function buildHashes(codeDir: string): Record<string, string> | null {
+  const path = join(codeDir, HASHES_FILE);
+  if (!existsSync(path)) return null;
+  try {
+    const parsed = JSON.parse(readFileSync(path, "utf8")) as unknown;
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
+    return Object.fromEntries(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === "string" && /^[0-9a-f]{64}$/.test(e[1])));
+  } catch (err) {
+    throw new SvcError("E_CODE_MISMATCH", `helper code hashes (${HASHES_FILE}) are unreadable: ${(err as Error).message}; rebuild with npm run build`, { cause: err });
+  }
 }
 
 /**
@@ -190,23 +209,21 @@ function findSpec(idOrName: string): HelperSpec {
   return spec;
 }
 
-/** The module to import for `run`: the compiled .js beside this module, else the .ts source (tsx, vitest). */
-function moduleUrl(spec: HelperSpec): string {
-  const js = join(MODULE_DIR, `${spec.module}.js`);
-  return pathToFileURL(existsSync(js) ? js : join(MODULE_DIR, `${spec.module}.ts`)).href;
-}
-
 /**
- * Open the registry. A helper's record is published — its code hashed and the hash signed —
- * the first time the registry sees its code file, and kept for the registry's life; verify()
- * re-reads the code and compares. Helpers whose file is absent are skipped until it appears.
+ * Open the registry. A helper's record is published — its code hash signed — when the
+ * registry opens (or, for a file that appears later, when first seen), and kept for the
+ * registry's life. The hash is the one the build recorded (code-hashes.json) when there is
+ * one, so a file edited after the build fails verification from the first request on; from
+ * source (no build) it is the file's hash at first sight. verify() re-reads the file and
+ * compares; run() verifies first and refuses (E_CODE_MISMATCH) code that no longer matches.
  */
 export function openRegistry(options: RegistryOptions = {}): Registry {
   const codeDir = resolve(options.codeDir ?? defaultCodeDir());
   const privateKey = options.dataDir === undefined ? null : loadOrCreateSigningKey(options.dataDir);
   const publicKey = privateKey === null ? null : exportPublicKey(privateKey);
+  const built = buildHashes(codeDir);
   const published = new Map<string, HelperRecord>();
-  const codePath = (spec: HelperSpec) => join(codeDir, `${spec.module}.ts`);
+  const codePath = (spec: HelperSpec) => codeFile(codeDir, spec.module);
 
   const publish = (spec: HelperSpec): HelperRecord | undefined => {
     const known = published.get(spec.module);
@@ -217,7 +234,7 @@ export function openRegistry(options: RegistryOptions = {}): Registry {
     } catch {
       return undefined;
     }
-    const codeHash = sha256Hex(bytes);
+    const codeHash = built?.[spec.module] ?? sha256Hex(bytes);
     const record: HelperRecord = {
       id: helperId(spec.name),
       name: spec.name,
@@ -231,6 +248,7 @@ export function openRegistry(options: RegistryOptions = {}): Registry {
     published.set(spec.module, record);
     return record;
   };
+  for (const spec of HELPERS) publish(spec);
   const copy = (r: HelperRecord): HelperRecord => ({ ...r, entryPoints: [...r.entryPoints] });
   const recordOf = (idOrName: string): HelperRecord => {
     const spec = findSpec(idOrName);
@@ -238,6 +256,17 @@ export function openRegistry(options: RegistryOptions = {}): Registry {
     if (record === undefined) throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(spec.name)} has no code at ${codePath(spec)}`, { field: "id" });
     return record;
   };
+
+  function verify(id: string): VerifyResult {
+    const record = recordOf(id);
+    let code: Buffer | null = null;
+    try {
+      code = readFileSync(codePath(findSpec(record.module)));
+    } catch {
+      code = null;
+    }
+    return verifyRecord(record, code, publicKey);
+  }
 
   return {
     publicKey,
@@ -254,21 +283,17 @@ export function openRegistry(options: RegistryOptions = {}): Registry {
         throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(record.name)}: code file is gone: ${(err as Error).message}`, { field: "id" });
       }
     },
-    verify(id) {
-      const record = recordOf(id);
-      let code: Buffer | null = null;
-      try {
-        code = readFileSync(codePath(findSpec(record.module)));
-      } catch {
-        code = null;
-      }
-      return verifyRecord(record, code, publicKey);
-    },
+    verify,
     async run(id, args) {
       const spec = findSpec(id);
+      const check = verify(id);
+      if (!check.ok) {
+        const why = check.actualHash === null ? "its code file is gone" : !check.hashMatches ? `its code hashes to ${check.actualHash}, not the published ${check.expectedHash}` : "its published signature does not verify";
+        throw new SvcError("E_CODE_MISMATCH", `helper ${JSON.stringify(spec.name)} will not run: ${why}`, { field: "id" });
+      }
       let mod: Record<string, unknown>;
       try {
-        mod = (await import(moduleUrl(spec))) as Record<string, unknown>;
+        mod = (await import(pathToFileURL(codePath(spec)).href)) as Record<string, unknown>;
       } catch (err) {
         throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(spec.name)} cannot be loaded: ${(err as Error).message}`, { field: "id", cause: err });
       }

@@ -1,7 +1,7 @@
 /** @module registry.test — records, code hashes, ed25519 signatures, tamper detection, key persistence, stable ids and dispatch. */
 import { spawnSync } from "node:child_process";
 import { createHash, createPublicKey, verify } from "node:crypto";
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -150,12 +150,52 @@ describe("registry", () => {
     expect(() => registry.get("no such helper")).toThrow(expect.objectContaining({ code: "E_NOT_FOUND" }));
   });
 
-  // `npm test` builds dist/ first; from dist/ the code is still src/helpers/<name>.ts, so hashes agree.
-  it.skipIf(!existsSync(join(root, "dist", "helpers", "registry.js")))("hashes the same source files when running from dist/", () => {
-    const script = `import("${join(root, "dist", "helpers", "registry.js")}").then((m) => console.log(JSON.stringify(m.openRegistry({}).list().map((r) => [r.module, r.codeHash]))))`;
+  // `npm test` builds dist/ first; from dist/ the code is the compiled dist/helpers/<name>.js, whose hashes the build recorded.
+  const distRegistry = join(root, "dist", "helpers", "registry.js");
+  it.skipIf(!existsSync(distRegistry))("from dist/ it hashes, serves and verifies the compiled .js that runs", () => {
+    const script = `import("${distRegistry}").then((m) => { const r = m.openRegistry({}); console.log(JSON.stringify(r.list().map((x) => [x.module, x.codeHash, r.code(x.id)]))); })`;
     const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", cwd: dir });
     expect(r.status, r.stderr).toBe(0);
-    const fromDist = new Map(JSON.parse(r.stdout) as [string, string][]);
-    for (const m of MINE) expect(fromDist.get(m)).toBe(registry.get(m).codeHash);
+    const rows = JSON.parse(r.stdout) as [string, string, string][];
+    expect(rows).toHaveLength(HELPERS.length);
+    const recorded = JSON.parse(readFileSync(join(root, "dist", "helpers", "code-hashes.json"), "utf8")) as Record<string, string>;
+    for (const [module, hash, code] of rows) {
+      const js = readFileSync(join(root, "dist", "helpers", `${module}.js`));
+      expect(hash).toBe(sha256(js));
+      expect(hash).toBe(recorded[module]);
+      expect(code).toBe(js.toString("utf8"));
+    }
+  });
+
+  it.skipIf(!existsSync(distRegistry))("refuses to run a compiled helper edited after the build, even across a restart, while verify says why", () => {
+    // a private copy of dist/ (node_modules linked beside it so its imports resolve)
+    const copy = join(dir, "install");
+    mkdirSync(copy);
+    cpSync(join(root, "dist"), join(copy, "dist"), { recursive: true });
+    symlinkSync(join(root, "node_modules"), join(copy, "node_modules"));
+    const helpers = join(copy, "dist", "helpers");
+    const out = join(dir, "tamper-out.txt");
+    const script = `const m = await import(${JSON.stringify(join(helpers, "registry.js"))});
+      const reg = m.openRegistry({ dataDir: ${JSON.stringify(join(dir, "tamper-data"))} });
+      const v = reg.verify("line-folder");
+      let run;
+      try { run = { ok: await reg.run("line-folder", { lines: ["a"], output_path: ${JSON.stringify(out)} }) }; } catch (e) { run = { code: e.code, message: e.message }; }
+      console.log(JSON.stringify({ v, run }));`;
+    const once = () => {
+      const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", cwd: dir });
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as { v: Record<string, unknown>; run: Record<string, unknown> };
+    };
+    const clean = once();
+    expect(clean.v).toMatchObject({ ok: true, hashMatches: true, signatureValid: true });
+    expect(clean.run).toEqual({ ok: { path: out } });
+    rmSync(out);
+
+    appendFileSync(join(helpers, "line-folder.js"), "\n// edited after the build\n");
+    const tampered = once(); // a fresh process: the published hash is the build's, not the edited file's
+    expect(tampered.v).toMatchObject({ ok: false, hashMatches: false, signatureValid: true });
+    expect(tampered.run).toMatchObject({ code: "E_CODE_MISMATCH" });
+    expect(tampered.run.message).toMatch(/line folder.*will not run/);
+    expect(existsSync(out)).toBe(false);
   });
 });

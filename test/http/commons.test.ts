@@ -234,14 +234,24 @@ describe("commons over HTTP (svc serve process)", () => {
     expect(tree(buildDir(b.tenant))).toEqual(["dangling.txt", "linkdir", "out/folded.txt", "secret.xlsx"]);
   });
 
-  it("every commons route needs a key", async () => {
+  it("the registry, code and verify are public reads; building needs a key", async () => {
     const id = idOf("line-folder");
-    for (const [method, path, body] of [
-      ["GET", "/v1/commons/rungs", undefined], ["GET", `/v1/commons/rungs/${id}`, undefined], ["GET", `/v1/commons/rungs/${id}/code`, undefined],
-      ["POST", "/v1/commons/verify", { id }], ["POST", `/v1/commons/rungs/${id}/build`, { lines: ["x"], output_path: "anon.txt" }],
-    ] as const) {
-      expectError(await call(srv.url, null, method, path, body), 401, "E_AUTH", "api-key");
-      expectError(await call(srv.url, "svc_not_a_key", method, path, body), 401, "E_AUTH", "api-key");
+    const withKey = await call(srv.url, a.key, "GET", `/v1/commons/rungs/${id}/code`);
+    for (const key of [null, "svc_not_a_key"]) {
+      const list = await call(srv.url, key, "GET", "/v1/commons/rungs");
+      expect(list.status, list.raw.toString()).toBe(200);
+      expect(list.body.rungs).toEqual(rungs);
+      expect((await call(srv.url, key, "GET", `/v1/commons/rungs/${id}`)).body).toEqual(rungs.find((r) => r.id === id));
+      const code = await call(srv.url, key, "GET", `/v1/commons/rungs/${id}/code`);
+      expect(code.status).toBe(200);
+      expect(code.raw.equals(withKey.raw)).toBe(true);
+      expect(sha256(code.raw)).toBe(rungs.find((r) => r.id === id)!.codeHash);
+      const v = await call(srv.url, key, "POST", "/v1/commons/verify", { id });
+      expect(v.status, v.raw.toString()).toBe(200);
+      expect(v.body).toMatchObject({ id, ok: true, hashMatches: true, signatureValid: true });
+    }
+    for (const key of [null, "svc_not_a_key"]) {
+      expectError(await call(srv.url, key, "POST", `/v1/commons/rungs/${id}/build`, { lines: ["x"], output_path: "anon.txt" }), 401, "E_AUTH", "api-key");
     }
     expect(existsSync(join(srv.dataDir, "tenants", "local"))).toBe(false);
   });

@@ -115,22 +115,22 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Ro
   };
   return [
     {
-      method: "get", path: "/v1/commons/rungs", operationId: "commons_list", summary: "The document helpers' signed records, with the node's ed25519 public key (null when unsigned) to check them with", tags: ["commons"], auth: "tenant",
+      method: "get", path: "/v1/commons/rungs", operationId: "commons_list", summary: "The document helpers' signed records, with the node's ed25519 public key (null when unsigned) to check them with (public: no key needed)", tags: ["commons"], auth: "none",
       response: { status: 200, schema: { type: "object", properties: { rungs: { type: "array", items: helperRecord }, publicKey } }, description: "Records in the contract's order" },
       handle: () => ({ body: { rungs: registry.list(), publicKey: registry.publicKey } }),
     },
     {
-      method: "get", path: "/v1/commons/rungs/{id}", operationId: "commons_get", summary: "One helper's record (id rec_<hex>)", tags: ["commons"], auth: "tenant",
+      method: "get", path: "/v1/commons/rungs/{id}", operationId: "commons_get", summary: "One helper's record (id rec_<hex>; public)", tags: ["commons"], auth: "none",
       response: { status: 200, schema: helperRecord, description: "The record" },
       handle: (ctx) => ({ body: registry.get(id(ctx)) }),
     },
     {
-      method: "get", path: "/v1/commons/rungs/{id}/code", operationId: "commons_code", summary: "One helper's code (its TypeScript source, the bytes codeHash is the SHA-256 of)", tags: ["commons"], auth: "tenant",
+      method: "get", path: "/v1/commons/rungs/{id}/code", operationId: "commons_code", summary: "One helper's code: the file the node executes (dist/helpers/<module>.js when built), the bytes codeHash is the SHA-256 of (public)", tags: ["commons"], auth: "none",
       response: { status: 200, description: "text/plain; charset=utf-8" },
       handle: (ctx) => ({ raw: { contentType: "text/plain; charset=utf-8", data: registry.code(id(ctx)) } }),
     },
     {
-      method: "post", path: "/v1/commons/verify", operationId: "commons_verify", summary: "Re-hash a helper's code and check the record's signature with the node's public key; each part reported on its own", tags: ["commons"], auth: "tenant",
+      method: "post", path: "/v1/commons/verify", operationId: "commons_verify", summary: "Re-hash a helper's code and check the record's signature with the node's public key; each part reported on its own (public)", tags: ["commons"], auth: "none",
       requestBody: { type: "object", required: ["id"], properties: { id: { type: "string" } } },
       response: { status: 200, schema: verifyResult, description: "What matched" },
       handle(ctx) {
