@@ -264,6 +264,17 @@ function objectType(phrase: string[]): string | undefined {
 
 // ---------------------------------------------------------------- parser
 
+/** The light sources of ALFWorld rooms (objects there, not receptacles). */
+const LAMP_TYPES = new Set(["desklamp", "floorlamp"]);
+
+/** The lamp type a sentence names: "desklamp", "desk lamp", "floor lamps", ... (undefined for a bare "lamp"). */
+function namedLamp(tokens: string[]): string | undefined {
+  for (const [i, w] of tokens.entries()) {
+    for (const key of [...singulars(w), ...singulars(tokens[i + 1] ?? "").map((s) => w + s)]) if (LAMP_TYPES.has(key)) return key;
+  }
+  return undefined;
+}
+
 function bad(task: string, why: string): SvcError {
   return new SvcError("E_BAD_REQUEST", `task-parser: task: ${why}: ${JSON.stringify(task)}`, { field: "task" });
 }
@@ -282,8 +293,9 @@ function modifierFamily(tokens: string[]): EntryPoint | undefined {
  * Parse a task sentence against the room's receptacle list.
  *
  * - look_at_obj_in_light: a looking verb (look, examine, inspect, read, turn on, ...) and a
- *   light source — named in the sentence ("desk lamp", "lamp", "light") or, failing that,
- *   the list's only kind of lamp; the target is that lamp's type.
+ *   light source; the target is the listed lamp the sentence names, else the lamp type it
+ *   names ("desklamp", "floor lamp": lamps need not be listed), else for a bare "lamp" or
+ *   "light" the list's only kind of lamp.
  * - otherwise clean / heat / cool by the first family word ("a clean mug", "heat some egg",
  *   "chilled apple"), else pick_two_obj_and_place for "two", "2", "both", "a pair of", else
  *   pick_and_place_simple.
@@ -308,22 +320,22 @@ export function parseTask(task: string, receptacles: string[]): ParsedTask {
   const lightTask = lookVerb ? namesLight || lightMentions.length > 0 || (!placeVerb && types.some(isLight)) : lightByPosition && !placeVerb;
 
   if (lightTask) {
-    let target: ReceptacleType | undefined = lightMentions[0]?.type;
-    if (target === undefined) {
-      // A specific lamp the list lacks ("desk lamp" when only a floor lamp is listed) is not guessed.
-      const specific = tokens.some((w, i) => /^(desk|floor|table|reading)$/.test(w) && /^lamps?$/.test(tokens[i + 1] ?? "")) || tokens.some((w) => /.+lamps?$/.test(w));
-      target = specific ? undefined : types.find(isLight);
-      if (target === undefined) throw bad(task, "the light source is not in the receptacle list");
-    }
+    // The lamp: a listed one the sentence names; else the lamp type the sentence names (in
+    // ALFWorld lamps are objects, so "look at the alarmclock under the desklamp" need not list
+    // it); else, for a bare "lamp" or "light", the list's only kind of lamp.
+    const named = namedLamp(tokens);
+    const target = lightMentions[0]?.type.name ?? named ?? types.find(isLight)?.name;
+    if (target === undefined) throw bad(task, "it names no kind of lamp (desklamp, floorlamp) and the receptacle list has none");
     const inLight = (start: number, end: number) => lightMentions.some((m) => m.start < end && m.end > start);
     let object: string | undefined;
     for (const p of phrases) {
       if (inLight(p.start, p.end)) continue;
       object = objectType(p.words.filter((w) => !/^(lamps?|lights?)$/.test(w)));
-      if (object !== undefined) break;
+      if (object !== undefined && !LAMP_TYPES.has(object)) break;
+      object = undefined;
     }
     if (object === undefined) throw bad(task, "no object to look at");
-    return { entry_point: "look_at_obj_in_light", object_type: object, target_type: target.name };
+    return { entry_point: "look_at_obj_in_light", object_type: object, target_type: target };
   }
 
   let objectEnd = 0;

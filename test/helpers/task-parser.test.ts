@@ -88,11 +88,35 @@ describe("task parser", () => {
       ["put the apple in the bathtub", KITCHEN], // target not in the list
       ["hello there", KITCHEN],
       ["put it in the fridge", KITCHEN], // no object
-      ["look at the watch under the desk lamp", LIVING], // the named lamp is not listed
+      ["look at the watch under the lamp", ["sofa 1", "drawer 1"]], // a bare lamp, and none listed
     ];
     for (const [task, receptacles] of bad) {
       expect(() => build({ task, receptacles }), task).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "task" }));
     }
+  });
+
+  // ALFWorld's own task sentences (its six goal templates) against an ALFWorld room's receptacle
+  // list: lamps are objects there, so the list has none and the lamp type comes from the sentence.
+  const ALFWORLD_ROOM = ["bed 1", "desk 1", "drawer 1", "drawer 2", "drawer 3", "dresser 1", "garbagecan 1", "laundryhamper 1", "safe 1", "shelf 1", "shelf 2", "sidetable 1"];
+  const ALFWORLD_KITCHEN = ["cabinet 1", "cabinet 2", "coffeemachine 1", "countertop 1", "countertop 2", "diningtable 1", "drawer 1", "fridge 1", "garbagecan 1", "microwave 1", "sinkbasin 1", "stoveburner 1", "toaster 1"];
+  it.each([
+    ["look at alarmclock under the desklamp.", ALFWORLD_ROOM, "look_at_obj_in_light", "alarmclock", "desklamp"],
+    ["examine the book with the desklamp.", ALFWORLD_ROOM, "look_at_obj_in_light", "book", "desklamp"],
+    ["look at cd under the floorlamp.", ALFWORLD_ROOM, "look_at_obj_in_light", "cd", "floorlamp"],
+    ["examine the pillow with the floorlamp.", ALFWORLD_ROOM, "look_at_obj_in_light", "pillow", "floorlamp"],
+    ["look at the watch under the desk lamp", LIVING, "look_at_obj_in_light", "watch", "desklamp"],
+    ["put a keychain in safe.", ALFWORLD_ROOM, "pick_and_place_simple", "keychain", "safe"],
+    ["put some cellphone on bed.", ALFWORLD_ROOM, "pick_and_place_simple", "cellphone", "bed"],
+    ["put a clean lettuce in diningtable.", ALFWORLD_KITCHEN, "pick_clean_then_place_in_recep", "lettuce", "diningtable"],
+    ["clean some plate and put it in cabinet.", ALFWORLD_KITCHEN, "pick_clean_then_place_in_recep", "plate", "cabinet"],
+    ["put a hot apple in fridge.", ALFWORLD_KITCHEN, "pick_heat_then_place_in_recep", "apple", "fridge"],
+    ["heat some egg and put it in garbagecan.", ALFWORLD_KITCHEN, "pick_heat_then_place_in_recep", "egg", "garbagecan"],
+    ["put a cool mug in coffeemachine.", ALFWORLD_KITCHEN, "pick_cool_then_place_in_recep", "mug", "coffeemachine"],
+    ["cool some potato and put it in microwave.", ALFWORLD_KITCHEN, "pick_cool_then_place_in_recep", "potato", "microwave"],
+    ["put two pencil in drawer.", ALFWORLD_ROOM, "pick_two_obj_and_place", "pencil", "drawer"],
+    ["find two book and put them in shelf.", ALFWORLD_ROOM, "pick_two_obj_and_place", "book", "shelf"],
+  ] as const)("ALFWorld: %s", (task, receptacles, entry_point, object_type, target_type) => {
+    expect(build({ task, receptacles: [...receptacles] })).toEqual({ entry_point, object_type, target_type });
   });
 
   it("validates the argument object strictly", () => {
