@@ -53,13 +53,21 @@ function decodeAddress(addr: string): { row: number; col: number } {
 }
 
 /**
- * Grid of the sheet's used range, anchored at A1 so grid[r][c] is 0-indexed sheet row r, column c
- * (the same coordinates merged-header-sheet takes). The extent covers every cell holding a value and
- * every merged range. Cells covered by a merged range carry the value of its top-left cell.
+ * Grid of the sheet's used range: the smallest rectangle holding every cell with a value and
+ * every merged range, so grid[0][0] is its top-left cell (data in C3:E6 gives 4 rows of 3).
+ * Cells covered by a merged range carry the value of its top-left cell; untouched cells are null.
  */
 export function sheetGrid(ws: ExcelJS.Worksheet): GridValue[][] {
+  let minRow = Infinity;
+  let minCol = Infinity;
   let maxRow = 0;
   let maxCol = 0;
+  const extend = (r: number, c: number) => {
+    minRow = Math.min(minRow, r);
+    minCol = Math.min(minCol, c);
+    maxRow = Math.max(maxRow, r);
+    maxCol = Math.max(maxCol, c);
+  };
   const values = new Map<string, GridValue>();
   ws.eachRow({ includeEmpty: false }, (row, r) => {
     row.eachCell({ includeEmpty: false }, (cell, c) => {
@@ -67,26 +75,26 @@ export function sheetGrid(ws: ExcelJS.Worksheet): GridValue[][] {
       const v = jsonValue(cell.value);
       if (v === null) return;
       values.set(`${r},${c}`, v);
-      maxRow = Math.max(maxRow, r);
-      maxCol = Math.max(maxCol, c);
+      extend(r, c);
     });
   });
   const merges = (ws.model.merges ?? []).map((range) => {
     const [a, b = a] = range.split(":");
     const tl = decodeAddress(a!);
     const br = decodeAddress(b!);
-    maxRow = Math.max(maxRow, br.row);
-    maxCol = Math.max(maxCol, br.col);
+    extend(tl.row, tl.col);
+    extend(br.row, br.col);
     return { tl, br };
   });
-  const grid: GridValue[][] = Array.from({ length: maxRow }, () => Array<GridValue>(maxCol).fill(null));
+  if (maxRow === 0) return [];
+  const grid: GridValue[][] = Array.from({ length: maxRow - minRow + 1 }, () => Array<GridValue>(maxCol - minCol + 1).fill(null));
   for (const [key, v] of values) {
     const [r, c] = key.split(",").map(Number) as [number, number];
-    grid[r - 1]![c - 1] = v;
+    grid[r - minRow]![c - minCol] = v;
   }
   for (const { tl, br } of merges) {
     const v = jsonValue(ws.getCell(tl.row, tl.col).value);
-    for (let r = tl.row; r <= br.row; r++) for (let c = tl.col; c <= br.col; c++) grid[r - 1]![c - 1] = v;
+    for (let r = tl.row; r <= br.row; r++) for (let c = tl.col; c <= br.col; c++) grid[r - minRow]![c - minCol] = v;
   }
   return grid;
 }

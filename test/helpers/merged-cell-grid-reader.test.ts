@@ -71,6 +71,37 @@ describe("merged-cell grid reader", () => {
     ]);
   });
 
+  it("reads the used range, not from A1: data in C3:E6 gives 4 rows of 3 with no leading nulls", async () => {
+    const offset = join(dir, "offset.xlsx");
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet("Offset");
+    ws.getCell("C3").value = "Quarter";
+    ws.mergeCells("C3:E3");
+    for (const [r, row] of [[4, ["Q1", 10, 11]], [5, ["Q2", 20, 21]], [6, ["Q3", 30, null]]] as const) {
+      row.forEach((v, i) => (ws.getCell(r, 3 + i).value = v));
+    }
+    await wb.xlsx.writeFile(offset);
+    expect(await grid(offset, "offset.json")).toEqual([
+      ["Quarter", "Quarter", "Quarter"],
+      ["Q1", 10, 11],
+      ["Q2", 20, 21],
+      ["Q3", 30, null],
+    ]);
+    // a merge alone can widen the range: a lone merged block at D8:E9 under B2
+    const wide = join(dir, "wide.xlsx");
+    const wb2 = new ExcelJS.Workbook();
+    const ws2 = wb2.addWorksheet("Wide");
+    ws2.getCell("B2").value = "top";
+    ws2.mergeCells("D8:E9");
+    ws2.getCell("D8").value = "m";
+    await wb2.xlsx.writeFile(wide);
+    const g = (await grid(wide, "wide.json")) as unknown[][];
+    expect(g).toHaveLength(8);
+    expect(g[0]).toEqual(["top", null, null, null]);
+    expect(g[6]).toEqual([null, null, "m", "m"]);
+    expect(g[7]).toEqual([null, null, "m", "m"]);
+  });
+
   it("writes an empty grid for an empty sheet", async () => {
     const empty = join(dir, "empty.xlsx");
     const wb = new ExcelJS.Workbook();
