@@ -52,12 +52,12 @@ export const mergedHeaderSheetArgs = z
         continue;
       }
       const inside = r >= a.merge_start_row && r <= a.merge_end_row && c >= a.merge_start_col && c <= a.merge_end_col;
-      const topLeft = r === a.merge_start_row && c === a.merge_start_col;
-      if (inside && !topLeft) {
+      if (inside) {
+        const topLeft = r === a.merge_start_row && c === a.merge_start_col;
         ctx.addIssue({
           code: "custom",
           path: ["cells", key],
-          message: `cell (${r},${c}) lies inside the merged range (${a.merge_start_row},${a.merge_start_col})..(${a.merge_end_row},${a.merge_end_col}); only its top-left cell holds a value`,
+          message: `cell (${r},${c}) lies inside the merged range (${a.merge_start_row},${a.merge_start_col})..(${a.merge_end_row},${a.merge_end_col})${topLeft ? ", at its top-left cell, which holds the header" : "; only its top-left cell holds a value, the header"}`,
         });
       }
     }
@@ -65,10 +65,7 @@ export const mergedHeaderSheetArgs = z
 
 export type MergedHeaderSheetArgs = z.input<typeof mergedHeaderSheetArgs>;
 
-/**
- * Write the workbook; returns `{path}` (absolute). An entry of `cells` at the range's top-left cell is
- * ignored: that cell holds `header`.
- */
+/** Write the workbook; returns `{path}` (absolute). No entry of `cells` may lie inside the merged range (its top-left cell holds `header`). */
 export async function build(args: MergedHeaderSheetArgs): Promise<{ path: string }> {
   const a = parseArgs(HELPER, mergedHeaderSheetArgs, args);
   const wb = new ExcelJS.Workbook();

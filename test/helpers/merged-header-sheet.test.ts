@@ -64,7 +64,7 @@ describe("merged-header sheet", () => {
       merge_start_col: 0,
       merge_end_row: 0,
       merge_end_col: 2,
-      cells: { "1,0": "Region", "1,1": "Units", "1,2": "Active", "2,0": "North", "2,1": 5, "2,2": true, "3,1": 2.5, "0,0": "ignored: header wins", "4,4": null },
+      cells: { "1,0": "Region", "1,1": "Units", "1,2": "Active", "2,0": "North", "2,1": 5, "2,2": true, "3,1": 2.5, "4,4": null },
       output_path,
     });
     expect(result).toEqual({ path: resolve(output_path) });
@@ -104,6 +104,7 @@ describe("merged-header sheet", () => {
     const ok = { header: "H", merge_start_row: 1, merge_start_col: 1, merge_end_row: 2, merge_end_col: 3, cells: {}, output_path };
     const cases: [Record<string, unknown>, string, string][] = [
       [{ ...ok, cells: { "2,3": "clash" } }, "cells.2,3", "inside the merged range"],
+      [{ ...ok, cells: { "1,1": "clash with the header" } }, "cells.1,1", "at its top-left cell"],
       [{ ...ok, cells: { "0,0": "fine", "1, 2": "clash" } }, "cells.1, 2", "inside the merged range"],
       [{ ...ok, cells: { A1: "x" } }, "cells.A1", "<row>,<col>"],
       [{ ...ok, cells: { "0,0": { v: 1 } } }, "cells.0,0", ""],
