@@ -280,7 +280,7 @@ export function renderMessage(a: z.output<typeof EmailArgs>, dateMillis: number)
   ].join(CRLF);
 }
 
-/** Validate, then write the message file. Returns the absolute output path. */
+/** Validate, then write the message file. Returns `output_path` as given. */
 export function build(args: unknown): string {
   const a = parseArgs("email-message", EmailArgs, args);
   let dateMillis = Date.now();
@@ -296,5 +296,5 @@ export function build(args: unknown): string {
   } catch (err) {
     throw new SvcError("E_IO", `email-message: output_path: cannot write ${path}: ${(err as Error).message}`, { field: "output_path", cause: err });
   }
-  return path;
+  return a.output_path; // as given, per the contract (the file is at its resolved path)
 }

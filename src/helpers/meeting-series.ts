@@ -84,7 +84,7 @@ export function calendarLines(a: z.output<typeof MeetingSeriesArgs>, now: Date):
 
 /**
  * Validate, then write the .ics (UTF-8, lines folded at 75 octets, every line — the last
- * included — ended by CRLF). Returns the absolute output path.
+ * included — ended by CRLF). Returns `output_path` as given.
  */
 export function build(args: unknown): string {
   const a = parseArgs("meeting-series", MeetingSeriesArgs, args);
@@ -95,5 +95,5 @@ export function build(args: unknown): string {
   } catch (err) {
     throw new SvcError("E_IO", `meeting-series: output_path: cannot write ${path}: ${(err as Error).message}`, { field: "output_path", cause: err });
   }
-  return path;
+  return a.output_path; // as given, per the contract (the file is at its resolved path)
 }

@@ -1,7 +1,7 @@
 /** @module email-message.test — the message parsed back with mailparser and walked by hand: MIME tree, RFC 2047 subject, UTC date, attachment, line limits. */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { simpleParser } from "mailparser";
 import { afterAll, describe, expect, it } from "vitest";
 import { build, type EmailArgs } from "../../src/helpers/email-message.js";
@@ -66,6 +66,10 @@ describe("email message", () => {
 
   it("returns the output path; the file uses CRLF only and keeps lines within 78 characters", () => {
     expect(returned).toBe(path);
+    // output_path comes back as given, relative too (not resolved)
+    const rel = relative(process.cwd(), join(dir, "rel", "message.eml"));
+    expect(build(args(rel))).toBe(rel);
+    expect(readFileSync(join(dir, "rel", "message.eml"), "utf8")).toContain("Subject:");
     expect(text.replace(/\r\n/g, "")).not.toMatch(/[\r\n]/);
     expect(text.endsWith("\r\n")).toBe(true);
     for (const line of text.split("\r\n")) expect(Buffer.byteLength(line)).toBeLessThanOrEqual(78);

@@ -1,7 +1,7 @@
 /** @module meeting-series.test — the .ics parsed back with node-ical, plus raw byte checks (CRLF on every line incl. the last, 75 octets, PRODID, RRULE, TRIGGER). */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import ical from "node-ical";
 import { afterAll, describe, expect, it } from "vitest";
 import { unfold } from "../../src/helpers/line-folder.js";
@@ -33,6 +33,10 @@ describe("meeting series", () => {
 
   it("returns the output path and creates parent directories", () => {
     expect(returned).toBe(path);
+    // output_path comes back as given, relative too (not resolved)
+    const rel = relative(process.cwd(), join(dir, "rel", "series.ics"));
+    expect(build(base(rel))).toBe(rel);
+    expect(readFileSync(join(dir, "rel", "series.ics"), "utf8")).toContain("BEGIN:VCALENDAR");
   });
 
   it("raw: every line ends with CRLF, the final one included, and no bare CR or LF", () => {
