@@ -9,6 +9,8 @@ import { prepareOutput } from "./output-path.js";
 const CRLF = "\r\n";
 /** RFC 5322 §2.1.1: lines SHOULD stay within 78 characters and MUST stay within 998, CRLF excluded. */
 const SOFT_LINE = 78;
+/** RFC 2047 section 2: a header line that holds an encoded-word is at most 76 characters. */
+const ENCODED_LINE = 76;
 const HARD_LINE = 998;
 
 const oneLine = (what: string) => z.string().refine((s) => !/[\r\n\0]/.test(s), { message: `${what} must not contain CR, LF or NUL` });
@@ -121,10 +123,11 @@ export function subjectHeader(subject: string): string {
     }
     return lines.join(CRLF);
   }
-  // "=?UTF-8?B?" + base64 + "?=": 12 characters of framing. A continuation line is one space
-  // plus a 75-character word (45 octets -> 60 base64 characters); the first line also holds
-  // "Subject: ", so its word carries at most 42 octets (56 base64 characters).
-  const firstMax = Math.floor((SOFT_LINE - name.length - 12) / 4) * 3;
+  // "=?UTF-8?B?" + base64 + "?=": 12 characters of framing. RFC 2047 limits a line holding an
+  // encoded-word to 76 characters: a continuation line is one space plus a 72-character word
+  // (45 octets -> 60 base64 characters); the first line also holds "Subject: ", so its word
+  // carries at most 39 octets (52 base64 characters, a 73-character line).
+  const firstMax = Math.floor((ENCODED_LINE - name.length - 12) / 4) * 3;
   const runs = utf8Runs(subject, (i) => (i === 0 ? firstMax : 45));
   return runs.map((run, i) => `${i === 0 ? name : " "}=?UTF-8?B?${run.toString("base64")}?=`).join(CRLF);
 }
