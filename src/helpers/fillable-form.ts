@@ -5,7 +5,7 @@ import { z } from "zod";
 import { SvcError } from "../errors.js";
 import { parseArgs } from "./args.js";
 import { prepareOutput } from "./output-path.js";
-import { canEncode, embedDejaVu } from "./pdf-fonts.js";
+import { canEncode, coveringFont, embedFontFile } from "./pdf-fonts.js";
 
 export { dejavuPath } from "./pdf-fonts.js";
 
@@ -135,16 +135,19 @@ export function computeLayout(a: Parsed): FormLayout {
   return { title: { x: a.left_margin, baseline: H - a.top_margin }, text, checkboxes };
 }
 
-/** Fonts by name, embedded once; text a standard font cannot encode falls back to DejaVu Sans (bold for bold faces). */
+/**
+ * Fonts by name, embedded once; text a standard font cannot encode falls back to a font that
+ * covers it (DejaVu Sans, bold for bold faces, then a CJK font), or fails naming `field`.
+ */
 class FontBox {
   private readonly cache = new Map<string, PDFFont>();
   constructor(private readonly doc: PDFDocument) {}
 
-  async for(name: FontName, text: string): Promise<PDFFont> {
+  async for(name: FontName, text: string, field: string): Promise<PDFFont> {
     const standard = await this.get(name, () => this.doc.embedFont(name));
     if (canEncode(standard, text)) return standard;
-    const file = /Bold/.test(name) ? "DejaVuSans-Bold.ttf" : "DejaVuSans.ttf";
-    return this.get(file, () => embedDejaVu(this.doc, file, { subset: true }));
+    const path = coveringFont(text, { bold: /Bold/.test(name), helper: "fillable-form", field });
+    return this.get(path, () => embedFontFile(this.doc, path, { subset: true }));
   }
 
   private async get(key: string, make: () => Promise<PDFFont>): Promise<PDFFont> {
@@ -157,9 +160,9 @@ class FontBox {
   }
 }
 
-async function drawText(page: PDFPage, fonts: FontBox, name: FontName, text: string, x: number, y: number, size: number): Promise<void> {
+async function drawText(page: PDFPage, fonts: FontBox, name: FontName, text: string, x: number, y: number, size: number, field: string): Promise<void> {
   if (text === "") return;
-  page.drawText(text, { x, y, size, font: await fonts.for(name, text), color: rgb(0, 0, 0) });
+  page.drawText(text, { x, y, size, font: await fonts.for(name, text, field), color: rgb(0, 0, 0) });
 }
 
 const BORDER = 1;
@@ -189,14 +192,14 @@ export async function renderForm(a: Parsed): Promise<Uint8Array> {
   const fonts = new FontBox(doc);
   const form = doc.getForm();
 
-  await drawText(page, fonts, a.title_font, a.title, layout.title.x, layout.title.baseline, a.title_size);
-  for (const f of layout.text) {
-    await drawText(page, fonts, a.label_font, f.label, f.labelX, f.labelBaseline, a.label_size);
+  await drawText(page, fonts, a.title_font, a.title, layout.title.x, layout.title.baseline, a.title_size, "title");
+  for (const [i, f] of layout.text.entries()) {
+    await drawText(page, fonts, a.label_font, f.label, f.labelX, f.labelBaseline, a.label_size, `text_fields.${i}.label`);
     const field = form.createTextField(f.name);
     field.addToPage(page, widgetOptions(f.rect));
   }
-  for (const c of layout.checkboxes) {
-    if (c.label !== undefined) await drawText(page, fonts, a.label_font, c.label, c.labelX, c.labelBaseline, a.label_size);
+  for (const [j, c] of layout.checkboxes.entries()) {
+    if (c.label !== undefined) await drawText(page, fonts, a.label_font, c.label, c.labelX, c.labelBaseline, a.label_size, `checkbox_fields.${j}.label`);
     const box = form.createCheckBox(c.name);
     box.addToPage(page, widgetOptions(c.rect));
     if (c.checked) box.check();

@@ -19,7 +19,7 @@ import { z } from "zod";
 import { SvcError } from "../errors.js";
 import { parseArgs } from "./args.js";
 import { prepareOutput } from "./output-path.js";
-import { canEncode, embedDejaVu } from "./pdf-fonts.js";
+import { canEncode, coveringFont, embedFontFile } from "./pdf-fonts.js";
 
 const HELPER = "form-filler";
 
@@ -239,21 +239,24 @@ function renderedText(field: PDFField): string {
 
 /**
  * Regenerate appearance streams of every field that needs one. Helvetica (WinAnsi) where it can encode the
- * text, otherwise DejaVu Sans embedded whole (not subset, so later edits in a viewer still have glyphs).
- * Returns false when some field's appearance could not be built (odd widget data in the input); the
+ * text, otherwise a font that covers it: DejaVu Sans embedded whole (not subset, so later edits in a viewer
+ * still have glyphs), else a CJK font (subset); with none, E_BAD_REQUEST naming the field before anything is
+ * written. Returns false when some field's appearance could not be built (odd widget data in the input); the
  * caller then also sets NeedAppearances so the viewer renders that field itself.
  */
 async function generateAppearances(doc: PDFDocument): Promise<boolean> {
   let complete = true;
   const form = doc.getForm();
   const helvetica = form.getDefaultFont();
-  let dejavu: PDFFont | undefined;
+  const embedded = new Map<string, PDFFont>();
   for (const field of form.getFields()) {
     if (!field.needsAppearancesUpdate()) continue;
     let font = helvetica;
-    if (!canEncode(helvetica, renderedText(field))) {
-      dejavu ??= await embedDejaVu(doc, "DejaVuSans.ttf", { subset: false });
-      font = dejavu;
+    const text = renderedText(field);
+    if (!canEncode(helvetica, text)) {
+      const path = coveringFont(text, { bold: false, helper: HELPER, field: `field_values.${field.getName()}` });
+      font = embedded.get(path) ?? (await embedFontFile(doc, path, { subset: false }));
+      embedded.set(path, font);
     }
     try {
       field.defaultUpdateAppearances(font);
