@@ -82,6 +82,8 @@ describe("dashboard in a real browser", () => {
     srv = await startServerProcess();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
     context = await browser.newContext({ viewport: DESKTOP });
+    // the suite runs beside ~80 other test files on two cores: give the browser room before calling it stuck
+    context.setDefaultTimeout(60_000);
     page = await context.newPage();
     // Uncaught exceptions and console errors (CSP violations among them) fail the test; failed
     // loads are expected where a public feature answers 404 and are shown as notes instead.
@@ -116,8 +118,17 @@ describe("dashboard in a real browser", () => {
     for (let i = 0; i < 12 && (await page.evaluate(() => document.activeElement?.id)) !== "api-key"; i++) await page.keyboard.press("Tab");
     expect(await page.evaluate(() => document.activeElement?.id)).toBe("api-key");
     await page.keyboard.type(key);
+    // every keystroke reached the field before Enter submits it
+    await expect.poll(() => page.inputValue("#api-key")).toBe(key);
     await page.keyboard.press("Enter");
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    // signed in, or the sign-in form shows why not (then fail with its words, not a timeout)
+    const signedIn = page.getByRole("button", { name: "Sign out" });
+    const refused = page.locator("#signin-error p");
+    await signedIn.or(refused).first().waitFor();
+    if (!(await signedIn.isVisible())) {
+      await shot("dashboard-signin-refused");
+      expect.fail(`sign-in refused: ${await page.locator("#signin-error").textContent()}`);
+    }
     // the key is kept for this tab only, and never in the URL
     expect(await page.evaluate(() => sessionStorage.getItem("svc.apiKey"))).toBe(key);
     expect(page.url()).not.toContain(key);
@@ -258,7 +269,7 @@ describe("dashboard in a real browser", () => {
     expect((await call(srv.url, key, "GET", "/v1/wallet")).status).toBe(401);
 
     expect(problems).toEqual([]);
-  });
+  }, 180_000);
 
   it("the public views work without a key: board threads with verdicts, files and working notes; directory search and profiles", async () => {
     const pub = await browser.newPage({ viewport: PHONE });
