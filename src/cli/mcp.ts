@@ -1,6 +1,6 @@
 /** @module cli/mcp — `svc mcp`: the stdio MCP tool server, forwarding every tool call to a running server's REST API. */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { mcpServer } from "../tools/mcp-server.js";
+import { mcpServer } from "../mcp/server.js";
 import { restApi } from "../tools/rest-api.js";
 import type { Command } from "./command.js";
 import { storedApiKey } from "./hook.js";

@@ -1,7 +1,7 @@
 /** @module serve — `svc serve`: the HTTP server on a data dir; prints the URL (and a first admin key); SIGTERM/SIGINT stop it cleanly. */
 import pino from "pino";
 import { onDamage } from "../store/damage.js";
-import { startServer } from "../http/app.js";
+import { startServer } from "../app/start-server.js";
 import { SvcError } from "../errors.js";
 import { positiveInt, say, type Command } from "./command.js";
 

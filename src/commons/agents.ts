@@ -1,5 +1,4 @@
 /** @module commons/agents — who writes on the board: activity per signing name, joined with profiles (operator, verification state). */
-import type { ProfileView } from "./profiles.js";
 
 export interface AgentEntry {
   agent: string;
@@ -14,6 +13,9 @@ export interface AgentEntry {
   last_active: number;
 }
 
+/** What a profile says about an agent (profiles.ts's AgentProfile is one). */
+export type AgentProfile = Pick<AgentEntry, "agent" | "operator" | "domain" | "model" | "about" | "logo" | "verified"> & { updated: number };
+
 export class Agents {
   private readonly seen = new Map<string, { posts: number; last: number }>();
 
@@ -26,8 +28,8 @@ export class Agents {
   }
 
   /** Every agent seen or with a profile, most recently active first. */
-  list(profiles: Iterable<ProfileView>, limit: number): AgentEntry[] {
-    const byName = new Map<string, ProfileView>();
+  list(profiles: Iterable<AgentProfile>, limit: number): AgentEntry[] {
+    const byName = new Map<string, AgentProfile>();
     for (const p of profiles) byName.set(p.agent, p);
     const names = new Set([...this.seen.keys(), ...byName.keys()]);
     const out: AgentEntry[] = [];

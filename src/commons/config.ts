@@ -1,24 +1,7 @@
 /** @module commons/config — the operator's `commons` settings in <data>/config.json: the board's goal, the outbound allow-list, rate limits, size caps. */
 import { SvcError } from "../errors.js";
-import type { RateLimit } from "../http/rate-limit.js";
-import { parseAllowList } from "./outbound.js";
-
-export interface OutboundConfig {
-  /**
-   * Hosts the outbound fetch may reach although they resolve to private, loopback, link-local or
-   * metadata addresses: host names, IP addresses or CIDR ranges, each optionally with `:port`
-   * (IPv6 as `[addr]:port`). Everything else on those ranges is refused.
-   */
-  allow: string[];
-  /** true: an explicit `http://` site or url is fetched over plain http (https stays the default). */
-  http: boolean;
-  /** Per request (connect + answer), milliseconds. */
-  timeoutMs: number;
-  /** Answer bodies beyond this many bytes are refused. */
-  maxBytes: number;
-  /** Redirects followed (each one re-checked). */
-  maxRedirects: number;
-}
+import type { RateLimit } from "../net/rate-limit.js";
+import { parseAllowList, type OutboundConfig } from "./outbound.js";
 
 export interface CommonsConfig {
   /** The standing open problem shown in GET /v1/board's `goal` ("" when unset). */

@@ -10,7 +10,6 @@ import { SvcError } from "../errors.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
 import { HttpMetrics } from "./metrics.js";
 import { authenticate, execute } from "./invoke.js";
-import type { McpEndpoint } from "./mcp.js";
 import type { RequestContext, Route } from "./route.js";
 
 /** Default request body cap: 64 MiB (a 10k x 1024-d upsert in JSON is ~25 MB). */
@@ -32,8 +31,15 @@ export interface HttpDeps {
   keys: KeyStore;
   wallets: Wallets;
   metrics: HttpMetrics;
-  /** Mounted beside the route table (MCP over streamable HTTP at /mcp). */
-  mcp?: McpEndpoint;
+  /** Mounted beside the route table (MCP over streamable HTTP at /mcp, src/mcp/). */
+  mcp?: MountedEndpoint;
+}
+
+/** Paths served beside the route table by their own handlers. */
+export interface MountedEndpoint {
+  /** Register its paths on the app; `port` is known once the server listens. */
+  mount(app: uWS.TemplatedApp, host: string, port: () => number): void;
+  close(): Promise<void>;
 }
 
 export interface HttpServer {

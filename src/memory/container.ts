@@ -8,7 +8,7 @@ import { SvcError } from "../errors.js";
 import { decodeHdscm } from "../hd/causal/format.js";
 import { CAUSAL_NAME_RE } from "../hd/causal/service.js";
 import { checkGraphName, checkHdkg } from "../hd/kg/service.js";
-import { MAX_TEXT_BYTES, type RecordView } from "./record-fields.js";
+import { MAX_TEXT_BYTES, type ContainerRecord } from "./record-fields.js";
 
 export const CONTAINER_TYPE = "application/x-svc";
 /** Schema versions this reader accepts: 1 replaces the namespace, 2 merges by id and replaces the graphs and models it carries. */
@@ -49,9 +49,6 @@ export interface RecordStore {
   all(tenant: string, ns: string): Promise<ContainerRecord[]>;
   restore(tenant: string, ns: string, records: ContainerRecord[], mode: "replace" | "merge"): Promise<number>;
 }
-
-/** A record as stored in records.nmm (RecordView plus its absolute expiry). */
-export type ContainerRecord = RecordView & { exp?: number };
 
 /**
  * records.nmm: "SVCNMM01", then one frame per record, oldest first (ties by id):

@@ -3,7 +3,6 @@ import { randomBytes } from "node:crypto";
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
 import type { Metadata } from "../engine/filter/metadata.js";
 import { SvcError } from "../errors.js";
-import type { ContainerRecord } from "./container.js";
 
 export const MAX_TEXT_BYTES = 64 * 1024;
 export const MAX_META_BYTES = 64 * 1024;
@@ -22,6 +21,9 @@ export interface RecordView {
   ttlDays?: number;
   score?: number;
 }
+
+/** A record as stored in records.nmm and in a container (RecordView plus its absolute expiry). */
+export type ContainerRecord = RecordView & { exp?: number };
 
 /** The row: indexed metadata {kind, tags, ts, exp?} + payload msgpack {text, meta, ttlDays?}. */
 interface Payload {

@@ -9,10 +9,9 @@ import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import type { Durability } from "../store/wal.js";
-import type { ContainerRecord } from "./container.js";
 import {
   bool, checkNamespace, intIn, list, matches, newId, predicate, queryInt, restoredRow, stringList, toRow, toView,
-  type Predicate, type RecordView, type Row,
+  type ContainerRecord, type Predicate, type RecordView, type Row,
 } from "./record-fields.js";
 
 export { DAY_MS, MAX_META_BYTES, MAX_TAGS, MAX_TEXT_BYTES, NAMESPACE_RE, checkNamespace, type Predicate, type RecordView } from "./record-fields.js";

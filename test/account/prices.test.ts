@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { costOf, DEFAULT_PRICES, parsePrices } from "../../src/account/prices.js";
 import { SvcError } from "../../src/errors.js";
-import { loadConfig } from "../../src/http/app.js";
+import { loadConfig } from "../../src/app/start-server.js";
 
 function refused(f: () => unknown): SvcError {
   try {

@@ -2,7 +2,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServer, type Server } from "../../src/http/app.js";
+import { startServer, type Server } from "../../src/app/start-server.js";
 
 export interface CommonsServer {
   server: Server;

@@ -1,7 +1,8 @@
 /** The SSRF-safe outbound fetch: blocked ranges, the allow-list, DNS names resolving to blocked addresses, redirects re-checked, https by default, size cap, time-out. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_COMMONS_CONFIG, parseCommonsConfig, type OutboundConfig } from "../../src/commons/config.js";
-import { embeddedIPv4, isBlockedAddress, Outbound, type Resolver } from "../../src/commons/outbound.js";
+import { DEFAULT_COMMONS_CONFIG, parseCommonsConfig } from "../../src/commons/config.js";
+import { isBlockedAddress, Outbound, type OutboundConfig, type Resolver } from "../../src/commons/outbound.js";
+import { embeddedIPv4 } from "../../src/net/ip.js";
 import { SvcError } from "../../src/errors.js";
 import { startSite, type TestSite } from "./site.js";
 

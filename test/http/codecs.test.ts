@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import protobuf from "protobufjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type Server } from "../../src/http/app.js";
+import { startServer, type Server } from "../../src/app/start-server.js";
 
 // Upsert, query and fetch in JSON, msgpack (numbers or a bin of float32) and protobuf; responses follow Accept.
 // Clients here build their bodies independently: protobuf messages from vectors.proto with protobufjs,

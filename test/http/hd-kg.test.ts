@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type Server } from "../../src/http/app.js";
+import { startServer, type Server } from "../../src/app/start-server.js";
 import { call } from "../e2e/client.js";
 
 const facts = [

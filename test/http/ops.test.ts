@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type Server } from "../../src/http/app.js";
+import { startServer, type Server } from "../../src/app/start-server.js";
 import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 import { until } from "../e2e/until.js";
 

@@ -15,7 +15,8 @@ import { SvcError } from "../../src/errors.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { CausalService } from "../../src/hd/causal/service.js";
 import { KnowledgeGraphs } from "../../src/hd/kg/service.js";
-import { CONTAINER_TYPE, decodeRecords, encodeRecords, exportContainer, exportSchema, importContainer, readContainer, writeContainer, type ContainerRecord, type Manifest } from "../../src/memory/container.js";
+import { CONTAINER_TYPE, decodeRecords, encodeRecords, exportContainer, exportSchema, importContainer, readContainer, writeContainer, type Manifest } from "../../src/memory/container.js";
+import type { ContainerRecord } from "../../src/memory/record-fields.js";
 import { DAY_MS, RecordService } from "../../src/memory/records.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
 

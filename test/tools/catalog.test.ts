@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type Server } from "../../src/http/app.js";
+import { startServer, type Server } from "../../src/app/start-server.js";
 import { CATALOG, NOT_TOOLS } from "../../src/tools/catalog.js";
 import { toHttp } from "../../src/tools/operation.js";
 

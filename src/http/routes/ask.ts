@@ -1,7 +1,7 @@
 /** @module routes/ask — POST /v1/ask: the site-question bridge (public; rate limited per client address). */
 import { ASK_MODES } from "../../commons/ask.js";
 import type { Commons } from "../../commons/service.js";
-import { RateLimiter } from "../rate-limit.js";
+import { RateLimiter } from "../../net/rate-limit.js";
 import type { Route } from "../route.js";
 import { SMALL_BODY } from "./board.js";
 import { rateLimited } from "./rate-limited.js";

@@ -3,7 +3,7 @@ import { SvcError } from "../../errors.js";
 import type { Directory } from "../../directory/service.js";
 import { llmsFull, renderProfile, renderSearch } from "../../directory/page.js";
 import { actionsView, profileView, searchView, servicesView, trustView } from "../../directory/views.js";
-import { RateLimiter, type RateLimit } from "../rate-limit.js";
+import { RateLimiter, type RateLimit } from "../../net/rate-limit.js";
 import type { RequestContext, Route, Schema } from "../route.js";
 import { rateLimited } from "./rate-limited.js";
 

@@ -2,11 +2,10 @@
 import { USAGE_MAX_BUCKETS, type UsageGrain, type Wallets } from "../../account/wallet.js";
 import { SvcError } from "../../errors.js";
 import { damageReports } from "../../store/damage.js";
+import { VERSION } from "../../version.js";
 import type { HttpMetrics } from "../metrics.js";
 import { openApiDocument } from "../openapi.js";
 import type { Route } from "../route.js";
-
-export const VERSION = "0.1.0";
 
 export function opsRoutes(deps: { wallets: Wallets; metrics: HttpMetrics; routes: () => readonly Route[] }): Route[] {
   const started = Date.now();

@@ -1,6 +1,6 @@
 /** @module routes/rate-limited — the one way a route runs under a per-address limit (commons writes, directory consultation requests); over it, answers 429 `rate_limited` with Retry-After. */
 import { SvcError } from "../../errors.js";
-import type { RateLimiter } from "../rate-limit.js";
+import type { RateLimiter } from "../../net/rate-limit.js";
 import type { Reply, RequestContext } from "../route.js";
 
 /** Counts the request (also one that `run` then refuses) against `limiter`, then runs it; past the limit answers 429 with Retry-After (seconds) and does not run it. */

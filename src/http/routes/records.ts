@@ -4,7 +4,7 @@ import { CONTAINER_TYPE, exportContainer, exportSchema, importContainer, type Hd
 import type { RecordService } from "../../memory/records.js";
 import { formPart } from "../multipart.js";
 import type { RequestContext, Route, Schema } from "../route.js";
-import { VERSION } from "./ops.js";
+import { VERSION } from "../../version.js";
 
 const stringArray: Schema = { type: "array", items: { type: "string" } };
 const record: Schema = {

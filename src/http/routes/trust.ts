@@ -2,7 +2,7 @@
 import type { Commons } from "../../commons/service.js";
 import { OUTCOMES } from "../../commons/trust.js";
 import { limitParam } from "../../commons/text-rules.js";
-import { RateLimiter } from "../rate-limit.js";
+import { RateLimiter } from "../../net/rate-limit.js";
 import type { Route, Schema } from "../route.js";
 import { SMALL_BODY } from "./board.js";
 import { rateLimited } from "./rate-limited.js";

@@ -1,7 +1,7 @@
-/** Sliding-window limits per client address (src/http/rate-limit.ts): the count per window, retryAfterSeconds, refused requests, IPv6 by /64, mapped IPv4, separate addresses. */
+/** Sliding-window limits per client address (src/net/rate-limit.ts): the count per window, retryAfterSeconds, refused requests, IPv6 by /64, mapped IPv4, separate addresses. */
 import { describe, expect, it } from "vitest";
 import { SvcError } from "../../src/errors.js";
-import { clientKey, RateLimiter } from "../../src/http/rate-limit.js";
+import { clientKey, RateLimiter } from "../../src/net/rate-limit.js";
 import { DIRECTORY_WRITE_LIMIT } from "../../src/http/routes/directory.js";
 
 function refusal(f: () => void): SvcError {

@@ -1,5 +1,5 @@
 /**
- * @module mcp — MCP over streamable HTTP at /mcp on the uWS server: the SDK's web-standard transport, one session
+ * @module mcp/streamable-http — MCP over streamable HTTP at /mcp on the uWS server: the SDK's web-standard transport, one session
  * (Mcp-Session-Id) per initialize, bound to the key it was opened with; Host/Origin allow-list against DNS rebinding.
  * Tools come from the catalog and run in-process through LocalApi, so they are authenticated and metered as REST.
  */
@@ -10,11 +10,11 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type uWS from "uWebSockets.js";
 import { SvcError } from "../errors.js";
-import { LocalApi } from "../tools/local-api.js";
-import { mcpServer } from "../tools/mcp-server.js";
-import { authenticate, presentedKey, type Credentials, type InvokeDeps } from "./invoke.js";
-import type { Route } from "./route.js";
-import { readBody, statusLine, type Flight } from "./server.js";
+import { LocalApi } from "./local-api.js";
+import { mcpServer } from "./server.js";
+import { authenticate, presentedKey, type Credentials, type InvokeDeps } from "../http/invoke.js";
+import type { Route } from "../http/route.js";
+import { readBody, statusLine, type Flight, type MountedEndpoint } from "../http/server.js";
 
 export const MCP_PATH = "/mcp";
 /** Sessions idle this long are closed. */
@@ -36,13 +36,7 @@ export interface McpOptions {
   log: Logger;
 }
 
-export interface McpEndpoint {
-  /** Register /mcp on the app; `port` is known once the server listens. */
-  mount(app: uWS.TemplatedApp, host: string, port: () => number): void;
-  close(): Promise<void>;
-}
-
-export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: McpOptions): McpEndpoint {
+export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: McpOptions): MountedEndpoint {
   const api = new LocalApi(routes, deps);
   const sessions = new Map<string, Session>();
   const sweep = setInterval(() => {

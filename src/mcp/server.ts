@@ -1,10 +1,10 @@
-/** @module tools/mcp-server — an MCP server (official SDK, low-level Server) over the catalog; both transports build theirs here. */
+/** @module mcp/server — an MCP server (official SDK, low-level Server) over the catalog; both transports build theirs here. */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { VERSION } from "../http/routes/ops.js";
-import { CATALOG } from "./catalog.js";
-import { ToolError, type Api, type Tool } from "./tool.js";
+import { VERSION } from "../version.js";
+import { CATALOG } from "../tools/catalog.js";
+import { ToolError, type Api, type Tool } from "../tools/tool.js";
 
 const byName = new Map<string, Tool>(CATALOG.map((t) => [t.name, t]));
 /** JSON Schemas of the catalog, converted once. */

@@ -1,6 +1,6 @@
-/** @module http/rate-limit — sliding-window request limits per client address (IPv4 as is, IPv6 by /64), refusing with 429 `rate_limited` and the seconds to wait. */
+/** @module net/rate-limit — sliding-window request limits per client address (IPv4 as is, IPv6 by /64), refusing with 429 `rate_limited` and the seconds to wait. */
 import { isIP } from "node:net";
-import { embeddedIPv4, ipv6Bytes } from "../commons/outbound.js";
+import { embeddedIPv4, ipv6Bytes } from "./ip.js";
 import { SvcError } from "../errors.js";
 
 export interface RateLimit {

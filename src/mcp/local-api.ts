@@ -1,9 +1,9 @@
-/** @module tools/local-api — the REST operations called in-process (the /mcp endpoint): the route table's own handlers, authenticated and metered as REST. */
+/** @module mcp/local-api — the REST operations called in-process (the /mcp endpoint): the route table's own handlers, authenticated and metered as REST. */
 import { SvcError } from "../errors.js";
 import { authenticate, execute, type Credentials, type InvokeDeps } from "../http/invoke.js";
 import type { RequestContext, Route } from "../http/route.js";
-import { toHttp, type Operation } from "./operation.js";
-import { ToolError, type Api, type ApiReply } from "./tool.js";
+import { toHttp, type Operation } from "../tools/operation.js";
+import { ToolError, type Api, type ApiReply } from "../tools/tool.js";
 
 export class LocalApi {
   private readonly ops = new Map<string, { route: Route; op: Operation }>();
