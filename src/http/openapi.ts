@@ -50,3 +50,17 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
     },
   };
 }
+
+/** The route table as a Markdown table (docs/API.md's "Every route", written by scripts/docs-routes.ts). */
+export function routesMarkdown(routes: readonly Route[]): string {
+  const auth = { none: "public", tenant: "key", admin: "admin key" } as const;
+  const rows = [...routes]
+    .sort((a, b) => (a.path === b.path ? a.method.localeCompare(b.method) : a.path.localeCompare(b.path)))
+    .map((r) => `| ${r.method.toUpperCase()} | \`${r.path}\` | ${auth[r.auth]} | \`${r.operationId}\` | ${r.summary.replace(/\|/g, "\\|").replace(/\n/g, " ")} |`);
+  return ["| Method | Path | Auth | Operation | What |", "|---|---|---|---|---|", ...rows].join("\n");
+}
+
+/** `doc` with the text between its routes markers replaced by `table`. */
+export function withRoutesTable(doc: string, table: string): string {
+  return doc.replace(/(<!-- routes:begin[^>]*-->\n)[\s\S]*?(<!-- routes:end -->)/, `$1${table}\n$2`);
+}

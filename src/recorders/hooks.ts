@@ -4,7 +4,7 @@
  * taking exactly those out again, and turning one hook payload into one record.
  */
 
-/** Claude Code hook event -> record kind. All ten are Claude Code hook events (see README "Recorders"). */
+/** Claude Code hook event -> record kind. All ten are Claude Code hook events (see docs/RECORDERS.md). */
 export const HOOK_EVENTS = [
   ["UserPromptSubmit", "user_prompt"],
   ["PreToolUse", "tool_call"],
