@@ -8,6 +8,7 @@ export const ERRORS = {
   E_AUTH: { status: 401, summary: "missing, unknown or revoked API key" },
   E_WALLET_EMPTY: { status: 402, summary: "the tenant's wallet is exhausted" },
   E_FORBIDDEN: { status: 403, summary: "the operation needs an admin key" },
+  E_HOST_NOT_ALLOWED: { status: 403, summary: "the Host or Origin header names a host the server does not serve (DNS-rebinding and cross-site protection: /mcp always, every route with --no-auth)" },
   E_METHOD: { status: 405, summary: "the path does not accept this method" },
   E_TOO_LARGE: { status: 413, summary: "the request body exceeds the size limit" },
   E_MEDIA_TYPE: { status: 415, summary: "unsupported Content-Type for this route" },

@@ -118,13 +118,14 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   let http: HttpServer;
   try {
     const logger = opts.logger ?? pino({ level: "silent" });
-    const mcp = mcpEndpoint(routes, { keys, wallets, metrics, auth: opts.auth ?? true }, { allowedHosts: opts.mcpAllowedHosts, bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, log: logger });
+    const mcp = mcpEndpoint(routes, { keys, wallets, metrics, auth: opts.auth ?? true }, { bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, log: logger });
     http = await startHttp(routes, { keys, wallets, metrics, mcp }, {
       host: opts.host ?? "127.0.0.1",
       port: opts.port ?? 8080,
       auth: opts.auth ?? true,
       bodyLimit: opts.bodyLimit,
       logger,
+      allowedHosts: opts.mcpAllowedHosts,
     });
   } catch (err) {
     await closeServices();

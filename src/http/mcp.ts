@@ -12,6 +12,7 @@ import type uWS from "uWebSockets.js";
 import { SvcError } from "../errors.js";
 import { LocalApi } from "../tools/local-api.js";
 import { mcpServer } from "../tools/mcp-server.js";
+import type { HostGuard } from "./host-guard.js";
 import { authenticate, presentedKey, type Credentials, type InvokeDeps } from "./invoke.js";
 import type { Route } from "./route.js";
 import { readBody, statusLine, type Flight } from "./server.js";
@@ -30,15 +31,13 @@ interface Session {
 }
 
 export interface McpOptions {
-  /** Host header values allowed besides the loopback names on the listening port (e.g. "svc.example.com"). */
-  allowedHosts?: string[];
   bodyLimit: number;
   log: Logger;
 }
 
 export interface McpEndpoint {
-  /** Register /mcp on the app; `port` is known once the server listens. */
-  mount(app: uWS.TemplatedApp, host: string, port: () => number): void;
+  /** Register /mcp on the app, behind the server's Host/Origin guard. */
+  mount(app: uWS.TemplatedApp, guard: HostGuard): void;
   close(): Promise<void>;
 }
 
@@ -76,14 +75,7 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
   };
 
   return {
-    mount(app, host, port) {
-      // Built at the first request: the port is known once the server listens.
-      let allowList: Set<string> | null = null;
-      const allowed = () => {
-        if (allowList) return allowList;
-        const names = ["localhost", "127.0.0.1", "[::1]", ...(host === "0.0.0.0" || host === "::" ? [] : [host.includes(":") && !host.startsWith("[") ? `[${host}]` : host])];
-        return (allowList = new Set([...names.map((n) => `${n}:${port()}`), ...(opts.allowedHosts ?? [])].map((h) => h.toLowerCase())));
-      };
+    mount(app, guard) {
       app.any(MCP_PATH, (res, req) => {
         const method = req.getCaseSensitiveMethod().toUpperCase();
         const headers = new Headers();
@@ -96,11 +88,7 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
           flight.onAbort?.();
         });
         const handle = async () => {
-          const hostHeader = (headers.get("host") ?? "").toLowerCase();
-          const hosts = allowed();
-          if (!hosts.has(hostHeader)) return reject(res, flight, 403, `Host '${hostHeader}' is not allowed (DNS-rebinding protection); allowed: ${[...hosts].join(", ")} (serve --mcp-allowed-hosts adds more)`);
-          const origin = headers.get("origin");
-          if (origin !== null && !hosts.has(origin.replace(/^https?:\/\//i, "").toLowerCase())) return reject(res, flight, 403, `Origin '${origin}' is not allowed (DNS-rebinding protection)`);
+          guard.check(headers.get("host") ?? "", headers.get("origin"));
           const creds: Credentials = { apiKey: headers.get("api-key") ?? "", authorization: headers.get("authorization") ?? "" };
           let keyId: string | null = null;
           if (deps.auth && presentedKey(creds) !== null) keyId = authenticate("tenant", creds, deps.keys, true).keyId ?? "admin";
