@@ -37,6 +37,7 @@ export const ERRORS = {
   E_UPSTREAM: { status: 502, summary: "the remote site did not answer usably: unreachable, timed out, too large, or no question-answering endpoint" },
   // Spelled as the commons-and-directory contract names them (not_available: directory; rate_limited: commons and directory).
   not_available: { status: 409, summary: "the business has no bookable action (unclaimed, or booking is off)" },
+  E_TOO_MANY_SESSIONS: { status: 429, summary: "this client address (keyless) or API key already holds its share of open MCP sessions; close idle ones with DELETE /mcp" },
   rate_limited: { status: 429, summary: "too many requests from this client address (commons writes: trust, board, ask; business writes: 10 per 10 minutes); retry after the Retry-After seconds (details.retryAfterSeconds)" },
 } as const satisfies Record<string, { status: number; summary: string }>;
 

@@ -13,6 +13,7 @@ import { SvcError } from "../errors.js";
 import { LocalApi } from "../tools/local-api.js";
 import { mcpServer } from "../tools/mcp-server.js";
 import type { HostGuard } from "./host-guard.js";
+import { SessionTable, type SessionLimits } from "./mcp-sessions.js";
 import { authenticate, presentedKey, type Credentials, type InvokeDeps } from "./invoke.js";
 import type { Route } from "./route.js";
 import { readBody, statusLine, type Flight } from "./server.js";
@@ -20,17 +21,17 @@ import { readBody, statusLine, type Flight } from "./server.js";
 export const MCP_PATH = "/mcp";
 /** Sessions idle this long are closed. */
 export const SESSION_IDLE_MS = 30 * 60_000;
-export const MAX_SESSIONS = 1000;
 
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   /** The key id it was opened with (null: no key). Later requests must present the same key. */
   keyId: string | null;
-  lastSeen: number;
 }
 
 export interface McpOptions {
+  /** Caps on open sessions (default DEFAULT_SESSION_LIMITS). */
+  sessionLimits?: SessionLimits;
   bodyLimit: number;
   log: Logger;
 }
@@ -43,10 +44,9 @@ export interface McpEndpoint {
 
 export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: McpOptions): McpEndpoint {
   const api = new LocalApi(routes, deps);
-  const sessions = new Map<string, Session>();
+  const sessions = new SessionTable<Session>(opts.sessionLimits);
   const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [id, s] of sessions) if (now - s.lastSeen > SESSION_IDLE_MS) void closeSession(id, s);
+    for (const [id, s] of sessions.idleSince(Date.now() - SESSION_IDLE_MS)) void closeSession(id, s);
   }, 60_000);
   sweep.unref();
   const closeSession = async (id: string, s: Session) => {
@@ -54,8 +54,9 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
     await s.server.close().catch(() => undefined);
   };
 
-  const open = async (creds: Credentials, keyId: string | null, baseUrl: string, remoteAddress: string): Promise<WebStandardStreamableHTTPServerTransport> => {
-    if (sessions.size >= MAX_SESSIONS) throw new SvcError("E_CLOSED", `too many open MCP sessions (${MAX_SESSIONS}); close idle ones with DELETE /mcp`);
+  /** A new session, admitted into the table at once (so concurrent initializes cannot overfill it); the caller drops it if its initialize fails. */
+  const open = async (creds: Credentials, keyId: string | null, baseUrl: string, remoteAddress: string): Promise<{ id: string; session: Session }> => {
+    const id = randomUUID();
     const server = mcpServer(api.as(creds, baseUrl, remoteAddress), {
       keyed: keyId !== null || !deps.auth,
       onCall: (tool, ok, ms) => {
@@ -64,14 +65,18 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
       },
       onError: (tool, err) => opts.log.error({ tool, err }, "mcp tool failed"),
     });
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, { transport, server, keyId, lastSeen: Date.now() }),
-      onsessionclosed: (id) => void sessions.delete(id),
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      onsessionclosed: (sid) => void sessions.delete(sid),
       maxRequestBodySize: opts.bodyLimit,
     });
+    const session: Session = { transport, server, keyId };
+    for (const [victim, s] of sessions.open(id, session, keyId, remoteAddress, Date.now())) {
+      opts.log.info({ session: victim }, "mcp session closed to make room for a new one");
+      void closeSession(victim, s);
+    }
     await server.connect(transport);
-    return transport;
+    return { id, session };
   };
 
   return {
@@ -95,11 +100,12 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
           const body = method === "POST" ? await readBody(res, Number(headers.get("content-length") ?? -1), opts.bodyLimit, flight) : undefined;
           const sid = headers.get("mcp-session-id");
           let transport: WebStandardStreamableHTTPServerTransport;
+          let opened: { id: string; session: Session } | null = null;
           if (sid !== null) {
             const s = sessions.get(sid);
             if (!s) return reject(res, flight, 404, "unknown or expired MCP session; initialize a new one");
             if (s.keyId !== keyId) return reject(res, flight, 403, "this MCP session was opened with another key");
-            s.lastSeen = Date.now();
+            sessions.touch(sid, Date.now());
             transport = s.transport;
           } else {
             let parsed: unknown;
@@ -111,10 +117,14 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
             if (method !== "POST" || !(Array.isArray(parsed) ? parsed.some(isInitializeRequest) : isInitializeRequest(parsed))) {
               return reject(res, flight, 400, "no Mcp-Session-Id: send an initialize request first");
             }
-            transport = await open(creds, keyId, `http://${headers.get("host")}`, remoteAddress);
+            opened = await open(creds, keyId, `http://${headers.get("host")}`, remoteAddress);
+            transport = opened.session.transport;
           }
           const request = new Request(`http://${headers.get("host")}${MCP_PATH}${query ? `?${query}` : ""}`, { method, headers, body: body === undefined ? undefined : new Uint8Array(body) });
-          await pipe(res, flight, await transport.handleRequest(request));
+          const response = await transport.handleRequest(request);
+          // An initialize the transport refused leaves no session behind to hold a slot.
+          if (opened && transport.sessionId === undefined) void closeSession(opened.id, opened.session);
+          await pipe(res, flight, response);
         };
         handle().catch((err: unknown) => {
           if (err instanceof SvcError) return reject(res, flight, err.status, err.message);
@@ -125,7 +135,7 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
     },
     async close() {
       clearInterval(sweep);
-      await Promise.all([...sessions].map(([id, s]) => closeSession(id, s)));
+      await Promise.all(sessions.all().map(([id, s]) => closeSession(id, s)));
     },
   };
 }
