@@ -6,9 +6,13 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, newTenantKey } from "../e2e/client.js";
-import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
+import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 import { until } from "../e2e/until.js";
 
 // nano-USD: credit 200_000; an upsert of 500 vectors 1_000 + 500 x 100 = 51_000; a query 2_000 + 0.1 per row scanned.
@@ -68,5 +72,28 @@ describe("the wallet under concurrent writes and queries", () => {
     const left = nano(w.balanceUsd);
     const one = await call(srv.url, key, "POST", "/v1/indexes/w/vectors/upsert", { vectors: Array.from({ length: PER_UPSERT }, (_, i) => ({ id: `last-${i}`, values: vec(i) })) });
     expect(one.status).toBe(left >= UPSERT ? 200 : 402);
+  }, 60_000);
+
+  it("over both MCP transports, concurrent upserts the wallet cannot pay for are isError E_WALLET_EMPTY and the balance stays >= 0", async () => {
+    const before = nano((await call(srv.url, key, "GET", "/v1/wallet")).body.balanceUsd);
+    expect(before).toBeLessThan(UPSERT);
+    const http = new Client({ name: "svc-e2e", version: "1.0.0" });
+    await http.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { "api-key": key } } }));
+    const stdio = new Client({ name: "svc-e2e", version: "1.0.0" });
+    await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp"], env: { SVC_URL: srv.url, SVC_API_KEY: key, PATH: process.env.PATH ?? "" }, stderr: "pipe" }));
+    try {
+      const vectors = Array.from({ length: PER_UPSERT }, (_, i) => ({ id: `mcp-${i}`, values: vec(i) }));
+      const results = (await Promise.all([http, stdio].flatMap((c) => Array.from({ length: 5 }, () => c.callTool({ name: "upsert", arguments: { index: "w", vectors } }))))) as CallToolResult[];
+      for (const r of results) {
+        expect(r.isError).toBe(true);
+        expect(JSON.parse((r.content[0] as { text: string }).text).error.code).toBe("E_WALLET_EMPTY");
+      }
+    } finally {
+      await http.close();
+      await stdio.close();
+    }
+    const w = (await call(srv.url, key, "GET", "/v1/wallet")).body;
+    expect(nano(w.balanceUsd)).toBe(before);
+    expect(nano(w.creditedUsd) - nano(w.spentUsd)).toBe(nano(w.balanceUsd));
   }, 60_000);
 });
