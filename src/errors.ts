@@ -8,6 +8,7 @@ export const ERRORS = {
   E_AUTH: { status: 401, summary: "missing, unknown or revoked API key" },
   E_WALLET_EMPTY: { status: 402, summary: "the tenant's wallet is exhausted" },
   E_FORBIDDEN: { status: 403, summary: "the operation needs an admin key" },
+  E_HOST_NOT_ALLOWED: { status: 403, summary: "the Host or Origin header names a host the server does not serve (DNS-rebinding and cross-site protection: /mcp always, every route with --no-auth)" },
   E_METHOD: { status: 405, summary: "the path does not accept this method" },
   E_TOO_LARGE: { status: 413, summary: "the request body exceeds the size limit" },
   E_MEDIA_TYPE: { status: 415, summary: "unsupported Content-Type for this route" },
@@ -36,6 +37,7 @@ export const ERRORS = {
   E_UPSTREAM: { status: 502, summary: "the remote site did not answer usably: unreachable, timed out, too large, or no question-answering endpoint" },
   // Spelled as the commons-and-directory contract names them (not_available: directory; rate_limited: commons and directory).
   not_available: { status: 409, summary: "the business has no bookable action (unclaimed, or booking is off)" },
+  E_TOO_MANY_SESSIONS: { status: 429, summary: "this client address (keyless) or API key already holds its share of open MCP sessions; close idle ones with DELETE /mcp" },
   rate_limited: { status: 429, summary: "too many requests from this client address (commons writes: trust, board, ask; business writes: 10 per 10 minutes); retry after the Retry-After seconds (details.retryAfterSeconds)" },
 } as const satisfies Record<string, { status: number; summary: string }>;
 

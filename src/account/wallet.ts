@@ -66,15 +66,27 @@ export interface WalletView {
   recent: Array<{ ts: number; op: string; costUsd: number; written: number; scanned: number }>;
 }
 
+/** Money held for one operation in flight (nano-USD), from `reserve` until `settle` or `release`. */
+export interface Reservation {
+  readonly tenant: string;
+  readonly nano: number;
+  /** False once settled or released. */
+  open: boolean;
+}
+
 /**
  * Charges are deducted from the in-memory balance at once (real time: the next request sees
- * them) and appended to the ledger; `charge` resolves when the frame is durable (group
- * commit shares the fsync between concurrent requests). A request is refused with
- * E_WALLET_EMPTY when the balance is not positive before it runs; the request that crosses
- * zero completes, so a balance can end slightly below zero.
+ * them) and appended to the ledger; a charge resolves when its frame is durable (group commit
+ * shares the fsync between concurrent requests). A metered operation first reserves its price
+ * bound (`reserve`): refused with E_WALLET_EMPTY unless the balance minus what operations in
+ * flight hold covers it, so concurrent operations cannot spend the same money. `settle` then
+ * charges the actual cost (never more than the balance minus the other holds: a balance never
+ * goes below zero) and `release` drops a hold without charging. Holds live in memory only.
  */
 export class Wallets {
   private readonly accounts = new Map<string, Account>();
+  /** nano-USD held per tenant by open reservations. */
+  private readonly held = new Map<string, number>();
   private walBytesAtCheckpoint = 0;
   private checkpointing: Promise<void> | null = null;
 
@@ -106,18 +118,63 @@ export class Wallets {
     }
   }
 
-  /** Throws E_WALLET_EMPTY unless the tenant's balance is positive; a tenant seen for the first time is credited first. */
-  async check(tenant: string): Promise<void> {
+  /**
+   * Hold the most operation `op` can cost with at most `bound` usage (a tenant seen for the first time is
+   * credited first). Throws E_WALLET_EMPTY unless the unheld balance is positive and covers it.
+   */
+  async reserve(tenant: string, op: string, bound: Usage): Promise<Reservation> {
     const a = this.accounts.get(tenant) ?? (await this.signUp(tenant));
-    if (a.balance <= 0) {
-      throw new SvcError("E_WALLET_EMPTY", `the wallet of tenant '${tenant}' is empty (balance ${(a.balance / NANO_PER_USD).toFixed(6)} USD); add credit to continue`, { field: "wallet" });
+    const nano = costOf(this.prices, op, bound);
+    // Synchronous from here to the hold: no other operation can take the same money.
+    const held = this.held.get(tenant) ?? 0;
+    const free = a.balance - held;
+    if (free <= 0 || free < nano) {
+      const usd = (n: number) => (n / NANO_PER_USD).toFixed(9).replace(/0+$/, "").replace(/\.$/, "");
+      throw new SvcError(
+        "E_WALLET_EMPTY",
+        `the wallet of tenant '${tenant}' cannot pay for this ${op} (up to ${usd(nano)} USD): balance ${usd(a.balance)} USD, ${usd(held)} USD of it held by operations in flight; add credit to continue`,
+        { field: "wallet" },
+      );
     }
+    this.held.set(tenant, held + nano);
+    return { tenant, nano, open: true };
   }
 
-  /** Deduct an operation's price; resolves once the charge is durable. Returns the cost in nano-USD. */
+  /** Drop a reservation without charging (the operation failed). Idempotent. */
+  release(r: Reservation): void {
+    if (!r.open) return;
+    r.open = false;
+    const left = (this.held.get(r.tenant) ?? 0) - r.nano;
+    if (left > 0) this.held.set(r.tenant, left);
+    else this.held.delete(r.tenant);
+  }
+
+  /** Release `r` and charge the operation's actual cost; resolves once the charge is durable. Returns the nano-USD charged. */
+  async settle(r: Reservation, op: string, usage: Usage): Promise<number> {
+    if (!r.open) throw new SvcError("E_INTERNAL", `a reservation of tenant '${r.tenant}' was settled twice`);
+    this.release(r);
+    return this.debit(r.tenant, op, usage);
+  }
+
+  /** Charge an operation without a reservation (never below zero, as `settle`); resolves once the charge is durable. Returns the nano-USD charged. */
   async charge(tenant: string, op: string, usage: Usage): Promise<number> {
     if (!this.accounts.has(tenant)) await this.signUp(tenant);
-    const n = costOf(this.prices, op, usage);
+    return this.debit(tenant, op, usage);
+  }
+
+  /** nano-USD held by open reservations of a tenant. */
+  heldBy(tenant: string): number {
+    return this.held.get(tenant) ?? 0;
+  }
+
+  /**
+   * The actual cost, capped at the balance other operations do not hold: with a true price bound
+   * the cap never bites; without one (a route that declares no usage bound) the wallet still never
+   * goes below zero, and the ledger records what was taken.
+   */
+  private async debit(tenant: string, op: string, usage: Usage): Promise<number> {
+    const a = this.accounts.get(tenant)!;
+    const n = Math.min(costOf(this.prices, op, usage), Math.max(0, a.balance - (this.held.get(tenant) ?? 0)));
     const frame: ChargeFrame = { t: tenant, op, n, w: usage.written ?? 0, s: usage.scanned ?? 0, ts: Date.now() };
     this.applyCharge(frame);
     await this.append(CHARGE, frame);

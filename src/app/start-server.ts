@@ -35,6 +35,7 @@ import { startHttp, DEFAULT_BODY_LIMIT, type HttpServer } from "../http/server.j
 import { mcpEndpoint } from "../mcp/streamable-http.js";
 import { parseCommonsConfig, type CommonsConfig } from "../commons/config.js";
 import { Commons } from "../commons/service.js";
+import type { SessionLimits } from "../mcp/sessions.js";
 import { askRoutes } from "../http/routes/ask.js";
 import { boardRoutes } from "../http/routes/board.js";
 import { trustRoutes } from "../http/routes/trust.js";
@@ -52,6 +53,8 @@ export interface ServerOptions {
   directorySeed?: string | null;
   /** Host header values /mcp accepts besides loopback names on the listening port (DNS-rebinding protection). */
   mcpAllowedHosts?: string[];
+  /** Caps on open /mcp sessions (default DEFAULT_SESSION_LIMITS: 1000, 32 keyless per address, 200 per key). */
+  mcpSessions?: SessionLimits;
 }
 
 export interface Server extends HttpServer {
@@ -118,13 +121,14 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   let http: HttpServer;
   try {
     const logger = opts.logger ?? pino({ level: "silent" });
-    const mcp = mcpEndpoint(routes, { keys, wallets, metrics, auth: opts.auth ?? true }, { allowedHosts: opts.mcpAllowedHosts, bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, log: logger });
+    const mcp = mcpEndpoint(routes, { keys, wallets, metrics, auth: opts.auth ?? true }, { bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, log: logger, sessionLimits: opts.mcpSessions });
     http = await startHttp(routes, { keys, wallets, metrics, mcp }, {
       host: opts.host ?? "127.0.0.1",
       port: opts.port ?? 8080,
       auth: opts.auth ?? true,
       bodyLimit: opts.bodyLimit,
       logger,
+      allowedHosts: opts.mcpAllowedHosts,
     });
   } catch (err) {
     await closeServices();

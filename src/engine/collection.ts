@@ -323,7 +323,7 @@ export class Collection {
     return out;
   }
 
-  /** `scanned`: the rows the query had to consider (the namespace's live rows, those its filter matched, or about those an index probe compared); what metering charges. */
+  /** `scanned`: the rows the query had to consider (the namespace's live rows, those its filter matched, or about those an index probe compared, at most the live rows); what metering charges. */
   async query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; plan: Plan; scanned: number; matched?: number; timings?: SearchResult["timings"]; probed?: number }> {
     const k = req.topK;
     if (!Number.isInteger(k) || k < 1 || k > 10_000) throw new SvcError("E_TOP_K", `topK must be an integer in [1, 10000], got ${k}`, { field: "topK" });
@@ -365,7 +365,8 @@ export class Collection {
           }
           return match;
         });
-        return { matches, plan: res.plan, scanned: res.scanned ?? res.matched ?? p.liveCount, matched: res.matched, timings: res.timings, ...(res.probed === undefined ? {} : { probed: res.probed }) };
+        // An index probe's estimate is capped at the live rows: never more than an exact scan (the wallet reserves that bound).
+        return { matches, plan: res.plan, scanned: Math.min(res.scanned ?? res.matched ?? p.liveCount, p.liveCount), matched: res.matched, timings: res.timings, ...(res.probed === undefined ? {} : { probed: res.probed }) };
       } finally {
         p.pins--;
         this.closeRetired();

@@ -25,10 +25,13 @@ function protoType(name: string): protobuf.Type {
   return root.lookupType(`svc.v1.${name}`);
 }
 
-/** The codec a Content-Type names; null when it names none we speak. A missing header means JSON. */
+/**
+ * The codec a Content-Type names; null when it names none we speak. A missing header names none: a body must say
+ * it is JSON, so a cross-site form or `text/plain` request (no CORS preflight) can never be read as one.
+ */
 export function requestCodec(contentType: string): Codec | null {
   const type = contentType.split(";", 1)[0]!.trim().toLowerCase();
-  if (type === "" || type === JSON_TYPE || type.endsWith("+json")) return "json";
+  if (type === JSON_TYPE || type.endsWith("+json")) return "json";
   if (type === MSGPACK_TYPE || type === "application/x-msgpack" || type === "application/vnd.msgpack") return "msgpack";
   if (type === PROTOBUF_TYPE || type === "application/protobuf" || type === "application/vnd.google.protobuf") return "protobuf";
   return null;

@@ -37,12 +37,22 @@ export function authenticate(auth: Route["auth"], c: Credentials, keys: KeyStore
   return p;
 }
 
-/** Run an authenticated request: metered routes check the tenant's wallet first and are charged on success (admins are not metered). */
+/**
+ * Run an authenticated request. A metered route (non-admin caller) first reserves its price bound in the
+ * tenant's wallet (`route.usageBound`, else the bare request price; 402 E_WALLET_EMPTY when it does not fit),
+ * then runs the handler and settles to the actual usage, or releases the hold when the handler throws.
+ */
 export async function execute(route: Route, ctx: RequestContext, deps: Pick<InvokeDeps, "wallets" | "metrics">): Promise<Reply> {
   const metered = route.meter !== undefined && !ctx.principal.admin;
-  if (metered) await deps.wallets.check(ctx.principal.tenant);
-  const reply = await route.handle(ctx);
-  if (metered) await deps.wallets.charge(ctx.principal.tenant, route.meter!, ctx.usage);
+  const hold = metered ? await deps.wallets.reserve(ctx.principal.tenant, route.meter!, (await route.usageBound?.(ctx)) ?? {}) : null;
+  let reply: Reply;
+  try {
+    reply = await route.handle(ctx);
+  } catch (err) {
+    if (hold) deps.wallets.release(hold);
+    throw err;
+  }
+  if (hold) await deps.wallets.settle(hold, route.meter!, ctx.usage);
   deps.metrics.usage(ctx.usage);
   return reply;
 }

@@ -48,6 +48,12 @@ export interface Route {
   auth: "tenant" | "admin" | "none";
   /** Price-table operation charged on success to non-admin tenants; absent = free. */
   meter?: string;
+  /**
+   * Metered routes whose handler reports `usage`: the most it can report for this request, computed before the
+   * handler runs (reserved in the wallet, see invoke.ts). Absent: the request price alone is reserved. An invalid
+   * request may answer anything (the handler refuses it).
+   */
+  usageBound?(ctx: RequestContext): Usage | Promise<Usage>;
   /** Routes that also speak msgpack and protobuf (request and Accept). */
   proto?: ProtoMessages;
   /** Uploads: the handler gets the body undecoded (a Buffer) and parses it itself; the value is the media type it documents. */
@@ -60,4 +66,10 @@ export interface Route {
   /** Success status and body schema. */
   response: { status: number; schema?: Schema; description: string };
   handle(ctx: RequestContext): Promise<Reply> | Reply;
+}
+
+/** For a `usageBound`: the length of `body[field]` when it is an array, else 0 (a request the handler then refuses). */
+export function countIn(body: unknown, field: string): number {
+  const v = typeof body === "object" && body !== null ? (body as Record<string, unknown>)[field] : undefined;
+  return Array.isArray(v) ? v.length : 0;
 }

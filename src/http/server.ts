@@ -8,6 +8,7 @@ import type { KeyStore, Principal } from "../account/keys.js";
 import type { Wallets } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
+import { HostGuard } from "./host-guard.js";
 import { HttpMetrics } from "./metrics.js";
 import { authenticate, execute } from "./invoke.js";
 import type { RequestContext, Route } from "./route.js";
@@ -25,6 +26,8 @@ export interface HttpOptions {
   auth: boolean;
   bodyLimit?: number;
   logger?: Logger;
+  /** Host header values allowed besides the loopback names on the listening port (serve --mcp-allowed-hosts): /mcp always, every route when auth is off. */
+  allowedHosts?: string[];
 }
 
 export interface HttpDeps {
@@ -37,8 +40,8 @@ export interface HttpDeps {
 
 /** Paths served beside the route table by their own handlers. */
 export interface MountedEndpoint {
-  /** Register its paths on the app; `port` is known once the server listens. */
-  mount(app: uWS.TemplatedApp, host: string, port: () => number): void;
+  /** Register its paths on the app, behind the server's Host/Origin guard. */
+  mount(app: uWS.TemplatedApp, guard: HostGuard): void;
   close(): Promise<void>;
 }
 
@@ -73,6 +76,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
   const log = opts.logger ?? pino({ level: "silent" });
   const limit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const app = uWS.App();
+  const guard = new HostGuard(opts.host, () => port, opts.allowedHosts);
   const idPrefix = randomBytes(3).toString("hex");
   let seq = 0;
   let inFlight = 0;
@@ -113,6 +117,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         contentLength: req.getHeader("content-length"),
         accept: req.getHeader("accept"),
         host: req.getHeader("host"),
+        origin: req.getHeader("origin"),
         apiKey: req.getHeader("api-key"),
         authorization: req.getHeader("authorization"),
         requestId: req.getHeader("x-request-id"),
@@ -144,10 +149,13 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       const run = async (body: Buffer) => {
         bytesIn = body.length;
         if (closing) throw new SvcError("E_CLOSED", "the server is shutting down");
+        // Without keys any page the browser shows could call us (CSRF, DNS rebinding): only our own host and origin may.
+        if (!opts.auth) guard.check(h.host, h.origin);
         principal = authenticate(route.auth, h, deps.keys, opts.auth);
         const inCodec = requestCodec(h.contentType);
         if (!route.rawBody && body.length > 0 && (inCodec === null || (inCodec !== "json" && route.proto?.request === undefined))) {
-          throw new SvcError("E_MEDIA_TYPE", `Content-Type '${h.contentType}' is not accepted here; send application/json${route.proto?.request ? ", application/msgpack or application/x-protobuf" : ""}`, { field: "content-type" });
+          const send = `application/json${route.proto?.request ? ", application/msgpack or application/x-protobuf" : ""}`;
+          throw new SvcError("E_MEDIA_TYPE", h.contentType === "" ? `a request body needs a Content-Type: send ${send}` : `Content-Type '${h.contentType}' is not accepted here; send ${send}`, { field: "content-type" });
         }
         const ctx: RequestContext = {
           id: reqId,
@@ -186,7 +194,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
     });
   };
   for (const r of routes) register(r);
-  deps.mcp?.mount(app, opts.host, () => port);
+  deps.mcp?.mount(app, guard);
 
   // Everything else: 405 when the path exists with another method, else 404.
   const literal = (part: string) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

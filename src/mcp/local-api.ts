@@ -3,7 +3,7 @@ import { SvcError } from "../errors.js";
 import { authenticate, execute, type Credentials, type InvokeDeps } from "../http/invoke.js";
 import type { RequestContext, Route } from "../http/route.js";
 import { toHttp, type Operation } from "../tools/operation.js";
-import { ToolError, type Api, type ApiReply } from "../tools/tool.js";
+import { isFailure, replyError, ToolError, type Api, type ApiReply } from "../tools/tool.js";
 
 export class LocalApi {
   private readonly ops = new Map<string, { route: Route; op: Operation }>();
@@ -34,7 +34,10 @@ export class LocalApi {
             id: `mcp-${(++this.seq).toString(36)}`, params: http.params, query: http.query, body, principal, baseUrl, usage: {}, contentType: http.contentType, remoteAddress,
           };
           const reply = await execute(found.route, ctx, this.deps);
-          const out: ApiReply = { status: reply.status ?? found.route.response.status, headers: reply.headers ?? {} };
+          const status = reply.status ?? found.route.response.status;
+          // A handler may answer an error without throwing (429 rate_limited): a failure all the same.
+          if (isFailure(status)) throw replyError(status, reply.body, `${found.route.method.toUpperCase()} ${found.route.path} answered ${status}`);
+          const out: ApiReply = { status, headers: reply.headers ?? {} };
           if (reply.raw) out.raw = { contentType: reply.raw.contentType, data: Buffer.from(reply.raw.data) };
           // What a REST client would decode from the JSON codec (undefined fields go, dates become strings).
           else if (reply.body !== undefined) out.body = JSON.parse(JSON.stringify(reply.body));

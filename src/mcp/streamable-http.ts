@@ -12,6 +12,8 @@ import type uWS from "uWebSockets.js";
 import { SvcError } from "../errors.js";
 import { LocalApi } from "./local-api.js";
 import { mcpServer } from "./server.js";
+import type { HostGuard } from "../http/host-guard.js";
+import { SessionTable, type SessionLimits } from "./sessions.js";
 import { authenticate, presentedKey, type Credentials, type InvokeDeps } from "../http/invoke.js";
 import type { Route } from "../http/route.js";
 import { readBody, statusLine, type Flight, type MountedEndpoint } from "../http/server.js";
@@ -19,29 +21,26 @@ import { readBody, statusLine, type Flight, type MountedEndpoint } from "../http
 export const MCP_PATH = "/mcp";
 /** Sessions idle this long are closed. */
 export const SESSION_IDLE_MS = 30 * 60_000;
-export const MAX_SESSIONS = 1000;
 
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   /** The key id it was opened with (null: no key). Later requests must present the same key. */
   keyId: string | null;
-  lastSeen: number;
 }
 
 export interface McpOptions {
-  /** Host header values allowed besides the loopback names on the listening port (e.g. "svc.example.com"). */
-  allowedHosts?: string[];
+  /** Caps on open sessions (default DEFAULT_SESSION_LIMITS). */
+  sessionLimits?: SessionLimits;
   bodyLimit: number;
   log: Logger;
 }
 
 export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: McpOptions): MountedEndpoint {
   const api = new LocalApi(routes, deps);
-  const sessions = new Map<string, Session>();
+  const sessions = new SessionTable<Session>(opts.sessionLimits);
   const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [id, s] of sessions) if (now - s.lastSeen > SESSION_IDLE_MS) void closeSession(id, s);
+    for (const [id, s] of sessions.idleSince(Date.now() - SESSION_IDLE_MS)) void closeSession(id, s);
   }, 60_000);
   sweep.unref();
   const closeSession = async (id: string, s: Session) => {
@@ -49,8 +48,9 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
     await s.server.close().catch(() => undefined);
   };
 
-  const open = async (creds: Credentials, keyId: string | null, baseUrl: string, remoteAddress: string): Promise<WebStandardStreamableHTTPServerTransport> => {
-    if (sessions.size >= MAX_SESSIONS) throw new SvcError("E_CLOSED", `too many open MCP sessions (${MAX_SESSIONS}); close idle ones with DELETE /mcp`);
+  /** A new session, admitted into the table at once (so concurrent initializes cannot overfill it); the caller drops it if its initialize fails. */
+  const open = async (creds: Credentials, keyId: string | null, baseUrl: string, remoteAddress: string): Promise<{ id: string; session: Session }> => {
+    const id = randomUUID();
     const server = mcpServer(api.as(creds, baseUrl, remoteAddress), {
       keyed: keyId !== null || !deps.auth,
       onCall: (tool, ok, ms) => {
@@ -59,25 +59,22 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
       },
       onError: (tool, err) => opts.log.error({ tool, err }, "mcp tool failed"),
     });
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, { transport, server, keyId, lastSeen: Date.now() }),
-      onsessionclosed: (id) => void sessions.delete(id),
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      onsessionclosed: (sid) => void sessions.delete(sid),
       maxRequestBodySize: opts.bodyLimit,
     });
+    const session: Session = { transport, server, keyId };
+    for (const [victim, s] of sessions.open(id, session, keyId, remoteAddress, Date.now())) {
+      opts.log.info({ session: victim }, "mcp session closed to make room for a new one");
+      void closeSession(victim, s);
+    }
     await server.connect(transport);
-    return transport;
+    return { id, session };
   };
 
   return {
-    mount(app, host, port) {
-      // Built at the first request: the port is known once the server listens.
-      let allowList: Set<string> | null = null;
-      const allowed = () => {
-        if (allowList) return allowList;
-        const names = ["localhost", "127.0.0.1", "[::1]", ...(host === "0.0.0.0" || host === "::" ? [] : [host.includes(":") && !host.startsWith("[") ? `[${host}]` : host])];
-        return (allowList = new Set([...names.map((n) => `${n}:${port()}`), ...(opts.allowedHosts ?? [])].map((h) => h.toLowerCase())));
-      };
+    mount(app, guard) {
       app.any(MCP_PATH, (res, req) => {
         const method = req.getCaseSensitiveMethod().toUpperCase();
         const headers = new Headers();
@@ -90,22 +87,19 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
           flight.onAbort?.();
         });
         const handle = async () => {
-          const hostHeader = (headers.get("host") ?? "").toLowerCase();
-          const hosts = allowed();
-          if (!hosts.has(hostHeader)) return reject(res, flight, 403, `Host '${hostHeader}' is not allowed (DNS-rebinding protection); allowed: ${[...hosts].join(", ")} (serve --mcp-allowed-hosts adds more)`);
-          const origin = headers.get("origin");
-          if (origin !== null && !hosts.has(origin.replace(/^https?:\/\//i, "").toLowerCase())) return reject(res, flight, 403, `Origin '${origin}' is not allowed (DNS-rebinding protection)`);
+          guard.check(headers.get("host") ?? "", headers.get("origin"));
           const creds: Credentials = { apiKey: headers.get("api-key") ?? "", authorization: headers.get("authorization") ?? "" };
           let keyId: string | null = null;
           if (deps.auth && presentedKey(creds) !== null) keyId = authenticate("tenant", creds, deps.keys, true).keyId ?? "admin";
           const body = method === "POST" ? await readBody(res, Number(headers.get("content-length") ?? -1), opts.bodyLimit, flight) : undefined;
           const sid = headers.get("mcp-session-id");
           let transport: WebStandardStreamableHTTPServerTransport;
+          let opened: { id: string; session: Session } | null = null;
           if (sid !== null) {
             const s = sessions.get(sid);
             if (!s) return reject(res, flight, 404, "unknown or expired MCP session; initialize a new one");
             if (s.keyId !== keyId) return reject(res, flight, 403, "this MCP session was opened with another key");
-            s.lastSeen = Date.now();
+            sessions.touch(sid, Date.now());
             transport = s.transport;
           } else {
             let parsed: unknown;
@@ -117,10 +111,14 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
             if (method !== "POST" || !(Array.isArray(parsed) ? parsed.some(isInitializeRequest) : isInitializeRequest(parsed))) {
               return reject(res, flight, 400, "no Mcp-Session-Id: send an initialize request first");
             }
-            transport = await open(creds, keyId, `http://${headers.get("host")}`, remoteAddress);
+            opened = await open(creds, keyId, `http://${headers.get("host")}`, remoteAddress);
+            transport = opened.session.transport;
           }
           const request = new Request(`http://${headers.get("host")}${MCP_PATH}${query ? `?${query}` : ""}`, { method, headers, body: body === undefined ? undefined : new Uint8Array(body) });
-          await pipe(res, flight, await transport.handleRequest(request));
+          const response = await transport.handleRequest(request);
+          // An initialize the transport refused leaves no session behind to hold a slot.
+          if (opened && transport.sessionId === undefined) void closeSession(opened.id, opened.session);
+          await pipe(res, flight, response);
         };
         handle().catch((err: unknown) => {
           if (err instanceof SvcError) return reject(res, flight, err.status, err.message);
@@ -131,7 +129,7 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
     },
     async close() {
       clearInterval(sweep);
-      await Promise.all([...sessions].map(([id, s]) => closeSession(id, s)));
+      await Promise.all(sessions.all().map(([id, s]) => closeSession(id, s)));
     },
   };
 }

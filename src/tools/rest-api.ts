@@ -1,6 +1,6 @@
 /** @module tools/rest-api — the REST operations over HTTP (the stdio tool server): operation shapes come from the server's own /v1/openapi.json. */
 import { toHttp, type Operation } from "./operation.js";
-import { ToolError, type Api, type ApiReply } from "./tool.js";
+import { isFailure, replyError, ToolError, type Api, type ApiReply } from "./tool.js";
 
 interface OpenApiDoc {
   paths: Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string; schema?: { type?: unknown } }> }>>;
@@ -50,9 +50,14 @@ export function restApi(baseUrl: string, key: string | undefined): Api {
       const type = res.headers.get("content-type") ?? "";
       const data = Buffer.from(await res.arrayBuffer());
       const isJson = /^application\/json\b/i.test(type);
-      if (!res.ok) {
-        const e = isJson && data.length > 0 ? (JSON.parse(data.toString("utf8")) as { error?: { code?: string; message?: string; field?: string } }).error : undefined;
-        throw new ToolError(e?.code ?? `HTTP_${res.status}`, e?.message ?? `${op.method.toUpperCase()} ${http.path} answered ${res.status}`, e?.field);
+      if (isFailure(res.status)) {
+        let body: unknown;
+        try {
+          body = isJson && data.length > 0 ? JSON.parse(data.toString("utf8")) : undefined;
+        } catch {
+          body = undefined;
+        }
+        throw replyError(res.status, body, `${op.method.toUpperCase()} ${http.path} answered ${res.status}`);
       }
       const out: ApiReply = { status: res.status, headers: Object.fromEntries(res.headers.entries()) };
       if (isJson) out.body = data.length > 0 ? JSON.parse(data.toString("utf8")) : undefined;

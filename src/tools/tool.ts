@@ -30,6 +30,20 @@ export class ToolError extends Error {
   }
 }
 
+/**
+ * The one rule for a REST answer that is not a success (any status outside 2xx), over both transports:
+ * it becomes a ToolError carrying the body's stable code, message and field (`HTTP_<status>` when the
+ * body is not our error shape), so the tool result is `isError` and never validated as output.
+ */
+export function replyError(status: number, body: unknown, fallback: string): ToolError {
+  const e = typeof body === "object" && body !== null ? (body as { error?: { code?: unknown; message?: unknown; field?: unknown } }).error : undefined;
+  const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
+  return new ToolError(str(e?.code) ?? `HTTP_${status}`, str(e?.message) ?? fallback, str(e?.field));
+}
+
+/** True for the statuses `replyError` turns into failures. */
+export const isFailure = (status: number): boolean => status < 200 || status > 299;
+
 export interface Annotations {
   readOnlyHint: boolean;
   destructiveHint: boolean;

@@ -56,8 +56,8 @@ describe("Wallets", () => {
     expect(v).toMatchObject({ tenant: "acme", balanceUsd: 0.01, creditedUsd: 0.01, spentUsd: 0 });
     expect(v.recent).toHaveLength(1);
     expect(v.recent[0]).toMatchObject({ op: "credit:signup", costUsd: -0.01, written: 0, scanned: 0 });
-    await w.check("acme");
-    await w.check("acme");
+    w.release(await w.reserve("acme", "fetch", {}));
+    w.release(await w.reserve("acme", "fetch", {}));
     const again = await w.view("acme");
     expect(again.balanceUsd).toBe(0.01);
     expect(again.creditedUsd).toBe(0.01);
@@ -93,33 +93,36 @@ describe("Wallets", () => {
     expect(nano((await w.view("fresh")).balanceUsd)).toBe(10_000_000 - 200_000);
   });
 
-  it("refuses with E_WALLET_EMPTY once the balance is <= 0 (exactly zero included); credit reopens it", async () => {
+  it("refuses with E_WALLET_EMPTY when the price bound does not fit the unheld balance (exactly zero included); credit reopens it", async () => {
     // 10_000 nano of credit, 5_000 per request: two requests bring it to exactly 0
-    const w = await openWallets(parsePrices({ signupCredit: 0.00001, defaultRequest: 0.000005, requests: {} }));
-    await w.check("zero");
-    await w.charge("zero", "op", {});
-    await w.check("zero");
-    await w.charge("zero", "op", {});
+    const w = await openWallets(parsePrices({ signupCredit: 0.00001, defaultRequest: 0.000005, requests: {}, per1kWritten: 0.001 }));
+    await w.settle(await w.reserve("zero", "op", {}), "op", {});
+    await w.settle(await w.reserve("zero", "op", {}), "op", {});
     expect(nano((await w.view("zero")).balanceUsd)).toBe(0);
-    const e = await rejection(w.check("zero"));
+    const e = await rejection(w.reserve("zero", "op", {}));
     expect(e.code).toBe("E_WALLET_EMPTY");
     expect(e.status).toBe(402);
     expect(e.field).toBe("wallet");
     expect(e.message).toContain("zero");
 
-    // the request that crosses zero completes; the next one is refused
-    await w.check("neg");
-    await w.charge("neg", "op", { written: 0 });
-    await w.check("neg"); // 5_000 left
-    await w.charge("neg", "big", {});
-    await w.charge("neg", "big", {}); // -5_000
-    expect(nano((await w.view("neg")).balanceUsd)).toBe(-5_000);
-    expect((await rejection(w.check("neg"))).code).toBe("E_WALLET_EMPTY");
+    // a bound larger than the balance is refused up front (5_000 + 6 written x 1_000 > 10_000); one that fits holds its money
+    expect((await rejection(w.reserve("neg", "op", { written: 6 }))).code).toBe("E_WALLET_EMPTY");
+    const a = await w.reserve("neg", "op", { written: 5 }); // exactly 10_000: all of it
+    expect(w.heldBy("neg")).toBe(10_000);
+    expect((await rejection(w.reserve("neg", "op", {}))).code).toBe("E_WALLET_EMPTY"); // held by a
+    expect(await w.settle(a, "op", { written: 2 })).toBe(7_000); // the actual cost; the rest is released
+    expect(w.heldBy("neg")).toBe(0);
+    // a cost over the bound (a route without one) takes what is left, never more
+    expect(await w.charge("neg", "op", { written: 100 })).toBe(3_000);
+    expect(nano((await w.view("neg")).balanceUsd)).toBe(0);
+    expect((await rejection(w.reserve("neg", "op", {}))).code).toBe("E_WALLET_EMPTY");
+    const b = await rejection(Promise.resolve().then(() => w.settle(a, "op", {})));
+    expect(b.code).toBe("E_INTERNAL"); // settled twice
 
     await w.credit("neg", 0.00001, "topup");
-    await w.check("neg");
+    w.release(await w.reserve("neg", "op", {}));
     const v = await w.view("neg");
-    expect(nano(v.balanceUsd)).toBe(5_000);
+    expect(nano(v.balanceUsd)).toBe(10_000);
     expect(nano(v.creditedUsd)).toBe(20_000);
     expect(v.recent[0]).toMatchObject({ op: "credit:topup", written: 0, scanned: 0 });
     expect(nano(v.recent[0]!.costUsd)).toBe(-10_000);
@@ -130,7 +133,6 @@ describe("Wallets", () => {
 
   it("charges are durable once charge() resolves: a second instance on the same dir (no close) replays the same balance and usage", async () => {
     const w = await openWallets();
-    await w.check("acme");
     for (let i = 1; i <= 5; i++) await w.charge("acme", "upsert", { written: i * 10 });
     await w.charge("acme", "query", { scanned: 123 });
     const before = await w.view("acme", 100);
@@ -143,7 +145,6 @@ describe("Wallets", () => {
 
   it("after a checkpoint and more charges, a reopen has the same balance and usage (no charge counted twice or lost)", async () => {
     const w = await openWallets();
-    await w.check("acme");
     await w.charge("acme", "upsert", { written: 100 });
     await w.charge("acme", "query", { scanned: 40 });
     await w.checkpoint();
@@ -153,7 +154,7 @@ describe("Wallets", () => {
 
     await w.charge("acme", "upsert", { written: 7 });
     await w.charge("acme", "fetch", {});
-    await w.check("beta");
+    w.release(await w.reserve("beta", "query", {}));
     await w.charge("beta", "query", { scanned: 1 });
     const after = await w.view("acme", 100);
     expect(nano(after.balanceUsd)).toBe(10_000_000 - (100_000 + 1_000_000) - (200_000 + 80_000) - (100_000 + 70_000) - 1_000);

@@ -139,8 +139,8 @@ describe("bad input gets the exact 4xx, code and field", () => {
       expectError(await call("POST", `${base}/vectors/upsert`, { body: text, ct: JSON_CT }), 400, "E_BODY", "body");
       expectError(await call("POST", `${base}/query`, { body: text, ct: "application/json; charset=utf-8" }), 400, "E_BODY", "body");
     }
-    // a missing Content-Type means JSON
-    expectError(await call("POST", `${base}/vectors/delete`, { body: Buffer.from("{ids:") }), 400, "E_BODY", "body");
+    // a body without Content-Type is not read as JSON (issue 20.10: no cross-site simple request can write)
+    expectError(await call("POST", `${base}/vectors/delete`, { body: Buffer.from("{ids:") }), 415, "E_MEDIA_TYPE", "content-type");
     expectError(await call("POST", "/v1/indexes", { body: '{"name": "x", "dimension": 4', ct: JSON_CT }), 400, "E_BODY", "body");
     // well-formed JSON of the wrong shape is E_BAD_REQUEST, not E_BODY
     for (const text of ["[]", "5", "null", '"x"']) expectError(await call("POST", `${base}/query`, { body: text, ct: JSON_CT }), 400, "E_BAD_REQUEST", "body");

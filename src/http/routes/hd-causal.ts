@@ -2,7 +2,7 @@
 import { SvcError } from "../../errors.js";
 import { HDSCM_TYPE } from "../../hd/causal/format.js";
 import type { CausalService } from "../../hd/causal/service.js";
-import type { RequestContext, Route, Schema } from "../route.js";
+import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
 
 const ints: Schema = { type: "array", items: { type: "integer", minimum: 0 } };
 const worldsBody: Schema = {
@@ -69,7 +69,7 @@ export function causalRoutes(causal: CausalService): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/hd/causal/{name}/worlds", operationId: "hd_causal_worlds", summary: "Upload worlds (rows of categorical variables) to a causal model, creating it or appending", tags: ["hd"], auth: "tenant", meter: "hd_causal_worlds",
+      method: "post", path: "/v1/hd/causal/{name}/worlds", operationId: "hd_causal_worlds", summary: "Upload worlds (rows of categorical variables) to a causal model, creating it or appending", tags: ["hd"], auth: "tenant", meter: "hd_causal_worlds", usageBound: (ctx) => ({ written: countIn(ctx.body, "worlds") }),
       requestBody: worldsBody,
       response: { status: 200, schema: worldsReply, description: "The model after the upload" },
       async handle(ctx) {
@@ -79,7 +79,7 @@ export function causalRoutes(causal: CausalService): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/hd/causal/{name}/query", operationId: "hd_causal_query", summary: "Observation P(Y=y | X=x) or intervention P(Y=y | do(X=x)) by back-door adjustment", tags: ["hd"], auth: "tenant", meter: "hd_causal_query",
+      method: "post", path: "/v1/hd/causal/{name}/query", operationId: "hd_causal_query", summary: "Observation P(Y=y | X=x) or intervention P(Y=y | do(X=x)) by back-door adjustment", tags: ["hd"], auth: "tenant", meter: "hd_causal_query", usageBound: (ctx) => ({ scanned: causal.describe(tenant(ctx), name(ctx)).rows_total }),
       requestBody: queryBody,
       response: { status: 200, schema: queryReply, description: "Probability, support counts, adjustment set and warnings (no graph, positivity)" },
       handle(ctx) {

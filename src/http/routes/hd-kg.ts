@@ -2,7 +2,7 @@
 import { SvcError } from "../../errors.js";
 import { HDKG_CONTENT_TYPE } from "../../hd/kg/hdkg-file.js";
 import type { KnowledgeGraphs } from "../../hd/kg/service.js";
-import type { RequestContext, Route, Schema } from "../route.js";
+import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
 
 const name: Schema = { type: "string", minLength: 1, maxLength: 512 };
 const factsBody: Schema = {
@@ -28,7 +28,7 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
       handle: (ctx) => ({ body: { graphs: kg.names(tenant(ctx)) } }),
     },
     {
-      method: "post", path: "/v1/hd/kg/{name}/facts", operationId: "hd_kg_add", summary: "Add (subject, relation, object) facts; the graph is created by its first facts; present facts are skipped", tags: ["hd"], auth: "tenant", meter: "hd_kg_add",
+      method: "post", path: "/v1/hd/kg/{name}/facts", operationId: "hd_kg_add", summary: "Add (subject, relation, object) facts; the graph is created by its first facts; present facts are skipped", tags: ["hd"], auth: "tenant", meter: "hd_kg_add", usageBound: (ctx) => ({ written: countIn(ctx.body, "facts") }),
       requestBody: factsBody,
       response: { status: 200, schema: { type: "object", properties: { added: { type: "integer" }, relations: { type: "array", items: { type: "string" } } } }, description: "Facts added and the relations the request touched" },
       async handle(ctx) {

@@ -1,7 +1,7 @@
 /** @module routes/hd-roles — /v1/hd/roles/bind and /read: role-filler binding into one hypervector and reading fillers back (stateless). */
 import { SvcError } from "../../errors.js";
 import { bindRoles, MAX_CANDIDATES, MAX_PAIRS, MIN_COSINE, parseSeed, readRoles, ROLES_DIM } from "../../hd/roles.js";
-import type { RequestContext, Route, Schema } from "../route.js";
+import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
 
 const seed: Schema = { type: "integer", minimum: 0, maximum: 4294967295, default: 0, description: "atom seed; atoms are deterministic in (seed, name)" };
 const vector: Schema = { type: "string", contentEncoding: "base64", description: `the bound record: ${ROLES_DIM} bits, base64` };
@@ -24,7 +24,7 @@ export function hdRolesRoutes(): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/hd/roles/read", operationId: "hd_roles_read", summary: "For each role, the candidate filler nearest to role XOR record, with its cosine and margin over the runner-up", tags: ["hd"], auth: "tenant", meter: "hd_roles_read",
+      method: "post", path: "/v1/hd/roles/read", operationId: "hd_roles_read", summary: "For each role, the candidate filler nearest to role XOR record, with its cosine and margin over the runner-up", tags: ["hd"], auth: "tenant", meter: "hd_roles_read", usageBound: (ctx) => ({ scanned: countIn(ctx.body, "roles") * countIn(ctx.body, "candidates") }),
       requestBody: {
         type: "object", required: ["vector", "roles", "candidates"],
         properties: { vector, roles: { type: "array", items: { type: "string" }, maxItems: MAX_PAIRS }, candidates: { type: "array", items: { type: "string" }, maxItems: MAX_CANDIDATES, description: "the fillers to clean up against" }, seed },

@@ -2,7 +2,7 @@
 import { MAX_ID_BYTES, type FetchedVector } from "../../engine/collection.js";
 import { SvcError } from "../../errors.js";
 import type { IndexRecord, IndexService } from "../../memory/indexes.js";
-import type { RequestContext, Route, Schema } from "../route.js";
+import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
 import * as S from "./schemas.js";
 
 /** Pinecone's name for the namespace "" (both spellings reach the same namespace). */
@@ -32,6 +32,9 @@ export function indexRoutes(indexes: IndexService): Route[] {
     ctx.usage.written = res.upsertedCount;
     return { body: res };
   };
+
+  /** An upsert writes at most the vectors it sends. */
+  const upsertBound = (ctx: RequestContext) => ({ written: countIn(ctx.body, "vectors") });
 
   const control: Route[] = [
     {
@@ -73,13 +76,13 @@ export function indexRoutes(indexes: IndexService): Route[] {
 
   const data: Route[] = [
     {
-      method: "post", path: "/v1/indexes/{name}/vectors/upsert", operationId: "upsert", summary: "Insert or replace vectors", tags: ["vectors"], auth: "tenant", meter: "upsert",
+      method: "post", path: "/v1/indexes/{name}/vectors/upsert", operationId: "upsert", summary: "Insert or replace vectors", tags: ["vectors"], auth: "tenant", meter: "upsert", usageBound: upsertBound,
       proto: { request: "UpsertRequest", response: "UpsertResponse" },
       requestBody: S.upsertRequest, response: { status: 200, schema: S.upsertResponse, description: "Acknowledged: durable, visible to queries within milliseconds" },
       handle: (ctx) => upsert(ctx, object(ctx.body).namespace),
     },
     {
-      method: "post", path: "/v1/indexes/{name}/namespaces/{namespace}/upsert", operationId: "upsert_namespace", summary: "Insert or replace vectors in the namespace named by the path", tags: ["vectors"], auth: "tenant", meter: "upsert",
+      method: "post", path: "/v1/indexes/{name}/namespaces/{namespace}/upsert", operationId: "upsert_namespace", summary: "Insert or replace vectors in the namespace named by the path", tags: ["vectors"], auth: "tenant", meter: "upsert", usageBound: upsertBound,
       proto: { request: "UpsertRequest", response: "UpsertResponse" },
       requestBody: S.upsertRequest, response: { status: 200, schema: S.upsertResponse, description: "Acknowledged" },
       handle: (ctx) => upsert(ctx, ctx.params.namespace),
@@ -87,6 +90,11 @@ export function indexRoutes(indexes: IndexService): Route[] {
     {
       method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by cosine, by vector or by the id of a stored vector, with an optional metadata filter", tags: ["vectors"], auth: "tenant", meter: "query",
       proto: { request: "QueryRequest", response: "QueryResponse" },
+      // A query scans at most the namespace's live rows (Collection.query caps `scanned` there).
+      usageBound: async (ctx) => {
+        const b = typeof ctx.body === "object" && ctx.body !== null ? (ctx.body as Record<string, unknown>) : {};
+        return { scanned: (await collection(ctx)).count(ns(b.namespace)) };
+      },
       requestBody: S.queryRequest, response: { status: 200, schema: S.queryResponse, description: "Matches, best first" },
       async handle(ctx) {
         const b = object(ctx.body);
@@ -133,7 +141,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/indexes/{name}/vectors/update", operationId: "update", summary: "Replace a vector's values and/or merge metadata into it", tags: ["vectors"], auth: "tenant", meter: "update",
+      method: "post", path: "/v1/indexes/{name}/vectors/update", operationId: "update", summary: "Replace a vector's values and/or merge metadata into it", tags: ["vectors"], auth: "tenant", meter: "update", usageBound: () => ({ written: 1 }),
       requestBody: S.updateRequest, response: { status: 200, schema: { type: "object" }, description: "Updated ({})" },
       async handle(ctx) {
         const b = object(ctx.body);

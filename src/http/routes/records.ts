@@ -3,7 +3,7 @@ import { SvcError } from "../../errors.js";
 import { CONTAINER_TYPE, exportContainer, exportSchema, importContainer, type HdServices } from "../../memory/container.js";
 import type { RecordService } from "../../memory/records.js";
 import { formPart } from "../multipart.js";
-import type { RequestContext, Route, Schema } from "../route.js";
+import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
 import { VERSION } from "../../version.js";
 
 const stringArray: Schema = { type: "array", items: { type: "string" } };
@@ -39,7 +39,7 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
       handle: async (ctx) => ({ body: { namespaces: await records.namespaces(tenant(ctx)) } }),
     },
     {
-      method: "post", path: "/v1/records/{ns}", operationId: "records_ingest", summary: "Ingest typed records; text is embedded by the server (1024-d static encoder)", tags: ["records"], auth: "tenant", meter: "records_ingest",
+      method: "post", path: "/v1/records/{ns}", operationId: "records_ingest", summary: "Ingest typed records; text is embedded by the server (1024-d static encoder)", tags: ["records"], auth: "tenant", meter: "records_ingest", usageBound: (ctx) => ({ written: countIn(ctx.body, "items") }),
       requestBody: {
         type: "object", required: ["items"],
         properties: { items: { type: "array", maxItems: 1000, items: { type: "object", required: ["kind", "text"], properties: { kind: { type: "string" }, text: { type: "string" }, tags: stringArray, ts: { type: "integer", description: "epoch ms; default now" }, meta: { type: "object" }, ttlDays: { type: "integer", minimum: 1, description: "expires this many days after ingest" } } } } },
