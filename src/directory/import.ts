@@ -86,12 +86,13 @@ export async function openDirectory(dataDir: string, opts: { durability?: Durabi
   }
 }
 
-/** checkValue (src/safe-values.ts) of one line's value, its errors prefixed like checkImport's ("line 3: booking.__proto__"). */
+/** checkValue (src/safe-values.ts) of one line's value, its errors spelled like checkImport's ("line 3: booking.__proto__: ..."). */
 function checkLine(value: unknown, line: number): void {
   try {
     checkValue(value);
   } catch (err) {
     if (!(err instanceof SvcError)) throw err;
-    throw new SvcError(err.code, `line ${line}: ${err.message}`, { field: `line ${line}: ${err.field}` });
+    const field = `line ${line}: ${err.field}`;
+    throw new SvcError(err.code, `${field}: ${err.message}`, { field });
   }
 }
