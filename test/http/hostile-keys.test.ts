@@ -1,6 +1,6 @@
 /**
  * Reserved keys (__proto__, constructor, prototype) against the built `svc serve`: every write
- * path refuses them with 400 E_METADATA naming the field (REST JSON and msgpack bodies, filters,
+ * path refuses them with 400 E_METADATA naming the field (REST JSON, msgpack and protobuf bodies, filters,
  * MCP tool arguments, container import, board JSON files, KG uploads, directory import), and a
  * WAL holding such a key (frames written as the old encoder wrote them) replays after a restart:
  * the index and the records serve, reads and new writes alike.
@@ -8,10 +8,12 @@
 import { appendFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { encode as msgpackEncode } from "@msgpack/msgpack";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import JSZip from "jszip";
+import protobuf from "protobufjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crc32c } from "../../src/store/crc32c.js";
 import { call, cli, type Reply } from "../e2e/client.js";
@@ -64,6 +66,10 @@ describe("reserved keys are refused on every write path", () => {
     // msgpack: the encoder writes an own "__proto__" key as a map key like any other.
     const body = msgpackEncode(JSON.parse(`{"vectors": [{"id": "b", "values": [1, 2, 3, 4], "metadata": ${withKey("__proto__", '"x"')}}]}`));
     refused(await call(srv.url, null, "POST", "/v1/indexes/hk/vectors/upsert", body, "application/msgpack"), "vectors[0].metadata.__proto__");
+    // protobuf: a Struct field named "__proto__".
+    const Upsert = protobuf.loadSync(fileURLToPath(new URL("../../src/http/proto/vectors.proto", import.meta.url))).lookupType("svc.v1.UpsertRequest");
+    const pb = Upsert.encode(Upsert.fromObject(JSON.parse('{"vectors": [{"id": "b", "values": [1, 2, 3, 4], "metadata": {"fields": {"__proto__": {"stringValue": "x"}}}}]}'))).finish();
+    refused(await call(srv.url, null, "POST", "/v1/indexes/hk/vectors/upsert", pb, "application/x-protobuf"), "vectors[0].metadata.__proto__");
     const f = await call(srv.url, null, "GET", "/v1/indexes/hk/vectors/fetch?ids=a&ids=b");
     expect([f.status, Object.keys(f.body.vectors)]).toEqual([200, ["a"]]);
   });
@@ -83,7 +89,7 @@ describe("reserved keys are refused on every write path", () => {
     zip.file("manifest.json", JSON.stringify({ schema_version: 1, exported_at_ms: 1, namespace: "hk", sections: ["records"], counts: { records: 1 }, exported_by: "test" }));
     zip.file("records.nmm", Buffer.concat([Buffer.from("SVCNMM01"), len, frame]));
     const form = new FormData();
-    form.append("file", new Blob([await zip.generateAsync({ type: "uint8array" })]), "x.svc");
+    form.append("file", new Blob([await zip.generateAsync({ type: "arraybuffer" })]), "x.svc");
     refused(await call(srv.url, null, "POST", "/v1/records/hk/import", form), "records.nmm[0].meta.__proto__");
   });
 
