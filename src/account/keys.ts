@@ -3,6 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { SvcError } from "../errors.js";
+import { parseStoredJson } from "../safe-values.js";
 
 export interface KeyRecord {
   /** Public handle, `key_<hex>`: what `list` shows and `revoke` takes. */
@@ -117,7 +118,7 @@ export class KeyStore {
     const st = statSync(this.path);
     const stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
     if (stamp === this.stamp) return;
-    const parsed = JSON.parse(readFileSync(this.path, "utf8")) as { version: number; keys: KeyRecord[] };
+    const parsed = parseStoredJson(readFileSync(this.path, "utf8")) as { version: number; keys: KeyRecord[] };
     this.records = parsed.keys;
     this.byHash = new Map(this.records.map((r) => [r.hash, r]));
     this.stamp = stamp;

@@ -4,6 +4,7 @@ import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { lockDir, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
+import { parseStoredJson } from "../safe-values.js";
 import { fsyncDir } from "../store/scan.js";
 import { Wal, type WalPosition } from "../store/wal.js";
 import { costOf, NANO_PER_USD, type PriceTable, type Usage } from "./prices.js";
@@ -102,7 +103,7 @@ export class Wallets {
     lockDir(dir);
     try {
       const cpPath = join(dir, "wallets.json");
-      const cp = existsSync(cpPath) ? (JSON.parse(readFileSync(cpPath, "utf8")) as { wal: WalPosition; accounts: Record<string, Account> }) : null;
+      const cp = existsSync(cpPath) ? (parseStoredJson(readFileSync(cpPath, "utf8")) as { wal: WalPosition; accounts: Record<string, Account> }) : null;
       const w = new Wallets(dir, prices, undefined as unknown as Wal);
       for (const [t, a] of Object.entries(cp?.accounts ?? {})) w.accounts.set(t, a);
       const { wal } = await Wal.open(join(dir, "wal"), {

@@ -6,6 +6,7 @@ import { KeyStore } from "../account/keys.js";
 import { parsePrices } from "../account/prices.js";
 import { Wallets } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
+import { parseStoredJson } from "../safe-values.js";
 import { Kernels } from "../kernels/abi.js";
 import { TextEncoder1024 } from "../encoder/encoder.js";
 import { openRegistry } from "../helpers/registry.js";
@@ -78,7 +79,7 @@ export function loadConfig(dataDir: string): { prices: ReturnType<typeof parsePr
   if (!existsSync(path)) return { prices: parsePrices(undefined), commons: parseCommonsConfig(undefined) };
   let raw: Record<string, unknown>;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+    raw = parseStoredJson(readFileSync(path, "utf8")) as Record<string, unknown>;
   } catch (err) {
     throw new SvcError("E_BAD_REQUEST", `${path} is not valid JSON: ${(err as Error).message}`, { field: "config" });
   }

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SvcError } from "../errors.js";
+import { checkValue } from "../safe-values.js";
 import type { Durability } from "../store/wal.js";
 import { checkBooking } from "./booking.js";
 import { checkImport, isoDate, type ImportRecord } from "./identity.js";
@@ -52,6 +53,7 @@ export async function importFile(dir: Directory, path: string, opts: { format?: 
       continue;
     }
     try {
+      checkLine(r.value, r.line);
       const rec = checkImport(r.value, today, `line ${r.line}`);
       if (rec.booking !== undefined) rec.booking = checkBooking(rec.booking, `line ${r.line}: booking`); // a bad line is rejected alone
       batch.push(rec);
@@ -81,5 +83,16 @@ export async function openDirectory(dataDir: string, opts: { durability?: Durabi
   } catch (err) {
     await directory.close();
     throw err;
+  }
+}
+
+/** checkValue (src/safe-values.ts) of one line's value, its errors spelled like checkImport's ("line 3: booking.__proto__: ..."). */
+function checkLine(value: unknown, line: number): void {
+  try {
+    checkValue(value);
+  } catch (err) {
+    if (!(err instanceof SvcError)) throw err;
+    const field = `line ${line}: ${err.field}`;
+    throw new SvcError(err.code, `${field}: ${err.message}`, { field });
   }
 }

@@ -5,6 +5,7 @@ import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { lockDir, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
+import { parseStoredJson } from "../safe-values.js";
 import { fsyncDir } from "../store/scan.js";
 import { Wal, type Durability, type WalPosition } from "../store/wal.js";
 import { checkBooking, checkRange, formatInstant, freeSlots, isSlotStart, offsetMinutes, parseInstant, type Slot } from "./booking.js";
@@ -74,7 +75,7 @@ export class Directory {
     lockDir(dir);
     try {
       const cpPath = join(dir, "directory.json");
-      const cp = existsSync(cpPath) ? (JSON.parse(readFileSync(cpPath, "utf8")) as { wal: WalPosition; businesses: Business[]; requests: ConsultationRequest[] }) : null;
+      const cp = existsSync(cpPath) ? (parseStoredJson(readFileSync(cpPath, "utf8")) as { wal: WalPosition; businesses: Business[]; requests: ConsultationRequest[] }) : null;
       const d = new Directory(dir, undefined as unknown as Wal, opts);
       for (const b of cp?.businesses ?? []) d.businesses.set(b.id, b);
       for (const r of cp?.requests ?? []) d.applyRequest(r);

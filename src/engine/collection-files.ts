@@ -3,6 +3,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rea
 import { open } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { SvcError } from "../errors.js";
+import { parseStoredJson } from "../safe-values.js";
 import type { WalPosition } from "../store/wal.js";
 import type { PartitionState, VectorShape } from "./partition.js";
 
@@ -25,7 +26,7 @@ export interface Checkpoint {
 export function loadConfig(dir: string, opts: { dimension?: number; metric?: VectorShape["metric"]; seed?: number }): CollectionConfig {
   const path = join(dir, "collection.json");
   if (existsSync(path)) {
-    const config = JSON.parse(readFileSync(path, "utf8")) as CollectionConfig;
+    const config = parseStoredJson(readFileSync(path, "utf8")) as CollectionConfig;
     if (opts.dimension !== undefined && opts.dimension !== config.dimension) {
       throw new SvcError("E_DIMENSION", `collection ${dir} has dimension ${config.dimension}, not ${opts.dimension}`, { field: "dimension" });
     }
@@ -81,7 +82,7 @@ function alive(pid: number): boolean {
 export function loadCheckpoint(dir: string): Checkpoint | null {
   const path = join(dir, "checkpoint.json");
   if (!existsSync(path)) return null;
-  return JSON.parse(readFileSync(path, "utf8")) as Checkpoint;
+  return parseStoredJson(readFileSync(path, "utf8")) as Checkpoint;
 }
 
 /** Partition directories a crash left behind (created after the last checkpoint) are rebuilt by replay. */

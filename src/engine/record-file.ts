@@ -1,12 +1,13 @@
 /** @module record-file — each row's id, metadata and payload, appended to one file; ids stay in memory, metadata and payloads are read by position. */
 import { closeSync, constants, fdatasync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
-import { Decoder, Encoder } from "@msgpack/msgpack";
+import { Encoder } from "@msgpack/msgpack";
 import { SvcError } from "../errors.js";
+import { safeDecoder } from "../safe-values.js";
 import type { Metadata } from "./filter/metadata.js";
 import { IdTable } from "./id-table.js";
 
 const encoder = new Encoder();
-const decoder = new Decoder();
+const decoder = safeDecoder();
 const READ_CHUNK = 8 << 20;
 /** Bit 31 of a record's metaWord: a payload length and the payload follow. */
 const HAS_PAYLOAD = 0x80000000;

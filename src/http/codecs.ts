@@ -1,8 +1,9 @@
 /** @module codecs — request bodies in and responses out as JSON, msgpack or protobuf (src/http/proto/vectors.proto). */
-import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
+import { encode as msgpackEncode } from "@msgpack/msgpack";
 import protobuf from "protobufjs";
 import { fileURLToPath } from "node:url";
 import { SvcError } from "../errors.js";
+import { checkValue, safeDecoder, setOwn } from "../safe-values.js";
 
 export const JSON_TYPE = "application/json";
 export const MSGPACK_TYPE = "application/msgpack";
@@ -19,6 +20,7 @@ export interface ProtoMessages {
 // From src/http/ and from dist/http/ alike, ../../src/http/proto is the source folder.
 const PROTO_PATH = fileURLToPath(new URL("../../src/http/proto/vectors.proto", import.meta.url));
 let root: protobuf.Root | null = null;
+const msgpackDecoder = safeDecoder({ useBigInt64: false });
 
 function protoType(name: string): protobuf.Type {
   root ??= protobuf.loadSync(PROTO_PATH);
@@ -54,15 +56,23 @@ export const CONTENT_TYPE: Record<Codec, string> = { json: JSON_TYPE, msgpack: M
 /**
  * Decode a body to the same plain object whatever the codec (protobuf fields become the
  * camelCase names of the JSON body, Structs become objects). An empty body is undefined.
+ * Every decoded body passes checkValue (src/safe-values.ts), so no route sees one nested over
+ * MAX_DEPTH levels (E_TOO_DEEP) or holding a reserved key such as "__proto__" (E_METADATA).
  */
 export function decodeBody(codec: Codec, body: Buffer, proto: ProtoMessages | undefined): unknown {
   if (body.length === 0) return undefined;
+  const value = decodeBytes(codec, body, proto);
+  checkValue(value);
+  return value;
+}
+
+function decodeBytes(codec: Codec, body: Buffer, proto: ProtoMessages | undefined): unknown {
   try {
     switch (codec) {
       case "json":
         return JSON.parse(body.toString("utf8"));
       case "msgpack":
-        return msgpackDecode(body, { useBigInt64: false });
+        return msgpackDecoder.decode(body);
       case "protobuf": {
         const type = protoType(proto!.request!);
         return fromProto(type.toObject(type.decode(body), { longs: Number, defaults: false, arrays: false }));
@@ -100,16 +110,16 @@ function fromProto(v: unknown): unknown {
   if (typeof v !== "object" || v === null) return v;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
-    if (STRUCT_FIELDS.has(k)) out[k] = structToObject(x as { fields?: Record<string, ProtoValue> });
-    else if (k === "vectors" && !Array.isArray(x)) out[k] = mapValues(x as Record<string, unknown>, fromProto);
-    else out[k] = fromProto(x);
+    if (STRUCT_FIELDS.has(k)) setOwn(out, k, structToObject(x as { fields?: Record<string, ProtoValue> }));
+    else if (k === "vectors" && !Array.isArray(x)) setOwn(out, k, mapValues(x as Record<string, unknown>, fromProto));
+    else setOwn(out, k, fromProto(x));
   }
   return out;
 }
 
 function structToObject(s: { fields?: Record<string, ProtoValue> }): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(s.fields ?? {})) out[k] = valueToJs(v);
+  for (const [k, v] of Object.entries(s.fields ?? {})) setOwn(out, k, valueToJs(v));
   return out;
 }
 
@@ -138,7 +148,7 @@ function toProto(v: unknown): unknown {
 /** A proto map (FetchResponse.vectors): its keys are ids, never field names. */
 function mapValues(m: Record<string, unknown>, f: (v: unknown) => unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [id, v] of Object.entries(m)) out[id] = f(v);
+  for (const [id, v] of Object.entries(m)) setOwn(out, id, f(v));
   return out;
 }
 

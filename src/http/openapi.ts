@@ -1,5 +1,6 @@
 /** @module openapi — the OpenAPI 3.1 document, generated from the route table (so it cannot drift from the router). */
 import { ERRORS } from "../errors.js";
+import { MAX_DEPTH, RESERVED_KEYS } from "../safe-values.js";
 import { MSGPACK_TYPE, PROTOBUF_TYPE } from "./codecs.js";
 import type { Route, Schema } from "./route.js";
 import { errorBody } from "./routes/schemas.js";
@@ -38,7 +39,8 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
     info: {
       title: "svc",
       version,
-      description: "Self-hosted memory substrate for AI agents. Errors are {\"error\":{\"code\",\"message\",\"field\"}} with a stable code: " +
+      description: `Self-hosted memory substrate for AI agents. Every request body (and MCP tool arguments) nests objects and arrays at most ${MAX_DEPTH} levels deep, the body being level 1 (deeper: 400 E_TOO_DEEP), and carries none of the keys ${[...RESERVED_KEYS].join(", ")} at any depth (400 E_METADATA); the error's field is the path, e.g. items[0].meta.__proto__. ` +
+        "Errors are {\"error\":{\"code\",\"message\",\"field\"}} with a stable code: " +
         Object.entries(ERRORS).map(([code, e]) => `${code} (${e.status})`).join(", "),
     },
     servers: [{ url: "/" }],

@@ -2,6 +2,8 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { SvcError } from "../errors.js";
+import { checkValue } from "../safe-values.js";
 import { VERSION } from "../version.js";
 import { CATALOG } from "../tools/catalog.js";
 import { ToolError, type Api, type Tool } from "../tools/tool.js";
@@ -43,6 +45,12 @@ export function mcpServer(api: Api, opts: McpServerOptions): Server {
 }
 
 async function callTool(tool: Tool, args: unknown, api: Api, opts: McpServerOptions): Promise<CallToolResult> {
+  try {
+    checkValue(args, "arguments");
+  } catch (err) {
+    if (!(err instanceof SvcError)) throw err;
+    return failure(new ToolError(err.code, err.message, err.field));
+  }
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

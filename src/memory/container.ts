@@ -2,9 +2,10 @@
  * @module container — the portable .svc container of one records namespace: a zip of manifest.json and
  * records.nmm; schema 2 adds the tenant's knowledge graphs (kg/<name>.hdkg) and causal models (scm/<name>.hdscm).
  */
-import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
+import { encode as msgpackEncode } from "@msgpack/msgpack";
 import JSZip from "jszip";
 import { SvcError } from "../errors.js";
+import { checkValue, decodeMsgpack } from "../safe-values.js";
 import { decodeHdscm } from "../hd/causal/format.js";
 import { CAUSAL_NAME_RE } from "../hd/causal/service.js";
 import { checkGraphName, checkHdkg } from "../hd/kg/service.js";
@@ -74,7 +75,7 @@ export function decodeRecords(buf: Buffer): ContainerRecord[] {
     if (at + 4 + len > buf.length) throw bad(`records.nmm frame at byte ${at} runs past the end`);
     let r: unknown;
     try {
-      r = msgpackDecode(buf.subarray(at + 4, at + 4 + len));
+      r = decodeMsgpack(buf.subarray(at + 4, at + 4 + len));
     } catch {
       throw bad(`records.nmm frame at byte ${at} is not msgpack`);
     }
@@ -135,6 +136,7 @@ export async function readContainer(data: Buffer): Promise<{ manifest: Manifest;
     throw bad("manifest.json is not JSON");
   }
   if (typeof manifest !== "object" || manifest === null) throw bad("manifest.json must be an object");
+  checkValue(manifest, "manifest.json");
   if (!SCHEMA_VERSIONS.includes(manifest.schema_version as never)) throw bad(`schema_version ${String(manifest.schema_version)} is not supported (1 or 2)`);
   if (typeof manifest.counts?.records !== "number") throw bad("manifest.counts.records must be a number");
   const records = decodeRecords(await read("records.nmm"));
@@ -229,6 +231,7 @@ function checkRecord(v: unknown, i: number): ContainerRecord {
     (r.ttlDays === undefined || (Number.isInteger(r.ttlDays) && (r.ttlDays as number) > 0)) &&
     (r.exp === undefined || Number.isSafeInteger(r.exp));
   if (!ok) throw bad(`records.nmm record ${i} is malformed`);
+  checkValue(r, `records.nmm[${i}]`);
   return r as unknown as ContainerRecord;
 }
 

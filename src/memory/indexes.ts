@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Collection } from "../engine/collection.js";
 import { writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
+import { parseStoredJson } from "../safe-values.js";
 import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import type { Durability } from "../store/wal.js";
@@ -155,7 +156,7 @@ export class IndexService {
         for (const name of readdirSync(root)) {
           const meta = join(root, name, "index.json");
           if (!INDEX_NAME_RE.test(name) || !existsSync(meta)) continue;
-          m.set(name, { record: JSON.parse(readFileSync(meta, "utf8")) as IndexRecord, collection: null });
+          m.set(name, { record: parseStoredJson(readFileSync(meta, "utf8")) as IndexRecord, collection: null });
         }
       }
       this.tenants.set(tenant, m);

@@ -1,8 +1,9 @@
 /** @module record-fields — one record as stored (indexed metadata + msgpack payload) and as shown, its typed predicate, and the checks of record input. */
 import { randomBytes } from "node:crypto";
-import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
+import { encode as msgpackEncode } from "@msgpack/msgpack";
 import type { Metadata } from "../engine/filter/metadata.js";
 import { SvcError } from "../errors.js";
+import { checkValue, decodeMsgpack } from "../safe-values.js";
 
 export const MAX_TEXT_BYTES = 64 * 1024;
 export const MAX_META_BYTES = 64 * 1024;
@@ -62,6 +63,7 @@ export function toRow(item: unknown, field: string, now: number): Row {
   if (typeof ts !== "number" || !Number.isSafeInteger(ts) || ts < 0) throw new SvcError("E_BAD_REQUEST", `${field}.ts must be a non-negative integer (epoch ms)`, { field: `${field}.ts` });
   const meta = it.meta === undefined ? {} : it.meta;
   if (typeof meta !== "object" || meta === null || Array.isArray(meta)) throw new SvcError("E_BAD_REQUEST", `${field}.meta must be an object`, { field: `${field}.meta` });
+  checkValue(meta, `${field}.meta`);
   let ttlDays: number | undefined;
   if (it.ttlDays !== undefined) {
     ttlDays = it.ttlDays as number;
@@ -82,7 +84,7 @@ export function restoredRow(r: ContainerRecord): Row {
 export function toView(id: string, m: Metadata, payload: Uint8Array | undefined, includeText: boolean, includeMeta: boolean, score?: number): RecordView {
   const v: RecordView = { id, kind: m.kind as string, tags: (m.tags as string[] | undefined) ?? [], ts: m.ts as number };
   if (payload !== undefined && (includeText || includeMeta)) {
-    const p = msgpackDecode(payload) as Payload;
+    const p = decodeMsgpack(payload) as Payload;
     if (includeText) v.text = p.text;
     if (includeMeta) v.meta = p.meta;
     if (includeText && includeMeta && p.ttlDays !== undefined) v.ttlDays = p.ttlDays;

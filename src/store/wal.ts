@@ -1,8 +1,8 @@
 /** @module wal — the segmented append-only write-ahead log: open + replay + torn-tail recovery, group-committed appends, rollover, dropBefore. */
 import { mkdir, open, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { Decoder } from "@msgpack/msgpack";
 import { SvcError } from "../errors.js";
+import { safeDecoder } from "../safe-values.js";
 import { checkHeader, encodeHeader, FRAME_OVERHEAD, HEADER_SIZE, listSegments, PAD_TYPE, segmentName, type SegmentFile } from "./segment.js";
 import { FrameEncoder, frameCrc, sealFrame, type EncodedFrame } from "./frame-encoder.js";
 import { findNextFrame, fsyncDir, readFully, scanFrames } from "./scan.js";
@@ -189,7 +189,7 @@ export class Wal {
       throw corrupt(join(dir, segmentName(from.segment)), from.offset, `replay position is past the end of the log (last segment is ${last.name})`);
     }
 
-    const decoder = new Decoder();
+    const decoder = safeDecoder();
     let active: FileHandle | null = null;
     let activeSize = 0;
     try {

@@ -1,6 +1,7 @@
 /** @module metadata-index — one partition's metadata index: filters evaluated to roaring bitmaps of rows, plus match-count estimates and checkpoints. */
-import { decode, encode } from "@msgpack/msgpack";
+import { encode } from "@msgpack/msgpack";
 import { SvcError } from "../../errors.js";
+import { decodeMsgpack } from "../../safe-values.js";
 import { RoaringBitmap32 } from "../roaring.js";
 import type { Metadata } from "./metadata.js";
 import { NumericColumn, type NumericQuery } from "./numeric-column.js";
@@ -220,7 +221,7 @@ export class MetadataIndex {
   /** Rebuild an index from serialize() bytes; more rows may be added afterwards. Throws E_IO when the bytes are not such an index. */
   static deserialize(bytes: Uint8Array): MetadataIndex {
     try {
-      const env = decode(bytes) as Envelope;
+      const env = decodeMsgpack(bytes) as Envelope;
       if (typeof env !== "object" || env === null || env.format !== FORMAT) throw new Error("not a metadata index");
       if (env.version !== VERSION) throw new Error(`format version ${String(env.version)} is not ${VERSION}`);
       const index = new MetadataIndex(bitmapOf(env.rows));

@@ -1,5 +1,6 @@
 /** @module metadata — the metadata value model (Pinecone rules), its validation and the update merge. */
 import { SvcError } from "../../errors.js";
+import { checkKey } from "../../safe-values.js";
 
 /** A metadata value: string, finite number, boolean or list of strings. */
 export type MetaValue = string | number | boolean | string[];
@@ -14,6 +15,7 @@ export const MAX_METADATA_BYTES = 40 * 1024;
  * Allowed values: string, finite number, boolean, list of strings (Pinecone rules). Rejected
  * with E_METADATA naming the full path ("vectors[3].metadata.genre", "...tags[2]"): nested
  * objects, null, NaN/Infinity, lists holding non-strings, empty keys, keys starting with "$",
+ * reserved keys ("__proto__", "constructor", "prototype": checkKey in src/safe-values.ts),
  * and a whole object whose JSON encoding exceeds MAX_METADATA_BYTES.
  * `undefined` or `null` metadata means none and yields {}; a key whose value is `undefined`
  * is dropped (JSON would drop it too). Returns a fresh object (lists are copied), so later
@@ -34,20 +36,21 @@ export function validateMetadata(value: unknown, field: string): Metadata {
     const path = keyPath(field, key);
     if (key.length === 0) throw new SvcError("E_METADATA", "metadata keys must be non-empty", { field: path });
     if (key.charCodeAt(0) === 36 /* $ */) throw new SvcError("E_METADATA", `metadata key "${key}" must not start with "$" (reserved for filter operators)`, { field: path });
+    checkKey(key, path);
     bound += key.length * 6 + 4;
     switch (typeof v) {
       case "string":
         bound += v.length * 6 + 2;
-        setOwn(out, key, v);
+        out[key] = v;
         break;
       case "number":
         if (!Number.isFinite(v)) throw new SvcError("E_METADATA", `metadata numbers must be finite, got ${v}`, { field: path });
         bound += 24;
-        setOwn(out, key, v);
+        out[key] = v;
         break;
       case "boolean":
         bound += 5;
-        setOwn(out, key, v);
+        out[key] = v;
         break;
       case "object": {
         if (v === null) throw new SvcError("E_METADATA", "metadata values must not be null; omit the key instead", { field: path });
@@ -60,7 +63,7 @@ export function validateMetadata(value: unknown, field: string): Metadata {
           list[i] = s;
         }
         bound += 2;
-        setOwn(out, key, list);
+        out[key] = list;
         break;
       }
       default:
@@ -80,18 +83,13 @@ export function validateMetadata(value: unknown, field: string): Metadata {
  * update is applied), so the size limit is enforced on the patch at request time only.
  */
 export function mergeMetadata(base: Metadata, patch: Metadata): Metadata {
-  // Spread copies own keys with define semantics, so a "__proto__" key stays a plain key.
+  // Spread copies own keys with define semantics, so even a "__proto__" key logged before such keys were refused stays a plain key.
   return { ...base, ...patch };
 }
 
 /** An own-property read: inherited names ("constructor", "toString") are never metadata. */
 export function ownValue(meta: Metadata, key: string): MetaValue | undefined {
   return Object.prototype.hasOwnProperty.call(meta, key) ? meta[key] : undefined;
-}
-
-function setOwn(out: Metadata, key: string, v: MetaValue): void {
-  if (key === "__proto__") Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
-  else out[key] = v;
 }
 
 function keyPath(field: string, key: string): string {

@@ -8,6 +8,7 @@ import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { lockDir, writeDurable } from "../../engine/collection-files.js";
 import { SvcError } from "../../errors.js";
+import { parseStoredJson } from "../../safe-values.js";
 import type { Kernels } from "../../kernels/abi.js";
 import { fsyncDir } from "../../store/scan.js";
 import { Wal, type Durability, type WalPosition } from "../../store/wal.js";
@@ -193,7 +194,7 @@ export class KnowledgeGraphs {
       await rename(tmp, meta);
       await fsyncDir(dir);
     }
-    const conf = JSON.parse(readFileSync(meta, "utf8")) as { seed: number };
+    const conf = parseStoredJson(readFileSync(meta, "utf8")) as { seed: number };
     lockDir(dir);
     const graph = new Graph(this.kernels, conf.seed);
     try {

@@ -2,6 +2,7 @@
 import type { Commons } from "../../commons/service.js";
 import { limitParam } from "../../commons/text-rules.js";
 import { SvcError } from "../../errors.js";
+import { checkValue } from "../../safe-values.js";
 import { RateLimiter } from "../../net/rate-limit.js";
 import type { Route, Schema } from "../route.js";
 import { rateLimited } from "./rate-limited.js";
@@ -105,6 +106,7 @@ export function boardRoutes(commons: Commons): Route[] {
           } catch {
             throw new SvcError("E_BODY", "the body is not JSON; to upload a raw file, pass ?agent=&filename=", { field: "body" });
           }
+          checkValue(body);
         }
         return { body: await commons.files.add(body, threadOf) };
       }),

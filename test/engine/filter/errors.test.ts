@@ -1,7 +1,7 @@
 /** @module errors.test — every malformed filter (E_FILTER) and metadata value (E_METADATA) names its exact path. */
 import { describe, expect, it } from "vitest";
 import { SvcError } from "../../../src/errors.js";
-import { MAX_METADATA_BYTES, mergeMetadata, validateMetadata } from "../../../src/engine/filter/metadata.js";
+import { MAX_METADATA_BYTES, mergeMetadata, validateMetadata, type Metadata } from "../../../src/engine/filter/metadata.js";
 import { MAX_FILTER_DEPTH, MAX_IN_VALUES, parseFilter } from "../../../src/engine/filter/parse.js";
 
 function caught(fn: () => unknown): SvcError {
@@ -144,11 +144,17 @@ describe("E_METADATA", () => {
     expect(validateMetadata(null, F)).toEqual({});
   });
 
-  it('keeps a "__proto__" key as a plain key without touching the prototype', () => {
-    const out = validateMetadata(JSON.parse('{"__proto__": "x", "a": 1}'), F);
-    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
-    expect(Object.keys(out)).toEqual(["__proto__", "a"]);
-    expect(Object.getOwnPropertyDescriptor(out, "__proto__")?.value).toBe("x");
+  it("refuses reserved keys (__proto__, constructor, prototype) naming the field, without touching a prototype", () => {
+    for (const key of ["__proto__", "constructor", "prototype"]) {
+      const input = JSON.parse(`{"a": 1, "${key}": "x"}`);
+      const e = caught(() => validateMetadata(input, F));
+      expect([e.code, e.field]).toEqual(["E_METADATA", `${F}.${key}`]);
+    }
+    expect(Object.getPrototypeOf(JSON.parse('{"__proto__": "x"}'))).toBe(Object.prototype);
+  });
+
+  it('mergeMetadata keeps a "__proto__" key (logged before such keys were refused) a plain key', () => {
+    const out = JSON.parse('{"__proto__": "x", "a": 1}') as Metadata;
     const merged = mergeMetadata(out, { b: true });
     expect(Object.getOwnPropertyDescriptor(merged, "__proto__")?.value).toBe("x");
     expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
