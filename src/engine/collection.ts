@@ -1,11 +1,12 @@
 /** @module collection — a durable vector collection: WAL-first writes applied asynchronously, namespaces, queries, ordered/aggregate reads, checkpoints, compaction. */
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
 import { Rotation } from "../kernels/rotation.js";
 import type { ScanPool } from "../pool/scan-pool.js";
+import { reportDamage } from "../store/damage.js";
 import { fsyncDir } from "../store/scan.js";
 import { Wal, type Durability, type RecoveryReport, type WalPosition } from "../store/wal.js";
 import { mergeMetadata, validateMetadata, type Metadata } from "./filter/metadata.js";
@@ -51,6 +52,8 @@ export interface CollectionOptions {
   checkpointBytes?: number;
   /** Live rows from which a namespace gets an approximate index, built in the background (default ANN_MIN_ROWS; Infinity: never). */
   annMinRows?: number;
+  /** How damage found here is named in the damage register (store/damage.ts): the store name and the directory file names are relative to (default: `collection:<dir>`, the collection dir). */
+  damage?: { store: string; root: string };
 }
 
 export interface VectorInput {
@@ -126,6 +129,7 @@ export class Collection {
   readonly dir: string;
   readonly config: CollectionConfig;
   readonly recovery: RecoveryReport;
+  private readonly damage: { store: string; root: string };
   private readonly kernels: Kernels;
   private readonly pool: ScanPool;
   private readonly rotation: Rotation | null;
@@ -164,7 +168,8 @@ export class Collection {
     this.annMinRows = opts.annMinRows ?? ANN_MIN_ROWS;
     this.seq = cp?.seq ?? 0;
     this.visiblePos = cp?.wal ?? { segment: 0, offset: 0 };
-    this.recovery = { segments: 0, frames: 0, bytes: 0, tornTail: null };
+    this.recovery = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
+    this.damage = opts.damage ?? { store: `collection:${dir}`, root: dir };
     let gen = 0;
     for (const s of cp?.partitions ?? []) {
       const tombstones = RoaringBitmap32.deserialize(readFileSync(join(this.partsDir, s.dir, s.tombstones)), "portable");
@@ -188,6 +193,7 @@ export class Collection {
         durability: opts.durability,
         segmentBytes: opts.segmentBytes,
         from: cp?.wal,
+        salvage: true,
         onFrame: (f) => {
           c.apply({ type: f.type, body: f.body } as Op);
           c.visiblePos = f.end;
@@ -196,6 +202,7 @@ export class Collection {
       c.wal = wal;
       c.visiblePos = wal.position;
       Object.assign(c.recovery, report);
+      c.reportRecovery(report);
       c.walBytesAtCheckpoint = wal.stats.bytes;
       for (const p of c.partitions.values()) c.maybeIndex(p);
       return c;
@@ -203,6 +210,22 @@ export class Collection {
       rmSync(join(dir, "LOCK"), { force: true });
       throw err;
     }
+  }
+
+  /** Name what replay had to leave out in the damage register: a torn tail is expected after a crash, but it is still a loss. */
+  private reportRecovery(report: RecoveryReport): void {
+    const t = report.tornTail;
+    if (t !== null) {
+      this.reportDamage({ file: t.file, kind: "torn-tail", dropped: t.frames, detail: `cut ${t.bytes} bytes (${t.frames} frame(s)) off the log at offset ${t.offset}: ${t.reason}` });
+    }
+    for (const d of report.damaged) {
+      const what = d.beforeFrom ? "skipped: the checkpoint already holds it" : `${d.frames} frame(s) lost, later frames replayed; \`svc repair\` pads the region`;
+      this.reportDamage({ file: d.file, kind: "bad-frame", dropped: d.beforeFrom ? 0 : d.frames, detail: `${d.bytes} damaged bytes at offset ${d.offset} (${d.reason}); ${what}` });
+    }
+  }
+
+  private reportDamage(r: { file: string; kind: string; dropped: number; detail: string }): void {
+    reportDamage({ store: this.damage.store, file: relative(this.damage.root, r.file), kind: r.kind, detail: r.detail, dropped: r.dropped, offline: false });
   }
 
   private get partsDir(): string {
