@@ -29,7 +29,7 @@ export const MAX_PAYLOAD_BYTES = 1 << 20;
 export const MAX_ORDER_LIMIT = 10_000;
 /** Take a checkpoint once this many WAL bytes were written since the last one. */
 export const DEFAULT_CHECKPOINT_BYTES = 256 << 20;
-/** Compact a partition at checkpoint time once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows). */
+/** Compact a partition in the background once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows); checked as deletes and overwrites are applied. */
 export const COMPACT_DEAD_FRACTION = 0.25;
 export const COMPACT_MIN_DEAD = 1024;
 /**
@@ -204,7 +204,7 @@ export class Collection {
       Object.assign(c.recovery, report);
       c.reportRecovery(report);
       c.walBytesAtCheckpoint = wal.stats.bytes;
-      for (const p of c.partitions.values()) c.maybeIndex(p);
+      for (const p of c.partitions.values()) if (!c.maybeCompact(p)) c.maybeIndex(p);
       return c;
     } catch (err) {
       rmSync(join(dir, "LOCK"), { force: true });
@@ -576,6 +576,20 @@ export class Collection {
     return { lists: p.ivf.lists, indexedRows: p.ivf.indexedRows, deltaRows: p.rows - p.ivf.indexedRows, bytes: p.ivf.bytes, probe: p.ivf.calibrated };
   }
 
+  /**
+   * Start a background compaction when the partition's dead rows (overwritten or deleted) reach
+   * COMPACT_DEAD_FRACTION of its rows (and COMPACT_MIN_DEAD): dead rows cost every scan. Returns
+   * whether one runs now. (Checked only at checkpoints before, which come every checkpointBytes
+   * of log, so an overwrite-heavy namespace went 84% dead before one was considered.)
+   */
+  private maybeCompact(p: Partition): boolean {
+    if (this.compacting.has(p.namespace)) return true;
+    const dead = p.tombstones.size;
+    if (this.closing || this.closed || dead < COMPACT_MIN_DEAD || dead <= COMPACT_DEAD_FRACTION * p.rows) return false;
+    void this.rewrite(p.namespace, "auto").catch(() => {});
+    return true;
+  }
+
   /** Start a background (re)build when a namespace is large enough and has no index, or its delta has outgrown ANN_DELTA_FRACTION. */
   private maybeIndex(p: Partition): void {
     if (this.closing || this.closed || this.compacting.has(p.namespace) || p.liveCount < this.annMinRows) return;
@@ -691,9 +705,9 @@ export class Collection {
         const bits = await next;
         next = this.encodeAhead(this.queue[0]);
         this.apply(op, bits);
-        if (op.type === OP.upsert) {
+        if (op.type === OP.upsert || op.type === OP.delete || op.type === OP.update) {
           const p = this.partitions.get(op.body.ns);
-          if (p !== undefined) this.maybeIndex(p);
+          if (p !== undefined && !this.maybeCompact(p) && op.type === OP.upsert) this.maybeIndex(p);
         }
         this.backlogBytes -= bytes;
         this.visiblePos = pos;
@@ -804,7 +818,7 @@ export class Collection {
       if (clustered && old.liveCount > 0) {
         map = await copyClustered(this.kernels, this.pool, old, fresh, this.rotation, this.config.seed, () => this.closing);
         await writeDurable(join(fresh.path, IVF_FILE), fresh.ivf!.serialize());
-      } else map = await copyLiveRows(old, fresh, this.rotation);
+      } else map = await copyLiveRows(old, fresh, this.rotation, () => this.closing);
       before = old.rows;
     } catch (err) {
       fresh.close();
@@ -868,10 +882,7 @@ export class Collection {
     await this.wal.dropBefore(pos);
     const open = new Set([...this.partitions.values(), ...this.retired].map((p) => p.dir));
     for (const d of readdirSync(this.partsDir)) if (!open.has(d) && !this.referenced.has(d)) await rm(join(this.partsDir, d), { recursive: true, force: true });
-    for (const [ns, p] of this.partitions) {
-      const dead = p.tombstones.size;
-      if (dead >= COMPACT_MIN_DEAD && dead > COMPACT_DEAD_FRACTION * p.rows && !this.closing) void this.compact(ns).catch(() => {});
-    }
+    for (const p of this.partitions.values()) this.maybeCompact(p);
   }
 }
 
