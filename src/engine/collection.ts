@@ -13,7 +13,7 @@ import { mergeMetadata, validateMetadata, type Metadata } from "./filter/metadat
 import { MetadataIndex } from "./filter/metadata-index.js";
 import { parseFilter } from "./filter/parse.js";
 import { OP, type DeleteAllOp, type DeleteOp, type MoveOp, type Op, type UpdateOp, type UpsertOp } from "./ops.js";
-import { CONFIG_VERSION, lockDir, loadCheckpoint, loadConfig, removeUnreferenced, writeDurable, type Checkpoint, type CollectionConfig } from "./collection-files.js";
+import { CHECKPOINT_VERSION, lockDir, loadCheckpoint, loadConfig, removeUnreferenced, writeDurable, type Checkpoint, type CollectionConfig } from "./collection-files.js";
 import { Partition, type VectorShape } from "./partition.js";
 import { RoaringBitmap32 } from "./roaring.js";
 import { carryTombstones, copyLiveRows } from "./compaction.js";
@@ -21,6 +21,8 @@ import { search, searchBatch, TOMBSTONE_SKIP_MAX, type Plan, type SearchResult }
 import { ANN_DELTA_FRACTION, ANN_MIN_ROWS, type ProbeParams } from "./ivf.js";
 import { copyClustered } from "./ivf-build.js";
 import { IVF_FILE } from "./partition.js";
+import { parseSums, serializeSums } from "./block-sums.js";
+import { LogHistory } from "./log-history.js";
 
 export const MAX_ID_BYTES = 512;
 /** Largest payload of one row (opaque bytes stored with it, not indexed). */
@@ -174,7 +176,17 @@ export class Collection {
     for (const s of cp?.partitions ?? []) {
       const tombstones = RoaringBitmap32.deserialize(readFileSync(join(this.partsDir, s.dir, s.tombstones)), "portable");
       const index = MetadataIndex.deserialize(readFileSync(join(this.partsDir, s.dir, s.index)));
-      this.partitions.set(s.namespace, new Partition(this.kernels, this.partsDir, config, { ...s, tombstones, index }));
+      let sums: ReturnType<typeof parseSums> | undefined;
+      if (s.sums !== undefined) {
+        const path = join(this.partsDir, s.dir, s.sums);
+        try {
+          sums = parseSums(readFileSync(path), path);
+        } catch (err) {
+          // Without the sums the files cannot be checked this time; the next checkpoint writes new ones.
+          this.reportDamage({ file: path, kind: "unreadable", dropped: 0, detail: `block sums unreadable, files opened unchecked: ${(err as Error).message}` });
+        }
+      }
+      this.partitions.set(s.namespace, new Partition(this.kernels, this.partsDir, config, { ...s, tombstones, index, sums }));
       gen = Math.max(gen, Number(s.dir.slice(1)) + 1);
     }
     this.nextGen = gen;
@@ -189,26 +201,75 @@ export class Collection {
       const cp = loadCheckpoint(dir);
       removeUnreferenced(join(dir, "parts"), cp);
       const c = new Collection(dir, config, opts, cp);
+      // Rows found damaged on open are rebuilt from the frames before the checkpoint that are still in the log.
+      const lost = new Set([...c.partitions.values()].flatMap((p) => p.damaged.filter((d) => d.live && d.id !== null).map((d) => d.id!)));
+      const history = cp !== null && lost.size > 0 ? new LogHistory(lost, c.rowBytes) : null;
+      let rebuilt = false;
+      const rebuild = () => {
+        if (!rebuilt) c.rebuildDamaged(history);
+        rebuilt = true;
+      };
       const { wal, report } = await Wal.open(join(dir, "wal"), {
         durability: opts.durability,
         segmentBytes: opts.segmentBytes,
         from: cp?.wal,
         salvage: true,
+        prefix: history !== null,
         onFrame: (f) => {
+          if (history !== null && before(f.end, cp!.wal)) return history.take({ type: f.type, body: f.body } as Op);
+          rebuild();
           c.apply({ type: f.type, body: f.body } as Op);
           c.visiblePos = f.end;
         },
       });
+      rebuild();
       c.wal = wal;
       c.visiblePos = wal.position;
       Object.assign(c.recovery, report);
       c.reportRecovery(report);
       c.walBytesAtCheckpoint = wal.stats.bytes;
-      for (const p of c.partitions.values()) if (!c.maybeCompact(p)) c.maybeIndex(p);
+      for (const p of c.partitions.values()) {
+        // A partition with damaged rows is rewritten without them, so its files check clean again.
+        if (p.damaged.length > 0) void c.rewrite(p.namespace, "auto").catch(() => {});
+        else if (!c.maybeCompact(p)) c.maybeIndex(p);
+      }
       return c;
     } catch (err) {
       rmSync(join(dir, "LOCK"), { force: true });
       throw err;
+    }
+  }
+
+  /**
+   * Rows the partitions dropped on open (their block sums failed): append again, from the log, each
+   * live one whose last logged state is still there; report per file what was rebuilt and what is lost.
+   */
+  private rebuildDamaged(history: LogHistory | null): void {
+    for (const p of this.partitions.values()) {
+      if (p.damaged.length === 0) continue;
+      const byFile = new Map<string, { rows: number[]; rebuilt: number; dropped: string[]; dead: number }>();
+      for (const d of p.damaged) {
+        const logged = d.live && d.id !== null && p.rowOf(d.id) === undefined ? history?.get(p.namespace, d.id) : undefined;
+        if (logged !== undefined) p.append(this.rotation, [d.id!], logged.v, [logged.m], undefined, [logged.p]);
+        for (const f of d.files) {
+          const e = byFile.get(f) ?? { rows: [], rebuilt: 0, dropped: [], dead: 0 };
+          e.rows.push(d.row);
+          if (!d.live) e.dead++;
+          else if (logged !== undefined) e.rebuilt++;
+          else e.dropped.push(d.id ?? `row ${d.row} (id unreadable)`);
+          byFile.set(f, e);
+        }
+      }
+      for (const [f, e] of byFile) {
+        const rows = e.rows.length > 20 ? `${e.rows.slice(0, 20).join(", ")}, ...` : e.rows.join(", ");
+        const dropped = e.dropped.length > 20 ? `${e.dropped.slice(0, 20).join(", ")}, ...` : e.dropped.join(", ");
+        this.reportDamage({
+          file: join(p.path, f),
+          kind: "bad-checksum",
+          dropped: e.dropped.length,
+          detail: `${e.rows.length} row(s) in blocks that failed their checksum (rows ${rows}) in namespace '${p.namespace}': ${e.rebuilt} rebuilt from the log, ${e.dropped.length} dropped${e.dropped.length > 0 ? ` (${dropped})` : ""}, ${e.dead} already dead`,
+        });
+      }
     }
   }
 
@@ -850,20 +911,22 @@ export class Collection {
     // Snapshot synchronously: rows past these counts are cut on reopen and replayed from the WAL.
     const snaps = [...this.partitions.values()].map((p) => ({
       p,
-      state: p.state(`tombstones-${seq}.roar`, `index-${seq}.bin`),
+      state: p.state(`tombstones-${seq}.roar`, `index-${seq}.bin`, `sums-${seq}.bin`),
       tombstones: p.tombstones.serialize("portable"),
       index: p.index.serialize(),
+      sums: serializeSums(p.sums()),
     }));
     for (const s of snaps) s.p.pins++;
     try {
       await Promise.all(
-        snaps.map(async ({ p, state, tombstones, index }) => {
+        snaps.map(async ({ p, state, tombstones, index, sums }) => {
           await p.sync();
           await writeDurable(join(p.path, state.tombstones), tombstones);
           await writeDurable(join(p.path, state.index), index);
+          await writeDurable(join(p.path, state.sums!), sums);
         }),
       );
-      const cp: Checkpoint = { version: CONFIG_VERSION, seq, wal: pos, partitions: snaps.map((s) => s.state) };
+      const cp: Checkpoint = { version: CHECKPOINT_VERSION, seq, wal: pos, partitions: snaps.map((s) => s.state) };
       await writeDurable(join(this.dir, "checkpoint.json.tmp"), Buffer.from(JSON.stringify(cp)));
       await rename(join(this.dir, "checkpoint.json.tmp"), join(this.dir, "checkpoint.json"));
       await fsyncDir(this.dir);
@@ -876,7 +939,8 @@ export class Collection {
     // Older snapshot files and dropped partitions are no longer referenced.
     for (const s of snaps) {
       for (const f of readdirSync(s.p.path)) {
-        if ((f.startsWith("tombstones-") || f.startsWith("index-")) && f !== s.state.tombstones && f !== s.state.index) await rm(join(s.p.path, f), { force: true });
+        const old = (f.startsWith("tombstones-") || f.startsWith("index-") || f.startsWith("sums-")) && f !== s.state.tombstones && f !== s.state.index && f !== s.state.sums;
+        if (old) await rm(join(s.p.path, f), { force: true });
       }
     }
     await this.wal.dropBefore(pos);
