@@ -2,7 +2,8 @@
  * @module block-sums — CRC32C per fixed-size block of a partition's data files (bits.bin, values.f32,
  * records.bin), kept as rows are appended, written per checkpoint as `sums-<seq>.bin` and checked on open.
  */
-import { readSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { join } from "node:path";
 import { SvcError } from "../errors.js";
 import { crc32c } from "../store/crc32c.js";
 
@@ -146,6 +147,66 @@ export function parseSums(buf: Buffer, path: string): Partial<Record<SumFile, Fi
       }
     }
     out[name] = f;
+  }
+  return out;
+}
+
+/** What a scrub found in one file of one partition: the blocks whose CRC fails and the rows they hold. */
+export interface ScrubFinding {
+  namespace: string;
+  file: string;
+  blocks: number[];
+  /** Rows in those blocks (records.bin: from the first record of each block to the next block's, as the sums file records them). */
+  rows: number[];
+}
+
+/**
+ * Check every file of every partition of the collection at `dir` against the checkpoint's block
+ * sums, reading only (for `svc repair --check`; opening the collection drops or rebuilds the rows).
+ * `unchecked` lists partitions whose checkpoint has no sums (written before they existed).
+ */
+export function scrubCollection(dir: string): { findings: ScrubFinding[]; unchecked: string[]; partitions: number } {
+  const path = join(dir, "checkpoint.json");
+  const out = { findings: [] as ScrubFinding[], unchecked: [] as string[], partitions: 0 };
+  if (!existsSync(path)) return out;
+  const cp = JSON.parse(readFileSync(path, "utf8")) as { partitions: Array<{ namespace: string; dir: string; rows: number; sums?: string }> };
+  for (const p of cp.partitions) {
+    out.partitions++;
+    if (p.sums === undefined) {
+      out.unchecked.push(p.namespace);
+      continue;
+    }
+    const sums = parseSums(readFileSync(join(dir, "parts", p.dir, p.sums)), join(dir, "parts", p.dir, p.sums));
+    for (const [name, f] of Object.entries(sums) as [SumFile, FileSums][]) {
+      const file = join(dir, "parts", p.dir, name);
+      const fd = openSync(file, "r");
+      let bad: number[];
+      try {
+        bad = scanBlocks(fd, f.length, f, file).bad;
+      } finally {
+        closeSync(fd);
+      }
+      if (bad.length === 0) continue;
+      const rows = new Set<number>();
+      const rowBytes = p.rows === 0 ? 1 : f.length / p.rows;
+      for (const b of bad) {
+        let first: number, last: number;
+        if (f.firstRow) {
+          // From the record reaching into the block to the one before the next block's first record.
+          let pb = b;
+          while (pb >= 0 && f.firstRow[pb] === NO_RECORD) pb--;
+          first = pb < 0 ? 0 : f.firstRow[pb]! - (pb === b && f.firstAt![b] !== 0 && b > 0 ? 1 : 0);
+          let nb = b + 1;
+          while (nb < f.crcs.length && f.firstRow[nb] === NO_RECORD) nb++;
+          last = nb < f.crcs.length ? f.firstRow[nb]! - (f.firstAt![nb] === 0 ? 1 : 0) : p.rows - 1;
+        } else {
+          first = Math.floor((b * SUM_BLOCK) / rowBytes);
+          last = Math.min(p.rows - 1, Math.floor(((b + 1) * SUM_BLOCK - 1) / rowBytes));
+        }
+        for (let r = Math.max(0, first); r <= last; r++) rows.add(r);
+      }
+      out.findings.push({ namespace: p.namespace, file: join("parts", p.dir, name), blocks: bad, rows: [...rows].sort((a, b) => a - b) });
+    }
   }
   return out;
 }

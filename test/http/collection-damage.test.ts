@@ -136,4 +136,32 @@ describe("a damaged log in a vector index (svc serve process)", () => {
       await s4.stop();
     }
   });
+
+  it("a flipped byte in values.f32 is found by `svc repair --check`, never served: the server rebuilds the rows from the log and rewrites the files clean", async () => {
+    const { data, srv } = await setup();
+    await upsert(srv.url, batch(0, 5));
+    expect(await srv.stop()).toBe(0);
+    const coll = join(data, "tenants/local/indexes/idx");
+    const part = JSON.parse(readFileSync(join(coll, "checkpoint.json"), "utf8")).partitions[0].dir;
+    const values = join(coll, "parts", part, "values.f32");
+    flip(values, 2 * 8 * 4 + 1); // row 2 (b0-2)
+
+    const check = await cli(["repair", "--check", data]);
+    expect(check.code, check.stderr).toBe(1);
+    expect(check.stdout).toContain(`namespace '' parts/${part}/values.f32: 1 damaged block(s), rows 0..4`);
+
+    const again = await start(data);
+    try {
+      const r = await call(again.url, null, "GET", "/v1/indexes/idx/vectors/fetch?ids=b0-2");
+      expect(r.body.vectors["b0-2"].values).toEqual(Array.from(Float32Array.from(vec(2))));
+      expect((await health(again.url)).damage).toEqual([
+        expect.objectContaining({ store: "collection:local/idx", file: `tenants/local/indexes/idx/parts/${part}/values.f32`, kind: "bad-checksum", dropped: 0, detail: expect.stringContaining("5 rebuilt from the log, 0 dropped") }),
+      ]);
+    } finally {
+      await again.stop();
+    }
+    const after = await cli(["repair", "--check", data]);
+    expect(after.code, after.stdout).toBe(0);
+    expect(after.stdout).toContain("no damage found");
+  });
 });
