@@ -148,6 +148,28 @@ describe("WAL recovery", () => {
     expect(err.message).toContain("names segment 3");
   });
 
+  it("salvage: skips a damaged last frame of a middle segment, a damaged middle frame and a bad middle header, reporting each and replaying the rest", async () => {
+    const ends = await writeFrames(20, { segmentBytes: 1024 });
+    const inSeg = (id: number) => ends.map((e, i) => [e, i] as const).filter(([e]) => e.segment === id).map(([, i]) => i);
+    const [two, three, four] = [inSeg(2), inSeg(3), inSeg(4)];
+    expect(four.length).toBeGreaterThan(0);
+    const lastOfTwo = two.at(-1)!;
+    await flipByte(seg(2), startOf(ends, lastOfTwo) + FRAME_OVERHEAD + 5, 0x10); // runs to the end of segment 2
+    await flipByte(seg(3), 3); // segment 3's header
+    const midOfFour = four.length > 1 ? four[0]! : -1;
+    if (midOfFour >= 0) await flipByte(seg(4), startOf(ends, midOfFour) + FRAME_OVERHEAD + 5, 0x10);
+    const { wal, frames, report } = await openCollect(tmp.dir, { salvage: true, from: { segment: 2, offset: ends[two[0]!]!.offset } });
+    const lost = new Set([two[0]!, lastOfTwo, ...three, midOfFour]); // two[0] ends at `from`: not delivered
+    expect(ids(frames)).toEqual(ends.map((_, i) => i).filter((i) => ends[i]!.segment >= 2 && !lost.has(i)));
+    expect(report.damaged).toEqual([
+      { file: seg(2), offset: startOf(ends, lastOfTwo), bytes: ends[lastOfTwo]!.offset - startOf(ends, lastOfTwo), frames: 1, reason: "frame checksum mismatch", beforeFrom: false },
+      { file: seg(3), offset: 0, bytes: ends[three.at(-1)!]!.offset, frames: three.length, reason: "bad segment magic", beforeFrom: false },
+      ...(midOfFour >= 0 ? [{ file: seg(4), offset: startOf(ends, midOfFour), bytes: ends[midOfFour]!.offset - startOf(ends, midOfFour), frames: 1, reason: "frame checksum mismatch", beforeFrom: false }] : []),
+    ]);
+    expect(report.tornTail).toBeNull();
+    await wal.close();
+  });
+
   it("refuses a missing segment in the middle of the sequence", async () => {
     const ends = await writeFrames(20, { segmentBytes: 1024 });
     expect(ends[19]!.segment).toBeGreaterThanOrEqual(4);
