@@ -33,9 +33,11 @@ export class RowFile {
     this.rows = rows;
     const { sums, bad } = scanBlocks(this.fd, rows * rowBytes, expect?.length === rows * rowBytes ? expect : undefined, path);
     this.sums = sums;
+    let next = 0; // rows below this are listed already (a row can span two bad blocks)
     for (const b of bad) {
       const last = Math.min(rows - 1, Math.floor(((b + 1) * SUM_BLOCK - 1) / rowBytes));
-      for (let r = Math.max(Math.floor((b * SUM_BLOCK) / rowBytes), this.damagedRows.at(-1)! + 1 || 0); r <= last; r++) this.damagedRows.push(r);
+      for (let r = Math.max(Math.floor((b * SUM_BLOCK) / rowBytes), next); r <= last; r++) this.damagedRows.push(r);
+      next = last + 1;
     }
   }
 
