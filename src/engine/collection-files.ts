@@ -8,6 +8,8 @@ import type { WalPosition } from "../store/wal.js";
 import type { PartitionState, VectorShape } from "./partition.js";
 
 export const CONFIG_VERSION = 1;
+/** checkpoint.json version: 2 added per-partition block sums (`sums`); version 1 checkpoints open unchecked and get sums at the next checkpoint. */
+export const CHECKPOINT_VERSION = 2;
 export const DEFAULT_SEED = 0x5eed;
 
 export interface CollectionConfig extends VectorShape {
@@ -82,7 +84,9 @@ function alive(pid: number): boolean {
 export function loadCheckpoint(dir: string): Checkpoint | null {
   const path = join(dir, "checkpoint.json");
   if (!existsSync(path)) return null;
-  return parseStoredJson(readFileSync(path, "utf8")) as Checkpoint;
+  const cp = parseStoredJson(readFileSync(path, "utf8")) as Checkpoint;
+  if (cp.version !== 1 && cp.version !== CHECKPOINT_VERSION) throw new SvcError("E_IO", `${path}: unsupported checkpoint version ${cp.version}`, { details: { file: path } });
+  return cp;
 }
 
 /** Partition directories a crash left behind (created after the last checkpoint) are rebuilt by replay. */

@@ -1,18 +1,19 @@
 /** @module collection — a durable vector collection: WAL-first writes applied asynchronously, namespaces, queries, ordered/aggregate reads, checkpoints, compaction. */
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
 import { Rotation } from "../kernels/rotation.js";
 import type { ScanPool } from "../pool/scan-pool.js";
+import { reportDamage } from "../store/damage.js";
 import { fsyncDir } from "../store/scan.js";
 import { Wal, type Durability, type RecoveryReport, type WalPosition } from "../store/wal.js";
 import { mergeMetadata, validateMetadata, type Metadata } from "./filter/metadata.js";
 import { MetadataIndex } from "./filter/metadata-index.js";
 import { parseFilter } from "./filter/parse.js";
 import { OP, type DeleteAllOp, type DeleteOp, type MoveOp, type Op, type UpdateOp, type UpsertOp } from "./ops.js";
-import { CONFIG_VERSION, lockDir, loadCheckpoint, loadConfig, removeUnreferenced, writeDurable, type Checkpoint, type CollectionConfig } from "./collection-files.js";
+import { CHECKPOINT_VERSION, lockDir, loadCheckpoint, loadConfig, removeUnreferenced, writeDurable, type Checkpoint, type CollectionConfig } from "./collection-files.js";
 import { Partition, type VectorShape } from "./partition.js";
 import { RoaringBitmap32 } from "./roaring.js";
 import { carryTombstones, copyLiveRows } from "./compaction.js";
@@ -20,6 +21,8 @@ import { search, searchBatch, TOMBSTONE_SKIP_MAX, type Plan, type SearchResult }
 import { ANN_DELTA_FRACTION, ANN_MIN_ROWS, type ProbeParams } from "./ivf.js";
 import { copyClustered } from "./ivf-build.js";
 import { IVF_FILE } from "./partition.js";
+import { parseSums, serializeSums } from "./block-sums.js";
+import { LogHistory } from "./log-history.js";
 
 export const MAX_ID_BYTES = 512;
 /** Largest payload of one row (opaque bytes stored with it, not indexed). */
@@ -28,7 +31,7 @@ export const MAX_PAYLOAD_BYTES = 1 << 20;
 export const MAX_ORDER_LIMIT = 10_000;
 /** Take a checkpoint once this many WAL bytes were written since the last one. */
 export const DEFAULT_CHECKPOINT_BYTES = 256 << 20;
-/** Compact a partition at checkpoint time once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows). */
+/** Compact a partition in the background once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows); checked as deletes and overwrites are applied. */
 export const COMPACT_DEAD_FRACTION = 0.25;
 export const COMPACT_MIN_DEAD = 1024;
 /**
@@ -51,6 +54,8 @@ export interface CollectionOptions {
   checkpointBytes?: number;
   /** Live rows from which a namespace gets an approximate index, built in the background (default ANN_MIN_ROWS; Infinity: never). */
   annMinRows?: number;
+  /** How damage found here is named in the damage register (store/damage.ts): the store name and the directory file names are relative to (default: `collection:<dir>`, the collection dir). */
+  damage?: { store: string; root: string };
 }
 
 export interface VectorInput {
@@ -126,6 +131,7 @@ export class Collection {
   readonly dir: string;
   readonly config: CollectionConfig;
   readonly recovery: RecoveryReport;
+  private readonly damage: { store: string; root: string };
   private readonly kernels: Kernels;
   private readonly pool: ScanPool;
   private readonly rotation: Rotation | null;
@@ -164,12 +170,23 @@ export class Collection {
     this.annMinRows = opts.annMinRows ?? ANN_MIN_ROWS;
     this.seq = cp?.seq ?? 0;
     this.visiblePos = cp?.wal ?? { segment: 0, offset: 0 };
-    this.recovery = { segments: 0, frames: 0, bytes: 0, tornTail: null };
+    this.recovery = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
+    this.damage = opts.damage ?? { store: `collection:${dir}`, root: dir };
     let gen = 0;
     for (const s of cp?.partitions ?? []) {
       const tombstones = RoaringBitmap32.deserialize(readFileSync(join(this.partsDir, s.dir, s.tombstones)), "portable");
       const index = MetadataIndex.deserialize(readFileSync(join(this.partsDir, s.dir, s.index)));
-      this.partitions.set(s.namespace, new Partition(this.kernels, this.partsDir, config, { ...s, tombstones, index }));
+      let sums: ReturnType<typeof parseSums> | undefined;
+      if (s.sums !== undefined) {
+        const path = join(this.partsDir, s.dir, s.sums);
+        try {
+          sums = parseSums(readFileSync(path), path);
+        } catch (err) {
+          // Without the sums the files cannot be checked this time; the next checkpoint writes new ones.
+          this.reportDamage({ file: path, kind: "unreadable", dropped: 0, detail: `block sums unreadable, files opened unchecked: ${(err as Error).message}` });
+        }
+      }
+      this.partitions.set(s.namespace, new Partition(this.kernels, this.partsDir, config, { ...s, tombstones, index, sums }));
       gen = Math.max(gen, Number(s.dir.slice(1)) + 1);
     }
     this.nextGen = gen;
@@ -184,25 +201,92 @@ export class Collection {
       const cp = loadCheckpoint(dir);
       removeUnreferenced(join(dir, "parts"), cp);
       const c = new Collection(dir, config, opts, cp);
+      // Rows found damaged on open are rebuilt from the frames before the checkpoint that are still in the log.
+      const lost = new Set([...c.partitions.values()].flatMap((p) => p.damaged.filter((d) => d.live && d.id !== null).map((d) => d.id!)));
+      const history = cp !== null && lost.size > 0 ? new LogHistory(lost, c.rowBytes) : null;
+      let rebuilt = false;
+      const rebuild = () => {
+        if (!rebuilt) c.rebuildDamaged(history);
+        rebuilt = true;
+      };
       const { wal, report } = await Wal.open(join(dir, "wal"), {
         durability: opts.durability,
         segmentBytes: opts.segmentBytes,
         from: cp?.wal,
+        salvage: true,
+        prefix: history !== null,
         onFrame: (f) => {
+          if (history !== null && before(f.end, cp!.wal)) return history.take({ type: f.type, body: f.body } as Op);
+          rebuild();
           c.apply({ type: f.type, body: f.body } as Op);
           c.visiblePos = f.end;
         },
       });
+      rebuild();
       c.wal = wal;
       c.visiblePos = wal.position;
       Object.assign(c.recovery, report);
+      c.reportRecovery(report);
       c.walBytesAtCheckpoint = wal.stats.bytes;
-      for (const p of c.partitions.values()) c.maybeIndex(p);
+      for (const p of c.partitions.values()) {
+        // A partition with damaged rows is rewritten without them, so its files check clean again.
+        if (p.damaged.length > 0) void c.rewrite(p.namespace, "auto").catch(() => {});
+        else if (!c.maybeCompact(p)) c.maybeIndex(p);
+      }
       return c;
     } catch (err) {
       rmSync(join(dir, "LOCK"), { force: true });
       throw err;
     }
+  }
+
+  /**
+   * Rows the partitions dropped on open (their block sums failed): append again, from the log, each
+   * live one whose last logged state is still there; report per file what was rebuilt and what is lost.
+   */
+  private rebuildDamaged(history: LogHistory | null): void {
+    for (const p of this.partitions.values()) {
+      if (p.damaged.length === 0) continue;
+      const byFile = new Map<string, { rows: number[]; rebuilt: number; dropped: string[]; dead: number }>();
+      for (const d of p.damaged) {
+        const logged = d.live && d.id !== null && p.rowOf(d.id) === undefined ? history?.get(p.namespace, d.id) : undefined;
+        if (logged !== undefined) p.append(this.rotation, [d.id!], logged.v, [logged.m], undefined, [logged.p]);
+        for (const f of d.files) {
+          const e = byFile.get(f) ?? { rows: [], rebuilt: 0, dropped: [], dead: 0 };
+          e.rows.push(d.row);
+          if (!d.live) e.dead++;
+          else if (logged !== undefined) e.rebuilt++;
+          else e.dropped.push(d.id ?? `row ${d.row} (id unreadable)`);
+          byFile.set(f, e);
+        }
+      }
+      for (const [f, e] of byFile) {
+        const rows = e.rows.length > 20 ? `${e.rows.slice(0, 20).join(", ")}, ...` : e.rows.join(", ");
+        const dropped = e.dropped.length > 20 ? `${e.dropped.slice(0, 20).join(", ")}, ...` : e.dropped.join(", ");
+        this.reportDamage({
+          file: join(p.path, f),
+          kind: "bad-checksum",
+          dropped: e.dropped.length,
+          detail: `${e.rows.length} row(s) in blocks that failed their checksum (rows ${rows}) in namespace '${p.namespace}': ${e.rebuilt} rebuilt from the log, ${e.dropped.length} dropped${e.dropped.length > 0 ? ` (${dropped})` : ""}, ${e.dead} already dead`,
+        });
+      }
+    }
+  }
+
+  /** Name what replay had to leave out in the damage register: a torn tail is expected after a crash, but it is still a loss. */
+  private reportRecovery(report: RecoveryReport): void {
+    const t = report.tornTail;
+    if (t !== null) {
+      this.reportDamage({ file: t.file, kind: "torn-tail", dropped: t.frames, detail: `cut ${t.bytes} bytes (${t.frames} frame(s)) off the log at offset ${t.offset}: ${t.reason}` });
+    }
+    for (const d of report.damaged) {
+      const what = d.beforeFrom ? "skipped: the checkpoint already holds it" : `${d.frames} frame(s) lost, later frames replayed; \`svc repair\` pads the region`;
+      this.reportDamage({ file: d.file, kind: "bad-frame", dropped: d.beforeFrom ? 0 : d.frames, detail: `${d.bytes} damaged bytes at offset ${d.offset} (${d.reason}); ${what}` });
+    }
+  }
+
+  private reportDamage(r: { file: string; kind: string; dropped: number; detail: string }): void {
+    reportDamage({ store: this.damage.store, file: relative(this.damage.root, r.file), kind: r.kind, detail: r.detail, dropped: r.dropped, offline: false });
   }
 
   private get partsDir(): string {
@@ -554,6 +638,20 @@ export class Collection {
     return { lists: p.ivf.lists, indexedRows: p.ivf.indexedRows, deltaRows: p.rows - p.ivf.indexedRows, bytes: p.ivf.bytes, probe: p.ivf.calibrated };
   }
 
+  /**
+   * Start a background compaction when the partition's dead rows (overwritten or deleted) reach
+   * COMPACT_DEAD_FRACTION of its rows (and COMPACT_MIN_DEAD): dead rows cost every scan. Returns
+   * whether one runs now. (Checked only at checkpoints before, which come every checkpointBytes
+   * of log, so an overwrite-heavy namespace went 84% dead before one was considered.)
+   */
+  private maybeCompact(p: Partition): boolean {
+    if (this.compacting.has(p.namespace)) return true;
+    const dead = p.tombstones.size;
+    if (this.closing || this.closed || dead < COMPACT_MIN_DEAD || dead <= COMPACT_DEAD_FRACTION * p.rows) return false;
+    void this.rewrite(p.namespace, "auto").catch(() => {});
+    return true;
+  }
+
   /** Start a background (re)build when a namespace is large enough and has no index, or its delta has outgrown ANN_DELTA_FRACTION. */
   private maybeIndex(p: Partition): void {
     if (this.closing || this.closed || this.compacting.has(p.namespace) || p.liveCount < this.annMinRows) return;
@@ -669,9 +767,9 @@ export class Collection {
         const bits = await next;
         next = this.encodeAhead(this.queue[0]);
         this.apply(op, bits);
-        if (op.type === OP.upsert) {
+        if (op.type === OP.upsert || op.type === OP.delete || op.type === OP.update) {
           const p = this.partitions.get(op.body.ns);
-          if (p !== undefined) this.maybeIndex(p);
+          if (p !== undefined && !this.maybeCompact(p) && op.type === OP.upsert) this.maybeIndex(p);
         }
         this.backlogBytes -= bytes;
         this.visiblePos = pos;
@@ -782,7 +880,7 @@ export class Collection {
       if (clustered && old.liveCount > 0) {
         map = await copyClustered(this.kernels, this.pool, old, fresh, this.rotation, this.config.seed, () => this.closing);
         await writeDurable(join(fresh.path, IVF_FILE), fresh.ivf!.serialize());
-      } else map = await copyLiveRows(old, fresh, this.rotation);
+      } else map = await copyLiveRows(old, fresh, this.rotation, () => this.closing);
       before = old.rows;
     } catch (err) {
       fresh.close();
@@ -814,20 +912,22 @@ export class Collection {
     // Snapshot synchronously: rows past these counts are cut on reopen and replayed from the WAL.
     const snaps = [...this.partitions.values()].map((p) => ({
       p,
-      state: p.state(`tombstones-${seq}.roar`, `index-${seq}.bin`),
+      state: p.state(`tombstones-${seq}.roar`, `index-${seq}.bin`, `sums-${seq}.bin`),
       tombstones: p.tombstones.serialize("portable"),
       index: p.index.serialize(),
+      sums: serializeSums(p.sums()),
     }));
     for (const s of snaps) s.p.pins++;
     try {
       await Promise.all(
-        snaps.map(async ({ p, state, tombstones, index }) => {
+        snaps.map(async ({ p, state, tombstones, index, sums }) => {
           await p.sync();
           await writeDurable(join(p.path, state.tombstones), tombstones);
           await writeDurable(join(p.path, state.index), index);
+          await writeDurable(join(p.path, state.sums!), sums);
         }),
       );
-      const cp: Checkpoint = { version: CONFIG_VERSION, seq, wal: pos, partitions: snaps.map((s) => s.state) };
+      const cp: Checkpoint = { version: CHECKPOINT_VERSION, seq, wal: pos, partitions: snaps.map((s) => s.state) };
       await writeDurable(join(this.dir, "checkpoint.json.tmp"), Buffer.from(JSON.stringify(cp)));
       await rename(join(this.dir, "checkpoint.json.tmp"), join(this.dir, "checkpoint.json"));
       await fsyncDir(this.dir);
@@ -840,16 +940,14 @@ export class Collection {
     // Older snapshot files and dropped partitions are no longer referenced.
     for (const s of snaps) {
       for (const f of readdirSync(s.p.path)) {
-        if ((f.startsWith("tombstones-") || f.startsWith("index-")) && f !== s.state.tombstones && f !== s.state.index) await rm(join(s.p.path, f), { force: true });
+        const old = (f.startsWith("tombstones-") || f.startsWith("index-") || f.startsWith("sums-")) && f !== s.state.tombstones && f !== s.state.index && f !== s.state.sums;
+        if (old) await rm(join(s.p.path, f), { force: true });
       }
     }
     await this.wal.dropBefore(pos);
     const open = new Set([...this.partitions.values(), ...this.retired].map((p) => p.dir));
     for (const d of readdirSync(this.partsDir)) if (!open.has(d) && !this.referenced.has(d)) await rm(join(this.partsDir, d), { recursive: true, force: true });
-    for (const [ns, p] of this.partitions) {
-      const dead = p.tombstones.size;
-      if (dead >= COMPACT_MIN_DEAD && dead > COMPACT_DEAD_FRACTION * p.rows && !this.closing) void this.compact(ns).catch(() => {});
-    }
+    for (const p of this.partitions.values()) this.maybeCompact(p);
   }
 }
 

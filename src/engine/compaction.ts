@@ -1,5 +1,6 @@
 /** @module compaction — copying a partition's live rows into a fresh generation while it keeps serving. */
 import type { Rotation } from "../kernels/rotation.js";
+import { tick } from "./ivf.js";
 import type { Metadata } from "./filter/metadata.js";
 import type { Partition } from "./partition.js";
 
@@ -10,8 +11,9 @@ const CHUNK = 4096;
  * Copy the live rows of `old` into `fresh` in order, bits as they are (no re-encoding),
  * values and records (metadata, payloads) re-appended, until `fresh` has caught up with every row appended to
  * `old` meanwhile. Returns old row -> fresh row (-1: dropped as dead). The caller pins `old`.
+ * Between steps `stop()` abandons the copy with E_CLOSED (a closing collection does not wait for it).
  */
-export async function copyLiveRows(old: Partition, fresh: Partition, rotation: Rotation | null): Promise<Int32Array> {
+export async function copyLiveRows(old: Partition, fresh: Partition, rotation: Rotation | null, stop: () => boolean = () => false): Promise<Int32Array> {
   let map = new Int32Array(Math.max(1, old.rows));
   let copied = 0;
   for (;;) {
@@ -47,7 +49,7 @@ export async function copyLiveRows(old: Partition, fresh: Partition, rotation: R
       copied = end;
     }
     if (copied === old.rows) return map;
-    await new Promise<void>((r) => setImmediate(r));
+    await tick(stop);
   }
 }
 

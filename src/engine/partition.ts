@@ -8,6 +8,7 @@ import { RowArena } from "../kernels/row-arena.js";
 import type { Metadata } from "./filter/metadata.js";
 import { MetadataIndex } from "./filter/metadata-index.js";
 import { IvfIndex } from "./ivf.js";
+import type { FileSums, SumFile } from "./block-sums.js";
 import { RecordFile } from "./record-file.js";
 import { RoaringBitmap32 } from "./roaring.js";
 import { RowFile } from "./row-file.js";
@@ -31,6 +32,17 @@ export interface PartitionState {
   index: string;
   /** File (in dir) of the approximate index over rows [0, its indexedRows), when the partition has one (written once, by the clustering compaction). */
   ivf?: string;
+  /** File (in dir) of the block sums of bits.bin, values.f32 and records.bin at the checkpoint (absent in checkpoints before version 2). */
+  sums?: string;
+}
+
+/** A row found damaged on open: which file's block sums failed, and its id when that could still be read. */
+export interface DamagedRow {
+  row: number;
+  id: string | null;
+  files: SumFile[];
+  /** False when the row was already dead at the checkpoint (nothing is lost). */
+  live: boolean;
 }
 
 /** File name of a partition's approximate index. */
@@ -66,7 +78,7 @@ export class Partition {
     private readonly kernels: Kernels,
     root: string,
     shape: VectorShape,
-    state: Omit<PartitionState, "tombstones" | "index"> & { tombstones?: RoaringBitmap32; index?: MetadataIndex },
+    state: Omit<PartitionState, "tombstones" | "index" | "sums"> & { tombstones?: RoaringBitmap32; index?: MetadataIndex; sums?: Partial<Record<SumFile, FileSums>> },
   ) {
     this.namespace = state.namespace;
     this.dir = state.dir;
@@ -75,9 +87,9 @@ export class Partition {
     mkdirSync(this.path, { recursive: true });
     this.arena = new RowArena(kernels.heap, shape.dimension, Math.max(1024, state.rows));
     const rowBytes = this.arena.rowBytes;
-    this.bits = new RowFile(join(this.path, "bits.bin"), rowBytes, state.rows);
-    this.values = shape.metric === "cosine" ? new RowFile(join(this.path, "values.f32"), shape.dimension * 4, state.rows) : null;
-    this.records = new RecordFile(join(this.path, "records.bin"), { rows: state.rows, bytes: state.recordBytes });
+    this.bits = new RowFile(join(this.path, "bits.bin"), rowBytes, state.rows, state.sums?.["bits.bin"]);
+    this.values = shape.metric === "cosine" ? new RowFile(join(this.path, "values.f32"), shape.dimension * 4, state.rows, state.sums?.["values.f32"]) : null;
+    this.records = new RecordFile(join(this.path, "records.bin"), { rows: state.rows, bytes: state.recordBytes }, state.sums?.["records.bin"]);
     if (state.rows > 0) {
       const ptr = this.arena.reserve(state.rows);
       this.bits.readRange(0, state.rows, kernels.heap.bytes().subarray(ptr, ptr + state.rows * rowBytes));
@@ -85,8 +97,32 @@ export class Partition {
     this.tombstones = state.tombstones ?? new RoaringBitmap32();
     this.index = state.index ?? new MetadataIndex();
     if (state.ivf !== undefined) this.ivf = IvfIndex.load(kernels, join(this.path, state.ivf), shape.dimension, this.arena.words);
+    // Rows in damaged blocks are dropped (tombstoned) before ids are mapped: never served as wrong values.
+    const damaged = new Map<number, DamagedRow>();
+    const mark = (row: number, file: SumFile, id: string | null = null) => {
+      const d = damaged.get(row) ?? { row, id: null, files: [], live: !this.tombstones.has(row) };
+      d.files.push(file);
+      if (file === "records.bin") d.id = id;
+      damaged.set(row, d);
+    };
+    for (const r of this.bits.damagedRows) mark(r, "bits.bin");
+    for (const r of this.values?.damagedRows ?? []) mark(r, "values.f32");
+    for (const { row, id } of this.records.damagedRows) mark(row, "records.bin", id);
     const ids = this.records.ids;
+    for (const d of damaged.values()) {
+      if (d.id === null && !d.files.includes("records.bin")) d.id = ids.idOf(d.row);
+      this.tombstones.add(d.row);
+    }
+    this.damaged = [...damaged.values()].sort((a, b) => a.row - b.row);
     for (let r = 0; r < ids.rows; r++) if (!this.tombstones.has(r)) ids.map(r);
+  }
+
+  /** Rows found damaged when the files were opened (already dropped); the collection rebuilds what the log still has. */
+  readonly damaged: DamagedRow[];
+
+  /** Block sums of the files as of now, for a checkpoint (taken with state()). */
+  sums(): Partial<Record<SumFile, FileSums>> {
+    return { "bits.bin": this.bits.sums.snapshot(), ...(this.values ? { "values.f32": this.values.sums.snapshot() } : {}), "records.bin": this.records.snapshotSums() };
   }
 
   get rows(): number {
@@ -202,8 +238,8 @@ export class Partition {
     await Promise.all([this.bits.sync(), this.values?.sync(), this.records.sync()]);
   }
 
-  state(tombstones: string, index: string): PartitionState {
-    return { namespace: this.namespace, dir: this.dir, rows: this.rows, recordBytes: this.records.bytes, tombstones, index, ...(this.ivf ? { ivf: IVF_FILE } : {}) };
+  state(tombstones: string, index: string, sums: string): PartitionState {
+    return { namespace: this.namespace, dir: this.dir, rows: this.rows, recordBytes: this.records.bytes, tombstones, index, ...(this.ivf ? { ivf: IVF_FILE } : {}), sums };
   }
 
   /** Close files and free the rows (once no scan holds them). */

@@ -5,6 +5,7 @@ import { SvcError } from "../errors.js";
 import { safeDecoder } from "../safe-values.js";
 import type { Metadata } from "./filter/metadata.js";
 import { IdTable } from "./id-table.js";
+import { NO_RECORD, scanBlocks, SUM_BLOCK, type BlockSums, type FileSums } from "./block-sums.js";
 
 const encoder = new Encoder();
 const decoder = safeDecoder();
@@ -27,8 +28,13 @@ export class RecordFile {
   private offsets = new Float64Array(1024);
   private fd: number;
   private size = 0;
+  /** Running block CRCs of the file (block-sums.ts). */
+  readonly sums: BlockSums;
+  /** Rows whose record lies (partly) in a block whose CRC did not match on open; id null when its id bytes were damaged. */
+  readonly damagedRows: Array<{ row: number; id: string | null }> = [];
 
-  constructor(path: string, expect: { rows: number; bytes: number } = { rows: 0, bytes: 0 }) {
+  /** Opens the file cut to the checkpoint's length and checks every block against `expectSums` (or sums them when the checkpoint has none). */
+  constructor(path: string, expect: { rows: number; bytes: number } = { rows: 0, bytes: 0 }, expectSums?: FileSums) {
     this.path = path;
     try {
       this.fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644);
@@ -38,7 +44,10 @@ export class RecordFile {
     } catch (err) {
       throw new SvcError("E_IO", `${path}: ${(err as Error).message}`, { details: { file: path }, cause: err });
     }
-    this.load(expect.bytes);
+    const { sums, bad } = scanBlocks(this.fd, expect.bytes, expectSums?.length === expect.bytes ? expectSums : undefined, path);
+    this.sums = sums;
+    if (bad.length === 0) this.load(expect.bytes);
+    else this.loadSalvaging(expect, new Set(bad), expectSums!);
     if (this.ids.rows !== expect.rows) throw new SvcError("E_IO", `${path}: holds ${this.ids.rows} records, the checkpoint expects ${expect.rows}`, { details: { file: path } });
   }
 
@@ -85,6 +94,7 @@ export class RecordFile {
     }
     let done = 0;
     while (done < total) done += writeSync(this.fd, buf, done, total - done, this.size + done);
+    this.sums.add(buf);
     this.size += total;
   }
 
@@ -150,6 +160,87 @@ export class RecordFile {
       if (got === 0) throw new SvcError("E_IO", `${this.path}: record at ${position} is cut short`, { details: { file: this.path, offset: position } });
       done += got;
     }
+  }
+
+  /** The block sums as of now, with where each block's first record starts (for the salvaging load). */
+  snapshotSums(): FileSums {
+    const f = this.sums.snapshot();
+    const blocks = f.crcs.length;
+    f.firstRow = new Uint32Array(blocks).fill(NO_RECORD);
+    f.firstAt = new Uint32Array(blocks);
+    for (let r = this.ids.rows - 1; r >= 0; r--) {
+      const b = Math.floor(this.offsets[r]! / SUM_BLOCK);
+      f.firstRow[b] = r;
+      f.firstAt[b] = this.offsets[r]! - b * SUM_BLOCK;
+    }
+    return f;
+  }
+
+  /**
+   * The load for a file with damaged blocks. Records are walked as usual; one that touches a bad
+   * block is damaged (the CRC covers the block, so every record touching it is suspect). Where a
+   * record head lies in a bad block its lengths may be wrong, so the stretch up to the first record
+   * of the next block (the sums file records where it starts) is trusted only if the walk lands
+   * exactly there; otherwise the walk resumes there and the rows in between are damaged with
+   * unknown ids.
+   */
+  private loadSalvaging(expect: { rows: number; bytes: number }, bad: Set<number>, sums: FileSums): void {
+    const bytes = expect.bytes;
+    const touches = (from: number, to: number) => {
+      for (let b = Math.floor(from / SUM_BLOCK); b <= Math.floor((to - 1) / SUM_BLOCK); b++) if (bad.has(b)) return true;
+      return false;
+    };
+    const u32 = Buffer.allocUnsafe(4);
+    const readU32 = (at: number) => (this.read(u32, 0, 4, at), u32.readUInt32LE(0));
+    /** The record at `pos`: its id bytes and end, or null when its lengths run past the file. */
+    const head = (pos: number): { idBytes: number; next: number } | null => {
+      if (pos + 8 > bytes) return null;
+      const idBytes = readU32(pos);
+      if (pos + 8 + idBytes > bytes) return null;
+      const word = readU32(pos + 4 + idBytes);
+      let next = pos + 8 + idBytes + ((word & ~HAS_PAYLOAD) >>> 0);
+      if (word >= HAS_PAYLOAD) next = pos + 12 + idBytes > bytes ? bytes + 1 : next + 4 + readU32(pos + 8 + idBytes);
+      return next > bytes ? null : { idBytes, next };
+    };
+    const add = (pos: number, idBytes: number | null, damaged: boolean) => {
+      const row = this.ids.rows;
+      this.note(pos);
+      let id: string | null = null;
+      if (idBytes === null) this.ids.append("");
+      else {
+        const buf = Buffer.allocUnsafe(idBytes);
+        this.read(buf, 0, idBytes, pos + 4);
+        this.ids.appendBytes(buf, 0, idBytes);
+        id = buf.toString("utf8");
+      }
+      if (damaged) this.damagedRows.push({ row, id });
+    };
+    let pos = 0;
+    while (pos < bytes && this.ids.rows < expect.rows) {
+      const h = head(pos);
+      if (h !== null && !touches(pos, pos + 12 + h.idBytes)) {
+        add(pos, h.idBytes, touches(pos, h.next));
+        pos = h.next;
+        continue;
+      }
+      // A head in a bad block: where must the walk be at the next good block?
+      let b = Math.floor(pos / SUM_BLOCK) + 1;
+      while (b < sums.crcs.length && sums.firstRow![b] === NO_RECORD) b++;
+      const to = b < sums.crcs.length ? { row: sums.firstRow![b]!, at: b * SUM_BLOCK + sums.firstAt![b]! } : { row: expect.rows, at: bytes };
+      const trial: Array<{ pos: number; idBytes: number }> = [];
+      for (let at = pos, r = this.ids.rows; at < to.at && r < to.row; r++) {
+        const t = head(at);
+        if (t === null) break;
+        trial.push({ pos: at, idBytes: t.idBytes });
+        at = t.next;
+        if (at === to.at && r + 1 === to.row) break;
+      }
+      const landed = trial.length === to.row - this.ids.rows && (trial.length === 0 ? pos === to.at : head(trial.at(-1)!.pos)!.next === to.at);
+      if (landed) for (const t of trial) add(t.pos, t.idBytes, touches(t.pos, head(t.pos)!.next));
+      else while (this.ids.rows < to.row) add(pos, null, true);
+      pos = to.at;
+    }
+    this.size = bytes;
   }
 
   /** Parse records in [0, bytes): ids and offsets only; metadata and payloads are skipped, not decoded. */

@@ -1,6 +1,7 @@
 /** @module row-file — fixed-width rows in a file (float32 values, packed bits), written and read by position. */
 import { closeSync, constants, fdatasync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { SvcError } from "../errors.js";
+import { scanBlocks, SUM_BLOCK, type BlockSums, type FileSums } from "./block-sums.js";
 
 /**
  * Row r occupies bytes [r * rowBytes, (r + 1) * rowBytes). Appends are plain writes (page
@@ -12,9 +13,17 @@ export class RowFile {
   readonly rowBytes: number;
   private fd: number;
   private rows: number;
+  /** Running block CRCs of the file (block-sums.ts). */
+  readonly sums: BlockSums;
+  /** Rows in blocks whose CRC did not match the checkpoint's sums on open, ascending. */
+  readonly damagedRows: number[] = [];
 
-  /** Opens (creating) the file and cuts it to `rows` rows: bytes past them were never checkpointed. */
-  constructor(path: string, rowBytes: number, rows = 0) {
+  /**
+   * Opens (creating) the file and cuts it to `rows` rows: bytes past them were never checkpointed.
+   * Every block is read once: checked against `expect` (the checkpoint's sums), or summed when the
+   * checkpoint has none (files written before block sums).
+   */
+  constructor(path: string, rowBytes: number, rows = 0, expect?: FileSums) {
     this.path = path;
     this.rowBytes = rowBytes;
     this.fd = io(path, () => openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644));
@@ -22,6 +31,14 @@ export class RowFile {
     if (size < rows * rowBytes) throw new SvcError("E_IO", `${path} holds ${Math.floor(size / rowBytes)} rows, the checkpoint expects ${rows}`, { details: { file: path } });
     if (size > rows * rowBytes) ftruncateSync(this.fd, rows * rowBytes);
     this.rows = rows;
+    const { sums, bad } = scanBlocks(this.fd, rows * rowBytes, expect?.length === rows * rowBytes ? expect : undefined, path);
+    this.sums = sums;
+    let next = 0; // rows below this are listed already (a row can span two bad blocks)
+    for (const b of bad) {
+      const last = Math.min(rows - 1, Math.floor(((b + 1) * SUM_BLOCK - 1) / rowBytes));
+      for (let r = Math.max(Math.floor((b * SUM_BLOCK) / rowBytes), next); r <= last; r++) this.damagedRows.push(r);
+      next = last + 1;
+    }
   }
 
   get count(): number {
@@ -34,6 +51,7 @@ export class RowFile {
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     let done = 0;
     while (done < bytes.byteLength) done += writeSync(this.fd, bytes, done, bytes.byteLength - done, first * this.rowBytes + done);
+    this.sums.add(bytes);
     this.rows += bytes.byteLength / this.rowBytes;
     return first;
   }

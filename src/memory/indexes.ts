@@ -115,7 +115,7 @@ export class IndexService {
   /** The index's collection, opened (with WAL replay) on first use. */
   collection(tenant: string, name: string): Promise<Collection> {
     const e = this.entry(tenant, name);
-    e.collection ??= Collection.open(this.dir(tenant, name), this.opts).catch((err: unknown) => {
+    e.collection ??= Collection.open(this.dir(tenant, name), { ...this.opts, damage: { store: `collection:${tenant}/${name}`, root: this.dataDir } }).catch((err: unknown) => {
       e.collection = null;
       throw err;
     });

@@ -299,7 +299,7 @@ export class RecordService {
     if (p === undefined) {
       const dir = join(this.dataDir, "tenants", tenant, "records");
       mkdirSync(dir, { recursive: true });
-      p = Collection.open(dir, { kernels: this.opts.kernels, pool: this.opts.pool, durability: this.opts.durability, dimension: this.opts.encoder.dimension, metric: "cosine" }).then(async (c) => {
+      p = Collection.open(dir, { kernels: this.opts.kernels, pool: this.opts.pool, durability: this.opts.durability, dimension: this.opts.encoder.dimension, metric: "cosine", damage: { store: `records:${tenant}`, root: this.dataDir } }).then(async (c) => {
         // An import interrupted by a crash leaves its staging namespace: drop it.
         for (const ns of c.namespaces()) if (ns.startsWith(STAGING_PREFIX)) await c.delete(ns, { deleteAll: true });
         return c;

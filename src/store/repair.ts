@@ -46,8 +46,9 @@ export interface RepairReport {
  * (from a bad frame to the next valid frame found by its sync word and CRC) becomes padding (type 0)
  * of exactly its length; damage running to the end of a file is truncated; a bad header is rewritten
  * from the file name. Each changed file is first copied to `<name>.damaged-<n>`, which listSegments ignores.
+ * With `check` nothing is written: the report says what repair would change.
  */
-export async function repairWal(dir: string): Promise<RepairReport> {
+export async function repairWal(dir: string, opts: { check?: boolean } = {}): Promise<RepairReport> {
   let segs: SegmentFile[];
   try {
     segs = await listSegments(dir);
@@ -65,11 +66,12 @@ export async function repairWal(dir: string): Promise<RepairReport> {
       report.segments++;
       report.frames += plan.frames;
       if (plan.header === null && plan.damaged.length === 0) continue;
-      const backup = await keepCopy(seg.path);
-      await apply(seg, plan);
+      // check: report what repair would do, change nothing (backup is then "").
+      const backup = opts.check ? "" : await keepCopy(seg.path);
+      if (!opts.check) await apply(seg, plan);
       report.files.push({ file: seg.path, backup, header: plan.header, damaged: plan.damaged, salvaged: plan.salvaged, sacrificed: plan.sacrificed });
     }
-    if (report.files.length > 0) await fsyncDir(dir);
+    if (report.files.length > 0 && !opts.check) await fsyncDir(dir);
   } catch (e) {
     if (e instanceof SvcError) throw e;
     throw new SvcError("E_IO", `repair WAL ${dir}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });

@@ -49,3 +49,31 @@ describe("compaction", () => {
     fresh.close();
   });
 });
+
+describe("compaction by dead fraction", () => {
+  it("overwrites that leave over COMPACT_DEAD_FRACTION of the rows dead start a background compaction long before checkpointBytes of log", async () => {
+    const { Collection, COMPACT_MIN_DEAD, COMPACT_DEAD_FRACTION } = await import("../../src/engine/collection.js");
+    const { ScanPool } = await import("../../src/pool/scan-pool.js");
+    const { readFileSync, existsSync } = await import("node:fs");
+    const pool = new ScanPool(kernels, { threads: 1 });
+    const dir = join(root, "coll");
+    const c = await Collection.open(dir, { kernels, pool, dimension: 128, metric: "hamming", annMinRows: Infinity });
+    try {
+      const n = 2 * COMPACT_MIN_DEAD;
+      const write = (seed: number, count: number) =>
+        c.upsert("", Array.from({ length: count }, (_, i) => ({ id: `v${i}`, bits: randomBytes(seed * 100_000 + i, 16), metadata: { seed } })));
+      await write(1, n);
+      await write(2, n); // every row overwritten once: half the rows are dead (> 0.25, >= COMPACT_MIN_DEAD)
+      expect(0.5).toBeGreaterThan(COMPACT_DEAD_FRACTION);
+      const cp = () => (existsSync(join(dir, "checkpoint.json")) ? JSON.parse(readFileSync(join(dir, "checkpoint.json"), "utf8")) : null);
+      // The compaction ends with a checkpoint naming the fresh generation: only live rows.
+      for (let i = 0; i < 200 && cp()?.partitions[0]?.rows !== n; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(cp()?.partitions.map((p: { rows: number }) => p.rows)).toEqual([n]);
+      expect(c.count("")).toBe(n);
+      expect(c.fetch("", ["v7"])[0]!.metadata).toEqual({ seed: 2 });
+    } finally {
+      await c.close();
+      await pool.close();
+    }
+  });
+});

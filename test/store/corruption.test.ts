@@ -43,7 +43,7 @@ describe("WAL recovery", () => {
     const { wal, frames, report } = await openCollect(tmp.dir);
     expect(ids(frames)).toEqual([0, 1, 2, 3]);
     const cut = startOf(ends, 4);
-    expect(report.tornTail).toEqual({ file, offset: cut, bytes: full - 50 - cut, reason: expect.stringContaining("incomplete frame") });
+    expect(report.tornTail).toEqual({ file, offset: cut, bytes: full - 50 - cut, frames: 1, reason: expect.stringContaining("incomplete frame") });
     expect(await sizeOf(file)).toBe(cut);
     expect(wal.position).toEqual({ segment: 1, offset: cut });
     const again = await wal.append(1, { i: 99, pad: pattern(1, 1) });
@@ -124,7 +124,7 @@ describe("WAL recovery", () => {
     await writeFile(seg(last + 1), Buffer.from("SVCWAL\r\n\x01\x00"));
     const { wal, frames, report } = await openCollect(tmp.dir);
     expect(ids(frames)).toEqual([0, 1, 2, 3, 4, 5]);
-    expect(report.tornTail).toEqual({ file: seg(last + 1), offset: 0, bytes: 10, reason: expect.stringContaining("incomplete segment header") });
+    expect(report.tornTail).toEqual({ file: seg(last + 1), offset: 0, bytes: 10, frames: 0, reason: expect.stringContaining("incomplete segment header") });
     expect(await sizeOf(seg(last + 1))).toBe(HEADER_SIZE);
     expect(await wal.append(1, { i: 6, pad: pattern(1, 1) })).toEqual({ segment: last + 1, offset: expect.any(Number) });
     await wal.close();
@@ -146,6 +146,28 @@ describe("WAL recovery", () => {
     err = await openError();
     expect(err).toMatchObject({ code: "E_WAL_CORRUPT", details: { file: seg(2), offset: 0 } });
     expect(err.message).toContain("names segment 3");
+  });
+
+  it("salvage: skips a damaged last frame of a middle segment, a damaged middle frame and a bad middle header, reporting each and replaying the rest", async () => {
+    const ends = await writeFrames(20, { segmentBytes: 1024 });
+    const inSeg = (id: number) => ends.map((e, i) => [e, i] as const).filter(([e]) => e.segment === id).map(([, i]) => i);
+    const [two, three, four] = [inSeg(2), inSeg(3), inSeg(4)];
+    expect(four.length).toBeGreaterThan(0);
+    const lastOfTwo = two.at(-1)!;
+    await flipByte(seg(2), startOf(ends, lastOfTwo) + FRAME_OVERHEAD + 5, 0x10); // runs to the end of segment 2
+    await flipByte(seg(3), 3); // segment 3's header
+    const midOfFour = four.length > 1 ? four[0]! : -1;
+    if (midOfFour >= 0) await flipByte(seg(4), startOf(ends, midOfFour) + FRAME_OVERHEAD + 5, 0x10);
+    const { wal, frames, report } = await openCollect(tmp.dir, { salvage: true, from: { segment: 2, offset: ends[two[0]!]!.offset } });
+    const lost = new Set([two[0]!, lastOfTwo, ...three, midOfFour]); // two[0] ends at `from`: not delivered
+    expect(ids(frames)).toEqual(ends.map((_, i) => i).filter((i) => ends[i]!.segment >= 2 && !lost.has(i)));
+    expect(report.damaged).toEqual([
+      { file: seg(2), offset: startOf(ends, lastOfTwo), bytes: ends[lastOfTwo]!.offset - startOf(ends, lastOfTwo), frames: 1, reason: "frame checksum mismatch", beforeFrom: false },
+      { file: seg(3), offset: 0, bytes: ends[three.at(-1)!]!.offset, frames: three.length, reason: "bad segment magic", beforeFrom: false },
+      ...(midOfFour >= 0 ? [{ file: seg(4), offset: startOf(ends, midOfFour), bytes: ends[midOfFour]!.offset - startOf(ends, midOfFour), frames: 1, reason: "frame checksum mismatch", beforeFrom: false }] : []),
+    ]);
+    expect(report.tornTail).toBeNull();
+    await wal.close();
   });
 
   it("refuses a missing segment in the middle of the sequence", async () => {

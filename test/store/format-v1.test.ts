@@ -40,7 +40,7 @@ describe("WAL format v1 fixture", () => {
 
   it("opens with the current code and replays the exact frames (padding skipped)", async () => {
     const { wal, frames, report } = await openCollect(tmp.dir);
-    expect(report).toEqual({ segments: 1, frames: 4, bytes: 188, tornTail: null });
+    expect(report).toEqual({ segments: 1, frames: 4, bytes: 188, tornTail: null, damaged: [] });
     expect(frames).toEqual([
       { type: 1, body: { op: "put", id: "a", n: 1 }, start: { segment: 1, offset: 32 }, end: { segment: 1, offset: 61 } },
       { type: 2, body: { ids: [7, 8], values: new Uint8Array(new Float32Array([1, -1, 0.5, 0.25]).buffer) }, start: { segment: 1, offset: 61 }, end: { segment: 1, offset: 107 } },

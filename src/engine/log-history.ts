@@ -1,0 +1,69 @@
+/** @module log-history — the last logged state of chosen ids, from the WAL frames a checkpoint already covers: what rebuilds rows found damaged on open. */
+import { mergeMetadata, type Metadata } from "./filter/metadata.js";
+import { OP, type Op } from "./ops.js";
+
+export interface LoggedRow {
+  /** The row's stored vector bytes (float32 values or packed bits), as logged. */
+  v: Uint8Array;
+  m: Metadata | null;
+  p: Uint8Array | null;
+}
+
+/**
+ * Follows logged ops in order for a set of ids: upserts set a row, updates change one the
+ * history holds, deletes, deleteAll and moves act as they do on the collection. An id whose
+ * upsert is no longer in the log (its segment was dropped) is simply absent.
+ */
+export class LogHistory {
+  private readonly rows = new Map<string, Map<string, LoggedRow>>();
+
+  constructor(
+    private readonly ids: ReadonlySet<string>,
+    private readonly rowBytes: number,
+  ) {}
+
+  take(op: Op): void {
+    switch (op.type) {
+      case OP.upsert: {
+        const { ns, ids, v, m, p } = op.body;
+        ids.forEach((id, i) => {
+          if (!this.ids.has(id)) return;
+          this.ns(ns).set(id, { v: v.slice(i * this.rowBytes, (i + 1) * this.rowBytes), m: m[i] ?? null, p: p?.[i] ?? null });
+        });
+        return;
+      }
+      case OP.update: {
+        const row = this.rows.get(op.body.ns)?.get(op.body.id);
+        if (row === undefined) return;
+        const { v, m, p } = op.body;
+        if (v !== null) row.v = v.slice();
+        if (m !== null) row.m = mergeMetadata(row.m ?? {}, m);
+        if (p !== undefined) row.p = p;
+        return;
+      }
+      case OP.delete:
+        for (const id of op.body.ids) this.rows.get(op.body.ns)?.delete(id);
+        return;
+      case OP.deleteAll:
+        this.rows.delete(op.body.ns);
+        return;
+      case OP.move: {
+        const from = this.rows.get(op.body.from);
+        this.rows.delete(op.body.to);
+        this.rows.delete(op.body.from);
+        if (from !== undefined) this.rows.set(op.body.to, from);
+        return;
+      }
+    }
+  }
+
+  get(ns: string, id: string): LoggedRow | undefined {
+    return this.rows.get(ns)?.get(id);
+  }
+
+  private ns(ns: string): Map<string, LoggedRow> {
+    let m = this.rows.get(ns);
+    if (m === undefined) this.rows.set(ns, (m = new Map()));
+    return m;
+  }
+}
