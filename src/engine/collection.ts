@@ -164,7 +164,7 @@ export class Collection {
     this.annMinRows = opts.annMinRows ?? ANN_MIN_ROWS;
     this.seq = cp?.seq ?? 0;
     this.visiblePos = cp?.wal ?? { segment: 0, offset: 0 };
-    this.recovery = { segments: 0, frames: 0, bytes: 0, tornTail: null };
+    this.recovery = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
     let gen = 0;
     for (const s of cp?.partitions ?? []) {
       const tombstones = RoaringBitmap32.deserialize(readFileSync(join(this.partsDir, s.dir, s.tombstones)), "portable");

@@ -3,7 +3,7 @@ import { mkdir, open, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { Decoder } from "@msgpack/msgpack";
 import { SvcError } from "../errors.js";
-import { checkHeader, encodeHeader, FRAME_OVERHEAD, HEADER_SIZE, listSegments, PAD_TYPE, segmentName, type SegmentFile } from "./segment.js";
+import { checkHeader, encodeHeader, FRAME_OVERHEAD, HEADER_SIZE, listSegments, MAX_FRAME_LENGTH, MIN_FRAME, PAD_TYPE, segmentName, SYNC, type SegmentFile } from "./segment.js";
 import { FrameEncoder, frameCrc, sealFrame, type EncodedFrame } from "./frame-encoder.js";
 import { findNextFrame, fsyncDir, readFully, scanFrames } from "./scan.js";
 
@@ -43,8 +43,22 @@ export interface RecoveryReport {
   segments: number;
   frames: number;
   bytes: number;
-  /** The torn tail cut off the last segment: file path, offset of the cut, bytes removed, why. */
-  tornTail: null | { file: string; offset: number; bytes: number; reason: string };
+  /** The torn tail cut off the last segment: file path, offset of the cut, bytes removed, frames they began (0 when none is recognisable), why. */
+  tornTail: null | { file: string; offset: number; bytes: number; frames: number; reason: string };
+  /** With `salvage`: damaged regions skipped (left in place for `svc repair`), in log order. */
+  damaged: DamagedRegion[];
+}
+
+/** A damaged region that salvage skipped: from a bad frame to the next valid frame (or the segment's end). */
+export interface DamagedRegion {
+  file: string;
+  offset: number;
+  bytes: number;
+  /** Frames that began in the region (sync words followed by a plausible length; at least 1). */
+  frames: number;
+  reason: string;
+  /** True when the region ends at or before `from`: its frames were already covered by the caller's checkpoint. */
+  beforeFrom: boolean;
 }
 
 /** Frames and frame bytes written (headers included), fdatasyncs of segment files (rollover included), and
@@ -59,8 +73,16 @@ export interface WalStats {
 export interface WalOpenOptions extends WalOptions {
   /** Replay frames starting at or after this position; segments with smaller ids are not read. */
   from?: WalPosition;
-  /** Called synchronously, in log order, for every non-padding frame at or after `from`. */
+  /** Called synchronously, in log order, for every non-padding frame at or after `from` (with `prefix`: every frame). */
   onFrame?: (f: WalFrame) => void;
+  /** Also deliver the frames before `from` that are still on disk (onFrame tells them apart by position). */
+  prefix?: boolean;
+  /**
+   * Skip damaged regions instead of refusing the log: a bad frame followed by a valid one (in any
+   * segment), or damage running to the end of a segment that is not the last, is reported in
+   * `damaged` and replay goes on after it. The bytes stay as they are (`svc repair` pads them).
+   */
+  salvage?: boolean;
 }
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
@@ -163,7 +185,7 @@ export class Wal {
     const from = opts.from;
     if (from !== undefined) checkPosition(from, "from");
     const onFrame = opts.onFrame;
-    const report: RecoveryReport = { segments: 0, frames: 0, bytes: 0, tornTail: null };
+    const report: RecoveryReport = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
     let segs: SegmentFile[];
     try {
       await mkdir(dir, { recursive: true });
@@ -194,7 +216,7 @@ export class Wal {
     let activeSize = 0;
     try {
       for (const seg of segs) {
-        if (from !== undefined && seg.id < from.segment) continue;
+        if (from !== undefined && seg.id < from.segment && !opts.prefix) continue;
         const isLast = seg === last;
         const fh = await open(seg.path, isLast ? "r+" : "r");
         if (isLast) active = fh;
@@ -205,23 +227,28 @@ export class Wal {
           const bad = checkHeader(header, seg.id);
           if (bad !== null) {
             // A crash during rollover leaves the new last segment with a partial header and no frames.
+            if (opts.salvage && !isLast && !bad.unsupported) {
+              // The whole segment is unreadable without its header: skip it (repair rewrites the header).
+              report.damaged.push({ file: seg.path, offset: 0, bytes: size, frames: await countFrameStarts(fh, 0, size, seg.path), reason: bad.reason, beforeFrom: from !== undefined && seg.id < from.segment });
+              continue;
+            }
             if (!isLast || size > HEADER_SIZE || bad.unsupported) throw corrupt(seg.path, 0, bad.reason);
             await fh.truncate(0);
             await fh.write(encodeHeader(seg.id), 0, HEADER_SIZE, 0);
             await fh.datasync();
             await fsyncDir(dir);
-            report.tornTail = { file: seg.path, offset: 0, bytes: size, reason: bad.reason };
+            report.tornTail = { file: seg.path, offset: 0, bytes: size, frames: 0, reason: bad.reason };
             size = HEADER_SIZE;
           }
-          // Frames before `from` in its own segment are validated but not decoded or delivered.
+          // Frames before `from` in its own segment are validated but not decoded or delivered (unless `prefix`).
           const deliverFrom = from !== undefined && seg.id === from.segment ? from.offset : 0;
           const segId = seg.id;
-          const scan = await scanFrames(fh, HEADER_SIZE, size, seg.path, (buf, at, frameSize, offset) => {
+          const visit = (buf: Buffer, at: number, frameSize: number, offset: number) => {
             if (offset < deliverFrom) {
               if (offset + frameSize > deliverFrom) {
                 throw new SvcError("E_BAD_REQUEST", `from {segment ${segId}, offset ${deliverFrom}} is inside the frame at ${seg.path} offset ${offset}, not at a frame boundary`, { field: "from", details: { file: seg.path, offset } });
               }
-              return;
+              if (!opts.prefix) return;
             }
             const type = buf[at + 12]!;
             if (type === PAD_TYPE) return;
@@ -237,17 +264,29 @@ export class Wal {
             } catch (e) {
               throw new CallerError(e);
             }
-          });
-          if (scan.bad !== null) {
+          };
+          const beforeFrom = (end: number) => from !== undefined && (segId < from.segment || (segId === from.segment && end <= from.offset));
+          let start = HEADER_SIZE;
+          for (;;) {
+            const scan = await scanFrames(fh, start, size, seg.path, visit);
+            if (scan.bad === null) break;
             const { offset, reason } = scan.bad;
-            if (!isLast) throw corrupt(seg.path, offset, `${reason} (not in the last segment)`);
             const next = await findNextFrame(fh, offset + 1, size, seg.path);
-            if (next !== null) throw corrupt(seg.path, offset, `${reason}; a valid frame follows at offset ${next.offset}`);
-            // Torn tail: nothing valid after the first bad frame of the last segment.
-            await fh.truncate(offset);
-            await fh.datasync();
-            report.tornTail = { file: seg.path, offset, bytes: size - offset, reason };
-            size = offset;
+            if (!opts.salvage || (next === null && isLast)) {
+              if (!isLast) throw corrupt(seg.path, offset, `${reason} (not in the last segment)`);
+              if (next !== null) throw corrupt(seg.path, offset, `${reason}; a valid frame follows at offset ${next.offset}`);
+              // Torn tail: nothing valid after the first bad frame of the last segment.
+              const frames = await countFrameStarts(fh, offset, size, seg.path);
+              await fh.truncate(offset);
+              await fh.datasync();
+              report.tornTail = { file: seg.path, offset, bytes: size - offset, frames, reason };
+              size = offset;
+              break;
+            }
+            const end = next === null ? size : next.offset;
+            report.damaged.push({ file: seg.path, offset, bytes: end - offset, frames: Math.max(1, await countFrameStarts(fh, offset, end, seg.path)), reason, beforeFrom: beforeFrom(end) });
+            if (next === null) break;
+            start = next.offset;
           }
           report.segments++;
           report.bytes += size;
@@ -612,3 +651,22 @@ function remainder(bufs: Uint8Array[], skip: number): Uint8Array[] {
   }
   return out;
 }
+
+/** Frames that began in [from, end): sync words followed by a length that fits the frame bound (damaged frames included). */
+async function countFrameStarts(fh: FileHandle, from: number, end: number, file: string): Promise<number> {
+  if (end - from < MIN_FRAME) return 0;
+  const buf = Buffer.allocUnsafe(end - from);
+  await readFully(fh, buf, 0, buf.length, from, file);
+  let n = 0;
+  for (let i = buf.indexOf(SYNC_WORD); i !== -1 && i + 8 <= buf.length; i = buf.indexOf(SYNC_WORD, i + 4)) {
+    const length = buf.readUInt32LE(i + 4);
+    if (length >= 1 && length <= MAX_FRAME_LENGTH) n++;
+  }
+  return n;
+}
+
+const SYNC_WORD = (() => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(SYNC, 0);
+  return b;
+})();

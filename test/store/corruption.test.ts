@@ -43,7 +43,7 @@ describe("WAL recovery", () => {
     const { wal, frames, report } = await openCollect(tmp.dir);
     expect(ids(frames)).toEqual([0, 1, 2, 3]);
     const cut = startOf(ends, 4);
-    expect(report.tornTail).toEqual({ file, offset: cut, bytes: full - 50 - cut, reason: expect.stringContaining("incomplete frame") });
+    expect(report.tornTail).toEqual({ file, offset: cut, bytes: full - 50 - cut, frames: 1, reason: expect.stringContaining("incomplete frame") });
     expect(await sizeOf(file)).toBe(cut);
     expect(wal.position).toEqual({ segment: 1, offset: cut });
     const again = await wal.append(1, { i: 99, pad: pattern(1, 1) });
@@ -124,7 +124,7 @@ describe("WAL recovery", () => {
     await writeFile(seg(last + 1), Buffer.from("SVCWAL\r\n\x01\x00"));
     const { wal, frames, report } = await openCollect(tmp.dir);
     expect(ids(frames)).toEqual([0, 1, 2, 3, 4, 5]);
-    expect(report.tornTail).toEqual({ file: seg(last + 1), offset: 0, bytes: 10, reason: expect.stringContaining("incomplete segment header") });
+    expect(report.tornTail).toEqual({ file: seg(last + 1), offset: 0, bytes: 10, frames: 0, reason: expect.stringContaining("incomplete segment header") });
     expect(await sizeOf(seg(last + 1))).toBe(HEADER_SIZE);
     expect(await wal.append(1, { i: 6, pad: pattern(1, 1) })).toEqual({ segment: last + 1, offset: expect.any(Number) });
     await wal.close();

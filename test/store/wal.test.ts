@@ -27,7 +27,7 @@ describe("Wal round trip", () => {
       [5, { big: pattern(ZERO_COPY_MIN, 3), tail: pattern(ZERO_COPY_MIN + 1, 4), mid: 42 }],
     ];
     const { wal, report } = await Wal.open(tmp.dir);
-    expect(report).toEqual({ segments: 0, frames: 0, bytes: 0, tornTail: null });
+    expect(report).toEqual({ segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] });
     expect(wal.position).toEqual({ segment: 1, offset: HEADER_SIZE });
     const ends: WalPosition[] = [];
     for (const [t, b] of bodies) ends.push(await wal.append(t, b));
