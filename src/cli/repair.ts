@@ -1,8 +1,12 @@
-/** @module repair — `svc repair <dir>`: salvage the write-ahead logs under a collection or data directory. */
+/** @module repair — `svc repair <dir>`: salvage the write-ahead logs under a collection or data directory, and the data dir's JSON stores (keys, ledger and directory checkpoints). */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { SvcError } from "../errors.js";
+import { repairKeyFile } from "../account/keys.js";
+import { repairLedgerCheckpoint } from "../account/wallet.js";
+import { repairDirectoryCheckpoint } from "../directory/service.js";
 import { repairWal } from "../store/repair.js";
+import type { JsonRepair } from "../store/salvage-json.js";
 import { say, type Command } from "./command.js";
 
 /** Every `wal` directory at or below `dir` (a data dir holds collections, a collection holds wal/). */
@@ -19,15 +23,32 @@ export const repairCommand: Command = {
       Salvage the write-ahead logs at or under <dir> (a collection or the data
       dir): damaged regions are overwritten in place by padding frames (later
       frames keep their offsets), damaged tails cut, bad headers rewritten;
-      each changed segment is first copied to <name>.damaged-<n>. Run it
+      each changed segment is first copied to <name>.damaged-<n>. In a data
+      dir also keys.json, wallet/wallets.json and directory/directory.json:
+      an unreadable file is copied to <file>.damaged-<ms> and rewritten with
+      the records that still parse (keys that do not are dropped: they stop
+      working); a ledger checkpoint with an unreadable account is left as it
+      is (balances are never guessed). Prints what it did per store. Run it
       while the server is stopped.`,
   options: {},
   async run(_values, args) {
     const dir = args[0];
     if (dir === undefined) throw new SvcError("E_BAD_REQUEST", "svc repair needs a directory", { field: "dir" });
     const dirs = walDirs(dir);
-    if (dirs.length === 0) throw new SvcError("E_NOT_FOUND", `no write-ahead log (*.seg files) at or under ${dir}`, { field: "dir" });
+    const files = [repairKeyFile(dir), repairLedgerCheckpoint(join(dir, "wallet")), repairDirectoryCheckpoint(join(dir, "directory"))].filter((r): r is JsonRepair => r !== null);
+    if (dirs.length === 0 && files.length === 0) throw new SvcError("E_NOT_FOUND", `no write-ahead log (*.seg files) or store file at or under ${dir}`, { field: "dir" });
     let changed = 0;
+    let refused = 0;
+    for (const f of files) {
+      if (f.action === "ok") say(`${f.file} (${f.store}): readable, ${f.kept} records`);
+      else if (f.action === "refused") {
+        refused++;
+        say(`${f.file} (${f.store}): NOT repaired: ${f.detail}`);
+      } else {
+        changed++;
+        say(`${f.file} (${f.store}): rewritten with ${f.kept} readable records, ${f.dropped} dropped (${f.detail}); original kept as ${f.backup}`);
+      }
+    }
     for (const wal of dirs) {
       const report = await repairWal(wal);
       say(`${wal}: ${report.segments} segments, ${report.frames} frames`);
@@ -39,7 +60,7 @@ export const repairCommand: Command = {
       }
       for (const id of report.missing) say(`  segment ${id} is missing: the log cannot be opened past it`);
     }
-    say(changed === 0 ? "nothing to repair" : `repaired ${changed} segment file(s)`);
-    return 0;
+    say(changed === 0 && refused === 0 ? "nothing to repair" : `repaired ${changed} file(s)${refused > 0 ? `, ${refused} left for a restore from backup` : ""}`);
+    return refused > 0 ? 1 : 0;
   },
 };

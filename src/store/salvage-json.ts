@@ -1,0 +1,92 @@
+/**
+ * @module salvage-json — `svc repair` for the stores kept as one JSON file (keys.json, wallets.json,
+ * directory.json): split a damaged file into the elements of one array or object member without
+ * parsing the whole, so each record is kept or dropped on its own; quarantine and rewrite the file.
+ */
+import { closeSync, copyFileSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+
+/** What repair did to one JSON store. */
+export interface JsonRepair {
+  store: string;
+  file: string;
+  /** "ok": readable, untouched; "rewritten": the readable records were kept, the original quarantined; "refused": left as it is (detail says why). */
+  action: "ok" | "rewritten" | "refused";
+  kept: number;
+  dropped: number;
+  /** The quarantined original (`<file>.damaged-<ms>`) when rewritten. */
+  backup?: string;
+  detail: string;
+}
+
+/**
+ * The raw texts of the elements of the array (or `"name":value` members of the object) that is the
+ * value of the first `"key":` in `text`, found by bracket depth outside strings; null when the key
+ * or its opening bracket is missing. A damaged element comes back as garbage that JSON.parse refuses.
+ */
+export function salvageElements(text: string, key: string): string[] | null {
+  const m = new RegExp(`"${key}"\\s*:\\s*([[{])`).exec(text);
+  if (m === null) return null;
+  const out: string[] = [];
+  let depth = 0;
+  let inString = false;
+  let start = m.index + m[0].length;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") {
+      if (depth === 0) {
+        if (text.slice(start, i).trim() !== "") out.push(text.slice(start, i));
+        return out;
+      }
+      depth--;
+    } else if (c === "," && depth === 0) {
+      out.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  if (text.slice(start).trim() !== "") out.push(text.slice(start)); // cut off: the last element is garbage
+  return out;
+}
+
+/** JSON.parse, or undefined. */
+export function tryParse(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Copy `file` to `<file>.damaged-<ms>` (fsynced), then replace it atomically by `body` (mode `mode`). Returns the copy's path. */
+export function quarantineAndRewrite(file: string, body: string, mode = 0o644): string {
+  const backup = `${file}.damaged-${Date.now()}`;
+  copyFileSync(file, backup);
+  syncPath(backup, "r");
+  const tmp = `${file}.tmp`;
+  const fd = openSync(tmp, "w", mode);
+  try {
+    writeSync(fd, body);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  syncPath(dirname(file), "r");
+  return backup;
+}
+
+function syncPath(path: string, flags: string): void {
+  const fd = openSync(path, flags);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
