@@ -4,7 +4,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, re
 import { join } from "node:path";
 import { SvcError } from "../errors.js";
 import { clearDamage, reportDamage } from "../store/damage.js";
-import { quarantineAndRewrite, salvageElements, tryParse, type JsonRepair } from "../store/salvage-json.js";
+import { quarantineAndRewrite, salvageElements, tryParse, type StoreRepair } from "../store/salvage-json.js";
 
 export interface KeyRecord {
   /** Public handle, `key_<hex>`: what `list` shows and `revoke` takes. */
@@ -204,7 +204,7 @@ export function parseKeyFile(text: string): KeyRecord[] | Error {
  * records that still parse and are well formed; the others are dropped (those keys stop working:
  * fail closed). Run with the server stopped.
  */
-export function repairKeyFile(dataDir: string): JsonRepair | null {
+export function repairKeyFile(dataDir: string): StoreRepair | null {
   const path = join(dataDir, FILE);
   if (!existsSync(path)) return null;
   const text = readFileSync(path, "utf8");

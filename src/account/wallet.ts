@@ -8,7 +8,7 @@ import { SvcError } from "../errors.js";
 import { reportDamage, reportWalLosses } from "../store/damage.js";
 import { fsyncDir } from "../store/scan.js";
 import { FRAME_OVERHEAD } from "../store/segment.js";
-import { quarantineAndRewrite, salvageElements, tryParse, type JsonRepair } from "../store/salvage-json.js";
+import { quarantineAndRewrite, salvageElements, tryParse, type StoreRepair } from "../store/salvage-json.js";
 import { Wal, type WalPosition } from "../store/wal.js";
 import { costOf, NANO_PER_USD, type PriceTable, type Usage } from "./prices.js";
 
@@ -314,7 +314,7 @@ export class Wallets {
  * and every account still parse (the damage was in the framing); an account that cannot be read is
  * a balance nothing else holds, so then the file is left as it is (restore it from a backup).
  */
-export function repairLedgerCheckpoint(dir: string): JsonRepair | null {
+export function repairLedgerCheckpoint(dir: string): StoreRepair | null {
   const path = join(dir, "wallets.json");
   if (!existsSync(path)) return null;
   const file = "wallet/wallets.json";

@@ -5,8 +5,10 @@ import { SvcError } from "../errors.js";
 import { repairKeyFile } from "../account/keys.js";
 import { repairLedgerCheckpoint } from "../account/wallet.js";
 import { repairDirectoryCheckpoint } from "../directory/service.js";
+import { repairKnowledgeGraphs } from "../hd/kg/service.js";
+import { repairCausalModels } from "../hd/causal/service.js";
 import { repairWal } from "../store/repair.js";
-import type { JsonRepair } from "../store/salvage-json.js";
+import type { StoreRepair } from "../store/salvage-json.js";
 import { say, type Command } from "./command.js";
 
 /** Every `wal` directory at or below `dir` (a data dir holds collections, a collection holds wal/). */
@@ -24,7 +26,9 @@ export const repairCommand: Command = {
       dir): damaged regions are overwritten in place by padding frames (later
       frames keep their offsets), damaged tails cut, bad headers rewritten;
       each changed segment is first copied to <name>.damaged-<n>. In a data
-      dir also keys.json, wallet/wallets.json and directory/directory.json:
+      dir also keys.json, wallet/wallets.json, directory/directory.json,
+      each knowledge graph's graph.json (rewritten from its snapshot's seed)
+      and each causal model (an unreadable model.hdscm is moved aside):
       an unreadable file is copied to <file>.damaged-<ms> and rewritten with
       the records that still parse (keys that do not are dropped: they stop
       working); a ledger checkpoint with an unreadable account is left as it
@@ -35,7 +39,7 @@ export const repairCommand: Command = {
     const dir = args[0];
     if (dir === undefined) throw new SvcError("E_BAD_REQUEST", "svc repair needs a directory", { field: "dir" });
     const dirs = walDirs(dir);
-    const files = [repairKeyFile(dir), repairLedgerCheckpoint(join(dir, "wallet")), repairDirectoryCheckpoint(join(dir, "directory"))].filter((r): r is JsonRepair => r !== null);
+    const files = [repairKeyFile(dir), repairLedgerCheckpoint(join(dir, "wallet")), repairDirectoryCheckpoint(join(dir, "directory")), ...repairKnowledgeGraphs(dir), ...repairCausalModels(dir)].filter((r): r is StoreRepair => r !== null);
     if (dirs.length === 0 && files.length === 0) throw new SvcError("E_NOT_FOUND", `no write-ahead log (*.seg files) or store file at or under ${dir}`, { field: "dir" });
     let changed = 0;
     let refused = 0;
@@ -44,6 +48,9 @@ export const repairCommand: Command = {
       else if (f.action === "refused") {
         refused++;
         say(`${f.file} (${f.store}): NOT repaired: ${f.detail}`);
+      } else if (f.action === "quarantined") {
+        changed++;
+        say(`${f.file} (${f.store}): unreadable (${f.detail}); moved aside to ${f.backup}`);
       } else {
         changed++;
         say(`${f.file} (${f.store}): rewritten with ${f.kept} readable records, ${f.dropped} dropped (${f.detail}); original kept as ${f.backup}`);

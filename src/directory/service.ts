@@ -6,7 +6,7 @@ import { dirname, join, relative } from "node:path";
 import { lockDir, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
 import { reportDamage, reportWalLosses } from "../store/damage.js";
-import { quarantineAndRewrite, salvageElements, tryParse, type JsonRepair } from "../store/salvage-json.js";
+import { quarantineAndRewrite, salvageElements, tryParse, type StoreRepair } from "../store/salvage-json.js";
 import { fsyncDir } from "../store/scan.js";
 import { Wal, type Durability, type WalPosition } from "../store/wal.js";
 import { checkBooking, checkRange, formatInstant, freeSlots, isSlotStart, offsetMinutes, parseInstant, type Slot } from "./booking.js";
@@ -388,7 +388,7 @@ const STORE = "directory";
  * the businesses and requests that still parse (the others are dropped; the log after the
  * checkpoint still replays over them). Refused when the log position cannot be read.
  */
-export function repairDirectoryCheckpoint(dir: string): JsonRepair | null {
+export function repairDirectoryCheckpoint(dir: string): StoreRepair | null {
   const path = join(dir, "directory.json");
   if (!existsSync(path)) return null;
   const file = "directory/directory.json";

@@ -6,15 +6,16 @@
 import { closeSync, copyFileSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
-/** What repair did to one JSON store. */
-export interface JsonRepair {
+/** What repair did to one store file. */
+export interface StoreRepair {
   store: string;
   file: string;
-  /** "ok": readable, untouched; "rewritten": the readable records were kept, the original quarantined; "refused": left as it is (detail says why). */
-  action: "ok" | "rewritten" | "refused";
+  /** "ok": readable, untouched; "rewritten": the readable records were kept, the original quarantined;
+   *  "quarantined": the file was one unreadable record, moved aside; "refused": left as it is (detail says why). */
+  action: "ok" | "rewritten" | "quarantined" | "refused";
   kept: number;
   dropped: number;
-  /** The quarantined original (`<file>.damaged-<ms>`) when rewritten. */
+  /** The quarantined original (`<file>.damaged-<ms>`) when rewritten or quarantined. */
   backup?: string;
   detail: string;
 }
@@ -78,6 +79,14 @@ export function quarantineAndRewrite(file: string, body: string, mode = 0o644): 
     closeSync(fd);
   }
   renameSync(tmp, file);
+  syncPath(dirname(file), "r");
+  return backup;
+}
+
+/** Rename `file` to `<file>.damaged-<ms>` (directory fsynced). Returns the new path. */
+export function quarantine(file: string): string {
+  const backup = `${file}.damaged-${Date.now()}`;
+  renameSync(file, backup);
   syncPath(dirname(file), "r");
   return backup;
 }

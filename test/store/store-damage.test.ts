@@ -64,7 +64,7 @@ async function frames(file: string): Promise<Array<{ offset: number; size: numbe
 
 async function flipByte(file: string, at: number): Promise<void> {
   const buf = await readFile(file);
-  buf[at] ^= 0x01;
+  buf[at] = buf[at]! ^ 0x01;
   await writeFile(file, buf);
 }
 
@@ -222,5 +222,55 @@ describe("a damaged store is named and the rest serves", () => {
     const r = await repair(s1.dataDir);
     expect(r.code).toBe(1);
     expect(r.out).toContain("wallet/wallets.json (wallet-ledger): NOT repaired");
+  });
+
+  it("knowledge graph: a damaged fact frame is skipped and named, other graphs serve; repair loses only that frame", async () => {
+    const s1 = await start();
+    const add = (name: string, subject: string) => call(s1, `/v1/hd/kg/${name}/facts`, { key: s1.adminKey, body: { facts: [{ subject, relation: "knows", object: "carol" }] } });
+    for (const who of ["alice", "bob", "dave"]) expect((await add("g1", who)).status).toBe(200);
+    expect((await add("g2", "erin")).status).toBe(200);
+    await killHard(s1); // no closing snapshot: the frames stay in the log
+    const seg = join(s1.dataDir, "tenants", "admin", "hd", "kg", "g1", "wal", "000001.seg");
+    const adds = await frames(seg);
+    expect(adds).toHaveLength(3);
+    await flipByte(seg, adds[1]!.offset + adds[1]!.size - 1);
+
+    const s2 = await start(s1.dataDir);
+    expect((await health(s2)).status).toBe("ok"); // graphs open on first use: the damage is found then
+    expect(((await call(s2, "/v1/hd/kg/g1/stats", { key: s1.adminKey })).body as { facts: number }).facts).toBe(2);
+    expect((await health(s2)).damage).toEqual([expect.objectContaining({ store: "kg:admin/g1", kind: "bad-frame", file: "tenants/admin/hd/kg/g1/wal/000001.seg", dropped: 1, offline: false })]);
+    expect(((await call(s2, "/v1/hd/kg/g2/stats", { key: s1.adminKey })).body as { facts: number }).facts).toBe(1);
+    await s2.stop();
+    expect(await frames(seg)).toHaveLength(3); // the damaged segment was kept: no closing snapshot dropped it
+
+    expect((await repair(s1.dataDir)).out).toMatch(/g1[/]wal: .*\n.*padded/);
+    const s3 = await start(s1.dataDir);
+    expect((await health(s3)).status).toBe("ok");
+    expect(((await call(s3, "/v1/hd/kg/g1/stats", { key: s1.adminKey })).body as { facts: number }).facts).toBe(2);
+  });
+
+  it("causal model: a flipped byte takes only that model offline; repair moves it aside", async () => {
+    const s1 = await start();
+    const worlds = { n_vars: 2, vocab_per_var: [2, 2], worlds: [[0, 0], [1, 1], [1, 0], [0, 1]] };
+    for (const m of ["m1", "m2"]) expect((await call(s1, `/v1/hd/causal/${m}/worlds`, { key: s1.adminKey, body: worlds })).status).toBe(200);
+    await s1.stop();
+    const file = join(s1.dataDir, "tenants", "admin", "hd", "causal", "m1", "model.hdscm");
+    await flipByte(file, 30);
+
+    const s2 = await start(s1.dataDir);
+    const q = { query_type: "observation", condition_var: 0, condition_value: 1, query_var: 1, query_value: 1 };
+    const off = await call(s2, "/v1/hd/causal/m1/query", { key: s1.adminKey, body: q });
+    expect(off.status).toBe(503);
+    expect(off.body.error).toMatchObject({ code: "E_STORE_OFFLINE", field: "name" });
+    expect((await health(s2)).damage).toEqual([expect.objectContaining({ store: "causal:admin/m1", kind: "unreadable", file: "tenants/admin/hd/causal/m1/model.hdscm", offline: true })]);
+    expect((await call(s2, "/v1/hd/causal/m2/query", { key: s1.adminKey, body: q })).status).toBe(200);
+    expect(((await call(s2, "/v1/hd/causal", { key: s1.adminKey })).body as { models: Array<{ name: string }> }).models.map((m) => m.name)).toEqual(["m2"]);
+    await s2.stop();
+
+    expect((await repair(s1.dataDir)).out).toMatch(/model\.hdscm \(causal:admin\/m1\): unreadable .*moved aside/);
+    const s3 = await start(s1.dataDir);
+    expect((await health(s3)).status).toBe("ok");
+    expect((await call(s3, "/v1/hd/causal/m1/query", { key: s1.adminKey, body: q })).status).toBe(404);
+    expect((await call(s3, "/v1/hd/causal/m2/query", { key: s1.adminKey, body: q })).status).toBe(200);
   });
 });
