@@ -1,12 +1,12 @@
 /** @module wallet — one prepaid wallet per tenant: credits and charges on a write-ahead log, balances in memory, checkpoints. */
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
-import { readFile, rename } from "node:fs/promises";
+import { open, rename } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { decode } from "@msgpack/msgpack";
 import { lockDir, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
 import { reportDamage, reportWalLosses } from "../store/damage.js";
-import { fsyncDir } from "../store/scan.js";
+import { fsyncDir, readFully } from "../store/scan.js";
 import { FRAME_OVERHEAD } from "../store/segment.js";
 import { quarantineAndRewrite, salvageElements, tryParse, type StoreRepair } from "../store/salvage-json.js";
 import { Wal, type WalPosition } from "../store/wal.js";
@@ -359,7 +359,13 @@ function readCheckpointText(text: string, path: string): { wal: WalPosition; acc
 async function tenantOfDamagedFrame(file: string, offset: number, bytes: number): Promise<string | null> {
   if (bytes < FRAME_OVERHEAD + 2 || bytes > 1 << 20) return null;
   try {
-    const buf = (await readFile(file)).subarray(offset, offset + bytes);
+    const buf = Buffer.alloc(bytes);
+    const fh = await open(file, "r");
+    try {
+      await readFully(fh, buf, 0, bytes, offset, file);
+    } finally {
+      await fh.close();
+    }
     if (buf.readUInt32LE(4) + FRAME_OVERHEAD !== bytes) return null; // the length does not span exactly this region
     const body = decode(buf.subarray(FRAME_OVERHEAD + 1)) as { t?: unknown };
     return typeof body === "object" && body !== null && typeof body.t === "string" ? body.t : null;
