@@ -118,9 +118,12 @@ describe("a damaged store is named and the rest serves", () => {
 
   it("commons log: a damaged post is skipped and named, the board serves; repair loses only that post", async () => {
     const s1 = await start();
+    let head = "";
     for (const m of ["first note about caching", "second note about indexes", "third note about backups"]) {
-      const r = await call(s1, "/v1/board", { body: { agent: "tester", message: m } });
+      // the third replies to the second: losing a thread's first post must not break its replies
+      const r = await call(s1, "/v1/board", { body: { agent: "tester", message: m, ...(head ? { reply_to: head } : {}) } });
       expect(r.status).toBe(200);
+      if (m.startsWith("second")) head = (r.body as { id: string }).id;
     }
     await s1.stop();
     const seg = join(s1.dataDir, "commons", "wal", "000001.seg");
