@@ -23,6 +23,7 @@ export const ERRORS = {
   E_CONFLICT: { status: 409, summary: "the resource already exists or is being changed" },
   E_DELETION_PROTECTED: { status: 403, summary: "deletion protection is enabled for this index" },
   E_CLOSED: { status: 503, summary: "the collection is closed or shutting down" },
+  E_STORE_OFFLINE: { status: 503, summary: "a store this operation needs was found damaged and is offline (GET /v1/health names it); run `svc repair` with the server stopped" },
   E_WAL_CORRUPT: { status: 500, summary: "a write-ahead log frame failed its checksum before the tail; run `svc repair`" },
   E_IO: { status: 500, summary: "a file operation failed" },
   E_OUT_OF_MEMORY: { status: 507, summary: "the shared arena cannot grow further" },

@@ -3,7 +3,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { SvcError } from "../errors.js";
+import { clearDamage, reportDamage } from "../store/damage.js";
 import { parseStoredJson } from "../safe-values.js";
+import { quarantineAndRewrite, salvageElements, tryParse, type StoreRepair } from "../store/salvage-json.js";
 
 export interface KeyRecord {
   /** Public handle, `key_<hex>`: what `list` shows and `revoke` takes. */
@@ -49,6 +51,8 @@ export class KeyStore {
   private byHash = new Map<string, KeyRecord>();
   private stamp = "";
   private checkedAt = 0;
+  /** Why keys.json cannot be read (fail closed: no key authenticates, nothing is written), or null. */
+  private damage: string | null = null;
 
   private constructor(readonly dir: string) {
     this.path = join(dir, FILE);
@@ -64,6 +68,7 @@ export class KeyStore {
   /** Issue a key. Without `tenant` the key starts a new tenant. Returns the clear key: the only time it exists. */
   create(opts: { tenant?: string; admin?: boolean; name?: string } = {}): { key: string; record: KeyRecord } {
     this.reload();
+    this.assertOnline();
     const tenant = opts.tenant ?? newTenantId();
     if (!TENANT_RE.test(tenant)) throw new SvcError("E_BAD_REQUEST", "tenant must be 1-64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit", { field: "tenant" });
     const key = `svc_${randomBytes(24).toString("base64url")}`;
@@ -83,11 +88,13 @@ export class KeyStore {
 
   list(): KeyRecord[] {
     this.reload();
+    this.assertOnline();
     return this.records.map((r) => ({ ...r }));
   }
 
   revoke(id: string): KeyRecord {
     this.reload();
+    this.assertOnline();
     const r = this.records.find((x) => x.id === id);
     if (r === undefined) throw new SvcError("E_NOT_FOUND", `no key '${id}'`, { field: "id" });
     if (r.revokedAt === null) {
@@ -104,6 +111,7 @@ export class KeyStore {
       this.checkedAt = now;
       this.reload();
     }
+    this.assertOnline();
     const r = this.byHash.get(hashKey(key));
     if (r === undefined || r.revokedAt !== null) return null;
     return { tenant: r.tenant, admin: r.admin, keyId: r.id };
@@ -113,15 +121,38 @@ export class KeyStore {
     return this.records.length;
   }
 
+  /** Why the key file cannot be read, or null when the keys serve. */
+  get offline(): string | null {
+    return this.damage;
+  }
+
+  private assertOnline(): void {
+    if (this.damage !== null) throw new SvcError("E_STORE_OFFLINE", `the API keys are offline: ${this.damage}; no key is accepted until \`svc repair\` (GET /v1/health names the damage)`, { field: "api-key" });
+  }
+
+  /**
+   * Re-read keys.json when it changed. An unreadable file fails closed: every key is refused with
+   * E_STORE_OFFLINE (not E_AUTH: the key may be fine) and nothing is written over the file, until
+   * a readable one replaces it (`svc repair`, or a restored copy).
+   */
   private reload(): void {
     if (!existsSync(this.path)) return;
     const st = statSync(this.path);
     const stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
     if (stamp === this.stamp) return;
-    const parsed = parseStoredJson(readFileSync(this.path, "utf8")) as { version: number; keys: KeyRecord[] };
-    this.records = parsed.keys;
-    this.byHash = new Map(this.records.map((r) => [r.hash, r]));
     this.stamp = stamp;
+    const parsed = parseKeyFile(readFileSync(this.path, "utf8"));
+    if (parsed instanceof Error) {
+      this.records = [];
+      this.byHash = new Map();
+      this.damage = `${this.path}: ${parsed.message}`;
+      reportDamage({ store: "keys", file: FILE, kind: "unreadable", dropped: 0, offline: true, detail: `${parsed.message}; authenticated routes answer 503 E_STORE_OFFLINE, public routes serve` });
+      return;
+    }
+    if (this.damage !== null) clearDamage("keys");
+    this.damage = null;
+    this.records = parsed;
+    this.byHash = new Map(this.records.map((r) => [r.hash, r]));
   }
 
   private save(): void {
@@ -144,4 +175,44 @@ export class KeyStore {
     this.stamp = "";
     this.reload();
   }
+}
+
+/** True for a well-formed key record (what repair keeps and the server trusts). */
+export function isKeyRecord(r: unknown): r is KeyRecord {
+  if (typeof r !== "object" || r === null) return false;
+  const k = r as Record<string, unknown>;
+  return typeof k.id === "string" && /^key_[0-9a-f]{12}$/.test(k.id) && typeof k.hash === "string" && /^[0-9a-f]{64}$/.test(k.hash)
+    && typeof k.tenant === "string" && TENANT_RE.test(k.tenant) && typeof k.admin === "boolean" && typeof k.name === "string"
+    && Number.isFinite(k.createdAt) && (k.revokedAt === null || Number.isFinite(k.revokedAt));
+}
+
+/** The records of a keys.json text, or why it is not one: any malformed record makes the whole file unreadable (fail closed). */
+export function parseKeyFile(text: string): KeyRecord[] | Error {
+  let parsed: { keys?: unknown };
+  try {
+    parsed = parseStoredJson(text) as { keys?: unknown };
+  } catch (e) {
+    return new Error(`not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+  if (typeof parsed !== "object" || parsed === null || !Array.isArray(parsed.keys)) return new Error("not a key file ({version, keys: [...]})");
+  const bad = parsed.keys.findIndex((r) => !isKeyRecord(r));
+  if (bad >= 0) return new Error(`key record ${bad} is malformed`);
+  return parsed.keys as KeyRecord[];
+}
+
+/**
+ * `svc repair` of `<dataDir>/keys.json`: an unreadable file is quarantined and rewritten with the
+ * records that still parse and are well formed; the others are dropped (those keys stop working:
+ * fail closed). Run with the server stopped.
+ */
+export function repairKeyFile(dataDir: string): StoreRepair | null {
+  const path = join(dataDir, FILE);
+  if (!existsSync(path)) return null;
+  const text = readFileSync(path, "utf8");
+  const parsed = parseKeyFile(text);
+  if (!(parsed instanceof Error)) return { store: "keys", file: FILE, action: "ok", kept: parsed.length, dropped: 0, detail: "readable" };
+  const parts = salvageElements(text, "keys") ?? [];
+  const kept = parts.map(tryParse).filter(isKeyRecord);
+  const backup = quarantineAndRewrite(path, JSON.stringify({ version: 1, keys: kept }, null, 2), 0o600);
+  return { store: "keys", file: FILE, action: "rewritten", kept: kept.length, dropped: parts.length - kept.length, backup, detail: parsed.message };
 }

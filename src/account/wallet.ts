@@ -1,17 +1,23 @@
 /** @module wallet — one prepaid wallet per tenant: credits and charges on a write-ahead log, balances in memory, checkpoints. */
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
-import { rename } from "node:fs/promises";
-import { join } from "node:path";
+import { open, rename } from "node:fs/promises";
+import { dirname, join, relative } from "node:path";
+import { decode } from "@msgpack/msgpack";
 import { lockDir, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
+import { reportDamage, reportWalLosses } from "../store/damage.js";
+import { fsyncDir, readFully } from "../store/scan.js";
+import { FRAME_OVERHEAD } from "../store/segment.js";
 import { parseStoredJson } from "../safe-values.js";
-import { fsyncDir } from "../store/scan.js";
+import { quarantineAndRewrite, salvageElements, tryParse, type StoreRepair } from "../store/salvage-json.js";
 import { Wal, type WalPosition } from "../store/wal.js";
 import { costOf, NANO_PER_USD, type PriceTable, type Usage } from "./prices.js";
 
 /** WAL frame types of the ledger. Never renumber. */
 const CREDIT = 1;
 const CHARGE = 2;
+/** The ledger's name in the damage register. */
+const LEDGER = "wallet-ledger";
 
 interface CreditFrame { t: string; n: number; why: string; ts: number }
 interface ChargeFrame { t: string; op: string; n: number; w: number; s: number; ts: number }
@@ -90,6 +96,7 @@ export class Wallets {
   private readonly held = new Map<string, number>();
   private walBytesAtCheckpoint = 0;
   private checkpointing: Promise<void> | null = null;
+  private offline: { all: boolean; tenants: Set<string> } = { all: false, tenants: new Set() };
 
   private constructor(
     private readonly dir: string,
@@ -102,20 +109,46 @@ export class Wallets {
     // One ledger writer: a second server on the same data dir is refused (E_CONFLICT).
     lockDir(dir);
     try {
-      const cpPath = join(dir, "wallets.json");
-      const cp = existsSync(cpPath) ? (parseStoredJson(readFileSync(cpPath, "utf8")) as { wal: WalPosition; accounts: Record<string, Account> }) : null;
       const w = new Wallets(dir, prices, undefined as unknown as Wal);
+      const cpPath = join(dir, "wallets.json");
+      const cp = existsSync(cpPath) ? readCheckpoint(cpPath) : null;
+      if (cp instanceof Error) {
+        // Balances before the log's position live only in the checkpoint: never guess them.
+        w.offline = { all: true, tenants: new Set() };
+        reportDamage({ store: LEDGER, file: relative(dirname(dir), cpPath), kind: "unreadable", dropped: 0, offline: true, detail: `${cp.message}; every wallet is offline (metered requests answer 503 E_STORE_OFFLINE) until the file is restored` });
+        return w;
+      }
       for (const [t, a] of Object.entries(cp?.accounts ?? {})) w.accounts.set(t, a);
-      const { wal } = await Wal.open(join(dir, "wal"), {
+      const { wal, report } = await Wal.open(join(dir, "wal"), {
         from: cp?.wal,
+        salvage: true,
         onFrame: (f) => (f.type === CREDIT ? w.applyCredit(f.body as CreditFrame) : w.applyCharge(f.body as ChargeFrame)),
       });
       w.wal = wal;
       w.walBytesAtCheckpoint = wal.stats.bytes;
+      const lost = report.damaged.filter((d) => !d.beforeFrom);
+      // A lost frame credited or charged someone: take that tenant's wallet offline rather than serve a guessed balance.
+      for (const d of lost) {
+        const t = await tenantOfDamagedFrame(d.file, d.offset, d.bytes);
+        if (t !== null && w.accounts.has(t)) w.offline.tenants.add(t);
+        else w.offline.all = true;
+      }
+      reportWalLosses(LEDGER, dirname(dir), report, true);
       return w;
     } catch (err) {
       rmSync(join(dir, "LOCK"), { force: true });
       throw err;
+    }
+  }
+
+  /** Tenants whose wallet is offline because the ledger lost a frame of theirs (all: the frame's tenant is unknown, or the checkpoint is unreadable). */
+  offlineTenants(): { all: boolean; tenants: string[] } {
+    return { all: this.offline.all, tenants: [...this.offline.tenants] };
+  }
+
+  private assertOnline(tenant: string): void {
+    if (this.offline.all || this.offline.tenants.has(tenant)) {
+      throw new SvcError("E_STORE_OFFLINE", `the wallet ledger lost a frame${this.offline.all ? "" : ` of tenant '${tenant}'`}: this wallet is offline until \`svc repair\` (GET /v1/health names the damage)`, { field: "wallet" });
     }
   }
 
@@ -124,6 +157,7 @@ export class Wallets {
    * credited first). Throws E_WALLET_EMPTY unless the unheld balance is positive and covers it.
    */
   async reserve(tenant: string, op: string, bound: Usage): Promise<Reservation> {
+    this.assertOnline(tenant);
     const a = this.accounts.get(tenant) ?? (await this.signUp(tenant));
     const nano = costOf(this.prices, op, bound);
     // Synchronous from here to the hold: no other operation can take the same money.
@@ -159,6 +193,7 @@ export class Wallets {
 
   /** Charge an operation without a reservation (never below zero, as `settle`); resolves once the charge is durable. Returns the nano-USD charged. */
   async charge(tenant: string, op: string, usage: Usage): Promise<number> {
+    this.assertOnline(tenant);
     if (!this.accounts.has(tenant)) await this.signUp(tenant);
     return this.debit(tenant, op, usage);
   }
@@ -185,6 +220,7 @@ export class Wallets {
   /** Add credit (USD) to a tenant's wallet. */
   async credit(tenant: string, usd: number, why: string): Promise<void> {
     if (!Number.isFinite(usd) || usd <= 0) throw new SvcError("E_BAD_REQUEST", "credit must be a positive number of USD", { field: "usd" });
+    this.assertOnline(tenant);
     if (!this.accounts.has(tenant)) await this.signUp(tenant);
     const frame: CreditFrame = { t: tenant, n: Math.round(usd * NANO_PER_USD), why, ts: Date.now() };
     this.applyCredit(frame);
@@ -192,6 +228,7 @@ export class Wallets {
   }
 
   async view(tenant: string, limit = 20): Promise<WalletView> {
+    this.assertOnline(tenant);
     const a = this.accounts.get(tenant) ?? (await this.signUp(tenant));
     const usd = (n: number) => n / NANO_PER_USD;
     return {
@@ -255,13 +292,22 @@ export class Wallets {
   }
 
   async close(): Promise<void> {
+    if (this.wal === undefined) {
+      // Opened offline (unreadable checkpoint): nothing was written, the damaged file stays for repair.
+      rmSync(join(this.dir, "LOCK"), { force: true });
+      return;
+    }
     await this.checkpoint();
     await this.wal.close();
     rmSync(join(this.dir, "LOCK"), { force: true });
   }
 
-  /** Write balances and the log position they include, then drop older log segments. */
+  /**
+   * Write balances and the log position they include, then drop older log segments. Skipped while a
+   * ledger frame is lost (a wallet is offline): the damaged segment stays for `svc repair`.
+   */
   checkpoint(): Promise<void> {
+    if (this.offline.all || this.offline.tenants.size > 0) return this.wal.sync();
     this.checkpointing ??= (async () => {
       await this.wal.sync();
       const pos = this.wal.position;
@@ -318,6 +364,71 @@ export class Wallets {
   private remember(a: Account, e: UsageEntry): void {
     a.recent.push(e);
     if (a.recent.length > RECENT * 2) a.recent.splice(0, a.recent.length - RECENT);
+  }
+}
+
+/**
+ * `svc repair` of `<dir>/wallets.json` (dir = <data>/wallet): rewritten only when the log position
+ * and every account still parse (the damage was in the framing); an account that cannot be read is
+ * a balance nothing else holds, so then the file is left as it is (restore it from a backup).
+ */
+export function repairLedgerCheckpoint(dir: string): StoreRepair | null {
+  const path = join(dir, "wallets.json");
+  if (!existsSync(path)) return null;
+  const file = "wallet/wallets.json";
+  const cp = readCheckpoint(path);
+  if (!(cp instanceof Error)) return { store: LEDGER, file, action: "ok", kept: Object.keys(cp.accounts).length, dropped: 0, detail: "readable" };
+  const text = readFileSync(path, "utf8");
+  const wal = tryParse(`{${(/"wal"\s*:\s*\{[^{}]*\}/.exec(text) ?? ["x"])[0]}}`) as { wal?: WalPosition } | undefined;
+  const parts = salvageElements(text, "accounts") ?? [];
+  const accounts: Record<string, Account> = {};
+  for (const p of parts) Object.assign(accounts, tryParse(`{${p}}`) ?? {});
+  const candidate = JSON.stringify({ version: 1, wal: wal?.wal, accounts });
+  const readable = Object.keys(accounts).length === parts.length && parts.length > 0 && !(readCheckpointText(candidate, path) instanceof Error);
+  if (!readable) return { store: LEDGER, file, action: "refused", kept: 0, dropped: 0, detail: `${cp.message}; an account or the log position cannot be read, and a balance is never guessed: restore ${file} from a backup (the wallets stay offline)` };
+  const backup = quarantineAndRewrite(path, candidate);
+  return { store: LEDGER, file, action: "rewritten", kept: parts.length, dropped: 0, backup, detail: cp.message };
+}
+
+/** The ledger checkpoint, or the reason it cannot be read. */
+function readCheckpoint(path: string): { wal: WalPosition; accounts: Record<string, Account> } | Error {
+  return readCheckpointText(readFileSync(path, "utf8"), path);
+}
+
+function readCheckpointText(text: string, path: string): { wal: WalPosition; accounts: Record<string, Account> } | Error {
+  try {
+    const cp = parseStoredJson(text) as { wal?: WalPosition; accounts?: unknown };
+    const ok = typeof cp === "object" && cp !== null && typeof cp.wal === "object" && cp.wal !== null && Number.isSafeInteger(cp.wal.segment) && Number.isSafeInteger(cp.wal.offset) && typeof cp.accounts === "object" && cp.accounts !== null;
+    if (!ok) return new Error(`${path} is not a ledger checkpoint ({version, wal, accounts})`);
+    for (const [t, a] of Object.entries(cp.accounts as Record<string, Account>)) {
+      if (typeof a !== "object" || a === null || !Number.isFinite(a.balance) || !Number.isFinite(a.credited) || !Number.isFinite(a.spent) || !Array.isArray(a.recent)) return new Error(`${path}: the account of '${t}' is malformed`);
+    }
+    return cp as { wal: WalPosition; accounts: Record<string, Account> };
+  } catch (e) {
+    return new Error(`${path} is not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+}
+
+/**
+ * The tenant a damaged ledger frame most likely belonged to: when the region is one frame whose
+ * body still decodes to a map with a string `t`. The caller accepts it only for a tenant the
+ * ledger knows; anything else (null) takes every wallet offline.
+ */
+async function tenantOfDamagedFrame(file: string, offset: number, bytes: number): Promise<string | null> {
+  if (bytes < FRAME_OVERHEAD + 2 || bytes > 1 << 20) return null;
+  try {
+    const buf = Buffer.alloc(bytes);
+    const fh = await open(file, "r");
+    try {
+      await readFully(fh, buf, 0, bytes, offset, file);
+    } finally {
+      await fh.close();
+    }
+    if (buf.readUInt32LE(4) + FRAME_OVERHEAD !== bytes) return null; // the length does not span exactly this region
+    const body = decode(buf.subarray(FRAME_OVERHEAD + 1)) as { t?: unknown };
+    return typeof body === "object" && body !== null && typeof body.t === "string" ? body.t : null;
+  } catch {
+    return null;
   }
 }
 

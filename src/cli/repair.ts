@@ -1,10 +1,16 @@
-/** @module repair — `svc repair [--check] <dir>`: salvage the write-ahead logs and the collection data files under a collection or data directory, or only report what is damaged. */
+/** @module repair — `svc repair [--check] <dir>`: salvage every store under a data dir (or one collection): write-ahead logs, collection data files, and the JSON stores (keys, ledger and directory checkpoints, knowledge graphs, causal models), or only report what is damaged. */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { scrubCollection } from "../engine/block-sums.js";
 import { SvcError } from "../errors.js";
 import { damageReports } from "../store/damage.js";
+import { repairKeyFile } from "../account/keys.js";
+import { repairLedgerCheckpoint } from "../account/wallet.js";
+import { repairDirectoryCheckpoint } from "../directory/service.js";
+import { repairKnowledgeGraphs } from "../hd/kg/service.js";
+import { repairCausalModels } from "../hd/causal/service.js";
 import { repairWal } from "../store/repair.js";
+import { checkingOnly, type StoreRepair } from "../store/salvage-json.js";
 import { say, type Command } from "./command.js";
 
 /** Every collection directory (holding collection.json) at or below `dir`. */
@@ -45,6 +51,13 @@ export const repairCommand: Command = {
       Collection data files (bits.bin, values.f32, records.bin) whose block
       checksums fail: the damaged rows are rebuilt from the log where it still
       holds them, otherwise dropped and listed; the partition is rewritten.
+      In a data dir also keys.json, wallet/wallets.json, directory/directory.json,
+      each knowledge graph's graph.json (rewritten from its snapshot's seed)
+      and each causal model (an unreadable model.hdscm is moved aside):
+      an unreadable file is copied to <file>.damaged-<ms> and rewritten with
+      the records that still parse (keys that do not are dropped: they stop
+      working); a ledger checkpoint with an unreadable account is left as it
+      is (balances are never guessed). Prints what it did per store.
       --check only reports what is damaged, per store, and changes nothing
       (exit code 1 when anything is). Run it while the server is stopped.`,
   options: { check: { type: "boolean" } },
@@ -54,8 +67,24 @@ export const repairCommand: Command = {
     if (dir === undefined) throw new SvcError("E_BAD_REQUEST", "svc repair needs a directory", { field: "dir" });
     const dirs = walDirs(dir);
     const collections = collectionDirs(dir);
-    if (dirs.length === 0 && collections.length === 0) throw new SvcError("E_NOT_FOUND", `no write-ahead log (*.seg files) or collection at or under ${dir}`, { field: "dir" });
+    const stores = () => [repairKeyFile(dir), repairLedgerCheckpoint(join(dir, "wallet")), repairDirectoryCheckpoint(join(dir, "directory")), ...repairKnowledgeGraphs(dir), ...repairCausalModels(dir)];
+    const files = (check ? checkingOnly(stores) : stores()).filter((r): r is StoreRepair => r !== null);
+    if (dirs.length === 0 && collections.length === 0 && files.length === 0) throw new SvcError("E_NOT_FOUND", `no write-ahead log (*.seg files), collection or store file at or under ${dir}`, { field: "dir" });
     let changed = 0;
+    let refused = 0;
+    for (const f of files) {
+      if (f.action === "ok") say(`${f.file} (${f.store}): readable, ${f.kept} records`);
+      else if (f.action === "refused") {
+        refused++;
+        say(`${f.file} (${f.store}): NOT repaired: ${f.detail}`);
+      } else if (f.action === "quarantined") {
+        changed++;
+        say(`${f.file} (${f.store}): unreadable (${f.detail}); moved aside to ${f.backup}`);
+      } else {
+        changed++;
+        say(`${f.file} (${f.store}): rewritten with ${f.kept} readable records, ${f.dropped} dropped (${f.detail}); original kept as ${f.backup}`);
+      }
+    }
     for (const wal of dirs) {
       const report = await repairWal(wal, { check });
       say(`${wal}: ${report.segments} segments, ${report.frames} frames`);
@@ -97,8 +126,8 @@ export const repairCommand: Command = {
         await pool.close();
       }
     }
-    if (check) say(changed === 0 ? "no damage found" : `damage found in ${changed} place(s)`);
-    else say(changed === 0 ? "nothing to repair" : `repaired ${changed} segment file(s) or collection(s)`);
-    return check && changed > 0 ? 1 : 0;
+    if (check) say(changed + refused === 0 ? "no damage found" : `damage found in ${changed + refused} place(s)`);
+    else say(changed === 0 && refused === 0 ? "nothing to repair" : `repaired ${changed} file(s) or collection(s)${refused > 0 ? `, ${refused} left for a restore from backup` : ""}`);
+    return (check && changed > 0) || refused > 0 ? 1 : 0;
   },
 };

@@ -1,5 +1,6 @@
 /** @module commons/log — the commons' one append-only write-ahead log (<data>/commons/wal): frame types, replay on open, append. */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { reportWalLosses } from "../store/damage.js";
 import { Wal, type Durability } from "../store/wal.js";
 
 /** WAL frame types of the commons. Never renumber; nothing is ever rewritten or removed. */
@@ -11,7 +12,9 @@ export class CommonsLog {
 
   /** Open (or create) the log under `dir` and pass every stored frame, in order, to `onFrame`. */
   static async open(dir: string, opts: { durability?: Durability; onFrame: (type: number, body: unknown) => void }): Promise<CommonsLog> {
-    const { wal } = await Wal.open(join(dir, "wal"), { durability: opts.durability, onFrame: (f) => opts.onFrame(f.type, f.body) });
+    // A damaged frame is skipped and named (store "commons-log"); the rest of the commons serves.
+    const { wal, report } = await Wal.open(join(dir, "wal"), { durability: opts.durability, salvage: true, onFrame: (f) => opts.onFrame(f.type, f.body) });
+    reportWalLosses("commons-log", dirname(dir), report);
     return new CommonsLog(wal);
   }
 

@@ -48,7 +48,7 @@ export class Commons {
     this.ask = new AskBridge(outbound);
   }
 
-  /** Open <dataDir>/commons and replay its log. Throws E_BAD_REQUEST for a bad allow-list entry, E_WAL_CORRUPT for a damaged log. */
+  /** Open <dataDir>/commons and replay its log. Throws E_BAD_REQUEST for a bad allow-list entry; a damaged frame is skipped and named in the damage register. */
   static async open(dataDir: string, opts: CommonsOptions): Promise<Commons> {
     // Frames replay into a holder until the services exist (the log must be open to build them).
     const frames: Array<{ type: number; body: unknown }> = [];

@@ -77,7 +77,7 @@ export const DEMO_FILE = new URL("../../data/directory/businesses.jsonl", import
 export async function openDirectory(dataDir: string, opts: { durability?: Durability; seed?: string | null } = {}): Promise<{ directory: Directory; seeded: (ImportReport & { rejectedCount: number }) | null }> {
   const directory = await Directory.open(join(dataDir, "directory"), { durability: opts.durability });
   const seed = opts.seed === undefined ? fileURLToPath(DEMO_FILE) : opts.seed;
-  if (directory.size > 0 || seed === null || (opts.seed === undefined && !existsSync(seed))) return { directory, seeded: null };
+  if (directory.offline !== null || directory.size > 0 || seed === null || (opts.seed === undefined && !existsSync(seed))) return { directory, seeded: null };
   try {
     return { directory, seeded: await importFile(directory, seed) };
   } catch (err) {

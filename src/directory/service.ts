@@ -2,10 +2,12 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { rename } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { lockDir, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
+import { reportDamage, reportWalLosses } from "../store/damage.js";
 import { parseStoredJson } from "../safe-values.js";
+import { quarantineAndRewrite, salvageElements, tryParse, type StoreRepair } from "../store/salvage-json.js";
 import { fsyncDir } from "../store/scan.js";
 import { Wal, type Durability, type WalPosition } from "../store/wal.js";
 import { checkBooking, checkRange, formatInstant, freeSlots, isSlotStart, offsetMinutes, parseInstant, type Slot } from "./booking.js";
@@ -75,13 +77,21 @@ export class Directory {
     lockDir(dir);
     try {
       const cpPath = join(dir, "directory.json");
-      const cp = existsSync(cpPath) ? (parseStoredJson(readFileSync(cpPath, "utf8")) as { wal: WalPosition; businesses: Business[]; requests: ConsultationRequest[] }) : null;
       const d = new Directory(dir, undefined as unknown as Wal, opts);
+      const cp = existsSync(cpPath) ? readCheckpoint(cpPath) : null;
+      if (cp instanceof Error) {
+        // The checkpoint holds everything before its log position: without it the directory is offline, nothing is guessed or overwritten.
+        d.offline = cp.message;
+        reportDamage({ store: STORE, file: relative(dirname(dir), cpPath), kind: "unreadable", dropped: 0, offline: true, detail: `${cp.message}; the directory is offline (its routes answer 503 E_STORE_OFFLINE) until \`svc repair\`` });
+        return d;
+      }
       for (const b of cp?.businesses ?? []) d.businesses.set(b.id, b);
       for (const r of cp?.requests ?? []) d.applyRequest(r);
-      const { wal } = await Wal.open(join(dir, "wal"), {
+      // A damaged frame is skipped and named: the businesses it held keep their earlier state.
+      const { wal, report } = await Wal.open(join(dir, "wal"), {
         durability: opts.durability,
         from: cp?.wal,
+        salvage: true,
         onFrame: (f) => {
           if (f.type === PUT) for (const b of (f.body as { b: Business[] }).b) d.businesses.set(b.id, b);
           else if (f.type === REQUEST) d.applyRequest((f.body as { r: ConsultationRequest }).r);
@@ -89,11 +99,24 @@ export class Directory {
       });
       d.wal = wal;
       d.walBytesAtCheckpoint = wal.stats.bytes;
+      reportWalLosses(STORE, dirname(dir), report);
+      d.unrepaired = report.damaged.some((r) => !r.beforeFrom);
       return d;
     } catch (err) {
       rmSync(join(dir, "LOCK"), { force: true });
       throw err;
     }
+  }
+
+  /** The log has damaged regions: no checkpoint is written (it would drop them) until `svc repair`. */
+  private unrepaired = false;
+
+  /** Why the directory cannot serve (its checkpoint is unreadable), or null. */
+  offline: string | null = null;
+
+  /** Throws E_STORE_OFFLINE while the directory is offline. */
+  assertOnline(): void {
+    if (this.offline !== null) throw new SvcError("E_STORE_OFFLINE", `the business directory is offline: ${this.offline}; run \`svc repair\` (GET /v1/health names the damage)`, { field: "directory" });
   }
 
   get size(): number {
@@ -331,6 +354,7 @@ export class Directory {
 
   /** Write every business and request with the log position they include, then drop older segments. */
   checkpoint(): Promise<void> {
+    if (this.unrepaired) return this.wal.sync();
     this.checkpointing ??= (async () => {
       await this.wal.sync();
       const pos = this.wal.position;
@@ -347,8 +371,54 @@ export class Directory {
   }
 
   async close(): Promise<void> {
+    if (this.offline !== null) {
+      rmSync(join(this.dir, "LOCK"), { force: true }); // nothing was written; the damaged file stays for repair
+      return;
+    }
     await this.checkpoint();
     await this.wal.close();
     rmSync(join(this.dir, "LOCK"), { force: true });
+  }
+}
+
+/** The directory's name in the damage register. */
+const STORE = "directory";
+
+/**
+ * `svc repair` of `<dir>/directory.json`: an unreadable checkpoint is quarantined and rewritten with
+ * the businesses and requests that still parse (the others are dropped; the log after the
+ * checkpoint still replays over them). Refused when the log position cannot be read.
+ */
+export function repairDirectoryCheckpoint(dir: string): StoreRepair | null {
+  const path = join(dir, "directory.json");
+  if (!existsSync(path)) return null;
+  const file = "directory/directory.json";
+  const cp = readCheckpoint(path);
+  if (!(cp instanceof Error)) return { store: STORE, file, action: "ok", kept: cp.businesses.length + cp.requests.length, dropped: 0, detail: "readable" };
+  const text = readFileSync(path, "utf8");
+  const wal = (tryParse(`{${(/"wal"\s*:\s*\{[^{}]*\}/.exec(text) ?? ["x"])[0]}}`) as { wal?: WalPosition } | undefined)?.wal;
+  if (wal === undefined || !Number.isSafeInteger(wal.segment) || !Number.isSafeInteger(wal.offset)) {
+    return { store: STORE, file, action: "refused", kept: 0, dropped: 0, detail: `${cp.message}; the log position cannot be read: restore ${file} from a backup` };
+  }
+  const objects = (key: string, ok: (v: Record<string, unknown>) => boolean) => {
+    const parts = salvageElements(text, key) ?? [];
+    const kept = parts.map(tryParse).filter((v): v is Record<string, unknown> => typeof v === "object" && v !== null && ok(v as Record<string, unknown>));
+    return { kept, dropped: parts.length - kept.length };
+  };
+  const businesses = objects("businesses", (b) => typeof b.id === "string" && typeof b.fields === "object" && b.fields !== null);
+  const requests = objects("requests", (r) => typeof r.id === "string" && typeof r.business === "string" && typeof r.start === "string");
+  const backup = quarantineAndRewrite(path, JSON.stringify({ version: 1, wal, businesses: businesses.kept, requests: requests.kept }));
+  return { store: STORE, file, action: "rewritten", kept: businesses.kept.length + requests.kept.length, dropped: businesses.dropped + requests.dropped, backup, detail: cp.message };
+}
+
+/** The checkpoint, or why it cannot be read. */
+function readCheckpoint(path: string): { wal: WalPosition; businesses: Business[]; requests: ConsultationRequest[] } | Error {
+  try {
+    const cp = parseStoredJson(readFileSync(path, "utf8")) as { wal?: WalPosition; businesses?: unknown; requests?: unknown };
+    const ok = typeof cp === "object" && cp !== null && typeof cp.wal === "object" && cp.wal !== null && Number.isSafeInteger(cp.wal.segment) && Number.isSafeInteger(cp.wal.offset) && Array.isArray(cp.businesses) && Array.isArray(cp.requests);
+    if (!ok) return new Error(`${path} is not a directory checkpoint ({version, wal, businesses, requests})`);
+    return cp as { wal: WalPosition; businesses: Business[]; requests: ConsultationRequest[] };
+  } catch (e) {
+    return new Error(`${path} is not valid JSON (${e instanceof Error ? e.message : String(e)})`);
   }
 }

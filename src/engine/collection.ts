@@ -6,7 +6,7 @@ import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
 import { Rotation } from "../kernels/rotation.js";
 import type { ScanPool } from "../pool/scan-pool.js";
-import { reportDamage } from "../store/damage.js";
+import { reportDamage, reportWalLosses } from "../store/damage.js";
 import { fsyncDir } from "../store/scan.js";
 import { Wal, type Durability, type RecoveryReport, type WalPosition } from "../store/wal.js";
 import { mergeMetadata, validateMetadata, type Metadata } from "./filter/metadata.js";
@@ -226,7 +226,7 @@ export class Collection {
       c.wal = wal;
       c.visiblePos = wal.position;
       Object.assign(c.recovery, report);
-      c.reportRecovery(report);
+      reportWalLosses(c.damage.store, c.damage.root, report);
       c.walBytesAtCheckpoint = wal.stats.bytes;
       for (const p of c.partitions.values()) {
         // A partition with damaged rows is rewritten without them, so its files check clean again.
@@ -270,18 +270,6 @@ export class Collection {
           detail: `${e.rows.length} row(s) in blocks that failed their checksum (rows ${rows}) in namespace '${p.namespace}': ${e.rebuilt} rebuilt from the log, ${e.dropped.length} dropped${e.dropped.length > 0 ? ` (${dropped})` : ""}, ${e.dead} already dead`,
         });
       }
-    }
-  }
-
-  /** Name what replay had to leave out in the damage register: a torn tail is expected after a crash, but it is still a loss. */
-  private reportRecovery(report: RecoveryReport): void {
-    const t = report.tornTail;
-    if (t !== null) {
-      this.reportDamage({ file: t.file, kind: "torn-tail", dropped: t.frames, detail: `cut ${t.bytes} bytes (${t.frames} frame(s)) off the log at offset ${t.offset}: ${t.reason}` });
-    }
-    for (const d of report.damaged) {
-      const what = d.beforeFrom ? "skipped: the checkpoint already holds it" : `${d.frames} frame(s) lost, later frames replayed; \`svc repair\` pads the region`;
-      this.reportDamage({ file: d.file, kind: "bad-frame", dropped: d.beforeFrom ? 0 : d.frames, detail: `${d.bytes} damaged bytes at offset ${d.offset} (${d.reason}); ${what}` });
     }
   }
 

@@ -4,6 +4,7 @@
  * of refusing to start; `GET /v1/health` lists the entries (status "degraded") and `/metrics`
  * counts them, so a damaged store is named while everything else keeps serving.
  */
+import { relative } from "node:path";
 
 /** One finding. `store` is a stable name ("wallet-ledger", "keys", "collection:<t>/<name>", ...). */
 export interface DamageReport {
@@ -50,4 +51,26 @@ export function clearDamage(store: string): void {
 export function onDamage(l: Listener): () => void {
   listeners.add(l);
   return () => listeners.delete(l);
+}
+
+/** What a salvaging WAL open left out (wal.ts RecoveryReport, structurally). */
+interface WalLosses {
+  tornTail: null | { file: string; offset: number; bytes: number; frames: number; reason: string };
+  damaged: Array<{ file: string; offset: number; bytes: number; frames: number; reason: string; beforeFrom: boolean }>;
+}
+
+/**
+ * Report what a salvaging `Wal.open` skipped or cut under `store`, file names relative to `root`
+ * (the data dir). `offline` marks the store as unable to serve until repaired (the store decides).
+ */
+export function reportWalLosses(store: string, root: string, report: WalLosses, offline = false): void {
+  const rel = (file: string) => relative(root, file);
+  const t = report.tornTail;
+  if (t !== null) {
+    reportDamage({ store, file: rel(t.file), kind: "torn-tail", dropped: t.frames, offline: false, detail: `cut ${t.bytes} bytes (${t.frames} frame(s)) off the log at offset ${t.offset}: ${t.reason}` });
+  }
+  for (const d of report.damaged) {
+    const what = d.beforeFrom ? "skipped: the checkpoint already holds it" : `${d.frames} frame(s) lost, later frames replayed; \`svc repair\` pads the region`;
+    reportDamage({ store, file: rel(d.file), kind: "bad-frame", dropped: d.beforeFrom ? 0 : d.frames, offline: offline && !d.beforeFrom, detail: `${d.bytes} damaged bytes at offset ${d.offset} (${d.reason}); ${what}` });
+  }
 }

@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { hashKey, KeyStore } from "../../src/account/keys.js";
 import { SvcError } from "../../src/errors.js";
+import { damageReports } from "../../src/store/damage.js";
 
 let dir: string;
 beforeEach(() => {
@@ -129,5 +130,38 @@ describe("KeyStore", () => {
     expect(cli.list().map((r) => r.id)).toEqual([record.id, second.record.id]);
     cli.create({ tenant: "third" });
     expect(KeyStore.open(dir).list().map((r) => r.tenant)).toEqual(["late", "late", "third"]);
+  });
+});
+
+describe("KeyStore with a damaged keys.json", () => {
+  it("fails closed when the file becomes unreadable while serving, never writes over it, and serves again once it is readable", () => {
+    const store = KeyStore.open(dir);
+    const { key } = store.create({ tenant: "acme" });
+    const path = join(dir, "keys.json");
+    const good = readFileSync(path, "utf8");
+    writeFileSync(path, good.replace('"admin": false', '"admin": fals'));
+    const before = readFileSync(path, "utf8");
+    vi.useFakeTimers({ now: Date.now() + 10_000 }); // past the reload interval
+    expect(thrown(() => store.authenticate(key))).toMatchObject({ code: "E_STORE_OFFLINE", status: 503, field: "api-key" });
+    expect(store.offline).toContain("keys.json");
+    expect(thrown(() => store.create({ tenant: "other" })).code).toBe("E_STORE_OFFLINE");
+    expect(thrown(() => store.revoke("key_000000000000")).code).toBe("E_STORE_OFFLINE");
+    expect(readFileSync(path, "utf8")).toBe(before);
+    expect(damageReports()).toContainEqual(expect.objectContaining({ store: "keys", file: "keys.json", kind: "unreadable", offline: true }));
+    writeFileSync(path, good); // restored
+    vi.setSystemTime(Date.now() + 10_000);
+    expect(store.authenticate(key)).toMatchObject({ tenant: "acme" });
+    expect(store.offline).toBeNull();
+    expect(damageReports().filter((r) => r.store === "keys")).toEqual([]);
+  });
+
+  it("a record that parses but is malformed (an admin flag that is not a boolean) makes the file unreadable too", () => {
+    const store = KeyStore.open(dir);
+    store.create({ tenant: "acme" });
+    const path = join(dir, "keys.json");
+    writeFileSync(path, readFileSync(path, "utf8").replace('"admin": false', '"admin": "yes"'));
+    const again = KeyStore.open(dir);
+    expect(again.offline).toMatch(/key record 0 is malformed/);
+    expect(again.size).toBe(0);
   });
 });

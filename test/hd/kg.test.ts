@@ -254,7 +254,7 @@ describe("KnowledgeGraphs", () => {
       expect(snapPos.offset).toBeGreaterThan(0);
     });
 
-    it("a damaged snapshot is refused with E_WAL_CORRUPT naming the file (no silent fallback)", async () => {
+    it("a damaged snapshot takes the graph offline with E_STORE_OFFLINE naming the file and the damage (no silent fallback)", async () => {
       const dir = await tmp();
       const kg = small(dir);
       await kg.addFacts("t", "g", batch(0, 100));
@@ -265,11 +265,17 @@ describe("KnowledgeGraphs", () => {
       bad[bad.length - 100]! ^= 1;
       writeFileSync(path, bad);
       const again = svc(dir);
-      await expect(again.stats("t", "g")).rejects.toMatchObject({ code: "E_WAL_CORRUPT", message: expect.stringMatching(/snapshot.*damaged.*CRC/) });
+      await expect(again.stats("t", "g")).rejects.toMatchObject({ code: "E_STORE_OFFLINE", status: 503, message: expect.stringMatching(/snapshot.*damaged.*CRC/) });
+      await expect(again.stats("t", "g")).rejects.toMatchObject({ code: "E_STORE_OFFLINE" }); // stays offline, not re-read
+      await again.close();
       writeFileSync(path, bytes.subarray(0, 30));
-      await expect(again.stats("t", "g")).rejects.toMatchObject({ code: "E_WAL_CORRUPT", message: expect.stringMatching(/too short/) });
-      writeFileSync(path, bytes); // repaired: opens again
-      expect((await again.stats("t", "g")).facts).toBe(100);
+      const third = svc(dir);
+      await expect(third.stats("t", "g")).rejects.toMatchObject({ code: "E_STORE_OFFLINE", message: expect.stringMatching(/too short/) });
+      await third.close();
+      writeFileSync(path, bytes); // restored: opens again
+      const fourth = svc(dir);
+      expect((await fourth.stats("t", "g")).facts).toBe(100);
+      await fourth.close();
     });
   });
 

@@ -1,9 +1,11 @@
 /** @module causal/service — causal models per tenant under <data>/tenants/<tenant>/hd/causal/<name>/: upload/append worlds, query, delete, export/import (.hdscm). */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { lockDir, writeDurable } from "../../engine/collection-files.js";
 import { SvcError } from "../../errors.js";
+import { reportDamage } from "../../store/damage.js";
+import { quarantine, type StoreRepair } from "../../store/salvage-json.js";
 import { decodeHdscm, encodeHdscm } from "./format.js";
 import { checkAppend, newModel, parseWorlds, withRoom, type CausalModel } from "./model.js";
 import { answer, parseQuery, type CausalAnswer } from "./query.js";
@@ -27,6 +29,8 @@ interface Entry {
   model: CausalModel | null;
   /** Writes to one model run one after another. */
   chain: Promise<unknown>;
+  /** Why model.hdscm cannot be read (the model is offline until `svc repair`), or null. */
+  damage: string | null;
 }
 
 /**
@@ -54,13 +58,20 @@ export class CausalService {
     if (e === undefined) {
       const dir = this.dirOf(tenant, name);
       let model: CausalModel | null = null;
+      let damage: string | null = null;
       if (existsSync(join(dir, FILE))) {
         lockDir(dir);
-        model = decodeHdscm(readFileSync(join(dir, FILE)));
+        try {
+          model = decodeHdscm(readFileSync(join(dir, FILE)));
+        } catch (err) {
+          damage = err instanceof Error ? err.message : String(err);
+          reportDamage({ store: `causal:${tenant}/${name}`, file: relative(this.dataDir, join(dir, FILE)), kind: "unreadable", dropped: 0, offline: true, detail: `${damage}; the model is offline (503 E_STORE_OFFLINE) until \`svc repair\` moves it aside` });
+        }
       }
-      e = { dir, model, chain: Promise.resolve() };
+      e = { dir, model, chain: Promise.resolve(), damage };
       this.entries.set(key, e);
     }
+    if (e.damage !== null) throw new SvcError("E_STORE_OFFLINE", `causal model '${name}' is damaged and offline: ${e.damage}`, { field: "name" });
     return e;
   }
 
@@ -164,10 +175,36 @@ export class CausalService {
     this.closed = true;
     for (const e of this.entries.values()) {
       await e.chain;
-      if (e.model !== null) rmSync(join(e.dir, "LOCK"), { force: true });
+      if (e.model !== null || e.damage !== null) rmSync(join(e.dir, "LOCK"), { force: true });
     }
     this.entries.clear();
   }
+}
+
+/**
+ * `svc repair` of every causal model under `<dataDir>/tenants`: a model.hdscm that does not decode
+ * is one unreadable record; it is moved aside to `model.hdscm.damaged-<ms>` (the name then answers
+ * 404 and can be imported again from an export).
+ */
+export function repairCausalModels(dataDir: string): StoreRepair[] {
+  const out: StoreRepair[] = [];
+  const tenants = join(dataDir, "tenants");
+  if (!existsSync(tenants)) return out;
+  for (const t of readdirSync(tenants)) {
+    const root = join(tenants, t, "hd", "causal");
+    if (!existsSync(root)) continue;
+    for (const name of readdirSync(root)) {
+      const file = join(root, name, FILE);
+      if (!existsSync(file)) continue;
+      try {
+        decodeHdscm(readFileSync(file));
+      } catch (err) {
+        const backup = quarantine(file);
+        out.push({ store: `causal:${t}/${name}`, file: relative(dataDir, file), action: "quarantined", kept: 0, dropped: 1, backup, detail: err instanceof Error ? err.message : String(err) });
+      }
+    }
+  }
+  return out;
 }
 
 async function fsyncDir(dir: string): Promise<void> {

@@ -5,11 +5,13 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join, relative } from "node:path";
 import { lockDir, writeDurable } from "../../engine/collection-files.js";
 import { SvcError } from "../../errors.js";
 import { parseStoredJson } from "../../safe-values.js";
 import type { Kernels } from "../../kernels/abi.js";
+import { reportDamage, reportWalLosses } from "../../store/damage.js";
+import { quarantineAndRewrite, type StoreRepair } from "../../store/salvage-json.js";
 import { fsyncDir } from "../../store/scan.js";
 import { Wal, type Durability, type WalPosition } from "../../store/wal.js";
 import { Graph, type Fact, type KgAnswer, type ShardStats } from "./graph.js";
@@ -34,6 +36,8 @@ interface Open {
   chain: Promise<unknown>;
   /** WAL frame bytes not covered by the snapshot (replayed on open or appended since). */
   pending: number;
+  /** Replay skipped damaged frames: no snapshot is written (it would drop them) until `svc repair`. */
+  unrepaired: boolean;
 }
 
 export interface KgStats {
@@ -180,7 +184,8 @@ export class KnowledgeGraphs {
     }
     const p = this.load(this.dirOf(tenant, name), create, seed);
     this.graphs.set(id, p);
-    p.catch(() => this.graphs.delete(id));
+    // A damaged graph stays offline (cached, reported once); other failures are retried on the next call.
+    p.catch((e: unknown) => (e instanceof SvcError && e.code === "E_STORE_OFFLINE" ? undefined : this.graphs.delete(id)));
     return p;
   }
 
@@ -194,22 +199,34 @@ export class KnowledgeGraphs {
       await rename(tmp, meta);
       await fsyncDir(dir);
     }
-    const conf = parseStoredJson(readFileSync(meta, "utf8")) as { seed: number };
+    const store = `kg:${relative(join(this.dataDir, "tenants"), dir).replace("/hd/kg/", "/")}`;
+    const offline = (file: string, why: string): SvcError => {
+      reportDamage({ store, file: relative(this.dataDir, file), kind: "unreadable", dropped: 0, offline: true, detail: `${why}; the graph is offline (503 E_STORE_OFFLINE) until \`svc repair\` or a restore` });
+      return new SvcError("E_STORE_OFFLINE", `knowledge graph '${basename(dir)}' is damaged and offline: ${why}`, { field: "name" });
+    };
+    const conf = readGraphConf(meta);
+    if (conf instanceof Error) throw offline(meta, conf.message);
     lockDir(dir);
     const graph = new Graph(this.kernels, conf.seed);
     try {
       const snapPath = join(dir, SNAPSHOT_FILE);
       let from: WalPosition | undefined;
       if (existsSync(snapPath)) {
-        const snap = decodeSnapshot(readFileSync(snapPath), snapPath);
-        if (snap.graph.seed !== conf.seed >>> 0) throw new SvcError("E_WAL_CORRUPT", `knowledge graph snapshot ${snapPath} has seed ${snap.graph.seed}, graph.json has ${conf.seed}`, { details: { file: snapPath } });
+        let snap: ReturnType<typeof decodeSnapshot>;
+        try {
+          snap = decodeSnapshot(readFileSync(snapPath), snapPath);
+        } catch (e) {
+          throw offline(snapPath, e instanceof Error ? e.message : String(e));
+        }
+        if (snap.graph.seed !== conf.seed >>> 0) throw offline(snapPath, `snapshot has seed ${snap.graph.seed}, graph.json has ${conf.seed}`);
         graph.restore(snap.graph, snap.objects, snap.counters);
         from = snap.wal;
       }
       let pending = 0;
-      const { wal } = await Wal.open(join(dir, "wal"), {
+      const { wal, report } = await Wal.open(join(dir, "wal"), {
         durability: this.durability,
         from,
+        salvage: true,
         onFrame: (f) => {
           if (f.end.segment === f.start.segment) pending += f.end.offset - f.start.offset;
           const rows = (f.body as { f: Array<[string, string, string]> }).f;
@@ -218,7 +235,8 @@ export class KnowledgeGraphs {
           else if (f.type === FRAME_DELETE) graph.delete(facts);
         },
       });
-      return { graph, wal, dir, chain: Promise.resolve(), pending };
+      reportWalLosses(store, this.dataDir, report);
+      return { graph, wal, dir, chain: Promise.resolve(), pending, unrepaired: report.damaged.some((d) => !d.beforeFrom) };
     } catch (err) {
       graph.dispose();
       rmSync(join(dir, "LOCK"), { force: true });
@@ -245,6 +263,7 @@ export class KnowledgeGraphs {
    * holds exactly the frames up to that position. The WAL is synced first so the snapshot never runs ahead of it.
    */
   private async checkpoint(g: Open): Promise<void> {
+    if (g.unrepaired) return g.wal.sync();
     const pos = g.wal.position;
     await g.wal.sync();
     const snap = g.graph.snapshot();
@@ -272,6 +291,57 @@ export class KnowledgeGraphs {
     g.graph.dispose();
     await rm(g.dir, { recursive: true, force: true });
   }
+}
+
+/** graph.json's seed, or why it cannot be read. */
+function readGraphConf(path: string): { seed: number } | Error {
+  try {
+    const conf = parseStoredJson(readFileSync(path, "utf8")) as { seed?: unknown };
+    if (typeof conf !== "object" || conf === null || !Number.isSafeInteger(conf.seed)) return new Error(`${path} has no integer seed`);
+    return conf as { seed: number };
+  } catch (e) {
+    return new Error(`${path} is not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+}
+
+/**
+ * `svc repair` of every knowledge graph's files under `<dataDir>/tenants` (their WALs are repaired
+ * as WALs): an unreadable graph.json is rewritten from the snapshot's seed; an unreadable snapshot
+ * holds facts nothing else has, so it is left for a restore (.hdkg export or backup).
+ */
+export function repairKnowledgeGraphs(dataDir: string): StoreRepair[] {
+  const out: StoreRepair[] = [];
+  const tenants = join(dataDir, "tenants");
+  if (!existsSync(tenants)) return out;
+  for (const t of readdirSync(tenants)) {
+    const kgDir = join(tenants, t, "hd", "kg");
+    if (!existsSync(kgDir)) continue;
+    for (const name of readdirSync(kgDir)) {
+      const dir = join(kgDir, name);
+      const meta = join(dir, "graph.json");
+      const store = `kg:${t}/${name}`;
+      const snapPath = join(dir, SNAPSHOT_FILE);
+      let snap: ReturnType<typeof decodeSnapshot> | Error | null = null;
+      if (existsSync(snapPath)) {
+        try {
+          snap = decodeSnapshot(readFileSync(snapPath), snapPath);
+        } catch (e) {
+          snap = e instanceof Error ? e : new Error(String(e));
+        }
+      }
+      if (snap instanceof Error) out.push({ store, file: relative(dataDir, snapPath), action: "refused", kept: 0, dropped: 0, detail: `${snap.message}` });
+      if (!existsSync(meta)) continue;
+      const conf = readGraphConf(meta);
+      if (!(conf instanceof Error)) continue;
+      if (snap === null || snap instanceof Error) {
+        out.push({ store, file: relative(dataDir, meta), action: "refused", kept: 0, dropped: 0, detail: `${conf.message}; no readable snapshot holds the seed: restore the graph from an .hdkg export` });
+        continue;
+      }
+      const backup = quarantineAndRewrite(meta, JSON.stringify({ version: 1, seed: snap.graph.seed }));
+      out.push({ store, file: relative(dataDir, meta), action: "rewritten", kept: 1, dropped: 0, backup, detail: `${conf.message}; seed ${snap.graph.seed} taken from the snapshot` });
+    }
+  }
+  return out;
 }
 
 function asObject(input: unknown): Record<string, unknown> {

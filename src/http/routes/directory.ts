@@ -95,7 +95,7 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
     response: { status: 200, schema: profile, description: "The business as it now is" },
     handle: async (ctx) => ({ body: await handle(ctx) }),
   });
-  return [
+  const routes: Route[] = [
   // Admin operations first and the release last: a walk over the table in order (test/http/ops.test.ts) claims, books, reads, then releases.
     admin("/claim", "post", "directory_claim", "Admin: mark the business claimed by its owner {owner: {name, email}}", { type: "object", required: ["owner"], properties: { owner: { type: "object", properties: { name: { type: "string" }, email: { type: "string" } } } } },
       async (ctx) => profileView(await dir.claim(idParam(ctx), body(ctx).owner))),
@@ -194,4 +194,6 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
     admin("/release", "post", "directory_release", "Admin: release a claim (booking off, verification reset)", undefined,
       async (ctx) => profileView(await dir.release(idParam(ctx)))),
   ];
+  // A directory whose checkpoint is unreadable is offline: every one of its routes answers 503 E_STORE_OFFLINE.
+  return routes.map((r) => ({ ...r, handle: (ctx: RequestContext) => (dir.assertOnline(), r.handle(ctx)) }));
 }

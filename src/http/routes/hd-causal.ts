@@ -62,6 +62,7 @@ export function causalRoutes(causal: CausalService): Route[] {
             return [{ name: n, ...causal.describe(tenant(ctx), n) }];
           } catch (err) {
             if (err instanceof SvcError && err.code === "E_NOT_FOUND") return []; // deleted since it was listed
+            if (err instanceof SvcError && err.code === "E_STORE_OFFLINE") return []; // damaged: GET /v1/health names it
             throw err;
           }
         });

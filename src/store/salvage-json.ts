@@ -1,0 +1,117 @@
+/**
+ * @module salvage-json — `svc repair` for the stores kept as one JSON file (keys.json, wallets.json,
+ * directory.json): split a damaged file into the elements of one array or object member without
+ * parsing the whole, so each record is kept or dropped on its own; quarantine and rewrite the file.
+ */
+import { closeSync, copyFileSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { parseStoredJson } from "../safe-values.js";
+
+/** What repair did to one store file. */
+export interface StoreRepair {
+  store: string;
+  file: string;
+  /** "ok": readable, untouched; "rewritten": the readable records were kept, the original quarantined;
+   *  "quarantined": the file was one unreadable record, moved aside; "refused": left as it is (detail says why). */
+  action: "ok" | "rewritten" | "quarantined" | "refused";
+  kept: number;
+  dropped: number;
+  /** The quarantined original (`<file>.damaged-<ms>`) when rewritten or quarantined. */
+  backup?: string;
+  detail: string;
+}
+
+/**
+ * The raw texts of the elements of the array (or `"name":value` members of the object) that is the
+ * value of the first `"key":` in `text`, found by bracket depth outside strings; null when the key
+ * or its opening bracket is missing. A damaged element comes back as garbage that JSON.parse refuses.
+ */
+export function salvageElements(text: string, key: string): string[] | null {
+  const m = new RegExp(`"${key}"\\s*:\\s*([[{])`).exec(text);
+  if (m === null) return null;
+  const out: string[] = [];
+  let depth = 0;
+  let inString = false;
+  let start = m.index + m[0].length;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") {
+      if (depth === 0) {
+        if (text.slice(start, i).trim() !== "") out.push(text.slice(start, i));
+        return out;
+      }
+      depth--;
+    } else if (c === "," && depth === 0) {
+      out.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  if (text.slice(start).trim() !== "") out.push(text.slice(start)); // cut off: the last element is garbage
+  return out;
+}
+
+/** The stored JSON (read safely: parseStoredJson), or undefined. */
+export function tryParse(text: string): unknown {
+  try {
+    return parseStoredJson(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** While true (`svc repair --check`), the two functions below change nothing and say where the copy would go. */
+let checkOnly = false;
+
+/** Run `fn` with every quarantine and rewrite of this module turned into a report only. */
+export function checkingOnly<T>(fn: () => T): T {
+  checkOnly = true;
+  try {
+    return fn();
+  } finally {
+    checkOnly = false;
+  }
+}
+
+/** Copy `file` to `<file>.damaged-<ms>` (fsynced), then replace it atomically by `body` (mode `mode`). Returns the copy's path. */
+export function quarantineAndRewrite(file: string, body: string, mode = 0o644): string {
+  const backup = `${file}.damaged-${Date.now()}`;
+  if (checkOnly) return `${backup} (not written: --check)`;
+  copyFileSync(file, backup);
+  syncPath(backup, "r");
+  const tmp = `${file}.tmp`;
+  const fd = openSync(tmp, "w", mode);
+  try {
+    writeSync(fd, body);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  syncPath(dirname(file), "r");
+  return backup;
+}
+
+/** Rename `file` to `<file>.damaged-<ms>` (directory fsynced). Returns the new path. */
+export function quarantine(file: string): string {
+  const backup = `${file}.damaged-${Date.now()}`;
+  if (checkOnly) return `${backup} (not moved: --check)`;
+  renameSync(file, backup);
+  syncPath(dirname(file), "r");
+  return backup;
+}
+
+function syncPath(path: string, flags: string): void {
+  const fd = openSync(path, flags);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
