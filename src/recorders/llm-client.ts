@@ -36,9 +36,14 @@ export interface Turn {
   ts: number;
 }
 
+/** Every turn observed and not yet sent: shaping (scheduled with setImmediate) and then the send. */
 const inflight = new Set<Promise<unknown>>();
 
-/** Resolves once every record started so far was sent (or failed). For scripts that want to exit cleanly; never needed on the call path. */
+/**
+ * Resolves once the record of every call that has returned to its caller (a stream: that has ended)
+ * was sent (or failed). A turn is registered here before the call's result reaches the caller, so a
+ * script may `await flushRecorders()` and exit. Never needed on the call path.
+ */
 export async function flushRecorders(): Promise<void> {
   while (inflight.size > 0) await Promise.allSettled([...inflight]);
 }
@@ -47,17 +52,20 @@ export function wrapClient<T extends object>(client: T, opts: WrapOptions): T {
   if (typeof opts?.namespace !== "string" || opts.namespace === "") throw new TypeError("wrapClient needs options.namespace");
   const t = target(opts);
   const sink = (turn: Turn) => write(t, opts, turn);
+  // One cache per wrapper: wrapping the same client twice gives two wrappers, each with its own options.
+  const proxies = new WeakMap<object, object>();
+  const wrap = <O extends object>(resource: O, vendor: Vendor, ex: Extractor) => wrapCreate(resource, vendor, ex, sink, proxies);
   return new Proxy(client, {
     get(obj, prop, receiver) {
       const v = Reflect.get(obj, prop, receiver) as unknown;
       if (!isObject(v)) return v;
-      if (prop === "messages") return wrapCreate(v, "anthropic", anthropicTurn, sink);
-      if (prop === "responses") return wrapCreate(v, "openai", responsesTurn, sink);
+      if (prop === "messages") return wrap(v, "anthropic", anthropicTurn);
+      if (prop === "responses") return wrap(v, "openai", responsesTurn);
       if (prop === "chat") {
         return new Proxy(v, {
           get(o, p, r) {
             const c = Reflect.get(o, p, r) as unknown;
-            return p === "completions" && isObject(c) ? wrapCreate(c, "openai", chatTurn, sink) : c;
+            return p === "completions" && isObject(c) ? wrap(c, "openai", chatTurn) : c;
           },
         });
       }
@@ -74,9 +82,8 @@ interface Extractor {
   user(params: Params): string;
 }
 
-const proxies = new WeakMap<object, object>();
-
-function wrapCreate<O extends object>(resource: O, vendor: Vendor, ex: Extractor, sink: (t: Turn) => void): O {
+/** `proxies` is the wrapper's own cache, so `client.messages` is the same object on every access. */
+function wrapCreate<O extends object>(resource: O, vendor: Vendor, ex: Extractor, sink: (t: Turn) => void, proxies: WeakMap<object, object>): O {
   const cached = proxies.get(resource);
   if (cached) return cached as O;
   const p = new Proxy(resource, {
@@ -112,14 +119,22 @@ function observeResult(vendor: Vendor, ex: Extractor, sink: (t: Turn) => void, p
   if (!isObject(res)) return;
   const base = { vendor, ts, user: "" };
   const done = (fields: Partial<Turn>) => {
+    // The call ends here (the result settled, or the stream's last chunk arrived): measure it now,
+    // before the caller's own work runs, and register the turn before the caller sees the result.
+    const latency_ms = Math.round((performance.now() - t0) * 1000) / 1000;
     // Shape the record later, off the caller's continuation.
-    setImmediate(() => {
-      try {
-        sink({ model: null, reply: "", stop_reason: null, input_tokens: null, output_tokens: null, ...fields, ...base, user: ex.user(params), latency_ms: Math.round((performance.now() - t0) * 1000) / 1000 });
-      } catch {
-        // ignore
-      }
-    });
+    const shaped = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        try {
+          sink({ model: null, reply: "", stop_reason: null, input_tokens: null, output_tokens: null, ...fields, ...base, user: ex.user(params), latency_ms });
+        } catch {
+          // ignore
+        }
+        resolve();
+      }),
+    );
+    inflight.add(shaped);
+    void shaped.then(() => inflight.delete(shaped));
   };
   const iter = (res as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator];
   if (params.stream === true && typeof iter === "function") {

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { flushRecorders, wrapClient } from "../../src/recorders/index.js";
 import { call } from "../e2e/client.js";
@@ -148,6 +150,76 @@ describe("wrapClient against a real server", () => {
     await expect(flushRecorders()).resolves.toBeUndefined();
     const failing = wrapClient({ messages: { create: async (_p?: unknown) => { throw new Error("vendor down"); } } }, { namespace: "x", url: "http://127.0.0.1:1" });
     await expect(failing.messages.create({})).rejects.toThrow("vendor down");
+  });
+
+  it("the same client wrapped twice: each wrapper writes with its own options", async () => {
+    const raw = fakeAnthropic();
+    const a = wrapClient(raw, { namespace: "twice-a", url: server.url, apiKey: key });
+    const b = wrapClient(raw, { namespace: "twice-b", url: server.url, apiKey: key, ttl_days: 5 });
+    expect(a.messages).toBe(a.messages); // still one proxy per wrapper and resource
+    expect(a.messages).not.toBe(b.messages);
+    await a.messages.create({ model: "claude-x", messages: [{ role: "user", content: "via a" }] } as never);
+    await b.messages.create({ model: "claude-x", messages: [{ role: "user", content: "via b" }] } as never);
+    await flushRecorders();
+    const ra = await until("a's record", () => records("twice-a"), (rs) => rs.length >= 1);
+    const rb = await until("b's record", () => records("twice-b"), (rs) => rs.length >= 1);
+    expect(ra.map((r) => r.text)).toEqual(["USER: via a\n\nASSISTANT: Paris."]);
+    expect(rb.map((r) => r.text)).toEqual(["USER: via b\n\nASSISTANT: Paris."]);
+    expect(ra[0].ttlDays).toBeUndefined();
+    expect(rb[0].ttlDays).toBe(5);
+  });
+
+  it("flushRecorders covers the call just made: a script that awaits it and exits keeps the record", async () => {
+    const entry = fileURLToPath(new URL("../../dist/recorders/index.js", import.meta.url));
+    const script = `
+      const { wrapClient, flushRecorders } = await import(${JSON.stringify(entry)});
+      const raw = { messages: { create: async () => ({ model: "m", content: [{ type: "text", text: "bye" }], stop_reason: "end_turn", usage: {} }) } };
+      const client = wrapClient(raw, { namespace: "script", url: process.env.URL, apiKey: process.env.KEY });
+      await client.messages.create({ model: "m", messages: [{ role: "user", content: "short script" }] });
+      await flushRecorders();
+      process.exit(0);`;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, URL: server.url, KEY: key }, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (b: Buffer) => (err += b.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(code, err).toBe(0);
+    // The script has exited: whatever it sent is on the server (durable on acknowledgement).
+    const rs = await until("the script's record", () => records("script"), (x) => x.length >= 1, 3_000);
+    expect(rs.map((r) => r.text)).toEqual(["USER: short script\n\nASSISTANT: bye"]);
+  });
+
+  it("latency_ms is the call itself, not the caller's work after it (plain and streaming)", async () => {
+    const busy = (ms: number) => { const end = performance.now() + ms; while (performance.now() < end); };
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const raw = {
+      messages: {
+        async create(p: { stream?: boolean }) {
+          await sleep(50);
+          const events = [{ type: "content_block_delta", delta: { type: "text_delta", text: "slow" } }];
+          if (p.stream) return { async *[Symbol.asyncIterator]() { for (const e of events) { await sleep(50); yield e; } } };
+          return { model: "m", content: [{ type: "text", text: "slow" }], stop_reason: "end_turn", usage: {} };
+        },
+      },
+    };
+    const client = wrapClient(raw, { namespace: "latency", url: server.url, apiKey: key });
+    // Plain: everything the wrapper can see happens inside the caller's [before, after] span.
+    let t = performance.now();
+    await client.messages.create({ model: "m", messages: [{ role: "user", content: "plain" }] } as never);
+    const plainSpan = performance.now() - t;
+    busy(300); // the caller's own work after the call
+    // Streaming: the call lasts until the stream's end.
+    t = performance.now();
+    const stream = (await client.messages.create({ model: "m", stream: true, messages: [{ role: "user", content: "stream" }] } as never)) as AsyncIterable<unknown>;
+    for await (const _ of stream) void _;
+    const streamSpan = performance.now() - t;
+    busy(300);
+    await flushRecorders();
+    const rs = await until("two records", () => records("latency"), (x) => x.length === 2);
+    const byUser = Object.fromEntries(rs.map((r) => [r.text.split("\n")[0], r.meta.latency_ms as number]));
+    expect(byUser["USER: plain"]).toBeGreaterThanOrEqual(45);
+    expect(byUser["USER: plain"]).toBeLessThanOrEqual(plainSpan + 0.001);
+    expect(byUser["USER: stream"]).toBeGreaterThanOrEqual(90); // to the end of the stream, not to its first chunk
+    expect(byUser["USER: stream"]).toBeLessThanOrEqual(streamSpan + 0.001);
   });
 
   it("overhead on the call path (reported, not asserted)", async () => {
