@@ -138,9 +138,9 @@ function isPlain(v: unknown): v is Json {
 
 // ---- payload -> record ---------------------------------------------------------------------
 
-/** Calls into svc's own tool server are not recorded. */
+/** Calls into svc's own tool server (mcp__svc__<tool>) are not recorded; another server whose name starts with "svc" (mcp__svcnow__...) is. */
 export function isOwnTool(payload: Json): boolean {
-  return typeof payload.tool_name === "string" && payload.tool_name.startsWith("mcp__svc");
+  return typeof payload.tool_name === "string" && payload.tool_name.startsWith(`mcp__${MCP_SERVER_NAME}__`);
 }
 
 const MAX_TEXT = 8000;

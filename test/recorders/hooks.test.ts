@@ -173,14 +173,18 @@ describe("svc hook against a running server", () => {
     expect(skipped).toMatchObject({ code: 0, stdout: "" });
     const tool = await runHook(["tool_call", "--namespace", "agent"], JSON.stringify({ session_id: "s1", tool_name: "Bash", tool_input: { command: "npm test" } }), env);
     expect(tool).toMatchObject({ code: 0, stdout: "" });
+    // Another MCP server whose name merely starts with "svc" is not ours: recorded.
+    const other = await runHook(["tool_call", "--namespace", "agent"], JSON.stringify({ session_id: "s1", tool_name: "mcp__svcnow__incident_create", tool_input: { title: "db down" } }), env);
+    expect(other).toMatchObject({ code: 0, stdout: "" });
     expect((await runHook(["user_prompt"], "not json", env)).stdout).toBe("");
-    const rs = await until("two records", () => records("agent"), (x) => x.length >= 2);
+    const rs = await until("three records", () => records("agent"), (x) => x.length >= 3);
     await new Promise((res) => setTimeout(res, 300));
     const all = await records("agent");
-    expect(all).toHaveLength(2);
+    expect(all).toHaveLength(3);
+    expect(all.find((x) => x.meta?.tool_name === "mcp__svcnow__incident_create")).toMatchObject({ kind: "tool_call", tags: ["claude-code", "tool_call", "mcp__svcnow__incident_create"] });
     const prompt = all.find((x) => x.kind === "user_prompt");
     expect(prompt).toMatchObject({ text: "fix the flaky test", tags: ["claude-code", "user_prompt"], ttlDays: 14, meta: { session_id: "s1", hook_event_name: "UserPromptSubmit", cwd: "/w" } });
-    expect(all.find((x) => x.kind === "tool_call")).toMatchObject({ text: "Bash npm test", tags: ["claude-code", "tool_call", "Bash"] });
-    expect(rs.some((x) => x.meta?.tool_name?.startsWith("mcp__svc"))).toBe(false);
+    expect(all.find((x) => x.meta?.tool_name === "Bash")).toMatchObject({ text: "Bash npm test", tags: ["claude-code", "tool_call", "Bash"] });
+    expect(rs.some((x) => x.meta?.tool_name?.startsWith("mcp__svc__"))).toBe(false);
   });
 });
