@@ -31,7 +31,7 @@ import { openDirectory } from "../directory/import.js";
 import { directoryRoutes } from "./routes/directory.js";
 import { adminRoutes } from "./routes/admin.js";
 import { dashboardRoutes } from "./routes/dashboard.js";
-import { startHttp, DEFAULT_BODY_LIMIT, type HttpServer } from "./server.js";
+import { startHttp, DEFAULT_BODY_LIMIT, type HttpServer, type TlsFiles } from "./server.js";
 import { mcpEndpoint } from "./mcp.js";
 import { parseCommonsConfig, type CommonsConfig } from "../commons/config.js";
 import { Commons } from "../commons/service.js";
@@ -52,6 +52,8 @@ export interface ServerOptions {
   directorySeed?: string | null;
   /** Host header values /mcp accepts besides loopback names on the listening port (DNS-rebinding protection). */
   mcpAllowedHosts?: string[];
+  /** Serve HTTPS with these PEM files (REST, /mcp and the dashboard alike). */
+  tls?: TlsFiles;
 }
 
 export interface Server extends HttpServer {
@@ -125,6 +127,7 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
       auth: opts.auth ?? true,
       bodyLimit: opts.bodyLimit,
       logger,
+      tls: opts.tls,
     });
   } catch (err) {
     await closeServices();

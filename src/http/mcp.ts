@@ -37,8 +37,8 @@ export interface McpOptions {
 }
 
 export interface McpEndpoint {
-  /** Register /mcp on the app; `port` is known once the server listens. */
-  mount(app: uWS.TemplatedApp, host: string, port: () => number): void;
+  /** Register /mcp on the app; `port` is known once the server listens; `scheme` is https when the server serves TLS. */
+  mount(app: uWS.TemplatedApp, host: string, port: () => number, scheme?: "http" | "https"): void;
   close(): Promise<void>;
 }
 
@@ -76,7 +76,7 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
   };
 
   return {
-    mount(app, host, port) {
+    mount(app, host, port, scheme = "http") {
       // Built at the first request: the port is known once the server listens.
       let allowList: Set<string> | null = null;
       const allowed = () => {
@@ -123,9 +123,9 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
             if (method !== "POST" || !(Array.isArray(parsed) ? parsed.some(isInitializeRequest) : isInitializeRequest(parsed))) {
               return reject(res, flight, 400, "no Mcp-Session-Id: send an initialize request first");
             }
-            transport = await open(creds, keyId, `http://${headers.get("host")}`, remoteAddress);
+            transport = await open(creds, keyId, `${scheme}://${headers.get("host")}`, remoteAddress);
           }
-          const request = new Request(`http://${headers.get("host")}${MCP_PATH}${query ? `?${query}` : ""}`, { method, headers, body: body === undefined ? undefined : new Uint8Array(body) });
+          const request = new Request(`${scheme}://${headers.get("host")}${MCP_PATH}${query ? `?${query}` : ""}`, { method, headers, body: body === undefined ? undefined : new Uint8Array(body) });
           await pipe(res, flight, await transport.handleRequest(request));
         };
         handle().catch((err: unknown) => {

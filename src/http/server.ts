@@ -1,12 +1,13 @@
 /** @module server — the uWebSockets.js app: routing, bodies (capped), auth, metering, codecs, backpressured replies, logs, metrics, shutdown. */
 import { randomBytes } from "node:crypto";
+import { accessSync, constants } from "node:fs";
 import { STATUS_CODES } from "node:http";
-import { isIP } from "node:net";
 import pino, { type Logger } from "pino";
 import uWS from "uWebSockets.js";
 import type { KeyStore, Principal } from "../account/keys.js";
 import type { Wallets } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
+import { isLoopback } from "../service-url.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
 import { HttpMetrics } from "./metrics.js";
 import { authenticate, execute } from "./invoke.js";
@@ -26,6 +27,13 @@ export interface HttpOptions {
   auth: boolean;
   bodyLimit?: number;
   logger?: Logger;
+  /** Serve HTTPS (HTTP/1.1 over TLS) with these PEM files: uWS SSLApp. */
+  tls?: TlsFiles;
+}
+
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
 }
 
 export interface HttpDeps {
@@ -45,11 +53,6 @@ export interface HttpServer {
 
 const REQUEST_ID_RE = /^[\w.:-]{1,64}$/;
 
-export function isLoopback(host: string): boolean {
-  if (host === "localhost") return true;
-  if (isIP(host) === 4) return host.startsWith("127.");
-  return host === "::1" || host === "[::1]";
-}
 
 /** uWS wants "200 OK". */
 export function statusLine(status: number): string {
@@ -66,7 +69,8 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
   if (!opts.auth && !isLoopback(opts.host)) throw new SvcError("E_BAD_REQUEST", `auth can be turned off only on a loopback address, not ${opts.host}`, { field: "auth" });
   const log = opts.logger ?? pino({ level: "silent" });
   const limit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  const app = uWS.App();
+  const app = opts.tls ? sslApp(opts.tls) : uWS.App();
+  const scheme = opts.tls ? "https" : "http";
   const idPrefix = randomBytes(3).toString("hex");
   let seq = 0;
   let inFlight = 0;
@@ -149,7 +153,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
           query: new URLSearchParams(query),
           body: route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto),
           principal,
-          baseUrl: `http://${h.host || `${opts.host}:${port}`}`,
+          baseUrl: `${scheme}://${h.host || `${opts.host}:${port}`}`,
           usage: {},
           contentType: h.contentType,
           remoteAddress,
@@ -180,7 +184,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
     });
   };
   for (const r of routes) register(r);
-  deps.mcp?.mount(app, opts.host, () => port);
+  deps.mcp?.mount(app, opts.host, () => port, scheme);
 
   // Everything else: 405 when the path exists with another method, else 404.
   const literal = (part: string) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -208,7 +212,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
   const port = uWS.us_socket_local_port(socket);
   const hostForUrl = opts.host.includes(":") && !opts.host.startsWith("[") ? `[${opts.host}]` : opts.host;
   return {
-    url: `http://${hostForUrl}:${port}`,
+    url: `${scheme}://${hostForUrl}:${port}`,
     port,
     async close() {
       if (closing) return;
@@ -220,6 +224,22 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       }
     },
   };
+}
+
+/** uWS's SSLApp over the PEM files; a missing, unreadable or mismatched file is E_BAD_REQUEST naming the option. */
+function sslApp(tls: TlsFiles): uWS.TemplatedApp {
+  for (const [field, file] of [["tls-cert", tls.certFile], ["tls-key", tls.keyFile]] as const) {
+    try {
+      accessSync(file, constants.R_OK);
+    } catch {
+      throw new SvcError("E_BAD_REQUEST", `--${field} ${file} is not a readable file`, { field });
+    }
+  }
+  try {
+    return uWS.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile });
+  } catch (err) {
+    throw new SvcError("E_BAD_REQUEST", `cannot use --tls-cert ${tls.certFile} with --tls-key ${tls.keyFile}: not PEM, or the key does not match the certificate (${(err as Error).message})`, { field: "tls-cert", cause: err });
+  }
 }
 
 function decodeParams(names: string[], raw: string[]): Record<string, string> {
