@@ -14,6 +14,7 @@ export interface WrapOptions {
   namespace: string;
   /** Write to this vector index (embedded by POST /v1/embed, 1024-d) instead of the records layer. */
   index?: string;
+  /** Expiry in days: the records' `ttlDays`, or in index mode `svc_expires_at` = ts + ttl_days days (which the index layer honours). */
   ttl_days?: number;
   /** Service URL; default SVC_URL, else http://127.0.0.1:8080. */
   url?: string;
@@ -202,7 +203,11 @@ function write(t: Target, opts: WrapOptions, turn: Turn): void {
     // Index metadata holds no nulls: unknown fields are left out. The text rides along as metadata.text.
     const metadata: Record<string, unknown> = {};
     for (const [k, v] of Object.entries({ kind: "llm_turn", ...fields, ts: turn.ts, text })) if (v !== null && v !== undefined) metadata[k] = v;
-    if (opts.ttl_days !== undefined) metadata.ttl_days = opts.ttl_days;
+    // The index layer expires a vector by its svc_expires_at (unix ms): hidden from reads at once, swept within a minute.
+    if (opts.ttl_days !== undefined) {
+      metadata.ttl_days = opts.ttl_days;
+      metadata.svc_expires_at = turn.ts + opts.ttl_days * 86_400_000;
+    }
     await postJson(t, `/v1/indexes/${encodeURIComponent(opts.index)}/vectors/upsert`, { namespace: opts.namespace, vectors: [{ id, values, metadata }] });
   })().catch(() => undefined);
   inflight.add(job);

@@ -136,6 +136,32 @@ describe("wrapClient against a real server", () => {
     expect(typeof m.metadata.latency_ms).toBe("number");
   });
 
+  it("index mode with ttl_days: the vector carries svc_expires_at, and the server hides it once that passes", async () => {
+    expect((await call(server.url, key, "POST", "/v1/indexes", { name: "turns-ttl", dimension: 1024, metric: "cosine" })).status).toBe(201);
+    const client = wrapClient(fakeAnthropic(), { namespace: "agent", index: "turns-ttl", url: server.url, apiKey: key, ttl_days: 2 });
+    await client.messages.create({ model: "claude-x", messages: [{ role: "user", content: "remember me for two days" }] } as never);
+    await flushRecorders();
+    const emb = (await call(server.url, key, "POST", "/v1/embed", { texts: ["USER: remember me for two days\n\nASSISTANT: Paris."] })).body.vectors[0];
+    const q = await until("the vector", () => call(server.url, key, "POST", "/v1/indexes/turns-ttl/query", { namespace: "agent", vector: emb, topK: 5, includeMetadata: true }), (r) => r.body?.matches?.length === 1);
+    const m = q.body.matches[0].metadata;
+    expect(m.ttl_days).toBe(2);
+    expect(m.svc_expires_at).toBe(m.ts + 2 * 86_400_000);
+
+    // The server honours it: a vector whose svc_expires_at has passed is not returned by query or fetch.
+    const now = Date.now();
+    const vec = (x: number) => Array.from({ length: 1024 }, (_, i) => (i === 0 ? 1 : i === 1 ? x : 0));
+    expect((await call(server.url, key, "POST", "/v1/indexes/turns-ttl/vectors/upsert", { namespace: "exp", vectors: [
+      { id: "gone", values: vec(0.1), metadata: { svc_expires_at: now - 1 } },
+      { id: "kept", values: vec(0.2), metadata: { svc_expires_at: now + 86_400_000 } },
+      { id: "plain", values: vec(0.3), metadata: { kind: "x" } },
+    ] })).status).toBe(200);
+    const ids = async () => ((await call(server.url, key, "POST", "/v1/indexes/turns-ttl/query", { namespace: "exp", vector: vec(0.1), topK: 10 })).body.matches as { id: string }[]).map((x) => x.id).sort();
+    const live = await until("the live vectors", ids, (x) => x.length >= 2);
+    expect(live).toEqual(["kept", "plain"]);
+    const f = await call(server.url, key, "GET", "/v1/indexes/turns-ttl/vectors/fetch?namespace=exp&ids=gone&ids=kept&ids=plain");
+    expect(Object.keys(f.body.vectors).sort()).toEqual(["kept", "plain"]);
+  });
+
   it("/v1/embed rejects bad bodies and needs a key", async () => {
     expect((await call(server.url, null, "POST", "/v1/embed", { texts: ["a"] })).status).toBe(401);
     expect((await call(server.url, key, "POST", "/v1/embed", { texts: [] })).status).toBe(400);
