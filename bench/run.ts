@@ -1,4 +1,4 @@
-/** @module run — `npm run bench [-- --quick] [-- --only scan|engine|http|encoder|records|hd|directory|ann|mcp|render]`: kernels, scans and peers, collections, the HTTP server, the text encoder, records, the HD layer; writes bench/results/*.json and bench/RESULTS.md. */
+/** @module run — `npm run bench [-- --quick] [-- --only scan|engine|http|encoder|records|hd|directory|ann|mcp|hook|render]`: kernels, scans and peers, collections, the HTTP server, the text encoder, records, the HD layer; writes bench/results/*.json and bench/RESULTS.md. */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { runEncoderBench } from "./encoder-bench.js";
 import { runEngineBench } from "./engine-bench.js";
@@ -16,6 +16,7 @@ import { renderDirectorySection, runDirectoryBench, type DirectoryRun } from "./
 import { renderAnnSection, runAnnBench, runCranfieldRecall, type AnnBenchRun } from "./ann-bench.js";
 import { spliceSection } from "./stats.js";
 import { renderMcpSection, runMcpBench, type McpRun } from "./mcp-bench.js";
+import { renderHookSection, runHookBench, type HookRun } from "./hook-bench.js";
 
 const here = (p: string) => new URL(p, import.meta.url);
 const quick = process.argv.includes("--quick");
@@ -129,6 +130,14 @@ if (only === undefined || only === "mcp") {
   writeFileSync(here(`results/mcp-${stem}.json`), `${JSON.stringify(mcp, null, 2)}\n`);
 } else if (existsSync(here(`results/mcp-${stem}.json`))) mcp = JSON.parse(readFileSync(here(`results/mcp-${stem}.json`), "utf8")) as McpRun;
 
+// `--only hook`: spawn-to-exit of `svc hook <kind>` against bare node (what a synchronous hook costs the agent); its section is spliced into RESULTS.md below.
+let hook: HookRun | undefined;
+if (only === undefined || only === "hook") {
+  log("\n# svc hook latency (spawn to exit, vs bare node)");
+  hook = await runHookBench({ runs: quick ? 10 : 30, log });
+  writeFileSync(here(`results/hook-${stem}.json`), `${JSON.stringify(hook, null, 2)}\n`);
+} else if (existsSync(here(`results/hook-${stem}.json`))) hook = JSON.parse(readFileSync(here(`results/hook-${stem}.json`), "utf8")) as HookRun;
+
 if (!quick && results) {
   writeFileSync(here("RESULTS.md"), renderResults(results, readFileSync(here("ANALYSIS.md"), "utf8"), engine, http, encoder, records, hd));
   log("\nwrote bench/results/*.json and bench/RESULTS.md");
@@ -146,4 +155,8 @@ if (!quick && ann && existsSync(here("RESULTS.md"))) {
 if (!quick && mcp && existsSync(here("RESULTS.md"))) {
   writeFileSync(here("RESULTS.md"), spliceSection(readFileSync(here("RESULTS.md"), "utf8"), "mcp", renderMcpSection(mcp)));
   log("spliced the mcp section into bench/RESULTS.md");
+}
+if (!quick && hook && existsSync(here("RESULTS.md"))) {
+  writeFileSync(here("RESULTS.md"), spliceSection(readFileSync(here("RESULTS.md"), "utf8"), "hook", renderHookSection(hook)));
+  log("spliced the hook section into bench/RESULTS.md");
 }

@@ -28,6 +28,7 @@ export const ERRORS = {
   E_IO: { status: 500, summary: "a file operation failed" },
   E_OUT_OF_MEMORY: { status: 507, summary: "the shared arena cannot grow further" },
   E_WORKER_FAILED: { status: 503, summary: "a scan worker died; the task was not completed" },
+  E_INSECURE_URL: { status: 400, summary: "a client of svc (svc mcp, recorders, hooks, svc export/import) refuses to send the API key over plain http to a non-loopback host; use https, or set SVC_ALLOW_INSECURE=1" },
   E_UNREACHABLE: { status: 502, summary: "the stdio tool server cannot reach the svc REST API (SVC_URL)" },
   E_INTERNAL: { status: 500, summary: "an unexpected server error; the log has the details" },
   E_KERNEL: { status: 500, summary: "a WASM kernel failed" },

@@ -32,7 +32,7 @@ import { openDirectory } from "../directory/import.js";
 import { directoryRoutes } from "../http/routes/directory.js";
 import { adminRoutes } from "../http/routes/admin.js";
 import { dashboardRoutes } from "../http/routes/dashboard.js";
-import { startHttp, DEFAULT_BODY_LIMIT, type HttpServer } from "../http/server.js";
+import { startHttp, DEFAULT_BODY_LIMIT, type HttpServer, type TlsFiles } from "../http/server.js";
 import { mcpEndpoint } from "../mcp/streamable-http.js";
 import { parseCommonsConfig, type CommonsConfig } from "../commons/config.js";
 import { Commons } from "../commons/service.js";
@@ -56,6 +56,8 @@ export interface ServerOptions {
   mcpAllowedHosts?: string[];
   /** Caps on open /mcp sessions (default DEFAULT_SESSION_LIMITS: 1000, 32 keyless per address, 200 per key). */
   mcpSessions?: SessionLimits;
+  /** Serve HTTPS with these PEM files (REST, /mcp and the dashboard alike). */
+  tls?: TlsFiles;
 }
 
 export interface Server extends HttpServer {
@@ -130,6 +132,7 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
       bodyLimit: opts.bodyLimit,
       logger,
       allowedHosts: opts.mcpAllowedHosts,
+      tls: opts.tls,
     });
   } catch (err) {
     await closeServices();

@@ -1,21 +1,22 @@
 /** @module container — `svc export` / `svc import`: move a records namespace's .svc container to or from a running server, with progress. */
 import { createReadStream, createWriteStream, statSync } from "node:fs";
-import { request } from "node:http";
+import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { SvcError } from "../errors.js";
+import { checkServiceUrl } from "../service-url.js";
 import { say, type Command } from "./command.js";
 
 const OPTIONS = { url: { type: "string" }, key: { type: "string" }, out: { type: "string" }, schema: { type: "string" } } as const;
 
 function target(values: Record<string, string | boolean | undefined>): { url: URL; key: string | undefined } {
-  const raw = (values.url as string | undefined) ?? process.env.SVC_URL ?? "http://127.0.0.1:8080";
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new SvcError("E_BAD_REQUEST", `--url must be an http URL, got ${raw}`, { field: "url" });
-  }
-  if (url.protocol !== "http:") throw new SvcError("E_BAD_REQUEST", "--url must be an http:// URL", { field: "url" });
+  const raw = (values.url as string | undefined) ?? (process.env.SVC_URL || "http://127.0.0.1:8080");
+  const url = checkServiceUrl(raw, { field: values.url !== undefined ? "url" : "SVC_URL" });
   return { url, key: (values.key as string | undefined) ?? process.env.SVC_API_KEY };
+}
+
+/** node:http or node:https by the URL's scheme. */
+function request(url: URL, opts: RequestOptions, onResponse: (res: IncomingMessage) => void): ClientRequest {
+  return (url.protocol === "https:" ? httpsRequest : httpRequest)(url, opts, onResponse);
 }
 
 /** A one-line progress bar on stderr (only when stderr is a terminal or SVC_PROGRESS=1). */

@@ -10,6 +10,8 @@ import { basename, dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { fileURLToPath } from "node:url";
 import { SvcError } from "../errors.js";
+import { DEFAULT_URL } from "../recorders/send.js";
+import { checkServiceUrl } from "../service-url.js";
 import { mergeHooks, mergeMcpServer, parseAutoRecord, removeHooks, removeMcpServer, serialize, type HookKind } from "../recorders/hooks.js";
 import { positiveInt, say, type Command } from "./command.js";
 import { keyFile } from "./hook.js";
@@ -65,6 +67,8 @@ export const installHooksCommand: Command = {
       const ttl = values.ttl !== undefined ? positiveInt("ttl", values.ttl, 0) : auto?.ttlDays;
       const url = values.url as string | undefined;
       if (url !== undefined && !/^https?:\/\/[^\s"'`$\\]+$/.test(url)) throw new SvcError("E_BAD_REQUEST", "--url must be an http(s) URL", { field: "url" });
+      // The hooks and `svc mcp` will send the key there: refuse plain http to a remote host now, with the reason.
+      checkServiceUrl(url ?? (process.env.SVC_URL || DEFAULT_URL), { field: url !== undefined ? "url" : "SVC_URL" });
       const command = (kind: HookKind) =>
         [quote(process.execPath), quote(MAIN), "hook", kind, ...(namespace ? ["--namespace", namespace] : []), ...(ttl ? ["--ttl", String(ttl)] : []), ...(url ? ["--url", url] : [])].join(" ");
       // Same flags again: nothing to add. Other flags: replace svc's entries, keep the user's.

@@ -2,39 +2,49 @@
 /** @module main — the `svc` command line: dispatches to one Command per subcommand. */
 import { parseArgs } from "node:util";
 import { SvcError } from "../errors.js";
-import { buildCommand } from "./build.js";
 import type { Command } from "./command.js";
-import { exportCommand, importCommand } from "./container.js";
-import { hookCommand } from "./hook.js";
-import { installHooksCommand } from "./install-hooks.js";
-import { demoCommand } from "./demo.js";
-import { keysCommand } from "./keys.js";
-import { mcpCommand } from "./mcp.js";
-import { repairCommand } from "./repair.js";
-import { serveCommand } from "./serve.js";
-import { directoryCommand } from "./directory.js";
 
-const COMMANDS: Command[] = [serveCommand, keysCommand, exportCommand, importCommand, demoCommand, repairCommand, buildCommand, installHooksCommand, hookCommand, mcpCommand];
-COMMANDS.push(directoryCommand);
+/**
+ * Each command's module is imported only when that command runs (or for --help): `svc hook`, run
+ * by the agent on every lifecycle event, must not pay for loading the server, the engine and the
+ * MCP SDK. A command name maps to its module's loader.
+ */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import("./serve.js")).serveCommand,
+  keys: async () => (await import("./keys.js")).keysCommand,
+  export: async () => (await import("./container.js")).exportCommand,
+  import: async () => (await import("./container.js")).importCommand,
+  demo: async () => (await import("./demo.js")).demoCommand,
+  repair: async () => (await import("./repair.js")).repairCommand,
+  build: async () => (await import("./build.js")).buildCommand,
+  "install-hooks": async () => (await import("./install-hooks.js")).installHooksCommand,
+  hook: async () => (await import("./hook.js")).hookCommand,
+  mcp: async () => (await import("./mcp.js")).mcpCommand,
+  directory: async () => (await import("./directory.js")).directoryCommand,
+};
 
-const HELP = `svc — self-hosted memory substrate for AI agents
+async function help(): Promise<string> {
+  const all = await Promise.all(Object.values(COMMANDS).map((load) => load()));
+  return `svc — self-hosted memory substrate for AI agents
 
 Usage:
-${COMMANDS.map((c) => `  ${c.usage}`).join("\n")}
+${all.map((c) => `  ${c.usage}`).join("\n")}
   svc --help
       This text.`;
+}
 
 async function main(argv: string[]): Promise<number> {
   const name = argv.find((a) => !a.startsWith("-"));
-  const command = COMMANDS.find((c) => c.name === name);
-  if (command === undefined) {
+  const load = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (load === undefined) {
     if (name === undefined || name === "help" || argv.includes("--help") || argv.includes("-h")) {
-      process.stdout.write(`${HELP}\n`);
+      process.stdout.write(`${await help()}\n`);
       return 0;
     }
-    process.stderr.write(`svc: unknown command '${name}'\n\n${HELP}\n`);
+    process.stderr.write(`svc: unknown command '${name}'\n\n${await help()}\n`);
     return 2;
   }
+  const command = await load();
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { ...command.options, help: { type: "boolean", short: "h" } } });

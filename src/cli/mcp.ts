@@ -16,7 +16,7 @@ export const mcpCommand: Command = {
       the key is sent only to that URL.`,
   options: { url: { type: "string" } },
   async run(values) {
-    const url = (values.url as string | undefined) ?? process.env.SVC_URL ?? DEFAULT_SVC_URL;
+    const url = (values.url as string | undefined) ?? (process.env.SVC_URL || DEFAULT_SVC_URL);
     const key = storedApiKey(); // SVC_API_KEY, else the key `svc install-hooks --api-key` stored
     const server = mcpServer(restApi(url, key), {
       keyed: true,

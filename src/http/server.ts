@@ -1,12 +1,13 @@
 /** @module server — the uWebSockets.js app: routing, bodies (capped), auth, metering, codecs, backpressured replies, logs, metrics, shutdown. */
 import { randomBytes } from "node:crypto";
+import { accessSync, constants } from "node:fs";
 import { STATUS_CODES } from "node:http";
-import { isIP } from "node:net";
 import pino, { type Logger } from "pino";
 import uWS from "uWebSockets.js";
 import type { KeyStore, Principal } from "../account/keys.js";
 import type { Wallets } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
+import { isLoopback } from "../service-url.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
 import { HostGuard } from "./host-guard.js";
 import { HttpMetrics } from "./metrics.js";
@@ -28,6 +29,13 @@ export interface HttpOptions {
   logger?: Logger;
   /** Host header values allowed besides the loopback names on the listening port (serve --mcp-allowed-hosts): /mcp always, every route when auth is off. */
   allowedHosts?: string[];
+  /** Serve HTTPS (HTTP/1.1 over TLS) with these PEM files: uWS SSLApp. */
+  tls?: TlsFiles;
+}
+
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
 }
 
 export interface HttpDeps {
@@ -40,8 +48,8 @@ export interface HttpDeps {
 
 /** Paths served beside the route table by their own handlers. */
 export interface MountedEndpoint {
-  /** Register its paths on the app, behind the server's Host/Origin guard. */
-  mount(app: uWS.TemplatedApp, guard: HostGuard): void;
+  /** Register its paths on the app, behind the server's Host/Origin guard; `scheme` is https when the server serves TLS. */
+  mount(app: uWS.TemplatedApp, guard: HostGuard, scheme: "http" | "https"): void;
   close(): Promise<void>;
 }
 
@@ -54,11 +62,6 @@ export interface HttpServer {
 
 const REQUEST_ID_RE = /^[\w.:-]{1,64}$/;
 
-export function isLoopback(host: string): boolean {
-  if (host === "localhost") return true;
-  if (isIP(host) === 4) return host.startsWith("127.");
-  return host === "::1" || host === "[::1]";
-}
 
 /** uWS wants "200 OK". */
 export function statusLine(status: number): string {
@@ -75,7 +78,8 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
   if (!opts.auth && !isLoopback(opts.host)) throw new SvcError("E_BAD_REQUEST", `auth can be turned off only on a loopback address, not ${opts.host}`, { field: "auth" });
   const log = opts.logger ?? pino({ level: "silent" });
   const limit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  const app = uWS.App();
+  const app = opts.tls ? sslApp(opts.tls) : uWS.App();
+  const scheme = opts.tls ? "https" : "http";
   const guard = new HostGuard(opts.host, () => port, opts.allowedHosts);
   const idPrefix = randomBytes(3).toString("hex");
   let seq = 0;
@@ -163,7 +167,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
           query: new URLSearchParams(query),
           body: route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto),
           principal,
-          baseUrl: `http://${h.host || `${opts.host}:${port}`}`,
+          baseUrl: `${scheme}://${h.host || `${opts.host}:${port}`}`,
           usage: {},
           contentType: h.contentType,
           remoteAddress,
@@ -194,7 +198,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
     });
   };
   for (const r of routes) register(r);
-  deps.mcp?.mount(app, guard);
+  deps.mcp?.mount(app, guard, scheme);
 
   // Everything else: 405 when the path exists with another method, else 404.
   const literal = (part: string) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -222,7 +226,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
   const port = uWS.us_socket_local_port(socket);
   const hostForUrl = opts.host.includes(":") && !opts.host.startsWith("[") ? `[${opts.host}]` : opts.host;
   return {
-    url: `http://${hostForUrl}:${port}`,
+    url: `${scheme}://${hostForUrl}:${port}`,
     port,
     async close() {
       if (closing) return;
@@ -234,6 +238,22 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       }
     },
   };
+}
+
+/** uWS's SSLApp over the PEM files; a missing, unreadable or mismatched file is E_BAD_REQUEST naming the option. */
+function sslApp(tls: TlsFiles): uWS.TemplatedApp {
+  for (const [field, file] of [["tls-cert", tls.certFile], ["tls-key", tls.keyFile]] as const) {
+    try {
+      accessSync(file, constants.R_OK);
+    } catch {
+      throw new SvcError("E_BAD_REQUEST", `--${field} ${file} is not a readable file`, { field });
+    }
+  }
+  try {
+    return uWS.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile });
+  } catch (err) {
+    throw new SvcError("E_BAD_REQUEST", `cannot use --tls-cert ${tls.certFile} with --tls-key ${tls.keyFile}: not PEM, or the key does not match the certificate (${(err as Error).message})`, { field: "tls-cert", cause: err });
+  }
 }
 
 function decodeParams(names: string[], raw: string[]): Record<string, string> {

@@ -74,7 +74,7 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
   };
 
   return {
-    mount(app, guard) {
+    mount(app, guard, scheme) {
       app.any(MCP_PATH, (res, req) => {
         const method = req.getCaseSensitiveMethod().toUpperCase();
         const headers = new Headers();
@@ -111,10 +111,10 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: Mc
             if (method !== "POST" || !(Array.isArray(parsed) ? parsed.some(isInitializeRequest) : isInitializeRequest(parsed))) {
               return reject(res, flight, 400, "no Mcp-Session-Id: send an initialize request first");
             }
-            opened = await open(creds, keyId, `http://${headers.get("host")}`, remoteAddress);
+            opened = await open(creds, keyId, `${scheme}://${headers.get("host")}`, remoteAddress);
             transport = opened.session.transport;
           }
-          const request = new Request(`http://${headers.get("host")}${MCP_PATH}${query ? `?${query}` : ""}`, { method, headers, body: body === undefined ? undefined : new Uint8Array(body) });
+          const request = new Request(`${scheme}://${headers.get("host")}${MCP_PATH}${query ? `?${query}` : ""}`, { method, headers, body: body === undefined ? undefined : new Uint8Array(body) });
           const response = await transport.handleRequest(request);
           // An initialize the transport refused leaves no session behind to hold a slot.
           if (opened && transport.sessionId === undefined) void closeSession(opened.id, opened.session);

@@ -13,6 +13,14 @@ import type { Durability } from "../store/wal.js";
 export const INDEX_NAME_RE = /^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/;
 export const MAX_DIMENSION = 20_000;
 export const METRICS = ["cosine"] as const;
+/**
+ * Reserved metadata field: a vector whose `svc_expires_at` (unix ms) is <= now is expired. Queries
+ * and fetches leave it out at once; the sweeper deletes it within SWEEP_MS. The LLM-client
+ * recorder sets it from `ttl_days`; any writer may.
+ */
+export const EXPIRES_AT = "svc_expires_at";
+/** Expired vectors of open indexes are deleted this often (reads hide them at once). */
+export const SWEEP_MS = 60_000;
 
 export interface IndexRecord {
   name: string;
@@ -44,6 +52,8 @@ export interface IndexServiceOptions {
   kernels: Kernels;
   pool: ScanPool;
   durability?: Durability;
+  /** The clock expiry is judged by (tests move it); default Date.now. */
+  now?: () => number;
 }
 
 /**
@@ -55,11 +65,52 @@ export interface IndexServiceOptions {
 export class IndexService {
   private readonly tenants = new Map<string, Map<string, Entry>>();
   private closed = false;
+  private readonly sweeper: NodeJS.Timeout;
+  private readonly now: () => number;
 
   constructor(
     readonly dataDir: string,
     private readonly opts: IndexServiceOptions,
-  ) {}
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  /**
+   * `filter` narrowed to vectors not expired, when the namespace holds any `svc_expires_at` (else
+   * unchanged, so a namespace without expiring vectors keeps its unfiltered plan). The user's keys
+   * stay where they were, so their error paths (filter.<field>) do not change.
+   */
+  liveFilter(c: Collection, namespace: string, filter: unknown): unknown {
+    if (filter !== undefined && (typeof filter !== "object" || filter === null || Array.isArray(filter))) return filter; // the collection names the error
+    if (c.count(namespace, { [EXPIRES_AT]: { $exists: true } }) === 0) return filter;
+    const live = { $or: [{ [EXPIRES_AT]: { $exists: false } }, { [EXPIRES_AT]: { $gt: this.now() } }] };
+    const f = (filter ?? {}) as Record<string, unknown>;
+    return { ...f, $and: Array.isArray(f.$and) ? [...(f.$and as unknown[]), live] : f.$and === undefined ? [live] : [f.$and, live] };
+  }
+
+  /** Is this stored vector expired now? */
+  expired(metadata: Record<string, unknown> | null | undefined): boolean {
+    const exp = metadata?.[EXPIRES_AT];
+    return typeof exp === "number" && exp <= this.now();
+  }
+
+  /** Deletes expired vectors from every open index; returns how many. Run every SWEEP_MS. */
+  async sweep(): Promise<number> {
+    let gone = 0;
+    for (const indexes of this.tenants.values()) {
+      for (const e of indexes.values()) {
+        const c = await e.collection?.catch(() => null);
+        if (!c || this.closed) continue;
+        for (const ns of c.namespaces()) {
+          if (c.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0) continue;
+          gone += (await c.delete(ns, { filter: { [EXPIRES_AT]: { $lte: this.now() } } })).deleted;
+        }
+      }
+    }
+    return gone;
+  }
 
   async create(tenant: string, input: CreateIndexInput): Promise<IndexRecord> {
     const record = validateCreate(input);
@@ -126,6 +177,7 @@ export class IndexService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.sweeper);
     const open: Promise<Collection>[] = [];
     for (const indexes of this.tenants.values()) for (const e of indexes.values()) if (e.collection) open.push(e.collection);
     await Promise.all(open.map(async (p) => (await p.catch(() => null))?.close()));

@@ -24,7 +24,8 @@ export const HOOK_KINDS: readonly string[] = HOOK_EVENTS.map(([, k]) => k);
 const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUseFailure"]);
 
 type Json = Record<string, unknown>;
-interface HookEntry { type: "command"; command: string }
+/** `async: true`: Claude Code runs the command in the background and never waits for it (the seed: hooks run asynchronously). */
+interface HookEntry { type: "command"; command: string; async?: boolean }
 interface HookGroup { matcher?: string; hooks: HookEntry[] }
 
 /** Does this command run `svc hook <kind>` (ours, from any install path)? */
@@ -49,9 +50,16 @@ export function mergeHooks(settings: Json, command: (kind: HookKind) => string):
   for (const [event, kind] of HOOK_EVENTS) {
     const cmd = command(kind);
     const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
-    const present = groups.some((g) => isPlain(g) && Array.isArray(g.hooks) && g.hooks.some((h) => isPlain(h) && h.command === cmd));
-    if (present) continue;
-    const group: HookGroup = { ...(TOOL_EVENTS.has(event) ? { matcher: "*" } : {}), hooks: [{ type: "command", command: cmd }] };
+    const present = groups.flatMap((g) => (isPlain(g) && Array.isArray(g.hooks) ? g.hooks : [])).filter((h): h is Json => isPlain(h) && h.command === cmd);
+    if (present.length > 0) {
+      // An entry from an older install runs synchronously: mark it async (one change line per entry).
+      for (const h of present) if (h.async !== true) {
+        h.async = true;
+        changes.push(`~ hooks.${event}: async ${cmd}`);
+      }
+      continue;
+    }
+    const group: HookGroup = { ...(TOOL_EVENTS.has(event) ? { matcher: "*" } : {}), hooks: [{ type: "command", command: cmd, async: true }] };
     hooks[event] = [...groups, group];
     changes.push(`+ hooks.${event}: ${cmd}`);
   }
@@ -138,9 +146,9 @@ function isPlain(v: unknown): v is Json {
 
 // ---- payload -> record ---------------------------------------------------------------------
 
-/** Calls into svc's own tool server are not recorded. */
+/** Calls into svc's own tool server (mcp__svc__<tool>) are not recorded; another server whose name starts with "svc" (mcp__svcnow__...) is. */
 export function isOwnTool(payload: Json): boolean {
-  return typeof payload.tool_name === "string" && payload.tool_name.startsWith("mcp__svc");
+  return typeof payload.tool_name === "string" && payload.tool_name.startsWith(`mcp__${MCP_SERVER_NAME}__`);
 }
 
 const MAX_TEXT = 8000;

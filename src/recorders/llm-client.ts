@@ -14,6 +14,7 @@ export interface WrapOptions {
   namespace: string;
   /** Write to this vector index (embedded by POST /v1/embed, 1024-d) instead of the records layer. */
   index?: string;
+  /** Expiry in days: the records' `ttlDays`, or in index mode `svc_expires_at` = ts + ttl_days days (which the index layer honours). */
   ttl_days?: number;
   /** Service URL; default SVC_URL, else http://127.0.0.1:8080. */
   url?: string;
@@ -36,9 +37,14 @@ export interface Turn {
   ts: number;
 }
 
+/** Every turn observed and not yet sent: shaping (scheduled with setImmediate) and then the send. */
 const inflight = new Set<Promise<unknown>>();
 
-/** Resolves once every record started so far was sent (or failed). For scripts that want to exit cleanly; never needed on the call path. */
+/**
+ * Resolves once the record of every call that has returned to its caller (a stream: that has ended)
+ * was sent (or failed). A turn is registered here before the call's result reaches the caller, so a
+ * script may `await flushRecorders()` and exit. Never needed on the call path.
+ */
 export async function flushRecorders(): Promise<void> {
   while (inflight.size > 0) await Promise.allSettled([...inflight]);
 }
@@ -47,17 +53,20 @@ export function wrapClient<T extends object>(client: T, opts: WrapOptions): T {
   if (typeof opts?.namespace !== "string" || opts.namespace === "") throw new TypeError("wrapClient needs options.namespace");
   const t = target(opts);
   const sink = (turn: Turn) => write(t, opts, turn);
+  // One cache per wrapper: wrapping the same client twice gives two wrappers, each with its own options.
+  const proxies = new WeakMap<object, object>();
+  const wrap = <O extends object>(resource: O, vendor: Vendor, ex: Extractor) => wrapCreate(resource, vendor, ex, sink, proxies);
   return new Proxy(client, {
     get(obj, prop, receiver) {
       const v = Reflect.get(obj, prop, receiver) as unknown;
       if (!isObject(v)) return v;
-      if (prop === "messages") return wrapCreate(v, "anthropic", anthropicTurn, sink);
-      if (prop === "responses") return wrapCreate(v, "openai", responsesTurn, sink);
+      if (prop === "messages") return wrap(v, "anthropic", anthropicTurn);
+      if (prop === "responses") return wrap(v, "openai", responsesTurn);
       if (prop === "chat") {
         return new Proxy(v, {
           get(o, p, r) {
             const c = Reflect.get(o, p, r) as unknown;
-            return p === "completions" && isObject(c) ? wrapCreate(c, "openai", chatTurn, sink) : c;
+            return p === "completions" && isObject(c) ? wrap(c, "openai", chatTurn) : c;
           },
         });
       }
@@ -74,9 +83,8 @@ interface Extractor {
   user(params: Params): string;
 }
 
-const proxies = new WeakMap<object, object>();
-
-function wrapCreate<O extends object>(resource: O, vendor: Vendor, ex: Extractor, sink: (t: Turn) => void): O {
+/** `proxies` is the wrapper's own cache, so `client.messages` is the same object on every access. */
+function wrapCreate<O extends object>(resource: O, vendor: Vendor, ex: Extractor, sink: (t: Turn) => void, proxies: WeakMap<object, object>): O {
   const cached = proxies.get(resource);
   if (cached) return cached as O;
   const p = new Proxy(resource, {
@@ -112,14 +120,22 @@ function observeResult(vendor: Vendor, ex: Extractor, sink: (t: Turn) => void, p
   if (!isObject(res)) return;
   const base = { vendor, ts, user: "" };
   const done = (fields: Partial<Turn>) => {
+    // The call ends here (the result settled, or the stream's last chunk arrived): measure it now,
+    // before the caller's own work runs, and register the turn before the caller sees the result.
+    const latency_ms = Math.round((performance.now() - t0) * 1000) / 1000;
     // Shape the record later, off the caller's continuation.
-    setImmediate(() => {
-      try {
-        sink({ model: null, reply: "", stop_reason: null, input_tokens: null, output_tokens: null, ...fields, ...base, user: ex.user(params), latency_ms: Math.round((performance.now() - t0) * 1000) / 1000 });
-      } catch {
-        // ignore
-      }
-    });
+    const shaped = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        try {
+          sink({ model: null, reply: "", stop_reason: null, input_tokens: null, output_tokens: null, ...fields, ...base, user: ex.user(params), latency_ms });
+        } catch {
+          // ignore
+        }
+        resolve();
+      }),
+    );
+    inflight.add(shaped);
+    void shaped.then(() => inflight.delete(shaped));
   };
   const iter = (res as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator];
   if (params.stream === true && typeof iter === "function") {
@@ -187,7 +203,11 @@ function write(t: Target, opts: WrapOptions, turn: Turn): void {
     // Index metadata holds no nulls: unknown fields are left out. The text rides along as metadata.text.
     const metadata: Record<string, unknown> = {};
     for (const [k, v] of Object.entries({ kind: "llm_turn", ...fields, ts: turn.ts, text })) if (v !== null && v !== undefined) metadata[k] = v;
-    if (opts.ttl_days !== undefined) metadata.ttl_days = opts.ttl_days;
+    // The index layer expires a vector by its svc_expires_at (unix ms): hidden from reads at once, swept within a minute.
+    if (opts.ttl_days !== undefined) {
+      metadata.ttl_days = opts.ttl_days;
+      metadata.svc_expires_at = turn.ts + opts.ttl_days * 86_400_000;
+    }
     await postJson(t, `/v1/indexes/${encodeURIComponent(opts.index)}/vectors/upsert`, { namespace: opts.namespace, vectors: [{ id, values, metadata }] });
   })().catch(() => undefined);
   inflight.add(job);

@@ -1,4 +1,5 @@
-/** @module recorders/send — where recorders write: the service URL and key (options, then SVC_URL / SVC_API_KEY), and a POST that never throws. */
+/** @module recorders/send — where recorders write: the service URL and key (options, then SVC_URL / SVC_API_KEY), checked by service-url.ts, and a POST that never throws. */
+import { checkServiceUrl } from "../service-url.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:8080";
 
@@ -7,9 +8,13 @@ export interface Target {
   apiKey?: string;
 }
 
-/** Options first, then the environment; the URL loses any trailing slash. */
+/**
+ * Options first, then the environment; the URL loses any trailing slash. Throws E_INSECURE_URL for
+ * plain http to a non-loopback host (unless SVC_ALLOW_INSECURE=1): the key would travel in clear.
+ */
 export function target(opts: { url?: string; apiKey?: string } = {}, env: NodeJS.ProcessEnv = process.env): Target {
   const url = (opts.url || env.SVC_URL || DEFAULT_URL).replace(/\/+$/, "");
+  checkServiceUrl(url, { field: opts.url ? "url" : "SVC_URL", env });
   const apiKey = opts.apiKey || env.SVC_API_KEY || undefined;
   return { url, apiKey };
 }
@@ -19,7 +24,7 @@ export async function postJson(t: Target, path: string, body: unknown, timeoutMs
   try {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (t.apiKey) headers["api-key"] = t.apiKey;
-    const res = await fetch(t.url + path, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(t.url + path, { method: "POST", headers, body: JSON.stringify(body), redirect: "error", signal: AbortSignal.timeout(timeoutMs) });
     const text = await res.text();
     if (!res.ok) return undefined;
     return text === "" ? {} : (JSON.parse(text) as unknown);

@@ -1,4 +1,5 @@
 /** @module tools/rest-api — the REST operations over HTTP (the stdio tool server): operation shapes come from the server's own /v1/openapi.json. */
+import { checkServiceUrl } from "../service-url.js";
 import { toHttp, type Operation } from "./operation.js";
 import { isFailure, replyError, ToolError, type Api, type ApiReply } from "./tool.js";
 
@@ -6,8 +7,9 @@ interface OpenApiDoc {
   paths: Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string; schema?: { type?: unknown } }> }>>;
 }
 
-/** `key` goes only to `baseUrl`, in the Api-Key header. */
+/** `key` goes only to `baseUrl`, in the Api-Key header; plain http to a non-loopback host is refused (E_INSECURE_URL) unless SVC_ALLOW_INSECURE=1. */
 export function restApi(baseUrl: string, key: string | undefined): Api {
+  checkServiceUrl(baseUrl);
   const base = baseUrl.replace(/\/+$/, "");
   const headers = (extra: Record<string, string>) => ({ ...(key ? { "api-key": key } : {}), ...extra });
   const request = async (url: string, init: RequestInit): Promise<Response> => {

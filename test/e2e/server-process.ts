@@ -9,7 +9,7 @@ export const MAIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.
 
 export interface ServerProcess {
   child: ChildProcess;
-  /** e.g. http://127.0.0.1:40123 */
+  /** e.g. http://127.0.0.1:40123 (https:// with --tls-cert/--tls-key) */
   url: string;
   /** The first admin key printed on first start (null with --no-auth or a reused data dir). */
   adminKey: string | null;
@@ -35,7 +35,7 @@ export async function startServerProcess(opts: { dataDir?: string; args?: string
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`svc serve did not start in 30 s:\n${out}\n${err}`)), 30_000);
     child.stdout!.on("data", () => {
-      if (/svc serving http:\/\/\S+/.test(out)) {
+      if (/svc serving https?:\/\/\S+/.test(out)) {
         clearTimeout(timer);
         resolve();
       }
@@ -45,7 +45,7 @@ export async function startServerProcess(opts: { dataDir?: string; args?: string
       reject(new Error(`svc serve exited with ${code}:\n${out}\n${err}`));
     });
   });
-  const url = /svc serving (http:\/\/\S+)/.exec(out)![1]!;
+  const url = /svc serving (https?:\/\/\S+)/.exec(out)![1]!;
   const adminKey = /^ {2}(svc_\S+)/m.exec(out)?.[1] ?? null;
   let stopped: Promise<number | null> | null = null;
   const stop = () => {

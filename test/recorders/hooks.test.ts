@@ -45,6 +45,20 @@ describe("hook merge logic", () => {
     expect(isSvcHookCommand("echo hook tool_call")).toBe(false);
   });
 
+  it("installs every entry async (Claude Code never waits for it) and upgrades a synchronous entry of an older install", () => {
+    const cmd = (k: string) => `node /x/dist/cli/main.js hook ${k}`;
+    const a = mergeHooks({}, cmd as never);
+    const entries = Object.values(a.settings.hooks as Record<string, any[]>).flatMap((gs) => gs.flatMap((g) => g.hooks));
+    expect(entries).toHaveLength(10);
+    for (const e of entries) expect(e).toEqual({ type: "command", command: expect.stringContaining(" hook "), async: true });
+    const old = { hooks: { Stop: [{ hooks: [{ type: "command", command: cmd("assistant_turn") }] }] } };
+    const up = mergeHooks(old, cmd as never);
+    expect(up.changes).toContain(`~ hooks.Stop: async ${cmd("assistant_turn")}`);
+    expect((up.settings.hooks as any).Stop).toEqual([{ hooks: [{ type: "command", command: cmd("assistant_turn"), async: true }] }]);
+    expect(old.hooks.Stop[0]!.hooks[0]).not.toHaveProperty("async"); // the input is not mutated
+    expect(mergeHooks(up.settings, cmd as never).changes).toEqual([]);
+  });
+
   it("shapes records from payloads", () => {
     const r = hookRecord("tool_call", { session_id: "s1", tool_name: "Bash", tool_input: { command: "ls -la", description: "list" }, cwd: "/w" }, { ttlDays: 7, now: 5 });
     expect(r).toEqual({ kind: "tool_call", text: "Bash ls -la", tags: ["claude-code", "tool_call", "Bash"], meta: { session_id: "s1", tool_name: "Bash", cwd: "/w" }, ts: 5, ttlDays: 7 });
@@ -67,7 +81,8 @@ describe("svc install-hooks (built CLI, temp settings files)", () => {
     expect(r.code).toBe(0);
     const s = JSON.parse(await readFile(path, "utf8"));
     expect(Object.keys(s.hooks)).toHaveLength(10);
-    expect(s.hooks.PreToolUse[0]).toEqual({ matcher: "*", hooks: [{ type: "command", command: `${process.execPath} ${MAIN} hook tool_call --namespace proj --ttl 30` }] });
+    expect(s.hooks.PreToolUse[0]).toEqual({ matcher: "*", hooks: [{ type: "command", command: `${process.execPath} ${MAIN} hook tool_call --namespace proj --ttl 30`, async: true }] });
+    for (const [event] of HOOK_EVENTS) expect(s.hooks[event][0].hooks[0].async, event).toBe(true);
     expect(s.mcpServers).toBeUndefined();
   });
 
@@ -156,6 +171,31 @@ function runHook(args: string[], input: string, env: Record<string, string>): Pr
   });
 }
 
+describe("svc hook start-up", () => {
+  it("loads only its own command's modules, never the server, engine or MCP SDK", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "svc-hook-load-"));
+    try {
+      const trace = join(dir, "modules.txt");
+      // A module loader hook (Node's register API) that appends every resolved URL to a file.
+      const hooks = `import { appendFileSync } from "node:fs"; export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(trace)}, r.url + "\\n"); return r; }`;
+      const preload = `data:text/javascript,${encodeURIComponent(`import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`)}`;
+      const r = await new Promise<number | null>((resolve, reject) => {
+        const child = spawn(process.execPath, ["--import", preload, MAIN, "hook", "tool_call"], { env: { ...process.env, SVC_URL: "http://127.0.0.1:1", SVC_API_KEY: "", SVC_AUTO_RECORD: "" }, stdio: ["pipe", "ignore", "ignore"] });
+        child.on("error", reject);
+        child.on("exit", resolve);
+        child.stdin.end(JSON.stringify({ session_id: "s", tool_name: "Bash", tool_input: { command: "ls" } }));
+      });
+      expect(r).toBe(0);
+      const loaded = (await readFile(trace, "utf8")).split("\n").filter((u) => u.startsWith("file:"));
+      expect(loaded.some((u) => u.endsWith("/dist/cli/hook.js"))).toBe(true);
+      const heavy = loaded.filter((u) => /\/dist\/(http|engine|memory|kernels|pool|tools|store)\/|node_modules|\/dist\/cli\/(serve|mcp|demo|install-hooks)\.js/.test(u));
+      expect(heavy).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("svc hook against a running server", () => {
   let server: ServerProcess;
   beforeAll(async () => {
@@ -173,14 +213,18 @@ describe("svc hook against a running server", () => {
     expect(skipped).toMatchObject({ code: 0, stdout: "" });
     const tool = await runHook(["tool_call", "--namespace", "agent"], JSON.stringify({ session_id: "s1", tool_name: "Bash", tool_input: { command: "npm test" } }), env);
     expect(tool).toMatchObject({ code: 0, stdout: "" });
+    // Another MCP server whose name merely starts with "svc" is not ours: recorded.
+    const other = await runHook(["tool_call", "--namespace", "agent"], JSON.stringify({ session_id: "s1", tool_name: "mcp__svcnow__incident_create", tool_input: { title: "db down" } }), env);
+    expect(other).toMatchObject({ code: 0, stdout: "" });
     expect((await runHook(["user_prompt"], "not json", env)).stdout).toBe("");
-    const rs = await until("two records", () => records("agent"), (x) => x.length >= 2);
+    const rs = await until("three records", () => records("agent"), (x) => x.length >= 3);
     await new Promise((res) => setTimeout(res, 300));
     const all = await records("agent");
-    expect(all).toHaveLength(2);
+    expect(all).toHaveLength(3);
+    expect(all.find((x) => x.meta?.tool_name === "mcp__svcnow__incident_create")).toMatchObject({ kind: "tool_call", tags: ["claude-code", "tool_call", "mcp__svcnow__incident_create"] });
     const prompt = all.find((x) => x.kind === "user_prompt");
     expect(prompt).toMatchObject({ text: "fix the flaky test", tags: ["claude-code", "user_prompt"], ttlDays: 14, meta: { session_id: "s1", hook_event_name: "UserPromptSubmit", cwd: "/w" } });
-    expect(all.find((x) => x.kind === "tool_call")).toMatchObject({ text: "Bash npm test", tags: ["claude-code", "tool_call", "Bash"] });
-    expect(rs.some((x) => x.meta?.tool_name?.startsWith("mcp__svc"))).toBe(false);
+    expect(all.find((x) => x.meta?.tool_name === "Bash")).toMatchObject({ text: "Bash npm test", tags: ["claude-code", "tool_call", "Bash"] });
+    expect(rs.some((x) => x.meta?.tool_name?.startsWith("mcp__svc__"))).toBe(false);
   });
 });

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { flushRecorders, wrapClient } from "../../src/recorders/index.js";
 import { call } from "../e2e/client.js";
@@ -134,6 +136,32 @@ describe("wrapClient against a real server", () => {
     expect(typeof m.metadata.latency_ms).toBe("number");
   });
 
+  it("index mode with ttl_days: the vector carries svc_expires_at, and the server hides it once that passes", async () => {
+    expect((await call(server.url, key, "POST", "/v1/indexes", { name: "turns-ttl", dimension: 1024, metric: "cosine" })).status).toBe(201);
+    const client = wrapClient(fakeAnthropic(), { namespace: "agent", index: "turns-ttl", url: server.url, apiKey: key, ttl_days: 2 });
+    await client.messages.create({ model: "claude-x", messages: [{ role: "user", content: "remember me for two days" }] } as never);
+    await flushRecorders();
+    const emb = (await call(server.url, key, "POST", "/v1/embed", { texts: ["USER: remember me for two days\n\nASSISTANT: Paris."] })).body.vectors[0];
+    const q = await until("the vector", () => call(server.url, key, "POST", "/v1/indexes/turns-ttl/query", { namespace: "agent", vector: emb, topK: 5, includeMetadata: true }), (r) => r.body?.matches?.length === 1);
+    const m = q.body.matches[0].metadata;
+    expect(m.ttl_days).toBe(2);
+    expect(m.svc_expires_at).toBe(m.ts + 2 * 86_400_000);
+
+    // The server honours it: a vector whose svc_expires_at has passed is not returned by query or fetch.
+    const now = Date.now();
+    const vec = (x: number) => Array.from({ length: 1024 }, (_, i) => (i === 0 ? 1 : i === 1 ? x : 0));
+    expect((await call(server.url, key, "POST", "/v1/indexes/turns-ttl/vectors/upsert", { namespace: "exp", vectors: [
+      { id: "gone", values: vec(0.1), metadata: { svc_expires_at: now - 1 } },
+      { id: "kept", values: vec(0.2), metadata: { svc_expires_at: now + 86_400_000 } },
+      { id: "plain", values: vec(0.3), metadata: { kind: "x" } },
+    ] })).status).toBe(200);
+    const ids = async () => ((await call(server.url, key, "POST", "/v1/indexes/turns-ttl/query", { namespace: "exp", vector: vec(0.1), topK: 10 })).body.matches as { id: string }[]).map((x) => x.id).sort();
+    const live = await until("the live vectors", ids, (x) => x.length >= 2);
+    expect(live).toEqual(["kept", "plain"]);
+    const f = await call(server.url, key, "GET", "/v1/indexes/turns-ttl/vectors/fetch?namespace=exp&ids=gone&ids=kept&ids=plain");
+    expect(Object.keys(f.body.vectors).sort()).toEqual(["kept", "plain"]);
+  });
+
   it("/v1/embed rejects bad bodies and needs a key", async () => {
     expect((await call(server.url, null, "POST", "/v1/embed", { texts: ["a"] })).status).toBe(401);
     expect((await call(server.url, key, "POST", "/v1/embed", { texts: [] })).status).toBe(400);
@@ -148,6 +176,76 @@ describe("wrapClient against a real server", () => {
     await expect(flushRecorders()).resolves.toBeUndefined();
     const failing = wrapClient({ messages: { create: async (_p?: unknown) => { throw new Error("vendor down"); } } }, { namespace: "x", url: "http://127.0.0.1:1" });
     await expect(failing.messages.create({})).rejects.toThrow("vendor down");
+  });
+
+  it("the same client wrapped twice: each wrapper writes with its own options", async () => {
+    const raw = fakeAnthropic();
+    const a = wrapClient(raw, { namespace: "twice-a", url: server.url, apiKey: key });
+    const b = wrapClient(raw, { namespace: "twice-b", url: server.url, apiKey: key, ttl_days: 5 });
+    expect(a.messages).toBe(a.messages); // still one proxy per wrapper and resource
+    expect(a.messages).not.toBe(b.messages);
+    await a.messages.create({ model: "claude-x", messages: [{ role: "user", content: "via a" }] } as never);
+    await b.messages.create({ model: "claude-x", messages: [{ role: "user", content: "via b" }] } as never);
+    await flushRecorders();
+    const ra = await until("a's record", () => records("twice-a"), (rs) => rs.length >= 1);
+    const rb = await until("b's record", () => records("twice-b"), (rs) => rs.length >= 1);
+    expect(ra.map((r) => r.text)).toEqual(["USER: via a\n\nASSISTANT: Paris."]);
+    expect(rb.map((r) => r.text)).toEqual(["USER: via b\n\nASSISTANT: Paris."]);
+    expect(ra[0].ttlDays).toBeUndefined();
+    expect(rb[0].ttlDays).toBe(5);
+  });
+
+  it("flushRecorders covers the call just made: a script that awaits it and exits keeps the record", async () => {
+    const entry = fileURLToPath(new URL("../../dist/recorders/index.js", import.meta.url));
+    const script = `
+      const { wrapClient, flushRecorders } = await import(${JSON.stringify(entry)});
+      const raw = { messages: { create: async () => ({ model: "m", content: [{ type: "text", text: "bye" }], stop_reason: "end_turn", usage: {} }) } };
+      const client = wrapClient(raw, { namespace: "script", url: process.env.URL, apiKey: process.env.KEY });
+      await client.messages.create({ model: "m", messages: [{ role: "user", content: "short script" }] });
+      await flushRecorders();
+      process.exit(0);`;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, URL: server.url, KEY: key }, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (b: Buffer) => (err += b.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(code, err).toBe(0);
+    // The script has exited: whatever it sent is on the server (durable on acknowledgement).
+    const rs = await until("the script's record", () => records("script"), (x) => x.length >= 1, 3_000);
+    expect(rs.map((r) => r.text)).toEqual(["USER: short script\n\nASSISTANT: bye"]);
+  });
+
+  it("latency_ms is the call itself, not the caller's work after it (plain and streaming)", async () => {
+    const busy = (ms: number) => { const end = performance.now() + ms; while (performance.now() < end); };
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const raw = {
+      messages: {
+        async create(p: { stream?: boolean }) {
+          await sleep(50);
+          const events = [{ type: "content_block_delta", delta: { type: "text_delta", text: "slow" } }];
+          if (p.stream) return { async *[Symbol.asyncIterator]() { for (const e of events) { await sleep(50); yield e; } } };
+          return { model: "m", content: [{ type: "text", text: "slow" }], stop_reason: "end_turn", usage: {} };
+        },
+      },
+    };
+    const client = wrapClient(raw, { namespace: "latency", url: server.url, apiKey: key });
+    // Plain: everything the wrapper can see happens inside the caller's [before, after] span.
+    let t = performance.now();
+    await client.messages.create({ model: "m", messages: [{ role: "user", content: "plain" }] } as never);
+    const plainSpan = performance.now() - t;
+    busy(300); // the caller's own work after the call
+    // Streaming: the call lasts until the stream's end.
+    t = performance.now();
+    const stream = (await client.messages.create({ model: "m", stream: true, messages: [{ role: "user", content: "stream" }] } as never)) as AsyncIterable<unknown>;
+    for await (const _ of stream) void _;
+    const streamSpan = performance.now() - t;
+    busy(300);
+    await flushRecorders();
+    const rs = await until("two records", () => records("latency"), (x) => x.length === 2);
+    const byUser = Object.fromEntries(rs.map((r) => [r.text.split("\n")[0], r.meta.latency_ms as number]));
+    expect(byUser["USER: plain"]).toBeGreaterThanOrEqual(45);
+    expect(byUser["USER: plain"]).toBeLessThanOrEqual(plainSpan + 0.001);
+    expect(byUser["USER: stream"]).toBeGreaterThanOrEqual(90); // to the end of the stream, not to its first chunk
+    expect(byUser["USER: stream"]).toBeLessThanOrEqual(streamSpan + 0.001);
   });
 
   it("overhead on the call path (reported, not asserted)", async () => {

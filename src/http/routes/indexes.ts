@@ -105,11 +105,12 @@ export function indexRoutes(indexes: IndexService): Route[] {
         const topK = b.topK ?? 10;
         if (typeof topK !== "number") throw new SvcError("E_TOP_K", "topK must be an integer in [1, 10000]", { field: "topK" });
         const namespace = ns(b.namespace);
-        const res = await (await collection(ctx)).query(namespace, {
+        const c = await collection(ctx);
+        const res = await c.query(namespace, {
           vector: b.vector === undefined ? undefined : floats(b.vector, "vector"),
           id: b.id as string | undefined,
           topK,
-          filter: b.filter,
+          filter: indexes.liveFilter(c, namespace, b.filter), // expired vectors (svc_expires_at <= now) never match
           includeValues: flag(b.includeValues, "includeValues"),
           includeMetadata: flag(b.includeMetadata, "includeMetadata"),
           exact: flag(b.exact, "exact"),
@@ -134,7 +135,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
           if (id === "" || Buffer.byteLength(id) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `ids[${i}] must be a non-empty string of at most ${MAX_ID_BYTES} bytes`, { field: `ids[${i}]` });
         });
         const namespace = ctx.query.get("namespace") ?? "";
-        const found = (await collection(ctx)).fetch(ns(namespace), ids);
+        const found = (await collection(ctx)).fetch(ns(namespace), ids).filter((v) => !indexes.expired(v.metadata));
         const vectors: Record<string, ReturnType<typeof wireVector>> = {};
         for (const v of found) vectors[v.id] = wireVector(v);
         return { body: { vectors, namespace, usage: { readUnits: Math.max(1, found.length) } } };
