@@ -146,7 +146,8 @@ describe("ops endpoints (in-process server)", () => {
     expect(r.headers.get("content-type")).toBe("application/json");
     const doc = r.body as { openapi: string; info: { title: string; version: string }; paths: Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string }> }>>; components: Record<string, unknown> };
     expect(doc.openapi).toBe("3.1.0");
-    expect(doc.info).toMatchObject({ title: "svc", version: "0.1.0" });
+    // info.version is the interface's version (the seed's 1.0.0), not the software's
+    expect(doc.info).toMatchObject({ title: "svc", version: "1.0.0", "x-svc-software-version": "0.1.0" });
     expect(doc.components).toHaveProperty("securitySchemes.ApiKey");
 
     const documented: string[] = [];
