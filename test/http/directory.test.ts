@@ -74,6 +74,21 @@ describe("business directory over HTTP (svc serve process, demo data)", () => {
     expectError(await call(srv.url, null, "GET", "/api/businesses?limit=abc"), 400, "E_BAD_REQUEST", "limit");
   });
 
+  it("plurals and inflections fold through the stemmer: bakeries finds what bakery finds", async () => {
+    const ids = async (q: string) => {
+      const r = await call(srv.url, null, "GET", `/api/businesses?q=${encodeURIComponent(q)}&limit=100`);
+      expect(r.status, r.raw.toString()).toBe(200);
+      return { total: r.body.total as number, ids: (r.body.results as Array<{ id: string }>).map((x) => x.id) };
+    };
+    const bakery = await ids("bakery");
+    expect(bakery.total).toBeGreaterThan(0);
+    expect(await ids("bakeries")).toEqual(bakery);
+    expect(await ids("Bakeries")).toEqual(bakery);
+    const dentist = await ids("dentist");
+    expect(dentist.total).toBeGreaterThan(0);
+    expect(await ids("dentists")).toEqual(dentist);
+  });
+
   it("profile, services, trust, actions: every field {value, state, source}; unknown ids are 404 naming id", async () => {
     const first = (await call(srv.url, null, "GET", "/api/businesses?q=plumber&limit=1")).body.results[0];
     const id = first.id as string;
