@@ -67,8 +67,8 @@ function hexLike(digits: string): boolean {
   }
   let bits = 0;
   for (const k of count.values()) bits -= (k / lower.length) * Math.log2(k / lower.length);
-  // Random bytes: 0.375 letters, ~3.9 bits per digit.
-  return letters >= 0.1 * lower.length && bits >= 2;
+  // Random bytes: 0.375 letters, ~3.9 bits per digit; hex of ASCII text has fewer letters but some.
+  return letters >= 0.05 * lower.length && bits >= 2;
 }
 
 interface Chunk {
