@@ -3,12 +3,15 @@
  * (500 .. 20k) next to the theoretical curve for D = 262,144, and query latency. Self-contained: run it with
  * `npx tsx bench/hd-kg-bench.ts` or call runKgBench / renderKgBench.
  *
+ * Past capacity: `npx tsx bench/hd-kg-bench.ts 60000 2000 300` (60k facts over 2,000 objects, 300 queries), the
+ * overloaded shard whose answers must say so (low confidence, null below 0.05, stats.overloaded).
+ *
  * Workload: one relation; fact i is (s<i>, rel, o<j>) with j uniform over `objects` entities, so every subject
  * has exactly one object and a query is cleaned up against `objects` candidates. Queries: `queries` random facts.
  */
 import { Kernels } from "../src/kernels/abi.js";
 import { mulberry32 } from "../src/kernels/random.js";
-import { theoreticalAccuracy } from "../src/hd/kg/calibration.js";
+import { capacity, theoreticalAccuracy } from "../src/hd/kg/calibration.js";
 import { Graph, type Fact } from "../src/hd/kg/graph.js";
 import { KG_DEFAULT_SEED, KG_DIM } from "../src/hd/kg/vectors.js";
 import { summarize, type Latency } from "./stats.js";
@@ -109,12 +112,15 @@ export function reliability(answers: Array<{ c: number; ok: boolean }>): { ece: 
 
 export function renderKgBench(r: KgBenchResult): string {
   const f = (x: number, d = 4) => x.toFixed(d);
+  const cap = capacity(r.objects, r.dim);
   const lines = [
     `## Knowledge graph (src/hd/kg): D = ${r.dim.toLocaleString("en-US")} bits, ${r.objects} candidate objects, ${r.queries} queries per size`,
     "",
-    "| facts/shard | accuracy | theoretical | mean confidence | ECE | null answers | query p50 ms | query p99 ms | adds/s |",
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...r.points.map((p) => `| ${p.facts} | ${f(p.accuracy)} | ${f(p.theoretical)} | ${f(p.meanConfidence)} | ${f(p.ece)} | ${p.nulls} | ${f(p.latency.p50, 3)} | ${f(p.latency.p99, 3)} | ${Math.round(p.addPerSec)} |`),
+    `Capacity (facts at >= 0.99 theoretical accuracy with ${r.objects} objects): ${cap}; load = facts / capacity.`,
+    "",
+    "| facts/shard | load | accuracy | theoretical | mean confidence | ECE | null answers | query p50 ms | query p99 ms | adds/s |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...r.points.map((p) => `| ${p.facts} | ${f(p.facts / cap, 2)} | ${f(p.accuracy)} | ${f(p.theoretical)} | ${f(p.meanConfidence)} | ${f(p.ece)} | ${p.nulls} | ${f(p.latency.p50, 3)} | ${f(p.latency.p99, 3)} | ${Math.round(p.addPerSec)} |`),
     "",
     `Calibration pooled over all sizes (ECE ${f(r.pooledEce)}):`,
     "",
@@ -126,6 +132,8 @@ export function renderKgBench(r: KgBenchResult): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  // [sizes] [objects] [queries]
   const sizes = process.argv[2]?.split(",").map(Number);
-  console.log(renderKgBench(runKgBench({ sizes })));
+  const num = (i: number) => (process.argv[i] === undefined ? undefined : Number(process.argv[i]));
+  console.log(renderKgBench(runKgBench({ sizes, objects: num(3), queries: num(4) })));
 }

@@ -75,10 +75,10 @@ export async function runRecordsBench(o: { sizes: number[]; queries: number; exp
         const q = textSource(n + 7);
         const texts = Array.from({ length: o.queries }, (_, j) => q(j).text);
         const cases: Array<[string, (j: number) => Record<string, unknown>]> = [
-          ["text, no filter", (j) => ({ text: texts[j], topK: 10 })],
-          ["text + kind (1 of 8)", (j) => ({ text: texts[j], topK: 10, kind: [KINDS[j % KINDS.length]] })],
-          ["text + tagsAll (2 tags, ~0.1%)", (j) => ({ text: texts[j], topK: 10, tagsAll: [TAGS[j % 50], TAGS[(j + 1) % 50]] })],
-          ["text + last 10% by ts", (j) => ({ text: texts[j], topK: 10, tsGte: 1_700_000_000_000 + Math.floor(n * 0.9) * 1000 })],
+          ["text, no filter", (j) => ({ text: texts[j], topK: 10, mode: "vector" })],
+          ["text + kind (1 of 8)", (j) => ({ text: texts[j], topK: 10, mode: "vector", kind: [KINDS[j % KINDS.length]] })],
+          ["text + tagsAll (2 tags, ~0.1%)", (j) => ({ text: texts[j], topK: 10, mode: "vector", tagsAll: [TAGS[j % 50], TAGS[(j + 1) % 50]] })],
+          ["text + last 10% by ts", (j) => ({ text: texts[j], topK: 10, mode: "vector", tsGte: 1_700_000_000_000 + Math.floor(n * 0.9) * 1000 })],
           ["no text, kind, newest first", (j) => ({ topK: 10, kind: [KINDS[j % KINDS.length]] })],
         ];
         const queries: RecordsScale["queries"] = [];

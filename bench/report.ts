@@ -149,6 +149,8 @@ export interface HdRun {
   command: string;
   machine: Machine;
   kg: KgBenchResult;
+  /** One overloaded shard (60k facts over 2,000 objects): confidence must still be calibrated. */
+  kgPast?: KgBenchResult;
   analogy: AnalogyBenchRun;
   causal: CausalBenchResult;
 }
@@ -162,6 +164,7 @@ function renderHd(run: HdRun): string[] {
     "",
     renderKgBench(run.kg).replace(/^## /m, "### ").trimEnd(),
     "",
+    ...(run.kgPast ? [renderKgBench(run.kgPast).replace(/^## Knowledge graph/m, "### Knowledge graph past capacity").trimEnd(), ""] : []),
     renderAnalogyBench(run.analogy).trimEnd(),
     "",
     renderHdCausalBench(run.causal).trimEnd(),

@@ -94,9 +94,10 @@ let hd: HdRun | undefined;
 if (runs("hd")) {
   log("\n# HD layer (knowledge graph accuracy and calibration, analogy latency, causal checks)");
   const kg = runKgBench(quick ? { sizes: [500, 1000, 2000, 5000] } : {});
+  const kgPast = quick ? undefined : runKgBench({ sizes: [60_000], objects: 2000, queries: 300 });
   const analogy = await runAnalogyBench({ log });
   const causal = await runHdCausalBench(quick ? { worlds: 20_000 } : {});
-  hd = { command: quick ? "npm run bench -- --quick --only hd" : "npm run bench -- --only hd", machine: describeMachine(), kg, analogy, causal };
+  hd = { command: quick ? "npm run bench -- --quick --only hd" : "npm run bench -- --only hd", machine: describeMachine(), kg, kgPast, analogy, causal };
   writeFileSync(here(`results/hd-${stem}.json`), `${JSON.stringify(hd, null, 2)}\n`);
 } else if (existsSync(here(`results/hd-${stem}.json`))) hd = JSON.parse(readFileSync(here(`results/hd-${stem}.json`), "utf8")) as HdRun;
 

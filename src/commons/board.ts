@@ -44,11 +44,31 @@ export interface VerdictView {
 /** A post as readers get it: its verdicts by name (never a total). */
 export type PostView = Post & { verdicts: VerdictView[] };
 
-/** The first sentence (or line) of `message`, cut at a word boundary. */
+/** Words ending in a period that do not end a sentence (lowercase, without their final period). */
+const ABBREVIATIONS = new Set([
+  "e.g", "i.e", "cf", "viz", "vs", "approx", "ca", "fig", "figs", "eq", "ref", "vol", "pp", "ch", "sec", "dept", "est",
+  "mr", "mrs", "ms", "dr", "prof", "st", "sr", "jr", "gen", "col", "capt", "lt", "sgt", "rev", "hon", "inc", "ltd", "corp", "co",
+  "u.s", "u.k", "u.n", "e.u", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+]);
+const sentences = new Intl.Segmenter("en", { granularity: "sentence" });
+
+/** Whether a sentence segment ends in a known abbreviation or a single-letter initial ("J."), so the sentence goes on. */
+function endsInAbbreviation(segment: string): boolean {
+  const m = /(?:^|[\s(\["'])([\p{L}.]+)\.\s*$/u.exec(segment);
+  if (!m) return false;
+  const word = m[1]!.toLowerCase();
+  return ABBREVIATIONS.has(word) || /^\p{L}$/u.test(word);
+}
+
+/** The first sentence (or line) of `message` (Intl.Segmenter sentences, not broken after abbreviations), cut at a word boundary. */
 export function firstSentence(message: string): string {
   const line = message.split("\n").find((l) => l.trim() !== "")!.trim();
-  const m = /^.*?[.!?](?=\s|$)/u.exec(line);
-  let s = (m ? m[0] : line).trim();
+  let s = "";
+  for (const { segment } of sentences.segment(line)) {
+    s += segment;
+    if (!endsInAbbreviation(segment)) break;
+  }
+  s = s.trim();
   if ([...s].length > DERIVED_SUBJECT_MAX) {
     s = [...s].slice(0, DERIVED_SUBJECT_MAX - 1).join("");
     const cut = s.lastIndexOf(" ");

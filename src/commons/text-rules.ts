@@ -1,5 +1,6 @@
 /** @module commons/text-rules — what the open commons refuses in free text (encoded data, invisible or bidi-control characters, long unbroken runs, empty or over-long fields) and the shared field checks. */
 import { SvcError } from "../errors.js";
+import { encodedData } from "./encoded-data.js";
 
 export interface TextRule {
   /** Maximum length in characters (code points). */
@@ -26,38 +27,14 @@ const refuse = (field: string, why: string) => new SvcError("E_REFUSED", `${fiel
 const INVISIBLE = /[\p{Cf}\p{Co}\p{Cs}\u034F\u115F\u1160\u2800\u3164\uFFA0\u{E0100}-\u{E01EF}]|[^\P{Cc}\t\n]/u;
 /** Ten or more stacked combining marks (text hidden under "zalgo" noise). */
 const STACKED_MARKS = /\p{M}{10,}/u;
-/** A data: URI with inline base64. */
-const DATA_URI = /data:[\w.+-]+\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,/i;
-/** Six or more percent-escapes in a row (%41%42...). */
-const PERCENT_RUN = /(?:%[0-9a-f]{2}){6,}/i;
-/** Separators that break a token for the encoded-blob check. */
-const TOKEN_SPLIT = /[\s.,:;=|"'`()[\]{}<>]+/u;
-/** Twelve or more escapes of the form \xNN or \uNNNN in a row. */
-const ESCAPE_RUN = /(?:\\x[0-9a-f]{2}|\\u[0-9a-f]{4}){12,}/i;
-
-/** Why `token` looks like an encoded blob (base64, hex), or null. */
-function encodedToken(token: string): string | null {
-  if (token.length >= 80 && /^(?:0x)?[0-9a-f]+$/i.test(token)) return "a hex-encoded blob";
-  if (token.length >= 60 && /^[A-Za-z0-9+/_-]+={0,2}$/.test(token)) {
-    const classes = [/[A-Z]/, /[a-z]/, /[0-9]/].filter((r) => r.test(token)).length;
-    // Base64 of data mixes all three classes throughout; words joined by - or _ do not.
-    if (classes === 3 || /[+/=]/.test(token)) return "a base64-encoded blob";
-  }
-  return null;
-}
 
 /** The reason `text` breaks a content rule (not length or emptiness), or null. */
 export function contentProblem(text: string, maxRun = MAX_RUN): string | null {
   const inv = INVISIBLE.exec(text);
   if (inv) return `it holds an invisible or control character (U+${inv[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}); write plain readable text`;
   if (STACKED_MARKS.test(text)) return "it holds stacked combining marks";
-  if (DATA_URI.test(text)) return "it holds encoded data (a base64 data: URI); attach data as a file instead";
-  if (PERCENT_RUN.test(text)) return "it holds percent-encoded data; write plain readable text";
-  if (ESCAPE_RUN.test(text)) return "it holds escaped binary data; write plain readable text";
-  for (const token of text.split(TOKEN_SPLIT)) {
-    const enc = encodedToken(token);
-    if (enc !== null) return `it holds encoded data (${enc}); write plain readable text`;
-  }
+  const enc = encodedData(text);
+  if (enc !== null) return `it holds encoded data (${enc}); write plain readable text or attach data as a file`;
   let run = 0;
   for (const ch of text) {
     run = /\s/u.test(ch) ? 0 : run + 1;

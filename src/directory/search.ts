@@ -1,4 +1,5 @@
 /** @module search — the directory's in-memory word index: all-words matching with a partial fallback, category filter, ranking and paging. */
+import { stem } from "../encoder/stem.js";
 import type { Business } from "./identity.js";
 
 /** The fields whose words are searched. */
@@ -10,15 +11,21 @@ const PREFIX_MIN = 3;
 
 const ASCII = /^[\x00-\x7f]*$/;
 
-/** Lowercase ASCII-folded words with a trailing plural "s" removed ("plumbers" -> "plumber", not "glass"). */
+/** Lowercase ASCII-folded words. */
 export function words(text: string): string[] {
-  const out: string[] = [];
   const folded = ASCII.test(text) ? text.toLowerCase() : text.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
-  for (const w of folded.split(/[^\p{L}\p{N}]+/u)) {
-    if (w === "") continue;
-    out.push(w.length > 3 && w.endsWith("s") && !w.endsWith("ss") ? w.slice(0, -1) : w);
-  }
-  return out;
+  return folded.split(/[^\p{L}\p{N}]+/u).filter((w) => w !== "");
+}
+
+/**
+ * The index terms of a word: the word and its Porter stem ("bakeries" and "bakery" -> "bakeri",
+ * "plumbers" -> "plumber", "glass" stays). Query words go through the same function, so plurals
+ * and other inflections fold; the word itself is kept so a typed prefix ("plumbi") still finds
+ * the words it begins ("plumbing") although its stem ("plumb") would not start with it.
+ */
+export function terms(word: string): string[] {
+  const s = stem(word);
+  return s === word ? [word] : [word, s];
 }
 
 function fieldText(b: Business, f: (typeof SEARCH_FIELDS)[number]): string {
@@ -46,7 +53,7 @@ export interface SearchResult {
   total: number;
   /** "all" (also for an empty query), "partial" (fallback), or "none". */
   match: "all" | "partial" | "none";
-  /** The query words used (stop words dropped, plurals folded). */
+  /** The query words used (lowercased, stop words dropped, one per stem). */
   words: string[];
   hits: SearchHit[];
 }
@@ -118,8 +125,8 @@ export class SearchIndex {
         if (sorted) sorted.splice(lowerBound(sorted, w), 0, w);
       } else if (p[p.length - 1] !== o) p.push(o);
     };
-    for (const f of SEARCH_FIELDS) for (const w of words(fieldText(b, f))) add(this.all, w, keepSorted ? this.sortedTerms : null);
-    for (const w of words(b.fields.name.value)) add(this.names, w, keepSorted ? this.sortedNameTerms : null);
+    for (const f of SEARCH_FIELDS) for (const w of words(fieldText(b, f))) for (const t of terms(w)) add(this.all, t, keepSorted ? this.sortedTerms : null);
+    for (const w of words(b.fields.name.value)) for (const t of terms(w)) add(this.names, t, keepSorted ? this.sortedNameTerms : null);
     add(this.categories, b.fields.category.value.toLowerCase(), null);
   }
 
@@ -138,23 +145,28 @@ export class SearchIndex {
     return (this.counts = out.sort((a, b) => b.count - a.count || a.category.localeCompare(b.category)));
   }
 
-  /** Bitset of profiles holding `word` (or, for words of PREFIX_MIN+ letters, a word starting with it). */
+  /** Bitset of profiles holding one of the word's terms (or, for terms of PREFIX_MIN+ letters, a term starting with it). */
   private bits(word: string, m: Postings, sorted: string[]): Uint32Array {
     const out = new Uint32Array(this.words32);
     const mark = (p: number[]) => {
       for (const o of p) out[o >>> 5]! |= 1 << (o & 31);
     };
-    if (word.length < PREFIX_MIN) {
-      const p = m.get(word);
-      if (p) mark(p);
-      return out;
+    for (const t of terms(word)) {
+      if (t.length < PREFIX_MIN) {
+        const p = m.get(t);
+        if (p) mark(p);
+        continue;
+      }
+      for (let i = lowerBound(sorted, t); i < sorted.length && sorted[i]!.startsWith(t); i++) mark(m.get(sorted[i]!)!);
     }
-    for (let i = lowerBound(sorted, word); i < sorted.length && sorted[i]!.startsWith(word); i++) mark(m.get(sorted[i]!)!);
     return out;
   }
 
   search(query: SearchQuery): SearchResult {
-    const qWords = [...new Set(words(query.q ?? "").filter((w) => !STOP.has(w)))];
+    // One query word per stem ("bakery bakeries" is one word), as the user typed it.
+    const byStem = new Map<string, string>();
+    for (const w of words(query.q ?? "")) if (!STOP.has(w) && !byStem.has(stem(w))) byStem.set(stem(w), w);
+    const qWords = [...byStem.values()];
     const n32 = this.words32;
     const scope = this.listed.slice();
     if (query.category !== undefined && query.category.trim() !== "") {

@@ -11,17 +11,33 @@ export const FIELD_STATE_MEANING: Record<(typeof FIELD_STATES)[number], string> 
 export const profilePath = (id: string) => `/businesses/${encodeURIComponent(id)}`;
 export const apiPath = (id: string) => `/api/businesses/${encodeURIComponent(id)}`;
 
-/** The whole identity: every present field as {value, state, source}, plus claim, verification and links. */
-export function profileView(b: Business): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    id: b.id,
-    page: profilePath(b.id),
-    listed: b.listed,
-    claim: { state: b.claim.state, ...(b.claim.date ? { date: b.claim.date } : {}) },
-    verification: { ...b.verification },
-    bookable: bookable(b),
-    updated: b.updated,
+/**
+ * A fact about the business that this directory records itself (listing, claim, verification,
+ * booking, last change), wrapped like every other field: the operator's record, so state
+ * `verified` and source `{url: null, date, asserted_by: "operator"}`. `id` and `page` are not
+ * facts about the business but the service's handles for the record (its key and its link), so
+ * they stay bare strings.
+ */
+export function recordedFact<T>(value: T, date: string): Field<T> {
+  return { value, state: "verified", source: { url: null, date: date.slice(0, 10), asserted_by: "operator" } };
+}
+
+/** The directory's own facts about `b`, each as {value, state, source}. */
+export function statusFacts(b: Business) {
+  const created = b.created.slice(0, 10);
+  const claimDate = b.claim.date ?? created;
+  return {
+    listed: recordedFact(b.listed, b.updated),
+    claim: recordedFact(b.claim.state, claimDate),
+    verification: recordedFact(b.verification.state, b.verification.date ?? claimDate),
+    bookable: recordedFact(bookable(b), b.updated),
+    updated: recordedFact(b.updated, b.updated),
   };
+}
+
+/** The whole identity: id and page (bare: the service's handles), then every fact about the business as {value, state, source}. */
+export function profileView(b: Business): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: b.id, page: profilePath(b.id), ...statusFacts(b) };
   for (const name of FIELD_NAMES) {
     const f = b.fields[name];
     if (f !== undefined) out[name] = f;
@@ -39,10 +55,11 @@ export function trustView(b: Business): Record<string, unknown> {
     const f = b.fields[name];
     if (f !== undefined) fields[name] = { state: f.state, source: f.source };
   }
+  const { claim, verification } = statusFacts(b);
   return {
     id: b.id,
-    claim: { state: b.claim.state, ...(b.claim.date ? { date: b.claim.date } : {}) },
-    verification: { ...b.verification },
+    claim,
+    verification,
     fields,
     states: FIELD_STATE_MEANING,
   };
@@ -99,13 +116,14 @@ export function searchView(r: SearchResult, p: SearchParams): Record<string, unk
     next,
     results: r.hits.map((h) => {
       const b = h.business;
+      const { claim, bookable } = statusFacts(b);
       return {
         id: b.id,
         page: profilePath(b.id),
         match: h.match,
         matched: h.matched,
-        claim: b.claim.state,
-        bookable: bookable(b),
+        claim,
+        bookable,
         name: b.fields.name,
         category: b.fields.category,
         ...(b.fields.areas ? { areas: b.fields.areas } : {}),

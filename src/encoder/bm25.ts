@@ -16,6 +16,8 @@ export interface Bm25Hit {
 
 interface Doc {
   id: string;
+  /** dense slot for the search's score array (slots of removed documents are reused) */
+  slot: number;
   /** insertion sequence number: ties in score rank the earlier-added document first */
   seq: number;
   length: number;
@@ -37,6 +39,10 @@ export class Bm25Index {
   private readonly postings = new Map<string, Map<Doc, number>>();
   private totalLength = 0;
   private seq = 0;
+  private slots = 0;
+  private readonly freeSlots: number[] = [];
+  /** per-slot score accumulator and the slots a search touched, reused across searches */
+  private scores = new Float64Array(0);
 
   constructor(opts: Bm25Options = {}) {
     this.k1 = opts.k1 ?? 1.2;
@@ -58,7 +64,7 @@ export class Bm25Index {
     const tf = new Map<string, number>();
     const list = this.termsOf(text);
     for (const t of list) tf.set(t, (tf.get(t) ?? 0) + 1);
-    const doc: Doc = { id, seq: this.seq++, length: list.length, tf };
+    const doc: Doc = { id, slot: this.freeSlots.pop() ?? this.slots++, seq: this.seq++, length: list.length, tf };
     this.docs.set(id, doc);
     this.totalLength += doc.length;
     for (const [t, n] of tf) {
@@ -73,6 +79,7 @@ export class Bm25Index {
     const doc = this.docs.get(id);
     if (!doc) return false;
     this.docs.delete(id);
+    this.freeSlots.push(doc.slot);
     this.totalLength -= doc.length;
     for (const t of doc.tf.keys()) {
       const p = this.postings.get(t)!;
@@ -90,18 +97,48 @@ export class Bm25Index {
     const avgdl = this.totalLength / n || 1;
     const qtf = new Map<string, number>();
     for (const t of this.termsOf(query)) qtf.set(t, (qtf.get(t) ?? 0) + 1);
-    const scores = new Map<Doc, number>();
+    if (this.scores.length < this.slots) this.scores = new Float64Array(Math.max(this.slots, this.scores.length * 2));
+    const scores = this.scores;
+    const touched: Doc[] = [];
     for (const [t, mult] of qtf) {
       const p = this.postings.get(t);
       if (!p) continue;
       const idf = Math.log(1 + (n - p.size + 0.5) / (p.size + 0.5));
+      const k1 = this.k1, norm = k1 * (1 - this.b), per = (k1 * this.b) / avgdl, w = mult * idf * (k1 + 1);
       for (const [doc, tf] of p) {
-        const s = (mult * idf * tf * (this.k1 + 1)) / (tf + this.k1 * (1 - this.b + (this.b * doc.length) / avgdl));
-        scores.set(doc, (scores.get(doc) ?? 0) + s);
+        if (scores[doc.slot] === 0) touched.push(doc);
+        scores[doc.slot]! += (w * tf) / (tf + norm + per * doc.length);
       }
     }
-    const hits = [...scores].filter(([, s]) => s > 0);
-    hits.sort((x, y) => y[1] - x[1] || x[0].seq - y[0].seq);
-    return hits.slice(0, topK).map(([doc, score]) => ({ id: doc.id, score }));
+    // best topK by (score desc, seq asc) with a bounded min-heap (worst on top), then sorted
+    const heap: Doc[] = [];
+    const worse = (a: Doc, b: Doc) => scores[a.slot]! < scores[b.slot]! || (scores[a.slot] === scores[b.slot] && a.seq > b.seq);
+    for (const doc of touched) {
+      if (!(scores[doc.slot]! > 0)) continue;
+      if (heap.length < topK) {
+        heap.push(doc);
+        for (let i = heap.length - 1; i > 0; ) {
+          const up = (i - 1) >> 1;
+          if (!worse(heap[i]!, heap[up]!)) break;
+          [heap[i], heap[up]] = [heap[up]!, heap[i]!];
+          i = up;
+        }
+      } else if (worse(heap[0]!, doc)) {
+        heap[0] = doc;
+        for (let i = 0; ; ) {
+          const l = 2 * i + 1, r = l + 1;
+          let m = i;
+          if (l < heap.length && worse(heap[l]!, heap[m]!)) m = l;
+          if (r < heap.length && worse(heap[r]!, heap[m]!)) m = r;
+          if (m === i) break;
+          [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+          i = m;
+        }
+      }
+    }
+    const hits = heap.map((doc) => ({ doc, score: scores[doc.slot]! }));
+    for (const doc of touched) scores[doc.slot] = 0;
+    hits.sort((x, y) => y.score - x.score || x.doc.seq - y.doc.seq);
+    return hits.map(({ doc, score }) => ({ id: doc.id, score }));
   }
 }

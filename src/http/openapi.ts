@@ -5,7 +5,10 @@ import { MSGPACK_TYPE, PROTOBUF_TYPE } from "./codecs.js";
 import type { Route, Schema } from "./route.js";
 import { errorBody } from "./routes/schemas.js";
 
-export function openApiDocument(routes: readonly Route[], version: string): Record<string, unknown> {
+/** The version of the interface this document describes (the seed's interface description); the software's own version rides in `x-svc-software-version`. */
+export const INTERFACE_VERSION = "1.0.0";
+
+export function openApiDocument(routes: readonly Route[], softwareVersion: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
@@ -38,7 +41,8 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
     openapi: "3.1.0",
     info: {
       title: "svc",
-      version,
+      version: INTERFACE_VERSION,
+      "x-svc-software-version": softwareVersion,
       description: `Self-hosted memory substrate for AI agents. Every request body (and MCP tool arguments) nests objects and arrays at most ${MAX_DEPTH} levels deep, the body being level 1 (deeper: 400 E_TOO_DEEP), and carries none of the keys ${[...RESERVED_KEYS].join(", ")} at any depth (400 E_METADATA); the error's field is the path, e.g. items[0].meta.__proto__. ` +
         "Errors are {\"error\":{\"code\",\"message\",\"field\"}} with a stable code: " +
         Object.entries(ERRORS).map(([code, e]) => `${code} (${e.status})`).join(", "),

@@ -51,8 +51,10 @@ export interface RecordServiceOptions {
  */
 export class RecordService {
   private readonly collections = new Map<string, Promise<Collection>>();
-  /** BM25 over a namespace's texts for hybrid queries, built on first use, dropped by any write to it. Key: tenant + "\0" + ns. */
+  /** BM25 over a namespace's texts for hybrid queries, built on first use, then kept current by every write (postings updated in place). Key: tenant + "\0" + ns. */
   private readonly lexical = new Map<string, Promise<Lexical>>();
+  /** BM25 indexes built from a namespace's records so far (writes update a built index; they never cause a build). */
+  lexicalBuilds = 0;
   private readonly now: () => number;
   private sweeper: NodeJS.Timeout | null = null;
   private closed = false;
@@ -87,7 +89,8 @@ export class RecordService {
     const c = await this.visible(tenant);
     const filter = this.filter(pred);
     const view = (id: string, metadata: Metadata | undefined, payload: Uint8Array | undefined, score?: number) => toView(id, metadata!, payload, includeText, includeMeta, score);
-    const mode = q.mode ?? "vector";
+    // With text the default is hybrid: on Cranfield, dbpedia-5k and msmarco-5k it is best or tied (bench/RESULTS.md).
+    const mode = q.mode ?? (typeof q.text === "string" ? "hybrid" : "vector");
     if (mode !== "vector" && mode !== "hybrid") throw new SvcError("E_BAD_REQUEST", "mode must be 'vector' or 'hybrid'", { field: "mode" });
     if (mode === "hybrid") {
       if (typeof q.text !== "string") throw new SvcError("E_BAD_REQUEST", "mode 'hybrid' needs text", { field: "text" });
@@ -153,7 +156,7 @@ export class RecordService {
     const v = c.fetch(ns, [id])[0];
     if (v === undefined || this.expired(v.metadata)) return { deleted: false };
     await c.delete(ns, { ids: [id] });
-    this.changed(tenant, ns);
+    this.lexRemove(tenant, ns, [id]);
     return { deleted: true };
   }
 
@@ -170,7 +173,7 @@ export class RecordService {
     if (ids !== undefined) {
       const targets = c.fetch(ns, [...new Set(ids)]).filter((v) => matches(pred, v.metadata, this.now())).map((v) => v.id);
       const forgottenCount = targets.length === 0 ? 0 : (await c.delete(ns, { ids: targets })).deleted;
-      this.changed(tenant, ns);
+      this.lexRemove(tenant, ns, targets);
       return { forgottenCount };
     }
     // By predicate: delete the matching ids in pages (expired rows are the sweeper's).
@@ -180,9 +183,9 @@ export class RecordService {
       const targets = c.order(ns, { field: "ts", filter, limit: 10_000 }).map((r) => r.id);
       if (targets.length === 0) break;
       forgotten += (await c.delete(ns, { ids: targets })).deleted;
+      this.lexRemove(tenant, ns, targets);
       await c.settled();
     }
-    this.changed(tenant, ns);
     return { forgottenCount: forgotten };
   }
 
@@ -243,7 +246,8 @@ export class RecordService {
       }
       if (mode === "replace") {
         await c.moveNamespace(target, ns);
-        this.changed(tenant, ns);
+        this.lexical.delete(`${tenant}\0${ns}`); // the namespace was replaced wholesale: rebuilt on next use
+        this.lexical.delete(`${tenant}\0${target}`);
       }
     } catch (err) {
       if (mode === "replace") await c.delete(target, { deleteAll: true }).catch(() => {});
@@ -261,7 +265,9 @@ export class RecordService {
       for (const ns of c.namespaces()) {
         if (ns.startsWith(STAGING_PREFIX)) continue;
         const gone = (await c.delete(ns, { filter: { exp: { $lte: this.now() } } })).deleted;
-        if (gone > 0) this.changed(tenant, ns);
+        if (gone > 0) this.lexApply(tenant, ns, (lex) => {
+          for (const [id, m] of lex.meta) if (this.expired(m)) lex.remove(id);
+        });
         n += gone;
       }
     }
@@ -282,7 +288,9 @@ export class RecordService {
     const vectors = this.opts.encoder.encodeBatch(rows.map((r) => r.text));
     const dim = this.opts.encoder.dimension;
     await c.upsert(ns, rows.map((r, i) => ({ id: r.id, values: vectors.subarray(i * dim, (i + 1) * dim), metadata: r.metadata, payload: r.payload })));
-    this.changed(tenant, ns);
+    this.lexApply(tenant, ns, (lex) => {
+      for (const r of rows) lex.add(r.id, r.text, r.metadata);
+    });
     return { ids: rows.map((r) => r.id), count: rows.length };
   }
 
@@ -334,15 +342,12 @@ export class RecordService {
     const key = `${tenant}\0${ns}`;
     let p = this.lexical.get(key);
     if (p === undefined) {
+      this.lexicalBuilds++;
       p = (async () => {
         await c.settled();
-        const bm25 = new Bm25Index();
-        const meta = new Map<string, Metadata>();
-        for (const r of await this.all(tenant, ns)) {
-          bm25.add(r.id, r.text!);
-          meta.set(r.id, { kind: r.kind, tags: r.tags, ts: r.ts, ...(r.exp === undefined ? {} : { exp: r.exp }) });
-        }
-        return { bm25, meta };
+        const lex = new Lexical();
+        for (const r of await this.all(tenant, ns)) lex.add(r.id, r.text!, { kind: r.kind, tags: r.tags, ts: r.ts, ...(r.exp === undefined ? {} : { exp: r.exp }) });
+        return lex;
       })();
       p.catch(() => this.lexical.delete(key));
       this.lexical.set(key, p);
@@ -351,12 +356,27 @@ export class RecordService {
   }
 
   /**
-   * A write to (tenant, ns) was acknowledged: its BM25 index is stale. Called after the
-   * acknowledgement, so a rebuild (which first waits for every acknowledged write to be
-   * visible) includes it; a build already running is dropped from the cache with it.
+   * An acknowledged write to (tenant, ns): apply it to the namespace's BM25 index if one is built
+   * or building (none: nothing to do; the first hybrid query builds it). Chained after the build,
+   * so a build that already read the write applies it twice, which is harmless: add replaces an
+   * id, remove of an absent id does nothing.
    */
-  private changed(tenant: string, ns: string): void {
-    this.lexical.delete(`${tenant}\0${ns}`);
+  private lexApply(tenant: string, ns: string, f: (lex: Lexical) => void): void {
+    const key = `${tenant}\0${ns}`;
+    const p = this.lexical.get(key);
+    if (p === undefined) return;
+    const next = p.then((lex) => {
+      f(lex);
+      return lex;
+    });
+    next.catch(() => this.lexical.delete(key));
+    this.lexical.set(key, next);
+  }
+
+  private lexRemove(tenant: string, ns: string, ids: readonly string[]): void {
+    if (ids.length > 0) this.lexApply(tenant, ns, (lex) => {
+      for (const id of ids) lex.remove(id);
+    });
   }
 
   /** The engine filter for a predicate, plus "not expired". */
@@ -374,8 +394,18 @@ export class RecordService {
   }
 }
 
-interface Lexical {
-  bm25: Bm25Index;
-  /** Each indexed record's kind, tags, ts and exp, to apply predicates to BM25 hits. */
-  meta: Map<string, Metadata>;
+/** A namespace's BM25 index with each record's kind, tags, ts and exp (to apply predicates to BM25 hits). */
+class Lexical {
+  readonly bm25 = new Bm25Index();
+  readonly meta = new Map<string, Metadata>();
+
+  add(id: string, text: string, meta: Metadata): void {
+    this.bm25.add(id, text);
+    this.meta.set(id, meta);
+  }
+
+  remove(id: string): void {
+    this.bm25.remove(id);
+    this.meta.delete(id);
+  }
 }

@@ -4,19 +4,21 @@ import { DESTROY, op, out, READ, strings, UPSERT, WRITE } from "./define.js";
 import type { Tool } from "./tool.js";
 
 const id = z.string().min(1).describe("a business id from directory_search");
-const field = out({ value: z.unknown(), state: z.string() }).nullable();
-const profile = out({ id: z.string(), page: z.string(), claim: out({ state: z.string() }) });
+const wrapped = out({ value: z.unknown(), state: z.string(), source: out({ url: z.string().nullable(), date: z.string(), asserted_by: z.string() }) });
+const field = wrapped.nullable();
+/** id and page are the service's handles (bare); every fact about the business is {value, state, source}. */
+const profile = out({ id: z.string(), page: z.string(), listed: wrapped, claim: wrapped, verification: wrapped, bookable: wrapped, updated: wrapped });
 const PUBLIC = { access: "public" as const };
 
 const search = op("directory_search", {
   ...PUBLIC, name: "directory_search", title: "Search businesses", annotations: READ,
   description: "Find businesses: every word of q must match across name, category, services, industries, areas and description; when none match all words, those matching some come back with match: partial. Paged (limit, offset; `next` is the next page's path).",
   input: z.object({ q: z.string().max(500).optional(), category: z.string().max(200).optional().describe("exact category"), limit: z.number().int().min(1).max(100).optional(), offset: z.number().int().min(0).optional() }),
-  output: out({ total: z.number().int(), limit: z.number().int(), offset: z.number().int(), next: z.string().nullable(), results: z.array(out({ id: z.string(), match: z.string() })) }),
+  output: out({ total: z.number().int(), limit: z.number().int(), offset: z.number().int(), next: z.string().nullable(), results: z.array(out({ id: z.string(), match: z.string(), claim: wrapped, bookable: wrapped })) }),
 });
 const get = op("directory_get", {
   ...PUBLIC, name: "directory_get", title: "Business profile", annotations: READ,
-  description: "A business's whole identity: every field as {value, state, source: {url, date, asserted_by}}; state says where it comes from (sourced from its website, owner_asserted, verified).",
+  description: "A business's whole identity: every fact about it (its fields, and listed, claim, verification, bookable, updated) as {value, state, source: {url, date, asserted_by}}; state says where it comes from (sourced from its website, owner_asserted, verified). id and page are this service's handles, bare strings.",
   input: z.object({ id }), output: profile,
 });
 const services = op("directory_services", {
@@ -27,7 +29,7 @@ const services = op("directory_services", {
 const trust = op("directory_trust", {
   ...PUBLIC, name: "directory_trust", title: "Business trust", annotations: READ,
   description: "Whether the business is claimed and verified, and each field's state and source: check before relying on a field.",
-  input: z.object({ id }), output: out({ id: z.string(), claim: out({ state: z.string() }), verification: out({ state: z.string() }) }),
+  input: z.object({ id }), output: out({ id: z.string(), claim: wrapped, verification: wrapped }),
 });
 const actions = op("directory_actions", {
   ...PUBLIC, name: "directory_actions", title: "Business actions", annotations: READ,

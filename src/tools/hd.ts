@@ -30,7 +30,7 @@ const kgQuery = op("hd_kg_query", {
 });
 const kgStats = op("hd_kg_stats", {
   name: "hd_kg_stats", title: "Graph statistics", rename: { graph: "name" }, annotations: READ,
-  description: "Relations, facts per relation, entities, expected accuracy and capacity left before accuracy drops below 0.99.",
+  description: "Relations, facts per relation, entities, expected accuracy, capacity (facts at >= 0.99 accuracy), load (facts / capacity) and overloaded (load > 1), and capacity left.",
   input: z.object({ graph }),
   output: out({ name: z.string(), relations: z.array(z.unknown()), facts: z.number().int(), entities: z.number().int() }),
 });

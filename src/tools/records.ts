@@ -42,7 +42,7 @@ const query = op("records_query", {
     ...predicate,
     includeText: z.boolean().optional(),
     includeMeta: z.boolean().optional(),
-    mode: z.enum(["vector", "hybrid"]).optional().describe("hybrid fuses vector and keyword (BM25) rankings"),
+    mode: z.enum(["vector", "hybrid"]).optional().describe("hybrid (the default with text) fuses vector and keyword (BM25) rankings; vector ranks by meaning alone"),
   }),
   output: records,
 });

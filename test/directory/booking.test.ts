@@ -182,8 +182,8 @@ describe("directory service: claim, booking, availability, consultation requests
     await d.verify("oak", ["website"]);
     await d.importRecords([checkImport({ id: "oak", name: "Oak Plumbing Ltd", category: "Plumber", description: "Website words.", website: "https://oak-new.example/" }, "2026-06-02")]);
     const t = trustView(d.get("oak")) as { claim: unknown; verification: unknown; fields: Record<string, { state: string; source: Record<string, unknown> }> };
-    expect(t.claim).toEqual({ state: "claimed", date: "2026-06-01" });
-    expect(t.verification).toEqual({ state: "verified", date: "2026-06-02" });
+    expect(t.claim).toEqual({ value: "claimed", state: "verified", source: { url: null, date: "2026-06-01", asserted_by: "operator" } });
+    expect(t.verification).toEqual({ value: "verified", state: "verified", source: { url: null, date: "2026-06-02", asserted_by: "operator" } });
     expect(t.fields.name).toEqual({ state: "sourced", source: { url: "https://oak-new.example/", date: "2026-06-02", asserted_by: "website" } });
     expect(t.fields.description!.state).toBe("owner_asserted");
     expect(t.fields.website).toEqual({ state: "verified", source: { url: "https://oak.example/", date: "2026-06-02", asserted_by: "operator" } });

@@ -28,6 +28,10 @@ describe("directory search", () => {
     ["plumber bristol", undefined, ["oak-plumbing"], "all"],
     ["Plumbers in Bristol", undefined, ["oak-plumbing"], "all"], // stop word dropped, plural folded, case ignored
     ["plumb", undefined, ["oak-plumbing", "river-plumbing"], "all"], // prefix of "plumbing"/"plumber"
+    ["plumbi", undefined, ["oak-plumbing", "river-plumbing"], "all"], // a typed prefix whose stem is shorter still matches
+    ["repairs", undefined, ["glass-works", "oak-plumbing"], "all"], // plural -> stem
+    ["installations", undefined, ["river-plumbing"], "all"], // "installations" and "installation" share a stem
+    ["implant", undefined, ["cedar-dental"], "all"], // singular query, plural in the profile
     ["bookkeeping", undefined, ["bristol-bookkeeping", "summit-accountants"], "all"], // the name hit ranks first
     ["bookkeeping bristol", undefined, ["bristol-bookkeeping"], "all"],
     ["startups payroll", undefined, ["summit-accountants"], "all"], // industries and services both searched
@@ -47,12 +51,26 @@ describe("directory search", () => {
     for (const h of r.hits) expect(h.match).toBe("all");
   });
 
+  it("folds plurals and inflections through the Porter stemmer, in profiles and queries alike", () => {
+    const bakeries = new SearchIndex([
+      biz({ id: "sunrise-bakery", name: "Sunrise Bakery", category: "Bakery", services: ["wedding cakes"], areas: ["Leeds"] }),
+      biz({ id: "corner-bakeries", name: "Corner Bakeries", category: "Cafe", services: ["catering"], areas: ["York"] }),
+      biz({ id: "city-cafe", name: "City Cafe", category: "Cafe", services: ["cake baking"], areas: ["York"] }),
+    ]);
+    const found = (q: string) => bakeries.search({ q, limit: 20, offset: 0 }).hits.map((h) => h.business.id).sort();
+    expect(found("bakery")).toEqual(["corner-bakeries", "sunrise-bakery"]);
+    expect(found("bakeries")).toEqual(["corner-bakeries", "sunrise-bakery"]);
+    expect(found("cake")).toEqual(["city-cafe", "sunrise-bakery"]);
+    expect(found("caterer catering")).toEqual(["corner-bakeries"]);
+    expect(bakeries.search({ q: "Bakeries bakery", limit: 20, offset: 0 }).words).toEqual(["bakeries"]); // one word per stem
+  });
+
   it("falls back to profiles matching some words, marked partial, ranked by words matched", () => {
     const r = index.search({ q: "dentist leeds bookkeeping", limit: 20, offset: 0 });
     expect(r.match).toBe("partial");
     // summit matches leeds + bookkeeping (2 words); then 1-word matches: bristol-bookkeeping (name hit), cedar-dental
     expect(r.hits.map((h) => [h.business.id, h.match, h.matched])).toEqual([
-      ["summit-accountants", "partial", ["leed", "bookkeeping"]],
+      ["summit-accountants", "partial", ["leeds", "bookkeeping"]],
       ["bristol-bookkeeping", "partial", ["bookkeeping"]],
       ["cedar-dental", "partial", ["dentist"]],
     ]);

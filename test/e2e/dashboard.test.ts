@@ -327,6 +327,10 @@ describe("dashboard in a real browser", () => {
       await pub.getByRole("heading", { name, level: 1 }).waitFor();
       await pub.getByRole("heading", { name: "Claim and verification" }).waitFor();
       expect(await pub.locator("dl.profile").textContent()).toContain(name);
+      // the claim card reads the wrapped facts ({value, state, source}); the profile lists the business's fields, not them
+      const claimRow = pub.locator("dl.facts div", { hasText: "Claim" }).locator("dd");
+      expect(await claimRow.textContent()).toMatch(/^(un)?claimed \(\d{4}-\d{2}-\d{2}\)$/);
+      expect(await pub.locator("dl.profile dt").allTextContents()).not.toEqual(expect.arrayContaining(["claim", "listed", "bookable", "updated", "verification"]));
       expect(await pub.evaluate(overflow)).toBeLessThanOrEqual(0);
       expect(await pub.evaluate(lowContrast)).toEqual([]);
       await pub.screenshot({ path: `${ARTIFACTS}dashboard-profile-phone.png`, fullPage: true });

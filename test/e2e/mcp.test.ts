@@ -126,6 +126,17 @@ describe("MCP over streamable HTTP (/mcp)", () => {
       const found = (await client.callTool({ name: "directory_search", arguments: { q: "", limit: 3 } })) as Result;
       expect(found.isError).toBeFalsy();
       expect(found.structuredContent!.limit).toBe(3);
+      // a business through MCP is the REST body: facts as {value, state, source}, id and page bare
+      const hit = (found.structuredContent!.results as Array<{ id: string; claim: { value: string }; bookable: { value: boolean } }>)[0]!;
+      expect(hit.claim).toMatchObject({ value: expect.stringMatching(/^(un)?claimed$/), state: "verified", source: { asserted_by: "operator" } });
+      const got = (await client.callTool({ name: "directory_get", arguments: { id: hit.id } })) as Result;
+      expect(got.isError).toBeFalsy();
+      const biz = got.structuredContent as Record<string, unknown>;
+      expect(typeof biz.id).toBe("string");
+      expect(typeof biz.page).toBe("string");
+      for (const k of ["listed", "claim", "verification", "bookable", "updated", "name", "category"]) expect(Object.keys(biz[k] as object).sort(), k).toEqual(["source", "state", "value"]);
+      const trust = (await client.callTool({ name: "directory_trust", arguments: { id: hit.id } })) as Result;
+      expect(trust.structuredContent!.claim).toEqual(biz.claim);
     } finally {
       await client.close();
     }

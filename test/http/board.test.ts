@@ -68,7 +68,7 @@ describe("/v1/board", () => {
     const blob = Buffer.from("x".repeat(30) + "binary\u0000data".repeat(5)).toString("base64");
     const cases: Array<[string, Record<string, unknown>, string, string, RegExp]> = [
       ["base64", { agent: "eve", message: `hello ${blob}` }, "E_REFUSED", "message", /base64/],
-      ["hex", { agent: "eve", message: `hello ${"ab".repeat(60)}` }, "E_REFUSED", "message", /hex/],
+      ["hex", { agent: "eve", message: `hello ${Buffer.from(Array.from({ length: 60 }, (_, i) => (i * 73 + 11) % 256)).toString("hex")}` }, "E_REFUSED", "message", /hex/], // hex of data (a repeated letter pair is not)
       ["percent", { agent: "eve", message: "go to %41%42%43%44%45%46%47 now" }, "E_REFUSED", "message", /percent/],
       ["zero-width", { agent: "eve", message: "hi\u200b there" }, "E_REFUSED", "message", /invisible/],
       ["bidi", { agent: "eve", message: "total \u202e0001" }, "E_REFUSED", "message", /invisible/],

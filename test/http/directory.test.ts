@@ -74,22 +74,48 @@ describe("business directory over HTTP (svc serve process, demo data)", () => {
     expectError(await call(srv.url, null, "GET", "/api/businesses?limit=abc"), 400, "E_BAD_REQUEST", "limit");
   });
 
+  it("plurals and inflections fold through the stemmer: bakeries finds what bakery finds", async () => {
+    const ids = async (q: string) => {
+      const r = await call(srv.url, null, "GET", `/api/businesses?q=${encodeURIComponent(q)}&limit=100`);
+      expect(r.status, r.raw.toString()).toBe(200);
+      return { total: r.body.total as number, ids: (r.body.results as Array<{ id: string }>).map((x) => x.id) };
+    };
+    const bakery = await ids("bakery");
+    expect(bakery.total).toBeGreaterThan(0);
+    expect(await ids("bakeries")).toEqual(bakery);
+    expect(await ids("Bakeries")).toEqual(bakery);
+    const dentist = await ids("dentist");
+    expect(dentist.total).toBeGreaterThan(0);
+    expect(await ids("dentists")).toEqual(dentist);
+  });
+
   it("profile, services, trust, actions: every field {value, state, source}; unknown ids are 404 naming id", async () => {
     const first = (await call(srv.url, null, "GET", "/api/businesses?q=plumber&limit=1")).body.results[0];
     const id = first.id as string;
     const p = await call(srv.url, null, "GET", `/api/businesses/${id}`);
     expect(p.status).toBe(200);
-    expect(p.body).toMatchObject({ id, claim: { state: expect.any(String) }, page: `/businesses/${id}` });
-    for (const f of ["name", "category", "description", "services", "website", "email", "phone", "address"]) {
+    expect(p.body).toMatchObject({ id, page: `/businesses/${id}` });
+    // every member but the service's handles (id, page) is a fact about the business: {value, state, source}
+    const wrapped = Object.keys(p.body).filter((k) => k !== "id" && k !== "page");
+    expect(wrapped).toEqual(expect.arrayContaining(["listed", "claim", "verification", "bookable", "updated", "name", "category", "description", "services", "website", "email", "phone", "address"]));
+    for (const f of wrapped) {
       expect(Object.keys(p.body[f]).sort(), f).toEqual(["source", "state", "value"]);
-      expect(Object.keys(p.body[f].source).sort()).toEqual(["asserted_by", "date", "url"]);
+      expect(Object.keys(p.body[f].source).sort(), f).toEqual(["asserted_by", "date", "url"]);
+      expect(p.body[f].source.date, f).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     }
+    expect(p.body.claim).toMatchObject({ value: expect.stringMatching(/^(un)?claimed$/), state: "verified", source: { url: null, asserted_by: "operator" } });
+    expect(typeof p.body.listed.value).toBe("boolean");
+    expect(typeof p.body.bookable.value).toBe("boolean");
+    expect(p.body.verification.value).toMatch(/^(un)?verified$/);
+    expect(Date.parse(p.body.updated.value)).not.toBeNaN();
+    for (const f of ["claim", "bookable"]) expect(first[f], f).toEqual(p.body[f]); // the search result carries the same facts
     const s = await call(srv.url, null, "GET", `/api/businesses/${id}/services`);
     expect(s.body.services).toEqual(p.body.services);
     const t = await call(srv.url, null, "GET", `/api/businesses/${id}/trust`);
-    expect(t.body.claim.state).toBe(p.body.claim.state);
+    expect(t.body.claim).toEqual(p.body.claim);
+    expect(t.body.verification).toEqual(p.body.verification);
     expect(t.body.fields.name).toEqual({ state: p.body.name.state, source: p.body.name.source });
-    const unclaimed = (await call(srv.url, null, "GET", "/api/businesses?limit=100")).body.results.find((x: { claim: string }) => x.claim === "unclaimed").id;
+    const unclaimed = (await call(srv.url, null, "GET", "/api/businesses?limit=100")).body.results.find((x: { claim: { value: string } }) => x.claim.value === "unclaimed").id;
     expect((await call(srv.url, null, "GET", `/api/businesses/${unclaimed}/actions`)).body).toEqual({ id: unclaimed, actions: [] });
     expectError(await call(srv.url, null, "GET", `/api/businesses/${unclaimed}/availability?start=2026-06-01T00:00:00Z&end=2026-06-02T00:00:00Z`), 409, "not_available");
     for (const suffix of ["", "/services", "/trust", "/actions"]) expectError(await call(srv.url, null, "GET", `/api/businesses/no-such-business${suffix}`), 404, "E_NOT_FOUND", "id");
@@ -129,15 +155,15 @@ describe("business directory over HTTP (svc serve process, demo data)", () => {
   });
 
   it("admin claims and turns booking on; availability; consultation requests: 201, double booking 409, unconfirmed 400, the 11th write in 10 minutes 429", async () => {
-    const id = (await call(srv.url, null, "GET", "/api/businesses?q=accountant&limit=100")).body.results.find((x: { claim: string }) => x.claim === "unclaimed").id as string;
+    const id = (await call(srv.url, null, "GET", "/api/businesses?q=accountant&limit=100")).body.results.find((x: { claim: { value: string } }) => x.claim.value === "unclaimed").id as string;
     expectError(await call(srv.url, null, "POST", `/api/admin/businesses/${id}/claim`, { owner: { name: "O", email: "o@x.example" } }), 401, "E_AUTH");
     expectError(await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/booking`, { booking: BOOKING }), 409, "E_CONFLICT", "id");
-    expect((await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/claim`, { owner: { name: "Owner", email: "owner@acct.example" } })).body.claim.state).toBe("claimed");
+    expect((await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/claim`, { owner: { name: "Owner", email: "owner@acct.example" } })).body.claim.value).toBe("claimed");
     expect((await call(srv.url, null, "GET", `/api/businesses/${id}/actions`)).body.actions).toEqual([]);
     expectError(await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/booking`, { booking: { ...BOOKING, slot_minutes: 3 } }), 400, "E_BAD_REQUEST", "booking.slot_minutes");
     const on = await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/booking`, { booking: BOOKING });
     expect(on.status, on.raw.toString()).toBe(200);
-    expect(on.body.bookable).toBe(true);
+    expect(on.body.bookable).toMatchObject({ value: true, state: "verified" });
     const owner = await call(srv.url, admin, "PATCH", `/api/admin/businesses/${id}/fields`, { fields: { phone: "+44 20 7946 0111" } });
     expect(owner.body.phone).toMatchObject({ value: "+44 20 7946 0111", state: "owner_asserted" });
     expect((await call(srv.url, null, "GET", `/api/businesses/${id}/actions`)).body.actions[0].type).toBe("consultation_request");

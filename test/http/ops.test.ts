@@ -146,7 +146,8 @@ describe("ops endpoints (in-process server)", () => {
     expect(r.headers.get("content-type")).toBe("application/json");
     const doc = r.body as { openapi: string; info: { title: string; version: string }; paths: Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string }> }>>; components: Record<string, unknown> };
     expect(doc.openapi).toBe("3.1.0");
-    expect(doc.info).toMatchObject({ title: "svc", version: "0.1.0" });
+    // info.version is the interface's version (the seed's 1.0.0), not the software's
+    expect(doc.info).toMatchObject({ title: "svc", version: "1.0.0", "x-svc-software-version": "0.1.0" });
     expect(doc.components).toHaveProperty("securitySchemes.ApiKey");
 
     const documented: string[] = [];
@@ -266,7 +267,7 @@ describe("ops endpoints (in-process server)", () => {
     const query: Record<string, string> = { "GET /v1/indexes/{name}/vectors/fetch": "?ids=a&namespace=n1" };
     Object.assign(query, { "GET /v1/trust": "?target=example.com", "GET /v1/board/recall": "?q=ops" });
     // the directory routes' {id}: an unclaimed demo business; its admin routes come first in the table (claim, booking on), the release last
-    const business = (await call(server.url, "GET", "/api/businesses?limit=100")).body.results.find((x: { claim: string }) => x.claim === "unclaimed").id as string;
+    const business = (await call(server.url, "GET", "/api/businesses?limit=100")).body.results.find((x: { claim: { value: string } }) => x.claim.value === "unclaimed").id as string;
     const slot = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 3_600_000).toISOString();
     Object.assign(bodies, {
       "POST /api/admin/businesses/{id}/claim": { owner: { name: "Ops", email: "ops@ops.example" } },

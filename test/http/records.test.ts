@@ -106,6 +106,12 @@ describe("records over HTTP (svc serve process)", () => {
     expect(q.body.records).toHaveLength(2);
     expect(q.body.records[0]).toEqual({ id: b, kind: "note", tags: [], ts: 20, score: expect.any(Number) });
     expect(q.body.records[0].score).toBeGreaterThan(q.body.records[1].score);
+    // text queries default to hybrid (reciprocal rank fusion: scores at most 2/61); mode vector gives cosines
+    expect(q.body.records[0].score).toBeLessThanOrEqual(2 / 61 + 1e-12);
+    expect((await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 2, mode: "hybrid" })).body).toEqual(q.body);
+    const vec = await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 2, mode: "vector" });
+    expect(vec.body.records[0].id).toBe(b);
+    expect(vec.body.records[0].score).toBeGreaterThan(2 / 61);
     const full = await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 1, includeText: true, includeMeta: true });
     expect(full.body.records).toEqual([{ id: b, kind: "note", tags: [], ts: 20, text: "beta record about bananas", meta: { a: [1, 2] }, score: expect.any(Number) }]);
     // typed filters in the same call

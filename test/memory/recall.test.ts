@@ -46,7 +46,7 @@ it("recall@10 of the 1-bit pipeline vs exact float cosine is >= 0.97 on Cranfiel
       .sort((a, b) => b.dot - a.dot)
       .slice(0, 10)
       .map((e) => e.id);
-    const got = (await svc.query("t", "cran", { text: q.text, topK: 10 })).records.map((r) => r.id);
+    const got = (await svc.query("t", "cran", { text: q.text, topK: 10, mode: "vector" })).records.map((r) => r.id);
     expect(got).toHaveLength(10);
     hit += got.filter((id) => exact.includes(id)).length;
   }

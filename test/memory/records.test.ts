@@ -246,12 +246,12 @@ describe("query", () => {
     ids = (await svc.ingest(t, "topics", TOPICS.map((text, i) => ({ kind: i % 3 === 0 ? "decision" : "note", text, tags: i % 2 === 0 ? ["even"] : ["odd"], ts: T0 + i * 1000, meta: { i } })))).ids;
   });
 
-  it("ranks by cosine to the encoded text: the scores are the encoder's cosines, best first", async () => {
+  it("mode vector ranks by cosine to the encoded text: the scores are the encoder's cosines, best first", async () => {
     const vecs = TOPICS.map((x) => encoder.encode(x));
     for (const text of ["which database did we choose for the billing service", "a bug in the job scheduler", "weather in Paris", "tomatoes in the garden", TOPICS[9]!]) {
       const q = encoder.encode(text);
       const want = TOPICS.map((_, i) => ({ id: ids[i]!, score: cosine(q, vecs[i]!) })).sort((a, b) => b.score - a.score);
-      const res = await svc.query(t, "topics", { text, topK: 8 });
+      const res = await svc.query(t, "topics", { text, topK: 8, mode: "vector" });
       expect(res.namespace).toBe("topics");
       expect(res.records).toHaveLength(8);
       // each record's score is its own cosine, and the list follows the reference ranking
@@ -270,7 +270,7 @@ describe("query", () => {
     expect(await first("PDF upload crash reported by a customer")).toBe(ids[9]);
     expect(await first("offsite in Lisbon")).toBe(ids[24]);
     // the exact text of a record: that record, with cosine ~1
-    const exact = await svc.query(t, "topics", { text: TOPICS[7]!, topK: 1 });
+    const exact = await svc.query(t, "topics", { text: TOPICS[7]!, topK: 1, mode: "vector" });
     expect(exact.records.map((r) => r.id)).toEqual([ids[7]]);
     expect(exact.records[0]!.score).toBeCloseTo(1, 3);
   });
@@ -827,7 +827,7 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
     // filters apply to both rankings
     const filtered = await svc.query("t", "h", { text: "compressor blade flutter", mode: "hybrid", topK: 3, kind: ["decision"] });
     expect(filtered.records.map((r) => r.kind)).toEqual(["decision"]);
-    // a write after the BM25 index was built is in the next hybrid answer (the index is rebuilt)
+    // a write after the BM25 index was built is in the next hybrid answer (the index is updated in place)
     const { ids } = await svc.ingest("t", "h", [{ kind: "note", text: "flutter flutter of the compressor blade, second test run", tags: ["aero"] }]);
     const second = await svc.query("t", "h", { text: "compressor blade flutter", mode: "hybrid", topK: 4 });
     expect(second.records.map((r) => r.id)).toContain(ids[0]);
@@ -836,6 +836,43 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
     expect(third.records.map((r) => r.id)).not.toContain(ids[0]);
     await expectCode(() => svc.query("t", "h", { mode: "hybrid" }), "E_BAD_REQUEST", "text");
     await expectCode(() => svc.query("t", "h", { text: "x", mode: "lexical" }), "E_BAD_REQUEST", "mode");
+  });
+
+  it("text queries default to hybrid; mode vector still ranks by cosine alone", async () => {
+    const { svc } = service();
+    await svc.ingest("t", "d", TOPICS.map((text, i) => ({ kind: "note", text, ts: T0 + i })));
+    for (const text of ["which database did we choose for the billing service", "race condition dropping jobs in the scheduler", "offsite in Lisbon"]) {
+      const byDefault = await svc.query("t", "d", { text, topK: 5 });
+      const hybrid = await svc.query("t", "d", { text, topK: 5, mode: "hybrid" });
+      const vector = await svc.query("t", "d", { text, topK: 5, mode: "vector" });
+      expect(byDefault).toEqual(hybrid);
+      // RRF scores (at most 2/61), not cosines
+      for (const r of byDefault.records) expect(r.score!).toBeLessThanOrEqual(2 / 61 + 1e-12);
+      expect(vector.records[0]!.score!).toBeGreaterThan(2 / 61);
+    }
+  });
+
+  it("the BM25 side is incremental: built once, then ingest, delete and forget update it without a rebuild", async () => {
+    const { svc } = service();
+    const { ids } = await svc.ingest("t", "inc", [
+      { kind: "note", text: "the compressor blade flutter was measured in the wind tunnel", tags: ["aero"] },
+      { kind: "note", text: "boundary layer transition on a flat plate", tags: ["aero"] },
+    ]);
+    const top = async (text: string) => (await svc.query("t", "inc", { text, topK: 10 })).records.map((r) => r.id);
+    expect((await top("compressor flutter"))[0]).toBe(ids[0]);
+    expect(svc.lexicalBuilds).toBe(1);
+    // a new record with a word no other record has is found by it at once (BM25 is what finds an exact rare word)
+    const added = (await svc.ingest("t", "inc", [{ kind: "decision", text: "zyxomorphic resonance in the hangar", tags: ["x"] }])).ids[0]!;
+    expect((await top("zyxomorphic"))[0]).toBe(added);
+    await svc.delete("t", "inc", added);
+    expect(await top("zyxomorphic")).not.toContain(added);
+    const again = (await svc.ingest("t", "inc", [{ kind: "decision", text: "quixotic plenum chamber", tags: ["y"] }])).ids[0]!;
+    expect((await top("quixotic plenum"))[0]).toBe(again);
+    expect((await svc.forget("t", "inc", { tagsAny: ["y"] })).forgottenCount).toBe(1);
+    expect(await top("quixotic plenum")).not.toContain(again);
+    // the same records as a fresh build would hold
+    expect((await top("boundary layer")).sort()).toEqual([ids[0]!, ids[1]!].sort());
+    expect(svc.lexicalBuilds).toBe(1);
   });
 
   it("timeline integers must be plain decimal: 0x10, 1e3 and 12x are refused", async () => {

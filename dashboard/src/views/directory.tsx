@@ -17,14 +17,16 @@ interface Field {
 interface Business {
   id: string;
   fields?: Record<string, Field>;
-  claim?: { state?: string };
-  verification?: { state?: string };
+  claim?: Field;
+  verification?: Field;
   [k: string]: unknown;
 }
 
 const PAGE = 20;
 /** Display order of the known fields; others follow. */
 const ORDER = ["name", "category", "description", "services", "industries", "areas", "website", "email", "phone", "address"];
+/** The directory's own facts about a business ({value, state, source} like the fields), shown in the claim card, not among the profile's fields. */
+const STATUS = new Set(["listed", "claim", "verification", "bookable", "updated"]);
 
 /** Public: never send the session's key here. */
 const pub = <T,>(path: string, signal?: AbortSignal) => api<T>(path, { key: null, signal });
@@ -35,7 +37,7 @@ const isField = (v: unknown): v is Field => typeof v === "object" && v !== null 
 function fieldsOf(b: Business): Record<string, Field> {
   if (b.fields && typeof b.fields === "object") return b.fields;
   const out: Record<string, Field> = {};
-  for (const [k, v] of Object.entries(b)) if (isField(v)) out[k] = v;
+  for (const [k, v] of Object.entries(b)) if (isField(v) && !STATUS.has(k)) out[k] = v;
   return out;
 }
 
@@ -88,15 +90,15 @@ function Services(props: { base: string }) {
 
 /** GET .../trust: claim and verification state, and each field's state and source. */
 function Trust(props: { base: string }) {
-  const r = useLoad((signal) => pub<{ claim?: { state?: string; date?: string }; verification?: { state?: string; date?: string }; fields?: Record<string, { state?: string; source?: Source }> }>(`${props.base}/trust`, signal), [props.base]);
+  const r = useLoad((signal) => pub<{ claim?: Field; verification?: Field; fields?: Record<string, { state?: string; source?: Source }> }>(`${props.base}/trust`, signal), [props.base]);
   return (
     <Card id="trust-h" title="Claim and verification">
       <Show value={r} what="The trust view">
         {(d) => (
           <>
             <dl class="facts">
-              <div><dt>Claim</dt><dd>{d.claim?.state ?? "—"}{d.claim?.date ? ` (${d.claim.date})` : ""}</dd></div>
-              <div><dt>Verification</dt><dd>{d.verification?.state ?? "—"}{d.verification?.date ? ` (${d.verification.date})` : ""}</dd></div>
+              <div><dt>Claim</dt><dd>{text(d.claim?.value) || "—"}{d.claim?.source?.date ? ` (${d.claim.source.date})` : ""}</dd></div>
+              <div><dt>Verification</dt><dd>{text(d.verification?.value) || "—"}{d.verification?.source?.date ? ` (${d.verification.source.date})` : ""}</dd></div>
             </dl>
             {d.fields && Object.keys(d.fields).length > 0 && (
               <Table class="compact" caption="Where each field comes from" cols={["Field", "State", "Source"]}>
@@ -147,7 +149,7 @@ function Profile(props: { id: string }) {
             <>
               <h1>{nameOf(biz)}</h1>
               <Card id="prof-h" title="Profile">
-                <p class="muted">Sourced facts are what the company's website said on a date, not confirmed facts.{biz.claim?.state ? ` This profile is ${biz.claim.state}.` : ""}</p>
+                <p class="muted">Sourced facts are what the company's website said on a date, not confirmed facts.{biz.claim?.value ? ` This profile is ${text(biz.claim.value)}.` : ""}</p>
                 <dl class="profile">
                   {names.map((k) => (
                     <div key={k}>

@@ -10,16 +10,17 @@
  *
  * Confidence: with z_i = (D/2 - dist_i) / (sqrt(D)/2) for the k nearest candidates, the likelihood that
  * candidate i is the object is exp(mu z_i - mu^2/2) against the all-noise model, so with a uniform prior over
- * candidates the posterior of the best one is softmax(mu z / T)[best]. Candidates beyond the k nearest are
- * left out of the sum (each adds at most the k-th term, negligible whenever the answer matters).
+ * candidates the posterior of the best one is softmax(mu z / T)[best] over ALL m candidates. The k nearest
+ * enter by their distances; the m - k others are noise known only to lie below the k-th z, so they enter by
+ * their expectation: each adds E[exp(mu z) | z < z_k] = exp(mu^2/2) Phi(z_k - mu) / Phi(z_k). Leaving them
+ * out (as before) is harmless while mu is large, but past capacity (mu ~ 1.7 at 60k facts) a shard with
+ * 2,000 candidates has hundreds of near-equal rivals outside the top 32, and the truncated sum said 0.14
+ * where 0.04 was right.
  */
 
 /**
  * Temperature of the posterior; 1 = the pure model, no fitted constant needed. Measured with
- * bench/hd-kg-bench.ts (256 candidates, 1,000 queries per size, seed 7): expected calibration error over 10
- * bins 0.0000 / 0.0000 / 0.0000 / 0.0041 / 0.0172 / 0.0294 at 500 / 1k / 2k / 5k / 10k / 20k facts per
- * shard, 0.0061 pooled; the slight over-confidence at 20k (0.556 vs 0.533 right) comes from the top-k
- * truncation of the sum.
+ * bench/hd-kg-bench.ts: see bench/RESULTS.md (ECE per load, and past capacity: 60k facts over 2,000 objects).
  */
 export const TEMPERATURE = 1;
 /** Candidates whose distances enter the posterior. */
@@ -51,13 +52,22 @@ export function zScore(dist: number, dim: number): number {
   return (dim / 2 - dist) / (Math.sqrt(dim) / 2);
 }
 
-/** Posterior that the nearest candidate is the object, from the k nearest distances (ascending). */
-export function confidence(dists: ArrayLike<number>, n: number, dim: number, temperature = TEMPERATURE): number {
-  if (dists.length === 0 || n <= 0) return 0;
+/**
+ * Posterior that the nearest candidate is the object, from the k nearest distances (ascending) and the
+ * number of candidates m (>= k; the ones not listed are accounted for by expectation, see the module doc).
+ */
+export function confidence(dists: ArrayLike<number>, n: number, dim: number, candidates = dists.length, temperature = TEMPERATURE): number {
+  const k = dists.length;
+  if (k === 0 || n <= 0) return 0;
   const mu = separation(n, dim) / temperature;
   const z0 = zScore(dists[0]!, dim);
   let sum = 0;
-  for (let i = 0; i < dists.length; i++) sum += Math.exp(mu * (zScore(dists[i]!, dim) - z0));
+  for (let i = 0; i < k; i++) sum += Math.exp(mu * (zScore(dists[i]!, dim) - z0));
+  const rest = candidates - k;
+  if (rest > 0) {
+    const zk = zScore(dists[k - 1]!, dim);
+    sum += rest * Math.exp(mu * mu / 2 - mu * z0 + logPhi(zk - mu) - logPhi(zk));
+  }
   return 1 / sum;
 }
 

@@ -30,6 +30,12 @@ export interface ShardStats {
   expectedAccuracy: number;
   /** Facts that can still be added before the theoretical accuracy falls below 0.99 (objects held fixed). */
   capacityLeft: number;
+  /** The most facts the shard holds at >= 0.99 theoretical accuracy with its current objects. */
+  capacity: number;
+  /** facts / capacity: above 1 the shard is past capacity (answers get less accurate and say so by their confidence). */
+  load: number;
+  /** load > 1. */
+  overloaded: boolean;
 }
 
 interface Shard {
@@ -135,7 +141,7 @@ export class Graph {
     const { rows, unpin } = this.objectRows.pin();
     try {
       const top = k.topKList(rows, list, shard.candidates.length, q, Math.min(POSTERIOR_K, shard.candidates.length));
-      const c = confidence(top.dists, shard.facts.size, KG_DIM);
+      const c = confidence(top.dists, shard.facts.size, KG_DIM, shard.candidates.length);
       const distances = Array.from(top.dists);
       return { object: c < MIN_CONFIDENCE ? null : this.rowNames[top.rows[0]!]!, confidence: round(c), distances };
     } finally {
@@ -164,6 +170,9 @@ export class Graph {
         relation: s.relation, facts: s.facts.size, objects: m,
         expectedAccuracy: s.facts.size === 0 ? 1 : round(theoreticalAccuracy(s.facts.size, m, KG_DIM)),
         capacityLeft: Math.max(0, cap - s.facts.size),
+        capacity: cap,
+        load: round(s.facts.size / Math.max(1, cap)),
+        overloaded: s.facts.size > cap,
       });
     }
     return { relations, facts: this.factCount, entities: this.entities.size };

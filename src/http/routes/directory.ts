@@ -14,13 +14,19 @@ const MAX_OFFSET = 1_000_000;
 
 const source: Schema = { type: "object", properties: { url: { type: ["string", "null"] }, date: { type: "string", format: "date" }, asserted_by: { type: "string" } } };
 const field: Schema = { type: "object", description: "{value, state, source}", properties: { value: {}, state: { enum: ["sourced", "owner_asserted", "verified"] }, source } };
-const claim: Schema = { type: "object", properties: { state: { enum: ["unclaimed", "claimed"] }, date: { type: "string" } } };
-const verification: Schema = { type: "object", properties: { state: { enum: ["unverified", "verified"] }, date: { type: "string" } } };
+/** A fact the directory records itself: {value, state: "verified", source: {url: null, date, asserted_by: "operator"}}. */
+const fact = (value: Schema, description: string): Schema => ({ type: "object", description: `${description}; {value, state, source} recorded by the operator`, properties: { value, state: { const: "verified" }, source } });
+const claim = fact({ enum: ["unclaimed", "claimed"] }, "Claim state");
+const verification = fact({ enum: ["unverified", "verified"] }, "Verification of a claimed business");
+const bookable = fact({ type: "boolean" }, "Whether it takes consultation requests (claimed, booking on)");
+/** The rule for which members are wrapped, stated where clients read the schema. */
+const WRAP_RULE = "Every fact about the business (its fields, and listed, claim, verification, bookable, updated) is {value, state, source: {url, date, asserted_by}}; `id` and `page` are the service's own handles for the record (its key and its link), not facts about the business, so they are bare strings";
 const profile: Schema = {
   type: "object",
-  description: "The whole identity: id, links and states, then every present field as {value, state, source}",
+  description: WRAP_RULE,
   properties: {
-    id: { type: "string" }, page: { type: "string" }, listed: { type: "boolean" }, claim, verification, bookable: { type: "boolean" }, updated: { type: "string" },
+    id: { type: "string", description: "The record's id (a handle of this service, not wrapped)" }, page: { type: "string", description: "Path of the profile page (a handle of this service, not wrapped)" },
+    listed: fact({ type: "boolean" }, "Whether search and llms-full.txt show it"), claim, verification, bookable, updated: fact({ type: "string", format: "date-time" }, "Last change of the record"),
     name: field, category: field, description: field, services: field, industries: field, areas: field, website: field, email: field, phone: field, address: field,
   },
 };
@@ -31,7 +37,7 @@ const searchResult: Schema = {
     total: { type: "integer" }, limit: { type: "integer" }, offset: { type: "integer" }, next: { type: ["string", "null"], description: "Path of the next page; null on the last" },
     results: {
       type: "array",
-      items: { type: "object", properties: { id: { type: "string" }, page: { type: "string" }, match: { enum: ["all", "partial"] }, matched: { type: "array", items: { type: "string" } }, claim: { type: "string" }, bookable: { type: "boolean" }, name: field, category: field, areas: field, description: field } },
+      items: { type: "object", description: WRAP_RULE, properties: { id: { type: "string" }, page: { type: "string" }, match: { enum: ["all", "partial"] }, matched: { type: "array", items: { type: "string" } }, claim, bookable, name: field, category: field, areas: field, description: field } },
     },
   },
 };

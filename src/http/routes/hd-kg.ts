@@ -15,6 +15,9 @@ const shard: Schema = {
     relation: { type: "string" }, facts: { type: "integer" }, objects: { type: "integer", description: "distinct objects: the clean-up candidates" },
     expectedAccuracy: { type: "number", description: "theoretical top-1 accuracy at this load" },
     capacityLeft: { type: "integer", description: "facts that can be added before the theoretical accuracy falls below 0.99" },
+    capacity: { type: "integer", description: "the most facts the shard holds at >= 0.99 theoretical accuracy with its current objects" },
+    load: { type: "number", description: "facts / capacity; above 1 the shard is past capacity" },
+    overloaded: { type: "boolean", description: "load > 1: answers are less accurate, and their confidence (null below 0.05) says so" },
   },
 };
 

@@ -57,7 +57,7 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
         type: "object",
         properties: {
           text: { type: "string" }, topK: { type: "integer", minimum: 1, maximum: 1000, default: 10 }, ...predicate, includeText: { type: "boolean" }, includeMeta: { type: "boolean" },
-          mode: { type: "string", enum: ["vector", "hybrid"], default: "vector", description: "hybrid: reciprocal rank fusion (k = 60) of the vector and BM25 rankings; score is the fused score" },
+          mode: { type: "string", enum: ["vector", "hybrid"], default: "hybrid", description: "with text, the default hybrid is reciprocal rank fusion (k = 60) of the vector and BM25 rankings (score is the fused score, at most 2/61); vector ranks by cosine alone (score is the cosine)" },
         },
       },
       response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" } } }, description: "Best first (score = cosine), or newest first" },
