@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Collection } from "../../src/engine/collection.js";
+import { APPLY_COMPACT_MIN_DEAD, Collection } from "../../src/engine/collection.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { mulberry32 } from "../../src/kernels/random.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
@@ -181,6 +181,29 @@ describe("Collection", () => {
     expect(c.fetch("n", ["v3"])).toEqual([]);
     const res = await c.query("n", { vector: data[42]!, topK: 1, filter: { i: { $gte: 40, $lte: 45 } } });
     expect(res.matches[0]!.id).toBe("v42");
+    await c.close();
+  });
+
+  it("compacts between checkpoints once dead rows outnumber live ones, so overwrites do not pile up rows until the WAL checkpoint", async () => {
+    const dir = join(root, `c${n++}`);
+    let c = await Collection.open(dir, { kernels, pool, dimension: 4 });
+    const live = 1000;
+    const rounds = 150; // 150k rows written, ~4.5 MB of WAL: far below the checkpoint's 256 MiB
+    for (let r = 0; r < rounds; r++) {
+      await c.upsert("", Array.from({ length: live }, (_, i) => ({ id: `v${i}`, values: [1, r + 1, i + 1, 2], metadata: { r } })));
+    }
+    await c.settled();
+    await c.close();
+    const cp = JSON.parse(readFileSync(join(dir, "checkpoint.json"), "utf8")) as { partitions: { namespace: string; rows: number }[] };
+    const rows = cp.partitions.find((p) => p.namespace === "")!.rows;
+    expect(rows).toBeGreaterThanOrEqual(live);
+    expect(rows).toBeLessThanOrEqual(live + 2 * APPLY_COMPACT_MIN_DEAD);
+    // every id still reads back its last write
+    c = await Collection.open(dir, { kernels, pool });
+    const got = c.fetch("", Array.from({ length: live }, (_, i) => `v${i}`));
+    expect(got).toHaveLength(live);
+    for (const v of got) expect(v.metadata).toEqual({ r: rounds - 1 });
+    expect(c.stats().totalVectorCount).toBe(live);
     await c.close();
   });
 
