@@ -11,13 +11,17 @@
  * sampled (and the resident part of glibc malloc, from /proc/<pid>/smaps); progress is printed every 30 s, and at the end the curve and the least-squares slope
  * of the last half (MB/min). `--snapshots` starts the server with --heapsnapshot-signal and writes
  * a heap snapshot after the warm-up and one at the end into the data dir's `snapshots/` (kept).
+ * `--record` splices the curve (one row a minute) into bench/RESULTS.md between `<!-- soak -->`
+ * markers. Not part of `npm test`.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startChild } from "./http/child.js";
+import { describeMachine } from "./machine.js";
+import { spliceSection } from "./stats.js";
 
 const MAIN = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
 const SAMPLE_MS = 10_000;
@@ -34,6 +38,7 @@ const { values: a } = parseArgs({
     dim: { type: "string", default: "384" },
     live: { type: "string", default: "10000" },
     snapshots: { type: "boolean", default: false },
+    record: { type: "boolean", default: false },
   },
 });
 const minutes = Number(a.minutes);
@@ -250,6 +255,26 @@ async function main(): Promise<void> {
   console.log(`\nRSS ${first.rssMB.toFixed(0)} -> ${last.rssMB.toFixed(0)} MB, heap ${first.heapMB.toFixed(0)} -> ${last.heapMB.toFixed(0)} MB; slope of the last half: RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min`);
   console.log(`${requests} requests (${(requests / ((last.t || 1) / 1000)).toFixed(0)}/s), ${failed} failed${failures.size ? ": " + [...failures].map(([k, n]) => `${k} x${n}`).join(", ") : ""}`);
   await svc.stop();
+  if (a.record) {
+    const results = fileURLToPath(new URL("RESULTS.md", import.meta.url));
+    const perMinute = samples.filter((s, i) => i === 0 || i === samples.length - 1 || Math.floor(s.t / 60_000) > Math.floor(samples[i - 1]!.t / 60_000));
+    const section = [
+      "<!-- soak -->",
+      `## Soak: memory under a steady mixed load (\`npx tsx bench/soak.ts --minutes ${minutes}\`)`,
+      "",
+      `${new Date().toISOString().slice(0, 10)}, ${describeMachine().cpu}. One \`svc serve\` (dist/), ${clients} clients paced to ${rate} req/s (achieved ${(last.requests / (last.t / 1000)).toFixed(0)}/s): index queries, overwriting upserts and deletes on a pool of ${live} ids (${dim}-d), record ingest/query/timeline (records older than 2 min forgotten every 30 s), board reads. malloc = resident glibc arenas (native memory); heap = the main isolate's V8 heap used.`,
+      "",
+      "| time | RSS MB | malloc MB | heap MB | requests | failed | vectors | records |",
+      "|---|---|---|---|---|---|---|---|",
+      ...perMinute.map((s) => `| ${clock(s.t)} | ${s.rssMB.toFixed(0)} | ${s.mallocMB.toFixed(0)} | ${s.heapMB.toFixed(0)} | ${s.requests} | ${s.failed} | ${s.vectors} | ${s.records} |`),
+      "",
+      `Slope of the last half (least squares over the 10 s samples): RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min.`,
+      "<!-- /soak -->",
+      "",
+    ].join("\n");
+    writeFileSync(results, spliceSection(readFileSync(results, "utf8"), "soak", section));
+    console.log("spliced the soak section into bench/RESULTS.md");
+  }
   if (a.snapshots) console.log(`heap snapshots kept in ${snapDir}`);
   else rmSync(dir, { recursive: true, force: true });
 }
