@@ -545,6 +545,15 @@ export class Collection {
     return { min: low.values[0]!, max: p.index.ordered(field, universe, 1, true).values[0]! };
   }
 
+  /** Ids of the namespace's live rows matching `filter`, in row order. */
+  ids(namespace: string, filter?: unknown): string[] {
+    const f = parseFilter(filter);
+    const p = this.partitions.get(namespace);
+    if (p === undefined) return [];
+    const rows = f === null ? p.live() : p.index.evaluate(f, p.live());
+    return Array.from(rows.toUint32Array(), (row) => p.idOf(row));
+  }
+
   /** Live rows of the namespace (matching `filter`). */
   count(namespace: string, filter?: unknown): number {
     const f = parseFilter(filter);

@@ -1,13 +1,15 @@
 /** @module indexes — named vector indexes per tenant: each is one durable Collection under <data>/tenants/<tenant>/indexes/<name>. */
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Collection } from "../engine/collection.js";
-import { writeDurable } from "../engine/collection-files.js";
+import { loadConfig, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
 import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
+import { fsyncDir } from "../store/scan.js";
 import type { Durability } from "../store/wal.js";
 
 export const INDEX_NAME_RE = /^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/;
@@ -46,6 +48,10 @@ interface Entry {
   record: IndexRecord;
   /** Opened on first use. */
   collection: Promise<Collection> | null;
+  /** Operations running on the collection (`use`); a delete waits for them before it closes it. */
+  users: number;
+  /** Called when `users` drops to 0 (set by a waiting delete). */
+  idle: (() => void) | null;
 }
 
 export interface IndexServiceOptions {
@@ -56,14 +62,26 @@ export interface IndexServiceOptions {
   now?: () => number;
 }
 
+/** Folder-name prefixes of half-made creates and unfinished deletes; removed when the tenant is next read. */
+const CREATING = ".creating-";
+const DELETED = ".deleted-";
+
 /**
  * Tenants never see each other's indexes: every call takes the tenant, and a name is looked
- * up only inside that tenant's folder (another tenant's index is "not found"). index.json is
- * written after the collection exists, so a crash in between leaves a folder without it,
- * which is ignored and overwritten by the next create of that name.
+ * up only inside that tenant's folder (another tenant's index is "not found").
+ *
+ * Lifecycle: create, configure and delete of one name run one at a time (a chain per name).
+ * A create builds the folder under a dot-name (collection.json, index.json) and renames it into
+ * place; a delete takes the name out of the listing (new requests get 404), waits for the
+ * requests already using the collection, closes it (which stops a background compaction or
+ * index build and checkpoints), renames the folder to a dot-name and removes it. So a crash
+ * leaves either the whole index or a dot-folder, which the next read of the tenant removes,
+ * and a create after a delete always starts from a fresh folder.
  */
 export class IndexService {
   private readonly tenants = new Map<string, Map<string, Entry>>();
+  /** Tail of each tenant/name's lifecycle chain. */
+  private readonly lifecycle = new Map<string, Promise<unknown>>();
   private closed = false;
   private readonly sweeper: NodeJS.Timeout;
   private readonly now: () => number;
@@ -99,37 +117,46 @@ export class IndexService {
   /** Deletes expired vectors from every open index; returns how many. Run every SWEEP_MS. */
   async sweep(): Promise<number> {
     let gone = 0;
-    for (const indexes of this.tenants.values()) {
-      for (const e of indexes.values()) {
-        const c = await e.collection?.catch(() => null);
-        if (!c || this.closed) continue;
-        for (const ns of c.namespaces()) {
-          if (c.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0) continue;
-          gone += (await c.delete(ns, { filter: { [EXPIRES_AT]: { $lte: this.now() } } })).deleted;
-        }
+    for (const [tenant, indexes] of this.tenants) {
+      for (const [name, e] of indexes) {
+        if (e.collection === null || this.closed || !indexes.has(name)) continue;
+        // through use(): a delete of the index waits for the sweep instead of closing the collection under it
+        gone += await this.use(tenant, name, async (c) => {
+          let n = 0;
+          for (const ns of c.namespaces()) {
+            if (c.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0) continue;
+            n += (await c.delete(ns, { filter: { [EXPIRES_AT]: { $lte: this.now() } } })).deleted;
+          }
+          return n;
+        }).catch(() => 0);
       }
     }
     return gone;
   }
 
-  async create(tenant: string, input: CreateIndexInput): Promise<IndexRecord> {
+  create(tenant: string, input: CreateIndexInput): Promise<IndexRecord> {
     const record = validateCreate(input);
-    const indexes = this.indexes(tenant);
-    if (indexes.has(record.name)) throw new SvcError("E_CONFLICT", `index '${record.name}' already exists`, { field: "name" });
-    const dir = this.dir(tenant, record.name);
-    const entry: Entry = { record, collection: null };
-    indexes.set(record.name, entry);
-    try {
-      await rm(dir, { recursive: true, force: true });
-      mkdirSync(dir, { recursive: true });
-      const c = await Collection.open(dir, { ...this.opts, dimension: record.dimension, metric: "cosine" });
-      entry.collection = Promise.resolve(c);
-      await writeDurable(join(dir, "index.json"), Buffer.from(JSON.stringify(record, null, 2)));
-    } catch (err) {
-      indexes.delete(record.name);
-      throw err;
-    }
-    return record;
+    return this.serial(tenant, record.name, async () => {
+      const indexes = this.indexes(tenant);
+      if (indexes.has(record.name)) throw new SvcError("E_CONFLICT", `index '${record.name}' already exists`, { field: "name" });
+      const root = this.tenantDir(tenant);
+      const dir = this.dir(tenant, record.name);
+      const tmp = join(root, `${CREATING}${record.name}-${randomBytes(6).toString("hex")}`);
+      try {
+        mkdirSync(tmp, { recursive: true });
+        loadConfig(tmp, { dimension: record.dimension, metric: "cosine" });
+        await writeDurable(join(tmp, "index.json"), Buffer.from(JSON.stringify(record, null, 2)));
+        // A folder without index.json (left by an older version's crash) is not an index.
+        await rm(dir, { recursive: true, force: true });
+        await rename(tmp, dir);
+        await fsyncDir(root);
+      } catch (err) {
+        await rm(tmp, { recursive: true, force: true });
+        throw err;
+      }
+      indexes.set(record.name, { record, collection: null, users: 0, idle: null });
+      return record;
+    });
   }
 
   list(tenant: string): IndexRecord[] {
@@ -140,37 +167,55 @@ export class IndexService {
     return this.entry(tenant, name).record;
   }
 
-  async configure(tenant: string, name: string, patch: { deletionProtection?: unknown; tags?: unknown }): Promise<IndexRecord> {
-    const e = this.entry(tenant, name);
-    const next: IndexRecord = { ...e.record };
-    if (patch.deletionProtection !== undefined) next.deletionProtection = checkProtection(patch.deletionProtection);
-    if (patch.tags !== undefined) next.tags = checkTags(patch.tags, e.record.tags);
-    await writeDurable(join(this.dir(tenant, name), "index.json"), Buffer.from(JSON.stringify(next, null, 2)));
-    e.record = next;
-    return next;
-  }
-
-  async delete(tenant: string, name: string): Promise<void> {
-    const e = this.entry(tenant, name);
-    if (e.record.deletionProtection === "enabled") throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, { field: "deletion_protection" });
-    this.indexes(tenant).delete(name);
-    const c = await e.collection?.catch(() => null);
-    await c?.close();
-    // Rename first: a crash mid-delete leaves a dot-folder that listing ignores, never half an index.
-    const dir = this.dir(tenant, name);
-    const trash = join(this.tenantDir(tenant), `.deleted-${name}-${Date.now()}`);
-    await rename(dir, trash);
-    await rm(trash, { recursive: true, force: true });
-  }
-
-  /** The index's collection, opened (with WAL replay) on first use. */
-  collection(tenant: string, name: string): Promise<Collection> {
-    const e = this.entry(tenant, name);
-    e.collection ??= Collection.open(this.dir(tenant, name), { ...this.opts, damage: { store: `collection:${tenant}/${name}`, root: this.dataDir } }).catch((err: unknown) => {
-      e.collection = null;
-      throw err;
+  configure(tenant: string, name: string, patch: { deletionProtection?: unknown; tags?: unknown }): Promise<IndexRecord> {
+    this.entry(tenant, name);
+    return this.serial(tenant, name, async () => {
+      const e = this.entry(tenant, name);
+      const next: IndexRecord = { ...e.record };
+      if (patch.deletionProtection !== undefined) next.deletionProtection = checkProtection(patch.deletionProtection);
+      if (patch.tags !== undefined) next.tags = checkTags(patch.tags, e.record.tags);
+      await writeDurable(join(this.dir(tenant, name), "index.json"), Buffer.from(JSON.stringify(next, null, 2)));
+      e.record = next;
+      return next;
     });
-    return e.collection;
+  }
+
+  delete(tenant: string, name: string): Promise<void> {
+    this.entry(tenant, name);
+    return this.serial(tenant, name, async () => {
+      const e = this.entry(tenant, name);
+      if (e.record.deletionProtection === "enabled") throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, { field: "deletion_protection" });
+      this.indexes(tenant).delete(name);
+      if (e.users > 0) await new Promise<void>((resolve) => (e.idle = resolve));
+      const c = await e.collection?.catch(() => null);
+      await c?.close();
+      const root = this.tenantDir(tenant);
+      const trash = join(root, `${DELETED}${name}-${randomBytes(6).toString("hex")}`);
+      await rename(this.dir(tenant, name), trash);
+      await fsyncDir(root);
+      await rm(trash, { recursive: true, force: true });
+    });
+  }
+
+  /**
+   * Run `fn` on the index's collection (opened, with WAL replay, on first use). A delete of the
+   * index waits until `fn` settles, so `fn` never sees its collection closed under it.
+   */
+  async use<T>(tenant: string, name: string, fn: (c: Collection) => T | Promise<T>): Promise<T> {
+    const e = this.entry(tenant, name);
+    e.users++;
+    try {
+      e.collection ??= Collection.open(this.dir(tenant, name), { ...this.opts, damage: { store: `collection:${tenant}/${name}`, root: this.dataDir } }).catch((err: unknown) => {
+        e.collection = null;
+        throw err;
+      });
+      return await fn(await e.collection);
+    } finally {
+      if (--e.users === 0 && e.idle !== null) {
+        e.idle();
+        e.idle = null;
+      }
+    }
   }
 
   /** Checkpoint and close every open collection. */
@@ -178,9 +223,25 @@ export class IndexService {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
+    await Promise.all([...this.lifecycle.values()].map((p) => p.catch(() => {})));
     const open: Promise<Collection>[] = [];
     for (const indexes of this.tenants.values()) for (const e of indexes.values()) if (e.collection) open.push(e.collection);
     await Promise.all(open.map(async (p) => (await p.catch(() => null))?.close()));
+  }
+
+  /** Run one lifecycle step of tenant/name after the ones already queued for it. */
+  private serial<T>(tenant: string, name: string, step: () => Promise<T>): Promise<T> {
+    const key = `${tenant}/${name}`;
+    const run = (this.lifecycle.get(key) ?? Promise.resolve()).then(() => {
+      if (this.closed) throw new SvcError("E_CLOSED", "the server is shutting down");
+      return step();
+    });
+    const tail = run.catch(() => {});
+    this.lifecycle.set(key, tail);
+    void tail.then(() => {
+      if (this.lifecycle.get(key) === tail) this.lifecycle.delete(key);
+    });
+    return run;
   }
 
   private entry(tenant: string, name: string): Entry {
@@ -198,7 +259,7 @@ export class IndexService {
     return join(this.tenantDir(tenant), name);
   }
 
-  /** The tenant's indexes, read from disk on first use. */
+  /** The tenant's indexes, read from disk on first use (leftovers of an interrupted create or delete are removed). */
   private indexes(tenant: string): Map<string, Entry> {
     let m = this.tenants.get(tenant);
     if (m === undefined) {
@@ -206,9 +267,13 @@ export class IndexService {
       const root = this.tenantDir(tenant);
       if (existsSync(root)) {
         for (const name of readdirSync(root)) {
+          if (name.startsWith(CREATING) || name.startsWith(DELETED)) {
+            rmSync(join(root, name), { recursive: true, force: true });
+            continue;
+          }
           const meta = join(root, name, "index.json");
           if (!INDEX_NAME_RE.test(name) || !existsSync(meta)) continue;
-          m.set(name, { record: parseStoredJson(readFileSync(meta, "utf8")) as IndexRecord, collection: null });
+          m.set(name, { record: parseStoredJson(readFileSync(meta, "utf8")) as IndexRecord, collection: null, users: 0, idle: null });
         }
       }
       this.tenants.set(tenant, m);

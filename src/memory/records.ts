@@ -107,40 +107,58 @@ export class RecordService {
   }
 
   /**
-   * Newest first, `limit` per page; `nextCursor` is the oldest ts returned, passed back as
-   * `until` (exclusive) for the next page. A page never ends inside a group of records that
-   * share a ts: when the row after the page has the page's last ts, that whole group moves
-   * to the next page, unless the group fills the page, in which case the page holds the
-   * whole group (more than `limit` records). So no record is skipped or repeated.
+   * Newest first: by ts descending, records sharing a ts by id descending (code-unit order), at
+   * most `limit` per page. `nextCursor` is passed back as `until` for the next page: the oldest
+   * ts returned (an integer, exclusive) when the page ends between two ts values, or
+   * `"<ts>:<id>"` of the last record returned when the page ends inside a group sharing one ts
+   * (the next page starts after that record). So no record is skipped or repeated.
    */
-  async timeline(tenant: string, ns: string, params: URLSearchParams): Promise<{ records: RecordView[]; namespace: string; nextCursor: number | null }> {
+  async timeline(tenant: string, ns: string, params: URLSearchParams): Promise<{ records: RecordView[]; namespace: string; nextCursor: TimelineCursor | null }> {
     checkNamespace(ns);
     const limit = intIn(queryInt(params, "limit"), "limit", 1, MAX_TIMELINE, DEFAULT_TIMELINE);
+    const until = untilCursor(params.get("until"));
     const pred = predicate({
       kind: list(params, "kind"),
       tagsAny: list(params, "tagsAny"),
       tagsAll: list(params, "tagsAll"),
       tsGte: queryInt(params, "since"),
-      tsLt: queryInt(params, "until"),
+      tsLt: until === undefined ? undefined : until.id === undefined ? until.ts : until.ts + 1,
     }, { tsGte: "since", tsLt: "until" });
     const c = await this.visible(tenant);
-    const filter = this.filter(pred);
-    let rows = c.order(ns, { field: "ts", filter, limit: limit + 1, includeMetadata: true, includePayload: true });
-    let more = rows.length > limit;
-    if (more) {
-      const lastTs = rows[limit - 1]!.value;
-      if (rows[limit]!.value === lastTs) {
-        const kept = rows.slice(0, limit).filter((r) => r.value !== lastTs);
-        if (kept.length > 0) rows = kept;
-        else {
-          // One ts fills the page: return the whole group, then continue below it.
-          rows = c.order(ns, { field: "ts", filter: this.filter({ ...pred, tsGte: lastTs, tsLt: lastTs + 1 }), limit: 10_000, includeMetadata: true, includePayload: true });
-          more = c.count(ns, this.filter({ ...pred, tsLt: lastTs })) > 0;
-        }
-      } else rows = rows.slice(0, limit);
+    const ids: string[] = [];
+    let bound = pred.tsLt;
+    let cursor: TimelineCursor | null = null;
+    // The rest of the cursor's own ts group.
+    if (until?.id !== undefined) {
+      const rest = this.group(c, ns, pred, until.ts).filter((id) => id < until.id!);
+      ids.push(...rest.slice(0, limit));
+      if (rest.length > limit) cursor = `${until.ts}:${ids.at(-1)!}`;
+      bound = until.ts;
     }
-    const records = rows.map((r) => toView(r.id, r.metadata!, r.payload, true, true));
-    return { records, namespace: ns, nextCursor: more && records.length > 0 ? records.at(-1)!.ts : null };
+    if (cursor === null) {
+      const need = limit - ids.length;
+      const rows = c.order(ns, { field: "ts", filter: this.filter({ ...pred, tsLt: bound }), limit: need + 1 });
+      if (rows.length > need) {
+        if (need === 0) cursor = until!.ts;
+        else {
+          const lastTs = rows[need - 1]!.value;
+          const whole = rows.slice(0, need).filter((r) => r.value !== lastTs);
+          ids.push(...sortGroups(whole));
+          const group = this.group(c, ns, pred, lastTs);
+          const take = need - whole.length;
+          ids.push(...group.slice(0, take));
+          cursor = group.length > take ? `${lastTs}:${ids.at(-1)!}` : lastTs;
+        }
+      } else ids.push(...sortGroups(rows));
+    }
+    const records = c.fetch(ns, ids).map((v) => toView(v.id, v.metadata, v.payload ?? undefined, true, true));
+    return { records, namespace: ns, nextCursor: cursor };
+  }
+
+  /** Ids of the records at exactly `ts` under the predicate, in timeline order (id descending). */
+  private group(c: Collection, ns: string, pred: Predicate, ts: number): string[] {
+    const ids = c.ids(ns, this.filter({ ...pred, tsGte: Math.max(ts, pred.tsGte ?? ts), tsLt: ts + 1 }));
+    return ids.sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
   }
 
   async get(tenant: string, ns: string, id: string): Promise<RecordView> {
@@ -408,4 +426,23 @@ class Lexical {
     this.bm25.remove(id);
     this.meta.delete(id);
   }
+}
+
+/** A timeline position: an exclusive ts, or `"<ts>:<id>"` (after that record, inside its ts group). */
+export type TimelineCursor = number | string;
+
+/** `until` as given: an integer ts, or a `"<ts>:<id>"` cursor from a previous page. */
+function untilCursor(raw: string | null): { ts: number; id?: string } | undefined {
+  if (raw === null) return undefined;
+  const colon = raw.indexOf(":");
+  if (colon < 0) return { ts: queryInt(new URLSearchParams({ until: raw }), "until")! };
+  const ts = queryInt(new URLSearchParams({ until: raw.slice(0, colon) }), "until")!;
+  const id = raw.slice(colon + 1);
+  if (id === "") throw new SvcError("E_BAD_REQUEST", "until must be an integer ts or a nextCursor of the form <ts>:<id>", { field: "until" });
+  return { ts, id };
+}
+
+/** Complete ts groups (ts descending) in timeline order: ts descending, then id descending. */
+function sortGroups(rows: readonly { id: string; value: number }[]): string[] {
+  return [...rows].sort((a, b) => b.value - a.value || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).map((r) => r.id);
 }

@@ -53,11 +53,11 @@ const timeline = op("records_timeline", {
   input: z.object({
     namespace,
     since: z.number().int().optional().describe("ts >= since, epoch ms"),
-    until: z.number().int().optional().describe("ts < until; the previous page's nextCursor"),
+    until: z.union([z.number().int(), z.string()]).optional().describe("ts < until, or the previous page's nextCursor as returned (a ts, or \"<ts>:<id>\")"),
     kind: strings.optional(), tagsAny: strings.optional(), tagsAll: strings.optional(),
     limit: z.number().int().min(1).max(500).optional().describe("page size, default 50"),
   }),
-  output: out({ records: z.array(record), namespace: z.string(), nextCursor: z.number().nullable() }),
+  output: out({ records: z.array(record), namespace: z.string(), nextCursor: z.union([z.number(), z.string()]).nullable() }),
 });
 
 const get = op("records_get", {

@@ -88,6 +88,32 @@ describe("records over HTTP (svc serve process)", () => {
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
+  it("timeline limit is a hard cap: 600 records sharing one ts (one ingest call) page through exactly once, in (ts, id) descending order", async () => {
+    const items = Array.from({ length: 600 }, (_, i) => ({ kind: "note", text: `tie record ${i}` }));
+    const ing = await call(srv.url, admin, "POST", "/v1/records/ties", { items });
+    expect(ing.status, ing.raw.toString()).toBe(200);
+    const expected = [...(ing.body.ids as string[])].sort().reverse();
+    for (const limit of [1, 7, 500]) {
+      const seen: { id: string; ts: number }[] = [];
+      let until: number | string | null = null;
+      let pages = 0;
+      do {
+        const q: string = `/v1/records/ties/timeline?limit=${limit}${until === null ? "" : `&until=${encodeURIComponent(until)}`}`;
+        const r = await call(srv.url, admin, "GET", q);
+        expect(r.status, r.raw.toString()).toBe(200);
+        const recs = r.body.records as { id: string; ts: number }[];
+        expect(recs.length).toBeLessThanOrEqual(limit);
+        if (r.body.nextCursor !== null) expect(recs.length).toBe(limit);
+        seen.push(...recs);
+        until = r.body.nextCursor;
+        pages++;
+      } while (until !== null && pages <= 700);
+      expect(pages, `limit ${limit}`).toBe(Math.ceil(600 / limit));
+      expect(new Set(seen.map((x) => x.ts)).size).toBe(1);
+      expect(seen.map((x) => x.id)).toEqual(expected);
+    }
+  }, 60_000);
+
   it("ingest, query, timeline, get, delete, forget and stats answer with the contract's shapes", async () => {
     // ingest: {ids, count}
     const ing = await call(srv.url, key, "POST", "/v1/records/shapes", { items: [{ kind: "note", text: "alpha record about apples", tags: ["x"], ts: 10 }, { kind: "note", text: "beta record about bananas", ts: 20, meta: { a: [1, 2] } }, { kind: "decision", text: "gamma record about cherries", ts: 30 }] });

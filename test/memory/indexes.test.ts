@@ -27,7 +27,7 @@ afterAll(async () => {
 describe("vector expiry (svc_expires_at)", () => {
   it("hides expired vectors from queries and fetches at once; the sweep deletes them", async () => {
     await svc.create("t", { name: "turns", dimension: 4 });
-    const c = await svc.collection("t", "turns");
+    const c = await svc.use("t", "turns", (c) => c);
     await c.upsert("n", [
       { id: "soon", values: [1, 0, 0, 0], metadata: { kind: "x", [EXPIRES_AT]: T0 + 1_000 } },
       { id: "never", values: [0.9, 0.1, 0, 0], metadata: { kind: "x" } },

@@ -106,26 +106,32 @@ function brute(rows: Written[], p: Pred): Written[] {
   );
 }
 
+/** Timeline order: ts descending, then id descending. */
+function before(a: RecordView, b: RecordView): boolean {
+  return a.ts < b.ts || (a.ts === b.ts && a.id < b.id);
+}
+
 /** Walk a timeline from the newest page to the end; checks each page's invariants on the way. */
 async function walk(svc: RecordService, tenant: string, ns: string, limit: number, extra: Record<string, string | number | undefined> = {}): Promise<{ pages: RecordView[][]; all: RecordView[] }> {
   const pages: RecordView[][] = [];
-  let until: number | undefined = typeof extra.until === "number" ? extra.until : undefined;
+  let until: number | string | undefined = typeof extra.until === "number" ? extra.until : undefined;
   for (let guard = 0; guard < 10_000; guard++) {
     const page = await svc.timeline(tenant, ns, params({ ...extra, limit, until }));
     expect(Object.keys(page).sort()).toEqual(["namespace", "nextCursor", "records"]);
     expect(page.namespace).toBe(ns);
     const recs = page.records;
-    // newest first
-    for (let i = 1; i < recs.length; i++) expect(recs[i]!.ts).toBeLessThanOrEqual(recs[i - 1]!.ts);
-    // over the limit only when one ts fills the whole page
-    if (recs.length > limit) expect(new Set(recs.map((r) => r.ts)).size, `page of ${recs.length} > limit ${limit}`).toBe(1);
+    // newest first; ties by id descending
+    for (let i = 1; i < recs.length; i++) expect(before(recs[i]!, recs[i - 1]!)).toBe(true);
+    // limit is a hard cap, and every page but the last is full
+    expect(recs.length).toBeLessThanOrEqual(limit);
     if (page.nextCursor === null) {
       pages.push(recs);
       break;
     }
-    expect(recs.length).toBeGreaterThan(0);
-    expect(page.nextCursor).toBe(recs.at(-1)!.ts);
-    if (until !== undefined) expect(page.nextCursor).toBeLessThan(until);
+    expect(recs.length).toBe(limit);
+    const last = recs.at(-1)!;
+    // the oldest ts, or "<ts>:<id>" of the last record when the page ends inside a ts group
+    expect([last.ts, `${last.ts}:${last.id}`]).toContain(page.nextCursor);
     pages.push(recs);
     until = page.nextCursor;
   }
@@ -438,26 +444,16 @@ describe("timeline paging over records sharing a ts", () => {
     expect(all.length).toBeGreaterThan(250);
   });
 
-  it("walking nextCursor -> until visits every record exactly once, newest first, never splitting a ts group, ending with null", async () => {
+  it("walking nextCursor -> until visits every record exactly once, in (ts, id) descending order, at most limit per page, ending with null", async () => {
     for (const limit of [1, 2, 3, 4, 5, 7, 13, 500]) {
       const { pages, all: seen } = await walk(svc, t, "g", limit);
       expect(seen.length, `limit ${limit}`).toBe(all.length);
       expect(new Set(seen.map((x) => x.id)).size).toBe(all.length);
       expect(sortIds(seen)).toEqual(sortIds(all));
-      for (let i = 1; i < seen.length; i++) expect(seen[i]!.ts).toBeLessThanOrEqual(seen[i - 1]!.ts);
-      // each ts lives on exactly one page
-      const pageOf = new Map<number, number>();
-      pages.forEach((page, pi) => {
-        for (const rec of page) {
-          expect(pageOf.get(rec.ts) ?? pi, `ts ${rec.ts} split across pages at limit ${limit}`).toBe(pi);
-          pageOf.set(rec.ts, pi);
-        }
-      });
-      // a group larger than the limit comes whole on its own page
-      const big = pages.find((p) => p.some((x) => x.ts === T0 + 330))!;
-      expect(big.filter((x) => x.ts === T0 + 330)).toHaveLength(12);
-      if (limit < 12) expect(big).toHaveLength(12);
-      if (limit === 500) expect(pages).toHaveLength(1);
+      for (let i = 1; i < seen.length; i++) expect(before(seen[i]!, seen[i - 1]!)).toBe(true);
+      // a group of 12 sharing one ts is split across pages when the limit is smaller
+      if (limit < 12) expect(pages.filter((p) => p.some((x) => x.ts === T0 + 330)).length).toBeGreaterThan(1);
+      expect(pages).toHaveLength(Math.max(1, Math.ceil(all.length / limit)));
     }
   });
 
@@ -465,7 +461,8 @@ describe("timeline paging over records sharing a ts", () => {
     const def = await svc.timeline(t, "g", params({}));
     expect(def.records.length).toBeGreaterThan(0);
     expect(def.records.length).toBeLessThanOrEqual(DEFAULT_TIMELINE);
-    expect(def.nextCursor).toBe(def.records.at(-1)!.ts);
+    const last = def.records.at(-1)!;
+    expect([last.ts, `${last.ts}:${last.id}`]).toContain(def.nextCursor);
 
     const since = T0 + 200;
     const until = T0 + 500;
@@ -481,7 +478,7 @@ describe("timeline paging over records sharing a ts", () => {
 
     for (const limit of ["501", "0", "-1", "1.5", "abc", "", "1e3"]) await expectCode(() => svc.timeline(t, "g", params({ limit })), "E_BAD_REQUEST", "limit");
     expect((await svc.timeline(t, "g", params({ limit: 500 }))).records.length).toBeLessThanOrEqual(500);
-    for (const until of ["abc", "12x", "", " ", "1.5", "9007199254740993"]) await expectCode(() => svc.timeline(t, "g", params({ until })), "E_BAD_REQUEST", "until");
+    for (const until of ["abc", "12x", "", " ", "1.5", "9007199254740993", "12:", ":rec_1", "x:rec_1"]) await expectCode(() => svc.timeline(t, "g", params({ until })), "E_BAD_REQUEST", "until");
     for (const since of ["x", "1,2"]) await expectCode(() => svc.timeline(t, "g", params({ since })), "E_BAD_REQUEST", "since");
     await expectCode(() => svc.timeline(t, "g", params({ since: 10, until: 10 })), "E_BAD_REQUEST", "since");
     for (const name of ["kind", "tagsAny", "tagsAll"]) await expectCode(() => svc.timeline(t, "g", params({ [name]: " , " })), "E_BAD_REQUEST", name);

@@ -42,10 +42,10 @@ function RecordItem(props: { r: RecordView }) {
 
 function Timeline(props: { ns: string; version: number }) {
   const [pages, setPages] = useState<RecordView[][]>([]);
-  const [cursor, setCursor] = useState<number | null>(null);
+  const [cursor, setCursor] = useState<number | string | null>(null);
   const { busy, error, run } = useAction();
   const first = useLoad(async (signal) => {
-    const p = await api<{ records: RecordView[]; nextCursor: number | null }>(`/v1/records/${seg(props.ns)}/timeline?limit=20`, { signal });
+    const p = await api<{ records: RecordView[]; nextCursor: number | string | null }>(`/v1/records/${seg(props.ns)}/timeline?limit=20`, { signal });
     setPages([p.records]);
     setCursor(p.nextCursor);
     return p;
@@ -53,7 +53,7 @@ function Timeline(props: { ns: string; version: number }) {
   const older = async () => {
     if (cursor === null) return;
     await run(async () => {
-      const p = await api<{ records: RecordView[]; nextCursor: number | null }>(`/v1/records/${seg(props.ns)}/timeline?limit=20&until=${cursor}`);
+      const p = await api<{ records: RecordView[]; nextCursor: number | string | null }>(`/v1/records/${seg(props.ns)}/timeline?limit=20&until=${encodeURIComponent(cursor)}`);
       setPages((ps) => [...ps, p.records]);
       setCursor(p.nextCursor);
     });

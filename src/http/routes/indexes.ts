@@ -1,5 +1,5 @@
 /** @module routes/indexes — the Pinecone-compatible /v1/indexes layer: control plane (snake_case) and data plane (camelCase). */
-import { MAX_ID_BYTES, type FetchedVector } from "../../engine/collection.js";
+import { MAX_ID_BYTES, type Collection, type FetchedVector } from "../../engine/collection.js";
 import { SvcError } from "../../errors.js";
 import type { IndexRecord, IndexService } from "../../memory/indexes.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
@@ -14,7 +14,7 @@ const NAMESPACE_PAGE = 100;
 export function indexRoutes(indexes: IndexService): Route[] {
   const tenant = (ctx: RequestContext) => ctx.principal.tenant;
   const name = (ctx: RequestContext) => ctx.params.name!;
-  const collection = (ctx: RequestContext) => indexes.collection(tenant(ctx), name(ctx));
+  const use = <T>(ctx: RequestContext, fn: (c: Collection) => T | Promise<T>) => indexes.use(tenant(ctx), name(ctx), fn);
   const model = (ctx: RequestContext, r: IndexRecord) => indexModel(ctx.baseUrl, r);
 
   const upsert = async (ctx: RequestContext, namespace: unknown) => {
@@ -28,7 +28,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
       if (sparseValues !== undefined) throw new SvcError("E_BAD_REQUEST", "sparse values are not supported; indexes are dense", { field: `vectors[${i}].sparseValues` });
       return { id: id as string, values: floats(values, `vectors[${i}].values`), metadata };
     });
-    const res = await (await collection(ctx)).upsert(ns(namespace), input);
+    const res = await use(ctx, (c) => c.upsert(ns(namespace), input));
     ctx.usage.written = res.upsertedCount;
     return { body: res };
   };
@@ -93,7 +93,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
       // A query scans at most the namespace's live rows (Collection.query caps `scanned` there).
       usageBound: async (ctx) => {
         const b = typeof ctx.body === "object" && ctx.body !== null ? (ctx.body as Record<string, unknown>) : {};
-        return { scanned: (await collection(ctx)).count(ns(b.namespace)) };
+        return { scanned: await use(ctx, (c) => c.count(ns(b.namespace))) };
       },
       requestBody: S.queryRequest, response: { status: 200, schema: S.queryResponse, description: "Matches, best first" },
       async handle(ctx) {
@@ -105,16 +105,18 @@ export function indexRoutes(indexes: IndexService): Route[] {
         const topK = b.topK ?? 10;
         if (typeof topK !== "number") throw new SvcError("E_TOP_K", "topK must be an integer in [1, 10000]", { field: "topK" });
         const namespace = ns(b.namespace);
-        const c = await collection(ctx);
-        const res = await c.query(namespace, {
-          vector: b.vector === undefined ? undefined : floats(b.vector, "vector"),
-          id: b.id as string | undefined,
-          topK,
-          filter: indexes.liveFilter(c, namespace, b.filter), // expired vectors (svc_expires_at <= now) never match
-          includeValues: flag(b.includeValues, "includeValues"),
-          includeMetadata: flag(b.includeMetadata, "includeMetadata"),
-          exact: flag(b.exact, "exact"),
-        });
+        const vector = b.vector === undefined ? undefined : floats(b.vector, "vector");
+        const res = await use(ctx, (c) =>
+          c.query(namespace, {
+            vector,
+            id: b.id as string | undefined,
+            topK,
+            filter: indexes.liveFilter(c, namespace, b.filter), // expired vectors (svc_expires_at <= now) never match
+            includeValues: flag(b.includeValues, "includeValues"),
+            includeMetadata: flag(b.includeMetadata, "includeMetadata"),
+            exact: flag(b.exact, "exact"),
+          }),
+        );
         ctx.usage.scanned = res.scanned;
         return { body: { matches: res.matches, namespace: typeof b.namespace === "string" ? b.namespace : "", usage: { readUnits: readUnits(res.scanned) } } };
       },
@@ -135,7 +137,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
           if (id === "" || Buffer.byteLength(id) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `ids[${i}] must be a non-empty string of at most ${MAX_ID_BYTES} bytes`, { field: `ids[${i}]` });
         });
         const namespace = ctx.query.get("namespace") ?? "";
-        const found = (await collection(ctx)).fetch(ns(namespace), ids).filter((v) => !indexes.expired(v.metadata));
+        const found = await use(ctx, (c) => c.fetch(ns(namespace), ids).filter((v) => !indexes.expired(v.metadata)));
         const vectors: Record<string, ReturnType<typeof wireVector>> = {};
         for (const v of found) vectors[v.id] = wireVector(v);
         return { body: { vectors, namespace, usage: { readUnits: Math.max(1, found.length) } } };
@@ -146,7 +148,8 @@ export function indexRoutes(indexes: IndexService): Route[] {
       requestBody: S.updateRequest, response: { status: 200, schema: { type: "object" }, description: "Updated ({})" },
       async handle(ctx) {
         const b = object(ctx.body);
-        await (await collection(ctx)).update(ns(b.namespace), { id: b.id as string, values: b.values === undefined ? undefined : floats(b.values, "values"), setMetadata: b.setMetadata });
+        const values = b.values === undefined ? undefined : floats(b.values, "values");
+        await use(ctx, (c) => c.update(ns(b.namespace), { id: b.id as string, values, setMetadata: b.setMetadata }));
         ctx.usage.written = b.values === undefined ? 0 : 1;
         return { body: {} };
       },
@@ -159,7 +162,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
         const given = [b.ids !== undefined, b.filter !== undefined, b.deleteAll === true].filter(Boolean).length;
         if (given !== 1) throw new SvcError("E_BAD_REQUEST", "give exactly one of ids, filter or deleteAll: true", { field: "ids" });
         if (b.deleteAll !== undefined && typeof b.deleteAll !== "boolean") throw new SvcError("E_BAD_REQUEST", "deleteAll must be a boolean", { field: "deleteAll" });
-        await (await collection(ctx)).delete(ns(b.namespace), { ids: b.ids as string[] | undefined, filter: b.filter, deleteAll: b.deleteAll === true });
+        await use(ctx, (c) => c.delete(ns(b.namespace), { ids: b.ids as string[] | undefined, filter: b.filter, deleteAll: b.deleteAll === true }));
         return { body: {} };
       },
     },
@@ -169,7 +172,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
       response: { status: 200, schema: S.statsResponse, description: "Counts" },
       async handle(ctx) {
         const filter = method === "post" && ctx.body !== undefined ? object(ctx.body).filter : undefined;
-        const s = (await collection(ctx)).stats(filter);
+        const s = await use(ctx, (c) => c.stats(filter));
         const namespaces: Record<string, { vectorCount: number }> = Object.create(null);
         for (const [n, v] of Object.entries(s.namespaces)) namespaces[n === "" ? DEFAULT_NAMESPACE : n] = v;
         return { body: { namespaces, dimension: s.dimension, indexFullness: 0, totalVectorCount: s.totalVectorCount, metric: s.metric, vectorType: "dense" } };
@@ -188,7 +191,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
         const token = ctx.query.get("paginationToken") ?? ctx.query.get("pagination_token");
         const after = token === null ? null : fromToken(token);
         const prefix = ctx.query.get("prefix") ?? "";
-        const all = Object.entries((await collection(ctx)).stats().namespaces)
+        const all = Object.entries((await use(ctx, (c) => c.stats())).namespaces)
           .map(([n, v]) => ({ name: n === "" ? DEFAULT_NAMESPACE : n, record_count: v.vectorCount }))
           .filter((n) => n.name.startsWith(prefix))
           .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -202,7 +205,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
       response: { status: 200, schema: S.namespaceDescription, description: "The namespace" },
       async handle(ctx) {
         const n = ns(ctx.params.namespace);
-        const count = (await collection(ctx)).stats().namespaces[n]?.vectorCount;
+        const count = (await use(ctx, (c) => c.stats())).namespaces[n]?.vectorCount;
         if (count === undefined) throw new SvcError("E_NOT_FOUND", `no namespace '${ctx.params.namespace}' in index '${name(ctx)}'`, { field: "namespace" });
         return { body: { name: ctx.params.namespace, record_count: count } };
       },
@@ -211,10 +214,11 @@ export function indexRoutes(indexes: IndexService): Route[] {
       method: "delete", path: "/v1/indexes/{name}/namespaces/{namespace}", operationId: "delete_namespace", summary: "Delete a namespace and its vectors", tags: ["namespaces"], auth: "tenant", meter: "delete_namespace",
       response: { status: 202, schema: { type: "object" }, description: "Deleted ({})" },
       async handle(ctx) {
-        const c = await collection(ctx);
         const n = ns(ctx.params.namespace);
-        if (c.stats().namespaces[n] === undefined) throw new SvcError("E_NOT_FOUND", `no namespace '${ctx.params.namespace}' in index '${name(ctx)}'`, { field: "namespace" });
-        await c.delete(n, { deleteAll: true });
+        await use(ctx, async (c) => {
+          if (c.stats().namespaces[n] === undefined) throw new SvcError("E_NOT_FOUND", `no namespace '${ctx.params.namespace}' in index '${name(ctx)}'`, { field: "namespace" });
+          await c.delete(n, { deleteAll: true });
+        });
         return { status: 202, body: {} };
       },
     },

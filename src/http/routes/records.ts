@@ -67,11 +67,11 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
       method: "get", path: "/v1/records/{ns}/timeline", operationId: "records_timeline", summary: "Records newest first, a page at a time (pass nextCursor back as until)", tags: ["records"], auth: "tenant", meter: "records_timeline",
       queryParams: [
         { name: "since", schema: { type: "integer" }, description: "ts >= since (epoch ms)" },
-        { name: "until", schema: { type: "integer" }, description: "ts < until (epoch ms); the previous page's nextCursor" },
+        { name: "until", schema: { oneOf: [{ type: "integer" }, { type: "string", pattern: "^-?[0-9]+:.+$" }] }, description: "ts < until (epoch ms), or the previous page's nextCursor as returned (an integer ts, or \"<ts>:<id>\": after that record)" },
         listParam("kind", "any of these kinds"), listParam("tagsAny", "at least one of these tags"), listParam("tagsAll", "all of these tags"),
-        { name: "limit", schema: { type: "integer", minimum: 1, maximum: 500, default: 50 }, description: "page size; a page holds a whole group of records sharing a ts, so it can exceed limit when one ts alone has more" },
+        { name: "limit", schema: { type: "integer", minimum: 1, maximum: 500, default: 50 }, description: "page size, a hard cap; records sharing a ts are ordered by id descending and may be split across pages" },
       ],
-      response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" }, nextCursor: { type: ["integer", "null"] } } }, description: "One page; nextCursor null on the last" },
+      response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" }, nextCursor: { oneOf: [{ type: "integer" }, { type: "string" }, { type: "null" }] } } }, description: "One page, newest first (ts descending, then id descending); nextCursor, passed back as until, is the oldest ts returned when the page ends between two ts values, \"<ts>:<id>\" of the last record when it ends inside a group sharing one ts, null on the last page" },
       handle: async (ctx) => ({ body: await records.timeline(tenant(ctx), ns(ctx), ctx.query) }),
     },
     {
