@@ -19,6 +19,8 @@ export const ERRORS = {
   E_METADATA: { status: 400, summary: "a metadata value is not a string, finite number, boolean or list of strings" },
   E_NOT_FOUND: { status: 404, summary: "no such collection, namespace or id" },
   E_CONFLICT: { status: 409, summary: "the resource already exists or is being changed" },
+  E_ADDRESS_IN_USE: { status: 409, summary: "svc serve: another process already listens on this host and port (the CLI exits 3)" },
+  E_DATA_LOCKED: { status: 409, summary: "svc serve: another live process serves this data directory (<data>/LOCK holds its pid; the CLI exits 4)" },
   E_DELETION_PROTECTED: { status: 403, summary: "deletion protection is enabled for this index" },
   E_CLOSED: { status: 503, summary: "the collection is closed or shutting down" },
   E_WAL_CORRUPT: { status: 500, summary: "a write-ahead log frame failed its checksum before the tail; run `svc repair`" },

@@ -1,11 +1,12 @@
 /** @module app — one serving process: opens the data dir (keys, wallets, indexes), builds the route table, starts HTTP. */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import { KeyStore } from "../account/keys.js";
 import { parsePrices } from "../account/prices.js";
 import { Wallets } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
+import { lockDir } from "../engine/collection-files.js";
 import { Kernels } from "../kernels/abi.js";
 import { TextEncoder1024 } from "../encoder/encoder.js";
 import { openRegistry } from "../helpers/registry.js";
@@ -83,8 +84,29 @@ export function loadConfig(dataDir: string): { prices: ReturnType<typeof parsePr
   return { prices: parsePrices(raw.prices), commons: parseCommonsConfig(raw.commons) };
 }
 
+/** One server per data dir: <data>/LOCK (exclusive create, the owner's pid; a dead owner's lock is taken over). */
+function lockDataDir(dataDir: string): () => void {
+  try {
+    lockDir(dataDir);
+  } catch (err) {
+    if (err instanceof SvcError && err.code === "E_CONFLICT") throw new SvcError("E_DATA_LOCKED", `${err.message}: another svc serve uses this --data directory`, { field: "data", details: err.details });
+    throw err;
+  }
+  return () => rmSync(join(dataDir, "LOCK"), { force: true });
+}
+
 export async function startServer(opts: ServerOptions): Promise<Server> {
   mkdirSync(opts.dataDir, { recursive: true });
+  const unlock = lockDataDir(opts.dataDir);
+  try {
+    return await openServer(opts, unlock);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+async function openServer(opts: ServerOptions, unlock: () => void): Promise<Server> {
   const config = loadConfig(opts.dataDir);
   const registry = openRegistry({ dataDir: opts.dataDir }); // the signing key: <data>/keys/signing-key.pem, as `svc build`
   const keys = KeyStore.open(opts.dataDir);
@@ -114,6 +136,7 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
     await indexes.close();
     await wallets.close();
     await pool.close();
+    unlock();
   };
   let http: HttpServer;
   try {

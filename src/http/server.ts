@@ -1,7 +1,7 @@
 /** @module server — the uWebSockets.js app: routing, bodies (capped), auth, metering, codecs, backpressured replies, logs, metrics, shutdown. */
 import { randomBytes } from "node:crypto";
 import { STATUS_CODES } from "node:http";
-import { isIP } from "node:net";
+import { createServer, isIP } from "node:net";
 import pino, { type Logger } from "pino";
 import uWS from "uWebSockets.js";
 import type { KeyStore, Principal } from "../account/keys.js";
@@ -202,6 +202,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
     deps.metrics.observe("unmatched", e.status, 0, 0, 0);
   });
 
+  if (opts.port !== 0) await assertPortFree(opts.host, opts.port);
   const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
     app.listen(opts.host, opts.port, (s) => (s ? resolve(s) : reject(new SvcError("E_IO", `cannot listen on ${opts.host}:${opts.port} (address in use or not available)`))));
   });
@@ -220,6 +221,22 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       }
     },
   };
+}
+
+/**
+ * uWS listens with SO_REUSEPORT, so a second server on a taken port would start and the kernel
+ * would split connections between the two. A plain bind (no reuse) first: EADDRINUSE is
+ * E_ADDRESS_IN_USE. (A bind racing in between probe and listen is not covered.)
+ */
+export async function assertPortFree(host: string, port: number): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EADDRINUSE") reject(new SvcError("E_ADDRESS_IN_USE", `another process already listens on ${host}:${port}; stop it or pick another --port`, { field: "port" }));
+      else reject(new SvcError("E_IO", `cannot listen on ${host}:${port}: ${err.code ?? err.message}`, { field: "host", cause: err }));
+    });
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
 }
 
 function decodeParams(names: string[], raw: string[]): Record<string, string> {
