@@ -17,7 +17,8 @@ export const serveCommand: Command = {
       --mcp-allowed-hosts). On first start an admin key is
       created and printed once. Prices: <data>/config.json {"prices": {...}}.
       --no-auth (loopback only): no keys, every request is the local admin.
-      --port 0 picks a free port. Request logs are JSON lines on stdout.`,
+      --port 0 picks a free port. Request logs are JSON lines on stdout.
+      Exits 3 when the port is taken, 4 when another server holds --data.`,
   options: {
     host: { type: "string" },
     port: { type: "string" },
