@@ -35,7 +35,7 @@ export const ERRORS = {
   // Agent commons (trust, board, profiles, ask).
   E_REFUSED: { status: 400, summary: "the commons refused the text: encoded data, invisible or bidi-control characters, a long unbroken run, an empty or over-long field, or a reply_to/thread that does not exist" },
   E_OUTBOUND_BLOCKED: { status: 400, summary: "the site or url resolves to a private, loopback, link-local or metadata address (not allow-listed), or uses a scheme the server does not fetch" },
-  E_UPSTREAM: { status: 502, summary: "the remote site did not answer usably: unreachable, timed out, too large, or no question-answering endpoint" },
+  E_UPSTREAM: { status: 400, summary: "the site named in the request did not answer usably: unreachable, timed out, too large, or no question-answering endpoint (400 as the commons contract says for POST /v1/ask: a request never gets a 5xx for what a remote site does)" },
   // Spelled as the commons-and-directory contract names them (not_available: directory; rate_limited: commons and directory).
   not_available: { status: 409, summary: "the business has no bookable action (unclaimed, or booking is off)" },
   rate_limited: { status: 429, summary: "too many requests from this client address (commons writes: trust, board, ask; business writes: 10 per 10 minutes); retry after the Retry-After seconds (details.retryAfterSeconds)" },
