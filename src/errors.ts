@@ -24,6 +24,7 @@ export const ERRORS = {
   E_DELETION_PROTECTED: { status: 403, summary: "deletion protection is enabled for this index" },
   E_CLOSED: { status: 503, summary: "the collection is closed or shutting down" },
   E_WAL_CORRUPT: { status: 500, summary: "a write-ahead log frame failed its checksum before the tail; run `svc repair`" },
+  E_FILE_CORRUPT: { status: 500, summary: "a stored file (e.g. a causal model snapshot) failed its checksum or structure checks; /v1/health lists it under damage" },
   E_IO: { status: 500, summary: "a file operation failed" },
   E_OUT_OF_MEMORY: { status: 507, summary: "the shared arena cannot grow further" },
   E_WORKER_FAILED: { status: 503, summary: "a scan worker died; the task was not completed" },
@@ -64,4 +65,19 @@ export class SvcError extends Error {
   toJSON(): { error: { code: ErrorCode; message: string; field?: string } } {
     return { error: { code: this.code, message: this.message, ...(this.field === undefined ? {} : { field: this.field }) } };
   }
+}
+
+/** An absolute path in a message: "/" after the start, a space, a quote or a bracket, up to a delimiter. */
+const ABSOLUTE_PATH = /(^|[\s'"`(\[=])\/[^\s'"`,;:()<>\[\]]+/g;
+
+/**
+ * The error a client may see for `err` (the one place every error reply, REST or MCP, comes
+ * from): an SvcError as it is, anything else E_INTERNAL; a 5xx message has its absolute paths
+ * replaced by "<server path>" (the server log keeps the original as the cause).
+ */
+export function publicError(err: unknown): SvcError {
+  const e = err instanceof SvcError ? err : new SvcError("E_INTERNAL", "internal error; see the server log", { cause: err });
+  if (e.status < 500) return e;
+  const message = e.message.replace(ABSOLUTE_PATH, "$1<server path>");
+  return message === e.message ? e : new SvcError(e.code, message, { field: e.field, details: e.details, cause: err });
 }

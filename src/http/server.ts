@@ -6,7 +6,7 @@ import pino, { type Logger } from "pino";
 import uWS from "uWebSockets.js";
 import type { KeyStore, Principal } from "../account/keys.js";
 import type { Wallets } from "../account/wallet.js";
-import { SvcError } from "../errors.js";
+import { publicError, SvcError } from "../errors.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
 import { HttpMetrics } from "./metrics.js";
 import { authenticate, execute } from "./invoke.js";
@@ -131,7 +131,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         finish();
       };
       const fail = (err: unknown) => {
-        const e = toSvcError(err);
+        const e = publicError(err);
         if (e.status >= 500) log.error({ reqId, err }, "request failed");
         respond(e.status, CONTENT_TYPE.json, JSON.stringify(e.toJSON()));
       };
@@ -277,9 +277,4 @@ export function readBody(res: uWS.HttpResponse, declared: number, limit: number,
       if (isLast) resolve(buf.subarray(0, len));
     });
   });
-}
-
-function toSvcError(err: unknown): SvcError {
-  if (err instanceof SvcError) return err;
-  return new SvcError("E_INTERNAL", "internal error; see the server log", { cause: err });
 }

@@ -4,6 +4,7 @@ import { open, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { lockDir, writeDurable } from "../../engine/collection-files.js";
 import { SvcError } from "../../errors.js";
+import { reportDamage } from "../../store/damage.js";
 import { decodeHdscm, encodeHdscm } from "./format.js";
 import { checkAppend, newModel, parseWorlds, withRoom, type CausalModel } from "./model.js";
 import { answer, parseQuery, type CausalAnswer } from "./query.js";
@@ -36,6 +37,8 @@ interface Entry {
  */
 export class CausalService {
   private readonly entries = new Map<string, Entry>();
+  /** Damaged stores already reported. */
+  private readonly damaged = new Set<string>();
   private closed = false;
 
   constructor(private readonly dataDir: string) {}
@@ -56,12 +59,29 @@ export class CausalService {
       let model: CausalModel | null = null;
       if (existsSync(join(dir, FILE))) {
         lockDir(dir);
-        model = decodeHdscm(readFileSync(join(dir, FILE)));
+        model = this.load(tenant, name, dir);
       }
       e = { dir, model, chain: Promise.resolve() };
       this.entries.set(key, e);
     }
     return e;
+  }
+
+  /** The stored snapshot; one that fails its checks is the server's fault, not the request's: 500 E_FILE_CORRUPT, reported as damage. */
+  private load(tenant: string, name: string, dir: string): CausalModel {
+    try {
+      return decodeHdscm(readFileSync(join(dir, FILE)));
+    } catch (err) {
+      rmSync(join(dir, "LOCK"), { force: true });
+      const file = join("tenants", tenant, "hd", "causal", name, FILE);
+      const detail = err instanceof SvcError ? err.message : (err as Error).message;
+      const store = `causal:${tenant}/${name}`;
+      if (!this.damaged.has(store)) {
+        this.damaged.add(store);
+        reportDamage({ store, file, kind: "bad-file", detail, dropped: 0, offline: true });
+      }
+      throw new SvcError("E_FILE_CORRUPT", `the stored causal model '${name}' is damaged (${detail}); import a good copy or restore ${file}`, { field: "name", cause: err });
+    }
   }
 
   private loaded(tenant: string, name: string): CausalModel {
