@@ -251,20 +251,45 @@ function decodeParams(names: string[], raw: string[]): Record<string, string> {
   return out;
 }
 
-/** Read the whole body, copying uWS's transient chunks; rejects with E_TOO_LARGE past `limit`. */
+/** A refused body is read and dropped up to this many bytes (or this long) before the 413 goes out and the connection closes. */
+const REFUSED_DRAIN_BYTES = 64 << 20;
+const REFUSED_DRAIN_MS = 10_000;
+
+/**
+ * Read the whole body, copying uWS's transient chunks; rejects with E_TOO_LARGE once it passes
+ * `limit` (a declared length over it is refused on the headers, before this). A body that passes
+ * the cap while arriving (chunked) is drained before the refusal (at most REFUSED_DRAIN_BYTES /
+ * REFUSED_DRAIN_MS): a client still sending when the server closes would see a reset, not the 413.
+ */
 export function readBody(res: uWS.HttpResponse, declared: number, limit: number, flight: Flight): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // Grown as bytes arrive (doubling), so a declared length alone reserves at most 1 MiB.
     let buf = Buffer.allocUnsafe(declared >= 0 ? Math.min(declared, 1 << 20) : 16 << 10);
     let len = 0;
+    let dropped = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const refuse = () => {
+      clearTimeout(timer);
+      reject(new SvcError("E_TOO_LARGE", `the body exceeds the limit of ${limit} bytes`, { field: "body" }));
+    };
+    const drain = () => (timer = setTimeout(refuse, REFUSED_DRAIN_MS));
     let failed = false;
-    flight.onAbort = () => reject(new SvcError("E_BAD_REQUEST", "the client closed the connection before sending the whole body", { field: "body" }));
+    flight.onAbort = () => {
+      clearTimeout(timer);
+      reject(new SvcError("E_BAD_REQUEST", "the client closed the connection before sending the whole body", { field: "body" }));
+    };
     res.onData((chunk, isLast) => {
-      if (failed || flight.aborted) return;
+      if (flight.aborted) return;
       const n = chunk.byteLength;
-      if (len + n > limit) {
+      if (!failed && len + n > limit) {
         failed = true;
-        reject(new SvcError("E_TOO_LARGE", `the body exceeds the limit of ${limit} bytes`, { field: "body" }));
+        dropped = len;
+        buf = Buffer.alloc(0);
+        drain();
+      }
+      if (failed) {
+        dropped += n;
+        if (isLast || dropped > REFUSED_DRAIN_BYTES) refuse();
         return;
       }
       if (len + n > buf.length) {
