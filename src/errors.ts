@@ -1,4 +1,5 @@
 /** @module errors — SvcError and the one table of stable error codes with their HTTP statuses. */
+import { readdirSync } from "node:fs";
 
 /** Stable codes; clients match on these, so never rename one. */
 export const ERRORS = {
@@ -22,6 +23,7 @@ export const ERRORS = {
   E_ADDRESS_IN_USE: { status: 409, summary: "svc serve: another process already listens on this host and port (the CLI exits 3)" },
   E_DATA_LOCKED: { status: 409, summary: "svc serve: another live process serves this data directory (<data>/LOCK holds its pid; the CLI exits 4)" },
   E_DELETION_PROTECTED: { status: 403, summary: "deletion protection is enabled for this index" },
+  E_NOT_READY: { status: 503, summary: "the server is still opening its stores (write-ahead log replay); GET /v1/ready answers 200 once every store is open" },
   E_CLOSED: { status: 503, summary: "the collection is closed or shutting down" },
   E_WAL_CORRUPT: { status: 500, summary: "a write-ahead log frame failed its checksum before the tail; run `svc repair`" },
   E_FILE_CORRUPT: { status: 500, summary: "a stored file (e.g. a causal model snapshot) failed its checksum or structure checks; /v1/health lists it under damage" },
@@ -67,8 +69,16 @@ export class SvcError extends Error {
   }
 }
 
-/** An absolute path in a message: "/" after the start, a space, a quote or a bracket, up to a delimiter. */
-const ABSOLUTE_PATH = /(^|[\s'"`(\[=])\/[^\s'"`,;:()<>\[\]]+/g;
+/** An absolute file path in a message: "/" + a top-level directory of this machine (so not a route like /v1/health), up to a delimiter. */
+const ABSOLUTE_PATH = (() => {
+  let roots: string[] = [];
+  try {
+    roots = readdirSync("/").map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  } catch {
+    // no listing: nothing to match
+  }
+  return roots.length === 0 ? /$^/g : new RegExp(`(^|[\\s'"\`(\\[=])\\/(?:${roots.join("|")})(?:\\/[^\\s'"\`,;:()<>\\[\\]]*)?(?=$|[\\s'"\`,;:()<>\\[\\]])`, "g");
+})();
 
 /**
  * The error a client may see for `err` (the one place every error reply, REST or MCP, comes

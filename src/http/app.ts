@@ -22,7 +22,7 @@ import { KnowledgeGraphs } from "../hd/kg/service.js";
 import { hdAnalogyRoutes } from "./routes/hd-analogy.js";
 import { AnalogyService } from "../hd/analogy/service.js";
 import { indexRoutes } from "./routes/indexes.js";
-import { opsRoutes } from "./routes/ops.js";
+import { opsRoutes, type Readiness } from "./routes/ops.js";
 import { recordRoutes } from "./routes/records.js";
 import { embedRoutes } from "./routes/embed.js";
 import { causalRoutes } from "./routes/hd-causal.js";
@@ -121,7 +121,8 @@ async function openServer(opts: ServerOptions, unlock: () => void): Promise<Serv
   const { directory } = await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed });
   const metrics = new HttpMetrics();
   const routes: Route[] = [];
-  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...embedRoutes(encoder), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
+  const readiness: Readiness = { ready: false, opened: 0, failed: [] };
+  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes, readiness: () => readiness }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...embedRoutes(encoder), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
   routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
   routes.push(...directoryRoutes(directory));
   const commons = await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability });
@@ -153,6 +154,17 @@ async function openServer(opts: ServerOptions, unlock: () => void): Promise<Serv
     await closeServices();
     throw err;
   }
+  // Readiness: every index and records collection on disk is opened (its WAL replayed) after the
+  // listener is up; /v1/health answers at once, /v1/ready once this is done.
+  const logger = opts.logger ?? pino({ level: "silent" });
+  void (async () => {
+    const opened = () => void readiness.opened++;
+    const failed = [...(await indexes.openAll(opened)), ...(await records.openAll(opened))];
+    for (const f of failed) logger.error({ store: f.store, err: f.error }, `could not open ${f.store}`);
+    readiness.failed = failed.map((f) => f.store);
+    readiness.ready = true;
+    logger.info({ failed: readiness.failed }, "ready: every store is open");
+  })().catch((err: unknown) => logger.error({ err }, "opening the stores failed"));
   return {
     ...http,
     keys,
