@@ -39,10 +39,26 @@ export function authenticate(auth: Route["auth"], c: Credentials, keys: KeyStore
 
 /** Run an authenticated request: metered routes check the tenant's wallet first and are charged on success (admins are not metered). */
 export async function execute(route: Route, ctx: RequestContext, deps: Pick<InvokeDeps, "wallets" | "metrics">): Promise<Reply> {
+  refuseUnknownFields(route, ctx.body);
   const metered = route.meter !== undefined && !ctx.principal.admin;
   if (metered) await deps.wallets.check(ctx.principal.tenant);
   const reply = await route.handle(ctx);
   if (metered) await deps.wallets.charge(ctx.principal.tenant, route.meter!, ctx.usage);
   deps.metrics.usage(ctx.usage);
   return reply;
+}
+
+/**
+ * The one rule for unknown fields, on every route whose request body schema lists its
+ * properties (REST and MCP alike): a top-level field the schema does not name is refused with
+ * 400 naming it, so a misspelt option never silently does nothing. Nested free-form objects
+ * (metadata, spec, tags, helper arguments) are not checked here.
+ */
+export function refuseUnknownFields(route: Route, body: unknown): void {
+  const props = route.rawBody ? undefined : (route.requestBody?.properties as Record<string, unknown> | undefined);
+  if (props === undefined || route.requestBody?.additionalProperties !== undefined) return;
+  if (typeof body !== "object" || body === null || Array.isArray(body) || Buffer.isBuffer(body)) return;
+  for (const k of Object.keys(body)) {
+    if (!Object.hasOwn(props, k)) throw new SvcError("E_BAD_REQUEST", `unknown field '${k}'; this operation takes ${Object.keys(props).join(", ")}`, { field: k });
+  }
 }

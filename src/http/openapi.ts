@@ -21,7 +21,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       ...(r.rawBody
         ? { requestBody: { required: true, content: { [r.rawBody]: { schema: r.requestBody ?? { type: "string", contentEncoding: "binary" } } } } }
         : r.requestBody
-          ? { requestBody: { required: r.method !== "get", content: media(r.requestBody, r.proto?.request !== undefined) } }
+          ? { requestBody: { required: r.method !== "get", content: media(closed(r.requestBody), r.proto?.request !== undefined) } }
           : {}),
       responses: {
         [String(r.response.status)]: { description: r.response.description, ...(r.response.schema ? { content: media(r.response.schema, r.proto !== undefined) } : {}) },
@@ -49,4 +49,9 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       schemas: { Error: errorBody },
     },
   };
+}
+
+/** Unknown top-level fields are refused (invoke.ts `refuseUnknownFields`): the document says so with additionalProperties: false. */
+function closed(schema: Schema): Schema {
+  return schema.properties !== undefined && schema.additionalProperties === undefined ? { ...schema, additionalProperties: false } : schema;
 }
