@@ -1,15 +1,18 @@
 /** `svc serve` refuses a taken port (exit 3, E_ADDRESS_IN_USE) and a data dir another live server holds (exit 4, E_DATA_LOCKED); a dead owner's LOCK is taken over. Real processes. */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 
-/** Run `svc serve` expecting it to refuse: resolves with its exit code and stderr (killed after 30 s if it starts instead). */
+const started: ChildProcess[] = [];
+
+/** Run `svc serve` expecting it to refuse: resolves with its exit code and stderr (killed after 30 s, or at the end of the file, if it starts instead). */
 function serveRefused(args: string[]): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [MAIN, "serve", "--log-level", "warn", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    started.push(child);
     let stderr = "";
     let stdout = "";
     child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
@@ -35,6 +38,7 @@ describe("svc serve: one server per port and per data dir", () => {
   }, 60_000);
   afterAll(async () => {
     await a?.dispose();
+    for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill("SIGTERM");
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
