@@ -1,4 +1,5 @@
 /** @module errors — SvcError and the one table of stable error codes with their HTTP statuses. */
+import { readdirSync } from "node:fs";
 
 /** Stable codes; clients match on these, so never rename one. */
 export const ERRORS = {
@@ -21,7 +22,10 @@ export const ERRORS = {
   E_TOO_DEEP: { status: 400, summary: "a value in the input nests objects or arrays more than 32 levels deep (the body is level 1)" },
   E_NOT_FOUND: { status: 404, summary: "no such collection, namespace or id" },
   E_CONFLICT: { status: 409, summary: "the resource already exists or is being changed" },
+  E_ADDRESS_IN_USE: { status: 409, summary: "svc serve: another process already listens on this host and port (the CLI exits 3)" },
+  E_DATA_LOCKED: { status: 409, summary: "svc serve: another live process serves this data directory (<data>/LOCK holds its pid; the CLI exits 4)" },
   E_DELETION_PROTECTED: { status: 403, summary: "deletion protection is enabled for this index" },
+  E_NOT_READY: { status: 503, summary: "the server is still opening its stores (write-ahead log replay); GET /v1/ready answers 200 once every store is open" },
   E_CLOSED: { status: 503, summary: "the collection is closed or shutting down" },
   E_STORE_OFFLINE: { status: 503, summary: "a store this operation needs was found damaged and is offline (GET /v1/health names it); run `svc repair` with the server stopped" },
   E_WAL_CORRUPT: { status: 500, summary: "a write-ahead log frame failed its checksum before the tail; run `svc repair`" },
@@ -37,7 +41,7 @@ export const ERRORS = {
   // Agent commons (trust, board, profiles, ask).
   E_REFUSED: { status: 400, summary: "the commons refused the text: encoded data, invisible or bidi-control characters, a long unbroken run, an empty or over-long field, or a reply_to/thread that does not exist" },
   E_OUTBOUND_BLOCKED: { status: 400, summary: "the site or url resolves to a private, loopback, link-local or metadata address (not allow-listed), or uses a scheme the server does not fetch" },
-  E_UPSTREAM: { status: 502, summary: "the remote site did not answer usably: unreachable, timed out, too large, or no question-answering endpoint" },
+  E_UPSTREAM: { status: 400, summary: "the site named in the request did not answer usably: unreachable, timed out, too large, or no question-answering endpoint (400 as the commons contract says for POST /v1/ask: a request never gets a 5xx for what a remote site does)" },
   // Spelled as the commons-and-directory contract names them (not_available: directory; rate_limited: commons and directory).
   not_available: { status: 409, summary: "the business has no bookable action (unclaimed, or booking is off)" },
   E_TOO_MANY_SESSIONS: { status: 429, summary: "this client address (keyless) or API key already holds its share of open MCP sessions; close idle ones with DELETE /mcp" },
@@ -67,4 +71,27 @@ export class SvcError extends Error {
   toJSON(): { error: { code: ErrorCode; message: string; field?: string } } {
     return { error: { code: this.code, message: this.message, ...(this.field === undefined ? {} : { field: this.field }) } };
   }
+}
+
+/** An absolute file path in a message: "/" + a top-level directory of this machine (so not a route like /v1/health), up to a delimiter. */
+const ABSOLUTE_PATH = (() => {
+  let roots: string[] = [];
+  try {
+    roots = readdirSync("/").map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  } catch {
+    // no listing: nothing to match
+  }
+  return roots.length === 0 ? /$^/g : new RegExp(`(^|[\\s'"\`(\\[=])\\/(?:${roots.join("|")})(?:\\/[^\\s'"\`,;:()<>\\[\\]]*)?(?=$|[\\s'"\`,;:()<>\\[\\]])`, "g");
+})();
+
+/**
+ * The error a client may see for `err` (the one place every error reply, REST or MCP, comes
+ * from): an SvcError as it is, anything else E_INTERNAL; a 5xx message has its absolute paths
+ * replaced by "<server path>" (the server log keeps the original as the cause).
+ */
+export function publicError(err: unknown): SvcError {
+  const e = err instanceof SvcError ? err : new SvcError("E_INTERNAL", "internal error; see the server log", { cause: err });
+  if (e.status < 500) return e;
+  const message = e.message.replace(ABSOLUTE_PATH, "$1<server path>");
+  return message === e.message ? e : new SvcError(e.code, message, { field: e.field, details: e.details, cause: err });
 }

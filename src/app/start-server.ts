@@ -1,5 +1,5 @@
 /** @module app — one serving process: opens the data dir (keys, wallets, indexes), builds the route table, starts HTTP. */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import { KeyStore } from "../account/keys.js";
@@ -7,6 +7,7 @@ import { parsePrices } from "../account/prices.js";
 import { Wallets } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
+import { lockDir } from "../engine/collection-files.js";
 import { Kernels } from "../kernels/abi.js";
 import { TextEncoder1024 } from "../encoder/encoder.js";
 import { openRegistry } from "../helpers/registry.js";
@@ -22,7 +23,7 @@ import { KnowledgeGraphs } from "../hd/kg/service.js";
 import { hdAnalogyRoutes } from "../http/routes/hd-analogy.js";
 import { AnalogyService } from "../hd/analogy/service.js";
 import { indexRoutes } from "../http/routes/indexes.js";
-import { opsRoutes } from "../http/routes/ops.js";
+import { opsRoutes, type Readiness } from "../http/routes/ops.js";
 import { recordRoutes } from "../http/routes/records.js";
 import { embedRoutes } from "../http/routes/embed.js";
 import { causalRoutes } from "../http/routes/hd-causal.js";
@@ -89,8 +90,29 @@ export function loadConfig(dataDir: string): { prices: ReturnType<typeof parsePr
   return { prices: parsePrices(raw.prices), commons: parseCommonsConfig(raw.commons) };
 }
 
+/** One server per data dir: <data>/LOCK (exclusive create, the owner's pid; a dead owner's lock is taken over). */
+function lockDataDir(dataDir: string): () => void {
+  try {
+    lockDir(dataDir);
+  } catch (err) {
+    if (err instanceof SvcError && err.code === "E_CONFLICT") throw new SvcError("E_DATA_LOCKED", `${err.message}: another svc serve uses this --data directory`, { field: "data", details: err.details });
+    throw err;
+  }
+  return () => rmSync(join(dataDir, "LOCK"), { force: true });
+}
+
 export async function startServer(opts: ServerOptions): Promise<Server> {
   mkdirSync(opts.dataDir, { recursive: true });
+  const unlock = lockDataDir(opts.dataDir);
+  try {
+    return await openServer(opts, unlock);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+async function openServer(opts: ServerOptions, unlock: () => void): Promise<Server> {
   const config = loadConfig(opts.dataDir);
   const registry = openRegistry({ dataDir: opts.dataDir }); // the signing key: <data>/keys/signing-key.pem, as `svc build`
   const keys = KeyStore.open(opts.dataDir);
@@ -105,7 +127,8 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
   const { directory } = await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed });
   const metrics = new HttpMetrics();
   const routes: Route[] = [];
-  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...embedRoutes(encoder), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
+  const readiness: Readiness = { ready: false, opened: 0, failed: [] };
+  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes, readiness: () => readiness }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...embedRoutes(encoder), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
   routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
   routes.push(...directoryRoutes(directory));
   const commons = await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability });
@@ -120,6 +143,7 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
     await indexes.close();
     await wallets.close();
     await pool.close();
+    unlock();
   };
   let http: HttpServer;
   try {
@@ -138,6 +162,17 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
     await closeServices();
     throw err;
   }
+  // Readiness: every index and records collection on disk is opened (its WAL replayed) after the
+  // listener is up; /v1/health answers at once, /v1/ready once this is done.
+  const logger = opts.logger ?? pino({ level: "silent" });
+  void (async () => {
+    const opened = () => void readiness.opened++;
+    const failed = [...(await indexes.openAll(opened)), ...(await records.openAll(opened))];
+    for (const f of failed) logger.error({ store: f.store, err: f.error }, `could not open ${f.store}`);
+    readiness.failed = failed.map((f) => f.store);
+    readiness.ready = true;
+    logger.info({ failed: readiness.failed }, "ready: every store is open");
+  })().catch((err: unknown) => logger.error({ err }, "opening the stores failed"));
   return {
     ...http,
     keys,

@@ -33,6 +33,9 @@ ${all.map((c) => `  ${c.usage}`).join("\n")}
       This text.`;
 }
 
+/** Documented exit codes: 0 ok, 1 server-side failure, 2 bad input; `svc serve` refusing to start: 3 port taken, 4 data dir in use. */
+const EXIT_CODES: Partial<Record<string, number>> = { E_ADDRESS_IN_USE: 3, E_DATA_LOCKED: 4 };
+
 async function main(argv: string[]): Promise<number> {
   const name = argv.find((a) => !a.startsWith("-"));
   const load = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
@@ -63,6 +66,6 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     if (err instanceof SvcError) process.stderr.write(`svc: ${err.code}: ${err.message}\n`);
     else process.stderr.write(`svc: ${(err as Error).message ?? String(err)}\n`);
-    process.exit(err instanceof SvcError && err.status < 500 ? 2 : 1);
+    process.exit(err instanceof SvcError ? (EXIT_CODES[err.code] ?? (err.status < 500 ? 2 : 1)) : 1);
   },
 );

@@ -22,7 +22,8 @@ export const serveCommand: Command = {
       --tls-cert/--tls-key (PEM files, both or neither): serve HTTPS (HTTP/1.1
       over TLS) for REST, /mcp and the dashboard. svc's clients (svc mcp,
       recorders, hooks, export/import) refuse plain http to a non-loopback
-      host unless SVC_ALLOW_INSECURE=1, so serve TLS when clients are remote.`,
+      host unless SVC_ALLOW_INSECURE=1, so serve TLS when clients are remote.
+      Exits 3 when the port is taken, 4 when another server holds --data.`,
   options: {
     host: { type: "string" },
     port: { type: "string" },

@@ -134,7 +134,7 @@ export class Outbound {
     return url;
   }
 
-  /** Fetch `url` safely. Blocked targets: E_OUTBOUND_BLOCKED (400); unreachable, timed out, too large: E_UPSTREAM (502). */
+  /** Fetch `url` safely. Blocked targets: E_OUTBOUND_BLOCKED (400); unreachable, timed out, too large: E_UPSTREAM (400). */
   async fetch(url: URL, opts: FetchOptions): Promise<FetchResult> {
     let current = url;
     let method = opts.method ?? "GET";

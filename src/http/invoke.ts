@@ -43,6 +43,7 @@ export function authenticate(auth: Route["auth"], c: Credentials, keys: KeyStore
  * then runs the handler and settles to the actual usage, or releases the hold when the handler throws.
  */
 export async function execute(route: Route, ctx: RequestContext, deps: Pick<InvokeDeps, "wallets" | "metrics">): Promise<Reply> {
+  refuseUnknownFields(route, ctx.body);
   const metered = route.meter !== undefined && !ctx.principal.admin;
   const hold = metered ? await deps.wallets.reserve(ctx.principal.tenant, route.meter!, (await route.usageBound?.(ctx)) ?? {}) : null;
   let reply: Reply;
@@ -55,4 +56,19 @@ export async function execute(route: Route, ctx: RequestContext, deps: Pick<Invo
   if (hold) await deps.wallets.settle(hold, route.meter!, ctx.usage);
   deps.metrics.usage(ctx.usage);
   return reply;
+}
+
+/**
+ * The one rule for unknown fields, on every route whose request body schema lists its
+ * properties (REST and MCP alike): a top-level field the schema does not name is refused with
+ * 400 naming it, so a misspelt option never silently does nothing. Nested free-form objects
+ * (metadata, spec, tags, helper arguments) are not checked here.
+ */
+export function refuseUnknownFields(route: Route, body: unknown): void {
+  const props = route.rawBody ? undefined : (route.requestBody?.properties as Record<string, unknown> | undefined);
+  if (props === undefined || route.requestBody?.additionalProperties !== undefined) return;
+  if (typeof body !== "object" || body === null || Array.isArray(body) || Buffer.isBuffer(body)) return;
+  for (const k of Object.keys(body)) {
+    if (!Object.hasOwn(props, k)) throw new SvcError("E_BAD_REQUEST", `unknown field '${k}'; this operation takes ${Object.keys(props).join(", ")}`, { field: k });
+  }
 }

@@ -25,7 +25,7 @@ export function openApiDocument(routes: readonly Route[], softwareVersion: strin
       ...(r.rawBody
         ? { requestBody: { required: true, content: { [r.rawBody]: { schema: r.requestBody ?? { type: "string", contentEncoding: "binary" } } } } }
         : r.requestBody
-          ? { requestBody: { required: r.method !== "get", content: media(r.requestBody, r.proto?.request !== undefined) } }
+          ? { requestBody: { required: r.method !== "get", content: media(closed(r.requestBody), r.proto?.request !== undefined) } }
           : {}),
       responses: {
         [String(r.response.status)]: { description: r.response.description, ...(r.response.schema ? { content: media(r.response.schema, r.proto !== undefined) } : {}) },
@@ -69,4 +69,9 @@ export function routesMarkdown(routes: readonly Route[]): string {
 /** `doc` with the text between its routes markers replaced by `table`. */
 export function withRoutesTable(doc: string, table: string): string {
   return doc.replace(/(<!-- routes:begin[^>]*-->\n)[\s\S]*?(<!-- routes:end -->)/, `$1${table}\n$2`);
+}
+
+/** Unknown top-level fields are refused (invoke.ts `refuseUnknownFields`): the document says so with additionalProperties: false. */
+function closed(schema: Schema): Schema {
+  return schema.properties !== undefined && schema.additionalProperties === undefined ? { ...schema, additionalProperties: false } : schema;
 }

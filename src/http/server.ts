@@ -2,11 +2,12 @@
 import { randomBytes } from "node:crypto";
 import { accessSync, constants } from "node:fs";
 import { STATUS_CODES } from "node:http";
+import { createServer, isIP } from "node:net";
 import pino, { type Logger } from "pino";
 import uWS from "uWebSockets.js";
 import type { KeyStore, Principal } from "../account/keys.js";
 import type { Wallets } from "../account/wallet.js";
-import { SvcError } from "../errors.js";
+import { publicError, SvcError } from "../errors.js";
 import { isLoopback } from "../service-url.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
 import { HostGuard } from "./host-guard.js";
@@ -146,7 +147,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         finish();
       };
       const fail = (err: unknown) => {
-        const e = toSvcError(err);
+        const e = publicError(err);
         if (e.status >= 500) log.error({ reqId, err }, "request failed");
         respond(e.status, CONTENT_TYPE.json, JSON.stringify(e.toJSON()));
       };
@@ -220,6 +221,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
     deps.metrics.observe("unmatched", e.status, 0, 0, 0);
   });
 
+  if (opts.port !== 0) await assertPortFree(opts.host, opts.port);
   const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
     app.listen(opts.host, opts.port, (s) => (s ? resolve(s) : reject(new SvcError("E_IO", `cannot listen on ${opts.host}:${opts.port} (address in use or not available)`))));
   });
@@ -256,6 +258,22 @@ function sslApp(tls: TlsFiles): uWS.TemplatedApp {
   }
 }
 
+/**
+ * uWS listens with SO_REUSEPORT, so a second server on a taken port would start and the kernel
+ * would split connections between the two. A plain bind (no reuse) first: EADDRINUSE is
+ * E_ADDRESS_IN_USE. (A bind racing in between probe and listen is not covered.)
+ */
+export async function assertPortFree(host: string, port: number): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EADDRINUSE") reject(new SvcError("E_ADDRESS_IN_USE", `another process already listens on ${host}:${port}; stop it or pick another --port`, { field: "port" }));
+      else reject(new SvcError("E_IO", `cannot listen on ${host}:${port}: ${err.code ?? err.message}`, { field: "host", cause: err }));
+    });
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 function decodeParams(names: string[], raw: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   names.forEach((n, i) => {
@@ -268,20 +286,45 @@ function decodeParams(names: string[], raw: string[]): Record<string, string> {
   return out;
 }
 
-/** Read the whole body, copying uWS's transient chunks; rejects with E_TOO_LARGE past `limit`. */
+/** A refused body is read and dropped up to this many bytes (or this long) before the 413 goes out and the connection closes. */
+const REFUSED_DRAIN_BYTES = 64 << 20;
+const REFUSED_DRAIN_MS = 10_000;
+
+/**
+ * Read the whole body, copying uWS's transient chunks; rejects with E_TOO_LARGE once it passes
+ * `limit` (a declared length over it is refused on the headers, before this). A body that passes
+ * the cap while arriving (chunked) is drained before the refusal (at most REFUSED_DRAIN_BYTES /
+ * REFUSED_DRAIN_MS): a client still sending when the server closes would see a reset, not the 413.
+ */
 export function readBody(res: uWS.HttpResponse, declared: number, limit: number, flight: Flight): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // Grown as bytes arrive (doubling), so a declared length alone reserves at most 1 MiB.
     let buf = Buffer.allocUnsafe(declared >= 0 ? Math.min(declared, 1 << 20) : 16 << 10);
     let len = 0;
+    let dropped = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const refuse = () => {
+      clearTimeout(timer);
+      reject(new SvcError("E_TOO_LARGE", `the body exceeds the limit of ${limit} bytes`, { field: "body" }));
+    };
+    const drain = () => (timer = setTimeout(refuse, REFUSED_DRAIN_MS));
     let failed = false;
-    flight.onAbort = () => reject(new SvcError("E_BAD_REQUEST", "the client closed the connection before sending the whole body", { field: "body" }));
+    flight.onAbort = () => {
+      clearTimeout(timer);
+      reject(new SvcError("E_BAD_REQUEST", "the client closed the connection before sending the whole body", { field: "body" }));
+    };
     res.onData((chunk, isLast) => {
-      if (failed || flight.aborted) return;
+      if (flight.aborted) return;
       const n = chunk.byteLength;
-      if (len + n > limit) {
+      if (!failed && len + n > limit) {
         failed = true;
-        reject(new SvcError("E_TOO_LARGE", `the body exceeds the limit of ${limit} bytes`, { field: "body" }));
+        dropped = len;
+        buf = Buffer.alloc(0);
+        drain();
+      }
+      if (failed) {
+        dropped += n;
+        if (isLast || dropped > REFUSED_DRAIN_BYTES) refuse();
         return;
       }
       if (len + n > buf.length) {
@@ -294,9 +337,4 @@ export function readBody(res: uWS.HttpResponse, declared: number, limit: number,
       if (isLast) resolve(buf.subarray(0, len));
     });
   });
-}
-
-function toSvcError(err: unknown): SvcError {
-  if (err instanceof SvcError) return err;
-  return new SvcError("E_INTERNAL", "internal error; see the server log", { cause: err });
 }

@@ -1,5 +1,5 @@
 /** @module mcp/local-api — the REST operations called in-process (the /mcp endpoint): the route table's own handlers, authenticated and metered as REST. */
-import { SvcError } from "../errors.js";
+import { publicError, SvcError } from "../errors.js";
 import { authenticate, execute, type Credentials, type InvokeDeps } from "../http/invoke.js";
 import type { RequestContext, Route } from "../http/route.js";
 import { toHttp, type Operation } from "../tools/operation.js";
@@ -43,8 +43,9 @@ export class LocalApi {
           else if (reply.body !== undefined) out.body = JSON.parse(JSON.stringify(reply.body));
           return out;
         } catch (err) {
-          if (err instanceof SvcError) throw new ToolError(err.code, err.message, err.field);
-          throw err;
+          if (!(err instanceof SvcError)) throw err; // E_INTERNAL, logged by the MCP server
+          const e = publicError(err);
+          throw new ToolError(e.code, e.message, e.field);
         }
       },
     };

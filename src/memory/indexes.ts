@@ -218,6 +218,17 @@ export class IndexService {
     }
   }
 
+  /** Open (replay) every index of every tenant on disk; what failed is returned, not thrown (it stays failing on use). */
+  async openAll(onOpened: () => void = () => {}): Promise<Array<{ store: string; error: unknown }>> {
+    const failed: Array<{ store: string; error: unknown }> = [];
+    const root = join(this.dataDir, "tenants");
+    for (const tenant of existsSync(root) ? readdirSync(root).sort() : []) {
+      if (this.closed) break;
+      for (const { name } of this.list(tenant)) await this.use(tenant, name, () => undefined).then(onOpened, (error: unknown) => failed.push({ store: `index:${tenant}/${name}`, error }));
+    }
+    return failed;
+  }
+
   /** Checkpoint and close every open collection. */
   async close(): Promise<void> {
     if (this.closed) return;

@@ -1,6 +1,6 @@
 /** @module records — typed records per tenant: text embedded by the static encoder, kind/tags/ts filters, timeline pages, TTL, forget. */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { Bm25Index } from "../encoder/bm25.js";
 import { Collection } from "../engine/collection.js";
@@ -290,6 +290,17 @@ export class RecordService {
       }
     }
     return n;
+  }
+
+  /** Open (replay) every tenant's records collection on disk; what failed is returned, not thrown. */
+  async openAll(onOpened: () => void = () => {}): Promise<Array<{ store: string; error: unknown }>> {
+    const failed: Array<{ store: string; error: unknown }> = [];
+    const root = join(this.dataDir, "tenants");
+    for (const tenant of existsSync(root) ? readdirSync(root).sort() : []) {
+      if (this.closed) break;
+      if (existsSync(join(root, tenant, "records"))) await this.collection(tenant).then(onOpened, (error: unknown) => failed.push({ store: `records:${tenant}`, error }));
+    }
+    return failed;
   }
 
   async close(): Promise<void> {

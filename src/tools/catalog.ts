@@ -18,6 +18,7 @@ export const CATALOG: readonly Tool[] = [...recordTools, ...indexTools, ...hdToo
  */
 export const NOT_TOOLS: Readonly<Record<string, string>> = {
   health: "liveness probe",
+  ready: "readiness probe (for load balancers and orchestrators)",
   metrics: "Prometheus scrape",
   openapi: "describes the REST API itself",
   upsert_namespace: "same operation as upsert",

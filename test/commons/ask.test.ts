@@ -37,7 +37,7 @@ describe("parseAnswer", () => {
 });
 
 describe("AskBridge", () => {
-  it("gives up on a slow site after its deadline (about three time-outs) with 502, without trying every place", async () => {
+  it("gives up on a slow site after its deadline (about three time-outs) with E_UPSTREAM, without trying every place", async () => {
     const slow = await startSite(() => new Promise((r) => setTimeout(() => r({ body: { results: [] } }), 1500)));
     try {
       const bridge = new AskBridge(new Outbound({ ...DEFAULT_COMMONS_CONFIG.outbound, allow: [`127.0.0.1:${slow.port}`], http: true, timeoutMs: 150 }));

@@ -118,11 +118,11 @@ describe("Outbound", () => {
     expect((await failure(o.fetch(new URL(`${site.origin}/loop`), { field: "site" }))).code).toBe("E_UPSTREAM");
   });
 
-  it("caps the answer size and the time, as 502 E_UPSTREAM", async () => {
+  it("caps the answer size and the time, as 400 E_UPSTREAM (never a 5xx)", async () => {
     const o = new Outbound(cfg({ http: true, allow: [`127.0.0.1:${site.port}`], maxBytes: 1024, timeoutMs: 300 }));
     const big = await failure(o.fetch(new URL(`${site.origin}/big`), { field: "site" }));
     expect(big.code).toBe("E_UPSTREAM");
-    expect(big.status).toBe(502);
+    expect(big.status).toBe(400);
     expect(big.message).toMatch(/1024/);
     const slow = await failure(o.fetch(new URL(`${site.origin}/slow`), { field: "site" }));
     expect(slow.code).toBe("E_UPSTREAM");

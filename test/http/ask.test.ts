@@ -1,4 +1,4 @@
-/** POST /v1/ask over real HTTP against local NLWeb-style sites on loopback (allow-listed): both dialects (GET JSON/SSE, POST {query, prefer}), discovery, the agent passed on, 502 without an endpoint, SSRF attempts refused. */
+/** POST /v1/ask over real HTTP against local NLWeb-style sites on loopback (allow-listed): both dialects (GET JSON/SSE, POST {query, prefer}), discovery, the agent passed on, 400 E_UPSTREAM without an endpoint, SSRF attempts refused. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../e2e/client.js";
 import { startCommonsServer, type CommonsServer } from "../commons/commons-server.js";
@@ -137,9 +137,9 @@ describe("POST /v1/ask", () => {
     expect(direct.body.endpoint).toBe(`${linked.origin}/qa`);
   });
 
-  it("502 naming what was tried when the site publishes no endpoint", async () => {
+  it("400 E_UPSTREAM naming what was tried when the site publishes no endpoint", async () => {
     const r = await call(srv.url, null, "POST", "/v1/ask", { site: none.origin, question: "anything?" });
-    expect(r.status).toBe(502);
+    expect(r.status).toBe(400);
     expect(r.body.error).toMatchObject({ code: "E_UPSTREAM", field: "site" });
     expect(r.body.error.message).toContain(`${none.origin}/ask`);
   });

@@ -561,6 +561,19 @@ describe("a body over the cap -> 413 E_TOO_LARGE (body)", () => {
     expectError(await call("POST", "/v1/indexes/cap/query", { body: stream, ct: JSON_CT }), 400, "E_DIMENSION", "vector");
   });
 
+  it("a streamed upload that passes the cap gets the 413 (read to its end and dropped), not a reset, also through fetch", async () => {
+    const big = (bytes: number) => new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < bytes; i += 65536) c.enqueue(new Uint8Array(Math.min(65536, bytes - i)).fill(32));
+        c.close();
+      },
+    });
+    for (const bytes of [200_000, 8 << 20]) {
+      expectError(await call("POST", "/v1/indexes/cap/query", { body: big(bytes), ct: JSON_CT }), 413, "E_TOO_LARGE", "body");
+      expectError(await call("POST", "/v1/records/n/import", { body: big(bytes), ct: "multipart/form-data; boundary=x" }), 413, "E_TOO_LARGE", "body");
+    }
+  });
+
   it("stays up and keeps what it accepted", async () => {
     expectOk(await call("GET", "/v1/health"));
     expect(srv.child.exitCode).toBeNull();

@@ -174,6 +174,20 @@ describe("commons over HTTP (svc serve process)", () => {
     expect(existsSync(join(buildDir(a.tenant), "z.txt"))).toBe(false);
   });
 
+  it("an output path ending in a separator, with a name over 255 bytes or over 4000 bytes in all is 400 naming the field, not 500", async () => {
+    const lf = `/v1/commons/rungs/${idOf("line-folder")}/build`;
+    for (const output_path of ["x/", "deep/dir/", "x\\", `${"a".repeat(256)}.txt`, `d/${"b".repeat(300)}/x.txt`, `${"é".repeat(126)}.txt`, `${"c/".repeat(2001)}x.txt`]) {
+      const r = await call(srv.url, a.key, "POST", lf, { lines: ["x"], output_path });
+      expectError(r, 400, "E_BAD_REQUEST", "output_path");
+      expect(r.body.error.message).not.toContain(srv.dataDir);
+    }
+    const form = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("merged-cell-grid-reader")}/build`, { input_path: `${"n".repeat(256)}.xlsx`, output_path: "g.json" });
+    expectError(form, 400, "E_BAD_REQUEST", "input_path");
+    // 255 bytes is still a name
+    const ok = await call(srv.url, a.key, "POST", lf, { lines: ["x"], output_path: `${"a".repeat(251)}.txt` });
+    expect(ok.status, ok.raw.toString()).toBe(200);
+  });
+
   it("each tenant builds into its own dir and cannot read another tenant's files through input paths", async () => {
     const sheet = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("merged-header-sheet")}/build`, { ...SHEET, output_path: "sheets/q.xlsx" });
     expect(sheet.status, sheet.raw.toString()).toBe(200);

@@ -3,6 +3,8 @@
  * without a graph), observation vs intervention against exact values, append, .hdscm export and
  * import (raw octet-stream), determinism, restart, tenant isolation, bad input and metering.
  */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 import { until } from "../e2e/until.js";
@@ -129,5 +131,40 @@ describe("causal over HTTP (svc serve process)", () => {
     for (const op of ["hd_causal_worlds", "hd_causal_query", "hd_causal_export", "hd_causal_import", "hd_causal_delete"]) expect(ops).toContain(op);
     const worldsOp = (w.recent as Array<{ op: string; written: number }>).find((e) => e.op === "hd_causal_worlds")!;
     expect(worldsOp.written).toBeGreaterThan(0);
+  });
+
+  it("a damaged stored model is a server-side 503 E_STORE_OFFLINE naming the model (listed by /v1/health), never 400; the body holds no absolute path", async () => {
+    const t = await newTenantKey(srv);
+    expect((await call(srv.url, t.key, "POST", "/v1/hd/causal/dmg/worlds", upload)).status).toBe(200);
+    // restart so the model is read from disk, after flipping a byte in the middle of the snapshot
+    await srv.stop();
+    const file = join(srv.dataDir, "tenants", t.tenant, "hd", "causal", "dmg", "model.hdscm");
+    const bytes = readFileSync(file);
+    bytes[bytes.length >> 1]! ^= 0xff;
+    writeFileSync(file, bytes);
+    srv = await startServerProcess({ dataDir: srv.dataDir });
+    const q = await call(srv.url, t.key, "POST", "/v1/hd/causal/dmg/query", query("observation"));
+    expect(q.status, q.raw.toString()).toBe(503);
+    expect(q.body.error).toMatchObject({ code: "E_STORE_OFFLINE", field: "name" });
+    expect(q.raw.toString()).not.toContain(srv.dataDir);
+    const health = await call(srv.url, null, "GET", "/v1/health");
+    expect(health.body.status).toBe("degraded");
+    expect(health.body.damage).toEqual([expect.objectContaining({ store: `causal:${t.tenant}/dmg`, kind: "unreadable", offline: true })]);
+    // an uploaded file with the same damage stays the client's fault
+    const imp = await fetch(`${srv.url}/v1/hd/causal/other/import`, { method: "POST", headers: { "api-key": t.key, "content-type": "application/octet-stream" }, body: bytes });
+    expect(imp.status).toBe(400);
+  });
+
+  it("a 5xx body never carries an absolute server path (the log does)", async () => {
+    const t = await newTenantKey(srv);
+    // a file where the model's directory belongs: the write fails with E_IO
+    mkdirSync(join(srv.dataDir, "tenants", t.tenant, "hd", "causal"), { recursive: true });
+    writeFileSync(join(srv.dataDir, "tenants", t.tenant, "hd", "causal", "blocked"), "not a directory");
+    const r = await call(srv.url, t.key, "POST", "/v1/hd/causal/blocked/worlds", upload);
+    expect(r.status).toBe(500);
+    expect(r.body.error.code).toBe("E_IO");
+    expect(r.raw.toString()).not.toContain(srv.dataDir);
+    expect(r.raw.toString()).not.toMatch(/\/tmp\//);
+    expect(r.body.error.message).toContain("<server path>");
   });
 });

@@ -40,6 +40,7 @@ interface Entry {
  */
 export class CausalService {
   private readonly entries = new Map<string, Entry>();
+  /** Damaged stores already reported. */
   private closed = false;
 
   constructor(private readonly dataDir: string) {}

@@ -19,7 +19,7 @@ export function askRoutes(commons: Commons): Route[] {
         },
       },
       response: {
-        status: 200, description: "The pages (and prose with sources for summarize/generate); 400 rejected; 429 rate limited; 502 the site has no usable endpoint",
+        status: 200, description: "The pages (and prose with sources for summarize/generate); 400 rejected (E_UPSTREAM: the site has no usable endpoint, did not answer in time or answered too much); 429 rate limited",
         schema: {
           type: "object",
           properties: {

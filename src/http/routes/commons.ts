@@ -51,19 +51,28 @@ const CONTENT_TYPES: Record<string, string> = {
   ".json": "application/json",
 };
 
+/** Linux's limits: bytes in one file name, and in a whole relative path we accept. */
+const NAME_MAX = 255;
+const PATH_MAX = 4000;
+
 const bad = (field: string, message: string): never => {
   throw new SvcError("E_BAD_REQUEST", `${field}: ${message}`, { field });
 };
 
 /**
  * The absolute path of `value` inside `root` (whose realpath is `realRoot`). Refused with
- * E_BAD_REQUEST naming `field`: NUL bytes, absolute paths, `..` segments, the root itself,
+ * E_BAD_REQUEST naming `field`: NUL bytes, absolute paths, `..` segments, a trailing separator,
+ * a name over NAME_MAX bytes or a path over PATH_MAX, the root itself,
  * and a path whose deepest existing part resolves (through symbolic links) outside the root.
  */
 export async function confine(root: string, realRoot: string, field: string, value: string): Promise<string> {
   if (value.includes("\0")) bad(field, "holds a NUL byte");
   if (isAbsolute(value) || /^[\\/]|^[a-zA-Z]:/.test(value)) bad(field, "must be a path relative to your build directory, not an absolute one");
   if (value.split(/[\\/]/).includes("..")) bad(field, "must not hold '..' segments");
+  if (/[\\/]$/.test(value)) bad(field, "ends with a separator, so it names a directory; give a file name");
+  const long = value.split(/[\\/]/).find((part) => Buffer.byteLength(part) > NAME_MAX);
+  if (long !== undefined) bad(field, `has a name of ${Buffer.byteLength(long)} bytes; a file or directory name holds at most ${NAME_MAX} bytes (UTF-8)`);
+  if (Buffer.byteLength(value) > PATH_MAX) bad(field, `is ${Buffer.byteLength(value)} bytes long; at most ${PATH_MAX}`);
   const target = join(root, value);
   if (relative(root, target) === "") bad(field, "names the build directory itself; give a file name");
   let probe = target;

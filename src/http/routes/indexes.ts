@@ -42,6 +42,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
       requestBody: S.createIndexRequest, response: { status: 201, schema: S.indexModel, description: "The new index (ready at once)" },
       async handle(ctx) {
         const b = object(ctx.body);
+        if (b.vector_type !== undefined && b.vector_type !== "dense") throw new SvcError("E_BAD_REQUEST", "vector_type must be \"dense\": only dense indexes exist", { field: "vector_type" });
         const r = await indexes.create(tenant(ctx), { name: b.name, dimension: b.dimension, metric: b.metric, spec: b.spec, deletionProtection: b.deletion_protection, tags: b.tags });
         return { status: 201, body: model(ctx, r) };
       },

@@ -7,7 +7,14 @@ import type { HttpMetrics } from "../metrics.js";
 import { openApiDocument } from "../openapi.js";
 import type { Route } from "../route.js";
 
-export function opsRoutes(deps: { wallets: Wallets; metrics: HttpMetrics; routes: () => readonly Route[] }): Route[] {
+/** Where the start-up opening of the stores is: `failed` names stores that could not be opened (they answer 5xx on use). */
+export interface Readiness {
+  ready: boolean;
+  opened: number;
+  failed: string[];
+}
+
+export function opsRoutes(deps: { wallets: Wallets; metrics: HttpMetrics; routes: () => readonly Route[]; readiness: () => Readiness }): Route[] {
   const started = Date.now();
   let openapi: string | null = null;
   return [
@@ -28,6 +35,19 @@ export function opsRoutes(deps: { wallets: Wallets; metrics: HttpMetrics; routes
         const damage = damageReports();
         const up = { version: VERSION, uptimeSeconds: Math.round((Date.now() - started) / 1000) };
         return { body: damage.length === 0 ? { status: "ok", ...up } : { status: "degraded", ...up, damage } };
+      },
+    },
+    {
+      method: "get", path: "/v1/ready", operationId: "ready", summary: "Readiness: 200 once every store on disk is open (write-ahead logs replayed), 503 E_NOT_READY before", tags: ["ops"], auth: "none",
+      response: {
+        status: 200,
+        schema: { type: "object", properties: { status: { const: "ready" }, opened: { type: "integer" }, failed: { type: "array", items: { type: "string" }, description: "stores that could not be opened (they answer 5xx; /v1/health lists damage)" } } },
+        description: "Every store is open; route traffic here",
+      },
+      handle: () => {
+        const r = deps.readiness();
+        if (!r.ready) throw new SvcError("E_NOT_READY", `opening the stores: ${r.opened} open so far; /v1/health answers meanwhile, data requests wait for the store they touch`, { details: { opened: r.opened } });
+        return { body: { status: "ready", opened: r.opened, failed: r.failed } };
       },
     },
     {

@@ -44,6 +44,7 @@ export const createIndexRequest: Schema = {
     spec: { type: "object", description: "Kept as given, e.g. {serverless: {cloud, region}}" },
     deletion_protection: { type: "string", enum: ["enabled", "disabled"] },
     tags: { type: "object", additionalProperties: { type: "string" } },
+    vector_type: { type: "string", enum: ["dense"], description: "only dense indexes exist (the official clients send it)" },
   },
 };
 
