@@ -312,7 +312,7 @@ export class Directory {
     const next = { ...b.fields } as Record<string, Field>;
     const date = isoDate(this.clock());
     for (const [i, n] of (names as unknown[]).entries()) {
-      if (typeof n !== "string" || next[n] === undefined) bad(`fields[${i}]`, `is not a field this business has (${Object.keys(next).join(", ")})`);
+      if (typeof n !== "string" || !Object.hasOwn(next, n) || next[n] === undefined) bad(`fields[${i}]`, `is not a field this business has (${Object.keys(next).join(", ")})`);
       const f = next[n as string]!;
       next[n as string] = { value: f.value, state: "verified", source: { url: f.source.url, date, asserted_by: "operator" } };
     }

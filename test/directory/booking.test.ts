@@ -197,5 +197,8 @@ describe("directory service: claim, booking, availability, consultation requests
     expect(await code(d.assertFields("oak", { email: "nope" }))).toEqual({ code: "E_BAD_REQUEST", field: "fields.email", status: 400 });
     expect(await code(d.assertFields("oak", { color: "red" }))).toEqual({ code: "E_BAD_REQUEST", field: "fields.color", status: 400 });
     expect(await code(d.assertFields("cedar", { description: "x" }))).toMatchObject({ code: "E_CONFLICT" }); // unclaimed
+    // names an object inherits are not fields (a fuzz run found "toString" answering 500)
+    for (const name of ["toString", "constructor", "hasOwnProperty"]) expect(await code(d.verify("oak", [name]))).toEqual({ code: "E_BAD_REQUEST", field: "fields[0]", status: 400 });
+    expect(await code(d.assertFields("oak", { toString: "x" }))).toMatchObject({ code: "E_BAD_REQUEST", status: 400 });
   });
 });

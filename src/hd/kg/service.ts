@@ -38,6 +38,8 @@ interface Open {
   pending: number;
   /** Replay skipped damaged frames: no snapshot is written (it would drop them) until `svc repair`. */
   unrepaired: boolean;
+  /** Deleted (or being deleted): reads as absent; a write waiting in its chain answers 404. */
+  dropped: boolean;
 }
 
 export interface KgStats {
@@ -156,7 +158,7 @@ export class KnowledgeGraphs {
     this.graphs.clear();
     for (const p of all) {
       const g = await p.catch(() => null);
-      if (g === null) continue;
+      if (g === null || g.dropped) continue;
       await g.chain.catch(() => undefined);
       if (g.pending > 0) await this.checkpoint(g).catch(() => undefined);
       await g.wal.close().catch(() => undefined);
@@ -180,7 +182,13 @@ export class KnowledgeGraphs {
     const id = `${tenant}\u0000${name}`;
     const cached = this.graphs.get(id);
     if (cached !== undefined) {
-      return cached.then((g) => (g !== null || !create ? g : (this.graphs.delete(id), this.open(tenant, name, create, seed))));
+      return cached.then(async (g) => {
+        if (g !== null && !g.dropped) return g;
+        if (!create) return null;
+        if (g !== null) await g.chain.catch(() => undefined); // its drop finishes before the graph is made anew
+        if (this.graphs.get(id) === cached) this.graphs.delete(id);
+        return this.open(tenant, name, create, seed);
+      });
     }
     const p = this.load(this.dirOf(tenant, name), create, seed);
     this.graphs.set(id, p);
@@ -236,7 +244,7 @@ export class KnowledgeGraphs {
         },
       });
       reportWalLosses(store, this.dataDir, report);
-      return { graph, wal, dir, chain: Promise.resolve(), pending, unrepaired: report.damaged.some((d) => !d.beforeFrom) };
+      return { graph, wal, dir, chain: Promise.resolve(), pending, unrepaired: report.damaged.some((d) => !d.beforeFrom), dropped: false };
     } catch (err) {
       graph.dispose();
       rmSync(join(dir, "LOCK"), { force: true });
@@ -247,6 +255,7 @@ export class KnowledgeGraphs {
   /** Run a write in the graph's chain; once checkpointBytes of WAL have accumulated, checkpoint after it. */
   private write<T>(g: Open, run: () => Promise<T>): Promise<T> {
     const next = g.chain.then(async () => {
+      if (g.dropped) throw new SvcError("E_NOT_FOUND", "the knowledge graph was deleted", { field: "name" });
       const before = g.wal.stats.bytes;
       const out = await run();
       g.pending += g.wal.stats.bytes - before;
@@ -285,11 +294,18 @@ export class KnowledgeGraphs {
       if (mustExist) throw new SvcError("E_NOT_FOUND", `no knowledge graph '${name}'`, { field: "name" });
       return;
     }
-    if (this.graphs.get(id) !== undefined) this.graphs.delete(id);
-    await g.chain.catch(() => undefined);
-    await g.wal.close().catch(() => undefined);
-    g.graph.dispose();
-    await rm(g.dir, { recursive: true, force: true });
+    // Marked at once, so a concurrent drop finds nothing and a concurrent write answers 404; the
+    // entry stays cached (reading as absent) until the files are gone, so no open reads them meanwhile.
+    g.dropped = true;
+    const cached = this.graphs.get(id);
+    const done = g.chain.then(async () => {
+      await g.wal.close().catch(() => undefined);
+      g.graph.dispose();
+      await rm(g.dir, { recursive: true, force: true });
+    });
+    g.chain = done.catch(() => undefined);
+    await done;
+    if (this.graphs.get(id) === cached) this.graphs.delete(id);
   }
 }
 
