@@ -227,8 +227,8 @@ export class Maintenance {
     await this.applier.settled();
     const seq = this.s.seq + 1;
     const pos = this.applier.visible;
-    const walBytes = this.s.log.stats.bytes;
-    // Snapshot synchronously: rows past these counts are cut on reopen and replayed from the WAL.
+    const logBytes = this.s.log.stats.bytes;
+    // Snapshot synchronously: rows past these counts are cut on reopen and replayed from the log.
     const snaps = [...this.s.partitions.values()].map((p) => ({
       p,
       state: p.state(`tombstones-${seq}.roar`, `index-${seq}.bin`, `sums-${seq}.bin`),
@@ -251,7 +251,7 @@ export class Maintenance {
       await rename(join(this.s.dir, "checkpoint.json.tmp"), join(this.s.dir, "checkpoint.json"));
       await fsyncDir(this.s.dir);
       this.s.seq = seq;
-      this.logBytesAtCheckpoint = walBytes;
+      this.logBytesAtCheckpoint = logBytes;
       this.s.referenced = new Set(cp.partitions.map((p) => p.dir));
     } finally {
       for (const s of snaps) s.p.pins--;
