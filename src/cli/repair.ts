@@ -109,7 +109,7 @@ export const repairCommand: Command = {
     }
     changed += damaged.length;
     if (!check && damaged.length > 0) {
-      // Opening rebuilds or drops the damaged rows (collection.ts); the rewrite leaves files that check clean.
+      // Opening rebuilds or drops the damaged rows (engine/maintenance.ts); the rewrite leaves files that check clean.
       const { Collection } = await import("../engine/collection.js");
       const { Kernels } = await import("../kernels/abi.js");
       const { ScanPool } = await import("../pool/scan-pool.js");

@@ -4,7 +4,7 @@ import { open } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
-import type { WalPosition } from "../store/wal.js";
+import type { LogPosition } from "../store/log.js";
 import type { PartitionState, VectorShape } from "./partition.js";
 
 export const CONFIG_VERSION = 1;
@@ -21,7 +21,8 @@ export interface CollectionConfig extends VectorShape {
 export interface Checkpoint {
   version: number;
   seq: number;
-  wal: WalPosition;
+  /** Where replay starts: the log position the checkpoint holds everything up to (field name from the WAL era; FORMAT.md). */
+  wal: LogPosition;
   partitions: PartitionState[];
 }
 

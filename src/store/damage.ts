@@ -53,7 +53,7 @@ export function onDamage(l: Listener): () => void {
   return () => listeners.delete(l);
 }
 
-/** What a salvaging WAL open left out (wal.ts RecoveryReport, structurally). */
+/** What a salvaging WAL open left out (log.ts RecoveryReport, structurally). */
 interface WalLosses {
   tornTail: null | { file: string; offset: number; bytes: number; frames: number; reason: string };
   damaged: Array<{ file: string; offset: number; bytes: number; frames: number; reason: string; beforeFrom: boolean }>;

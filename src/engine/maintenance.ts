@@ -1,0 +1,271 @@
+/** @module maintenance — what keeps a collection's files in shape: recovery on open (replay, rows rebuilt after damage, damage reports), checkpoints, compaction and index builds (rewrites) with their triggers. */
+import { readdirSync, rmSync } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { reportWalLosses } from "../store/damage.js";
+import { atOrBefore, type OpenLog, type RecoveryReport } from "../store/log.js";
+import { fsyncDir } from "../store/scan.js";
+import type { Applier } from "./applier.js";
+import { serializeSums } from "./block-sums.js";
+import { CHECKPOINT_VERSION, writeDurable, type Checkpoint } from "./collection-files.js";
+import type { CollectionState } from "./collection-state.js";
+import { carryTombstones, copyLiveRows } from "./compaction.js";
+import { copyClustered } from "./ivf-build.js";
+import { ANN_DELTA_FRACTION, ANN_MIN_ROWS } from "./ivf.js";
+import { LogHistory } from "./log-history.js";
+import { OP, type Op } from "./ops.js";
+import { IVF_FILE, type Partition } from "./partition.js";
+
+/** Take a checkpoint once this many log bytes were written since the last one. */
+export const DEFAULT_CHECKPOINT_BYTES = 256 << 20;
+/** Compact a partition in the background once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows); checked as deletes and overwrites are applied. */
+export const COMPACT_DEAD_FRACTION = 0.25;
+export const COMPACT_MIN_DEAD = 1024;
+
+export class Maintenance {
+  private readonly checkpointBytes: number;
+  private readonly annMinRows: number;
+  private logBytesAtCheckpoint = 0;
+  private readonly compacting = new Map<string, Promise<{ before: number; after: number }>>();
+
+  constructor(
+    private readonly s: CollectionState,
+    private readonly applier: Applier,
+    opts: { checkpointBytes?: number; annMinRows?: number },
+  ) {
+    this.checkpointBytes = opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
+    this.annMinRows = opts.annMinRows ?? ANN_MIN_ROWS;
+  }
+
+  /**
+   * Open the log and replay it after the checkpoint `cp` into the applier. Rows found damaged on
+   * open are rebuilt from the frames before the checkpoint that are still in the log; a partition
+   * with damaged rows is then rewritten without them, and any other is compacted or indexed when due.
+   */
+  async recover(cp: Checkpoint | null, openLog: OpenLog): Promise<RecoveryReport> {
+    const s = this.s;
+    const lost = new Set([...s.partitions.values()].flatMap((p) => p.damaged.filter((d) => d.live && d.id !== null).map((d) => d.id!)));
+    const history = cp !== null && lost.size > 0 ? new LogHistory(lost, s.rowBytes) : null;
+    let rebuilt = false;
+    const rebuild = () => {
+      if (!rebuilt) this.rebuildDamaged(history);
+      rebuilt = true;
+    };
+    const { log, report } = await openLog({
+      from: cp?.wal,
+      prefix: history !== null,
+      onFrame: (f) => {
+        if (history !== null && atOrBefore(f.end, cp!.wal)) return history.take({ type: f.type, body: f.body } as Op);
+        rebuild();
+        this.applier.replayed({ type: f.type, body: f.body } as Op, f.end);
+      },
+    });
+    rebuild();
+    s.log = log;
+    this.applier.caughtUp(log.position);
+    reportWalLosses(s.damage.store, s.damage.root, report);
+    this.logBytesAtCheckpoint = log.stats.bytes;
+    for (const p of s.partitions.values()) {
+      // A partition with damaged rows is rewritten without them, so its files check clean again.
+      if (p.damaged.length > 0) void this.rewrite(p.namespace, "auto").catch(() => {});
+      else if (!this.maybeCompact(p)) this.maybeIndex(p);
+    }
+    return report;
+  }
+
+  /**
+   * Rows the partitions dropped on open (their block sums failed): append again, from the log, each
+   * live one whose last logged state is still there; report per file what was rebuilt and what is lost.
+   */
+  private rebuildDamaged(history: LogHistory | null): void {
+    for (const p of this.s.partitions.values()) {
+      if (p.damaged.length === 0) continue;
+      const byFile = new Map<string, { rows: number[]; rebuilt: number; dropped: string[]; dead: number }>();
+      for (const d of p.damaged) {
+        const logged = d.live && d.id !== null && p.rowOf(d.id) === undefined ? history?.get(p.namespace, d.id) : undefined;
+        if (logged !== undefined) p.append(this.s.rotation, [d.id!], logged.v, [logged.m], undefined, [logged.p]);
+        for (const f of d.files) {
+          const e = byFile.get(f) ?? { rows: [], rebuilt: 0, dropped: [], dead: 0 };
+          e.rows.push(d.row);
+          if (!d.live) e.dead++;
+          else if (logged !== undefined) e.rebuilt++;
+          else e.dropped.push(d.id ?? `row ${d.row} (id unreadable)`);
+          byFile.set(f, e);
+        }
+      }
+      for (const [f, e] of byFile) {
+        const rows = e.rows.length > 20 ? `${e.rows.slice(0, 20).join(", ")}, ...` : e.rows.join(", ");
+        const dropped = e.dropped.length > 20 ? `${e.dropped.slice(0, 20).join(", ")}, ...` : e.dropped.join(", ");
+        this.s.reportDamage({
+          file: join(p.path, f),
+          kind: "bad-checksum",
+          dropped: e.dropped.length,
+          detail: `${e.rows.length} row(s) in blocks that failed their checksum (rows ${rows}) in namespace '${p.namespace}': ${e.rebuilt} rebuilt from the log, ${e.dropped.length} dropped${e.dropped.length > 0 ? ` (${dropped})` : ""}, ${e.dead} already dead`,
+        });
+      }
+    }
+  }
+
+  /** After an append: start a checkpoint once checkpointBytes of log were written since the last one. */
+  afterAppend(): void {
+    if (this.s.log.stats.bytes - this.logBytesAtCheckpoint > this.checkpointBytes && this.s.checkpointing === null) void this.checkpoint().catch(() => {});
+  }
+
+  /** After an applied upsert, delete or update: compact the partition when due, else (after an upsert) index it when due. */
+  afterApply(op: Op): void {
+    if (op.type === OP.upsert || op.type === OP.delete || op.type === OP.update) {
+      const p = this.s.partitions.get(op.body.ns);
+      if (p !== undefined && !this.maybeCompact(p) && op.type === OP.upsert) this.maybeIndex(p);
+    }
+  }
+
+  /**
+   * Persist the visible state so a restart replays only later frames: fsync the partition
+   * files, write tombstones + metadata index per partition, then switch checkpoint.json
+   * atomically and drop the log before it (Log.dropBefore).
+   */
+  checkpoint(): Promise<void> {
+    this.s.checkpointing ??= this.writeCheckpoint().finally(() => {
+      this.s.checkpointing = null;
+      this.s.closeRetired();
+    });
+    return this.s.checkpointing;
+  }
+
+  /** For close(): no new background rewrites; wait for the running ones (a plain compaction or index build is abandoned). */
+  async stop(): Promise<void> {
+    this.s.closing = true;
+    for (const running of this.compacting.values()) await running.catch(() => {});
+  }
+
+  /**
+   * Rewrite a namespace's live rows into a fresh partition and drop the dead ones. Copies in
+   * chunks between which queries and the applier run; rows appended meanwhile are copied
+   * too and deletes made meanwhile are carried over at the swap, which is synchronous.
+   */
+  compact(namespace: string): Promise<{ before: number; after: number }> {
+    return this.rewrite(namespace, "auto");
+  }
+
+  /**
+   * Build (or rebuild, merging the rows written since into it) the namespace's approximate
+   * index now, whatever its size: a compaction that groups rows by nearest centroid
+   * (ivf-build.ts). Queries and writes go on meanwhile; the swap is synchronous.
+   */
+  buildIndex(namespace: string): Promise<{ before: number; after: number }> {
+    return this.rewrite(namespace, true);
+  }
+
+  /**
+   * Start a background compaction when the partition's dead rows (overwritten or deleted) reach
+   * COMPACT_DEAD_FRACTION of its rows (and COMPACT_MIN_DEAD): dead rows cost every scan. Returns
+   * whether one runs now. (Checked only at checkpoints before, which come every checkpointBytes
+   * of log, so an overwrite-heavy namespace went 84% dead before one was considered.)
+   */
+  private maybeCompact(p: Partition): boolean {
+    if (this.compacting.has(p.namespace)) return true;
+    const dead = p.tombstones.size;
+    if (this.s.closing || this.s.closed || dead < COMPACT_MIN_DEAD || dead <= COMPACT_DEAD_FRACTION * p.rows) return false;
+    void this.rewrite(p.namespace, "auto").catch(() => {});
+    return true;
+  }
+
+  /** Start a background (re)build when a namespace is large enough and has no index, or its delta has outgrown ANN_DELTA_FRACTION. */
+  private maybeIndex(p: Partition): void {
+    if (this.s.closing || this.s.closed || this.compacting.has(p.namespace) || p.liveCount < this.annMinRows) return;
+    if (p.ivf !== null && p.rows - p.ivf.indexedRows <= ANN_DELTA_FRACTION * p.ivf.indexedRows) return;
+    void this.rewrite(p.namespace, "auto").catch(() => {});
+  }
+
+  private rewrite(namespace: string, cluster: boolean | "auto"): Promise<{ before: number; after: number }> {
+    let running = this.compacting.get(namespace);
+    if (running === undefined) {
+      running = this.runCompaction(namespace, cluster).finally(() => this.compacting.delete(namespace));
+      this.compacting.set(namespace, running);
+    }
+    return running;
+  }
+
+  private async runCompaction(ns: string, cluster: boolean | "auto" = "auto"): Promise<{ before: number; after: number }> {
+    await this.applier.settled();
+    const old = this.s.partitions.get(ns);
+    if (old === undefined) return { before: 0, after: 0 };
+    const clustered = cluster === true || (cluster === "auto" && old.liveCount >= this.annMinRows);
+    const fresh = this.s.freshPartition(ns);
+    old.pins++;
+    let map: Int32Array;
+    let before: number;
+    try {
+      if (clustered && old.liveCount > 0) {
+        map = await copyClustered(this.s.kernels, this.s.pool, old, fresh, this.s.rotation, this.s.config.seed, () => this.s.closing);
+        await writeDurable(join(fresh.path, IVF_FILE), fresh.ivf!.serialize());
+      } else map = await copyLiveRows(old, fresh, this.s.rotation, () => this.s.closing);
+      before = old.rows;
+    } catch (err) {
+      fresh.close();
+      rmSync(fresh.path, { recursive: true, force: true });
+      throw err;
+    } finally {
+      old.pins--;
+    }
+    if (this.s.partitions.get(ns) !== old) {
+      // Deleted (deleteAll) while compacting: nothing to swap in.
+      fresh.close();
+      rmSync(fresh.path, { recursive: true, force: true });
+      return { before, after: 0 };
+    }
+    carryTombstones(old, fresh, map);
+    this.s.partitions.set(ns, fresh);
+    this.s.retired.push(old);
+    this.s.closeRetired();
+    while (this.s.checkpointing !== null) await this.s.checkpointing.catch(() => {});
+    await this.checkpoint();
+    return { before, after: fresh.liveCount };
+  }
+
+  private async writeCheckpoint(): Promise<void> {
+    await this.applier.settled();
+    const seq = this.s.seq + 1;
+    const pos = this.applier.visible;
+    const logBytes = this.s.log.stats.bytes;
+    // Snapshot synchronously: rows past these counts are cut on reopen and replayed from the log.
+    const snaps = [...this.s.partitions.values()].map((p) => ({
+      p,
+      state: p.state(`tombstones-${seq}.roar`, `index-${seq}.bin`, `sums-${seq}.bin`),
+      tombstones: p.tombstones.serialize("portable"),
+      index: p.index.serialize(),
+      sums: serializeSums(p.sums()),
+    }));
+    for (const s of snaps) s.p.pins++;
+    try {
+      await Promise.all(
+        snaps.map(async ({ p, state, tombstones, index, sums }) => {
+          await p.sync();
+          await writeDurable(join(p.path, state.tombstones), tombstones);
+          await writeDurable(join(p.path, state.index), index);
+          await writeDurable(join(p.path, state.sums!), sums);
+        }),
+      );
+      const cp: Checkpoint = { version: CHECKPOINT_VERSION, seq, wal: pos, partitions: snaps.map((s) => s.state) };
+      await writeDurable(join(this.s.dir, "checkpoint.json.tmp"), Buffer.from(JSON.stringify(cp)));
+      await rename(join(this.s.dir, "checkpoint.json.tmp"), join(this.s.dir, "checkpoint.json"));
+      await fsyncDir(this.s.dir);
+      this.s.seq = seq;
+      this.logBytesAtCheckpoint = logBytes;
+      this.s.referenced = new Set(cp.partitions.map((p) => p.dir));
+    } finally {
+      for (const s of snaps) s.p.pins--;
+    }
+    // Older snapshot files and dropped partitions are no longer referenced.
+    for (const s of snaps) {
+      for (const f of readdirSync(s.p.path)) {
+        const old = (f.startsWith("tombstones-") || f.startsWith("index-") || f.startsWith("sums-")) && f !== s.state.tombstones && f !== s.state.index && f !== s.state.sums;
+        if (old) await rm(join(s.p.path, f), { force: true });
+      }
+    }
+    await this.s.log.dropBefore(pos);
+    const open = new Set([...this.s.partitions.values(), ...this.s.retired].map((p) => p.dir));
+    for (const d of readdirSync(this.s.partsDir)) if (!open.has(d) && !this.s.referenced.has(d)) await rm(join(this.s.partsDir, d), { recursive: true, force: true });
+    for (const p of this.s.partitions.values()) this.maybeCompact(p);
+  }
+}

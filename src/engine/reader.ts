@@ -1,0 +1,258 @@
+/** @module reader — the read path of a collection, over the partitions' visible state only: fetch, query, queryBatch, stats, order, facet, range, ids, count, namespaces, indexStats. */
+import { SvcError } from "../errors.js";
+import type { CollectionState } from "./collection-state.js";
+import type { Metadata } from "./filter/metadata.js";
+import { parseFilter } from "./filter/parse.js";
+import { checkBits, checkField, checkTopK, checkValues, MAX_ORDER_LIMIT } from "./input-checks.js";
+import type { ProbeParams } from "./ivf.js";
+import { search, searchBatch, TOMBSTONE_SKIP_MAX, type Plan, type SearchResult } from "./search.js";
+
+export interface QueryInput {
+  vector?: ArrayLike<number>;
+  bits?: Uint8Array;
+  id?: string;
+  topK: number;
+  filter?: unknown;
+  includeValues?: boolean;
+  includeMetadata?: boolean;
+  includePayload?: boolean;
+  /** Rows the 1-bit scan keeps, and rows rescored with float32 values (cosine); see search.ts. */
+  candidates?: number;
+  rescore?: number;
+  /** Scan every row even when the namespace has an approximate index. */
+  exact?: boolean;
+  /** How the approximate index is probed (benchmarks and tuning; default DEFAULT_PROBE in ivf.ts). */
+  probe?: ProbeParams;
+}
+
+export interface Match {
+  id: string;
+  score: number;
+  values?: number[] | Uint8Array;
+  metadata?: Metadata;
+  /** With includePayload, when the row has one. */
+  payload?: Uint8Array;
+}
+
+export interface FetchedVector {
+  id: string;
+  values: Float32Array | Uint8Array;
+  metadata: Metadata;
+  payload: Uint8Array | null;
+}
+
+export interface OrderInput {
+  /** The metadata field whose numbers order the rows; rows without a number there are left out. */
+  field: string;
+  filter?: unknown;
+  /** An integer in [1, MAX_ORDER_LIMIT]. */
+  limit: number;
+  /** Largest first (default); ties: the later-appended row first, or the earlier one ascending. */
+  desc?: boolean;
+  includeMetadata?: boolean;
+  includePayload?: boolean;
+}
+
+export interface OrderedRow {
+  id: string;
+  value: number;
+  metadata?: Metadata;
+  payload?: Uint8Array;
+}
+
+/** Reads only: a query pins the partition it started on, so a swap or retire meanwhile does not close it under the scan. */
+export class Reader {
+  constructor(private readonly s: CollectionState) {}
+
+  fetch(namespace: string, ids: readonly string[]): FetchedVector[] {
+    const p = this.s.partitions.get(namespace);
+    const out: FetchedVector[] = [];
+    if (p === undefined) return out;
+    for (const id of ids) {
+      const row = p.rowOf(id);
+      if (row !== undefined) out.push({ id, values: p.vector(row), metadata: p.metadata(row), payload: p.payload(row) });
+    }
+    return out;
+  }
+
+  /** `scanned`: the rows the query had to consider (the namespace's live rows, those its filter matched, or about those an index probe compared, at most the live rows); what metering charges. */
+  async query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; plan: Plan; scanned: number; matched?: number; timings?: SearchResult["timings"]; probed?: number }> {
+    const k = req.topK;
+    checkTopK(k);
+    const filter = parseFilter(req.filter);
+    const p = this.s.partitions.get(namespace);
+    let vector: Float32Array | Uint8Array;
+    if (req.id !== undefined) {
+      const row = p?.rowOf(req.id);
+      if (row === undefined) throw new SvcError("E_NOT_FOUND", `no vector '${req.id}' in namespace '${namespace}'`, { field: "id" });
+      vector = p!.vector(row);
+    } else if (this.s.rotation) vector = checkValues(req.vector, "vector", this.s.dimension);
+    else vector = checkBits(req.bits, "bits", this.s.dimension);
+    if (p === undefined || p.liveCount === 0) return { matches: [], plan: "empty", scanned: 0 };
+
+    const heap = this.s.kernels.heap;
+    const bits = heap.alloc(this.s.rowBytes);
+    const unitPtr = this.s.rotation ? heap.alloc(this.s.dimension * 4) : 0;
+    let unit: Float32Array | null = null;
+    let rotated: Float32Array | null = null;
+    try {
+      if (this.s.rotation) {
+        this.s.rotation.encode(vector as Float32Array, bits, unitPtr);
+        rotated = this.s.rotation.lastRotated();
+        unit = heap.f32(unitPtr, this.s.dimension).slice();
+      } else heap.bytes().set(vector, bits);
+      p.pins++;
+      try {
+        const res = await search(this.s.kernels, this.s.pool, p, { bits, unit, rotated, k, filter, candidates: req.candidates, rescore: req.rescore, exact: req.exact === true, probe: req.probe });
+        const matches = res.hits.map(({ row, score }) => {
+          const match: Match = { id: p.idOf(row), score };
+          if (req.includeValues) {
+            const v = p.vector(row);
+            match.values = v instanceof Float32Array ? Array.from(v) : v;
+          }
+          if (req.includeMetadata) match.metadata = p.metadata(row);
+          if (req.includePayload) {
+            const payload = p.payload(row);
+            if (payload !== null) match.payload = payload;
+          }
+          return match;
+        });
+        // An index probe's estimate is capped at the live rows: never more than an exact scan (the wallet reserves that bound).
+        return { matches, plan: res.plan, scanned: Math.min(res.scanned ?? res.matched ?? p.liveCount, p.liveCount), matched: res.matched, timings: res.timings, ...(res.probed === undefined ? {} : { probed: res.probed }) };
+      } finally {
+        p.pins--;
+        this.s.closeRetired();
+      }
+    } finally {
+      heap.release(bits);
+      if (unitPtr) heap.release(unitPtr);
+    }
+  }
+
+  /**
+   * Top-k of many packed-bit queries at once (hamming collections, no filter): the
+   * throughput path. With an index the probes run on the pool's workers (each takes a share
+   * of the queries); without one, or with `exact`, one blocked exact scan. Matches carry id
+   * and score only.
+   */
+  async queryBatch(namespace: string, req: { bits: readonly Uint8Array[]; topK: number; exact?: boolean; probe?: ProbeParams }): Promise<{ matches: Match[][]; plan: Plan }> {
+    if (this.s.rotation) throw new SvcError("E_BAD_REQUEST", "queryBatch takes packed bits: it serves hamming collections", { field: "bits" });
+    const k = req.topK;
+    checkTopK(k);
+    if (!Array.isArray(req.bits) || req.bits.length === 0) throw new SvcError("E_BAD_REQUEST", "bits must be a non-empty array of packed rows", { field: "bits" });
+    const rowBytes = this.s.rowBytes;
+    const block = new Uint8Array(req.bits.length * rowBytes);
+    req.bits.forEach((b, i) => block.set(checkBits(b, `bits[${i}]`, this.s.dimension), i * rowBytes));
+    const p = this.s.partitions.get(namespace);
+    if (p === undefined || p.liveCount === 0) return { matches: req.bits.map(() => []), plan: "empty" };
+    if (p.tombstones.size > TOMBSTONE_SKIP_MAX) {
+      const each = await Promise.all(req.bits.map((bits) => this.query(namespace, { bits, topK: k, exact: req.exact, probe: req.probe })));
+      return { matches: each.map((r) => r.matches), plan: each[0]!.plan };
+    }
+    const ptr = this.s.kernels.heap.put(block);
+    p.pins++;
+    try {
+      const res = await searchBatch(this.s.pool, p, ptr, req.bits.length, k, { exact: req.exact === true, probe: req.probe });
+      return { matches: res.hits.map((hits) => hits.map(({ row, score }) => ({ id: p.idOf(row), score }))), plan: res.plan };
+    } finally {
+      p.pins--;
+      this.s.kernels.heap.release(ptr);
+      this.s.closeRetired();
+    }
+  }
+
+  /** Per-namespace live counts; with a filter, only the vectors it matches (namespaces with none are left out). */
+  stats(filter?: unknown): { dimension: number; metric: string; namespaces: Record<string, { vectorCount: number }>; totalVectorCount: number } {
+    const f = parseFilter(filter);
+    // no prototype: a namespace named "__proto__" or "constructor" is a key like any other
+    const namespaces: Record<string, { vectorCount: number }> = Object.create(null);
+    let total = 0;
+    for (const [ns, p] of this.s.partitions) {
+      const count = f === null ? p.liveCount : p.index.evaluate(f, p.live()).size;
+      if (count === 0) continue;
+      namespaces[ns] = { vectorCount: count };
+      total += count;
+    }
+    return { dimension: this.s.dimension, metric: this.s.config.metric, namespaces, totalVectorCount: total };
+  }
+
+  /**
+   * Live rows (matching `filter`) holding a number in `req.field`, by that number: largest
+   * first unless `desc` is false; ties go to the later-appended row first (descending) or the
+   * earlier one (ascending). At most `limit`. Walks the field's sorted numeric column from
+   * one end testing membership in the filter's rows, so no per-call sort of the namespace.
+   */
+  order(namespace: string, req: OrderInput): OrderedRow[] {
+    const limit = req.limit;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ORDER_LIMIT) throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${MAX_ORDER_LIMIT}], got ${limit}`, { field: "limit" });
+    checkField(req.field, "field");
+    const desc = req.desc ?? true;
+    if (typeof desc !== "boolean") throw new SvcError("E_BAD_REQUEST", "desc must be a boolean", { field: "desc" });
+    const filter = parseFilter(req.filter);
+    const p = this.s.partitions.get(namespace);
+    if (p === undefined) return [];
+    const universe = filter === null ? p.live() : p.index.evaluate(filter, p.live());
+    const { rows, values } = p.index.ordered(req.field, universe, limit, desc);
+    return Array.from(rows, (row, i) => {
+      const out: OrderedRow = { id: p.idOf(row), value: values[i]! };
+      if (req.includeMetadata) out.metadata = p.metadata(row);
+      if (req.includePayload) {
+        const payload = p.payload(row);
+        if (payload !== null) out.payload = payload;
+      }
+      return out;
+    });
+  }
+
+  /** Live rows (matching `filter`) per string value of `field`; a list of strings counts once per distinct value. No prototype. */
+  facet(namespace: string, field: string, filter?: unknown): Record<string, number> {
+    checkField(field, "field");
+    const f = parseFilter(filter);
+    const p = this.s.partitions.get(namespace);
+    if (p === undefined) return Object.create(null) as Record<string, number>;
+    return p.index.facet(field, f === null ? p.live() : p.index.evaluate(f, p.live()));
+  }
+
+  /** Smallest and largest number in `field` over the live rows (matching `filter`) holding one; null when none does. */
+  range(namespace: string, field: string, filter?: unknown): { min: number; max: number } | null {
+    checkField(field, "field");
+    const f = parseFilter(filter);
+    const p = this.s.partitions.get(namespace);
+    if (p === undefined) return null;
+    const universe = f === null ? p.live() : p.index.evaluate(f, p.live());
+    const low = p.index.ordered(field, universe, 1, false);
+    if (low.rows.length === 0) return null;
+    return { min: low.values[0]!, max: p.index.ordered(field, universe, 1, true).values[0]! };
+  }
+
+  /** Ids of the namespace's live rows matching `filter`, in row order. */
+  ids(namespace: string, filter?: unknown): string[] {
+    const f = parseFilter(filter);
+    const p = this.s.partitions.get(namespace);
+    if (p === undefined) return [];
+    const rows = f === null ? p.live() : p.index.evaluate(f, p.live());
+    return Array.from(rows.toUint32Array(), (row) => p.idOf(row));
+  }
+
+  /** Live rows of the namespace (matching `filter`). */
+  count(namespace: string, filter?: unknown): number {
+    const f = parseFilter(filter);
+    const p = this.s.partitions.get(namespace);
+    if (p === undefined) return 0;
+    return f === null ? p.liveCount : p.index.evaluate(f, p.live()).size;
+  }
+
+  /** Namespaces holding live rows, sorted. */
+  namespaces(): string[] {
+    const out: string[] = [];
+    for (const [ns, p] of this.s.partitions) if (p.liveCount > 0) out.push(ns);
+    return out.sort();
+  }
+
+  /** The namespace's index, if any: lists, indexed rows and the delta of rows written since. */
+  indexStats(namespace: string): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null } | null {
+    const p = this.s.partitions.get(namespace);
+    if (p?.ivf == null) return null;
+    return { lists: p.ivf.lists, indexedRows: p.ivf.indexedRows, deltaRows: p.rows - p.ivf.indexedRows, bytes: p.ivf.bytes, probe: p.ivf.calibrated };
+  }
+}
