@@ -107,9 +107,10 @@ export async function runCrashCycles(o: CrashOptions): Promise<CrashSummary> {
         if (v === undefined) throw new Error(`cycle ${cycle}: acknowledged id ${id} (batch ${b}) is missing`);
         if (v.metadata.b !== b || !sameValues(v.values, valuesFor(id, b))) throw new Error(`cycle ${cycle}: id ${id} holds batch ${String(v.metadata.b)}'s record, expected batch ${b}`);
       }
-      let matched = -1;
+      // null: no prefix matched yet (-1 is a prefix: nothing acknowledged before the kill in the first cycle)
+      let matched: number | null = null;
       const candidate = new Map(state);
-      for (let p = lo; p <= run.sent && matched < 0; p++) {
+      for (let p = lo; p <= run.sent && matched === null; p++) {
         if (p > lo) applyBatch(candidate, p);
         if (candidate.size !== count) continue;
         const ids = [...touched];
@@ -122,7 +123,7 @@ export async function runCrashCycles(o: CrashOptions): Promise<CrashSummary> {
         });
         if (ok) matched = p;
       }
-      if (matched < 0) throw new Error(`cycle ${cycle}: the collection (${count} ids) matches no prefix between acknowledged batch ${lo} and sent batch ${run.sent}`);
+      if (matched === null) throw new Error(`cycle ${cycle}: the collection (${count} ids) matches no prefix between acknowledged batch ${lo} and sent batch ${run.sent}`);
       for (let b = lo + 1; b <= matched; b++) applyBatch(state, b);
       summary.unacknowledgedLost += run.sent - matched;
       prefix = matched;
