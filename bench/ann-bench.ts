@@ -1,4 +1,5 @@
-/** @module ann-bench — approximate search: svc's inverted-file index against usearch HNSW on the same seeded clustered 1024-bit rows, one run. */
+/** @module ann-bench — approximate search: svc's inverted-file index against usearch HNSW on the same seeded clustered 1024-bit rows, one run.
+ * Long (~480 lines): data generation, both engines, recall and the filter sweep are one measured run. */
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,4 +1,5 @@
-/** @module records — typed records per tenant: text embedded by the static encoder, kind/tags/ts filters, timeline pages, TTL, forget. */
+/** @module records — typed records per tenant: text embedded by the static encoder, kind/tags/ts filters, timeline pages, TTL, forget.
+ * ~460 lines: one service whose parts (ingest, query modes, timeline cursor, TTL sweep, import) share one per-tenant collection and BM25 index. */
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";

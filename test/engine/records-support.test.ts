@@ -1,4 +1,6 @@
-/** @module records-support.test — what the records API needs from a collection: payloads, order/facet/range/count/namespaces, moveNamespace. */
+/** @module records-support.test — what the records API needs from a collection: payloads, order/facet/range/count/namespaces, moveNamespace.
+ * Long (~500 lines): one collection fixture for each read the records API needs; each block is independent.
+ */
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

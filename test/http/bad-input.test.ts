@@ -1,4 +1,5 @@
 /**
+ * Long (~580 lines): one child-process server shared by every category of bad input, one block each.
  * Bad input, one category at a time, against the built `svc serve` as a child process: the
  * exact status, code and field of {"error":{"code","message","field"}} for malformed
  * JSON/msgpack/protobuf, wrong dimensions, NaN/Infinity, bad ids, oversized or malformed

@@ -1,4 +1,5 @@
 /**
+ * Long (~760 lines): the seeded generators and the one child-process server they share live together.
  * Fuzz of the HTTP API against the built `svc serve` as a child process: a seeded generator
  * (mulberry32) makes >= 2,000 malformed requests (garbled JSON, random and wrong-shaped
  * msgpack/protobuf, wrong dimensions, NaN/Infinity, bad ids, oversized or nested metadata,

@@ -1,3 +1,4 @@
+// Long (~500 lines) because it is one server fixture shared by every ops route (health, ready, metrics, OpenAPI, wallet, usage); splitting would start that server per file.
 import { spawnSync } from "node:child_process";
 import http from "node:http";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";

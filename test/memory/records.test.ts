@@ -1,4 +1,5 @@
 /**
+ * Long (~880 lines): one RecordService fixture for every records behaviour (ingest, query modes, timeline, TTL, forget, import).
  * @module records.test — RecordService directly (no HTTP): a real Collection per tenant in a temp
  * dir, the real TextEncoder1024 and an injectable clock. Filters, timeline pages and forget are
  * checked against a brute-force evaluation over the records the test itself wrote; text ranking
