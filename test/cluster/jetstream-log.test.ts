@@ -1,0 +1,178 @@
+/**
+ * The JetStream-backed log (cluster/jetstream-log.ts) under a real Collection, against a real 3-server
+ * JetStream cluster on loopback: the same ops give the same state as on the WAL; reopening from the
+ * stream (with and without a checkpoint), and a second node replaying the stream, give that state;
+ * frames above max_payload are chunked and come back whole; one server down, appends go on; two
+ * down, they reject with E_NO_QUORUM; servers back, appends resume; nothing acknowledged is lost.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { ensureLogStream, jetStreamLog } from "../../src/cluster/jetstream-log.js";
+import { Collection } from "../../src/engine/collection.js";
+import { Kernels } from "../../src/kernels/abi.js";
+import { ScanPool } from "../../src/pool/scan-pool.js";
+import type { Log } from "../../src/store/log.js";
+import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
+
+const STREAM = "svc_log_test";
+const DIM = 16;
+let cluster: NatsCluster;
+let nc: NatsConnection;
+let kernels: Kernels;
+let pool: ScanPool;
+const root = mkdtempSync(join(tmpdir(), "svc-jslog-"));
+let dirs = 0;
+const newDir = () => join(root, `c${++dirs}`);
+
+beforeAll(async () => {
+  kernels = Kernels.create();
+  pool = new ScanPool(kernels, { threads: 1 });
+  cluster = await startNatsCluster(3);
+  nc = await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  await ensureLogStream(nc, { stream: STREAM, replicas: 3 });
+}, 60_000);
+
+afterAll(async () => {
+  await nc?.close().catch(() => undefined);
+  await cluster?.stop();
+  await pool?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const vec = (i: number, dim = DIM) => Float32Array.from({ length: dim }, (_, j) => Math.sin(i * 7 + j) + (j === i % dim ? 2 : 0));
+const open = (dir: string, name: string, extra: Parameters<typeof jetStreamLog>[1] extends infer O ? Partial<O> : never = {}) =>
+  Collection.open(dir, { kernels, pool, dimension: DIM, openLog: jetStreamLog(nc, { stream: STREAM, name, ...extra }) });
+const logOf = (c: Collection) => (c as unknown as { s: { log: Log } }).s.log;
+
+/** Everything a query can see: ids, metadata, and the top 5 of a few probe vectors. */
+async function state(c: Collection) {
+  await c.settled();
+  const ids = c.ids("ns").sort();
+  const fetched = c.fetch("ns", ids).map((v) => ({ id: v.id, metadata: v.metadata, values: Array.from(v.values ?? []) }));
+  const queries = [];
+  for (const i of [0, 3, 17, 29]) queries.push((await c.query("ns", { vector: vec(i), topK: 5 })).matches.map((m) => [m.id, m.score]));
+  return { ids, fetched, queries };
+}
+
+/** The same mixed ops on any collection. */
+async function workload(c: Collection) {
+  for (let b = 0; b < 4; b++) await c.upsert("ns", Array.from({ length: 10 }, (_, k) => ({ id: `v${b * 10 + k}`, values: vec(b * 10 + k), metadata: { b, k } })));
+  await c.delete("ns", { ids: ["v3", "v11", "v27"] });
+  await c.update("ns", { id: "v0", setMetadata: { tag: "x" } });
+  await c.update("ns", { id: "v5", values: vec(100) });
+  await Promise.all([c.upsert("ns", [{ id: "v40", values: vec(40) }]), c.delete("ns", { ids: ["v40"] }), c.upsert("ns", [{ id: "v41", values: vec(41) }])]);
+}
+
+describe("a Collection on the JetStream log", () => {
+  it("gives the WAL's state, again after a reopen from checkpoint + tail, and on a second node replaying the stream", async () => {
+    const wal = await Collection.open(newDir(), { kernels, pool, dimension: DIM });
+    await workload(wal);
+    const expected = await state(wal);
+    await wal.close();
+
+    const dir = newDir();
+    const a = await open(dir, "same");
+    await workload(a);
+    expect(await state(a)).toEqual(expected);
+    const log = logOf(a);
+    expect(log.position.segment).toBe(0);
+    expect(log.stats.frames).toBe(10);
+    await a.close();
+    await expect(log.append(1, {})).rejects.toMatchObject({ code: "E_CLOSED" });
+
+    // Reopen from the checkpoint (the stream keeps its frames: purge is off), then write a tail and reopen without closing.
+    const b = await open(dir, "same");
+    expect(b.recovery.frames).toBe(0);
+    expect(await state(b)).toEqual(expected);
+    await b.upsert("ns", [{ id: "t1", values: vec(1) }]);
+    await b.delete("ns", { ids: ["v41"] });
+    const tail = await state(b);
+    const c = await open(dir, "same");
+    expect(c.recovery.frames).toBe(2);
+    expect(await state(c)).toEqual(tail);
+
+    // A second node: its own directory, the whole stream from the start.
+    const replica = await open(newDir(), "same");
+    expect(replica.recovery.frames).toBe(12);
+    expect(await state(replica)).toEqual(tail);
+    await b.close();
+    await c.close();
+    await replica.close();
+  }, 30_000);
+
+  it("with purge, a checkpoint removes the frames it holds from the subject and a reopen still has everything", async () => {
+    const dir = newDir();
+    const a = await open(dir, "purged", { purge: true });
+    await workload(a);
+    const expected = await state(a);
+    await a.close();
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.info(STREAM, { subjects_filter: `${STREAM}.purged` });
+    expect(info.state.subjects?.[`${STREAM}.purged`] ?? 0).toBe(0);
+    const b = await open(dir, "purged", { purge: true });
+    expect(await state(b)).toEqual(expected);
+    await b.close();
+  }, 20_000);
+
+  it("chunks a frame above max_payload (1000 x 1024 floats, ~4 MiB) and replays it whole", async () => {
+    const big = (i: number) => vec(i, 1024);
+    const a = await Collection.open(newDir(), { kernels, pool, dimension: 1024, openLog: jetStreamLog(nc, { stream: STREAM, name: "big" }) });
+    await a.upsert("ns", Array.from({ length: 1000 }, (_, i) => ({ id: `b${i}`, values: big(i), metadata: { i } })));
+    await a.upsert("ns", [{ id: "small", values: big(5000) }]);
+    const log = logOf(a);
+    expect(nc.info!.max_payload).toBeLessThan(log.stats.bytes);
+    expect(log.stats.writes).toBeGreaterThan(log.stats.frames);
+    const replica = await Collection.open(newDir(), { kernels, pool, openLog: jetStreamLog(nc, { stream: STREAM, name: "big" }), dimension: 1024 });
+    expect(replica.recovery.frames).toBe(2);
+    expect(replica.ids("ns").length).toBe(1001);
+    for (const i of [0, 511, 999]) expect(replica.fetch("ns", [`b${i}`])[0]!.values).toEqual(a.fetch("ns", [`b${i}`])[0]!.values);
+    expect(replica.fetch("ns", ["small"])[0]!.values).toEqual(big(5000));
+    await Promise.all([a.close(), replica.close()]);
+  }, 30_000);
+
+  it("goes on with one server killed, rejects with E_NO_QUORUM with two, resumes when they return, and loses nothing acknowledged", async () => {
+    // quorumTimeoutMs covers a leader election (nats-server 2.9: up to ~9 s after the leader dies).
+    const a = await open(newDir(), "failover", { ackTimeoutMs: 1000, quorumTimeoutMs: 12_000 });
+    const acked: string[] = [];
+    const leader = Number((await streamLeader(5000)).slice(1));
+    const other = [0, 1, 2].find((i) => i !== leader)!;
+    for (let i = 0; i < 30; i++) {
+      if (i === 5) cluster.kill(leader);
+      await a.upsert("ns", [{ id: `f${i}`, values: vec(i) }]);
+      acked.push(`f${i}`);
+    }
+    cluster.kill(other);
+    const t0 = Date.now();
+    await expect(a.upsert("ns", [{ id: "nq", values: vec(99) }])).rejects.toMatchObject({ code: "E_NO_QUORUM" });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(11_000); // it retried until quorumTimeoutMs, not failed on the first timeout
+    cluster.start(leader);
+    cluster.start(other);
+    await cluster.ready(30_000);
+    await streamLeader(30_000);
+    for (let i = 30; i < 35; i++) {
+      await a.upsert("ns", [{ id: `f${i}`, values: vec(i) }]);
+      acked.push(`f${i}`);
+    }
+    const replica = await open(newDir(), "failover");
+    const ids = new Set(replica.ids("ns"));
+    for (const id of acked) expect(ids.has(id), id).toBe(true);
+    await Promise.all([a.close(), replica.close()]);
+  }, 90_000);
+});
+
+/** The stream leader's server name, once the stream has one (after servers restart, its replicas elect one). */
+async function streamLeader(timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const info = await jetstreamManager(nc, { timeout: 1000 })
+      .then((jsm) => jsm.streams.info(STREAM))
+      .catch(() => null);
+    if (info?.cluster?.leader) return info.cluster.leader;
+    if (Date.now() > deadline) throw new Error(`stream ${STREAM} has no leader after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
