@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { ensureLogStream, jetStreamLog } from "../../src/cluster/jetstream-log.js";
+import { connect, headers, type NatsConnection } from "@nats-io/transport-node";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { CHUNK_HEADER, ensureLogStream, jetStreamLog } from "../../src/cluster/jetstream-log.js";
 import { Collection } from "../../src/engine/collection.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
@@ -134,6 +134,26 @@ describe("a Collection on the JetStream log", () => {
     await Promise.all([a.close(), replica.close()]);
   }, 30_000);
 
+  it("cuts a chunked frame whose writer stopped mid-frame, as a torn tail, and keeps the frames before it", async () => {
+    const dir = newDir();
+    const a = await open(dir, "torn");
+    await a.upsert("ns", [{ id: "kept", values: vec(1) }]);
+    await a.close();
+    const h = headers();
+    h.set(CHUNK_HEADER, "0/2");
+    const half = await jetstream(nc).publish(`${STREAM}.torn`, new Uint8Array([0x82]), { headers: h, msgID: "torn-0" });
+    const b = await open(newDir(), "torn");
+    expect(b.recovery.frames).toBe(1);
+    expect(b.recovery.tornTail).toMatchObject({ file: `${STREAM}.torn`, offset: half.seq, frames: 1 });
+    expect(b.ids("ns")).toEqual(["kept"]);
+    await b.upsert("ns", [{ id: "after", values: vec(2) }]);
+    await b.close();
+    const c = await open(newDir(), "torn");
+    expect(c.recovery.damaged).toMatchObject([{ offset: half.seq, frames: 1 }]);
+    expect(c.ids("ns").sort()).toEqual(["after", "kept"]);
+    await c.close();
+  }, 20_000);
+
   it("goes on with one server killed, rejects with E_NO_QUORUM with two, resumes when they return, and loses nothing acknowledged", async () => {
     // quorumTimeoutMs covers a leader election (nats-server 2.9: up to ~9 s after the leader dies).
     const a = await open(newDir(), "failover", { ackTimeoutMs: 1000, quorumTimeoutMs: 12_000 });
@@ -160,6 +180,9 @@ describe("a Collection on the JetStream log", () => {
     const replica = await open(newDir(), "failover");
     const ids = new Set(replica.ids("ns"));
     for (const id of acked) expect(ids.has(id), id).toBe(true);
+    // Retried publishes were deduplicated: one frame per acknowledged upsert, plus at most the one whose outcome is unknown.
+    expect(replica.recovery.frames - acked.length).toBeGreaterThanOrEqual(0);
+    expect(replica.recovery.frames - acked.length).toBeLessThanOrEqual(1);
     await Promise.all([a.close(), replica.close()]);
   }, 90_000);
 });
