@@ -6,7 +6,7 @@
  * deduplicated, replay through an ordered consumer. Positions: segment 0, offset = stream sequence.
  */
 import { encode } from "@msgpack/msgpack";
-import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { DeliverPolicy, jetstream, JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { SvcError } from "../errors.js";
@@ -92,7 +92,7 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
 async function replayLog(js: JetStreamClient, jsm: JetStreamManager, stream: string, subject: string, replay: LogReplay, quorumTimeoutMs: number): Promise<{ position: LogPosition; report: RecoveryReport }> {
   const from = replay.from?.offset ?? 0;
   const report: RecoveryReport = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
-  const last = (await untilQuorum(subject, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(notFoundAsNull)))?.seq ?? 0;
+  const last = (await untilQuorum(subject, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { last_by_subj: subject })))?.seq ?? 0;
   if (last === 0 || (last <= from && !replay.prefix)) return { position: { segment: 0, offset: Math.max(last, from) }, report };
   const decoder = safeDecoder();
   const consumer = await untilQuorum(subject, quorumTimeoutMs, () =>
@@ -107,21 +107,29 @@ async function replayLog(js: JetStreamClient, jsm: JetStreamManager, stream: str
   let pending = 0;
   try {
     for await (const m of messages) {
-      const [i, k] = chunkOf(m.headers?.get(CHUNK_HEADER));
-      if (i === 0) {
-        if (chunks.length > 0) report.damaged.push(torn(subject, startSeq, chunks, pending, from));
+      const header = m.headers?.get(CHUNK_HEADER);
+      const [i, k] = chunkOf(header);
+      report.bytes += m.data.length;
+      if (i === 0 && chunks.length > 0) {
+        report.damaged.push(torn(subject, startSeq, chunks, pending, from));
         chunks = [];
+      }
+      if (i === 0) {
         startSeq = m.seq;
         pending = k;
       }
-      if (i === chunks.length && k === pending) {
+      if (i >= 0 && i === chunks.length && k === pending) {
         chunks.push(m.data);
-        report.bytes += m.data.length;
         if (chunks.length === k) {
           deliver(decoder, subject, chunks, { segment: 0, offset: startSeq - 1 }, { segment: 0, offset: m.seq }, replay.onFrame);
           report.frames++;
           chunks = [];
         }
+      } else {
+        // A chunk that continues no frame here (or a bad chunk header): skipped and reported, with the frame it interrupted.
+        if (chunks.length > 0) report.damaged.push(torn(subject, startSeq, chunks, pending, from));
+        chunks = [];
+        report.damaged.push({ file: subject, offset: m.seq, bytes: m.data.length, frames: 1, reason: `chunk '${header}' continues no frame`, beforeFrom: m.seq <= from });
       }
       if (m.seq >= last) break;
     }
@@ -168,13 +176,14 @@ function torn(subject: string, startSeq: number, chunks: Uint8Array[], k: number
   return { file: subject, offset: startSeq, bytes, frames: 1, reason: `frame with ${chunks.length} of ${k} chunks (its writer stopped mid-frame)`, beforeFrom: startSeq <= from };
 }
 
-/** Run `f` until it succeeds, retrying while the cluster has no quorum or leader (at most `timeoutMs`, then E_NO_QUORUM). */
+/** Run `f` until it succeeds, retrying while the cluster has no quorum or leader (at most `timeoutMs`, then E_NO_QUORUM); a missing stream is E_NOT_FOUND at once. */
 async function untilQuorum<T>(subject: string, timeoutMs: number, f: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
       return await f();
     } catch (e) {
+      if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) throw new SvcError("E_NOT_FOUND", `${subject}: its stream does not exist (create it with ensureLogStream)`, { field: "stream", cause: e });
       const left = deadline - Date.now();
       if (left <= 100) {
         throw new SvcError("E_NO_QUORUM", `${subject}: JetStream did not answer after ${attempt} attempt(s) in ${timeoutMs} ms (${(e as Error).message})`, { cause: e });
@@ -182,11 +191,6 @@ async function untilQuorum<T>(subject: string, timeoutMs: number, f: () => Promi
       await new Promise((r) => setTimeout(r, Math.min(250, left - 100)));
     }
   }
-}
-
-function notFoundAsNull(e: unknown): null {
-  if ((e as { code?: unknown }).code === 10037 || /no message found/i.test(String((e as Error).message))) return null;
-  throw e;
 }
 
 interface Settings {

@@ -152,7 +152,22 @@ describe("a Collection on the JetStream log", () => {
     expect(c.recovery.damaged).toMatchObject([{ offset: half.seq, frames: 1 }]);
     expect(c.ids("ns").sort()).toEqual(["after", "kept"]);
     await c.close();
+    // A chunk that continues no frame is skipped and reported, never applied.
+    h.set(CHUNK_HEADER, "1/2");
+    const stray = await jetstream(nc).publish(`${STREAM}.torn`, new Uint8Array([0x82]), { headers: h, msgID: "torn-stray" });
+    const d = await open(newDir(), "torn");
+    expect(d.recovery.damaged).toMatchObject([{ offset: half.seq }, { offset: stray.seq, frames: 1 }]);
+    expect(d.recovery.frames).toBe(2);
+    await d.close();
   }, 20_000);
+
+  it("refuses a log on a stream that does not exist with E_NOT_FOUND, at once", async () => {
+    await expect(Collection.open(newDir(), { kernels, pool, dimension: DIM, openLog: jetStreamLog(nc, { stream: "svc_no_such_stream", name: "x" }) })).rejects.toMatchObject({
+      code: "E_NOT_FOUND",
+      field: "stream",
+    });
+    expect(() => jetStreamLog(nc, { stream: STREAM, name: "a.*" })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "name" }));
+  });
 
   it("goes on with one server killed, rejects with E_NO_QUORUM with two, resumes when they return, and loses nothing acknowledged", async () => {
     // quorumTimeoutMs covers a leader election (nats-server 2.9: up to ~9 s after the leader dies).
