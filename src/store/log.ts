@@ -1,8 +1,8 @@
 /**
  * @module log — the seam between a collection and its log: the `Log` interface (append -> a position
  * acknowledged once durable), positions and their order, how a log is opened and replayed, and what
- * opening found. The WAL (wal.ts) implements it; a replicated log (e.g. a NATS JetStream stream)
- * would implement the same interface with `segment` 0 and `offset` = the stream sequence.
+ * opening found. The WAL (wal.ts) implements it; so does cluster/jetstream-log.ts on a replicated
+ * NATS JetStream stream, with `segment` 0 and `offset` = the stream sequence.
  */
 
 /**
