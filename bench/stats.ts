@@ -29,6 +29,17 @@ export async function timeCalls(count: number, warmup: number, call: (i: number)
  * Put a suite's RESULTS.md section (which starts with `<!-- name -->` and ends with `<!-- /name -->`)
  * in place of its previous version, or before the kernel micro-benchmarks when it is new.
  */
+/**
+ * `md` with every `<!-- name -->` ... `<!-- /name -->` section of `previous` that `md` lacks put back
+ * (spliceSection's place): a full re-render keeps what hand-run benches (soak, fuzz, overwrite, ...) recorded.
+ */
+export function keepSections(previous: string, md: string): string {
+  for (const m of previous.matchAll(/<!-- ([a-z0-9-]+) -->\n[\s\S]*?<!-- \/\1 -->\n/g)) {
+    if (!md.includes(`<!-- ${m[1]} -->`)) md = spliceSection(md, m[1]!, m[0]);
+  }
+  return md;
+}
+
 export function spliceSection(md: string, name: string, section: string): string {
   const start = md.indexOf(`<!-- ${name} -->`);
   const end = md.indexOf(`<!-- /${name} -->`);
