@@ -3,8 +3,8 @@
  * directory.json): split a damaged file into the elements of one array or object member without
  * parsing the whole, so each record is kept or dropped on its own; quarantine and rewrite the file.
  */
-import { closeSync, copyFileSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, readdirSync, renameSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { parseStoredJson } from "../safe-values.js";
 
 /** What repair did to one store file. */
@@ -55,6 +55,16 @@ export function salvageElements(text: string, key: string): string[] | null {
   }
   if (text.slice(start).trim() !== "") out.push(text.slice(start)); // cut off: the last element is garbage
   return out;
+}
+
+/** Every `<dataDir>/tenants/<tenant>/<...sub>/<name>` entry: where the per-tenant stores of one kind (knowledge graphs, causal models) live, for repair. */
+export function tenantStoreDirs(dataDir: string, ...sub: string[]): Array<{ tenant: string; name: string; dir: string }> {
+  const tenants = join(dataDir, "tenants");
+  if (!existsSync(tenants)) return [];
+  return readdirSync(tenants).flatMap((tenant) => {
+    const root = join(tenants, tenant, ...sub);
+    return existsSync(root) ? readdirSync(root).map((name) => ({ tenant, name, dir: join(root, name) })) : [];
+  });
 }
 
 /** The stored JSON (read safely: parseStoredJson), or undefined. */

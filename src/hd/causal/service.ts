@@ -1,11 +1,12 @@
 /** @module causal/service — causal models per tenant under <data>/tenants/<tenant>/hd/causal/<name>/: upload/append worlds, query, delete, export/import (.hdscm). */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { open, rename, rm } from "node:fs/promises";
+import { rename, rm } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { lockDir, writeDurable } from "../../engine/collection-files.js";
 import { SvcError } from "../../errors.js";
 import { reportDamage } from "../../store/damage.js";
-import { quarantine, type StoreRepair } from "../../store/salvage-json.js";
+import { quarantine, tenantStoreDirs, type StoreRepair } from "../../store/salvage-json.js";
+import { fsyncDir } from "../../store/scan.js";
 import { decodeHdscm, encodeHdscm } from "./format.js";
 import { checkAppend, newModel, parseWorlds, withRoom, type CausalModel } from "./model.js";
 import { answer, parseQuery, type CausalAnswer } from "./query.js";
@@ -189,30 +190,16 @@ export class CausalService {
  */
 export function repairCausalModels(dataDir: string): StoreRepair[] {
   const out: StoreRepair[] = [];
-  const tenants = join(dataDir, "tenants");
-  if (!existsSync(tenants)) return out;
-  for (const t of readdirSync(tenants)) {
-    const root = join(tenants, t, "hd", "causal");
-    if (!existsSync(root)) continue;
-    for (const name of readdirSync(root)) {
-      const file = join(root, name, FILE);
-      if (!existsSync(file)) continue;
-      try {
-        decodeHdscm(readFileSync(file));
-      } catch (err) {
-        const backup = quarantine(file);
-        out.push({ store: `causal:${t}/${name}`, file: relative(dataDir, file), action: "quarantined", kept: 0, dropped: 1, backup, detail: err instanceof Error ? err.message : String(err) });
-      }
+  for (const { tenant, name, dir } of tenantStoreDirs(dataDir, "hd", "causal")) {
+    const file = join(dir, FILE);
+    if (!existsSync(file)) continue;
+    try {
+      decodeHdscm(readFileSync(file));
+    } catch (err) {
+      const backup = quarantine(file);
+      out.push({ store: `causal:${tenant}/${name}`, file: relative(dataDir, file), action: "quarantined", kept: 0, dropped: 1, backup, detail: err instanceof Error ? err.message : String(err) });
     }
   }
   return out;
 }
 
-async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, "r");
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}

@@ -11,7 +11,7 @@ import { SvcError } from "../../errors.js";
 import { parseStoredJson } from "../../safe-values.js";
 import type { Kernels } from "../../kernels/abi.js";
 import { reportDamage, reportWalLosses } from "../../store/damage.js";
-import { quarantineAndRewrite, type StoreRepair } from "../../store/salvage-json.js";
+import { quarantineAndRewrite, tenantStoreDirs, type StoreRepair } from "../../store/salvage-json.js";
 import { fsyncDir } from "../../store/scan.js";
 import { Wal, type Durability, type WalPosition } from "../../store/wal.js";
 import { Graph, type Fact, type KgAnswer, type ShardStats } from "./graph.js";
@@ -327,35 +327,28 @@ function readGraphConf(path: string): { seed: number } | Error {
  */
 export function repairKnowledgeGraphs(dataDir: string): StoreRepair[] {
   const out: StoreRepair[] = [];
-  const tenants = join(dataDir, "tenants");
-  if (!existsSync(tenants)) return out;
-  for (const t of readdirSync(tenants)) {
-    const kgDir = join(tenants, t, "hd", "kg");
-    if (!existsSync(kgDir)) continue;
-    for (const name of readdirSync(kgDir)) {
-      const dir = join(kgDir, name);
-      const meta = join(dir, "graph.json");
-      const store = `kg:${t}/${name}`;
-      const snapPath = join(dir, SNAPSHOT_FILE);
-      let snap: ReturnType<typeof decodeSnapshot> | Error | null = null;
-      if (existsSync(snapPath)) {
-        try {
-          snap = decodeSnapshot(readFileSync(snapPath), snapPath);
-        } catch (e) {
-          snap = e instanceof Error ? e : new Error(String(e));
-        }
+  for (const { tenant: t, name, dir } of tenantStoreDirs(dataDir, "hd", "kg")) {
+    const meta = join(dir, "graph.json");
+    const store = `kg:${t}/${name}`;
+    const snapPath = join(dir, SNAPSHOT_FILE);
+    let snap: ReturnType<typeof decodeSnapshot> | Error | null = null;
+    if (existsSync(snapPath)) {
+      try {
+        snap = decodeSnapshot(readFileSync(snapPath), snapPath);
+      } catch (e) {
+        snap = e instanceof Error ? e : new Error(String(e));
       }
-      if (snap instanceof Error) out.push({ store, file: relative(dataDir, snapPath), action: "refused", kept: 0, dropped: 0, detail: `${snap.message}` });
-      if (!existsSync(meta)) continue;
-      const conf = readGraphConf(meta);
-      if (!(conf instanceof Error)) continue;
-      if (snap === null || snap instanceof Error) {
-        out.push({ store, file: relative(dataDir, meta), action: "refused", kept: 0, dropped: 0, detail: `${conf.message}; no readable snapshot holds the seed: restore the graph from an .hdkg export` });
-        continue;
-      }
-      const backup = quarantineAndRewrite(meta, JSON.stringify({ version: 1, seed: snap.graph.seed }));
-      out.push({ store, file: relative(dataDir, meta), action: "rewritten", kept: 1, dropped: 0, backup, detail: `${conf.message}; seed ${snap.graph.seed} taken from the snapshot` });
     }
+    if (snap instanceof Error) out.push({ store, file: relative(dataDir, snapPath), action: "refused", kept: 0, dropped: 0, detail: `${snap.message}` });
+    if (!existsSync(meta)) continue;
+    const conf = readGraphConf(meta);
+    if (!(conf instanceof Error)) continue;
+    if (snap === null || snap instanceof Error) {
+      out.push({ store, file: relative(dataDir, meta), action: "refused", kept: 0, dropped: 0, detail: `${conf.message}; no readable snapshot holds the seed: restore the graph from an .hdkg export` });
+      continue;
+    }
+    const backup = quarantineAndRewrite(meta, JSON.stringify({ version: 1, seed: snap.graph.seed }));
+    out.push({ store, file: relative(dataDir, meta), action: "rewritten", kept: 1, dropped: 0, backup, detail: `${conf.message}; seed ${snap.graph.seed} taken from the snapshot` });
   }
   return out;
 }
