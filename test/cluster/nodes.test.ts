@@ -1,0 +1,85 @@
+/**
+ * Cluster membership and placement (cluster/nodes.ts) against a real 3-server JetStream cluster: nodes
+ * see each other join, a node that leaves or stops beating drops out after its ttl, and rendezvous
+ * placement moves only the keys of the node that went.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { NodeRegistry, rank } from "../../src/cluster/nodes.js";
+import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
+
+let cluster: NatsCluster;
+const conns: NatsConnection[] = [];
+const conn = async () => {
+  const nc = await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  conns.push(nc);
+  return nc;
+};
+const until = async (cond: () => boolean, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+beforeAll(async () => {
+  cluster = await startNatsCluster(3, "svc-nodes");
+}, 60_000);
+
+afterAll(async () => {
+  for (const nc of conns) await nc.close().catch(() => undefined);
+  await cluster?.stop();
+});
+
+describe("node registry", () => {
+  it("sees nodes join, leave and expire", async () => {
+    const opts = { heartbeatMs: 200, ttlMs: 1000 };
+    const a = await NodeRegistry.join(await conn(), { id: "a", url: "http://127.0.0.1:1", startedAt: Date.now() }, opts);
+    const bConn = await conn();
+    const b = await NodeRegistry.join(bConn, { id: "b", url: "http://127.0.0.1:2", startedAt: Date.now() }, opts);
+    const c = await NodeRegistry.join(await conn(), { id: "c", url: "http://127.0.0.1:3", startedAt: Date.now() }, opts);
+    await until(() => a.live.length === 3 && b.live.length === 3 && c.live.length === 3);
+    expect(a.live).toEqual(["a", "b", "c"]);
+    expect(a.info("b")?.url).toBe("http://127.0.0.1:2");
+    // c leaves cleanly: gone at once
+    await c.leave();
+    await until(() => a.live.length === 2, 2000);
+    expect(a.live).toEqual(["a", "b"]);
+    // b stops beating without a word (its connection closes): gone after the ttl
+    await bConn.close();
+    const t0 = Date.now();
+    await until(() => a.live.length === 1, 5000);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(500);
+    expect(a.live).toEqual(["a"]);
+    expect(a.info("b")).toBeUndefined();
+    await a.leave();
+    await b.leave();
+  }, 30_000);
+});
+
+describe("rendezvous placement", () => {
+  it("moves only the keys whose owner left, and gives each key r distinct owners", () => {
+    const nodes = ["n1", "n2", "n3", "n4"];
+    const keys = Array.from({ length: 400 }, (_, i) => `idx.t.x.${i}`);
+    const before = keys.map((k) => rank(nodes, k).slice(0, 2));
+    for (const o of before) expect(new Set(o).size).toBe(2);
+    const after = keys.map((k) => rank(nodes.filter((n) => n !== "n3"), k).slice(0, 2));
+    let moved = 0;
+    keys.forEach((_, i) => {
+      const kept = before[i]!.filter((n) => n !== "n3");
+      // every owner that is still live keeps the key
+      for (const n of kept) expect(after[i]).toContain(n);
+      if (kept.length < 2) moved++;
+    });
+    // about half the keys had n3 as one of 2 owners among 4 nodes
+    expect(moved).toBeGreaterThan(120);
+    expect(moved).toBeLessThan(280);
+    // load is spread: each node owns between 35% and 65% of keys (expected 50%)
+    for (const n of nodes) {
+      const owned = before.filter((o) => o.includes(n)).length;
+      expect(owned).toBeGreaterThan(140);
+      expect(owned).toBeLessThan(260);
+    }
+  });
+});
