@@ -1,5 +1,6 @@
 /** @module app — one serving process: opens the data dir (keys, wallets, indexes), builds the route table, starts HTTP. */
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import { KeyStore } from "../account/keys.js";
@@ -41,6 +42,7 @@ import type { SessionLimits } from "../mcp/sessions.js";
 import { askRoutes } from "../http/routes/ask.js";
 import { boardRoutes } from "../http/routes/board.js";
 import { trustRoutes } from "../http/routes/trust.js";
+import type { ClusterNode, ClusterOptions } from "./cluster-node.js";
 
 export interface ServerOptions {
   dataDir: string;
@@ -59,6 +61,8 @@ export interface ServerOptions {
   mcpSessions?: SessionLimits;
   /** Serve HTTPS with these PEM files (REST, /mcp and the dashboard alike). */
   tls?: TlsFiles;
+  /** Cluster mode (`svc serve --cluster`): join the NATS JetStream cluster; absent: single node. */
+  cluster?: ClusterOptions;
 }
 
 export interface Server extends HttpServer {
@@ -70,6 +74,8 @@ export interface Server extends HttpServer {
   /** The agent commons (trust records, board, profiles, ask bridge) under <data>/commons. */
   commons: Commons;
   routes: readonly Route[];
+  /** Cluster mode: this node's place in the cluster (null on a single node). */
+  cluster: ClusterNode | null;
 }
 
 /**
@@ -114,6 +120,21 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
 
 async function openServer(opts: ServerOptions, unlock: () => void): Promise<Server> {
   const config = loadConfig(opts.dataDir);
+  const logger = opts.logger ?? pino({ level: "silent" });
+  // Cluster mode only: the NATS clients are not loaded on a single node.
+  const cluster = opts.cluster ? await (await import("./cluster-node.js")).ClusterNode.connect(opts.cluster, logger) : null;
+  try {
+    return await openServices(opts, config, logger, cluster, unlock);
+  } catch (err) {
+    await cluster?.close();
+    throw err;
+  }
+}
+
+async function openServices(opts: ServerOptions, config: ReturnType<typeof loadConfig>, logger: Logger, cluster: ClusterNode | null, unlock: () => void): Promise<Server> {
+  // CLUSTER SEAM: in cluster mode keys, wallets and indexes are to come from src/cluster/ (shared KV
+  // buckets, sharded indexes on the log stream, `cluster.nc`); until those land every node uses its
+  // own data dir's, as a single node does.
   const registry = openRegistry({ dataDir: opts.dataDir }); // the signing key: <data>/keys/signing-key.pem, as `svc build`
   const keys = KeyStore.open(opts.dataDir);
   const wallets = await Wallets.open(join(opts.dataDir, "wallet"), config.prices); // takes the data dir's writer lock
@@ -128,11 +149,16 @@ async function openServer(opts: ServerOptions, unlock: () => void): Promise<Serv
   const metrics = new HttpMetrics();
   const routes: Route[] = [];
   const readiness: Readiness = { ready: false, opened: 0, failed: [] };
-  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes, readiness: () => readiness }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...embedRoutes(encoder), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
-  routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
-  routes.push(...directoryRoutes(directory));
   const commons = await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability });
-  routes.push(...trustRoutes(commons), ...boardRoutes(commons), ...askRoutes(commons));
+  // The home node's state (records, KG, causal, commons, directory, helpers): in cluster mode the other nodes forward these routes to it.
+  const home = {
+    records: recordRoutes(records, { kg, causal }), kg: kgRoutes(kg), causal: causalRoutes(causal), helpers: commonsRoutes({ registry, dataDir: opts.dataDir }),
+    directory: directoryRoutes(directory), commons: [...trustRoutes(commons), ...boardRoutes(commons), ...askRoutes(commons)],
+  };
+  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes, readiness: () => readiness, cluster: cluster ? () => cluster.health() : undefined }), ...indexRoutes(indexes), ...home.records, ...embedRoutes(encoder), ...home.kg, ...home.causal, ...home.helpers, ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
+  routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
+  routes.push(...home.directory, ...home.commons);
+  const forward = cluster?.forwarder(new Set(Object.values(home).flat()));
   /** Services close after the listener: newest first, the pool last (collections release it). */
   const closeServices = async () => {
     await commons.close();
@@ -147,9 +173,8 @@ async function openServer(opts: ServerOptions, unlock: () => void): Promise<Serv
   };
   let http: HttpServer;
   try {
-    const logger = opts.logger ?? pino({ level: "silent" });
-    const mcp = mcpEndpoint(routes, { keys, wallets, metrics, auth: opts.auth ?? true }, { bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, log: logger, sessionLimits: opts.mcpSessions });
-    http = await startHttp(routes, { keys, wallets, metrics, mcp }, {
+    const mcp = mcpEndpoint(routes, { keys, wallets, metrics, auth: opts.auth ?? true, forward }, { bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, log: logger, sessionLimits: opts.mcpSessions });
+    http = await startHttp(routes, { keys, wallets, metrics, mcp, forward }, {
       host: opts.host ?? "127.0.0.1",
       port: opts.port ?? 8080,
       auth: opts.auth ?? true,
@@ -158,13 +183,14 @@ async function openServer(opts: ServerOptions, unlock: () => void): Promise<Serv
       allowedHosts: opts.mcpAllowedHosts,
       tls: opts.tls,
     });
+    await cluster?.join(advertisedUrl(http.url, opts.host ?? "127.0.0.1"));
   } catch (err) {
+    await http!?.close();
     await closeServices();
     throw err;
   }
   // Readiness: every index and records collection on disk is opened (its WAL replayed) after the
   // listener is up; /v1/health answers at once, /v1/ready once this is done.
-  const logger = opts.logger ?? pino({ level: "silent" });
   void (async () => {
     const opened = () => void readiness.opened++;
     const failed = [...(await indexes.openAll(opened)), ...(await records.openAll(opened))];
@@ -182,9 +208,16 @@ async function openServer(opts: ServerOptions, unlock: () => void): Promise<Serv
     kg,
     commons,
     routes,
+    cluster,
     async close() {
       await http.close();
       await closeServices();
+      await cluster?.close();
     },
   };
+}
+
+/** The listener's URL as other nodes reach it: a wildcard address (0.0.0.0, ::) is replaced by the host name. */
+function advertisedUrl(url: string, host: string): string {
+  return host === "0.0.0.0" || host === "::" ? url.replace(/^(https?:\/\/)[^/]*?(:\d+)$/, `$1${hostname()}$2`) : url;
 }

@@ -1,6 +1,8 @@
 /** @module serve — `svc serve`: the HTTP server on a data dir; prints the URL (and a first admin key); SIGTERM/SIGINT stop it cleanly. */
 import pino from "pino";
 import { onDamage } from "../store/damage.js";
+import { hostname } from "node:os";
+import type { ClusterOptions } from "../app/cluster-node.js";
 import { startServer } from "../app/start-server.js";
 import { SvcError } from "../errors.js";
 import { positiveInt, say, type Command } from "./command.js";
@@ -13,6 +15,8 @@ export const serveCommand: Command = {
           [--log-level info] [--body-limit 67108864] [--no-auth]
           [--mcp-allowed-hosts svc.example.com,10.0.0.5:8080]
           [--tls-cert cert.pem --tls-key key.pem]
+          [--cluster nats://h1:4222,nats://h2:4222 [--node-id NAME]
+           [--advertise http://host:port] [--take-home]]
       Serve the REST API (uWebSockets.js) and MCP at /mcp (streamable HTTP;
       Host/Origin must be loopback on this port or listed in
       --mcp-allowed-hosts). On first start an admin key is
@@ -23,6 +27,13 @@ export const serveCommand: Command = {
       over TLS) for REST, /mcp and the dashboard. svc's clients (svc mcp,
       recorders, hooks, export/import) refuse plain http to a non-loopback
       host unless SVC_ALLOW_INSECURE=1, so serve TLS when clients are remote.
+      --cluster (env SVC_CLUSTER): cluster mode on NATS JetStream; any node
+      serves every request. --node-id (env SVC_NODE_ID; default the host
+      name) names this node; --advertise is the URL other nodes reach it at
+      (default http://<host>:<port>). The first node to start is the home
+      node (records, knowledge graphs, causal models, commons, directory,
+      helpers live in its data dir; the others forward those requests to it);
+      --take-home moves that role to this node. See docs/OPERATIONS.md.
       Exits 3 when the port is taken, 4 when another server holds --data.`,
   options: {
     host: { type: "string" },
@@ -35,6 +46,10 @@ export const serveCommand: Command = {
     "mcp-allowed-hosts": { type: "string" },
     "tls-cert": { type: "string" },
     "tls-key": { type: "string" },
+    cluster: { type: "string" },
+    "node-id": { type: "string" },
+    advertise: { type: "string" },
+    "take-home": { type: "boolean" },
   },
   async run(values) {
     const port = values.port === "0" ? 0 : positiveInt("port", values.port, 8080);
@@ -55,6 +70,7 @@ export const serveCommand: Command = {
       threads: values.threads === undefined ? undefined : positiveInt("threads", values.threads, 2),
       logger,
       tls: cert !== undefined && key !== undefined ? { certFile: cert, keyFile: key } : undefined,
+      cluster: clusterOptions(values),
       mcpAllowedHosts: typeof values["mcp-allowed-hosts"] === "string" ? values["mcp-allowed-hosts"].split(",").map((h) => h.trim()).filter(Boolean) : undefined,
     });
     if (values["no-auth"] !== true && server.keys.offline === null && server.keys.size === 0) {
@@ -62,6 +78,7 @@ export const serveCommand: Command = {
       say(`created the first admin key (${record.id}); it is shown only now:`);
       say(`  ${key}`);
     }
+    if (server.cluster) say(`cluster node ${server.cluster.opts.nodeId}: home node ${server.cluster.health().home}, live ${server.cluster.health().live.join(", ")}`);
     say(`svc serving ${server.url} (data ${dataDir})`);
     say(`  dashboard ${server.url}/dashboard · MCP ${server.url}/mcp · directory ${server.url}/businesses · API ${server.url}/v1/openapi.json`);
     await new Promise<void>((resolve) => {
@@ -78,3 +95,19 @@ export const serveCommand: Command = {
     return 0;
   },
 };
+
+/** --cluster / SVC_CLUSTER and the node's name; undefined: single node. */
+function clusterOptions(values: Record<string, unknown>): ClusterOptions | undefined {
+  const list = (values.cluster as string | undefined) ?? process.env.SVC_CLUSTER;
+  const only = ["node-id", "advertise", "take-home"].find((k) => values[k] !== undefined);
+  if (!list) {
+    if (only !== undefined) throw new SvcError("E_BAD_REQUEST", `--${only} needs --cluster (or SVC_CLUSTER)`, { field: only });
+    return undefined;
+  }
+  const servers = list.split(",").map((u) => u.trim()).filter(Boolean);
+  for (const u of servers) if (!/^(nats|tls):\/\/[^/\s]+$/.test(u)) throw new SvcError("E_BAD_REQUEST", `--cluster takes nats://host:port URLs separated by commas; '${u}' is not one`, { field: "cluster" });
+  const advertise = values.advertise as string | undefined;
+  if (advertise !== undefined && !/^https?:\/\/[^/\s]+$/.test(advertise)) throw new SvcError("E_BAD_REQUEST", `--advertise must be http(s)://host:port, not '${advertise}'`, { field: "advertise" });
+  const nodeId = (values["node-id"] as string | undefined) ?? (process.env.SVC_NODE_ID || hostname().split(".")[0]!.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 64));
+  return { servers, nodeId, advertise, takeHome: values["take-home"] === true };
+}

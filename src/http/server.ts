@@ -12,6 +12,7 @@ import { isLoopback } from "../service-url.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
 import { HostGuard } from "./host-guard.js";
 import { HttpMetrics } from "./metrics.js";
+import { FORWARDED_FOR_HEADER, FORWARD_TOKEN_HEADER, forwardRequest, type Forwarder } from "./forward.js";
 import { authenticate, execute } from "./invoke.js";
 import type { RequestContext, Route } from "./route.js";
 
@@ -45,6 +46,8 @@ export interface HttpDeps {
   metrics: HttpMetrics;
   /** Mounted beside the route table (MCP over streamable HTTP at /mcp, src/mcp/). */
   mcp?: MountedEndpoint;
+  /** Cluster mode: routes served by another node (the home node) are forwarded to it. */
+  forward?: Forwarder;
 }
 
 /** Paths served beside the route table by their own handlers. */
@@ -126,10 +129,15 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         apiKey: req.getHeader("api-key"),
         authorization: req.getHeader("authorization"),
         requestId: req.getHeader("x-request-id"),
+        forwardToken: req.getHeader(FORWARD_TOKEN_HEADER),
+        forwardedFor: req.getHeader(FORWARDED_FOR_HEADER),
       };
       const raw = names.map((_, i) => req.getParameter(i) ?? "");
       const query = req.getQuery() ?? "";
-      const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString("latin1");
+      const path = req.getUrl();
+      // A request another node of the cluster forwarded: its client's address is the one it names, and it is served here (never forwarded again).
+      const forwarded = deps.forward !== undefined && h.forwardToken !== "" && h.forwardToken === deps.forward.token;
+      const remoteAddress = forwarded && h.forwardedFor !== "" ? h.forwardedFor : Buffer.from(res.getRemoteAddressAsText()).toString("latin1");
       const reqId = REQUEST_ID_RE.test(h.requestId) ? h.requestId : `${idPrefix}-${(++seq).toString(36)}`;
       const flight: Flight = { aborted: false };
       res.onAborted(() => {
@@ -149,13 +157,20 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       const fail = (err: unknown) => {
         const e = publicError(err);
         if (e.status >= 500) log.error({ reqId, err }, "request failed");
-        respond(e.status, CONTENT_TYPE.json, JSON.stringify(e.toJSON()));
+        const retryAfter = e.details?.retryAfterSeconds;
+        respond(e.status, CONTENT_TYPE.json, JSON.stringify(e.toJSON()), typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : undefined);
       };
       const run = async (body: Buffer) => {
         bytesIn = body.length;
         if (closing) throw new SvcError("E_CLOSED", "the server is shutting down");
-        // Without keys any page the browser shows could call us (CSRF, DNS rebinding): only our own host and origin may.
-        if (!opts.auth) guard.check(h.host, h.origin);
+        // Without keys any page the browser shows could call us (CSRF, DNS rebinding): only our own host and origin may (a forwarding node checked its own).
+        if (!opts.auth && !forwarded) guard.check(h.host, h.origin);
+        const home = forwarded ? null : (deps.forward?.target(route) ?? null);
+        if (home !== null) {
+          const headers = { "content-type": h.contentType, accept: h.accept, host: h.host, "api-key": h.apiKey, authorization: h.authorization, "x-request-id": reqId };
+          const r = await forwardRequest(home, deps.forward!.token, { method: route.method, path: query ? `${path}?${query}` : path, headers, body, remoteAddress });
+          return respond(r.status, r.contentType, r.body, r.headers);
+        }
         principal = authenticate(route.auth, h, deps.keys, opts.auth);
         const inCodec = requestCodec(h.contentType);
         if (!route.rawBody && body.length > 0 && (inCodec === null || (inCodec !== "json" && route.proto?.request === undefined))) {

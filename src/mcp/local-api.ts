@@ -1,15 +1,18 @@
 /** @module mcp/local-api — the REST operations called in-process (the /mcp endpoint): the route table's own handlers, authenticated and metered as REST. */
 import { publicError, SvcError } from "../errors.js";
+import { forwardRequest, type Forwarder } from "../http/forward.js";
 import { authenticate, execute, type Credentials, type InvokeDeps } from "../http/invoke.js";
 import type { RequestContext, Route } from "../http/route.js";
 import { toHttp, type Operation } from "../tools/operation.js";
+import { httpReply } from "../tools/rest-api.js";
 import { isFailure, replyError, ToolError, type Api, type ApiReply } from "../tools/tool.js";
 
 export class LocalApi {
   private readonly ops = new Map<string, { route: Route; op: Operation }>();
   private seq = 0;
 
-  constructor(routes: readonly Route[], private readonly deps: InvokeDeps) {
+  /** `deps.forward` (cluster mode): operations served by another node go to it over HTTP, as REST requests do. */
+  constructor(routes: readonly Route[], private readonly deps: InvokeDeps & { forward?: Forwarder }) {
     for (const route of routes) {
       const arrayQuery = new Set((route.queryParams ?? []).filter((q) => q.schema.type === "array").map((q) => q.name));
       this.ops.set(route.operationId, { route, op: { operationId: route.operationId, method: route.method, path: route.path, arrayQuery } });
@@ -26,8 +29,17 @@ export class LocalApi {
         const found = this.ops.get(operationId);
         if (!found) throw new ToolError("E_INTERNAL", `no operation ${operationId}`);
         try {
-          const principal = authenticate(found.route.auth, creds, this.deps.keys, this.deps.auth);
           const http = toHttp(found.op, req);
+          const home = this.deps.forward?.target(found.route) ?? null;
+          if (home !== null) {
+            const qs = http.query.toString();
+            const path = `${http.path}${qs ? `?${qs}` : ""}`;
+            const headers = { "content-type": http.contentType, accept: "application/json", host: new URL(baseUrl).host, "api-key": creds.apiKey, authorization: creds.authorization };
+            const data = http.body === undefined ? undefined : Buffer.isBuffer(http.body) ? http.body : Buffer.from(JSON.stringify(http.body));
+            const r = await forwardRequest(home, this.deps.forward!.token, { method: found.op.method, path, headers, body: data, remoteAddress });
+            return httpReply(r.status, r.contentType, r.headers, r.body, `${found.op.method.toUpperCase()} ${path}`);
+          }
+          const principal = authenticate(found.route.auth, creds, this.deps.keys, this.deps.auth);
           // Upload routes parse their own bytes: give them what REST would, JSON arguments as a JSON body.
           const body = found.route.rawBody && http.body !== undefined && !Buffer.isBuffer(http.body) ? Buffer.from(JSON.stringify(http.body)) : http.body;
           const ctx: RequestContext = {

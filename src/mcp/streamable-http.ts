@@ -14,6 +14,7 @@ import { LocalApi } from "./local-api.js";
 import { mcpServer } from "./server.js";
 import type { HostGuard } from "../http/host-guard.js";
 import { SessionTable, type SessionLimits } from "./sessions.js";
+import type { Forwarder } from "../http/forward.js";
 import { authenticate, presentedKey, type Credentials, type InvokeDeps } from "../http/invoke.js";
 import type { Route } from "../http/route.js";
 import { readBody, statusLine, type Flight, type MountedEndpoint } from "../http/server.js";
@@ -36,7 +37,7 @@ export interface McpOptions {
   log: Logger;
 }
 
-export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps, opts: McpOptions): MountedEndpoint {
+export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps & { forward?: Forwarder }, opts: McpOptions): MountedEndpoint {
   const api = new LocalApi(routes, deps);
   const sessions = new SessionTable<Session>(opts.sessionLimits);
   const sweep = setInterval(() => {

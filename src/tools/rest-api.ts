@@ -49,22 +49,25 @@ export function restApi(baseUrl: string, key: string | undefined): Api {
         headers: headers({ accept: "application/json", ...(http.contentType ? { "content-type": http.contentType } : {}) }),
         body,
       });
-      const type = res.headers.get("content-type") ?? "";
-      const data = Buffer.from(await res.arrayBuffer());
-      const isJson = /^application\/json\b/i.test(type);
-      if (isFailure(res.status)) {
-        let body: unknown;
-        try {
-          body = isJson && data.length > 0 ? JSON.parse(data.toString("utf8")) : undefined;
-        } catch {
-          body = undefined;
-        }
-        throw replyError(res.status, body, `${op.method.toUpperCase()} ${http.path} answered ${res.status}`);
-      }
-      const out: ApiReply = { status: res.status, headers: Object.fromEntries(res.headers.entries()) };
-      if (isJson) out.body = data.length > 0 ? JSON.parse(data.toString("utf8")) : undefined;
-      else out.raw = { contentType: type, data };
-      return out;
+      return httpReply(res.status, res.headers.get("content-type") ?? "", Object.fromEntries(res.headers.entries()), Buffer.from(await res.arrayBuffer()), `${op.method.toUpperCase()} ${http.path}`);
     },
   };
+}
+
+/** An HTTP answer as an `ApiReply` (JSON decoded, anything else raw); a non-2xx answer throws its ToolError. `what` names the request in messages. */
+export function httpReply(status: number, contentType: string, headers: Record<string, string>, data: Buffer, what: string): ApiReply {
+  const isJson = /^application\/json\b/i.test(contentType);
+  if (isFailure(status)) {
+    let body: unknown;
+    try {
+      body = isJson && data.length > 0 ? JSON.parse(data.toString("utf8")) : undefined;
+    } catch {
+      body = undefined;
+    }
+    throw replyError(status, body, `${what} answered ${status}`);
+  }
+  const out: ApiReply = { status, headers };
+  if (isJson) out.body = data.length > 0 ? JSON.parse(data.toString("utf8")) : undefined;
+  else out.raw = { contentType, data };
+  return out;
 }

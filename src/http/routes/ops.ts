@@ -14,7 +14,14 @@ export interface Readiness {
   failed: string[];
 }
 
-export function opsRoutes(deps: { wallets: Wallets; metrics: HttpMetrics; routes: () => readonly Route[]; readiness: () => Readiness }): Route[] {
+/** Cluster mode: this node's id, the home node's and the live nodes' (as this node sees them). */
+export interface ClusterView {
+  node: string;
+  home: string | null;
+  live: readonly string[];
+}
+
+export function opsRoutes(deps: { wallets: Wallets; metrics: HttpMetrics; routes: () => readonly Route[]; readiness: () => Readiness; cluster?: () => ClusterView }): Route[] {
   const started = Date.now();
   let openapi: string | null = null;
   return [
@@ -27,13 +34,17 @@ export function opsRoutes(deps: { wallets: Wallets; metrics: HttpMetrics; routes
           properties: {
             status: { enum: ["ok", "degraded"] }, version: { type: "string" }, uptimeSeconds: { type: "number" },
             damage: { type: "array", items: { type: "object", properties: { store: { type: "string" }, file: { type: "string" }, kind: { type: "string" }, detail: { type: "string" }, dropped: { type: "integer" }, offline: { type: "boolean" }, at: { type: "integer" } } } },
+            cluster: {
+              type: "object", description: "cluster mode only",
+              properties: { node: { type: "string", description: "this node's id" }, home: { type: ["string", "null"], description: "the home node's id (null before joining)" }, live: { type: "array", items: { type: "string" }, description: "the live nodes' ids" } },
+            },
           },
         },
-        description: "The process is serving; \"degraded\" with `damage` lists stores found damaged (the rest serves)",
+        description: "The process is serving; \"degraded\" with `damage` lists stores found damaged (the rest serves); in cluster mode `cluster` names this node, the home node and the live nodes",
       },
       handle: () => {
         const damage = damageReports();
-        const up = { version: VERSION, uptimeSeconds: Math.round((Date.now() - started) / 1000) };
+        const up = { version: VERSION, uptimeSeconds: Math.round((Date.now() - started) / 1000), ...(deps.cluster ? { cluster: deps.cluster() } : {}) };
         return { body: damage.length === 0 ? { status: "ok", ...up } : { status: "degraded", ...up, damage } };
       },
     },

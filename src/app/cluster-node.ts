@@ -1,0 +1,115 @@
+/**
+ * @module app/cluster-node — what `svc serve --cluster` adds to a server: the NATS connection (reconnects
+ * forever, logged), the shared log stream, this node's registration, the home lease, and the
+ * forwarding rule (routes of the home node's state go to the home node; see docs/ARCHITECTURE.md
+ * "Cluster mode").
+ */
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { ensureLogStream } from "../cluster/jetstream-log.js";
+import { HomeLease } from "../cluster/home.js";
+import { NODE_ID_RE, NodeRegistry } from "../cluster/nodes.js";
+import { SvcError } from "../errors.js";
+import { homeUnavailable, type Forwarder } from "../http/forward.js";
+import type { Route } from "../http/route.js";
+import type { ClusterView } from "../http/routes/ops.js";
+
+export interface ClusterOptions {
+  /** NATS server URLs (`nats://host:4222`); any one reachable is enough to start. */
+  servers: string[];
+  /** This node's id (`--node-id`, default the host name). */
+  nodeId: string;
+  /** The URL other nodes reach this node's HTTP API at (default `http://<host>:<port>` of the listener). */
+  advertise?: string;
+  /** Take the home lease at start (`--take-home`): this node's data dir becomes the home state. */
+  takeHome?: boolean;
+}
+
+/** A stream and the buckets are replicated on this many servers: 3 where 3 exist. */
+export function replicasFor(servers: readonly string[]): number {
+  return Math.min(3, servers.length);
+}
+
+export class ClusterNode {
+  private registry: NodeRegistry | null = null;
+  private lease: HomeLease | null = null;
+
+  private constructor(
+    readonly opts: ClusterOptions,
+    readonly nc: NatsConnection,
+    private readonly log: Logger,
+  ) {}
+
+  /** Connect (waiting for a first server as long as it takes) and ensure the log stream. */
+  static async connect(opts: ClusterOptions, log: Logger): Promise<ClusterNode> {
+    if (!NODE_ID_RE.test(opts.nodeId)) throw new SvcError("E_BAD_REQUEST", `node id '${opts.nodeId}' must be 1-64 letters, digits, _ or -`, { field: "node-id" });
+    if (opts.servers.length === 0) throw new SvcError("E_BAD_REQUEST", "--cluster needs at least one nats:// URL", { field: "cluster" });
+    log.info({ servers: opts.servers, node: opts.nodeId }, `cluster: connecting to NATS (${opts.servers.join(", ")})`);
+    const nc = await connect({ servers: opts.servers, name: `svc-${opts.nodeId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 1000 });
+    log.info({ server: nc.getServer() }, `cluster: connected to NATS at ${nc.getServer()}`);
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === "disconnect") log.warn({ server: s.server }, `cluster: lost NATS server ${s.server}; reconnecting`);
+        else if (s.type === "reconnect") log.info({ server: s.server }, `cluster: reconnected to NATS at ${s.server}`);
+        else if (s.type === "error") log.error({ err: s.error }, `cluster: NATS error: ${s.error.message}`);
+      }
+    })();
+    const node = new ClusterNode(opts, nc, log);
+    await node.retrying("create the log stream", () => ensureLogStream(nc, { replicas: replicasFor(opts.servers) }));
+    return node;
+  }
+
+  /** Register this node at `url` (its advertised HTTP address) and read the home lease. */
+  async join(url: string): Promise<void> {
+    const replicas = replicasFor(this.opts.servers);
+    const self = { id: this.opts.nodeId, url: this.opts.advertise ?? url, startedAt: Date.now() };
+    this.registry = await this.retrying("join the node registry", () => NodeRegistry.join(this.nc, self, { replicas }));
+    this.registry.on("change", (live: string[]) => this.log.info({ live }, `cluster: live nodes ${live.join(", ")}`));
+    this.lease = await this.retrying("read the home lease", () => HomeLease.open(this.nc, this.opts.nodeId, { take: this.opts.takeHome, replicas }));
+    this.lease.on("change", (home: string) => this.log.warn({ home }, `cluster: the home node is now ${home}`));
+    this.log.info({ node: self.id, url: self.url, home: this.lease.node }, `cluster: node ${self.id} at ${self.url} joined; home node ${this.lease.node}${this.lease.node === self.id ? " (this node)" : ""}`);
+  }
+
+  /** Requests for `homeRoutes` go to the home node unless this node is it. */
+  forwarder(homeRoutes: ReadonlySet<Route>): Forwarder {
+    const node = this;
+    return {
+      get token() {
+        return node.lease?.token ?? "";
+      },
+      target(route) {
+        if (!homeRoutes.has(route)) return null;
+        const home = node.lease?.node;
+        if (home === undefined) throw homeUnavailable("this node has not joined the cluster yet; retry in a few seconds");
+        if (home === node.opts.nodeId) return null;
+        const url = node.registry?.info(home)?.url;
+        if (url === undefined) throw homeUnavailable(`the home node ${home} is not live (it serves records, knowledge graphs, causal models, the commons, the directory and helpers); retry later`);
+        return url;
+      },
+    };
+  }
+
+  health(): ClusterView {
+    return { node: this.opts.nodeId, home: this.lease?.node ?? null, live: this.registry?.live ?? [] };
+  }
+
+  /** Leave the registry (others see this node go at once) and close the connection. */
+  async close(): Promise<void> {
+    this.lease?.close();
+    await this.registry?.leave();
+    await this.nc.drain().catch(() => this.nc.close());
+  }
+
+  /** Run a start-up step until it succeeds (JetStream may still be electing leaders), logging each failure. */
+  private async retrying<T>(what: string, step: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await step();
+      } catch (err) {
+        if (err instanceof SvcError && err.status < 500) throw err;
+        this.log.warn({ err, attempt }, `cluster: could not ${what} (${(err as Error).message}); retrying in 1 s`);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
+}

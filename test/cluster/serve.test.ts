@@ -1,0 +1,166 @@
+/**
+ * `svc serve --cluster` end to end: three real svc processes on a real 3-server NATS JetStream
+ * cluster (svc-cluster.ts). Every node answers for itself and names the live nodes; the home node's
+ * state (records, commons, directory) works through every node (forwarded over HTTP, REST and
+ * /mcp); with the home node killed -9 the forwarded routes answer 503 E_HOME_UNAVAILABLE with
+ * Retry-After, never a hang or a 500, and work again once it is back.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSvcCluster, type SvcCluster } from "./svc-cluster.js";
+
+let c: SvcCluster;
+const A = 0; // the home node (started first)
+const B = 1;
+const C = 2;
+
+beforeAll(async () => {
+  c = await startSvcCluster(3);
+}, 120_000);
+
+afterAll(async () => {
+  await c?.stop();
+});
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+async function call(node: number, method: string, path: string, body?: unknown, key: string | null = c.adminKey): Promise<Answer> {
+  const res = await fetch(`${c.urls[node]}${path}`, {
+    method,
+    headers: { ...(key ? { "api-key": key } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(20_000),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON (HTML, text)
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+let recordId = "";
+
+describe("svc serve --cluster", () => {
+  it("every node answers /v1/health naming itself, the home node and the live nodes", async () => {
+    for (const i of [A, B, C]) {
+      const h = await until(`node ${i} to see 3 live nodes`, async () => {
+        const r = await call(i, "GET", "/v1/health", undefined, null);
+        return r.body.cluster?.live?.length === 3 ? r : undefined;
+      });
+      expect(h.status).toBe(200);
+      expect(h.body.cluster).toEqual({ node: c.ids[i], home: c.ids[A], live: [...c.ids].sort() });
+    }
+  });
+
+  it("a record written through node B is read through node C (both forwarded to the home node)", async () => {
+    const put = await call(B, "POST", "/v1/records/notes", { items: [{ kind: "decision", text: "we keep the billing ledger in PostgreSQL", tags: ["db"] }] });
+    expect(put.status).toBe(200);
+    recordId = put.body.ids[0];
+    const got = await call(C, "GET", `/v1/records/notes/${recordId}`);
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ id: recordId, kind: "decision", text: "we keep the billing ledger in PostgreSQL" });
+    const found = await call(A, "POST", "/v1/records/notes/query", { text: "where is the billing ledger", topK: 1 });
+    expect(found.status).toBe(200);
+    expect(found.body.records[0].id).toBe(recordId);
+    // the query string goes along: a timeline page of 1 through node C
+    const page = await call(C, "GET", "/v1/records/notes/timeline?limit=1");
+    expect(page.status).toBe(200);
+    expect(page.body.records).toHaveLength(1);
+    // an error from the home node comes back as it is
+    const missing = await call(B, "GET", "/v1/records/notes/rec_00");
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe("E_NOT_FOUND");
+  });
+
+  it("board posts and directory calls through a non-home node reach the home node's state", async () => {
+    const post = await call(C, "POST", "/v1/board", { agent: "ana", subject: "Arena sizes", message: "Which arena size works best for one million rows?", topic: "perf" }, null);
+    expect(post.status).toBe(200);
+    const board = await call(B, "GET", "/v1/board", undefined, null);
+    expect(board.status).toBe(200);
+    expect(JSON.stringify(board.body)).toContain("Which arena size works best for one million rows?");
+    const onHome = await call(A, "GET", "/v1/board", undefined, null);
+    expect(onHome.body).toEqual(board.body);
+
+    const search = await call(B, "GET", "/api/businesses?q=dental", undefined, null);
+    expect(search.status).toBe(200);
+    expect(search.body).toEqual((await call(A, "GET", "/api/businesses?q=dental", undefined, null)).body);
+    // the HTML page links to the node the client asked (the Host header goes along)
+    const res = await fetch(`${c.urls[C]}/businesses`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/text\/html/);
+  });
+
+  it("/mcp on a non-home node runs home-node tools", async () => {
+    const client = new Client({ name: "svc-cluster-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${c.urls[C]}/mcp`), { requestInit: { headers: { "api-key": c.adminKey } } }));
+    try {
+      const ingested = (await client.callTool({ name: "records_ingest", arguments: { namespace: "mcp", items: [{ kind: "mistake", text: "the deploy failed because the TLS certificate had expired" }] } })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+      expect(ingested.isError).toBeFalsy();
+      expect(ingested.structuredContent!.count).toBe(1);
+      const onB = await call(B, "GET", `/v1/records/mcp/${(ingested.structuredContent!.ids as string[])[0]}`);
+      expect(onB.body.text).toContain("TLS certificate");
+      const missing = (await client.callTool({ name: "records_get", arguments: { namespace: "mcp", id: "rec_00" } })) as { isError?: boolean; content: Array<{ text: string }> };
+      expect(missing.isError).toBe(true);
+      expect(missing.content[0]!.text).toContain("E_NOT_FOUND");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a client cannot pass itself off as a forwarding node", async () => {
+    // a made-up token is not the cluster's: the request is forwarded like any other and the home node serves it
+    const res = await fetch(`${c.urls[B]}/v1/records/notes/${recordId}`, { headers: { "api-key": c.adminKey, "svc-forward-token": "guess", "svc-forwarded-for": "10.9.9.9" } });
+    expect(res.status).toBe(200);
+  });
+
+  it("with the home node killed -9, forwarded routes answer 503 E_HOME_UNAVAILABLE with Retry-After; they work again once it is back", async () => {
+    await c.kill(A);
+    // at once (the registration has not expired yet: the connection is refused) and after it expired alike
+    for (const phase of ["refused", "expired"]) {
+      if (phase === "expired") {
+        await until("node B to see the home node gone", async () => ((await call(B, "GET", "/v1/health", undefined, null)).body.cluster.live.includes(c.ids[A]) ? undefined : true));
+      }
+      for (const i of [B, C]) {
+        const t0 = Date.now();
+        const r = await call(i, "GET", `/v1/records/notes/${recordId}`);
+        expect(Date.now() - t0).toBeLessThan(15_000);
+        expect(r.status).toBe(503);
+        expect(r.body.error.code).toBe("E_HOME_UNAVAILABLE");
+        expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+        const post = await call(i, "POST", "/v1/board", { agent: "bo", message: "Is anyone there at all today?" }, null);
+        expect(post.status).toBe(503);
+        expect(post.body.error.code).toBe("E_HOME_UNAVAILABLE");
+      }
+    }
+    // what is not the home node's state goes on: health, embedding
+    expect((await call(B, "GET", "/v1/health", undefined, null)).status).toBe(200);
+    expect((await call(C, "POST", "/v1/embed", { texts: ["still here"] })).status).toBe(200);
+
+    await c.start(A);
+    const back = await until("node C to reach the home node again", async () => {
+      const r = await call(C, "GET", `/v1/records/notes/${recordId}`);
+      return r.status === 200 ? r : undefined;
+    });
+    expect(back.body.text).toBe("we keep the billing ledger in PostgreSQL");
+    const health = await call(A, "GET", "/v1/health", undefined, null);
+    expect(health.body.cluster.home).toBe(c.ids[A]);
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * A real svc cluster on loopback for tests: a 3-server NATS JetStream cluster (nats-cluster.ts) and
+ * N `svc serve --cluster` processes from dist/ (run `npm run build:ts` first), each with its own data
+ * dir and a fixed port (so a restarted node comes back at the same URL), stopped by PID.
+ *
+ * Node 0 starts first, so it creates the home lease: it is the home node. One admin key is issued
+ * with `svc keys create --admin` into node 0's data dir before the first start and its keys.json is
+ * copied into every other node's data dir, so the key authenticates on every node (keys created
+ * later through one node's API stay on that node until the keys move to the shared KV bucket).
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MAIN } from "../e2e/server-process.js";
+import { freePort, startNatsCluster, type NatsCluster } from "./nats-cluster.js";
+
+export interface SvcCluster {
+  nats: NatsCluster;
+  /** Node i's base URL (`http://127.0.0.1:<port>`). */
+  urls: string[];
+  /** Node i's id (`n0`, `n1`, ...). */
+  ids: string[];
+  dataDirs: string[];
+  /** The admin key every node accepts. */
+  adminKey: string;
+  /** SIGKILL node i (no clean shutdown: no registry leave, no log flush). */
+  kill(i: number): Promise<void>;
+  /** Start node i again (same id, port and data dir); resolves once /v1/ready answers 200. */
+  start(i: number): Promise<void>;
+  /** What node i wrote to stdout and stderr so far (this run of it). */
+  output(i: number): string;
+  /** Kill every node and NATS server and remove the data. */
+  stop(): Promise<void>;
+}
+
+export async function startSvcCluster(n = 3, opts: { args?: string[] } = {}): Promise<SvcCluster> {
+  const nats = await startNatsCluster(3, `svc-cluster-${process.pid}`);
+  const root = mkdtempSync(join(tmpdir(), "svc-cluster-"));
+  const ids = Array.from({ length: n }, (_, i) => `n${i}`);
+  const ports: number[] = [];
+  for (let i = 0; i < n; i++) ports.push(await freePort());
+  const dataDirs = ids.map((id) => join(root, id));
+  for (const d of dataDirs) mkdirSync(d, { recursive: true });
+  const made = spawnSync(process.execPath, [MAIN, "keys", "create", "--admin", "--json", "--name", "cluster test admin", "--data", dataDirs[0]!], { encoding: "utf8" });
+  if (made.status !== 0) throw new Error(`svc keys create failed: ${made.stderr}`);
+  const adminKey = (JSON.parse(made.stdout.trim().split("\n").pop()!) as { key: string }).key;
+  for (const d of dataDirs.slice(1)) copyFileSync(join(dataDirs[0]!, "keys.json"), join(d, "keys.json"));
+
+  const procs: Array<ChildProcess | null> = ids.map(() => null);
+  const outs = ids.map(() => "");
+  const urls = ports.map((p) => `http://127.0.0.1:${p}`);
+
+  const start = async (i: number): Promise<void> => {
+    if (procs[i]) return;
+    outs[i] = "";
+    const args = [MAIN, "serve", "--port", String(ports[i]), "--data", dataDirs[i]!, "--log-level", "info", "--cluster", nats.urls.join(","), "--node-id", ids[i]!, ...(opts.args ?? [])];
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+    procs[i] = child;
+    const keep = (b: Buffer) => (outs[i] = (outs[i] + b.toString()).slice(-200_000));
+    child.stdout!.on("data", keep);
+    child.stderr!.on("data", keep);
+    child.once("exit", () => {
+      if (procs[i] === child) procs[i] = null;
+    });
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (procs[i] !== child) throw new Error(`node ${ids[i]} exited while starting:\n${outs[i]}`);
+      const ok = await fetch(`${urls[i]}/v1/ready`).then((r) => r.status === 200, () => false);
+      if (ok) return;
+      if (Date.now() > deadline) throw new Error(`node ${ids[i]} not ready in 60 s:\n${outs[i]}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  const kill = async (i: number): Promise<void> => {
+    const p = procs[i];
+    if (!p) return;
+    procs[i] = null;
+    const exited = new Promise((r) => p.once("exit", r));
+    p.kill("SIGKILL");
+    await exited;
+  };
+
+  const cluster: SvcCluster = {
+    nats,
+    urls,
+    ids,
+    dataDirs,
+    adminKey,
+    kill,
+    start,
+    output: (i) => outs[i]!,
+    async stop() {
+      await Promise.all(ids.map((_, i) => kill(i)));
+      await nats.stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  try {
+    await start(0);
+    await Promise.all(ids.slice(1).map((_, j) => start(j + 1)));
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  return cluster;
+}
