@@ -42,7 +42,7 @@ export class ClusterNode {
 
   /** Connect (waiting for a first server as long as it takes) and ensure the log stream. */
   static async connect(opts: ClusterOptions, log: Logger): Promise<ClusterNode> {
-    if (!NODE_ID_RE.test(opts.nodeId)) throw new SvcError("E_BAD_REQUEST", `node id '${opts.nodeId}' must be 1-64 letters, digits, _ or -`, { field: "node-id" });
+    if (!NODE_ID_RE.test(opts.nodeId)) throw new SvcError("E_BAD_REQUEST", `--node-id '${opts.nodeId}' must be 1-64 letters, digits, _ or -`, { field: "node-id" });
     if (opts.servers.length === 0) throw new SvcError("E_BAD_REQUEST", "--cluster needs at least one nats:// URL", { field: "cluster" });
     log.info({ servers: opts.servers, node: opts.nodeId }, `cluster: connecting to NATS (${opts.servers.join(", ")})`);
     const nc = await connect({ servers: opts.servers, name: `svc-${opts.nodeId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 1000 });
