@@ -121,7 +121,7 @@ export class ClusterIndexes implements IndexCatalog {
   }
 
   async describe(tenant: string, name: string): Promise<IndexRecord> {
-    return publicRecord((await this.entry(tenant, name)).record);
+    return publicRecord((await this.entry(tenant, name, true)).record);
   }
 
   async configure(tenant: string, name: string, patch: { deletionProtection?: unknown; tags?: unknown }): Promise<IndexRecord> {

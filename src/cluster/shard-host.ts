@@ -8,8 +8,8 @@
  * closed and removed. Requests are msgpack `{op, args, after}` (shards.ts), run on the Collection.
  */
 import type { NatsConnection, Msg, Subscription } from "@nats-io/transport-node";
-import { rm } from "node:fs/promises";
-import { join } from "node:path";
+import { rm, rmdir } from "node:fs/promises";
+import { dirname, join, sep } from "node:path";
 import { Collection, type VectorInput } from "../engine/collection.js";
 import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
@@ -126,7 +126,11 @@ export class ShardHost {
     s.sub.unsubscribe();
     await Promise.all(s.inFlight);
     await s.collection.close().catch(() => undefined);
-    if (remove) await rm(s.dir, { recursive: true, force: true });
+    if (!remove) return;
+    await rm(s.dir, { recursive: true, force: true });
+    // and the folders of its incarnation, index and tenant once they are empty
+    const top = join(this.opts.dataDir, "cluster", "shards");
+    for (let d = dirname(s.dir); d.startsWith(top + sep); d = dirname(d)) if (!(await rmdir(d).then(() => true, () => false))) break;
   }
 
   private async answer(c: Collection, ix: CollectionIndex, msg: Msg): Promise<void> {

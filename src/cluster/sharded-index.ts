@@ -8,7 +8,8 @@
  */
 import { RequestError, type NatsConnection } from "@nats-io/transport-node";
 import type { FetchedVector, Match, QueryInput, VectorInput } from "../engine/collection.js";
-import { checkId, checkTopK } from "../engine/input-checks.js";
+import { checkId, checkTopK, rowBytesOf } from "../engine/input-checks.js";
+import { checkUpsert } from "../engine/writer.js";
 import { SvcError } from "../errors.js";
 import type { IndexStats, ReadOptions, VectorIndex, Written } from "../memory/vector-index.js";
 import { bytesF32, decodeMessage, encodeMessage, f32Bytes, replyError, shardOf, shardSubject, type ClusterIndexRecord, type ShardOp, type ShardReply } from "./shards.js";
@@ -41,14 +42,14 @@ export class ShardedIndex implements VectorIndex {
   }
 
   async upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number } & Written> {
-    if (!Array.isArray(vectors) || vectors.length === 0) throw new SvcError("E_BAD_REQUEST", "vectors must be a non-empty array", { field: "vectors" });
+    // The whole batch first, as one collection checks it: a bad vector fails the batch before any shard has written its part.
+    checkUpsert(namespace, vectors, { rowBytes: rowBytesOf(this.record.dimension, true), dimension: this.record.dimension, cosine: true });
     const budget = this.payloadBudget();
     // Per shard: requests of at most `budget` estimated bytes, each remembering the callers' indices (errors name those).
     const requests: Array<{ shard: number; vectors: unknown[]; at: number[]; bytes: number }> = [];
     const open = new Map<number, (typeof requests)[number]>();
     vectors.forEach((v, i) => {
-      if (typeof v !== "object" || v === null) throw new SvcError("E_BAD_REQUEST", `vectors[${i}] must be an object {id, values, metadata}`, { field: `vectors[${i}]` });
-      const shard = shardOf(checkId(v.id, `vectors[${i}].id`), this.record.shards);
+      const shard = shardOf(v.id, this.record.shards);
       const wire = { ...v, values: isNumbers(v.values) ? f32Bytes(v.values) : v.values };
       const bytes = Buffer.byteLength(v.id) + (wire.values instanceof Uint8Array ? wire.values.byteLength : 0) + (v.metadata === undefined ? 0 : JSON.stringify(v.metadata)?.length ?? 0) + 32;
       let req = open.get(shard);
