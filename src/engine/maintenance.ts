@@ -59,6 +59,7 @@ export class Maintenance {
         rebuild();
         this.applier.replayed({ type: f.type, body: f.body } as Op, f.end);
       },
+      onTail: (f) => this.applier.tailed({ type: f.type, body: f.body } as Op, f.end),
     });
     rebuild();
     s.log = log;
@@ -187,7 +188,7 @@ export class Maintenance {
   }
 
   private async runCompaction(ns: string, cluster: boolean | "auto" = "auto"): Promise<{ before: number; after: number }> {
-    await this.applier.settled();
+    await this.applier.drained();
     const old = this.s.partitions.get(ns);
     if (old === undefined) return { before: 0, after: 0 };
     const clustered = cluster === true || (cluster === "auto" && old.liveCount >= this.annMinRows);
@@ -224,7 +225,7 @@ export class Maintenance {
   }
 
   private async writeCheckpoint(): Promise<void> {
-    await this.applier.settled();
+    await this.applier.drained();
     const seq = this.s.seq + 1;
     const pos = this.applier.visible;
     const logBytes = this.s.log.stats.bytes;

@@ -131,6 +131,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         requestId: req.getHeader("x-request-id"),
         forwardToken: req.getHeader(FORWARD_TOKEN_HEADER),
         forwardedFor: req.getHeader(FORWARDED_FOR_HEADER),
+        after: req.getHeader("x-svc-after"),
       };
       const raw = names.map((_, i) => req.getParameter(i) ?? "");
       const query = req.getQuery() ?? "";
@@ -186,6 +187,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
           baseUrl: `${scheme}://${h.host || `${opts.host}:${port}`}`,
           usage: {},
           contentType: h.contentType,
+          ...(h.after === "" ? {} : { headers: { "x-svc-after": h.after } }),
           remoteAddress,
         };
         const reply = await execute(route, ctx, deps);

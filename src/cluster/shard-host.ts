@@ -1,0 +1,208 @@
+/**
+ * @module shard-host — the shards this node serves. On every change of the live nodes or of the
+ * catalog it computes the shards it owns (registry.owners(shardKey, replicas) includes this node),
+ * opens each one's local Collection under `<data>/cluster/shards/<tenant>/<index>/<incarnation>/<shard>`
+ * with its log on the shard's subject in follow mode (it replays the subject, then applies every
+ * frame from any writer in stream order), and only then subscribes the shard's request subject in
+ * the queue group; shards it no longer owns (or whose index is gone) are unsubscribed, drained,
+ * closed and removed. Requests are msgpack `{op, args, after}` (shards.ts), run on the Collection.
+ */
+import type { NatsConnection, Msg, Subscription } from "@nats-io/transport-node";
+import { rm, rmdir } from "node:fs/promises";
+import { dirname, join, sep } from "node:path";
+import { Collection, type VectorInput } from "../engine/collection.js";
+import { SvcError } from "../errors.js";
+import type { Kernels } from "../kernels/abi.js";
+import { CollectionIndex } from "../memory/vector-index.js";
+import type { ScanPool } from "../pool/scan-pool.js";
+import { jetStreamLog } from "./jetstream-log.js";
+import type { NodeRegistry } from "./nodes.js";
+import { bytesF32, decodeMessage, encodeMessage, errorReply, SHARD_QUEUE, shardKey, shardLogName, shardSubject, type ClusterIndexRecord, type ShardRequest } from "./shards.js";
+
+/** How long a read carrying `after` waits for its shard to apply that far before E_NOT_CAUGHT_UP. */
+export const CATCH_UP_MS = 3000;
+
+export interface ShardHostOptions {
+  nc: NatsConnection;
+  registry: NodeRegistry;
+  dataDir: string;
+  kernels: Kernels;
+  pool: ScanPool;
+  /** The catalog's indexes, as this node currently sees them. */
+  indexes: () => Iterable<ClusterIndexRecord>;
+  /** The clock expiry is judged by (default Date.now). */
+  now?: () => number;
+}
+
+interface Shard {
+  key: string;
+  dir: string;
+  collection: Collection;
+  index: CollectionIndex;
+  sub: Subscription;
+  inFlight: Set<Promise<void>>;
+}
+
+export class ShardHost {
+  private readonly open = new Map<string, Shard>();
+  /** Reconciles run one at a time; a change during one schedules one more. */
+  private running: Promise<void> = Promise.resolve();
+  private again = false;
+  private pending = false;
+  private closed = false;
+
+  constructor(private readonly opts: ShardHostOptions) {}
+
+  /** Placement keys of the shards open here (tests, /v1/health). */
+  get shards(): string[] {
+    return [...this.open.keys()].sort();
+  }
+
+  /** Bring the open shards in line with placement; resolves once this and any queued reconcile ran. */
+  reconcile(): Promise<void> {
+    if (this.pending) {
+      this.again = true;
+      return this.running;
+    }
+    this.pending = true;
+    this.running = this.running.then(async () => {
+      do {
+        this.again = false;
+        await this.step().catch(() => undefined);
+      } while (this.again && !this.closed);
+      this.pending = false;
+    });
+    return this.running;
+  }
+
+  private async step(): Promise<void> {
+    if (this.closed) return;
+    const self = this.opts.registry.self.id;
+    const wanted = new Map<string, { r: ClusterIndexRecord; shard: number }>();
+    for (const r of this.opts.indexes()) {
+      for (let s = 0; s < r.shards; s++) {
+        const key = shardKey(r, s);
+        if (this.opts.registry.owners(key, r.replicas).includes(self)) wanted.set(key, { r, shard: s });
+      }
+    }
+    await Promise.all([...this.open.keys()].filter((k) => !wanted.has(k)).map((k) => this.drop(k, true)));
+    // A shard that fails to open is retried on the next change (its requests go to the other replicas meanwhile).
+    await Promise.all([...wanted].filter(([k]) => !this.open.has(k)).map(([k, { r, shard }]) => this.openShard(k, r, shard).catch(() => undefined)));
+  }
+
+  private async openShard(key: string, r: ClusterIndexRecord, shard: number): Promise<void> {
+    const dir = join(this.opts.dataDir, "cluster", "shards", r.tenant, r.name, r.incarnation, String(shard));
+    const collection = await Collection.open(dir, {
+      kernels: this.opts.kernels,
+      pool: this.opts.pool,
+      dimension: r.dimension,
+      metric: "cosine",
+      openLog: jetStreamLog(this.opts.nc, { name: shardLogName(r, shard), follow: true }),
+      damage: { store: `shard:${key}`, root: this.opts.dataDir },
+    });
+    if (this.closed) {
+      await collection.close();
+      return;
+    }
+    const inFlight = new Set<Promise<void>>();
+    const index = new CollectionIndex(collection, this.opts.now);
+    const sub = this.opts.nc.subscribe(shardSubject(r, shard), {
+      queue: SHARD_QUEUE,
+      callback: (err, msg) => {
+        if (err) return;
+        const p = this.answer(collection, index, msg);
+        inFlight.add(p);
+        void p.finally(() => inFlight.delete(p));
+      },
+    });
+    this.open.set(key, { key, dir, collection, index, sub, inFlight });
+  }
+
+  /** Stop serving a shard: unsubscribe (later requests go to the other replicas), let requests in flight finish, close; `remove` deletes its files. */
+  private async drop(key: string, remove: boolean): Promise<void> {
+    const s = this.open.get(key);
+    if (s === undefined) return;
+    this.open.delete(key);
+    s.sub.unsubscribe();
+    await Promise.all(s.inFlight);
+    await s.collection.close().catch(() => undefined);
+    if (!remove) return;
+    await rm(s.dir, { recursive: true, force: true });
+    // and the folders of its incarnation, index and tenant once they are empty
+    const top = join(this.opts.dataDir, "cluster", "shards");
+    for (let d = dirname(s.dir); d.startsWith(top + sep); d = dirname(d)) if (!(await rmdir(d).then(() => true, () => false))) break;
+  }
+
+  private async answer(c: Collection, ix: CollectionIndex, msg: Msg): Promise<void> {
+    let reply: Uint8Array;
+    try {
+      const req = decodeMessage<ShardRequest>(msg.data);
+      reply = encodeMessage({ ok: await this.run(c, ix, req) });
+    } catch (e) {
+      reply = encodeMessage(errorReply(e));
+    }
+    try {
+      msg.respond(reply);
+    } catch (e) {
+      // Larger than the server's max_payload (a query with includeValues and a huge topK): say so instead.
+      msg.respond(encodeMessage(errorReply(new SvcError("E_TOO_LARGE", `the shard's answer (${reply.byteLength} bytes) exceeds NATS max_payload; ask for fewer results or leave out values`, { field: "topK", cause: e }))));
+    }
+  }
+
+  private async run(c: Collection, ix: CollectionIndex, req: ShardRequest): Promise<unknown> {
+    const a = (req?.args ?? {}) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const seq = () => c.logPosition.offset;
+    switch (req?.op) {
+      case "upsert": {
+        const vectors = Array.isArray(a.vectors) ? (a.vectors as Array<Record<string, unknown>>).map((v) => (typeof v === "object" && v !== null ? { ...v, values: bytesF32(v.values) } : v)) : a.vectors;
+        const r = await ix.upsert(a.ns, vectors as VectorInput[]);
+        return { upsertedCount: r.upsertedCount, seq: seq() };
+      }
+      case "delete": {
+        const r = await ix.delete(a.ns, { ids: a.ids, filter: a.filter, deleteAll: a.deleteAll });
+        return { deleted: r.deleted, seq: seq() };
+      }
+      case "update":
+        await ix.update(a.ns, { id: a.id, values: bytesF32(a.values) as ArrayLike<number> | undefined, setMetadata: a.setMetadata });
+        return { seq: seq() };
+    }
+    await caughtUp(c, req?.after);
+    switch (req?.op) {
+      case "fetch":
+        return ix.fetch(a.ns, a.ids).map((v) => ({ id: v.id, values: v.values, metadata: v.metadata }));
+      case "query": {
+        const q = a.req ?? {};
+        const r = await ix.query(a.ns, { ...q, vector: bytesF32(q.vector) as ArrayLike<number> | undefined });
+        return { matches: r.matches, scanned: r.scanned };
+      }
+      case "stats":
+        return ix.stats(a.filter);
+      case "count":
+        return ix.count(a.ns, a.filter);
+      default:
+        throw new SvcError("E_BAD_REQUEST", `unknown shard op '${String(req?.op)}'`, { field: "op" });
+    }
+  }
+
+  /** Unsubscribe and close every shard (their files stay: a restart resumes from their checkpoints). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.running;
+    await Promise.all([...this.open.keys()].map((k) => this.drop(k, false)));
+  }
+}
+
+/** Wait until `c` has applied the frame at stream sequence `after` (read-your-writes); bounded by CATCH_UP_MS, then 503 E_NOT_CAUGHT_UP. */
+async function caughtUp(c: Collection, after: unknown): Promise<void> {
+  if (typeof after !== "number" || c.applied.offset >= after) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SvcError("E_NOT_CAUGHT_UP", `this shard has not yet applied log sequence ${after} (it has ${c.applied.offset}); retry shortly`, { field: "x-svc-after", details: { retryAfterSeconds: 1 } })), CATCH_UP_MS);
+  });
+  try {
+    await Promise.race([c.settled(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
