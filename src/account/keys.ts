@@ -27,8 +27,26 @@ export interface Principal {
   keyId: string | null;
 }
 
+/**
+ * What the server needs of a key store: the local `KeyStore` (keys.json) and cluster mode's
+ * `ClusterKeys` (KV bucket) both serve it. `authenticate`, `list` and `size` answer from memory;
+ * writes may wait for the store (await them).
+ */
+export interface KeyBook {
+  /** Issue a key (without `tenant`, for a new tenant); the clear key exists only in this answer. */
+  create(opts?: { tenant?: string; admin?: boolean; name?: string }): { key: string; record: KeyRecord } | Promise<{ key: string; record: KeyRecord }>;
+  list(): KeyRecord[];
+  /** Mark a key revoked (E_NOT_FOUND for an unknown id); revoking twice keeps the first time. */
+  revoke(id: string): KeyRecord | Promise<KeyRecord>;
+  /** The principal of a live key, or null for an unknown or revoked one. */
+  authenticate(key: string): Principal | null;
+  readonly size: number;
+  /** Why no key can be checked (the store is damaged or unreachable), or null. */
+  readonly offline: string | null;
+}
+
 const FILE = "keys.json";
-const TENANT_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export const TENANT_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** The server re-reads keys.json (written by `svc keys` in another process) at most this often. */
 const RELOAD_CHECK_MS = 500;
 
@@ -40,12 +58,29 @@ export function newTenantId(): string {
   return `t_${randomBytes(6).toString("hex")}`;
 }
 
+/** A new key and its record (not stored yet). Without `tenant` the key starts a new tenant. */
+export function newKey(opts: { tenant?: string; admin?: boolean; name?: string } = {}): { key: string; record: KeyRecord } {
+  const tenant = opts.tenant ?? newTenantId();
+  if (!TENANT_RE.test(tenant)) throw new SvcError("E_BAD_REQUEST", "tenant must be 1-64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit", { field: "tenant" });
+  const key = `svc_${randomBytes(24).toString("base64url")}`;
+  const record: KeyRecord = {
+    id: `key_${randomBytes(6).toString("hex")}`,
+    hash: hashKey(key),
+    tenant,
+    admin: opts.admin ?? false,
+    name: opts.name ?? "",
+    createdAt: Date.now(),
+    revokedAt: null,
+  };
+  return { key, record };
+}
+
 /**
  * The key file is small and rarely written: each change rewrites it whole (temp file, fsync,
  * rename, fsync of the directory). A server notices changes made by the CLI through the
  * file's mtime and size, checked at most every RELOAD_CHECK_MS on authentication.
  */
-export class KeyStore {
+export class KeyStore implements KeyBook {
   private readonly path: string;
   private records: KeyRecord[] = [];
   private byHash = new Map<string, KeyRecord>();
@@ -69,18 +104,7 @@ export class KeyStore {
   create(opts: { tenant?: string; admin?: boolean; name?: string } = {}): { key: string; record: KeyRecord } {
     this.reload();
     this.assertOnline();
-    const tenant = opts.tenant ?? newTenantId();
-    if (!TENANT_RE.test(tenant)) throw new SvcError("E_BAD_REQUEST", "tenant must be 1-64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit", { field: "tenant" });
-    const key = `svc_${randomBytes(24).toString("base64url")}`;
-    const record: KeyRecord = {
-      id: `key_${randomBytes(6).toString("hex")}`,
-      hash: hashKey(key),
-      tenant,
-      admin: opts.admin ?? false,
-      name: opts.name ?? "",
-      createdAt: Date.now(),
-      revokedAt: null,
-    };
+    const { key, record } = newKey(opts);
     this.records.push(record);
     this.save();
     return { key, record };

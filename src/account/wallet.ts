@@ -31,7 +31,7 @@ export interface UsageEntry {
   scanned: number;
 }
 
-interface Account {
+export interface Account {
   /** nano-USD. */
   balance: number;
   credited: number;
@@ -44,7 +44,7 @@ interface Account {
 }
 
 /** Charges of one time bucket: start (epoch ms) and, per operation, [nano-USD, calls]. */
-interface UsageBucket { t: number; ops: Record<string, [number, number]> }
+export interface UsageBucket { t: number; ops: Record<string, [number, number]> }
 
 export type UsageGrain = "minute" | "hour" | "day";
 const GRAIN_MS: Record<UsageGrain, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
@@ -61,7 +61,8 @@ export interface UsageSeries {
   buckets: Array<{ start: number; ops: Record<string, { costUsd: number; calls: number }> }>;
 }
 
-const RECENT = 100;
+/** Usage entries a wallet keeps (newest last). */
+export const RECENT = 100;
 /** Checkpoint the balances once this many ledger bytes were written since the last one. */
 const CHECKPOINT_BYTES = 8 << 20;
 
@@ -82,6 +83,35 @@ export interface Reservation {
 }
 
 /**
+ * What the server needs of a wallet store: the local `Wallets` (ledger WAL) and cluster mode's
+ * `ClusterWallets` (KV bucket) both serve it, with the same prices and semantics. Money moves only
+ * through the promise-returning methods (await them); the others answer from memory.
+ */
+export interface WalletBook {
+  readonly prices: PriceTable;
+  /** Tenants whose wallet cannot be served (a lost ledger frame); `all`: every wallet. */
+  offlineTenants(): { all: boolean; tenants: string[] };
+  /** Hold the most `op` can cost with at most `bound` usage; E_WALLET_EMPTY unless the unheld balance is positive and covers it. */
+  reserve(tenant: string, op: string, bound: Usage): Promise<Reservation>;
+  /** Drop a reservation without charging. Idempotent; never throws. */
+  release(r: Reservation): void | Promise<void>;
+  /** Release `r` and charge the actual cost (never below zero); resolves once durable with the nano-USD charged. */
+  settle(r: Reservation, op: string, usage: Usage): Promise<number>;
+  /** Charge without a reservation (never below zero); resolves once durable with the nano-USD charged. */
+  charge(tenant: string, op: string, usage: Usage): Promise<number>;
+  /** nano-USD held by open reservations of a tenant. */
+  heldBy(tenant: string): number;
+  credit(tenant: string, usd: number, why: string): Promise<void>;
+  view(tenant: string, limit?: number): Promise<WalletView>;
+  /** Balances without creating the wallet (null when the tenant was never seen). */
+  peek(tenant: string): Omit<WalletView, "recent"> | null;
+  tenants(): string[];
+  /** Charges over time by operation (see Wallets.usage). */
+  usage(tenant: string, grain: UsageGrain, count: number, now?: number): UsageSeries | Promise<UsageSeries>;
+  close(): Promise<void>;
+}
+
+/**
  * Charges are deducted from the in-memory balance at once (real time: the next request sees
  * them) and appended to the ledger; a charge resolves when its frame is durable (group commit
  * shares the fsync between concurrent requests). A metered operation first reserves its price
@@ -90,7 +120,7 @@ export interface Reservation {
  * charges the actual cost (never more than the balance minus the other holds: a balance never
  * goes below zero) and `release` drops a hold without charging. Holds live in memory only.
  */
-export class Wallets {
+export class Wallets implements WalletBook {
   private readonly accounts = new Map<string, Account>();
   /** nano-USD held per tenant by open reservations. */
   private readonly held = new Map<string, number>();
@@ -162,15 +192,7 @@ export class Wallets {
     const nano = costOf(this.prices, op, bound);
     // Synchronous from here to the hold: no other operation can take the same money.
     const held = this.held.get(tenant) ?? 0;
-    const free = a.balance - held;
-    if (free <= 0 || free < nano) {
-      const usd = (n: number) => (n / NANO_PER_USD).toFixed(9).replace(/0+$/, "").replace(/\.$/, "");
-      throw new SvcError(
-        "E_WALLET_EMPTY",
-        `the wallet of tenant '${tenant}' cannot pay for this ${op} (up to ${usd(nano)} USD): balance ${usd(a.balance)} USD, ${usd(held)} USD of it held by operations in flight; add credit to continue`,
-        { field: "wallet" },
-      );
-    }
+    assertCovers(tenant, op, nano, a.balance, held);
     this.held.set(tenant, held + nano);
     return { tenant, nano, open: true };
   }
@@ -229,18 +251,7 @@ export class Wallets {
 
   async view(tenant: string, limit = 20): Promise<WalletView> {
     this.assertOnline(tenant);
-    const a = this.accounts.get(tenant) ?? (await this.signUp(tenant));
-    const usd = (n: number) => n / NANO_PER_USD;
-    return {
-      tenant,
-      balanceUsd: usd(a.balance),
-      creditedUsd: usd(a.credited),
-      spentUsd: usd(a.spent),
-      recent: a.recent
-        .slice(-limit)
-        .reverse()
-        .map((e) => ({ ts: e.ts, op: e.op, costUsd: usd(e.cost), written: e.written, scanned: e.scanned })),
-    };
+    return viewOf(tenant, this.accounts.get(tenant) ?? (await this.signUp(tenant)), limit);
   }
 
   /** Balance and totals of a tenant's wallet without creating it (null when the tenant was never seen): for admin listings. */
@@ -260,35 +271,8 @@ export class Wallets {
    * holding `now` (days are UTC days summed from the hourly series). Never creates a wallet.
    */
   usage(tenant: string, grain: UsageGrain, count: number, now = Date.now()): UsageSeries {
-    const size = GRAIN_MS[grain];
-    const last = Math.floor(now / size) * size;
-    const first = last - (count - 1) * size;
-    const sums = new Map<number, Record<string, [number, number]>>();
     const a = this.accounts.get(tenant);
-    const source = grain === "minute" ? a?.minutes : a?.hours;
-    for (const b of source ?? []) {
-      const start = Math.floor(b.t / size) * size;
-      if (start < first || start > last) continue;
-      let into = sums.get(start);
-      if (into === undefined) sums.set(start, (into = {}));
-      for (const [op, [n, calls]] of Object.entries(b.ops)) {
-        const s = (into[op] ??= [0, 0]);
-        s[0] += n;
-        s[1] += calls;
-      }
-    }
-    const totals = new Map<string, number>();
-    const buckets: UsageSeries["buckets"] = [];
-    for (let t = first; t <= last; t += size) {
-      const ops: Record<string, { costUsd: number; calls: number }> = {};
-      for (const [op, [n, calls]] of Object.entries(sums.get(t) ?? {})) {
-        ops[op] = { costUsd: n / NANO_PER_USD, calls };
-        totals.set(op, (totals.get(op) ?? 0) + n);
-      }
-      buckets.push({ start: t, ops });
-    }
-    const ops = [...totals.entries()].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).map(([op]) => op);
-    return { grain, ops, buckets };
+    return usageSeries(a === undefined ? [] : [a], grain, count, now);
   }
 
   async close(): Promise<void> {
@@ -357,8 +341,7 @@ export class Wallets {
     a.balance -= f.n;
     a.spent += f.n;
     this.remember(a, { ts: f.ts, op: f.op, cost: f.n, written: f.w, scanned: f.s });
-    addToSeries((a.minutes ??= []), GRAIN_MS.minute, MINUTE_BUCKETS, f);
-    addToSeries((a.hours ??= []), GRAIN_MS.hour, HOUR_BUCKETS, f);
+    addToUsage(a, f);
   }
 
   private remember(a: Account, e: UsageEntry): void {
@@ -433,7 +416,7 @@ async function tenantOfDamagedFrame(file: string, offset: number, bytes: number)
 }
 
 /** Add a charge to its bucket of a series (oldest first, at most `keep` buckets); a charge older than the kept window is dropped. */
-function addToSeries(series: UsageBucket[], size: number, keep: number, f: ChargeFrame): void {
+function addToSeries(series: UsageBucket[], size: number, keep: number, f: { op: string; n: number; ts: number }): void {
   const t = Math.floor(f.ts / size) * size;
   let i = series.length - 1;
   while (i >= 0 && series[i]!.t > t) i--; // charges arrive in time order, except across a clock step
@@ -447,4 +430,68 @@ function addToSeries(series: UsageBucket[], size: number, keep: number, f: Charg
   const s = (b.ops[f.op] ??= [0, 0]);
   s[0] += f.n;
   s[1] += 1;
+}
+
+/** The usage series of `grain` summed over `sources` (one wallet's series, or one per node in cluster mode). */
+export function usageSeries(sources: ReadonlyArray<Pick<Account, "minutes" | "hours">>, grain: UsageGrain, count: number, now = Date.now()): UsageSeries {
+  const size = GRAIN_MS[grain];
+  const last = Math.floor(now / size) * size;
+  const first = last - (count - 1) * size;
+  const sums = new Map<number, Record<string, [number, number]>>();
+  for (const b of sources.flatMap((a) => (grain === "minute" ? a.minutes : a.hours) ?? [])) {
+    const start = Math.floor(b.t / size) * size;
+    if (start < first || start > last) continue;
+    let into = sums.get(start);
+    if (into === undefined) sums.set(start, (into = {}));
+    for (const [op, [n, calls]] of Object.entries(b.ops)) {
+      const s = (into[op] ??= [0, 0]);
+      s[0] += n;
+      s[1] += calls;
+    }
+  }
+  const totals = new Map<string, number>();
+  const buckets: UsageSeries["buckets"] = [];
+  for (let t = first; t <= last; t += size) {
+    const ops: Record<string, { costUsd: number; calls: number }> = {};
+    for (const [op, [n, calls]] of Object.entries(sums.get(t) ?? {})) {
+      ops[op] = { costUsd: n / NANO_PER_USD, calls };
+      totals.set(op, (totals.get(op) ?? 0) + n);
+    }
+    buckets.push({ start: t, ops });
+  }
+  const ops = [...totals.entries()].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).map(([op]) => op);
+  return { grain, ops, buckets };
+}
+
+/** A charge of `n` nano-USD for `op` at `ts` into the per-minute and per-hour series of `a`. */
+export function addToUsage(a: Pick<Account, "minutes" | "hours">, f: { op: string; n: number; ts: number }): void {
+  addToSeries((a.minutes ??= []), GRAIN_MS.minute, MINUTE_BUCKETS, f);
+  addToSeries((a.hours ??= []), GRAIN_MS.hour, HOUR_BUCKETS, f);
+}
+
+/** The wallet view of an account: balances in USD and its newest `limit` entries, newest first. */
+export function viewOf(tenant: string, a: Pick<Account, "balance" | "credited" | "spent" | "recent">, limit: number): WalletView {
+  const usd = (n: number) => n / NANO_PER_USD;
+  return {
+    tenant,
+    balanceUsd: usd(a.balance),
+    creditedUsd: usd(a.credited),
+    spentUsd: usd(a.spent),
+    recent: a.recent
+      .slice(-limit)
+      .reverse()
+      .map((e) => ({ ts: e.ts, op: e.op, costUsd: usd(e.cost), written: e.written, scanned: e.scanned })),
+  };
+}
+
+/** E_WALLET_EMPTY unless the balance less what operations in flight hold is positive and covers `nano`. */
+export function assertCovers(tenant: string, op: string, nano: number, balance: number, held: number): void {
+  const free = balance - held;
+  if (free > 0 && free >= nano) return;
+  const usd = (n: number) => (n / NANO_PER_USD).toFixed(9).replace(/0+$/, "").replace(/\.$/, "");
+  throw new SvcError(
+    "E_WALLET_EMPTY",
+    `the wallet of tenant '${tenant}' cannot pay for this ${op} (up to ${usd(nano)} USD): balance ${usd(balance)} USD, ${usd(held)} USD of it held by operations in flight; add credit to continue`,
+    { field: "wallet" },
+  );
 }

@@ -1,13 +1,13 @@
 /** @module invoke — what a REST request and an MCP tool call share: resolve the key to a principal, check the wallet, run the handler, charge. */
-import type { KeyStore, Principal } from "../account/keys.js";
-import type { Wallets } from "../account/wallet.js";
+import type { KeyBook, Principal } from "../account/keys.js";
+import type { WalletBook } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
 import type { HttpMetrics } from "./metrics.js";
 import type { Reply, RequestContext, Route } from "./route.js";
 
 export interface InvokeDeps {
-  keys: KeyStore;
-  wallets: Wallets;
+  keys: KeyBook;
+  wallets: WalletBook;
   metrics: HttpMetrics;
   /** false: no keys needed, every call acts as the admin of tenant "local" (loopback only). */
   auth: boolean;
@@ -27,7 +27,7 @@ export function presentedKey(c: Credentials): string | null {
 }
 
 /** Resolve the caller of `auth`-level operations; throws E_AUTH (401) / E_FORBIDDEN (403). */
-export function authenticate(auth: Route["auth"], c: Credentials, keys: KeyStore, authOn: boolean): Principal {
+export function authenticate(auth: Route["auth"], c: Credentials, keys: KeyBook, authOn: boolean): Principal {
   if (auth === "none" || !authOn) return LOCAL_PRINCIPAL;
   const key = presentedKey(c);
   if (!key) throw new SvcError("E_AUTH", "missing API key: send it as 'Api-Key: <key>' or 'Authorization: Bearer <key>'", { field: "api-key" });
@@ -50,7 +50,7 @@ export async function execute(route: Route, ctx: RequestContext, deps: Pick<Invo
   try {
     reply = await route.handle(ctx);
   } catch (err) {
-    if (hold) deps.wallets.release(hold);
+    if (hold) await deps.wallets.release(hold);
     throw err;
   }
   if (hold) await deps.wallets.settle(hold, route.meter!, ctx.usage);

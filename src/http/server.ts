@@ -5,8 +5,8 @@ import { STATUS_CODES } from "node:http";
 import { createServer, isIP } from "node:net";
 import pino, { type Logger } from "pino";
 import uWS from "uWebSockets.js";
-import type { KeyStore, Principal } from "../account/keys.js";
-import type { Wallets } from "../account/wallet.js";
+import type { KeyBook, Principal } from "../account/keys.js";
+import type { WalletBook } from "../account/wallet.js";
 import { publicError, SvcError } from "../errors.js";
 import { isLoopback } from "../service-url.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
@@ -41,8 +41,8 @@ export interface TlsFiles {
 }
 
 export interface HttpDeps {
-  keys: KeyStore;
-  wallets: Wallets;
+  keys: KeyBook;
+  wallets: WalletBook;
   metrics: HttpMetrics;
   /** Mounted beside the route table (MCP over streamable HTTP at /mcp, src/mcp/). */
   mcp?: MountedEndpoint;

@@ -1,6 +1,6 @@
 /** @module routes/admin — /v1/admin: tenants with their keys and balances, issue and revoke keys, credit a wallet (admin keys only). */
-import type { KeyRecord, KeyStore } from "../../account/keys.js";
-import type { Wallets } from "../../account/wallet.js";
+import type { KeyBook, KeyRecord } from "../../account/keys.js";
+import type { WalletBook } from "../../account/wallet.js";
 import { SvcError } from "../../errors.js";
 import type { RequestContext, Route, Schema } from "../route.js";
 
@@ -33,7 +33,7 @@ function objectBody(ctx: RequestContext): Record<string, unknown> {
   return b as Record<string, unknown>;
 }
 
-export function adminRoutes(deps: { keys: KeyStore; wallets: Wallets }): Route[] {
+export function adminRoutes(deps: { keys: KeyBook; wallets: WalletBook }): Route[] {
   const tenantsWithKeys = () => new Set(deps.keys.list().map((r) => r.tenant));
   return [
     {
@@ -72,25 +72,25 @@ export function adminRoutes(deps: { keys: KeyStore; wallets: Wallets }): Route[]
         },
       },
       response: { status: 201, schema: { ...keyView, properties: { ...(keyView.properties as object), key: { type: "string", description: "the API key, shown only now" } } }, description: "The new key" },
-      handle(ctx) {
+      async handle(ctx) {
         const b = objectBody(ctx);
         for (const k of Object.keys(b)) if (k !== "tenant" && k !== "name" && k !== "admin") throw new SvcError("E_BAD_REQUEST", `unknown field '${k}'`, { field: k });
         if (b.tenant !== undefined && typeof b.tenant !== "string") throw new SvcError("E_BAD_REQUEST", "tenant must be a string", { field: "tenant" });
         if (b.name !== undefined && (typeof b.name !== "string" || b.name.length > NAME_MAX)) throw new SvcError("E_BAD_REQUEST", `name must be a string of at most ${NAME_MAX} characters`, { field: "name" });
         if (b.admin !== undefined && typeof b.admin !== "boolean") throw new SvcError("E_BAD_REQUEST", "admin must be a boolean", { field: "admin" });
         const tenant = b.tenant === "" ? undefined : (b.tenant as string | undefined);
-        const { key, record } = deps.keys.create({ tenant, name: b.name as string | undefined, admin: b.admin as boolean | undefined });
+        const { key, record } = await deps.keys.create({ tenant, name: b.name as string | undefined, admin: b.admin as boolean | undefined });
         return { status: 201, body: { key, ...view(record) } };
       },
     },
     {
       method: "delete", path: "/v1/admin/keys/{keyId}", operationId: "admin_revoke_key", summary: "Revoke a key (it stops working at once; the record stays, marked revoked)", tags: ["admin"], auth: "admin",
       response: { status: 200, schema: keyView, description: "The revoked key" },
-      handle(ctx) {
+      async handle(ctx) {
         const id = ctx.params.keyId!;
         if (id === ctx.principal.keyId) throw new SvcError("E_CONFLICT", "this is the key making the request; revoke it with another admin key", { field: "keyId" });
         if (!deps.keys.list().some((r) => r.id === id)) throw new SvcError("E_NOT_FOUND", `no key '${id}'`, { field: "keyId" });
-        return { body: view({ ...deps.keys.revoke(id), hash: "" }) };
+        return { body: view({ ...(await deps.keys.revoke(id)), hash: "" }) };
       },
     },
     {

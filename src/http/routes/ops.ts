@@ -1,5 +1,5 @@
 /** @module routes/ops — liveness, Prometheus metrics, the OpenAPI document and the tenant's wallet and usage series. */
-import { USAGE_MAX_BUCKETS, type UsageGrain, type Wallets } from "../../account/wallet.js";
+import { USAGE_MAX_BUCKETS, type UsageGrain, type WalletBook } from "../../account/wallet.js";
 import { SvcError } from "../../errors.js";
 import { damageReports } from "../../store/damage.js";
 import { VERSION } from "../../version.js";
@@ -21,7 +21,7 @@ export interface ClusterView {
   live: readonly string[];
 }
 
-export function opsRoutes(deps: { wallets: Wallets; metrics: HttpMetrics; routes: () => readonly Route[]; readiness: () => Readiness; cluster?: () => ClusterView }): Route[] {
+export function opsRoutes(deps: { wallets: WalletBook; metrics: HttpMetrics; routes: () => readonly Route[]; readiness: () => Readiness; cluster?: () => ClusterView }): Route[] {
   const started = Date.now();
   let openapi: string | null = null;
   return [
@@ -109,14 +109,14 @@ export function opsRoutes(deps: { wallets: Wallets; metrics: HttpMetrics; routes
           },
         },
       },
-      handle(ctx) {
+      async handle(ctx) {
         const grain = (ctx.query.get("grain") ?? "hour") as UsageGrain;
         if (!Object.hasOwn(USAGE_MAX_BUCKETS, grain)) throw new SvcError("E_BAD_REQUEST", "grain must be minute, hour or day", { field: "grain" });
         const raw = ctx.query.get("buckets");
         const count = raw === null ? { minute: 60, hour: 48, day: 30 }[grain] : Number(raw);
         const max = USAGE_MAX_BUCKETS[grain];
         if (!Number.isInteger(count) || count < 1 || count > max) throw new SvcError("E_BAD_REQUEST", `buckets must be an integer in [1, ${max}] for grain ${grain}`, { field: "buckets" });
-        return { body: { tenant: ctx.principal.tenant, ...deps.wallets.usage(ctx.principal.tenant, grain, count) } };
+        return { body: { tenant: ctx.principal.tenant, ...(await deps.wallets.usage(ctx.principal.tenant, grain, count)) } };
       },
     },
   ];
