@@ -39,11 +39,10 @@ EOF
   NATS_URLS="$NATS_URLS${NATS_URLS:+,}nats://127.0.0.1:$((14222 + i))"
 done
 
-# One admin key, issued into node a's data dir and copied to the others before the first start.
+# One admin key, issued into node a's data dir before its first start; node a imports it into the
+# shared keys bucket (svc_keys), so it works on every node.
 mkdir -p "$DIR/a" "$DIR/b" "$DIR/c"
 KEY="$(node "$MAIN" keys create --admin --json --name "cluster-up admin" --data "$DIR/a" | tail -n 1 | sed -E 's/.*"key":"([^"]+)".*/\1/')"
-cp "$DIR/a/keys.json" "$DIR/b/keys.json"
-cp "$DIR/a/keys.json" "$DIR/c/keys.json"
 
 i=0
 for n in a b c; do

@@ -7,9 +7,13 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { ensureLogStream } from "../cluster/jetstream-log.js";
+import { ClusterIndexes } from "../cluster/catalog.js";
 import { HomeLease } from "../cluster/home.js";
+import { ClusterKeys } from "../cluster/keys.js";
 import { NODE_ID_RE, NodeRegistry } from "../cluster/nodes.js";
 import { SvcError } from "../errors.js";
+import type { Kernels } from "../kernels/abi.js";
+import type { ScanPool } from "../pool/scan-pool.js";
 import { homeUnavailable, type Forwarder } from "../http/forward.js";
 import type { Route } from "../http/route.js";
 import type { ClusterView } from "../http/routes/ops.js";
@@ -33,6 +37,7 @@ export function replicasFor(servers: readonly string[]): number {
 export class ClusterNode {
   private registry: NodeRegistry | null = null;
   private lease: HomeLease | null = null;
+  private keys: ClusterKeys | null = null;
 
   private constructor(
     readonly opts: ClusterOptions,
@@ -70,6 +75,19 @@ export class ClusterNode {
     this.log.info({ node: self.id, url: self.url, home: this.lease.node }, `cluster: node ${self.id} at ${self.url} joined; home node ${this.lease.node}${this.lease.node === self.id ? " (this node)" : ""}`);
   }
 
+  /** The shared API keys (KV svc_keys); the records of `dataDir`'s keys.json the bucket lacks are imported first. */
+  async openKeys(dataDir: string): Promise<ClusterKeys> {
+    this.keys = await this.retrying("open the keys bucket", () => ClusterKeys.open(this.nc, { replicas: replicasFor(this.opts.servers), importFrom: dataDir }));
+    return this.keys;
+  }
+
+  /** The sharded vector indexes (catalog in KV svc_catalog; this node serves the shards placed on it). Call after join. */
+  async openIndexes(opts: { dataDir: string; kernels: Kernels; pool: ScanPool }): Promise<ClusterIndexes> {
+    const registry = this.registry;
+    if (registry === null) throw new Error("ClusterNode.openIndexes before join");
+    return this.retrying("open the index catalog", () => ClusterIndexes.open({ nc: this.nc, registry, ...opts, bucketReplicas: replicasFor(this.opts.servers) }));
+  }
+
   /** Requests for `homeRoutes` go to the home node unless this node is it. */
   forwarder(homeRoutes: ReadonlySet<Route>): Forwarder {
     const node = this;
@@ -96,6 +114,7 @@ export class ClusterNode {
   /** Leave the registry (others see this node go at once) and close the connection. */
   async close(): Promise<void> {
     this.lease?.close();
+    this.keys?.close();
     await this.registry?.leave();
     await this.nc.drain().catch(() => this.nc.close());
   }

@@ -1,9 +1,10 @@
 /** @module app — one serving process: opens the data dir (keys, wallets, indexes), builds the route table, starts HTTP. */
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
-import { KeyStore } from "../account/keys.js";
+import { KeyStore, type KeyBook } from "../account/keys.js";
 import { parsePrices } from "../account/prices.js";
 import { Wallets } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
@@ -12,7 +13,7 @@ import { lockDir } from "../engine/collection-files.js";
 import { Kernels } from "../kernels/abi.js";
 import { TextEncoder1024 } from "../encoder/encoder.js";
 import { openRegistry } from "../helpers/registry.js";
-import { IndexService } from "../memory/indexes.js";
+import { IndexService, type IndexCatalog } from "../memory/indexes.js";
 import { RecordService } from "../memory/records.js";
 import { ScanPool } from "../pool/scan-pool.js";
 import type { Durability } from "../store/wal.js";
@@ -66,9 +67,9 @@ export interface ServerOptions {
 }
 
 export interface Server extends HttpServer {
-  keys: KeyStore;
+  keys: KeyBook;
   wallets: Wallets;
-  indexes: IndexService;
+  indexes: IndexCatalog;
   records: RecordService;
   kg: KnowledgeGraphs;
   /** The agent commons (trust records, board, profiles, ask bridge) under <data>/commons. */
@@ -132,15 +133,21 @@ async function openServer(opts: ServerOptions, unlock: () => void): Promise<Serv
 }
 
 async function openServices(opts: ServerOptions, config: ReturnType<typeof loadConfig>, logger: Logger, cluster: ClusterNode | null, unlock: () => void): Promise<Server> {
-  // CLUSTER SEAM: in cluster mode keys, wallets and indexes are to come from src/cluster/ (shared KV
-  // buckets, sharded indexes on the log stream, `cluster.nc`); until those land every node uses its
-  // own data dir's, as a single node does.
+  const host = opts.host ?? "127.0.0.1";
+  // Cluster mode: the node registers (with the URL it will listen at) before it opens the shared
+  // stores, so placement of the index shards it serves knows it; --port 0 is resolved first.
+  const port = cluster && opts.port === 0 ? await freePort(host) : (opts.port ?? 8080);
+  await cluster?.join(advertisedUrl(opts.tls ? "https" : "http", host, port));
   const registry = openRegistry({ dataDir: opts.dataDir }); // the signing key: <data>/keys/signing-key.pem, as `svc build`
-  const keys = KeyStore.open(opts.dataDir);
+  // Keys: the KV bucket svc_keys in cluster mode (this data dir's keys.json is imported into it).
+  const keys: KeyBook = cluster ? await cluster.openKeys(opts.dataDir) : KeyStore.open(opts.dataDir);
+  // CLUSTER SEAM: wallets are still each node's own until the shared wallet (KV svc_wallet) lands.
   const wallets = await Wallets.open(join(opts.dataDir, "wallet"), config.prices); // takes the data dir's writer lock
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: opts.threads });
-  const indexes = new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability });
+  // Indexes: sharded on the log stream in cluster mode (catalog in KV svc_catalog), the data dir's otherwise.
+  const localIndexes = cluster ? null : new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability });
+  const indexes: IndexCatalog & { close(): Promise<void> } = localIndexes ?? (await cluster!.openIndexes({ dataDir: opts.dataDir, kernels, pool }));
   const encoder = TextEncoder1024.load();
   const records = new RecordService(opts.dataDir, { kernels, pool, encoder, durability: opts.durability });
   const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
@@ -175,15 +182,14 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   try {
     const mcp = mcpEndpoint(routes, { keys, wallets, metrics, auth: opts.auth ?? true, forward }, { bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, log: logger, sessionLimits: opts.mcpSessions });
     http = await startHttp(routes, { keys, wallets, metrics, mcp, forward }, {
-      host: opts.host ?? "127.0.0.1",
-      port: opts.port ?? 8080,
+      host,
+      port,
       auth: opts.auth ?? true,
       bodyLimit: opts.bodyLimit,
       logger,
       allowedHosts: opts.mcpAllowedHosts,
       tls: opts.tls,
     });
-    await cluster?.join(advertisedUrl(http.url, opts.host ?? "127.0.0.1"));
   } catch (err) {
     await http!?.close();
     await closeServices();
@@ -193,7 +199,7 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   // listener is up; /v1/health answers at once, /v1/ready once this is done.
   void (async () => {
     const opened = () => void readiness.opened++;
-    const failed = [...(await indexes.openAll(opened)), ...(await records.openAll(opened))];
+    const failed = [...((await localIndexes?.openAll(opened)) ?? []), ...(await records.openAll(opened))];
     for (const f of failed) logger.error({ store: f.store, err: f.error }, `could not open ${f.store}`);
     readiness.failed = failed.map((f) => f.store);
     readiness.ready = true;
@@ -218,6 +224,19 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
 }
 
 /** The listener's URL as other nodes reach it: a wildcard address (0.0.0.0, ::) is replaced by the host name. */
-function advertisedUrl(url: string, host: string): string {
-  return host === "0.0.0.0" || host === "::" ? url.replace(/^(https?:\/\/)[^/]*?(:\d+)$/, `$1${hostname()}$2`) : url;
+function advertisedUrl(scheme: string, host: string, port: number): string {
+  const name = host === "0.0.0.0" || host === "::" ? hostname() : host.includes(":") ? `[${host}]` : host;
+  return `${scheme}://${name}:${port}`;
+}
+
+/** A port free on `host` now (bound and released); cluster mode with --port 0 advertises it before listening. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, host, () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
 }

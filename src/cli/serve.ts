@@ -74,7 +74,7 @@ export const serveCommand: Command = {
       mcpAllowedHosts: typeof values["mcp-allowed-hosts"] === "string" ? values["mcp-allowed-hosts"].split(",").map((h) => h.trim()).filter(Boolean) : undefined,
     });
     if (values["no-auth"] !== true && server.keys.offline === null && server.keys.size === 0) {
-      const { key, record } = server.keys.create({ tenant: "admin", admin: true, name: "first admin key" });
+      const { key, record } = await server.keys.create({ tenant: "admin", admin: true, name: "first admin key" });
       say(`created the first admin key (${record.id}); it is shown only now:`);
       say(`  ${key}`);
     }

@@ -4,12 +4,11 @@
  * dir and a fixed port (so a restarted node comes back at the same URL), stopped by PID.
  *
  * Node 0 starts first, so it creates the home lease: it is the home node. One admin key is issued
- * with `svc keys create --admin` into node 0's data dir before the first start and its keys.json is
- * copied into every other node's data dir, so the key authenticates on every node (keys created
- * later through one node's API stay on that node until the keys move to the shared KV bucket).
+ * with `svc keys create --admin` into node 0's data dir before the first start; node 0 imports it
+ * into the shared keys bucket (svc_keys), so it authenticates on every node.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MAIN } from "../e2e/server-process.js";
@@ -45,7 +44,6 @@ export async function startSvcCluster(n = 3, opts: { args?: string[] } = {}): Pr
   const made = spawnSync(process.execPath, [MAIN, "keys", "create", "--admin", "--json", "--name", "cluster test admin", "--data", dataDirs[0]!], { encoding: "utf8" });
   if (made.status !== 0) throw new Error(`svc keys create failed: ${made.stderr}`);
   const adminKey = (JSON.parse(made.stdout.trim().split("\n").pop()!) as { key: string }).key;
-  for (const d of dataDirs.slice(1)) copyFileSync(join(dataDirs[0]!, "keys.json"), join(d, "keys.json"));
 
   const procs: Array<ChildProcess | null> = ids.map(() => null);
   const outs = ids.map(() => "");

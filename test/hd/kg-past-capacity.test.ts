@@ -66,7 +66,7 @@ describe("an overloaded shard over HTTP", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "svc-kg-past-"));
     server = await startServer({ dataDir: dir, port: 0, durability: "none" });
-    key = server.keys.create({ tenant: "t" }).key;
+    key = (await server.keys.create({ tenant: "t" })).key;
   });
   afterAll(async () => {
     await server?.close();

@@ -21,8 +21,8 @@ describe("/v1/hd/kg", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "svc-hdkg-"));
     server = await startServer({ dataDir: dir, port: 0, durability: "none" });
-    a = server.keys.create({ tenant: "ta" }).key;
-    b = server.keys.create({ tenant: "tb" }).key;
+    a = (await server.keys.create({ tenant: "ta" })).key;
+    b = (await server.keys.create({ tenant: "tb" })).key;
   });
   afterAll(async () => {
     await server?.close();

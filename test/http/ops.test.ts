@@ -69,7 +69,7 @@ describe("ops endpoints (in-process server)", () => {
     askSiteUrl = `http://127.0.0.1:${askPort}`;
     await writeFile(join(dir, "config.json"), JSON.stringify({ commons: { outbound: { allow: [`127.0.0.1:${askPort}`], http: true } } }));
     server = await startServer({ dataDir: dir, port: 0 });
-    admin = server.keys.create({ tenant: "ops", admin: true }).key;
+    admin = (await server.keys.create({ tenant: "ops", admin: true })).key;
   });
   afterAll(async () => {
     await server?.close();
@@ -207,7 +207,7 @@ describe("ops endpoints (in-process server)", () => {
     expect(ingested.status).toBe(200);
     const fill: Record<string, string> = { name: "real", namespace: "n1", ns: "r1", id: ingested.body.ids[0] };
     // admin routes: a key to revoke (not the one making the requests), a tenant to credit; a dashboard file
-    Object.assign(fill, { keyId: server.keys.create({ tenant: "ops-revoke" }).record.id, tenant: "ops", file: "app.js" });
+    Object.assign(fill, { keyId: (await server.keys.create({ tenant: "ops-revoke" })).record.id, tenant: "ops", file: "app.js" });
     // the agent commons: a post by another agent (to mark) and a board file (for {fileId})
     const boardPost = (await call(server.url, "POST", "/v1/board", { body: { agent: "ops-other", message: "ops check" } })).body.id as string;
     fill.fileId = (await call(server.url, "POST", "/v1/board/files", { body: { agent: "ops", filename: "ops.txt", content: "ops check" } })).body.id as string;

@@ -82,7 +82,7 @@ describe("/mcp sessions with real SDK clients", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "svc-mcp-sessions-"));
     server = await startServer({ dataDir: dir, port: 0, directorySeed: null, mcpSessions: { max: 6, perAddress: 3, perKey: 2 } });
-    for (let i = 0; i < 4; i++) keys.push(server.keys.create({ tenant: `t${i}` }).key);
+    for (let i = 0; i < 4; i++) keys.push((await server.keys.create({ tenant: `t${i}` })).key);
   }, 60_000);
   afterAll(async () => {
     for (const c of clients) await c.close().catch(() => undefined);
