@@ -3,11 +3,15 @@
  * cluster (svc-cluster.ts). Every node answers for itself and names the live nodes; the home node's
  * state (records, commons, directory) works through every node (forwarded over HTTP, REST and
  * /mcp); with the home node killed -9 the forwarded routes answer 503 E_HOME_UNAVAILABLE with
- * Retry-After, never a hang or a 500, and work again once it is back.
+ * Retry-After, never a hang or a 500, and work again once it is back. Keys (KV svc_keys) and the
+ * sharded indexes work through every node: the official Pinecone client, a key issued on one node.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Pinecone } from "@pinecone-database/pinecone";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mulberry32 } from "../../src/kernels/random.js";
+import { cosine, eventually } from "../e2e/until.js";
 import { startSvcCluster, type SvcCluster } from "./svc-cluster.js";
 
 let c: SvcCluster;
@@ -129,6 +133,64 @@ describe("svc serve --cluster", () => {
     // a made-up token is not the cluster's: the request is forwarded like any other and the home node serves it
     const res = await fetch(`${c.urls[B]}/v1/records/notes/${recordId}`, { headers: { "api-key": c.adminKey, "svc-forward-token": "guess", "svc-forwarded-for": "10.9.9.9" } });
     expect(res.status).toBe(200);
+  });
+
+  it("a key issued through node A authenticates on node C within 1 s; revoked through C, A refuses it", async () => {
+    const made = await call(A, "POST", "/v1/admin/keys", { tenant: "acme", name: "cluster test" });
+    expect(made.status).toBe(201);
+    const key = made.body.key as string;
+    const t0 = Date.now();
+    const seen = await until("node C to accept the new key", async () => ((await call(C, "GET", "/v1/indexes", undefined, key)).status === 200 ? Date.now() - t0 : undefined), 1000);
+    expect(seen).toBeLessThanOrEqual(1000);
+    expect((await call(C, "DELETE", `/v1/admin/keys/${made.body.id}`)).status).toBe(200);
+    await until("node A to refuse the revoked key", async () => ((await call(A, "GET", "/v1/indexes", undefined, key)).status === 401 ? true : undefined), 1000);
+  });
+
+  it("the official Pinecone client: create, upsert, query, fetch, update, delete and stats through nodes A, B and C", async () => {
+    const DIM = 8;
+    const next = mulberry32(20261126);
+    const vec = () => Array.from({ length: DIM }, () => (next() / 4294967296) * 2 - 1);
+    const f32 = (v: number[]) => Array.from(Float32Array.from(v));
+    const records = Array.from({ length: 40 }, (_, i) => ({ id: `v${String(i).padStart(2, "0")}`, values: vec(), metadata: { year: 2000 + i, genre: ["drama", "comedy", "scifi"][i % 3]! } }));
+    const pcOn = (node: number) => new Pinecone({ apiKey: c.adminKey, controllerHostUrl: `${c.urls[node]}/v1`, maxRetries: 0 });
+    const created = await pcOn(A).createIndex({ name: "movies", dimension: DIM, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } }, waitUntilReady: true, timeout: 20_000 });
+    expect(created).toMatchObject({ name: "movies", dimension: DIM, metric: "cosine" });
+    // the catalog is shared: every node lists and describes it, with a host on itself
+    for (const i of [B, C]) {
+      const d = await eventually(() => pcOn(i).describeIndex("movies"));
+      expect(d.host).toBe(`${c.urls[i]}/v1/indexes/movies`);
+    }
+    const on = (node: number) => pcOn(node).index<{ year: number; genre: string }>({ host: `${c.urls[node]}/v1/indexes/movies` });
+    await on(B).upsert({ records });
+
+    // a query through C is exactly the brute-force top-k (cosine), filtered too
+    const q = vec();
+    const ranked = (keep: (m: { year: number; genre: string }) => boolean) =>
+      records.filter((r) => keep(r.metadata)).map((r) => ({ id: r.id, score: cosine(f32(r.values), f32(q)) })).sort((a, b) => b.score - a.score).slice(0, 5).map((r) => r.id);
+    await eventually(async () => expect((await on(C).query({ vector: q, topK: 5 })).matches.map((m) => m.id)).toEqual(ranked(() => true)), 10_000);
+    const filtered = await on(C).query({ vector: q, topK: 5, filter: { $and: [{ year: { $gte: 2010 } }, { genre: { $ne: "comedy" } }] }, includeMetadata: true });
+    expect(filtered.matches.map((m) => m.id)).toEqual(ranked((m) => m.year >= 2010 && m.genre !== "comedy"));
+
+    const fetched = await on(A).fetch({ ids: ["v00", "v07"] });
+    expect(fetched.records.v07!.values).toEqual(f32(records[7]!.values));
+    expect(fetched.records.v00!.metadata).toEqual(records[0]!.metadata);
+
+    await on(B).update({ id: "v07", metadata: { genre: "western" } });
+    await eventually(async () => expect((await on(C).fetch({ ids: ["v07"] })).records.v07!.metadata).toEqual({ year: 2007, genre: "western" }), 10_000);
+
+    await on(C).deleteMany({ ids: ["v00", "v01"] });
+    await on(A).deleteMany({ filter: { genre: { $eq: "scifi" } } });
+    const left = records.filter((r) => !["v00", "v01"].includes(r.id) && r.metadata.genre !== "scifi").length;
+    const stats = await eventually(async () => {
+      const st = await on(B).describeIndexStats();
+      expect(st.totalRecordCount).toBe(left);
+      return st;
+    }, 10_000);
+    expect(stats.dimension).toBe(DIM);
+    expect(Object.keys((await on(A).fetch({ ids: ["v00", "v02"] })).records)).toEqual([]);
+
+    await pcOn(C).deleteIndex("movies");
+    await eventually(async () => expect((await pcOn(A).listIndexes()).indexes?.map((i) => i.name) ?? []).not.toContain("movies"), 10_000);
   });
 
   it("with the home node killed -9, forwarded routes answer 503 E_HOME_UNAVAILABLE with Retry-After; they work again once it is back", async () => {
