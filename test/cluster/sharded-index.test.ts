@@ -106,12 +106,12 @@ describe("sharded vector indexes on three nodes", () => {
   const sameTopK = async (n: Node) => {
     const byScore = (ms: Match[]) => {
       const m = new Map<number, string[]>();
-      for (const x of ms) m.set(x.score, [...(m.get(x.score) ?? []), `${x.id}:${JSON.stringify(x.metadata)}`].sort());
+      for (const x of ms) m.set(x.score, [...(m.get(x.score) ?? []), `${x.id}:${JSON.stringify(x.metadata)}:${JSON.stringify(x.values)}`].sort());
       return m;
     };
     for (const vector of queries) {
       for (const filter of filters) {
-        const q = { vector, topK: 15, filter, includeMetadata: true, ...exact };
+        const q = { vector, topK: 15, filter, includeMetadata: true, includeValues: true, ...exact };
         const want = (await reference.query("ns", { ...q, topK: 40 })).matches;
         const got = (await use(n, (ix) => ix.query("ns", q, { after: lastSeq }))).matches;
         expect(got.map((m) => m.score)).toEqual(want.slice(0, 15).map((m) => m.score));
