@@ -160,7 +160,15 @@ export class ClusterIndexes implements IndexCatalog {
     const key = `${tenant}.${name}.${record.incarnation}`;
     let ix = this.indexes.get(key);
     if (ix === undefined || ix.record !== record) this.indexes.set(key, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests)));
-    return fn(ix);
+    try {
+      return await fn(ix);
+    } catch (e) {
+      // No replica answers: when the index was deleted (on another node, not yet seen here) that is a 404, as on one node.
+      if (e instanceof SvcError && e.code === "E_SHARD_UNAVAILABLE" && (await this.entry(tenant, name, true).catch(() => null))?.record.incarnation !== record.incarnation) {
+        throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
+      }
+      throw e;
+    }
   }
 
   /** Stop watching and serving shards (their files stay, so a restart resumes from their checkpoints); the connection stays the caller's. */

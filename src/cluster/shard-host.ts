@@ -8,7 +8,7 @@
  * closed and removed. Requests are msgpack `{op, args, after}` (shards.ts), run on the Collection.
  */
 import type { NatsConnection, Msg, Subscription } from "@nats-io/transport-node";
-import { rm, rmdir } from "node:fs/promises";
+import { readdir, rm, rmdir } from "node:fs/promises";
 import { dirname, join, sep } from "node:path";
 import { Collection, type VectorInput } from "../engine/collection.js";
 import { SvcError } from "../errors.js";
@@ -21,6 +21,8 @@ import { bytesF32, decodeMessage, encodeMessage, errorReply, SHARD_QUEUE, shardK
 
 /** How long a read carrying `after` waits for its shard to apply that far before E_NOT_CAUGHT_UP. */
 export const CATCH_UP_MS = 3000;
+/** A shard that failed to open is tried again after this long. */
+const RETRY_OPEN_MS = 2000;
 
 export interface ShardHostOptions {
   nc: NatsConnection;
@@ -50,12 +52,19 @@ export class ShardHost {
   private again = false;
   private pending = false;
   private closed = false;
+  private swept = false;
+  private retry: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: ShardHostOptions) {}
 
   /** Placement keys of the shards open here (tests, /v1/health). */
   get shards(): string[] {
     return [...this.open.keys()].sort();
+  }
+
+  /** This node's replica of the shard with this placement key, when open here. */
+  replica(key: string): Collection | undefined {
+    return this.open.get(key)?.collection;
   }
 
   /** Bring the open shards in line with placement; resolves once this and any queued reconcile ran. */
@@ -86,12 +95,44 @@ export class ShardHost {
       }
     }
     await Promise.all([...this.open.keys()].filter((k) => !wanted.has(k)).map((k) => this.drop(k, true)));
-    // A shard that fails to open is retried on the next change (its requests go to the other replicas meanwhile).
-    await Promise.all([...wanted].filter(([k]) => !this.open.has(k)).map(([k, { r, shard }]) => this.openShard(k, r, shard).catch(() => undefined)));
+    if (!this.swept) {
+      // Once, at start: replicas left on disk that this node no longer owns (placement moved, or the index went while it was down).
+      this.swept = true;
+      await this.removeStrays(new Set([...wanted.values()].map(({ r, shard }) => this.dirOf(r, shard))));
+    }
+    const failed = await Promise.all([...wanted].filter(([k]) => !this.open.has(k)).map(([k, { r, shard }]) => this.openShard(k, r, shard).then(() => false, () => true)));
+    // A shard that failed to open (e.g. no JetStream quorum) is retried shortly; its other replicas serve it meanwhile.
+    if (failed.includes(true) && !this.closed && this.retry === null) {
+      this.retry = setTimeout(() => {
+        this.retry = null;
+        void this.reconcile();
+      }, RETRY_OPEN_MS);
+      this.retry.unref();
+    }
+  }
+
+  private dirOf(r: ClusterIndexRecord, shard: number): string {
+    return join(this.opts.dataDir, "cluster", "shards", r.tenant, r.name, r.incarnation, String(shard));
+  }
+
+  /** Remove every replica folder under <data>/cluster/shards/<tenant>/<index>/<incarnation>/<shard> not in `keep`. */
+  private async removeStrays(keep: Set<string>): Promise<void> {
+    const top = join(this.opts.dataDir, "cluster", "shards");
+    const ls = async (d: string) => (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => join(d, e.name));
+    for (const t of await ls(top)) {
+      for (const i of await ls(t)) {
+        for (const inc of await ls(i)) {
+          for (const sh of await ls(inc)) if (!keep.has(sh)) await rm(sh, { recursive: true, force: true });
+          await rmdir(inc).catch(() => undefined);
+        }
+        await rmdir(i).catch(() => undefined);
+      }
+      await rmdir(t).catch(() => undefined);
+    }
   }
 
   private async openShard(key: string, r: ClusterIndexRecord, shard: number): Promise<void> {
-    const dir = join(this.opts.dataDir, "cluster", "shards", r.tenant, r.name, r.incarnation, String(shard));
+    const dir = this.dirOf(r, shard);
     const collection = await Collection.open(dir, {
       kernels: this.opts.kernels,
       pool: this.opts.pool,
@@ -187,6 +228,7 @@ export class ShardHost {
   /** Unsubscribe and close every shard (their files stay: a restart resumes from their checkpoints). */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.retry !== null) clearTimeout(this.retry);
     await this.running;
     await Promise.all([...this.open.keys()].map((k) => this.drop(k, false)));
   }

@@ -3,9 +3,10 @@
  * shard-host.ts and sharded-index.ts): the catalog record, the shard of a vector id, a shard's
  * placement key, log name and request subject, and the request/reply messages.
  */
-import { decode, encode } from "@msgpack/msgpack";
+import { encode } from "@msgpack/msgpack";
 import { SvcError, type ErrorCode, ERRORS } from "../errors.js";
 import type { IndexRecord } from "../memory/indexes.js";
+import { safeDecoder } from "../safe-values.js";
 
 /** Shards of an index when its create request does not say (`spec.shards`). */
 export const DEFAULT_SHARDS = 4;
@@ -71,8 +72,9 @@ export function encodeMessage(m: ShardRequest | ShardReply): Uint8Array {
   return encode(m, { ignoreUndefined: true });
 }
 
+/** Decoded with the safe decoder (src/safe-values.ts): a `__proto__` key never reaches an object's prototype. */
 export function decodeMessage<T>(data: Uint8Array): T {
-  return decode(data) as T;
+  return safeDecoder().decode(data) as T;
 }
 
 /** The reply for a failure: a SvcError keeps its code, message and field; anything else is E_INTERNAL. */

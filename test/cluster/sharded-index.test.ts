@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterIndexes } from "../../src/cluster/catalog.js";
 import { NodeRegistry } from "../../src/cluster/nodes.js";
 import { ShardedIndex } from "../../src/cluster/sharded-index.js";
-import type { ClusterIndexRecord } from "../../src/cluster/shards.js";
+import { shardOf, type ClusterIndexRecord } from "../../src/cluster/shards.js";
 import { Collection, type Match } from "../../src/engine/collection.js";
 import { SvcError } from "../../src/errors.js";
 import { Kernels } from "../../src/kernels/abi.js";
@@ -106,12 +106,12 @@ describe("sharded vector indexes on three nodes", () => {
   const sameTopK = async (n: Node) => {
     const byScore = (ms: Match[]) => {
       const m = new Map<number, string[]>();
-      for (const x of ms) m.set(x.score, [...(m.get(x.score) ?? []), `${x.id}:${JSON.stringify(x.metadata)}`].sort());
+      for (const x of ms) m.set(x.score, [...(m.get(x.score) ?? []), `${x.id}:${JSON.stringify(x.metadata)}:${JSON.stringify(x.values)}`].sort());
       return m;
     };
     for (const vector of queries) {
       for (const filter of filters) {
-        const q = { vector, topK: 15, filter, includeMetadata: true, ...exact };
+        const q = { vector, topK: 15, filter, includeMetadata: true, includeValues: true, ...exact };
         const want = (await reference.query("ns", { ...q, topK: 40 })).matches;
         const got = (await use(n, (ix) => ix.query("ns", q, { after: lastSeq }))).matches;
         expect(got.map((m) => m.score)).toEqual(want.slice(0, 15).map((m) => m.score));
@@ -228,6 +228,27 @@ describe("sharded vector indexes on three nodes", () => {
     await sameTopK(nodes[0]!);
     await sameTopK(nodes[1]!);
     expect((await use(nodes[0]!, (ix) => ix.stats(undefined, { after: lastSeq }))).namespaces).toEqual(reference.stats().namespaces);
+  }, 60_000);
+
+  it("a restarted node takes its shards back: each replica resumes from its files and catches up from the stream", async () => {
+    // its replicas' files stayed when it stopped (close keeps them; only a shard given up is removed)
+    expect(existsSync(join(nodes[2]!.dir, "cluster", "shards", T, "vecs"))).toBe(true);
+    const back = await startNode(2);
+    nodes[2] = back;
+    await until(() => nodes.every((n) => n.registry.live.length === 3));
+    const incarnation = nodes[0]!.indexes.shards.shards[0]!.split(".")[2]!; // placement keys: <tenant>.<index>.<incarnation>.<shard>
+    const key = (s: number) => `${T}.vecs.${incarnation}.${s}`;
+    const mine = [0, 1, 2, 3].filter((s) => back.registry.owners(key(s), 2).includes("n2"));
+    await until(() => back.indexes.shards.shards.length === mine.length);
+    const all = reference.ids("ns");
+    for (const s of mine) {
+      const c = back.indexes.shards.replica(key(s))!;
+      await c.settled();
+      const want = all.filter((id) => shardOf(id, 4) === s).sort();
+      expect(c.ids("ns").sort()).toEqual(want);
+    }
+    // and the nodes that held its shards meanwhile gave back what they no longer own
+    await until(() => nodes.reduce((k, n) => k + n.indexes.shards.shards.length, 0) === 8);
   }, 60_000);
 
   it("deleting the index drops it from every node and removes the shards' files", async () => {
