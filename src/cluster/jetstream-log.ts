@@ -76,8 +76,10 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
   return async (replay) => {
     const stream = opts.stream ?? LOG_STREAM;
     const subject = `${stream}.${opts.name}`;
-    const jsm = await jetstreamManager(nc);
-    const js = jetstream(nc);
+    // API calls time out after ackTimeoutMs and are retried (untilQuorum): one lost with a killed server costs 2 s, not the client's 5 s.
+    const apiTimeout = opts.ackTimeoutMs ?? 2000;
+    const jsm = await jetstreamManager(nc, { timeout: apiTimeout });
+    const js = jetstream(nc, { timeout: apiTimeout });
     const quorumTimeoutMs = opts.quorumTimeoutMs ?? 15_000;
     const from = replay.from?.offset ?? 0;
     const after = replay.prefix ? 0 : from;
@@ -91,7 +93,7 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
       const frames = new FrameAssembler(subject, after, report, (s0, before, frame, count) => earlierChunks(js, stream, subject, s0, before, frame, count, quorumTimeoutMs));
       const decoder = safeDecoder();
       const onTail = follow;
-      tail = new SubjectTail(js, stream, subject, after, last, quorumTimeoutMs, onTail === undefined, async (m) => {
+      tail = new SubjectTail(nc, js, stream, subject, after, last, quorumTimeoutMs, onTail === undefined, async (m) => {
         const f = await frames.take(m);
         if (f === null) return;
         const frame = decode(decoder, subject, f.chunks, { segment: 0, offset: f.start - 1 }, { segment: 0, offset: f.end });
@@ -258,8 +260,10 @@ class SubjectTail {
   private messages: { stop(): void } | null = null;
   private readonly waiters: Array<{ seq: number; resolve: () => void; reject: (e: Error) => void }> = [];
   private readonly done: Promise<void>;
+  private readonly connection: AsyncIterable<{ type: string }> & { stop?(): void };
 
   constructor(
+    nc: NatsConnection,
     private readonly js: JetStreamClient,
     private readonly stream: string,
     private readonly subject: string,
@@ -271,6 +275,10 @@ class SubjectTail {
     private readonly take: (m: SubjectMessage) => Promise<void>,
   ) {
     this.seen = after;
+    const connection = (this.connection = nc.status());
+    void (async () => {
+      for await (const st of connection) if (st.type === "reconnect") this.messages?.stop();
+    })().catch(() => undefined);
     this.done = this.run();
   }
 
@@ -284,6 +292,7 @@ class SubjectTail {
   async stop(): Promise<void> {
     this.stopped = true;
     this.messages?.stop();
+    this.connection.stop?.();
     await this.done;
     this.fail(new SvcError("E_CLOSED", `log ${this.subject} is closed`));
   }
@@ -298,6 +307,14 @@ class SubjectTail {
         // expires/idle_heartbeat: a consumer lost with its server is noticed after two missed heartbeats (~2 s), not the default 30 s.
         const messages = await consumer.consume({ max_messages: 256, expires: 5000, idle_heartbeat: 1000 });
         this.messages = messages;
+        // The client's own recovery of an ordered consumer lost with its server was seen to stall (recreated, then
+        // heartbeats missed for good): when it resets, or two heartbeats are missed, this consumer is dropped and a
+        // new one starts at seen + 1 (so does a reconnect, see the constructor).
+        void (async () => {
+          for await (const st of messages.status()) {
+            if (st.type === "reset" || st.type === "consumer_not_found" || st.type === "consumer_deleted" || (st.type === "heartbeats_missed" && st.count >= 2)) messages.stop();
+          }
+        })().catch(() => undefined);
         if (this.stopped) messages.stop();
         for await (const m of messages) {
           if (this.stopped) break;
