@@ -88,6 +88,11 @@ describe("svc serve --cluster", () => {
     const page = await call(C, "GET", "/v1/records/notes/timeline?limit=1");
     expect(page.status).toBe(200);
     expect(page.body.records).toHaveLength(1);
+    // a download comes back byte for byte with its headers: the namespace as a .svc container (zip)
+    const exported = await fetch(`${c.urls[C]}/v1/records/notes/export`, { headers: { "api-key": c.adminKey } });
+    expect(exported.status).toBe(200);
+    expect(exported.headers.get("content-disposition")).toContain(".svc");
+    expect(Buffer.from(await exported.arrayBuffer()).subarray(0, 2).toString("latin1")).toBe("PK");
     // an error from the home node comes back as it is
     const missing = await call(B, "GET", "/v1/records/notes/rec_00");
     expect(missing.status).toBe(404);
@@ -191,6 +196,60 @@ describe("svc serve --cluster", () => {
 
     await pcOn(C).deleteIndex("movies");
     await eventually(async () => expect((await pcOn(A).listIndexes()).indexes?.map((i) => i.name) ?? []).not.toContain("movies"), 10_000);
+  });
+
+  it("a non-home node killed -9 under upserts and queries: no acknowledged write lost, the others answer, the restarted node serves again", async () => {
+    const DIM = 4;
+    const pcOn = (node: number) => new Pinecone({ apiKey: c.adminKey, controllerHostUrl: `${c.urls[node]}/v1`, maxRetries: 0 });
+    await pcOn(A).createIndex({ name: "load", dimension: DIM, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } }, waitUntilReady: true, timeout: 20_000 });
+    const on = (node: number) => pcOn(node).index({ host: `${c.urls[node]}/v1/indexes/load` });
+    await eventually(() => on(C).describeIndexStats(), 10_000);
+    const acked: string[] = [];
+    let failedWrites = 0;
+    let answeredQueries = 0;
+    let stop = false;
+    const writer = (async () => {
+      for (let batch = 0; !stop; batch++) {
+        const ids = Array.from({ length: 10 }, (_, j) => `w${batch}-${j}`);
+        try {
+          await on(C).upsert({ records: ids.map((id, j) => ({ id, values: [1, batch % 7, j, 1] })) });
+          acked.push(...ids);
+        } catch {
+          failedWrites++; // not acknowledged: may or may not be kept
+        }
+      }
+    })();
+    const reader = (async () => {
+      while (!stop) {
+        try {
+          await on(A).query({ vector: [1, 1, 1, 1], topK: 3 });
+          answeredQueries++;
+        } catch {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    })();
+    await until("some acknowledged writes", async () => (acked.length >= 50 ? true : undefined));
+    const before = acked.length;
+    await c.kill(B);
+    await until("writes acknowledged after the kill", async () => (acked.length >= before + 100 ? true : undefined), 30_000);
+    const queriesAfterKill = answeredQueries;
+    await until("queries answered after the kill", async () => (answeredQueries > queriesAfterKill + 5 ? true : undefined), 30_000);
+    stop = true;
+    await Promise.all([writer, reader]);
+    await c.start(B);
+    // every acknowledged id is there, read through each node (the restarted one included)
+    for (const i of [A, B, C]) {
+      await eventually(async () => {
+        for (let k = 0; k < acked.length; k += 100) {
+          const ids = acked.slice(k, k + 100);
+          expect(Object.keys((await on(i).fetch({ ids })).records).sort()).toEqual([...ids].sort());
+        }
+      }, 20_000);
+    }
+    expect(acked.length).toBeGreaterThan(before);
+    console.log(`failover: ${acked.length} vectors acknowledged (${failedWrites} batches refused), ${answeredQueries} queries answered`);
+    await pcOn(B).deleteIndex("load");
   });
 
   it("with the home node killed -9, forwarded routes answer 503 E_HOME_UNAVAILABLE with Retry-After; they work again once it is back", async () => {
