@@ -232,6 +232,30 @@ describe("sharded vector indexes on three nodes", () => {
     clock.offset = 0;
   }, 30_000);
 
+  it("splits upserts and fetches that exceed NATS max_payload into several requests per shard", async () => {
+    const wide = 1024;
+    await nodes[2]!.indexes.create(T, { name: "wide", dimension: wide, spec: { shards: 2 } });
+    // 600 x 1024 float32 = 2.4 MiB: over 1 MiB per shard, so each shard's part goes as several requests
+    const vectors = Array.from({ length: 600 }, (_, i) => ({ id: `w${i}`, values: Array.from({ length: wide }, (_, j) => Math.sin(i * 7 + j) + (j === 0 ? 2 : 0)), metadata: { i } }));
+    const w = await nodes[0]!.indexes.use(T, "wide", (ix) => ix.upsert("", vectors));
+    expect(w.upsertedCount).toBe(600);
+    const ids = vectors.map((v) => v.id);
+    const got = await nodes[1]!.indexes.use(T, "wide", (ix) => ix.fetch("", ids, { after: w.seq }));
+    expect(got.map((v) => v.id)).toEqual(ids);
+    expect(got.every((v, i) => v.metadata.i === i && v.values.length === wide && Math.abs(v.values[5]! - Math.fround(Math.sin(i * 7 + 5))) === 0)).toBe(true);
+    expect((await nodes[1]!.indexes.use(T, "wide", (ix) => ix.stats(undefined, { after: w.seq }))).totalVectorCount).toBe(600);
+    await nodes[1]!.indexes.delete(T, "wide");
+  }, 60_000);
+
+  it("spreads ids evenly over the shards", () => {
+    const counts = [0, 0, 0, 0];
+    for (let i = 0; i < 4000; i++) counts[shardOf(`v${i}`, 4)]!++;
+    for (const c of counts) expect(Math.abs(c - 1000)).toBeLessThan(150);
+    const evens = [0, 0, 0, 0];
+    for (let i = 0; i < 4000; i += 2) evens[shardOf(`v${i}`, 4)]!++;
+    expect(evens.every((c) => c > 300)).toBe(true);
+  });
+
   it("a shard no node serves is 503 E_SHARD_UNAVAILABLE with a retry hint", async () => {
     const ghost: ClusterIndexRecord = { ...(await nodes[0]!.indexes.describe(T, "vecs")), tenant: T, shards: 2, replicas: 2, incarnation: "000000000000" };
     const ix = new ShardedIndex(nodes[0]!.nc, ghost, { unavailableAfterMs: 300 });
