@@ -13,7 +13,8 @@ import { dirname, join, sep } from "node:path";
 import { Collection, type VectorInput } from "../engine/collection.js";
 import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
-import { CollectionIndex } from "../memory/vector-index.js";
+import { SWEEP_MS } from "../memory/indexes.js";
+import { CollectionIndex, EXPIRES_AT } from "../memory/vector-index.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { jetStreamLog } from "./jetstream-log.js";
 import type { NodeRegistry } from "./nodes.js";
@@ -38,6 +39,7 @@ export interface ShardHostOptions {
 
 interface Shard {
   key: string;
+  replicas: number;
   dir: string;
   collection: Collection;
   index: CollectionIndex;
@@ -55,7 +57,39 @@ export class ShardHost {
   private swept = false;
   private retry: NodeJS.Timeout | null = null;
 
-  constructor(private readonly opts: ShardHostOptions) {}
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly opts: ShardHostOptions) {
+    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  /**
+   * Delete the expired vectors (svc_expires_at <= now) of the shards this node is the first owner of
+   * (one deleter per shard; reads hide them at once anyway); returns how many. Run every SWEEP_MS.
+   */
+  async sweep(): Promise<number> {
+    const now = (this.opts.now ?? Date.now)();
+    let gone = 0;
+    const runs: Promise<void>[] = [];
+    for (const s of [...this.open.values()]) {
+      if (this.closed || this.opts.registry.owners(s.key, s.replicas)[0] !== this.opts.registry.self.id) continue;
+      const run = (async () => {
+        await s.collection.settled(); // every acknowledged write of any node applied here first
+        for (const ns of s.collection.namespaces()) {
+          if (s.collection.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0) continue;
+          const { deleted } = await s.collection.delete(ns, { filter: { [EXPIRES_AT]: { $lte: now } } });
+          gone += deleted; // after the await: the shards' runs interleave
+        }
+      })().catch(() => undefined);
+      // as a request in flight: a drop of the shard waits for it before closing the collection
+      s.inFlight.add(run);
+      void run.finally(() => s.inFlight.delete(run));
+      runs.push(run);
+    }
+    await Promise.all(runs);
+    return gone;
+  }
 
   /** Placement keys of the shards open here (tests, /v1/health). */
   get shards(): string[] {
@@ -156,7 +190,7 @@ export class ShardHost {
         void p.finally(() => inFlight.delete(p));
       },
     });
-    this.open.set(key, { key, dir, collection, index, sub, inFlight });
+    this.open.set(key, { key, replicas: r.replicas, dir, collection, index, sub, inFlight });
   }
 
   /** Stop serving a shard: unsubscribe (later requests go to the other replicas), let requests in flight finish, close; `remove` deletes its files. */
@@ -229,6 +263,7 @@ export class ShardHost {
   async close(): Promise<void> {
     this.closed = true;
     if (this.retry !== null) clearTimeout(this.retry);
+    clearInterval(this.sweeper);
     await this.running;
     await Promise.all([...this.open.keys()].map((k) => this.drop(k, false)));
   }

@@ -4,6 +4,7 @@
  * placement key, log name and request subject, and the request/reply messages.
  */
 import { encode } from "@msgpack/msgpack";
+import { fmix32 } from "../encoder/hash.js";
 import { SvcError, type ErrorCode, ERRORS } from "../errors.js";
 import type { IndexRecord } from "../memory/indexes.js";
 import { safeDecoder } from "../safe-values.js";
@@ -29,11 +30,15 @@ export interface ClusterIndexRecord extends IndexRecord {
   incarnation: string;
 }
 
-/** The shard of vector `id` among `shards`: FNV-1a (32-bit) of its UTF-8 bytes, mod shards. Stable across nodes and versions. */
+/**
+ * The shard of vector `id` among `shards`: FNV-1a (32-bit) of its UTF-8 bytes, then murmur3's fmix32
+ * finalizer (FNV's low bits depend only on the bytes' low bits, so ids like v0, v2, v4 would share a
+ * shard mod 4), mod shards. Stable across nodes and versions: changing it strands stored vectors.
+ */
 export function shardOf(id: string, shards: number): number {
   let h = 0x811c9dc5;
-  for (const b of Buffer.from(id, "utf8")) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-  return h % shards;
+  for (const b of Buffer.from(id, "utf8")) h = Math.imul(h ^ b, 0x01000193);
+  return fmix32(h) % shards;
 }
 
 /** `<tenant>.<index>.<incarnation>.<shard>`: the shard's placement key (registry.owners) and the tail of its subjects. */

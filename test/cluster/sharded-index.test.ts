@@ -41,6 +41,8 @@ interface Node {
 let cluster: NatsCluster;
 const nodes: Node[] = [];
 let reference: Collection;
+/** Every node's expiry clock runs this far ahead of Date.now (the expiry test moves it). */
+const clock = { offset: 0 };
 
 const until = async (cond: () => boolean, ms = 20_000) => {
   const end = Date.now() + ms;
@@ -55,7 +57,7 @@ async function startNode(i: number): Promise<Node> {
   const nc = await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
   const registry = await NodeRegistry.join(nc, { id, url: `http://127.0.0.1:${9000 + i}`, startedAt: Date.now() }, { heartbeatMs: 200, ttlMs: 2000 });
   const dir = join(root, id);
-  const indexes = await ClusterIndexes.open({ nc, registry, dataDir: dir, kernels, pool });
+  const indexes = await ClusterIndexes.open({ nc, registry, dataDir: dir, kernels, pool, now: () => Date.now() + clock.offset });
   return { id, nc, registry, indexes, dir, stopped: false };
 }
 
@@ -202,6 +204,57 @@ describe("sharded vector indexes on three nodes", () => {
     await expect(use(nodes[0]!, (ix) => ix.query("ns", { id: "nope", topK: 5 }))).rejects.toMatchObject({ code: "E_NOT_FOUND", field: "id" });
     await expect(nodes[0]!.indexes.use(T, "nope", () => 1)).rejects.toMatchObject({ code: "E_NOT_FOUND", field: "name" });
   }, 30_000);
+
+  it("expired vectors (svc_expires_at) are hidden at once on every shard, and each shard's first owner sweeps them", async () => {
+    const at = Date.now() + 600_000;
+    const vectors = data().slice(0, 40).map((v, i) => ({ ...v, metadata: { ...v.metadata, ...(i % 2 === 0 ? { svc_expires_at: at } : {}) } }));
+    const seq = (await use(nodes[1]!, (ix) => ix.upsert("exp", vectors))).seq!;
+    const ids = vectors.map((v) => v.id);
+    const q = { vector: queries[0]!, topK: 100 };
+    expect((await use(nodes[0]!, (ix) => ix.query("exp", q, { after: seq }))).matches).toHaveLength(40);
+    clock.offset = 700_000;
+    const live = ids.filter((_, i) => i % 2 === 1).sort();
+    expect((await use(nodes[0]!, (ix) => ix.query("exp", q, { after: seq }))).matches.map((m) => m.id).sort()).toEqual(live);
+    expect((await use(nodes[2]!, (ix) => ix.fetch("exp", ids, { after: seq }))).map((v) => v.id).sort()).toEqual(live);
+    expect(await use(nodes[2]!, (ix) => ix.count("exp", undefined, { after: seq }))).toBe(40); // hidden, not yet deleted
+    const per = await Promise.all(nodes.map((n) => n.indexes.shards.sweep()));
+    const swept = per.reduce((a, b) => a + b, 0);
+    expect(swept).toBe(20); // one deleter per shard
+    const after = await use(nodes[1]!, (ix) => ix.upsert("exp", [vectors[1]!])); // a write whose seq follows the sweeps' deletes on every shard it touches
+    for (const n of nodes) {
+      await until(() => [...n.indexes.shards.shards].every((k) => n.indexes.shards.replica(k)!.count("exp", { svc_expires_at: { $exists: true } }) === 0));
+    }
+    expect(await use(nodes[0]!, (ix) => ix.count("exp", undefined, { after: after.seq }))).toBe(20);
+    // the reference gets the same namespace history, so later stats compare equal
+    await use(nodes[0]!, (ix) => ix.delete("exp", { deleteAll: true }));
+    await reference.upsert("exp", vectors);
+    await reference.delete("exp", { deleteAll: true });
+    clock.offset = 0;
+  }, 30_000);
+
+  it("splits upserts and fetches that exceed NATS max_payload into several requests per shard", async () => {
+    const wide = 1024;
+    await nodes[2]!.indexes.create(T, { name: "wide", dimension: wide, spec: { shards: 2 } });
+    // 600 x 1024 float32 = 2.4 MiB: over 1 MiB per shard, so each shard's part goes as several requests
+    const vectors = Array.from({ length: 600 }, (_, i) => ({ id: `w${i}`, values: Array.from({ length: wide }, (_, j) => Math.sin(i * 7 + j) + (j === 0 ? 2 : 0)), metadata: { i } }));
+    const w = await nodes[0]!.indexes.use(T, "wide", (ix) => ix.upsert("", vectors));
+    expect(w.upsertedCount).toBe(600);
+    const ids = vectors.map((v) => v.id);
+    const got = await nodes[1]!.indexes.use(T, "wide", (ix) => ix.fetch("", ids, { after: w.seq }));
+    expect(got.map((v) => v.id)).toEqual(ids);
+    expect(got.every((v, i) => v.metadata.i === i && v.values.length === wide && Math.abs(v.values[5]! - Math.fround(Math.sin(i * 7 + 5))) === 0)).toBe(true);
+    expect((await nodes[1]!.indexes.use(T, "wide", (ix) => ix.stats(undefined, { after: w.seq }))).totalVectorCount).toBe(600);
+    await nodes[1]!.indexes.delete(T, "wide");
+  }, 60_000);
+
+  it("spreads ids evenly over the shards", () => {
+    const counts = [0, 0, 0, 0];
+    for (let i = 0; i < 4000; i++) counts[shardOf(`v${i}`, 4)]!++;
+    for (const c of counts) expect(Math.abs(c - 1000)).toBeLessThan(150);
+    const evens = [0, 0, 0, 0];
+    for (let i = 0; i < 4000; i += 2) evens[shardOf(`v${i}`, 4)]!++;
+    expect(evens.every((c) => c > 300)).toBe(true);
+  });
 
   it("a shard no node serves is 503 E_SHARD_UNAVAILABLE with a retry hint", async () => {
     const ghost: ClusterIndexRecord = { ...(await nodes[0]!.indexes.describe(T, "vecs")), tenant: T, shards: 2, replicas: 2, incarnation: "000000000000" };
