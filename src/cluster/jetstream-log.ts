@@ -104,7 +104,12 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
         tail!.delivered = Math.max(tail!.delivered, f.end);
       });
       tail.delivered = position.offset;
-      await tail.reached(last);
+      try {
+        await tail.reached(last);
+      } catch (e) {
+        await tail.stop();
+        throw e;
+      }
       if (onTail === undefined) await tail.stop();
       // Without follow, a frame still missing chunks at the end is a writer that stopped mid-frame; with it, the frame may be in flight.
       if (onTail === undefined) frames.cutTorn();

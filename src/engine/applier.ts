@@ -40,6 +40,8 @@ export class Applier {
   /** Timestamps (performance.now) of acknowledgements not yet applied, for ack -> visible. */
   private readonly ackedAt: number[] = [];
   readonly visibleDelays: number[] = [];
+  /** Follow mode: vector and payload bytes of the ops handed over by the tail (what triggers checkpoints there). */
+  tailedBytes = 0;
   trackVisibility = false;
 
   constructor(
@@ -76,10 +78,12 @@ export class Applier {
   tailed(op: Op, end: LogPosition): void {
     // While closing nothing new is applied: the checkpoint holds what is visible and a reopen replays the rest.
     if (this.s.closing || atOrBefore(end, this.queuedPos)) return;
-    this.enqueue(op, end);
+    this.tailedBytes += this.enqueue(op, end);
+    this.hooks.afterAppend();
   }
 
-  private enqueue(op: Op, pos: LogPosition): void {
+  /** Queue an acknowledged op for the apply loop; returns its vector and payload bytes. */
+  private enqueue(op: Op, pos: LogPosition): number {
     let bytes = 0;
     if (op.type === OP.upsert) {
       bytes = op.body.v.byteLength;
@@ -93,6 +97,7 @@ export class Applier {
       this.applyScheduled = true;
       setImmediate(() => void this.drain());
     }
+    return bytes;
   }
 
   /** Apply an op found while replaying the log on open (synchronously, nothing queued). */

@@ -14,8 +14,9 @@ import { encode } from "@msgpack/msgpack";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, headers, type NatsConnection } from "@nats-io/transport-node";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { CHUNK_HEADER, ensureLogStream, jetStreamLog } from "../../src/cluster/jetstream-log.js";
+import { loadCheckpoint } from "../../src/engine/collection-files.js";
 import { Collection } from "../../src/engine/collection.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
@@ -63,8 +64,8 @@ afterAll(async () => {
 const vec = (i: number) => Float32Array.from({ length: DIM }, (_, j) => Math.sin(i * 7 + j) + (j === i % DIM ? 2 : 0));
 
 /** A replica: replica i's connection, following `name`. */
-const follower = (dir: string, name: string, i: number, extra: { quorumTimeoutMs?: number } = {}) =>
-  Collection.open(dir, { kernels, pool, dimension: DIM, openLog: jetStreamLog(conns[i % conns.length]!, { stream: STREAM, name, follow: true, chunkBytes: CHUNK, ...extra }) });
+const follower = (dir: string, name: string, i: number, extra: { quorumTimeoutMs?: number } = {}, checkpointBytes?: number) =>
+  Collection.open(dir, { kernels, pool, dimension: DIM, checkpointBytes, openLog: jetStreamLog(conns[i % conns.length]!, { stream: STREAM, name, follow: true, chunkBytes: CHUNK, ...extra }) });
 
 /** Everything a reader can see, per namespace: ids, fetched rows, stats and the top 5 of a few probes. */
 async function state(c: Collection) {
@@ -186,6 +187,24 @@ describe("Collections following one JetStream subject", () => {
     expect(await state(b)).toEqual(expected);
     expect(await state(c)).toEqual(expected);
     await Promise.all([a.close(), b.close(), c.close()]);
+  }, 30_000);
+
+  it("a replica that only reads checkpoints on the bytes its tail applied", async () => {
+    const writer = await follower(newDir(), "reader", 0);
+    const dir = newDir();
+    const reader = await follower(dir, "reader", 1, {}, 1);
+    for (let i = 0; i < 5; i++) await writer.upsert("a", [{ id: `w${i}`, values: vec(i) }]);
+    await reader.settled();
+    // It appended nothing, yet its tail's bytes started a checkpoint (in the background) before any close.
+    expect(reader.walStats.frames).toBe(0);
+    await vi.waitFor(() => expect(loadCheckpoint(dir)?.wal.offset ?? 0).toBeGreaterThan(0), { timeout: 10_000, interval: 50 });
+    expect(loadCheckpoint(dir)!.wal.offset).toBeLessThanOrEqual(reader.applied.offset);
+    await reader.close();
+    expect(loadCheckpoint(dir)!.wal.offset).toBe(reader.applied.offset);
+    const again = await follower(dir, "reader", 1);
+    expect(again.recovery.frames).toBe(0);
+    expect(await state(again)).toEqual(await state(writer));
+    await Promise.all([writer.close(), again.close()]);
   }, 30_000);
 
   it("a frame whose first chunk lies before a replica's checkpoint is fetched back whole when the replica reopens", async () => {
