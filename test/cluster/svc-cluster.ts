@@ -25,6 +25,8 @@ export interface SvcCluster {
   adminKey: string;
   /** SIGKILL node i (no clean shutdown: no registry leave, no log flush). */
   kill(i: number): Promise<void>;
+  /** SIGTERM node i (clean shutdown) and wait; resolves with its exit code. */
+  terminate(i: number): Promise<number | null>;
   /** Start node i again (same id, port and data dir); resolves once /v1/ready answers 200. */
   start(i: number): Promise<void>;
   /** What node i wrote to stdout and stderr so far (this run of it). */
@@ -80,6 +82,16 @@ export async function startSvcCluster(n = 3, opts: { args?: string[] } = {}): Pr
     await exited;
   };
 
+  const terminate = async (i: number): Promise<number | null> => {
+    const p = procs[i];
+    if (!p) return null;
+    const exited = new Promise<number | null>((r) => p.once("exit", (code) => r(code)));
+    p.kill("SIGTERM");
+    const code = await exited;
+    procs[i] = null;
+    return code;
+  };
+
   const cluster: SvcCluster = {
     nats,
     urls,
@@ -87,6 +99,7 @@ export async function startSvcCluster(n = 3, opts: { args?: string[] } = {}): Pr
     dataDirs,
     adminKey,
     kill,
+    terminate,
     start,
     output: (i) => outs[i]!,
     async stop() {
