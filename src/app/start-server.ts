@@ -191,7 +191,6 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
       tls: opts.tls,
     });
   } catch (err) {
-    await http!?.close();
     await closeServices();
     throw err;
   }

@@ -3,6 +3,7 @@
  * (`Forwarder`, given by the composition root) and the one HTTP hop that carries a request there and
  * its answer back. REST (server.ts) and in-process MCP calls (mcp/local-api.ts) both go through it.
  */
+import { timingSafeEqual } from "node:crypto";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { SvcError } from "../errors.js";
@@ -45,6 +46,13 @@ export interface ForwardReply {
 
 /** Headers the answering server sets itself, or that describe the hop rather than the answer. */
 const NOT_PASSED_BACK = new Set(["content-type", "content-length", "connection", "keep-alive", "transfer-encoding", "date", "uwebsockets", "x-request-id"]);
+
+/** Whether `sent` (the svc-forward-token header, "" when absent) is the cluster's secret (compared in constant time). */
+export function isForwardToken(sent: string, forward: Forwarder | undefined): boolean {
+  const token = forward?.token ?? "";
+  if (sent === "" || token === "" || sent.length !== token.length) return false;
+  return timingSafeEqual(Buffer.from(sent), Buffer.from(token));
+}
 
 export function homeUnavailable(message: string, cause?: unknown): SvcError {
   return new SvcError("E_HOME_UNAVAILABLE", message, { field: "home", details: { retryAfterSeconds: HOME_RETRY_AFTER_S }, cause });

@@ -12,7 +12,7 @@ import { isLoopback } from "../service-url.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
 import { HostGuard } from "./host-guard.js";
 import { HttpMetrics } from "./metrics.js";
-import { FORWARDED_FOR_HEADER, FORWARD_TOKEN_HEADER, forwardRequest, type Forwarder } from "./forward.js";
+import { FORWARDED_FOR_HEADER, FORWARD_TOKEN_HEADER, forwardRequest, isForwardToken, type Forwarder } from "./forward.js";
 import { authenticate, execute } from "./invoke.js";
 import type { RequestContext, Route } from "./route.js";
 
@@ -137,7 +137,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       const query = req.getQuery() ?? "";
       const path = req.getUrl();
       // A request another node of the cluster forwarded: its client's address is the one it names, and it is served here (never forwarded again).
-      const forwarded = deps.forward !== undefined && h.forwardToken !== "" && h.forwardToken === deps.forward.token;
+      const forwarded = isForwardToken(h.forwardToken, deps.forward);
       const remoteAddress = forwarded && h.forwardedFor !== "" ? h.forwardedFor : Buffer.from(res.getRemoteAddressAsText()).toString("latin1");
       const reqId = REQUEST_ID_RE.test(h.requestId) ? h.requestId : `${idPrefix}-${(++seq).toString(36)}`;
       const flight: Flight = { aborted: false };
