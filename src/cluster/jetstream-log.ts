@@ -243,11 +243,12 @@ async function earlierChunks(js: JetStreamClient, stream: string, subject: strin
 }
 
 /**
- * Reads a subject in stream order from sequence `after + 1` and hands each message to `take`, once:
- * an ordered consumer (ephemeral, no acks; the client recreates it from the last sequence it
- * delivered after a gap, a missed heartbeat or a reconnect), and a new one from `seen + 1` if it
- * ends anyway. Until `last` is reached a failure (no quorum for 15 s, no stream) ends the read
- * and rejects `reached`; after it (follow mode) the tail keeps trying until stopped.
+ * Reads a subject in stream order from sequence `after + 1` and hands each message to `take`, once
+ * per sequence: an ordered consumer (ephemeral, R1, no acks; the client recreates it after a
+ * delivery gap), replaced by a new one from `seen + 1` when it ends, resets, misses two heartbeats
+ * or the connection reconnects. Until `last` is reached a failure (no quorum for 15 s, no stream,
+ * a frame that does not decode) ends the read and rejects `reached`; after it (follow mode) only a
+ * missing stream or a bad frame does, and the tail keeps trying otherwise until stopped.
  *
  * Why an ordered consumer and not a durable one per node and log: the collection's checkpoint
  * already records the sequence it has applied, and a replica must resume from its own files' state

@@ -2,7 +2,8 @@
  * Follow mode (cluster/jetstream-log.ts `follow: true`): several Collections, each in its own
  * directory with its own NATS connection, follow one subject of a real 3-server JetStream cluster
  * and write to it concurrently. After settled() every replica holds the same state, and the state a
- * plain replay of the stream gives; a replica closed and reopened resumes from its checkpoint; a new
+ * plain replay of the stream gives; settled() on one replica sees what another acknowledged; a
+ * replica that only reads checkpoints; a replica closed and reopened resumes from its checkpoint; a new
  * one catches up from the stream; a frame whose chunks straddle a checkpoint is fetched back whole;
  * with a nats-server killed during the writes the tails resume and nothing acknowledged is lost.
  * Frames are chunked small (chunkBytes) so that writers interleave their chunks on the subject.
@@ -155,6 +156,22 @@ describe("Collections following one JetStream subject", () => {
     );
   }, 60_000);
 
+  it("update, delete-by-filter and moveNamespace on one replica see what another acknowledged just before", async () => {
+    const [a, b] = await Promise.all([follower(newDir(), "rw", 0), follower(newDir(), "rw", 1)]);
+    await a.upsert("a", [{ id: "x", values: vec(1), metadata: { k: 1 } }, { id: "y", values: vec(2), metadata: { k: 2 } }]);
+    // No wait between a's acknowledgement and b's calls: b's settled() asks the stream how far it goes.
+    await b.update("a", { id: "x", setMetadata: { k: 3 } });
+    expect(await b.delete("a", { filter: { k: { $gte: 2 } } })).toEqual({ deleted: 2 });
+    await a.upsert("a", [{ id: "z", values: vec(3) }]);
+    expect(await b.moveNamespace("a", "b")).toEqual({ moved: 1 });
+    const token = b.logPosition;
+    await a.whenVisible(token);
+    expect(a.ids("a")).toEqual([]);
+    expect(a.ids("b")).toEqual(["z"]);
+    expect(await state(a)).toEqual(await state(b));
+    await Promise.all([a.close(), b.close()]);
+  }, 30_000);
+
   it("a replica closed and reopened resumes from its checkpoint, and a new replica catches up from the stream", async () => {
     const dirA = newDir();
     const dirB = newDir();
@@ -216,7 +233,9 @@ describe("Collections following one JetStream subject", () => {
     const h0 = headers();
     h0.set(CHUNK_HEADER, "0/2");
     const first = await js.publish(subject, bytes.subarray(0, cut), { headers: h0, msgID: `${subject}:otherwriter:1:0` });
+    // a opens with the frame half written: not torn, it is in flight, and a's tail completes it later.
     const a = await follower(newDir(), "straddle", 0);
+    expect(a.recovery.tornTail).toBeNull();
     await a.upsert("a", [{ id: "mine", values: vec(3) }]);
     const dir = newDir();
     let r = await follower(dir, "straddle", 1);
