@@ -281,5 +281,11 @@ describe("cluster wallets", () => {
       `reserve+settle p50/p99 ms: local WAL ${f(pct(localMs, 50))}/${f(pct(localMs, 99))}, ledger stream R3 ${f(pct(kvMs, 50))}/${f(pct(kvMs, 99))}; ` +
         `2 nodes x 2 in flight on one tenant: ${2 * N} reserve+settle in ${wall} ms (${Math.round((2 * N * 1000) / wall)}/s), no retries (the stream orders them)`,
     );
+    // a node starting now folds the whole ledger before it serves
+    const t1 = performance.now();
+    const late = await node();
+    const openMs = performance.now() - t1;
+    expect(late.peek("hot")).toEqual(a.peek("hot"));
+    console.log(`a new node folded ${late.position} ledger changes in ${openMs.toFixed(0)} ms (${Math.round((late.position * 1000) / openMs)} changes/s)`);
   }, 120_000);
 });
