@@ -1,0 +1,407 @@
+/**
+ * @module cluster/wallet — the prepaid wallets shared by every node, as a ledger stream: every
+ * change (open, hold, free, settle, charge, credit) is a message on subject `svc_ledger.<tenant>` of
+ * the replicated JetStream stream `svc_ledger`, and every node folds the whole stream, in stream
+ * order, into the same balances. The outcome of a change is decided by the fold at the change's
+ * place in the stream (a hold is granted only if the balance less the holds before it covers it;
+ * a settle or charge takes at most what the other holds leave), so concurrent changes from any
+ * number of nodes are serialized by the stream's Raft log: no two holds take the same money and a
+ * balance never goes below zero. A node publishes a change, waits for JetStream's ack (a quorum has
+ * it) and for its own fold to reach the acked sequence, then reads the outcome.
+ *
+ * Why not compare-and-set on a KV entry: nats-server before 2.9.21 (Debian ships 2.9.10) checks a
+ * clustered stream's expected-last-subject-sequence only before proposing the write, so concurrent
+ * `kv.update`s naming the same revision can all succeed (nats-server#4320): lost updates, measured
+ * here as 11 of 15 concurrent charges lost. The stream's order is what Raft does guarantee.
+ *
+ * Exactly once: each change has an id; its message id (`Nats-Msg-Id`) is `<tenant>:<kind>:<id>`, so
+ * a publish retried after a lost ack is stored once, and the fold ignores a change whose kind and
+ * id it already applied (kept for the last DONE_KEEP changes of a tenant).
+ */
+import { DeliverPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { randomBytes } from "node:crypto";
+import { costOf, NANO_PER_USD, type PriceTable, type Usage } from "../account/prices.js";
+import {
+  addToUsage, assertCovers, RECENT, usageSeries, viewOf,
+  type Account, type Reservation, type UsageGrain, type UsageSeries, type WalletBook, type WalletView,
+} from "../account/wallet.js";
+import { SvcError } from "../errors.js";
+import { parseStoredJson } from "../safe-values.js";
+
+/** The ledger stream; a tenant's changes are the subject `<stream>.<tenant>`. */
+export const LEDGER_STREAM = "svc_ledger";
+/** A tenant as a subject token. */
+const TENANT_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
+/** The fold's consumer is recreated when changes this node waits for have not arrived for this long. */
+const STALL_MS = 3000;
+/** Applied change keys a tenant remembers for deduplication. */
+const DONE_KEEP = 4096;
+
+/**
+ * One change, as the JSON body of a ledger message. Amounts in integer nano-USD, times in ms since
+ * the epoch (the publishing node's clock); `su` is the signup credit a tenant gets when this is its
+ * first change (the publisher's price table, so every node folds the same number).
+ */
+export type LedgerChange =
+  | { k: "open"; id: string; ts: number; su: number }
+  | { k: "hold"; id: string; ts: number; su: number; op: string; n: number; exp: number }
+  | { k: "free"; id: string; ts: number; su: number }
+  | { k: "settle" | "charge"; id: string; ts: number; su: number; op: string; n: number; w: number; s: number }
+  | { k: "credit"; id: string; ts: number; su: number; n: number; why: string };
+
+/** What the fold decided for a change this node waits for. */
+type Outcome = { granted: true } | { granted: false; balance: number; held: number } | { charged: number } | Record<string, never>;
+
+interface Folded extends Account {
+  /** Open holds: id -> [nano-USD, expires at]. */
+  holds: Map<string, [number, number]>;
+  /** Keys (`<kind>:<id>`) of applied changes, oldest first, at most DONE_KEEP. */
+  done: Set<string>;
+}
+
+export interface ClusterWalletsOptions {
+  /** Replicas of the stream (default 3). */
+  replicas?: number;
+  /** A hold not settled or released within this long stops holding (default 120 s): a node that died mid-operation frees its holds. */
+  holdTtlMs?: number;
+  /** How long one publish waits for its ack before it is retried with the same message id (default 2000 ms). */
+  ackTimeoutMs?: number;
+  /** How long a change keeps retrying before E_NO_QUORUM (default 15 s: longer than a stream leader election). */
+  quorumTimeoutMs?: number;
+}
+
+export class ClusterWallets implements WalletBook {
+  /** Changes this node published, and how many of them a hold refused at its place in the stream after the local check let it through. */
+  readonly stats = { published: 0, refusedInStream: 0 };
+  private readonly accounts = new Map<string, Folded>();
+  private readonly offline = new Set<string>();
+  private readonly holdIds = new WeakMap<Reservation, string>();
+  /** Changes this node waits for (by key) and, once folded, their outcomes. */
+  private readonly waiting = new Map<string, Outcome | null>();
+  private waiters: Array<{ seq: number; resolve: () => void; reject: (e: Error) => void }> = [];
+  private applied = 0;
+  private stopConsumer: () => void = () => undefined;
+  private failure: Error | null = null;
+  private closed = false;
+
+  private constructor(
+    private readonly js: JetStreamClient,
+    readonly prices: PriceTable,
+    private readonly settings: Required<Omit<ClusterWalletsOptions, "replicas">>,
+  ) {}
+
+  /** Create the stream when absent, fold it to its current end, and keep folding what follows. */
+  static async open(nc: NatsConnection, prices: PriceTable, opts: ClusterWalletsOptions = {}): Promise<ClusterWallets> {
+    const settings = { holdTtlMs: opts.holdTtlMs ?? 120_000, ackTimeoutMs: opts.ackTimeoutMs ?? 2000, quorumTimeoutMs: opts.quorumTimeoutMs ?? 15_000 };
+    const jsm = await jetstreamManager(nc);
+    const info = await untilQuorum(settings.quorumTimeoutMs, "open the ledger", async () => {
+      const existing = await jsm.streams.info(LEDGER_STREAM).catch((e: unknown) => {
+        if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) return null;
+        throw e;
+      });
+      return existing ?? (await jsm.streams.add({ name: LEDGER_STREAM, subjects: [`${LEDGER_STREAM}.>`], num_replicas: opts.replicas ?? 3, duplicate_window: 120_000 * 1_000_000 }));
+    });
+    const w = new ClusterWallets(jetstream(nc), prices, settings);
+    await w.follow();
+    await w.caughtUp(info.state.last_seq);
+    return w;
+  }
+
+  offlineTenants(): { all: boolean; tenants: string[] } {
+    return { all: false, tenants: [...this.offline] };
+  }
+
+  async reserve(tenant: string, op: string, bound: Usage): Promise<Reservation> {
+    const nano = costOf(this.prices, op, bound);
+    const a = this.accountOf(tenant);
+    // refused here when the balance this node has folded cannot cover it (nothing is written)
+    if (a !== undefined) assertCovers(tenant, op, nano, a.balance, heldAt(a, Date.now()));
+    const id = newId();
+    const ts = Date.now();
+    const out = await this.submit(tenant, { k: "hold", id, ts, su: this.signup, op, n: nano, exp: ts + this.settings.holdTtlMs });
+    if ("granted" in out && !out.granted) {
+      this.stats.refusedInStream++;
+      assertCovers(tenant, op, nano, out.balance, out.held);
+    }
+    const r: Reservation = { tenant, nano, open: true };
+    this.holdIds.set(r, id);
+    return r;
+  }
+
+  /** Drop the hold; when the ledger cannot be reached in time it stays until it expires (holdTtlMs). */
+  async release(r: Reservation): Promise<void> {
+    if (!r.open) return;
+    r.open = false;
+    await this.submit(r.tenant, { k: "free", id: this.holdIds.get(r)!, ts: Date.now(), su: this.signup }).catch(() => undefined);
+  }
+
+  async settle(r: Reservation, op: string, usage: Usage): Promise<number> {
+    if (!r.open) throw new SvcError("E_INTERNAL", `a reservation of tenant '${r.tenant}' was settled twice`);
+    r.open = false;
+    return this.debit("settle", r.tenant, this.holdIds.get(r)!, op, usage);
+  }
+
+  async charge(tenant: string, op: string, usage: Usage): Promise<number> {
+    return this.debit("charge", tenant, newId(), op, usage);
+  }
+
+  heldBy(tenant: string): number {
+    const a = this.accounts.get(tenant);
+    return a === undefined ? 0 : heldAt(a, Date.now());
+  }
+
+  async credit(tenant: string, usd: number, why: string): Promise<void> {
+    if (!Number.isFinite(usd) || usd <= 0) throw new SvcError("E_BAD_REQUEST", "credit must be a positive number of USD", { field: "usd" });
+    await this.submit(tenant, { k: "credit", id: newId(), ts: Date.now(), su: this.signup, n: Math.round(usd * NANO_PER_USD), why });
+  }
+
+  async view(tenant: string, limit = 20): Promise<WalletView> {
+    if (this.accountOf(tenant) === undefined) await this.submit(tenant, { k: "open", id: newId(), ts: Date.now(), su: this.signup });
+    return viewOf(tenant, this.accounts.get(tenant)!, limit);
+  }
+
+  peek(tenant: string): Omit<WalletView, "recent"> | null {
+    const a = this.accounts.get(tenant);
+    if (a === undefined) return null;
+    return { tenant, balanceUsd: a.balance / NANO_PER_USD, creditedUsd: a.credited / NANO_PER_USD, spentUsd: a.spent / NANO_PER_USD };
+  }
+
+  tenants(): string[] {
+    return [...this.accounts.keys()];
+  }
+
+  usage(tenant: string, grain: UsageGrain, count: number, now = Date.now()): UsageSeries {
+    const a = this.accounts.get(tenant);
+    return usageSeries(a === undefined ? [] : [a], grain, count, now);
+  }
+
+  /** Stop folding (changes in flight on this node reject). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.stopConsumer();
+    this.fail(new SvcError("E_CLOSED", "the wallets are closed"));
+  }
+
+  /** The sequence of the last change folded. */
+  get position(): number {
+    return this.applied;
+  }
+
+  private get signup(): number {
+    return Math.round(this.prices.signupCredit * NANO_PER_USD);
+  }
+
+  private async debit(k: "settle" | "charge", tenant: string, id: string, op: string, usage: Usage): Promise<number> {
+    const n = costOf(this.prices, op, usage);
+    const out = await this.submit(tenant, { k, id, ts: Date.now(), su: this.signup, op, n, w: usage.written ?? 0, s: usage.scanned ?? 0 });
+    return "charged" in out ? out.charged : 0;
+  }
+
+  /** The tenant's folded account (undefined before its first change); E_STORE_OFFLINE when the ledger lost one of its changes. */
+  private accountOf(tenant: string): Folded | undefined {
+    if (!TENANT_TOKEN.test(tenant)) throw new SvcError("E_BAD_REQUEST", `tenant '${tenant}' is not 1-64 letters, digits, _ and -`, { field: "tenant" });
+    if (this.offline.has(tenant)) throw new SvcError("E_STORE_OFFLINE", `a change of tenant '${tenant}' in the ledger stream ${LEDGER_STREAM} does not parse: this wallet is offline`, { field: "wallet" });
+    return this.accounts.get(tenant);
+  }
+
+  /** Publish a change (retried with its message id until acked), wait until the fold reached it, and return what the fold decided. */
+  private async submit(tenant: string, c: LedgerChange): Promise<Outcome> {
+    this.accountOf(tenant);
+    const key = `${c.k}:${c.id}`;
+    this.waiting.set(key, null);
+    try {
+      const seq = await untilQuorum(this.settings.quorumTimeoutMs, `tenant '${tenant}' wallet`, async () => {
+        const ack = await this.js.publish(`${LEDGER_STREAM}.${tenant}`, JSON.stringify(c), { msgID: `${tenant}:${key}`, timeout: this.settings.ackTimeoutMs });
+        return ack.seq;
+      });
+      this.stats.published++;
+      await this.caughtUp(seq);
+      return this.waiting.get(key) ?? {};
+    } finally {
+      this.waiting.delete(key);
+    }
+  }
+
+  /** Resolves once the fold has applied sequence `seq`. */
+  private caughtUp(seq: number): Promise<void> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    if (this.applied >= seq) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
+  }
+
+  /**
+   * Fold the stream, in order, from the change after the last one folded, for as long as the wallets
+   * are open: an ordered consumer, recreated from the same place when it ends, when it misses the
+   * server's heartbeats, or when changes this node waits for do not arrive for STALL_MS (its server
+   * died: the client does not always notice).
+   */
+  private async follow(): Promise<void> {
+    const from = this.applied + 1;
+    const consumer = await untilQuorum(this.settings.quorumTimeoutMs, "follow the ledger", () =>
+      this.js.consumers.get(LEDGER_STREAM, { filter_subjects: `${LEDGER_STREAM}.>`, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from }),
+    );
+    // pull requests expire every 2 s (server heartbeats every 1 s)
+    const messages = await consumer.consume({ max_messages: 512, expires: 2000 });
+    let lastMessageAt = Date.now();
+    let replaced = false;
+    const replace = () => {
+      if (replaced || this.closed) return;
+      replaced = true;
+      clearInterval(watchdog);
+      messages.stop();
+      void this.follow().catch((e: unknown) => this.fail(e));
+    };
+    const watchdog = setInterval(() => {
+      if (this.waiters.length > 0 && Date.now() - lastMessageAt > STALL_MS) replace();
+    }, 250).unref();
+    this.stopConsumer = () => {
+      clearInterval(watchdog);
+      messages.stop();
+    };
+    // an idle node notices a dead consumer by its missing heartbeats
+    void (async () => {
+      for await (const st of messages.status()) if (st.type === "heartbeats_missed") replace();
+    })().catch(() => undefined);
+    void (async () => {
+      try {
+        for await (const m of messages) {
+          lastMessageAt = Date.now();
+          if (m.seq <= this.applied) continue; // already folded (a recreated consumer may repeat)
+          this.fold(m.subject.slice(LEDGER_STREAM.length + 1), m.data);
+          this.applied = m.seq;
+          if (this.waiters.some((w) => w.seq <= m.seq)) {
+            const ready = this.waiters.filter((w) => w.seq <= m.seq);
+            this.waiters = this.waiters.filter((w) => w.seq > m.seq);
+            for (const w of ready) w.resolve();
+          }
+        }
+      } catch {
+        // the consumer failed: start another from the same place
+      }
+      if (this.closed) this.fail(new SvcError("E_CLOSED", "the wallets are closed"));
+      else replace();
+    })();
+  }
+
+  /** Reject every change waiting for the fold. */
+  private fail(e: unknown): void {
+    this.failure = e instanceof Error ? e : new Error(String(e));
+    for (const w of this.waiters) w.reject(this.failure);
+    this.waiters = [];
+  }
+
+  /** Apply one change: the same on every node, from the message alone. */
+  private fold(tenant: string, data: Uint8Array): void {
+    const c = parseChange(data);
+    if (c === null) {
+      this.offline.add(tenant);
+      return;
+    }
+    let a = this.accounts.get(tenant);
+    if (a === undefined) {
+      a = { balance: 0, credited: 0, spent: 0, recent: [], holds: new Map(), done: new Set() };
+      this.accounts.set(tenant, a);
+      credit(a, c.su, "signup", c.ts);
+    }
+    const key = `${c.k}:${c.id}`;
+    if (a.done.has(key)) return; // a retried change the stream kept twice
+    a.done.add(key);
+    if (a.done.size > DONE_KEEP) a.done.delete(a.done.values().next().value!);
+    for (const [id, [, exp]] of a.holds) if (exp <= c.ts) a.holds.delete(id);
+    let out: Outcome = {};
+    switch (c.k) {
+      case "hold": {
+        const held = heldAt(a, c.ts);
+        const free = a.balance - held;
+        if (free > 0 && free >= c.n) {
+          a.holds.set(c.id, [c.n, c.exp]);
+          out = { granted: true };
+        } else out = { granted: false, balance: a.balance, held };
+        break;
+      }
+      case "free":
+        a.holds.delete(c.id);
+        break;
+      case "settle":
+      case "charge": {
+        if (c.k === "settle") a.holds.delete(c.id);
+        const charged = Math.min(c.n, Math.max(0, a.balance - heldAt(a, c.ts)));
+        a.balance -= charged;
+        a.spent += charged;
+        remember(a, { ts: c.ts, op: c.op, cost: charged, written: c.w, scanned: c.s });
+        addToUsage(a, { op: c.op, n: charged, ts: c.ts });
+        out = { charged };
+        break;
+      }
+      case "credit":
+        credit(a, c.n, c.why, c.ts);
+        break;
+      case "open":
+        break;
+    }
+    if (this.waiting.has(key)) this.waiting.set(key, out);
+  }
+}
+
+function newId(): string {
+  return randomBytes(8).toString("hex");
+}
+
+/** nano-USD held by the holds of `a` that have not expired at `now`. */
+function heldAt(a: Folded, now: number): number {
+  let held = 0;
+  for (const [n, exp] of a.holds.values()) if (exp > now) held += n;
+  return held;
+}
+
+function credit(a: Folded, n: number, why: string, ts: number): void {
+  a.balance += n;
+  a.credited += n;
+  remember(a, { ts, op: `credit:${why}`, cost: -n, written: 0, scanned: 0 });
+}
+
+function remember(a: Folded, e: Account["recent"][number]): void {
+  a.recent.push(e);
+  if (a.recent.length > RECENT * 2) a.recent.splice(0, a.recent.length - RECENT);
+}
+
+/** A ledger message's change, or null when it is not one (that tenant's wallet goes offline on every node alike). */
+export function parseChange(data: Uint8Array): LedgerChange | null {
+  try {
+    const c = parseStoredJson(new TextDecoder().decode(data)) as LedgerChange;
+    if (typeof c !== "object" || c === null || typeof c.id !== "string" || !Number.isFinite(c.ts) || !Number.isSafeInteger(c.su) || c.su < 0) return null;
+    const amount = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
+    switch (c.k) {
+      case "open":
+      case "free":
+        return c;
+      case "hold":
+        return typeof c.op === "string" && amount(c.n) && Number.isFinite(c.exp) ? c : null;
+      case "settle":
+      case "charge":
+        return typeof c.op === "string" && amount(c.n) && amount(c.w) && amount(c.s) ? c : null;
+      case "credit":
+        return typeof c.why === "string" && amount(c.n) ? c : null;
+      default:
+        return null;
+    }
+  } catch {
+    return null;
+  }
+}
+
+/** Run `f` until it succeeds, retrying while JetStream does not answer (no leader, no responders, timeouts) for up to `timeoutMs`; then E_NO_QUORUM. */
+async function untilQuorum<T>(timeoutMs: number, what: string, f: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await f();
+    } catch (e) {
+      if (Date.now() >= deadline) {
+        throw new SvcError("E_NO_QUORUM", `${what}: the ledger stream did not answer within ${timeoutMs} ms (fewer than a quorum of NATS servers reachable: ${e instanceof Error ? e.message : String(e)}); retry`, { field: "wallet" });
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
