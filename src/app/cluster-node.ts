@@ -10,7 +10,9 @@ import { ensureLogStream } from "../cluster/jetstream-log.js";
 import { ClusterIndexes } from "../cluster/catalog.js";
 import { HomeLease } from "../cluster/home.js";
 import { ClusterKeys } from "../cluster/keys.js";
+import { ClusterWallets } from "../cluster/wallet.js";
 import { NODE_ID_RE, NodeRegistry } from "../cluster/nodes.js";
+import type { PriceTable } from "../account/prices.js";
 import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
@@ -79,6 +81,11 @@ export class ClusterNode {
   async openKeys(dataDir: string): Promise<ClusterKeys> {
     this.keys = await this.retrying("open the keys bucket", () => ClusterKeys.open(this.nc, { replicas: replicasFor(this.opts.servers), importFrom: dataDir }));
     return this.keys;
+  }
+
+  /** The shared wallets (the ledger stream svc_ledger, folded by every node). */
+  async openWallets(prices: PriceTable): Promise<ClusterWallets> {
+    return this.retrying("open the wallet ledger", () => ClusterWallets.open(this.nc, prices, { replicas: replicasFor(this.opts.servers) }));
   }
 
   /** The sharded vector indexes (catalog in KV svc_catalog; this node serves the shards placed on it). Call after join. */

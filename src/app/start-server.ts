@@ -6,7 +6,7 @@ import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import { KeyStore, type KeyBook } from "../account/keys.js";
 import { parsePrices } from "../account/prices.js";
-import { Wallets } from "../account/wallet.js";
+import { Wallets, type WalletBook } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
 import { lockDir } from "../engine/collection-files.js";
@@ -68,7 +68,7 @@ export interface ServerOptions {
 
 export interface Server extends HttpServer {
   keys: KeyBook;
-  wallets: Wallets;
+  wallets: WalletBook;
   indexes: IndexCatalog;
   records: RecordService;
   kg: KnowledgeGraphs;
@@ -141,8 +141,8 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   const registry = openRegistry({ dataDir: opts.dataDir }); // the signing key: <data>/keys/signing-key.pem, as `svc build`
   // Keys: the KV bucket svc_keys in cluster mode (this data dir's keys.json is imported into it).
   const keys: KeyBook = cluster ? await cluster.openKeys(opts.dataDir) : KeyStore.open(opts.dataDir);
-  // CLUSTER SEAM: wallets are still each node's own until the shared wallet (KV svc_wallet) lands.
-  const wallets = await Wallets.open(join(opts.dataDir, "wallet"), config.prices); // takes the data dir's writer lock
+  // Wallets: the ledger stream svc_ledger in cluster mode, the data dir's ledger WAL otherwise (it takes the data dir's writer lock).
+  const wallets: WalletBook & { close(): Promise<void> } = cluster ? await cluster.openWallets(config.prices) : await Wallets.open(join(opts.dataDir, "wallet"), config.prices);
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: opts.threads });
   // Indexes: sharded on the log stream in cluster mode (catalog in KV svc_catalog), the data dir's otherwise.

@@ -3,8 +3,9 @@
  * cluster (svc-cluster.ts). Every node answers for itself and names the live nodes; the home node's
  * state (records, commons, directory) works through every node (forwarded over HTTP, REST and
  * /mcp); with the home node killed -9 the forwarded routes answer 503 E_HOME_UNAVAILABLE with
- * Retry-After, never a hang or a 500, and work again once it is back. Keys (KV svc_keys) and the
- * sharded indexes work through every node: the official Pinecone client, a key issued on one node.
+ * Retry-After, never a hang or a 500, and work again once it is back. Keys (KV svc_keys), wallets
+ * (ledger stream) and the sharded indexes work through every node: the official Pinecone client, a
+ * key issued on one node, one tenant's charges on several.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -149,6 +150,21 @@ describe("svc serve --cluster", () => {
     expect(seen).toBeLessThanOrEqual(1000);
     expect((await call(C, "DELETE", `/v1/admin/keys/${made.body.id}`)).status).toBe(200);
     await until("node A to refuse the revoked key", async () => ((await call(A, "GET", "/v1/indexes", undefined, key)).status === 401 ? true : undefined), 1000);
+  });
+
+  it("one wallet per tenant across nodes: charges made on B (local route) and through C (forwarded to the home node) show on every node", async () => {
+    const key = (await call(A, "POST", "/v1/admin/keys", { tenant: "payer" })).body.key as string;
+    await until("node B to accept the key", async () => ((await call(B, "GET", "/v1/wallet", undefined, key)).status === 200 ? true : undefined), 5000);
+    expect((await call(B, "POST", "/v1/embed", { texts: ["a metered call"] }, key)).status).toBe(200);
+    expect((await call(C, "POST", "/v1/records/paid", { items: [{ kind: "note", text: "a metered write" }] }, key)).status).toBe(200);
+    const views = await until("every node to show both charges", async () => {
+      const vs = await Promise.all([A, B, C].map(async (i) => (await call(i, "GET", "/v1/wallet", undefined, key)).body));
+      const ops = vs.map((v) => (v.recent as Array<{ op: string }>).map((r) => r.op).filter((op) => !op.startsWith("credit:")).sort().join(","));
+      return ops.every((o) => o === "embed,records_ingest") ? vs : undefined;
+    });
+    expect(views[0].spentUsd).toBeGreaterThan(0);
+    for (const v of views) expect({ balanceUsd: v.balanceUsd, spentUsd: v.spentUsd }).toEqual({ balanceUsd: views[0].balanceUsd, spentUsd: views[0].spentUsd });
+    expect(views[0].balanceUsd).toBeCloseTo(views[0].creditedUsd - views[0].spentUsd, 9);
   });
 
   it("the official Pinecone client: create, upsert, query, fetch, update, delete and stats through nodes A, B and C", async () => {
