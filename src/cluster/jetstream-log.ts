@@ -61,89 +61,307 @@ export interface JetStreamLogOptions {
   purge?: boolean;
   /** Largest message body (default: the server's max_payload less 1 KiB for headers); bigger frames are chunked. */
   chunkBytes?: number;
+  /**
+   * Follow mode (several writers, one replica each): after the replay the log keeps reading its
+   * subject and hands every frame, other writers' and its own, to `LogReplay.onTail` in stream
+   * order; `head()` tells how far the subject goes now. Purge must stay off.
+   */
+  follow?: boolean;
 }
 
 /** An OpenLog over the subject `<stream>.<name>` of a JetStream stream reached through `nc` (the caller owns `nc`). */
 export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): OpenLog {
   if (!LOG_NAME.test(opts.name)) throw new SvcError("E_BAD_REQUEST", `log name '${opts.name}' is not dot-separated tokens of letters, digits, _ and -`, { field: "name" });
+  if (opts.follow && opts.purge) throw new SvcError("E_BAD_REQUEST", "a followed log is read by several replicas: it cannot purge", { field: "purge" });
   return async (replay) => {
     const stream = opts.stream ?? LOG_STREAM;
     const subject = `${stream}.${opts.name}`;
-    const jsm = await jetstreamManager(nc);
-    const js = jetstream(nc);
+    // API calls time out after ackTimeoutMs and are retried (untilQuorum): one lost with a killed server costs 2 s, not the client's 5 s.
+    const apiTimeout = opts.ackTimeoutMs ?? 2000;
+    const jsm = await jetstreamManager(nc, { timeout: apiTimeout });
+    const js = jetstream(nc, { timeout: apiTimeout });
     const quorumTimeoutMs = opts.quorumTimeoutMs ?? 15_000;
-    const { position, report } = await replayLog(js, jsm, stream, subject, replay, quorumTimeoutMs);
+    const from = replay.from?.offset ?? 0;
+    const after = replay.prefix ? 0 : from;
+    const report: RecoveryReport = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
+    const lastOf = async () => (await untilQuorum(subject, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { last_by_subj: subject })))?.seq ?? 0;
+    const last = await lastOf();
+    const position = { segment: 0, offset: Math.max(last, from) };
+    const follow = opts.follow ? replay.onTail : undefined;
+    let tail: SubjectTail | null = null;
+    if (follow !== undefined || last > after) {
+      const frames = new FrameAssembler(subject, after, report, (s0, before, frame, count) => earlierChunks(js, stream, subject, s0, before, frame, count, quorumTimeoutMs));
+      const decoder = safeDecoder();
+      const onTail = follow;
+      tail = new SubjectTail(nc, js, stream, subject, after, last, quorumTimeoutMs, onTail === undefined, async (m) => {
+        const f = await frames.take(m);
+        if (f === null) return;
+        const frame = decode(decoder, subject, f.chunks, { segment: 0, offset: f.start - 1 }, { segment: 0, offset: f.end });
+        if (m.seq <= last) {
+          replay.onFrame(frame);
+          report.frames++;
+        } else onTail?.(frame);
+        tail!.delivered = Math.max(tail!.delivered, f.end);
+      });
+      tail.delivered = position.offset;
+      try {
+        await tail.reached(last);
+      } catch (e) {
+        await tail.stop();
+        throw e;
+      }
+      if (onTail === undefined) await tail.stop();
+      // Without follow, a frame still missing chunks at the end is a writer that stopped mid-frame; with it, the frame may be in flight.
+      if (onTail === undefined) frames.cutTorn();
+    }
     const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
     const log = new JetStreamLog(js, jsm, stream, subject, position, {
       ackTimeoutMs: opts.ackTimeoutMs ?? 2000,
       quorumTimeoutMs,
       purge: opts.purge ?? false,
       chunkBytes: Math.max(1, Math.min(opts.chunkBytes ?? Infinity, maxPayload - HEADER_ROOM)),
-    });
+    }, follow === undefined ? null : { tail: tail!, last: lastOf });
     return { log, report };
   };
 }
 
+/** What the assembler reads of a message: its stream sequence, its data and two headers. */
+interface SubjectMessage {
+  seq: number;
+  data: Uint8Array;
+  headers?: { get(k: string): string };
+}
+
+/** A frame of one writer whose last chunk has not been read yet. */
+interface PartialFrame {
+  frame: string;
+  start: number;
+  k: number;
+  chunks: Uint8Array[];
+}
+
 /**
- * Deliver, in order and synchronously, every frame of `subject` ending after `from` (all kept frames
- * with `prefix`), up to the subject's last message at the time of the call. A frame whose chunks
- * stop before its last one (its writer died mid-frame) is cut like a WAL's torn tail.
+ * Reassembles a subject's frames from its messages, read in stream order. Several writers may
+ * interleave their chunked frames, so a partial frame is kept per writer: the message id
+ * `<subject>:<epoch>:<n>[:<i>]` names the frame (`...:<n>`) and its writer (`<subject>:<epoch>`).
+ * A frame is complete at its last chunk, and that chunk's sequence is its position. A chunk read
+ * without its first chunks because they lie at or before the read's start (a checkpoint taken while
+ * another writer's frame was half written) has them fetched back from the sequence its header names.
  */
-async function replayLog(js: JetStreamClient, jsm: JetStreamManager, stream: string, subject: string, replay: LogReplay, quorumTimeoutMs: number): Promise<{ position: LogPosition; report: RecoveryReport }> {
-  const from = replay.from?.offset ?? 0;
-  const report: RecoveryReport = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
-  const last = (await untilQuorum(subject, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { last_by_subj: subject })))?.seq ?? 0;
-  if (last === 0 || (last <= from && !replay.prefix)) return { position: { segment: 0, offset: Math.max(last, from) }, report };
-  const decoder = safeDecoder();
-  const consumer = await untilQuorum(subject, quorumTimeoutMs, () =>
-    js.consumers.get(stream, {
-      filter_subjects: subject,
-      ...(replay.prefix || from === 0 ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from + 1 }),
-    }),
-  );
+class FrameAssembler {
+  private readonly partial = new Map<string, PartialFrame>();
+
+  constructor(
+    private readonly subject: string,
+    /** The read starts after this sequence. */
+    private readonly after: number,
+    private readonly report: RecoveryReport,
+    private readonly earlier: (s0: number, before: number, frame: string, count: number) => Promise<Uint8Array[] | null>,
+  ) {}
+
+  /** Take the next message; a frame it completes is returned (chunks, sequence of its first and last message). */
+  async take(m: SubjectMessage): Promise<{ chunks: Uint8Array[]; start: number; end: number } | null> {
+    const header = m.headers?.get(CHUNK_HEADER) || undefined;
+    const [i, k, s0] = chunkOf(header);
+    const { writer, frame } = idsOf(m.headers?.get("Nats-Msg-Id") ?? "", header !== undefined);
+    this.report.bytes += m.data.length;
+    let p = this.partial.get(writer);
+    if (i === 0) {
+      if (p !== undefined) this.cut(p);
+      this.partial.delete(writer);
+      if (k === 1) return { chunks: [m.data], start: m.seq, end: m.seq };
+      this.partial.set(writer, { frame, start: m.seq, k, chunks: [m.data] });
+      return null;
+    }
+    if (i > 0 && p === undefined && s0 > 0 && s0 <= this.after) {
+      const chunks = await this.earlier(s0, m.seq, frame, i);
+      if (chunks !== null) p = { frame, start: s0, k, chunks };
+    }
+    if (i > 0 && p !== undefined && p.frame === frame && p.k === k && p.chunks.length === i) {
+      p.chunks.push(m.data);
+      if (i < k - 1) {
+        this.partial.set(writer, p);
+        return null;
+      }
+      this.partial.delete(writer);
+      return { chunks: p.chunks, start: p.start, end: m.seq };
+    }
+    // A chunk that continues no frame here (or a bad chunk header): skipped and reported, with the frame it interrupted.
+    if (p !== undefined && this.partial.get(writer) === p) this.cut(p);
+    this.partial.delete(writer);
+    this.report.damaged.push({ file: this.subject, offset: m.seq, bytes: m.data.length, frames: 1, reason: `chunk '${header}' continues no frame`, beforeFrom: m.seq <= this.after });
+    return null;
+  }
+
+  /** At the end of a replay without follow: frames still missing chunks are torn (the last one is the torn tail). */
+  cutTorn(): void {
+    const left = [...this.partial.values()].sort((a, b) => a.start - b.start);
+    this.partial.clear();
+    const tail = left.pop();
+    for (const p of left) this.cut(p);
+    if (tail !== undefined) {
+      const t = this.torn(tail);
+      this.report.tornTail = { file: t.file, offset: t.offset, bytes: t.bytes, frames: 1, reason: t.reason };
+    }
+  }
+
+  private cut(p: PartialFrame): void {
+    this.report.damaged.push(this.torn(p));
+  }
+
+  private torn(p: PartialFrame) {
+    const bytes = p.chunks.reduce((n, c) => n + c.length, 0);
+    return { file: this.subject, offset: p.start, bytes, frames: 1, reason: `frame with ${p.chunks.length} of ${p.k} chunks (its writer stopped mid-frame)`, beforeFrom: p.start <= this.after };
+  }
+}
+
+/** A message id's frame (the id less a chunk's `:<i>`) and writer (the frame less its `:<n>`); ids of another shape are their own writer. */
+function idsOf(id: string, chunked: boolean): { writer: string; frame: string } {
+  const cut = (s: string) => (s.lastIndexOf(":") > 0 ? s.slice(0, s.lastIndexOf(":")) : s);
+  const frame = chunked ? cut(id) : id;
+  return { writer: cut(frame), frame };
+}
+
+/** The first `count` chunks of `frame`, read from sequence `s0` up to (not including) `before`; null when they are not all there. */
+async function earlierChunks(js: JetStreamClient, stream: string, subject: string, s0: number, before: number, frame: string, count: number, quorumTimeoutMs: number): Promise<Uint8Array[] | null> {
+  const chunks: Uint8Array[] = [];
+  const consumer = await untilQuorum(subject, quorumTimeoutMs, () => js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: s0 }));
   const messages = await consumer.consume({ max_messages: 256 });
-  let chunks: Uint8Array[] = [];
-  let startSeq = 0;
-  let pending = 0;
   try {
     for await (const m of messages) {
-      const header = m.headers?.get(CHUNK_HEADER);
-      const [i, k] = chunkOf(header);
-      report.bytes += m.data.length;
-      if (i === 0 && chunks.length > 0) {
-        report.damaged.push(torn(subject, startSeq, chunks, pending, from));
-        chunks = [];
-      }
-      if (i === 0) {
-        startSeq = m.seq;
-        pending = k;
-      }
-      if (i >= 0 && i === chunks.length && k === pending) {
-        chunks.push(m.data);
-        if (chunks.length === k) {
-          deliver(decoder, subject, chunks, { segment: 0, offset: startSeq - 1 }, { segment: 0, offset: m.seq }, replay.onFrame);
-          report.frames++;
-          chunks = [];
-        }
-      } else {
-        // A chunk that continues no frame here (or a bad chunk header): skipped and reported, with the frame it interrupted.
-        if (chunks.length > 0) report.damaged.push(torn(subject, startSeq, chunks, pending, from));
-        chunks = [];
-        report.damaged.push({ file: subject, offset: m.seq, bytes: m.data.length, frames: 1, reason: `chunk '${header}' continues no frame`, beforeFrom: m.seq <= from });
-      }
-      if (m.seq >= last) break;
+      if (m.seq >= before) break;
+      const header = m.headers?.get(CHUNK_HEADER) || undefined;
+      if (header === undefined || idsOf(m.headers?.get("Nats-Msg-Id") ?? "", true).frame !== frame) continue;
+      if (chunkOf(header)[0] !== chunks.length) break;
+      chunks.push(m.data);
+      if (chunks.length === count) break;
     }
   } finally {
     messages.stop();
   }
-  if (chunks.length > 0) {
-    const t = torn(subject, startSeq, chunks, pending, from);
-    report.tornTail = { file: t.file, offset: t.offset, bytes: t.bytes, frames: 1, reason: t.reason };
-  }
-  return { position: { segment: 0, offset: Math.max(last, from) }, report };
+  return chunks.length === count ? chunks : null;
 }
 
-function deliver(decoder: ReturnType<typeof safeDecoder>, subject: string, chunks: Uint8Array[], start: LogPosition, end: LogPosition, onFrame: (f: LogFrame) => void): void {
+/**
+ * Reads a subject in stream order from sequence `after + 1` and hands each message to `take`, once
+ * per sequence: an ordered consumer (ephemeral, R1, no acks; the client recreates it after a
+ * delivery gap), replaced by a new one from `seen + 1` when it ends, resets, misses two heartbeats
+ * or the connection reconnects. Until `last` is reached a failure (no quorum for 15 s, no stream,
+ * a frame that does not decode) ends the read and rejects `reached`; after it (follow mode) only a
+ * missing stream or a bad frame does, and the tail keeps trying otherwise until stopped.
+ *
+ * Why an ordered consumer and not a durable one per node and log: the collection's checkpoint
+ * already records the sequence it has applied, and a replica must resume from its own files' state
+ * (a wiped data dir must start from the beginning whatever a server-side cursor says), so a durable
+ * consumer would be a second copy of that fact, with names to choose, acks to send and consumers of
+ * dead nodes to clean up.
+ */
+class SubjectTail {
+  /** Last stream sequence read. */
+  seen: number;
+  /** End (stream sequence) of the last frame handed on; head() returns it. */
+  delivered = 0;
+  private stopped = false;
+  private failure: Error | null = null;
+  private messages: { stop(): void } | null = null;
+  private readonly waiters: Array<{ seq: number; resolve: () => void; reject: (e: Error) => void }> = [];
+  private readonly done: Promise<void>;
+  private readonly connection: AsyncIterable<{ type: string }> & { stop?(): void };
+
+  constructor(
+    nc: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly stream: string,
+    private readonly subject: string,
+    after: number,
+    private readonly last: number,
+    private readonly quorumTimeoutMs: number,
+    /** Stop at `last` (a replay without follow). */
+    private readonly once: boolean,
+    private readonly take: (m: SubjectMessage) => Promise<void>,
+  ) {
+    this.seen = after;
+    const connection = (this.connection = nc.status());
+    void (async () => {
+      for await (const st of connection) if (st.type === "reconnect") this.messages?.stop();
+    })().catch(() => undefined);
+    this.done = this.run();
+  }
+
+  /** Resolves once every message up to `seq` was taken; rejects when the read failed or stopped before. */
+  reached(seq: number): Promise<void> {
+    if (this.seen >= seq) return Promise.resolve();
+    if (this.failure !== null) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.messages?.stop();
+    this.connection.stop?.();
+    await this.done;
+    this.fail(new SvcError("E_CLOSED", `log ${this.subject} is closed`));
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped && !(this.once && this.seen >= this.last)) {
+      try {
+        const consumer = await untilQuorum(this.subject, this.quorumTimeoutMs, () =>
+          this.js.consumers.get(this.stream, { filter_subjects: this.subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.seen + 1 }),
+          () => this.stopped,
+        );
+        if (this.stopped) break;
+        // expires/idle_heartbeat: a consumer lost with its server is noticed after two missed heartbeats (~2 s), not the default 30 s.
+        const messages = await consumer.consume({ max_messages: 256, expires: 5000, idle_heartbeat: 1000 });
+        this.messages = messages;
+        // The client's own recovery of an ordered consumer lost with its server was seen to stall (recreated, then
+        // heartbeats missed for good): when it resets, or two heartbeats are missed, this consumer is dropped and a
+        // new one starts at seen + 1 (so does a reconnect, see the constructor).
+        void (async () => {
+          for await (const st of messages.status()) {
+            if (st.type === "reset" || st.type === "consumer_not_found" || st.type === "consumer_deleted" || (st.type === "heartbeats_missed" && st.count >= 2)) messages.stop();
+          }
+        })().catch(() => undefined);
+        if (this.stopped) messages.stop();
+        for await (const m of messages) {
+          if (this.stopped) break;
+          if (m.seq <= this.seen) continue;
+          await this.take(m);
+          this.seen = m.seq;
+          this.release();
+          if (this.once && this.seen >= this.last) break;
+        }
+      } catch (e) {
+        const fatal = e instanceof SvcError && (e.code !== "E_NO_QUORUM" || this.seen < this.last);
+        if (fatal || this.stopped) {
+          this.fail(e as Error);
+          return;
+        }
+      } finally {
+        this.messages?.stop();
+        this.messages = null;
+      }
+      if (!this.stopped && !(this.once && this.seen >= this.last)) await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  private release(): void {
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const w = this.waiters[i]!;
+      if (w.seq <= this.seen) {
+        this.waiters.splice(i, 1);
+        w.resolve();
+      }
+    }
+  }
+
+  private fail(e: Error): void {
+    this.failure ??= e;
+    for (const w of this.waiters.splice(0)) w.reject(this.failure);
+  }
+}
+
+function decode(decoder: ReturnType<typeof safeDecoder>, subject: string, chunks: Uint8Array[], start: LogPosition, end: LogPosition): LogFrame {
   // One fresh plain Uint8Array per frame: the body's binaries are views into it (never a Buffer, whose slice() does not copy).
   const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
@@ -161,29 +379,25 @@ function deliver(decoder: ReturnType<typeof safeDecoder>, subject: string, chunk
   if (typeof type !== "number" || !Number.isInteger(type) || type < 1 || type > 255 || body === undefined) {
     throw new SvcError("E_WAL_CORRUPT", `${subject} sequence ${end.offset}: the frame is not {type: 1..255, body}`);
   }
-  onFrame({ type, body, start, end });
+  return { type, body, start, end };
 }
 
-/** A frame's chunk header `i/k` as [i, k]; no header: [0, 1]. */
-function chunkOf(h: string | undefined): [number, number] {
-  if (h === undefined || h === "") return [0, 1];
-  const [i, k] = h.split("/").map(Number);
-  return Number.isInteger(i) && Number.isInteger(k) && i! >= 0 && k! > i! ? [i!, k!] : [-1, 0];
+/** A frame's chunk header `i/k` or `i/k/s0` (s0: the sequence of the frame's first chunk, on chunks after it) as [i, k, s0]; no header: [0, 1, 0]; a bad one: [-1, 0, 0]. */
+function chunkOf(h: string | undefined): [number, number, number] {
+  if (h === undefined) return [0, 1, 0];
+  const [i, k, s0 = 0] = h.split("/").map(Number);
+  return Number.isInteger(i) && Number.isInteger(k) && Number.isInteger(s0) && i! >= 0 && k! > i! && s0 >= 0 ? [i!, k!, s0] : [-1, 0, 0];
 }
 
-function torn(subject: string, startSeq: number, chunks: Uint8Array[], k: number, from: number) {
-  const bytes = chunks.reduce((n, c) => n + c.length, 0);
-  return { file: subject, offset: startSeq, bytes, frames: 1, reason: `frame with ${chunks.length} of ${k} chunks (its writer stopped mid-frame)`, beforeFrom: startSeq <= from };
-}
-
-/** Run `f` until it succeeds, retrying while the cluster has no quorum or leader (at most `timeoutMs`, then E_NO_QUORUM); a missing stream is E_NOT_FOUND at once. */
-async function untilQuorum<T>(subject: string, timeoutMs: number, f: () => Promise<T>): Promise<T> {
+/** Run `f` until it succeeds, retrying while the cluster has no quorum or leader (at most `timeoutMs`, then E_NO_QUORUM; E_CLOSED once `stopped`); a missing stream is E_NOT_FOUND at once. */
+async function untilQuorum<T>(subject: string, timeoutMs: number, f: () => Promise<T>, stopped: () => boolean = () => false): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
       return await f();
     } catch (e) {
       if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) throw new SvcError("E_NOT_FOUND", `${subject}: its stream does not exist (create it with ensureLogStream)`, { field: "stream", cause: e });
+      if (stopped()) throw new SvcError("E_CLOSED", `log ${subject} is closed`, { cause: e });
       const left = deadline - Date.now();
       if (left <= 100) {
         throw new SvcError("E_NO_QUORUM", `${subject}: JetStream did not answer after ${attempt} attempt(s) in ${timeoutMs} ms (${(e as Error).message})`, { cause: e });
@@ -217,9 +431,20 @@ class JetStreamLog implements Log {
     private readonly subject: string,
     start: LogPosition,
     private readonly settings: Settings,
+    /** Follow mode: the subject's tail and how to ask for the subject's last sequence. */
+    private readonly following: { tail: SubjectTail; last: () => Promise<number> } | null,
   ) {
     this.last = start;
+    if (following !== null) {
+      this.head = async () => {
+        await following.tail.reached(await following.last());
+        return { segment: 0, offset: following.tail.delivered };
+      };
+    }
   }
+
+  /** Follow mode only: the end of the last frame on the subject now, once the tail has handed it on (Log.head). */
+  readonly head?: () => Promise<LogPosition>;
 
   append(type: number, body: unknown): Promise<LogPosition> {
     if (this.closed) return Promise.reject(new SvcError("E_CLOSED", `log ${this.subject} is closed`));
@@ -234,9 +459,12 @@ class JetStreamLog implements Log {
     const size = this.settings.chunkBytes;
     const k = Math.max(1, Math.ceil(bytes.length / size));
     let seq = 0;
+    let first = 0;
     for (let i = 0; i < k; i++) {
       const part = bytes.subarray(i * size, Math.min(bytes.length, (i + 1) * size));
-      seq = await this.publish(part, k === 1 ? id : `${id}:${i}`, k === 1 ? undefined : `${i}/${k}`);
+      // Chunks after the first name its sequence, so a reader starting between them can fetch it back.
+      seq = await this.publish(part, k === 1 ? id : `${id}:${i}`, k === 1 ? undefined : i === 0 ? `0/${k}` : `${i}/${k}/${first}`);
+      if (i === 0) first = seq;
     }
     this.last = { segment: 0, offset: seq };
     this.counters.frames++;
@@ -283,5 +511,6 @@ class JetStreamLog implements Log {
   async close(): Promise<void> {
     this.closed = true;
     await this.chain;
+    await this.following?.tail.stop();
   }
 }

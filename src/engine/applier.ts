@@ -23,7 +23,9 @@ export interface ApplierHooks {
 /**
  * Ops reach the applier in log order, from any Log: append() after the log acknowledged them,
  * replayed() while the log is replayed on open. The applier is the only writer of the
- * partitions' rows, tombstones and metadata index.
+ * partitions' rows, tombstones and metadata index. With a followed log (Log.head, several
+ * writers) every op after the replay comes through tailed() instead, own appends included, in the
+ * log's order; append() then only waits for the acknowledgement.
  */
 export class Applier {
   private readonly queue: Array<{ op: Op; pos: LogPosition; bytes: number }> = [];
@@ -32,10 +34,14 @@ export class Applier {
   private applyScheduled = false;
   /** End of the last op applied (visible to queries). */
   private visiblePos: LogPosition;
+  /** End of the last op queued (follow mode: handed over by the log's tail). */
+  private queuedPos: LogPosition;
   private readonly waiters: Array<{ pos: LogPosition; resolve: () => void }> = [];
   /** Timestamps (performance.now) of acknowledgements not yet applied, for ack -> visible. */
   private readonly ackedAt: number[] = [];
   readonly visibleDelays: number[] = [];
+  /** Follow mode: vector and payload bytes of the ops handed over by the tail (what triggers checkpoints there). */
+  tailedBytes = 0;
   trackVisibility = false;
 
   constructor(
@@ -44,6 +50,12 @@ export class Applier {
     from: LogPosition,
   ) {
     this.visiblePos = from;
+    this.queuedPos = from;
+  }
+
+  /** Whether the log is followed: it hands over every frame, own appends included, through tailed(). */
+  private get follow(): boolean {
+    return this.s.log?.head !== undefined;
   }
 
   /** End of the last op applied: a checkpoint taken now holds everything up to it. */
@@ -55,38 +67,65 @@ export class Applier {
   async append(op: Op): Promise<void> {
     if (this.s.closed) throw new SvcError("E_CLOSED", "the collection is closed");
     const pos = await this.s.log.append(op.type, op.body);
-    let bytes = 0;
-    if (op.type === OP.upsert) {
-      bytes = op.body.v.byteLength;
-      for (const p of op.body.p ?? []) bytes += p?.byteLength ?? 0;
-    }
-    this.queue.push({ op, pos, bytes });
-    this.backlogBytes += bytes;
-    if (this.trackVisibility) this.ackedAt.push(performance.now());
-    if (!this.applyScheduled) {
-      this.applyScheduled = true;
-      setImmediate(() => void this.drain());
-    }
+    if (!this.follow) this.enqueue(op, pos);
     this.hooks.afterAppend();
     // Backpressure: when the applier is this far behind, the acknowledgement waits until the
     // write is visible, so writers slow to the apply rate and staleness stays bounded.
     if (this.backlogBytes > MAX_APPLY_BACKLOG_BYTES) await this.whenVisible(pos);
   }
 
+  /** Follow mode: an op the log's tail read (any writer's), queued in log order; one at or before a position already queued is ignored. */
+  tailed(op: Op, end: LogPosition): void {
+    // While closing nothing new is applied: the checkpoint holds what is visible and a reopen replays the rest.
+    if (this.s.closing || atOrBefore(end, this.queuedPos)) return;
+    this.tailedBytes += this.enqueue(op, end);
+    this.hooks.afterAppend();
+  }
+
+  /** Queue an acknowledged op for the apply loop; returns its vector and payload bytes. */
+  private enqueue(op: Op, pos: LogPosition): number {
+    let bytes = 0;
+    if (op.type === OP.upsert) {
+      bytes = op.body.v.byteLength;
+      for (const p of op.body.p ?? []) bytes += p?.byteLength ?? 0;
+    }
+    this.queue.push({ op, pos, bytes });
+    this.queuedPos = pos;
+    this.backlogBytes += bytes;
+    if (this.trackVisibility) this.ackedAt.push(performance.now());
+    if (!this.applyScheduled) {
+      this.applyScheduled = true;
+      setImmediate(() => void this.drain());
+    }
+    return bytes;
+  }
+
   /** Apply an op found while replaying the log on open (synchronously, nothing queued). */
   replayed(op: Op, end: LogPosition): void {
     this.apply(op);
     this.visiblePos = end;
+    this.queuedPos = end;
   }
 
-  /** After replay: everything up to the log's end is visible. */
+  /** After replay: everything up to the log's end is visible (a followed log may have queued later ops already). */
   caughtUp(end: LogPosition): void {
-    this.visiblePos = end;
+    if (atOrBefore(this.queuedPos, end)) this.queuedPos = end;
+    if (atOrBefore(this.visiblePos, end)) this.visiblePos = end;
+    this.releaseWaiters();
   }
 
-  /** Resolves once every write acknowledged before the call is visible. */
-  settled(): Promise<void> {
-    return this.whenVisible(this.s.log.position);
+  /**
+   * Resolves once every write acknowledged before the call is visible: this collection's own, and
+   * with a followed log every writer's (up to the log's head when asked).
+   */
+  async settled(): Promise<void> {
+    if (!this.follow) return this.whenVisible(this.s.log.position);
+    return this.whenVisible(await this.s.log.head!());
+  }
+
+  /** Resolves once what this collection has queued (or, without follow, appended) is applied; local, it never asks the log. */
+  drained(): Promise<void> {
+    return this.whenVisible(this.follow ? this.queuedPos : this.s.log.position);
   }
 
   /** Resolves once the frame ending at `pos` (and everything before it) is applied. */

@@ -180,9 +180,22 @@ export class Collection {
 
   // ---- visibility (applier.ts) ----------------------------------------------------------
 
-  /** Resolves once every write acknowledged before the call is visible. */
+  /**
+   * Resolves once every write acknowledged before the call is visible: this collection's own, and
+   * with a followed log (cluster/jetstream-log.ts `follow`) every writer's on the log at the time of the call.
+   */
   settled(): Promise<void> {
     return this.applier.settled();
+  }
+
+  /** End of the last op applied (visible to queries); with a JetStream log `offset` is its stream sequence. */
+  get applied(): LogPosition {
+    return this.applier.visible;
+  }
+
+  /** End of the last acknowledged append (after open: of the log as replayed): a read-your-writes token for whenVisible on any replica of the log. */
+  get logPosition(): LogPosition {
+    return this.s.log.position;
   }
 
   /** Resolves once the frame ending at `pos` (and everything before it) is applied. */
@@ -212,7 +225,7 @@ export class Collection {
     const s = this.s;
     if (s.closed) return;
     await this.maintenance.stop();
-    await this.applier.settled();
+    await this.applier.drained();
     await this.maintenance.checkpoint();
     s.closed = true;
     await s.log.close();

@@ -59,12 +59,13 @@ export class Maintenance {
         rebuild();
         this.applier.replayed({ type: f.type, body: f.body } as Op, f.end);
       },
+      onTail: (f) => this.applier.tailed({ type: f.type, body: f.body } as Op, f.end),
     });
     rebuild();
     s.log = log;
     this.applier.caughtUp(log.position);
     reportWalLosses(s.damage.store, s.damage.root, report);
-    this.logBytesAtCheckpoint = log.stats.bytes;
+    this.logBytesAtCheckpoint = this.logBytes();
     for (const p of s.partitions.values()) {
       // A partition with damaged rows is rewritten without them, so its files check clean again.
       if (p.damaged.length > 0) void this.rewrite(p.namespace, "auto").catch(() => {});
@@ -106,9 +107,14 @@ export class Maintenance {
     }
   }
 
-  /** After an append: start a checkpoint once checkpointBytes of log were written since the last one. */
+  /** Bytes of log counted towards the next checkpoint: appended, or with a followed log applied from its tail (any writer's; vector and payload bytes). */
+  private logBytes(): number {
+    return this.s.log.head !== undefined ? this.applier.tailedBytes : this.s.log.stats.bytes;
+  }
+
+  /** After an append (or a frame from a followed log's tail): start a checkpoint once checkpointBytes of log were written since the last one. */
   afterAppend(): void {
-    if (this.s.log.stats.bytes - this.logBytesAtCheckpoint > this.checkpointBytes && this.s.checkpointing === null) void this.checkpoint().catch(() => {});
+    if (this.logBytes() - this.logBytesAtCheckpoint > this.checkpointBytes && this.s.checkpointing === null) void this.checkpoint().catch(() => {});
   }
 
   /** After an applied upsert, delete or update: compact the partition when due, else (after an upsert) index it when due. */
@@ -187,7 +193,7 @@ export class Maintenance {
   }
 
   private async runCompaction(ns: string, cluster: boolean | "auto" = "auto"): Promise<{ before: number; after: number }> {
-    await this.applier.settled();
+    await this.applier.drained();
     const old = this.s.partitions.get(ns);
     if (old === undefined) return { before: 0, after: 0 };
     const clustered = cluster === true || (cluster === "auto" && old.liveCount >= this.annMinRows);
@@ -224,10 +230,10 @@ export class Maintenance {
   }
 
   private async writeCheckpoint(): Promise<void> {
-    await this.applier.settled();
+    await this.applier.drained();
     const seq = this.s.seq + 1;
     const pos = this.applier.visible;
-    const logBytes = this.s.log.stats.bytes;
+    const logBytes = this.logBytes();
     // Snapshot synchronously: rows past these counts are cut on reopen and replayed from the log.
     const snaps = [...this.s.partitions.values()].map((p) => ({
       p,

@@ -44,6 +44,13 @@ export interface Log {
   dropBefore(pos: LogPosition): Promise<number>;
   /** Make everything appended durable and stop; later appends reject with E_CLOSED. */
   close(): Promise<void>;
+  /**
+   * Only on a log opened in follow mode (several writers; cluster/jetstream-log.ts): resolves, once the
+   * log has handed it to `LogReplay.onTail`, with the end of the last complete frame any writer had
+   * appended when the call was made. Such a log hands every frame after the replay to onTail, its own
+   * appends included, so the collection does not apply its own appends on acknowledgement.
+   */
+  head?(): Promise<LogPosition>;
 }
 
 /** A frame delivered by replay. Binary values in `body` are views into a buffer that is never reused. */
@@ -62,6 +69,12 @@ export interface LogReplay {
   prefix?: boolean;
   /** Called synchronously, in log order, for every frame replayed. */
   onFrame: (f: LogFrame) => void;
+  /**
+   * Follow mode: after the replay, called in log order with every later frame of the log (other
+   * writers' and this log's own appends), once each, until the log is closed. A log that does not
+   * follow (the WAL) never calls it.
+   */
+  onTail?: (f: LogFrame) => void;
 }
 
 /** Opens a collection's log and replays it; the collection takes its log only through this (collection.ts `openLog`). */
