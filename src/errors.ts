@@ -28,6 +28,8 @@ export const ERRORS = {
   E_NOT_READY: { status: 503, summary: "the server is still opening its stores (write-ahead log replay); GET /v1/ready answers 200 once every store is open" },
   E_CLOSED: { status: 503, summary: "the collection is closed or shutting down" },
   E_NO_QUORUM: { status: 503, summary: "cluster mode: the replicated log did not acknowledge the write in time (fewer than a quorum of NATS servers reachable); the write may or may not have been kept, so retry it (writes are idempotent by id)" },
+  E_SHARD_UNAVAILABLE: { status: 503, summary: "cluster mode: no svc node serving a shard of this index answered (its replicas are down or still opening); retry after the Retry-After seconds" },
+  E_NOT_CAUGHT_UP: { status: 503, summary: "cluster mode: a shard has not yet applied the write named by x-svc-after; retry after the Retry-After seconds" },
   E_STORE_OFFLINE: { status: 503, summary: "a store this operation needs was found damaged and is offline (GET /v1/health names it); run `svc repair` with the server stopped" },
   E_WAL_CORRUPT: { status: 500, summary: "a write-ahead log frame failed its checksum before the tail; run `svc repair`" },
   E_IO: { status: 500, summary: "a file operation failed" },

@@ -17,6 +17,36 @@ export interface VectorInput {
   payload?: Uint8Array;
 }
 
+/**
+ * An upsert batch checked whole (the first bad vector names its field) and built into its logged op.
+ * Also run by a node that splits a batch over shards (cluster/sharded-index.ts) before it sends any
+ * part, so a bad vector fails the whole batch there as on one collection.
+ */
+export function checkUpsert(namespace: string, vectors: readonly VectorInput[], shape: { rowBytes: number; dimension: number; cosine: boolean }): UpsertOp {
+  checkNamespace(namespace);
+  if (!Array.isArray(vectors) || vectors.length === 0) throw new SvcError("E_BAD_REQUEST", "vectors must be a non-empty array", { field: "vectors" });
+  const { rowBytes, dimension } = shape;
+  const v = new Uint8Array(vectors.length * rowBytes);
+  const f32 = shape.cosine ? new Float32Array(v.buffer) : null;
+  const ids: string[] = [];
+  const m: (Metadata | null)[] = [];
+  const p: (Uint8Array | null)[] = [];
+  let payloads = false;
+  vectors.forEach((vec, i) => {
+    const field = `vectors[${i}]`;
+    ids.push(checkId(vec?.id, `${field}.id`));
+    if (f32) f32.set(checkLength(vec.values, `${field}.values`, dimension), i * dimension);
+    else v.set(checkBits(vec.bits, `${field}.bits`, dimension), i * rowBytes);
+    const meta = validateMetadata(vec.metadata, `${field}.metadata`);
+    m.push(Object.keys(meta).length === 0 ? null : meta);
+    const payload = checkPayload(vec.payload, `${field}.payload`);
+    p.push(payload);
+    payloads ||= payload !== null;
+  });
+  if (f32) checkFinite(f32, (i) => `vectors[${i}].values`, dimension);
+  return { ns: namespace, ids, v, m, ...(payloads ? { p } : {}) } satisfies UpsertOp;
+}
+
 /** Everything logged is logical (ids, not rows), so replay works on any generation of the partition files. */
 export class Writer {
   constructor(
@@ -26,28 +56,8 @@ export class Writer {
 
   /** Insert or replace vectors; resolves once the batch is durable (acknowledged), before it is visible. */
   async upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number }> {
-    checkNamespace(namespace);
-    if (!Array.isArray(vectors) || vectors.length === 0) throw new SvcError("E_BAD_REQUEST", "vectors must be a non-empty array", { field: "vectors" });
     const { rowBytes, dimension, rotation } = this.s;
-    const v = new Uint8Array(vectors.length * rowBytes);
-    const f32 = rotation ? new Float32Array(v.buffer) : null;
-    const ids: string[] = [];
-    const m: (Metadata | null)[] = [];
-    const p: (Uint8Array | null)[] = [];
-    let payloads = false;
-    vectors.forEach((vec, i) => {
-      const field = `vectors[${i}]`;
-      ids.push(checkId(vec?.id, `${field}.id`));
-      if (f32) f32.set(checkLength(vec.values, `${field}.values`, dimension), i * dimension);
-      else v.set(checkBits(vec.bits, `${field}.bits`, dimension), i * rowBytes);
-      const meta = validateMetadata(vec.metadata, `${field}.metadata`);
-      m.push(Object.keys(meta).length === 0 ? null : meta);
-      const payload = checkPayload(vec.payload, `${field}.payload`);
-      p.push(payload);
-      payloads ||= payload !== null;
-    });
-    if (f32) checkFinite(f32, (i) => `vectors[${i}].values`, dimension);
-    await this.applier.append({ type: OP.upsert, body: { ns: namespace, ids, v, m, ...(payloads ? { p } : {}) } satisfies UpsertOp });
+    await this.applier.append({ type: OP.upsert, body: checkUpsert(namespace, vectors, { rowBytes, dimension, cosine: rotation !== null }) });
     return { upsertedCount: vectors.length };
   }
 

@@ -23,6 +23,8 @@ export interface RequestContext {
   usage: Usage;
   /** The Content-Type header as sent (routes with `rawBody` parse their own body). */
   contentType: string;
+  /** The request headers routes read (`x-svc-after`: routes/indexes.ts), by lowercase name; only those sent. */
+  headers?: Record<string, string>;
   /** The client's address as text (IPv4 dotted, IPv6 canonical); absent when the call did not come over HTTP. */
   remoteAddress?: string;
 }

@@ -126,6 +126,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         apiKey: req.getHeader("api-key"),
         authorization: req.getHeader("authorization"),
         requestId: req.getHeader("x-request-id"),
+        after: req.getHeader("x-svc-after"),
       };
       const raw = names.map((_, i) => req.getParameter(i) ?? "");
       const query = req.getQuery() ?? "";
@@ -149,7 +150,8 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       const fail = (err: unknown) => {
         const e = publicError(err);
         if (e.status >= 500) log.error({ reqId, err }, "request failed");
-        respond(e.status, CONTENT_TYPE.json, JSON.stringify(e.toJSON()));
+        const retryAfter = e.details?.retryAfterSeconds;
+        respond(e.status, CONTENT_TYPE.json, JSON.stringify(e.toJSON()), typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : undefined);
       };
       const run = async (body: Buffer) => {
         bytesIn = body.length;
@@ -171,6 +173,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
           baseUrl: `${scheme}://${h.host || `${opts.host}:${port}`}`,
           usage: {},
           contentType: h.contentType,
+          ...(h.after === "" ? {} : { headers: { "x-svc-after": h.after } }),
           remoteAddress,
         };
         const reply = await execute(route, ctx, deps);

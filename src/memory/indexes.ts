@@ -11,16 +11,13 @@ import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { fsyncDir } from "../store/scan.js";
 import type { Durability } from "../store/wal.js";
+import { CollectionIndex, EXPIRES_AT, type VectorIndex } from "./vector-index.js";
+
+export { EXPIRES_AT } from "./vector-index.js";
 
 export const INDEX_NAME_RE = /^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/;
 export const MAX_DIMENSION = 20_000;
 export const METRICS = ["cosine"] as const;
-/**
- * Reserved metadata field: a vector whose `svc_expires_at` (unix ms) is <= now is expired. Queries
- * and fetches leave it out at once; the sweeper deletes it within SWEEP_MS. The LLM-client
- * recorder sets it from `ttl_days`; any writer may.
- */
-export const EXPIRES_AT = "svc_expires_at";
 /** Expired vectors of open indexes are deleted this often (reads hide them at once). */
 export const SWEEP_MS = 60_000;
 
@@ -42,6 +39,21 @@ export interface CreateIndexInput {
   spec?: unknown;
   deletionProtection?: unknown;
   tags?: unknown;
+}
+
+/**
+ * What the index routes and MCP tools call: the catalog of a tenant's indexes and `use`, which runs
+ * a call on one index. `IndexService` is the one-node catalog; cluster/catalog.ts's `ClusterIndexes`
+ * keeps the catalog in a KV bucket and serves each index from shards on other nodes.
+ */
+export interface IndexCatalog {
+  create(tenant: string, input: CreateIndexInput): Promise<IndexRecord>;
+  list(tenant: string): IndexRecord[] | Promise<IndexRecord[]>;
+  describe(tenant: string, name: string): IndexRecord | Promise<IndexRecord>;
+  configure(tenant: string, name: string, patch: { deletionProtection?: unknown; tags?: unknown }): Promise<IndexRecord>;
+  delete(tenant: string, name: string): Promise<void>;
+  /** Run `fn` on the index (404 E_NOT_FOUND when the tenant has none by that name); a delete of the index waits until `fn` settles. */
+  use<T>(tenant: string, name: string, fn: (index: VectorIndex) => T | Promise<T>): Promise<T>;
 }
 
 interface Entry {
@@ -78,7 +90,7 @@ const DELETED = ".deleted-";
  * leaves either the whole index or a dot-folder, which the next read of the tenant removes,
  * and a create after a delete always starts from a fresh folder.
  */
-export class IndexService {
+export class IndexService implements IndexCatalog {
   private readonly tenants = new Map<string, Map<string, Entry>>();
   /** Tail of each tenant/name's lifecycle chain. */
   private readonly lifecycle = new Map<string, Promise<unknown>>();
@@ -95,25 +107,6 @@ export class IndexService {
     this.sweeper.unref();
   }
 
-  /**
-   * `filter` narrowed to vectors not expired, when the namespace holds any `svc_expires_at` (else
-   * unchanged, so a namespace without expiring vectors keeps its unfiltered plan). The user's keys
-   * stay where they were, so their error paths (filter.<field>) do not change.
-   */
-  liveFilter(c: Collection, namespace: string, filter: unknown): unknown {
-    if (filter !== undefined && (typeof filter !== "object" || filter === null || Array.isArray(filter))) return filter; // the collection names the error
-    if (c.count(namespace, { [EXPIRES_AT]: { $exists: true } }) === 0) return filter;
-    const live = { $or: [{ [EXPIRES_AT]: { $exists: false } }, { [EXPIRES_AT]: { $gt: this.now() } }] };
-    const f = (filter ?? {}) as Record<string, unknown>;
-    return { ...f, $and: Array.isArray(f.$and) ? [...(f.$and as unknown[]), live] : f.$and === undefined ? [live] : [f.$and, live] };
-  }
-
-  /** Is this stored vector expired now? */
-  expired(metadata: Record<string, unknown> | null | undefined): boolean {
-    const exp = metadata?.[EXPIRES_AT];
-    return typeof exp === "number" && exp <= this.now();
-  }
-
   /** Deletes expired vectors from every open index; returns how many. Run every SWEEP_MS. */
   async sweep(): Promise<number> {
     let gone = 0;
@@ -121,7 +114,7 @@ export class IndexService {
       for (const [name, e] of indexes) {
         if (e.collection === null || this.closed || !indexes.has(name)) continue;
         // through use(): a delete of the index waits for the sweep instead of closing the collection under it
-        gone += await this.use(tenant, name, async (c) => {
+        gone += await this.useCollection(tenant, name, async (c) => {
           let n = 0;
           for (const ns of c.namespaces()) {
             if (c.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0) continue;
@@ -197,11 +190,16 @@ export class IndexService {
     });
   }
 
+  /** Run `fn` on the index (expired vectors hidden: vector-index.ts `CollectionIndex`). */
+  use<T>(tenant: string, name: string, fn: (index: VectorIndex) => T | Promise<T>): Promise<T> {
+    return this.useCollection(tenant, name, (c) => fn(new CollectionIndex(c, this.now)));
+  }
+
   /**
    * Run `fn` on the index's collection (opened, with WAL replay, on first use). A delete of the
    * index waits until `fn` settles, so `fn` never sees its collection closed under it.
    */
-  async use<T>(tenant: string, name: string, fn: (c: Collection) => T | Promise<T>): Promise<T> {
+  async useCollection<T>(tenant: string, name: string, fn: (c: Collection) => T | Promise<T>): Promise<T> {
     const e = this.entry(tenant, name);
     e.users++;
     try {
@@ -224,7 +222,7 @@ export class IndexService {
     const root = join(this.dataDir, "tenants");
     for (const tenant of existsSync(root) ? readdirSync(root).sort() : []) {
       if (this.closed) break;
-      for (const { name } of this.list(tenant)) await this.use(tenant, name, () => undefined).then(onOpened, (error: unknown) => failed.push({ store: `index:${tenant}/${name}`, error }));
+      for (const { name } of this.list(tenant)) await this.useCollection(tenant, name, () => undefined).then(onOpened, (error: unknown) => failed.push({ store: `index:${tenant}/${name}`, error }));
     }
     return failed;
   }
@@ -293,7 +291,8 @@ export class IndexService {
   }
 }
 
-function validateCreate(input: CreateIndexInput): IndexRecord {
+/** A create request checked and completed (defaults), as stored; shared by cluster/catalog.ts. */
+export function validateCreate(input: CreateIndexInput): IndexRecord {
   if (typeof input !== "object" || input === null) throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
   const { name, dimension } = input;
   if (typeof name !== "string" || !INDEX_NAME_RE.test(name)) {
@@ -317,13 +316,13 @@ function validateCreate(input: CreateIndexInput): IndexRecord {
   };
 }
 
-function checkProtection(v: unknown): IndexRecord["deletionProtection"] {
+export function checkProtection(v: unknown): IndexRecord["deletionProtection"] {
   if (v !== "enabled" && v !== "disabled") throw new SvcError("E_BAD_REQUEST", "deletion_protection must be 'enabled' or 'disabled'", { field: "deletion_protection" });
   return v;
 }
 
 /** Tags merge into the existing ones; an empty string value removes a tag (Pinecone's rule). */
-function checkTags(v: unknown, old: Record<string, string> | null): Record<string, string> {
+export function checkTags(v: unknown, old: Record<string, string> | null): Record<string, string> {
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw new SvcError("E_BAD_REQUEST", "tags must be an object of strings", { field: "tags" });
   const out: Record<string, string> = { ...old };
   for (const [k, val] of Object.entries(v)) {

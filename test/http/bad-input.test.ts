@@ -475,6 +475,19 @@ describe("bad input gets the exact 4xx, code and field", () => {
     expect(await read()).toBe(snapshot);
   });
 
+  it("a malformed x-svc-after (read-your-writes token) -> 400 E_BAD_REQUEST (x-svc-after); a well-formed one is accepted; one node sends no x-svc-log-seq", async () => {
+    for (const bad of ["-1", "1.5", "abc", "1e400", "9007199254740993"]) {
+      expectError(await call("POST", `${base}/query`, { json: { vector: v(1), topK: 1 }, headers: { "x-svc-after": bad } }), 400, "E_BAD_REQUEST", "x-svc-after");
+      expectError(await call("GET", `${base}/vectors/fetch?ids=a`, { headers: { "x-svc-after": bad } }), 400, "E_BAD_REQUEST", "x-svc-after");
+    }
+    expectOk(await call("POST", `${base}/query`, { json: { vector: v(1), topK: 1 }, headers: { "x-svc-after": "12" } }));
+    expectOk(await call("GET", `${base}/describe_index_stats`, { headers: { "x-svc-after": "0" } }));
+    const w = await call("POST", `${base}/vectors/update`, { json: { id: "a", setMetadata: { genre: "x" } } });
+    expectOk(w);
+    expect(w.headers.get("x-svc-log-seq")).toBeNull();
+    expect(await read()).toBe(snapshot);
+  });
+
   it("after all that the process is alive, logged no server error, and the stored data is unchanged", async () => {
     expectOk(await call("GET", "/v1/health"));
     expect(srv.child.exitCode).toBeNull();

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Kernels } from "../../src/kernels/abi.js";
 import { EXPIRES_AT, IndexService } from "../../src/memory/indexes.js";
+import { CollectionIndex, liveFilter, type VectorIndex } from "../../src/memory/vector-index.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
 
 const T0 = 1_700_000_000_000;
@@ -27,7 +28,8 @@ afterAll(async () => {
 describe("vector expiry (svc_expires_at)", () => {
   it("hides expired vectors from queries and fetches at once; the sweep deletes them", async () => {
     await svc.create("t", { name: "turns", dimension: 4 });
-    const c = await svc.use("t", "turns", (c) => c);
+    const ix: VectorIndex = await svc.use("t", "turns", (ix) => ix);
+    const c = (ix as CollectionIndex).collection;
     await c.upsert("n", [
       { id: "soon", values: [1, 0, 0, 0], metadata: { kind: "x", [EXPIRES_AT]: T0 + 1_000 } },
       { id: "never", values: [0.9, 0.1, 0, 0], metadata: { kind: "x" } },
@@ -35,15 +37,15 @@ describe("vector expiry (svc_expires_at)", () => {
     ]);
     await c.upsert("plain", [{ id: "p", values: [1, 0, 0, 0], metadata: { kind: "x" } }]);
     await c.settled();
-    const ids = async (filter?: unknown) => (await c.query("n", { vector: [1, 0, 0, 0], topK: 10, filter: svc.liveFilter(c, "n", filter) })).matches.map((m) => m.id).sort();
-    const fetched = () => c.fetch("n", ["soon", "never", "later"]).filter((v) => !svc.expired(v.metadata)).map((v) => v.id).sort();
+    const ids = async (filter?: unknown) => (await ix.query("n", { vector: [1, 0, 0, 0], topK: 10, filter })).matches.map((m) => m.id).sort();
+    const fetched = async () => (await ix.fetch("n", ["soon", "never", "later"])).map((v) => v.id).sort();
 
     expect(await ids()).toEqual(["later", "never", "soon"]);
     clock.now = T0 + 1_000; // expiry is inclusive: at svc_expires_at the vector is gone
     expect(await ids()).toEqual(["later", "never"]);
     expect(await ids({ kind: "x" })).toEqual(["never"]);
     expect(await ids({ $and: [{ kind: { $in: ["x", "y"] } }] })).toEqual(["later", "never"]);
-    expect(fetched()).toEqual(["later", "never"]);
+    expect(await fetched()).toEqual(["later", "never"]);
     expect(c.count("n")).toBe(3); // hidden, not yet deleted
 
     expect(await svc.sweep()).toBe(1);
@@ -58,9 +60,9 @@ describe("vector expiry (svc_expires_at)", () => {
 
     // A namespace without expiring vectors: the filter is passed through untouched (same plan as before).
     const f = { kind: "x" };
-    expect(svc.liveFilter(c, "plain", f)).toBe(f);
-    expect(svc.liveFilter(c, "plain", undefined)).toBeUndefined();
+    expect(liveFilter(c, "plain", f, clock.now)).toBe(f);
+    expect(liveFilter(c, "plain", undefined, clock.now)).toBeUndefined();
     // A malformed filter still fails with the user's own field path.
-    await expect(c.query("n", { vector: [1, 0, 0, 0], topK: 1, filter: svc.liveFilter(c, "n", { kind: { $bogus: 1 } }) })).rejects.toMatchObject({ code: "E_FILTER", field: "filter.kind.$bogus" });
+    await expect(ix.query("n", { vector: [1, 0, 0, 0], topK: 1, filter: { kind: { $bogus: 1 } } })).rejects.toMatchObject({ code: "E_FILTER", field: "filter.kind.$bogus" });
   });
 });

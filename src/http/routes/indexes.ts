@@ -1,7 +1,8 @@
 /** @module routes/indexes — the Pinecone-compatible /v1/indexes layer: control plane (snake_case) and data plane (camelCase). */
-import { MAX_ID_BYTES, type Collection, type FetchedVector } from "../../engine/collection.js";
+import { MAX_ID_BYTES, type FetchedVector } from "../../engine/collection.js";
 import { SvcError } from "../../errors.js";
-import type { IndexRecord, IndexService } from "../../memory/indexes.js";
+import type { IndexCatalog, IndexRecord } from "../../memory/indexes.js";
+import type { ReadOptions, VectorIndex, Written } from "../../memory/vector-index.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
 import * as S from "./schemas.js";
 
@@ -10,11 +11,28 @@ export const DEFAULT_NAMESPACE = "__default__";
 const MAX_FETCH_IDS = 1000;
 const MAX_UPSERT_VECTORS = 10_000;
 const NAMESPACE_PAGE = 100;
+/**
+ * Read-your-writes in cluster mode: a write answers with the log sequence it was acknowledged at in
+ * LOG_SEQ_HEADER; a read sending it back in AFTER_HEADER sees that write on every shard. On one node
+ * neither is used (every acknowledged write is visible within milliseconds).
+ */
+export const LOG_SEQ_HEADER = "x-svc-log-seq";
+export const AFTER_HEADER = "x-svc-after";
 
-export function indexRoutes(indexes: IndexService): Route[] {
+export function indexRoutes(indexes: IndexCatalog): Route[] {
   const tenant = (ctx: RequestContext) => ctx.principal.tenant;
   const name = (ctx: RequestContext) => ctx.params.name!;
-  const use = <T>(ctx: RequestContext, fn: (c: Collection) => T | Promise<T>) => indexes.use(tenant(ctx), name(ctx), fn);
+  const use = <T>(ctx: RequestContext, fn: (ix: VectorIndex) => T | Promise<T>) => indexes.use(tenant(ctx), name(ctx), fn);
+  /** The read options of a request: its AFTER_HEADER. */
+  const read = (ctx: RequestContext): ReadOptions => {
+    const v = ctx.headers?.[AFTER_HEADER];
+    if (v === undefined || v === "") return {};
+    const after = Number(v);
+    if (!Number.isSafeInteger(after) || after < 0) throw new SvcError("E_BAD_REQUEST", `${AFTER_HEADER} must be a log sequence (a non-negative integer) from ${LOG_SEQ_HEADER}`, { field: AFTER_HEADER });
+    return { after };
+  };
+  /** The reply headers of a write: its LOG_SEQ_HEADER when the index returned one. */
+  const seqHeaders = (w: Written): Record<string, string> | undefined => (w.seq === undefined ? undefined : { [LOG_SEQ_HEADER]: String(w.seq) });
   const model = (ctx: RequestContext, r: IndexRecord) => indexModel(ctx.baseUrl, r);
 
   const upsert = async (ctx: RequestContext, namespace: unknown) => {
@@ -28,9 +46,9 @@ export function indexRoutes(indexes: IndexService): Route[] {
       if (sparseValues !== undefined) throw new SvcError("E_BAD_REQUEST", "sparse values are not supported; indexes are dense", { field: `vectors[${i}].sparseValues` });
       return { id: id as string, values: floats(values, `vectors[${i}].values`), metadata };
     });
-    const res = await use(ctx, (c) => c.upsert(ns(namespace), input));
+    const res = await use(ctx, (ix) => ix.upsert(ns(namespace), input));
     ctx.usage.written = res.upsertedCount;
-    return { body: res };
+    return { body: { upsertedCount: res.upsertedCount }, headers: seqHeaders(res) };
   };
 
   /** An upsert writes at most the vectors it sends. */
@@ -50,12 +68,12 @@ export function indexRoutes(indexes: IndexService): Route[] {
     {
       method: "get", path: "/v1/indexes", operationId: "list_indexes", summary: "List the tenant's indexes", tags: ["indexes"], auth: "tenant",
       response: { status: 200, schema: { type: "object", properties: { indexes: { type: "array", items: S.indexModel } } }, description: "Every index of the tenant" },
-      handle: (ctx) => ({ body: { indexes: indexes.list(tenant(ctx)).map((r) => model(ctx, r)) } }),
+      handle: async (ctx) => ({ body: { indexes: (await indexes.list(tenant(ctx))).map((r) => model(ctx, r)) } }),
     },
     {
       method: "get", path: "/v1/indexes/{name}", operationId: "describe_index", summary: "Describe an index", tags: ["indexes"], auth: "tenant",
       response: { status: 200, schema: S.indexModel, description: "The index" },
-      handle: (ctx) => ({ body: model(ctx, indexes.describe(tenant(ctx), name(ctx))) }),
+      handle: async (ctx) => ({ body: model(ctx, await indexes.describe(tenant(ctx), name(ctx))) }),
     },
     {
       method: "patch", path: "/v1/indexes/{name}", operationId: "configure_index", summary: "Change deletion protection or tags", tags: ["indexes"], auth: "tenant",
@@ -94,7 +112,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
       // A query scans at most the namespace's live rows (Collection.query caps `scanned` there).
       usageBound: async (ctx) => {
         const b = typeof ctx.body === "object" && ctx.body !== null ? (ctx.body as Record<string, unknown>) : {};
-        return { scanned: await use(ctx, (c) => c.count(ns(b.namespace))) };
+        return { scanned: await use(ctx, (ix) => ix.count(ns(b.namespace), undefined, read(ctx))) };
       },
       requestBody: S.queryRequest, response: { status: 200, schema: S.queryResponse, description: "Matches, best first" },
       async handle(ctx) {
@@ -107,16 +125,20 @@ export function indexRoutes(indexes: IndexService): Route[] {
         if (typeof topK !== "number") throw new SvcError("E_TOP_K", "topK must be an integer in [1, 10000]", { field: "topK" });
         const namespace = ns(b.namespace);
         const vector = b.vector === undefined ? undefined : floats(b.vector, "vector");
-        const res = await use(ctx, (c) =>
-          c.query(namespace, {
-            vector,
-            id: b.id as string | undefined,
-            topK,
-            filter: indexes.liveFilter(c, namespace, b.filter), // expired vectors (svc_expires_at <= now) never match
-            includeValues: flag(b.includeValues, "includeValues"),
-            includeMetadata: flag(b.includeMetadata, "includeMetadata"),
-            exact: flag(b.exact, "exact"),
-          }),
+        const res = await use(ctx, (ix) =>
+          ix.query(
+            namespace,
+            {
+              vector,
+              id: b.id as string | undefined,
+              topK,
+              filter: b.filter, // expired vectors (svc_expires_at <= now) never match
+              includeValues: flag(b.includeValues, "includeValues"),
+              includeMetadata: flag(b.includeMetadata, "includeMetadata"),
+              exact: flag(b.exact, "exact"),
+            },
+            read(ctx),
+          ),
         );
         ctx.usage.scanned = res.scanned;
         return { body: { matches: res.matches, namespace: typeof b.namespace === "string" ? b.namespace : "", usage: { readUnits: readUnits(res.scanned) } } };
@@ -138,7 +160,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
           if (id === "" || Buffer.byteLength(id) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `ids[${i}] must be a non-empty string of at most ${MAX_ID_BYTES} bytes`, { field: `ids[${i}]` });
         });
         const namespace = ctx.query.get("namespace") ?? "";
-        const found = await use(ctx, (c) => c.fetch(ns(namespace), ids).filter((v) => !indexes.expired(v.metadata)));
+        const found = await use(ctx, (ix) => ix.fetch(ns(namespace), ids, read(ctx))); // expired vectors are left out
         const vectors: Record<string, ReturnType<typeof wireVector>> = {};
         for (const v of found) vectors[v.id] = wireVector(v);
         return { body: { vectors, namespace, usage: { readUnits: Math.max(1, found.length) } } };
@@ -150,9 +172,9 @@ export function indexRoutes(indexes: IndexService): Route[] {
       async handle(ctx) {
         const b = object(ctx.body);
         const values = b.values === undefined ? undefined : floats(b.values, "values");
-        await use(ctx, (c) => c.update(ns(b.namespace), { id: b.id as string, values, setMetadata: b.setMetadata }));
+        const w = await use(ctx, (ix) => ix.update(ns(b.namespace), { id: b.id as string, values, setMetadata: b.setMetadata }));
         ctx.usage.written = b.values === undefined ? 0 : 1;
-        return { body: {} };
+        return { body: {}, headers: seqHeaders(w) };
       },
     },
     {
@@ -163,8 +185,8 @@ export function indexRoutes(indexes: IndexService): Route[] {
         const given = [b.ids !== undefined, b.filter !== undefined, b.deleteAll === true].filter(Boolean).length;
         if (given !== 1) throw new SvcError("E_BAD_REQUEST", "give exactly one of ids, filter or deleteAll: true", { field: "ids" });
         if (b.deleteAll !== undefined && typeof b.deleteAll !== "boolean") throw new SvcError("E_BAD_REQUEST", "deleteAll must be a boolean", { field: "deleteAll" });
-        await use(ctx, (c) => c.delete(ns(b.namespace), { ids: b.ids as string[] | undefined, filter: b.filter, deleteAll: b.deleteAll === true }));
-        return { body: {} };
+        const w = await use(ctx, (ix) => ix.delete(ns(b.namespace), { ids: b.ids as string[] | undefined, filter: b.filter, deleteAll: b.deleteAll === true }));
+        return { body: {}, headers: seqHeaders(w) };
       },
     },
     ...(["get", "post"] as const).map((method): Route => ({
@@ -173,7 +195,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
       response: { status: 200, schema: S.statsResponse, description: "Counts" },
       async handle(ctx) {
         const filter = method === "post" && ctx.body !== undefined ? object(ctx.body).filter : undefined;
-        const s = await use(ctx, (c) => c.stats(filter));
+        const s = await use(ctx, (ix) => ix.stats(filter, read(ctx)));
         const namespaces: Record<string, { vectorCount: number }> = Object.create(null);
         for (const [n, v] of Object.entries(s.namespaces)) namespaces[n === "" ? DEFAULT_NAMESPACE : n] = v;
         return { body: { namespaces, dimension: s.dimension, indexFullness: 0, totalVectorCount: s.totalVectorCount, metric: s.metric, vectorType: "dense" } };
@@ -192,7 +214,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
         const token = ctx.query.get("paginationToken") ?? ctx.query.get("pagination_token");
         const after = token === null ? null : fromToken(token);
         const prefix = ctx.query.get("prefix") ?? "";
-        const all = Object.entries((await use(ctx, (c) => c.stats())).namespaces)
+        const all = Object.entries((await use(ctx, (ix) => ix.stats(undefined, read(ctx)))).namespaces)
           .map(([n, v]) => ({ name: n === "" ? DEFAULT_NAMESPACE : n, record_count: v.vectorCount }))
           .filter((n) => n.name.startsWith(prefix))
           .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -206,7 +228,7 @@ export function indexRoutes(indexes: IndexService): Route[] {
       response: { status: 200, schema: S.namespaceDescription, description: "The namespace" },
       async handle(ctx) {
         const n = ns(ctx.params.namespace);
-        const count = (await use(ctx, (c) => c.stats())).namespaces[n]?.vectorCount;
+        const count = (await use(ctx, (ix) => ix.stats(undefined, read(ctx)))).namespaces[n]?.vectorCount;
         if (count === undefined) throw new SvcError("E_NOT_FOUND", `no namespace '${ctx.params.namespace}' in index '${name(ctx)}'`, { field: "namespace" });
         return { body: { name: ctx.params.namespace, record_count: count } };
       },
@@ -216,11 +238,11 @@ export function indexRoutes(indexes: IndexService): Route[] {
       response: { status: 202, schema: { type: "object" }, description: "Deleted ({})" },
       async handle(ctx) {
         const n = ns(ctx.params.namespace);
-        await use(ctx, async (c) => {
-          if (c.stats().namespaces[n] === undefined) throw new SvcError("E_NOT_FOUND", `no namespace '${ctx.params.namespace}' in index '${name(ctx)}'`, { field: "namespace" });
-          await c.delete(n, { deleteAll: true });
+        const w = await use(ctx, async (ix) => {
+          if ((await ix.stats(undefined, read(ctx))).namespaces[n] === undefined) throw new SvcError("E_NOT_FOUND", `no namespace '${ctx.params.namespace}' in index '${name(ctx)}'`, { field: "namespace" });
+          return ix.delete(n, { deleteAll: true });
         });
-        return { status: 202, body: {} };
+        return { status: 202, body: {}, headers: seqHeaders(w) };
       },
     },
   ];

@@ -1,0 +1,236 @@
+/**
+ * @module catalog — the index catalog of cluster mode (`ClusterIndexes implements IndexCatalog`), the
+ * same on every node. Records live in the replicated KV bucket `svc_catalog` (key `<tenant>.<name>`,
+ * value the JSON of a ClusterIndexRecord: the IndexRecord plus shards, replicas and a random
+ * incarnation); every node keeps a copy in memory through a watch of the bucket. Create is a KV create
+ * (one winner across nodes: 409 E_CONFLICT for the others), configure a compare-and-set on the
+ * revision, delete a KV delete followed by a purge of the index's subjects. The vectors are served
+ * by this node's ShardHost (the shards it owns) and reached through ShardedIndex from any node.
+ */
+import { jetstreamManager } from "@nats-io/jetstream";
+import { Kvm, type KV } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { randomBytes } from "node:crypto";
+import { SvcError } from "../errors.js";
+import type { Kernels } from "../kernels/abi.js";
+import { checkProtection, checkTags, validateCreate, type CreateIndexInput, type IndexCatalog, type IndexRecord } from "../memory/indexes.js";
+import type { VectorIndex } from "../memory/vector-index.js";
+import type { ScanPool } from "../pool/scan-pool.js";
+import { ensureLogStream, LOG_STREAM } from "./jetstream-log.js";
+import type { NodeRegistry } from "./nodes.js";
+import { ShardHost } from "./shard-host.js";
+import { ShardedIndex, type ShardedIndexOptions } from "./sharded-index.js";
+import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, type ClusterIndexRecord } from "./shards.js";
+
+/** The bucket of index records. */
+export const CATALOG_BUCKET = "svc_catalog";
+
+export interface ClusterIndexesOptions {
+  nc: NatsConnection;
+  registry: NodeRegistry;
+  /** This node's data dir; its shard replicas live under `<dataDir>/cluster/shards`. */
+  dataDir: string;
+  kernels: Kernels;
+  pool: ScanPool;
+  /** Replicas of the catalog bucket (default 3: NATS servers, not svc nodes). */
+  bucketReplicas?: number;
+  /** svc nodes per shard for new indexes (default DEFAULT_REPLICAS, at most the live nodes at creation). */
+  shardReplicas?: number;
+  /** Timeouts of the requests to shards (sharded-index.ts). */
+  requests?: ShardedIndexOptions;
+  /** The clock expiry is judged by (default Date.now). */
+  now?: () => number;
+}
+
+export class ClusterIndexes implements IndexCatalog {
+  /** `<tenant>.<name>` -> the record and its KV revision. */
+  private readonly records = new Map<string, { record: ClusterIndexRecord; revision: number }>();
+  /** One ShardedIndex per incarnation. */
+  private readonly indexes = new Map<string, ShardedIndex>();
+  /** `<tenant>.<name>` -> the revision of its last record known deleted (an older put arriving late is ignored). */
+  private readonly gone = new Map<string, number>();
+  private readonly host: ShardHost;
+  private readonly stops: Array<() => void> = [];
+  private closed = false;
+
+  private constructor(
+    private readonly kv: KV,
+    private readonly opts: ClusterIndexesOptions,
+  ) {
+    this.host = new ShardHost({ ...opts, indexes: () => [...this.records.values()].map((e) => e.record) });
+  }
+
+  /** Open the catalog (creating the bucket and the log stream when missing), read it, and start serving this node's shards. */
+  static async open(opts: ClusterIndexesOptions): Promise<ClusterIndexes> {
+    await ensureLogStream(opts.nc);
+    const kv = await new Kvm(opts.nc).create(CATALOG_BUCKET, { replicas: opts.bucketReplicas ?? 3, history: 1 });
+    const c = new ClusterIndexes(kv, opts);
+    for await (const key of await kv.keys()) {
+      const e = await kv.get(key);
+      if (e !== null && e.operation === "PUT") c.apply(key, e.revision, e.value);
+    }
+    const watch = await kv.watch();
+    void (async () => {
+      for await (const e of watch) {
+        if (c.closed) break;
+        if (c.apply(e.key, e.revision, e.operation === "PUT" ? e.value : null)) void c.host.reconcile();
+      }
+    })();
+    c.stops.push(() => watch.stop());
+    const onChange = () => void c.host.reconcile();
+    opts.registry.on("change", onChange);
+    c.stops.push(() => opts.registry.off("change", onChange));
+    await c.host.reconcile();
+    return c;
+  }
+
+  /** This node's shard host (tests; /v1/health). */
+  get shards(): ShardHost {
+    return this.host;
+  }
+
+  async create(tenant: string, input: CreateIndexInput): Promise<IndexRecord> {
+    this.open();
+    const base = validateCreate(input);
+    const record: ClusterIndexRecord = {
+      ...base,
+      tenant,
+      shards: shardsOf(base.spec),
+      replicas: Math.max(1, Math.min(this.opts.shardReplicas ?? DEFAULT_REPLICAS, this.opts.registry.live.length)),
+      incarnation: randomBytes(6).toString("hex"),
+    };
+    const key = `${tenant}.${base.name}`;
+    let revision: number;
+    try {
+      revision = await this.kv.create(key, JSON.stringify(record));
+    } catch (e) {
+      if ((await this.kv.get(key).catch(() => null))?.operation === "PUT") throw new SvcError("E_CONFLICT", `index '${base.name}' already exists`, { field: "name" });
+      throw e;
+    }
+    if (this.apply(key, revision, JSON.stringify(record))) await this.host.reconcile();
+    return publicRecord(record);
+  }
+
+  list(tenant: string): IndexRecord[] {
+    this.open();
+    return [...this.records.values()]
+      .map((e) => e.record)
+      .filter((r) => r.tenant === tenant)
+      .map(publicRecord)
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async describe(tenant: string, name: string): Promise<IndexRecord> {
+    return publicRecord((await this.entry(tenant, name, true)).record);
+  }
+
+  async configure(tenant: string, name: string, patch: { deletionProtection?: unknown; tags?: unknown }): Promise<IndexRecord> {
+    for (let attempt = 0; ; attempt++) {
+      const { record, revision } = await this.entry(tenant, name, attempt > 0);
+      const next: ClusterIndexRecord = { ...record };
+      if (patch.deletionProtection !== undefined) next.deletionProtection = checkProtection(patch.deletionProtection);
+      if (patch.tags !== undefined) next.tags = checkTags(patch.tags, record.tags);
+      try {
+        const rev = await this.kv.update(`${tenant}.${name}`, JSON.stringify(next), revision);
+        this.apply(`${tenant}.${name}`, rev, JSON.stringify(next));
+        return publicRecord(next);
+      } catch (e) {
+        // Another node changed it first: read it again and re-apply the patch on top.
+        if (attempt >= 5) throw new SvcError("E_CONFLICT", `index '${name}' is being changed by other requests; retry`, { field: "name", cause: e });
+      }
+    }
+  }
+
+  async delete(tenant: string, name: string): Promise<void> {
+    const { record, revision } = await this.entry(tenant, name, true);
+    if (record.deletionProtection === "enabled") throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, { field: "deletion_protection" });
+    try {
+      await this.kv.delete(`${tenant}.${name}`, { previousSeq: revision });
+    } catch (e) {
+      throw new SvcError("E_CONFLICT", `index '${name}' changed while it was being deleted; retry`, { field: "name", cause: e });
+    }
+    if (this.apply(`${tenant}.${name}`, revision, null)) await this.host.reconcile();
+    // The frames of every shard of this incarnation: no replica will read them again.
+    const jsm = await jetstreamManager(this.opts.nc);
+    await jsm.streams.purge(LOG_STREAM, { filter: indexLogFilter(LOG_STREAM, record) }).catch(() => undefined);
+  }
+
+  async use<T>(tenant: string, name: string, fn: (index: VectorIndex) => T | Promise<T>): Promise<T> {
+    const { record } = await this.entry(tenant, name);
+    const key = `${tenant}.${name}.${record.incarnation}`;
+    let ix = this.indexes.get(key);
+    if (ix === undefined || ix.record !== record) this.indexes.set(key, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests)));
+    try {
+      return await fn(ix);
+    } catch (e) {
+      // No replica answers: when the index was deleted (on another node, not yet seen here) that is a 404, as on one node.
+      if (e instanceof SvcError && e.code === "E_SHARD_UNAVAILABLE" && (await this.entry(tenant, name, true).catch(() => null))?.record.incarnation !== record.incarnation) {
+        throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
+      }
+      throw e;
+    }
+  }
+
+  /** Stop watching and serving shards (their files stay, so a restart resumes from their checkpoints); the connection stays the caller's. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const stop of this.stops) stop();
+    await this.host.close();
+  }
+
+  /** The record of tenant/name: from the watched copy, else (or with `fresh`) from the bucket, which a create on another node may have just written. */
+  private async entry(tenant: string, name: string, fresh = false): Promise<{ record: ClusterIndexRecord; revision: number }> {
+    this.open();
+    const key = `${tenant}.${name}`;
+    let e = fresh ? undefined : this.records.get(key);
+    if (e === undefined && /^[a-z0-9-]+$/.test(name)) {
+      const got = await this.kv.get(key);
+      if (got !== null) this.apply(key, got.revision, got.operation === "PUT" ? got.value : null);
+      e = this.records.get(key);
+    }
+    if (e === undefined) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
+    return e;
+  }
+
+  /** Take a KV entry (null: deleted) into the local copy unless an entry as new is there; true when it changed. */
+  private apply(key: string, revision: number, value: Uint8Array | string | null): boolean {
+    const have = this.records.get(key);
+    if ((have !== undefined && have.revision > revision) || (have?.revision === revision && value !== null) || (this.gone.get(key) ?? 0) >= revision) return false;
+    const record = value === null ? null : parseRecord(typeof value === "string" ? value : new TextDecoder().decode(value));
+    if (record === null) {
+      if (have === undefined) return false;
+      this.gone.set(key, Math.max(revision, have.revision));
+      this.records.delete(key);
+      this.indexes.delete(`${key}.${have.record.incarnation}`);
+    } else this.records.set(key, { record, revision });
+    return true;
+  }
+
+  private open(): void {
+    if (this.closed) throw new SvcError("E_CLOSED", "the server is shutting down");
+  }
+}
+
+/** Shards of a new index: `spec.shards` when given (1..MAX_SHARDS), else DEFAULT_SHARDS. */
+function shardsOf(spec: Record<string, unknown>): number {
+  const s = spec.shards;
+  if (s === undefined) return DEFAULT_SHARDS;
+  if (typeof s !== "number" || !Number.isInteger(s) || s < 1 || s > MAX_SHARDS) throw new SvcError("E_BAD_REQUEST", `spec.shards must be an integer in [1, ${MAX_SHARDS}]`, { field: "spec.shards" });
+  return s;
+}
+
+/** The IndexRecord part of a catalog record (what the routes show). */
+function publicRecord(r: ClusterIndexRecord): IndexRecord {
+  return { name: r.name, dimension: r.dimension, metric: r.metric, spec: r.spec, deletionProtection: r.deletionProtection, tags: r.tags, createdAt: r.createdAt };
+}
+
+function parseRecord(text: string): ClusterIndexRecord | null {
+  try {
+    const r = JSON.parse(text) as ClusterIndexRecord;
+    const ok = typeof r?.tenant === "string" && typeof r.name === "string" && Number.isInteger(r.dimension) && Number.isInteger(r.shards) && r.shards >= 1 && Number.isInteger(r.replicas) && typeof r.incarnation === "string";
+    return ok ? r : null;
+  } catch {
+    return null;
+  }
+}

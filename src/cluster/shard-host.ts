@@ -1,0 +1,285 @@
+/**
+ * @module shard-host — the shards this node serves. On every change of the live nodes or of the
+ * catalog it computes the shards it owns (registry.owners(shardKey, replicas) includes this node),
+ * opens each one's local Collection under `<data>/cluster/shards/<tenant>/<index>/<incarnation>/<shard>`
+ * with its log on the shard's subject in follow mode (it replays the subject, then applies every
+ * frame from any writer in stream order), and only then subscribes the shard's request subject in
+ * the queue group; shards it no longer owns (or whose index is gone) are unsubscribed, drained,
+ * closed and removed. Requests are msgpack `{op, args, after}` (shards.ts), run on the Collection.
+ */
+import type { NatsConnection, Msg, Subscription } from "@nats-io/transport-node";
+import { readdir, rm, rmdir } from "node:fs/promises";
+import { dirname, join, sep } from "node:path";
+import { Collection, type VectorInput } from "../engine/collection.js";
+import { SvcError } from "../errors.js";
+import type { Kernels } from "../kernels/abi.js";
+import { SWEEP_MS } from "../memory/indexes.js";
+import { CollectionIndex, EXPIRES_AT } from "../memory/vector-index.js";
+import type { ScanPool } from "../pool/scan-pool.js";
+import { jetStreamLog } from "./jetstream-log.js";
+import type { NodeRegistry } from "./nodes.js";
+import { bytesF32, decodeMessage, encodeMessage, errorReply, SHARD_QUEUE, shardKey, shardLogName, shardSubject, type ClusterIndexRecord, type ShardRequest } from "./shards.js";
+
+/** How long a read carrying `after` waits for its shard to apply that far before E_NOT_CAUGHT_UP. */
+export const CATCH_UP_MS = 3000;
+/** A shard that failed to open is tried again after this long. */
+const RETRY_OPEN_MS = 2000;
+
+export interface ShardHostOptions {
+  nc: NatsConnection;
+  registry: NodeRegistry;
+  dataDir: string;
+  kernels: Kernels;
+  pool: ScanPool;
+  /** The catalog's indexes, as this node currently sees them. */
+  indexes: () => Iterable<ClusterIndexRecord>;
+  /** The clock expiry is judged by (default Date.now). */
+  now?: () => number;
+}
+
+interface Shard {
+  key: string;
+  replicas: number;
+  dir: string;
+  collection: Collection;
+  index: CollectionIndex;
+  sub: Subscription;
+  inFlight: Set<Promise<void>>;
+}
+
+export class ShardHost {
+  private readonly open = new Map<string, Shard>();
+  /** Reconciles run one at a time; a change during one schedules one more. */
+  private running: Promise<void> = Promise.resolve();
+  private again = false;
+  private pending = false;
+  private closed = false;
+  private swept = false;
+  private retry: NodeJS.Timeout | null = null;
+
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly opts: ShardHostOptions) {
+    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  /**
+   * Delete the expired vectors (svc_expires_at <= now) of the shards this node is the first owner of
+   * (one deleter per shard; reads hide them at once anyway); returns how many. Run every SWEEP_MS.
+   */
+  async sweep(): Promise<number> {
+    const now = (this.opts.now ?? Date.now)();
+    let gone = 0;
+    const runs: Promise<void>[] = [];
+    for (const s of [...this.open.values()]) {
+      if (this.closed || this.opts.registry.owners(s.key, s.replicas)[0] !== this.opts.registry.self.id) continue;
+      const run = (async () => {
+        await s.collection.settled(); // every acknowledged write of any node applied here first
+        for (const ns of s.collection.namespaces()) {
+          if (s.collection.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0) continue;
+          const { deleted } = await s.collection.delete(ns, { filter: { [EXPIRES_AT]: { $lte: now } } });
+          gone += deleted; // after the await: the shards' runs interleave
+        }
+      })().catch(() => undefined);
+      // as a request in flight: a drop of the shard waits for it before closing the collection
+      s.inFlight.add(run);
+      void run.finally(() => s.inFlight.delete(run));
+      runs.push(run);
+    }
+    await Promise.all(runs);
+    return gone;
+  }
+
+  /** Placement keys of the shards open here (tests, /v1/health). */
+  get shards(): string[] {
+    return [...this.open.keys()].sort();
+  }
+
+  /** This node's replica of the shard with this placement key, when open here. */
+  replica(key: string): Collection | undefined {
+    return this.open.get(key)?.collection;
+  }
+
+  /** Bring the open shards in line with placement; resolves once this and any queued reconcile ran. */
+  reconcile(): Promise<void> {
+    if (this.pending) {
+      this.again = true;
+      return this.running;
+    }
+    this.pending = true;
+    this.running = this.running.then(async () => {
+      do {
+        this.again = false;
+        await this.step().catch(() => undefined);
+      } while (this.again && !this.closed);
+      this.pending = false;
+    });
+    return this.running;
+  }
+
+  private async step(): Promise<void> {
+    if (this.closed) return;
+    const self = this.opts.registry.self.id;
+    const wanted = new Map<string, { r: ClusterIndexRecord; shard: number }>();
+    for (const r of this.opts.indexes()) {
+      for (let s = 0; s < r.shards; s++) {
+        const key = shardKey(r, s);
+        if (this.opts.registry.owners(key, r.replicas).includes(self)) wanted.set(key, { r, shard: s });
+      }
+    }
+    await Promise.all([...this.open.keys()].filter((k) => !wanted.has(k)).map((k) => this.drop(k, true)));
+    if (!this.swept) {
+      // Once, at start: replicas left on disk that this node no longer owns (placement moved, or the index went while it was down).
+      this.swept = true;
+      await this.removeStrays(new Set([...wanted.values()].map(({ r, shard }) => this.dirOf(r, shard))));
+    }
+    const failed = await Promise.all([...wanted].filter(([k]) => !this.open.has(k)).map(([k, { r, shard }]) => this.openShard(k, r, shard).then(() => false, () => true)));
+    // A shard that failed to open (e.g. no JetStream quorum) is retried shortly; its other replicas serve it meanwhile.
+    if (failed.includes(true) && !this.closed && this.retry === null) {
+      this.retry = setTimeout(() => {
+        this.retry = null;
+        void this.reconcile();
+      }, RETRY_OPEN_MS);
+      this.retry.unref();
+    }
+  }
+
+  private dirOf(r: ClusterIndexRecord, shard: number): string {
+    return join(this.opts.dataDir, "cluster", "shards", r.tenant, r.name, r.incarnation, String(shard));
+  }
+
+  /** Remove every replica folder under <data>/cluster/shards/<tenant>/<index>/<incarnation>/<shard> not in `keep`. */
+  private async removeStrays(keep: Set<string>): Promise<void> {
+    const top = join(this.opts.dataDir, "cluster", "shards");
+    const ls = async (d: string) => (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => join(d, e.name));
+    for (const t of await ls(top)) {
+      for (const i of await ls(t)) {
+        for (const inc of await ls(i)) {
+          for (const sh of await ls(inc)) if (!keep.has(sh)) await rm(sh, { recursive: true, force: true });
+          await rmdir(inc).catch(() => undefined);
+        }
+        await rmdir(i).catch(() => undefined);
+      }
+      await rmdir(t).catch(() => undefined);
+    }
+  }
+
+  private async openShard(key: string, r: ClusterIndexRecord, shard: number): Promise<void> {
+    const dir = this.dirOf(r, shard);
+    const collection = await Collection.open(dir, {
+      kernels: this.opts.kernels,
+      pool: this.opts.pool,
+      dimension: r.dimension,
+      metric: "cosine",
+      openLog: jetStreamLog(this.opts.nc, { name: shardLogName(r, shard), follow: true }),
+      damage: { store: `shard:${key}`, root: this.opts.dataDir },
+    });
+    if (this.closed) {
+      await collection.close();
+      return;
+    }
+    const inFlight = new Set<Promise<void>>();
+    const index = new CollectionIndex(collection, this.opts.now);
+    const sub = this.opts.nc.subscribe(shardSubject(r, shard), {
+      queue: SHARD_QUEUE,
+      callback: (err, msg) => {
+        if (err) return;
+        const p = this.answer(collection, index, msg);
+        inFlight.add(p);
+        void p.finally(() => inFlight.delete(p));
+      },
+    });
+    this.open.set(key, { key, replicas: r.replicas, dir, collection, index, sub, inFlight });
+  }
+
+  /** Stop serving a shard: unsubscribe (later requests go to the other replicas), let requests in flight finish, close; `remove` deletes its files. */
+  private async drop(key: string, remove: boolean): Promise<void> {
+    const s = this.open.get(key);
+    if (s === undefined) return;
+    this.open.delete(key);
+    s.sub.unsubscribe();
+    await Promise.all(s.inFlight);
+    await s.collection.close().catch(() => undefined);
+    if (!remove) return;
+    await rm(s.dir, { recursive: true, force: true });
+    // and the folders of its incarnation, index and tenant once they are empty
+    const top = join(this.opts.dataDir, "cluster", "shards");
+    for (let d = dirname(s.dir); d.startsWith(top + sep); d = dirname(d)) if (!(await rmdir(d).then(() => true, () => false))) break;
+  }
+
+  private async answer(c: Collection, ix: CollectionIndex, msg: Msg): Promise<void> {
+    let reply: Uint8Array;
+    try {
+      const req = decodeMessage<ShardRequest>(msg.data);
+      reply = encodeMessage({ ok: await this.run(c, ix, req) });
+    } catch (e) {
+      reply = encodeMessage(errorReply(e));
+    }
+    try {
+      msg.respond(reply);
+    } catch (e) {
+      // Larger than the server's max_payload (a query with includeValues and a huge topK): say so instead.
+      msg.respond(encodeMessage(errorReply(new SvcError("E_TOO_LARGE", `the shard's answer (${reply.byteLength} bytes) exceeds NATS max_payload; ask for fewer results or leave out values`, { field: "topK", cause: e }))));
+    }
+  }
+
+  private async run(c: Collection, ix: CollectionIndex, req: ShardRequest): Promise<unknown> {
+    const a = (req?.args ?? {}) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const seq = () => c.logPosition.offset;
+    switch (req?.op) {
+      case "upsert": {
+        const vectors = Array.isArray(a.vectors) ? (a.vectors as Array<Record<string, unknown>>).map((v) => (typeof v === "object" && v !== null ? { ...v, values: bytesF32(v.values) } : v)) : a.vectors;
+        const r = await ix.upsert(a.ns, vectors as VectorInput[]);
+        return { upsertedCount: r.upsertedCount, seq: seq() };
+      }
+      case "delete": {
+        const r = await ix.delete(a.ns, { ids: a.ids, filter: a.filter, deleteAll: a.deleteAll });
+        return { deleted: r.deleted, seq: seq() };
+      }
+      case "update":
+        await ix.update(a.ns, { id: a.id, values: bytesF32(a.values) as ArrayLike<number> | undefined, setMetadata: a.setMetadata });
+        return { seq: seq() };
+    }
+    await caughtUp(c, req?.after);
+    switch (req?.op) {
+      case "fetch":
+        return ix.fetch(a.ns, a.ids).map((v) => ({ id: v.id, values: v.values, metadata: v.metadata }));
+      case "query": {
+        const q = a.req ?? {};
+        const r = await ix.query(a.ns, { ...q, vector: bytesF32(q.vector) as ArrayLike<number> | undefined });
+        return { matches: r.matches, scanned: r.scanned };
+      }
+      case "stats":
+        return ix.stats(a.filter);
+      case "count":
+        return ix.count(a.ns, a.filter);
+      default:
+        throw new SvcError("E_BAD_REQUEST", `unknown shard op '${String(req?.op)}'`, { field: "op" });
+    }
+  }
+
+  /** Unsubscribe and close every shard (their files stay: a restart resumes from their checkpoints). */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry !== null) clearTimeout(this.retry);
+    clearInterval(this.sweeper);
+    await this.running;
+    await Promise.all([...this.open.keys()].map((k) => this.drop(k, false)));
+  }
+}
+
+/** Wait until `c` has applied the frame at stream sequence `after` (read-your-writes); bounded by CATCH_UP_MS, then 503 E_NOT_CAUGHT_UP. */
+async function caughtUp(c: Collection, after: unknown): Promise<void> {
+  if (typeof after !== "number" || c.applied.offset >= after) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SvcError("E_NOT_CAUGHT_UP", `this shard has not yet applied log sequence ${after} (it has ${c.applied.offset}); retry shortly`, { field: "x-svc-after", details: { retryAfterSeconds: 1 } })), CATCH_UP_MS);
+  });
+  try {
+    await Promise.race([c.settled(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+

@@ -1,0 +1,108 @@
+/**
+ * @module shards — how a cluster index is cut into shards and named on NATS (shared by catalog.ts,
+ * shard-host.ts and sharded-index.ts): the catalog record, the shard of a vector id, a shard's
+ * placement key, log name and request subject, and the request/reply messages.
+ */
+import { encode } from "@msgpack/msgpack";
+import { fmix32 } from "../encoder/hash.js";
+import { SvcError, type ErrorCode, ERRORS } from "../errors.js";
+import type { IndexRecord } from "../memory/indexes.js";
+import { safeDecoder } from "../safe-values.js";
+
+/** Shards of an index when its create request does not say (`spec.shards`). */
+export const DEFAULT_SHARDS = 4;
+export const MAX_SHARDS = 64;
+/** svc nodes holding a replica of each shard (fewer while fewer nodes are live). */
+export const DEFAULT_REPLICAS = 2;
+/** Subject prefix of the shards' request-reply subjects: `svc.shard.<tenant>.<index>.<incarnation>.<shard>`. */
+export const SHARD_SUBJECT = "svc.shard";
+/** The queue group every replica of a shard subscribes in (one replica answers each request). */
+export const SHARD_QUEUE = "svc-shard";
+
+/** A cluster index as stored in the catalog bucket (value of key `<tenant>.<name>`, JSON). */
+export interface ClusterIndexRecord extends IndexRecord {
+  tenant: string;
+  /** Fixed at creation: a vector lives on shard shardOf(id, shards). */
+  shards: number;
+  /** Replicas per shard (svc nodes, not NATS servers). */
+  replicas: number;
+  /** Random per creation, in every subject of the index, so a re-created name never sees the old one's frames. */
+  incarnation: string;
+}
+
+/**
+ * The shard of vector `id` among `shards`: FNV-1a (32-bit) of its UTF-8 bytes, then murmur3's fmix32
+ * finalizer (FNV's low bits depend only on the bytes' low bits, so ids like v0, v2, v4 would share a
+ * shard mod 4), mod shards. Stable across nodes and versions: changing it strands stored vectors.
+ */
+export function shardOf(id: string, shards: number): number {
+  let h = 0x811c9dc5;
+  for (const b of Buffer.from(id, "utf8")) h = Math.imul(h ^ b, 0x01000193);
+  return fmix32(h) % shards;
+}
+
+/** `<tenant>.<index>.<incarnation>.<shard>`: the shard's placement key (registry.owners) and the tail of its subjects. */
+export function shardKey(r: ClusterIndexRecord, shard: number): string {
+  return `${r.tenant}.${r.name}.${r.incarnation}.${shard}`;
+}
+
+/** The subject filter matching every shard log of the index's incarnation: `svc_log.idx.<tenant>.<index>.<incarnation>.>` (with the stream name in front). */
+export function indexLogFilter(stream: string, r: ClusterIndexRecord): string {
+  return `${stream}.idx.${r.tenant}.${r.name}.${r.incarnation}.>`;
+}
+
+/** The shard's log name (jetStreamLog): subject `svc_log.idx.<shardKey>`. */
+export function shardLogName(r: ClusterIndexRecord, shard: number): string {
+  return `idx.${shardKey(r, shard)}`;
+}
+
+/** The shard's request subject. */
+export function shardSubject(r: ClusterIndexRecord, shard: number): string {
+  return `${SHARD_SUBJECT}.${shardKey(r, shard)}`;
+}
+
+export type ShardOp = "upsert" | "delete" | "update" | "fetch" | "query" | "stats" | "count";
+
+/** A request to a shard (msgpack): the op, its arguments, and for reads the log sequence the shard must have applied first. */
+export interface ShardRequest {
+  op: ShardOp;
+  args: Record<string, unknown>;
+  after?: number;
+}
+
+/** A shard's reply (msgpack): `{ok: result}` or `{error: {code, message, field?, details?}}`. */
+export type ShardReply = { ok: unknown } | { error: { code: string; message: string; field?: string; details?: Record<string, unknown> } };
+
+export function encodeMessage(m: ShardRequest | ShardReply): Uint8Array {
+  return encode(m, { ignoreUndefined: true });
+}
+
+/** Decoded with the safe decoder (src/safe-values.ts): a `__proto__` key never reaches an object's prototype. */
+export function decodeMessage<T>(data: Uint8Array): T {
+  return safeDecoder().decode(data) as T;
+}
+
+/** The reply for a failure: a SvcError keeps its code, message and field; anything else is E_INTERNAL. */
+export function errorReply(e: unknown): ShardReply {
+  if (e instanceof SvcError) return { error: { code: e.code, message: e.message, ...(e.field === undefined ? {} : { field: e.field }), ...(e.details === undefined ? {} : { details: e.details }) } };
+  return { error: { code: "E_INTERNAL", message: `shard request failed: ${(e as Error)?.message ?? String(e)}` } };
+}
+
+/** The SvcError a shard replied with, re-created on the receiving node (so the client sees the same 4xx as on one node). */
+export function replyError(r: { code: string; message: string; field?: string; details?: Record<string, unknown> }): SvcError {
+  const code = (Object.hasOwn(ERRORS, r.code) ? r.code : "E_INTERNAL") as ErrorCode;
+  return new SvcError(code, r.message, { ...(r.field === undefined ? {} : { field: r.field }), ...(r.details === undefined ? {} : { details: r.details }) });
+}
+
+/** Float32 values as msgpack bin (little-endian bytes) and back: vectors cross NATS as bytes, not number arrays. */
+export function f32Bytes(v: ArrayLike<number>): Uint8Array {
+  const f = v instanceof Float32Array ? v : Float32Array.from(v);
+  return new Uint8Array(f.buffer, f.byteOffset, f.byteLength);
+}
+
+export function bytesF32(b: unknown): unknown {
+  if (!(b instanceof Uint8Array) || b.byteLength % 4 !== 0) return b;
+  const copy = new Uint8Array(b.byteLength);
+  copy.set(b);
+  return new Float32Array(copy.buffer);
+}
