@@ -308,6 +308,7 @@ class SubjectTail {
       try {
         const consumer = await untilQuorum(this.subject, this.quorumTimeoutMs, () =>
           this.js.consumers.get(this.stream, { filter_subjects: this.subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.seen + 1 }),
+          () => this.stopped,
         );
         if (this.stopped) break;
         // expires/idle_heartbeat: a consumer lost with its server is noticed after two missed heartbeats (~2 s), not the default 30 s.
@@ -388,14 +389,15 @@ function chunkOf(h: string | undefined): [number, number, number] {
   return Number.isInteger(i) && Number.isInteger(k) && Number.isInteger(s0) && i! >= 0 && k! > i! && s0 >= 0 ? [i!, k!, s0] : [-1, 0, 0];
 }
 
-/** Run `f` until it succeeds, retrying while the cluster has no quorum or leader (at most `timeoutMs`, then E_NO_QUORUM); a missing stream is E_NOT_FOUND at once. */
-async function untilQuorum<T>(subject: string, timeoutMs: number, f: () => Promise<T>): Promise<T> {
+/** Run `f` until it succeeds, retrying while the cluster has no quorum or leader (at most `timeoutMs`, then E_NO_QUORUM; E_CLOSED once `stopped`); a missing stream is E_NOT_FOUND at once. */
+async function untilQuorum<T>(subject: string, timeoutMs: number, f: () => Promise<T>, stopped: () => boolean = () => false): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
       return await f();
     } catch (e) {
       if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) throw new SvcError("E_NOT_FOUND", `${subject}: its stream does not exist (create it with ensureLogStream)`, { field: "stream", cause: e });
+      if (stopped()) throw new SvcError("E_CLOSED", `log ${subject} is closed`, { cause: e });
       const left = deadline - Date.now();
       if (left <= 100) {
         throw new SvcError("E_NO_QUORUM", `${subject}: JetStream did not answer after ${attempt} attempt(s) in ${timeoutMs} ms (${(e as Error).message})`, { cause: e });

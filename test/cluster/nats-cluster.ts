@@ -9,7 +9,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstreamManager, StorageType } from "@nats-io/jetstream";
 
 export const NATS_SERVER = process.env.SVC_NATS_SERVER ?? ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find(existsSync) ?? "nats-server";
 
@@ -91,6 +91,10 @@ export async function startNatsCluster(n = 3, name = "svc-test"): Promise<NatsCl
           nc = await connect({ servers: live, timeout: 1000, reconnect: false });
           const jsm = await jetstreamManager(nc, { timeout: 1000 });
           await jsm.getAccountInfo();
+          // the meta leader answers before every peer is known: place (and drop) a stream on all live servers
+          const probe = `ready_${process.pid}_${Date.now()}`;
+          await jsm.streams.add({ name: probe, subjects: [`${probe}.>`], num_replicas: live.length, storage: StorageType.Memory });
+          await jsm.streams.delete(probe);
           return;
         } catch (e) {
           if (Date.now() > deadline) throw new Error(`NATS cluster not ready after ${timeoutMs} ms: ${(e as Error).message}`);
