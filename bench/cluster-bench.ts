@@ -2,9 +2,13 @@
  * Cluster mode against single node, in one run on this machine (issue 23). Log level: one Collection
  * on the local WAL (durability batch: fsync before the ack) against one on a JetStream stream with 3
  * replicas (3 nats-servers on loopback: the ack means 2 of 3 have it) — ack latency of a one-vector
- * upsert (sequential), and durable ingest (batches of 100, 8 in flight).
+ * upsert (sequential), and durable ingest (batches of 100, 8 in flight). Served path: one `svc serve`
+ * process against three `svc serve --cluster` nodes (the index in 4 shards, 2 replicas each) on the
+ * same NATS cluster, over HTTP — ingest vectors/s (JSON, batches of 100, 8 in flight, spread over the
+ * nodes), and sequential top-10 query latency through one node (fanned out to every shard, merged).
+ * Run `npm run build:ts` first (the processes run dist/).
  *
- *   npx tsx bench/cluster-bench.ts [--dim 256] [--acks 400] [--ingest 20000]
+ *   npx tsx bench/cluster-bench.ts [--dim 256] [--acks 400] [--ingest 20000] [--n 20000] [--queries 300]
  */
 import { connect } from "@nats-io/transport-node";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -17,15 +21,20 @@ import { Kernels } from "../src/kernels/abi.js";
 import { ScanPool } from "../src/pool/scan-pool.js";
 import type { OpenLog } from "../src/store/log.js";
 import { startNatsCluster } from "../test/cluster/nats-cluster.js";
+import { callNode, startSvcCluster } from "../test/cluster/svc-cluster.js";
+import { startServerProcess } from "../test/e2e/server-process.js";
 import { summarize } from "./stats.js";
 
-const { values: o } = parseArgs({ options: { dim: { type: "string", default: "256" }, acks: { type: "string", default: "400" }, ingest: { type: "string", default: "20000" } } });
-const DIM = Number(o.dim), ACKS = Number(o.acks), INGEST = Number(o.ingest), BATCH = 100, IN_FLIGHT = 8;
+const { values: o } = parseArgs({ options: { dim: { type: "string", default: "256" }, acks: { type: "string", default: "400" }, ingest: { type: "string", default: "20000" }, n: { type: "string", default: "20000" }, queries: { type: "string", default: "300" } } });
+const DIM = Number(o.dim), ACKS = Number(o.acks), INGEST = Number(o.ingest), N = Number(o.n), QUERIES = Number(o.queries), BATCH = 100, IN_FLIGHT = 8;
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
 let seed = 7;
 const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 2 - 1;
 const vec = (id: string) => ({ id, values: Float32Array.from({ length: DIM }, rand), metadata: { g: id.length % 5 } });
+
+/** A vector as JSON sends it (numbers, not a Float32Array). */
+const json = (v: ReturnType<typeof vec>) => ({ ...v, values: Array.from(v.values) });
 
 export interface LogRun {
   name: string;
@@ -82,6 +91,67 @@ try {
 } finally {
   await nc.close();
   await nats.stop();
+}
+
+export interface ServedRun {
+  name: string;
+  ingestPerSec: number;
+  queryP50Ms: number;
+  queryP99Ms: number;
+}
+
+/** Load N vectors through `urls` (round robin), then time sequential top-10 queries through urls[last]. */
+async function served(name: string, urls: string[], key: string | null): Promise<ServedRun> {
+  const post = async (i: number, path: string, body: unknown) => {
+    const r = await callNode(urls[i % urls.length]!, "POST", path, body, key);
+    if (r.status >= 300) throw new Error(`${path}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  await post(0, "/v1/indexes", { name: "bench", dimension: DIM, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } });
+  for (let i = 0; i < urls.length; i++) for (let t = 0; (await callNode(urls[i]!, "GET", "/v1/indexes/bench/describe_index_stats", undefined, key)).status !== 200; t++) await new Promise((r) => setTimeout(r, 100));
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async (_, w) => {
+      for (let b = w; ; b++) {
+        const start = next;
+        next += BATCH;
+        if (start >= N) return;
+        await post(b, "/v1/indexes/bench/vectors/upsert", { vectors: Array.from({ length: Math.min(BATCH, N - start) }, (_, j) => json(vec(`v${start + j}`))) });
+      }
+    }),
+  );
+  const ingestPerSec = (N / (performance.now() - t0)) * 1000;
+  const last = urls.length - 1;
+  while (((await post(last, "/v1/indexes/bench/describe_index_stats", {})).totalVectorCount as number) < N) await new Promise((r) => setTimeout(r, 100));
+  const qs = Array.from({ length: 64 }, () => json(vec("")).values);
+  for (let i = 0; i < 30; i++) await post(last, "/v1/indexes/bench/query", { vector: qs[i % 64], topK: 10 });
+  const lat: number[] = [];
+  for (let i = 0; i < QUERIES; i++) {
+    const t = performance.now();
+    await post(last, "/v1/indexes/bench/query", { vector: qs[i % 64], topK: 10 });
+    lat.push(performance.now() - t);
+  }
+  const q = summarize(lat);
+  const run = { name, ingestPerSec, queryP50Ms: q.p50, queryP99Ms: q.p99 };
+  log(`${name.padEnd(36)} ingest ${Math.round(ingestPerSec).toLocaleString("en-US")} vectors/s  query p50 ${q.p50.toFixed(2)} ms  p99 ${q.p99.toFixed(2)} ms`);
+  return run;
+}
+
+log(`\nserved path: ${N} x ${DIM}-d over HTTP (JSON), ${QUERIES} sequential top-10 queries`);
+const single = await startServerProcess({ args: ["--no-auth"] });
+let one: ServedRun;
+try {
+  one = await served("single node (WAL)", [single.url], null);
+} finally {
+  await single.dispose();
+}
+const cluster = await startSvcCluster(3);
+try {
+  const three = await served("3 nodes, 4 shards x 2 replicas (R3 log)", cluster.urls, cluster.adminKey);
+  log(`ratios (cluster / single): ingest ${(three.ingestPerSec / one.ingestPerSec).toFixed(2)}x, query p50 ${(three.queryP50Ms / one.queryP50Ms).toFixed(2)}x, p99 ${(three.queryP99Ms / one.queryP99Ms).toFixed(2)}x`);
+} finally {
+  await cluster.stop();
   await pool.close();
   rmSync(root, { recursive: true, force: true });
 }

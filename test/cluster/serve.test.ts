@@ -13,7 +13,7 @@ import { Pinecone } from "@pinecone-database/pinecone";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mulberry32 } from "../../src/kernels/random.js";
 import { cosine, eventually } from "../e2e/until.js";
-import { startSvcCluster, type SvcCluster } from "./svc-cluster.js";
+import { callNode, startSvcCluster, until, type SvcCluster } from "./svc-cluster.js";
 
 let c: SvcCluster;
 const A = 0; // the home node (started first)
@@ -28,38 +28,7 @@ afterAll(async () => {
   await c?.stop();
 });
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: any;
-}
-
-async function call(node: number, method: string, path: string, body?: unknown, key: string | null = c.adminKey): Promise<Answer> {
-  const res = await fetch(`${c.urls[node]}${path}`, {
-    method,
-    headers: { ...(key ? { "api-key": key } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(20_000),
-  });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON (HTML, text)
-  }
-  return { status: res.status, headers: res.headers, body: parsed };
-}
-
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const call = (node: number, method: string, path: string, body?: unknown, key: string | null = c.adminKey) => callNode(c.urls[node]!, method, path, body, key);
 
 let recordId = "";
 

@@ -8,7 +8,7 @@
  * into the shared keys bucket (svc_keys), so it authenticates on every node.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MAIN } from "../e2e/server-process.js";
@@ -35,14 +35,18 @@ export interface SvcCluster {
   stop(): Promise<void>;
 }
 
-export async function startSvcCluster(n = 3, opts: { args?: string[] } = {}): Promise<SvcCluster> {
+/** `args`: more `svc serve` arguments for every node; `config`: written to every data dir as config.json (the same prices everywhere). */
+export async function startSvcCluster(n = 3, opts: { args?: string[]; config?: Record<string, unknown> } = {}): Promise<SvcCluster> {
   const nats = await startNatsCluster(3, `svc-cluster-${process.pid}`);
   const root = mkdtempSync(join(tmpdir(), "svc-cluster-"));
   const ids = Array.from({ length: n }, (_, i) => `n${i}`);
   const ports: number[] = [];
   for (let i = 0; i < n; i++) ports.push(await freePort());
   const dataDirs = ids.map((id) => join(root, id));
-  for (const d of dataDirs) mkdirSync(d, { recursive: true });
+  for (const d of dataDirs) {
+    mkdirSync(d, { recursive: true });
+    if (opts.config) writeFileSync(join(d, "config.json"), JSON.stringify(opts.config));
+  }
   const made = spawnSync(process.execPath, [MAIN, "keys", "create", "--admin", "--json", "--name", "cluster test admin", "--data", dataDirs[0]!], { encoding: "utf8" });
   if (made.status !== 0) throw new Error(`svc keys create failed: ${made.stderr}`);
   const adminKey = (JSON.parse(made.stdout.trim().split("\n").pop()!) as { key: string }).key;
@@ -116,4 +120,39 @@ export async function startSvcCluster(n = 3, opts: { args?: string[] } = {}): Pr
     throw err;
   }
   return cluster;
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** One HTTP call to a node (`key`: the api-key header, null for none); the body parsed as JSON when it is. */
+export async function callNode(url: string, method: string, path: string, body?: unknown, key: string | null = null): Promise<Answer> {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { ...(key ? { "api-key": key } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(20_000),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON (HTML, text)
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** Poll `f` every 200 ms until it returns a value (errors count as not yet). */
+export async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
