@@ -1,12 +1,14 @@
 /**
  * @module follow — tail a JetStream stream in order, for as long as it is wanted, surviving the
  * death of the nats-server the consumer lives on: an ordered consumer, recreated from the message
- * after the last one handled when its iterator ends, when it misses the server's heartbeats, or
- * when nothing arrived for IDLE_CHECK_MS while the stream holds messages past the last one handled.
+ * after the last one handled when its iterator ends, when it resets, loses its consumer or misses the
+ * server's heartbeats, when the connection reconnects, or when nothing arrived for IDLE_CHECK_MS
+ * while the stream holds messages past the last one handled.
  * What the client library does by itself was not enough on a 3-server cluster losing a server
  * (measured: an idle consumer stuck for good, its heartbeats never reported missing).
  */
-import { DeliverPolicy, type JetStreamClient, type JsMsg } from "@nats-io/jetstream";
+import { DeliverPolicy, jetstream, type JetStreamClient, type JsMsg } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
 
 /** After this long without a message, a follower asks the stream whether it missed some. */
 const IDLE_CHECK_MS = 2000;
@@ -27,16 +29,23 @@ export class Follower {
   private current: { stop(): void; replace(): void } | null = null;
   private lastMessageAt = Date.now();
   private idleCheck: NodeJS.Timeout | undefined;
+  private connection: (AsyncIterable<{ type: string }> & { stop?(): void }) | null = null;
 
   private constructor(
     private readonly js: JetStreamClient,
     private readonly opts: FollowOptions,
   ) {}
 
-  /** Start following; resolves once the first consumer exists. */
-  static async start(js: JetStreamClient, opts: FollowOptions): Promise<Follower> {
+  /** Start following through `nc`; resolves once the first consumer exists. */
+  static async start(nc: NatsConnection, opts: FollowOptions): Promise<Follower> {
+    const js = jetstream(nc);
     const f = new Follower(js, opts);
     await f.consume();
+    const connection: AsyncIterable<{ type: string }> & { stop?(): void } = nc.status();
+    f.connection = connection;
+    void (async () => {
+      for await (const st of connection) if (st.type === "reconnect") f.nudge();
+    })().catch(() => undefined);
     const jsm = await js.jetstreamManager(false);
     let checking = false;
     f.idleCheck = setInterval(() => {
@@ -62,6 +71,7 @@ export class Follower {
   stop(): void {
     this.stopped = true;
     clearInterval(this.idleCheck);
+    this.connection?.stop?.();
     this.current?.stop();
   }
 
@@ -94,7 +104,9 @@ export class Follower {
     };
     this.current = { stop: () => messages.stop(), replace };
     void (async () => {
-      for await (const st of messages.status()) if (st.type === "heartbeats_missed") replace();
+      for await (const st of messages.status()) {
+        if (st.type === "heartbeats_missed" || st.type === "reset" || st.type === "consumer_not_found" || st.type === "consumer_deleted") replace();
+      }
     })().catch(() => undefined);
     void (async () => {
       try {

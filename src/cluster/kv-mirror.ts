@@ -5,7 +5,7 @@
  * node's own writes are put into the copy as soon as the bucket acknowledges them (`set`); the
  * copy never moves an entry back to an older revision.
  */
-import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import { jetstreamManager, JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { SvcError } from "../errors.js";
@@ -40,7 +40,7 @@ export class KvMirror<T> {
     const { state } = await (await jetstreamManager(nc)).streams.info(stream);
     let loaded: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => (loaded = resolve));
-    m.follower = await Follower.start(jetstream(nc), {
+    m.follower = await Follower.start(nc, {
       stream,
       start: "last-per-subject",
       onMessage: (msg) => {

@@ -84,6 +84,7 @@ export class ClusterWallets implements WalletBook {
   private failure: Error | null = null;
 
   private constructor(
+    private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
     readonly prices: PriceTable,
     private readonly settings: Required<Omit<ClusterWalletsOptions, "replicas">>,
@@ -100,7 +101,7 @@ export class ClusterWallets implements WalletBook {
       });
       return existing ?? (await jsm.streams.add({ name: LEDGER_STREAM, subjects: [`${LEDGER_STREAM}.>`], num_replicas: opts.replicas ?? 3, duplicate_window: 120_000 * 1_000_000 }));
     });
-    const w = new ClusterWallets(jetstream(nc), prices, settings);
+    const w = new ClusterWallets(nc, jetstream(nc), prices, settings);
     await w.follow();
     await w.caughtUp(info.state.last_seq);
     return w;
@@ -229,7 +230,7 @@ export class ClusterWallets implements WalletBook {
   /** Fold the stream in order for as long as the wallets are open (follow.ts: resumes by itself after a server loss). */
   private async follow(): Promise<void> {
     this.follower = await untilQuorum(this.settings.quorumTimeoutMs, "follow the ledger", () =>
-      Follower.start(this.js, {
+      Follower.start(this.nc, {
         stream: LEDGER_STREAM,
         onMessage: (m) => {
           this.fold(m.subject.slice(LEDGER_STREAM.length + 1), m.data);
