@@ -46,7 +46,7 @@ export interface KeyBook {
 }
 
 const FILE = "keys.json";
-export const TENANT_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const TENANT_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** The server re-reads keys.json (written by `svc keys` in another process) at most this often. */
 const RELOAD_CHECK_MS = 500;
 

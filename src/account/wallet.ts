@@ -44,7 +44,7 @@ export interface Account {
 }
 
 /** Charges of one time bucket: start (epoch ms) and, per operation, [nano-USD, calls]. */
-export interface UsageBucket { t: number; ops: Record<string, [number, number]> }
+interface UsageBucket { t: number; ops: Record<string, [number, number]> }
 
 export type UsageGrain = "minute" | "hour" | "day";
 const GRAIN_MS: Record<UsageGrain, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
@@ -61,8 +61,7 @@ export interface UsageSeries {
   buckets: Array<{ start: number; ops: Record<string, { costUsd: number; calls: number }> }>;
 }
 
-/** Usage entries a wallet keeps (newest last). */
-export const RECENT = 100;
+const RECENT = 100;
 /** Checkpoint the balances once this many ledger bytes were written since the last one. */
 const CHECKPOINT_BYTES = 8 << 20;
 
@@ -84,7 +83,7 @@ export interface Reservation {
 
 /**
  * What the server needs of a wallet store: the local `Wallets` (ledger WAL) and cluster mode's
- * `ClusterWallets` (KV bucket) both serve it, with the same prices and semantics. Money moves only
+ * `ClusterWallets` (a ledger stream every node folds) both serve it, with the same prices and semantics. Money moves only
  * through the promise-returning methods (await them); the others answer from memory.
  */
 export interface WalletBook {
@@ -107,7 +106,7 @@ export interface WalletBook {
   peek(tenant: string): Omit<WalletView, "recent"> | null;
   tenants(): string[];
   /** Charges over time by operation (see Wallets.usage). */
-  usage(tenant: string, grain: UsageGrain, count: number, now?: number): UsageSeries | Promise<UsageSeries>;
+  usage(tenant: string, grain: UsageGrain, count: number, now?: number): UsageSeries;
   close(): Promise<void>;
 }
 
@@ -271,8 +270,7 @@ export class Wallets implements WalletBook {
    * holding `now` (days are UTC days summed from the hourly series). Never creates a wallet.
    */
   usage(tenant: string, grain: UsageGrain, count: number, now = Date.now()): UsageSeries {
-    const a = this.accounts.get(tenant);
-    return usageSeries(a === undefined ? [] : [a], grain, count, now);
+    return usageSeries(this.accounts.get(tenant), grain, count, now);
   }
 
   async close(): Promise<void> {
@@ -330,24 +328,33 @@ export class Wallets implements WalletBook {
   }
 
   private applyCredit(f: CreditFrame): void {
-    const a = this.account(f.t);
-    a.balance += f.n;
-    a.credited += f.n;
-    this.remember(a, { ts: f.ts, op: `credit:${f.why}`, cost: -f.n, written: 0, scanned: 0 });
+    addCredit(this.account(f.t), f);
   }
 
   private applyCharge(f: ChargeFrame): void {
-    const a = this.account(f.t);
-    a.balance -= f.n;
-    a.spent += f.n;
-    this.remember(a, { ts: f.ts, op: f.op, cost: f.n, written: f.w, scanned: f.s });
-    addToUsage(a, f);
+    addCharge(this.account(f.t), f);
   }
+}
 
-  private remember(a: Account, e: UsageEntry): void {
-    a.recent.push(e);
-    if (a.recent.length > RECENT * 2) a.recent.splice(0, a.recent.length - RECENT);
-  }
+/** Apply a credit of `n` nano-USD to an account (the ledger's and cluster mode's fold alike). */
+export function addCredit(a: Account, f: { n: number; why: string; ts: number }): void {
+  a.balance += f.n;
+  a.credited += f.n;
+  remember(a, { ts: f.ts, op: `credit:${f.why}`, cost: -f.n, written: 0, scanned: 0 });
+}
+
+/** Apply a charge of `n` nano-USD (already capped) to an account: balance, recent entries, usage series. */
+export function addCharge(a: Account, f: { op: string; n: number; w: number; s: number; ts: number }): void {
+  a.balance -= f.n;
+  a.spent += f.n;
+  remember(a, { ts: f.ts, op: f.op, cost: f.n, written: f.w, scanned: f.s });
+  addToSeries((a.minutes ??= []), GRAIN_MS.minute, MINUTE_BUCKETS, f);
+  addToSeries((a.hours ??= []), GRAIN_MS.hour, HOUR_BUCKETS, f);
+}
+
+function remember(a: Account, e: UsageEntry): void {
+  a.recent.push(e);
+  if (a.recent.length > RECENT * 2) a.recent.splice(0, a.recent.length - RECENT);
 }
 
 /**
@@ -432,13 +439,13 @@ function addToSeries(series: UsageBucket[], size: number, keep: number, f: { op:
   s[1] += 1;
 }
 
-/** The usage series of `grain` summed over `sources` (one wallet's series, or one per node in cluster mode). */
-export function usageSeries(sources: ReadonlyArray<Pick<Account, "minutes" | "hours">>, grain: UsageGrain, count: number, now = Date.now()): UsageSeries {
+/** The last `count` buckets of `grain` of an account's usage series, ending with the one holding `now` (none for no account). */
+export function usageSeries(a: Account | undefined, grain: UsageGrain, count: number, now = Date.now()): UsageSeries {
   const size = GRAIN_MS[grain];
   const last = Math.floor(now / size) * size;
   const first = last - (count - 1) * size;
   const sums = new Map<number, Record<string, [number, number]>>();
-  for (const b of sources.flatMap((a) => (grain === "minute" ? a.minutes : a.hours) ?? [])) {
+  for (const b of (grain === "minute" ? a?.minutes : a?.hours) ?? []) {
     const start = Math.floor(b.t / size) * size;
     if (start < first || start > last) continue;
     let into = sums.get(start);
@@ -463,14 +470,8 @@ export function usageSeries(sources: ReadonlyArray<Pick<Account, "minutes" | "ho
   return { grain, ops, buckets };
 }
 
-/** A charge of `n` nano-USD for `op` at `ts` into the per-minute and per-hour series of `a`. */
-export function addToUsage(a: Pick<Account, "minutes" | "hours">, f: { op: string; n: number; ts: number }): void {
-  addToSeries((a.minutes ??= []), GRAIN_MS.minute, MINUTE_BUCKETS, f);
-  addToSeries((a.hours ??= []), GRAIN_MS.hour, HOUR_BUCKETS, f);
-}
-
 /** The wallet view of an account: balances in USD and its newest `limit` entries, newest first. */
-export function viewOf(tenant: string, a: Pick<Account, "balance" | "credited" | "spent" | "recent">, limit: number): WalletView {
+export function viewOf(tenant: string, a: Account, limit: number): WalletView {
   const usd = (n: number) => n / NANO_PER_USD;
   return {
     tenant,

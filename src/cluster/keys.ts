@@ -49,7 +49,7 @@ export class ClusterKeys implements KeyBook {
         });
       }
     }
-    return new ClusterKeys(await KvMirror.open(kv, parseRecord), opts.quorumTimeoutMs ?? 15_000);
+    return new ClusterKeys(await KvMirror.open(nc, kv, KEYS_BUCKET, parseRecord), opts.quorumTimeoutMs ?? 15_000);
   }
 
   async create(opts: { tenant?: string; admin?: boolean; name?: string } = {}): Promise<{ key: string; record: KeyRecord }> {

@@ -1,12 +1,15 @@
 /**
- * @module kv-mirror — a node's in-memory copy of (part of) a NATS KV bucket, kept current by a
- * watch, so reads stay synchronous and see another node's writes within milliseconds. A node's own
- * writes are put into the copy as soon as the bucket acknowledges them (`set`), so it reads them
- * back at once; the watch never moves an entry back to an older revision.
+ * @module kv-mirror — a node's in-memory copy of a NATS KV bucket, kept current by following the
+ * bucket's stream (follow.ts: an ordered consumer from each key's last value, recreated after a
+ * server loss), so reads stay synchronous and see another node's writes within milliseconds. A
+ * node's own writes are put into the copy as soon as the bucket acknowledges them (`set`); the
+ * copy never moves an entry back to an older revision.
  */
-import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import { jetstreamManager, JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { SvcError } from "../errors.js";
+import { Follower } from "./follow.js";
 
 export interface Mirrored<T> {
   value: T;
@@ -18,7 +21,7 @@ export class KvMirror<T> {
   private readonly map = new Map<string, Mirrored<T>>();
   /** Highest revision seen per key, deletes included (a delete is newer than the value it removes). */
   private readonly seen = new Map<string, number>();
-  private stopWatch: () => void = () => undefined;
+  private follower: Follower | null = null;
   private changes = 0;
 
   private constructor(
@@ -27,27 +30,26 @@ export class KvMirror<T> {
   ) {}
 
   /**
-   * Watch `filter` (default every key) of `kv`; resolves once every key the bucket held when the
-   * watch started is in the copy. `parse` turns a stored value into T (null: ignore the entry).
+   * Mirror `kv` (the bucket named `bucket`, reached through `nc`); resolves once every value the
+   * bucket held at the call is in the copy. `parse` turns a stored value into T (null: ignore it).
    */
-  static async open<T>(kv: KV, parse: (key: string, value: Uint8Array) => T | null, filter = ">"): Promise<KvMirror<T>> {
+  static async open<T>(nc: NatsConnection, kv: KV, bucket: string, parse: (key: string, value: Uint8Array) => T | null): Promise<KvMirror<T>> {
     const m = new KvMirror<T>(kv, parse);
-    const watch = await kv.watch({ key: filter });
-    m.stopWatch = () => watch.stop();
-    let pending = null as Set<string> | null;
+    const stream = `KV_${bucket}`;
+    const prefix = `$KV.${bucket}.`;
+    const { state } = await (await jetstreamManager(nc)).streams.info(stream);
     let loaded: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => (loaded = resolve));
-    void (async () => {
-      for await (const e of watch) {
-        m.apply(e.key, e.operation === "PUT" ? e.value : null, e.revision);
-        if (pending !== null && pending.delete(e.key) && pending.size === 0) loaded();
-      }
-    })();
-    // The keys present now: the watch (started first) delivers each of them, or a later change of it.
-    const keys = new Set<string>();
-    for await (const k of await kv.keys(filter)) keys.add(k);
-    pending = new Set([...keys].filter((k) => !m.seen.has(k)));
-    if (pending.size === 0) loaded();
+    m.follower = await Follower.start(nc, {
+      stream,
+      start: "last-per-subject",
+      onMessage: (msg) => {
+        const op = msg.headers?.get("KV-Operation");
+        m.apply(msg.subject.slice(prefix.length), op === "DEL" || op === "PURGE" ? null : msg.data, msg.seq);
+        if (msg.seq >= state.last_seq) loaded();
+      },
+    });
+    if (state.messages === 0) loaded();
     await ready;
     return m;
   }
@@ -89,7 +91,7 @@ export class KvMirror<T> {
   }
 
   stop(): void {
-    this.stopWatch();
+    this.follower?.stop();
   }
 
   private apply(key: string, value: Uint8Array | null, revision: number): void {

@@ -18,23 +18,22 @@
  * a publish retried after a lost ack is stored once, and the fold ignores a change whose kind and
  * id it already applied (kept for the last DONE_KEEP changes of a tenant).
  */
-import { DeliverPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { costOf, NANO_PER_USD, type PriceTable, type Usage } from "../account/prices.js";
 import {
-  addToUsage, assertCovers, RECENT, usageSeries, viewOf,
+  addCharge, addCredit, assertCovers, usageSeries, viewOf,
   type Account, type Reservation, type UsageGrain, type UsageSeries, type WalletBook, type WalletView,
 } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
+import { Follower } from "./follow.js";
 
 /** The ledger stream; a tenant's changes are the subject `<stream>.<tenant>`. */
 export const LEDGER_STREAM = "svc_ledger";
 /** A tenant as a subject token. */
 const TENANT_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
-/** The fold's consumer is recreated when changes this node waits for have not arrived for this long. */
-const STALL_MS = 3000;
 /** Applied change keys a tenant remembers for deduplication. */
 const DONE_KEEP = 4096;
 
@@ -81,11 +80,11 @@ export class ClusterWallets implements WalletBook {
   private readonly waiting = new Map<string, Outcome | null>();
   private waiters: Array<{ seq: number; resolve: () => void; reject: (e: Error) => void }> = [];
   private applied = 0;
-  private stopConsumer: () => void = () => undefined;
+  private follower: Follower | null = null;
   private failure: Error | null = null;
-  private closed = false;
 
   private constructor(
+    private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
     readonly prices: PriceTable,
     private readonly settings: Required<Omit<ClusterWalletsOptions, "replicas">>,
@@ -102,7 +101,7 @@ export class ClusterWallets implements WalletBook {
       });
       return existing ?? (await jsm.streams.add({ name: LEDGER_STREAM, subjects: [`${LEDGER_STREAM}.>`], num_replicas: opts.replicas ?? 3, duplicate_window: 120_000 * 1_000_000 }));
     });
-    const w = new ClusterWallets(jetstream(nc), prices, settings);
+    const w = new ClusterWallets(nc, jetstream(nc), prices, settings);
     await w.follow();
     await w.caughtUp(info.state.last_seq);
     return w;
@@ -172,14 +171,12 @@ export class ClusterWallets implements WalletBook {
   }
 
   usage(tenant: string, grain: UsageGrain, count: number, now = Date.now()): UsageSeries {
-    const a = this.accounts.get(tenant);
-    return usageSeries(a === undefined ? [] : [a], grain, count, now);
+    return usageSeries(this.accounts.get(tenant), grain, count, now);
   }
 
   /** Stop folding (changes in flight on this node reject). */
   async close(): Promise<void> {
-    this.closed = true;
-    this.stopConsumer();
+    this.follower?.stop();
     this.fail(new SvcError("E_CLOSED", "the wallets are closed"));
   }
 
@@ -230,44 +227,12 @@ export class ClusterWallets implements WalletBook {
     return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
   }
 
-  /**
-   * Fold the stream, in order, from the change after the last one folded, for as long as the wallets
-   * are open: an ordered consumer, recreated from the same place when it ends, when it misses the
-   * server's heartbeats, or when changes this node waits for do not arrive for STALL_MS (its server
-   * died: the client does not always notice).
-   */
+  /** Fold the stream in order for as long as the wallets are open (follow.ts: resumes by itself after a server loss). */
   private async follow(): Promise<void> {
-    const from = this.applied + 1;
-    const consumer = await untilQuorum(this.settings.quorumTimeoutMs, "follow the ledger", () =>
-      this.js.consumers.get(LEDGER_STREAM, { filter_subjects: `${LEDGER_STREAM}.>`, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from }),
-    );
-    // pull requests expire every 2 s (server heartbeats every 1 s)
-    const messages = await consumer.consume({ max_messages: 512, expires: 2000 });
-    let lastMessageAt = Date.now();
-    let replaced = false;
-    const replace = () => {
-      if (replaced || this.closed) return;
-      replaced = true;
-      clearInterval(watchdog);
-      messages.stop();
-      void this.follow().catch((e: unknown) => this.fail(e));
-    };
-    const watchdog = setInterval(() => {
-      if (this.waiters.length > 0 && Date.now() - lastMessageAt > STALL_MS) replace();
-    }, 250).unref();
-    this.stopConsumer = () => {
-      clearInterval(watchdog);
-      messages.stop();
-    };
-    // an idle node notices a dead consumer by its missing heartbeats
-    void (async () => {
-      for await (const st of messages.status()) if (st.type === "heartbeats_missed") replace();
-    })().catch(() => undefined);
-    void (async () => {
-      try {
-        for await (const m of messages) {
-          lastMessageAt = Date.now();
-          if (m.seq <= this.applied) continue; // already folded (a recreated consumer may repeat)
+    this.follower = await untilQuorum(this.settings.quorumTimeoutMs, "follow the ledger", () =>
+      Follower.start(this.nc, {
+        stream: LEDGER_STREAM,
+        onMessage: (m) => {
           this.fold(m.subject.slice(LEDGER_STREAM.length + 1), m.data);
           this.applied = m.seq;
           if (this.waiters.some((w) => w.seq <= m.seq)) {
@@ -275,13 +240,9 @@ export class ClusterWallets implements WalletBook {
             this.waiters = this.waiters.filter((w) => w.seq > m.seq);
             for (const w of ready) w.resolve();
           }
-        }
-      } catch {
-        // the consumer failed: start another from the same place
-      }
-      if (this.closed) this.fail(new SvcError("E_CLOSED", "the wallets are closed"));
-      else replace();
-    })();
+        },
+      }),
+    );
   }
 
   /** Reject every change waiting for the fold. */
@@ -302,7 +263,7 @@ export class ClusterWallets implements WalletBook {
     if (a === undefined) {
       a = { balance: 0, credited: 0, spent: 0, recent: [], holds: new Map(), done: new Set() };
       this.accounts.set(tenant, a);
-      credit(a, c.su, "signup", c.ts);
+      addCredit(a, { n: c.su, why: "signup", ts: c.ts });
     }
     const key = `${c.k}:${c.id}`;
     if (a.done.has(key)) return; // a retried change the stream kept twice
@@ -327,15 +288,12 @@ export class ClusterWallets implements WalletBook {
       case "charge": {
         if (c.k === "settle") a.holds.delete(c.id);
         const charged = Math.min(c.n, Math.max(0, a.balance - heldAt(a, c.ts)));
-        a.balance -= charged;
-        a.spent += charged;
-        remember(a, { ts: c.ts, op: c.op, cost: charged, written: c.w, scanned: c.s });
-        addToUsage(a, { op: c.op, n: charged, ts: c.ts });
+        addCharge(a, { op: c.op, n: charged, w: c.w, s: c.s, ts: c.ts });
         out = { charged };
         break;
       }
       case "credit":
-        credit(a, c.n, c.why, c.ts);
+        addCredit(a, c);
         break;
       case "open":
         break;
@@ -353,17 +311,6 @@ function heldAt(a: Folded, now: number): number {
   let held = 0;
   for (const [n, exp] of a.holds.values()) if (exp > now) held += n;
   return held;
-}
-
-function credit(a: Folded, n: number, why: string, ts: number): void {
-  a.balance += n;
-  a.credited += n;
-  remember(a, { ts, op: `credit:${why}`, cost: -n, written: 0, scanned: 0 });
-}
-
-function remember(a: Folded, e: Account["recent"][number]): void {
-  a.recent.push(e);
-  if (a.recent.length > RECENT * 2) a.recent.splice(0, a.recent.length - RECENT);
 }
 
 /** A ledger message's change, or null when it is not one (that tenant's wallet goes offline on every node alike). */

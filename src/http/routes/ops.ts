@@ -109,14 +109,14 @@ export function opsRoutes(deps: { wallets: WalletBook; metrics: HttpMetrics; rou
           },
         },
       },
-      async handle(ctx) {
+      handle(ctx) {
         const grain = (ctx.query.get("grain") ?? "hour") as UsageGrain;
         if (!Object.hasOwn(USAGE_MAX_BUCKETS, grain)) throw new SvcError("E_BAD_REQUEST", "grain must be minute, hour or day", { field: "grain" });
         const raw = ctx.query.get("buckets");
         const count = raw === null ? { minute: 60, hour: 48, day: 30 }[grain] : Number(raw);
         const max = USAGE_MAX_BUCKETS[grain];
         if (!Number.isInteger(count) || count < 1 || count > max) throw new SvcError("E_BAD_REQUEST", `buckets must be an integer in [1, ${max}] for grain ${grain}`, { field: "buckets" });
-        return { body: { tenant: ctx.principal.tenant, ...(await deps.wallets.usage(ctx.principal.tenant, grain, count)) } };
+        return { body: { tenant: ctx.principal.tenant, ...deps.wallets.usage(ctx.principal.tenant, grain, count) } };
       },
     },
   ];
