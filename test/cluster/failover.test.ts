@@ -24,7 +24,8 @@ afterAll(async () => {
   await c?.stop();
 });
 
-const call = (node: number, method: string, path: string, body?: unknown, key: string | null = c.adminKey) => callNode(c.urls[node]!, method, path, body, key);
+// 45 s: longer than a write's worst case with no quorum (the log's 15 s quorum timeout, the shard request's 20 s), so the server's answer is what the test sees
+const call = (node: number, method: string, path: string, body?: unknown, key: string | null = c.adminKey) => callNode(c.urls[node]!, method, path, body, key, 45_000);
 
 async function createIndex(name: string, key = c.adminKey): Promise<void> {
   const r = await call(0, "POST", "/v1/indexes", { name, dimension: 4, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } }, key);

@@ -129,12 +129,12 @@ export interface Answer {
 }
 
 /** One HTTP call to a node (`key`: the api-key header, null for none); the body parsed as JSON when it is. */
-export async function callNode(url: string, method: string, path: string, body?: unknown, key: string | null = null): Promise<Answer> {
+export async function callNode(url: string, method: string, path: string, body?: unknown, key: string | null = null, timeoutMs = 20_000): Promise<Answer> {
   const res = await fetch(`${url}${path}`, {
     method,
     headers: { ...(key ? { "api-key": key } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
     body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(20_000),
+    signal: AbortSignal.timeout(timeoutMs),
   });
   const text = await res.text();
   let parsed: unknown = text;
