@@ -9,10 +9,12 @@
  * record timelines, board reads; every 30 s records older than 2 minutes are forgotten, so the
  * record count is steady too. Every 10 s the server's RSS (/proc) is sampled with what makes it
  * up: the main isolate's V8 heap used and committed, its external memory and array buffers, the
- * scan workers' V8 heaps committed (all from its /metrics), and the resident part of glibc malloc
- * (from /proc/<pid>/smaps); progress is printed every 30 s, and at the end the curve and the
- * least-squares slope of the last half (MB/min). `--snapshots` starts the server with --heapsnapshot-signal and writes
+ * scan workers' V8 heaps committed, the kernels' shared WebAssembly memory (all from its
+ * /metrics), and the resident part of glibc malloc (from /proc/<pid>/smaps); progress is printed
+ * every 30 s, and at the end the curve and the least-squares slope of the last half (MB/min). `--snapshots` starts the server with --heapsnapshot-signal and writes
  * a heap snapshot after the warm-up and one at the end into the data dir's `snapshots/` (kept).
+ * The server runs with glibc malloc tuned as docs/OPERATIONS.md recommends (bench/malloc-env.ts);
+ * `--glibc-defaults` runs it with glibc's defaults instead, to compare.
  * `--record` splices the curve (one row a minute) into bench/RESULTS.md between `<!-- soak -->`
  * markers. Not part of `npm test`.
  */
@@ -22,6 +24,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startChild } from "./http/child.js";
+import { MALLOC_ENV } from "./malloc-env.js";
 import { describeMachine } from "./machine.js";
 import { spliceSection } from "./stats.js";
 
@@ -41,6 +44,7 @@ const { values: a } = parseArgs({
     live: { type: "string", default: "10000" },
     snapshots: { type: "boolean", default: false },
     record: { type: "boolean", default: false },
+    "glibc-defaults": { type: "boolean", default: false },
   },
 });
 const minutes = Number(a.minutes);
@@ -60,6 +64,8 @@ interface Sample {
   arrayBuffersMB: number;
   /** The scan workers' committed V8 heaps, summed. */
   workersMB: number;
+  /** The kernels' shared WebAssembly memory (it never shrinks). */
+  wasmMB: number;
   requests: number;
   failed: number;
   vectors: number;
@@ -135,7 +141,8 @@ async function main(): Promise<void> {
   const snapDir = join(dir, "snapshots");
   mkdirSync(snapDir);
   const nodeFlags = a.snapshots ? ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${snapDir}`] : [];
-  const svc = await startChild([...nodeFlags, MAIN, "serve", "--port", "0", "--data", join(dir, "data"), "--log-level", "silent"]);
+  const mallocEnv: Record<string, string> = a["glibc-defaults"] ? {} : MALLOC_ENV;
+  const svc = await startChild([...nodeFlags, MAIN, "serve", "--port", "0", "--data", join(dir, "data"), "--log-level", "silent"], 60_000, mallocEnv);
   const key = /^ {2}(svc_\S+)/m.exec(svc.output())?.[1];
   if (key === undefined) throw new Error("no admin key in the server's banner");
   const headers = { "api-key": key, "content-type": "application/json" };
@@ -155,7 +162,8 @@ async function main(): Promise<void> {
     return raw === "" ? {} : JSON.parse(raw);
   };
 
-  console.log(`soak: svc pid ${svc.pid}, ${minutes} min, ${rate} req/s over ${clients} clients, index of ${live} x ${dim}-d live vectors, data ${dir}`);
+  const mallocText = Object.keys(mallocEnv).length === 0 ? "glibc malloc defaults" : Object.entries(mallocEnv).map(([k, v]) => `${k}=${v}`).join(" ");
+  console.log(`soak: svc pid ${svc.pid}, ${minutes} min, ${rate} req/s over ${clients} clients, index of ${live} x ${dim}-d live vectors, ${mallocText}, data ${dir}`);
   await call("POST", "/v1/indexes", { name: INDEX, dimension: dim });
   for (let s = 0; s < live; s += 1000) {
     await call("POST", `/v1/indexes/${INDEX}/vectors/upsert`, { vectors: Array.from({ length: Math.min(1000, live - s) }, (_, i) => ({ id: `v${s + i}`, values: vector(), metadata: { g: (s + i) % 10 } })) });
@@ -203,6 +211,7 @@ async function main(): Promise<void> {
       externalMB: mb(metric(text, "svc_nodejs_external_memory_bytes")),
       arrayBuffersMB: mb(metric(text, "svc_process_array_buffers_bytes")),
       workersMB: mb(metric(text, "svc_pool_worker_heap_bytes", 'kind="total"')),
+      wasmMB: mb(metric(text, "svc_kernels_shared_memory_bytes", 'kind="size"')),
       requests,
       failed,
       vectors: stats?.totalVectorCount ?? NaN,
@@ -210,8 +219,8 @@ async function main(): Promise<void> {
     });
   };
   const row = (s: Sample) =>
-    `${clock(s.t).padStart(6)} | ${s.rssMB.toFixed(0).padStart(6)} | ${s.mallocMB.toFixed(0).padStart(9)} | ${s.heapMB.toFixed(0).padStart(7)} | ${s.committedMB.toFixed(0).padStart(9)} | ${s.externalMB.toFixed(0).padStart(6)} | ${s.arrayBuffersMB.toFixed(0).padStart(5)} | ${s.workersMB.toFixed(0).padStart(10)} | ${String(s.requests).padStart(8)} | ${String(s.failed).padStart(6)} | ${String(s.vectors).padStart(7)} | ${String(s.records).padStart(7)}`;
-  const HEAD = `  time | RSS MB | malloc MB | heap MB | commit MB | ext MB | AB MB | workers MB | requests | failed | vectors | records`;
+    `${clock(s.t).padStart(6)} | ${s.rssMB.toFixed(0).padStart(6)} | ${s.mallocMB.toFixed(0).padStart(9)} | ${s.heapMB.toFixed(0).padStart(7)} | ${s.committedMB.toFixed(0).padStart(9)} | ${s.externalMB.toFixed(0).padStart(6)} | ${s.arrayBuffersMB.toFixed(0).padStart(5)} | ${s.workersMB.toFixed(0).padStart(10)} | ${s.wasmMB.toFixed(0).padStart(7)} | ${String(s.requests).padStart(8)} | ${String(s.failed).padStart(6)} | ${String(s.vectors).padStart(7)} | ${String(s.records).padStart(7)}`;
+  const HEAD = `  time | RSS MB | malloc MB | heap MB | commit MB | ext MB | AB MB | workers MB | wasm MB | requests | failed | vectors | records`;
 
   await sample();
   console.log(HEAD);
@@ -274,11 +283,11 @@ async function main(): Promise<void> {
       "<!-- soak -->",
       `## Soak: memory under a steady mixed load (\`npx tsx bench/soak.ts --minutes ${minutes}\`)`,
       "",
-      `${new Date().toISOString().slice(0, 10)}, ${describeMachine().cpu}. One \`svc serve\` (dist/), ${clients} clients paced to ${rate} req/s (achieved ${(last.requests / (last.t / 1000)).toFixed(0)}/s): index queries, overwriting upserts and deletes on a pool of ${live} ids (${dim}-d), record ingest/query/timeline (records older than 2 min forgotten every 30 s), board reads. malloc = resident glibc arenas (native memory); heap / commit = the main isolate's V8 heap used / committed; ext = its external memory, AB = its array buffers (part of ext); workers = the scan workers' V8 heaps committed.`,
+      `${new Date().toISOString().slice(0, 10)}, ${describeMachine().cpu}. One \`svc serve\` (dist/, ${mallocText}), ${clients} clients paced to ${rate} req/s (achieved ${(last.requests / (last.t / 1000)).toFixed(0)}/s): index queries, overwriting upserts and deletes on a pool of ${live} ids (${dim}-d), record ingest/query/timeline (records older than 2 min forgotten every 30 s), board reads. malloc = resident glibc arenas (native memory); heap / commit = the main isolate's V8 heap used / committed; ext = its external memory, AB = its array buffers (part of ext); workers = the scan workers' V8 heaps committed; wasm = the kernels' shared WebAssembly memory.`,
       "",
-      "| time | RSS MB | malloc MB | heap MB | commit MB | ext MB | AB MB | workers MB | requests | failed | vectors | records |",
-      "|---|---|---|---|---|---|---|---|---|---|---|---|",
-      ...perMinute.map((s) => `| ${clock(s.t)} | ${s.rssMB.toFixed(0)} | ${s.mallocMB.toFixed(0)} | ${s.heapMB.toFixed(0)} | ${s.committedMB.toFixed(0)} | ${s.externalMB.toFixed(0)} | ${s.arrayBuffersMB.toFixed(0)} | ${s.workersMB.toFixed(0)} | ${s.requests} | ${s.failed} | ${s.vectors} | ${s.records} |`),
+      "| time | RSS MB | malloc MB | heap MB | commit MB | ext MB | AB MB | workers MB | wasm MB | requests | failed | vectors | records |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+      ...perMinute.map((s) => `| ${clock(s.t)} | ${s.rssMB.toFixed(0)} | ${s.mallocMB.toFixed(0)} | ${s.heapMB.toFixed(0)} | ${s.committedMB.toFixed(0)} | ${s.externalMB.toFixed(0)} | ${s.arrayBuffersMB.toFixed(0)} | ${s.workersMB.toFixed(0)} | ${s.wasmMB.toFixed(0)} | ${s.requests} | ${s.failed} | ${s.vectors} | ${s.records} |`),
       "",
       `Slope of the last half (least squares over the 10 s samples): RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min, heap committed ${committedSlope.toFixed(2)} MB/min, workers ${workersSlope.toFixed(2)} MB/min.`,
       "<!-- /soak -->",

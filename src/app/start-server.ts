@@ -125,7 +125,7 @@ async function openServer(opts: ServerOptions, unlock: () => void): Promise<Serv
   const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
   const causal = new CausalService(opts.dataDir);
   const { directory } = await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed });
-  const metrics = new HttpMetrics({ workerHeaps: () => pool.workerHeaps() });
+  const metrics = new HttpMetrics({ workerHeaps: () => pool.workerHeaps(), sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }) });
   const routes: Route[] = [];
   const readiness: Readiness = { ready: false, opened: 0, failed: [] };
   routes.push(...opsRoutes({ wallets, metrics, routes: () => routes, readiness: () => readiness }), ...indexRoutes(indexes), ...recordRoutes(records, { kg, causal }), ...embedRoutes(encoder), ...kgRoutes(kg), ...causalRoutes(causal), ...commonsRoutes({ registry, dataDir: opts.dataDir }), ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());

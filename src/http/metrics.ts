@@ -7,6 +7,8 @@ import type { WorkerHeap } from "../pool/scan-task.js";
 export interface MetricSources {
   /** The scan workers' V8 heaps (ScanPool.workerHeaps): the main isolate's are the default svc_nodejs_heap_* metrics. */
   workerHeaps?: () => WorkerHeap[];
+  /** The kernels' shared WebAssembly.Memory: its size (it never shrinks) and the bytes of live blocks in it. */
+  sharedMemory?: () => { size: number; used: number };
 }
 
 export class HttpMetrics {
@@ -38,7 +40,7 @@ export class HttpMetrics {
 
   constructor(sources: MetricSources = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: "svc_" });
-    const { workerHeaps } = sources;
+    const { workerHeaps, sharedMemory } = sources;
     new Gauge({
       name: "svc_pool_worker_heap_bytes",
       help: "Scan workers' V8 heaps as each last reported: used, total (committed) and physical bytes, by worker thread",
@@ -51,6 +53,19 @@ export class HttpMetrics {
           this.set({ thread: String(h.threadId), kind: "total" }, h.total);
           this.set({ thread: String(h.threadId), kind: "physical" }, h.physical);
         }
+      },
+    });
+    new Gauge({
+      name: "svc_kernels_shared_memory_bytes",
+      help: "The kernels' shared WebAssembly memory: size (never shrinks) and used (live blocks)",
+      labelNames: ["kind"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const m = sharedMemory?.();
+        if (m === undefined) return;
+        this.set({ kind: "size" }, m.size);
+        this.set({ kind: "used" }, m.used);
       },
     });
     new Gauge({
