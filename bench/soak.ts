@@ -13,8 +13,6 @@
  * /metrics), and the resident part of glibc malloc (from /proc/<pid>/smaps); progress is printed
  * every 30 s, and at the end the curve and the least-squares slope of the last half (MB/min). `--snapshots` starts the server with --heapsnapshot-signal and writes
  * a heap snapshot after the warm-up and one at the end into the data dir's `snapshots/` (kept).
- * The server runs with glibc malloc tuned as docs/OPERATIONS.md recommends (bench/malloc-env.ts);
- * `--glibc-defaults` runs it with glibc's defaults instead, to compare.
  * `--record` splices the curve (one row a minute) into bench/RESULTS.md between `<!-- soak -->`
  * markers. Not part of `npm test`.
  */
@@ -24,7 +22,6 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startChild } from "./http/child.js";
-import { MALLOC_ENV } from "./malloc-env.js";
 import { describeMachine } from "./machine.js";
 import { spliceSection } from "./stats.js";
 
@@ -44,7 +41,6 @@ const { values: a } = parseArgs({
     live: { type: "string", default: "10000" },
     snapshots: { type: "boolean", default: false },
     record: { type: "boolean", default: false },
-    "glibc-defaults": { type: "boolean", default: false },
   },
 });
 const minutes = Number(a.minutes);
@@ -141,8 +137,7 @@ async function main(): Promise<void> {
   const snapDir = join(dir, "snapshots");
   mkdirSync(snapDir);
   const nodeFlags = a.snapshots ? ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${snapDir}`] : [];
-  const mallocEnv: Record<string, string> = a["glibc-defaults"] ? {} : MALLOC_ENV;
-  const svc = await startChild([...nodeFlags, MAIN, "serve", "--port", "0", "--data", join(dir, "data"), "--log-level", "silent"], 60_000, mallocEnv);
+  const svc = await startChild([...nodeFlags, MAIN, "serve", "--port", "0", "--data", join(dir, "data"), "--log-level", "silent"]);
   const key = /^ {2}(svc_\S+)/m.exec(svc.output())?.[1];
   if (key === undefined) throw new Error("no admin key in the server's banner");
   const headers = { "api-key": key, "content-type": "application/json" };
@@ -162,8 +157,7 @@ async function main(): Promise<void> {
     return raw === "" ? {} : JSON.parse(raw);
   };
 
-  const mallocText = Object.keys(mallocEnv).length === 0 ? "glibc malloc defaults" : Object.entries(mallocEnv).map(([k, v]) => `${k}=${v}`).join(" ");
-  console.log(`soak: svc pid ${svc.pid}, ${minutes} min, ${rate} req/s over ${clients} clients, index of ${live} x ${dim}-d live vectors, ${mallocText}, data ${dir}`);
+  console.log(`soak: svc pid ${svc.pid}, ${minutes} min, ${rate} req/s over ${clients} clients, index of ${live} x ${dim}-d live vectors, data ${dir}`);
   await call("POST", "/v1/indexes", { name: INDEX, dimension: dim });
   for (let s = 0; s < live; s += 1000) {
     await call("POST", `/v1/indexes/${INDEX}/vectors/upsert`, { vectors: Array.from({ length: Math.min(1000, live - s) }, (_, i) => ({ id: `v${s + i}`, values: vector(), metadata: { g: (s + i) % 10 } })) });
@@ -271,9 +265,10 @@ async function main(): Promise<void> {
   const mallocSlope = slopePerMinute(half.map((s) => ({ t: s.t, y: s.mallocMB })));
   const committedSlope = slopePerMinute(half.map((s) => ({ t: s.t, y: s.committedMB })));
   const workersSlope = slopePerMinute(half.map((s) => ({ t: s.t, y: s.workersMB })));
+  const wasmSlope = slopePerMinute(half.map((s) => ({ t: s.t, y: s.wasmMB })));
   const first = samples[0]!;
   const last = samples.at(-1)!;
-  console.log(`\nRSS ${first.rssMB.toFixed(0)} -> ${last.rssMB.toFixed(0)} MB, heap ${first.heapMB.toFixed(0)} -> ${last.heapMB.toFixed(0)} MB; slope of the last half: RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min, heap committed ${committedSlope.toFixed(2)} MB/min, workers ${workersSlope.toFixed(2)} MB/min`);
+  console.log(`\nRSS ${first.rssMB.toFixed(0)} -> ${last.rssMB.toFixed(0)} MB, heap ${first.heapMB.toFixed(0)} -> ${last.heapMB.toFixed(0)} MB; slope of the last half: RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min, heap committed ${committedSlope.toFixed(2)} MB/min, workers ${workersSlope.toFixed(2)} MB/min, wasm ${wasmSlope.toFixed(2)} MB/min`);
   console.log(`${requests} requests (${(requests / ((last.t || 1) / 1000)).toFixed(0)}/s), ${failed} failed${failures.size ? ": " + [...failures].map(([k, n]) => `${k} x${n}`).join(", ") : ""}`);
   await svc.stop();
   if (a.record) {
@@ -283,13 +278,13 @@ async function main(): Promise<void> {
       "<!-- soak -->",
       `## Soak: memory under a steady mixed load (\`npx tsx bench/soak.ts --minutes ${minutes}\`)`,
       "",
-      `${new Date().toISOString().slice(0, 10)}, ${describeMachine().cpu}. One \`svc serve\` (dist/, ${mallocText}), ${clients} clients paced to ${rate} req/s (achieved ${(last.requests / (last.t / 1000)).toFixed(0)}/s): index queries, overwriting upserts and deletes on a pool of ${live} ids (${dim}-d), record ingest/query/timeline (records older than 2 min forgotten every 30 s), board reads. malloc = resident glibc arenas (native memory); heap / commit = the main isolate's V8 heap used / committed; ext = its external memory, AB = its array buffers (part of ext); workers = the scan workers' V8 heaps committed; wasm = the kernels' shared WebAssembly memory.`,
+      `${new Date().toISOString().slice(0, 10)}, ${describeMachine().cpu}. One \`svc serve\` (dist/), ${clients} clients paced to ${rate} req/s (achieved ${(last.requests / (last.t / 1000)).toFixed(0)}/s): index queries, overwriting upserts and deletes on a pool of ${live} ids (${dim}-d), record ingest/query/timeline (records older than 2 min forgotten every 30 s), board reads. malloc = resident glibc arenas (native memory); heap / commit = the main isolate's V8 heap used / committed; ext = its external memory, AB = its array buffers (part of ext); workers = the scan workers' V8 heaps committed; wasm = the kernels' shared WebAssembly memory.`,
       "",
       "| time | RSS MB | malloc MB | heap MB | commit MB | ext MB | AB MB | workers MB | wasm MB | requests | failed | vectors | records |",
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
       ...perMinute.map((s) => `| ${clock(s.t)} | ${s.rssMB.toFixed(0)} | ${s.mallocMB.toFixed(0)} | ${s.heapMB.toFixed(0)} | ${s.committedMB.toFixed(0)} | ${s.externalMB.toFixed(0)} | ${s.arrayBuffersMB.toFixed(0)} | ${s.workersMB.toFixed(0)} | ${s.wasmMB.toFixed(0)} | ${s.requests} | ${s.failed} | ${s.vectors} | ${s.records} |`),
       "",
-      `Slope of the last half (least squares over the 10 s samples): RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min, heap committed ${committedSlope.toFixed(2)} MB/min, workers ${workersSlope.toFixed(2)} MB/min.`,
+      `Slope of the last half (least squares over the 10 s samples): RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min, heap committed ${committedSlope.toFixed(2)} MB/min, workers ${workersSlope.toFixed(2)} MB/min, wasm ${wasmSlope.toFixed(2)} MB/min.`,
       "<!-- /soak -->",
       "",
     ].join("\n");

@@ -12,9 +12,9 @@ export interface Child {
   stop(): Promise<number | null>;
 }
 
-/** Spawn `node args` (with this process's environment plus `env`) and resolve once stdout has a line with `<word> serving http://...` (the URL is taken from it). */
-export async function startChild(args: string[], timeoutMs = 60_000, env: Record<string, string> = {}): Promise<Child> {
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+/** Spawn `node args` and resolve once stdout has a line with `<word> serving http://...` (the URL is taken from it). */
+export async function startChild(args: string[], timeoutMs = 60_000): Promise<Child> {
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
