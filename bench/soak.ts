@@ -7,9 +7,11 @@
  * upserts that overwrite ids of a fixed pool of `live` ids, deletes of a few of them (re-upserted
  * later, so the index holds about `live` vectors all along), record ingests, record text queries,
  * record timelines, board reads; every 30 s records older than 2 minutes are forgotten, so the
- * record count is steady too. Every 10 s the server's RSS (/proc) and V8 heap (its /metrics) are
- * sampled (and the resident part of glibc malloc, from /proc/<pid>/smaps); progress is printed every 30 s, and at the end the curve and the least-squares slope
- * of the last half (MB/min). `--snapshots` starts the server with --heapsnapshot-signal and writes
+ * record count is steady too. Every 10 s the server's RSS (/proc) is sampled with what makes it
+ * up: the main isolate's V8 heap used and committed, its external memory and array buffers, the
+ * scan workers' V8 heaps committed, the kernels' shared WebAssembly memory (all from its
+ * /metrics), and the resident part of glibc malloc (from /proc/<pid>/smaps); progress is printed
+ * every 30 s, and at the end the curve and the least-squares slope of the last half (MB/min). `--snapshots` starts the server with --heapsnapshot-signal and writes
  * a heap snapshot after the warm-up and one at the end into the data dir's `snapshots/` (kept).
  * `--record` splices the curve (one row a minute) into bench/RESULTS.md between `<!-- soak -->`
  * markers. Not part of `npm test`.
@@ -52,7 +54,14 @@ interface Sample {
   rssMB: number;
   mallocMB: number;
   heapMB: number;
+  /** The main isolate's committed V8 heap (used + free pages it keeps). */
+  committedMB: number;
   externalMB: number;
+  arrayBuffersMB: number;
+  /** The scan workers' committed V8 heaps, summed. */
+  workersMB: number;
+  /** The kernels' shared WebAssembly memory (it never shrinks). */
+  wasmMB: number;
   requests: number;
   failed: number;
   vectors: number;
@@ -111,11 +120,11 @@ function mallocMB(pid: number): number {
   return kb / 1024;
 }
 
-function metric(text: string, name: string): number {
+function metric(text: string, name: string, labels = ""): number {
   let sum = 0;
   let found = false;
   for (const line of text.split("\n")) {
-    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) {
+    if ((line.startsWith(`${name} `) || line.startsWith(`${name}{`)) && line.includes(labels)) {
       sum += Number(line.slice(line.lastIndexOf(" ") + 1));
       found = true;
     }
@@ -192,7 +201,11 @@ async function main(): Promise<void> {
       rssMB: rssMB(svc.pid),
       mallocMB: mallocMB(svc.pid),
       heapMB: mb(metric(text, "svc_nodejs_heap_size_used_bytes")),
+      committedMB: mb(metric(text, "svc_nodejs_heap_size_total_bytes")),
       externalMB: mb(metric(text, "svc_nodejs_external_memory_bytes")),
+      arrayBuffersMB: mb(metric(text, "svc_process_array_buffers_bytes")),
+      workersMB: mb(metric(text, "svc_pool_worker_heap_bytes", 'kind="total"')),
+      wasmMB: mb(metric(text, "svc_kernels_shared_memory_bytes", 'kind="size"')),
       requests,
       failed,
       vectors: stats?.totalVectorCount ?? NaN,
@@ -200,8 +213,8 @@ async function main(): Promise<void> {
     });
   };
   const row = (s: Sample) =>
-    `${clock(s.t).padStart(6)} | ${s.rssMB.toFixed(0).padStart(6)} | ${s.mallocMB.toFixed(0).padStart(9)} | ${s.heapMB.toFixed(0).padStart(7)} | ${s.externalMB.toFixed(0).padStart(6)} | ${String(s.requests).padStart(8)} | ${String(s.failed).padStart(6)} | ${String(s.vectors).padStart(7)} | ${String(s.records).padStart(7)}`;
-  const HEAD = `  time | RSS MB | malloc MB | heap MB | ext MB | requests | failed | vectors | records`;
+    `${clock(s.t).padStart(6)} | ${s.rssMB.toFixed(0).padStart(6)} | ${s.mallocMB.toFixed(0).padStart(9)} | ${s.heapMB.toFixed(0).padStart(7)} | ${s.committedMB.toFixed(0).padStart(9)} | ${s.externalMB.toFixed(0).padStart(6)} | ${s.arrayBuffersMB.toFixed(0).padStart(5)} | ${s.workersMB.toFixed(0).padStart(10)} | ${s.wasmMB.toFixed(0).padStart(7)} | ${String(s.requests).padStart(8)} | ${String(s.failed).padStart(6)} | ${String(s.vectors).padStart(7)} | ${String(s.records).padStart(7)}`;
+  const HEAD = `  time | RSS MB | malloc MB | heap MB | commit MB | ext MB | AB MB | workers MB | wasm MB | requests | failed | vectors | records`;
 
   await sample();
   console.log(HEAD);
@@ -250,9 +263,12 @@ async function main(): Promise<void> {
   const rssSlope = slopePerMinute(half.map((s) => ({ t: s.t, y: s.rssMB })));
   const heapSlope = slopePerMinute(half.map((s) => ({ t: s.t, y: s.heapMB })));
   const mallocSlope = slopePerMinute(half.map((s) => ({ t: s.t, y: s.mallocMB })));
+  const committedSlope = slopePerMinute(half.map((s) => ({ t: s.t, y: s.committedMB })));
+  const workersSlope = slopePerMinute(half.map((s) => ({ t: s.t, y: s.workersMB })));
+  const wasmSlope = slopePerMinute(half.map((s) => ({ t: s.t, y: s.wasmMB })));
   const first = samples[0]!;
   const last = samples.at(-1)!;
-  console.log(`\nRSS ${first.rssMB.toFixed(0)} -> ${last.rssMB.toFixed(0)} MB, heap ${first.heapMB.toFixed(0)} -> ${last.heapMB.toFixed(0)} MB; slope of the last half: RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min`);
+  console.log(`\nRSS ${first.rssMB.toFixed(0)} -> ${last.rssMB.toFixed(0)} MB, heap ${first.heapMB.toFixed(0)} -> ${last.heapMB.toFixed(0)} MB; slope of the last half: RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min, heap committed ${committedSlope.toFixed(2)} MB/min, workers ${workersSlope.toFixed(2)} MB/min, wasm ${wasmSlope.toFixed(2)} MB/min`);
   console.log(`${requests} requests (${(requests / ((last.t || 1) / 1000)).toFixed(0)}/s), ${failed} failed${failures.size ? ": " + [...failures].map(([k, n]) => `${k} x${n}`).join(", ") : ""}`);
   await svc.stop();
   if (a.record) {
@@ -262,13 +278,13 @@ async function main(): Promise<void> {
       "<!-- soak -->",
       `## Soak: memory under a steady mixed load (\`npx tsx bench/soak.ts --minutes ${minutes}\`)`,
       "",
-      `${new Date().toISOString().slice(0, 10)}, ${describeMachine().cpu}. One \`svc serve\` (dist/), ${clients} clients paced to ${rate} req/s (achieved ${(last.requests / (last.t / 1000)).toFixed(0)}/s): index queries, overwriting upserts and deletes on a pool of ${live} ids (${dim}-d), record ingest/query/timeline (records older than 2 min forgotten every 30 s), board reads. malloc = resident glibc arenas (native memory); heap = the main isolate's V8 heap used.`,
+      `${new Date().toISOString().slice(0, 10)}, ${describeMachine().cpu}. One \`svc serve\` (dist/), ${clients} clients paced to ${rate} req/s (achieved ${(last.requests / (last.t / 1000)).toFixed(0)}/s): index queries, overwriting upserts and deletes on a pool of ${live} ids (${dim}-d), record ingest/query/timeline (records older than 2 min forgotten every 30 s), board reads. malloc = resident glibc arenas (native memory); heap / commit = the main isolate's V8 heap used / committed; ext = its external memory, AB = its array buffers (part of ext); workers = the scan workers' V8 heaps committed; wasm = the kernels' shared WebAssembly memory.`,
       "",
-      "| time | RSS MB | malloc MB | heap MB | requests | failed | vectors | records |",
-      "|---|---|---|---|---|---|---|---|",
-      ...perMinute.map((s) => `| ${clock(s.t)} | ${s.rssMB.toFixed(0)} | ${s.mallocMB.toFixed(0)} | ${s.heapMB.toFixed(0)} | ${s.requests} | ${s.failed} | ${s.vectors} | ${s.records} |`),
+      "| time | RSS MB | malloc MB | heap MB | commit MB | ext MB | AB MB | workers MB | wasm MB | requests | failed | vectors | records |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+      ...perMinute.map((s) => `| ${clock(s.t)} | ${s.rssMB.toFixed(0)} | ${s.mallocMB.toFixed(0)} | ${s.heapMB.toFixed(0)} | ${s.committedMB.toFixed(0)} | ${s.externalMB.toFixed(0)} | ${s.arrayBuffersMB.toFixed(0)} | ${s.workersMB.toFixed(0)} | ${s.wasmMB.toFixed(0)} | ${s.requests} | ${s.failed} | ${s.vectors} | ${s.records} |`),
       "",
-      `Slope of the last half (least squares over the 10 s samples): RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min.`,
+      `Slope of the last half (least squares over the 10 s samples): RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min, heap committed ${committedSlope.toFixed(2)} MB/min, workers ${workersSlope.toFixed(2)} MB/min, wasm ${wasmSlope.toFixed(2)} MB/min.`,
       "<!-- /soak -->",
       "",
     ].join("\n");

@@ -153,7 +153,7 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
   const causal = new CausalService(opts.dataDir);
   const { directory } = await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed });
-  const metrics = new HttpMetrics();
+  const metrics = new HttpMetrics({ workerHeaps: () => pool.workerHeaps(), sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }) });
   const routes: Route[] = [];
   const readiness: Readiness = { ready: false, opened: 0, failed: [] };
   const commons = await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability });

@@ -2,6 +2,14 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { damageReports } from "../store/damage.js";
 import type { Usage } from "../account/prices.js";
+import type { WorkerHeap } from "../pool/scan-task.js";
+
+export interface MetricSources {
+  /** The scan workers' V8 heaps (ScanPool.workerHeaps): the main isolate's are the default svc_nodejs_heap_* metrics. */
+  workerHeaps?: () => WorkerHeap[];
+  /** The kernels' shared WebAssembly.Memory: its size (it never shrinks) and the bytes of live blocks in it. */
+  sharedMemory?: () => { size: number; used: number };
+}
 
 export class HttpMetrics {
   readonly registry = new Registry();
@@ -30,8 +38,44 @@ export class HttpMetrics {
     },
   });
 
-  constructor() {
+  constructor(sources: MetricSources = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: "svc_" });
+    const { workerHeaps, sharedMemory } = sources;
+    new Gauge({
+      name: "svc_pool_worker_heap_bytes",
+      help: "Scan workers' V8 heaps as each last reported: used, total (committed) and physical bytes, by worker thread",
+      labelNames: ["thread", "kind"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const h of workerHeaps?.() ?? []) {
+          this.set({ thread: String(h.threadId), kind: "used" }, h.used);
+          this.set({ thread: String(h.threadId), kind: "total" }, h.total);
+          this.set({ thread: String(h.threadId), kind: "physical" }, h.physical);
+        }
+      },
+    });
+    new Gauge({
+      name: "svc_kernels_shared_memory_bytes",
+      help: "The kernels' shared WebAssembly memory: size (never shrinks) and used (live blocks)",
+      labelNames: ["kind"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const m = sharedMemory?.();
+        if (m === undefined) return;
+        this.set({ kind: "size" }, m.size);
+        this.set({ kind: "used" }, m.used);
+      },
+    });
+    new Gauge({
+      name: "svc_process_array_buffers_bytes",
+      help: "Bytes of ArrayBuffers and SharedArrayBuffers of the main isolate (process.memoryUsage().arrayBuffers; part of svc_nodejs_external_memory_bytes)",
+      registers: [this.registry],
+      collect() {
+        this.set(process.memoryUsage().arrayBuffers);
+      },
+    });
   }
 
   observe(route: string, status: number, seconds: number, bytesIn: number, bytesOut: number): void {

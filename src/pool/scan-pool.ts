@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { SvcError, type ErrorCode } from "../errors.js";
 import { checkK, decodeKeys, heapSlots, kernelModule, queryTableBytes, useQueryTable, wordsFor, type IvfRef, type Kernels, type RowsRef, type TopK } from "../kernels/abi.js";
-import type { ScanReply, ScanTask } from "./scan-task.js";
+import type { ScanReply, ScanTask, WorkerHeap, WorkerHeapMessage } from "./scan-task.js";
 
 /**
  * Below this many rows a single query runs in the calling thread: handing a task to a
@@ -72,6 +72,8 @@ export class ScanPool {
   private readonly piscina: Piscina<ScanTask, ScanReply>;
   /** Views (base:count:words) with topKShared scans in flight. */
   private readonly shared = new Map<string, SharedView>();
+  /** The last heap report of each live worker, by thread id (dropped when Piscina destroys the worker). */
+  private readonly heaps = new Map<number, WorkerHeap>();
 
   constructor(kernels: Kernels, opts: ScanPoolOptions = {}) {
     this.kernels = kernels;
@@ -87,6 +89,15 @@ export class ScanPool {
       idleTimeout: 60_000,
       workerData: { module: kernelModule(), memory: kernels.heap.memory },
     });
+    this.piscina.on("message", (m: Partial<WorkerHeapMessage>) => {
+      if (m?.workerHeap !== undefined) this.heaps.set(m.workerHeap.threadId, m.workerHeap);
+    });
+    this.piscina.on("workerDestroy", (w: { id: number }) => this.heaps.delete(w.id));
+  }
+
+  /** Each live worker's V8 heap as it last reported it (after a task, at most once a second). */
+  workerHeaps(): WorkerHeap[] {
+    return [...this.heaps.values()];
   }
 
   /** The live worker threads (for health checks and tests that kill one). */

@@ -1,4 +1,4 @@
-/** @module scan-task — the message a pool worker receives (a scan stripe or an encode slice): pointers into the shared memory only. */
+/** @module scan-task — the message a pool worker receives (a scan stripe or an encode slice: pointers into the shared memory only), and the heap report it posts back. */
 import type { IvfRef, RowsRef } from "../kernels/abi.js";
 
 /** One stripe or one query group; results go to `out` as ascending u64 keys. */
@@ -13,3 +13,18 @@ export type ScanTask =
 
 /** A worker answers with the key count, or with the SvcError it raised (errors lose their class across threads). */
 export type ScanReply = number | { error: { code: string; message: string; field?: string } };
+
+/** One worker isolate's V8 heap (bytes), from v8.getHeapStatistics() in the worker. */
+export interface WorkerHeap {
+  threadId: number;
+  used: number;
+  total: number;
+  physical: number;
+  external: number;
+  malloced: number;
+}
+
+/** What a worker posts on its parentPort besides Piscina's own messages (the pool's 'message' event). */
+export interface WorkerHeapMessage {
+  workerHeap: WorkerHeap;
+}

@@ -117,6 +117,25 @@ describe("ops endpoints (in-process server)", () => {
     expect(latency.value).toBeGreaterThanOrEqual(3);
   });
 
+  it("/metrics reports each scan worker's V8 heap (used <= total), the main isolate's array buffers and the kernels' shared memory", async () => {
+    // each worker reports once it has loaded, then after tasks (at most once a second)
+    const text = await until("both workers' heap reports", async () => (await call(server.url, "GET", "/metrics")).body as string, (t) => samples(t, "svc_pool_worker_heap_bytes").length === 6);
+    const heaps = samples(text, "svc_pool_worker_heap_bytes");
+    const threads = [...new Set(heaps.map((s) => s.labels.thread))];
+    expect(threads).toHaveLength(2);
+    for (const thread of threads) {
+      const of = (kind: string) => heaps.find((s) => s.labels.thread === thread && s.labels.kind === kind)!.value;
+      expect(of("used")).toBeGreaterThan(0);
+      expect(of("used")).toBeLessThanOrEqual(of("total"));
+      expect(of("physical")).toBeGreaterThan(0);
+    }
+    const arrayBuffers = /^svc_process_array_buffers_bytes (\d+)$/m.exec(text);
+    expect(Number(arrayBuffers?.[1])).toBeGreaterThan(0);
+    const shared = Object.fromEntries(samples(text, "svc_kernels_shared_memory_bytes").map((s) => [s.labels.kind, s.value]));
+    expect(shared.size).toBeGreaterThan(0);
+    expect(shared.used).toBeLessThanOrEqual(shared.size!);
+  });
+
   it("x-request-id is echoed when the client sends a sane one and generated otherwise, on every answer", async () => {
     const echoed = await call(server.url, "GET", "/v1/health", { headers: { "x-request-id": "trace-42.a:b" } });
     expect(echoed.headers.get("x-request-id")).toBe("trace-42.a:b");

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Kernels } from "../../src/kernels/abi.js";
 import { HEAP_BASE, SharedHeap } from "../../src/kernels/shared-heap.js";
@@ -28,6 +29,62 @@ describe("SharedHeap", () => {
     expect(Array.from(heap.bytes().subarray(first, first + 3))).toEqual([1, 2, 3]);
     heap.bytes()[big + before * 2 - 1] = 7;
     expect(heap.bytes()[big + before * 2 - 1]).toBe(7);
+  });
+
+  it("merges a released block with free neighbours on both sides, so a block as large as both fits where they were", () => {
+    // issue 20.8: unmerged pieces never fit a larger block, so the top (and the memory, which never shrinks) kept rising
+    for (const order of [[0, 1, 2], [2, 1, 0], [0, 2, 1]]) {
+      const heap = new SharedHeap();
+      const blocks = [heap.alloc(1000), heap.alloc(1000), heap.alloc(1000)];
+      const pin = heap.alloc(16); // keeps the three off the top
+      const end = heap.end;
+      for (const i of order) heap.release(blocks[i]!);
+      expect(heap.freeBlocks()).toEqual([[blocks[0], 3024]]);
+      expect(heap.alloc(3000)).toBe(blocks[0]);
+      expect(heap.end).toBe(end);
+      heap.release(blocks[0]!);
+      heap.release(pin);
+      expect(heap.end).toBe(HEAP_BASE);
+      expect(heap.freeBlocks()).toEqual([]);
+    }
+  });
+
+  it("property: under any alloc/release sequence blocks never overlap, free space is fully merged, and releasing all empties the heap", () => {
+    const heap = new SharedHeap(); // one memory for every run: each run ends with the heap empty
+    const op = fc.oneof(fc.record({ alloc: fc.integer({ min: 1, max: 5000 }) }), fc.record({ release: fc.nat() }));
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+        expect(heap.end).toBe(HEAP_BASE);
+        const live = new Map<number, number>(); // ptr -> bytes asked
+        for (const o of ops) {
+          if ("alloc" in o) {
+            const ptr = heap.alloc(o.alloc);
+            expect(ptr % 16).toBe(0);
+            live.set(ptr, o.alloc);
+          } else if (live.size > 0) {
+            const ptr = [...live.keys()][o.release % live.size]!;
+            live.delete(ptr);
+            heap.release(ptr);
+          }
+          const spans = [...[...live].map(([p, n]) => [p, Math.ceil(Math.max(n, 16) / 16) * 16, "live"] as const), ...heap.freeBlocks().map(([p, n]) => [p, n, "free"] as const)].sort((x, y) => x[0] - y[0]);
+          for (let i = 1; i < spans.length; i++) {
+            const [p0, n0, k0] = spans[i - 1]!;
+            const [p1, , k1] = spans[i]!;
+            expect(p0 + n0).toBeLessThanOrEqual(p1); // no overlap
+            if (k0 === "free" && k1 === "free") expect(p0 + n0).toBeLessThan(p1); // two free blocks never touch
+          }
+          const last = spans.at(-1);
+          if (last !== undefined) {
+            expect(last[0] + last[1]).toBeLessThanOrEqual(heap.end);
+            if (last[2] === "free") expect(last[0] + last[1]).toBeLessThan(heap.end); // a free block never touches the top
+          }
+        }
+        for (const ptr of live.keys()) heap.release(ptr);
+        expect(heap.end).toBe(HEAP_BASE);
+        expect(heap.freeBlocks()).toEqual([]);
+      }),
+      { seed: 2008, numRuns: 150 },
+    );
   });
 
   it("refuses to grow past 4 GiB with E_OUT_OF_MEMORY", () => {

@@ -52,6 +52,18 @@ describe("ScanPool", () => {
     }
   });
 
+  it("each live worker reports its V8 heap (ScanPool.workerHeaps, by thread id)", async () => {
+    await pool.topK(arena, randomQuery(kernels, 1024, arena.words, 9), 10);
+    const deadline = Date.now() + 10_000;
+    while (pool.workerHeaps().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const heaps = pool.workerHeaps();
+    expect(heaps.map((h) => h.threadId).sort()).toEqual(pool.workers.map((w) => w.threadId).sort());
+    for (const h of heaps) {
+      expect(h.used).toBeGreaterThan(0);
+      expect(h.used).toBeLessThanOrEqual(h.total);
+    }
+  });
+
   it("batches over stripes smaller than k still merge correctly", async () => {
     const small = randomArena(kernels, 70, 256, 12); // stripes of 64 and 6 rows
     const queries = kernels.heap.alloc(3 * small.rowBytes);
