@@ -26,7 +26,7 @@
  * This merges two tails built apart (jetstream-log's SubjectTail and follow.ts's Follower); where they
  * differed the stricter behaviour is kept, the reasons with each choice below.
  */
-import { DeliverPolicy, jetstream, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
+import { DeliverPolicy, jetstream, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { SvcError } from "../errors.js";
 import { untilQuorum } from "./quorum.js";
@@ -201,12 +201,7 @@ export class StreamTail {
   private async lastSequence(): Promise<number> {
     this.jsm ??= await this.js.jetstreamManager(false);
     if (this.opts.subject === undefined) return (await this.jsm.streams.info(this.opts.stream)).state.last_seq;
-    try {
-      return (await this.jsm.streams.getMessage(this.opts.stream, { last_by_subj: this.opts.subject }))?.seq ?? 0;
-    } catch (e) {
-      if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.NoMessageFound) return 0;
-      throw e;
-    }
+    return (await this.jsm.streams.getMessage(this.opts.stream, { last_by_subj: this.opts.subject }))?.seq ?? 0;
   }
 
   private release(): void {
