@@ -120,8 +120,8 @@ export class ClusterNode {
 
   /** Leave the registry (others see this node go at once) and close the connection. */
   async close(): Promise<void> {
-    this.lease?.close();
-    this.keys?.close();
+    await this.lease?.close();
+    await this.keys?.close();
     await this.registry?.leave();
     await this.nc.drain().catch(() => this.nc.close());
   }

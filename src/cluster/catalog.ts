@@ -2,7 +2,8 @@
  * @module catalog — the index catalog of cluster mode (`ClusterIndexes implements IndexCatalog`), the
  * same on every node. Records live in the replicated KV bucket `svc_catalog` (key `<tenant>.<name>`,
  * value the JSON of a ClusterIndexRecord: the IndexRecord plus shards, replicas and a random
- * incarnation); every node keeps a copy in memory through a watch of the bucket. Create is a KV create
+ * incarnation); every node keeps a copy in memory (kv-mirror.ts, which survives a nats-server's death
+ * where a plain watch stayed stuck). Create is a KV create
  * (one winner across nodes: 409 E_CONFLICT for the others), configure a compare-and-set on the
  * revision, delete a KV delete followed by a purge of the index's subjects. The vectors are served
  * by this node's ShardHost (the shards it owns) and reached through ShardedIndex from any node.
@@ -17,6 +18,7 @@ import { checkProtection, checkTags, validateCreate, type CreateIndexInput, type
 import type { VectorIndex } from "../memory/vector-index.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { ensureLogStream, LOG_STREAM } from "./jetstream-log.js";
+import { KvMirror, type Mirrored } from "./kv-mirror.js";
 import type { NodeRegistry } from "./nodes.js";
 import { ShardHost } from "./shard-host.js";
 import { ShardedIndex, type ShardedIndexOptions } from "./sharded-index.js";
@@ -43,12 +45,10 @@ export interface ClusterIndexesOptions {
 }
 
 export class ClusterIndexes implements IndexCatalog {
-  /** `<tenant>.<name>` -> the record and its KV revision. */
-  private readonly records = new Map<string, { record: ClusterIndexRecord; revision: number }>();
+  /** `<tenant>.<name>` -> the record and its KV revision (set once open). */
+  private records!: KvMirror<ClusterIndexRecord>;
   /** One ShardedIndex per incarnation. */
   private readonly indexes = new Map<string, ShardedIndex>();
-  /** `<tenant>.<name>` -> the revision of its last record known deleted (an older put arriving late is ignored). */
-  private readonly gone = new Map<string, number>();
   private readonly host: ShardHost;
   private readonly stops: Array<() => void> = [];
   private closed = false;
@@ -57,7 +57,7 @@ export class ClusterIndexes implements IndexCatalog {
     private readonly kv: KV,
     private readonly opts: ClusterIndexesOptions,
   ) {
-    this.host = new ShardHost({ ...opts, indexes: () => [...this.records.values()].map((e) => e.record) });
+    this.host = new ShardHost({ ...opts, indexes: () => [...this.records.values()].map((e) => e.value) });
   }
 
   /** Open the catalog (creating the bucket and the log stream when missing), read it, and start serving this node's shards. */
@@ -65,18 +65,16 @@ export class ClusterIndexes implements IndexCatalog {
     await ensureLogStream(opts.nc);
     const kv = await new Kvm(opts.nc).create(CATALOG_BUCKET, { replicas: opts.bucketReplicas ?? 3, history: 1 });
     const c = new ClusterIndexes(kv, opts);
-    for await (const key of await kv.keys()) {
-      const e = await kv.get(key);
-      if (e !== null && e.operation === "PUT") c.apply(key, e.revision, e.value);
-    }
-    const watch = await kv.watch();
-    void (async () => {
-      for await (const e of watch) {
-        if (c.closed) break;
-        if (c.apply(e.key, e.revision, e.operation === "PUT" ? e.value : null)) void c.host.reconcile();
-      }
-    })();
-    c.stops.push(() => watch.stop());
+    let loaded = false;
+    c.records = await KvMirror.open(opts.nc, kv, CATALOG_BUCKET, {
+      parse: (_key, value) => parseRecord(new TextDecoder().decode(value)),
+      onChange: (key, now, before) => {
+        c.forget(key, now, before);
+        if (loaded && !c.closed) void c.host.reconcile();
+      },
+    });
+    loaded = true;
+    c.stops.push(() => void c.records.stop());
     const onChange = () => void c.host.reconcile();
     opts.registry.on("change", onChange);
     c.stops.push(() => opts.registry.off("change", onChange));
@@ -107,14 +105,14 @@ export class ClusterIndexes implements IndexCatalog {
       if ((await this.kv.get(key).catch(() => null))?.operation === "PUT") throw new SvcError("E_CONFLICT", `index '${base.name}' already exists`, { field: "name" });
       throw e;
     }
-    if (this.apply(key, revision, JSON.stringify(record))) await this.host.reconcile();
+    if (this.records.set(key, record, revision)) await this.host.reconcile();
     return publicRecord(record);
   }
 
   list(tenant: string): IndexRecord[] {
     this.open();
     return [...this.records.values()]
-      .map((e) => e.record)
+      .map((e) => e.value)
       .filter((r) => r.tenant === tenant)
       .map(publicRecord)
       .sort((a, b) => a.name.localeCompare(b.name));
@@ -132,7 +130,7 @@ export class ClusterIndexes implements IndexCatalog {
       if (patch.tags !== undefined) next.tags = checkTags(patch.tags, record.tags);
       try {
         const rev = await this.kv.update(`${tenant}.${name}`, JSON.stringify(next), revision);
-        this.apply(`${tenant}.${name}`, rev, JSON.stringify(next));
+        this.records.set(`${tenant}.${name}`, next, rev);
         return publicRecord(next);
       } catch (e) {
         // Another node changed it first: read it again and re-apply the patch on top.
@@ -149,7 +147,12 @@ export class ClusterIndexes implements IndexCatalog {
     } catch (e) {
       throw new SvcError("E_CONFLICT", `index '${name}' changed while it was being deleted; retry`, { field: "name", cause: e });
     }
-    if (this.apply(`${tenant}.${name}`, revision, null)) await this.host.reconcile();
+    const key = `${tenant}.${name}`;
+    const before = this.records.get(key);
+    if (this.records.remove(key, revision)) {
+      this.forget(key, undefined, before);
+      await this.host.reconcile();
+    }
     // The frames of every shard of this incarnation: no replica will read them again.
     const jsm = await jetstreamManager(this.opts.nc);
     await jsm.streams.purge(LOG_STREAM, { filter: indexLogFilter(LOG_STREAM, record) }).catch(() => undefined);
@@ -179,32 +182,23 @@ export class ClusterIndexes implements IndexCatalog {
     await this.host.close();
   }
 
-  /** The record of tenant/name: from the watched copy, else (or with `fresh`) from the bucket, which a create on another node may have just written. */
+  /** The record of tenant/name: from the mirrored copy, else (or with `fresh`) from the bucket, which a create on another node may have just written. */
   private async entry(tenant: string, name: string, fresh = false): Promise<{ record: ClusterIndexRecord; revision: number }> {
     this.open();
     const key = `${tenant}.${name}`;
-    let e = fresh ? undefined : this.records.get(key);
+    const before = this.records.get(key);
+    let e = fresh ? undefined : before;
     if (e === undefined && /^[a-z0-9-]+$/.test(name)) {
-      const got = await this.kv.get(key);
-      if (got !== null) this.apply(key, got.revision, got.operation === "PUT" ? got.value : null);
-      e = this.records.get(key);
+      e = (await this.records.fetch(key)) ?? undefined;
+      this.forget(key, e, before);
     }
     if (e === undefined) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
-    return e;
+    return { record: e.value, revision: e.revision };
   }
 
-  /** Take a KV entry (null: deleted) into the local copy unless an entry as new is there; true when it changed. */
-  private apply(key: string, revision: number, value: Uint8Array | string | null): boolean {
-    const have = this.records.get(key);
-    if ((have !== undefined && have.revision > revision) || (have?.revision === revision && value !== null) || (this.gone.get(key) ?? 0) >= revision) return false;
-    const record = value === null ? null : parseRecord(typeof value === "string" ? value : new TextDecoder().decode(value));
-    if (record === null) {
-      if (have === undefined) return false;
-      this.gone.set(key, Math.max(revision, have.revision));
-      this.records.delete(key);
-      this.indexes.delete(`${key}.${have.record.incarnation}`);
-    } else this.records.set(key, { record, revision });
-    return true;
+  /** Drop the ShardedIndex of an incarnation the catalog no longer has. */
+  private forget(key: string, now: Mirrored<ClusterIndexRecord> | undefined, before: Mirrored<ClusterIndexRecord> | undefined): void {
+    if (before !== undefined && before.value.incarnation !== now?.value.incarnation) this.indexes.delete(`${key}.${before.value.incarnation}`);
   }
 
   private open(): void {

@@ -10,6 +10,7 @@ import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { KvMirror } from "./kv-mirror.js";
 
 /** Cluster-wide settings that never expire (unlike `svc_nodes`, whose entries age out). */
 export const CLUSTER_BUCKET = "svc_cluster";
@@ -29,10 +30,11 @@ export interface HomeLeaseOptions {
 export class HomeLease extends EventEmitter {
   private stopped = false;
 
+  private mirror: KvMirror<string> | null = null;
+
   private constructor(
     private homeId: string,
     readonly token: string,
-    private readonly stopWatch: () => void,
   ) {
     super();
   }
@@ -45,18 +47,16 @@ export class HomeLease extends EventEmitter {
     if (opts.take) await kv.put(HOME_KEY, mine);
     const home = parseHome(opts.take ? mine : await createOnce(kv, HOME_KEY, mine));
     if (home === null) throw new Error(`${CLUSTER_BUCKET}/${HOME_KEY} does not hold {"node": "<id>"}; put one (e.g. svc serve --take-home on the node whose data dir holds the state)`);
-    const watch = await kv.watch({ key: HOME_KEY });
-    const lease = new HomeLease(home, token, () => watch.stop());
-    void (async () => {
-      for await (const e of watch) {
-        if (lease.stopped) break;
-        const id = e.operation === "PUT" ? parseHome(e.string()) : null;
-        if (id !== null && id !== lease.homeId) {
-          lease.homeId = id;
-          lease.emit("change", id);
-        }
-      }
-    })();
+    const lease = new HomeLease(home, token);
+    // Follow the lease through a mirror of the bucket (kv-mirror.ts): a plain watch stayed stuck after a nats-server was killed.
+    lease.mirror = await KvMirror.open(nc, kv, CLUSTER_BUCKET, {
+      parse: (key, value) => (key === HOME_KEY ? parseHome(new TextDecoder().decode(value)) : null),
+      onChange: (key, now) => {
+        if (lease.stopped || key !== HOME_KEY || now === undefined || now.value === lease.homeId) return;
+        lease.homeId = now.value;
+        lease.emit("change", now.value);
+      },
+    });
     return lease;
   }
 
@@ -65,10 +65,10 @@ export class HomeLease extends EventEmitter {
     return this.homeId;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.stopWatch();
+    await this.mirror?.stop();
   }
 }
 

@@ -6,12 +6,14 @@
  * deduplicated, replay through an ordered consumer. Positions: segment 0, offset = stream sequence.
  */
 import { encode } from "@msgpack/msgpack";
-import { DeliverPolicy, jetstream, JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { SvcError } from "../errors.js";
 import { safeDecoder } from "../safe-values.js";
 import type { Log, LogFrame, LogPosition, LogReplay, LogStats, OpenLog, RecoveryReport } from "../store/log.js";
+import { untilQuorum } from "./quorum.js";
+import { StreamTail } from "./stream-tail.js";
 
 /** The shared stream's default name; a log named N lives on subject `<stream>.N`. */
 export const LOG_STREAM = "svc_log";
@@ -84,35 +86,45 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
     const from = replay.from?.offset ?? 0;
     const after = replay.prefix ? 0 : from;
     const report: RecoveryReport = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
-    const lastOf = async () => (await untilQuorum(subject, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { last_by_subj: subject })))?.seq ?? 0;
+    const lastOf = async () => (await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { last_by_subj: subject })))?.seq ?? 0;
     const last = await lastOf();
     const position = { segment: 0, offset: Math.max(last, from) };
     const follow = opts.follow ? replay.onTail : undefined;
-    let tail: SubjectTail | null = null;
+    /** End (stream sequence) of the last frame handed on: what head() returns. */
+    let delivered = position.offset;
+    let tail: StreamTail | null = null;
     if (follow !== undefined || last > after) {
       const frames = new FrameAssembler(subject, after, report, (s0, before, frame, count) => earlierChunks(js, stream, subject, s0, before, frame, count, quorumTimeoutMs));
       const decoder = safeDecoder();
-      const onTail = follow;
-      tail = new SubjectTail(nc, js, stream, subject, after, last, quorumTimeoutMs, onTail === undefined, async (m) => {
-        const f = await frames.take(m);
-        if (f === null) return;
-        const frame = decode(decoder, subject, f.chunks, { segment: 0, offset: f.start - 1 }, { segment: 0, offset: f.end });
-        if (m.seq <= last) {
-          replay.onFrame(frame);
-          report.frames++;
-        } else onTail?.(frame);
-        tail!.delivered = Math.max(tail!.delivered, f.end);
+      tail = new StreamTail(nc, {
+        stream,
+        subject,
+        what: `log ${subject}`,
+        start: { after },
+        // without follow the read stops at the subject's end at open; with it, it goes on after the replay
+        ...(follow === undefined ? { until: last } : { catchUp: last }),
+        quorumTimeoutMs,
+        apiTimeoutMs: apiTimeout,
+        onMessage: async (m) => {
+          const f = await frames.take(m);
+          if (f === null) return;
+          const frame = decode(decoder, subject, f.chunks, { segment: 0, offset: f.start - 1 }, { segment: 0, offset: f.end });
+          if (m.seq <= last) {
+            replay.onFrame(frame);
+            report.frames++;
+          } else follow?.(frame);
+          delivered = Math.max(delivered, f.end);
+        },
       });
-      tail.delivered = position.offset;
       try {
         await tail.reached(last);
       } catch (e) {
         await tail.stop();
         throw e;
       }
-      if (onTail === undefined) await tail.stop();
+      if (follow === undefined) await tail.stop();
       // Without follow, a frame still missing chunks at the end is a writer that stopped mid-frame; with it, the frame may be in flight.
-      if (onTail === undefined) frames.cutTorn();
+      if (follow === undefined) frames.cutTorn();
     }
     const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
     const log = new JetStreamLog(js, jsm, stream, subject, position, {
@@ -120,7 +132,7 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
       quorumTimeoutMs,
       purge: opts.purge ?? false,
       chunkBytes: Math.max(1, Math.min(opts.chunkBytes ?? Infinity, maxPayload - HEADER_ROOM)),
-    }, follow === undefined ? null : { tail: tail!, last: lastOf });
+    }, follow === undefined ? null : { tail: tail!, last: lastOf, delivered: () => delivered });
     return { log, report };
   };
 }
@@ -225,7 +237,7 @@ function idsOf(id: string, chunked: boolean): { writer: string; frame: string } 
 /** The first `count` chunks of `frame`, read from sequence `s0` up to (not including) `before`; null when they are not all there. */
 async function earlierChunks(js: JetStreamClient, stream: string, subject: string, s0: number, before: number, frame: string, count: number, quorumTimeoutMs: number): Promise<Uint8Array[] | null> {
   const chunks: Uint8Array[] = [];
-  const consumer = await untilQuorum(subject, quorumTimeoutMs, () => js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: s0 }));
+  const consumer = await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: s0 }));
   const messages = await consumer.consume({ max_messages: 256 });
   try {
     for await (const m of messages) {
@@ -240,125 +252,6 @@ async function earlierChunks(js: JetStreamClient, stream: string, subject: strin
     messages.stop();
   }
   return chunks.length === count ? chunks : null;
-}
-
-/**
- * Reads a subject in stream order from sequence `after + 1` and hands each message to `take`, once
- * per sequence: an ordered consumer (ephemeral, R1, no acks; the client recreates it after a
- * delivery gap), replaced by a new one from `seen + 1` when it ends, resets, misses two heartbeats
- * or the connection reconnects. Until `last` is reached a failure (no quorum for 15 s, no stream,
- * a frame that does not decode) ends the read and rejects `reached`; after it (follow mode) only a
- * missing stream or a bad frame does, and the tail keeps trying otherwise until stopped.
- *
- * Why an ordered consumer and not a durable one per node and log: the collection's checkpoint
- * already records the sequence it has applied, and a replica must resume from its own files' state
- * (a wiped data dir must start from the beginning whatever a server-side cursor says), so a durable
- * consumer would be a second copy of that fact, with names to choose, acks to send and consumers of
- * dead nodes to clean up.
- */
-class SubjectTail {
-  /** Last stream sequence read. */
-  seen: number;
-  /** End (stream sequence) of the last frame handed on; head() returns it. */
-  delivered = 0;
-  private stopped = false;
-  private failure: Error | null = null;
-  private messages: { stop(): void } | null = null;
-  private readonly waiters: Array<{ seq: number; resolve: () => void; reject: (e: Error) => void }> = [];
-  private readonly done: Promise<void>;
-  private readonly connection: AsyncIterable<{ type: string }> & { stop?(): void };
-
-  constructor(
-    nc: NatsConnection,
-    private readonly js: JetStreamClient,
-    private readonly stream: string,
-    private readonly subject: string,
-    after: number,
-    private readonly last: number,
-    private readonly quorumTimeoutMs: number,
-    /** Stop at `last` (a replay without follow). */
-    private readonly once: boolean,
-    private readonly take: (m: SubjectMessage) => Promise<void>,
-  ) {
-    this.seen = after;
-    const connection = (this.connection = nc.status());
-    void (async () => {
-      for await (const st of connection) if (st.type === "reconnect") this.messages?.stop();
-    })().catch(() => undefined);
-    this.done = this.run();
-  }
-
-  /** Resolves once every message up to `seq` was taken; rejects when the read failed or stopped before. */
-  reached(seq: number): Promise<void> {
-    if (this.seen >= seq) return Promise.resolve();
-    if (this.failure !== null) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.messages?.stop();
-    this.connection.stop?.();
-    await this.done;
-    this.fail(new SvcError("E_CLOSED", `log ${this.subject} is closed`));
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopped && !(this.once && this.seen >= this.last)) {
-      try {
-        const consumer = await untilQuorum(this.subject, this.quorumTimeoutMs, () =>
-          this.js.consumers.get(this.stream, { filter_subjects: this.subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.seen + 1 }),
-          () => this.stopped,
-        );
-        if (this.stopped) break;
-        // expires/idle_heartbeat: a consumer lost with its server is noticed after two missed heartbeats (~2 s), not the default 30 s.
-        const messages = await consumer.consume({ max_messages: 256, expires: 5000, idle_heartbeat: 1000 });
-        this.messages = messages;
-        // The client's own recovery of an ordered consumer lost with its server was seen to stall (recreated, then
-        // heartbeats missed for good): when it resets, or two heartbeats are missed, this consumer is dropped and a
-        // new one starts at seen + 1 (so does a reconnect, see the constructor).
-        void (async () => {
-          for await (const st of messages.status()) {
-            if (st.type === "reset" || st.type === "consumer_not_found" || st.type === "consumer_deleted" || (st.type === "heartbeats_missed" && st.count >= 2)) messages.stop();
-          }
-        })().catch(() => undefined);
-        if (this.stopped) messages.stop();
-        for await (const m of messages) {
-          if (this.stopped) break;
-          if (m.seq <= this.seen) continue;
-          await this.take(m);
-          this.seen = m.seq;
-          this.release();
-          if (this.once && this.seen >= this.last) break;
-        }
-      } catch (e) {
-        const fatal = e instanceof SvcError && (e.code !== "E_NO_QUORUM" || this.seen < this.last);
-        if (fatal || this.stopped) {
-          this.fail(e as Error);
-          return;
-        }
-      } finally {
-        this.messages?.stop();
-        this.messages = null;
-      }
-      if (!this.stopped && !(this.once && this.seen >= this.last)) await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-
-  private release(): void {
-    for (let i = this.waiters.length - 1; i >= 0; i--) {
-      const w = this.waiters[i]!;
-      if (w.seq <= this.seen) {
-        this.waiters.splice(i, 1);
-        w.resolve();
-      }
-    }
-  }
-
-  private fail(e: Error): void {
-    this.failure ??= e;
-    for (const w of this.waiters.splice(0)) w.reject(this.failure);
-  }
 }
 
 function decode(decoder: ReturnType<typeof safeDecoder>, subject: string, chunks: Uint8Array[], start: LogPosition, end: LogPosition): LogFrame {
@@ -389,24 +282,6 @@ function chunkOf(h: string | undefined): [number, number, number] {
   return Number.isInteger(i) && Number.isInteger(k) && Number.isInteger(s0) && i! >= 0 && k! > i! && s0 >= 0 ? [i!, k!, s0] : [-1, 0, 0];
 }
 
-/** Run `f` until it succeeds, retrying while the cluster has no quorum or leader (at most `timeoutMs`, then E_NO_QUORUM; E_CLOSED once `stopped`); a missing stream is E_NOT_FOUND at once. */
-async function untilQuorum<T>(subject: string, timeoutMs: number, f: () => Promise<T>, stopped: () => boolean = () => false): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await f();
-    } catch (e) {
-      if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) throw new SvcError("E_NOT_FOUND", `${subject}: its stream does not exist (create it with ensureLogStream)`, { field: "stream", cause: e });
-      if (stopped()) throw new SvcError("E_CLOSED", `log ${subject} is closed`, { cause: e });
-      const left = deadline - Date.now();
-      if (left <= 100) {
-        throw new SvcError("E_NO_QUORUM", `${subject}: JetStream did not answer after ${attempt} attempt(s) in ${timeoutMs} ms (${(e as Error).message})`, { cause: e });
-      }
-      await new Promise((r) => setTimeout(r, Math.min(250, left - 100)));
-    }
-  }
-}
-
 interface Settings {
   ackTimeoutMs: number;
   quorumTimeoutMs: number;
@@ -431,14 +306,14 @@ class JetStreamLog implements Log {
     private readonly subject: string,
     start: LogPosition,
     private readonly settings: Settings,
-    /** Follow mode: the subject's tail and how to ask for the subject's last sequence. */
-    private readonly following: { tail: SubjectTail; last: () => Promise<number> } | null,
+    /** Follow mode: the subject's tail, how to ask for the subject's last sequence, and the end of the last frame the tail handed on. */
+    private readonly following: { tail: StreamTail; last: () => Promise<number>; delivered: () => number } | null,
   ) {
     this.last = start;
     if (following !== null) {
       this.head = async () => {
         await following.tail.reached(await following.last());
-        return { segment: 0, offset: following.tail.delivered };
+        return { segment: 0, offset: following.delivered() };
       };
     }
   }
@@ -481,7 +356,7 @@ class JetStreamLog implements Log {
       h = headers();
       h.set(CHUNK_HEADER, chunk);
     }
-    return untilQuorum(this.subject, this.settings.quorumTimeoutMs, async () => {
+    return untilQuorum(`log ${this.subject}`, this.settings.quorumTimeoutMs, async () => {
       const timeout = Math.max(100, Math.min(this.settings.ackTimeoutMs, deadline - Date.now()));
       return (await this.js.publish(this.subject, data, { msgID, timeout, ...(h ? { headers: h } : {}) })).seq;
     });

@@ -11,7 +11,8 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { hashKey, isKeyRecord, KeyStore, newKey, type KeyBook, type KeyRecord, type Principal } from "../account/keys.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
-import { isRevisionConflict, KvMirror, retryBucket } from "./kv-mirror.js";
+import { KvMirror } from "./kv-mirror.js";
+import { isRevisionConflict, untilQuorum } from "./quorum.js";
 
 /** The bucket of API key records. */
 export const KEYS_BUCKET = "svc_keys";
@@ -49,13 +50,13 @@ export class ClusterKeys implements KeyBook {
         });
       }
     }
-    return new ClusterKeys(await KvMirror.open(nc, kv, KEYS_BUCKET, parseRecord), opts.quorumTimeoutMs ?? 15_000);
+    return new ClusterKeys(await KvMirror.open(nc, kv, KEYS_BUCKET, { parse: parseRecord }), opts.quorumTimeoutMs ?? 15_000);
   }
 
   async create(opts: { tenant?: string; admin?: boolean; name?: string } = {}): Promise<{ key: string; record: KeyRecord }> {
     const { key, record } = newKey(opts);
     try {
-      this.mirror.set(record.id, record, await retryBucket(() => this.mirror.kv.create(record.id, JSON.stringify(record)), this.quorumTimeoutMs, "create key"));
+      this.mirror.set(record.id, record, await untilQuorum("create key", this.quorumTimeoutMs, () => this.mirror.kv.create(record.id, JSON.stringify(record))));
     } catch (e) {
       // a conflict on a fresh random id is an earlier try of this create that was kept
       if (!isRevisionConflict(e) || (await this.mirror.fetch(record.id))?.value.hash !== record.hash) throw e;
@@ -74,7 +75,7 @@ export class ClusterKeys implements KeyBook {
       if (cur.value.revokedAt !== null) return { ...cur.value };
       const next = { ...cur.value, revokedAt: Date.now() };
       try {
-        this.mirror.set(id, next, await retryBucket(() => this.mirror.kv.update(id, JSON.stringify(next), cur.revision), this.quorumTimeoutMs, "revoke key"));
+        this.mirror.set(id, next, await untilQuorum("revoke key", this.quorumTimeoutMs, () => this.mirror.kv.update(id, JSON.stringify(next), cur.revision)));
         return { ...next };
       } catch (e) {
         if (!isRevisionConflict(e)) throw e;
@@ -102,8 +103,8 @@ export class ClusterKeys implements KeyBook {
     return null;
   }
 
-  close(): void {
-    this.mirror.stop();
+  async close(): Promise<void> {
+    await this.mirror.stop();
   }
 
   /** Records by hash, rebuilt when the mirror changed since the last build. */

@@ -1,8 +1,9 @@
 /**
  * @module nodes — cluster membership and placement. Each svc node puts its `NodeInfo` into the KV
- * bucket `svc_nodes` (replicated) every `heartbeatMs`; every node watches the bucket and counts a
- * node live while it has seen a put from it within `ttlMs` (local receive time, so clocks need not
- * agree; the bucket's max age drops the entries of nodes gone for good). Placement is rendezvous
+ * bucket `svc_nodes` (replicated) every `heartbeatMs`; every node mirrors the bucket (kv-mirror.ts,
+ * which survives a nats-server's death where a plain watch stayed stuck) and counts a node live
+ * while it has seen a put from it within `ttlMs` (local receive time, so clocks need not agree; the
+ * bucket's max age drops the entries of nodes gone for good). Placement is rendezvous
  * hashing over the live node ids: a key (e.g. a shard) is owned by the `r` live nodes with the
  * highest hash(node, key). When a node's key expires its keys move to the next nodes in that order,
  * and move back when it returns: nothing else about placement is stored or negotiated.
@@ -11,6 +12,7 @@ import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { KvMirror } from "./kv-mirror.js";
 
 /** The bucket of node registrations. */
 export const NODES_BUCKET = "svc_nodes";
@@ -41,9 +43,11 @@ export interface NodeRegistryOptions {
  * joins or expires.
  */
 export class NodeRegistry extends EventEmitter {
-  private readonly seen = new Map<string, { info: NodeInfo; at: number }>();
+  /** When this node last saw a put of each registration (local time). */
+  private readonly seen = new Map<string, number>();
   private liveIds: string[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
+  private mirror: KvMirror<NodeInfo> | null = null;
   private stopped = false;
 
   private constructor(
@@ -54,31 +58,29 @@ export class NodeRegistry extends EventEmitter {
     super();
   }
 
-  /** Register `self` and start watching the others; resolves once the current registrations are read. */
+  /** Register `self` and start following the others; resolves once the current registrations are read. */
   static async join(nc: NatsConnection, self: NodeInfo, opts: NodeRegistryOptions = {}): Promise<NodeRegistry> {
     const heartbeatMs = opts.heartbeatMs ?? 1000;
     const ttlMs = opts.ttlMs ?? 5000;
     const kv = await new Kvm(nc).create(NODES_BUCKET, { replicas: opts.replicas ?? 3, history: 1, ttl: Math.max(ttlMs * 4, 60_000) });
     const reg = new NodeRegistry(kv, self, ttlMs);
     await reg.beat();
-    const watch = await kv.watch();
-    void (async () => {
-      for await (const e of watch) {
-        if (reg.stopped) break;
-        if (e.operation !== "PUT") reg.seen.delete(e.key);
-        else {
-          const info = parseInfo(e.value);
-          // an initial value older than the ttl belongs to a node that is gone
-          if (info !== null && (e.isUpdate || Date.now() - e.created.getTime() < ttlMs)) reg.seen.set(e.key, { info, at: Date.now() });
-        }
+    let loaded = false;
+    reg.mirror = await KvMirror.open(nc, kv, NODES_BUCKET, {
+      parse: (_key, value) => parseInfo(value),
+      onChange: (key, now) => {
+        if (reg.stopped) return;
+        if (now === undefined) reg.seen.delete(key);
+        // a value read at start that is older than the ttl belongs to a node that is gone
+        else if (loaded || Date.now() - now.time < ttlMs) reg.seen.set(key, Date.now());
         reg.refresh();
-      }
-    })();
-    reg.seen.set(self.id, { info: self, at: Date.now() });
+      },
+    });
+    loaded = true;
+    reg.seen.set(self.id, Date.now());
     reg.refresh();
     reg.timers.push(setInterval(() => void reg.beat().catch(() => undefined), heartbeatMs).unref());
     reg.timers.push(setInterval(() => reg.refresh(), Math.max(100, Math.floor(ttlMs / 5))).unref());
-    reg.once("stop", () => watch.stop());
     return reg;
   }
 
@@ -89,7 +91,8 @@ export class NodeRegistry extends EventEmitter {
 
   /** A live node's registration, or undefined. */
   info(id: string): NodeInfo | undefined {
-    return this.liveIds.includes(id) ? this.seen.get(id)?.info : undefined;
+    if (!this.liveIds.includes(id)) return undefined;
+    return id === this.self.id ? this.self : this.mirror?.get(id)?.value;
   }
 
   /** The `r` live nodes that own `key`, best first (rendezvous hashing). */
@@ -102,19 +105,19 @@ export class NodeRegistry extends EventEmitter {
     if (this.stopped) return;
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
-    this.emit("stop");
+    await this.mirror?.stop();
     await this.kv.delete(this.self.id).catch(() => undefined);
   }
 
   private async beat(): Promise<void> {
     if (this.stopped) return;
-    this.seen.set(this.self.id, { info: this.self, at: Date.now() });
+    this.seen.set(this.self.id, Date.now());
     await this.kv.put(this.self.id, JSON.stringify(this.self));
   }
 
   private refresh(): void {
     const now = Date.now();
-    const ids = [...this.seen].filter(([id, s]) => id === this.self.id || now - s.at < this.ttlMs).map(([id]) => id).sort();
+    const ids = [...this.seen].filter(([id, at]) => id === this.self.id || now - at < this.ttlMs).map(([id]) => id).sort();
     if (ids.join(",") === this.liveIds.join(",")) return;
     this.liveIds = ids;
     this.emit("change", ids);

@@ -28,7 +28,8 @@ import {
 } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
-import { Follower } from "./follow.js";
+import { untilQuorum } from "./quorum.js";
+import { StreamTail } from "./stream-tail.js";
 
 /** The ledger stream; a tenant's changes are the subject `<stream>.<tenant>`. */
 export const LEDGER_STREAM = "svc_ledger";
@@ -78,13 +79,9 @@ export class ClusterWallets implements WalletBook {
   private readonly holdIds = new WeakMap<Reservation, string>();
   /** Changes this node waits for (by key) and, once folded, their outcomes. */
   private readonly waiting = new Map<string, Outcome | null>();
-  private waiters: Array<{ seq: number; resolve: () => void; reject: (e: Error) => void }> = [];
-  private applied = 0;
-  private follower: Follower | null = null;
-  private failure: Error | null = null;
+  private tail: StreamTail | null = null;
 
   private constructor(
-    private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
     readonly prices: PriceTable,
     private readonly settings: Required<Omit<ClusterWalletsOptions, "replicas">>,
@@ -94,16 +91,29 @@ export class ClusterWallets implements WalletBook {
   static async open(nc: NatsConnection, prices: PriceTable, opts: ClusterWalletsOptions = {}): Promise<ClusterWallets> {
     const settings = { holdTtlMs: opts.holdTtlMs ?? 120_000, ackTimeoutMs: opts.ackTimeoutMs ?? 2000, quorumTimeoutMs: opts.quorumTimeoutMs ?? 15_000 };
     const jsm = await jetstreamManager(nc);
-    const info = await untilQuorum(settings.quorumTimeoutMs, "open the ledger", async () => {
+    const info = await untilQuorum("open the ledger", settings.quorumTimeoutMs, async () => {
       const existing = await jsm.streams.info(LEDGER_STREAM).catch((e: unknown) => {
         if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) return null;
         throw e;
       });
       return existing ?? (await jsm.streams.add({ name: LEDGER_STREAM, subjects: [`${LEDGER_STREAM}.>`], num_replicas: opts.replicas ?? 3, duplicate_window: 120_000 * 1_000_000 }));
+    }, { field: "wallet" });
+    const w = new ClusterWallets(jetstream(nc), prices, settings);
+    // Fold the stream in order for as long as the wallets are open (stream-tail.ts: resumes by itself after a server loss).
+    w.tail = new StreamTail(nc, {
+      stream: LEDGER_STREAM,
+      what: "the ledger",
+      catchUp: info.state.last_seq,
+      quorumTimeoutMs: settings.quorumTimeoutMs,
+      apiTimeoutMs: settings.ackTimeoutMs,
+      onMessage: (m) => w.fold(m.subject.slice(LEDGER_STREAM.length + 1), m.data),
     });
-    const w = new ClusterWallets(nc, jetstream(nc), prices, settings);
-    await w.follow();
-    await w.caughtUp(info.state.last_seq);
+    try {
+      await w.tail.reached(info.state.last_seq);
+    } catch (e) {
+      await w.tail.stop();
+      throw e;
+    }
     return w;
   }
 
@@ -176,13 +186,12 @@ export class ClusterWallets implements WalletBook {
 
   /** Stop folding (changes in flight on this node reject). */
   async close(): Promise<void> {
-    this.follower?.stop();
-    this.fail(new SvcError("E_CLOSED", "the wallets are closed"));
+    await this.tail?.stop();
   }
 
   /** The sequence of the last change folded. */
   get position(): number {
-    return this.applied;
+    return this.tail?.position ?? 0;
   }
 
   private get signup(): number {
@@ -208,48 +217,16 @@ export class ClusterWallets implements WalletBook {
     const key = `${c.k}:${c.id}`;
     this.waiting.set(key, null);
     try {
-      const seq = await untilQuorum(this.settings.quorumTimeoutMs, `tenant '${tenant}' wallet`, async () => {
+      const seq = await untilQuorum(`tenant '${tenant}' wallet`, this.settings.quorumTimeoutMs, async () => {
         const ack = await this.js.publish(`${LEDGER_STREAM}.${tenant}`, JSON.stringify(c), { msgID: `${tenant}:${key}`, timeout: this.settings.ackTimeoutMs });
         return ack.seq;
-      });
+      }, { field: "wallet" });
       this.stats.published++;
-      await this.caughtUp(seq);
+      await this.tail!.reached(seq);
       return this.waiting.get(key) ?? {};
     } finally {
       this.waiting.delete(key);
     }
-  }
-
-  /** Resolves once the fold has applied sequence `seq`. */
-  private caughtUp(seq: number): Promise<void> {
-    if (this.failure !== null) return Promise.reject(this.failure);
-    if (this.applied >= seq) return Promise.resolve();
-    return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
-  }
-
-  /** Fold the stream in order for as long as the wallets are open (follow.ts: resumes by itself after a server loss). */
-  private async follow(): Promise<void> {
-    this.follower = await untilQuorum(this.settings.quorumTimeoutMs, "follow the ledger", () =>
-      Follower.start(this.nc, {
-        stream: LEDGER_STREAM,
-        onMessage: (m) => {
-          this.fold(m.subject.slice(LEDGER_STREAM.length + 1), m.data);
-          this.applied = m.seq;
-          if (this.waiters.some((w) => w.seq <= m.seq)) {
-            const ready = this.waiters.filter((w) => w.seq <= m.seq);
-            this.waiters = this.waiters.filter((w) => w.seq > m.seq);
-            for (const w of ready) w.resolve();
-          }
-        },
-      }),
-    );
-  }
-
-  /** Reject every change waiting for the fold. */
-  private fail(e: unknown): void {
-    this.failure = e instanceof Error ? e : new Error(String(e));
-    for (const w of this.waiters) w.reject(this.failure);
-    this.waiters = [];
   }
 
   /** Apply one change: the same on every node, from the message alone. */
@@ -335,20 +312,5 @@ export function parseChange(data: Uint8Array): LedgerChange | null {
     }
   } catch {
     return null;
-  }
-}
-
-/** Run `f` until it succeeds, retrying while JetStream does not answer (no leader, no responders, timeouts) for up to `timeoutMs`; then E_NO_QUORUM. */
-async function untilQuorum<T>(timeoutMs: number, what: string, f: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await f();
-    } catch (e) {
-      if (Date.now() >= deadline) {
-        throw new SvcError("E_NO_QUORUM", `${what}: the ledger stream did not answer within ${timeoutMs} ms (fewer than a quorum of NATS servers reachable: ${e instanceof Error ? e.message : String(e)}); retry`, { field: "wallet" });
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
   }
 }

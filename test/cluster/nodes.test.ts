@@ -1,11 +1,13 @@
 /**
  * Cluster membership and placement (cluster/nodes.ts) against a real 3-server JetStream cluster: nodes
  * see each other join, a node that leaves or stops beating drops out after its ttl, and rendezvous
- * placement moves only the keys of the node that went.
+ * placement moves only the keys of the node that went; with the nats-server that leads the bucket's
+ * stream (and holds one registry's connection) killed, joins, leaves and expiries are still seen.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { NodeRegistry, rank } from "../../src/cluster/nodes.js";
+import { NODES_BUCKET, NodeRegistry, rank } from "../../src/cluster/nodes.js";
 import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
 
 let cluster: NatsCluster;
@@ -15,9 +17,18 @@ const conn = async () => {
   conns.push(nc);
   return nc;
 };
-const until = async (cond: () => boolean, ms = 10_000) => {
+/** A connection to server i first (the others only when it is gone). */
+const connTo = async (i: number) => {
+  const nc = await connect({ servers: [cluster.urls[i]!, ...cluster.urls.filter((_, j) => j !== i)], noRandomize: true, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  conns.push(nc);
+  return nc;
+};
+/** Wait for `cond`, running `step` (if any) before each check. */
+const until = async (cond: () => boolean, ms = 10_000, step?: () => Promise<void>) => {
   const end = Date.now() + ms;
-  while (!cond()) {
+  for (;;) {
+    await step?.();
+    if (cond()) return;
     if (Date.now() > end) throw new Error("condition not met in time");
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -56,6 +67,48 @@ describe("node registry", () => {
     await a.leave();
     await b.leave();
   }, 30_000);
+});
+
+describe("node registry with a nats-server killed", () => {
+  it("still sees joins, leaves and expiries after the server leading the bucket and holding a registry's connection is killed", async () => {
+    const opts = { heartbeatMs: 300, ttlMs: 5000 };
+    const ids = ["k0", "k1", "k2"];
+    const regs: NodeRegistry[] = [];
+    for (let i = 0; i < 3; i++) regs.push(await NodeRegistry.join(await connTo(i), { id: ids[i]!, url: `http://127.0.0.1:${10 + i}`, startedAt: Date.now() }, opts));
+    const mine = (r: NodeRegistry) => r.live.filter((id) => id.startsWith("k"));
+    await until(() => regs.every((r) => mine(r).length === 3), 20_000);
+    // The server leading the bucket's stream holds every registry's consumer; registry `victim` is connected to it too.
+    const info = await (await jetstreamManager(await conn())).streams.info(`KV_${NODES_BUCKET}`);
+    const leader = Number(info.cluster!.leader!.replace(/^n/, ""));
+    const victim = regs[leader]!;
+    const [o1, o2] = [regs[(leader + 1) % 3]!, regs[(leader + 2) % 3]!];
+    cluster.kill(leader);
+    // a node joining afterwards (on a live server) is seen by all, the victim included once it reconnected
+    const dConn = await connTo((leader + 1) % 3);
+    // (joining retries while JetStream elects new leaders, as ClusterNode does at start)
+    let d: NodeRegistry | undefined;
+    await until(() => d !== undefined, 30_000, async () => {
+      d = await NodeRegistry.join(dConn, { id: "k3", url: "http://127.0.0.1:13", startedAt: Date.now() }, opts).catch(() => undefined);
+    });
+    await until(() => [victim, o1, o2].every((r) => r.live.includes("k3")), 30_000);
+    expect(victim.info("k3")?.url).toBe("http://127.0.0.1:13");
+    // a clean leave is seen as a delete, before its registration could have expired (ttl 5 s)
+    await o2.leave();
+    const left = Date.now();
+    await until(() => [victim, o1, d!].every((r) => !r.live.includes(o2.self.id)), 15_000);
+    expect(Date.now() - left).toBeLessThan(opts.ttlMs);
+    // a node that stops beating (its connection closes) expires on every node
+    await dConn.close();
+    await until(() => [victim, o1].every((r) => !r.live.includes("k3")), 20_000);
+    // and the survivors still see each other beating
+    expect(mine(victim)).toEqual([victim.self.id, o1.self.id].sort());
+    expect(mine(o1)).toEqual([victim.self.id, o1.self.id].sort());
+    cluster.start(leader);
+    await cluster.ready();
+    await victim.leave();
+    await o1.leave();
+    await d!.leave();
+  }, 120_000);
 });
 
 describe("rendezvous placement", () => {
