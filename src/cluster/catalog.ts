@@ -13,6 +13,7 @@ import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { SvcError } from "../errors.js";
+import { parseStoredJson } from "../safe-values.js";
 import type { Kernels } from "../kernels/abi.js";
 import { checkProtection, checkTags, validateCreate, type CreateIndexInput, type IndexCatalog, type IndexRecord } from "../memory/indexes.js";
 import type { VectorIndex } from "../memory/vector-index.js";
@@ -20,12 +21,15 @@ import type { ScanPool } from "../pool/scan-pool.js";
 import { ensureLogStream, LOG_STREAM } from "./jetstream-log.js";
 import { KvMirror, type Mirrored } from "./kv-mirror.js";
 import type { NodeRegistry } from "./nodes.js";
+import { isRevisionConflict, untilQuorum } from "./quorum.js";
 import { ShardHost } from "./shard-host.js";
 import { ShardedIndex, type ShardedIndexOptions } from "./sharded-index.js";
 import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, type ClusterIndexRecord } from "./shards.js";
 
 /** The bucket of index records. */
 export const CATALOG_BUCKET = "svc_catalog";
+/** How long a catalog write keeps retrying while the bucket has no leader before E_NO_QUORUM (as the log and the keys). */
+const QUORUM_TIMEOUT_MS = 15_000;
 
 export interface ClusterIndexesOptions {
   nc: NatsConnection;
@@ -98,13 +102,17 @@ export class ClusterIndexes implements IndexCatalog {
       incarnation: randomBytes(6).toString("hex"),
     };
     const key = `${tenant}.${base.name}`;
-    let revision: number;
-    try {
-      revision = await this.kv.create(key, JSON.stringify(record));
-    } catch (e) {
-      if ((await this.kv.get(key).catch(() => null))?.operation === "PUT") throw new SvcError("E_CONFLICT", `index '${base.name}' already exists`, { field: "name" });
-      throw e;
-    }
+    // null: the name is taken by another create (a try of ours that timed out but was kept counts as ours)
+    const revision = await untilQuorum(`create index '${base.name}'`, QUORUM_TIMEOUT_MS, async () => {
+      try {
+        return await this.kv.create(key, JSON.stringify(record));
+      } catch (e) {
+        if (!isRevisionConflict(e)) throw e;
+        const found = await this.kv.get(key);
+        return found?.operation === "PUT" && parseRecord(found.string())?.incarnation === record.incarnation ? found.revision : null;
+      }
+    });
+    if (revision === null) throw new SvcError("E_CONFLICT", `index '${base.name}' already exists`, { field: "name" });
     if (this.records.set(key, record, revision)) await this.host.reconcile();
     return publicRecord(record);
   }
@@ -129,10 +137,11 @@ export class ClusterIndexes implements IndexCatalog {
       if (patch.deletionProtection !== undefined) next.deletionProtection = checkProtection(patch.deletionProtection);
       if (patch.tags !== undefined) next.tags = checkTags(patch.tags, record.tags);
       try {
-        const rev = await this.kv.update(`${tenant}.${name}`, JSON.stringify(next), revision);
+        const rev = await untilQuorum(`configure index '${name}'`, QUORUM_TIMEOUT_MS, () => this.kv.update(`${tenant}.${name}`, JSON.stringify(next), revision));
         this.records.set(`${tenant}.${name}`, next, rev);
         return publicRecord(next);
       } catch (e) {
+        if (!isRevisionConflict(e)) throw e;
         // Another node changed it first: read it again and re-apply the patch on top.
         if (attempt >= 5) throw new SvcError("E_CONFLICT", `index '${name}' is being changed by other requests; retry`, { field: "name", cause: e });
       }
@@ -143,8 +152,9 @@ export class ClusterIndexes implements IndexCatalog {
     const { record, revision } = await this.entry(tenant, name, true);
     if (record.deletionProtection === "enabled") throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, { field: "deletion_protection" });
     try {
-      await this.kv.delete(`${tenant}.${name}`, { previousSeq: revision });
+      await untilQuorum(`delete index '${name}'`, QUORUM_TIMEOUT_MS, () => this.kv.delete(`${tenant}.${name}`, { previousSeq: revision }));
     } catch (e) {
+      if (!isRevisionConflict(e)) throw e;
       throw new SvcError("E_CONFLICT", `index '${name}' changed while it was being deleted; retry`, { field: "name", cause: e });
     }
     const key = `${tenant}.${name}`;
@@ -221,7 +231,7 @@ function publicRecord(r: ClusterIndexRecord): IndexRecord {
 
 function parseRecord(text: string): ClusterIndexRecord | null {
   try {
-    const r = JSON.parse(text) as ClusterIndexRecord;
+    const r = parseStoredJson(text) as ClusterIndexRecord;
     const ok = typeof r?.tenant === "string" && typeof r.name === "string" && Number.isInteger(r.dimension) && Number.isInteger(r.shards) && r.shards >= 1 && Number.isInteger(r.replicas) && typeof r.incarnation === "string";
     return ok ? r : null;
   } catch {

@@ -10,6 +10,7 @@ import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { parseStoredJson } from "../safe-values.js";
 import { KvMirror } from "./kv-mirror.js";
 
 /** Cluster-wide settings that never expire (unlike `svc_nodes`, whose entries age out). */
@@ -86,7 +87,7 @@ async function createOnce(kv: KV, key: string, value: string): Promise<string> {
 
 function parseHome(text: string): string | null {
   try {
-    const v = JSON.parse(text) as { node?: unknown };
+    const v = parseStoredJson(text) as { node?: unknown };
     return typeof v?.node === "string" && v.node !== "" ? v.node : null;
   } catch {
     return null;

@@ -12,6 +12,7 @@ import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { parseStoredJson } from "../safe-values.js";
 import { KvMirror } from "./kv-mirror.js";
 
 /** The bucket of node registrations. */
@@ -135,7 +136,7 @@ export function rank(ids: readonly string[], key: string): string[] {
 
 function parseInfo(value: Uint8Array): NodeInfo | null {
   try {
-    const v = JSON.parse(new TextDecoder().decode(value)) as NodeInfo;
+    const v = parseStoredJson(new TextDecoder().decode(value)) as NodeInfo;
     return typeof v?.id === "string" && typeof v.url === "string" && typeof v.startedAt === "number" ? { id: v.id, url: v.url, startedAt: v.startedAt } : null;
   } catch {
     return null;
