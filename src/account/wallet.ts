@@ -119,8 +119,32 @@ export interface WalletBook {
  * charges the actual cost (never more than the balance minus the other holds: a balance never
  * goes below zero) and `release` drops a hold without charging. Holds live in memory only.
  */
-export class Wallets implements WalletBook {
-  private readonly accounts = new Map<string, Account>();
+/** What both wallet stores (this file's Wallets, cluster/wallet.ts's ClusterWallets) read the same way: the tenants' accounts. */
+export abstract class WalletAccounts<A extends Account = Account> {
+  protected readonly accounts = new Map<string, A>();
+
+  /** Balance and totals of a tenant's wallet without creating it (null when the tenant was never seen): for admin listings. */
+  peek(tenant: string): Omit<WalletView, "recent"> | null {
+    const a = this.accounts.get(tenant);
+    if (a === undefined) return null;
+    return { tenant, balanceUsd: a.balance / NANO_PER_USD, creditedUsd: a.credited / NANO_PER_USD, spentUsd: a.spent / NANO_PER_USD };
+  }
+
+  /** Tenants that have a wallet. */
+  tenants(): string[] {
+    return [...this.accounts.keys()];
+  }
+
+  /**
+   * Charges over time by operation: the last `count` buckets of `grain` ending with the one
+   * holding `now` (days are UTC days summed from the hourly series). Never creates a wallet.
+   */
+  usage(tenant: string, grain: UsageGrain, count: number, now = Date.now()): UsageSeries {
+    return usageSeries(this.accounts.get(tenant), grain, count, now);
+  }
+}
+
+export class Wallets extends WalletAccounts implements WalletBook {
   /** nano-USD held per tenant by open reservations. */
   private readonly held = new Map<string, number>();
   private walBytesAtCheckpoint = 0;
@@ -131,7 +155,9 @@ export class Wallets implements WalletBook {
     private readonly dir: string,
     readonly prices: PriceTable,
     private wal: Wal,
-  ) {}
+  ) {
+    super();
+  }
 
   static async open(dir: string, prices: PriceTable): Promise<Wallets> {
     mkdirSync(dir, { recursive: true });
@@ -251,26 +277,6 @@ export class Wallets implements WalletBook {
   async view(tenant: string, limit = 20): Promise<WalletView> {
     this.assertOnline(tenant);
     return viewOf(tenant, this.accounts.get(tenant) ?? (await this.signUp(tenant)), limit);
-  }
-
-  /** Balance and totals of a tenant's wallet without creating it (null when the tenant was never seen): for admin listings. */
-  peek(tenant: string): Omit<WalletView, "recent"> | null {
-    const a = this.accounts.get(tenant);
-    if (a === undefined) return null;
-    return { tenant, balanceUsd: a.balance / NANO_PER_USD, creditedUsd: a.credited / NANO_PER_USD, spentUsd: a.spent / NANO_PER_USD };
-  }
-
-  /** Tenants that have a wallet. */
-  tenants(): string[] {
-    return [...this.accounts.keys()];
-  }
-
-  /**
-   * Charges over time by operation: the last `count` buckets of `grain` ending with the one
-   * holding `now` (days are UTC days summed from the hourly series). Never creates a wallet.
-   */
-  usage(tenant: string, grain: UsageGrain, count: number, now = Date.now()): UsageSeries {
-    return usageSeries(this.accounts.get(tenant), grain, count, now);
   }
 
   async close(): Promise<void> {

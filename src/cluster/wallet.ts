@@ -23,8 +23,8 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { costOf, NANO_PER_USD, type PriceTable, type Usage } from "../account/prices.js";
 import {
-  addCharge, addCredit, assertCovers, usageSeries, viewOf,
-  type Account, type Reservation, type UsageGrain, type UsageSeries, type WalletBook, type WalletView,
+  addCharge, addCredit, assertCovers, viewOf, WalletAccounts,
+  type Account, type Reservation, type WalletBook, type WalletView,
 } from "../account/wallet.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
@@ -71,10 +71,9 @@ export interface ClusterWalletsOptions {
   quorumTimeoutMs?: number;
 }
 
-export class ClusterWallets implements WalletBook {
+export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook {
   /** Changes this node published, and how many of them a hold refused at its place in the stream after the local check let it through. */
   readonly stats = { published: 0, refusedInStream: 0 };
-  private readonly accounts = new Map<string, Folded>();
   private readonly offline = new Set<string>();
   private readonly holdIds = new WeakMap<Reservation, string>();
   /** Changes this node waits for (by key) and, once folded, their outcomes. */
@@ -85,7 +84,9 @@ export class ClusterWallets implements WalletBook {
     private readonly js: JetStreamClient,
     readonly prices: PriceTable,
     private readonly settings: Required<Omit<ClusterWalletsOptions, "replicas">>,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Create the stream when absent, fold it to its current end, and keep folding what follows. */
   static async open(nc: NatsConnection, prices: PriceTable, opts: ClusterWalletsOptions = {}): Promise<ClusterWallets> {
@@ -168,20 +169,6 @@ export class ClusterWallets implements WalletBook {
   async view(tenant: string, limit = 20): Promise<WalletView> {
     if (this.accountOf(tenant) === undefined) await this.submit(tenant, { k: "open", id: newId(), ts: Date.now(), su: this.signup });
     return viewOf(tenant, this.accounts.get(tenant)!, limit);
-  }
-
-  peek(tenant: string): Omit<WalletView, "recent"> | null {
-    const a = this.accounts.get(tenant);
-    if (a === undefined) return null;
-    return { tenant, balanceUsd: a.balance / NANO_PER_USD, creditedUsd: a.credited / NANO_PER_USD, spentUsd: a.spent / NANO_PER_USD };
-  }
-
-  tenants(): string[] {
-    return [...this.accounts.keys()];
-  }
-
-  usage(tenant: string, grain: UsageGrain, count: number, now = Date.now()): UsageSeries {
-    return usageSeries(this.accounts.get(tenant), grain, count, now);
   }
 
   /** Stop folding (changes in flight on this node reject). */
