@@ -8,9 +8,9 @@
  * (reserve, charge: what a user pays for); `--admin` queries unmetered. `--cpu-prof DIR` runs the server
  * under `node --cpu-prof` (a .cpuprofile per thread in DIR at exit). Run `npm run build:ts` first.
  *
- *   npx tsx bench/served-bench.ts [--n 60000] [--dim 256] [--queries 300] [--turn 50] [--admin] [--cpu-prof DIR] [--log-level info]
+ *   npx tsx bench/served-bench.ts [--n 60000] [--dim 256] [--queries 300] [--turn 50] [--admin] [--cpu-prof DIR] [--log-level info] [--lanes index,exact,hello] [--server-log FILE]
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,6 +32,8 @@ const { values: o } = parseArgs({
     admin: { type: "boolean", default: false },
     "cpu-prof": { type: "string" },
     "log-level": { type: "string", default: "info" },
+    lanes: { type: "string", default: "index,exact,hello" },
+    "server-log": { type: "string" },
   },
 });
 const N = Number(o.n), DIM = Number(o.dim), QUERIES = Number(o.queries), TURN = Number(o.turn);
@@ -107,10 +109,10 @@ try {
   }
 
   const lanes = [
-    { name: "svc top-10, approximate index", client: svcClient, bodies, ms: [] as number[] },
-    { name: "svc top-10, exact: true", client: svcClient, bodies: exactBodies, ms: [] as number[] },
-    { name: "uWS hello-world (same body)", client: helloClient, bodies, ms: [] as number[] },
-  ];
+    { lane: "index", name: "svc top-10, approximate index", client: svcClient, bodies, ms: [] as number[] },
+    { lane: "exact", name: "svc top-10, exact: true", client: svcClient, bodies: exactBodies, ms: [] as number[] },
+    { lane: "hello", name: "uWS hello-world (same body)", client: helloClient, bodies, ms: [] as number[] },
+  ].filter((l) => o.lanes!.split(",").includes(l.lane));
   for (const l of lanes) for (let i = 0; i < 100; i++) await post(l.client, path, headers, l.bodies[i % QUERIES]!); // warm-up
   const cpu0 = cpuSeconds(svc.pid);
   const tRun = performance.now();
@@ -118,7 +120,7 @@ try {
     for (const l of lanes) {
       for (let i = start; i < Math.min(QUERIES, start + TURN); i++) {
         const t = performance.now();
-        await post(l.client, path, headers, l.bodies[i]!);
+        await post(l.client, path, { ...headers, "x-request-id": `${l.lane}-${i}` }, l.bodies[i]!);
         l.ms.push(performance.now() - t);
       }
     }
@@ -132,8 +134,21 @@ try {
     const p90 = [...l.ms].sort((a, b) => a - b)[Math.floor(0.9 * l.ms.length)]!;
     log(`| ${l.name} | ${s.samples} | ${s.p50.toFixed(3)} | ${p90.toFixed(3)} | ${s.p99.toFixed(3)} | ${s.mean.toFixed(3)} |`);
   }
-  const [ix, ex] = lanes.map((l) => summarize(l.ms).p50);
-  log(`exact p50 / index p50: ${(ex! / ix!).toFixed(2)}x`);
+  // The server's own view (log level info): ms from the request's first callback to its reply being handed to uWS.
+  const served = new Map<string, number[]>();
+  for (const line of svc.output().split("\n")) {
+    const m = /"reqId":"(index|exact|hello)-\d+".*"ms":([\d.]+)/.exec(line);
+    if (m) served.set(m[1]!, [...(served.get(m[1]!) ?? []), Number(m[2])]);
+  }
+  if (o["server-log"] !== undefined) writeFileSync(o["server-log"], svc.output());
+  for (const [lane, ms] of served) {
+    const s = summarize(ms);
+    log(`server-side (request log) ${lane}: p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms over ${s.samples}`);
+  }
+  const p50 = (lane: string) => lanes.find((l) => l.lane === lane)?.ms;
+  const [ix, ex] = [p50("index"), p50("exact")];
+  if (ix && ex) log(`exact p50 / index p50: ${(summarize(ex).p50 / summarize(ix).p50).toFixed(2)}x`);
+  log(`timed run: ${wall.toFixed(1)} s (the last part of a --cpu-prof profile)`);
   await svcClient.close();
   await helloClient.close();
 } finally {

@@ -251,8 +251,21 @@ describe("Wal group commit and durability modes", () => {
     const { wal } = await Wal.open(tmp.dir, { durability: "batch" });
     await appendAll(wal, ["a", "b", "c"]);
     expect(wal.stats.syncs).toBe(3);
-    expect(wal.stats.writes).toBe(6); // each found the writer idle: writev, then the CRC stored after its overlapped computation
+    // each found the writer idle; a small frame is sealed before its writev: one write each, no CRC pwrite
+    // (a metered request's wallet charge is such a frame: the pwrite was a thread-pool round trip before its reply)
+    expect(wal.stats.writes).toBe(3);
     await wal.close();
+  });
+
+  it("batch: a large frame on an idle writer is written while its CRC is computed, then sealed with a pwrite", async () => {
+    const { wal } = await Wal.open(tmp.dir, { durability: "batch" });
+    await appendAll(wal, [pattern(100_000, 1), pattern(100_000, 2)]);
+    expect(wal.stats.syncs).toBe(2);
+    expect(wal.stats.writes).toBe(4); // writev, then the CRC stored after its overlapped computation
+    await wal.close();
+    const { wal: again, frames } = await openCollect(tmp.dir);
+    expect(frames.map((f) => f.body)).toEqual([pattern(100_000, 1), pattern(100_000, 2)]);
+    await again.close();
   });
 
   it("none: appends resolve after the write, fdatasync only on sync() and close()", async () => {
