@@ -56,11 +56,13 @@ async function post(client: Client, path: string, headers: Record<string, string
   return text;
 }
 
-const dir = mkdtempSync(join(tmpdir(), "svc-served-bench-"));
+const root = mkdtempSync(join(tmpdir(), "svc-served-bench-"));
+const dir = join(root, "data");
 const children: Child[] = [];
 try {
   const prof = o["cpu-prof"] === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", o["cpu-prof"]];
-  const svc = await startChild([...prof, MAIN, "serve", "--port", "0", "--data", dir, "--log-level", o["log-level"]!]);
+  // The server logs to a file, as in use: a pipe to this process would wake the client for every request's log line.
+  const svc = await startChild([...prof, MAIN, "serve", "--port", "0", "--data", dir, "--log-level", o["log-level"]!], 60_000, join(root, "server.log"));
   children.push(svc);
   const adminKey = /^ {2}(svc_\S+)/m.exec(svc.output())?.[1];
   if (adminKey === undefined) throw new Error(`svc serve printed no admin key:\n${svc.output()}`);
@@ -114,6 +116,7 @@ try {
     { lane: "hello", name: "uWS hello-world (same body)", client: helloClient, bodies, ms: [] as number[] },
   ].filter((l) => o.lanes!.split(",").includes(l.lane));
   for (const l of lanes) for (let i = 0; i < 100; i++) await post(l.client, path, headers, l.bodies[i % QUERIES]!); // warm-up
+  const clientTimes: string[] = [];
   const cpu0 = cpuSeconds(svc.pid);
   const tRun = performance.now();
   for (let start = 0; start < QUERIES; start += TURN) {
@@ -122,10 +125,12 @@ try {
         const t = performance.now();
         await post(l.client, path, { ...headers, "x-request-id": `${l.lane}-${i}` }, l.bodies[i]!);
         l.ms.push(performance.now() - t);
+        if (process.env.CLIENT_TIMES) clientTimes.push(`${l.lane}-${i} ${performance.timeOrigin + t} ${performance.timeOrigin + performance.now()}`);
       }
     }
   }
   const wall = (performance.now() - tRun) / 1000;
+  if (process.env.CLIENT_TIMES) writeFileSync(process.env.CLIENT_TIMES, clientTimes.join("\n"));
   log(`svc server CPU over the timed run: ${((cpuSeconds(svc.pid) - cpu0) / wall).toFixed(2)} cores; load average ${(await import("node:os")).loadavg().map((x) => x.toFixed(2)).join(" ")}`);
   log(`| lane | queries | p50 ms | p90 ms | p99 ms | mean ms |`);
   log(`|---|---:|---:|---:|---:|---:|`);
@@ -136,6 +141,7 @@ try {
   }
   // The server's own view (log level info): ms from the request's first callback to its reply being handed to uWS.
   const served = new Map<string, number[]>();
+  await new Promise((r) => setTimeout(r, 300)); // info lines are written in batches, at least every 100 ms
   for (const line of svc.output().split("\n")) {
     const m = /"reqId":"(index|exact|hello)-\d+".*"ms":([\d.]+)/.exec(line);
     if (m) served.set(m[1]!, [...(served.get(m[1]!) ?? []), Number(m[2])]);
@@ -153,5 +159,5 @@ try {
   await helloClient.close();
 } finally {
   for (const c of children.reverse()) await c.stop();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true });
 }
