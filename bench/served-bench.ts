@@ -116,7 +116,6 @@ try {
     { lane: "hello", name: "uWS hello-world (same body)", client: helloClient, bodies, ms: [] as number[] },
   ].filter((l) => o.lanes!.split(",").includes(l.lane));
   for (const l of lanes) for (let i = 0; i < 100; i++) await post(l.client, path, headers, l.bodies[i % QUERIES]!); // warm-up
-  const clientTimes: string[] = [];
   const cpu0 = cpuSeconds(svc.pid);
   const tRun = performance.now();
   for (let start = 0; start < QUERIES; start += TURN) {
@@ -125,12 +124,10 @@ try {
         const t = performance.now();
         await post(l.client, path, { ...headers, "x-request-id": `${l.lane}-${i}` }, l.bodies[i]!);
         l.ms.push(performance.now() - t);
-        if (process.env.CLIENT_TIMES) clientTimes.push(`${l.lane}-${i} ${performance.timeOrigin + t} ${performance.timeOrigin + performance.now()}`);
       }
     }
   }
   const wall = (performance.now() - tRun) / 1000;
-  if (process.env.CLIENT_TIMES) writeFileSync(process.env.CLIENT_TIMES, clientTimes.join("\n"));
   log(`svc server CPU over the timed run: ${((cpuSeconds(svc.pid) - cpu0) / wall).toFixed(2)} cores; load average ${(await import("node:os")).loadavg().map((x) => x.toFixed(2)).join(" ")}`);
   log(`| lane | queries | p50 ms | p90 ms | p99 ms | mean ms |`);
   log(`|---|---:|---:|---:|---:|---:|`);
