@@ -1,6 +1,6 @@
 /** @module child — the HTTP bench's servers run as child processes: start one, wait for its URL line, read its CPU time, stop it. */
 import { execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync } from "node:fs";
 
 export interface Child {
   pid: number;
@@ -12,32 +12,43 @@ export interface Child {
   stop(): Promise<number | null>;
 }
 
-/** Spawn `node args` and resolve once stdout has a line with `<word> serving http://...` (the URL is taken from it). */
-export async function startChild(args: string[], timeoutMs = 60_000): Promise<Child> {
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+/**
+ * Spawn `node args` and resolve once its output has a line with `<word> serving http://...` (the URL is taken from it).
+ * `outFile`: stdout and stderr go to that file instead of a pipe to this process, as a server's log goes to a file or
+ * journal in use (a pipe makes the reader, often the load generator itself, wake for every log line).
+ */
+export async function startChild(args: string[], timeoutMs = 60_000, outFile?: string): Promise<Child> {
+  const fd = outFile === undefined ? null : openSync(outFile, "w");
+  const child = spawn(process.execPath, args, { stdio: fd === null ? ["ignore", "pipe", "pipe"] : ["ignore", fd, fd] });
+  if (fd !== null) closeSync(fd);
   let out = "";
   let err = "";
-  child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
-  child.stderr!.on("data", (b: Buffer) => (err += b.toString()));
+  child.stdout?.on("data", (b: Buffer) => (out += b.toString()));
+  child.stderr?.on("data", (b: Buffer) => (err += b.toString()));
+  const output = () => (outFile === undefined ? out : readFileSync(outFile, "utf8"));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not start in ${timeoutMs} ms:\n${out}\n${err}`)), timeoutMs);
-    child.stdout!.on("data", () => {
-      const m = /serving (http:\/\/\S+)/.exec(out);
+    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not start in ${timeoutMs} ms:\n${output()}\n${err}`)), timeoutMs);
+    const look = () => {
+      const m = /serving (http:\/\/\S+)/.exec(output());
       if (m) {
         clearTimeout(timer);
+        clearInterval(poll);
         resolve(m[1]!);
       }
-    });
+    };
+    child.stdout?.on("data", look);
+    const poll = setInterval(() => outFile !== undefined && look(), 50);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`${args.join(" ")} exited with ${code}:\n${out}\n${err}`));
+      clearInterval(poll);
+      reject(new Error(`${args.join(" ")} exited with ${code}:\n${output()}\n${err}`));
     });
   });
   return {
     pid: child.pid!,
     url,
-    output: () => out,
+    output,
     async stop() {
       if (child.exitCode === null) child.kill("SIGTERM");
       return exited;

@@ -7,6 +7,12 @@ import { startServer } from "../app/start-server.js";
 import { SvcError } from "../errors.js";
 import { positiveInt, say, type Command } from "./command.js";
 
+/** The log is written when this many bytes wait, or every LOG_FLUSH_MS (one write per request's line cost a thread-pool hand-off each). */
+const LOG_BATCH_BYTES = 4096;
+const LOG_FLUSH_MS = 100;
+/** pino's "error": lines at this level and above are written at once. */
+const ERROR_LEVEL = 50;
+
 export const DEFAULT_DATA_DIR = "./data/var";
 
 export const serveCommand: Command = {
@@ -58,7 +64,22 @@ export const serveCommand: Command = {
     const cert = values["tls-cert"] as string | undefined;
     const key = values["tls-key"] as string | undefined;
     if ((cert === undefined) !== (key === undefined)) throw new SvcError("E_BAD_REQUEST", "--tls-cert and --tls-key go together", { field: cert === undefined ? "tls-cert" : "tls-key" });
-    const logger = pino({ level }, pino.destination({ dest: 1, sync: false }));
+    // Info lines are written in batches (LOG_BATCH_BYTES, or every LOG_FLUSH_MS): one write per request's line cost a
+    // thread-pool hand-off each (~60 us of the main thread, bench/RESULTS.md "served"). Errors (storage damage, 5xx)
+    // go out at once; the rest is flushed before the banner and at exit.
+    const logger = pino(
+      {
+        level,
+        hooks: {
+          logMethod(args, method, lvl) {
+            method.apply(this, args);
+            if (lvl >= ERROR_LEVEL) this.flush();
+          },
+        },
+      },
+      pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }),
+    );
+    const flushLog = () => new Promise<void>((resolve) => logger.flush(() => resolve()));
     const dataDir = (values.data as string | undefined) ?? DEFAULT_DATA_DIR;
     onDamage((r) => logger.error({ damage: r }, `storage damage in ${r.store}${r.file ? ` (${r.file})` : ""}: ${r.detail}`));
     const server = await startServer({
@@ -78,6 +99,7 @@ export const serveCommand: Command = {
       say(`created the first admin key (${record.id}); it is shown only now:`);
       say(`  ${key}`);
     }
+    await flushLog(); // what opening logged (storage damage) comes before the banner
     if (server.cluster) say(`cluster node ${server.cluster.opts.nodeId}: home node ${server.cluster.health().home}, live ${server.cluster.health().live.join(", ")}`);
     say(`svc serving ${server.url} (data ${dataDir})`);
     say(`  dashboard ${server.url}/dashboard · MCP ${server.url}/mcp · directory ${server.url}/businesses · API ${server.url}/v1/openapi.json`);
@@ -90,7 +112,7 @@ export const serveCommand: Command = {
       process.once("SIGINT", () => stop("SIGINT"));
     });
     await server.close();
-    logger.flush();
+    await flushLog();
     say("svc stopped");
     return 0;
   },

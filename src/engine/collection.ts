@@ -43,6 +43,8 @@ export interface CollectionOptions {
   checkpointBytes?: number;
   /** Live rows from which a namespace gets an approximate index, built in the background (default ANN_MIN_ROWS; Infinity: never). */
   annMinRows?: number;
+  /** Milliseconds without upserts after which a namespace's delta is merged into its index (default ANN_IDLE_MS; see ivf.ts). */
+  annIdleMs?: number;
   /** How damage found here is named in the damage register (store/damage.ts): the store name and the directory file names are relative to (default: `collection:<dir>`, the collection dir). */
   damage?: { store: string; root: string };
 }

@@ -22,6 +22,14 @@ export const ANN_MIN_ROWS = 50_000;
  */
 export const ANN_DELTA_FRACTION = 0.5;
 /**
+ * Once no upsert reached a namespace for ANN_IDLE_MS, a delta of at least ANN_IDLE_DELTA_FRACTION
+ * of the indexed rows is merged too: after a load the delta is otherwise scanned exactly on every
+ * query until the next writes pass ANN_DELTA_FRACTION (at 60k x 256-d served, 3,000 delta rows
+ * cost the probe 0.071 ms p50 and 9,000 0.115-0.139 ms; bench/RESULTS.md "served").
+ */
+export const ANN_IDLE_MS = 5_000;
+export const ANN_IDLE_DELTA_FRACTION = 0.02;
+/**
  * Filtered queries whose filter keeps at most this fraction of the live rows are scored
  * exactly from the filter's row list (the true top-k among them); broader filters probe the
  * index with the filter as a mask. Measured at 100k rows (bench/RESULTS.md): at 10% the list

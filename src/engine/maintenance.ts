@@ -11,7 +11,7 @@ import { CHECKPOINT_VERSION, writeDurable, type Checkpoint } from "./collection-
 import type { CollectionState } from "./collection-state.js";
 import { carryTombstones, copyLiveRows } from "./compaction.js";
 import { copyClustered } from "./ivf-build.js";
-import { ANN_DELTA_FRACTION, ANN_MIN_ROWS } from "./ivf.js";
+import { ANN_DELTA_FRACTION, ANN_IDLE_DELTA_FRACTION, ANN_IDLE_MS, ANN_MIN_ROWS } from "./ivf.js";
 import { LogHistory } from "./log-history.js";
 import { OP, type Op } from "./ops.js";
 import { IVF_FILE, type Partition } from "./partition.js";
@@ -25,16 +25,21 @@ export const COMPACT_MIN_DEAD = 1024;
 export class Maintenance {
   private readonly checkpointBytes: number;
   private readonly annMinRows: number;
+  private readonly annIdleMs: number;
   private logBytesAtCheckpoint = 0;
   private readonly compacting = new Map<string, Promise<{ before: number; after: number }>>();
+  /** Namespaces with an index and a delta: when an upsert last reached them, and the timer that checks for idleness. */
+  private readonly lastUpsert = new Map<string, number>();
+  private readonly idleTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly s: CollectionState,
     private readonly applier: Applier,
-    opts: { checkpointBytes?: number; annMinRows?: number },
+    opts: { checkpointBytes?: number; annMinRows?: number; annIdleMs?: number },
   ) {
     this.checkpointBytes = opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
     this.annMinRows = opts.annMinRows ?? ANN_MIN_ROWS;
+    this.annIdleMs = opts.annIdleMs ?? ANN_IDLE_MS;
   }
 
   /**
@@ -176,11 +181,33 @@ export class Maintenance {
     return true;
   }
 
-  /** Start a background (re)build when a namespace is large enough and has no index, or its delta has outgrown ANN_DELTA_FRACTION. */
+  /**
+   * Start a background (re)build when a namespace is large enough and has no index, or its delta has outgrown
+   * ANN_DELTA_FRACTION; with a smaller delta, watch for the namespace going idle (mergeWhenIdle).
+   */
   private maybeIndex(p: Partition): void {
     if (this.s.closing || this.s.closed || this.compacting.has(p.namespace) || p.liveCount < this.annMinRows) return;
-    if (p.ivf !== null && p.rows - p.ivf.indexedRows <= ANN_DELTA_FRACTION * p.ivf.indexedRows) return;
+    if (p.ivf !== null && p.rows - p.ivf.indexedRows <= ANN_DELTA_FRACTION * p.ivf.indexedRows) return this.mergeWhenIdle(p.namespace);
     void this.rewrite(p.namespace, "auto").catch(() => {});
+  }
+
+  /** Once no upsert reached `ns` for annIdleMs, merge its delta into the index when it holds ANN_IDLE_DELTA_FRACTION of the indexed rows. */
+  private mergeWhenIdle(ns: string): void {
+    this.lastUpsert.set(ns, Date.now());
+    if (this.idleTimers.has(ns)) return;
+    const check = () => {
+      const quiet = Date.now() - (this.lastUpsert.get(ns) ?? 0);
+      if (quiet < this.annIdleMs && !this.s.closing && !this.s.closed) {
+        this.idleTimers.set(ns, setTimeout(check, this.annIdleMs - quiet).unref());
+        return;
+      }
+      this.idleTimers.delete(ns);
+      this.lastUpsert.delete(ns);
+      const p = this.s.partitions.get(ns);
+      if (this.s.closing || this.s.closed || p === undefined || p.ivf === null || this.compacting.has(ns)) return;
+      if (p.rows - p.ivf.indexedRows >= Math.max(1, ANN_IDLE_DELTA_FRACTION * p.ivf.indexedRows)) void this.rewrite(ns, "auto").catch(() => {});
+    };
+    this.idleTimers.set(ns, setTimeout(check, this.annIdleMs).unref());
   }
 
   private rewrite(namespace: string, cluster: boolean | "auto"): Promise<{ before: number; after: number }> {
@@ -222,6 +249,8 @@ export class Maintenance {
     }
     carryTombstones(old, fresh, map);
     this.s.partitions.set(ns, fresh);
+    // Rows written while this build copied are its delta: merge them once writes go idle (none may come to arm it).
+    if (fresh.ivf !== null && fresh.rows > fresh.ivf.indexedRows) this.mergeWhenIdle(ns);
     this.s.retired.push(old);
     this.s.closeRetired();
     while (this.s.checkpointing !== null) await this.s.checkpointing.catch(() => {});

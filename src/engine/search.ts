@@ -225,23 +225,43 @@ function estimate(bytes: Uint8Array, rows: RowsRef, top: TopK, rotated: Float32A
   return Uint32Array.from(scored.slice(0, keep), (e) => e.row);
 }
 
+/**
+ * Candidates closer than this (bytes between their rows) are read with one pread of the span: the clustered
+ * layout (ivf-build.ts) puts a probed list's rows next to each other, and a syscall per 1 KiB row cost more
+ * than reading the few rows between two candidates.
+ */
+export const RESCORE_GAP_BYTES = 16 << 10;
+/** One read spans at most this many bytes. */
+const RESCORE_SPAN_BYTES = 256 << 10;
+let rescoreScratch = new Float32Array(0);
+
 /** Exact cosine of the unit query against each candidate's stored float32 values; best k, ties by row. */
 function rescore(p: Partition, candidates: Uint32Array, unit: Float32Array, k: number): Hit[] {
   const dim = unit.length;
-  const buf = new Float32Array(dim);
-  const bytes = new Uint8Array(buf.buffer);
-  const hits: Hit[] = new Array(candidates.length);
-  for (let i = 0; i < candidates.length; i++) {
-    const row = candidates[i]!;
-    p.values!.readInto(row, bytes);
-    let dot = 0;
-    let norm = 0;
-    for (let j = 0; j < dim; j++) {
-      const x = buf[j]!;
-      dot += x * unit[j]!;
-      norm += x * x;
+  const rowBytes = dim * 4;
+  const rows = Uint32Array.from(candidates).sort();
+  const hits: Hit[] = new Array(rows.length);
+  for (let i = 0; i < rows.length; ) {
+    // The run of candidates [i, j) read as rows [start, start + n).
+    const start = rows[i]!;
+    let j = i + 1;
+    while (j < rows.length && (rows[j]! - rows[j - 1]! - 1) * rowBytes <= RESCORE_GAP_BYTES && (rows[j]! - start + 1) * rowBytes <= RESCORE_SPAN_BYTES) j++;
+    const n = rows[j - 1]! - start + 1;
+    if (rescoreScratch.length < n * dim) rescoreScratch = new Float32Array(Math.max(n * dim, rescoreScratch.length * 2));
+    const buf = rescoreScratch;
+    p.values!.readRange(start, n, new Uint8Array(buf.buffer, 0, n * rowBytes));
+    for (; i < j; i++) {
+      const row = rows[i]!;
+      const at = (row - start) * dim;
+      let dot = 0;
+      let norm = 0;
+      for (let d = 0; d < dim; d++) {
+        const x = buf[at + d]!;
+        dot += x * unit[d]!;
+        norm += x * x;
+      }
+      hits[i] = { row, score: norm > 0 ? dot / Math.sqrt(norm) : 0 };
     }
-    hits[i] = { row, score: norm > 0 ? dot / Math.sqrt(norm) : 0 };
   }
   hits.sort((a, b) => b.score - a.score || a.row - b.row);
   return hits.slice(0, k);

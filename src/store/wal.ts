@@ -1,6 +1,6 @@
 /** @module wal — the segmented append-only write-ahead log, a `Log`: open (recovery in wal-recovery.ts), append (positions assigned in call order; group commit in wal-writer.ts), rollover, dropBefore, close. */
 import { SvcError } from "../errors.js";
-import { FrameEncoder, frameCrc, type EncodedFrame } from "./frame-encoder.js";
+import { FrameEncoder, frameCrc, sealFrame, type EncodedFrame } from "./frame-encoder.js";
 import type { Log, LogPosition, LogStats, OpenLog, RecoveryReport } from "./log.js";
 import { HEADER_SIZE } from "./segment.js";
 import { recoverSegments, type WalOpenOptions } from "./wal-recovery.js";
@@ -17,6 +17,8 @@ export type WalStats = LogStats;
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
 const DEFAULT_INTERVAL_MS = 50;
+/** Frames at least this long (bytes) written by an idle writer get their CRC computed while their writev runs (see append). */
+const DEFER_CRC_MIN = 64 * 1024;
 
 function checkPosition(p: WalPosition, field: string): void {
   if (typeof p !== "object" || p === null || !Number.isSafeInteger(p.segment) || !Number.isSafeInteger(p.offset) || p.segment < 0 || p.offset < 0) {
@@ -94,15 +96,21 @@ export class Wal implements Log {
     if (!Number.isInteger(type) || type < 1 || type > 255) {
       return Promise.reject(new SvcError("E_BAD_REQUEST", `frame type must be an integer 1..255, got ${type}`, { field: "type" }));
     }
-    // An idle writer submits the frame's writev synchronously inside submit(), so the CRC (the main cost of a
-    // large frame, ~0.3 ms/MB) is computed while the thread pool copies the bytes; the writer then stores it
-    // with a 4-byte pwrite before the frame's fdatasync. A busy writer gets the frame sealed right away.
-    const deferCrc = !this.writer.busy;
+    // An idle writer submits the frame's writev synchronously inside submit(), so the CRC of a large frame
+    // (~0.3 ms/MB) is computed while the thread pool copies the bytes; the writer then stores it with a 4-byte
+    // pwrite before the frame's fdatasync. A small frame's CRC costs less than that extra pwrite (a thread-pool
+    // round trip, 0.1-0.2 ms on a busy machine: a wallet charge per metered request paid it), and a busy
+    // writer's frame waits anyway: both are sealed right away.
+    let deferCrc = !this.writer.busy;
     let frame: EncodedFrame;
     try {
       frame = this.encoder.encode(type, body, !deferCrc);
     } catch (e) {
       return Promise.reject(e);
+    }
+    if (deferCrc && frame.size < DEFER_CRC_MIN) {
+      sealFrame(frame);
+      deferCrc = false;
     }
     if (this.logSize > HEADER_SIZE && this.logSize >= this.segmentBytes) {
       this.logSegment++;

@@ -2,8 +2,9 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Collection } from "../../src/engine/collection.js";
+import { RowFile } from "../../src/engine/row-file.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { mulberry32 } from "../../src/kernels/random.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
@@ -102,6 +103,30 @@ describe("Collection", () => {
     }
     expect(hit / 300).toBeGreaterThanOrEqual(0.97);
     await c.close();
+  });
+
+  it("rescoring reads neighbouring candidates with one pread of their span, and scores them exactly", async () => {
+    const c = await fresh({ dimension: 64 });
+    const next = mulberry32(9);
+    const u = () => next() / 2 ** 32 - 0.5;
+    const q = Float32Array.from({ length: 64 }, u);
+    // Rows 200..229 are the query plus a little noise (the 30 rescored candidates, side by side); the rest is random.
+    const data = Array.from({ length: 600 }, (_, i) => Float32Array.from(q, (x) => (i >= 200 && i < 230 ? x + 0.05 * u() : u())));
+    await c.upsert("", data.map((values, i) => ({ id: `v${i}`, values })));
+    await c.settled();
+    const reads = [vi.spyOn(RowFile.prototype, "readRange"), vi.spyOn(RowFile.prototype, "readInto")];
+    try {
+      const { matches } = await c.query("", { vector: q, topK: 10, rescore: 30 });
+      const calls = reads.reduce((n, s) => n + s.mock.calls.length, 0);
+      expect(calls).toBeGreaterThan(0);
+      expect(calls).toBe(1); // one for the run of close rows, not one per candidate (30)
+      const exact = data.map((v, i) => ({ id: `v${i}`, s: cosine(q, v) })).sort((x, y) => y.s - x.s).slice(0, 10);
+      expect(matches.map((m) => m.id)).toEqual(exact.map((e) => e.id));
+      matches.forEach((m, i) => expect(m.score).toBeCloseTo(exact[i]!.s, 5));
+    } finally {
+      for (const s of reads) s.mockRestore();
+      await c.close();
+    }
   });
 
   it("filters: the true top-k among matching rows, via candidate lists (split over the workers when long)", async () => {

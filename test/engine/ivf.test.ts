@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Collection } from "../../src/engine/collection.js";
+import { until } from "../e2e/until.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
 import { clusteredRows, DIM, hamming, kthDistance } from "./ivf-data.js";
@@ -28,8 +29,8 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function loaded(opts: { annMinRows?: number; dir?: string } = {}): Promise<Collection> {
-  const c = await Collection.open(opts.dir ?? join(root, `c${seq++}`), { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: opts.annMinRows ?? Infinity });
+async function loaded(opts: { annMinRows?: number; annIdleMs?: number; dir?: string } = {}): Promise<Collection> {
+  const c = await Collection.open(opts.dir ?? join(root, `c${seq++}`), { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: opts.annMinRows ?? Infinity, annIdleMs: opts.annIdleMs });
   for (let s = 0; s < N; s += 1000) {
     await c.upsert("", Array.from({ length: 1000 }, (_, i) => ({ id: `r${s + i}`, bits: rows[s + i]!, metadata: { b: (s + i) % 100 } })));
   }
@@ -115,6 +116,20 @@ describe("approximate index (IVF over packed bits)", () => {
       expect(exactBatch.matches[j]!.map((m) => m.score)).toEqual(exact.matches.map((m) => m.score));
     }
     await expect(c.queryBatch("", { bits: [new Uint8Array(3)], topK: 10 })).rejects.toMatchObject({ code: "E_DIMENSION", field: "bits[0]" });
+    await c.close();
+  });
+
+  it("merges a delta too small for a rebuild into the index once upserts stop", async () => {
+    const c = await loaded({ annMinRows: N, annIdleMs: 50 });
+    await c.buildIndex("");
+    // 5% more rows: under ANN_DELTA_FRACTION (no rebuild on write), over ANN_IDLE_DELTA_FRACTION
+    await c.upsert("", Array.from({ length: N / 20 }, (_, i) => ({ id: `late${i}`, bits: rows[i]!, metadata: { b: i % 100 } })));
+    await c.settled();
+    await until("the idle merge", async () => c.indexStats("")!, (s) => s.deltaRows === 0, 30_000);
+    expect(c.indexStats("")!.indexedRows).toBe(N + N / 20);
+    const res = await c.query("", { bits: rows[7]!, topK: 2 });
+    expect(res.plan).toBe("ivf");
+    expect(res.matches.map((m) => m.id).sort()).toEqual(["late7", "r7"]);
     await c.close();
   });
 

@@ -20,6 +20,43 @@ describe("SharedHeap", () => {
     expect(() => heap.release(12345)).toThrowError(expect.objectContaining({ code: "E_KERNEL" }));
   });
 
+  it("merges a released block with free neighbours, so a hole serves a block as large as the blocks it held", () => {
+    const heap = new SharedHeap();
+    const a = heap.alloc(64), b = heap.alloc(32), c = heap.alloc(48);
+    heap.alloc(16); // keeps a..c off the top
+    heap.release(a);
+    heap.release(c);
+    heap.release(b); // joins a (before) and c (after): one hole of 144 bytes
+    expect(heap.alloc(144)).toBe(a);
+    expect(heap.used).toBe(144 + 16);
+  });
+
+  it("keeps live blocks disjoint and in use exactly, and folds back to empty, over random alloc/release (fast-check)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 300 }), fc.nat()), { maxLength: 200 }), (ops) => {
+        const heap = new SharedHeap();
+        const live = new Map<number, number>(); // ptr -> requested bytes
+        for (const [grow, bytes, pick] of ops) {
+          if (grow || live.size === 0) {
+            const p = heap.alloc(bytes);
+            expect(p % 16).toBe(0);
+            for (const [q, n] of live) expect(p + bytes <= q || q + n <= p).toBe(true);
+            live.set(p, bytes);
+          } else {
+            const p = [...live.keys()][pick % live.size]!;
+            heap.release(p);
+            live.delete(p);
+          }
+          expect(heap.used).toBe([...live.values()].reduce((t, n) => t + Math.max(16, Math.ceil(n / 16) * 16), 0));
+        }
+        for (const p of live.keys()) heap.release(p);
+        expect(heap.used).toBe(0);
+        expect(heap.alloc(1)).toBe(HEAP_BASE);
+      }),
+      { seed: 24, numRuns: 200 },
+    );
+  });
+
   it("grows the shared memory without moving blocks; views follow the growth", () => {
     const heap = new SharedHeap();
     const before = heap.memory.buffer.byteLength;

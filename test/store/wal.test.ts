@@ -1,4 +1,5 @@
 /** @module wal.test — round trips, replay from a position, rollover, dropBefore, group commit and durability modes of the WAL. */
+import { statSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -251,8 +252,37 @@ describe("Wal group commit and durability modes", () => {
     const { wal } = await Wal.open(tmp.dir, { durability: "batch" });
     await appendAll(wal, ["a", "b", "c"]);
     expect(wal.stats.syncs).toBe(3);
-    expect(wal.stats.writes).toBe(6); // each found the writer idle: writev, then the CRC stored after its overlapped computation
+    // each found the writer idle; a small frame is sealed before its writev: one write each, no CRC pwrite
+    // (a metered request's wallet charge is such a frame: the pwrite was a thread-pool round trip before its reply)
+    expect(wal.stats.writes).toBe(3);
     await wal.close();
+  });
+
+  it("a small append is written in this thread: with durability none it resolves within the microtask queue", async () => {
+    const { wal } = await Wal.open(tmp.dir, { durability: "none" });
+    let resolved = false;
+    void wal.append(1, { charge: 42 }).then(() => (resolved = true));
+    // A thread-pool write could only report back in a later turn of the event loop, never between microtasks.
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(resolved).toBe(true);
+    expect(statSync(join(tmp.dir, "000001.seg")).size).toBe(wal.position.offset);
+    let big = false;
+    void wal.append(1, pattern(100_000, 3)).then(() => (big = true)); // past SYNC_WRITE_MAX: written on the pool
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(big).toBe(false);
+    await wal.close();
+    expect(big).toBe(true);
+  });
+
+  it("batch: a large frame on an idle writer is written while its CRC is computed, then sealed with a pwrite", async () => {
+    const { wal } = await Wal.open(tmp.dir, { durability: "batch" });
+    await appendAll(wal, [pattern(100_000, 1), pattern(100_000, 2)]);
+    expect(wal.stats.syncs).toBe(2);
+    expect(wal.stats.writes).toBe(4); // writev, then the CRC stored after its overlapped computation
+    await wal.close();
+    const { wal: again, frames } = await openCollect(tmp.dir);
+    expect(frames.map((f) => f.body)).toEqual([pattern(100_000, 1), pattern(100_000, 2)]);
+    await again.close();
   });
 
   it("none: appends resolve after the write, fdatasync only on sync() and close()", async () => {
