@@ -38,8 +38,28 @@ export interface NatsCluster {
   stop(): Promise<void>;
 }
 
+/**
+ * Start n servers as one cluster. Ports are picked free and released before the servers bind them,
+ * so test files starting clusters at the same moment can race for one: a server that could not
+ * bind exits, and the cluster never places a stream. Then everything is stopped and started again
+ * on new ports (up to 3 tries).
+ */
 export async function startNatsCluster(n = 3, name = "svc-test"): Promise<NatsCluster> {
-  const dir = join(tmpdir(), `svc-nats-${process.pid}-${Date.now()}`);
+  for (let attempt = 1; ; attempt++) {
+    const cluster = await startOnce(n, name, attempt);
+    try {
+      await cluster.ready(30_000);
+      if (cluster.running() === n) return cluster;
+      throw new Error(`${n - cluster.running()} of ${n} nats-servers exited while starting`);
+    } catch (err) {
+      await cluster.stop();
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
+async function startOnce(n: number, name: string, attempt: number): Promise<NatsCluster & { running(): number }> {
+  const dir = join(tmpdir(), `svc-nats-${process.pid}-${Date.now()}-${attempt}`);
   mkdirSync(dir, { recursive: true });
   const clientPorts: number[] = [];
   const routePorts: number[] = [];
@@ -75,7 +95,8 @@ export async function startNatsCluster(n = 3, name = "svc-test"): Promise<NatsCl
     });
     procs[i] = p;
   };
-  const cluster: NatsCluster = {
+  const cluster: NatsCluster & { running(): number } = {
+    running: () => procs.filter((p) => p !== null).length,
     urls: clientPorts.map((p) => `nats://127.0.0.1:${p}`),
     kill(i) {
       procs[i]?.kill("SIGKILL");
@@ -111,6 +132,5 @@ export async function startNatsCluster(n = 3, name = "svc-test"): Promise<NatsCl
     },
   };
   for (let i = 0; i < n; i++) start(i);
-  await cluster.ready();
   return cluster;
 }
