@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode } from "@msgpack/msgpack";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { connect, headers, type NatsConnection } from "@nats-io/transport-node";
+import { headers, type NatsConnection } from "@nats-io/transport-node";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { CHUNK_HEADER, ensureLogStream, jetStreamLog } from "../../src/cluster/jetstream-log.js";
@@ -40,9 +40,7 @@ beforeAll(async () => {
   kernels = Kernels.create();
   pool = new ScanPool(kernels, { threads: 1 });
   cluster = await startNatsCluster(3);
-  conns = await Promise.all(
-    cluster.urls.map((url, i) => connect({ servers: [url, ...cluster.urls.filter((_, j) => j !== i)], noRandomize: true, maxReconnectAttempts: -1, reconnectTimeWait: 100 })),
-  );
+  conns = await Promise.all(cluster.urls.map((_, i) => cluster.connect(i)));
   // Right after start the servers may not all have joined JetStream yet ("no suitable peers for placement").
   for (let attempt = 0; ; attempt++) {
     try {

@@ -5,58 +5,39 @@
  * killed.
  */
 import { jetstreamManager } from "@nats-io/jetstream";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLUSTER_BUCKET, HomeLease } from "../../src/cluster/home.js";
-import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
+import { startNatsCluster, waitFor, type NatsCluster } from "./nats-cluster.js";
 
 let cluster: NatsCluster;
-const conns: NatsConnection[] = [];
-/** A connection to server i first (the others only when it is gone). */
-const connTo = async (i: number) => {
-  const nc = await connect({ servers: [cluster.urls[i]!, ...cluster.urls.filter((_, j) => j !== i)], noRandomize: true, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-  conns.push(nc);
-  return nc;
-};
-/** Wait for `cond`, running `step` (if any) before each check. */
-const until = async (cond: () => boolean, ms: number, step?: () => Promise<void>) => {
-  const end = Date.now() + ms;
-  for (;;) {
-    await step?.();
-    if (cond()) return;
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 beforeAll(async () => {
   cluster = await startNatsCluster(3, "svc-home");
 }, 60_000);
 
 afterAll(async () => {
-  for (const nc of conns) await nc.close().catch(() => undefined);
   await cluster?.stop();
 });
 
 describe("home lease", () => {
   it("is one lease for all nodes, and a move is seen by every node after the bucket's leader server is killed", async () => {
     const leases: HomeLease[] = [];
-    for (let i = 0; i < 3; i++) leases.push(await HomeLease.open(await connTo(i), `h${i}`, { replicas: 3 }));
+    for (let i = 0; i < 3; i++) leases.push(await HomeLease.open(await cluster.connect(i), `h${i}`, { replicas: 3 }));
     expect(leases.map((l) => l.node)).toEqual(["h0", "h0", "h0"]);
     expect(new Set(leases.map((l) => l.token)).size).toBe(1);
-    const info = await (await jetstreamManager(await connTo(0))).streams.info(`KV_${CLUSTER_BUCKET}`);
+    const info = await (await jetstreamManager(await cluster.connect(0))).streams.info(`KV_${CLUSTER_BUCKET}`);
     const leader = Number(info.cluster!.leader!.replace(/^n/, ""));
     cluster.kill(leader);
     // an operator moves the home to a new node (on a live server), retrying while JetStream elects new leaders
     const moves: string[] = [];
     leases[leader]!.on("change", (id: string) => moves.push(id));
-    const moverConn = await connTo((leader + 1) % 3);
+    const moverConn = await cluster.connect((leader + 1) % 3);
     let mover: HomeLease | undefined;
-    await until(() => mover !== undefined, 30_000, async () => {
+    await waitFor(() => mover !== undefined, 30_000, async () => {
       mover ??= await HomeLease.open(moverConn, "h3", { take: true, replicas: 3 }).catch(() => undefined);
     });
     expect(mover!.node).toBe("h3");
-    await until(() => leases.every((l) => l.node === "h3"), 30_000);
+    await waitFor(() => leases.every((l) => l.node === "h3"), 30_000);
     expect(moves).toEqual(["h3"]);
     for (const l of [...leases, mover!]) await l.close();
     cluster.start(leader);

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, headers, type NatsConnection } from "@nats-io/transport-node";
+import { headers, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { CHUNK_HEADER, ensureLogStream, jetStreamLog } from "../../src/cluster/jetstream-log.js";
 import { Collection } from "../../src/engine/collection.js";
@@ -33,7 +33,7 @@ beforeAll(async () => {
   kernels = Kernels.create();
   pool = new ScanPool(kernels, { threads: 1 });
   cluster = await startNatsCluster(3);
-  nc = await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  nc = await cluster.connect();
   await ensureLogStream(nc, { stream: STREAM, replicas: 3 });
 }, 60_000);
 

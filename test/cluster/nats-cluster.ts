@@ -34,8 +34,21 @@ export interface NatsCluster {
   start(i: number): void;
   /** Resolves once every running server answers and JetStream has a meta leader. */
   ready(timeoutMs?: number): Promise<void>;
-  /** Kill every server and remove the stores. */
+  /** A client connection (reconnecting forever) to server `first` first, or to any; closed by stop(). */
+  connect(first?: number): Promise<NatsConnection>;
+  /** Close the connections connect() made, kill every server and remove the stores. */
   stop(): Promise<void>;
+}
+
+/** Wait for `cond`, running `step` (if any) before each check; throws after `ms`. */
+export async function waitFor(cond: () => boolean, ms = 10_000, step?: () => Promise<void>): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    await step?.();
+    if (cond()) return;
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /**
@@ -82,6 +95,7 @@ async function startOnce(n: number, name: string, attempt: number): Promise<Nats
     return file;
   });
   const procs: Array<ChildProcess | null> = configs.map(() => null);
+  const conns: NatsConnection[] = [];
   const start = (i: number) => {
     if (procs[i]) return;
     const p = spawn(NATS_SERVER, ["-c", configs[i]!], { stdio: ["ignore", "ignore", "pipe"] });
@@ -125,7 +139,14 @@ async function startOnce(n: number, name: string, attempt: number): Promise<Nats
         }
       }
     },
+    async connect(first?: number) {
+      const servers = first === undefined ? cluster.urls : [cluster.urls[first]!, ...cluster.urls.filter((_, j) => j !== first)];
+      const nc = await connect({ servers, noRandomize: first !== undefined, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+      conns.push(nc);
+      return nc;
+    },
     async stop() {
+      for (const nc of conns.splice(0)) await nc.close().catch(() => undefined);
       for (let i = 0; i < n; i++) cluster.kill(i);
       await new Promise((r) => setTimeout(r, 100));
       rmSync(dir, { recursive: true, force: true });

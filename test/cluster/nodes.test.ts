@@ -6,61 +6,37 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { NODES_BUCKET, NodeRegistry, rank } from "../../src/cluster/nodes.js";
-import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
+import { startNatsCluster, waitFor, type NatsCluster } from "./nats-cluster.js";
 
 let cluster: NatsCluster;
-const conns: NatsConnection[] = [];
-const conn = async () => {
-  const nc = await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-  conns.push(nc);
-  return nc;
-};
-/** A connection to server i first (the others only when it is gone). */
-const connTo = async (i: number) => {
-  const nc = await connect({ servers: [cluster.urls[i]!, ...cluster.urls.filter((_, j) => j !== i)], noRandomize: true, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-  conns.push(nc);
-  return nc;
-};
-/** Wait for `cond`, running `step` (if any) before each check. */
-const until = async (cond: () => boolean, ms = 10_000, step?: () => Promise<void>) => {
-  const end = Date.now() + ms;
-  for (;;) {
-    await step?.();
-    if (cond()) return;
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 beforeAll(async () => {
   cluster = await startNatsCluster(3, "svc-nodes");
 }, 60_000);
 
 afterAll(async () => {
-  for (const nc of conns) await nc.close().catch(() => undefined);
   await cluster?.stop();
 });
 
 describe("node registry", () => {
   it("sees nodes join, leave and expire", async () => {
     const opts = { heartbeatMs: 200, ttlMs: 1000 };
-    const a = await NodeRegistry.join(await conn(), { id: "a", url: "http://127.0.0.1:1", startedAt: Date.now() }, opts);
-    const bConn = await conn();
+    const a = await NodeRegistry.join(await cluster.connect(), { id: "a", url: "http://127.0.0.1:1", startedAt: Date.now() }, opts);
+    const bConn = await cluster.connect();
     const b = await NodeRegistry.join(bConn, { id: "b", url: "http://127.0.0.1:2", startedAt: Date.now() }, opts);
-    const c = await NodeRegistry.join(await conn(), { id: "c", url: "http://127.0.0.1:3", startedAt: Date.now() }, opts);
-    await until(() => a.live.length === 3 && b.live.length === 3 && c.live.length === 3);
+    const c = await NodeRegistry.join(await cluster.connect(), { id: "c", url: "http://127.0.0.1:3", startedAt: Date.now() }, opts);
+    await waitFor(() => a.live.length === 3 && b.live.length === 3 && c.live.length === 3);
     expect(a.live).toEqual(["a", "b", "c"]);
     expect(a.info("b")?.url).toBe("http://127.0.0.1:2");
     // c leaves cleanly: gone at once
     await c.leave();
-    await until(() => a.live.length === 2, 2000);
+    await waitFor(() => a.live.length === 2, 2000);
     expect(a.live).toEqual(["a", "b"]);
     // b stops beating without a word (its connection closes): gone after the ttl
     await bConn.close();
     const t0 = Date.now();
-    await until(() => a.live.length === 1, 5000);
+    await waitFor(() => a.live.length === 1, 5000);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(500);
     expect(a.live).toEqual(["a"]);
     expect(a.info("b")).toBeUndefined();
@@ -74,32 +50,32 @@ describe("node registry with a nats-server killed", () => {
     const opts = { heartbeatMs: 300, ttlMs: 5000 };
     const ids = ["k0", "k1", "k2"];
     const regs: NodeRegistry[] = [];
-    for (let i = 0; i < 3; i++) regs.push(await NodeRegistry.join(await connTo(i), { id: ids[i]!, url: `http://127.0.0.1:${10 + i}`, startedAt: Date.now() }, opts));
+    for (let i = 0; i < 3; i++) regs.push(await NodeRegistry.join(await cluster.connect(i), { id: ids[i]!, url: `http://127.0.0.1:${10 + i}`, startedAt: Date.now() }, opts));
     const mine = (r: NodeRegistry) => r.live.filter((id) => id.startsWith("k"));
-    await until(() => regs.every((r) => mine(r).length === 3), 20_000);
+    await waitFor(() => regs.every((r) => mine(r).length === 3), 20_000);
     // The server leading the bucket's stream holds every registry's consumer; registry `victim` is connected to it too.
-    const info = await (await jetstreamManager(await conn())).streams.info(`KV_${NODES_BUCKET}`);
+    const info = await (await jetstreamManager(await cluster.connect())).streams.info(`KV_${NODES_BUCKET}`);
     const leader = Number(info.cluster!.leader!.replace(/^n/, ""));
     const victim = regs[leader]!;
     const [o1, o2] = [regs[(leader + 1) % 3]!, regs[(leader + 2) % 3]!];
     cluster.kill(leader);
     // a node joining afterwards (on a live server) is seen by all, the victim included once it reconnected
-    const dConn = await connTo((leader + 1) % 3);
+    const dConn = await cluster.connect((leader + 1) % 3);
     // (joining retries while JetStream elects new leaders, as ClusterNode does at start)
     let d: NodeRegistry | undefined;
-    await until(() => d !== undefined, 30_000, async () => {
+    await waitFor(() => d !== undefined, 30_000, async () => {
       d = await NodeRegistry.join(dConn, { id: "k3", url: "http://127.0.0.1:13", startedAt: Date.now() }, opts).catch(() => undefined);
     });
-    await until(() => [victim, o1, o2].every((r) => r.live.includes("k3")), 30_000);
+    await waitFor(() => [victim, o1, o2].every((r) => r.live.includes("k3")), 30_000);
     expect(victim.info("k3")?.url).toBe("http://127.0.0.1:13");
     // a clean leave is seen as a delete, before its registration could have expired (ttl 5 s)
     await o2.leave();
     const left = Date.now();
-    await until(() => [victim, o1, d!].every((r) => !r.live.includes(o2.self.id)), 15_000);
+    await waitFor(() => [victim, o1, d!].every((r) => !r.live.includes(o2.self.id)), 15_000);
     expect(Date.now() - left).toBeLessThan(opts.ttlMs);
     // a node that stops beating (its connection closes) expires on every node
     await dConn.close();
-    await until(() => [victim, o1].every((r) => !r.live.includes("k3")), 20_000);
+    await waitFor(() => [victim, o1].every((r) => !r.live.includes("k3")), 20_000);
     // and the survivors still see each other beating
     expect(mine(victim)).toEqual([victim.self.id, o1.self.id].sort());
     expect(mine(o1)).toEqual([victim.self.id, o1.self.id].sort());
