@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { Bm25Index } from "../../src/encoder/bm25.js";
+import { terms } from "../../src/encoder/terms.js";
+import { mulberry32 } from "../../src/kernels/random.js";
 import { SvcError } from "../../src/errors.js";
 
 const DOCS: [string, string][] = [
@@ -69,5 +72,92 @@ describe("Bm25Index", () => {
     ix.add("x", "same text");
     ix.add("y", "same text");
     expect(ix.search("same", 2).map((h) => h.id)).toEqual(["x", "y"]);
+  });
+});
+
+/** Brute-force BM25 over the live documents (the formula of src/encoder/bm25.ts, same order of operations), ties by insertion order. */
+function oracle(live: Map<string, { text: string; seq: number }>, query: string, topK: number, k1 = 1.2, b = 0.75): { id: string; score: number }[] {
+  const docs = [...live].map(([id, d]) => {
+    const tf = new Map<string, number>();
+    const list = terms(d.text);
+    for (const t of list) tf.set(t, (tf.get(t) ?? 0) + 1);
+    return { id, seq: d.seq, length: list.length, tf };
+  });
+  const n = docs.length;
+  if (n === 0) return [];
+  const avgdl = docs.reduce((s, d) => s + d.length, 0) / n || 1;
+  const qtf = new Map<string, number>();
+  for (const t of terms(query)) qtf.set(t, (qtf.get(t) ?? 0) + 1);
+  const scored = docs.map((d) => {
+    let score = 0;
+    for (const [t, mult] of qtf) {
+      const df = docs.filter((x) => x.tf.has(t)).length;
+      const tf = d.tf.get(t);
+      if (!tf) continue;
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      const norm = k1 * (1 - b), per = (k1 * b) / avgdl, w = mult * idf * (k1 + 1);
+      score += (w * tf) / (tf + norm + per * d.length);
+    }
+    return { id: d.id, seq: d.seq, score };
+  });
+  return scored.filter((d) => d.score > 0).sort((x, y) => y.score - x.score || x.seq - y.seq).slice(0, topK).map(({ id, score }) => ({ id, score }));
+}
+
+describe("Bm25Index ranking (typed-array postings, slots renumbered on compaction)", () => {
+  const WORDS = ["flow", "boundary", "layer", "shock", "wave", "heat", "plate", "cone", "wing", "flutter", "the", "of"];
+  const text = fc.array(fc.constantFrom(...WORDS), { minLength: 0, maxLength: 8 }).map((w) => w.join(" "));
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant("add" as const), id: fc.integer({ min: 0, max: 15 }), text }),
+    fc.record({ kind: fc.constant("remove" as const), id: fc.integer({ min: 0, max: 15 }) }),
+  );
+
+  it("equals a brute-force BM25 (ids, scores, tie order) after any sequence of adds, replaces and removes", () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), fc.array(text, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 20 }), (ops, queries, topK) => {
+        const ix = new Bm25Index();
+        const live = new Map<string, { text: string; seq: number }>();
+        let seq = 0;
+        for (const o of ops) {
+          const id = `d${o.id}`;
+          if (o.kind === "add") {
+            ix.add(id, o.text);
+            live.delete(id);
+            live.set(id, { text: o.text, seq: seq++ });
+          } else expect(ix.remove(id)).toBe(live.delete(id));
+        }
+        expect(ix.size).toBe(live.size);
+        for (const q of queries) expect(ix.search(q, topK)).toEqual(oracle(live, q, topK));
+      }),
+      { seed: 20261126, numRuns: 200 },
+    );
+  });
+
+  it("keeps the same ranking across compactions (many replaces of a few ids)", () => {
+    const ix = new Bm25Index();
+    const live = new Map<string, { text: string; seq: number }>();
+    const rnd = mulberry32(7);
+    for (let i = 0; i < 5000; i++) {
+      const id = `d${rnd() % 40}`;
+      const t = Array.from({ length: 1 + (rnd() % 6) }, () => WORDS[rnd() % WORDS.length]).join(" ");
+      if (rnd() % 5 === 0) {
+        ix.remove(id);
+        live.delete(id);
+      } else {
+        ix.add(id, t);
+        live.delete(id);
+        live.set(id, { text: t, seq: i });
+      }
+    }
+    for (const q of ["boundary layer", "the shock wave of the cone", "heat heat plate", "flutter"]) expect(ix.search(q, 25)).toEqual(oracle(live, q, 25));
+  });
+
+  it("keeps insertion order for ties right after a compaction", () => {
+    const ix = new Bm25Index();
+    for (let i = 0; i < 40; i++) ix.add(`d${i}`, "boundary layer");
+    // 1,100 replaces of d0 leave over 1,024 removed slots: the index compacts (renumbers slots) on the way
+    for (let i = 0; i < 1100; i++) ix.add("d0", "boundary layer");
+    ix.add("d5", "boundary layer"); // now the newest
+    const ids = ix.search("layer", 40).map((h) => h.id);
+    expect(ids).toEqual([...Array.from({ length: 39 }, (_, i) => `d${i + 1}`).filter((id) => id !== "d5"), "d0", "d5"]);
   });
 });
