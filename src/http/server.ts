@@ -315,7 +315,7 @@ const REFUSED_DRAIN_MS = 10_000;
  */
 export function readBody(res: uWS.HttpResponse, declared: number, limit: number, flight: Flight): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    // Grown as bytes arrive (doubling), so a declared length alone reserves at most 1 MiB.
+    // Grown as bytes arrive, so a declared length alone reserves at most 1 MiB.
     let buf = Buffer.allocUnsafe(declared >= 0 ? Math.min(declared, 1 << 20) : 16 << 10);
     let len = 0;
     let dropped = 0;
@@ -345,7 +345,10 @@ export function readBody(res: uWS.HttpResponse, declared: number, limit: number,
         return;
       }
       if (len + n > buf.length) {
-        const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(buf.length * 2, len + n)));
+        // Once bytes past the first reservation have really arrived, a declared length is trusted:
+        // one grow to it instead of doubling (a 4 MB body was allocated and copied at 1, 2 and 4 MiB).
+        const want = declared >= len + n ? declared : Math.max(buf.length * 2, len + n);
+        const grown = Buffer.allocUnsafe(Math.min(limit, want));
         buf.copy(grown, 0, 0, len);
         buf = grown;
       }

@@ -1,0 +1,35 @@
+/** @module ingest-profile — a short msgpack (float32 bins) ingest against `svc serve` run under --cpu-prof: prints acknowledged vectors/s, server CPU per vector and, with --prof DIR, main-thread CPU per vector by write-path stage.
+ * `npm run build:ts && npx tsx bench/http/ingest-profile.ts --n 40000 [--prof DIR] [--main other/dist/cli/main.js]` */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ClusteredVectors } from "../engine/vectors.js";
+import { Api } from "./api.js";
+import { FORMATS, upsertBodies, type Format } from "./bodies.js";
+import { startChild } from "./child.js";
+import { ingest } from "./ingest.js";
+import { profileStages } from "./profile-stages.js";
+
+const arg = (name: string, dflt: string) => { const i = process.argv.indexOf(`--${name}`); return i < 0 ? dflt : process.argv[i + 1]!; };
+const n = Number(arg("n", "60000")), dim = Number(arg("dim", "1024")), batch = Number(arg("batch", "1000")), clients = Number(arg("clients", "4"));
+const format = arg("format", "msgpack-f32") as Format;
+const profDir = arg("prof", "");
+const MAIN = arg("main", fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url)));
+const dir = mkdtempSync(join(tmpdir(), "svc-ingest-profile-"));
+const node = profDir ? ["--cpu-prof", "--cpu-prof-dir", profDir] : [];
+const svc = await startChild([...node, MAIN, "serve", "--port", "0", "--data", dir, "--log-level", "silent"]);
+try {
+  const key = /^ {2}(svc_\S+)/m.exec(svc.output())?.[1]!;
+  const api = new Api(svc.url, key);
+  const data = new ClusteredVectors(dim, 20261122);
+  const bodies = upsertBodies(format, data, n, batch);
+  const counts = bodies.map((_, i) => Math.min(batch, n - i * batch));
+  await api.createIndex("ingest", dim);
+  const t = await ingest(api, "ingest", bodies, counts, FORMATS[format].contentType, clients, svc.pid);
+  console.log(`${FORMATS[format].label}: ${n} x ${dim}-d, batch ${batch}, ${clients} in flight: ${Math.round(t.ackedPerSec)} acked/s, ${Math.round(t.visiblePerSec)} visible/s, server ${t.serverCores.toFixed(2)} cores, ${((t.serverCores / t.ackedPerSec) * 1e6).toFixed(1)} µs server CPU per vector`);
+} finally {
+  await svc.stop(); // the profile is written on exit
+  rmSync(dir, { recursive: true, force: true });
+}
+if (profDir) for (const [stage, us] of profileStages(profDir, n)) console.log(`${stage.padEnd(48)} ${us.toFixed(2).padStart(7)} µs/vector`);
