@@ -25,7 +25,7 @@ import { costOf, NANO_PER_USD, type PriceTable, type Usage } from "../account/pr
 import {
   addCharge, addCredit, assertCovers, viewOf, WalletAccounts,
   type Account, type Reservation, type WalletBook, type WalletView,
-} from "../account/wallet.js";
+} from "../account/wallet-book.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
 import { untilQuorum } from "./quorum.js";

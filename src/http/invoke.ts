@@ -1,6 +1,6 @@
 /** @module invoke — what a REST request and an MCP tool call share: resolve the key to a principal, check the wallet, run the handler, charge. */
 import type { KeyBook, Principal } from "../account/keys.js";
-import type { WalletBook } from "../account/wallet.js";
+import type { WalletBook } from "../account/wallet-book.js";
 import { SvcError } from "../errors.js";
 import type { HttpMetrics } from "./metrics.js";
 import type { Reply, RequestContext, Route } from "./route.js";

@@ -6,7 +6,7 @@ import { createServer, isIP } from "node:net";
 import pino, { type Logger } from "pino";
 import uWS from "uWebSockets.js";
 import type { KeyBook, Principal } from "../account/keys.js";
-import type { WalletBook } from "../account/wallet.js";
+import type { WalletBook } from "../account/wallet-book.js";
 import { publicError, SvcError } from "../errors.js";
 import { isLoopback } from "../service-url.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";

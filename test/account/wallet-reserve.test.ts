@@ -5,7 +5,8 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parsePrices } from "../../src/account/prices.js";
-import { Wallets, type Reservation } from "../../src/account/wallet.js";
+import { Wallets } from "../../src/account/wallet.js";
+import type { Reservation } from "../../src/account/wallet-book.js";
 import { SvcError } from "../../src/errors.js";
 
 // 1 nano-USD per vector written, 3 per request: costs are small integers. Signup credit 100 nano.

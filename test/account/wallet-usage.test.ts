@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parsePrices } from "../../src/account/prices.js";
-import { Wallets, type UsageSeries } from "../../src/account/wallet.js";
+import { Wallets } from "../../src/account/wallet.js";
+import type { UsageSeries } from "../../src/account/wallet-book.js";
 
 // upsert costs 100_000 nano-USD + 10_000 per vector written; anything else 1_000.
 const PRICES = parsePrices({ signupCredit: 1, requests: { upsert: 0.0001 }, defaultRequest: 0.000001, per1kWritten: 0.01, per1kScanned: 0 });

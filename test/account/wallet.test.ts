@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { costOf, parsePrices, type PriceTable } from "../../src/account/prices.js";
-import { Wallets, type WalletView } from "../../src/account/wallet.js";
+import { Wallets } from "../../src/account/wallet.js";
+import type { WalletView } from "../../src/account/wallet-book.js";
 import { SvcError } from "../../src/errors.js";
 
 // Prices chosen so every cost is a whole number of nano-USD:

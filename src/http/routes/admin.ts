@@ -1,6 +1,6 @@
 /** @module routes/admin — /v1/admin: tenants with their keys and balances, issue and revoke keys, credit a wallet (admin keys only). */
 import type { KeyBook, KeyRecord } from "../../account/keys.js";
-import type { WalletBook } from "../../account/wallet.js";
+import type { WalletBook } from "../../account/wallet-book.js";
 import { SvcError } from "../../errors.js";
 import type { RequestContext, Route, Schema } from "../route.js";
 

@@ -1,5 +1,5 @@
 /** @module routes/ops — liveness, Prometheus metrics, the OpenAPI document and the tenant's wallet and usage series. */
-import { USAGE_MAX_BUCKETS, type UsageGrain, type WalletBook } from "../../account/wallet.js";
+import { USAGE_MAX_BUCKETS, type UsageGrain, type WalletBook } from "../../account/wallet-book.js";
 import { SvcError } from "../../errors.js";
 import { damageReports } from "../../store/damage.js";
 import { VERSION } from "../../version.js";
