@@ -8,9 +8,6 @@
  * with a nats-server killed during the writes the tails resume and nothing acknowledged is lost.
  * Frames are chunked small (chunkBytes) so that writers interleave their chunks on the subject.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { encode } from "@msgpack/msgpack";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
@@ -19,9 +16,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { CHUNK_HEADER, ensureLogStream, jetStreamLog } from "../../src/cluster/jetstream-log.js";
 import { loadCheckpoint } from "../../src/engine/collection-files.js";
 import { Collection } from "../../src/engine/collection.js";
-import { Kernels } from "../../src/kernels/abi.js";
-import { ScanPool } from "../../src/pool/scan-pool.js";
 import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
+import { engineFixture } from "../engine/engine-fixture.js";
 
 const STREAM = "svc_log_follow";
 const DIM = 16;
@@ -30,15 +26,9 @@ const CHUNK = 200;
 let cluster: NatsCluster;
 /** One connection per replica, each to a different server first. */
 let conns: NatsConnection[] = [];
-let kernels: Kernels;
-let pool: ScanPool;
-const root = mkdtempSync(join(tmpdir(), "svc-follow-"));
-let dirs = 0;
-const newDir = () => join(root, `c${++dirs}`);
+const { kernels, pool, newDir } = engineFixture("svc-follow-");
 
 beforeAll(async () => {
-  kernels = Kernels.create();
-  pool = new ScanPool(kernels, { threads: 1 });
   cluster = await startNatsCluster(3);
   conns = await Promise.all(cluster.urls.map((_, i) => cluster.connect(i)));
   // Right after start the servers may not all have joined JetStream yet ("no suitable peers for placement").
@@ -56,8 +46,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const nc of conns) await nc.close().catch(() => undefined);
   await cluster?.stop();
-  await pool?.close();
-  rmSync(root, { recursive: true, force: true });
 });
 
 const vec = (i: number) => Float32Array.from({ length: DIM }, (_, j) => Math.sin(i * 7 + j) + (j === i % DIM ? 2 : 0));

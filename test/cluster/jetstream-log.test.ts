@@ -6,32 +6,22 @@
  * another writer's frames in between do not cut it); one server down, appends go on; two
  * down, they reject with E_NO_QUORUM; servers back, appends resume; nothing acknowledged is lost.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { CHUNK_HEADER, ensureLogStream, jetStreamLog } from "../../src/cluster/jetstream-log.js";
 import { Collection } from "../../src/engine/collection.js";
-import { Kernels } from "../../src/kernels/abi.js";
-import { ScanPool } from "../../src/pool/scan-pool.js";
 import type { Log } from "../../src/store/log.js";
 import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
+import { engineFixture } from "../engine/engine-fixture.js";
 
 const STREAM = "svc_log_test";
 const DIM = 16;
 let cluster: NatsCluster;
 let nc: NatsConnection;
-let kernels: Kernels;
-let pool: ScanPool;
-const root = mkdtempSync(join(tmpdir(), "svc-jslog-"));
-let dirs = 0;
-const newDir = () => join(root, `c${++dirs}`);
+const { kernels, pool, newDir } = engineFixture("svc-jslog-");
 
 beforeAll(async () => {
-  kernels = Kernels.create();
-  pool = new ScanPool(kernels, { threads: 1 });
   cluster = await startNatsCluster(3);
   nc = await cluster.connect();
   await ensureLogStream(nc, { stream: STREAM, replicas: 3 });
@@ -40,8 +30,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await nc?.close().catch(() => undefined);
   await cluster?.stop();
-  await pool?.close();
-  rmSync(root, { recursive: true, force: true });
 });
 
 const vec = (i: number, dim = DIM) => Float32Array.from({ length: dim }, (_, j) => Math.sin(i * 7 + j) + (j === i % dim ? 2 : 0));

@@ -4,27 +4,15 @@
  * still in the log are rebuilt exactly, the rest are dropped and reported by row and id, and the
  * partition is rewritten so the files check clean again.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Collection } from "../../src/engine/collection.js";
 import { SUM_BLOCK } from "../../src/engine/block-sums.js";
-import { Kernels } from "../../src/kernels/abi.js";
-import { ScanPool } from "../../src/pool/scan-pool.js";
 import { damageReports, clearDamage } from "../../src/store/damage.js";
+import { engineFixture } from "./engine-fixture.js";
 
-const root = mkdtempSync(join(tmpdir(), "svc-sums-"));
-let kernels: Kernels;
-let pool: ScanPool;
-beforeAll(() => {
-  kernels = Kernels.create();
-  pool = new ScanPool(kernels, { threads: 1 });
-});
-afterAll(async () => {
-  await pool.close();
-  rmSync(root, { recursive: true, force: true });
-});
+const { root, kernels, pool } = engineFixture("svc-sums-");
 
 const DIM = 8;
 const ROWS_PER_BLOCK = SUM_BLOCK / (DIM * 4); // values.f32 rows per block

@@ -1,25 +1,13 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync, closeSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { openSync, readdirSync, rmSync, statSync, writeSync, closeSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Collection } from "../../src/engine/collection.js";
-import { Kernels } from "../../src/kernels/abi.js";
-import { ScanPool } from "../../src/pool/scan-pool.js";
+import { engineFixture } from "./engine-fixture.js";
 
-const root = mkdtempSync(join(tmpdir(), "svc-corrupt-"));
+const { root, kernels, pool } = engineFixture("svc-corrupt-");
 const main = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-let kernels: Kernels;
-let pool: ScanPool;
-beforeAll(() => {
-  kernels = Kernels.create();
-  pool = new ScanPool(kernels, { threads: 1 });
-});
-afterAll(async () => {
-  await pool.close();
-  rmSync(root, { recursive: true, force: true });
-});
 
 const vec = (i: number) => Float32Array.from({ length: 8 }, (_, j) => Math.sin(i * 8 + j + 1));
 

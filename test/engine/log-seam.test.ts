@@ -4,15 +4,13 @@
  * carries writes, checkpoints and replay after a restart.
  */
 import { encode } from "@msgpack/msgpack";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Collection } from "../../src/engine/collection.js";
-import { Kernels } from "../../src/kernels/abi.js";
-import { ScanPool } from "../../src/pool/scan-pool.js";
 import { safeDecoder } from "../../src/safe-values.js";
 import { atOrBefore, type Log, type LogPosition, type OpenLog } from "../../src/store/log.js";
+import { engineFixture } from "./engine-fixture.js";
 
 /** What a stream server keeps: the messages not yet dropped, and the last sequence number. */
 interface Stream {
@@ -62,17 +60,7 @@ function streamLog(stream: Stream): OpenLog {
   };
 }
 
-const root = mkdtempSync(join(tmpdir(), "svc-log-seam-"));
-let kernels: Kernels;
-let pool: ScanPool;
-beforeAll(() => {
-  kernels = Kernels.create();
-  pool = new ScanPool(kernels, { threads: 1 });
-});
-afterAll(async () => {
-  await pool.close();
-  rmSync(root, { recursive: true, force: true });
-});
+const { root, kernels, pool } = engineFixture("svc-log-seam-");
 
 const vec = (i: number) => Float32Array.from({ length: 16 }, (_, j) => Math.sin(i * 7 + j) + (j === i % 16 ? 2 : 0));
 

@@ -1,0 +1,27 @@
+/** What the engine's tests share: one Kernels, a one-thread ScanPool and a temp root per test file, closed and removed after the file (the afterAll is registered here). */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
+import { Kernels } from "../../src/kernels/abi.js";
+import { ScanPool } from "../../src/pool/scan-pool.js";
+
+export interface EngineFixture {
+  root: string;
+  kernels: Kernels;
+  pool: ScanPool;
+  /** A new directory name under root (c1, c2, ...), not created. */
+  newDir(): string;
+}
+
+export function engineFixture(prefix: string): EngineFixture {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  const kernels = Kernels.create();
+  const pool = new ScanPool(kernels, { threads: 1 });
+  let dirs = 0;
+  afterAll(async () => {
+    await pool.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+  return { root, kernels, pool, newDir: () => join(root, `c${++dirs}`) };
+}
