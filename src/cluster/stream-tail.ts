@@ -61,7 +61,7 @@ export interface StreamTailOptions {
   /**
    * Called in stream order, once per sequence; the next message waits for the returned promise. A
    * throw ends the tail (reached() rejects with it): a message is handled only once it was applied,
-   * never skipped (Follower marked it handled first and went on past it).
+   * never skipped.
    */
   onMessage(m: JsMsg): void | Promise<void>;
 }
