@@ -93,6 +93,8 @@ export class Wallets extends WalletAccounts implements WalletBook {
   }
 
   private assertOnline(tenant: string): void {
+    // A failed ledger write stops every charge, including a read's that did not wait for it (invoke.ts).
+    if (this.wal?.failed) throw this.wal.failed;
     if (this.offline.all || this.offline.tenants.has(tenant)) {
       throw new SvcError("E_STORE_OFFLINE", `the wallet ledger lost a frame${this.offline.all ? "" : ` of tenant '${tenant}'`}: this wallet is offline until \`svc repair\` (GET /v1/health names the damage)`, { field: "wallet" });
     }

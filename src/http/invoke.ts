@@ -41,6 +41,7 @@ export function authenticate(auth: Route["auth"], c: Credentials, keys: KeyBook,
  * Run an authenticated request. A metered route (non-admin caller) first reserves its price bound in the
  * tenant's wallet (`route.usageBound`, else the bare request price; 402 E_WALLET_EMPTY when it does not fit),
  * then runs the handler and settles to the actual usage, or releases the hold when the handler throws.
+ * A write's reply waits for its charge to be durable; a read's does not (`Route.readOnly`).
  */
 export async function execute(route: Route, ctx: RequestContext, deps: Pick<InvokeDeps, "wallets" | "metrics">): Promise<Reply> {
   refuseUnknownFields(route, ctx.body);
@@ -53,7 +54,15 @@ export async function execute(route: Route, ctx: RequestContext, deps: Pick<Invo
     if (hold) await deps.wallets.release(hold);
     throw err;
   }
-  if (hold) await deps.wallets.settle(hold, route.meter!, ctx.usage);
+  if (hold) {
+    const charged = deps.wallets.settle(hold, route.meter!, ctx.usage);
+    // A write's charge is durable before its reply, as the write is. A read leaves nothing behind that
+    // could outlive its charge: the charge leaves the balance now (no later request can spend it) and the
+    // ledger's next group commit, right after the reply, makes it durable; a crash in between forgets it,
+    // in the tenant's favour. This saves a read the fdatasync (0.2-0.5 ms of a ~0.5 ms query).
+    if (route.method === "get" || route.readOnly) charged.catch(() => deps.metrics.chargeLost());
+    else await charged;
+  }
   deps.metrics.usage(ctx.usage);
   return reply;
 }

@@ -25,6 +25,7 @@ export class HttpMetrics {
   private readonly bytesOut = new Counter({ name: "svc_http_response_bytes_total", help: "Response body bytes sent", registers: [this.registry] });
   private readonly written = new Counter({ name: "svc_vectors_written_total", help: "Vectors written (upsert, update)", registers: [this.registry] });
   private readonly scanned = new Counter({ name: "svc_vectors_scanned_total", help: "Vectors scanned by queries", registers: [this.registry] });
+  private readonly chargesLost = new Counter({ name: "svc_wallet_charges_lost_total", help: "Read charges taken from a balance whose ledger write then failed (the ledger refuses every later charge)", registers: [this.registry] });
   private readonly toolCalls = new Counter({ name: "svc_mcp_tool_calls_total", help: "MCP tool calls over /mcp, by tool and outcome", labelNames: ["tool", "outcome"] as const, registers: [this.registry] });
 
   private readonly damage = new Gauge({
@@ -88,6 +89,11 @@ export class HttpMetrics {
   usage(u: Usage): void {
     if (u.written) this.written.inc(u.written);
     if (u.scanned) this.scanned.inc(u.scanned);
+  }
+
+  /** A read's charge, settled after its reply, failed to reach the ledger. */
+  chargeLost(): void {
+    this.chargesLost.inc();
   }
 
   toolCall(tool: string, ok: boolean): void {

@@ -51,6 +51,11 @@ export interface Route {
   /** Price-table operation charged on success to non-admin tenants; absent = free. */
   meter?: string;
   /**
+   * A POST that changes no stored data (a query). Such reads, and every GET, have their charge made durable
+   * by the ledger's next group commit just after the reply instead of before it (see invoke.ts).
+   */
+  readOnly?: true;
+  /**
    * Metered routes whose handler reports `usage`: the most it can report for this request, computed before the
    * handler runs (reserved in the wallet, see invoke.ts). Absent: the request price alone is reserved. An invalid
    * request may answer anything (the handler refuses it).

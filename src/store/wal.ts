@@ -130,6 +130,11 @@ export class Wal implements Log {
     return done;
   }
 
+  /** The write or fdatasync error that stopped this WAL (every later append rejects with it), or null. */
+  get failed(): SvcError | null {
+    return this.writer.failed;
+  }
+
   /** End position of the last appended frame (durable or not); the header end of a log without frames. */
   get position(): WalPosition {
     return { segment: this.logSegment, offset: this.logSize };

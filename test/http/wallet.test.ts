@@ -223,4 +223,26 @@ describe("wallets and metering (svc serve process)", () => {
     expect(f.status).toBe(200);
     expect(f.body.vectors).toEqual({ k4: { id: "k4", values: [4, 1, 0, 0] }, k1: { id: "k1", values: [1, 1, 0, 0] } });
   });
+
+  it("a read's charge leaves the balance before its reply and is durable by the next group commit (SIGKILL after it keeps it)", async () => {
+    const key = createKey(dataDir, "charlie");
+    await until("the server to accept charlie's key", () => call(srv.url, key, "GET", "/v1/wallet"), (r) => r.status === 200);
+    expect((await call(srv.url, key, "POST", "/v1/indexes", { name: "c", dimension: 4 })).status).toBe(201);
+    expect((await call(srv.url, key, "POST", "/v1/indexes/c/vectors/upsert", { vectors: [1, 2].map((i) => ({ id: `c${i}`, values: [i, 1, 0, 0] })) })).status).toBe(200);
+    const seen = await wallet(srv.url, key);
+    // reads: a POST query and a GET fetch; the wallet shows both charges at once
+    expect((await call(srv.url, key, "POST", "/v1/indexes/c/query", { vector: [1, 1, 0, 0], topK: 1 })).status).toBe(200);
+    expect((await call(srv.url, key, "GET", "/v1/indexes/c/vectors/fetch?ids=c1")).status).toBe(200);
+    const charged = cost("query", { scanned: 2 }) + cost("fetch");
+    expect(nano((await wallet(srv.url, key)).spentUsd)).toBe(nano(seen.spentUsd) + charged);
+    // the ledger's group commit follows the reply within one fdatasync: after it, a kill loses nothing
+    await new Promise((r) => setTimeout(r, 200));
+    const exited = new Promise((r) => srv.child.once("exit", (_code, signal) => r(signal)));
+    srv.child.kill("SIGKILL");
+    expect(await exited).toBe("SIGKILL");
+    srv = await startServerProcess({ dataDir });
+    const after = await wallet(srv.url, key);
+    expect(nano(after.spentUsd)).toBe(nano(seen.spentUsd) + charged);
+    expect(after.recent.slice(0, 2).map((r: { op: string }) => r.op).sort()).toEqual(["fetch", "query"]);
+  });
 });

@@ -8,7 +8,7 @@ export const MAX_EMBED_TEXTS = 256;
 export function embedRoutes(encoder: TextEncoder1024): Route[] {
   return [
     {
-      method: "post", path: "/v1/embed", operationId: "embed", summary: "Embed texts with the server's 1024-d static encoder (the records encoder)", tags: ["embed"], auth: "tenant", meter: "embed",
+      method: "post", path: "/v1/embed", operationId: "embed", summary: "Embed texts with the server's 1024-d static encoder (the records encoder)", tags: ["embed"], auth: "tenant", meter: "embed", readOnly: true,
       requestBody: { type: "object", required: ["texts"], properties: { texts: { type: "array", minItems: 1, maxItems: MAX_EMBED_TEXTS, items: { type: "string" } } } },
       response: { status: 200, schema: { type: "object", properties: { vectors: { type: "array", items: { type: "array", items: { type: "number" } } }, dimension: { type: "integer" }, encoder: { type: "string" } } }, description: "One unit vector per text, in order" },
       handle(ctx) {

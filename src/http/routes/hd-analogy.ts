@@ -6,7 +6,7 @@ import type { Route } from "../route.js";
 export function hdAnalogyRoutes(analogy: AnalogyService): Route[] {
   return [
     {
-      method: "post", path: "/v1/hd/analogy", operationId: "hd_analogy", summary: "Parallelogram completion A:B::C:? over 2^n_feat factored binary items, D = C xor (A xor B), cleaned up by a full scan", tags: ["hd"], auth: "tenant", meter: "hd_analogy",
+      method: "post", path: "/v1/hd/analogy", operationId: "hd_analogy", summary: "Parallelogram completion A:B::C:? over 2^n_feat factored binary items, D = C xor (A xor B), cleaned up by a full scan", tags: ["hd"], auth: "tenant", meter: "hd_analogy", readOnly: true,
       requestBody: {
         type: "object", required: ["n_feat", "a", "b", "c"],
         properties: {

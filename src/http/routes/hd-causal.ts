@@ -80,7 +80,7 @@ export function causalRoutes(causal: CausalService): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/hd/causal/{name}/query", operationId: "hd_causal_query", summary: "Observation P(Y=y | X=x) or intervention P(Y=y | do(X=x)) by back-door adjustment", tags: ["hd"], auth: "tenant", meter: "hd_causal_query", usageBound: (ctx) => ({ scanned: causal.describe(tenant(ctx), name(ctx)).rows_total }),
+      method: "post", path: "/v1/hd/causal/{name}/query", operationId: "hd_causal_query", summary: "Observation P(Y=y | X=x) or intervention P(Y=y | do(X=x)) by back-door adjustment", tags: ["hd"], auth: "tenant", meter: "hd_causal_query", readOnly: true, usageBound: (ctx) => ({ scanned: causal.describe(tenant(ctx), name(ctx)).rows_total }),
       requestBody: queryBody,
       response: { status: 200, schema: queryReply, description: "Probability, support counts, adjustment set and warnings (no graph, positivity)" },
       handle(ctx) {

@@ -47,7 +47,7 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
       handle: async (ctx) => ({ body: await kg.deleteFacts(tenant(ctx), graph(ctx), ctx.body) }),
     },
     {
-      method: "post", path: "/v1/hd/kg/{name}/query", operationId: "hd_kg_query", summary: "The object of (subject, relation), with a calibrated confidence; object null below 0.05", tags: ["hd"], auth: "tenant", meter: "hd_kg_query",
+      method: "post", path: "/v1/hd/kg/{name}/query", operationId: "hd_kg_query", summary: "The object of (subject, relation), with a calibrated confidence; object null below 0.05", tags: ["hd"], auth: "tenant", meter: "hd_kg_query", readOnly: true,
       requestBody: { type: "object", required: ["subject", "relation"], properties: { subject: name, relation: name } },
       response: { status: 200, schema: { type: "object", properties: { object: { type: ["string", "null"] }, confidence: { type: "number", minimum: 0, maximum: 1 } } }, description: "The answer; confidence is the probability it is right" },
       handle: async (ctx) => ({ body: await kg.query(tenant(ctx), graph(ctx), ctx.body) }),

@@ -15,7 +15,7 @@ function body(ctx: RequestContext): Record<string, unknown> {
 export function hdRolesRoutes(): Route[] {
   return [
     {
-      method: "post", path: "/v1/hd/roles/bind", operationId: "hd_roles_bind", summary: `Bind {role: filler} pairs into one ${ROLES_DIM}-bit hypervector (majority of role XOR filler)`, tags: ["hd"], auth: "tenant", meter: "hd_roles_bind",
+      method: "post", path: "/v1/hd/roles/bind", operationId: "hd_roles_bind", summary: `Bind {role: filler} pairs into one ${ROLES_DIM}-bit hypervector (majority of role XOR filler)`, tags: ["hd"], auth: "tenant", meter: "hd_roles_bind", readOnly: true,
       requestBody: { type: "object", required: ["pairs"], properties: { pairs: { type: "object", additionalProperties: { type: "string" }, maxProperties: MAX_PAIRS, description: "role name -> filler name" }, seed } },
       response: { status: 200, schema: { type: "object", properties: { vector, dimension: { type: "integer" }, pairs: { type: "integer" }, seed: { type: "integer" } } }, description: "The bound record" },
       handle(ctx) {
@@ -24,7 +24,7 @@ export function hdRolesRoutes(): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/hd/roles/read", operationId: "hd_roles_read", summary: "For each role, the candidate filler nearest to role XOR record, with its cosine and margin over the runner-up", tags: ["hd"], auth: "tenant", meter: "hd_roles_read", usageBound: (ctx) => ({ scanned: countIn(ctx.body, "roles") * countIn(ctx.body, "candidates") }),
+      method: "post", path: "/v1/hd/roles/read", operationId: "hd_roles_read", summary: "For each role, the candidate filler nearest to role XOR record, with its cosine and margin over the runner-up", tags: ["hd"], auth: "tenant", meter: "hd_roles_read", readOnly: true, usageBound: (ctx) => ({ scanned: countIn(ctx.body, "roles") * countIn(ctx.body, "candidates") }),
       requestBody: {
         type: "object", required: ["vector", "roles", "candidates"],
         properties: { vector, roles: { type: "array", items: { type: "string" }, maxItems: MAX_PAIRS }, candidates: { type: "array", items: { type: "string" }, maxItems: MAX_CANDIDATES, description: "the fillers to clean up against" }, seed },

@@ -108,7 +108,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       handle: (ctx) => upsert(ctx, ctx.params.namespace),
     },
     {
-      method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by cosine, by vector or by the id of a stored vector, with an optional metadata filter", tags: ["vectors"], auth: "tenant", meter: "query",
+      method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by cosine, by vector or by the id of a stored vector, with an optional metadata filter", tags: ["vectors"], auth: "tenant", meter: "query", readOnly: true,
       proto: { request: "QueryRequest", response: "QueryResponse" },
       // A query scans at most the namespace's live rows (Collection.query caps `scanned` there).
       usageBound: async (ctx) => {
@@ -191,7 +191,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       },
     },
     ...(["get", "post"] as const).map((method): Route => ({
-      method, path: "/v1/indexes/{name}/describe_index_stats", operationId: method === "get" ? "describe_index_stats_get" : "describe_index_stats", summary: "Vector counts per namespace (POST: optionally only those matching a filter)", tags: ["vectors"], auth: "tenant", meter: "describe_index_stats",
+      method, path: "/v1/indexes/{name}/describe_index_stats", operationId: method === "get" ? "describe_index_stats_get" : "describe_index_stats", summary: "Vector counts per namespace (POST: optionally only those matching a filter)", tags: ["vectors"], auth: "tenant", meter: "describe_index_stats", readOnly: true,
       ...(method === "post" ? { requestBody: { type: "object", properties: { filter: S.filter } } } : {}),
       response: { status: 200, schema: S.statsResponse, description: "Counts" },
       async handle(ctx) {

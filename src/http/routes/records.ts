@@ -52,7 +52,7 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/records/{ns}/query", operationId: "records_query", summary: "Records by meaning (with text) or newest first (without), filtered by kind, tags and time", tags: ["records"], auth: "tenant", meter: "records_query",
+      method: "post", path: "/v1/records/{ns}/query", operationId: "records_query", summary: "Records by meaning (with text) or newest first (without), filtered by kind, tags and time", tags: ["records"], auth: "tenant", meter: "records_query", readOnly: true,
       requestBody: {
         type: "object",
         properties: {
