@@ -3,6 +3,7 @@ import type { Kernels, RowsRef, TopK } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { AsymmetricScorer } from "./estimate.js";
 import type { Filter } from "./filter/parse.js";
+import { setBits } from "./filter/row-set.js";
 import { ANN_FILTER_EXACT_FRACTION, DEFAULT_PROBE, filteredCap, SCATTERED_ROW_COST, type IvfIndex, type ProbeParams } from "./ivf.js";
 import type { Partition } from "./partition.js";
 import type { RoaringBitmap32 } from "./roaring.js";
@@ -92,24 +93,23 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       matched = count;
       lap("filter");
       if (count === 0) return { hits: [], plan: "empty", matched, timings };
-      const ids = matches.toUint32Array();
       const k = Math.min(want, count);
       let masked: TopK | null = null;
       if (probeIvf !== null && maskedProbeCheaper(probeIvf, rows, q, k, count, count / p.liveCount)) {
         // The lists nearest the query, as many more as the filter is selective, with the filter as a mask.
-        masked = probeIndex(probeIvf, rows, q, probed, k, maskOf(kernels, rows.count, ids, owned), false, count / p.liveCount);
+        masked = probeIndex(probeIvf, rows, q, probed, k, maskOf(kernels, rows.count, matches, owned), false, count / p.liveCount);
         // Fewer matches than asked in those lists (a filter keeping rows far from the query): the exact list below.
         if (masked.rows.length < k) masked = null;
       } else if (ivf !== null && count > ANN_FILTER_EXACT_FRACTION * p.liveCount) {
         // No calibrated filtered probe, or it would read more: a broad filter probes every list with the mask.
-        masked = probeIndex(ivf, rows, q, probed, k, maskOf(kernels, rows.count, ids, owned), true);
+        masked = probeIndex(ivf, rows, q, probed, k, maskOf(kernels, rows.count, matches, owned), true);
       }
       if (masked !== null) {
         plan = "ivf-masked";
         top = masked;
       } else {
         plan = "list";
-        const list = heap.put(ids);
+        const list = heap.put(matches.toUint32Array());
         owned.push(list);
         top = await pool.topKList(rows, list, count, q.bits, k);
       }
@@ -202,11 +202,10 @@ function maskedProbeCheaper(ivf: IvfIndex, rows: RowsRef, q: SearchQuery, k: num
   return probeRows < SCATTERED_ROW_COST * count;
 }
 
-/** A bitset over `count` rows with the rows of `ids` set, released by the caller via `owned`. */
-function maskOf(kernels: Kernels, count: number, ids: Uint32Array, owned: number[]): number {
+/** A bitset over `count` rows with the rows of `matches` set, released by the caller via `owned`. */
+function maskOf(kernels: Kernels, count: number, matches: RoaringBitmap32, owned: number[]): number {
   const mask = bitset(kernels, count, owned);
-  const words = kernels.heap.u32(mask, Math.ceil(count / 64) * 2);
-  for (let i = 0; i < ids.length; i++) words[ids[i]! >>> 5]! |= 1 << (ids[i]! & 31);
+  setBits(matches, kernels.heap.u32(mask, Math.ceil(count / 64) * 2));
   return mask;
 }
 
