@@ -89,7 +89,7 @@ function truths(dir: string | undefined, data: ClusteredVectors, queries: Float3
 
 async function runCases(c: Collection, label: string, queries: Float32Array[], truth: number[][][]): Promise<void> {
   log(`\n${label} (load average ${load()})`);
-  log(`| query | plan | matched | p50 ms | p99 ms | p50 ms per stage: filter / 1-bit scan / estimate / rescore | lists probed | recall@10 |`);
+  log(`| query | plan | matched | p50 ms | p99 ms | p50 ms per stage: filter / 1-bit scan / estimate / rescore | lists probed (mean) | recall@10 |`);
   log(`|---|---|---:|---:|---:|---|---:|---:|`);
   for (const [ci, cs] of CASES.entries()) {
     let plan = "";
@@ -100,7 +100,7 @@ async function runCases(c: Collection, label: string, queries: Float32Array[], t
       const r = await c.query("", { vector: queries[i]!, topK: 10, filter: cs.filter });
       plan = r.plan;
       matched = r.matched ?? N;
-      probed = r.probed ?? 0;
+      probed += (r.probed ?? 0) / QUERIES; // warm-up calls included, as for the stages
       for (const k of Object.keys(stages) as (keyof typeof stages)[]) stages[k].push(r.timings![k]);
     });
     let hit = 0;
@@ -111,7 +111,7 @@ async function runCases(c: Collection, label: string, queries: Float32Array[], t
     const l = summarize(ms);
     // p50 of each stage over all calls (warm-up included: the stages are read from the query's own timings)
     const st = [stages.filter, stages.scan, stages.estimate, stages.rescore].map((x) => summarize(x).p50.toFixed(2)).join(" / ");
-    log(`| ${cs.name} | ${plan} | ${matched.toLocaleString("en-US")} | ${l.p50.toFixed(2)} | ${l.p99.toFixed(2)} | ${st} | ${probed || "-"} | ${(hit / (10 * RECALL)).toFixed(3)} |`);
+    log(`| ${cs.name} | ${plan} | ${matched.toLocaleString("en-US")} | ${l.p50.toFixed(2)} | ${l.p99.toFixed(2)} | ${st} | ${probed ? probed.toFixed(0) : "-"} | ${(hit / (10 * RECALL)).toFixed(3)} |`);
   }
 }
 
