@@ -95,14 +95,17 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       if (count === 0) return { hits: [], plan: "empty", matched, timings };
       const k = Math.min(want, count);
       let masked: TopK | null = null;
+      let mask = 0;
       if (probeIvf !== null && maskedProbeCheaper(probeIvf, rows, q, k, count, count / p.liveCount)) {
         // The lists nearest the query, as many more as the filter is selective, with the filter as a mask.
-        masked = probeIndex(probeIvf, rows, q, probed, k, maskOf(kernels, rows.count, matches, owned), false, count / p.liveCount);
-        // Fewer matches than asked in those lists (a filter keeping rows far from the query): the exact list below.
+        mask = maskOf(kernels, rows.count, matches, owned);
+        masked = probeIndex(probeIvf, rows, q, probed, k, mask, false, count / p.liveCount);
+        // Fewer matches than asked in those lists (a filter keeping rows far from the query): as without a calibrated probe, below.
         if (masked.rows.length < k) masked = null;
-      } else if (ivf !== null && count > ANN_FILTER_EXACT_FRACTION * p.liveCount) {
-        // No calibrated filtered probe, or it would read more: a broad filter probes every list with the mask.
-        masked = probeIndex(ivf, rows, q, probed, k, maskOf(kernels, rows.count, matches, owned), true);
+      }
+      if (masked === null && ivf !== null && count > ANN_FILTER_EXACT_FRACTION * p.liveCount) {
+        // A broad filter without a capped probe: every list the stop rule takes, with the mask.
+        masked = probeIndex(ivf, rows, q, probed, k, mask || maskOf(kernels, rows.count, matches, owned), true);
       }
       if (masked !== null) {
         plan = "ivf-masked";

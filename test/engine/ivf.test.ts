@@ -107,8 +107,10 @@ describe("approximate index (IVF over packed bits)", () => {
     const c = await Collection.open(join(root, `c${seq++}`), { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: Infinity });
     const q0 = bigQueries[0]!;
     const d0 = big.map((r) => hamming(q0, r));
-    const median = [...d0].sort((a, b) => a - b)[N >> 1]!;
-    await c.upsert("", big.map((r, i) => ({ id: `r${i}`, bits: r, metadata: { b: i % 100, far: d0[i]! > median } })));
+    const sorted = [...d0].sort((a, b) => a - b);
+    const median = sorted[N >> 1]!;
+    const tenth = sorted[N - N / 10]!; // the farthest 10% of the rows from q0 are beyond it
+    await c.upsert("", big.map((r, i) => ({ id: `r${i}`, bits: r, metadata: { b: i % 100, far: d0[i]! > median, farthest: d0[i]! > tenth } })));
     await c.settled();
     await c.buildIndex("");
     const { probe, lists, filterFactor } = c.indexStats("")!;
@@ -127,12 +129,18 @@ describe("approximate index (IVF over packed bits)", () => {
       }
     }
     expect(hits / (10 * bigQueries.length)).toBeGreaterThanOrEqual(0.99);
-    // The half of the rows farthest from q0: the lists nearest q0 hold none of them, so the answer comes from the filter's row list, exact.
+    // The 10% of the rows farthest from q0: the lists nearest q0 hold none of them, so the answer comes from the filter's row list, exact.
+    const farthest = await c.query("", { bits: q0, topK: 10, filter: { farthest: true } });
+    expect(farthest.plan).toBe("list");
+    expect(farthest.matches).toHaveLength(10);
+    const kth = kthDistance(big, q0, 10, (i) => d0[i]! > tenth);
+    for (const m of farthest.matches) expect(hamming(q0, big[Number(m.id.slice(1))]!)).toBeLessThanOrEqual(kth);
+    // The farthest half (a broad filter): every list the stop rule takes, as without a calibrated probe.
     const far = await c.query("", { bits: q0, topK: 10, filter: { far: true } });
-    expect(far.plan).toBe("list");
-    expect(far.matches).toHaveLength(10);
-    const kth = kthDistance(big, q0, 10, (i) => d0[i]! > median);
-    for (const m of far.matches) expect(hamming(q0, big[Number(m.id.slice(1))]!)).toBeLessThanOrEqual(kth);
+    expect(far.plan).toBe("ivf-masked");
+    expect(far.probed).toBeGreaterThan(filteredCap(probe!, 10, 0.5, lists, filterFactor));
+    const kthHalf = kthDistance(big, q0, 10, (i) => d0[i]! > median);
+    for (const m of far.matches) expect(hamming(q0, big[Number(m.id.slice(1))]!)).toBeLessThanOrEqual(kthHalf);
     await c.close();
     // 300 clusters of 20 rows (a 10% filter keeps 2 of each): no factor reaches the recall, filters keep the exact row list
     const tight = await loaded();
