@@ -4,7 +4,7 @@ import type { ScanPool } from "../pool/scan-pool.js";
 import { AsymmetricScorer } from "./estimate.js";
 import type { Filter } from "./filter/parse.js";
 import { setBits } from "./filter/row-set.js";
-import { ANN_FILTER_EXACT_FRACTION, DEFAULT_PROBE, filteredCap, SCATTERED_ROW_COST, type IvfIndex, type ProbeParams } from "./ivf.js";
+import { ANN_FILTER_EXACT_FRACTION, DEFAULT_PROBE, filteredCap, MASKED_PROBE_MARGIN, SCATTERED_ROW_COST, type IvfIndex, type ProbeParams } from "./ivf.js";
 import type { Partition } from "./partition.js";
 import type { RoaringBitmap32 } from "./roaring.js";
 
@@ -196,13 +196,14 @@ export async function searchBatch(pool: ScanPool, p: Partition, queries: number,
  * The planner's choice for a filter keeping `count` (`selectivity` of the live rows), on an index
  * with a probe and a calibrated filterFactor: the masked probe reads its capped lists
  * (filteredCap, at their mean size) and the delta, contiguous rows; the exact list scan reads
- * `count` scattered ones, each costing SCATTERED_ROW_COST contiguous rows.
+ * `count` scattered ones, each costing SCATTERED_ROW_COST contiguous rows; the probe must read
+ * MASKED_PROBE_MARGIN times less.
  */
 function maskedProbeCheaper(ivf: IvfIndex, rows: RowsRef, q: SearchQuery, k: number, count: number, selectivity: number): boolean {
   if (ivf.filterFactor === 0) return false;
   const cap = filteredCap(q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, k, selectivity, ivf.lists, ivf.filterFactor);
   const probeRows = (cap * ivf.indexedRows) / ivf.lists + (rows.count - ivf.indexedRows);
-  return probeRows < SCATTERED_ROW_COST * count;
+  return probeRows * MASKED_PROBE_MARGIN < SCATTERED_ROW_COST * count;
 }
 
 /** A bitset over `count` rows with the rows of `matches` set, released by the caller via `owned`. */

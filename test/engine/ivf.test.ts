@@ -101,7 +101,8 @@ describe("approximate index (IVF over packed bits)", () => {
   });
 
   it("a filter probes the lists nearest the query, more as it keeps fewer rows, when calibration found that safe; else, or when those lists hold too few of its rows, the exact row list", async () => {
-    // 30 clusters of ~200 rows: a 10% filter keeps ~20 rows of each, so the lists nearest a query hold its filtered neighbours
+    // 30 clusters of ~200 rows: a 14% filter keeps ~28 rows of each, so the lists nearest a query hold its filtered neighbours
+    // (at 14% the capped probe reads 2x less than the list; 15% and less took the exact list before)
     const big = clusteredRows(N, 11, 0, 30);
     const bigQueries = clusteredRows(20, 11, N, 30);
     const c = await Collection.open(join(root, `c${seq++}`), { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: Infinity });
@@ -109,31 +110,32 @@ describe("approximate index (IVF over packed bits)", () => {
     const d0 = big.map((r) => hamming(q0, r));
     const sorted = [...d0].sort((a, b) => a - b);
     const median = sorted[N >> 1]!;
-    const tenth = sorted[N - N / 10]!; // the farthest 10% of the rows from q0 are beyond it
-    await c.upsert("", big.map((r, i) => ({ id: `r${i}`, bits: r, metadata: { b: i % 100, far: d0[i]! > median, farthest: d0[i]! > tenth } })));
+    // the 14% of the rows farthest from q0 (by rank: distances tie)
+    const farthestRows = new Set([...d0.keys()].sort((a, b) => d0[b]! - d0[a]! || a - b).slice(0, (14 * N) / 100));
+    await c.upsert("", big.map((r, i) => ({ id: `r${i}`, bits: r, metadata: { b: i % 100, far: d0[i]! > median, farthest: farthestRows.has(i) } })));
     await c.settled();
     await c.buildIndex("");
     const { probe, lists, filterFactor } = c.indexStats("")!;
     expect(filterFactor).toBeGreaterThanOrEqual(1);
     let hits = 0;
     for (const q of bigQueries) {
-      const r = await c.query("", { bits: q, topK: 10, filter: { b: { $lt: 10 } } });
+      const r = await c.query("", { bits: q, topK: 10, filter: { b: { $lt: 14 } } });
       expect(r.plan).toBe("ivf-masked");
-      expect(r.probed).toBeLessThanOrEqual(filteredCap(probe!, 10, 0.1, lists, filterFactor));
+      expect(r.probed).toBeLessThanOrEqual(filteredCap(probe!, 10, 0.14, lists, filterFactor));
       expect(r.probed).toBeLessThan(lists);
-      const kth = kthDistance(big, q, 10, (i) => i % 100 < 10);
+      const kth = kthDistance(big, q, 10, (i) => i % 100 < 14);
       for (const m of r.matches) {
         const i = Number(m.id.slice(1));
-        expect(i % 100).toBeLessThan(10);
+        expect(i % 100).toBeLessThan(14);
         if (hamming(q, big[i]!) <= kth) hits++;
       }
     }
     expect(hits / (10 * bigQueries.length)).toBeGreaterThanOrEqual(0.99);
-    // The 10% of the rows farthest from q0: the lists nearest q0 hold none of them, so the answer comes from the filter's row list, exact.
+    // The 14% of the rows farthest from q0: the lists nearest q0 hold too few of them, so the answer comes from the filter's row list, exact.
     const farthest = await c.query("", { bits: q0, topK: 10, filter: { farthest: true } });
     expect(farthest.plan).toBe("list");
     expect(farthest.matches).toHaveLength(10);
-    const kth = kthDistance(big, q0, 10, (i) => d0[i]! > tenth);
+    const kth = kthDistance(big, q0, 10, (i) => farthestRows.has(i));
     for (const m of farthest.matches) expect(hamming(q0, big[Number(m.id.slice(1))]!)).toBeLessThanOrEqual(kth);
     // The farthest half (a broad filter): every list the stop rule takes, as without a calibrated probe.
     const far = await c.query("", { bits: q0, topK: 10, filter: { far: true } });
