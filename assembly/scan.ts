@@ -47,6 +47,15 @@ export function hammingTopKMasked(base: usize, words: i32, start: i32, end: i32,
   return size;
 }
 
+/**
+ * List scans read each quarter's row AHEAD entries ahead once (its first and last word: both
+ * cache lines of a 1024-bit row) before scoring the current ones: WASM has no prefetch, and the out-of-order window holds only
+ * ~4 rows of scoring, so without it at most four scattered rows are in flight.
+ */
+const AHEAD: i32 = 4;
+/** Where the read-ahead loads end up, so that the compiler keeps them (never read). */
+let touchSink: u64 = 0;
+
 /** Top-k over an explicit list of n row ids (u32 each, any order, no duplicates expected). */
 export function hammingTopKList(base: usize, words: i32, list: usize, n: i32, q: usize, k: i32, heap: usize): i32 {
   let stride = <usize>words << 3;
@@ -55,9 +64,19 @@ export function hammingTopKList(base: usize, words: i32, list: usize, n: i32, q:
   // Four streams over the list's quarters: scattered rows miss in cache and TLB, and four
   // independent streams keep four of those misses in flight instead of one.
   let quarter = n >> 2;
+  let touched: u64 = 0;
   for (; i < quarter; i++) {
     let l = list + (<usize>i << 2);
     let qb = <usize>quarter << 2;
+    if (i + AHEAD < quarter) {
+      let la = l + (AHEAD << 2);
+      let a0 = base + <usize>load<u32>(la) * stride;
+      let a1 = base + <usize>load<u32>(la + qb) * stride;
+      let a2 = base + <usize>load<u32>(la + 2 * qb) * stride;
+      let a3 = base + <usize>load<u32>(la + 3 * qb) * stride;
+      let last = stride - 8; // the row's first and last word: both of its cache lines for 1024 bits, and never past the row
+      touched ^= load<u64>(a0) ^ load<u64>(a0 + last) ^ load<u64>(a1) ^ load<u64>(a1 + last) ^ load<u64>(a2) ^ load<u64>(a2 + last) ^ load<u64>(a3) ^ load<u64>(a3 + last);
+    }
     let r0 = load<u32>(l);
     let r1 = load<u32>(l + qb);
     let r2 = load<u32>(l + 2 * qb);
@@ -77,6 +96,7 @@ export function hammingTopKList(base: usize, words: i32, list: usize, n: i32, q:
     size = heapOffer(heap, size, k, packKey(distWords(base + <usize>r * stride, q, words), r));
   }
   heapSortAscending(heap, size);
+  touchSink ^= touched;
   return size;
 }
 

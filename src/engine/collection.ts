@@ -176,7 +176,7 @@ export class Collection {
     return this.reader.namespaces();
   }
 
-  indexStats(namespace: string): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null } | null {
+  indexStats(namespace: string): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null; filterFactor: number } | null {
     return this.reader.indexStats(namespace);
   }
 

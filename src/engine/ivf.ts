@@ -30,12 +30,39 @@ export const ANN_DELTA_FRACTION = 0.5;
 export const ANN_IDLE_MS = 5_000;
 export const ANN_IDLE_DELTA_FRACTION = 0.02;
 /**
- * Filtered queries whose filter keeps at most this fraction of the live rows are scored
- * exactly from the filter's row list (the true top-k among them); broader filters probe the
- * index with the filter as a mask. Measured at 100k rows (bench/RESULTS.md): at 10% the list
- * took 0.28 ms p50 and the masked probe 0.49 ms; at 30% 1.69 ms against 0.42 ms.
+ * Filtered queries on an index without a probe (calibration found the exact scan as good)
+ * whose filter keeps at most this fraction of the live rows are scored exactly from the
+ * filter's row list (the true top-k among them); broader filters probe every list with the
+ * filter as a mask. Measured at 100k rows (bench/RESULTS.md): at 10% the list took 0.28 ms
+ * p50 and the masked probe 0.49 ms; at 30% 1.69 ms against 0.42 ms.
  */
 export const ANN_FILTER_EXACT_FRACTION = 0.15;
+
+/**
+ * What a row of the filter's list costs the exact list scan, in rows read by a masked probe:
+ * the list's rows are scattered over the partition (a cache and TLB miss each, ~40-50 ns on
+ * this VM), a probed list's rows are contiguous (~10-12 ns). Measured at 1M x 1024-d
+ * (bench/filtered-bench.ts, bench/RESULTS.md "Filtered top-10").
+ */
+export const SCATTERED_ROW_COST = 4;
+/**
+ * The capped masked probe answers approximately, the list exactly: the planner takes the probe
+ * only when it reads at most 1 / MASKED_PROBE_MARGIN of what the list costs. Measured at 100k
+ * rows, 10%: the probe (800 lists, 32k rows) against the list's 10k scattered rows was no
+ * faster (0.72 against 0.69 ms p50) and lost recall (0.973 against 0.985); at 1M it reads 8x less.
+ */
+export const MASKED_PROBE_MARGIN = 2;
+
+/**
+ * Lists a probe ranks: the unfiltered cap (maxProbe x ceil(k / 10)); with a filter keeping
+ * `selectivity` of the live rows, `factor` (the index's calibrated filterFactor) times that
+ * divided by the selectivity, so that the lists nearest the query offer at least as many
+ * matching rows as an unfiltered probe compares (a filter independent of where rows lie keeps
+ * that fraction of every list; `factor` covers how far the data's clusters make it look).
+ */
+export function filteredCap(params: ProbeParams, k: number, selectivity: number, lists: number, factor = 1): number {
+  return Math.min(lists, Math.ceil((factor * Math.max(params.maxProbe, params.minProbe) * Math.ceil(k / 10)) / Math.max(selectivity, 1e-9)));
+}
 
 /**
  * How a query probes (assembly/ivf.ts `ivfProbe`): the lists in order of centroid distance,
@@ -43,7 +70,7 @@ export const ANN_FILTER_EXACT_FRACTION = 0.15;
  * centroid's distance, or the top-k is not full yet, or d(q, centroid) - radius <= the current
  * k-th distance: the triangle inequality, with the radius a high quantile of the list's member
  * distances, so nearly (not strictly) safe. Unfiltered queries rank at most
- * `maxProbe` x ceil(k / 10) lists; filtered ones all of them.
+ * `maxProbe` x ceil(k / 10) lists; filtered ones that many / the filter's selectivity (filteredCap).
  */
 export interface ProbeParams {
   minProbe: number;
@@ -78,6 +105,17 @@ export const PROBE_LADDER: readonly ProbeParams[] = [
   { minProbe: 32, maxProbe: 1024, slack: 128 },
 ];
 export const CALIBRATION_SAMPLE = 200;
+/**
+ * Filtered probes are calibrated too (after the unfiltered probe): the sample rows query again
+ * through seeded random masks keeping each of FILTER_CALIBRATION_SELECTIVITY of the rows, with
+ * the list cap filteredCap x each factor of this ladder; the first factor whose recall reaches
+ * CALIBRATION_RECALL at every selectivity becomes `filterFactor` (0 when none does: filters
+ * then take the exact row list, or probe every list when broad). Measured: on the bench's 1M
+ * rows (1000 clusters of 1000) factor 1; on the test's 6k rows (300 clusters of 20) no factor
+ * up to 4 passed at 10% (recall 0.54-0.86).
+ */
+export const FILTER_FACTOR_LADDER: readonly number[] = [1, 2, 4, 8];
+export const FILTER_CALIBRATION_SELECTIVITY: readonly number[] = [0.05, 0.25];
 /** Above the 0.99 promised, for the sampling error of 2,000 answers (about +-0.002). */
 export const CALIBRATION_RECALL = 0.995;
 export const ANN_MAX_SCAN_FRACTION = 0.3;
@@ -85,8 +123,9 @@ export const ANN_MAX_SCAN_FRACTION = 0.3;
 const CALIBRATION_STEP = 8;
 
 const MAGIC = 0x31465649; // "IVF1" little-endian
-const VERSION = 2;
-const HEADER_U32 = 9; // magic, version, lists, words, indexedRows, dimBits, probe minProbe, maxProbe, slack (all 0xffffffff: exact is better)
+const VERSION = 3;
+const HEADER_U32 = 10; // magic, version, lists, words, indexedRows, dimBits, probe minProbe, maxProbe, slack (all 0xffffffff: exact is better), filterFactor
+const HEADER_U32_V2 = 9;
 const HEADER_U32_V1 = 6;
 const NO_PROBE = 0xffff_ffff;
 /** A list's radius: this quantile of its members' distances to the centroid (the max would let one outlier widen every probe). */
@@ -118,6 +157,8 @@ export class IvfIndex {
    * null when an exact scan is as good (unfiltered queries then scan exactly).
    */
   calibrated: ProbeParams | null = DEFAULT_PROBE;
+  /** The calibrated FILTER_FACTOR_LADDER step for masked probes (filteredCap); 0: filters never probe a capped list set. */
+  filterFactor = 0;
   /** Pointers (shared memory) of the centroid rows, the offsets and the radii, for the probe kernel. */
   centroids: number;
   private offsetsPtr: number;
@@ -158,12 +199,12 @@ export class IvfIndex {
 
   /**
    * One query's probe (assembly/ivf.ts `ivfProbe`): the delta [indexedRows, count), then the
-   * lists by centroid distance while the rule of ProbeParams holds. `exhaustive` (filtered
-   * queries) lifts the cap on lists; deeper candidate lists (cosine keeps 100 for rescoring)
-   * raise it in proportion to k. Returns the top-k (ascending) and the lists probed.
+   * lists by centroid distance while the rule of ProbeParams holds. `exhaustive` lifts the cap
+   * on lists; deeper candidate lists (cosine keeps 100 for rescoring) raise it in proportion to
+   * k, and a filter's mask (keeping `selectivity` of the rows) in proportion to 1 / selectivity. Returns the top-k (ascending) and the lists probed.
    */
-  probe(rows: RowsRef, query: number, k: number, params: ProbeParams, exhaustive: boolean, mask = 0): { top: TopK; probed: number } {
-    const cap = exhaustive ? this.lists : Math.min(this.lists, Math.max(params.maxProbe, params.minProbe) * Math.ceil(k / 10));
+  probe(rows: RowsRef, query: number, k: number, params: ProbeParams, exhaustive: boolean, mask = 0, selectivity = 1): { top: TopK; probed: number } {
+    const cap = exhaustive ? this.lists : filteredCap(params, k, selectivity, this.lists, mask === 0 ? 1 : this.filterFactor);
     return this.kernels.ivfProbe(rows, this.ref(), query, k, { minProbe: params.minProbe, cap, slack: params.slack }, mask);
   }
 
@@ -172,7 +213,7 @@ export class IvfIndex {
    * own row left out: the exact top-10 of all `rows` must be among the probe's best `depth` (10 for
    * Hamming collections; the rescoring candidates for cosine ones). Yields between settings.
    */
-  async calibrate(rows: RowsRef, seed: number, stop: () => boolean, depth = 10): Promise<{ probe: ProbeParams | null; recall: number; fraction: number }> {
+  async calibrate(rows: RowsRef, seed: number, stop: () => boolean, depth = 10): Promise<{ probe: ProbeParams | null; recall: number; fraction: number; filterFactor: number }> {
     const n = this.indexedRows;
     const k = 10;
     const next = mulberry32(seed ^ 0xca11b8);
@@ -203,14 +244,57 @@ export class IvfIndex {
       if (recall >= CALIBRATION_RECALL) break;
     }
     this.calibrated = last.recall >= CALIBRATION_RECALL && last.fraction <= ANN_MAX_SCAN_FRACTION ? last.probe : null;
-    return { ...last, probe: this.calibrated };
+    this.filterFactor = this.calibrated === null ? 0 : await this.calibrateFilter(rows, sample, next, stop, depth, this.calibrated);
+    return { ...last, probe: this.calibrated, filterFactor: this.filterFactor };
+  }
+
+  /** The first FILTER_FACTOR_LADDER step reaching CALIBRATION_RECALL through random masks at every FILTER_CALIBRATION_SELECTIVITY (0: none). */
+  private async calibrateFilter(rows: RowsRef, sample: number[], next: () => number, stop: () => boolean, depth: number, params: ProbeParams): Promise<number> {
+    const k = 10;
+    const rowBytes = rows.words * 8;
+    const heap = this.kernels.heap;
+    const maskWords = Math.ceil(rows.count / 64) * 2;
+    const masks = FILTER_CALIBRATION_SELECTIVITY.map(() => heap.calloc(Math.max(8, maskWords * 4)));
+    try {
+      const kth: number[][] = [];
+      for (const [m, s] of FILTER_CALIBRATION_SELECTIVITY.entries()) {
+        const words = heap.u32(masks[m]!, maskWords);
+        for (let r = 0; r < rows.count; r++) if (next() / 2 ** 32 < s) words[r >>> 5]! |= 1 << (r & 31);
+        const per: number[] = [];
+        for (const [i, r] of sample.entries()) {
+          if (i % CALIBRATION_STEP === 0) await tick(stop);
+          const t = this.kernels.topKMasked(rows, 0, rows.count, rows.base + r * rowBytes, k + 1, masks[m]!);
+          per.push(Array.from(t.dists).filter((_, j) => t.rows[j] !== r).slice(0, k).at(-1) ?? 0);
+        }
+        kth.push(per);
+      }
+      for (const factor of FILTER_FACTOR_LADDER) {
+        let ok = true;
+        for (const [m, s] of FILTER_CALIBRATION_SELECTIVITY.entries()) {
+          const cap = filteredCap(params, Math.max(k, depth), s, this.lists, factor);
+          let hits = 0;
+          for (const [i, r] of sample.entries()) {
+            if (i % CALIBRATION_STEP === 0) await tick(stop);
+            const res = this.kernels.ivfProbe(rows, this.ref(), rows.base + r * rowBytes, Math.max(k, depth) + 1, { minProbe: params.minProbe, cap, slack: params.slack }, masks[m]!);
+            const got = Array.from(res.top.dists).filter((_, j) => res.top.rows[j] !== r).slice(0, depth);
+            hits += Math.min(k, got.filter((d) => d <= kth[m]![i]!).length);
+          }
+          if (hits / (k * sample.length) < CALIBRATION_RECALL) ok = false;
+          if (!ok) break;
+        }
+        if (ok) return factor;
+      }
+      return 0;
+    } finally {
+      for (const ptr of masks) heap.release(ptr);
+    }
   }
 
   centroidRows(): RowsRef {
     return { base: this.centroids, words: this.words, count: this.lists };
   }
 
-  /** File layout (FORMAT.md): u32 magic "IVF1", version 2, lists, words, indexedRows, dimBits, probe minProbe, maxProbe, slack; u32 offsets[lists + 1]; u32 radii[lists]; centroid rows. */
+  /** File layout (FORMAT.md): u32 magic "IVF1", version 3, lists, words, indexedRows, dimBits, probe minProbe, maxProbe, slack, filterFactor; u32 offsets[lists + 1]; u32 radii[lists]; centroid rows. */
   serialize(): Uint8Array {
     const rowBytes = this.words * 8;
     const u32s = HEADER_U32 + this.offsets.length + this.radii.length;
@@ -218,7 +302,7 @@ export class IvfIndex {
     const head = new Uint32Array(out.buffer, 0, u32s);
     const c = this.calibrated;
     const probe = c === null ? [NO_PROBE, NO_PROBE, NO_PROBE] : [c.minProbe, c.maxProbe, c.slack];
-    head.set([MAGIC, VERSION, this.lists, this.words, this.indexedRows, this.dimBits, ...probe]);
+    head.set([MAGIC, VERSION, this.lists, this.words, this.indexedRows, this.dimBits, ...probe, this.filterFactor]);
     head.set(this.offsets, HEADER_U32);
     head.set(this.radii, HEADER_U32 + this.offsets.length);
     out.set(this.kernels.heap.bytes().subarray(this.centroids, this.centroids + this.lists * rowBytes), u32s * 4);
@@ -231,11 +315,11 @@ export class IvfIndex {
     if (bytes.byteLength < HEADER_U32_V1 * 4) throw bad("truncated index file");
     const copy = new Uint8Array(bytes);
     const version = new Uint32Array(copy.buffer, 0, 2)[1];
-    if (new Uint32Array(copy.buffer, 0, 1)[0] !== MAGIC || (version !== 1 && version !== VERSION)) throw bad("not an index file (magic/version)");
-    const headU32 = version === 1 ? HEADER_U32_V1 : HEADER_U32;
+    if (new Uint32Array(copy.buffer, 0, 1)[0] !== MAGIC || (version !== 1 && version !== 2 && version !== VERSION)) throw bad("not an index file (magic/version)");
+    const headU32 = version === 1 ? HEADER_U32_V1 : version === 2 ? HEADER_U32_V2 : HEADER_U32;
     if (bytes.byteLength < headU32 * 4) throw bad("truncated index file");
     const head = new Uint32Array(copy.buffer, 0, headU32);
-    const [, , lists, w, indexed, dim, minProbe, maxProbe, slack] = head as unknown as number[];
+    const [, , lists, w, indexed, dim, minProbe, maxProbe, slack, filterFactor] = head as unknown as number[];
     if (w !== words || dim !== dimBits) throw bad(`index rows are ${dim} bits, the collection's ${dimBits}`);
     const at = headU32 * 4;
     const offBytes = (lists! + 1) * 4;
@@ -246,6 +330,7 @@ export class IvfIndex {
     if (offsets[lists!] !== indexed) throw bad("index offsets do not end at indexedRows");
     const index = new IvfIndex(kernels, dimBits, words, copy.subarray(at + offBytes + radBytes), offsets, radii);
     if (version !== 1) index.calibrated = minProbe === NO_PROBE ? null : { minProbe: minProbe!, maxProbe: maxProbe!, slack: slack! };
+    index.filterFactor = version === VERSION ? filterFactor! : 0;
     return index;
   }
 

@@ -250,9 +250,9 @@ export class Reader {
   }
 
   /** The namespace's index, if any: lists, indexed rows and the delta of rows written since. */
-  indexStats(namespace: string): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null } | null {
+  indexStats(namespace: string): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null; filterFactor: number } | null {
     const p = this.s.partitions.get(namespace);
     if (p?.ivf == null) return null;
-    return { lists: p.ivf.lists, indexedRows: p.ivf.indexedRows, deltaRows: p.rows - p.ivf.indexedRows, bytes: p.ivf.bytes, probe: p.ivf.calibrated };
+    return { lists: p.ivf.lists, indexedRows: p.ivf.indexedRows, deltaRows: p.rows - p.ivf.indexedRows, bytes: p.ivf.bytes, probe: p.ivf.calibrated, filterFactor: p.ivf.filterFactor };
   }
 }

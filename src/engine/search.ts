@@ -3,7 +3,8 @@ import type { Kernels, RowsRef, TopK } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { AsymmetricScorer } from "./estimate.js";
 import type { Filter } from "./filter/parse.js";
-import { ANN_FILTER_EXACT_FRACTION, DEFAULT_PROBE, type IvfIndex, type ProbeParams } from "./ivf.js";
+import { setBits } from "./filter/row-set.js";
+import { ANN_FILTER_EXACT_FRACTION, DEFAULT_PROBE, filteredCap, MASKED_PROBE_MARGIN, SCATTERED_ROW_COST, type IvfIndex, type ProbeParams } from "./ivf.js";
 import type { Partition } from "./partition.js";
 import type { RoaringBitmap32 } from "./roaring.js";
 
@@ -92,18 +93,28 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       matched = count;
       lap("filter");
       if (count === 0) return { hits: [], plan: "empty", matched, timings };
-      if (ivf !== null && count > ANN_FILTER_EXACT_FRACTION * p.liveCount) {
-        // A broad filter: probe the index with the filter as a mask, wider as the filter keeps fewer rows.
+      const k = Math.min(want, count);
+      let masked: TopK | null = null;
+      let mask = 0;
+      if (probeIvf !== null && maskedProbeCheaper(probeIvf, rows, q, k, count, count / p.liveCount)) {
+        // The lists nearest the query, as many more as the filter is selective, with the filter as a mask.
+        mask = maskOf(kernels, rows.count, matches, owned);
+        masked = probeIndex(probeIvf, rows, q, probed, k, mask, false, count / p.liveCount);
+        // Fewer matches than asked in those lists (a filter keeping rows far from the query): as without a calibrated probe, below.
+        if (masked.rows.length < k) masked = null;
+      }
+      if (masked === null && ivf !== null && count > ANN_FILTER_EXACT_FRACTION * p.liveCount) {
+        // A broad filter without a capped probe: every list the stop rule takes, with the mask.
+        masked = probeIndex(ivf, rows, q, probed, k, mask || maskOf(kernels, rows.count, matches, owned), true);
+      }
+      if (masked !== null) {
         plan = "ivf-masked";
-        const mask = bitset(kernels, rows.count, owned);
-        const words = heap.u32(mask, Math.ceil(rows.count / 64) * 2);
-        for (const r of matches.toUint32Array()) words[r >>> 5]! |= 1 << (r & 31);
-        top = probeIndex(ivf, rows, q, probed, Math.min(want, count), mask, true);
+        top = masked;
       } else {
         plan = "list";
         const list = heap.put(matches.toUint32Array());
         owned.push(list);
-        top = await pool.topKList(rows, list, count, q.bits, Math.min(want, count));
+        top = await pool.topKList(rows, list, count, q.bits, k);
       }
     } else {
       const dead = p.tombstones;
@@ -146,11 +157,11 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
 
 /**
  * Top-k over the index's probed lists and its delta, in the calling thread (a probe reads a
- * few percent of the rows: less than a worker hand-off costs). `exhaustive` (filtered
- * queries) lifts the cap on lists probed.
+ * few percent of the rows: less than a worker hand-off costs). `exhaustive` lifts the cap on
+ * lists probed; `selectivity` (a filter's mask) raises it (filteredCap).
  */
-function probeIndex(ivf: IvfIndex, rows: RowsRef, q: SearchQuery, probed: { lists: number; rows: number }, k: number, mask: number, exhaustive: boolean): TopK {
-  const res = ivf.probe(rows, q.bits, k, q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, exhaustive, mask);
+function probeIndex(ivf: IvfIndex, rows: RowsRef, q: SearchQuery, probed: { lists: number; rows: number }, k: number, mask: number, exhaustive: boolean, selectivity = 1): TopK {
+  const res = ivf.probe(rows, q.bits, k, q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, exhaustive, mask, selectivity);
   probed.lists = res.probed;
   // Rows compared: every centroid, the probed lists (at their mean size) and the delta.
   probed.rows = Math.round(ivf.lists + (res.probed * ivf.indexedRows) / ivf.lists + (rows.count - ivf.indexedRows));
@@ -179,6 +190,27 @@ export async function searchBatch(pool: ScanPool, p: Partition, queries: number,
   } finally {
     unpin();
   }
+}
+
+/**
+ * The planner's choice for a filter keeping `count` (`selectivity` of the live rows), on an index
+ * with a probe and a calibrated filterFactor: the masked probe reads its capped lists
+ * (filteredCap, at their mean size) and the delta, contiguous rows; the exact list scan reads
+ * `count` scattered ones, each costing SCATTERED_ROW_COST contiguous rows; the probe must read
+ * MASKED_PROBE_MARGIN times less.
+ */
+function maskedProbeCheaper(ivf: IvfIndex, rows: RowsRef, q: SearchQuery, k: number, count: number, selectivity: number): boolean {
+  if (ivf.filterFactor === 0) return false;
+  const cap = filteredCap(q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, k, selectivity, ivf.lists, ivf.filterFactor);
+  const probeRows = (cap * ivf.indexedRows) / ivf.lists + (rows.count - ivf.indexedRows);
+  return probeRows * MASKED_PROBE_MARGIN < SCATTERED_ROW_COST * count;
+}
+
+/** A bitset over `count` rows with the rows of `matches` set, released by the caller via `owned`. */
+function maskOf(kernels: Kernels, count: number, matches: RoaringBitmap32, owned: number[]): number {
+  const mask = bitset(kernels, count, owned);
+  setBits(matches, kernels.heap.u32(mask, Math.ceil(count / 64) * 2));
+  return mask;
 }
 
 /** A bitset of the rows in [0, count) that are not in `dead`. */

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,6 +8,7 @@ import { Collection } from "../../src/engine/collection.js";
 import { until } from "../e2e/until.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
+import { filteredCap, IvfIndex } from "../../src/engine/ivf.js";
 import { clusteredRows, DIM, hamming, kthDistance } from "./ivf-data.js";
 
 const root = mkdtempSync(join(tmpdir(), "svc-ivf-"));
@@ -97,6 +98,84 @@ describe("approximate index (IVF over packed bits)", () => {
     expect(half.plans).toEqual(new Set(["ivf-masked"]));
     expect(half.recall).toBeGreaterThanOrEqual(0.99);
     await c.close();
+  });
+
+  it("a filter probes the lists nearest the query, more as it keeps fewer rows, when calibration found that safe; else, or when those lists hold too few of its rows, the exact row list", async () => {
+    // 30 clusters of ~200 rows: a 14% filter keeps ~28 rows of each, so the lists nearest a query hold its filtered neighbours
+    // (at 14% the capped probe reads 2x less than the list; 15% and less took the exact list before)
+    const big = clusteredRows(N, 11, 0, 30);
+    const bigQueries = clusteredRows(20, 11, N, 30);
+    const c = await Collection.open(join(root, `c${seq++}`), { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: Infinity });
+    const q0 = bigQueries[0]!;
+    const d0 = big.map((r) => hamming(q0, r));
+    const sorted = [...d0].sort((a, b) => a - b);
+    const median = sorted[N >> 1]!;
+    // the 14% of the rows farthest from q0 (by rank: distances tie)
+    const farthestRows = new Set([...d0.keys()].sort((a, b) => d0[b]! - d0[a]! || a - b).slice(0, (14 * N) / 100));
+    await c.upsert("", big.map((r, i) => ({ id: `r${i}`, bits: r, metadata: { b: i % 100, far: d0[i]! > median, farthest: farthestRows.has(i) } })));
+    await c.settled();
+    await c.buildIndex("");
+    const { probe, lists, filterFactor } = c.indexStats("")!;
+    expect(filterFactor).toBeGreaterThanOrEqual(1);
+    let hits = 0;
+    for (const q of bigQueries) {
+      const r = await c.query("", { bits: q, topK: 10, filter: { b: { $lt: 14 } } });
+      expect(r.plan).toBe("ivf-masked");
+      expect(r.probed).toBeLessThanOrEqual(filteredCap(probe!, 10, 0.14, lists, filterFactor));
+      expect(r.probed).toBeLessThan(lists);
+      const kth = kthDistance(big, q, 10, (i) => i % 100 < 14);
+      for (const m of r.matches) {
+        const i = Number(m.id.slice(1));
+        expect(i % 100).toBeLessThan(14);
+        if (hamming(q, big[i]!) <= kth) hits++;
+      }
+    }
+    expect(hits / (10 * bigQueries.length)).toBeGreaterThanOrEqual(0.99);
+    // The 14% of the rows farthest from q0: the lists nearest q0 hold too few of them, so the answer comes from the filter's row list, exact.
+    const farthest = await c.query("", { bits: q0, topK: 10, filter: { farthest: true } });
+    expect(farthest.plan).toBe("list");
+    expect(farthest.matches).toHaveLength(10);
+    const kth = kthDistance(big, q0, 10, (i) => farthestRows.has(i));
+    for (const m of farthest.matches) expect(hamming(q0, big[Number(m.id.slice(1))]!)).toBeLessThanOrEqual(kth);
+    // The farthest half (a broad filter): every list the stop rule takes, as without a calibrated probe.
+    const far = await c.query("", { bits: q0, topK: 10, filter: { far: true } });
+    expect(far.plan).toBe("ivf-masked");
+    expect(far.probed).toBeGreaterThan(filteredCap(probe!, 10, 0.5, lists, filterFactor));
+    const kthHalf = kthDistance(big, q0, 10, (i) => d0[i]! > median);
+    for (const m of far.matches) expect(hamming(q0, big[Number(m.id.slice(1))]!)).toBeLessThanOrEqual(kthHalf);
+    await c.close();
+    // 300 clusters of 20 rows (a 10% filter keeps 2 of each): no factor reaches the recall, filters keep the exact row list
+    const tight = await loaded();
+    await tight.buildIndex("");
+    expect(tight.indexStats("")!.filterFactor).toBe(0);
+    const ten = await recall(tight, { filter: { b: { $lt: 10 } }, keep: (i) => i % 100 < 10 });
+    expect(ten.plans).toEqual(new Set(["list"]));
+    expect(ten.recall).toBe(1);
+    await tight.close();
+  });
+
+  it("stores the filter calibration in ivf.bin (version 3); a version 2 file loads with none (filters keep the exact row list)", async () => {
+    const dir = join(root, `c${seq++}`);
+    const c = await Collection.open(dir, { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: Infinity });
+    await c.upsert("", clusteredRows(3000, 5, 0, 10).map((r, i) => ({ id: `r${i}`, bits: r })));
+    await c.settled();
+    await c.buildIndex("");
+    const stats = c.indexStats("")!;
+    await c.close();
+    const file = readdirSync(join(dir, "parts"), { recursive: true, encoding: "utf8" }).find((f) => f.endsWith("ivf.bin"))!;
+    const path = join(dir, "parts", file);
+    const v3 = IvfIndex.load(kernels, path, DIM, DIM / 64);
+    expect([v3.filterFactor, v3.calibrated]).toEqual([stats.filterFactor, stats.probe]);
+    expect(v3.filterFactor).toBeGreaterThanOrEqual(1);
+    v3.dispose();
+    // version 2: the same header without filterFactor
+    const bytes = readFileSync(path);
+    const v2 = Buffer.concat([bytes.subarray(0, 36), bytes.subarray(40)]);
+    v2.writeUInt32LE(2, 4);
+    writeFileSync(path, v2);
+    const old = IvfIndex.load(kernels, path, DIM, DIM / 64);
+    expect([old.filterFactor, old.calibrated, old.lists]).toEqual([0, stats.probe, stats.lists]);
+    old.dispose();
   });
 
   it("queryBatch probes on the workers and answers as single queries do (and as the exact batch scan without the index)", async () => {
