@@ -182,7 +182,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
           id: reqId,
           params: decodeParams(names, raw),
           query: new URLSearchParams(query),
-          body: route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto),
+          body: route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto, route.upsertBody),
           principal,
           baseUrl: `${scheme}://${h.host || `${opts.host}:${port}`}`,
           usage: {},

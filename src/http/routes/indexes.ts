@@ -99,13 +99,13 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
     {
       method: "post", path: "/v1/indexes/{name}/vectors/upsert", operationId: "upsert", summary: "Insert or replace vectors", tags: ["vectors"], auth: "tenant", meter: "upsert", usageBound: upsertBound,
       proto: { request: "UpsertRequest", response: "UpsertResponse" },
-      requestBody: S.upsertRequest, response: { status: 200, schema: S.upsertResponse, description: "Acknowledged: durable, visible to queries within milliseconds" },
+      requestBody: S.upsertRequest, response: { status: 200, schema: S.upsertResponse, description: "Acknowledged: durable, visible to queries within milliseconds" }, upsertBody: true,
       handle: (ctx) => upsert(ctx, object(ctx.body).namespace),
     },
     {
       method: "post", path: "/v1/indexes/{name}/namespaces/{namespace}/upsert", operationId: "upsert_namespace", summary: "Insert or replace vectors in the namespace named by the path", tags: ["vectors"], auth: "tenant", meter: "upsert", usageBound: upsertBound,
       proto: { request: "UpsertRequest", response: "UpsertResponse" },
-      requestBody: S.upsertRequest, response: { status: 200, schema: S.upsertResponse, description: "Acknowledged" },
+      requestBody: S.upsertRequest, response: { status: 200, schema: S.upsertResponse, description: "Acknowledged" }, upsertBody: true,
       handle: (ctx) => upsert(ctx, ctx.params.namespace),
     },
     {
@@ -327,6 +327,7 @@ function ownFloats(v: Uint8Array): Float32Array {
 }
 
 function floats(v: unknown, field: string, copy: (v: Uint8Array) => Float32Array = ownFloats): ArrayLike<number> {
+  if (v instanceof Float32Array) return v; // a JSON upsert's values, read by upsert-json.ts
   if (v instanceof Uint8Array) {
     if (v.byteLength % 4 !== 0) throw new SvcError("E_BAD_REQUEST", `${field} as binary must be little-endian float32 (a multiple of 4 bytes)`, { field });
     return copy(v);
