@@ -1,5 +1,5 @@
-/** @module ingest-profile — a short msgpack (float32 bins) ingest against `svc serve` run under --cpu-prof: prints acknowledged vectors/s, server CPU per vector and, with --prof DIR, main-thread CPU per vector by write-path stage.
- * `npm run build:ts && npx tsx bench/http/ingest-profile.ts --n 40000 [--prof DIR] [--main other/dist/cli/main.js]` */
+/** @module ingest-profile — a short ingest against `svc serve` (msgpack float32 bins, or --format json|msgpack|protobuf): prints acknowledged vectors/s, server CPU per vector, CPU and page faults per server thread and, with --prof DIR (under --cpu-prof), main-thread CPU per vector by write-path stage.
+ * `npm run build:ts && npx tsx bench/http/ingest-profile.ts --n 40000 [--format json] [--prof DIR] [--main other/dist/cli/main.js]` (SVC_TID=1: one line per thread id) */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
