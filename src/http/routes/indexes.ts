@@ -326,6 +326,10 @@ function ownFloats(v: Uint8Array): Float32Array {
   return new Float32Array(copy.buffer);
 }
 
+/**
+ * Values as an array of numbers, (msgpack) a bin of little-endian float32, or (a JSON upsert read by
+ * upsert-json.ts) a Float32Array already. Lengths and finiteness are the collection's checks.
+ */
 function floats(v: unknown, field: string, copy: (v: Uint8Array) => Float32Array = ownFloats): ArrayLike<number> {
   if (v instanceof Float32Array) return v; // a JSON upsert's values, read by upsert-json.ts
   if (v instanceof Uint8Array) {
