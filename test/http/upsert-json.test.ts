@@ -170,4 +170,33 @@ describe("JSON upserts over HTTP (the Pinecone client's body shape)", () => {
     const stats = (await (await fetch(`${server.url}/v1/indexes/j/describe_index_stats`)).json()) as any;
     expect(stats.namespaces.bad).toBeUndefined();
   });
+  it("large JSON bodies in flight together (their buffers reused once decoded) each store their own values", async () => {
+    const dim = 256;
+    expect((await post("/v1/indexes", JSON.stringify({ name: "big", dimension: dim }))).status).toBe(201);
+    const value = (b: number, i: number, d: number) => Math.fround(Math.sin(b * 7919 + i * 31 + d) * 3 + 0.25);
+    const body = (b: number) => JSON.stringify({ namespace: "big", vectors: Array.from({ length: 600 }, (_, i) => ({ id: `${b}-${i}`, values: Array.from({ length: dim }, (_, d) => value(b, i, d)) })) });
+    expect(Buffer.byteLength(body(0))).toBeGreaterThan(2 << 20); // past the 1 MiB first reservation and the kept-buffer floor
+    // 4 clients, 4 batches each, back to back: bodies arrive while others are decoded and applied
+    const bodies = Array.from({ length: 16 }, (_, b) => body(b));
+    await Promise.all(
+      [0, 1, 2, 3].map(async (k) => {
+        for (let j = 0; j < 4; j++) {
+          const r = await post("/v1/indexes/big/vectors/upsert", bodies[j * 4 + k]!);
+          expect([r.status, r.json.upsertedCount]).toEqual([200, 600]);
+        }
+      }),
+    );
+    for (let b = 0; b < 16; b++) {
+      const ids = [0, 299, 599].map((i) => `${b}-${i}`);
+      let got: Record<string, { values: number[] }> = {};
+      for (let t = 0; t < 500 && Object.keys(got).length < ids.length; t++) {
+        got = ((await (await fetch(`${server.url}/v1/indexes/big/vectors/fetch?namespace=big&${ids.map((id) => `ids=${id}`).join("&")}`)).json()) as any).vectors;
+        if (Object.keys(got).length < ids.length) await new Promise((res) => setTimeout(res, 10));
+      }
+      for (const id of ids) {
+        const i = Number(id.split("-")[1]);
+        expect(got[id]!.values, id).toEqual(Array.from({ length: dim }, (_, d) => value(b, i, d)));
+      }
+    }
+  });
 });
