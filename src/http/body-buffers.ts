@@ -2,7 +2,8 @@
  * @module body-buffers — large request body buffers, reused once a body is dead. A JSON body is dead as soon as it
  * is decoded (the decoded value shares no memory with it), and a 1000 x 1024-d upsert is a 20 MB JSON body: a new
  * one per request costs fresh pages (a fault per 4 KB) and grows V8's external memory, which is what triggers
- * the garbage collector during ingest. Bodies that other values may still view (msgpack bins) are never given back.
+ * the garbage collector during ingest. A msgpack body is given back only where nothing views it any more: an
+ * upsert's, once its handler has copied the bins into the batch's rows (server.ts).
  */
 
 /** Buffers at least this long are kept (smaller ones cost little to allocate). */
