@@ -5,6 +5,7 @@ import type { CollectionState } from "./collection-state.js";
 import { validateMetadata, type Metadata } from "./filter/metadata.js";
 import { parseFilter } from "./filter/parse.js";
 import { checkBits, checkFinite, checkId, checkLength, checkNamespace, checkPayload, checkValues } from "./input-checks.js";
+import { takeGivenRows } from "./upsert-buffers.js";
 import { OP, type DeleteAllOp, type DeleteOp, type MoveOp, type UpdateOp, type UpsertOp } from "./ops.js";
 
 export interface VectorInput {
@@ -15,37 +16,6 @@ export interface VectorInput {
   metadata?: unknown;
   /** Opaque bytes stored with the row, not indexed (at most MAX_PAYLOAD_BYTES). */
   payload?: Uint8Array;
-}
-
-/** Buffers handed out by upsertValuesBuffer and not yet taken by an upsert. */
-const givenAway = new WeakSet<ArrayBuffer>();
-
-/**
- * A zeroed buffer for the float32 values of one upsert batch that checkUpsert takes as the batch's
- * rows instead of copying them: when vector i's values are a Float32Array view of it at byte
- * i * dimension * 4 (every vector, in order), the batch's logged op holds this buffer itself. The
- * caller gives it away: it must not change it after the upsert (the log writes it and the applier
- * reads it after the acknowledgement). Used by the HTTP routes, which decode request values
- * straight into it (the copy it saves is 4 KB per 1024-d vector, into memory just allocated).
- */
-export function upsertValuesBuffer(bytes: number): ArrayBuffer {
-  const buf = new ArrayBuffer(bytes);
-  givenAway.add(buf);
-  return buf;
-}
-
-/** The rows of a float batch whose values lie in order in a buffer from upsertValuesBuffer (taken: it is removed from the given-away set), else null. */
-function takeGivenRows(vectors: readonly VectorInput[], rowBytes: number): Uint8Array | null {
-  const first = vectors[0]?.values;
-  if (!(first instanceof Float32Array) || !givenAway.has(first.buffer as ArrayBuffer)) return null;
-  const buf = first.buffer as ArrayBuffer;
-  if (buf.byteLength < vectors.length * rowBytes) return null;
-  for (let i = 0; i < vectors.length; i++) {
-    const v = vectors[i]?.values;
-    if (!(v instanceof Float32Array) || v.buffer !== buf || v.byteOffset !== i * rowBytes || v.byteLength !== rowBytes) return null;
-  }
-  givenAway.delete(buf);
-  return new Uint8Array(buf, 0, vectors.length * rowBytes);
 }
 
 /**

@@ -6,7 +6,7 @@
  * this reader does not take (escaped keys, repeated keys, a non-number in `values`, malformed JSON), is left to
  * the plain JSON.parse path (null), so errors and results stay exactly those of JSON.parse.
  */
-import { upsertValuesBuffer } from "../engine/writer.js";
+import { upsertValuesBuffer } from "../engine/upsert-buffers.js";
 import { RESERVED_KEYS } from "../safe-values.js";
 
 /** Thrown inside the reader: the body is not one it takes (the caller uses JSON.parse). */

@@ -2,7 +2,7 @@
 import { MAX_ID_BYTES, type FetchedVector } from "../../engine/collection.js";
 import { SvcError } from "../../errors.js";
 import type { IndexCatalog, IndexRecord } from "../../memory/indexes.js";
-import { upsertValuesBuffer } from "../../engine/writer.js";
+import { upsertValuesBuffer } from "../../engine/upsert-buffers.js";
 import type { ReadOptions, VectorIndex, Written } from "../../memory/vector-index.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
 import * as S from "./schemas.js";
