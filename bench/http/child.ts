@@ -1,6 +1,6 @@
 /** @module child — the HTTP bench's servers run as child processes: start one, wait for its URL line, read its CPU time, stop it. */
 import { execFileSync, spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
 
 export interface Child {
   pid: number;
@@ -70,4 +70,26 @@ export function cpuSeconds(pid: number): number {
 export function ownCpuSeconds(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
+}
+
+/** CPU seconds (user, system) and minor page faults per thread of a process, keyed by thread name (/proc/<pid>/task/<tid>/comm; same-named threads summed). */
+export function threadCpu(pid: number): Map<string, { user: number; system: number; minflt: number }> {
+  const out = new Map<string, { user: number; system: number; minflt: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string, comm: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const name = tid === String(pid) ? "main" : process.env.SVC_TID ? `${comm} ${tid}` : comm;
+    const t = out.get(name) ?? { user: 0, system: 0, minflt: 0 };
+    t.user += Number(f[11]) / TICKS;
+    t.system += Number(f[12]) / TICKS;
+    t.minflt += Number(f[7]);
+    out.set(name, t);
+  }
+  return out;
 }

@@ -1,5 +1,5 @@
-/** @module ingest-profile — a short msgpack (float32 bins) ingest against `svc serve` run under --cpu-prof: prints acknowledged vectors/s, server CPU per vector and, with --prof DIR, main-thread CPU per vector by write-path stage.
- * `npm run build:ts && npx tsx bench/http/ingest-profile.ts --n 40000 [--prof DIR] [--main other/dist/cli/main.js]` */
+/** @module ingest-profile — a short ingest against `svc serve` (msgpack float32 bins, or --format json|msgpack|protobuf): prints acknowledged vectors/s, server CPU per vector, CPU and page faults per server thread and, with --prof DIR (under --cpu-prof), main-thread CPU per vector by write-path stage.
+ * `npm run build:ts && npx tsx bench/http/ingest-profile.ts --n 40000 [--format json] [--prof DIR] [--main other/dist/cli/main.js]` (SVC_TID=1: one line per thread id) */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { ClusteredVectors } from "../engine/vectors.js";
 import { Api } from "./api.js";
 import { FORMATS, upsertBodies, type Format } from "./bodies.js";
-import { startChild } from "./child.js";
+import { startChild, threadCpu } from "./child.js";
 import { ingest } from "./ingest.js";
 import { profileStages } from "./profile-stages.js";
 
@@ -26,8 +26,16 @@ try {
   const bodies = upsertBodies(format, data, n, batch);
   const counts = bodies.map((_, i) => Math.min(batch, n - i * batch));
   await api.createIndex("ingest", dim);
+  const before = threadCpu(svc.pid);
   const t = await ingest(api, "ingest", bodies, counts, FORMATS[format].contentType, clients, svc.pid);
+  const after = threadCpu(svc.pid);
   console.log(`${FORMATS[format].label}: ${n} x ${dim}-d, batch ${batch}, ${clients} in flight: ${Math.round(t.ackedPerSec)} acked/s, ${Math.round(t.visiblePerSec)} visible/s, server ${t.serverCores.toFixed(2)} cores, ${((t.serverCores / t.ackedPerSec) * 1e6).toFixed(1)} µs server CPU per vector`);
+  // Per thread over the whole ingest (acknowledged and applied): the main thread, the scan/encode workers, libuv's pool (WAL writes, fdatasync).
+  for (const [name, a] of after) {
+    const b = before.get(name) ?? { user: 0, system: 0, minflt: 0 };
+    const us = (x: number) => ((x * 1e6) / n).toFixed(1);
+    console.log(`thread ${name.padEnd(16)} user ${us(a.user - b.user).padStart(6)} µs/vector, system ${us(a.system - b.system).padStart(6)} µs/vector, ${((a.minflt - b.minflt) / n).toFixed(2)} minor faults/vector`);
+  }
 } finally {
   await svc.stop(); // the profile is written on exit
   rmSync(dir, { recursive: true, force: true });

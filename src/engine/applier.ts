@@ -5,6 +5,7 @@ import type { CollectionState } from "./collection-state.js";
 import { mergeMetadata } from "./filter/metadata.js";
 import { checkBits } from "./input-checks.js";
 import { OP, type Op } from "./ops.js";
+import { returnRows } from "./upsert-buffers.js";
 
 /**
  * Acknowledged-but-invisible vector and payload bytes above which acknowledgements wait for visibility
@@ -149,6 +150,8 @@ export class Applier {
         next = this.encodeAhead(this.queue[0]);
         this.apply(op, bits);
         this.hooks.afterApply(op);
+        // the log write settled before the op was queued, and the rows are in the partition now
+        if (op.type === OP.upsert) returnRows(op.body.v);
         this.backlogBytes -= bytes;
         this.visiblePos = pos;
         if (this.trackVisibility) this.visibleDelays.push(performance.now() - this.ackedAt.shift()!);

@@ -5,6 +5,7 @@ import type { CollectionState } from "./collection-state.js";
 import { validateMetadata, type Metadata } from "./filter/metadata.js";
 import { parseFilter } from "./filter/parse.js";
 import { checkBits, checkFinite, checkId, checkLength, checkNamespace, checkPayload, checkValues } from "./input-checks.js";
+import { takeGivenRows } from "./upsert-buffers.js";
 import { OP, type DeleteAllOp, type DeleteOp, type MoveOp, type UpdateOp, type UpsertOp } from "./ops.js";
 
 export interface VectorInput {
@@ -26,8 +27,9 @@ export function checkUpsert(namespace: string, vectors: readonly VectorInput[], 
   checkNamespace(namespace);
   if (!Array.isArray(vectors) || vectors.length === 0) throw new SvcError("E_BAD_REQUEST", "vectors must be a non-empty array", { field: "vectors" });
   const { rowBytes, dimension } = shape;
-  const v = new Uint8Array(vectors.length * rowBytes);
-  const f32 = shape.cosine ? new Float32Array(v.buffer) : null;
+  const given = shape.cosine ? takeGivenRows(vectors, rowBytes) : null;
+  const v = given ?? new Uint8Array(vectors.length * rowBytes);
+  const f32 = shape.cosine ? new Float32Array(v.buffer, 0, v.byteLength / 4) : null;
   const ids: string[] = [];
   const m: (Metadata | null)[] = [];
   const p: (Uint8Array | null)[] = [];
@@ -35,8 +37,8 @@ export function checkUpsert(namespace: string, vectors: readonly VectorInput[], 
   vectors.forEach((vec, i) => {
     const field = `vectors[${i}]`;
     ids.push(checkId(vec?.id, `${field}.id`));
-    if (f32) f32.set(checkLength(vec.values, `${field}.values`, dimension), i * dimension);
-    else v.set(checkBits(vec.bits, `${field}.bits`, dimension), i * rowBytes);
+    if (given === null && f32) f32.set(checkLength(vec.values, `${field}.values`, dimension), i * dimension);
+    else if (f32 === null) v.set(checkBits(vec.bits, `${field}.bits`, dimension), i * rowBytes);
     const meta = validateMetadata(vec.metadata, `${field}.metadata`);
     m.push(Object.keys(meta).length === 0 ? null : meta);
     const payload = checkPayload(vec.payload, `${field}.payload`);

@@ -9,6 +9,7 @@ import type { KeyBook, Principal } from "../account/keys.js";
 import type { WalletBook } from "../account/wallet-book.js";
 import { publicError, SvcError } from "../errors.js";
 import { isLoopback } from "../service-url.js";
+import { giveBackBody, newBodyBuffer, takeBodyBuffer } from "./body-buffers.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
 import { HostGuard } from "./host-guard.js";
 import { HttpMetrics } from "./metrics.js";
@@ -178,11 +179,14 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
           const send = `application/json${route.proto?.request ? ", application/msgpack or application/x-protobuf" : ""}`;
           throw new SvcError("E_MEDIA_TYPE", h.contentType === "" ? `a request body needs a Content-Type: send ${send}` : `Content-Type '${h.contentType}' is not accepted here; send ${send}`, { field: "content-type" });
         }
+        const decoded = route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto, route.upsertBody);
+        // A decoded JSON body shares no memory with the bytes (msgpack bins would): its buffer can take the next large body.
+        if (!route.rawBody && (inCodec ?? "json") === "json") giveBackBody(body);
         const ctx: RequestContext = {
           id: reqId,
           params: decodeParams(names, raw),
           query: new URLSearchParams(query),
-          body: route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto),
+          body: decoded,
           principal,
           baseUrl: `${scheme}://${h.host || `${opts.host}:${port}`}`,
           usage: {},
@@ -191,6 +195,8 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
           remoteAddress,
         };
         const reply = await execute(route, ctx, deps);
+        // An upsert's msgpack bins were views into the body until the route copied them into the batch's rows (metadata holds no binaries): dead now.
+        if (route.upsertBody && inCodec === "msgpack") giveBackBody(body);
         const status = reply.status ?? route.response.status;
         if (reply.raw) return respond(status, reply.raw.contentType, reply.raw.data, reply.headers);
         const outCodec = responseCodec(h.accept, route.proto !== undefined);
@@ -315,8 +321,8 @@ const REFUSED_DRAIN_MS = 10_000;
  */
 export function readBody(res: uWS.HttpResponse, declared: number, limit: number, flight: Flight): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    // Grown as bytes arrive, so a declared length alone reserves at most 1 MiB.
-    let buf = Buffer.allocUnsafe(declared >= 0 ? Math.min(declared, 1 << 20) : 16 << 10);
+    // Grown as bytes arrive, so a declared length alone reserves at most 1 MiB (or takes a kept buffer: body-buffers.ts).
+    let buf = (declared >= 0 ? takeBodyBuffer(declared) : null) ?? Buffer.allocUnsafe(declared >= 0 ? Math.min(declared, 1 << 20) : 16 << 10);
     let len = 0;
     let dropped = 0;
     let timer: NodeJS.Timeout | undefined;
@@ -348,7 +354,7 @@ export function readBody(res: uWS.HttpResponse, declared: number, limit: number,
         // Once bytes past the first reservation have really arrived, a declared length is trusted:
         // one grow to it instead of doubling (a 4 MB body was allocated and copied at 1, 2 and 4 MiB).
         const want = declared >= len + n ? declared : Math.max(buf.length * 2, len + n);
-        const grown = Buffer.allocUnsafe(Math.min(limit, want));
+        const grown = takeBodyBuffer(Math.min(limit, want)) ?? newBodyBuffer(Math.min(limit, want));
         buf.copy(grown, 0, 0, len);
         buf = grown;
       }

@@ -124,4 +124,26 @@ describe("binary float32 upserts over HTTP", () => {
     const got = await fetchAll("big", sample, "wide");
     for (const id of sample) expect(got[id]!.values).toEqual(rows[Number(id)]!.values);
   });
+  it("large msgpack bodies in flight together (their buffers reused once the upsert is done) each store their own values", async () => {
+    const dim = 512;
+    expect((await post("/v1/indexes", JSON.stringify({ name: "reuse", dimension: dim }), "application/json")).status).toBe(201);
+    const value = (b: number, i: number, d: number) => Math.fround(Math.cos(b * 7919 + i * 31 + d) * 2 + 0.5);
+    const bodies = Array.from({ length: 16 }, (_, b) =>
+      msgpackEncode({ namespace: "reuse", vectors: Array.from({ length: 600 + b }, (_, i) => ({ id: `${b}-${i}`, values: f32le(Array.from({ length: dim }, (_, d) => value(b, i, d)), i % 4) })) }) as Uint8Array<ArrayBuffer>,
+    );
+    expect(bodies[0]!.byteLength).toBeGreaterThan(1 << 20);
+    // 4 clients, 4 batches each, back to back
+    await Promise.all(
+      [0, 1, 2, 3].map(async (k) => {
+        for (let j = 0; j < 4; j++) {
+          const r = await post("/v1/indexes/reuse/vectors/upsert", bodies[j * 4 + k]!);
+          expect([r.status, r.json.upsertedCount]).toEqual([200, 600 + j * 4 + k]);
+        }
+      }),
+    );
+    for (let b = 0; b < 16; b++) {
+      const got = await fetchAll("reuse", [0, 300, 599 + b].map((i) => `${b}-${i}`), "reuse");
+      for (const [id, v] of Object.entries(got)) expect(v.values, id).toEqual(Array.from({ length: dim }, (_, d) => value(b, Number(id.split("-")[1]), d)));
+    }
+  });
 });
