@@ -1,10 +1,10 @@
 /**
  * @module http-bench — the real `svc serve` in a child process under HTTP load: top-10 QPS and latency vs a uWS
- * hello-world (approximate index and `exact: true`, JSON and msgpack bodies), and durable ingest per wire format.
+ * hello-world (approximate index and `exact: true`; JSON, base64-in-JSON and msgpack bodies), and durable ingest per wire format.
  * `npm run bench -- --only http` runs it at 100k; standalone (run `npm run build:ts` first):
  *
  *   npx tsx bench/http-bench.ts [--n 1000000] [--dim 1024] [--connections 32] [--seconds 10] [--warmup 3]
- *     [--lanes index,hello,exact,msgpack] [--verify 32] [--ingest-n 0] [--data DIR] [--cpu-prof DIR]
+ *     [--lanes index,hello,exact,base64,msgpack] [--verify 32] [--ingest-n 0] [--data DIR] [--cpu-prof DIR] [--main other/dist/cli/main.js]
  *     [--corpus clustered|cranfield] [--passage 16/4]
  *
  * `--data DIR` keeps the loaded server data (and the exact truth of the verify queries) in DIR and reuses it when
@@ -42,7 +42,7 @@ export interface IngestResult extends IngestTiming {
 }
 
 /** A load run's lane: svc through its index (JSON or msgpack float32 bodies), svc with `exact: true`, or the hello-world. */
-export type Lane = "index" | "exact" | "msgpack" | "hello";
+export type Lane = "index" | "exact" | "base64" | "msgpack" | "hello";
 
 export interface HttpResult {
   /** What was queried: the ann bench's generator, or real encoder vectors (described). */
@@ -62,6 +62,8 @@ export interface HttpResult {
   hello: LoadRun;
   exact?: LoadRun;
   msgpack?: LoadRun;
+  /** The index lane with JSON bodies whose vector is base64 of float32 LE (svc extension). */
+  base64?: LoadRun;
   /** svc QPS / hello-world QPS under the same load. */
   ratio: number;
   /** Load average (1 min) before each lane. */
@@ -86,6 +88,8 @@ export interface HttpBenchOptions {
   /** Keep (and reuse) the loaded data dir here. */
   data?: string;
   cpuProf?: string;
+  /** The server's entry (default this checkout's dist/cli/main.js): another build, for before/after on the same data. */
+  main?: string;
   corpus?: "clustered" | "cranfield";
   /** Cranfield passages: words per passage and words between passage starts. */
   passage?: { window: number; stride: number };
@@ -151,7 +155,7 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
   const children: Child[] = [];
   try {
     const prof = o.cpuProf === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", o.cpuProf];
-    const svc = await startChild([...prof, MAIN, "serve", "--port", "0", "--data", dir, "--log-level", "silent"], 300_000);
+    const svc = await startChild([...prof, o.main ?? MAIN, "serve", "--port", "0", "--data", dir, "--log-level", "silent"], 300_000);
     children.push(svc);
     const key = state?.key ?? /^ {2}(svc_\S+)/m.exec(svc.output())?.[1];
     if (key === undefined) throw new Error(`svc serve printed no admin key:\n${svc.output()}`);
@@ -197,8 +201,9 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
       hello: () => queries.map((q) => queryBody(q)),
       exact: () => queries.map((q) => queryBody(q, 10, { exact: true })),
       msgpack: () => queries.map((q) => queryBody(q, 10, { codec: "msgpack" })),
+      base64: () => queries.map((q) => queryBody(q, 10, { codec: "base64" })),
     };
-    const name: Record<Lane, string> = { index: "svc top-10, index, JSON body", exact: "svc top-10, exact: true, JSON body", msgpack: "svc top-10, index, msgpack body (float32 bin)", hello: "uWS hello-world (reads the body, answers a small JSON)" };
+    const name: Record<Lane, string> = { index: "svc top-10, index, JSON body", exact: "svc top-10, exact: true, JSON body", msgpack: "svc top-10, index, msgpack body (float32 bin)", base64: "svc top-10, index, JSON body, vector as base64 float32", hello: "uWS hello-world (reads the body, answers a small JSON)" };
     const runs: Partial<Record<Lane, LoadRun>> = {};
     const loadAverage: Partial<Record<Lane, number>> = {};
     const jsonKB = (bodyOf.index()[0]!.length / 1024).toFixed(0);
@@ -214,7 +219,7 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
     }
     const query = runs.index ?? runs.msgpack ?? runs.exact;
     const ratio = query !== undefined && runs.hello !== undefined ? query.qps / runs.hello.qps : NaN;
-    if (query !== undefined) log(`svc (${runs.index ? "index, JSON" : runs.msgpack ? "index, msgpack" : "exact"}) / hello-world: ${ratio.toFixed(3)}${runs.msgpack && runs.hello ? `; msgpack / hello-world: ${(runs.msgpack.qps / runs.hello.qps).toFixed(3)}` : ""}${runs.exact && runs.hello ? `; exact / hello-world: ${(runs.exact.qps / runs.hello.qps).toFixed(3)}` : ""}`);
+    if (query !== undefined) log(`svc (${runs.index ? "index, JSON" : runs.msgpack ? "index, msgpack" : "exact"}) / hello-world: ${ratio.toFixed(3)}${runs.msgpack && runs.hello ? `; msgpack / hello-world: ${(runs.msgpack.qps / runs.hello.qps).toFixed(3)}` : ""}${runs.base64 && runs.hello ? `; base64 / hello-world: ${(runs.base64.qps / runs.hello.qps).toFixed(3)}` : ""}${runs.exact && runs.hello ? `; exact / hello-world: ${(runs.exact.qps / runs.hello.qps).toFixed(3)}` : ""}`);
 
     const results: IngestResult[] = [];
     if (o.ingestN > 0) {
@@ -235,7 +240,7 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
     }
     for (const c of children.splice(0).reverse()) await c.stop(); // a --cpu-prof profile is written at exit
     let profile: Array<[string, number]> | undefined;
-    const profiled = (["index", "msgpack", "exact"] as const).filter((l) => runs[l] !== undefined);
+    const profiled = (["index", "base64", "msgpack", "exact"] as const).filter((l) => runs[l] !== undefined);
     if (o.cpuProf !== undefined && profiled.length > 0) {
       // Queries served in the profile: every svc lane's warm-up and measured run (about: warm-up at the measured rate).
       const served = profiled.reduce((s, l) => s + runs[l]!.requests * (1 + o.warmupSeconds / o.seconds), 0);
@@ -244,7 +249,7 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
       for (const [stage, us] of profile) log(`${stage.padEnd(52)} ${us.toFixed(1).padStart(8)}`);
     }
     if (query === undefined || runs.hello === undefined) log("(no svc lane or no hello lane: the ratio is not defined)");
-    return { corpus: corpus.name, n, dim, queryBodies: QUERY_BODIES, warmupSeconds: o.warmupSeconds, load, indexSeconds, verified, query: query ?? runs.hello!, hello: runs.hello ?? query!, exact: runs.exact, msgpack: runs.msgpack, ratio, loadAverage, profile, ingest: results };
+    return { corpus: corpus.name, n, dim, queryBodies: QUERY_BODIES, warmupSeconds: o.warmupSeconds, load, indexSeconds, verified, query: query ?? runs.hello!, hello: runs.hello ?? query!, exact: runs.exact, msgpack: runs.msgpack, base64: runs.base64, ratio, loadAverage, profile, ingest: results };
   } finally {
     for (const c of children.reverse()) await c.stop();
     if (o.data === undefined) rmSync(root, { recursive: true, force: true });
@@ -264,6 +269,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       "ingest-n": { type: "string", default: "0" },
       data: { type: "string" },
       "cpu-prof": { type: "string" },
+      main: { type: "string" },
       corpus: { type: "string", default: "clustered" },
       passage: { type: "string", default: "16/4" },
       json: { type: "string" },
@@ -272,7 +278,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const [window, stride] = a.passage!.split("/").map(Number) as [number, number];
   const result = await runHttpBench({
     n: Number(a.n), dim: Number(a.dim), connections: Number(a.connections), seconds: Number(a.seconds), warmupSeconds: Number(a.warmup),
-    lanes: a.lanes!.split(",") as Lane[], verify: Number(a.verify), ingestN: Number(a["ingest-n"]), data: a.data, cpuProf: a["cpu-prof"],
+    lanes: a.lanes!.split(",") as Lane[], verify: Number(a.verify), ingestN: Number(a["ingest-n"]), data: a.data, cpuProf: a["cpu-prof"], main: a.main,
     corpus: a.corpus as "clustered" | "cranfield", passage: { window, stride }, log: (s) => process.stdout.write(`${s}\n`),
   });
   if (a.json !== undefined) writeFileSync(a.json, `${JSON.stringify(result, null, 2)}\n`);

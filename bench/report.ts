@@ -98,6 +98,7 @@ function renderHttp(run: HttpRun): string[] {
   lines.push(row("svc query (top-10)", q));
   if (h.exact) lines.push(row("svc query (top-10, exact: true)", h.exact));
   if (h.msgpack) lines.push(row("svc query (top-10, msgpack body, float32 bin)", h.msgpack));
+  if (h.base64) lines.push(row("svc query (top-10, JSON body, vector as base64 float32)", h.base64));
   lines.push(row("uWS hello-world (reads the body, answers a small JSON)", h.hello), "");
   const first = h.ingest[0];
   if (first) {

@@ -52,8 +52,8 @@ export function upsertBodies(format: Format, data: ClusteredVectors, n: number, 
   return out;
 }
 
-/** How a top-10 query body is sent: JSON numbers (as Pinecone clients send it), or msgpack with the vector as a float32 LE bin. */
-export type QueryCodec = "json" | "msgpack";
+/** How a top-10 query body is sent: JSON numbers (as Pinecone clients send it), JSON with the vector as base64 of float32 LE (svc extension), or msgpack with it as a float32 LE bin. */
+export type QueryCodec = "json" | "base64" | "msgpack";
 
 /** A top-k query body; `exact` asks for the exact scan instead of the approximate index. */
 export function queryBody(vector: Float32Array, topK = 10, o: { exact?: boolean; codec?: QueryCodec } = {}): Buffer {
@@ -62,5 +62,6 @@ export function queryBody(vector: Float32Array, topK = 10, o: { exact?: boolean;
     const out = msgpackEncode({ vector: new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength), topK, ...extra });
     return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
   }
+  if (o.codec === "base64") return Buffer.from(JSON.stringify({ vector: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64"), topK, ...extra }));
   return Buffer.from(JSON.stringify({ vector: Array.from(vector), topK, ...extra }));
 }
