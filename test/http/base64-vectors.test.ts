@@ -74,6 +74,8 @@ describe("base64 float32 vectors in JSON bodies", () => {
       ["not base64!", "E_BAD_REQUEST", "vectors[2].values"],
       ["AAAA=AAA", "E_BAD_REQUEST", "vectors[2].values"], // padding inside
       ["AAA", "E_BAD_REQUEST", "vectors[2].values"], // not a whole quantum
+      ["AAAA AAA", "E_BAD_REQUEST", "vectors[2].values"], // whitespace
+      ["A===", "E_BAD_REQUEST", "vectors[2].values"], // too much padding
       [`${b64(Array.from({ length: DIM - 1 }, () => 1))}AA==`, "E_BAD_REQUEST", "vectors[2].values"], // 61 bytes: not whole float32s
       [b64(Array.from({ length: DIM - 1 }, () => 1)), "E_DIMENSION", "vectors[2].values"],
       [b64([Number.NaN, ...Array.from({ length: DIM - 1 }, () => 1)]), "E_NON_FINITE", "vectors[2].values[0]"],

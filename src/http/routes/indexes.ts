@@ -327,9 +327,6 @@ function ownFloats(v: Uint8Array): Float32Array {
   return new Float32Array(copy.buffer);
 }
 
-/** Standard base64 (RFC 4648 §4), padded: what `Buffer.toString("base64")`, Python's b64encode and btoa write. */
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 /**
  * A vector's values as sent: an array of numbers (JSON, msgpack, protobuf), a msgpack bin of little-endian float32,
  * or (svc extension, JSON) a base64 string of little-endian float32, which spares the server parsing 1024 decimal
@@ -341,9 +338,13 @@ function floats(v: unknown, field: string, copy: (v: Uint8Array) => Float32Array
     return copy(v);
   }
   if (typeof v === "string") {
-    if (v.length % 4 !== 0 || !BASE64.test(v)) throw new SvcError("E_BAD_REQUEST", `${field} as a string must be base64 (RFC 4648, padded) of little-endian float32`, { field });
-    const bytes = new Uint8Array((v.length / 4) * 3 - (v.endsWith("==") ? 2 : v.endsWith("=") ? 1 : 0));
-    Buffer.from(bytes.buffer, 0, bytes.length).write(v, "base64");
+    // Padded base64 of n bytes has 4 * ceil(n / 3) characters. Node's decoder skips characters outside the alphabet
+    // and stops at a "=" inside, so any such string decodes to fewer bytes than its length implies (a regular
+    // expression over the string cost 40 µs per 1024-d vector; this check is free).
+    const bytes = new Uint8Array(v.length % 4 === 0 ? (v.length / 4) * 3 - (v.endsWith("==") ? 2 : v.endsWith("=") ? 1 : 0) : 0);
+    if (v.length % 4 !== 0 || Buffer.from(bytes.buffer, 0, bytes.length).write(v, "base64") !== bytes.length) {
+      throw new SvcError("E_BAD_REQUEST", `${field} as a string must be base64 (RFC 4648, padded) of little-endian float32`, { field });
+    }
     if (bytes.length % 4 !== 0) throw new SvcError("E_BAD_REQUEST", `${field} as base64 must hold little-endian float32 (a multiple of 4 bytes, got ${bytes.length})`, { field });
     return new Float32Array(bytes.buffer);
   }
