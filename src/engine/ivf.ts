@@ -163,8 +163,13 @@ export class IvfIndex {
    * raise it in proportion to k. Returns the top-k (ascending) and the lists probed.
    */
   probe(rows: RowsRef, query: number, k: number, params: ProbeParams, exhaustive: boolean, mask = 0): { top: TopK; probed: number } {
+    return this.kernels.ivfProbe(rows, this.ref(), query, k, this.limits(k, params, exhaustive), mask);
+  }
+
+  /** The kernel's probe limits for a top-k: `exhaustive` (filtered queries) lifts the cap on lists probed. */
+  limits(k: number, params: ProbeParams, exhaustive: boolean): { minProbe: number; cap: number; slack: number } {
     const cap = exhaustive ? this.lists : Math.min(this.lists, Math.max(params.maxProbe, params.minProbe) * Math.ceil(k / 10));
-    return this.kernels.ivfProbe(rows, this.ref(), query, k, { minProbe: params.minProbe, cap, slack: params.slack }, mask);
+    return { minProbe: params.minProbe, cap, slack: params.slack };
   }
 
   /**

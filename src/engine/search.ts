@@ -112,7 +112,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       if (probeIvf !== null) {
         plan = "ivf";
         if (dead.size <= TOMBSTONE_SKIP_MAX) {
-          top = probeIndex(probeIvf, rows, q, probed, Math.min(want + dead.size, rows.count), 0, false);
+          top = await probeUnmasked(pool, probeIvf, rows, q, probed, Math.min(want + dead.size, rows.count));
           if (dead.size > 0) top = dropDead(top, dead, want);
         } else {
           const mask = liveMask(kernels, rows.count, dead, owned);
@@ -151,10 +151,19 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
  */
 function probeIndex(ivf: IvfIndex, rows: RowsRef, q: SearchQuery, probed: { lists: number; rows: number }, k: number, mask: number, exhaustive: boolean): TopK {
   const res = ivf.probe(rows, q.bits, k, q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, exhaustive, mask);
+  return counted(ivf, rows, res, probed);
+}
+
+/** Rows compared by a probe: every centroid, the probed lists (at their mean size) and the delta; what metering charges. */
+function counted(ivf: IvfIndex, rows: RowsRef, res: { top: TopK; probed: number }, probed: { lists: number; rows: number }): TopK {
   probed.lists = res.probed;
-  // Rows compared: every centroid, the probed lists (at their mean size) and the delta.
   probed.rows = Math.round(ivf.lists + (res.probed * ivf.indexedRows) / ivf.lists + (rows.count - ivf.indexedRows));
   return res.top;
+}
+
+/** probeIndex without a mask, through the pool: on a worker past its probeInlineBelow rows (a probe at 1M rows is ~0.1 ms of the main thread), else here. */
+async function probeUnmasked(pool: ScanPool, ivf: IvfIndex, rows: RowsRef, q: SearchQuery, probed: { lists: number; rows: number }, k: number): Promise<TopK> {
+  return counted(ivf, rows, await pool.probe(rows, ivf.ref(), q.bits, k, ivf.limits(k, q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, false)), probed);
 }
 
 /**

@@ -206,6 +206,30 @@ describe("approximate index (IVF over packed bits)", () => {
     await c.close();
   });
 
+  it("probes on a worker past the pool's probeInlineBelow rows and answers exactly as the in-thread probe", async () => {
+    const dir = join(root, `c${seq++}`);
+    const c = await loaded({ dir });
+    await c.buildIndex("");
+    const here = await Promise.all(queries.slice(0, 30).map((q) => c.query("", { bits: q, topK: 10 })));
+    await c.close();
+    const workers = new ScanPool(kernels, { threads: 2, probeInlineBelow: 0 });
+    try {
+      const again = await Collection.open(dir, { kernels, pool: workers });
+      const tasks = () => (workers as unknown as { piscina: { completed: number } }).piscina.completed;
+      const before = tasks();
+      const there = await Promise.all(queries.slice(0, 30).map((q) => again.query("", { bits: q, topK: 10 })));
+      expect(tasks() - before).toBeGreaterThanOrEqual(30); // one probe task per query
+      for (const [i, r] of there.entries()) {
+        expect(r.plan).toBe("ivf");
+        expect(r.matches).toEqual(here[i]!.matches);
+        expect(r.scanned).toBe(here[i]!.scanned);
+      }
+      await again.close();
+    } finally {
+      await workers.close();
+    }
+  });
+
   it("close() during a build abandons it: the collection reopens with every row and no index", async () => {
     const dir = join(root, `c${seq++}`);
     const c = await loaded({ dir });
