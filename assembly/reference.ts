@@ -117,3 +117,20 @@ export function refEncodeF32(src: usize, dim: i32, P: i32, signs: usize, rotated
   }
   return 0;
 }
+
+/** Scalar dotNorm: four f64 accumulators by j % 4, added as (a0 + a1) + (a2 + a3), the fast path's order. */
+export function refDotNorm(q: usize, x: usize, dim: i32, out: usize): void {
+  let d0: f64 = 0, d1: f64 = 0, d2: f64 = 0, d3: f64 = 0;
+  let n0: f64 = 0, n1: f64 = 0, n2: f64 = 0, n3: f64 = 0;
+  for (let j = 0; j < dim; j++) {
+    let xj = <f64>load<f32>(x + (<usize>j << 2));
+    let qj = <f64>load<f32>(q + (<usize>j << 2));
+    let lane = j & 3;
+    if (lane == 0) { d0 += xj * qj; n0 += xj * xj; }
+    else if (lane == 1) { d1 += xj * qj; n1 += xj * xj; }
+    else if (lane == 2) { d2 += xj * qj; n2 += xj * xj; }
+    else { d3 += xj * qj; n3 += xj * xj; }
+  }
+  store<f64>(out, (d0 + d1) + (d2 + d3));
+  store<f64>(out, (n0 + n1) + (n2 + n3), 8);
+}

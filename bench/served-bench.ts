@@ -10,7 +10,7 @@
  *
  *   npx tsx bench/served-bench.ts [--n 60000] [--dim 256] [--queries 300] [--turn 50] [--admin] [--cpu-prof DIR] [--log-level info] [--lanes index,exact,hello] [--server-log FILE]
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +20,7 @@ import { ClusteredVectors, exactTopK } from "./engine/vectors.js";
 import { Api } from "./http/api.js";
 import { FORMATS, upsertBodies } from "./http/bodies.js";
 import { cpuSeconds, startChild, type Child } from "./http/child.js";
+import { waitForIndex } from "./http/index-wait.js";
 import { ingest } from "./http/ingest.js";
 import { summarize } from "./stats.js";
 
@@ -42,11 +43,6 @@ const BATCH = 1000;
 const MAIN = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
 const HELLO = fileURLToPath(new URL("./http/hello.ts", import.meta.url));
 const log = (s: string) => process.stdout.write(`${s}\n`);
-
-/** The approximate index files (ivf.bin, one per built partition generation) under dir. */
-function indexFiles(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("ivf.bin"));
-}
 
 /** One keep-alive connection, one request at a time; returns the body text. */
 async function post(client: Client, path: string, headers: Record<string, string>, body: string): Promise<string> {
@@ -83,18 +79,9 @@ try {
   const load = await ingest(api, "q", upsertBodies("msgpack-f32", data, N, BATCH), Array.from({ length: Math.ceil(N / BATCH) }, (_, i) => Math.min(BATCH, N - i * BATCH)), FORMATS["msgpack-f32"].contentType, 4, svc.pid);
   log(`loaded over HTTP in ${load.visibleSeconds.toFixed(1)} s`);
   // The index builds when the namespace passes 50,000 rows; the rows written meanwhile are merged once writes
-  // have been idle for ANN_IDLE_MS (engine/ivf.ts): wait for that second build (a new ivf.bin) or 20 s.
-  const t0 = performance.now();
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  while (indexFiles(dir).length === 0) {
-    if (performance.now() - t0 > 300_000) throw new Error("no approximate index after 300 s");
-    await sleep(200);
-  }
-  const first = indexFiles(dir).join();
-  const t1 = performance.now();
-  while (indexFiles(dir).join() === first && performance.now() - t1 < 20_000) await sleep(200);
-  await sleep(1000); // the swap and checkpoint follow the file
-  log(`approximate index built ${((t1 - t0) / 1000).toFixed(1)} s after the load${indexFiles(dir).join() === first ? "; no idle merge within 20 s" : `, the delta merged ${((performance.now() - t1) / 1000 - 1).toFixed(1)} s later`}`);
+  // have been idle for ANN_IDLE_MS (engine/ivf.ts): wait until the index covers them.
+  const w = await waitForIndex(dir, N, 300_000);
+  log(`approximate index over ${w.state.indexedRows.toLocaleString("en-US")} rows ${w.seconds.toFixed(1)} s after the load`);
 
   const queries = Array.from({ length: QUERIES }, (_, j) => data.get(N + 1_000_000 + j));
   const truth = exactTopK(data, N, queries.slice(0, 20), 10);

@@ -53,33 +53,59 @@ export class ClusteredVectors {
   }
 }
 
-/** Exact top-k by cosine among rows i in [0, n) with keep(i), for several queries in one pass. */
-export function exactTopK(data: ClusteredVectors, n: number, queries: Float32Array[], k: number, keep: (i: number) => boolean = () => true): number[][] {
-  const dim = data.dim;
-  const units = queries.map((q) => {
-    const norm = Math.sqrt(q.reduce((s, x) => s + x * x, 0));
-    return q.map((x) => x / norm);
-  });
-  const best = queries.map(() => [] as Array<{ i: number; s: number }>);
-  const v = new Float32Array(dim);
-  for (let i = 0; i < n; i++) {
-    if (!keep(i)) continue;
-    data.write(i, v);
+/**
+ * Exact top-k by cosine of a few queries over rows handed in one at a time (`add(i, v)`), so the
+ * truth of a large load is computed while its bodies are generated instead of in a second pass.
+ */
+export class ExactTopK {
+  private readonly units: Float32Array[];
+  private readonly best: Array<Array<{ i: number; s: number }>>;
+
+  constructor(
+    queries: readonly Float32Array[],
+    private readonly k: number,
+  ) {
+    this.units = queries.map((q) => {
+      const norm = Math.sqrt(q.reduce((s, x) => s + x * x, 0));
+      return q.map((x) => x / norm);
+    });
+    this.best = queries.map(() => []);
+  }
+
+  /** Row i with values v[offset, offset + dim). */
+  add(i: number, v: Float32Array, offset = 0): void {
+    const dim = this.units[0]?.length ?? 0;
     let nv = 0;
-    for (let j = 0; j < dim; j++) nv += v[j]! * v[j]!;
+    for (let j = 0; j < dim; j++) nv += v[offset + j]! * v[offset + j]!;
     const inv = 1 / Math.sqrt(nv);
-    for (let qi = 0; qi < units.length; qi++) {
-      const u = units[qi]!;
+    for (let qi = 0; qi < this.units.length; qi++) {
+      const u = this.units[qi]!;
       let d = 0;
-      for (let j = 0; j < dim; j++) d += u[j]! * v[j]!;
+      for (let j = 0; j < dim; j++) d += u[j]! * v[offset + j]!;
       const s = d * inv;
-      const b = best[qi]!;
-      if (b.length < k || s > b[b.length - 1]!.s) {
+      const b = this.best[qi]!;
+      if (b.length < this.k || s > b[b.length - 1]!.s) {
         b.push({ i, s });
         b.sort((x, y) => y.s - x.s);
-        if (b.length > k) b.pop();
+        if (b.length > this.k) b.pop();
       }
     }
   }
-  return best.map((b) => b.map((e) => e.i));
+
+  /** Per query, the rows of its best k, best first. */
+  result(): number[][] {
+    return this.best.map((b) => b.map((e) => e.i));
+  }
+}
+
+/** Exact top-k by cosine among rows i in [0, n) with keep(i), for several queries in one pass. */
+export function exactTopK(data: ClusteredVectors, n: number, queries: Float32Array[], k: number, keep: (i: number) => boolean = () => true): number[][] {
+  const top = new ExactTopK(queries, k);
+  const v = new Float32Array(data.dim);
+  for (let i = 0; i < n; i++) {
+    if (!keep(i)) continue;
+    data.write(i, v);
+    top.add(i, v);
+  }
+  return top.result();
 }

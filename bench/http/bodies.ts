@@ -35,18 +35,33 @@ function encodeBatch(format: Format, first: number, values: Float32Array, dim: n
   }
 }
 
+/** Vectors [start, start + count) in one body (ids are the row numbers); `onRow(i, values, offset)` sees each generated row. */
+export function upsertBody(format: Format, data: Pick<ClusteredVectors, "dim" | "write">, start: number, count: number, onRow?: (i: number, values: Float32Array, offset: number) => void): Buffer {
+  const values = new Float32Array(count * data.dim);
+  for (let j = 0; j < count; j++) {
+    data.write(start + j, values, j * data.dim);
+    onRow?.(start + j, values, j * data.dim);
+  }
+  return encodeBatch(format, start, values, data.dim);
+}
+
 /** Vectors [0, n) in batches of `batch`, one encoded body per batch (ids are the row numbers). */
 export function upsertBodies(format: Format, data: ClusteredVectors, n: number, batch: number): Buffer[] {
   const out: Buffer[] = [];
-  for (let start = 0; start < n; start += batch) {
-    const values = new Float32Array(Math.min(batch, n - start) * data.dim);
-    for (let j = 0; j * data.dim < values.length; j++) data.write(start + j, values, j * data.dim);
-    out.push(encodeBatch(format, start, values, data.dim));
-  }
+  for (let start = 0; start < n; start += batch) out.push(upsertBody(format, data, start, Math.min(batch, n - start)));
   return out;
 }
 
-/** A top-10 query body (JSON, as Pinecone clients send it). */
-export function queryBody(vector: Float32Array, topK = 10): Buffer {
-  return Buffer.from(JSON.stringify({ vector: Array.from(vector), topK }));
+/** How a top-10 query body is sent: JSON numbers (as Pinecone clients send it), JSON with the vector as base64 of float32 LE (svc extension), or msgpack with it as a float32 LE bin. */
+export type QueryCodec = "json" | "base64" | "msgpack";
+
+/** A top-k query body; `exact` asks for the exact scan instead of the approximate index. */
+export function queryBody(vector: Float32Array, topK = 10, o: { exact?: boolean; codec?: QueryCodec } = {}): Buffer {
+  const extra = o.exact ? { exact: true } : {};
+  if (o.codec === "msgpack") {
+    const out = msgpackEncode({ vector: new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength), topK, ...extra });
+    return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  }
+  if (o.codec === "base64") return Buffer.from(JSON.stringify({ vector: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64"), topK, ...extra }));
+  return Buffer.from(JSON.stringify({ vector: Array.from(vector), topK, ...extra }));
 }

@@ -15,16 +15,22 @@ export interface IngestTiming {
   clientCores: number;
 }
 
-/** Upsert `bodies` (batch i holds counts[i] vectors) into an existing empty index with `clients` requests in flight. */
-export async function ingest(api: Api, index: string, bodies: Buffer[], counts: number[], contentType: string, clients: number, serverPid: number): Promise<IngestTiming> {
+/**
+ * Upsert `bodies` (batch i holds counts[i] vectors) into an existing empty index with `clients` requests in flight.
+ * `bodies` may be a function giving batch i when its client is ready to send it (a 1M-vector load is 4 GB of
+ * bodies: generated on the way, in the timed window, instead of all held in memory).
+ */
+export async function ingest(api: Api, index: string, bodies: Buffer[] | ((i: number) => Buffer), counts: number[], contentType: string, clients: number, serverPid: number): Promise<IngestTiming> {
+  const body = typeof bodies === "function" ? bodies : (i: number) => bodies[i]!;
   const n = counts.reduce((a, b) => a + b, 0);
   const url = `${api.url}/v1/indexes/${index}/vectors/upsert`;
   const headers = { "api-key": api.key, "content-type": contentType };
   let next = 0;
   const client = async () => {
-    while (next < bodies.length) {
+    while (next < counts.length) {
       const i = next++;
-      const send = () => fetch(url, { method: "POST", headers, body: bodies[i]! as Uint8Array as BodyInit });
+      const b = body(i);
+      const send = () => fetch(url, { method: "POST", headers, body: b as Uint8Array as BodyInit });
       // A pooled keep-alive socket that uWS closed while idle (it drops idle connections after
       // ~10 s, e.g. during the query runs) fails the first write; resend (an upsert is idempotent).
       const res = await send().catch(send);

@@ -16,9 +16,10 @@ const CHUNK = 4096;
  * `old` meanwhile follow in order: they are the new index's delta. Sets `fresh.ivf`.
  * Returns old row -> fresh row (-1: dropped as dead). The caller pins `old`. Every step
  * yields, so queries and writes go on (writes land in `old` and are caught up here); after
- * a step, `stop()` abandons the build with E_CLOSED.
+ * a step, `stop()` abandons the build with E_CLOSED. `persist` makes the index durable (ivf.bin)
+ * before the catch-up, whose last step returns without yielding: the caller swaps at once.
  */
-export async function copyClustered(kernels: Kernels, pool: ScanPool | null, old: Partition, fresh: Partition, rotation: Rotation | null, seed: number, stop: () => boolean, lists?: number): Promise<Int32Array> {
+export async function copyClustered(kernels: Kernels, pool: ScanPool | null, old: Partition, fresh: Partition, rotation: Rotation | null, seed: number, stop: () => boolean, persist: (ivf: IvfIndex) => Promise<void>, lists?: number): Promise<Int32Array> {
   const n0 = old.rows;
   const live = old.live().toUint32Array();
   const pin = () => old.arena.pin();
@@ -42,7 +43,10 @@ export async function copyClustered(kernels: Kernels, pool: ScanPool | null, old
     } finally {
       unpin();
     }
-    // catch up with rows appended meanwhile (the delta), in order
+    // ivf.bin describes the indexed rows only, so it is written now: an await after the catch-up below would let
+    // the applier append rows to `old` that the swap (synchronous after the return) would then lose.
+    await persist(fresh.ivf);
+    // catch up with rows appended meanwhile (the delta), in order; the last step returns without yielding
     let copied = n0;
     for (;;) {
       const end = Math.min(old.rows, copied + CHUNK);

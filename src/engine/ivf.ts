@@ -204,8 +204,13 @@ export class IvfIndex {
    * k, and a filter's mask (keeping `selectivity` of the rows) in proportion to 1 / selectivity. Returns the top-k (ascending) and the lists probed.
    */
   probe(rows: RowsRef, query: number, k: number, params: ProbeParams, exhaustive: boolean, mask = 0, selectivity = 1): { top: TopK; probed: number } {
-    const cap = exhaustive ? this.lists : filteredCap(params, k, selectivity, this.lists, mask === 0 ? 1 : this.filterFactor);
-    return this.kernels.ivfProbe(rows, this.ref(), query, k, { minProbe: params.minProbe, cap, slack: params.slack }, mask);
+    return this.kernels.ivfProbe(rows, this.ref(), query, k, this.limits(k, params, exhaustive, mask === 0 ? 1 : selectivity, mask === 0 ? 1 : this.filterFactor), mask);
+  }
+
+  /** The kernel's probe limits for a top-k: `exhaustive` lifts the cap on lists probed; a filter's `selectivity` raises it (filteredCap). */
+  limits(k: number, params: ProbeParams, exhaustive: boolean, selectivity = 1, factor = 1): { minProbe: number; cap: number; slack: number } {
+    const cap = exhaustive ? this.lists : filteredCap(params, k, selectivity, this.lists, factor);
+    return { minProbe: params.minProbe, cap, slack: params.slack };
   }
 
   /**

@@ -230,8 +230,7 @@ export class Maintenance {
     let before: number;
     try {
       if (clustered && old.liveCount > 0) {
-        map = await copyClustered(this.s.kernels, this.s.pool, old, fresh, this.s.rotation, this.s.config.seed, () => this.s.closing);
-        await writeDurable(join(fresh.path, IVF_FILE), fresh.ivf!.serialize());
+        map = await copyClustered(this.s.kernels, this.s.pool, old, fresh, this.s.rotation, this.s.config.seed, () => this.s.closing, (ivf) => writeDurable(join(fresh.path, IVF_FILE), ivf.serialize()));
       } else map = await copyLiveRows(old, fresh, this.s.rotation, () => this.s.closing);
       before = old.rows;
     } catch (err) {

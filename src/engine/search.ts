@@ -1,7 +1,7 @@
 /** @module search — the read path of one partition: plan (full, masked or candidate-list scan), 1-bit top-k in WASM, rescoring. */
 import type { Kernels, RowsRef, TopK } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
-import { AsymmetricScorer } from "./estimate.js";
+import { bestEstimated } from "./estimate.js";
 import type { Filter } from "./filter/parse.js";
 import { setBits } from "./filter/row-set.js";
 import { ANN_FILTER_EXACT_FRACTION, DEFAULT_PROBE, filteredCap, MASKED_PROBE_MARGIN, SCATTERED_ROW_COST, type IvfIndex, type ProbeParams } from "./ivf.js";
@@ -123,7 +123,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       if (probeIvf !== null) {
         plan = "ivf";
         if (dead.size <= TOMBSTONE_SKIP_MAX) {
-          top = probeIndex(probeIvf, rows, q, probed, Math.min(want + dead.size, rows.count), 0, false);
+          top = await probeUnmasked(pool, probeIvf, rows, q, probed, Math.min(want + dead.size, rows.count));
           if (dead.size > 0) top = dropDead(top, dead, want);
         } else {
           const mask = liveMask(kernels, rows.count, dead, owned);
@@ -143,9 +143,9 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
     let hits: Hit[];
     if (cosine) {
       const exact = Math.max(q.k, q.rescore ?? Math.max(q.k * RESCORE_FACTOR, RESCORE_MIN));
-      const best = estimate(heap.bytes(), rows, top, q.rotated!, exact);
+      const best = bestEstimated(kernels, rows, top.rows, q.rotated!, exact);
       lap("estimate");
-      hits = rescore(p, best, q.unit!, q.k);
+      hits = rescore(kernels, p, best, q.unit!, q.k);
       lap("rescore");
     } else hits = hammingHits(top, p.shape.dimension, q.k);
     return { hits, plan, matched, timings, ...(plan === "ivf" || plan === "ivf-masked" ? { probed: probed.lists, scanned: probed.rows } : {}) };
@@ -162,10 +162,19 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
  */
 function probeIndex(ivf: IvfIndex, rows: RowsRef, q: SearchQuery, probed: { lists: number; rows: number }, k: number, mask: number, exhaustive: boolean, selectivity = 1): TopK {
   const res = ivf.probe(rows, q.bits, k, q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, exhaustive, mask, selectivity);
+  return counted(ivf, rows, res, probed);
+}
+
+/** Rows compared by a probe: every centroid, the probed lists (at their mean size) and the delta; what metering charges. */
+function counted(ivf: IvfIndex, rows: RowsRef, res: { top: TopK; probed: number }, probed: { lists: number; rows: number }): TopK {
   probed.lists = res.probed;
-  // Rows compared: every centroid, the probed lists (at their mean size) and the delta.
   probed.rows = Math.round(ivf.lists + (res.probed * ivf.indexedRows) / ivf.lists + (rows.count - ivf.indexedRows));
   return res.top;
+}
+
+/** probeIndex without a mask, through the pool: on a worker past its probeInlineBelow rows (a probe at 1M rows is ~0.1 ms of the main thread), else here. */
+async function probeUnmasked(pool: ScanPool, ivf: IvfIndex, rows: RowsRef, q: SearchQuery, probed: { lists: number; rows: number }, k: number): Promise<TopK> {
+  return counted(ivf, rows, await pool.probe(rows, ivf.ref(), q.bits, k, ivf.limits(k, q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, false)), probed);
 }
 
 /**
@@ -247,16 +256,6 @@ function hammingHits(top: TopK, dim: number, k: number): Hit[] {
   return Array.from({ length: n }, (_, i) => ({ row: top.rows[i]!, score: 1 - (2 * top.dists[i]!) / dim }));
 }
 
-/** The `keep` rows of `top` with the best asymmetric estimate (ties by row). */
-function estimate(bytes: Uint8Array, rows: RowsRef, top: TopK, rotated: Float32Array, keep: number): Uint32Array {
-  if (top.rows.length <= keep) return top.rows;
-  const scorer = new AsymmetricScorer(rotated, rotated.length);
-  const rowBytes = rows.words * 8;
-  const scored = Array.from(top.rows, (row) => ({ row, s: scorer.score(bytes, rows.base + row * rowBytes) }));
-  scored.sort((a, b) => b.s - a.s || a.row - b.row);
-  return Uint32Array.from(scored.slice(0, keep), (e) => e.row);
-}
-
 /**
  * Candidates closer than this (bytes between their rows) are read with one pread of the span: the clustered
  * layout (ivf-build.ts) puts a probed list's rows next to each other, and a syscall per 1 KiB row cost more
@@ -265,36 +264,51 @@ function estimate(bytes: Uint8Array, rows: RowsRef, top: TopK, rotated: Float32A
 export const RESCORE_GAP_BYTES = 16 << 10;
 /** One read spans at most this many bytes. */
 const RESCORE_SPAN_BYTES = 256 << 10;
-let rescoreScratch = new Float32Array(0);
 
-/** Exact cosine of the unit query against each candidate's stored float32 values; best k, ties by row. */
-function rescore(p: Partition, candidates: Uint32Array, unit: Float32Array, k: number): Hit[] {
+/**
+ * Exact cosine of the unit query against each candidate's stored float32 values; best k, ties by row. The runs of
+ * nearby candidates are read (pread) into one block of shared memory and each candidate's dot product and norm
+ * taken there by the dotNorm kernel (SIMD, f64 accumulation).
+ */
+function rescore(kernels: Kernels, p: Partition, candidates: Uint32Array, unit: Float32Array, k: number): Hit[] {
   const dim = unit.length;
   const rowBytes = dim * 4;
   const rows = Uint32Array.from(candidates).sort();
-  const hits: Hit[] = new Array(rows.length);
+  // Runs [i, j) of candidates read as rows [rows[i], rows[j - 1]] with one pread each.
+  const ends: number[] = [];
+  let widest = 0;
   for (let i = 0; i < rows.length; ) {
-    // The run of candidates [i, j) read as rows [start, start + n).
     const start = rows[i]!;
     let j = i + 1;
     while (j < rows.length && (rows[j]! - rows[j - 1]! - 1) * rowBytes <= RESCORE_GAP_BYTES && (rows[j]! - start + 1) * rowBytes <= RESCORE_SPAN_BYTES) j++;
-    const n = rows[j - 1]! - start + 1;
-    if (rescoreScratch.length < n * dim) rescoreScratch = new Float32Array(Math.max(n * dim, rescoreScratch.length * 2));
-    const buf = rescoreScratch;
-    p.values!.readRange(start, n, new Uint8Array(buf.buffer, 0, n * rowBytes));
-    for (; i < j; i++) {
-      const row = rows[i]!;
-      const at = (row - start) * dim;
-      let dot = 0;
-      let norm = 0;
-      for (let d = 0; d < dim; d++) {
-        const x = buf[at + d]!;
-        dot += x * unit[d]!;
-        norm += x * x;
-      }
-      hits[i] = { row, score: norm > 0 ? dot / Math.sqrt(norm) : 0 };
-    }
+    ends.push(j);
+    widest = Math.max(widest, rows[j - 1]! - start + 1);
+    i = j;
   }
-  hits.sort((a, b) => b.score - a.score || a.row - b.row);
-  return hits.slice(0, k);
+  const heap = kernels.heap;
+  const block = heap.alloc(16 + rowBytes + widest * rowBytes);
+  try {
+    const q = block + 16;
+    const buf = q + rowBytes;
+    heap.f32(q, dim).set(unit);
+    const res = new Float64Array(heap.memory.buffer, block, 2);
+    const bytes = heap.bytes();
+    const hits: Hit[] = new Array(rows.length);
+    let i = 0;
+    for (const j of ends) {
+      const start = rows[i]!;
+      const n = rows[j - 1]! - start + 1;
+      p.values!.readRange(start, n, bytes.subarray(buf, buf + n * rowBytes));
+      for (; i < j; i++) {
+        const row = rows[i]!;
+        kernels.dotNorm(q, buf + (row - start) * rowBytes, dim, block);
+        const norm = res[1]!;
+        hits[i] = { row, score: norm > 0 ? res[0]! / Math.sqrt(norm) : 0 };
+      }
+    }
+    hits.sort((a, b) => b.score - a.score || a.row - b.row);
+    return hits.slice(0, k);
+  } finally {
+    heap.release(block);
+  }
 }

@@ -4,7 +4,7 @@ import { SvcError } from "../errors.js";
 import { SharedHeap } from "./shared-heap.js";
 
 /** Must equal ABI_VERSION in assembly/index.ts. */
-export const ABI_VERSION = 2;
+export const ABI_VERSION = 3;
 const WASM_URL = new URL("../../build/kernels.wasm", import.meta.url);
 
 /** Raw exports; every pointer is a byte offset into the shared memory. */
@@ -25,6 +25,8 @@ interface Exports {
   bundleAdd(counters: number, row: number, dim: number, weight: number): void;
   bundleThreshold(counters: number, dim: number, tie: number, out: number, words: number): void;
   encodeF32(src: number, n: number, dim: number, P: number, signs: number, scratch: number, out: number, words: number, normOut: number): number;
+  asymScores(base: number, rowBytes: number, list: number, n: number, table: number, out: number): void;
+  dotNorm(q: number, x: number, dim: number, out: number): void;
   readProbe(ptr: number, bytes: number): bigint;
   refDistance(a: number, b: number, words: number): number;
   refHammingTopK(base: number, words: number, start: number, end: number, q: number, k: number, out: number): number;
@@ -34,6 +36,7 @@ interface Exports {
   refBundleAdd(counters: number, row: number, dim: number, weight: number): void;
   refBundleThreshold(counters: number, dim: number, tie: number, out: number, words: number): void;
   refEncodeF32(src: number, dim: number, P: number, signs: number, rotated: number, tmp: number, out: number, words: number): number;
+  refDotNorm(q: number, x: number, dim: number, out: number): void;
 }
 
 /** Results of a top-k scan: ascending distance, ties by ascending row. */
@@ -297,6 +300,19 @@ export class Kernels {
   /** Dense O(P^2) reference of encode for one vector; rotated receives P f64, tmp is P f64 scratch. */
   encodeReference(src: number, dim: number, rotation: { P: number; signs: number }, rotated: number, tmp: number, out: number): boolean {
     return this.x.refEncodeF32(src, dim, rotation.P, rotation.signs, rotated, tmp, out, wordsFor(dim)) === 0;
+  }
+
+  /**
+   * Asymmetric estimates (src/engine/estimate.ts) of the n rows whose u32 ids are at `list`: f64 scores at out,
+   * from the per-byte lookup table at `table` (rowBytes x 32 f32). Ids must be < rows.count (the caller's candidates).
+   */
+  asymScores(rows: RowsRef, list: number, n: number, table: number, out: number): void {
+    this.x.asymScores(rows.base, rows.words * 8, list, n, table, out);
+  }
+
+  /** f64 at out: the dot product of the dim f32 at q and x, then x's squared norm (f64 accumulation, same bits either variant). */
+  dotNorm(q: number, x: number, dim: number, out: number, variant: Variant = "fast"): void {
+    (variant === "fast" ? this.x.dotNorm : this.x.refDotNorm)(q, x, dim, out);
   }
 
   /** Stream-read rows [0, count) once (two streams, no compute); the scan's memory ceiling. */

@@ -15,6 +15,12 @@ import type { ScanReply, ScanTask, WorkerHeap, WorkerHeapMessage } from "./scan-
  * (crossover table in bench/RESULTS.md, from `npm run bench`).
  */
 export const DEFAULT_INLINE_BELOW = 64_000;
+/**
+ * Rows under which a single index probe runs in the calling thread (ScanPool.probe). A probe compares every
+ * centroid (8 sqrt(n) of them) and a few lists: ~0.03-0.05 ms at 60k rows, less than a hand-off; ~0.1 ms at 1M,
+ * main-thread time that a worker can take under load (bench/RESULTS.md, "qps").
+ */
+export const DEFAULT_PROBE_INLINE_BELOW = 250_000;
 
 /**
  * Candidate lists from this length are split over the workers. A scattered 1024-bit row
@@ -29,6 +35,8 @@ export interface ScanPoolOptions {
   threads?: number;
   /** Row count under which single queries run in-thread (default DEFAULT_INLINE_BELOW). */
   inlineBelow?: number;
+  /** Row count under which a single index probe runs in-thread (default DEFAULT_PROBE_INLINE_BELOW). */
+  probeInlineBelow?: number;
   /** Candidate-list length under which list scans run in-thread (default DEFAULT_LIST_INLINE_BELOW). */
   listInlineBelow?: number;
 }
@@ -67,6 +75,7 @@ const STRIPE_ALIGN = 64;
 export class ScanPool {
   readonly threads: number;
   readonly inlineBelow: number;
+  readonly probeInlineBelow: number;
   readonly listInlineBelow: number;
   private readonly kernels: Kernels;
   private readonly piscina: Piscina<ScanTask, ScanReply>;
@@ -79,6 +88,7 @@ export class ScanPool {
     this.kernels = kernels;
     this.threads = Math.max(1, opts.threads ?? availableParallelism());
     this.inlineBelow = opts.inlineBelow ?? DEFAULT_INLINE_BELOW;
+    this.probeInlineBelow = opts.probeInlineBelow ?? DEFAULT_PROBE_INLINE_BELOW;
     this.listInlineBelow = opts.listInlineBelow ?? DEFAULT_LIST_INLINE_BELOW;
     const { filename, execArgv } = workerEntry();
     this.piscina = new Piscina({
@@ -202,6 +212,27 @@ export class ScanPool {
     const size = Math.ceil((end - start) / this.threads);
     const stripes = Array.from({ length: this.threads }, (_, i) => [start + i * size, Math.min(end, start + (i + 1) * size)] as const).filter(([a, b]) => b > a);
     await settleAll(stripes.map(([a, b]) => this.run({ kind: "nearest", rows: { ...rows }, start: a, end: b, centroids, nc, out: out + (a - start) * 4, dists: dists === 0 ? 0 : dists + (a - start) * 4 })));
+  }
+
+  /**
+   * One query's probe of an inverted file (Kernels.ivfProbe, unmasked): in the calling thread below
+   * probeInlineBelow rows, else as one task on a worker. Returns the top k keys and the lists probed.
+   */
+  async probe(rows: RowsRef, ivf: IvfRef, query: number, k: number, probe: { minProbe: number; cap: number; slack: number }): Promise<{ top: TopK; probed: number }> {
+    if (rows.count < this.probeInlineBelow) return this.kernels.ivfProbe(rows, ivf, query, k, probe);
+    checkK(k);
+    const heap = this.kernels.heap;
+    const cap = Math.max(1, Math.min(ivf.lists, Math.floor(probe.cap)));
+    const slots = heapSlots(k, rows.count);
+    const block = slots * 8 + cap * 8 + 8;
+    const out = heap.alloc(block + 8);
+    const counts = out + block;
+    try {
+      await this.run({ kind: "probe", rows: { ...rows }, ivf: { ...ivf }, queries: query, nq: 1, k, minProbe: probe.minProbe, cap, slack: probe.slack, out, block, counts });
+      return { top: decodeKeys(heap, out, heap.u32(counts, 1)[0]!), probed: heap.u32(out + slots * 8 + cap * 8, 1)[0]! };
+    } finally {
+      heap.release(out);
+    }
   }
 
   /**

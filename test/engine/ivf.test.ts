@@ -265,6 +265,50 @@ describe("approximate index (IVF over packed bits)", () => {
     await again.close();
   });
 
+  it("keeps every row written during a build, up to its swap (rows applied while ivf.bin was being written were lost)", async () => {
+    const c = await loaded();
+    let done = false;
+    let written = 0;
+    const writer = async (w: number) => {
+      for (let i = 0; !done; i++) {
+        await c.upsert("", [{ id: `late${w * 100_000 + i}`, bits: rows[(w * 100_000 + i) % N]! }]);
+        written++;
+        await new Promise((r) => setTimeout(r, 1)); // a steady trickle, which the build's catch-up outruns
+      }
+    };
+    const build = c.buildIndex("").finally(() => (done = true));
+    await Promise.all([build, writer(1), writer(2), writer(3)]);
+    await c.settled();
+    expect(written).toBeGreaterThan(0);
+    expect(c.count("")).toBe(N + written);
+    expect(c.indexStats("")).not.toBeNull();
+    await c.close();
+  });
+
+  it("probes on a worker past the pool's probeInlineBelow rows and answers exactly as the in-thread probe", async () => {
+    const dir = join(root, `c${seq++}`);
+    const c = await loaded({ dir });
+    await c.buildIndex("");
+    const here = await Promise.all(queries.slice(0, 30).map((q) => c.query("", { bits: q, topK: 10 })));
+    await c.close();
+    const workers = new ScanPool(kernels, { threads: 2, probeInlineBelow: 0 });
+    try {
+      const again = await Collection.open(dir, { kernels, pool: workers });
+      const tasks = () => (workers as unknown as { piscina: { completed: number } }).piscina.completed;
+      const before = tasks();
+      const there = await Promise.all(queries.slice(0, 30).map((q) => again.query("", { bits: q, topK: 10 })));
+      expect(tasks() - before).toBeGreaterThanOrEqual(30); // one probe task per query
+      for (const [i, r] of there.entries()) {
+        expect(r.plan).toBe("ivf");
+        expect(r.matches).toEqual(here[i]!.matches);
+        expect(r.scanned).toBe(here[i]!.scanned);
+      }
+      await again.close();
+    } finally {
+      await workers.close();
+    }
+  });
+
   it("close() during a build abandons it: the collection reopens with every row and no index", async () => {
     const dir = join(root, `c${seq++}`);
     const c = await loaded({ dir });

@@ -10,6 +10,7 @@ const values: Schema = {
   oneOf: [
     { type: "array", items: { type: "number" } },
     { type: "string", contentEncoding: "binary", description: "msgpack only: a bin of little-endian float32" },
+    { type: "string", contentEncoding: "base64", description: "svc extension (JSON): base64 (RFC 4648, padded) of little-endian float32; no per-number parsing" },
   ],
 };
 const namespace: Schema = { type: "string", description: "Namespace; \"\" and \"__default__\" are the same (default)" };
