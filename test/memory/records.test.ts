@@ -850,6 +850,34 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
     }
   });
 
+  it("a text query of a namespace without expired records is an unfiltered engine query (full scan or index), with one only while one is expired", async () => {
+    const { svc, clock, engine } = service(T0);
+    await svc.ingest("t", "plan", [
+      { kind: "note", text: "short lived memory about apples", ttlDays: 1 },
+      { kind: "note", text: "forever memory about cherries" },
+    ]);
+    const c = await engine("t");
+    const plans: string[] = [];
+    const query = c.query.bind(c);
+    c.query = async (ns, req) => {
+      const res = await query(ns, req);
+      plans.push(res.plan);
+      return res;
+    };
+    for (const mode of ["vector", "hybrid"]) await svc.query("t", "plan", { text: "memory", mode });
+    expect(plans).toEqual(["full", "full"]);
+    clock.now = T0 + DAY_MS;
+    plans.length = 0;
+    for (const mode of ["vector", "hybrid"]) expect((await svc.query("t", "plan", { text: "memory", mode })).records).toHaveLength(1);
+    expect(plans).toEqual(["list", "list"]);
+    await svc.sweep();
+    plans.length = 0;
+    await svc.query("t", "plan", { text: "memory", kind: ["note"] });
+    expect(plans).toEqual(["list"]);
+    await svc.query("t", "plan", { text: "memory" });
+    expect(plans).toEqual(["list", "full-skip-dead"]); // the swept row is a tombstone until compaction
+  });
+
   it("the BM25 side is incremental: built once, then ingest, delete and forget update it without a rebuild", async () => {
     const { svc } = service();
     const { ids } = await svc.ingest("t", "inc", [
