@@ -360,7 +360,8 @@ export class RecordService {
     const byVector = res.matches.map((m) => m.id);
     const lex = await this.lexicalIndex(tenant, ns, c);
     const now = this.now();
-    const byWords = lex.bm25.search(text, 1000).filter((h) => matches(pred, lex.meta.get(h.id)!, now)).slice(0, depth).map((h) => h.id);
+    // The BM25 top `depth` among the records the predicate keeps: the fusion reads no deeper.
+    const byWords = lex.bm25.search(text, depth, (id) => matches(pred, lex.meta.get(id)!, now)).map((h) => h.id);
     const fused = new Map<string, number>();
     for (const ranking of [byVector, byWords]) ranking.forEach((id, rank) => fused.set(id, (fused.get(id) ?? 0) + 1 / (RRF_K + rank + 1)));
     const best = [...fused].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, topK);

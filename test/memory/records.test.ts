@@ -850,6 +850,21 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
     }
   });
 
+  it("the BM25 side ranks among the records the predicate keeps, however many others outrank them", async () => {
+    const { svc } = service();
+    // 1,200 records of kind "a" outrank every "b" record on the words: a cut of BM25 at any depth <= 1,200 before the predicate holds no "b"
+    for (let i = 0; i < 1200; i += 600) await svc.ingest("t", "deep", Array.from({ length: 600 }, (_, j) => ({ kind: "a", text: `turbine turbine turbine blade ${i + j}` })));
+    const { ids } = await svc.ingest("t", "deep", [
+      { kind: "b", text: "turbine blade with the long coolant passage and several other words in it" },
+      { kind: "b", text: "an unrelated note about lunch" },
+    ]);
+    const res = await svc.query("t", "deep", { text: "turbine blade", topK: 2, kind: ["b"] });
+    expect(res.records.map((r) => r.id)).toEqual([ids[0], ids[1]]);
+    // the first is in both rankings (rank 1 of each among kind "b": 2/61); the second only in the vector one (BM25 does not match it)
+    expect(res.records[0]!.score).toBeCloseTo(2 / 61, 12);
+    expect(res.records[1]!.score).toBeCloseTo(1 / 62, 12);
+  });
+
   it("a text query of a namespace without expired records is an unfiltered engine query (full scan or index), with one only while one is expired", async () => {
     const { svc, clock, engine } = service(T0);
     await svc.ingest("t", "plan", [
