@@ -22,6 +22,9 @@ interface Doc {
   tf: Map<string, number>;
 }
 
+/** Term frequencies told apart by a term's score bound (Postings.minLength); larger ones are bounded as the largest seen. */
+const TF_STEPS = 8;
+
 /** One term's postings in flat typed arrays (slot, term frequency); entries of removed documents stay until compaction. */
 class Postings {
   slots = new Int32Array(4);
@@ -29,13 +32,19 @@ class Postings {
   length = 0;
   /** live documents holding the term (df) */
   live = 0;
-  /** the largest tf and the shortest document length pushed (removals keep them: still upper bounds), for the term's score bound */
   maxTf = 0;
-  minLength = Infinity;
+  /**
+   * For the term's score bound: the shortest document length pushed per tf (index tf - 1; tfs above
+   * TF_STEPS share the last entry), kept through removals (still bounds). A part grows with tf and shrinks with
+   * length, so its largest value over the list is at one of these (tf, length) pairs.
+   */
+  minLength: number[] = [];
 
   push(slot: number, tf: number, length: number): void {
+    const i = Math.min(tf, TF_STEPS) - 1;
+    while (this.minLength.length <= i) this.minLength.push(Infinity);
+    if (length < this.minLength[i]!) this.minLength[i] = length;
     if (tf > this.maxTf) this.maxTf = tf;
-    if (length < this.minLength) this.minLength = length;
     if (this.length === this.slots.length) {
       const slots = new Int32Array(this.length * 2), tfs = new Int32Array(this.length * 2);
       slots.set(this.slots);
@@ -174,7 +183,12 @@ export class Bm25Index {
       if (!p) continue;
       const idf = Math.log(1 + (n - p.live + 0.5) / (p.live + 0.5));
       const w = mult * idf * (k1 + 1);
-      terms.push({ w, p, bound: ((w * p.maxTf) / (p.maxTf + norm + per * p.minLength)) * (1 + 1e-9) });
+      let bound = 0;
+      p.minLength.forEach((length, i) => {
+        const tf = i === TF_STEPS - 1 ? p.maxTf : i + 1;
+        if (length !== Infinity) bound = Math.max(bound, (w * tf) / (tf + norm + per * length));
+      });
+      terms.push({ w, p, bound: bound * (1 + 1e-9) });
     }
     const m = terms.length;
     if (m === 0) return [];
@@ -193,16 +207,25 @@ export class Bm25Index {
     let nTouched = 0, maxAcc = 0;
     // candidates: null while lists are walked in full, then the slots (ascending) that can still enter the top K
     let candidates: Int32Array | null = null;
+    // theta: a lower bound of the final K-th best score, recomputed once the documents seen have doubled
+    let theta = 0, thetaAt = 0;
     try {
       for (let j = 0; j < m; j++) {
         const { w, p } = walk[j]!;
         const slots = p.slots, tfs = p.tfs;
         if (candidates === null && j > 0 && nTouched >= topK && rest[j]! < maxAcc && postingsFrom[j]! > nTouched / 2) {
-          const theta = this.kthBest(touched, nTouched, topK, accept, walk, j, norm, per);
+          if (nTouched >= 2 * thetaAt) {
+            theta = Math.max(theta, this.kthBest(touched, nTouched, topK, accept, walk, j, norm, per));
+            thetaAt = nTouched;
+          }
           if (rest[j]! * (1 + 1e-9) < theta) {
-            const left = this.survivors(touched, nTouched, rest[j]!, theta);
-            // probing pays when the candidates are few next to the postings left
-            if (left.length * 8 < postingsFrom[j]!) candidates = left;
+            let left = 0;
+            for (let i = 0; i < nTouched; i++) if ((acc[touched[i]!]! + rest[j]!) * (1 + 1e-9) >= theta) left++;
+            // probing pays when its galloping steps (about 1 + log2(1 + list / candidates) per candidate and list,
+            // each costing about two walked postings) are fewer than the postings left to walk
+            let steps = 0;
+            for (let i = j; i < m; i++) steps += left * (1 + Math.log2(1 + walk[i]!.p.length / Math.max(1, left)));
+            if (2 * steps < postingsFrom[j]!) candidates = this.survivors(touched, nTouched, rest[j]!, theta, false);
           }
         }
         if (candidates === null) {
@@ -225,11 +248,11 @@ export class Bm25Index {
               acc[slot]! += (w * tf) / (tf + norm + per * lengths[slot]!);
             }
           }
-          if (candidates.length > topK) candidates = this.survivors(candidates, candidates.length, rest[j + 1]!, this.kthBest(candidates, candidates.length, topK, accept, walk, j + 1, norm, per));
+          if (candidates.length > topK) candidates = this.survivors(candidates, candidates.length, rest[j + 1]!, theta, true);
         }
       }
       const list = candidates ?? touched, count = candidates?.length ?? nTouched;
-      candidates = this.survivors(list, count, 0, count > topK ? this.kthBest(list, count, topK, accept, walk, m, norm, per) : 0);
+      candidates = this.survivors(list, count, 0, count > topK ? this.kthBest(list, count, topK, accept, walk, m, norm, per) : 0, candidates !== null);
     } finally {
       for (let i = 0; i < nTouched; i++) acc[touched[i]!] = 0;
     }
@@ -289,14 +312,17 @@ export class Bm25Index {
     return kthLargest(full, full.length, k);
   }
 
-  /** The slots among list[0..count) (ascending) whose accumulated score plus `rest` can reach `theta`. */
-  private survivors(list: Int32Array, count: number, rest: number, theta: number): Int32Array {
-    const out: number[] = [];
-    for (let i = 0; i < count; i++) {
+  /** The slots among list[0..count) whose accumulated score plus `rest` can reach `theta`, ascending (`sorted`: list already is). */
+  private survivors(list: Int32Array, count: number, rest: number, theta: number, sorted: boolean): Int32Array {
+    const acc = this.acc;
+    let n = 0;
+    for (let i = 0; i < count; i++) if ((acc[list[i]!]! + rest) * (1 + 1e-9) >= theta) n++;
+    const out = new Int32Array(n);
+    for (let i = 0, o = 0; i < count; i++) {
       const slot = list[i]!;
-      if ((this.acc[slot]! + rest) * (1 + 1e-9) >= theta) out.push(slot);
+      if ((acc[slot]! + rest) * (1 + 1e-9) >= theta) out[o++] = slot;
     }
-    return Int32Array.from(out).sort();
+    return sorted ? out : out.sort();
   }
 }
 
