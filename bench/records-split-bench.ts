@@ -27,7 +27,7 @@ const pool = new ScanPool(kernels, { threads: 2 });
 const encoder = TextEncoder1024.load();
 const svc = new RecordService(dir, { kernels, pool, encoder, durability: "none" });
 /** The service's internals the split needs (bench only). */
-const inner = svc as unknown as { collection(t: string): Promise<Collection>; lexicalIndex(t: string, ns: string, c: Collection): Promise<{ bm25: Bm25Index }>; readFilter(c: Collection, ns: string, p: object): object | undefined };
+const inner = svc as unknown as { collection(t: string): Promise<Collection>; lexicalIndex(t: string, ns: string, c: Collection): Promise<{ bm25: Bm25Index }>; readFilter(c: Collection, ns: string, p: object): object | undefined; filter(p: object): object };
 const fmt = (ms: number[]) => {
   const s = summarize(ms);
   return `p50 ${s.p50.toFixed(3)} p99 ${s.p99.toFixed(3)}`;
@@ -44,7 +44,7 @@ try {
   console.log(`ingested ${records} records in ${((performance.now() - t0) / 1000).toFixed(1)} s (durability none, in-process)`);
   const c = await inner.collection("t");
   const w0 = performance.now();
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < Number(process.env.INDEX_WAIT_S ?? 60); i++) {
     const st = c.indexStats("big");
     if (st !== null && st.deltaRows === 0) break;
     await new Promise((r) => setTimeout(r, 1000));
@@ -86,6 +86,27 @@ try {
     }
   }
   console.log(`plans: ${JSON.stringify(Object.fromEntries(plans))}`);
+  // the halves as they were (vector: the 'not expired' clause always, a row list of every record; BM25: top 1,000) and are, interleaved
+  const halves = { "vector, always filtered (before)": [] as number[], "vector, unfiltered (after)": [] as number[], "bm25 search(q, 1000) (before)": [] as number[], "bm25 search(q, 50) (after)": [] as number[] };
+  for (let pass = 0; pass < 2; pass++) {
+    for (const text of qs) {
+      const vector = encoder.encodeBatch([text]);
+      let s0 = performance.now();
+      await c.query("big", { vector, topK: 50, filter: inner.filter({}) });
+      const a = performance.now() - s0;
+      s0 = performance.now();
+      await c.query("big", { vector, topK: 50, filter: inner.readFilter(c, "big", {}) });
+      const b = performance.now() - s0;
+      s0 = performance.now();
+      lex.bm25.search(text, 1000);
+      const d = performance.now() - s0;
+      s0 = performance.now();
+      lex.bm25.search(text, 50);
+      const e = performance.now() - s0;
+      if (pass === 1) [a, b, d, e].forEach((v, i) => Object.values(halves)[i]!.push(v));
+    }
+  }
+  for (const [k, v] of Object.entries(halves)) console.log(`  ${k.padEnd(34)} ${fmt(v)} ms`);
   for (const [k, v] of Object.entries(split)) console.log(`  ${k.padEnd(9)} ${fmt(v)} ms`);
   for (const mode of ["hybrid", "vector", "hybrid", "vector"] as const) {
     const ms: number[] = [];
