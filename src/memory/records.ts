@@ -88,7 +88,7 @@ export class RecordService {
     const includeMeta = bool(q.includeMeta, "includeMeta", false);
     if (q.text !== undefined && (typeof q.text !== "string" || q.text.trim() === "")) throw new SvcError("E_BAD_REQUEST", "text must be a non-empty string (omit it to list by time)", { field: "text" });
     const c = await this.visible(tenant);
-    const filter = this.filter(pred);
+    const filter = this.readFilter(c, ns, pred);
     const view = (id: string, metadata: Metadata | undefined, payload: Uint8Array | undefined, score?: number) => toView(id, metadata!, payload, includeText, includeMeta, score);
     // With text the default is hybrid: on Cranfield, dbpedia-5k and msmarco-5k it is best or tied (bench/RESULTS.md).
     const mode = q.mode ?? (typeof q.text === "string" ? "hybrid" : "vector");
@@ -355,12 +355,13 @@ export class RecordService {
   private async hybrid(tenant: string, ns: string, c: Collection, text: string, topK: number, pred: Predicate, includeText: boolean, includeMeta: boolean, usage: { scanned?: number }): Promise<RecordView[]> {
     const depth = Math.max(50, topK * 5);
     const vector = this.opts.encoder.encodeBatch([text]);
-    const res = await c.query(ns, { vector, topK: depth, filter: this.filter(pred) });
+    const res = await c.query(ns, { vector, topK: depth, filter: this.readFilter(c, ns, pred) });
     usage.scanned = res.scanned;
     const byVector = res.matches.map((m) => m.id);
     const lex = await this.lexicalIndex(tenant, ns, c);
     const now = this.now();
-    const byWords = lex.bm25.search(text, 1000).filter((h) => matches(pred, lex.meta.get(h.id)!, now)).slice(0, depth).map((h) => h.id);
+    // The BM25 top `depth` among the records the predicate keeps: the fusion reads no deeper.
+    const byWords = lex.bm25.search(text, depth, (id) => matches(pred, lex.meta.get(id)!, now)).map((h) => h.id);
     const fused = new Map<string, number>();
     for (const ranking of [byVector, byWords]) ranking.forEach((id, rank) => fused.set(id, (fused.get(id) ?? 0) + 1 / (RRF_K + rank + 1)));
     const best = [...fused].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, topK);
@@ -411,12 +412,29 @@ export class RecordService {
 
   /** The engine filter for a predicate, plus "not expired". */
   private filter(p: Predicate): Record<string, unknown> {
-    const and: Record<string, unknown>[] = [{ $or: [{ exp: { $exists: false } }, { exp: { $gt: this.now() } }] }];
+    return { $and: [{ $or: [{ exp: { $exists: false } }, { exp: { $gt: this.now() } }] }, ...this.clauses(p)] };
+  }
+
+  /**
+   * The engine filter of a query: the predicate, plus "not expired" only while the namespace holds an expired
+   * record (until the sweeper deletes it); undefined when that leaves nothing. So a query without a predicate
+   * takes the unfiltered plans (the full scan or the approximate index) instead of a row list of every record
+   * (at 100k records the list scan took 2.3 ms p50 of the vector query's 3.7; bench/RESULTS.md "records-mode").
+   */
+  private readFilter(c: Collection, ns: string, p: Predicate): Record<string, unknown> | undefined {
+    if (c.count(ns, { exp: { $lte: this.now() } }) > 0) return this.filter(p);
+    const and = this.clauses(p);
+    return and.length === 0 ? undefined : { $and: and };
+  }
+
+  /** The predicate's engine clauses (kind, tags, ts). */
+  private clauses(p: Predicate): Record<string, unknown>[] {
+    const and: Record<string, unknown>[] = [];
     if (p.kind) and.push({ kind: { $in: p.kind } });
     if (p.tagsAny) and.push({ tags: { $in: p.tagsAny } });
     for (const t of p.tagsAll ?? []) and.push({ tags: { $eq: t } });
     if (p.tsGte !== undefined || p.tsLt !== undefined) and.push({ ts: { ...(p.tsGte === undefined ? {} : { $gte: p.tsGte }), ...(p.tsLt === undefined ? {} : { $lt: p.tsLt }) } });
-    return { $and: and };
+    return and;
   }
 
   private expired(m: Metadata): boolean {

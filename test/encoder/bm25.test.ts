@@ -161,3 +161,46 @@ describe("Bm25Index ranking (typed-array postings, slots renumbered on compactio
     expect(ids).toEqual([...Array.from({ length: 39 }, (_, i) => `d${i + 1}`).filter((id) => id !== "d5"), "d0", "d5"]);
   });
 });
+
+describe("Bm25Index MaxScore search (stop-word lists probed, not walked)", () => {
+  // A skewed vocabulary: "the" and "of" in most documents (the lists MaxScore skips), a long tail of rare words.
+  const RARE = Array.from({ length: 40 }, (_, i) => `w${i}x`);
+  const word = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom("the", "of", "a") },
+    { weight: 3, arbitrary: fc.constantFrom("flow", "layer", "wave") },
+    { weight: 2, arbitrary: fc.constantFrom(...RARE) },
+  );
+  const text = fc.array(word, { minLength: 1, maxLength: 12 }).map((w) => w.join(" "));
+
+  it("returns exactly the brute-force top K (ids, scores, tie order), with and without an accept filter, after removes", () => {
+    fc.assert(
+      fc.property(
+        fc.array(text, { minLength: 60, maxLength: 300 }),
+        fc.array(fc.nat(), { maxLength: 40 }),
+        fc.array(fc.array(word, { minLength: 1, maxLength: 8 }).map((w) => w.join(" ")), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 1, max: 30 }),
+        fc.integer({ min: 1, max: 4 }),
+        (texts, removes, queries, topK, every) => {
+          const ix = new Bm25Index();
+          const live = new Map<string, { text: string; seq: number }>();
+          texts.forEach((t, i) => {
+            ix.add(`d${i}`, t);
+            live.set(`d${i}`, { text: t, seq: i });
+          });
+          for (const r of removes) {
+            const id = `d${r % texts.length}`;
+            ix.remove(id);
+            live.delete(id);
+          }
+          const accept = (id: string) => Number(id.slice(1)) % every === 0;
+          for (const q of queries) {
+            expect(ix.search(q, topK)).toEqual(oracle(live, q, topK));
+            // the oracle over all live documents, then the accepted ones: statistics stay those of the whole index
+            expect(ix.search(q, topK, accept)).toEqual(oracle(live, q, live.size).filter((h) => accept(h.id)).slice(0, topK));
+          }
+        },
+      ),
+      { seed: 20261127, numRuns: 150 },
+    );
+  });
+});

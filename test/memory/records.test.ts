@@ -850,6 +850,49 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
     }
   });
 
+  it("the BM25 side ranks among the records the predicate keeps, however many others outrank them", async () => {
+    const { svc } = service();
+    // 1,200 records of kind "a" outrank every "b" record on the words: a cut of BM25 at any depth <= 1,200 before the predicate holds no "b"
+    for (let i = 0; i < 1200; i += 600) await svc.ingest("t", "deep", Array.from({ length: 600 }, (_, j) => ({ kind: "a", text: `turbine turbine turbine blade ${i + j}` })));
+    const { ids } = await svc.ingest("t", "deep", [
+      { kind: "b", text: "turbine blade with the long coolant passage and several other words in it" },
+      { kind: "b", text: "an unrelated note about lunch" },
+    ]);
+    const res = await svc.query("t", "deep", { text: "turbine blade", topK: 2, kind: ["b"] });
+    expect(res.records.map((r) => r.id)).toEqual([ids[0], ids[1]]);
+    // the first is in both rankings (rank 1 of each among kind "b": 2/61); the second only in the vector one (BM25 does not match it)
+    expect(res.records[0]!.score).toBeCloseTo(2 / 61, 12);
+    expect(res.records[1]!.score).toBeCloseTo(1 / 62, 12);
+  });
+
+  it("a text query of a namespace without expired records is an unfiltered engine query (full scan or index), with one only while one is expired", async () => {
+    const { svc, clock, engine } = service(T0);
+    await svc.ingest("t", "plan", [
+      { kind: "note", text: "short lived memory about apples", ttlDays: 1 },
+      { kind: "note", text: "forever memory about cherries" },
+    ]);
+    const c = await engine("t");
+    const plans: string[] = [];
+    const query = c.query.bind(c);
+    c.query = async (ns, req) => {
+      const res = await query(ns, req);
+      plans.push(res.plan);
+      return res;
+    };
+    for (const mode of ["vector", "hybrid"]) await svc.query("t", "plan", { text: "memory", mode });
+    expect(plans).toEqual(["full", "full"]);
+    clock.now = T0 + DAY_MS;
+    plans.length = 0;
+    for (const mode of ["vector", "hybrid"]) expect((await svc.query("t", "plan", { text: "memory", mode })).records).toHaveLength(1);
+    expect(plans).toEqual(["list", "list"]);
+    await svc.sweep();
+    plans.length = 0;
+    await svc.query("t", "plan", { text: "memory", kind: ["note"] });
+    expect(plans).toEqual(["list"]);
+    await svc.query("t", "plan", { text: "memory" });
+    expect(plans).toEqual(["list", "full-skip-dead"]); // the swept row is a tombstone until compaction
+  });
+
   it("the BM25 side is incremental: built once, then ingest, delete and forget update it without a rebuild", async () => {
     const { svc } = service();
     const { ids } = await svc.ingest("t", "inc", [
