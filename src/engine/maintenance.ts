@@ -31,6 +31,8 @@ export class Maintenance {
   /** Namespaces with an index and a delta: when an upsert last reached them, and the timer that checks for idleness. */
   private readonly lastUpsert = new Map<string, number>();
   private readonly idleTimers = new Map<string, NodeJS.Timeout>();
+  /** Directories of the fresh partitions running rewrites are filling (in neither `partitions` nor `retired` yet). */
+  private readonly building = new Set<string>();
 
   constructor(
     private readonly s: CollectionState,
@@ -225,6 +227,8 @@ export class Maintenance {
     if (old === undefined) return { before: 0, after: 0 };
     const clustered = cluster === true || (cluster === "auto" && old.liveCount >= this.annMinRows);
     const fresh = this.s.freshPartition(ns);
+    // A checkpoint during the copy must not take the fresh partition's directory for a dropped one.
+    this.building.add(fresh.dir);
     old.pins++;
     let map: Int32Array;
     let before: number;
@@ -239,6 +243,7 @@ export class Maintenance {
       throw err;
     } finally {
       old.pins--;
+      this.building.delete(fresh.dir);
     }
     if (this.s.partitions.get(ns) !== old) {
       // Deleted (deleteAll) while compacting: nothing to swap in.
@@ -298,7 +303,7 @@ export class Maintenance {
       }
     }
     await this.s.log.dropBefore(pos);
-    const open = new Set([...this.s.partitions.values(), ...this.s.retired].map((p) => p.dir));
+    const open = new Set([...[...this.s.partitions.values(), ...this.s.retired].map((p) => p.dir), ...this.building]);
     for (const d of readdirSync(this.s.partsDir)) if (!open.has(d) && !this.s.referenced.has(d)) await rm(join(this.s.partsDir, d), { recursive: true, force: true });
     for (const p of this.s.partitions.values()) this.maybeCompact(p);
   }

@@ -285,6 +285,23 @@ describe("approximate index (IVF over packed bits)", () => {
     await c.close();
   });
 
+  it("a checkpoint during a build leaves the build's partition alone (it deleted it as unreferenced: every build spanning a checkpoint failed)", async () => {
+    const c = await loaded();
+    let done = false;
+    let checkpoints = 0;
+    const build = c.buildIndex("").finally(() => (done = true));
+    while (!done) {
+      await c.checkpoint();
+      checkpoints++;
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    await build;
+    expect(checkpoints).toBeGreaterThan(1);
+    expect(c.indexStats("")).toMatchObject({ indexedRows: N, deltaRows: 0 });
+    expect((await recall(c)).plans).toEqual(new Set(["ivf"]));
+    await c.close();
+  });
+
   it("probes on a worker past the pool's probeInlineBelow rows and answers exactly as the in-thread probe", async () => {
     const dir = join(root, `c${seq++}`);
     const c = await loaded({ dir });
