@@ -47,6 +47,8 @@ export interface CollectionOptions {
   annIdleMs?: number;
   /** How damage found here is named in the damage register (store/damage.ts): the store name and the directory file names are relative to (default: `collection:<dir>`, the collection dir). */
   damage?: { store: string; root: string };
+  /** Told when a background task fails: a compaction, an index build or merge, a checkpoint (each is tried again on a later write); default: nobody. */
+  onMaintenanceError?: (err: unknown, task: string) => void;
 }
 
 /**

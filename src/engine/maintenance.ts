@@ -37,11 +37,18 @@ export class Maintenance {
   constructor(
     private readonly s: CollectionState,
     private readonly applier: Applier,
-    opts: { checkpointBytes?: number; annMinRows?: number; annIdleMs?: number },
+    private readonly opts: { checkpointBytes?: number; annMinRows?: number; annIdleMs?: number; onMaintenanceError?: (err: unknown, task: string) => void },
   ) {
     this.checkpointBytes = opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
     this.annMinRows = opts.annMinRows ?? ANN_MIN_ROWS;
     this.annIdleMs = opts.annIdleMs ?? ANN_IDLE_MS;
+  }
+
+  /** The rejection handler of a background `task`: tells onMaintenanceError, unless the collection is closing (which abandons builds). */
+  private failed(task: string): (err: unknown) => void {
+    return (err) => {
+      if (!this.s.closing && !this.s.closed) this.opts.onMaintenanceError?.(err, task);
+    };
   }
 
   /**
@@ -75,7 +82,7 @@ export class Maintenance {
     this.logBytesAtCheckpoint = this.logBytes();
     for (const p of s.partitions.values()) {
       // A partition with damaged rows is rewritten without them, so its files check clean again.
-      if (p.damaged.length > 0) void this.rewrite(p.namespace, "auto").catch(() => {});
+      if (p.damaged.length > 0) void this.rewrite(p.namespace, "auto").catch(this.failed(`rewrite of namespace '${p.namespace}' (damaged rows)`));
       else if (!this.maybeCompact(p)) this.maybeIndex(p);
     }
     return report;
@@ -121,7 +128,7 @@ export class Maintenance {
 
   /** After an append (or a frame from a followed log's tail): start a checkpoint once checkpointBytes of log were written since the last one. */
   afterAppend(): void {
-    if (this.logBytes() - this.logBytesAtCheckpoint > this.checkpointBytes && this.s.checkpointing === null) void this.checkpoint().catch(() => {});
+    if (this.logBytes() - this.logBytesAtCheckpoint > this.checkpointBytes && this.s.checkpointing === null) void this.checkpoint().catch(this.failed("checkpoint"));
   }
 
   /** After an applied upsert, delete or update: compact the partition when due, else (after an upsert) index it when due. */
@@ -179,7 +186,7 @@ export class Maintenance {
     if (this.compacting.has(p.namespace)) return true;
     const dead = p.tombstones.size;
     if (this.s.closing || this.s.closed || dead < COMPACT_MIN_DEAD || dead <= COMPACT_DEAD_FRACTION * p.rows) return false;
-    void this.rewrite(p.namespace, "auto").catch(() => {});
+    void this.rewrite(p.namespace, "auto").catch(this.failed(`compaction of namespace '${p.namespace}'`));
     return true;
   }
 
@@ -190,7 +197,7 @@ export class Maintenance {
   private maybeIndex(p: Partition): void {
     if (this.s.closing || this.s.closed || this.compacting.has(p.namespace) || p.liveCount < this.annMinRows) return;
     if (p.ivf !== null && p.rows - p.ivf.indexedRows <= ANN_DELTA_FRACTION * p.ivf.indexedRows) return this.mergeWhenIdle(p.namespace);
-    void this.rewrite(p.namespace, "auto").catch(() => {});
+    void this.rewrite(p.namespace, "auto").catch(this.failed(`index build of namespace '${p.namespace}'`));
   }
 
   /** Once no upsert reached `ns` for annIdleMs, merge its delta into the index when it holds ANN_IDLE_DELTA_FRACTION of the indexed rows. */
@@ -207,7 +214,7 @@ export class Maintenance {
       this.lastUpsert.delete(ns);
       const p = this.s.partitions.get(ns);
       if (this.s.closing || this.s.closed || p === undefined || p.ivf === null || this.compacting.has(ns)) return;
-      if (p.rows - p.ivf.indexedRows >= Math.max(1, ANN_IDLE_DELTA_FRACTION * p.ivf.indexedRows)) void this.rewrite(ns, "auto").catch(() => {});
+      if (p.rows - p.ivf.indexedRows >= Math.max(1, ANN_IDLE_DELTA_FRACTION * p.ivf.indexedRows)) void this.rewrite(ns, "auto").catch(this.failed(`index merge of namespace '${ns}'`));
     };
     this.idleTimers.set(ns, setTimeout(check, this.annIdleMs).unref());
   }

@@ -72,6 +72,8 @@ export interface IndexServiceOptions {
   durability?: Durability;
   /** The clock expiry is judged by (tests move it); default Date.now. */
   now?: () => number;
+  /** Told when a collection's background task fails (CollectionOptions). */
+  onMaintenanceError?: (err: unknown, task: string) => void;
 }
 
 /** Folder-name prefixes of half-made creates and unfinished deletes; removed when the tenant is next read. */

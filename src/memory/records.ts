@@ -40,6 +40,8 @@ export interface RecordServiceOptions {
   pool: ScanPool;
   encoder: Embedder;
   durability?: Durability;
+  /** Told when a collection's background task fails (CollectionOptions). */
+  onMaintenanceError?: (err: unknown, task: string) => void;
   /** Clock (ms); tests move it to expire records. */
   now?: () => number;
 }
@@ -337,7 +339,7 @@ export class RecordService {
     if (p === undefined) {
       const dir = join(this.dataDir, "tenants", tenant, "records");
       mkdirSync(dir, { recursive: true });
-      p = Collection.open(dir, { kernels: this.opts.kernels, pool: this.opts.pool, durability: this.opts.durability, dimension: this.opts.encoder.dimension, metric: "cosine", damage: { store: `records:${tenant}`, root: this.dataDir } }).then(async (c) => {
+      p = Collection.open(dir, { kernels: this.opts.kernels, pool: this.opts.pool, durability: this.opts.durability, dimension: this.opts.encoder.dimension, metric: "cosine", damage: { store: `records:${tenant}`, root: this.dataDir }, onMaintenanceError: this.opts.onMaintenanceError }).then(async (c) => {
         // An import interrupted by a crash leaves its staging namespace: drop it.
         for (const ns of c.namespaces()) if (ns.startsWith(STAGING_PREFIX)) await c.delete(ns, { deleteAll: true });
         return c;

@@ -30,8 +30,8 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function loaded(opts: { annMinRows?: number; annIdleMs?: number; dir?: string } = {}): Promise<Collection> {
-  const c = await Collection.open(opts.dir ?? join(root, `c${seq++}`), { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: opts.annMinRows ?? Infinity, annIdleMs: opts.annIdleMs });
+async function loaded(opts: { annMinRows?: number; annIdleMs?: number; dir?: string; onMaintenanceError?: (err: unknown, task: string) => void } = {}): Promise<Collection> {
+  const c = await Collection.open(opts.dir ?? join(root, `c${seq++}`), { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: opts.annMinRows ?? Infinity, annIdleMs: opts.annIdleMs, onMaintenanceError: opts.onMaintenanceError });
   for (let s = 0; s < N; s += 1000) {
     await c.upsert("", Array.from({ length: 1000 }, (_, i) => ({ id: `r${s + i}`, bits: rows[s + i]!, metadata: { b: (s + i) % 100 } })));
   }
@@ -299,6 +299,32 @@ describe("approximate index (IVF over packed bits)", () => {
     expect(checkpoints).toBeGreaterThan(1);
     expect(c.indexStats("")).toMatchObject({ indexedRows: N, deltaRows: 0 });
     expect((await recall(c)).plans).toEqual(new Set(["ivf"]));
+    await c.close();
+  });
+
+  it("tells onMaintenanceError when a background build fails (such failures were swallowed), and a later write builds again", async () => {
+    const dir = join(root, `c${seq++}`);
+    const failures: string[] = [];
+    let broke = false;
+    const breakBuild = async () => {
+      // the build's new partition directory, removed under it: writing its ivf.bin fails (ENOENT)
+      for (let i = 0; i < 100_000 && !broke; i++) {
+        const fresh = readdirSync(join(dir, "parts")).filter((d) => d !== "p0");
+        if (fresh.length > 0) {
+          rmSync(join(dir, "parts", fresh[0]!), { recursive: true, force: true });
+          broke = true;
+        } else await new Promise((r) => setImmediate(r));
+      }
+    };
+    const [c] = await Promise.all([loaded({ dir, annMinRows: N, onMaintenanceError: (err, task) => failures.push(`${task}: ${(err as Error).message}`) }), breakBuild()]);
+    expect(broke).toBe(true);
+    await until("the failure to be told", async () => failures, (f) => f.length > 0);
+    expect(failures[0]).toMatch(/^index build of namespace '': ENOENT/);
+    expect(c.indexStats("")).toBeNull();
+    expect(c.count("")).toBe(N);
+    await c.upsert("", [{ id: "again", bits: rows[0]! }]); // the next write starts a build, which now completes
+    await until("the index", async () => c.indexStats(""), (s) => s !== null);
+    expect(failures).toHaveLength(1);
     await c.close();
   });
 
