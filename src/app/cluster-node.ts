@@ -14,6 +14,7 @@ import { ClusterWallets } from "../cluster/wallet.js";
 import { NODE_ID_RE, NodeRegistry } from "../cluster/nodes.js";
 import type { PriceTable } from "../account/prices.js";
 import { SvcError } from "../errors.js";
+import type { MaintenanceErrorHandler } from "../engine/collection.js";
 import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { homeUnavailable, type Forwarder } from "../http/forward.js";
@@ -89,7 +90,7 @@ export class ClusterNode {
   }
 
   /** The sharded vector indexes (catalog in KV svc_catalog; this node serves the shards placed on it). Call after join. */
-  async openIndexes(opts: { dataDir: string; kernels: Kernels; pool: ScanPool }): Promise<ClusterIndexes> {
+  async openIndexes(opts: { dataDir: string; kernels: Kernels; pool: ScanPool; onMaintenanceError?: MaintenanceErrorHandler }): Promise<ClusterIndexes> {
     const registry = this.registry;
     if (registry === null) throw new Error("ClusterNode.openIndexes before join");
     return this.retrying("open the index catalog", () => ClusterIndexes.open({ nc: this.nc, registry, ...opts, bucketReplicas: replicasFor(this.opts.servers) }));

@@ -14,6 +14,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
+import type { MaintenanceErrorHandler } from "../engine/collection.js";
 import type { Kernels } from "../kernels/abi.js";
 import { checkProtection, checkTags, validateCreate, type CreateIndexInput, type IndexCatalog, type IndexRecord } from "../memory/indexes.js";
 import type { VectorIndex } from "../memory/vector-index.js";
@@ -46,6 +47,8 @@ export interface ClusterIndexesOptions {
   requests?: ShardedIndexOptions;
   /** The clock expiry is judged by (default Date.now). */
   now?: () => number;
+  /** Told when a shard replica's background task fails (CollectionOptions). */
+  onMaintenanceError?: MaintenanceErrorHandler;
 }
 
 export class ClusterIndexes implements IndexCatalog {

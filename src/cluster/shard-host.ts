@@ -10,7 +10,7 @@
 import type { NatsConnection, Msg, Subscription } from "@nats-io/transport-node";
 import { readdir, rm, rmdir } from "node:fs/promises";
 import { dirname, join, sep } from "node:path";
-import { Collection, type VectorInput } from "../engine/collection.js";
+import { Collection, type MaintenanceErrorHandler, type VectorInput } from "../engine/collection.js";
 import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
 import { SWEEP_MS } from "../memory/indexes.js";
@@ -35,6 +35,8 @@ export interface ShardHostOptions {
   indexes: () => Iterable<ClusterIndexRecord>;
   /** The clock expiry is judged by (default Date.now). */
   now?: () => number;
+  /** Told when a shard replica's background task fails (CollectionOptions). */
+  onMaintenanceError?: MaintenanceErrorHandler;
 }
 
 interface Shard {
@@ -174,6 +176,7 @@ export class ShardHost {
       metric: "cosine",
       openLog: jetStreamLog(this.opts.nc, { name: shardLogName(r, shard), follow: true }),
       damage: { store: `shard:${key}`, root: this.opts.dataDir },
+      onMaintenanceError: this.opts.onMaintenanceError,
     });
     if (this.closed) {
       await collection.close();

@@ -15,7 +15,7 @@ import { Applier } from "./applier.js";
 import { lockDir, loadCheckpoint, loadConfig, removeUnreferenced, type Checkpoint, type CollectionConfig } from "./collection-files.js";
 import { CollectionState } from "./collection-state.js";
 import type { ProbeParams } from "./ivf.js";
-import { Maintenance } from "./maintenance.js";
+import { Maintenance, type MaintenanceErrorHandler } from "./maintenance.js";
 import type { VectorShape } from "./partition.js";
 import { Reader, type FetchedVector, type Match, type OrderedRow, type OrderInput, type QueryInput } from "./reader.js";
 import type { Plan, SearchResult } from "./search.js";
@@ -27,6 +27,7 @@ export { COMPACT_DEAD_FRACTION, COMPACT_MIN_DEAD, DEFAULT_CHECKPOINT_BYTES } fro
 export type { FetchedVector, Match, OrderedRow, OrderInput, QueryInput } from "./reader.js";
 export type { VectorInput } from "./writer.js";
 export type { CollectionConfig };
+export type { MaintenanceErrorHandler } from "./maintenance.js";
 
 export interface CollectionOptions {
   kernels: Kernels;
@@ -48,7 +49,7 @@ export interface CollectionOptions {
   /** How damage found here is named in the damage register (store/damage.ts): the store name and the directory file names are relative to (default: `collection:<dir>`, the collection dir). */
   damage?: { store: string; root: string };
   /** Told when a background task fails: a compaction, an index build or merge, a checkpoint (each is tried again on a later write); default: nobody. */
-  onMaintenanceError?: (err: unknown, task: string) => void;
+  onMaintenanceError?: MaintenanceErrorHandler;
 }
 
 /**

@@ -18,6 +18,9 @@ import { IVF_FILE, type Partition } from "./partition.js";
 
 /** Take a checkpoint once this many log bytes were written since the last one. */
 export const DEFAULT_CHECKPOINT_BYTES = 256 << 20;
+/** Told of a background task's failure (`task`: what failed, e.g. "index build of namespace 'docs'"). */
+export type MaintenanceErrorHandler = (err: unknown, task: string) => void;
+
 /** Compact a partition in the background once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows); checked as deletes and overwrites are applied. */
 export const COMPACT_DEAD_FRACTION = 0.25;
 export const COMPACT_MIN_DEAD = 1024;
@@ -37,7 +40,7 @@ export class Maintenance {
   constructor(
     private readonly s: CollectionState,
     private readonly applier: Applier,
-    private readonly opts: { checkpointBytes?: number; annMinRows?: number; annIdleMs?: number; onMaintenanceError?: (err: unknown, task: string) => void },
+    private readonly opts: { checkpointBytes?: number; annMinRows?: number; annIdleMs?: number; onMaintenanceError?: MaintenanceErrorHandler },
   ) {
     this.checkpointBytes = opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
     this.annMinRows = opts.annMinRows ?? ANN_MIN_ROWS;

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { Collection } from "../engine/collection.js";
+import { Collection, type MaintenanceErrorHandler } from "../engine/collection.js";
 import { loadConfig, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
@@ -73,7 +73,7 @@ export interface IndexServiceOptions {
   /** The clock expiry is judged by (tests move it); default Date.now. */
   now?: () => number;
   /** Told when a collection's background task fails (CollectionOptions). */
-  onMaintenanceError?: (err: unknown, task: string) => void;
+  onMaintenanceError?: MaintenanceErrorHandler;
 }
 
 /** Folder-name prefixes of half-made creates and unfinished deletes; removed when the tenant is next read. */

@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { Bm25Index } from "../encoder/bm25.js";
-import { Collection } from "../engine/collection.js";
+import { Collection, type MaintenanceErrorHandler } from "../engine/collection.js";
 import type { Metadata } from "../engine/filter/metadata.js";
 import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
@@ -41,7 +41,7 @@ export interface RecordServiceOptions {
   encoder: Embedder;
   durability?: Durability;
   /** Told when a collection's background task fails (CollectionOptions). */
-  onMaintenanceError?: (err: unknown, task: string) => void;
+  onMaintenanceError?: MaintenanceErrorHandler;
   /** Clock (ms); tests move it to expire records. */
   now?: () => number;
 }
