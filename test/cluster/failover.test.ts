@@ -135,8 +135,11 @@ describe("cluster failover", () => {
       expect(v.balanceUsd).toBeCloseTo(v.creditedUsd - v.spentUsd, 9);
     }
     expect(lowest).toBeGreaterThanOrEqual(0);
-    // stored vectors = accepted batches, on every node
-    for (const n of [0, 1, 2]) await until(`the stored count on node ${n}`, async () => ((await call(n, "GET", "/v1/indexes/thin/describe_index_stats", undefined, key)).body.totalVectorCount === accepted * BATCH ? true : undefined), 10_000);
+    // stored vectors = accepted batches, on every node; read with an unmetered key of the same tenant (polling with
+    // the drained key would spend what is left on the reads: ~10 calls, fewer than a lagging replica can take)
+    const reader = (await call(0, "POST", "/v1/admin/keys", { tenant: "thin", admin: true })).body.key as string;
+    await until("the reader key on nodes 1 and 2", async () => ((await call(1, "GET", "/v1/wallet", undefined, reader)).status === 200 && (await call(2, "GET", "/v1/wallet", undefined, reader)).status === 200 ? true : undefined), 5000);
+    for (const n of [0, 1, 2]) await until(`the stored count on node ${n}`, async () => ((await call(n, "GET", "/v1/indexes/thin/describe_index_stats", undefined, reader)).body.totalVectorCount === accepted * BATCH ? true : undefined), 10_000);
     console.log(`wallet across nodes: ${accepted} of 40 upserts of ${BATCH} accepted, balance ${views[0].balanceUsd} USD (lowest seen ${lowest}), spent ${views[0].spentUsd} of ${views[0].creditedUsd}`);
   }, 120_000);
 });
