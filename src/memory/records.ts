@@ -97,7 +97,7 @@ export class RecordService {
     if (mode !== "vector" && mode !== "hybrid") throw new SvcError("E_BAD_REQUEST", "mode must be 'vector' or 'hybrid'", { field: "mode" });
     if (mode === "hybrid") {
       if (typeof q.text !== "string") throw new SvcError("E_BAD_REQUEST", "mode 'hybrid' needs text", { field: "text" });
-      return { records: await this.hybrid(tenant, ns, c, q.text, topK, pred, includeText, includeMeta, usage), namespace: ns };
+      return { records: await this.hybrid(tenant, ns, c, q.text, topK, pred, filter, includeText, includeMeta, usage), namespace: ns };
     }
     if (typeof q.text === "string") {
       const vector = this.opts.encoder.encodeBatch([q.text]);
@@ -354,10 +354,11 @@ export class RecordService {
    * Reciprocal rank fusion of the vector ranking and the BM25 ranking (each cut to the
    * records matching the predicate), best `topK`; `score` is the fused score.
    */
-  private async hybrid(tenant: string, ns: string, c: Collection, text: string, topK: number, pred: Predicate, includeText: boolean, includeMeta: boolean, usage: { scanned?: number }): Promise<RecordView[]> {
+  /** `filter`: readFilter's engine filter of `pred` (the vector half's); BM25 checks `pred` itself. */
+  private async hybrid(tenant: string, ns: string, c: Collection, text: string, topK: number, pred: Predicate, filter: Record<string, unknown> | undefined, includeText: boolean, includeMeta: boolean, usage: { scanned?: number }): Promise<RecordView[]> {
     const depth = Math.max(50, topK * 5);
     const vector = this.opts.encoder.encodeBatch([text]);
-    const res = await c.query(ns, { vector, topK: depth, filter: this.readFilter(c, ns, pred) });
+    const res = await c.query(ns, { vector, topK: depth, filter });
     usage.scanned = res.scanned;
     const byVector = res.matches.map((m) => m.id);
     const lex = await this.lexicalIndex(tenant, ns, c);
