@@ -236,6 +236,7 @@ class Reader {
         while (c === 0x30) c = b[++p]!;
         exp -= p - zeros;
       }
+      // the integer part's digit loop again, inline: a shared method (m in a field) cost ~10 µs of server CPU a vector (~8% of JSON ingest)
       const from = p;
       while (p <= last8) {
         const lo = dv.getUint32(p, true);
