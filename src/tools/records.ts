@@ -42,7 +42,7 @@ const query = op("records_query", {
     ...predicate,
     includeText: z.boolean().optional(),
     includeMeta: z.boolean().optional(),
-    mode: z.enum(["vector", "hybrid"]).optional().describe("hybrid (the default with text) fuses vector and keyword (BM25) rankings; vector ranks by meaning alone"),
+    mode: z.enum(["vector", "hybrid"]).optional().describe("vector (the default): ranked by cosine similarity, score = the cosine; hybrid: fuses the cosine and keyword (BM25) rankings, score = the fused rank score (sum of 1/(60 + rank), at most 2/61)"),
   }),
   output: records,
 });

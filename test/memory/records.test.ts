@@ -836,17 +836,27 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
     await expectCode(() => svc.query("t", "h", { text: "x", mode: "lexical" }), "E_BAD_REQUEST", "mode");
   });
 
-  it("text queries default to hybrid; mode vector still ranks by cosine alone", async () => {
+  it("text queries rank by cosine by default (score = the cosine of the query's and the record's vectors); hybrid only when asked", async () => {
     const { svc } = service();
-    await svc.ingest("t", "d", TOPICS.map((text, i) => ({ kind: "note", text, ts: T0 + i })));
+    const { ids } = await svc.ingest("t", "d", TOPICS.map((text, i) => ({ kind: "note", text, ts: T0 + i })));
+    const vecs = TOPICS.map((x) => encoder.encode(x));
     for (const text of ["which database did we choose for the billing service", "race condition dropping jobs in the scheduler", "offsite in Lisbon"]) {
+      const q = encoder.encode(text);
       const byDefault = await svc.query("t", "d", { text, topK: 5 });
+      expect(byDefault).toEqual(await svc.query("t", "d", { text, topK: 5, mode: "vector" }));
+      // each score is that record's cosine, in order, and they are the 5 best cosines of the namespace
+      const want = vecs.map((v, i) => ({ id: ids[i]!, score: cosine(q, v) })).sort((a, b) => b.score - a.score).slice(0, 5);
+      expect(byDefault.records).toHaveLength(5);
+      byDefault.records.forEach((r, i) => {
+        expect(r.score).toBeCloseTo(cosine(q, vecs[ids.indexOf(r.id)]!), 5);
+        expect(r.score, `rank ${i} for "${text}"`).toBeCloseTo(want[i]!.score, 5);
+        if (i > 0) expect(r.score!).toBeLessThanOrEqual(byDefault.records[i - 1]!.score!);
+      });
+      expect(byDefault.records[0]!.score!).toBeGreaterThan(0.1);
+      // hybrid: the fused score, at most 2/61, never a cosine
       const hybrid = await svc.query("t", "d", { text, topK: 5, mode: "hybrid" });
-      const vector = await svc.query("t", "d", { text, topK: 5, mode: "vector" });
-      expect(byDefault).toEqual(hybrid);
-      // RRF scores (at most 2/61), not cosines
-      for (const r of byDefault.records) expect(r.score!).toBeLessThanOrEqual(2 / 61 + 1e-12);
-      expect(vector.records[0]!.score!).toBeGreaterThan(2 / 61);
+      expect(hybrid.records).toHaveLength(5);
+      for (const r of hybrid.records) expect(r.score!).toBeLessThanOrEqual(2 / 61 + 1e-12);
     }
   });
 
@@ -858,7 +868,7 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
       { kind: "b", text: "turbine blade with the long coolant passage and several other words in it" },
       { kind: "b", text: "an unrelated note about lunch" },
     ]);
-    const res = await svc.query("t", "deep", { text: "turbine blade", topK: 2, kind: ["b"] });
+    const res = await svc.query("t", "deep", { text: "turbine blade", topK: 2, kind: ["b"], mode: "hybrid" });
     expect(res.records.map((r) => r.id)).toEqual([ids[0], ids[1]]);
     // the first is in both rankings (rank 1 of each among kind "b": 2/61); the second only in the vector one (BM25 does not match it)
     expect(res.records[0]!.score).toBeCloseTo(2 / 61, 12);
@@ -899,7 +909,7 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
       { kind: "note", text: "the compressor blade flutter was measured in the wind tunnel", tags: ["aero"] },
       { kind: "note", text: "boundary layer transition on a flat plate", tags: ["aero"] },
     ]);
-    const top = async (text: string) => (await svc.query("t", "inc", { text, topK: 10 })).records.map((r) => r.id);
+    const top = async (text: string) => (await svc.query("t", "inc", { text, topK: 10, mode: "hybrid" })).records.map((r) => r.id);
     expect((await top("compressor flutter"))[0]).toBe(ids[0]);
     expect(svc.lexicalBuilds).toBe(1);
     // a new record with a word no other record has is found by it at once (BM25 is what finds an exact rare word)

@@ -92,7 +92,8 @@ function Search(props: { ns: string; kinds: string[] }) {
     return run(async () => {
       const body: Record<string, unknown> = { topK, includeText: true, includeMeta: true };
       if (text.trim() !== "") body.text = text.trim();
-      if (hybrid && text.trim() !== "") body.mode = "hybrid";
+      // the mode is always named: "vector" ranks by cosine (score = the cosine), "hybrid" fuses it with BM25 (score = the fused rank score)
+      if (text.trim() !== "") body.mode = hybrid ? "hybrid" : "vector";
       if (kind !== "") body.kind = [kind];
       const tagList = tags.split(",").map((t) => t.trim()).filter((t) => t !== "");
       if (tagList.length > 0) body.tagsAny = tagList;

@@ -57,10 +57,10 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
         type: "object",
         properties: {
           text: { type: "string" }, topK: { type: "integer", minimum: 1, maximum: 1000, default: 10 }, ...predicate, includeText: { type: "boolean" }, includeMeta: { type: "boolean" },
-          mode: { type: "string", enum: ["vector", "hybrid"], default: "hybrid", description: "with text, the default hybrid is reciprocal rank fusion (k = 60) of the vector and BM25 rankings (score is the fused score, at most 2/61); vector ranks by cosine alone (score is the cosine)" },
+          mode: { type: "string", enum: ["vector", "hybrid"], default: "vector", description: "with text: vector (the default) ranks by cosine similarity and score is the cosine; hybrid is reciprocal rank fusion (k = 60) of the cosine and BM25 rankings and score is the fused score, the sum over the two rankings of 1/(60 + rank), rank from 1 (at most 2/61 ≈ 0.0328)" },
         },
       },
-      response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" } } }, description: "Best first (score = cosine), or newest first" },
+      response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" } } }, description: "Best first (score = the cosine; with mode hybrid, the fused score), or newest first without text (no score)" },
       handle: async (ctx) => ({ body: await records.query(tenant(ctx), ns(ctx), body(ctx), ctx.usage) }),
     },
     {
