@@ -89,24 +89,31 @@ describe("records over HTTP (svc serve process)", () => {
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
-  it("timeline limit is a hard cap: 600 records sharing one ts (one ingest call) page through exactly once, in (ts, id) descending order", async () => {
+  it("timeline limit is a hard cap: 600 records sharing one ts (one ingest call) page through exactly once, in (ts, id) descending order, by nextCursor -> until and nextAfter -> after", async () => {
     const items = Array.from({ length: 600 }, (_, i) => ({ kind: "note", text: `tie record ${i}` }));
     const ing = await call(srv.url, admin, "POST", "/v1/records/ties", { items });
     expect(ing.status, ing.raw.toString()).toBe(200);
     const expected = [...(ing.body.ids as string[])].sort().reverse();
     for (const limit of [1, 7, 500]) {
       const seen: { id: string; ts: number }[] = [];
-      let until: number | string | null = null;
+      let until: number | null = null;
+      let after: string | undefined;
       let pages = 0;
       do {
-        const q: string = `/v1/records/ties/timeline?limit=${limit}${until === null ? "" : `&until=${encodeURIComponent(until)}`}`;
+        const q: string = `/v1/records/ties/timeline?limit=${limit}${until === null ? "" : `&until=${until}`}${after === undefined ? "" : `&after=${after}`}`;
         const r = await call(srv.url, admin, "GET", q);
         expect(r.status, r.raw.toString()).toBe(200);
         const recs = r.body.records as { id: string; ts: number }[];
         expect(recs.length).toBeLessThanOrEqual(limit);
-        if (r.body.nextCursor !== null) expect(recs.length).toBe(limit);
+        if (r.body.nextCursor !== null) {
+          // the group alone exceeds the limit: the number, and where to go on inside the group
+          expect(recs.length).toBe(limit);
+          expect(r.body.nextCursor).toBe(recs.at(-1)!.ts);
+          expect(r.body.nextAfter).toBe(recs.at(-1)!.id);
+        } else expect(r.body.nextAfter).toBeUndefined();
         seen.push(...recs);
         until = r.body.nextCursor;
+        after = r.body.nextAfter;
         pages++;
       } while (until !== null && pages <= 700);
       expect(pages, `limit ${limit}`).toBe(Math.ceil(600 / limit));
@@ -135,8 +142,8 @@ describe("records over HTTP (svc serve process)", () => {
     expect(q.body.records[0].score).toBeGreaterThan(q.body.records[1].score);
     // text queries rank by cosine ("ranked by cosine similarity"; score = the cosine of the encoded texts), as mode vector
     const enc = TextEncoder1024.load();
-    const cos = (x: string, y: string) => enc.encode(x).reduce((sum, v, i) => sum + v * enc.encode(y)[i]!, 0);
-    expect(q.body.records[0].score).toBeCloseTo(cos("bananas", "beta record about bananas"), 5);
+    const [qv, bv] = [enc.encode("bananas"), enc.encode("beta record about bananas")];
+    expect(q.body.records[0].score).toBeCloseTo(qv.reduce((sum, v, i) => sum + v * bv[i]!, 0), 5);
     expect(q.body.records[0].score).toBeGreaterThan(0.2);
     expect((await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 2, mode: "vector" })).body).toEqual(q.body);
     // mode hybrid: reciprocal rank fusion, scores at most 2/61
