@@ -7,7 +7,8 @@
  * scores are comparable across shards); delete by filter, stats and counts go to every shard and sum.
  */
 import { RequestError, type NatsConnection } from "@nats-io/transport-node";
-import type { FetchedVector, Match, QueryInput, VectorInput } from "../engine/collection.js";
+import type { FetchedVector, IdPage, IdPageInput, Match, QueryInput, VectorInput } from "../engine/collection.js";
+import { mergePages } from "../engine/id-order.js";
 import { checkId, checkTopK, rowBytesOf } from "../engine/input-checks.js";
 import { checkUpsert } from "../engine/writer.js";
 import { SvcError } from "../errors.js";
@@ -88,6 +89,18 @@ export class ShardedIndex implements VectorIndex {
     return { seq: r.seq };
   }
 
+  /** Every shard, each counting and merging on its own rows (the filter is checked by each alike; a bad one fails on all). */
+  async updateWhere(namespace: string, req: { filter: unknown; setMetadata?: unknown; dryRun?: boolean }): Promise<{ matched: number } & Written> {
+    const replies = await this.all<{ matched: number; seq: number }>("updateWhere", { ns: namespace, filter: req.filter, setMetadata: req.setMetadata, dryRun: req.dryRun });
+    return { matched: replies.reduce((n, r) => n + r.matched, 0), seq: maxSeq(replies) };
+  }
+
+  /** Each shard's first `limit` ids past `after`, merged: the first `limit` of the union are among them. */
+  async list(namespace: string, req: IdPageInput & { filter?: unknown }, read: ReadOptions = {}): Promise<IdPage> {
+    const pages = await this.all<IdPage>("list", { ns: namespace, prefix: req.prefix, after: req.after, limit: req.limit, filter: req.filter }, read.after);
+    return mergePages(pages, req.limit);
+  }
+
   async fetch(namespace: string, ids: readonly string[], read: ReadOptions = {}): Promise<FetchedVector[]> {
     const groups = this.group(ids, "ids");
     // Replies carry the vectors: keep each under max_payload.
@@ -159,7 +172,7 @@ export class ShardedIndex implements VectorIndex {
    */
   private async request<T>(shard: number, op: ShardOp, args: Record<string, unknown>, after?: number, field?: string, at?: number[]): Promise<T> {
     const subject = shardSubject(this.record, shard);
-    const write = op === "upsert" || op === "delete" || op === "update";
+    const write = op === "upsert" || op === "delete" || op === "update" || op === "updateWhere";
     const data = encodeMessage({ op, args, ...(after === undefined ? {} : { after }) });
     const deadline = Date.now() + this.unavailableAfterMs;
     for (;;) {

@@ -5,6 +5,8 @@ import type { Metadata } from "./filter/metadata.js";
 import { parseFilter } from "./filter/parse.js";
 import { checkBits, checkField, checkTopK, checkValues, MAX_ORDER_LIMIT } from "./input-checks.js";
 import type { ProbeParams } from "./ivf.js";
+import { compareIds, idsAfter, type IdPage, type IdPageInput } from "./id-order.js";
+import type { Partition } from "./partition.js";
 import { search, searchBatch, TOMBSTONE_SKIP_MAX, type Plan, type SearchResult } from "./search.js";
 
 export interface QueryInput {
@@ -62,6 +64,9 @@ export interface OrderedRow {
 
 /** Reads only: a query pins the partition it started on, so a swap or retire meanwhile does not close it under the scan. */
 export class Reader {
+  /** Each partition's live ids sorted (id-order.ts), as of its `version`: paging through a namespace sorts once while it is not written. */
+  private readonly sortedIds = new WeakMap<Partition, { version: number; ids: string[] }>();
+
   constructor(private readonly s: CollectionState) {}
 
   fetch(namespace: string, ids: readonly string[]): FetchedVector[] {
@@ -232,6 +237,30 @@ export class Reader {
     if (p === undefined) return [];
     const rows = f === null ? p.live() : p.index.evaluate(f, p.live());
     return Array.from(rows.toUint32Array(), (row) => p.idOf(row));
+  }
+
+  /**
+   * One page of the namespace's live ids (matching `filter`) in id order (code points, which is
+   * UTF-8 byte order: Pinecone's "C" collation), those starting with `prefix` and after `after`.
+   * Unfiltered pages come from a sorted copy of the ids cached until the partition changes;
+   * filtered ones sort only the matching ids.
+   */
+  list(namespace: string, req: IdPageInput & { filter?: unknown }): IdPage {
+    const f = parseFilter(req.filter);
+    const p = this.s.partitions.get(namespace);
+    if (p === undefined) return { ids: [], more: false };
+    let sorted: string[];
+    if (f === null) {
+      let cached = this.sortedIds.get(p);
+      if (cached?.version !== p.version) {
+        cached = { version: p.version, ids: Array.from(p.live().toUint32Array(), (row) => p.idOf(row)).sort(compareIds) };
+        this.sortedIds.set(p, cached);
+      }
+      sorted = cached.ids;
+    } else {
+      sorted = Array.from(p.index.evaluate(f, p.live()).toUint32Array(), (row) => p.idOf(row)).sort(compareIds);
+    }
+    return idsAfter(sorted, req);
   }
 
   /** Live rows of the namespace (matching `filter`). */

@@ -85,6 +85,24 @@ const update = op("update", {
   input: z.object({ index, namespace, id: z.string().min(1), values: z.array(z.number()).optional(), setMetadata: metadata.optional() }),
   output: out({}),
 });
+const updateByMetadata = op("update", {
+  name: "update_by_metadata", title: "Update vectors by metadata", rename: IDX, annotations: UPSERT,
+  description: "Merge fields into the metadata of every vector of a namespace matching a filter; dryRun: true only counts them. Answers matchedRecords.",
+  input: z.object({ index, namespace, filter, setMetadata: metadata.optional(), dryRun: z.boolean().optional() }),
+  output: out({ matchedRecords: z.number().int() }),
+});
+const listVectors = op("list_vectors", {
+  name: "list_vectors", title: "List vector ids", rename: IDX, annotations: READ,
+  description: "Ids of a namespace's vectors in id order, optionally only those starting with prefix; paginated (pass pagination.next as paginationToken).",
+  input: z.object({ index, namespace, prefix: z.string().optional(), limit: z.number().int().min(1).max(1000).optional().describe("default 100"), paginationToken: z.string().optional() }),
+  output: out({ vectors: z.array(out({ id: z.string() })), namespace: z.string() }),
+});
+const fetchByMetadata = op("fetch_by_metadata", {
+  name: "fetch_by_metadata", title: "Fetch vectors by metadata", rename: IDX, annotations: READ,
+  description: "Vectors (values and metadata) of a namespace matching a metadata filter, in id order; paginated (pass pagination.next as paginationToken).",
+  input: z.object({ index, namespace, filter, limit: z.number().int().min(1).max(1000).optional().describe("default 100"), paginationToken: z.string().optional() }),
+  output: out({ vectors: z.record(z.string(), z.unknown()), namespace: z.string() }),
+});
 const deleteVectors = op("delete", {
   name: "delete", title: "Delete vectors", rename: IDX, annotations: DESTROY,
   description: "Delete vectors by ids, by metadata filter, or all of a namespace (deleteAll: true). Give exactly one.",
@@ -121,6 +139,15 @@ const embed = op("embed", {
   description: "Texts to 1024-d unit vectors with the server's static encoder (the one records use); deterministic, no model call.",
   input: z.object({ texts: strings.min(1).max(256) }),
   output: out({ vectors: z.array(z.array(z.number())), dimension: z.number().int(), encoder: z.string() }),
+});
+
+/** http/routes/embed.ts EMBED_MODEL (tools sit below http in the layers; the route test checks they agree). */
+const EMBED_MODEL = "svc-text1024";
+const inferenceEmbed = op("embed", {
+  name: "inference_embed", title: "Embed texts (Pinecone inference shape)", annotations: READ,
+  description: `Pinecone's inference embed: {model: "${EMBED_MODEL}", inputs: [{text}], parameters} -> {model, vector_type, data: [{values}], usage}; the same 1024-d encoder as embed.`,
+  input: z.object({ model: z.string().describe(`"${EMBED_MODEL}"`), inputs: z.array(z.object({ text: z.string() })).min(1).max(256), parameters: z.record(z.string(), z.unknown()).optional() }),
+  output: out({ model: z.string(), vector_type: z.string(), data: z.array(out({ values: z.array(z.number()) })), usage: out({}) }),
 });
 
 async function vectorsOf(api: Api, texts: string[]): Promise<number[][]> {
@@ -172,4 +199,4 @@ const forgetWhere: Tool = {
   },
 };
 
-export const indexTools: Tool[] = [createIndex, listIndexes, describeIndex, configureIndex, deleteIndex, upsert, query, fetchVectors, update, deleteVectors, stats, listNamespaces, describeNamespace, deleteNamespace, embed, upsertText, queryText, replaceText, forgetWhere];
+export const indexTools: Tool[] = [createIndex, listIndexes, describeIndex, configureIndex, deleteIndex, upsert, query, fetchVectors, fetchByMetadata, listVectors, update, updateByMetadata, deleteVectors, stats, listNamespaces, describeNamespace, deleteNamespace, embed, inferenceEmbed, upsertText, queryText, replaceText, forgetWhere];

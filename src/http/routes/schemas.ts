@@ -102,8 +102,38 @@ export const fetchResponse: Schema = {
 
 export const updateRequest: Schema = {
   type: "object",
-  required: ["id"],
-  properties: { id: { type: "string" }, values: { type: "array", items: { type: "number" } }, setMetadata: metadata, namespace },
+  description: "Exactly one of id (that vector: values and/or setMetadata) or filter (every matching vector: setMetadata only)",
+  properties: {
+    id: { type: "string" },
+    values: { type: "array", items: { type: "number" } },
+    setMetadata: metadata,
+    namespace,
+    filter,
+    dryRun: { type: "boolean", default: false, description: "With filter: only count the matching vectors (matchedRecords), change nothing" },
+  },
+};
+export const updateResponse: Schema = { type: "object", properties: { matchedRecords: { type: "integer", description: "By filter: the vectors matched (and updated unless dryRun)" } } };
+
+const pagination: Schema = { type: "object", properties: { next: { type: "string", description: "Opaque; pass as paginationToken for the next page" } } };
+
+export const listResponse: Schema = {
+  type: "object",
+  properties: { vectors: { type: "array", items: { type: "object", properties: { id: { type: "string" } } } }, pagination, namespace, usage },
+};
+
+export const fetchByMetadataRequest: Schema = {
+  type: "object",
+  required: ["filter"],
+  properties: {
+    filter,
+    namespace,
+    limit: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
+    paginationToken: { type: "string", description: "pagination.next of the previous page" },
+  },
+};
+export const fetchByMetadataResponse: Schema = {
+  type: "object",
+  properties: { vectors: (fetchResponse.properties as Record<string, Schema>).vectors, namespace, usage, pagination },
 };
 
 export const deleteRequest: Schema = {
