@@ -417,7 +417,7 @@ describe("bad input gets the exact 4xx, code and field", () => {
   });
 
   it("unknown path -> 404 E_NOT_FOUND (path)", async () => {
-    for (const path of ["/", "/v2/indexes", "/v1/indexes/", `${base}/`, `${base}/vectors`, `${base}/vectors/list`, "/v1/indexes//query"]) {
+    for (const path of ["/", "/v2/indexes", "/v1/indexes/", `${base}/`, `${base}/vectors`, `${base}/vectors/scan`, "/v1/indexes//query"]) {
       expectError(await call("GET", path), 404, "E_NOT_FOUND", "path");
     }
   });
