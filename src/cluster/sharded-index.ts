@@ -83,9 +83,9 @@ export class ShardedIndex implements VectorIndex {
     return { deleted: replies.reduce((n, r) => n + r.deleted, 0), seq: maxSeq(replies) };
   }
 
-  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown }): Promise<Written> {
+  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown; payload?: Uint8Array }): Promise<Written> {
     const shard = shardOf(checkId(req?.id, "id"), this.record.shards);
-    const r = await this.request<{ seq: number }>(shard, "update", { ns: namespace, id: req.id, values: isNumbers(req.values) ? f32Bytes(req.values) : req.values, setMetadata: req.setMetadata });
+    const r = await this.request<{ seq: number }>(shard, "update", { ns: namespace, id: req.id, values: isNumbers(req.values) ? f32Bytes(req.values) : req.values, setMetadata: req.setMetadata, payload: req.payload });
     return { seq: r.seq };
   }
 
@@ -105,12 +105,12 @@ export class ShardedIndex implements VectorIndex {
     const groups = this.group(ids, "ids");
     // Replies carry the vectors: keep each under max_payload.
     const per = Math.max(1, Math.floor(this.payloadBudget() / (this.record.dimension * 4 + 2048)));
-    const calls: Array<Promise<Array<{ id: string; values: unknown; metadata: Record<string, unknown> }>>> = [];
+    const calls: Array<Promise<Array<{ id: string; values: unknown; metadata: Record<string, unknown>; payload?: Uint8Array | null }>>> = [];
     for (const [shard, g] of groups) {
       for (let i = 0; i < g.items.length; i += per) calls.push(this.request(shard, "fetch", { ns: namespace, ids: g.items.slice(i, i + per) }, read.after, "ids", g.at.slice(i, i + per)));
     }
     const byId = new Map<string, FetchedVector>();
-    for (const part of await Promise.all(calls)) for (const v of part) byId.set(v.id, { id: v.id, values: bytesF32(v.values) as Float32Array, metadata: (v.metadata ?? {}) as FetchedVector["metadata"], payload: null });
+    for (const part of await Promise.all(calls)) for (const v of part) byId.set(v.id, { id: v.id, values: bytesF32(v.values) as Float32Array, metadata: (v.metadata ?? {}) as FetchedVector["metadata"], payload: v.payload ?? null });
     return ids.map((id) => byId.get(id)).filter((v): v is FetchedVector => v !== undefined);
   }
 

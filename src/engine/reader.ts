@@ -7,6 +7,7 @@ import { checkBits, checkField, checkTopK, checkValues, MAX_ORDER_LIMIT } from "
 import type { ProbeParams } from "./ivf.js";
 import { compareIds, idsAfter, type IdPage, type IdPageInput } from "./id-order.js";
 import type { Partition } from "./partition.js";
+import { checkSparse, sparseDot, sparseJson, sparseOf, type SparseVector } from "./sparse.js";
 import { search, searchBatch, TOMBSTONE_SKIP_MAX, type Plan, type SearchResult } from "./search.js";
 
 export interface QueryInput {
@@ -23,6 +24,12 @@ export interface QueryInput {
   rescore?: number;
   /** Scan every row even when the namespace has an approximate index. */
   exact?: boolean;
+  /**
+   * Pinecone's sparse query `{indices, values}` (sparse.ts `checkSparse`): every live row matching the filter
+   * is scored exactly, cosine(vector, row) when a vector or id is given, plus the sparse dot product with the
+   * row's sparse values (0 for a row without any). Plan "hybrid"; the approximate index is not used.
+   */
+  sparseVector?: unknown;
   /** How the approximate index is probed (benchmarks and tuning; default DEFAULT_PROBE in ivf.ts). */
   probe?: ProbeParams;
 }
@@ -34,6 +41,8 @@ export interface Match {
   metadata?: Metadata;
   /** With includePayload, when the row has one. */
   payload?: Uint8Array;
+  /** With includeValues on a hybrid query (sparseVector), when the row has sparse values. */
+  sparseValues?: { indices: number[]; values: number[] };
 }
 
 export interface FetchedVector {
@@ -86,6 +95,7 @@ export class Reader {
     checkTopK(k);
     const filter = parseFilter(req.filter);
     const p = this.s.partitions.get(namespace);
+    if (req.sparseVector !== undefined) return this.hybrid(p, namespace, req, filter);
     let vector: Float32Array | Uint8Array;
     if (req.id !== undefined) {
       const row = p?.rowOf(req.id);
@@ -132,6 +142,43 @@ export class Reader {
       heap.release(bits);
       if (unitPtr) heap.release(unitPtr);
     }
+  }
+
+  /** An exact scan scoring dense cosine (when a vector or id is given) + sparse dot over the live rows matching `filter` (QueryInput.sparseVector). */
+  private hybrid(p: Partition | undefined, namespace: string, req: QueryInput, filter: ReturnType<typeof parseFilter>): { matches: Match[]; plan: Plan; scanned: number } {
+    if (!this.s.rotation) throw new SvcError("E_BAD_REQUEST", "sparse queries need a float (cosine) collection", { field: "sparseVector" });
+    const sparse = checkSparse(req.sparseVector, "sparseVector");
+    let dense: Float32Array | null = null;
+    if (req.id !== undefined) {
+      const row = p?.rowOf(req.id);
+      if (row === undefined) throw new SvcError("E_NOT_FOUND", `no vector '${req.id}' in namespace '${namespace}'`, { field: "id" });
+      dense = p!.vector(row) as Float32Array;
+    } else if (req.vector !== undefined) dense = checkValues(req.vector, "vector", this.s.dimension);
+    if (p === undefined || p.liveCount === 0) return { matches: [], plan: "empty", scanned: 0 };
+    const qNorm = dense === null ? 0 : Math.sqrt(dotF32(dense, dense));
+    const rows = (filter === null ? p.live() : p.index.evaluate(filter, p.live())).toUint32Array();
+    const scored: Array<{ row: number; id: string; score: number }> = [];
+    for (const row of rows) {
+      let score = sparseDotOr0(sparse, sparseOf(p.payload(row)));
+      if (dense !== null && qNorm > 0) {
+        const v = p.vector(row) as Float32Array;
+        const n = Math.sqrt(dotF32(v, v));
+        if (n > 0) score += dotF32(dense, v) / (qNorm * n);
+      }
+      scored.push({ row, id: p.idOf(row), score });
+    }
+    scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const matches = scored.slice(0, req.topK).map(({ row, id, score }) => {
+      const match: Match = { id, score };
+      if (req.includeValues) {
+        match.values = Array.from(p.vector(row));
+        const s = sparseOf(p.payload(row));
+        if (s !== null) match.sparseValues = sparseJson(s);
+      }
+      if (req.includeMetadata) match.metadata = p.metadata(row);
+      return match;
+    });
+    return { matches, plan: "hybrid", scanned: rows.length };
   }
 
   /**
@@ -284,4 +331,14 @@ export class Reader {
     if (p?.ivf == null) return null;
     return { lists: p.ivf.lists, indexedRows: p.ivf.indexedRows, deltaRows: p.rows - p.ivf.indexedRows, bytes: p.ivf.bytes, probe: p.ivf.calibrated, filterFactor: p.ivf.filterFactor };
   }
+}
+
+function dotF32(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
+function sparseDotOr0(q: SparseVector, row: SparseVector | null): number {
+  return row === null ? 0 : sparseDot(q, row);
 }

@@ -40,7 +40,8 @@ export type Awaitable<T> = T | Promise<T>;
 export interface VectorIndex {
   upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number } & Written>;
   delete(namespace: string, req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean }): Promise<{ deleted: number } & Written>;
-  update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown }): Promise<Written>;
+  /** `payload`: the row's new sparse values (engine/sparse.ts bytes), replacing the old. */
+  update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown; payload?: Uint8Array }): Promise<Written>;
   /** Merge `setMetadata` into every (unexpired) vector matching `filter`; `dryRun` only counts them. */
   updateWhere(namespace: string, req: { filter: unknown; setMetadata?: unknown; dryRun?: boolean }): Promise<{ matched: number } & Written>;
   /** One page of (unexpired) ids in id order (engine/id-order.ts), optionally only those matching `filter`. */
@@ -87,7 +88,7 @@ export class CollectionIndex implements VectorIndex {
     return this.collection.delete(namespace, req);
   }
 
-  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown }): Promise<Written> {
+  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown; payload?: Uint8Array }): Promise<Written> {
     await this.collection.update(namespace, req);
     return {};
   }

@@ -6,6 +6,7 @@ import { ToolError, type Api, type Tool } from "./tool.js";
 const index = z.string().min(1).describe("index name");
 const namespace = z.string().optional().describe("namespace inside the index; default \"\"");
 const IDX = { index: "name" };
+const sparse = z.object({ indices: z.array(z.number().int().min(0)), values: z.array(z.number()) }).describe("sparse vector: indices strictly ascending, one value per index (at most 1000)");
 const filter = z.record(z.string(), z.unknown()).describe("metadata filter: {field: value | {$eq|$ne|$gt|$gte|$lt|$lte: v, $in|$nin: [..]}}, combined with $and / $or");
 const tags = strings.describe("AND filter: only vectors whose metadata `tags` list holds every one of these");
 const metadata = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), strings])).describe("string, number, boolean or list-of-strings values");
@@ -53,7 +54,7 @@ const deleteIndex = op("delete_index", {
 const upsert = op("upsert", {
   name: "upsert", title: "Upsert vectors", rename: IDX, annotations: UPSERT,
   description: "Insert or replace vectors (id, values, optional metadata) in an index namespace. Visible to queries within milliseconds. To store text, use upsert_text.",
-  input: z.object({ index, namespace, vectors: z.array(z.object({ id: z.string().min(1).max(512), values: z.array(z.number()), metadata: metadata.optional() })).min(1).max(10000) }),
+  input: z.object({ index, namespace, vectors: z.array(z.object({ id: z.string().min(1).max(512), values: z.array(z.number()), sparseValues: sparse.optional(), metadata: metadata.optional() })).min(1).max(10000) }),
   output: out({ upsertedCount: z.number().int() }),
 });
 
@@ -68,7 +69,7 @@ const queryInput = { index, namespace, topK: z.number().int().min(1).max(10000).
 const query: Tool = {
   name: "query", title: "Query vectors", access: "tenant", annotations: READ, operations: ["query"],
   description: "Nearest vectors by cosine to a vector (or to a stored vector's id), best first, with an optional metadata filter; tags=[...] keeps only vectors tagged with all of them. For a text question use query_text.",
-  input: z.object({ ...queryInput, vector: z.array(z.number()).optional(), id: z.string().optional().describe("query by a stored vector instead of `vector`") }),
+  input: z.object({ ...queryInput, vector: z.array(z.number()).optional(), id: z.string().optional().describe("query by a stored vector instead of `vector`"), sparseVector: sparse.optional().describe("hybrid: score = cosine + sparse dot product (exact scan)") }),
   output: matches,
   run: async ({ index: name, tags: t, filter: f, ...rest }, api) => json(await api.call("query", { args: { name, ...rest, filter: withTags(f as Record<string, unknown> | undefined, t as string[] | undefined) } })),
 };

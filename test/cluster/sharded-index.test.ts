@@ -189,6 +189,34 @@ describe("sharded vector indexes on three nodes", () => {
     await sameTopK(nodes[0]!);
   }, 60_000);
 
+  it("lists ids page by page and updates by filter exactly as the local collection", async () => {
+    for (const [prefix, limit] of [["", 97], ["v1", 13], ["v19", 4], ["nope", 5]] as const) {
+      const got: string[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < 100; pages++) {
+        const page = await use(nodes[pages % 3]!, (ix) => ix.list("ns", { prefix, after, limit }, { after: lastSeq }));
+        expect(page.ids.length).toBeLessThanOrEqual(limit);
+        got.push(...page.ids);
+        if (!page.more) break;
+        after = page.ids.at(-1);
+      }
+      const want = reference.ids("ns").filter((id) => id.startsWith(prefix)).sort();
+      expect(got).toEqual(want);
+    }
+    const filtered = await use(nodes[1]!, (ix) => ix.list("ns", { limit: 1000, filter: { group: 9 } }, { after: lastSeq }));
+    expect(filtered.ids).toEqual(reference.ids("ns", { group: 9 }).sort());
+
+    const dry = await use(nodes[0]!, (ix) => ix.updateWhere("ns", { filter: { group: 2 }, setMetadata: { seen: true }, dryRun: true }));
+    expect(dry.matched).toBe(reference.count("ns", { group: 2 }));
+    const w = await use(nodes[2]!, (ix) => ix.updateWhere("ns", { filter: { group: 2 }, setMetadata: { seen: true } }));
+    lastSeq = Math.max(lastSeq, w.seq!);
+    expect(w.matched).toBe((await reference.updateWhere("ns", { filter: { group: 2 }, setMetadata: { seen: true } })).matched);
+    await reference.settled();
+    expect(await use(nodes[1]!, (ix) => ix.count("ns", { seen: true }, { after: lastSeq }))).toBe(reference.count("ns", { seen: true }));
+    await expect(use(nodes[0]!, (ix) => ix.updateWhere("ns", { filter: { group: 1 }, setMetadata: { bad: { nested: 1 } } }))).rejects.toMatchObject({ code: "E_METADATA" });
+    expect(await use(nodes[1]!, (ix) => ix.count("ns", { bad: { $exists: true } }, { after: lastSeq }))).toBe(0);
+  }, 60_000);
+
   it("answers with the same 4xx as one node, naming the caller's field", async () => {
     const vectors = data().slice(0, 10);
     vectors[7] = { ...vectors[7]!, values: vectors[7]!.values.slice(0, 3) };

@@ -2,6 +2,7 @@
 import { MAX_ID_BYTES, type FetchedVector } from "../../engine/collection.js";
 import { SvcError } from "../../errors.js";
 import type { IndexCatalog, IndexRecord } from "../../memory/indexes.js";
+import { checkSparse, sparseBytes, sparseJson, sparseOf } from "../../engine/sparse.js";
 import { upsertValuesBuffer } from "../../engine/upsert-buffers.js";
 import type { ReadOptions, VectorIndex, Written } from "../../memory/vector-index.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
@@ -48,8 +49,9 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
     const input = vectors.map((v: unknown, i: number) => {
       if (typeof v !== "object" || v === null) throw new SvcError("E_BAD_REQUEST", `vectors[${i}] must be an object {id, values, metadata}`, { field: `vectors[${i}]` });
       const { id, values, metadata, sparseValues } = v as Record<string, unknown>;
-      if (sparseValues !== undefined) throw new SvcError("E_BAD_REQUEST", "sparse values are not supported; indexes are dense", { field: `vectors[${i}].sparseValues` });
-      return { id: id as string, values: floats(values, `vectors[${i}].values`, bins), metadata };
+      // Sparse values live in the row's payload (engine/sparse.ts); checked here so a bad one fails the batch before anything is logged.
+      const payload = sparseValues === undefined ? undefined : sparseBytes(checkSparse(sparseValues, `vectors[${i}].sparseValues`));
+      return { id: id as string, values: floats(values, `vectors[${i}].values`, bins), metadata, ...(payload === undefined ? {} : { payload }) };
     });
     const res = await use(ctx, (ix) => ix.upsert(ns(namespace), input));
     ctx.usage.written = res.upsertedCount;
@@ -112,7 +114,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       handle: (ctx) => upsert(ctx, ctx.params.namespace),
     },
     {
-      method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by cosine, by vector or by the id of a stored vector, with an optional metadata filter", tags: ["vectors"], auth: "tenant", meter: "query", readOnly: true,
+      method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by cosine, by vector or by the id of a stored vector, with an optional metadata filter; with sparseVector, scored cosine + sparse dot product (exact scan)", tags: ["vectors"], auth: "tenant", meter: "query", readOnly: true,
       proto: { request: "QueryRequest", response: "QueryResponse" },
       // A query scans at most the namespace's live rows (Collection.query caps `scanned` there).
       usageBound: async (ctx) => {
@@ -122,9 +124,9 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       requestBody: S.queryRequest, response: { status: 200, schema: S.queryResponse, description: "Matches, best first" },
       async handle(ctx) {
         const b = object(ctx.body);
-        if (b.sparseVector !== undefined) throw new SvcError("E_BAD_REQUEST", "sparse queries are not supported; indexes are dense", { field: "sparseVector" });
         if (b.vector !== undefined && b.id !== undefined) throw new SvcError("E_BAD_REQUEST", "give either vector or id, not both", { field: "id" });
-        if (b.vector === undefined && b.id === undefined) throw new SvcError("E_BAD_REQUEST", "give vector (numbers) or id (a stored vector's id)", { field: "vector" });
+        if (b.vector === undefined && b.id === undefined && b.sparseVector === undefined) throw new SvcError("E_BAD_REQUEST", "give vector (numbers), id (a stored vector's id) or sparseVector", { field: "vector" });
+        if (b.sparseVector !== undefined) checkSparse(b.sparseVector, "sparseVector"); // here too: a shard would name it the same, but before any fan-out
         if (b.id !== undefined && (typeof b.id !== "string" || b.id === "")) throw new SvcError("E_BAD_REQUEST", "id must be a non-empty string", { field: "id" });
         const topK = b.topK ?? 10;
         if (typeof topK !== "number") throw new SvcError("E_TOP_K", "topK must be an integer in [1, 10000]", { field: "topK" });
@@ -141,6 +143,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
               includeValues: flag(b.includeValues, "includeValues"),
               includeMetadata: flag(b.includeMetadata, "includeMetadata"),
               exact: flag(b.exact, "exact"),
+              ...(b.sparseVector === undefined ? {} : { sparseVector: b.sparseVector }),
             },
             read(ctx),
           ),
@@ -217,7 +220,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
         const b = object(ctx.body);
         if (b.filter !== undefined) {
           if (b.id !== undefined) throw new SvcError("E_BAD_REQUEST", "give either id (one vector) or filter (every matching vector), not both", { field: "id" });
-          if (b.values !== undefined) throw new SvcError("E_BAD_REQUEST", "values cannot be updated by filter (only setMetadata); update by id instead", { field: "values" });
+          if (b.values !== undefined || b.sparseValues !== undefined) throw new SvcError("E_BAD_REQUEST", "values cannot be updated by filter (only setMetadata); update by id instead", { field: b.values !== undefined ? "values" : "sparseValues" });
           requireFilter(b.filter);
           const w = await use(ctx, (ix) => ix.updateWhere(ns(b.namespace), { filter: b.filter, setMetadata: b.setMetadata, dryRun: flag(b.dryRun, "dryRun") }));
           ctx.usage.written = 0; // metadata only, as an update by id without values
@@ -226,8 +229,9 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
         if (b.dryRun !== undefined) throw new SvcError("E_BAD_REQUEST", "dryRun applies to an update by filter", { field: "dryRun" });
         if (b.id === undefined) throw new SvcError("E_BAD_REQUEST", "give id (one vector) or filter (every matching vector)", { field: "id" });
         const values = b.values === undefined ? undefined : floats(b.values, "values");
-        const w = await use(ctx, (ix) => ix.update(ns(b.namespace), { id: b.id as string, values, setMetadata: b.setMetadata }));
-        ctx.usage.written = b.values === undefined ? 0 : 1;
+        const payload = b.sparseValues === undefined ? undefined : sparseBytes(checkSparse(b.sparseValues, "sparseValues"));
+        const w = await use(ctx, (ix) => ix.update(ns(b.namespace), { id: b.id as string, values, setMetadata: b.setMetadata, payload }));
+        ctx.usage.written = b.values === undefined && payload === undefined ? 0 : 1;
         return { body: {}, headers: seqHeaders(w) };
       },
     },
@@ -328,8 +332,9 @@ function deployment(spec: Record<string, unknown>): Record<string, unknown> {
   return { deployment_type: Object.keys(spec)[0] ?? "serverless" };
 }
 
-function wireVector(v: FetchedVector): { id: string; values: number[]; metadata?: Record<string, unknown> } {
-  return { id: v.id, values: Array.from(v.values), ...(Object.keys(v.metadata).length > 0 ? { metadata: v.metadata } : {}) };
+function wireVector(v: FetchedVector): { id: string; values: number[]; sparseValues?: { indices: number[]; values: number[] }; metadata?: Record<string, unknown> } {
+  const sparse = sparseOf(v.payload);
+  return { id: v.id, values: Array.from(v.values), ...(sparse === null ? {} : { sparseValues: sparseJson(sparse) }), ...(Object.keys(v.metadata).length > 0 ? { metadata: v.metadata } : {}) };
 }
 
 function object(body: unknown): Record<string, unknown> {
