@@ -507,7 +507,7 @@ const GENERATORS: Record<string, { weight: number; gen: Gen }> = {
   unknown_path: {
     weight: 4,
     gen: () => {
-      const path = pick(["/", "/v1", "/v1/", "/v2/indexes", "/v1/indexes/", `${idx()}/`, `${idx()}/vectors`, `${idx()}/vectors/list`, `${idx()}/query/`, `${idx()}/namespaces/a/b`, "/v1/indexes//query", "/%00", "/v1/collections", "/v1/indexes/fuzz/vectors/upsert/x"]);
+      const path = pick(["/", "/v1", "/v1/", "/v2/indexes", "/v1/indexes/", `${idx()}/`, `${idx()}/vectors`, `${idx()}/vectors/scan`, `${idx()}/query/`, `${idx()}/namespaces/a/b`, "/v1/indexes//query", "/%00", "/v1/collections", "/v1/indexes/fuzz/vectors/upsert/x"]);
       return { method: pick(["GET", "POST", "DELETE"]), path };
     },
   },
