@@ -191,6 +191,103 @@ describe("fetch and update by metadata", () => {
   });
 });
 
+describe("sparse-dense vectors (sparseValues, sparseVector)", () => {
+  type Rec = { id: string; values: number[]; sparseValues?: { indices: number[]; values: number[] } };
+  const f32 = (v: number[]) => Array.from(Float32Array.from(v));
+  const cos = (a: number[], b: number[]) => {
+    let d = 0, na = 0, nb = 0;
+    for (let i = 0; i < a.length; i++) (d += a[i]! * b[i]!), (na += a[i]! ** 2), (nb += b[i]! ** 2);
+    return d / Math.sqrt(na * nb);
+  };
+  const sdot = (a: Rec["sparseValues"], b: Rec["sparseValues"]) => {
+    if (!a || !b) return 0;
+    const m = new Map(b.indices.map((x, i) => [x, b.values[i]!]));
+    return a.indices.reduce((s, x, i) => s + a.values[i]! * (m.get(x) ?? 0), 0);
+  };
+  const recs: Rec[] = Array.from({ length: 30 }, (_, i) => ({
+    id: `s${String(i).padStart(2, "0")}`,
+    values: [1 + (i % 5), (i * 7) % 11, 3 - (i % 3), (i % 4) + 0.5],
+    ...(i % 4 === 3 ? {} : { sparseValues: { indices: [i % 6, 10 + (i % 9), 1000 + i], values: [0.5 + (i % 3), 0.25 * (i % 5), 2] } }),
+  }));
+
+  beforeAll(async () => {
+    await index.namespace("sparse").upsert({ records: recs });
+  });
+
+  it("stores sparse values (fetch answers them) and scores hybrid queries as cosine + sparse dot, exactly", async () => {
+    const got = await index.namespace("sparse").fetch({ ids: ["s00", "s03"] });
+    expect(got.records.s00!.sparseValues).toEqual({ indices: recs[0]!.sparseValues!.indices, values: f32(recs[0]!.sparseValues!.values) });
+    expect(got.records.s03!.sparseValues).toBeUndefined();
+    const q = { vector: [2, 1, 0.5, 1], sparseVector: { indices: [1, 2, 12, 1005], values: [1, 2, 0.5, 1.5] } };
+    const want = recs
+      .map((r) => ({ id: r.id, score: cos(f32(q.vector), f32(r.values)) + sdot({ indices: q.sparseVector.indices, values: f32(q.sparseVector.values) }, r.sparseValues && { indices: r.sparseValues.indices, values: f32(r.sparseValues.values) }) }))
+      .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+      .slice(0, 8);
+    const res = await index.namespace("sparse").query({ ...q, topK: 8, includeValues: true });
+    expect(res.matches.map((m) => m.id)).toEqual(want.map((w) => w.id));
+    res.matches.forEach((m, i) => expect(m.score).toBeCloseTo(want[i]!.score, 4));
+    for (const m of res.matches) {
+      const r = recs.find((x) => x.id === m.id)!;
+      expect(m.values).toEqual(f32(r.values));
+      expect(m.sparseValues).toEqual(r.sparseValues && { indices: r.sparseValues.indices, values: f32(r.sparseValues.values) });
+    }
+    // sparse only (plain HTTP: the client requires a vector): score = sparse dot; with a filter
+    const only = await call(server.url, key, "POST", path("/query"), { namespace: "sparse", sparseVector: { indices: [1005], values: [1] }, topK: 3 });
+    expect(only.status).toBe(200);
+    expect(only.body.matches[0]).toEqual({ id: "s05", score: 2 });
+    // update by id replaces the sparse values
+    await index.namespace("sparse").update({ id: "s03", sparseValues: { indices: [1005], values: [10] } });
+    const again = await call(server.url, key, "POST", path("/query"), { namespace: "sparse", sparseVector: { indices: [1005], values: [1] }, topK: 1 });
+    expect(again.body.matches[0]).toEqual({ id: "s03", score: 10 });
+  });
+
+  it("refuses unsorted or repeated indices, length mismatches and bad values with 400 naming the entry, writing nothing", async () => {
+    const before = (await index.describeIndexStats()).namespaces?.sparse?.recordCount;
+    const bad: Array<[unknown, string]> = [
+      [{ indices: [3, 1], values: [1, 1] }, "indices[1]"],
+      [{ indices: [1, 1], values: [1, 1] }, "indices[1]"],
+      [{ indices: [1, 2], values: [1] }, "values"],
+      [{ indices: [], values: [] }, "indices"],
+      [{ indices: [-1], values: [1] }, "indices[0]"],
+      [{ indices: [0.5], values: [1] }, "indices[0]"],
+      [{ indices: [4294967296], values: [1] }, "indices[0]"],
+      [{ indices: [1], values: ["x"] }, "values[0]"],
+      [{ indices: [1], values: [1e39] }, "values[0]"],
+      [[1, 2], "sparseValues"],
+    ];
+    for (const [sv, field] of bad) {
+      const up = await call(server.url, key, "POST", path("/vectors/upsert"), { namespace: "sparse", vectors: [{ id: "ok-first", values: [1, 1, 1, 1] }, { id: "bad", values: [1, 2, 3, 4], sparseValues: sv }] });
+      expect(up.status, JSON.stringify(sv)).toBe(400);
+      expect(up.body.error.field, JSON.stringify(sv)).toBe(field === "sparseValues" ? "vectors[1].sparseValues" : `vectors[1].sparseValues.${field}`);
+      const q = await call(server.url, key, "POST", path("/query"), { namespace: "sparse", vector: [1, 1, 1, 1], sparseVector: sv, topK: 1 });
+      expect(q.status, JSON.stringify(sv)).toBe(400);
+      expect(q.body.error.field, JSON.stringify(sv)).toBe(field === "sparseValues" ? "sparseVector" : `sparseVector.${field}`);
+      const u = await call(server.url, key, "POST", path("/vectors/update"), { namespace: "sparse", id: "s00", sparseValues: sv });
+      expect(u.status, JSON.stringify(sv)).toBe(400);
+    }
+    expect((await index.describeIndexStats()).namespaces?.sparse?.recordCount).toBe(before);
+    expect((await index.namespace("sparse").fetch({ ids: ["ok-first", "bad"] })).records).toEqual({});
+    expect((await index.namespace("sparse").fetch({ ids: ["s00"] })).records.s00!.sparseValues!.indices).toEqual(recs[0]!.sparseValues!.indices);
+  });
+
+  it("upsert answers 400 exactly for invalid sparse values and stores valid ones exactly (property, fixed seed)", async () => {
+    const entry = fc.record({ indices: fc.array(fc.oneof(fc.nat(20), fc.integer({ min: -2, max: 2 })), { maxLength: 5 }), values: fc.array(fc.oneof(fc.float({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(1e39, -1e39)), { maxLength: 5 }) });
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(entry, async (sv) => {
+        const id = `p${n++}`;
+        const ok = sv.indices.length > 0 && sv.values.length === sv.indices.length && sv.indices.every((x, i) => x >= 0 && (i === 0 || x > sv.indices[i - 1]!)) && sv.values.every((v) => Number.isFinite(Math.fround(v)));
+        const r = await call(server.url, key, "POST", path("/vectors/upsert"), { namespace: "sparse-prop", vectors: [{ id, values: [1, 2, 3, 4], sparseValues: sv }] });
+        expect(r.status, JSON.stringify(sv)).toBe(ok ? 200 : 400);
+        const back = (await index.namespace("sparse-prop").fetch({ ids: [id] })).records[id];
+        if (ok) expect(back!.sparseValues).toEqual({ indices: sv.indices, values: f32(sv.values) });
+        else expect(back).toBeUndefined();
+      }),
+      { seed: 3306, numRuns: 60 },
+    );
+  });
+});
+
 describe("pc.inference.embed on /v1/embed", () => {
   it("answers Pinecone's EmbeddingsList with the vectors svc's own shape gives", async () => {
     const texts = ["the cat sat on the mat", "Quarterly revenue grew by nine percent"];
@@ -241,6 +338,9 @@ describe("over MCP (/mcp)", () => {
       expect(upd.matchedRecords).toBe(2);
       const got = await tool("fetch_by_metadata", { index: INDEX, namespace: "meta", filter: { early: { $eq: true } } });
       expect(Object.keys(got.vectors as object).sort()).toEqual(["m00", "m01"]);
+      await tool("upsert", { index: INDEX, namespace: "mcp-sparse", vectors: [{ id: "a", values: [1, 0, 0, 0], sparseValues: { indices: [7], values: [3] } }, { id: "b", values: [0, 1, 0, 0] }] });
+      const hybrid = await tool("query", { index: INDEX, namespace: "mcp-sparse", vector: [0, 1, 0, 0], sparseVector: { indices: [7], values: [1] }, topK: 2 });
+      expect(hybrid.matches).toEqual([{ id: "a", score: 3 }, { id: "b", score: 1 }]);
       const emb = await tool("inference_embed", { model: EMBED_MODEL, inputs: [{ text: "hello world" }] });
       expect((emb.data as Array<{ values: number[] }>)[0]!.values).toHaveLength(1024);
       const bad = (await client.callTool({ name: "list_vectors", arguments: { index: INDEX, paginationToken: "%%" } })) as Result;
