@@ -15,6 +15,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { Errors, Pinecone, type Index } from "@pinecone-database/pinecone";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { costOf, DEFAULT_PRICES, NANO_PER_USD } from "../../src/account/prices.js";
 import { startServer, type Server } from "../../src/app/start-server.js";
 import { EMBED_MODEL } from "../../src/http/routes/embed.js";
 import { call } from "../e2e/client.js";
@@ -314,6 +315,24 @@ describe("pc.inference.embed on /v1/embed", () => {
       const r = await call(server.url, key, "POST", "/v1/embed", body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.error.field, JSON.stringify(body)).toBe(field);
+    }
+  });
+});
+
+describe("metering", () => {
+  it("charges each new call its operation's price (and a hybrid query its scanned rows), like its neighbours", async () => {
+    const cases: Array<[string, () => Promise<unknown>, string, { scanned?: number; written?: number }]> = [
+      ["list_vectors", () => call(server.url, key, "GET", path("/vectors/list?namespace=lst&limit=2")), "list_vectors", {}],
+      ["fetch_by_metadata", () => call(server.url, key, "POST", path("/vectors/fetch_by_metadata"), { namespace: "meta", filter: { genre: "drama" } }), "fetch_by_metadata", {}],
+      ["update by filter", () => call(server.url, key, "POST", path("/vectors/update"), { namespace: "meta", filter: { genre: "drama" }, setMetadata: { billed: true } }), "update", { written: 0 }],
+      ["embed (Pinecone shape)", () => call(server.url, key, "POST", "/v1/embed", { model: EMBED_MODEL, inputs: [{ text: "a b c" }] }), "embed", {}],
+      ["hybrid query", () => call(server.url, key, "POST", path("/query"), { namespace: "sparse", sparseVector: { indices: [1], values: [1] }, topK: 2 }), "query", { scanned: 30 }],
+    ];
+    for (const [what, run, op, usage] of cases) {
+      const before = await wallet();
+      const r = (await run()) as { status: number };
+      expect(r.status, what).toBe(200);
+      expect(before - (await wallet()), what).toBeCloseTo(costOf(DEFAULT_PRICES, op, usage) / NANO_PER_USD, 12);
     }
   });
 });
