@@ -44,14 +44,18 @@ function lowerBound(sorted: readonly string[], id: string, strict: boolean): num
   return lo;
 }
 
-/** The page of `sorted` (ascending by compareIds, no duplicates) that `req` asks for. */
-export function idsAfter(sorted: readonly string[], req: IdPageInput): IdPage {
+/** The page of `sorted` (ascending by compareIds, no duplicates) that `req` asks for, of the ids `keep` accepts (default all). */
+export function idsAfter(sorted: readonly string[], req: IdPageInput, keep: (id: string) => boolean = () => true): IdPage {
   const prefix = req.prefix ?? "";
   let at = lowerBound(sorted, prefix, false);
   if (req.after !== undefined) at = Math.max(at, lowerBound(sorted, req.after, true));
   const ids: string[] = [];
-  while (at < sorted.length && ids.length < req.limit && sorted[at]!.startsWith(prefix)) ids.push(sorted[at++]!);
-  return { ids, more: at < sorted.length && sorted[at]!.startsWith(prefix) };
+  for (; at < sorted.length && sorted[at]!.startsWith(prefix); at++) {
+    if (!keep(sorted[at]!)) continue;
+    if (ids.length === req.limit) return { ids, more: true };
+    ids.push(sorted[at]!);
+  }
+  return { ids, more: false };
 }
 
 /** Merge pages of disjoint id sets (the shards of one index): the first `limit` ids of their union, and whether more remain. */

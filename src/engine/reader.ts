@@ -71,6 +71,9 @@ export interface OrderedRow {
   payload?: Uint8Array;
 }
 
+/** A filtered list walks the cached sorted ids when the filter keeps at least 1/LIST_WALK_FRACTION of the live rows. */
+const LIST_WALK_FRACTION = 8;
+
 /** Reads only: a query pins the partition it started on, so a swap or retire meanwhile does not close it under the scan. */
 export class Reader {
   /** Each partition's live ids sorted (id-order.ts), as of its `version`: paging through a namespace sorts once while it is not written. */
@@ -289,25 +292,28 @@ export class Reader {
   /**
    * One page of the namespace's live ids (matching `filter`) in id order (code points, which is
    * UTF-8 byte order: Pinecone's "C" collation), those starting with `prefix` and after `after`.
-   * Unfiltered pages come from a sorted copy of the ids cached until the partition changes;
-   * filtered ones sort only the matching ids.
+   * Pages come from a sorted copy of the ids cached until the partition changes (a filter keeping at
+   * least 1/LIST_WALK_FRACTION of the rows skips the others while walking it); a narrower filter sorts its matches.
    */
   list(namespace: string, req: IdPageInput & { filter?: unknown }): IdPage {
     const f = parseFilter(req.filter);
     const p = this.s.partitions.get(namespace);
     if (p === undefined) return { ids: [], more: false };
-    let sorted: string[];
-    if (f === null) {
-      let cached = this.sortedIds.get(p);
-      if (cached?.version !== p.version) {
-        cached = { version: p.version, ids: Array.from(p.live().toUint32Array(), (row) => p.idOf(row)).sort(compareIds) };
-        this.sortedIds.set(p, cached);
-      }
-      sorted = cached.ids;
-    } else {
-      sorted = Array.from(p.index.evaluate(f, p.live()).toUint32Array(), (row) => p.idOf(row)).sort(compareIds);
+    if (f === null) return idsAfter(this.sorted(p), req);
+    const rows = p.index.evaluate(f, p.live());
+    // A broad filter walks the cached sorted ids (about 1/selectivity ids per one kept); a narrow one sorts its matches.
+    if (rows.size * LIST_WALK_FRACTION < p.liveCount) return idsAfter(Array.from(rows.toUint32Array(), (row) => p.idOf(row)).sort(compareIds), req);
+    return idsAfter(this.sorted(p), req, (id) => rows.has(p.rowOf(id)!));
+  }
+
+  /** The partition's live ids sorted by compareIds, cached until its next change. */
+  private sorted(p: Partition): string[] {
+    let cached = this.sortedIds.get(p);
+    if (cached?.version !== p.version) {
+      cached = { version: p.version, ids: Array.from(p.live().toUint32Array(), (row) => p.idOf(row)).sort(compareIds) };
+      this.sortedIds.set(p, cached);
     }
-    return idsAfter(sorted, req);
+    return cached.ids;
   }
 
   /** Live rows of the namespace (matching `filter`). */

@@ -16,16 +16,20 @@ describe("id order", () => {
 
   it("paging one sorted list, or shards merged, yields every prefixed id exactly once in order", () => {
     fc.assert(
-      fc.property(fc.uniqueArray(idArb, { maxLength: 60 }), fc.string({ unit: fc.constantFrom("a", "b", "\uE000", "\u{1F600}"), maxLength: 2 }), fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 4 }), (ids, prefix, limit, shards) => {
-        const want = ids.filter((id) => id.startsWith(prefix)).sort(byBytes);
+      fc.property(fc.uniqueArray(idArb, { maxLength: 60 }), fc.string({ unit: fc.constantFrom("a", "b", "\uE000", "\u{1F600}"), maxLength: 2 }), fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 3 }), (ids, prefix, limit, shards, every) => {
+        // keep: a filter's matches (every id when every = 1)
+        const kept = new Set(ids.filter((_, i) => i % every === 0));
+        const keep = (id: string) => kept.has(id);
+        const want = ids.filter((id) => id.startsWith(prefix) && kept.has(id)).sort(byBytes);
         const parts = Array.from({ length: shards }, (_, s) => ids.filter((_, i) => i % shards === s).sort(compareIds));
         const got: string[] = [];
         let after: string | undefined;
         for (let n = 0; n <= want.length + 1; n++) {
-          const page: IdPage = mergePages(parts.map((p) => idsAfter(p, { prefix, after, limit })), limit);
+          const page: IdPage = mergePages(parts.map((p) => idsAfter(p, { prefix, after, limit }, keep)), limit);
           expect(page.ids.length).toBeLessThanOrEqual(limit);
           got.push(...page.ids);
           if (!page.more) break;
+          expect(page.ids.length).toBe(limit); // a page short of the limit is the last
           after = page.ids.at(-1);
         }
         expect(got).toEqual(want);
