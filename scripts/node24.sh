@@ -38,7 +38,9 @@ modules_dir() {
     local t0=$SECONDS
     rm -rf "$dir.tmp"
     mkdir -p "$dir.tmp"
-    cp "$ROOT/package.json" "$ROOT/package-lock.json" "$dir.tmp/"
+    cp "$ROOT/package-lock.json" "$dir.tmp/"
+    # svc's own scripts (prepare builds) have no place here: only the dependencies are rebuilt
+    node -e 'const p = require(process.argv[1]); delete p.scripts; console.log(JSON.stringify(p, null, 2))' "$ROOT/package.json" >"$dir.tmp/package.json"
     cp -a "$ROOT/node_modules" "$dir.tmp/node_modules"
     # --ignore-scripts=false: rebuild runs the addons' install scripts (node-gyp against Node 24's headers)
     (cd "$dir.tmp" && PATH="$PKG/bin:$PATH" npm_config_nodedir="$PKG" npm rebuild --ignore-scripts=false >"$dir.tmp/rebuild.log" 2>&1) || {
