@@ -22,7 +22,7 @@ const OUTPUTS = ["build/kernels.wasm", "dist/cli/main.js", "dist/helpers/code-ha
 const STEPS = ["build:wasm", "build:ts", "build:dashboard"];
 
 /** sha256 over (path, size, mtimeMs) of every input file, in sorted path order. */
-export function fingerprint() {
+function fingerprint() {
   const rows = [];
   const walk = (p) => {
     let st;
@@ -38,7 +38,7 @@ export function fingerprint() {
   return createHash("sha256").update(rows.join("\n")).digest("hex");
 }
 
-export function isFresh(print = fingerprint()) {
+function isFresh(print = fingerprint()) {
   if (!OUTPUTS.every((o) => existsSync(join(root, o)))) return false;
   try {
     return JSON.parse(readFileSync(STAMP, "utf8")).inputs === print;
@@ -47,22 +47,20 @@ export function isFresh(print = fingerprint()) {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const t0 = performance.now();
-  const print = fingerprint();
-  if (process.argv.includes("--if-stale") && isFresh(print)) {
-    console.log(`build: up to date (${Math.round(performance.now() - t0)} ms check)`);
-    process.exit(0);
-  }
-  rmSync(STAMP, { force: true }); // a build cut short leaves no stamp behind
-  const npm = process.env.npm_execpath; // set when run by npm: its own CLI, whatever Node runs it
-  for (const step of STEPS) {
-    const r = npm ? spawnSync(process.execPath, [npm, "run", "--silent", step], { cwd: root, stdio: "inherit" }) : spawnSync("npm", ["run", "--silent", step], { cwd: root, stdio: "inherit", shell: process.platform === "win32" });
-    if (r.status !== 0) {
-      console.error(`build: ${step} failed (exit ${r.status ?? r.signal}); the previous build, if any, stays marked stale`);
-      process.exit(1);
-    }
-  }
-  writeFileSync(STAMP, JSON.stringify({ inputs: print, builtAt: new Date().toISOString() }) + "\n");
-  console.log(`build: done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+const t0 = performance.now();
+const print = fingerprint();
+if (process.argv.includes("--if-stale") && isFresh(print)) {
+  console.log(`build: up to date (${Math.round(performance.now() - t0)} ms check)`);
+  process.exit(0);
 }
+rmSync(STAMP, { force: true }); // a build cut short leaves no stamp behind
+const npm = process.env.npm_execpath; // set when run by npm: its own CLI, whatever Node runs it
+for (const step of STEPS) {
+  const r = npm ? spawnSync(process.execPath, [npm, "run", "--silent", step], { cwd: root, stdio: "inherit" }) : spawnSync("npm", ["run", "--silent", step], { cwd: root, stdio: "inherit", shell: process.platform === "win32" });
+  if (r.status !== 0) {
+    console.error(`build: ${step} failed (exit ${r.status ?? r.signal}); the previous build, if any, stays marked stale`);
+    process.exit(1);
+  }
+}
+writeFileSync(STAMP, JSON.stringify({ inputs: print, builtAt: new Date().toISOString() }) + "\n");
+console.log(`build: done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
