@@ -61,8 +61,8 @@ make_tree() {
   mods=$(modules_dir)
   rm -rf "$TREE"
   mkdir -p "$TREE"
-  # tracked and unignored files, and the build outputs; tar keeps mtimes, so dist/.build-stamp matches
-  (cd "$ROOT" && { git ls-files -z --cached --others --exclude-standard; printf '%s\0' build dist; } | tar --null -cf - -T - 2>/dev/null) | tar -xf - -C "$TREE"
+  # tracked and unignored files, and the build outputs; pax keeps mtimes to the ns, so dist/.build-stamp matches
+  (cd "$ROOT" && { git ls-files -z --cached --others --exclude-standard; printf '%s\0' build dist; } | tar --null --format=posix -cf - -T - 2>/dev/null) | tar -xf - -C "$TREE"
   ln -s "$mods" "$TREE/node_modules"
   echo "$TREE"
 }
