@@ -4,6 +4,7 @@ import { accessSync, constants } from "node:fs";
 import { STATUS_CODES } from "node:http";
 import { createServer, isIP } from "node:net";
 import pino, { type Logger } from "pino";
+import "./uws-limits.js"; // before the addon: it reads its head limit once, when it loads
 import uWS from "uWebSockets.js";
 import type { KeyBook, Principal } from "../account/keys.js";
 import type { WalletBook } from "../account/wallet-book.js";
