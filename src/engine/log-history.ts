@@ -1,4 +1,4 @@
-/** @module log-history — the last logged state of chosen ids, from the WAL frames a checkpoint already covers: what rebuilds rows found damaged on open. */
+/** @module log-history — the last logged state of chosen ids (or of every id), from the WAL frames a checkpoint already covers: what rebuilds rows found damaged on open. */
 import { mergeMetadata, type Metadata } from "./filter/metadata.js";
 import { OP, type Op } from "./ops.js";
 
@@ -17,8 +17,9 @@ export interface LoggedRow {
 export class LogHistory {
   private readonly rows = new Map<string, Map<string, LoggedRow>>();
 
+  /** `ids` null: follow every id (a damaged record head hid which ids the damaged rows held). */
   constructor(
-    private readonly ids: ReadonlySet<string>,
+    private readonly ids: ReadonlySet<string> | null,
     private readonly rowBytes: number,
   ) {}
 
@@ -27,7 +28,7 @@ export class LogHistory {
       case OP.upsert: {
         const { ns, ids, v, m, p } = op.body;
         ids.forEach((id, i) => {
-          if (!this.ids.has(id)) return;
+          if (this.ids !== null && !this.ids.has(id)) return;
           this.ns(ns).set(id, { v: v.slice(i * this.rowBytes, (i + 1) * this.rowBytes), m: m[i] ?? null, p: p?.[i] ?? null });
         });
         return;
@@ -59,6 +60,11 @@ export class LogHistory {
 
   get(ns: string, id: string): LoggedRow | undefined {
     return this.rows.get(ns)?.get(id);
+  }
+
+  /** Every id the log holds live in namespace `ns` at the checkpoint, with its last logged state. */
+  entries(ns: string): IterableIterator<[string, LoggedRow]> {
+    return (this.rows.get(ns) ?? new Map<string, LoggedRow>()).entries();
   }
 
   private ns(ns: string): Map<string, LoggedRow> {
