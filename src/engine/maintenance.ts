@@ -127,6 +127,7 @@ export class Maintenance {
           if (!d.live) e.dead++;
           else if (d.id === null) e.unreadable++;
           else if (logged.get(d.row)) e.rebuilt++;
+          else if (history?.deleted(p.namespace, d.id) === true) e.dead++; // deleted, as the log says (a lost tombstones file)
           else e.dropped.push(d.id);
           byFile.set(f, e);
         }
@@ -138,11 +139,14 @@ export class Maintenance {
         const named = gone === 0 ? [] : [`${gone === e.unreadable ? "" : `${gone} of `}rows ${rowRanges(unreadable)} (ids unreadable)`];
         const dropped = [...e.dropped, ...named];
         const fromIds = e.unreadable > 0 && found.length > 0 ? `; the log's ids for the ${e.unreadable} row(s) with unreadable ids: ${list(found)}` : "";
+        // A data file's blocks failed their sums, or (svc repair) the tombstones file was lost: its ids' last rows were of unknown state.
+        const lostFile = !(f === "bits.bin" || f === "values.f32" || f === "records.bin");
+        const what = lostFile ? `the tombstones file is missing or unreadable: ${e.rows.length} row(s) of unknown state (each id's last row; rows ${list(e.rows)})` : `${e.rows.length} row(s) in blocks that failed their checksum (rows ${list(e.rows)})`;
         this.s.reportDamage({
           file: join(p.path, f),
-          kind: "bad-checksum",
+          kind: lostFile ? "unreadable" : "bad-checksum",
           dropped: e.dropped.length + gone,
-          detail: `${e.rows.length} row(s) in blocks that failed their checksum (rows ${list(e.rows)}) in namespace '${p.namespace}': ${rebuilt} rebuilt from the log, ${e.dropped.length + gone} dropped${dropped.length > 0 ? ` (${list(dropped)})` : ""}, ${e.dead} already dead${fromIds}`,
+          detail: `${what} in namespace '${p.namespace}': ${rebuilt} rebuilt from the log, ${e.dropped.length + gone} dropped${lostFile && dropped.length > 0 ? " (not in the log: deleted, or written before its first segment)" : ""}${dropped.length > 0 ? ` (${list(dropped)})` : ""}, ${e.dead} already dead${fromIds}`,
         });
       }
     }
