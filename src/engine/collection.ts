@@ -61,8 +61,8 @@ export interface CollectionOptions {
   salvage?: boolean;
 }
 
-/** Codes of an open that failed for a reason other than damage (the caller's input, another owner, shutdown). */
-const NOT_DAMAGE = new Set(["E_CONFLICT", "E_DIMENSION", "E_NOT_FOUND", "E_CLOSED", "E_BAD_REQUEST"]);
+/** Codes of an open that failed on damaged files (others are the caller's input, another owner, shutdown, a cluster log's availability). */
+const DAMAGE = new Set(["E_IO", "E_WAL_CORRUPT", "E_INTERNAL"]);
 
 /**
  * Write path: validate -> log append (group commit; the promise is the acknowledgement) ->
@@ -95,7 +95,8 @@ export class Collection {
     try {
       return await Collection.openFiles(dir, opts);
     } catch (err) {
-      if (err instanceof SvcError && NOT_DAMAGE.has(err.code)) throw err;
+      // A plain error (ENOENT, a JSON or decoding error) comes from the files, unless a non-WAL log (a cluster stream) may have thrown it.
+      if (err instanceof SvcError ? !DAMAGE.has(err.code) : opts.openLog !== undefined) throw err;
       // Damage the open cannot get past: named in the register (health "degraded"), this collection alone is offline.
       const damage = opts.damage ?? { store: `collection:${dir}`, root: dir };
       const file = (err as { details?: { file?: unknown } }).details?.file ?? (err as { path?: unknown }).path;
