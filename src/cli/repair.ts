@@ -49,8 +49,13 @@ export const repairCommand: Command = {
       frames (later frames keep their offsets), damaged tails cut, bad headers
       rewritten; each changed segment is first copied to <name>.damaged-<n>.
       Collection data files (bits.bin, values.f32, records.bin) whose block
-      checksums fail: the damaged rows are rebuilt from the log where it still
-      holds them, otherwise dropped and listed; the partition is rewritten.
+      checksums fail or that are cut short, and lost tombstones files: the
+      damaged rows are rebuilt from the log where it still holds them,
+      otherwise dropped and listed; the partition is rewritten. A lost index
+      file is rebuilt from the records; an unreadable checkpoint.json is set
+      aside and the collection rebuilt from its log when the log holds every
+      write (else it is left for a restore). Each collection is repaired on
+      its own: one that cannot be is reported and the others still are.
       In a data dir also keys.json, wallet/wallets.json, directory/directory.json,
       each knowledge graph's graph.json (rewritten from its snapshot's seed)
       and each causal model (an unreadable model.hdscm is moved aside):
@@ -99,28 +104,48 @@ export const repairCommand: Command = {
         say(`  segment ${id} is missing: the log cannot be opened past it`);
       }
     }
-    const damaged: string[] = [];
+    // Each collection is checked and repaired on its own: one that cannot be is reported and the others still are.
+    const damaged: Array<{ coll: string; namespaces: Set<string> | "all" }> = [];
     for (const coll of collections) {
-      const scrub = scrubCollection(coll);
+      let scrub: ReturnType<typeof scrubCollection>;
+      try {
+        scrub = scrubCollection(coll);
+      } catch (err) {
+        say(`${coll}: cannot be checked: ${(err as Error).message}`);
+        damaged.push({ coll, namespaces: "all" });
+        continue;
+      }
       say(`${coll}: ${scrub.partitions} partition(s) checked against their block sums`);
       for (const ns of scrub.unchecked) say(`  namespace '${ns}': no block sums yet (written before format 2; the next checkpoint adds them)`);
       for (const f of scrub.findings) say(`  namespace '${f.namespace}' ${f.file}: ${f.blocks.length} damaged block(s), rows ${ranges(f.rows)}`);
-      if (scrub.findings.length > 0) damaged.push(coll);
+      for (const p of scrub.problems) say(`  ${p.file}: ${p.detail}: the collection cannot open${check ? "" : "; rebuilding it from the log"}`);
+      if (scrub.problems.length > 0) damaged.push({ coll, namespaces: "all" });
+      else if (scrub.findings.length > 0) damaged.push({ coll, namespaces: new Set(scrub.findings.map((f) => f.namespace)) });
     }
     changed += damaged.length;
     if (!check && damaged.length > 0) {
-      // Opening rebuilds or drops the damaged rows (engine/maintenance.ts); the rewrite leaves files that check clean.
+      // Opening in salvage mode rebuilds or drops the damaged rows (engine/maintenance.ts) and what a lost file held; the rewrite leaves files that check clean.
       const { Collection } = await import("../engine/collection.js");
       const { Kernels } = await import("../kernels/abi.js");
       const { ScanPool } = await import("../pool/scan-pool.js");
       const kernels = Kernels.create();
       const pool = new ScanPool(kernels, { threads: 1 });
       try {
-        for (const coll of damaged) {
-          const c = await Collection.open(coll, { kernels, pool });
-          for (const ns of new Set(scrubCollection(coll).findings.map((f) => f.namespace))) await c.compact(ns);
-          await c.close();
-          for (const r of damageReports().filter((r) => r.store === `collection:${coll}` && r.kind === "bad-checksum")) say(`  ${coll}: ${r.file}: ${r.detail}`);
+        for (const { coll, namespaces } of damaged) {
+          try {
+            const c = await Collection.open(coll, { kernels, pool, salvage: true });
+            try {
+              for (const ns of namespaces === "all" ? c.namespaces() : namespaces) await c.compact(ns);
+            } finally {
+              await c.close();
+            }
+            for (const r of damageReports().filter((r) => r.store === `collection:${coll}` && !r.offline)) say(`  ${coll}: ${r.file}: ${r.detail}`);
+          } catch (err) {
+            changed--;
+            refused++;
+            const why = ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
+            say(`${coll}: NOT repaired: ${why}`);
+          }
         }
       } finally {
         await pool.close();

@@ -2,10 +2,13 @@
  * @module block-sums — CRC32C per fixed-size block of a partition's data files (bits.bin, values.f32,
  * records.bin), kept as rows are appended, written per checkpoint as `sums-<seq>.bin` and checked on open.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { SvcError } from "../errors.js";
+import { parseStoredJson } from "../safe-values.js";
 import { crc32c } from "../store/crc32c.js";
+import { MetadataIndex } from "./filter/metadata-index.js";
+import { RoaringBitmap32 } from "./roaring.js";
 
 /** Bytes per checksummed block. */
 export const SUM_BLOCK = 4096;
@@ -160,31 +163,69 @@ export interface ScrubFinding {
   rows: number[];
 }
 
+/** A file of a collection that keeps it from opening (svc repair rebuilds it from the log where it can). */
+export interface ScrubProblem {
+  /** Relative to the collection dir. */
+  file: string;
+  detail: string;
+}
+
 /**
  * Check every file of every partition of the collection at `dir` against the checkpoint's block
  * sums, reading only (for `svc repair --check`; opening the collection drops or rebuilds the rows).
- * `unchecked` lists partitions whose checkpoint has no sums (written before they existed).
+ * `unchecked` lists partitions whose checkpoint has no sums (written before they existed);
+ * `problems` what keeps the collection from opening at all: an unreadable checkpoint, a missing or
+ * unreadable tombstones, index, ivf or sums file, a data file shorter than the checkpoint says.
  */
-export function scrubCollection(dir: string): { findings: ScrubFinding[]; unchecked: string[]; partitions: number } {
+export function scrubCollection(dir: string): { findings: ScrubFinding[]; unchecked: string[]; partitions: number; problems: ScrubProblem[] } {
   const path = join(dir, "checkpoint.json");
-  const out = { findings: [] as ScrubFinding[], unchecked: [] as string[], partitions: 0 };
+  const out = { findings: [] as ScrubFinding[], unchecked: [] as string[], partitions: 0, problems: [] as ScrubProblem[] };
   if (!existsSync(path)) return out;
-  const cp = JSON.parse(readFileSync(path, "utf8")) as { partitions: Array<{ namespace: string; dir: string; rows: number; sums?: string }> };
+  let cp: { partitions: Array<{ namespace: string; dir: string; rows: number; tombstones: string; index: string; ivf?: string; sums?: string }> };
+  try {
+    cp = parseStoredJson(readFileSync(path, "utf8")) as typeof cp;
+    if (!Array.isArray(cp?.partitions)) throw new Error("no partitions list");
+  } catch (err) {
+    out.problems.push({ file: "checkpoint.json", detail: `unreadable: ${(err as Error).message}` });
+    return out;
+  }
+  const readable = (rel: string, parse?: (b: Buffer) => unknown): boolean => {
+    try {
+      const b = readFileSync(join(dir, rel));
+      parse?.(b);
+      return true;
+    } catch (err) {
+      out.problems.push({ file: rel, detail: (err as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : `unreadable: ${(err as Error).message}` });
+      return false;
+    }
+  };
   for (const p of cp.partitions) {
     out.partitions++;
+    const rel = (f: string) => join("parts", p.dir, f);
+    readable(rel(p.tombstones), (b) => RoaringBitmap32.deserialize(b, "portable"));
+    readable(rel(p.index), (b) => MetadataIndex.deserialize(b));
+    if (p.ivf !== undefined) readable(rel(p.ivf));
     if (p.sums === undefined) {
       out.unchecked.push(p.namespace);
       continue;
     }
-    const sums = parseSums(readFileSync(join(dir, "parts", p.dir, p.sums)), join(dir, "parts", p.dir, p.sums));
-    for (const [name, f] of Object.entries(sums) as [SumFile, FileSums][]) {
+    let sums: Partial<Record<SumFile, FileSums>> | undefined;
+    if (!readable(rel(p.sums), (b) => (sums = parseSums(b, join(dir, rel(p.sums!)))))) continue;
+    for (const [name, f] of Object.entries(sums!) as [SumFile, FileSums][]) {
       const file = join(dir, "parts", p.dir, name);
-      const fd = openSync(file, "r");
       let bad: number[];
       try {
-        bad = scanBlocks(fd, f.length, f, file).bad;
-      } finally {
-        closeSync(fd);
+        const fd = openSync(file, "r");
+        try {
+          const size = fstatSync(fd).size;
+          if (size < f.length) throw new Error(`holds ${size} bytes, the checkpoint expects ${f.length}`);
+          bad = scanBlocks(fd, f.length, f, file).bad;
+        } finally {
+          closeSync(fd);
+        }
+      } catch (err) {
+        out.problems.push({ file: rel(name), detail: (err as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : (err as Error).message });
+        continue;
       }
       if (bad.length === 0) continue;
       const rows = new Set<number>();

@@ -42,7 +42,7 @@ export class CollectionState {
   closing = false;
   closed = false;
 
-  constructor(dir: string, config: CollectionConfig, opts: { kernels: Kernels; pool: ScanPool; damage?: { store: string; root: string } }, cp: Checkpoint | null) {
+  constructor(dir: string, config: CollectionConfig, opts: { kernels: Kernels; pool: ScanPool; damage?: { store: string; root: string }; salvage?: boolean }, cp: Checkpoint | null) {
     this.dir = dir;
     this.config = config;
     this.kernels = opts.kernels;
@@ -53,8 +53,17 @@ export class CollectionState {
     this.damage = opts.damage ?? { store: `collection:${dir}`, root: dir };
     let gen = 0;
     for (const s of cp?.partitions ?? []) {
-      const tombstones = RoaringBitmap32.deserialize(readFileSync(join(this.partsDir, s.dir, s.tombstones)), "portable");
-      const index = MetadataIndex.deserialize(readFileSync(join(this.partsDir, s.dir, s.index)));
+      // Salvage (svc repair): a tombstones or index file that cannot be read is rebuilt (partition.ts).
+      const read = <T>(file: string, parse: (b: Buffer) => T): T | undefined => {
+        try {
+          return parse(readFileSync(join(this.partsDir, s.dir, file)));
+        } catch (err) {
+          if (!opts.salvage) throw err;
+          return undefined;
+        }
+      };
+      const tombstones = read(s.tombstones, (b) => RoaringBitmap32.deserialize(b, "portable"));
+      const index = read(s.index, (b) => MetadataIndex.deserialize(b));
       let sums: ReturnType<typeof parseSums> | undefined;
       if (s.sums !== undefined) {
         const path = join(this.partsDir, s.dir, s.sums);
@@ -65,7 +74,7 @@ export class CollectionState {
           this.reportDamage({ file: path, kind: "unreadable", dropped: 0, detail: `block sums unreadable, files opened unchecked: ${(err as Error).message}` });
         }
       }
-      this.partitions.set(s.namespace, new Partition(this.kernels, this.partsDir, config, { ...s, tombstones, index, sums }));
+      this.partitions.set(s.namespace, new Partition(this.kernels, this.partsDir, config, { ...s, tombstones, index, sums, salvage: opts.salvage, tombstonesLost: tombstones === undefined, tombstonesFile: s.tombstones, indexLost: index === undefined }));
       gen = Math.max(gen, Number(s.dir.slice(1)) + 1);
     }
     this.nextGen = gen;

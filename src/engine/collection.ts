@@ -5,10 +5,12 @@
  * input-checks.ts; the state they share in collection-state.ts. The log is any store/log.ts `Log`
  * (default: the WAL under `<dir>/wal`).
  */
-import { rmSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, renameSync, rmSync } from "node:fs";
+import { join, relative } from "node:path";
+import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
+import { reportDamage } from "../store/damage.js";
 import type { LogPosition, LogStats, OpenLog, RecoveryReport } from "../store/log.js";
 import { Wal, type Durability } from "../store/wal.js";
 import { Applier } from "./applier.js";
@@ -52,7 +54,17 @@ export interface CollectionOptions {
   damage?: { store: string; root: string };
   /** Told when a background task fails: a compaction, an index build or merge, a checkpoint (each is tried again on a later write); default: nobody. */
   onMaintenanceError?: MaintenanceErrorHandler;
+  /**
+   * `svc repair` only: open what damaged files still allow and rebuild the rest from the log (a data file
+   * shorter than the checkpoint says, a missing tombstones, index or ivf file, an unreadable checkpoint when
+   * the log holds every write since the collection was created). Without it such damage takes the
+   * collection offline: open rejects with E_STORE_OFFLINE and the damage register names it.
+   */
+  salvage?: boolean;
 }
+
+/** Codes of an open that failed on damaged files (others are the caller's input, another owner, shutdown, a cluster log's availability). */
+const DAMAGE = new Set(["E_IO", "E_WAL_CORRUPT", "E_INTERNAL"]);
 
 /**
  * Write path: validate -> log append (group commit; the promise is the acknowledgement) ->
@@ -82,10 +94,25 @@ export class Collection {
 
   /** Open a collection directory, creating it when `dimension` is given; replays the log after the last checkpoint. */
   static async open(dir: string, opts: CollectionOptions): Promise<Collection> {
+    try {
+      return await Collection.openFiles(dir, opts);
+    } catch (err) {
+      // A plain error (ENOENT, a JSON or decoding error) comes from the files, unless a non-WAL log (a cluster stream) may have thrown it.
+      if (err instanceof SvcError ? !DAMAGE.has(err.code) : opts.openLog !== undefined) throw err;
+      // Damage the open cannot get past: named in the register (health "degraded"), this collection alone is offline.
+      const damage = opts.damage ?? { store: `collection:${dir}`, root: dir };
+      const file = (err as { details?: { file?: unknown } }).details?.file ?? (err as { path?: unknown }).path;
+      const why = (err as Error).message.replaceAll(`${damage.root}/`, "");
+      reportDamage({ store: damage.store, file: relative(damage.root, typeof file === "string" ? file : dir), kind: "unopenable", dropped: 0, offline: true, detail: `${why}; offline (503 E_STORE_OFFLINE) until \`svc repair\` rebuilds it` });
+      throw new SvcError("E_STORE_OFFLINE", `${damage.store} is damaged and offline: ${why}`, { field: "name", cause: err });
+    }
+  }
+
+  private static async openFiles(dir: string, opts: CollectionOptions): Promise<Collection> {
     const config = loadConfig(dir, opts);
     lockDir(dir);
     try {
-      const cp = loadCheckpoint(dir);
+      const cp = opts.salvage ? loadOrSetAsideCheckpoint(dir, opts) : loadCheckpoint(dir);
       removeUnreferenced(join(dir, "parts"), cp);
       const c = new Collection(dir, config, opts, cp);
       const openLog = opts.openLog ?? Wal.opener(join(dir, "wal"), { durability: opts.durability, segmentBytes: opts.segmentBytes });
@@ -251,5 +278,26 @@ export class Collection {
     s.closeRetired();
     s.rotation?.dispose();
     rmSync(join(this.dir, "LOCK"), { force: true });
+  }
+}
+
+/**
+ * Salvage: an unreadable checkpoint.json is set aside (with parts/) and the collection is rebuilt
+ * by replaying the whole log, which needs the log's first segment (000001.seg: nothing was dropped
+ * yet); otherwise nothing is touched and E_IO says why (a restore of checkpoint.json is needed).
+ */
+function loadOrSetAsideCheckpoint(dir: string, opts: CollectionOptions): Checkpoint | null {
+  try {
+    return loadCheckpoint(dir);
+  } catch (err) {
+    if (opts.openLog !== undefined || !existsSync(join(dir, "wal", "000001.seg"))) {
+      throw new SvcError("E_IO", `${join(dir, "checkpoint.json")}: ${(err as Error).message}; the log no longer holds every write (its first segment was dropped), so it cannot be rebuilt from it: restore checkpoint.json from a backup`, { details: { file: join(dir, "checkpoint.json") }, cause: err });
+    }
+    const stamp = Date.now();
+    renameSync(join(dir, "checkpoint.json"), join(dir, `checkpoint.json.damaged-${stamp}`));
+    if (existsSync(join(dir, "parts"))) renameSync(join(dir, "parts"), join(dir, `parts.damaged-${stamp}`));
+    const damage = opts.damage ?? { store: `collection:${dir}`, root: dir };
+    reportDamage({ store: damage.store, file: relative(damage.root, join(dir, "checkpoint.json")), kind: "unreadable", dropped: 0, offline: false, detail: `${(err as Error).message}; rebuilt from the log, which holds every write since the collection was created (the damaged file is kept as checkpoint.json.damaged-${stamp}, the old partitions as parts.damaged-${stamp})` });
+    return null;
   }
 }

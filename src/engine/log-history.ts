@@ -1,4 +1,4 @@
-/** @module log-history — the last logged state of chosen ids, from the WAL frames a checkpoint already covers: what rebuilds rows found damaged on open. */
+/** @module log-history — the last logged state of chosen ids (or of every id), from the WAL frames a checkpoint already covers: what rebuilds rows found damaged on open. */
 import { mergeMetadata, type Metadata } from "./filter/metadata.js";
 import { OP, type Op } from "./ops.js";
 
@@ -16,9 +16,12 @@ export interface LoggedRow {
  */
 export class LogHistory {
   private readonly rows = new Map<string, Map<string, LoggedRow>>();
+  /** Per namespace, followed ids whose last logged op removed them (delete, deleteAll, replaced by a move). */
+  private readonly gone = new Map<string, Set<string>>();
 
+  /** `ids` null: follow every id (a damaged record head hid which ids the damaged rows held). */
   constructor(
-    private readonly ids: ReadonlySet<string>,
+    private readonly ids: ReadonlySet<string> | null,
     private readonly rowBytes: number,
   ) {}
 
@@ -27,7 +30,8 @@ export class LogHistory {
       case OP.upsert: {
         const { ns, ids, v, m, p } = op.body;
         ids.forEach((id, i) => {
-          if (!this.ids.has(id)) return;
+          if (this.ids !== null && !this.ids.has(id)) return;
+          this.gone.get(ns)?.delete(id);
           this.ns(ns).set(id, { v: v.slice(i * this.rowBytes, (i + 1) * this.rowBytes), m: m[i] ?? null, p: p?.[i] ?? null });
         });
         return;
@@ -42,13 +46,15 @@ export class LogHistory {
         return;
       }
       case OP.delete:
-        for (const id of op.body.ids) this.rows.get(op.body.ns)?.delete(id);
+        for (const id of op.body.ids) if (this.rows.get(op.body.ns)?.delete(id)) this.goneIn(op.body.ns).add(id);
         return;
       case OP.deleteAll:
+        for (const id of this.rows.get(op.body.ns)?.keys() ?? []) this.goneIn(op.body.ns).add(id);
         this.rows.delete(op.body.ns);
         return;
       case OP.move: {
         const from = this.rows.get(op.body.from);
+        for (const id of this.rows.get(op.body.to)?.keys() ?? []) if (!from?.has(id)) this.goneIn(op.body.to).add(id);
         this.rows.delete(op.body.to);
         this.rows.delete(op.body.from);
         if (from !== undefined) this.rows.set(op.body.to, from);
@@ -59,6 +65,22 @@ export class LogHistory {
 
   get(ns: string, id: string): LoggedRow | undefined {
     return this.rows.get(ns)?.get(id);
+  }
+
+  /** Whether the log's last op on this id (after an upsert it holds) removed it: a row of it is dead, nothing is lost. */
+  deleted(ns: string, id: string): boolean {
+    return this.gone.get(ns)?.has(id) ?? false;
+  }
+
+  private goneIn(ns: string): Set<string> {
+    let s = this.gone.get(ns);
+    if (s === undefined) this.gone.set(ns, (s = new Set()));
+    return s;
+  }
+
+  /** Every id the log holds live in namespace `ns` at the checkpoint, with its last logged state. */
+  entries(ns: string): IterableIterator<[string, LoggedRow]> {
+    return (this.rows.get(ns) ?? new Map<string, LoggedRow>()).entries();
   }
 
   private ns(ns: string): Map<string, LoggedRow> {

@@ -61,8 +61,11 @@ export class Maintenance {
    */
   async recover(cp: Checkpoint | null, openLog: OpenLog): Promise<RecoveryReport> {
     const s = this.s;
-    const lost = new Set([...s.partitions.values()].flatMap((p) => p.damaged.filter((d) => d.live && d.id !== null).map((d) => d.id!)));
-    const history = cp !== null && lost.size > 0 ? new LogHistory(lost, s.rowBytes) : null;
+    const damaged = [...s.partitions.values()].flatMap((p) => p.damaged.filter((d) => d.live));
+    const lost = new Set(damaged.filter((d) => d.id !== null).map((d) => d.id!));
+    // A live row whose id is unreadable: follow every id, so the ids the log holds and the partition lacks are found.
+    const unreadable = damaged.some((d) => d.id === null);
+    const history = cp !== null && (lost.size > 0 || unreadable) ? new LogHistory(unreadable ? null : lost, s.rowBytes) : null;
     let rebuilt = false;
     const rebuild = () => {
       if (!rebuilt) this.rebuildDamaged(history);
@@ -94,31 +97,56 @@ export class Maintenance {
   /**
    * Rows the partitions dropped on open (their block sums failed): append again, from the log, each
    * live one whose last logged state is still there; report per file what was rebuilt and what is lost.
+   * Live rows whose id was unreadable are rebuilt by the log's ids: every id the log holds live in the
+   * namespace at the checkpoint that the partition no longer has was in one of them.
    */
   private rebuildDamaged(history: LogHistory | null): void {
     for (const p of this.s.partitions.values()) {
       if (p.damaged.length === 0) continue;
-      const byFile = new Map<string, { rows: number[]; rebuilt: number; dropped: string[]; dead: number }>();
+      const logged = new Map<number, boolean>();
       for (const d of p.damaged) {
-        const logged = d.live && d.id !== null && p.rowOf(d.id) === undefined ? history?.get(p.namespace, d.id) : undefined;
-        if (logged !== undefined) p.append(this.s.rotation, [d.id!], logged.v, [logged.m], undefined, [logged.p]);
+        const row = d.live && d.id !== null && p.rowOf(d.id) === undefined ? history?.get(p.namespace, d.id) : undefined;
+        if (row !== undefined) p.append(this.s.rotation, [d.id!], row.v, [row.m], undefined, [row.p]);
+        logged.set(d.row, row !== undefined);
+      }
+      const unreadable = p.damaged.filter((d) => d.live && d.id === null).map((d) => d.row);
+      const found: string[] = [];
+      if (unreadable.length > 0 && history !== null) {
+        for (const [id, row] of history.entries(p.namespace)) {
+          if (p.rowOf(id) !== undefined) continue;
+          p.append(this.s.rotation, [id], row.v, [row.m], undefined, [row.p]);
+          found.push(id);
+        }
+      }
+      const list = (xs: Array<string | number>) => (xs.length > 20 ? `${xs.slice(0, 20).join(", ")}, ...` : xs.join(", "));
+      const byFile = new Map<string, { rows: number[]; rebuilt: number; dropped: string[]; dead: number; unreadable: number }>();
+      for (const d of p.damaged) {
         for (const f of d.files) {
-          const e = byFile.get(f) ?? { rows: [], rebuilt: 0, dropped: [], dead: 0 };
+          const e = byFile.get(f) ?? { rows: [], rebuilt: 0, dropped: [], dead: 0, unreadable: 0 };
           e.rows.push(d.row);
           if (!d.live) e.dead++;
-          else if (logged !== undefined) e.rebuilt++;
-          else e.dropped.push(d.id ?? `row ${d.row} (id unreadable)`);
+          else if (d.id === null) e.unreadable++;
+          else if (logged.get(d.row)) e.rebuilt++;
+          else if (history?.deleted(p.namespace, d.id) === true) e.dead++; // deleted, as the log says (a lost tombstones file)
+          else e.dropped.push(d.id);
           byFile.set(f, e);
         }
       }
       for (const [f, e] of byFile) {
-        const rows = e.rows.length > 20 ? `${e.rows.slice(0, 20).join(", ")}, ...` : e.rows.join(", ");
-        const dropped = e.dropped.length > 20 ? `${e.dropped.slice(0, 20).join(", ")}, ...` : e.dropped.join(", ");
+        // The log's ids stand for unreadable rows by count only: which row each one was is unknown.
+        const gone = Math.max(0, e.unreadable - found.length);
+        const rebuilt = e.rebuilt + e.unreadable - gone;
+        const named = gone === 0 ? [] : [`${gone === e.unreadable ? "" : `${gone} of `}rows ${rowRanges(unreadable)} (ids unreadable)`];
+        const dropped = [...e.dropped, ...named];
+        const fromIds = e.unreadable > 0 && found.length > 0 ? `; the log's ids for the ${e.unreadable} row(s) with unreadable ids: ${list(found)}` : "";
+        // A data file's blocks failed their sums, or (svc repair) the tombstones file was lost: its ids' last rows were of unknown state.
+        const lostFile = !(f === "bits.bin" || f === "values.f32" || f === "records.bin");
+        const what = lostFile ? `the tombstones file is missing or unreadable: ${e.rows.length} row(s) of unknown state (each id's last row; rows ${list(e.rows)})` : `${e.rows.length} row(s) in blocks that failed their checksum (rows ${list(e.rows)})`;
         this.s.reportDamage({
           file: join(p.path, f),
-          kind: "bad-checksum",
-          dropped: e.dropped.length,
-          detail: `${e.rows.length} row(s) in blocks that failed their checksum (rows ${rows}) in namespace '${p.namespace}': ${e.rebuilt} rebuilt from the log, ${e.dropped.length} dropped${e.dropped.length > 0 ? ` (${dropped})` : ""}, ${e.dead} already dead`,
+          kind: lostFile ? "unreadable" : "bad-checksum",
+          dropped: e.dropped.length + gone,
+          detail: `${what} in namespace '${p.namespace}': ${rebuilt} rebuilt from the log, ${e.dropped.length + gone} dropped${lostFile && dropped.length > 0 ? " (not in the log: deleted, or written before its first segment)" : ""}${dropped.length > 0 ? ` (${list(dropped)})` : ""}, ${e.dead} already dead${fromIds}`,
         });
       }
     }
@@ -317,4 +345,16 @@ export class Maintenance {
     for (const d of readdirSync(this.s.partsDir)) if (!open.has(d) && !this.s.referenced.has(d)) await rm(join(this.s.partsDir, d), { recursive: true, force: true });
     for (const p of this.s.partitions.values()) this.maybeCompact(p);
   }
+}
+
+/** "0..3, 7" for ascending rows [0, 1, 2, 3, 7] (at most 20 ranges, then "..."). */
+function rowRanges(rows: readonly number[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < rows.length && out.length < 20; ) {
+    let j = i;
+    while (j + 1 < rows.length && rows[j + 1] === rows[j]! + 1) j++;
+    out.push(i === j ? String(rows[i]) : `${rows[i]}..${rows[j]}`);
+    i = j + 1;
+  }
+  return out.length === 20 ? `${out.join(", ")}, ...` : out.join(", ");
 }

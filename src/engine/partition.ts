@@ -36,11 +36,12 @@ export interface PartitionState {
   sums?: string;
 }
 
-/** A row found damaged on open: which file's block sums failed, and its id when that could still be read. */
+/** A row found damaged on open: which file's block sums failed (or, in salvage, which file was lost), and its id when that could still be read. */
 export interface DamagedRow {
   row: number;
   id: string | null;
-  files: SumFile[];
+  /** Names in the partition directory: a data file (SumFile), or the tombstones file when it was lost. */
+  files: string[];
   /** False when the row was already dead at the checkpoint (nothing is lost). */
   live: boolean;
 }
@@ -78,7 +79,18 @@ export class Partition {
     private readonly kernels: Kernels,
     root: string,
     shape: VectorShape,
-    state: Omit<PartitionState, "tombstones" | "index" | "sums"> & { tombstones?: RoaringBitmap32; index?: MetadataIndex; sums?: Partial<Record<SumFile, FileSums>> },
+    state: Omit<PartitionState, "tombstones" | "index" | "sums"> & {
+      tombstones?: RoaringBitmap32;
+      index?: MetadataIndex;
+      sums?: Partial<Record<SumFile, FileSums>>;
+      /** svc repair: a data file shorter than `rows` reads as damaged rows past its end; an unreadable ivf file is dropped (the rewrite builds one). */
+      salvage?: boolean;
+      /** svc repair: the checkpoint's tombstones file could not be read (its name is `tombstonesFile`): every id's last row is of unknown state. */
+      tombstonesLost?: boolean;
+      tombstonesFile?: string;
+      /** svc repair: the metadata index could not be read: rebuilt from the records. */
+      indexLost?: boolean;
+    },
   ) {
     this.namespace = state.namespace;
     this.dir = state.dir;
@@ -87,19 +99,41 @@ export class Partition {
     mkdirSync(this.path, { recursive: true });
     this.arena = new RowArena(kernels.heap, shape.dimension, Math.max(1024, state.rows));
     const rowBytes = this.arena.rowBytes;
-    this.bits = new RowFile(join(this.path, "bits.bin"), rowBytes, state.rows, state.sums?.["bits.bin"]);
-    this.values = shape.metric === "cosine" ? new RowFile(join(this.path, "values.f32"), shape.dimension * 4, state.rows, state.sums?.["values.f32"]) : null;
-    this.records = new RecordFile(join(this.path, "records.bin"), { rows: state.rows, bytes: state.recordBytes }, state.sums?.["records.bin"]);
+    const salvage = state.salvage === true;
+    this.bits = new RowFile(join(this.path, "bits.bin"), rowBytes, state.rows, state.sums?.["bits.bin"], salvage);
+    this.values = shape.metric === "cosine" ? new RowFile(join(this.path, "values.f32"), shape.dimension * 4, state.rows, state.sums?.["values.f32"], salvage) : null;
+    this.records = new RecordFile(join(this.path, "records.bin"), { rows: state.rows, bytes: state.recordBytes }, state.sums?.["records.bin"], salvage);
     if (state.rows > 0) {
       const ptr = this.arena.reserve(state.rows);
       this.bits.readRange(0, state.rows, kernels.heap.bytes().subarray(ptr, ptr + state.rows * rowBytes));
     }
     this.tombstones = state.tombstones ?? new RoaringBitmap32();
     this.index = state.index ?? new MetadataIndex();
-    if (state.ivf !== undefined) this.ivf = IvfIndex.load(kernels, join(this.path, state.ivf), shape.dimension, this.arena.words);
+    if (state.ivf !== undefined) {
+      try {
+        this.ivf = IvfIndex.load(kernels, join(this.path, state.ivf), shape.dimension, this.arena.words);
+      } catch (err) {
+        if (!salvage) throw err;
+      }
+    }
+    const ids = this.records.ids;
+    // Tombstones lost: a row an upsert of its id superseded is dead for certain; each id's last row may be live or deleted.
+    const lastRows: number[] = [];
+    if (state.tombstonesLost) {
+      const last = new Map<string, number>();
+      const unreadable = new Set(this.records.damagedRows.filter((d) => d.id === null).map((d) => d.row));
+      for (let r = 0; r < ids.rows; r++) {
+        if (unreadable.has(r)) continue;
+        const id = ids.idOf(r);
+        const before = last.get(id);
+        if (before !== undefined) this.tombstones.add(before);
+        last.set(id, r);
+      }
+      lastRows.push(...last.values());
+    }
     // Rows in damaged blocks are dropped (tombstoned) before ids are mapped: never served as wrong values.
     const damaged = new Map<number, DamagedRow>();
-    const mark = (row: number, file: SumFile, id: string | null = null) => {
+    const mark = (row: number, file: string, id: string | null = null) => {
       const d = damaged.get(row) ?? { row, id: null, files: [], live: !this.tombstones.has(row) };
       d.files.push(file);
       if (file === "records.bin") d.id = id;
@@ -108,13 +142,20 @@ export class Partition {
     for (const r of this.bits.damagedRows) mark(r, "bits.bin");
     for (const r of this.values?.damagedRows ?? []) mark(r, "values.f32");
     for (const { row, id } of this.records.damagedRows) mark(row, "records.bin", id);
-    const ids = this.records.ids;
+    for (const r of lastRows) mark(r, state.tombstonesFile ?? "tombstones");
     for (const d of damaged.values()) {
       if (d.id === null && !d.files.includes("records.bin")) d.id = ids.idOf(d.row);
       this.tombstones.add(d.row);
     }
     this.damaged = [...damaged.values()].sort((a, b) => a.row - b.row);
     for (let r = 0; r < ids.rows; r++) if (!this.tombstones.has(r)) ids.map(r);
+    if (state.indexLost) {
+      for (let r = 0; r < ids.rows; r++) {
+        if (this.tombstones.has(r)) continue;
+        const meta = this.records.metadata(r);
+        if (Object.keys(meta).length > 0) this.index.add(r, meta);
+      }
+    }
   }
 
   /** Rows found damaged when the files were opened (already dropped); the collection rebuilds what the log still has. */

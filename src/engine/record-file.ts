@@ -33,18 +33,25 @@ export class RecordFile {
   /** Rows whose record lies (partly) in a block whose CRC did not match on open; id null when its id bytes were damaged. */
   readonly damagedRows: Array<{ row: number; id: string | null }> = [];
 
-  /** Opens the file cut to the checkpoint's length and checks every block against `expectSums` (or sums them when the checkpoint has none). */
-  constructor(path: string, expect: { rows: number; bytes: number } = { rows: 0, bytes: 0 }, expectSums?: FileSums) {
+  /**
+   * Opens the file cut to the checkpoint's length and checks every block against `expectSums` (or sums them
+   * when the checkpoint has none). A shorter file is E_IO, unless `salvage` (svc repair) and the sums say where
+   * records start: it is extended with zeros and every block from its old end on is damaged.
+   */
+  constructor(path: string, expect: { rows: number; bytes: number } = { rows: 0, bytes: 0 }, expectSums?: FileSums, salvage = false) {
     this.path = path;
+    let size: number;
+    const checked = expectSums?.length === expect.bytes ? expectSums : undefined;
     try {
       this.fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644);
-      const size = fstatSync(this.fd).size;
-      if (size < expect.bytes) throw new Error(`holds ${size} bytes, the checkpoint expects ${expect.bytes}`);
-      if (size > expect.bytes) ftruncateSync(this.fd, expect.bytes);
+      size = fstatSync(this.fd).size;
+      if (size < expect.bytes && !(salvage && checked?.firstRow)) throw new Error(`holds ${size} bytes, the checkpoint expects ${expect.bytes}`);
+      if (size !== expect.bytes) ftruncateSync(this.fd, expect.bytes);
     } catch (err) {
       throw new SvcError("E_IO", `${path}: ${(err as Error).message}`, { details: { file: path }, cause: err });
     }
-    const { sums, bad } = scanBlocks(this.fd, expect.bytes, expectSums?.length === expect.bytes ? expectSums : undefined, path);
+    const { sums, bad } = scanBlocks(this.fd, expect.bytes, checked, path);
+    for (let b = Math.floor(size / SUM_BLOCK); size < expect.bytes && b < Math.ceil(expect.bytes / SUM_BLOCK); b++) if (!bad.includes(b)) bad.push(b);
     this.sums = sums;
     if (bad.length === 0) this.load(expect.bytes);
     else this.loadSalvaging(expect, new Set(bad), expectSums!);

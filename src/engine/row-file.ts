@@ -21,15 +21,16 @@ export class RowFile {
   /**
    * Opens (creating) the file and cuts it to `rows` rows: bytes past them were never checkpointed.
    * Every block is read once: checked against `expect` (the checkpoint's sums), or summed when the
-   * checkpoint has none (files written before block sums).
+   * checkpoint has none (files written before block sums). A file shorter than `rows` rows is E_IO,
+   * unless `salvage` (svc repair): it is extended with zeros and the rows from its old end on are damaged.
    */
-  constructor(path: string, rowBytes: number, rows = 0, expect?: FileSums) {
+  constructor(path: string, rowBytes: number, rows = 0, expect?: FileSums, salvage = false) {
     this.path = path;
     this.rowBytes = rowBytes;
     this.fd = io(path, () => openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644));
     const size = fstatSync(this.fd).size;
-    if (size < rows * rowBytes) throw new SvcError("E_IO", `${path} holds ${Math.floor(size / rowBytes)} rows, the checkpoint expects ${rows}`, { details: { file: path } });
-    if (size > rows * rowBytes) ftruncateSync(this.fd, rows * rowBytes);
+    if (size < rows * rowBytes && !salvage) throw new SvcError("E_IO", `${path} holds ${Math.floor(size / rowBytes)} rows, the checkpoint expects ${rows}`, { details: { file: path } });
+    if (size !== rows * rowBytes) ftruncateSync(this.fd, rows * rowBytes);
     this.rows = rows;
     const { sums, bad } = scanBlocks(this.fd, rows * rowBytes, expect?.length === rows * rowBytes ? expect : undefined, path);
     this.sums = sums;
@@ -39,6 +40,7 @@ export class RowFile {
       for (let r = Math.max(Math.floor((b * SUM_BLOCK) / rowBytes), next); r <= last; r++) this.damagedRows.push(r);
       next = last + 1;
     }
+    for (let r = Math.max(Math.floor(size / rowBytes), next); r < rows; r++) this.damagedRows.push(r); // past a short file's end
   }
 
   get count(): number {

@@ -15,7 +15,7 @@ import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } fro
 import { HostGuard } from "./host-guard.js";
 import { HttpMetrics } from "./metrics.js";
 import { FORWARDED_FOR_HEADER, FORWARD_TOKEN_HEADER, forwardRequest, isForwardToken, type Forwarder } from "./forward.js";
-import { authenticate, execute } from "./invoke.js";
+import { authenticate, execute, presentedKey } from "./invoke.js";
 import type { RequestContext, Route } from "./route.js";
 
 /** Default request body cap: 64 MiB (a 10k x 1024-d upsert in JSON is ~25 MB). */
@@ -99,7 +99,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
     res.cork(() => {
       res.writeStatus(statusLine(status)).writeHeader("content-type", contentType).writeHeader("x-request-id", reqId);
       for (const [k, v] of Object.entries(headers ?? {})) res.writeHeader(k, v);
-      if (closing) res.writeHeader("connection", "close");
+      if (closing && headers?.connection === undefined) res.writeHeader("connection", "close");
       // Backpressure: tryEnd sends what the socket takes; onWritable continues from the offset it reached.
       const start = res.getWriteOffset();
       const [ok, done] = res.tryEnd(buf, buf.length);
@@ -159,31 +159,48 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         log.info({ reqId, method: route.method.toUpperCase(), route: route.path, status, code, ms: Math.round(ms * 100) / 100, tenant: route.auth === "none" ? undefined : principal?.tenant, bytesIn, bytesOut, aborted: flight.aborted || undefined }, "request");
         finish();
       };
-      const fail = (err: unknown) => {
+      const fail = (err: unknown, extra?: Record<string, string>) => {
         const e = publicError(err);
         code = e.code;
         // A fault is an error with its stack; "not ready yet" during start is an expected answer: its request line (info) says it.
         if (e.status >= 500 && e.code !== "E_NOT_READY") log.error({ reqId, err }, "request failed");
         const retryAfter = e.details?.retryAfterSeconds;
-        respond(e.status, CONTENT_TYPE.json, JSON.stringify(e.toJSON()), typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : undefined);
+        respond(e.status, CONTENT_TYPE.json, JSON.stringify(e.toJSON()), typeof retryAfter === "number" || extra ? { ...(typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}), ...extra } : undefined);
+      };
+      const declared = h.contentLength === "" ? -1 : Number(h.contentLength);
+      let home: string | null = null;
+      /**
+       * What the headers alone decide, before a byte of the body is read (a keyless client must not
+       * make the server buffer its body): shutdown, the Host/Origin guard, the declared length, the
+       * key, the media type of a declared body. Throws the refusal.
+       */
+      const admit = () => {
+        if (declared > bodyCap) throw new SvcError("E_TOO_LARGE", `the body has ${declared} bytes; the limit is ${bodyCap}`, { field: "body" });
+        if (closing) throw new SvcError("E_CLOSED", "the server is shutting down");
+        // Without keys any page the browser shows could call us (CSRF, DNS rebinding): only our own host and origin may (a forwarding node checked its own).
+        if (!opts.auth && !forwarded) guard.check(h.host, h.origin);
+        home = forwarded ? null : (deps.forward?.target(route) ?? null);
+        // A forwarded request is authenticated by the node serving it; a missing key is refused here already.
+        if (home === null || (opts.auth && route.auth !== "none" && presentedKey(h) === null)) principal = authenticate(route.auth, h, deps.keys, opts.auth);
+        if (home === null && declared > 0) checkMediaType(declared);
+      };
+      const checkMediaType = (length: number) => {
+        const inCodec = requestCodec(h.contentType);
+        if (!route.rawBody && length > 0 && (inCodec === null || (inCodec !== "json" && route.proto?.request === undefined))) {
+          const send = `application/json${route.proto?.request ? ", application/msgpack or application/x-protobuf" : ""}`;
+          throw new SvcError("E_MEDIA_TYPE", h.contentType === "" ? `a request body needs a Content-Type: send ${send}` : `Content-Type '${h.contentType}' is not accepted here; send ${send}`, { field: "content-type" });
+        }
       };
       const run = async (body: Buffer) => {
         bytesIn = body.length;
         if (closing) throw new SvcError("E_CLOSED", "the server is shutting down");
-        // Without keys any page the browser shows could call us (CSRF, DNS rebinding): only our own host and origin may (a forwarding node checked its own).
-        if (!opts.auth && !forwarded) guard.check(h.host, h.origin);
-        const home = forwarded ? null : (deps.forward?.target(route) ?? null);
         if (home !== null) {
           const headers = { "content-type": h.contentType, accept: h.accept, host: h.host, "api-key": h.apiKey, authorization: h.authorization, "x-request-id": reqId };
           const r = await forwardRequest(home, deps.forward!.token, { method: route.method, path: query ? `${path}?${query}` : path, headers, body, remoteAddress });
           return respond(r.status, r.contentType, r.body, r.headers);
         }
-        principal = authenticate(route.auth, h, deps.keys, opts.auth);
+        checkMediaType(body.length); // a chunked body's length is known only now
         const inCodec = requestCodec(h.contentType);
-        if (!route.rawBody && body.length > 0 && (inCodec === null || (inCodec !== "json" && route.proto?.request === undefined))) {
-          const send = `application/json${route.proto?.request ? ", application/msgpack or application/x-protobuf" : ""}`;
-          throw new SvcError("E_MEDIA_TYPE", h.contentType === "" ? `a request body needs a Content-Type: send ${send}` : `Content-Type '${h.contentType}' is not accepted here; send ${send}`, { field: "content-type" });
-        }
         const decoded = route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto, route.upsertBody);
         // A decoded JSON body shares no memory with the bytes (msgpack bins would): its buffer can take the next large body.
         if (!route.rawBody && (inCodec ?? "json") === "json") giveBackBody(body);
@@ -192,7 +209,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
           params: decodeParams(names, raw),
           query: new URLSearchParams(query),
           body: decoded,
-          principal,
+          principal: principal!,
           baseUrl: `${scheme}://${h.host || `${opts.host}:${port}`}`,
           usage: {},
           contentType: h.contentType,
@@ -207,14 +224,24 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         const outCodec = responseCodec(h.accept, route.proto !== undefined);
         respond(status, CONTENT_TYPE[outCodec], reply.body === undefined ? "" : encodeBody(outCodec, reply.body, route.proto), reply.headers);
       };
-      /** 413: answer and close the connection, so the client stops sending. */
+      /** 413 once the body passed the cap while arriving (after a bounded drain): answer and close the connection, so the client stops sending. */
       const tooLarge = (e: SvcError) => {
         if (!flight.aborted) res.cork(() => res.writeStatus(statusLine(413)).writeHeader("content-type", CONTENT_TYPE.json).writeHeader("x-request-id", reqId).end(JSON.stringify(e.toJSON()), true));
         deps.metrics.observe(label, 413, (performance.now() - t0) / 1000, 0, 0);
         finish();
       };
-      const declared = h.contentLength === "" ? -1 : Number(h.contentLength);
-      if (declared > bodyCap) return tooLarge(new SvcError("E_TOO_LARGE", `the body has ${declared} bytes; the limit is ${bodyCap}`, { field: "body" }));
+      try {
+        admit();
+      } catch (err) {
+        // Refused on the headers: the answer goes out now, `connection: close` asks the client to stop. The
+        // connection is not closed under a body still arriving (the kernel would answer its bytes with a
+        // reset, which destroys the unread answer at a client that sends first and reads after): uWS reads
+        // the rest of the declared body and drops it, nothing is kept. A declared body more than
+        // REFUSED_DRAIN_BYTES over the cap is not waited for: the connection closes after the answer.
+        if (declared > bodyCap + REFUSED_DRAIN_BYTES) return tooLarge(err as SvcError); // admit's first check
+        const bodyFollows = declared > 0 || (declared < 0 && route.method !== "get" && route.method !== "delete");
+        return fail(err, bodyFollows ? { connection: "close" } : undefined);
+      }
       if (route.method === "get" || route.method === "delete") {
         run(Buffer.alloc(0)).catch(fail);
         return;

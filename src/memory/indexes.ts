@@ -205,8 +205,9 @@ export class IndexService implements IndexCatalog {
     const e = this.entry(tenant, name);
     e.users++;
     try {
+      // A damaged index stays offline (503, named by /v1/health) until `svc repair`; other failures are tried again on the next use.
       e.collection ??= Collection.open(this.dir(tenant, name), { ...this.opts, damage: { store: `collection:${tenant}/${name}`, root: this.dataDir } }).catch((err: unknown) => {
-        e.collection = null;
+        if (!(err instanceof SvcError && err.code === "E_STORE_OFFLINE")) e.collection = null;
         throw err;
       });
       return await fn(await e.collection);

@@ -28,8 +28,10 @@ const MAX_REPORTS = 1000;
 type Listener = (r: DamageReport) => void;
 const listeners = new Set<Listener>();
 
-/** Records a finding and tells the listeners (the server logs each one). */
+/** Records a finding and tells the listeners (the server logs each one); the same finding again (a store opened again) is kept once. */
 export function reportDamage(r: Omit<DamageReport, "at"> & { at?: number }): DamageReport {
+  const same = reports.find((x) => x.store === r.store && x.file === r.file && x.kind === r.kind && x.detail === r.detail && x.offline === r.offline && x.dropped === r.dropped);
+  if (same !== undefined) return same;
   const full: DamageReport = { ...r, at: r.at ?? Date.now() };
   reports.push(full);
   if (reports.length > MAX_REPORTS) reports.splice(0, reports.length - MAX_REPORTS);

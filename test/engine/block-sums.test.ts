@@ -111,9 +111,42 @@ describe("block checksums of values.f32 and records.bin", () => {
       expect(found.map((v) => v.id)).toContain(id(299));
       const [r] = damageReports().filter((x) => x.store === `collection:${dir}`);
       expect(r).toMatchObject({ kind: "bad-checksum", file: expect.stringMatching(/records\.bin$/), dropped: 300 - live });
-      expect(r!.detail).toContain("row 0 (id unreadable)");
+      expect(r!.detail).toMatch(/ dropped \(\d+ of rows 0\.\.\d+ \(ids unreadable\)\)/); // block 0's rows, less those the log's ids stand for
+      expect(r!.detail).toContain("the log's ids for the"); // block 0's last rows are batch 2's: in the log
       expect(r!.detail).toContain(`${live} rebuilt from the log, ${300 - live} dropped`); // every row of block 1 is batch 2's, still logged
       expect(r!.detail).toContain("300 row(s) in blocks that failed their checksum");
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("a flipped byte in row 200's id length (records.bin block 0 unreadable) while the log holds every row: all of them are rebuilt, nothing dropped", async () => {
+    const dir = join(root, "id-length");
+    const c0 = await Collection.open(dir, { kernels, pool, annMinRows: Infinity, dimension: DIM });
+    await c0.upsert("ns", Array.from({ length: 300 }, (_, i) => ({ id: id(i), values: vec(i), metadata: { i } })));
+    await c0.close(); // a checkpoint; the log's one segment keeps every frame
+    const cp = JSON.parse(readFileSync(join(dir, "checkpoint.json"), "utf8"));
+    const file = join(dir, "parts", cp.partitions[0].dir, "records.bin");
+    const at200 = readFileSync(file).indexOf(Buffer.from(id(200))) - 4; // row 200's u32 id length
+    expect(at200).toBeGreaterThan(0);
+    expect(Math.floor(at200 / SUM_BLOCK)).toBe(0);
+    const block0 = readFileSync(file).subarray(0, SUM_BLOCK).toString("latin1").split(/v\d{4}/).length - 1; // records starting in block 0 (a record reaching into block 1 counts too)
+    flip(file, at200);
+    clearDamage(`collection:${dir}`);
+    const c = await Collection.open(dir, opts());
+    try {
+      const found = c.fetch("ns", Array.from({ length: 300 }, (_, i) => id(i)));
+      expect(found).toHaveLength(300);
+      for (const v of found) {
+        const i = Number(v.id.slice(1));
+        expect(Array.from(v.values)).toEqual(Array.from(vec(i)));
+        expect(v.metadata).toEqual({ i });
+      }
+      const [r, ...more] = damageReports().filter((x) => x.store === `collection:${dir}`);
+      expect(more).toEqual([]);
+      expect(r).toMatchObject({ kind: "bad-checksum", file: expect.stringMatching(/records\.bin$/), dropped: 0 });
+      expect(r!.detail).toMatch(new RegExp(`^(${block0}|${block0 + 1}) row\\(s\\) in blocks that failed their checksum`));
+      expect(r!.detail).toMatch(/: (\d+) rebuilt from the log, 0 dropped, 0 already dead; the log's ids for the \1 row\(s\) with unreadable ids: v0000, v0001/);
     } finally {
       await c.close();
     }
