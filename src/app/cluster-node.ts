@@ -32,6 +32,10 @@ export interface ClusterOptions {
   takeHome?: boolean;
 }
 
+/** The NATS client's ping interval (ms) and the pings it may have unanswered before it counts the server lost and reconnects. */
+const PING_INTERVAL_MS = 1000;
+const MAX_PING_OUT = 3;
+
 /** A stream and the buckets are replicated on this many servers: 3 where 3 exist. */
 export function replicasFor(servers: readonly string[]): number {
   return Math.min(3, servers.length);
@@ -53,7 +57,10 @@ export class ClusterNode {
     if (!NODE_ID_RE.test(opts.nodeId)) throw new SvcError("E_BAD_REQUEST", `--node-id '${opts.nodeId}' must be 1-64 letters, digits, _ or -`, { field: "node-id" });
     if (opts.servers.length === 0) throw new SvcError("E_BAD_REQUEST", "--cluster needs at least one nats:// URL", { field: "cluster" });
     log.info({ servers: opts.servers, node: opts.nodeId }, `cluster: connecting to NATS (${opts.servers.join(", ")})`);
-    const nc = await connect({ servers: opts.servers, name: `svc-${opts.nodeId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 1000 });
+    // A server that stalls (SIGSTOP, a hung VM) keeps the socket open: pings every second, and a
+    // server three pings behind counts as lost (~3-4 s) so the node moves to another server while a
+    // new stream leader is elected (the defaults, 2 min x 2, left nodes hanging on a frozen server).
+    const nc = await connect({ servers: opts.servers, name: `svc-${opts.nodeId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 1000, pingInterval: PING_INTERVAL_MS, maxPingOut: MAX_PING_OUT });
     log.info({ server: nc.getServer() }, `cluster: connected to NATS at ${nc.getServer()}`);
     void (async () => {
       for await (const s of nc.status()) {
