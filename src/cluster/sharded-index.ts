@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import type { FetchedVector, Match, QueryInput, VectorInput } from "../engine/collection.js";
 import { checkId, checkTopK, rowBytesOf } from "../engine/input-checks.js";
 import { checkUpsert } from "../engine/writer.js";
-import { SvcError } from "../errors.js";
+import { ERRORS, SvcError } from "../errors.js";
 import type { IndexStats, ReadOptions, VectorIndex, Written } from "../memory/vector-index.js";
 import { CLOCK_SKEW_MS } from "./jetstream-log.js";
 import { bytesF32, decodeMessage, encodeMessage, f32Bytes, replyError, shardOf, shardSubject, type ClusterIndexRecord, type ShardOp, type ShardReply } from "./shards.js";
@@ -225,8 +225,8 @@ export class ShardedIndex implements VectorIndex {
       if ("error" in reply) {
         const err = renamed(replyError(reply.error), field, at);
         if (write && err.code === "E_NO_QUORUM") return unknown(err);
-        // refused as too late by this copy: an earlier copy may have run
-        if (write && maybeRan && err.code === "E_SHARD_UNAVAILABLE") return unknown(outcomeUnknown(err));
+        // this copy failed for want of the cluster (refused as too late, closing, ...): an earlier copy may have run
+        if (write && maybeRan && ERRORS[err.code].status >= 500) return unknown(outcomeUnknown(err));
         if (!write && err.code === "E_NOT_CAUGHT_UP" && Date.now() < giveUpAt && attempt < targets.length) {
           last = err;
           continue;
