@@ -32,6 +32,23 @@ export interface ClusterOptions {
   takeHome?: boolean;
 }
 
+/** The NATS client's ping interval (ms) and the pings it may have unanswered before it counts the server lost and reconnects. */
+const PING_INTERVAL_MS = 1000;
+const MAX_PING_OUT = 3;
+
+const CONNECT_TIMEOUT_MS = 2000;
+/** The first nats-server release whose KV compare-and-set holds under concurrency (nats-server#4320). */
+export const CAS_SAFE_NATS = "2.9.21";
+
+/** `version` (x.y.z) is below `min`; false when it does not parse. */
+export function olderThan(version: string, min: string): boolean {
+  const v = version.split(/[.-]/).slice(0, 3).map(Number);
+  const m = min.split(".").map(Number);
+  if (v.length < 3 || v.some((x) => !Number.isInteger(x))) return false;
+  for (let i = 0; i < 3; i++) if (v[i] !== m[i]) return v[i]! < m[i]!;
+  return false;
+}
+
 /** A stream and the buckets are replicated on this many servers: 3 where 3 exist. */
 export function replicasFor(servers: readonly string[]): number {
   return Math.min(3, servers.length);
@@ -53,8 +70,17 @@ export class ClusterNode {
     if (!NODE_ID_RE.test(opts.nodeId)) throw new SvcError("E_BAD_REQUEST", `--node-id '${opts.nodeId}' must be 1-64 letters, digits, _ or -`, { field: "node-id" });
     if (opts.servers.length === 0) throw new SvcError("E_BAD_REQUEST", "--cluster needs at least one nats:// URL", { field: "cluster" });
     log.info({ servers: opts.servers, node: opts.nodeId }, `cluster: connecting to NATS (${opts.servers.join(", ")})`);
-    const nc = await connect({ servers: opts.servers, name: `svc-${opts.nodeId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 1000 });
+    // A server that stalls (SIGSTOP, a hung VM) keeps the socket open: pings every second, and a
+    // server three pings behind counts as lost (~3-4 s) so the node moves to another server while a
+    // new stream leader is elected (the defaults, 2 min x 2, left nodes hanging on a frozen server).
+    // A frozen server also accepts TCP connections and never says hello: a try to connect gives up
+    // after CONNECT_TIMEOUT_MS (default 20 s, which kept a reconnecting node away that long).
+    const nc = await connect({ servers: opts.servers, name: `svc-${opts.nodeId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 1000, pingInterval: PING_INTERVAL_MS, maxPingOut: MAX_PING_OUT, timeout: CONNECT_TIMEOUT_MS });
     log.info({ server: nc.getServer() }, `cluster: connected to NATS at ${nc.getServer()}`);
+    const version = nc.info?.version ?? "";
+    if (olderThan(version, CAS_SAFE_NATS)) {
+      log.warn({ version, minimum: CAS_SAFE_NATS }, `cluster: nats-server ${version} is older than ${CAS_SAFE_NATS}: concurrent KV compare-and-set can all succeed there (nats-server#4320): two concurrent creates of one index name, or two nodes taking the home lease at their first start, can both win, and two concurrent configures of one index can lose one's change; upgrade the servers to ${CAS_SAFE_NATS} or later`);
+    }
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === "disconnect") log.warn({ server: s.server }, `cluster: lost NATS server ${s.server}; reconnecting`);

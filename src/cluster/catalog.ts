@@ -22,15 +22,17 @@ import type { ScanPool } from "../pool/scan-pool.js";
 import { ensureLogStream, LOG_STREAM } from "./jetstream-log.js";
 import { KvMirror, type Mirrored } from "./kv-mirror.js";
 import type { NodeRegistry } from "./nodes.js";
-import { isRevisionConflict, untilQuorum } from "./quorum.js";
+import { isRevisionConflict, noQuorum, untilQuorum } from "./quorum.js";
 import { ShardHost } from "./shard-host.js";
 import { ShardedIndex, type ShardedIndexOptions } from "./sharded-index.js";
-import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, type ClusterIndexRecord } from "./shards.js";
+import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, shardKey, type ClusterIndexRecord } from "./shards.js";
 
 /** The bucket of index records. */
 export const CATALOG_BUCKET = "svc_catalog";
 /** How long a catalog write keeps retrying while the bucket has no leader before E_NO_QUORUM (as the log and the keys). */
 const QUORUM_TIMEOUT_MS = 15_000;
+/** A node whose heartbeat (every 1 s) is older than this is asked after the others (ms). */
+const FRESH_MS = 2500;
 
 export interface ClusterIndexesOptions {
   nc: NatsConnection;
@@ -175,13 +177,18 @@ export class ClusterIndexes implements IndexCatalog {
     const { record } = await this.entry(tenant, name);
     const key = `${tenant}.${name}.${record.incarnation}`;
     let ix = this.indexes.get(key);
-    if (ix === undefined || ix.record !== record) this.indexes.set(key, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests)));
+    if (ix === undefined || ix.record !== record) this.indexes.set(key, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests, (shard) => this.replicasOf(record, shard))));
     try {
       return await fn(ix);
     } catch (e) {
-      // No replica answers: when the index was deleted (on another node, not yet seen here) that is a 404, as on one node.
-      if (e instanceof SvcError && e.code === "E_SHARD_UNAVAILABLE" && (await this.entry(tenant, name, true).catch(() => null))?.record.incarnation !== record.incarnation) {
-        throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
+      // No replica answers: when the catalog says the index was deleted (on another node, not yet seen here) that is a 404,
+      // as on one node. A catalog that cannot be read says nothing: the 503 stands (unknown is never "absent").
+      if (e instanceof SvcError && e.code === "E_SHARD_UNAVAILABLE") {
+        const now = await this.entry(tenant, name, true).then(
+          (x) => x.record,
+          (err: unknown) => (err instanceof SvcError && err.code === "E_NOT_FOUND" ? null : undefined),
+        );
+        if (now === null || (now !== undefined && now.incarnation !== record.incarnation)) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
       }
       throw e;
     }
@@ -202,11 +209,28 @@ export class ClusterIndexes implements IndexCatalog {
     const before = this.records.get(key);
     let e = fresh ? undefined : before;
     if (e === undefined && /^[a-z0-9-]+$/.test(name)) {
-      e = (await this.records.fetch(key)) ?? undefined;
+      try {
+        e = (await this.records.fetch(key)) ?? undefined;
+      } catch (err) {
+        // unreadable is not absent: 503 with Retry-After, never a 404 for an index that may exist
+        if (err instanceof SvcError) throw err;
+        throw noQuorum(`the index catalog could not be read (${(err as Error)?.message ?? String(err)}); retry`, "name", err);
+      }
       this.forget(key, e, before);
     }
     if (e === undefined) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
     return { record: e.value, revision: e.revision };
+  }
+
+  /**
+   * The live owners of a shard, those heard from within FRESH_MS first (a frozen node keeps its
+   * place in placement until its registration ages out after the registry's ttl; requests stop
+   * going to it first after FRESH_MS).
+   */
+  private replicasOf(record: ClusterIndexRecord, shard: number): string[] {
+    const reg = this.opts.registry;
+    const owners = reg.owners(shardKey(record, shard), record.replicas);
+    return [...owners.filter((id) => reg.silentFor(id) < FRESH_MS), ...owners.filter((id) => reg.silentFor(id) >= FRESH_MS)];
   }
 
   /** Drop the ShardedIndex of an incarnation the catalog no longer has. */

@@ -8,17 +8,44 @@
 import { encode } from "@msgpack/msgpack";
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
 import { SvcError } from "../errors.js";
 import { safeDecoder } from "../safe-values.js";
 import type { Log, LogFrame, LogPosition, LogReplay, LogStats, OpenLog, RecoveryReport } from "../store/log.js";
-import { untilQuorum } from "./quorum.js";
+import { noQuorum, untilQuorum } from "./quorum.js";
 import { StreamTail } from "./stream-tail.js";
 
 /** The shared stream's default name; a log named N lives on subject `<stream>.N`. */
 export const LOG_STREAM = "svc_log";
 /** Header on the messages of a frame split in k > 1 chunks: `i/k` (0-based i). */
 export const CHUNK_HEADER = "Svc-Chunk";
+/**
+ * Header on every message of a frame: the frame's deadline (ms since the epoch). Every reader drops
+ * a frame whose last message the stream stored (its server timestamp) after the deadline, so a
+ * publish that lands late (a stalled server or writer thawing) is the same no-op on every replica.
+ */
+export const DEADLINE_HEADER = "Svc-Deadline";
+/**
+ * How far the clocks of svc nodes and nats-servers may disagree (ms; keep them in sync with NTP).
+ * A writer counts a frame acknowledged only when the ack came by deadline - CLOCK_SKEW_MS (so the
+ * stored timestamp is at or before the deadline), and the answer to a write whose outcome is
+ * unknown waits until deadline + CLOCK_SKEW_MS (so any later write is stored after the deadline).
+ */
+export const CLOCK_SKEW_MS = 1000;
+/** The deadline (and id) of the appends made inside withDeadline(): a caller's context, through the collection, to the log. */
+const writes = new AsyncLocalStorage<{ deadline: number; id: string | undefined; frames: number }>();
+
+/**
+ * Run `fn` so that every append it makes (through a collection on a JetStream log) carries
+ * `deadline` (ms since the epoch). With `id` (letters, digits, `_`, `-`), the k-th frame appended
+ * gets the message id `<subject>:<id>:<k>`: several runs of one request (copies sent to several
+ * replicas) publish the same ids, and JetStream keeps one of each within its duplicate window.
+ */
+export function withDeadline<T>(deadline: number, fn: () => T, id?: string): T {
+  return writes.run({ deadline, id, frames: 0 }, fn);
+}
+
 /** Room left in each message for headers (message id, chunk) under the server's max_payload. */
 const HEADER_ROOM = 1024;
 /** A log name: dot-separated tokens of letters, digits, `_` and `-` (NATS subject tokens, no wildcards). */
@@ -108,6 +135,9 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
         onMessage: async (m) => {
           const f = await frames.take(m);
           if (f === null) return;
+          // Stored after its deadline: its writer did not count it acknowledged (nor answered before the deadline); dropped by every reader alike.
+          const deadline = Number(m.headers?.get(DEADLINE_HEADER) || 0);
+          if (deadline > 0 && m.info.timestampNanos / 1e6 > deadline) return;
           const frame = decode(decoder, subject, f.chunks, { segment: 0, offset: f.start - 1 }, { segment: 0, offset: f.end });
           if (m.seq <= last) {
             replay.onFrame(frame);
@@ -324,23 +354,36 @@ class JetStreamLog implements Log {
   append(type: number, body: unknown): Promise<LogPosition> {
     if (this.closed) return Promise.reject(new SvcError("E_CLOSED", `log ${this.subject} is closed`));
     const bytes = encode({ type, body });
-    const id = `${this.subject}:${this.epoch}:${++this.frame}`;
-    const run = this.chain.then(() => this.publishFrame(id, bytes));
+    const w = writes.getStore();
+    const id = w?.id !== undefined ? `${this.subject}:${w.id}:${++w.frames}` : `${this.subject}:${this.epoch}:${++this.frame}`;
+    // without a caller's deadline, the publish retries for quorumTimeoutMs (it gives up CLOCK_SKEW_MS before the deadline)
+    const deadline = w?.deadline ?? Date.now() + this.settings.quorumTimeoutMs + CLOCK_SKEW_MS;
+    const run = this.chain.then(() => this.publishFrame(id, bytes, deadline));
     this.chain = run.catch(() => undefined);
     return run;
   }
 
-  private async publishFrame(id: string, bytes: Uint8Array): Promise<LogPosition> {
+  /**
+   * Publish a frame's messages in order, each retried until acknowledged by `deadline` -
+   * CLOCK_SKEW_MS. Acknowledged by then: the stream stored it by the deadline, every reader keeps it.
+   * Otherwise E_NO_QUORUM: the outcome is unknown (a message in flight may still be stored), but a
+   * message stored after the deadline is dropped by every reader, so the frame never lands after a
+   * write made later than deadline + CLOCK_SKEW_MS.
+   */
+  private async publishFrame(id: string, bytes: Uint8Array, deadline: number): Promise<LogPosition> {
     const size = this.settings.chunkBytes;
     const k = Math.max(1, Math.ceil(bytes.length / size));
+    const ackBy = deadline - CLOCK_SKEW_MS;
     let seq = 0;
     let first = 0;
     for (let i = 0; i < k; i++) {
+      if (Date.now() >= ackBy) throw noQuorum(`log ${this.subject}: the write's deadline passed before JetStream acknowledged it (fewer than a quorum of NATS servers reachable, or the stream has no leader); retry`);
       const part = bytes.subarray(i * size, Math.min(bytes.length, (i + 1) * size));
       // Chunks after the first name its sequence, so a reader starting between them can fetch it back.
-      seq = await this.publish(part, k === 1 ? id : `${id}:${i}`, k === 1 ? undefined : i === 0 ? `0/${k}` : `${i}/${k}/${first}`);
+      seq = await this.publish(part, k === 1 ? id : `${id}:${i}`, k === 1 ? undefined : i === 0 ? `0/${k}` : `${i}/${k}/${first}`, deadline, ackBy);
       if (i === 0) first = seq;
     }
+    if (Date.now() > ackBy) throw noQuorum(`log ${this.subject}: JetStream acknowledged the write only after its deadline; its outcome is unknown; retry`);
     this.last = { segment: 0, offset: seq };
     this.counters.frames++;
     this.counters.bytes += bytes.length;
@@ -348,17 +391,14 @@ class JetStreamLog implements Log {
     return this.last;
   }
 
-  /** One message, retried with the same message id until acknowledged or quorumTimeoutMs passed (then E_NO_QUORUM). */
-  private publish(data: Uint8Array, msgID: string, chunk: string | undefined): Promise<number> {
-    const deadline = Date.now() + this.settings.quorumTimeoutMs;
-    let h: ReturnType<typeof headers> | undefined;
-    if (chunk !== undefined) {
-      h = headers();
-      h.set(CHUNK_HEADER, chunk);
-    }
-    return untilQuorum(`log ${this.subject}`, this.settings.quorumTimeoutMs, async () => {
-      const timeout = Math.max(100, Math.min(this.settings.ackTimeoutMs, deadline - Date.now()));
-      return (await this.js.publish(this.subject, data, { msgID, timeout, ...(h ? { headers: h } : {}) })).seq;
+  /** One message, retried with the same message id until acknowledged or `ackBy` passed (then E_NO_QUORUM). */
+  private publish(data: Uint8Array, msgID: string, chunk: string | undefined, deadline: number, ackBy: number): Promise<number> {
+    const h = headers();
+    h.set(DEADLINE_HEADER, String(deadline));
+    if (chunk !== undefined) h.set(CHUNK_HEADER, chunk);
+    return untilQuorum(`log ${this.subject}`, Math.max(0, ackBy - Date.now()), async () => {
+      const timeout = Math.max(100, Math.min(this.settings.ackTimeoutMs, ackBy - Date.now()));
+      return (await this.js.publish(this.subject, data, { msgID, timeout, headers: h })).seq;
     });
   }
 

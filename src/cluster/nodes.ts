@@ -47,6 +47,8 @@ export class NodeRegistry extends EventEmitter {
   /** When this node last saw a put of each registration (local time). */
   private readonly seen = new Map<string, number>();
   private liveIds: string[] = [];
+  /** When refresh() last ran (local time): a long gap means this process was frozen, not that the others went. */
+  private refreshedAt = Date.now();
   private readonly timers: NodeJS.Timeout[] = [];
   private mirror: KvMirror<NodeInfo> | null = null;
   private stopped = false;
@@ -101,6 +103,13 @@ export class NodeRegistry extends EventEmitter {
     return rank(this.liveIds, key).slice(0, r);
   }
 
+  /** How long (ms) since this node last heard a heartbeat of `id` (0 for itself, Infinity for a node never heard). */
+  silentFor(id: string): number {
+    if (id === this.self.id) return 0;
+    const at = this.seen.get(id);
+    return at === undefined ? Infinity : Date.now() - at;
+  }
+
   /** Stop heartbeats and watching, and remove this node's registration (others see it leave at once). */
   async leave(): Promise<void> {
     if (this.stopped) return;
@@ -118,6 +127,12 @@ export class NodeRegistry extends EventEmitter {
 
   private refresh(): void {
     const now = Date.now();
+    // This process did not run for a while (frozen, starved): the others' silence is its own. Count
+    // the gap as not having happened, so it does not drop every node at once and take all their
+    // shards on waking; their heartbeats (or their absence) decide again within ttlMs.
+    const gap = now - this.refreshedAt - Math.max(100, Math.floor(this.ttlMs / 5));
+    this.refreshedAt = now;
+    if (gap > this.ttlMs / 2) for (const [id, at] of this.seen) this.seen.set(id, Math.min(now, at + gap));
     const ids = [...this.seen].filter(([id, at]) => id === this.self.id || now - at < this.ttlMs).map(([id]) => id).sort();
     if (ids.join(",") === this.liveIds.join(",")) return;
     this.liveIds = ids;

@@ -9,6 +9,13 @@ import { SvcError } from "../errors.js";
 
 /** Pause between tries. */
 const RETRY_MS = 100;
+/** Retry-After (seconds) of E_NO_QUORUM: about a stream leader election on nats-server 2.9. */
+export const NO_QUORUM_RETRY_AFTER_S = 5;
+
+/** 503 E_NO_QUORUM with Retry-After. */
+export function noQuorum(message: string, field = "cluster", cause?: unknown): SvcError {
+  return new SvcError("E_NO_QUORUM", message, { field, details: { retryAfterSeconds: NO_QUORUM_RETRY_AFTER_S }, ...(cause === undefined ? {} : { cause }) });
+}
 
 export interface UntilQuorumOptions {
   /** Checked after each failure: once true, E_CLOSED (a stopped reader stops retrying at once). */
@@ -39,7 +46,7 @@ export async function untilQuorum<T>(what: string, timeoutMs: number, f: () => P
       if (opts.stopped?.()) throw new SvcError("E_CLOSED", `${what} is closed`, { cause: e });
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw new SvcError("E_NO_QUORUM", `${what}: JetStream did not answer after ${attempt} attempt(s) in ${timeoutMs} ms (fewer than a quorum of NATS servers reachable: ${e instanceof Error ? e.message : String(e)}); retry`, { field: opts.field ?? "cluster", cause: e });
+        throw noQuorum(`${what}: JetStream did not answer after ${attempt} attempt(s) in ${timeoutMs} ms (fewer than a quorum of NATS servers reachable: ${e instanceof Error ? e.message : String(e)}); retry`, opts.field ?? "cluster", e);
       }
       await new Promise((r) => setTimeout(r, Math.min(RETRY_MS, left)));
     }

@@ -16,14 +16,18 @@ import type { Kernels } from "../kernels/abi.js";
 import { SWEEP_MS } from "../memory/indexes.js";
 import { CollectionIndex, EXPIRES_AT } from "../memory/vector-index.js";
 import type { ScanPool } from "../pool/scan-pool.js";
-import { jetStreamLog } from "./jetstream-log.js";
+import { CLOCK_SKEW_MS, jetStreamLog, withDeadline } from "./jetstream-log.js";
 import type { NodeRegistry } from "./nodes.js";
-import { bytesF32, decodeMessage, encodeMessage, errorReply, SHARD_QUEUE, shardKey, shardLogName, shardSubject, type ClusterIndexRecord, type ShardRequest } from "./shards.js";
+import { bytesF32, decodeMessage, encodeMessage, errorReply, replicaSubject, SHARD_QUEUE, shardKey, shardLogName, shardSubject, type ClusterIndexRecord, type ShardRequest } from "./shards.js";
 
 /** How long a read carrying `after` waits for its shard to apply that far before E_NOT_CAUGHT_UP. */
 export const CATCH_UP_MS = 3000;
 /** A shard that failed to open is tried again after this long. */
 const RETRY_OPEN_MS = 2000;
+/** How often the host checks that its event loop ran (ms). */
+const TICK_MS = 250;
+/** A gap this long between ticks means the process was frozen (SIGSTOP, a paused VM) or starved: its replicas may be behind. */
+const PAUSE_MS = 2000;
 
 export interface ShardHostOptions {
   nc: NatsConnection;
@@ -45,8 +49,15 @@ interface Shard {
   dir: string;
   collection: Collection;
   index: CollectionIndex;
-  sub: Subscription;
+  /** The shard's queue-group subscription and this replica's own subject. */
+  subs: Subscription[];
   inFlight: Set<Promise<void>>;
+  /**
+   * Set when this replica may be behind the stream without knowing it: the process was frozen, or
+   * its NATS connection was lost. Reads then wait for settled() first (at most CATCH_UP_MS, else
+   * E_NOT_CAUGHT_UP, which the sender takes to another replica), so a returning node serves no stale read.
+   */
+  stale: boolean;
 }
 
 export class ShardHost {
@@ -60,10 +71,32 @@ export class ShardHost {
   private retry: NodeJS.Timeout | null = null;
 
   private readonly sweeper: NodeJS.Timeout;
+  private readonly ticker: NodeJS.Timeout;
+  private lastTick = Date.now();
+  private readonly status: AsyncIterable<{ type: string }> & { stop?(): void };
 
   constructor(private readonly opts: ShardHostOptions) {
     this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_MS);
     this.sweeper.unref();
+    this.ticker = setInterval(() => this.checkPause(), TICK_MS);
+    this.ticker.unref();
+    // a lost connection: the tails may have missed frames until they recreate their consumers
+    const status = opts.nc.status() as AsyncIterable<{ type: string }> & { stop?(): void };
+    this.status = status;
+    void (async () => {
+      for await (const st of status) if (st.type === "reconnect" || st.type === "disconnect") this.markStale();
+    })().catch(() => undefined);
+  }
+
+  /** Marks every replica stale when the event loop did not run for PAUSE_MS (checked by the ticker and before each read: after a SIGCONT, requests may be read before timers run). */
+  private checkPause(): void {
+    const now = Date.now();
+    if (now - this.lastTick > PAUSE_MS) this.markStale();
+    this.lastTick = now;
+  }
+
+  private markStale(): void {
+    for (const s of this.open.values()) s.stale = true;
   }
 
   /**
@@ -184,16 +217,17 @@ export class ShardHost {
     }
     const inFlight = new Set<Promise<void>>();
     const index = new CollectionIndex(collection, this.opts.now);
-    const sub = this.opts.nc.subscribe(shardSubject(r, shard), {
-      queue: SHARD_QUEUE,
-      callback: (err, msg) => {
-        if (err) return;
-        const p = this.answer(collection, index, msg);
-        inFlight.add(p);
-        void p.finally(() => inFlight.delete(p));
-      },
-    });
-    this.open.set(key, { key, replicas: r.replicas, dir, collection, index, sub, inFlight });
+    const entry: Shard = { key, replicas: r.replicas, dir, collection, index, subs: [], inFlight, stale: false };
+    const callback = (err: Error | null, msg: Msg) => {
+      if (err) return;
+      const p = this.answer(entry, msg);
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p));
+    };
+    // The queue group (any replica) and this replica's own subject (a sender choosing a live replica, sharded-index.ts).
+    entry.subs.push(this.opts.nc.subscribe(shardSubject(r, shard), { queue: SHARD_QUEUE, callback }));
+    entry.subs.push(this.opts.nc.subscribe(replicaSubject(r, shard, this.opts.registry.self.id), { callback }));
+    this.open.set(key, entry);
   }
 
   /** Stop serving a shard: unsubscribe (later requests go to the other replicas), let requests in flight finish, close; `remove` deletes its files. */
@@ -201,7 +235,7 @@ export class ShardHost {
     const s = this.open.get(key);
     if (s === undefined) return;
     this.open.delete(key);
-    s.sub.unsubscribe();
+    for (const sub of s.subs) sub.unsubscribe();
     await Promise.all(s.inFlight);
     await s.collection.close().catch(() => undefined);
     if (!remove) return;
@@ -211,11 +245,11 @@ export class ShardHost {
     for (let d = dirname(s.dir); d.startsWith(top + sep); d = dirname(d)) if (!(await rmdir(d).then(() => true, () => false))) break;
   }
 
-  private async answer(c: Collection, ix: CollectionIndex, msg: Msg): Promise<void> {
+  private async answer(s: Shard, msg: Msg): Promise<void> {
     let reply: Uint8Array;
     try {
       const req = decodeMessage<ShardRequest>(msg.data);
-      reply = encodeMessage({ ok: await this.run(c, ix, req) });
+      reply = encodeMessage({ ok: await this.run(s, req) });
     } catch (e) {
       reply = encodeMessage(errorReply(e));
     }
@@ -227,10 +261,32 @@ export class ShardHost {
     }
   }
 
-  private async run(c: Collection, ix: CollectionIndex, req: ShardRequest): Promise<unknown> {
+  private async run(s: Shard, req: ShardRequest): Promise<unknown> {
+    const { collection: c, index: ix } = s;
     const a = (req?.args ?? {}) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     const seq = () => c.logPosition.offset;
-    switch (req?.op) {
+    const op = req?.op;
+    if (op === "upsert" || op === "delete" || op === "update" || op === "updateWhere") {
+      // A write carries its deadline and id into the log (its frames are dropped by every replica if stored later;
+      // copies of one request sent to several replicas are one frame: JetStream deduplicates the message ids); one arriving too late is not run.
+      const deadline = typeof req.deadline === "number" && Number.isFinite(req.deadline) ? req.deadline : undefined;
+      if (deadline !== undefined && Date.now() >= deadline - CLOCK_SKEW_MS) {
+        throw new SvcError("E_SHARD_UNAVAILABLE", "the write reached its shard after its deadline (a stalled NATS server or node); it was not applied; retry", { details: { retryAfterSeconds: 1 } });
+      }
+      const id = typeof req.id === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(req.id) ? req.id : undefined;
+      return deadline === undefined ? this.write(c, ix, op, a, seq) : withDeadline(deadline, () => this.write(c, ix, op, a, seq), id);
+    }
+    this.checkPause();
+    if (s.stale) {
+      await caughtUp(c, Infinity);
+      s.stale = false;
+    }
+    return this.read(c, ix, req, a);
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private async write(c: Collection, ix: CollectionIndex, op: "upsert" | "delete" | "update" | "updateWhere", a: Record<string, any>, seq: () => number): Promise<unknown> {
+    switch (op) {
       case "upsert": {
         const vectors = Array.isArray(a.vectors) ? (a.vectors as Array<Record<string, unknown>>).map((v) => (typeof v === "object" && v !== null ? { ...v, values: bytesF32(v.values) } : v)) : a.vectors;
         const r = await ix.upsert(a.ns, vectors as VectorInput[]);
@@ -248,6 +304,10 @@ export class ShardHost {
         return { matched: r.matched, seq: seq() };
       }
     }
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private async read(c: Collection, ix: CollectionIndex, req: ShardRequest, a: Record<string, any>): Promise<unknown> {
     await caughtUp(c, req?.after);
     switch (req?.op) {
       case "fetch":
@@ -273,17 +333,24 @@ export class ShardHost {
     this.closed = true;
     if (this.retry !== null) clearTimeout(this.retry);
     clearInterval(this.sweeper);
+    clearInterval(this.ticker);
+    this.status.stop?.();
     await this.running;
     await Promise.all([...this.open.keys()].map((k) => this.drop(k, false)));
   }
 }
 
-/** Wait until `c` has applied the frame at stream sequence `after` (read-your-writes); bounded by CATCH_UP_MS, then 503 E_NOT_CAUGHT_UP. */
+/**
+ * Wait until `c` has applied the frame at stream sequence `after` (read-your-writes; Infinity:
+ * everything on its subject now, for a replica that may be behind); bounded by CATCH_UP_MS, then
+ * 503 E_NOT_CAUGHT_UP.
+ */
 async function caughtUp(c: Collection, after: unknown): Promise<void> {
   if (typeof after !== "number" || c.applied.offset >= after) return;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new SvcError("E_NOT_CAUGHT_UP", `this shard has not yet applied log sequence ${after} (it has ${c.applied.offset}); retry shortly`, { field: "x-svc-after", details: { retryAfterSeconds: 1 } })), CATCH_UP_MS);
+    const what = after === Infinity ? "this replica is catching up after a pause or a lost NATS connection" : `this shard has not yet applied log sequence ${after} (it has ${c.applied.offset})`;
+    timer = setTimeout(() => reject(new SvcError("E_NOT_CAUGHT_UP", `${what}; retry shortly`, { field: "x-svc-after", details: { retryAfterSeconds: 1 } })), CATCH_UP_MS);
   });
   try {
     await Promise.race([c.settled(), late]);

@@ -1,45 +1,60 @@
 /**
  * @module sharded-index — one cluster index as a VectorIndex, usable on any node: each call goes over
- * NATS request-reply to the shards it concerns (subject `svc.shard.<tenant>.<index>.<incarnation>.<shard>`,
- * answered by one live replica in the queue group; shard-host.ts). Writes go to the shards of their ids
+ * NATS request-reply to the shards it concerns: to one replica's own subject
+ * (`svc.shard.<tenant>.<index>.<incarnation>.<shard>.<node>`), live replicas heard from most recently
+ * first, then to the queue group of every replica (shard-host.ts). Writes go to the shards of their ids
  * (an upsert is split per shard and into requests under NATS max_payload) and return the highest
  * stream sequence acknowledged; queries fan out to every shard and the top-k are merged here (cosine
  * scores are comparable across shards); delete by filter, stats and counts go to every shard and sum.
  */
 import { RequestError, type NatsConnection } from "@nats-io/transport-node";
+import { randomBytes } from "node:crypto";
 import type { FetchedVector, IdPage, IdPageInput, Match, QueryInput, VectorInput } from "../engine/collection.js";
 import { mergePages } from "../engine/id-order.js";
 import { checkId, checkTopK, rowBytesOf } from "../engine/input-checks.js";
 import { checkUpsert } from "../engine/writer.js";
-import { SvcError } from "../errors.js";
+import { ERRORS, SvcError } from "../errors.js";
 import type { IndexStats, ReadOptions, VectorIndex, Written } from "../memory/vector-index.js";
+import { CLOCK_SKEW_MS } from "./jetstream-log.js";
 import { bytesF32, decodeMessage, encodeMessage, f32Bytes, replyError, shardOf, shardSubject, type ClusterIndexRecord, type ShardOp, type ShardReply } from "./shards.js";
 
 export interface ShardedIndexOptions {
-  /** How long one read request waits for its reply (default 5000 ms; a shard waits at most CATCH_UP_MS for `after`). */
+  /** How long one read request waits for a replica's reply before it asks the next replica (default 2500 ms; a shard waits at most CATCH_UP_MS for `after`). */
   readTimeoutMs?: number;
-  /** How long one write request waits (default 20000 ms: longer than the log's E_NO_QUORUM wait, so that error arrives first). */
-  writeTimeoutMs?: number;
-  /** How long a shard with no replica answering (no responders, or a read timing out) is retried before E_SHARD_UNAVAILABLE (default 5000 ms). */
+  /**
+   * A write's deadline, from when it is sent (default 12000 ms: longer than a stream leader
+   * election, ~5-9 s on nats-server 2.9). Its frames carry it into the log; a frame the stream
+   * stores later is dropped by every replica. With no answer by deadline + CLOCK_SKEW_MS the
+   * answer is 503 E_OUTCOME_UNKNOWN; E_NO_QUORUM from the shard is passed on only at that time
+   * too, so a write the client makes next is stored after the deadline and can never be overtaken.
+   */
+  writeWindowMs?: number;
+  /** How long a shard with no replica answering (no responders, or reads timing out) is retried before E_SHARD_UNAVAILABLE (default 10000 ms). */
   unavailableAfterMs?: number;
 }
 
+/** Live nodes holding a replica of a shard, to ask first (best first); the queue group is asked after them. */
+export type ReplicasOf = (shard: number) => readonly string[];
+
+/** How long one try of a write waits for its answer before a copy goes to the next replica (ms; the last try waits until deadline + CLOCK_SKEW_MS). */
+const WRITE_TRY_MS = 4000;
 /** Room per request for the envelope, the namespace and headers, under the server's max_payload. */
 const ENVELOPE_BYTES = 4096;
 
 export class ShardedIndex implements VectorIndex {
   private readonly readTimeoutMs: number;
-  private readonly writeTimeoutMs: number;
+  private readonly writeWindowMs: number;
   private readonly unavailableAfterMs: number;
 
   constructor(
     private readonly nc: NatsConnection,
     readonly record: ClusterIndexRecord,
     opts: ShardedIndexOptions = {},
+    private readonly replicasOf: ReplicasOf = () => [],
   ) {
-    this.readTimeoutMs = opts.readTimeoutMs ?? 5000;
-    this.writeTimeoutMs = opts.writeTimeoutMs ?? 20_000;
-    this.unavailableAfterMs = opts.unavailableAfterMs ?? 5000;
+    this.readTimeoutMs = opts.readTimeoutMs ?? 2500;
+    this.writeWindowMs = opts.writeWindowMs ?? 12_000;
+    this.unavailableAfterMs = opts.unavailableAfterMs ?? 10_000;
   }
 
   async upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number } & Written> {
@@ -165,32 +180,75 @@ export class ShardedIndex implements VectorIndex {
   }
 
   /**
-   * One request to one shard. No responders (no replica subscribed: down, or still opening) and read
-   * timeouts are retried for unavailableAfterMs, then 503 E_SHARD_UNAVAILABLE with Retry-After. An
-   * error the shard answered is re-thrown as the same SvcError; with `field`/`at`, an element path
-   * `<field>[j]` of the shard's part is renamed to the caller's index `<field>[at[j]]`.
+   * One request to one shard, to its replicas' own subjects (replicasOf: live, freshest first) and
+   * then its queue group. It moves on to the next at no responders (that replica does not serve the
+   * shard: definite), at a timeout (a replica frozen, or the request lost with a NATS server), and
+   * for reads at E_NOT_CAUGHT_UP (a replica catching up): so it goes on through another replica
+   * within a try's timeout. Reads give up after unavailableAfterMs: 503 E_SHARD_UNAVAILABLE with
+   * Retry-After. A write carries its deadline (writeWindowMs) and an id, the same in every copy
+   * sent: its frames' message ids derive from the id, so JetStream keeps one whichever replicas
+   * ran it, and a frame stored after the deadline is dropped by every replica. So a write may be
+   * sent again until the deadline; with no answer by deadline + CLOCK_SKEW_MS it is 503
+   * E_OUTCOME_UNKNOWN, and an E_NO_QUORUM reply is passed on only at that time (then a write the
+   * client makes next is stored after the deadline and cannot be overtaken). An error the shard
+   * answered is re-thrown as the same SvcError; with `field`/`at`, an element path `<field>[j]` of
+   * the shard's part is renamed to the caller's index `<field>[at[j]]`.
    */
   private async request<T>(shard: number, op: ShardOp, args: Record<string, unknown>, after?: number, field?: string, at?: number[]): Promise<T> {
     const subject = shardSubject(this.record, shard);
     const write = op === "upsert" || op === "delete" || op === "update" || op === "updateWhere";
-    const data = encodeMessage({ op, args, ...(after === undefined ? {} : { after }) });
-    const deadline = Date.now() + this.unavailableAfterMs;
-    for (;;) {
+    const start = Date.now();
+    const deadline = start + this.writeWindowMs;
+    const data = encodeMessage({ op, args, ...(after === undefined ? {} : { after }), ...(write ? { deadline, id: randomBytes(9).toString("base64url") } : {}) });
+    // new tries until then; a write's last try waits for its answer until deadline + CLOCK_SKEW_MS
+    const giveUpAt = Math.min(start + this.unavailableAfterMs, write ? deadline - CLOCK_SKEW_MS : Infinity);
+    // reads start at a random replica (spreading the load), writes at the first
+    const offset = write ? 0 : Math.floor(Math.random() * 4);
+    /** A write some copy of which may have run: its end is unknown until deadline + CLOCK_SKEW_MS. */
+    let maybeRan = false;
+    const unknown = async (error: SvcError): Promise<never> => {
+      const wait = deadline + CLOCK_SKEW_MS - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      throw error;
+    };
+    const outcomeUnknown = (cause: unknown) =>
+      new SvcError("E_OUTCOME_UNKNOWN", `shard ${shard} of index '${this.record.name}' did not answer the write by its deadline (${(cause as Error)?.message ?? cause}); it may have taken effect, but never after a later acknowledged write to the same id; retry`, { details: { retryAfterSeconds: 1 }, cause });
+    let last: unknown;
+    for (let attempt = 0; ; attempt++) {
+      const replicas = this.replicasOf(shard);
+      const targets = [...replicas.map((n) => `${subject}.${n}`), subject];
+      const target = targets[(attempt + (replicas.length === 0 ? 0 : offset % replicas.length)) % targets.length]!;
+      const lastTry = write && Date.now() + this.readTimeoutMs >= giveUpAt;
       let reply: ShardReply;
       try {
-        reply = decodeMessage<ShardReply>((await this.nc.request(subject, data, { timeout: write ? this.writeTimeoutMs : this.readTimeoutMs })).data);
+        const timeout = !write ? this.readTimeoutMs : lastTry ? Math.max(100, deadline + CLOCK_SKEW_MS - Date.now()) : WRITE_TRY_MS;
+        reply = decodeMessage<ShardReply>((await this.nc.request(target, data, { timeout })).data);
       } catch (e) {
-        // A write that timed out may have been applied: not retried (the client retries; upserts are idempotent by id).
-        const retry = (e instanceof RequestError && e.isNoResponders()) || (!write && isTimeout(e));
-        if (!retry || Date.now() >= deadline) {
-          throw new SvcError("E_SHARD_UNAVAILABLE", `shard ${shard} of index '${this.record.name}' has no live replica answering (${(e as Error).message}); retry shortly`, { details: { retryAfterSeconds: 2 }, cause: e });
+        last = e;
+        const noResponders = e instanceof RequestError && e.isNoResponders();
+        if (write && !noResponders) maybeRan = true;
+        if (Date.now() >= giveUpAt || lastTry) {
+          if (maybeRan) return unknown(outcomeUnknown(e));
+          break;
         }
-        await new Promise((r) => setTimeout(r, 200));
+        // every target said no responders: pause before the next round
+        if (noResponders && (attempt + 1) % targets.length === 0) await new Promise((r) => setTimeout(r, 200));
         continue;
       }
-      if ("error" in reply) throw renamed(replyError(reply.error), field, at);
+      if ("error" in reply) {
+        const err = renamed(replyError(reply.error), field, at);
+        if (write && err.code === "E_NO_QUORUM") return unknown(err);
+        // this copy failed for want of the cluster (refused as too late, closing, ...): an earlier copy may have run
+        if (write && maybeRan && ERRORS[err.code].status >= 500) return unknown(outcomeUnknown(err));
+        if (!write && err.code === "E_NOT_CAUGHT_UP" && Date.now() < giveUpAt && attempt < targets.length) {
+          last = err;
+          continue;
+        }
+        throw err;
+      }
       return reply.ok as T;
     }
+    throw new SvcError("E_SHARD_UNAVAILABLE", `shard ${shard} of index '${this.record.name}' has no live replica answering (${(last as Error)?.message ?? last}); retry shortly`, { details: { retryAfterSeconds: 2 }, cause: last });
   }
 
   /** Request bytes available for vectors under the server's max_payload. */
@@ -201,10 +259,6 @@ export class ShardedIndex implements VectorIndex {
 
 function isNumbers(v: unknown): v is ArrayLike<number> {
   return v instanceof Float32Array || (Array.isArray(v) && v.every((x) => typeof x === "number"));
-}
-
-function isTimeout(e: unknown): boolean {
-  return e instanceof Error && (e.name === "TimeoutError" || (e.cause instanceof Error && e.cause.name === "TimeoutError") || /timeout/i.test(e.message));
 }
 
 function maxSeq(replies: Array<{ seq: number }>): number {

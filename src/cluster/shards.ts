@@ -56,18 +56,31 @@ export function shardLogName(r: ClusterIndexRecord, shard: number): string {
   return `idx.${shardKey(r, shard)}`;
 }
 
-/** The shard's request subject. */
+/** The shard's request subject (every replica subscribes it in SHARD_QUEUE: one of them answers). */
 export function shardSubject(r: ClusterIndexRecord, shard: number): string {
   return `${SHARD_SUBJECT}.${shardKey(r, shard)}`;
 }
 
+/** The request subject of one node's replica of the shard (no queue group): a sender picks the replica. */
+export function replicaSubject(r: ClusterIndexRecord, shard: number, node: string): string {
+  return `${shardSubject(r, shard)}.${node}`;
+}
+
 export type ShardOp = "upsert" | "delete" | "update" | "updateWhere" | "fetch" | "query" | "stats" | "count" | "list";
 
-/** A request to a shard (msgpack): the op, its arguments, and for reads the log sequence the shard must have applied first. */
+/**
+ * A request to a shard (msgpack): the op, its arguments, for reads the log sequence the shard must
+ * have applied first, for writes the deadline (ms since the epoch) its frames carry in the log
+ * (jetstream-log.ts DEADLINE_HEADER): a write reaching its shard too late is refused, one stored too
+ * late is dropped by every replica.
+ */
 export interface ShardRequest {
   op: ShardOp;
   args: Record<string, unknown>;
   after?: number;
+  deadline?: number;
+  /** A write's id (letters, digits, `_`, `-`), the same in every copy sent: its frames' message ids derive from it, so JetStream keeps one. */
+  id?: string;
 }
 
 /** A shard's reply (msgpack): `{ok: result}` or `{error: {code, message, field?, details?}}`. */

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { CHUNK_HEADER, ensureLogStream, jetStreamLog } from "../../src/cluster/jetstream-log.js";
+import { CHUNK_HEADER, DEADLINE_HEADER, ensureLogStream, jetStreamLog, withDeadline } from "../../src/cluster/jetstream-log.js";
 import { Collection } from "../../src/engine/collection.js";
 import type { Log } from "../../src/store/log.js";
 import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
@@ -152,6 +152,36 @@ describe("a Collection on the JetStream log", () => {
     expect(d.recovery.frames).toBe(2);
     await d.close();
   }, 20_000);
+
+  it("drops a frame the stream stored after its deadline, on every replica and on replay; copies of one request (one id) are one frame", async () => {
+    const subject = `${STREAM}.deadline`;
+    const a = await open(newDir(), "deadline", { follow: true });
+    const b = await open(newDir(), "deadline", { follow: true });
+    await withDeadline(Date.now() + 10_000, () => a.upsert("ns", [{ id: "kept", values: vec(1) }]));
+    // A frame stored after its deadline: a real upsert's bytes (written to a scratch subject) published late, as a stalled server would deliver it.
+    const scratch = await open(newDir(), "deadline-scratch");
+    await scratch.upsert("ns", [{ id: "late", values: vec(2) }]);
+    await scratch.close();
+    const jsm = await jetstreamManager(nc);
+    const bytes = (await jsm.streams.getMessage(STREAM, { last_by_subj: `${STREAM}.deadline-scratch` }))!.data;
+    const h = headers();
+    h.set(DEADLINE_HEADER, String(Date.now() - 2000));
+    await jetstream(nc).publish(subject, bytes, { msgID: `${subject}:late:1`, headers: h });
+    // an append past its deadline is refused before it is published
+    await expect(withDeadline(Date.now() - 1, () => a.upsert("ns", [{ id: "refused", values: vec(3) }]))).rejects.toMatchObject({ code: "E_NO_QUORUM" });
+    // two copies of one request, run by two replicas: one frame
+    const deadline = Date.now() + 10_000;
+    await Promise.all([withDeadline(deadline, () => a.upsert("ns", [{ id: "dup", values: vec(4) }]), "req-1"), withDeadline(deadline, () => b.upsert("ns", [{ id: "dup", values: vec(4) }]), "req-1")]);
+    await a.upsert("ns", [{ id: "after", values: vec(5) }]);
+    const c = await open(newDir(), "deadline", { follow: true });
+    for (const r of [a, b, c]) {
+      await r.settled();
+      expect(r.ids("ns").sort()).toEqual(["after", "dup", "kept"]);
+    }
+    // replayed: kept, dup (once), after; the late frame is skipped
+    expect(c.recovery.frames).toBe(3);
+    await Promise.all([a.close(), b.close(), c.close()]);
+  }, 60_000);
 
   it("refuses a log on a stream that does not exist with E_NOT_FOUND, at once", async () => {
     await expect(Collection.open(newDir(), { kernels, pool, dimension: DIM, openLog: jetStreamLog(nc, { stream: "svc_no_such_stream", name: "x" }) })).rejects.toMatchObject({

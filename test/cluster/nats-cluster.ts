@@ -32,6 +32,10 @@ export interface NatsCluster {
   kill(i: number): void;
   /** Start server i again with the same config and store. */
   start(i: number): void;
+  /** SIGSTOP server i (it keeps its sockets and answers nothing: a stalled process, not a dead one). */
+  pause(i: number): void;
+  /** SIGCONT server i. */
+  resume(i: number): void;
   /** Resolves once every running server answers and JetStream has a meta leader. */
   ready(timeoutMs?: number): Promise<void>;
   /** A client connection (reconnecting forever) to server `first` first, or to any; closed by stop(). */
@@ -117,6 +121,8 @@ async function startOnce(n: number, name: string, attempt: number): Promise<Nats
       procs[i] = null;
     },
     start,
+    pause: (i) => void procs[i]?.kill("SIGSTOP"),
+    resume: (i) => void procs[i]?.kill("SIGCONT"),
     async ready(timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       const live = cluster.urls.filter((_, i) => procs[i] !== null);

@@ -27,6 +27,12 @@ export interface SvcCluster {
   kill(i: number): Promise<void>;
   /** SIGTERM node i (clean shutdown) and wait; resolves with its exit code. */
   terminate(i: number): Promise<number | null>;
+  /** SIGSTOP node i (a frozen process: its sockets and NATS subscriptions stay, it answers nothing). */
+  pause(i: number): void;
+  /** SIGCONT node i. */
+  resume(i: number): void;
+  /** The index (in nats.urls) of the NATS server node i is connected to now, from its log lines; -1 when unknown. */
+  natsServerOf(i: number): number;
   /** Start node i again (same id, port and data dir); resolves once /v1/ready answers 200. */
   start(i: number): Promise<void>;
   /** What node i wrote to stdout and stderr so far (this run of it). */
@@ -105,6 +111,12 @@ export async function startSvcCluster(n = 3, opts: { args?: string[]; config?: R
     kill,
     terminate,
     start,
+    pause: (i) => void procs[i]?.kill("SIGSTOP"),
+    resume: (i) => void procs[i]?.kill("SIGCONT"),
+    natsServerOf(i) {
+      const seen = [...outs[i]!.matchAll(/connected to NATS at (?:nats:\/\/)?[^\s":]+:(\d+)/g)].pop();
+      return seen === undefined ? -1 : nats.urls.findIndex((u) => u.endsWith(`:${seen[1]}`));
+    },
     output: (i) => outs[i]!,
     async stop() {
       await Promise.all(ids.map((_, i) => kill(i)));
@@ -128,11 +140,11 @@ export interface Answer {
   body: any;
 }
 
-/** One HTTP call to a node (`key`: the api-key header, null for none); the body parsed as JSON when it is. */
-export async function callNode(url: string, method: string, path: string, body?: unknown, key: string | null = null, timeoutMs = 20_000): Promise<Answer> {
+/** One HTTP call to a node (`key`: the api-key header, null for none; `extra`: more headers); the body parsed as JSON when it is. */
+export async function callNode(url: string, method: string, path: string, body?: unknown, key: string | null = null, timeoutMs = 20_000, extra: Record<string, string> = {}): Promise<Answer> {
   const res = await fetch(`${url}${path}`, {
     method,
-    headers: { ...(key ? { "api-key": key } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: { ...extra, ...(key ? { "api-key": key } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(timeoutMs),
   });
