@@ -183,7 +183,7 @@ export class ShardHost {
       return;
     }
     const inFlight = new Set<Promise<void>>();
-    const index = new CollectionIndex(collection, this.opts.now);
+    const index = new CollectionIndex(collection, this.opts.now, r.metric);
     const sub = this.opts.nc.subscribe(shardSubject(r, shard), {
       queue: SHARD_QUEUE,
       callback: (err, msg) => {

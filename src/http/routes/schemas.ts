@@ -1,4 +1,5 @@
 /** @module routes/schemas — JSON Schemas of the vector-index bodies, for the OpenAPI document. */
+import { METRICS } from "../../memory/indexes.js";
 import type { Schema } from "../route.js";
 
 export const filter: Schema = {
@@ -22,7 +23,7 @@ export const indexModel: Schema = {
   properties: {
     name: { type: "string" },
     dimension: { type: "integer" },
-    metric: { type: "string", enum: ["cosine"] },
+    metric: { type: "string", enum: [...METRICS] },
     host: { type: "string", description: "http URL ending in /v1/indexes/{name}; data-plane paths are relative to it" },
     spec: { type: "object" },
     status: { type: "object", properties: { ready: { type: "boolean" }, state: { type: "string" } } },
@@ -41,7 +42,7 @@ export const createIndexRequest: Schema = {
   properties: {
     name: { type: "string", pattern: "^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$" },
     dimension: { type: "integer", minimum: 1, maximum: 20000 },
-    metric: { type: "string", enum: ["cosine"], default: "cosine" },
+    metric: { type: "string", enum: [...METRICS], default: "cosine", description: "cosine and dotproduct score larger-first; euclidean scores are squared distances, smaller first" },
     spec: { type: "object", description: "Kept as given, e.g. {serverless: {cloud, region}}" },
     deletion_protection: { type: "string", enum: ["enabled", "disabled"] },
     tags: { type: "object", additionalProperties: { type: "string" } },
