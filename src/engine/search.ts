@@ -151,7 +151,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       if (masked !== null) {
         plan = "ivf-masked";
         top = masked;
-      } else if (cosine && want >= count) {
+      } else if (cosine && want >= count && q.probe === undefined) {
         // Every match is a candidate: the 1-bit scan would rank them for nothing.
         plan = "list";
         top = { rows: matches.toUint32Array(), dists: new Uint32Array(0) };
@@ -165,8 +165,8 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       const dead = p.tombstones;
       const live = rows.count - dead.size;
       if (live <= 0) return { hits: [], plan: "empty", timings };
-      if (cosine && want >= live) {
-        // Every live row is a candidate: the 1-bit scan would rank them for nothing.
+      if (cosine && want >= live && q.probe === undefined) {
+        // Every live row is a candidate: the 1-bit scan would rank them for nothing (an explicit probe still probes).
         plan = "full";
         top = { rows: p.live().toUint32Array(), dists: new Uint32Array(0) };
       } else if (probeIvf !== null) {
