@@ -67,7 +67,7 @@ function withTags(f: Record<string, unknown> | undefined, t: string[] | undefine
 const queryInput = { index, namespace, topK: z.number().int().min(1).max(10000).optional().describe("default 10"), filter: filter.optional(), tags: tags.optional(), includeMetadata: z.boolean().optional(), includeValues: z.boolean().optional() };
 const query: Tool = {
   name: "query", title: "Query vectors", access: "tenant", annotations: READ, operations: ["query"],
-  description: "Nearest vectors by cosine to a vector (or to a stored vector's id), best first, with an optional metadata filter; tags=[...] keeps only vectors tagged with all of them. For a text question use query_text.",
+  description: "Nearest vectors by the index's metric (cosine, dotproduct, or euclidean: squared distance, smaller first) to a vector (or to a stored vector's id), best first, with an optional metadata filter; tags=[...] keeps only vectors tagged with all of them. For a text question use query_text.",
   input: z.object({ ...queryInput, vector: z.array(z.number()).optional(), id: z.string().optional().describe("query by a stored vector instead of `vector`") }),
   output: matches,
   run: async ({ index: name, tags: t, filter: f, ...rest }, api) => json(await api.call("query", { args: { name, ...rest, filter: withTags(f as Record<string, unknown> | undefined, t as string[] | undefined) } })),

@@ -80,7 +80,7 @@ export const queryRequest: Schema = {
     filter,
     includeValues: { type: "boolean", default: false },
     includeMetadata: { type: "boolean", default: false },
-    exact: { type: "boolean", default: false, description: "Scan every row even when the namespace has an approximate index (large namespaces)" },
+    exact: { type: "boolean", default: false, description: "The exact float top-k: every live vector (or filter match) scored with its stored values, no 1-bit stage (slow on large namespaces)" },
   },
 };
 export const queryResponse: Schema = {
