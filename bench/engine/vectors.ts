@@ -19,15 +19,24 @@ export class ClusteredVectors {
   private readonly seed: number;
   private readonly spread: number;
 
-  /** `spread` scales the latent part: 1 gives tight, well-separated clusters; 4 makes neighbouring clusters overlap (harder for approximate search). */
-  constructor(dim: number, seed: number, spread = 1) {
+  private readonly perCluster: boolean;
+  private readonly clusters: number;
+
+  /**
+   * `spread` scales the latent part: 1 gives tight, well-separated clusters; 4 makes neighbouring clusters overlap (harder for approximate search).
+   * `perClusterBasis`: each cluster has its own latent basis (a per-cluster low-rank part) instead of one shared by all.
+   * `clusters`: the number of centres (default 1000).
+   */
+  constructor(dim: number, seed: number, spread = 1, perClusterBasis = false, clusters = CLUSTERS) {
     this.dim = dim;
     this.seed = seed;
     this.spread = spread;
+    this.perCluster = perClusterBasis;
+    this.clusters = clusters;
     const next = mulberry32(seed);
     const u = () => next() / 2 ** 32 - 0.5;
-    this.centres = Float32Array.from({ length: CLUSTERS * dim }, u);
-    this.basis = Float32Array.from({ length: LATENT * dim }, u);
+    this.centres = Float32Array.from({ length: clusters * dim }, u);
+    this.basis = Float32Array.from({ length: (perClusterBasis ? clusters : 1) * LATENT * dim }, u);
     this.noise = Float32Array.from({ length: NOISE + dim }, () => 0.1 * u());
   }
 
@@ -35,14 +44,17 @@ export class ClusteredVectors {
   write(i: number, out: Float32Array, offset = 0): void {
     const next = mulberry32(this.seed ^ Math.imul(i + 1, 0x9e3779b1));
     const u = () => next() / 2 ** 32 - 0.5;
-    const c = (next() % CLUSTERS) * this.dim;
+    const cluster = next() % this.clusters;
+    const c = cluster * this.dim;
     const o = next() % NOISE;
     const s = this.spread;
     const [z0, z1, z2, z3] = [s * u(), s * u(), s * u(), s * u()];
     const b = this.basis;
     const d = this.dim;
+    const at = this.perCluster ? cluster * LATENT * d : 0;
     for (let j = 0; j < d; j++) {
-      out[offset + j] = this.centres[c + j]! + z0 * b[j]! + z1 * b[d + j]! + z2 * b[2 * d + j]! + z3 * b[3 * d + j]! + this.noise[o + j]!;
+      const bj = at + j;
+      out[offset + j] = this.centres[c + j]! + z0 * b[bj]! + z1 * b[d + bj]! + z2 * b[2 * d + bj]! + z3 * b[3 * d + bj]! + this.noise[o + j]!;
     }
   }
 

@@ -216,7 +216,7 @@ export class ShardHost {
       return;
     }
     const inFlight = new Set<Promise<void>>();
-    const index = new CollectionIndex(collection, this.opts.now);
+    const index = new CollectionIndex(collection, this.opts.now, r.metric);
     const entry: Shard = { key, replicas: r.replicas, dir, collection, index, subs: [], inFlight, stale: false };
     const callback = (err: Error | null, msg: Msg) => {
       if (err) return;

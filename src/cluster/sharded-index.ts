@@ -142,7 +142,8 @@ export class ShardedIndex implements VectorIndex {
     const parts = await this.all<{ matches: Match[]; scanned: number }>("query", { ns: namespace, req: q }, read.after);
     const matches = parts
       .flatMap((p) => p.matches)
-      .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      // euclidean scores are squared distances, smaller first
+      .sort((a, b) => (this.record.metric === "euclidean" ? a.score - b.score : b.score - a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       .slice(0, req.topK);
     return { matches, scanned: parts.reduce((n, p) => n + p.scanned, 0) };
   }

@@ -21,7 +21,7 @@ import type { ProbeParams } from "./ivf.js";
 import { Maintenance, type MaintenanceErrorHandler } from "./maintenance.js";
 import type { VectorShape } from "./partition.js";
 import { Reader, type FetchedVector, type Match, type OrderedRow, type OrderInput, type QueryInput } from "./reader.js";
-import type { Plan, SearchResult } from "./search.js";
+import type { Plan, Scoring, SearchResult } from "./search.js";
 import { Writer, type VectorInput } from "./writer.js";
 
 export { MAX_APPLY_BACKLOG_BYTES } from "./applier.js";
@@ -30,6 +30,7 @@ export { COMPACT_DEAD_FRACTION, COMPACT_MIN_DEAD, DEFAULT_CHECKPOINT_BYTES } fro
 export type { IdPage, IdPageInput } from "./id-order.js";
 export type { FetchedVector, Match, OrderedRow, OrderInput, QueryInput } from "./reader.js";
 export type { VectorInput } from "./writer.js";
+export type { Scoring } from "./search.js";
 export type { CollectionConfig };
 export type { MaintenanceErrorHandler } from "./maintenance.js";
 

@@ -80,11 +80,54 @@ export function bestEstimated(kernels: Kernels, rows: RowsRef, candidates: Uint3
     const list = out + n * 8;
     heap.u32(list, n).set(candidates);
     kernels.asymScores(rows, list, n, block, out);
-    const s = new Float64Array(heap.memory.buffer, out, n);
-    const order = Array.from({ length: n }, (_, i) => i);
-    order.sort((a, b) => s[b]! - s[a]! || candidates[a]! - candidates[b]!);
-    return Uint32Array.from(order.slice(0, keep), (i) => candidates[i]!);
+    return bestScored(new Float64Array(heap.memory.buffer, out, n), candidates, keep);
   } finally {
     heap.release(block);
   }
+}
+
+/**
+ * The `keep` < n candidates with the highest scores, ties by the smaller row id, in no particular order: the cut is the
+ * (n - keep)-th smallest score, found by quickselect on a copy (Float64Array.sort of 5,000 scores took ~2.6 ms here).
+ */
+export function bestScored(scores: Float64Array, candidates: Uint32Array, keep: number): Uint32Array {
+  const n = candidates.length;
+  const cut = nthSmallest(Float64Array.from(scores), n - keep);
+  // Every row above the cut is kept; of those at the cut, the smallest rows until `keep`.
+  const out = new Uint32Array(keep);
+  const ties: number[] = [];
+  let o = 0;
+  for (let i = 0; i < n; i++) {
+    if (scores[i]! > cut) out[o++] = candidates[i]!;
+    else if (scores[i] === cut) ties.push(candidates[i]!);
+  }
+  ties.sort((a, b) => a - b);
+  for (let t = 0; o < keep; t++) out[o++] = ties[t]!;
+  return out;
+}
+
+/** The value that would be at index `nth` of `a` sorted ascending (a is reordered): quickselect with median-of-three pivots. */
+export function nthSmallest(a: Float64Array, nth: number): number {
+  let lo = 0;
+  let hi = a.length - 1;
+  while (hi > lo) {
+    const mid = (lo + hi) >>> 1;
+    const x = a[lo]!, y = a[mid]!, z = a[hi]!;
+    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        const t = a[i]!;
+        a[i++] = a[j]!;
+        a[j--] = t;
+      }
+    }
+    if (nth <= j) hi = j;
+    else if (nth >= i) lo = i;
+    else return a[nth]!;
+  }
+  return a[nth]!;
 }

@@ -39,7 +39,7 @@ export async function copyClustered(kernels: Kernels, pool: ScanPool | null, old
     fresh.ivf = new IvfIndex(kernels, dimBits, old.arena.words, kernels.heap.bytes().slice(centroids, centroids + nl * rowBytes), offsets, radii);
     const { rows: copiedRows, unpin } = fresh.arena.pin();
     try {
-      await fresh.ivf.calibrate(copiedRows, seed, stop, fresh.values === null ? 10 : candidatesFor(10));
+      await fresh.ivf.calibrate(copiedRows, seed, stop, fresh.values === null ? 10 : candidatesFor(10, fresh.shape.dimension));
     } finally {
       unpin();
     }

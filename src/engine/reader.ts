@@ -8,7 +8,7 @@ import type { ProbeParams } from "./ivf.js";
 import { compareIds, idsAfter, type IdPage, type IdPageInput } from "./id-order.js";
 import type { Partition } from "./partition.js";
 import { checkSparse, sparseDot, sparseJson, sparseOf, type SparseVector } from "./sparse.js";
-import { search, searchBatch, TOMBSTONE_SKIP_MAX, type Plan, type SearchResult } from "./search.js";
+import { search, searchBatch, TOMBSTONE_SKIP_MAX, type Plan, type Scoring, type SearchResult } from "./search.js";
 
 export interface QueryInput {
   vector?: ArrayLike<number>;
@@ -22,7 +22,7 @@ export interface QueryInput {
   /** Rows the 1-bit scan keeps, and rows rescored with float32 values (cosine); see search.ts. */
   candidates?: number;
   rescore?: number;
-  /** Scan every row even when the namespace has an approximate index. */
+  /** Float collections: the exact float top-k over every live row (or filter match); bit collections: scan every row even when the namespace has an approximate index. */
   exact?: boolean;
   /**
    * Pinecone's sparse query `{indices, values}` (sparse.ts `checkSparse`): every live row matching the filter
@@ -30,6 +30,8 @@ export interface QueryInput {
    * row's sparse values (0 for a row without any). Plan "hybrid"; the approximate index is not used.
    */
   sparseVector?: unknown;
+  /** How a float collection's rows are ranked (search.ts `Scoring`; default cosine): the vector index's metric. */
+  scoring?: Scoring;
   /** How the approximate index is probed (benchmarks and tuning; default DEFAULT_PROBE in ivf.ts). */
   probe?: ProbeParams;
 }
@@ -113,15 +115,18 @@ export class Reader {
     const unitPtr = this.s.rotation ? heap.alloc(this.s.dimension * 4) : 0;
     let unit: Float32Array | null = null;
     let rotated: Float32Array | null = null;
+    let norm = 0;
     try {
       if (this.s.rotation) {
         this.s.rotation.encode(vector as Float32Array, bits, unitPtr);
         rotated = this.s.rotation.lastRotated();
         unit = heap.f32(unitPtr, this.s.dimension).slice();
+        for (const x of vector) norm += x * x;
+        norm = Math.sqrt(norm);
       } else heap.bytes().set(vector, bits);
       p.pins++;
       try {
-        const res = await search(this.s.kernels, this.s.pool, p, { bits, unit, rotated, k, filter, candidates: req.candidates, rescore: req.rescore, exact: req.exact === true, probe: req.probe });
+        const res = await search(this.s.kernels, this.s.pool, p, { bits, unit, rotated, norm, scoring: req.scoring, k, filter, candidates: req.candidates, rescore: req.rescore, exact: req.exact === true, probe: req.probe });
         const matches = res.hits.map(({ row, score }) => {
           const match: Match = { id: p.idOf(row), score };
           if (req.includeValues) {

@@ -19,30 +19,69 @@ export const TOMBSTONE_SKIP_MAX = 256;
  */
 export const CANDIDATE_FACTOR = 10;
 export const CANDIDATE_MIN = 100;
+/**
+ * Below this dimension the default depths grow: fewer sign bits tell rows apart less well (at 64 bits the Hamming
+ * top-1,600 of 5,000 clustered rows still missed 1% of the true top-10), while each row costs less to estimate and to
+ * rescore. Candidates grow as (DEPTH_DIM / dimension)², so the asymmetric estimate, whose cost per row is
+ * proportional to the dimension, reads (DEPTH_DIM / dimension) times the bytes it reads at DEPTH_DIM; the rows
+ * rescored grow as DEPTH_DIM / dimension, so they hold the same number of floats (40 x 1024). A query whose
+ * candidates cover every row skips the 1-bit scan. Measured in bench/RESULTS.md (bench/recall-bench.ts).
+ */
+export const DEPTH_DIM = 1024;
 
-/** Rows a cosine query of top-k keeps from the 1-bit stage by default. */
-export function candidatesFor(k: number): number {
-  return Math.max(k, k * CANDIDATE_FACTOR, CANDIDATE_MIN);
+/** How many times deeper the rescoring of dimension-`dim` rows goes than at DEPTH_DIM (1 at and above it). */
+export function depthScale(dim: number): number {
+  return Math.max(1, Math.ceil(DEPTH_DIM / dim));
+}
+
+/** Rows a cosine query of top-k keeps from the 1-bit stage by default (float dimension `dim`). */
+export function candidatesFor(k: number, dim = DEPTH_DIM): number {
+  return Math.max(k, k * CANDIDATE_FACTOR, CANDIDATE_MIN) * depthScale(dim) ** 2;
 }
 export const RESCORE_FACTOR = 4;
 export const RESCORE_MIN = 40;
 
-export type Plan = "full" | "full-skip-dead" | "masked" | "list" | "empty" | "ivf" | "ivf-masked" | "hybrid";
+/** Rows a query of top-k rescores with float values by default (float dimension `dim`). */
+export function rescoreFor(k: number, dim = DEPTH_DIM): number {
+  return Math.max(k, k * RESCORE_FACTOR, RESCORE_MIN) * depthScale(dim);
+}
+
+/**
+ * How float rows are ranked: `cosine` (score = cosine, larger first), `dotproduct` (q·x, larger first) or
+ * `euclidean` (|q - x|², smaller first, as Pinecone returns it). The 1-bit stages rank by direction in every case;
+ * the float rescoring applies the metric with the stored values' norms.
+ */
+export type Scoring = "cosine" | "dotproduct" | "euclidean";
+
+/**
+ * Under dotproduct and euclidean a namespace of at most this many floats (live rows x dimension: 16 MiB of values) is
+ * always scored exactly: the 1-bit stages see only directions, and under euclidean the nearest rows of a short query
+ * are short rows in any direction, which no direction-ranked candidate pool holds (recall@10 0.90 at 20,000 x 1024 with
+ * norms in [0.5, 3], bench/RESULTS.md). Larger namespaces take the candidate pool, every candidate rescored.
+ */
+export const EXACT_SCORING_FLOATS = 1 << 22;
+
+/** "exact": `exact: true`; "hybrid": a sparseVector query (reader.ts) on a float collection, every live row (or every row the filter matched) scored with its float values. */
+export type Plan = "full" | "full-skip-dead" | "masked" | "list" | "empty" | "ivf" | "ivf-masked" | "exact" | "hybrid";
 
 export interface SearchQuery {
   /** Packed query bits in shared memory. */
   bits: number;
   /** The L2-normalized query (cosine collections), for rescoring. */
   unit: Float32Array | null;
+  /** The query's L2 norm before normalization (float collections; dotproduct and euclidean scoring use it). */
+  norm?: number;
+  /** How float rows are ranked (default cosine). */
+  scoring?: Scoring;
   /** The rotated query (cosine collections), for the asymmetric estimate. */
   rotated: Float32Array | null;
   k: number;
   filter: Filter | null;
-  /** Rows kept by the 1-bit scan (cosine); default max(k * CANDIDATE_FACTOR, CANDIDATE_MIN). */
+  /** Rows kept by the 1-bit scan (float collections); default candidatesFor(k, dimension). */
   candidates?: number;
-  /** Rows rescored with float32 values (cosine); default max(k * RESCORE_FACTOR, RESCORE_MIN). */
+  /** Rows rescored with float32 values (float collections); default rescoreFor(k, dimension), every candidate under dotproduct or euclidean. */
   rescore?: number;
-  /** Scan exactly even when the partition has an approximate index. */
+  /** Float collections: score every live row (or every filter match) with its float values; bit collections: scan every row's bits even when the partition has an approximate index. */
   exact?: boolean;
   /** How the approximate index is probed (default DEFAULT_PROBE). */
   probe?: ProbeParams;
@@ -68,10 +107,12 @@ export interface SearchResult {
 
 export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: SearchQuery): Promise<SearchResult> {
   const cosine = p.values !== null;
+  if (cosine && (q.exact || ((q.scoring ?? "cosine") !== "cosine" && p.liveCount * p.shape.dimension <= EXACT_SCORING_FLOATS))) return exactSearch(kernels, p, q);
   // An index whose calibration found the exact scan as good serves only broad filters (and explicit probes).
   const ivf = q.exact ? null : p.ivf;
   const probeIvf = ivf !== null && (ivf.calibrated !== null || q.probe !== undefined) ? ivf : null;
-  const want = cosine ? Math.max(q.k, q.candidates ?? candidatesFor(q.k)) : q.k;
+  const dim = p.shape.dimension;
+  const want = cosine ? Math.max(q.k, q.candidates ?? candidatesFor(q.k, dim)) : q.k;
   const heap = kernels.heap;
   const { rows, unpin } = p.arena.pin();
   const owned: number[] = [];
@@ -110,6 +151,10 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       if (masked !== null) {
         plan = "ivf-masked";
         top = masked;
+      } else if (cosine && want >= count && q.probe === undefined) {
+        // Every match is a candidate: the 1-bit scan would rank them for nothing.
+        plan = "list";
+        top = { rows: matches.toUint32Array(), dists: new Uint32Array(0) };
       } else {
         plan = "list";
         const list = heap.put(matches.toUint32Array());
@@ -120,7 +165,11 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       const dead = p.tombstones;
       const live = rows.count - dead.size;
       if (live <= 0) return { hits: [], plan: "empty", timings };
-      if (probeIvf !== null) {
+      if (cosine && want >= live && q.probe === undefined) {
+        // Every live row is a candidate: the 1-bit scan would rank them for nothing (an explicit probe still probes).
+        plan = "full";
+        top = { rows: p.live().toUint32Array(), dists: new Uint32Array(0) };
+      } else if (probeIvf !== null) {
         plan = "ivf";
         if (dead.size <= TOMBSTONE_SKIP_MAX) {
           top = await probeUnmasked(pool, probeIvf, rows, q, probed, Math.min(want + dead.size, rows.count));
@@ -142,10 +191,11 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
     lap("scan");
     let hits: Hit[];
     if (cosine) {
-      const exact = Math.max(q.k, q.rescore ?? Math.max(q.k * RESCORE_FACTOR, RESCORE_MIN));
-      const best = bestEstimated(kernels, rows, top.rows, q.rotated!, exact);
+      // Under dotproduct and euclidean the norm decides as much as the direction: every candidate is rescored.
+      const deep = (q.scoring ?? "cosine") !== "cosine" ? top.rows.length : rescoreFor(q.k, dim);
+      const best = bestEstimated(kernels, rows, top.rows, q.rotated!, Math.max(q.k, q.rescore ?? deep));
       lap("estimate");
-      hits = rescore(kernels, p, best, q.unit!, q.k);
+      hits = rescore(kernels, p, best, q, q.k);
       lap("rescore");
     } else hits = hammingHits(top, p.shape.dimension, q.k);
     return { hits, plan, matched, timings, ...(plan === "ivf" || plan === "ivf-masked" ? { probed: probed.lists, scanned: probed.rows } : {}) };
@@ -266,11 +316,53 @@ export const RESCORE_GAP_BYTES = 16 << 10;
 const RESCORE_SPAN_BYTES = 256 << 10;
 
 /**
- * Exact cosine of the unit query against each candidate's stored float32 values; best k, ties by row. The runs of
- * nearby candidates are read (pread) into one block of shared memory and each candidate's dot product and norm
- * taken there by the dotNorm kernel (SIMD, f64 accumulation).
+ * `exact: true` on a float collection: every live row, or every row the filter matched, scored with its stored float32
+ * values under the query's scoring (the rescoring below over all of them); no 1-bit stage, so the answer is the exact
+ * float top-k (ties by row). Reads every such row's values (page cache or disk): the accuracy knob, not the fast path.
  */
-function rescore(kernels: Kernels, p: Partition, candidates: Uint32Array, unit: Float32Array, k: number): Hit[] {
+function exactSearch(kernels: Kernels, p: Partition, q: SearchQuery): SearchResult {
+  const timings = { filter: 0, scan: 0, estimate: 0, rescore: 0 };
+  let t = performance.now();
+  let rows: Uint32Array;
+  let matched: number | undefined;
+  if (q.filter !== null) {
+    const matches = p.index.evaluate(q.filter, p.live());
+    matched = matches.size;
+    timings.filter = performance.now() - t;
+    t = performance.now();
+    if (matched === 0) return { hits: [], plan: "empty", matched, timings };
+    rows = matches.toUint32Array();
+  } else rows = p.live().toUint32Array();
+  if (rows.length === 0) return { hits: [], plan: "empty", matched, timings };
+  const hits = rescore(kernels, p, rows, q, q.k);
+  timings.rescore = performance.now() - t;
+  return { hits, plan: "exact", matched, timings };
+}
+
+/**
+ * The query's score of a row from q̂·x (unit query) and |x|²: cosine q̂·x / |x|; dotproduct |q| q̂·x; euclidean
+ * |q|² - 2|q| q̂·x + |x|² (the squared distance, at least 0). Returned with the rank key: larger ranks first.
+ */
+function scorer(q: SearchQuery): (dot: number, xx: number) => number {
+  const norm = q.norm ?? 1;
+  switch (q.scoring ?? "cosine") {
+    case "cosine":
+      return (dot, xx) => (xx > 0 ? dot / Math.sqrt(xx) : 0);
+    case "dotproduct":
+      return (dot) => norm * dot;
+    case "euclidean":
+      return (dot, xx) => -Math.max(0, norm * norm - 2 * norm * dot + xx);
+  }
+}
+
+/**
+ * Exact score (scorer) of the query against each candidate's stored float32 values; best k, ties by row. The runs of
+ * nearby candidates are read (pread) into one block of shared memory and each candidate's dot product and norm
+ * taken there by the dotNorm kernel (SIMD, f64 accumulation); the best k are kept in a bounded heap, so an exact
+ * search over every row holds only their scores.
+ */
+function rescore(kernels: Kernels, p: Partition, candidates: Uint32Array, q: SearchQuery, k: number): Hit[] {
+  const unit = q.unit!;
   const dim = unit.length;
   const rowBytes = dim * 4;
   const rows = Uint32Array.from(candidates).sort();
@@ -285,15 +377,16 @@ function rescore(kernels: Kernels, p: Partition, candidates: Uint32Array, unit: 
     widest = Math.max(widest, rows[j - 1]! - start + 1);
     i = j;
   }
+  const score = scorer(q);
   const heap = kernels.heap;
   const block = heap.alloc(16 + rowBytes + widest * rowBytes);
   try {
-    const q = block + 16;
-    const buf = q + rowBytes;
-    heap.f32(q, dim).set(unit);
+    const qp = block + 16;
+    const buf = qp + rowBytes;
+    heap.f32(qp, dim).set(unit);
     const res = new Float64Array(heap.memory.buffer, block, 2);
     const bytes = heap.bytes();
-    const hits: Hit[] = new Array(rows.length);
+    const best = new BestK(Math.min(k, rows.length));
     let i = 0;
     for (const j of ends) {
       const start = rows[i]!;
@@ -301,14 +394,65 @@ function rescore(kernels: Kernels, p: Partition, candidates: Uint32Array, unit: 
       p.values!.readRange(start, n, bytes.subarray(buf, buf + n * rowBytes));
       for (; i < j; i++) {
         const row = rows[i]!;
-        kernels.dotNorm(q, buf + (row - start) * rowBytes, dim, block);
-        const norm = res[1]!;
-        hits[i] = { row, score: norm > 0 ? res[0]! / Math.sqrt(norm) : 0 };
+        kernels.dotNorm(qp, buf + (row - start) * rowBytes, dim, block);
+        best.offer(row, score(res[0]!, res[1]!));
       }
     }
-    hits.sort((a, b) => b.score - a.score || a.row - b.row);
-    return hits.slice(0, k);
+    // The euclidean rank key is the negated squared distance: the score returned is the distance.
+    const sign = q.scoring === "euclidean" ? -1 : 1;
+    return best.sorted().map((h) => ({ row: h.row, score: sign * h.score || 0 }));
   } finally {
     heap.release(block);
+  }
+}
+
+/** Is (s1, r1) worse than (s2, r2): a lower score, or an equal score on a later row. */
+function worse(s1: number, r1: number, s2: number, r2: number): boolean {
+  return s1 < s2 || (s1 === s2 && r1 > r2);
+}
+
+/** The best k of (row, score): larger score first, ties by the smaller row. A binary heap with the worst of them on top. */
+class BestK {
+  private readonly rows: Uint32Array;
+  private readonly scores: Float64Array;
+  private n = 0;
+
+  constructor(private readonly k: number) {
+    this.rows = new Uint32Array(k);
+    this.scores = new Float64Array(k);
+  }
+
+  offer(row: number, score: number): void {
+    if (this.n < this.k) {
+      let i = this.n++;
+      while (i > 0) {
+        const up = (i - 1) >> 1;
+        if (!worse(score, row, this.scores[up]!, this.rows[up]!)) break;
+        this.rows[i] = this.rows[up]!;
+        this.scores[i] = this.scores[up]!;
+        i = up;
+      }
+      this.rows[i] = row;
+      this.scores[i] = score;
+      return;
+    }
+    if (this.k === 0 || !worse(this.scores[0]!, this.rows[0]!, score, row)) return;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= this.n) break;
+      const c = l + 1 < this.n && worse(this.scores[l + 1]!, this.rows[l + 1]!, this.scores[l]!, this.rows[l]!) ? l + 1 : l;
+      if (!worse(this.scores[c]!, this.rows[c]!, score, row)) break;
+      this.rows[i] = this.rows[c]!;
+      this.scores[i] = this.scores[c]!;
+      i = c;
+    }
+    this.rows[i] = row;
+    this.scores[i] = score;
+  }
+
+  sorted(): Hit[] {
+    const out: Hit[] = Array.from({ length: this.n }, (_, i) => ({ row: this.rows[i]!, score: this.scores[i]! }));
+    return out.sort((a, b) => b.score - a.score || a.row - b.row);
   }
 }

@@ -17,7 +17,8 @@ export { EXPIRES_AT } from "./vector-index.js";
 
 export const INDEX_NAME_RE = /^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/;
 export const MAX_DIMENSION = 20_000;
-export const METRICS = ["cosine"] as const;
+/** How an index ranks (search.ts `Scoring`): cosine and dotproduct larger first, euclidean (squared distance) smaller first. Stored in index.json. */
+export const METRICS = ["cosine", "dotproduct", "euclidean"] as const;
 /** Expired vectors of open indexes are deleted this often (reads hide them at once). */
 export const SWEEP_MS = 60_000;
 
@@ -194,7 +195,8 @@ export class IndexService implements IndexCatalog {
 
   /** Run `fn` on the index (expired vectors hidden: vector-index.ts `CollectionIndex`). */
   use<T>(tenant: string, name: string, fn: (index: VectorIndex) => T | Promise<T>): Promise<T> {
-    return this.useCollection(tenant, name, (c) => fn(new CollectionIndex(c, this.now)));
+    const metric = this.entry(tenant, name).record.metric;
+    return this.useCollection(tenant, name, (c) => fn(new CollectionIndex(c, this.now, metric)));
   }
 
   /**
@@ -304,8 +306,9 @@ export function validateCreate(input: CreateIndexInput): IndexRecord {
   if (typeof dimension !== "number" || !Number.isInteger(dimension) || dimension < 1 || dimension > MAX_DIMENSION) {
     throw new SvcError("E_DIMENSION", `dimension must be an integer in [1, ${MAX_DIMENSION}]`, { field: "dimension" });
   }
-  const metric = input.metric ?? "cosine";
-  if (!METRICS.includes(metric as never)) throw new SvcError("E_BAD_REQUEST", `metric must be one of ${METRICS.join(", ")}`, { field: "metric" });
+  // The official client checks the metric case-insensitively and sends it as given: stored lowercase.
+  const metric = typeof input.metric === "string" ? input.metric.toLowerCase() : (input.metric ?? "cosine");
+  if (!METRICS.includes(metric as never)) throw new SvcError("E_BAD_REQUEST", `metric must be one of ${METRICS.join(", ")} (got ${typeof metric === "string" ? JSON.stringify(metric.slice(0, 40)) : typeof metric})`, { field: "metric" });
   const spec = input.spec ?? { serverless: { cloud: "local", region: "local" } };
   if (typeof spec !== "object" || spec === null || Array.isArray(spec)) throw new SvcError("E_BAD_REQUEST", "spec must be an object such as {serverless: {cloud, region}}", { field: "spec" });
   return {

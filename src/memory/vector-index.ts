@@ -5,7 +5,7 @@
  * result may be a promise. Expiry (`svc_expires_at`) is applied here: queries and fetches never
  * see an expired vector.
  */
-import type { Collection, FetchedVector, IdPage, IdPageInput, Match, QueryInput, VectorInput } from "../engine/collection.js";
+import type { Collection, FetchedVector, IdPage, IdPageInput, Match, QueryInput, Scoring, VectorInput } from "../engine/collection.js";
 
 /**
  * Reserved metadata field: a vector whose `svc_expires_at` (unix ms) is <= now is expired. Queries
@@ -73,11 +73,12 @@ export function expired(metadata: Record<string, unknown> | null | undefined, no
   return typeof exp === "number" && exp <= now;
 }
 
-/** A VectorIndex over one local Collection (one node's index, or one shard's replica in cluster mode). */
+/** A VectorIndex over one local Collection (one node's index, or one shard's replica in cluster mode), ranking by the index's metric. */
 export class CollectionIndex implements VectorIndex {
   constructor(
     readonly collection: Collection,
     private readonly now: () => number = Date.now,
+    readonly metric: Scoring = "cosine",
   ) {}
 
   upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number }> {
@@ -107,11 +108,11 @@ export class CollectionIndex implements VectorIndex {
   }
 
   query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; scanned: number }> {
-    return this.collection.query(namespace, { ...req, filter: liveFilter(this.collection, namespace, req.filter, this.now()) });
+    return this.collection.query(namespace, { ...req, scoring: this.metric, filter: liveFilter(this.collection, namespace, req.filter, this.now()) });
   }
 
   stats(filter?: unknown): IndexStats {
-    return this.collection.stats(filter);
+    return { ...this.collection.stats(filter), metric: this.metric };
   }
 
   count(namespace: string, filter?: unknown): number {

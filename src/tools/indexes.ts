@@ -15,11 +15,11 @@ const matches = out({ matches: z.array(out({ id: z.string(), score: z.number() }
 
 const createIndex = op("create_index", {
   name: "create_index", title: "Create an index", annotations: WRITE,
-  description: "Create a vector index (cosine; vectors are normalized and stored as 1 bit per dimension). dimension 1024 matches the server's embed / upsert_text encoder.",
+  description: "Create a vector index: metric cosine (default), dotproduct or euclidean (squared distance, smaller first); float values are kept and rank the candidates of a 1-bit scan of their directions. dimension 1024 matches the server's embed / upsert_text encoder.",
   input: z.object({
     name: z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/).describe("lowercase letters, digits and '-', at most 45"),
     dimension: z.number().int().min(1).max(20000).default(1024),
-    metric: z.literal("cosine").optional(),
+    metric: z.enum(["cosine", "dotproduct", "euclidean"]).optional(), // memory/indexes.ts METRICS (not imported: the catalog stays free of the engine)
     spec: z.record(z.string(), z.unknown()).optional().describe("kept as given, e.g. {serverless: {cloud, region}}"),
     deletion_protection: z.enum(["enabled", "disabled"]).optional(),
     tags: z.record(z.string(), z.string()).optional(),
@@ -68,7 +68,7 @@ function withTags(f: Record<string, unknown> | undefined, t: string[] | undefine
 const queryInput = { index, namespace, topK: z.number().int().min(1).max(10000).optional().describe("default 10"), filter: filter.optional(), tags: tags.optional(), includeMetadata: z.boolean().optional(), includeValues: z.boolean().optional() };
 const query: Tool = {
   name: "query", title: "Query vectors", access: "tenant", annotations: READ, operations: ["query"],
-  description: "Nearest vectors by cosine to a vector (or to a stored vector's id), best first, with an optional metadata filter; tags=[...] keeps only vectors tagged with all of them. For a text question use query_text.",
+  description: "Nearest vectors by the index's metric (cosine, dotproduct, or euclidean: squared distance, smaller first) to a vector (or to a stored vector's id), best first, with an optional metadata filter; tags=[...] keeps only vectors tagged with all of them. For a text question use query_text.",
   input: z.object({ ...queryInput, vector: z.array(z.number()).optional(), id: z.string().optional().describe("query by a stored vector instead of `vector`"), sparseVector: sparse.optional().describe("hybrid: score = cosine + sparse dot product (exact scan)") }),
   output: matches,
   run: async ({ index: name, tags: t, filter: f, ...rest }, api) => json(await api.call("query", { args: { name, ...rest, filter: withTags(f as Record<string, unknown> | undefined, t as string[] | undefined) } })),

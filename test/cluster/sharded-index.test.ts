@@ -286,6 +286,22 @@ describe("sharded vector indexes on three nodes", () => {
     await nodes[1]!.indexes.delete(T, "wide");
   }, 60_000);
 
+  it("a euclidean index: every shard scores squared distances and the merge keeps the smallest first (the brute-force top-k)", async () => {
+    await nodes[0]!.indexes.create(T, { name: "eucl", dimension: DIM, metric: "euclidean", spec: { shards: 3 } });
+    const vectors = Array.from({ length: 300 }, (_, i) => ({ id: `e${i}`, values: Array.from({ length: DIM }, (_, j) => Math.fround((0.5 + (i % 6) / 2) * Math.sin(i * 3.7 + j * 1.3))) }));
+    const w = await nodes[1]!.indexes.use(T, "eucl", (ix) => ix.upsert("", vectors));
+    expect((await nodes[2]!.indexes.use(T, "eucl", (ix) => ix.stats(undefined, { after: w.seq }))).metric).toBe("euclidean");
+    for (const q of queries.slice(0, 3)) {
+      const truth = vectors.map((v) => ({ id: v.id, d: v.values.reduce((s, x, j) => s + (x - Math.fround(q[j]!)) ** 2, 0) })).sort((a, b) => a.d - b.d);
+      for (const opts of [{ exact: true }, {}]) {
+        const got = (await nodes[2]!.indexes.use(T, "eucl", (ix) => ix.query("", { vector: q, topK: 10, ...opts }, { after: w.seq }))).matches;
+        expect(got.map((m) => m.id)).toEqual(truth.slice(0, 10).map((t) => t.id));
+        got.forEach((m, i) => expect(m.score).toBeCloseTo(truth[i]!.d, 4));
+      }
+    }
+    await nodes[0]!.indexes.delete(T, "eucl");
+  }, 60_000);
+
   it("spreads ids evenly over the shards", () => {
     const counts = [0, 0, 0, 0];
     for (let i = 0; i < 4000; i++) counts[shardOf(`v${i}`, 4)]!++;

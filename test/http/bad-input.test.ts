@@ -451,7 +451,7 @@ describe("bad input gets the exact 4xx, code and field", () => {
       [{ dimension: 1.5 }, "E_DIMENSION", "dimension"],
       [{ dimension: "4" }, "E_DIMENSION", "dimension"],
       [{ dimension: undefined }, "E_DIMENSION", "dimension"],
-      [{ metric: "euclidean" }, "E_BAD_REQUEST", "metric"],
+      [{ metric: "manhattan" }, "E_BAD_REQUEST", "metric"],
       [{ metric: 5 }, "E_BAD_REQUEST", "metric"],
       [{ spec: "serverless" }, "E_BAD_REQUEST", "spec"],
       [{ spec: [] }, "E_BAD_REQUEST", "spec"],

@@ -468,7 +468,7 @@ const GENERATORS: Record<string, { weight: number; gen: Gen }> = {
       switch (field) {
         case "name": bad.name = pick(["", "A", "-a", "a-", "a_b", "f".repeat(46), "ünï", 5, null, [], {}, "a b", "a.b", "a/b"]); break;
         case "dimension": bad.dimension = pick([0, -1, 20_001, 1.5, "16", null, [], true, RAW("1e999"), 2 ** 31]); break;
-        case "metric": bad.metric = pick(["euclidean", "dotproduct", 5, "", "COSINE", []]); break;
+        case "metric": bad.metric = pick(["manhattan", "dot", 5, "", "cos ine", []]); break;
         case "spec": bad.spec = pick(["x", [], 5, true]); break;
         case "deletion_protection": bad.deletion_protection = pick(["on", true, 1, null, "ENABLED"]); break;
         case "tags": bad.tags = pick(["x", [], 5, { a: 1 }, { ["k".repeat(81)]: "v" }, { a: "v".repeat(121) }, { a: null }]); break;

@@ -114,7 +114,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       handle: (ctx) => upsert(ctx, ctx.params.namespace),
     },
     {
-      method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by cosine, by vector or by the id of a stored vector, with an optional metadata filter; with sparseVector, scored cosine + sparse dot product (exact scan)", tags: ["vectors"], auth: "tenant", meter: "query", readOnly: true,
+      method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by the index's metric, by vector or by the id of a stored vector, with an optional metadata filter; with sparseVector, scored cosine + sparse dot product (exact scan)", tags: ["vectors"], auth: "tenant", meter: "query", readOnly: true,
       proto: { request: "QueryRequest", response: "QueryResponse" },
       // A query scans at most the namespace's live rows (Collection.query caps `scanned` there).
       usageBound: async (ctx) => {

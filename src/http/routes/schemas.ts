@@ -1,4 +1,5 @@
 /** @module routes/schemas — JSON Schemas of the vector-index bodies, for the OpenAPI document. */
+import { METRICS } from "../../memory/indexes.js";
 import type { Schema } from "../route.js";
 
 export const filter: Schema = {
@@ -28,7 +29,7 @@ export const indexModel: Schema = {
   properties: {
     name: { type: "string" },
     dimension: { type: "integer" },
-    metric: { type: "string", enum: ["cosine"] },
+    metric: { type: "string", enum: [...METRICS] },
     host: { type: "string", description: "http URL ending in /v1/indexes/{name}; data-plane paths are relative to it" },
     spec: { type: "object" },
     status: { type: "object", properties: { ready: { type: "boolean" }, state: { type: "string" } } },
@@ -47,7 +48,7 @@ export const createIndexRequest: Schema = {
   properties: {
     name: { type: "string", pattern: "^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$" },
     dimension: { type: "integer", minimum: 1, maximum: 20000 },
-    metric: { type: "string", enum: ["cosine"], default: "cosine" },
+    metric: { type: "string", enum: [...METRICS], default: "cosine", description: "cosine and dotproduct score larger-first; euclidean scores are squared distances, smaller first" },
     spec: { type: "object", description: "Kept as given, e.g. {serverless: {cloud, region}}" },
     deletion_protection: { type: "string", enum: ["enabled", "disabled"] },
     tags: { type: "object", additionalProperties: { type: "string" } },
@@ -85,7 +86,7 @@ export const queryRequest: Schema = {
     filter,
     includeValues: { type: "boolean", default: false },
     includeMetadata: { type: "boolean", default: false },
-    exact: { type: "boolean", default: false, description: "Scan every row even when the namespace has an approximate index (large namespaces)" },
+    exact: { type: "boolean", default: false, description: "The exact float top-k: every live vector (or filter match) scored with its stored values, no 1-bit stage (slow on large namespaces)" },
     sparseVector: { ...sparse, description: "Hybrid query: score = cosine(vector, row) (when vector or id is given) + sparse dot product with the row's sparseValues; an exact scan of the matching rows" },
   },
 };
