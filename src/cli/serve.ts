@@ -26,9 +26,10 @@ export const serveCommand: Command = {
       Serve the REST API (uWebSockets.js) and MCP at /mcp (streamable HTTP;
       Host/Origin must be loopback on this port or listed in
       --mcp-allowed-hosts). On first start an admin key is
-      created and printed once. Prices: <data>/config.json {"prices": {...}}.
+      created and printed once, on stderr (never into the log on stdout). Prices: <data>/config.json {"prices": {...}}.
       --no-auth (loopback only): no keys, every request is the local admin.
-      --port 0 picks a free port. Request logs are JSON lines on stdout.
+      --port 0 picks a free port. Request logs are JSON lines on stdout;
+      --json prints the start banner as one JSON line too.
       --tls-cert/--tls-key (PEM files, both or neither): serve HTTPS (HTTP/1.1
       over TLS) for REST, /mcp and the dashboard. svc's clients (svc mcp,
       recorders, hooks, export/import) refuse plain http to a non-loopback
@@ -94,15 +95,27 @@ export const serveCommand: Command = {
       cluster: clusterOptions(values),
       mcpAllowedHosts: typeof values["mcp-allowed-hosts"] === "string" ? values["mcp-allowed-hosts"].split(",").map((h) => h.trim()).filter(Boolean) : undefined,
     });
+    let firstKey: string | undefined;
     if (values["no-auth"] !== true && server.keys.offline === null && server.keys.size === 0) {
       const { key, record } = await server.keys.create({ tenant: "admin", admin: true, name: "first admin key" });
-      say(`created the first admin key (${record.id}); it is shown only now:`);
-      say(`  ${key}`);
+      firstKey = record.id;
+      // The secret goes to stderr only: stdout is the JSON log stream, which log shippers keep.
+      process.stderr.write(`svc: created the first admin key (${record.id}); it is shown only now:\n  ${key}\n`);
     }
     await flushLog(); // what opening logged (storage damage) comes before the banner
-    if (server.cluster) say(`cluster node ${server.cluster.opts.nodeId}: home node ${server.cluster.health().home}, live ${server.cluster.health().live.join(", ")}`);
-    say(`svc serving ${server.url} (data ${dataDir})`);
-    say(`  dashboard ${server.url}/dashboard · MCP ${server.url}/mcp · directory ${server.url}/businesses · API ${server.url}/v1/openapi.json`);
+    if (values.json === true) {
+      const health = server.cluster?.health();
+      say(JSON.stringify({
+        serving: server.url, data: dataDir, dashboard: `${server.url}/dashboard`, mcp: `${server.url}/mcp`, directory: `${server.url}/businesses`, openapi: `${server.url}/v1/openapi.json`,
+        ...(firstKey ? { firstAdminKeyId: firstKey, firstAdminKeyOn: "stderr" } : {}),
+        ...(health ? { cluster: { node: server.cluster!.opts.nodeId, home: health.home, live: health.live } } : {}),
+      }));
+    } else {
+      if (firstKey) say(`first admin key ${firstKey} created; the key itself is printed once on stderr`);
+      if (server.cluster) say(`cluster node ${server.cluster.opts.nodeId}: home node ${server.cluster.health().home}, live ${server.cluster.health().live.join(", ")}`);
+      say(`svc serving ${server.url} (data ${dataDir})`);
+      say(`  dashboard ${server.url}/dashboard · MCP ${server.url}/mcp · directory ${server.url}/businesses · API ${server.url}/v1/openapi.json`);
+    }
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         logger.info({ signal }, "shutting down: no new connections, finishing requests, flushing the write-ahead logs");
@@ -113,7 +126,7 @@ export const serveCommand: Command = {
     });
     await server.close();
     await flushLog();
-    say("svc stopped");
+    say(values.json === true ? JSON.stringify({ stopped: true }) : "svc stopped");
     return 0;
   },
 };
