@@ -38,6 +38,9 @@ export function replicasFor(servers: readonly string[]): number {
 }
 
 export class ClusterNode {
+  /** False between a NATS disconnect and the reconnect (svc_nats_connected). */
+  natsUp = true;
+
   private registry: NodeRegistry | null = null;
   private lease: HomeLease | null = null;
   private keys: ClusterKeys | null = null;
@@ -55,14 +58,15 @@ export class ClusterNode {
     log.info({ servers: opts.servers, node: opts.nodeId }, `cluster: connecting to NATS (${opts.servers.join(", ")})`);
     const nc = await connect({ servers: opts.servers, name: `svc-${opts.nodeId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 1000 });
     log.info({ server: nc.getServer() }, `cluster: connected to NATS at ${nc.getServer()}`);
+    const node = new ClusterNode(opts, nc, log);
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === "disconnect") log.warn({ server: s.server }, `cluster: lost NATS server ${s.server}; reconnecting`);
         else if (s.type === "reconnect") log.info({ server: s.server }, `cluster: reconnected to NATS at ${s.server}`);
+        if (s.type === "disconnect" || s.type === "reconnect") node.natsUp = s.type === "reconnect";
         else if (s.type === "error") log.error({ err: s.error }, `cluster: NATS error: ${s.error.message}`);
       }
     })();
-    const node = new ClusterNode(opts, nc, log);
     await node.retrying("create the log stream", () => ensureLogStream(nc, { replicas: replicasFor(opts.servers) }));
     return node;
   }

@@ -10,6 +10,7 @@ import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type 
 import { headers, type NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { SvcError } from "../errors.js";
+import { timing } from "../probes.js";
 import { safeDecoder } from "../safe-values.js";
 import type { Log, LogFrame, LogPosition, LogReplay, LogStats, OpenLog, RecoveryReport } from "../store/log.js";
 import { untilQuorum } from "./quorum.js";
@@ -358,7 +359,15 @@ class JetStreamLog implements Log {
     }
     return untilQuorum(`log ${this.subject}`, this.settings.quorumTimeoutMs, async () => {
       const timeout = Math.max(100, Math.min(this.settings.ackTimeoutMs, deadline - Date.now()));
-      return (await this.js.publish(this.subject, data, { msgID, timeout, ...(h ? { headers: h } : {}) })).seq;
+      const t0 = performance.now();
+      try {
+        const { seq } = await this.js.publish(this.subject, data, { msgID, timeout, ...(h ? { headers: h } : {}) });
+        timing("nats_publish", (performance.now() - t0) / 1000);
+        return seq;
+      } catch (err) {
+        timing("nats_publish", (performance.now() - t0) / 1000, false);
+        throw err;
+      }
     });
   }
 

@@ -40,6 +40,7 @@ export interface McpOptions {
 export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps & { forward?: Forwarder }, opts: McpOptions): MountedEndpoint {
   const api = new LocalApi(routes, deps);
   const sessions = new SessionTable<Session>(opts.sessionLimits);
+  deps.metrics.watchMcpSessions(() => sessions.size);
   const sweep = setInterval(() => {
     for (const [id, s] of sessions.idleSince(Date.now() - SESSION_IDLE_MS)) void closeSession(id, s);
   }, 60_000);
