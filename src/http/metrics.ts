@@ -87,6 +87,41 @@ export class HttpMetrics {
       else this.maintenance.observe({ kind, outcome: ok ? "ok" : "error" }, seconds);
     });
     new Gauge({
+      name: "svc_pool_worker_heap_bytes",
+      help: "Scan workers' V8 heaps as each last reported: used, total (committed) and physical bytes, by worker thread",
+      labelNames: ["thread", "kind"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const h of workerHeaps?.() ?? []) {
+          this.set({ thread: String(h.threadId), kind: "used" }, h.used);
+          this.set({ thread: String(h.threadId), kind: "total" }, h.total);
+          this.set({ thread: String(h.threadId), kind: "physical" }, h.physical);
+        }
+      },
+    });
+    new Gauge({
+      name: "svc_kernels_shared_memory_bytes",
+      help: "The kernels' shared WebAssembly memory: size (never shrinks) and used (live blocks)",
+      labelNames: ["kind"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const m = sharedMemory?.();
+        if (m === undefined) return;
+        this.set({ kind: "size" }, m.size);
+        this.set({ kind: "used" }, m.used);
+      },
+    });
+    new Gauge({
+      name: "svc_process_array_buffers_bytes",
+      help: "Bytes of ArrayBuffers and SharedArrayBuffers of the main isolate (process.memoryUsage().arrayBuffers; part of svc_nodejs_external_memory_bytes)",
+      registers: [this.registry],
+      collect() {
+        this.set(process.memoryUsage().arrayBuffers);
+      },
+    });
+    new Gauge({
       name: "svc_index_rows",
       help: "Live vectors per open vector index (indexes not opened since start are absent)",
       labelNames: ["tenant", "index"] as const,

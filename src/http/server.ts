@@ -67,6 +67,8 @@ export interface HttpServer {
 }
 
 const REQUEST_ID_RE = /^[\w.:-]{1,64}$/;
+/** Methods counted by name for unmatched requests (lower case, as the fallback sees them); any other counts as OTHER. */
+const STANDARD_METHODS = new Set(["get", "head", "post", "put", "patch", "delete", "options", "trace", "connect"]);
 
 
 /** uWS wants "200 OK". */
@@ -204,7 +206,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
           ...(h.after === "" ? {} : { headers: { "x-svc-after": h.after } }),
           remoteAddress,
         };
-        const reply = tracer === null ? await execute(route, ctx, deps) : await tracer.span(label, { "http.request.method": verb, "http.route": route.path, "svc.request_id": reqId }, async (span) => {
+        const reply = tracer === null ? await execute(route, ctx, deps) : await tracer.span(head ? `HEAD ${route.path}` : label, { "http.request.method": verb, "http.route": route.path, "svc.request_id": reqId }, async (span) => {
           const r = await execute(route, ctx, deps);
           span.setAttribute("http.response.status_code", r.status ?? route.response.status);
           return r;
@@ -257,7 +259,8 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       if (allowed.length > 0) res.writeHeader("allow", allowed.join(", "));
       res.end(JSON.stringify(e.toJSON()));
     });
-    deps.metrics.observe(method.toUpperCase(), "unmatched", e.status, 0, 0, 0);
+    // A client picks the method: only the standard ones become label values (a bounded set of series).
+    deps.metrics.observe(STANDARD_METHODS.has(method) ? method.toUpperCase() : "OTHER", "unmatched", e.status, 0, 0, 0);
   });
 
   if (opts.port !== 0) await assertPortFree(opts.host, opts.port);

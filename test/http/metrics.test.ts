@@ -83,6 +83,7 @@ describe("/metrics on a server", () => {
     }
     // what the dropped *_total gauges summed is still there, by type
     expect(families.get("svc_nodejs_active_handles")?.type).toBe("gauge");
+    for (const name of ["svc_pool_worker_heap_bytes", "svc_kernels_shared_memory_bytes", "svc_process_array_buffers_bytes", "svc_store_damage", "svc_wal_fsync_seconds", "svc_maintenance_duration_seconds", "svc_index_rows", "svc_mcp_sessions"]) expect(families.has(name), name).toBe(true);
   });
 
   it("counts requests with the method in its own label, HEAD included", async () => {
@@ -93,6 +94,7 @@ describe("/metrics on a server", () => {
     expect((await head.arrayBuffer()).byteLength).toBe(0);
     expect((await fetch(`${server.url}/v1/health`, { method: "HEAD" })).status).toBe(200);
     await fetch(`${server.url}/no/such/path`, { method: "DELETE" });
+    await fetch(`${server.url}/no/such/path`, { method: "FROBNICATE" }); // a client-chosen method is not a label value
     const f = (await scrape()).get("svc_http_requests_total")!;
     for (const s of f.samples) {
       expect(s.labels.method, JSON.stringify(s.labels)).toMatch(/^[A-Z]+$/);
@@ -101,6 +103,8 @@ describe("/metrics on a server", () => {
     expect(sum(f, "svc_http_requests_total", { method: "HEAD", route: "/metrics", status: "200" })).toBe(1);
     expect(sum(f, "svc_http_requests_total", { method: "GET", route: "/metrics", status: "200" })).toBeGreaterThanOrEqual(1); // the scrape of the first test
     expect(sum(f, "svc_http_requests_total", { method: "DELETE", route: "unmatched", status: "404" })).toBe(1);
+    expect(sum(f, "svc_http_requests_total", { method: "OTHER", route: "unmatched" })).toBe(1);
+    expect(f.samples.some((s) => s.labels.method === "FROBNICATE")).toBe(false);
     const d = (await scrape()).get("svc_http_request_duration_seconds")!;
     expect(sum(d, "svc_http_request_duration_seconds_count", { method: "HEAD", route: "/v1/health" })).toBe(1);
   });

@@ -206,7 +206,7 @@ describe("ops endpoints (in-process server)", () => {
     const lookalike = await call(server.url, "POST", "/v1/openapiXjson", { key: admin, body: {} });
     expect(lookalike.status).toBe(404);
     expect(lookalike.body.error.field).toBe("path");
-    expect((await call(server.url, "POST", "/v1/openapi.json", { key: admin, body: {} })).headers.get("allow")).toBe("GET");
+    expect((await call(server.url, "POST", "/v1/openapi.json", { key: admin, body: {} })).headers.get("allow")).toBe("GET, HEAD");
 
     const doc = (await call(server.url, "GET", "/v1/openapi.json")).body as { paths: Record<string, Record<string, unknown>> };
     let checked = 0;
