@@ -259,7 +259,8 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       if (allowed.length > 0) res.writeHeader("allow", allowed.join(", "));
       res.end(JSON.stringify(e.toJSON()));
     });
-    // A client picks the method: only the standard ones become label values (a bounded set of series).
+    // A client picks the method: only the standard ones become label values (a bounded set of series; uWS 20.30 closes
+    // the connection on other methods before this, a parser that lets them through must not grow the series).
     deps.metrics.observe(STANDARD_METHODS.has(method) ? method.toUpperCase() : "OTHER", "unmatched", e.status, 0, 0, 0);
   });
 

