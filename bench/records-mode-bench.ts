@@ -1,6 +1,6 @@
 /**
  * @module records-mode-bench — records queries with `text` through RecordService (the server's path):
- * nDCG@10 on Cranfield of the default mode (hybrid) against `mode: "vector"`, and query latency at ~100k
+ * nDCG@10 on Cranfield of the default mode (cosine, `mode: "vector"`, since issue 29; hybrid before) and both modes, and query latency at ~100k
  * records for both modes, including the first hybrid query after a write (no BM25 rebuild: postings are
  * updated on write). Run: `npx tsx bench/records-mode-bench.ts [records=100000] [queries=200]`.
  */

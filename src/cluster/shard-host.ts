@@ -241,13 +241,17 @@ export class ShardHost {
         return { deleted: r.deleted, seq: seq() };
       }
       case "update":
-        await ix.update(a.ns, { id: a.id, values: bytesF32(a.values) as ArrayLike<number> | undefined, setMetadata: a.setMetadata });
+        await ix.update(a.ns, { id: a.id, values: bytesF32(a.values) as ArrayLike<number> | undefined, setMetadata: a.setMetadata, payload: a.payload });
         return { seq: seq() };
+      case "updateWhere": {
+        const r = await ix.updateWhere(a.ns, { filter: a.filter, setMetadata: a.setMetadata, dryRun: a.dryRun });
+        return { matched: r.matched, seq: seq() };
+      }
     }
     await caughtUp(c, req?.after);
     switch (req?.op) {
       case "fetch":
-        return ix.fetch(a.ns, a.ids).map((v) => ({ id: v.id, values: v.values, metadata: v.metadata }));
+        return ix.fetch(a.ns, a.ids).map((v) => ({ id: v.id, values: v.values, metadata: v.metadata, ...(v.payload === null ? {} : { payload: v.payload }) }));
       case "query": {
         const q = a.req ?? {};
         const r = await ix.query(a.ns, { ...q, vector: bytesF32(q.vector) as ArrayLike<number> | undefined });
@@ -257,6 +261,8 @@ export class ShardHost {
         return ix.stats(a.filter);
       case "count":
         return ix.count(a.ns, a.filter);
+      case "list":
+        return ix.list(a.ns, { prefix: a.prefix, after: a.after, limit: a.limit, filter: a.filter });
       default:
         throw new SvcError("E_BAD_REQUEST", `unknown shard op '${String(req?.op)}'`, { field: "op" });
     }

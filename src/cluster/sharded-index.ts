@@ -7,7 +7,8 @@
  * scores are comparable across shards); delete by filter, stats and counts go to every shard and sum.
  */
 import { RequestError, type NatsConnection } from "@nats-io/transport-node";
-import type { FetchedVector, Match, QueryInput, VectorInput } from "../engine/collection.js";
+import type { FetchedVector, IdPage, IdPageInput, Match, QueryInput, VectorInput } from "../engine/collection.js";
+import { mergePages } from "../engine/id-order.js";
 import { checkId, checkTopK, rowBytesOf } from "../engine/input-checks.js";
 import { checkUpsert } from "../engine/writer.js";
 import { SvcError } from "../errors.js";
@@ -82,22 +83,34 @@ export class ShardedIndex implements VectorIndex {
     return { deleted: replies.reduce((n, r) => n + r.deleted, 0), seq: maxSeq(replies) };
   }
 
-  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown }): Promise<Written> {
+  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown; payload?: Uint8Array }): Promise<Written> {
     const shard = shardOf(checkId(req?.id, "id"), this.record.shards);
-    const r = await this.request<{ seq: number }>(shard, "update", { ns: namespace, id: req.id, values: isNumbers(req.values) ? f32Bytes(req.values) : req.values, setMetadata: req.setMetadata });
+    const r = await this.request<{ seq: number }>(shard, "update", { ns: namespace, id: req.id, values: isNumbers(req.values) ? f32Bytes(req.values) : req.values, setMetadata: req.setMetadata, payload: req.payload });
     return { seq: r.seq };
+  }
+
+  /** Every shard, each counting and merging on its own rows (the filter is checked by each alike; a bad one fails on all). */
+  async updateWhere(namespace: string, req: { filter: unknown; setMetadata?: unknown; dryRun?: boolean }): Promise<{ matched: number } & Written> {
+    const replies = await this.all<{ matched: number; seq: number }>("updateWhere", { ns: namespace, filter: req.filter, setMetadata: req.setMetadata, dryRun: req.dryRun });
+    return { matched: replies.reduce((n, r) => n + r.matched, 0), seq: maxSeq(replies) };
+  }
+
+  /** Each shard's first `limit` ids past `after`, merged: the first `limit` of the union are among them. */
+  async list(namespace: string, req: IdPageInput & { filter?: unknown }, read: ReadOptions = {}): Promise<IdPage> {
+    const pages = await this.all<IdPage>("list", { ns: namespace, prefix: req.prefix, after: req.after, limit: req.limit, filter: req.filter }, read.after);
+    return mergePages(pages, req.limit);
   }
 
   async fetch(namespace: string, ids: readonly string[], read: ReadOptions = {}): Promise<FetchedVector[]> {
     const groups = this.group(ids, "ids");
     // Replies carry the vectors: keep each under max_payload.
     const per = Math.max(1, Math.floor(this.payloadBudget() / (this.record.dimension * 4 + 2048)));
-    const calls: Array<Promise<Array<{ id: string; values: unknown; metadata: Record<string, unknown> }>>> = [];
+    const calls: Array<Promise<Array<{ id: string; values: unknown; metadata: Record<string, unknown>; payload?: Uint8Array | null }>>> = [];
     for (const [shard, g] of groups) {
       for (let i = 0; i < g.items.length; i += per) calls.push(this.request(shard, "fetch", { ns: namespace, ids: g.items.slice(i, i + per) }, read.after, "ids", g.at.slice(i, i + per)));
     }
     const byId = new Map<string, FetchedVector>();
-    for (const part of await Promise.all(calls)) for (const v of part) byId.set(v.id, { id: v.id, values: bytesF32(v.values) as Float32Array, metadata: (v.metadata ?? {}) as FetchedVector["metadata"], payload: null });
+    for (const part of await Promise.all(calls)) for (const v of part) byId.set(v.id, { id: v.id, values: bytesF32(v.values) as Float32Array, metadata: (v.metadata ?? {}) as FetchedVector["metadata"], payload: v.payload ?? null });
     return ids.map((id) => byId.get(id)).filter((v): v is FetchedVector => v !== undefined);
   }
 
@@ -159,7 +172,7 @@ export class ShardedIndex implements VectorIndex {
    */
   private async request<T>(shard: number, op: ShardOp, args: Record<string, unknown>, after?: number, field?: string, at?: number[]): Promise<T> {
     const subject = shardSubject(this.record, shard);
-    const write = op === "upsert" || op === "delete" || op === "update";
+    const write = op === "upsert" || op === "delete" || op === "update" || op === "updateWhere";
     const data = encodeMessage({ op, args, ...(after === undefined ? {} : { after }) });
     const deadline = Date.now() + this.unavailableAfterMs;
     for (;;) {

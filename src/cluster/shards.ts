@@ -61,7 +61,7 @@ export function shardSubject(r: ClusterIndexRecord, shard: number): string {
   return `${SHARD_SUBJECT}.${shardKey(r, shard)}`;
 }
 
-export type ShardOp = "upsert" | "delete" | "update" | "fetch" | "query" | "stats" | "count";
+export type ShardOp = "upsert" | "delete" | "update" | "updateWhere" | "fetch" | "query" | "stats" | "count" | "list";
 
 /** A request to a shard (msgpack): the op, its arguments, and for reads the log sequence the shard must have applied first. */
 export interface ShardRequest {

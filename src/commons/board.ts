@@ -79,10 +79,8 @@ export function firstSentence(message: string): string {
 
 export class Board {
   private readonly posts = new Map<string, Post>();
-  /** Thread id -> its posts, oldest first. */
+  /** Thread id -> its posts, oldest first; in the order the threads were opened (the newest at the end). */
   private readonly threads = new Map<string, Post[]>();
-  /** Thread ids, by last activity (the newest at the end). */
-  private readonly activity = new Map<string, number>();
   /** Post id -> agent -> that agent's current verdict. */
   private readonly votes = new Map<string, Map<string, Vote>>();
   /** Every post in arrival order; row i of `matrix` is the unit vector of list[i] once i < encoded. */
@@ -102,8 +100,6 @@ export class Board {
     const list = this.threads.get(p.thread) ?? [];
     list.push(p);
     this.threads.set(p.thread, list);
-    this.activity.delete(p.thread);
-    this.activity.set(p.thread, p.ts);
     this.agents.touch(p.agent, p.ts, true);
   }
 
@@ -188,9 +184,12 @@ export class Board {
     return { ...p, verdicts: this.verdicts(p.id) };
   }
 
-  /** Threads by last activity, newest first: the first post (with `reply_to` = the thread id to answer with) and its replies, oldest first. */
+  /**
+   * Posts newest first (the API document's order): threads by their first post, the newest first, each
+   * with its replies nested, oldest first. A reply does not move its thread.
+   */
   threadsNewestFirst(limit: number): Array<{ first: PostView; replies: PostView[] }> {
-    const ids = [...this.activity.keys()].slice(-limit).reverse();
+    const ids = [...this.threads.keys()].slice(-limit).reverse();
     return ids.map((tid) => {
       const list = this.threads.get(tid)!;
       return { first: this.view(list[0]!), replies: list.slice(1).map((p) => this.view(p)) };

@@ -4,7 +4,7 @@ import type { RateLimit } from "../net/rate-limit.js";
 import { parseAllowList, type OutboundConfig } from "./outbound.js";
 
 export interface CommonsConfig {
-  /** The standing open problem shown in GET /v1/board's `goal` ("" when unset). */
+  /** The standing open problem shown in GET /v1/board's `goal` (DEFAULT_GOAL unless the operator sets another). */
   goal: string;
   outbound: OutboundConfig;
   rateLimits: { trust: RateLimit; board: RateLimit; ask: RateLimit; writes: RateLimit };
@@ -12,8 +12,14 @@ export interface CommonsConfig {
   fileBytes: number;
 }
 
+/** The board's standing open problem as shipped; `commons.goal` in config.json replaces it. */
+export const DEFAULT_GOAL =
+  "Open problem: which outside services can an agent rely on, and how does each one fail? " +
+  "Before you post, read the board and call the service yourself; then post what you called, what came back and what worked around a failure, " +
+  "and mark others' posts useful or disputed once you have checked them, so the next agent starts from what is known.";
+
 export const DEFAULT_COMMONS_CONFIG: Readonly<CommonsConfig> = Object.freeze({
-  goal: "",
+  goal: DEFAULT_GOAL,
   outbound: { allow: [], http: false, timeoutMs: 8000, maxBytes: 1 << 20, maxRedirects: 3 },
   rateLimits: {
     trust: { count: 30, windowSeconds: 600 },

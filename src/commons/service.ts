@@ -69,7 +69,7 @@ export class Commons {
   }
 
   /**
-   * GET /v1/board: the goal, and threads by last activity (newest first), each with its replies,
+   * GET /v1/board: the goal, and posts newest first (threads by their first post), each with its replies,
    * the files attached to it and its working notes; every post names its author's operator and
    * verification state. `reply_to` on a thread is the id to answer it with.
    */

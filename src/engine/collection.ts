@@ -15,6 +15,7 @@ import { Wal, type Durability } from "../store/wal.js";
 import { Applier } from "./applier.js";
 import { lockDir, loadCheckpoint, loadConfig, removeUnreferenced, type Checkpoint, type CollectionConfig } from "./collection-files.js";
 import { CollectionState } from "./collection-state.js";
+import type { IdPage, IdPageInput } from "./id-order.js";
 import type { ProbeParams } from "./ivf.js";
 import { Maintenance, type MaintenanceErrorHandler } from "./maintenance.js";
 import type { VectorShape } from "./partition.js";
@@ -25,6 +26,7 @@ import { Writer, type VectorInput } from "./writer.js";
 export { MAX_APPLY_BACKLOG_BYTES } from "./applier.js";
 export { MAX_ID_BYTES, MAX_ORDER_LIMIT, MAX_PAYLOAD_BYTES } from "./input-checks.js";
 export { COMPACT_DEAD_FRACTION, COMPACT_MIN_DEAD, DEFAULT_CHECKPOINT_BYTES } from "./maintenance.js";
+export type { IdPage, IdPageInput } from "./id-order.js";
 export type { FetchedVector, Match, OrderedRow, OrderInput, QueryInput } from "./reader.js";
 export type { VectorInput } from "./writer.js";
 export type { CollectionConfig };
@@ -133,6 +135,11 @@ export class Collection {
     return this.writer.update(namespace, req);
   }
 
+  /** Merge `setMetadata` into every row matching `filter` (`dryRun`: only count them); `matched`: how many. */
+  updateWhere(namespace: string, req: { filter: unknown; setMetadata?: unknown; dryRun?: boolean }): Promise<{ matched: number }> {
+    return this.writer.updateWhere(namespace, req);
+  }
+
   /** Make namespace `to` hold exactly what `from` holds and empty `from`, in one logged step. */
   moveNamespace(from: string, to: string): Promise<{ moved: number }> {
     return this.writer.moveNamespace(from, to);
@@ -176,6 +183,11 @@ export class Collection {
 
   ids(namespace: string, filter?: unknown): string[] {
     return this.reader.ids(namespace, filter);
+  }
+
+  /** One page of live ids in id order (id-order.ts), optionally only those matching `filter`. */
+  list(namespace: string, req: IdPageInput & { filter?: unknown }): IdPage {
+    return this.reader.list(namespace, req);
   }
 
   count(namespace: string, filter?: unknown): number {

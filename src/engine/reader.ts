@@ -5,6 +5,9 @@ import type { Metadata } from "./filter/metadata.js";
 import { parseFilter } from "./filter/parse.js";
 import { checkBits, checkField, checkTopK, checkValues, MAX_ORDER_LIMIT } from "./input-checks.js";
 import type { ProbeParams } from "./ivf.js";
+import { compareIds, idsAfter, type IdPage, type IdPageInput } from "./id-order.js";
+import type { Partition } from "./partition.js";
+import { checkSparse, sparseDot, sparseJson, sparseOf, type SparseVector } from "./sparse.js";
 import { search, searchBatch, TOMBSTONE_SKIP_MAX, type Plan, type SearchResult } from "./search.js";
 
 export interface QueryInput {
@@ -21,6 +24,12 @@ export interface QueryInput {
   rescore?: number;
   /** Scan every row even when the namespace has an approximate index. */
   exact?: boolean;
+  /**
+   * Pinecone's sparse query `{indices, values}` (sparse.ts `checkSparse`): every live row matching the filter
+   * is scored exactly, cosine(vector, row) when a vector or id is given, plus the sparse dot product with the
+   * row's sparse values (0 for a row without any). Plan "hybrid"; the approximate index is not used.
+   */
+  sparseVector?: unknown;
   /** How the approximate index is probed (benchmarks and tuning; default DEFAULT_PROBE in ivf.ts). */
   probe?: ProbeParams;
 }
@@ -32,6 +41,8 @@ export interface Match {
   metadata?: Metadata;
   /** With includePayload, when the row has one. */
   payload?: Uint8Array;
+  /** With includeValues on a hybrid query (sparseVector), when the row has sparse values. */
+  sparseValues?: { indices: number[]; values: number[] };
 }
 
 export interface FetchedVector {
@@ -60,8 +71,14 @@ export interface OrderedRow {
   payload?: Uint8Array;
 }
 
+/** A filtered list walks the cached sorted ids when the filter keeps at least 1/LIST_WALK_FRACTION of the live rows. */
+const LIST_WALK_FRACTION = 8;
+
 /** Reads only: a query pins the partition it started on, so a swap or retire meanwhile does not close it under the scan. */
 export class Reader {
+  /** Each partition's live ids sorted (id-order.ts), as of its `version`: paging through a namespace sorts once while it is not written. */
+  private readonly sortedIds = new WeakMap<Partition, { version: number; ids: string[] }>();
+
   constructor(private readonly s: CollectionState) {}
 
   fetch(namespace: string, ids: readonly string[]): FetchedVector[] {
@@ -81,6 +98,7 @@ export class Reader {
     checkTopK(k);
     const filter = parseFilter(req.filter);
     const p = this.s.partitions.get(namespace);
+    if (req.sparseVector !== undefined) return this.hybrid(p, namespace, req, filter);
     let vector: Float32Array | Uint8Array;
     if (req.id !== undefined) {
       const row = p?.rowOf(req.id);
@@ -127,6 +145,43 @@ export class Reader {
       heap.release(bits);
       if (unitPtr) heap.release(unitPtr);
     }
+  }
+
+  /** An exact scan scoring dense cosine (when a vector or id is given) + sparse dot over the live rows matching `filter` (QueryInput.sparseVector). */
+  private hybrid(p: Partition | undefined, namespace: string, req: QueryInput, filter: ReturnType<typeof parseFilter>): { matches: Match[]; plan: Plan; scanned: number } {
+    if (!this.s.rotation) throw new SvcError("E_BAD_REQUEST", "sparse queries need a float (cosine) collection", { field: "sparseVector" });
+    const sparse = checkSparse(req.sparseVector, "sparseVector");
+    let dense: Float32Array | null = null;
+    if (req.id !== undefined) {
+      const row = p?.rowOf(req.id);
+      if (row === undefined) throw new SvcError("E_NOT_FOUND", `no vector '${req.id}' in namespace '${namespace}'`, { field: "id" });
+      dense = p!.vector(row) as Float32Array;
+    } else if (req.vector !== undefined) dense = checkValues(req.vector, "vector", this.s.dimension);
+    if (p === undefined || p.liveCount === 0) return { matches: [], plan: "empty", scanned: 0 };
+    const qNorm = dense === null ? 0 : Math.sqrt(dotF32(dense, dense));
+    const rows = (filter === null ? p.live() : p.index.evaluate(filter, p.live())).toUint32Array();
+    const scored: Array<{ row: number; id: string; score: number }> = [];
+    for (const row of rows) {
+      let score = sparseDotOr0(sparse, sparseOf(p.payload(row)));
+      if (dense !== null && qNorm > 0) {
+        const v = p.vector(row) as Float32Array;
+        const n = Math.sqrt(dotF32(v, v));
+        if (n > 0) score += dotF32(dense, v) / (qNorm * n);
+      }
+      scored.push({ row, id: p.idOf(row), score });
+    }
+    scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const matches = scored.slice(0, req.topK).map(({ row, id, score }) => {
+      const match: Match = { id, score };
+      if (req.includeValues) {
+        match.values = Array.from(p.vector(row));
+        const s = sparseOf(p.payload(row));
+        if (s !== null) match.sparseValues = sparseJson(s);
+      }
+      if (req.includeMetadata) match.metadata = p.metadata(row);
+      return match;
+    });
+    return { matches, plan: "hybrid", scanned: rows.length };
   }
 
   /**
@@ -234,6 +289,33 @@ export class Reader {
     return Array.from(rows.toUint32Array(), (row) => p.idOf(row));
   }
 
+  /**
+   * One page of the namespace's live ids (matching `filter`) in id order (code points, which is
+   * UTF-8 byte order: Pinecone's "C" collation), those starting with `prefix` and after `after`.
+   * Pages come from a sorted copy of the ids cached until the partition changes (a filter keeping at
+   * least 1/LIST_WALK_FRACTION of the rows skips the others while walking it); a narrower filter sorts its matches.
+   */
+  list(namespace: string, req: IdPageInput & { filter?: unknown }): IdPage {
+    const f = parseFilter(req.filter);
+    const p = this.s.partitions.get(namespace);
+    if (p === undefined) return { ids: [], more: false };
+    if (f === null) return idsAfter(this.sorted(p), req);
+    const rows = p.index.evaluate(f, p.live());
+    // A broad filter walks the cached sorted ids (about 1/selectivity ids per one kept); a narrow one sorts its matches.
+    if (rows.size * LIST_WALK_FRACTION < p.liveCount) return idsAfter(Array.from(rows.toUint32Array(), (row) => p.idOf(row)).sort(compareIds), req);
+    return idsAfter(this.sorted(p), req, (id) => rows.has(p.rowOf(id)!));
+  }
+
+  /** The partition's live ids sorted by compareIds, cached until its next change. */
+  private sorted(p: Partition): string[] {
+    let cached = this.sortedIds.get(p);
+    if (cached?.version !== p.version) {
+      cached = { version: p.version, ids: Array.from(p.live().toUint32Array(), (row) => p.idOf(row)).sort(compareIds) };
+      this.sortedIds.set(p, cached);
+    }
+    return cached.ids;
+  }
+
   /** Live rows of the namespace (matching `filter`). */
   count(namespace: string, filter?: unknown): number {
     const f = parseFilter(filter);
@@ -255,4 +337,14 @@ export class Reader {
     if (p?.ivf == null) return null;
     return { lists: p.ivf.lists, indexedRows: p.ivf.indexedRows, deltaRows: p.rows - p.ivf.indexedRows, bytes: p.ivf.bytes, probe: p.ivf.calibrated, filterFactor: p.ivf.filterFactor };
   }
+}
+
+function dotF32(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
+function sparseDotOr0(q: SparseVector, row: SparseVector | null): number {
+  return row === null ? 0 : sparseDot(q, row);
 }

@@ -27,7 +27,7 @@ export function candidatesFor(k: number): number {
 export const RESCORE_FACTOR = 4;
 export const RESCORE_MIN = 40;
 
-export type Plan = "full" | "full-skip-dead" | "masked" | "list" | "empty" | "ivf" | "ivf-masked";
+export type Plan = "full" | "full-skip-dead" | "masked" | "list" | "empty" | "ivf" | "ivf-masked" | "hybrid";
 
 export interface SearchQuery {
   /** Packed query bits in shared memory. */

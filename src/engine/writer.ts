@@ -8,6 +8,9 @@ import { checkBits, checkFinite, checkId, checkLength, checkNamespace, checkPayl
 import { takeGivenRows } from "./upsert-buffers.js";
 import { OP, type DeleteAllOp, type DeleteOp, type MoveOp, type UpdateOp, type UpsertOp } from "./ops.js";
 
+/** Update ops appended at once by updateWhere (bounds the promises in flight). */
+const UPDATE_WHERE_BATCH = 1024;
+
 export interface VectorInput {
   id: string;
   /** Float values (cosine) — or packed bits (hamming), ceil(dimension / 8) bytes. */
@@ -91,6 +94,28 @@ export class Writer {
     if (ids.length === 0) return { deleted: 0 };
     await this.applier.append({ type: OP.delete, body: { ns: namespace, ids } satisfies DeleteOp });
     return { deleted: ids.length };
+  }
+
+  /**
+   * Merge `setMetadata` into every live row matching `filter` (non-empty; evaluated on everything
+   * acknowledged so far); `dryRun` only counts them. Logged as one update op per row, appended
+   * together (group commit): a crash part-way leaves a prefix of them applied, and running the
+   * same update again completes it (a merge is idempotent). Bad input is refused before any append.
+   */
+  async updateWhere(namespace: string, req: { filter: unknown; setMetadata?: unknown; dryRun?: boolean }): Promise<{ matched: number }> {
+    checkNamespace(namespace);
+    const filter = parseFilter(req.filter);
+    if (filter === null) throw new SvcError("E_FILTER", "filter must not be empty", { field: "filter" });
+    const m = req.setMetadata === undefined ? null : validateMetadata(req.setMetadata, "setMetadata");
+    if (m === null && req.dryRun !== true) throw new SvcError("E_BAD_REQUEST", "give setMetadata (the fields to merge into every matching vector)", { field: "setMetadata" });
+    await this.applier.settled();
+    const p = this.s.partitions.get(namespace);
+    const ids = p === undefined ? [] : p.index.evaluate(filter, p.live()).toArray().map((r) => p.idOf(r));
+    if (req.dryRun === true || m === null) return { matched: ids.length };
+    for (let i = 0; i < ids.length; i += UPDATE_WHERE_BATCH) {
+      await Promise.all(ids.slice(i, i + UPDATE_WHERE_BATCH).map((id) => this.applier.append({ type: OP.update, body: { ns: namespace, id, v: null, m } satisfies UpdateOp })));
+    }
+    return { matched: ids.length };
   }
 
   /** Replace the values, merge metadata and/or replace the payload of an existing id (what is not given is kept). */

@@ -44,6 +44,7 @@ export function authenticate(auth: Route["auth"], c: Credentials, keys: KeyBook,
  * A write's reply waits for its charge to be durable; a read's does not (`Route.readOnly`).
  */
 export async function execute(route: Route, ctx: RequestContext, deps: Pick<InvokeDeps, "wallets" | "metrics">): Promise<Reply> {
+  refuseNullBody(route, ctx.body);
   refuseUnknownFields(route, ctx.body);
   const metered = route.meter !== undefined && !ctx.principal.admin;
   const hold = metered ? await deps.wallets.reserve(ctx.principal.tenant, route.meter!, (await route.usageBound?.(ctx)) ?? {}) : null;
@@ -65,6 +66,14 @@ export async function execute(route: Route, ctx: RequestContext, deps: Pick<Invo
   }
   deps.metrics.usage(ctx.usage);
   return reply;
+}
+
+/**
+ * A JSON `null` body is a body, not an absent one: where the route takes an object it is 400 naming
+ * `body` (a handler reading `ctx.body ?? {}` would otherwise take it for no body and answer 200).
+ */
+export function refuseNullBody(route: Route, body: unknown): void {
+  if (body === null && !route.rawBody && route.requestBody?.type === "object") throw new SvcError("E_BAD_REQUEST", "the body must be an object, not null", { field: "body" });
 }
 
 /**

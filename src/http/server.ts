@@ -4,6 +4,7 @@ import { accessSync, constants } from "node:fs";
 import { STATUS_CODES } from "node:http";
 import { createServer, isIP } from "node:net";
 import pino, { type Logger } from "pino";
+import "./uws-limits.js"; // before the addon: it reads its head limit once, when it loads
 import uWS from "uWebSockets.js";
 import type { KeyBook, Principal } from "../account/keys.js";
 import type { WalletBook } from "../account/wallet-book.js";
@@ -161,16 +162,20 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       inFlight++;
       let bytesIn = 0;
       let principal: Principal | null = null;
+      /** The error code of a failed request, for its request line. */
+      let code: string | undefined;
       const respond = (status: number, contentType: string, data: Buffer | string, headers?: Record<string, string>) => {
         const bytesOut = send(res, flight, status, contentType, data, reqId, headers);
         const ms = performance.now() - t0;
         deps.metrics.observe(verb, route.path, status, ms / 1000, bytesIn, bytesOut);
-        log.info({ reqId, method: verb, route: route.path, status, ms: Math.round(ms * 100) / 100, tenant: route.auth === "none" ? undefined : principal?.tenant, bytesIn, bytesOut, aborted: flight.aborted || undefined }, "request");
+        log.info({ reqId, method: verb, route: route.path, status, code, ms: Math.round(ms * 100) / 100, tenant: route.auth === "none" ? undefined : principal?.tenant, bytesIn, bytesOut, aborted: flight.aborted || undefined }, "request");
         finish();
       };
       const fail = (err: unknown) => {
         const e = publicError(err);
-        if (e.status >= 500) log.error({ reqId, err }, "request failed");
+        code = e.code;
+        // A fault is an error with its stack; "not ready yet" during start is an expected answer: its request line (info) says it.
+        if (e.status >= 500 && e.code !== "E_NOT_READY") log.error({ reqId, err }, "request failed");
         const retryAfter = e.details?.retryAfterSeconds;
         respond(e.status, CONTENT_TYPE.json, JSON.stringify(e.toJSON()), typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : undefined);
       };

@@ -30,7 +30,7 @@ export const MAX_TIMELINE = 500;
 export const DEFAULT_TIMELINE = 50;
 /** Expired records are deleted by the sweeper this often (reads hide them at once). */
 export const SWEEP_MS = 60_000;
-/** Hybrid queries fuse the vector and BM25 rankings by reciprocal rank: score = sum of 1 / (RRF_K + rank). */
+/** Hybrid queries (`mode: "hybrid"`) fuse the vector and BM25 rankings by reciprocal rank: score = sum of 1 / (RRF_K + rank), rank from 1, so at most 2 / (RRF_K + 1). */
 export const RRF_K = 60;
 /** Namespaces an import fills before it is moved into place; never valid as user namespaces. */
 const STAGING_PREFIX = "~import~";
@@ -80,8 +80,10 @@ export class RecordService {
     return this.write(tenant, ns, rows.map((r) => ({ ...r, id: newId() })));
   }
 
-  /** Ranked by cosine when `text` is given, else the newest first; typed filters apply either way. */
-  /** `usage.scanned` is set to the rows the vector ranking considered (what metering charges). */
+  /**
+   * Ranked by cosine when `text` is given (`score` = the cosine), or by reciprocal rank fusion of
+   * cosine and BM25 with `mode: "hybrid"` (`score` = the fused score); else the newest first.
+   * Typed filters apply either way. `usage.scanned` is set to the rows the vector ranking considered (what metering charges). */
   async query(tenant: string, ns: string, q: Record<string, unknown>, usage: { scanned?: number } = {}): Promise<{ records: RecordView[]; namespace: string }> {
     checkNamespace(ns);
     const topK = intIn(q.topK, "topK", 1, MAX_TOP_K, 10);
@@ -92,8 +94,8 @@ export class RecordService {
     const c = await this.visible(tenant);
     const filter = this.readFilter(c, ns, pred);
     const view = (id: string, metadata: Metadata | undefined, payload: Uint8Array | undefined, score?: number) => toView(id, metadata!, payload, includeText, includeMeta, score);
-    // With text the default is hybrid: on Cranfield, dbpedia-5k and msmarco-5k it is best or tied (bench/RESULTS.md).
-    const mode = q.mode ?? (typeof q.text === "string" ? "hybrid" : "vector");
+    // With text the default ranks by cosine and `score` is the cosine (the API document's contract); hybrid is asked for by name.
+    const mode = q.mode ?? "vector";
     if (mode !== "vector" && mode !== "hybrid") throw new SvcError("E_BAD_REQUEST", "mode must be 'vector' or 'hybrid'", { field: "mode" });
     if (mode === "hybrid") {
       if (typeof q.text !== "string") throw new SvcError("E_BAD_REQUEST", "mode 'hybrid' needs text", { field: "text" });
@@ -111,51 +113,59 @@ export class RecordService {
 
   /**
    * Newest first: by ts descending, records sharing a ts by id descending (code-unit order), at
-   * most `limit` per page. `nextCursor` is passed back as `until` for the next page: the oldest
-   * ts returned (an integer, exclusive) when the page ends between two ts values, or
-   * `"<ts>:<id>"` of the last record returned when the page ends inside a group sharing one ts
-   * (the next page starts after that record). So no record is skipped or repeated.
+   * most `limit` per page. `nextCursor` (null on the last page) is always the oldest ts returned,
+   * passed back as `until` (exclusive) for the next page. So that paging by `until` alone neither
+   * skips nor repeats records sharing that ts, a page ends at a ts boundary: the trailing group of
+   * equal ts moves whole to the next page. Only when one group alone exceeds `limit` does a page end
+   * inside it; then `nextAfter` is the id of its last record, and `until` = nextCursor with
+   * `after` = nextAfter continues right after that record (the rest of the group, then older ts).
    */
-  async timeline(tenant: string, ns: string, params: URLSearchParams): Promise<{ records: RecordView[]; namespace: string; nextCursor: TimelineCursor | null }> {
+  async timeline(tenant: string, ns: string, params: URLSearchParams): Promise<{ records: RecordView[]; namespace: string; nextCursor: number | null; nextAfter?: string }> {
     checkNamespace(ns);
     const limit = intIn(queryInt(params, "limit"), "limit", 1, MAX_TIMELINE, DEFAULT_TIMELINE);
-    const until = untilCursor(params.get("until"));
+    const until = queryInt(params, "until");
+    const after = afterId(params, until);
     const pred = predicate({
       kind: list(params, "kind"),
       tagsAny: list(params, "tagsAny"),
       tagsAll: list(params, "tagsAll"),
       tsGte: queryInt(params, "since"),
-      tsLt: until === undefined ? undefined : until.id === undefined ? until.ts : until.ts + 1,
+      // with `after`, the records at ts `until` itself are in the window too
+      tsLt: until === undefined ? undefined : after === undefined ? until : until + 1,
     }, { tsGte: "since", tsLt: "until" });
     const c = await this.visible(tenant);
-    const ids: string[] = [];
-    let bound = pred.tsLt;
-    let cursor: TimelineCursor | null = null;
-    // The rest of the cursor's own ts group.
-    if (until?.id !== undefined) {
-      const rest = this.group(c, ns, pred, until.ts).filter((id) => id < until.id!);
-      ids.push(...rest.slice(0, limit));
-      if (rest.length > limit) cursor = `${until.ts}:${ids.at(-1)!}`;
-      bound = until.ts;
-    }
-    if (cursor === null) {
-      const need = limit - ids.length;
-      const rows = c.order(ns, { field: "ts", filter: this.filter({ ...pred, tsLt: bound }), limit: need + 1 });
-      if (rows.length > need) {
-        if (need === 0) cursor = until!.ts;
+    // The stream after the position, in timeline order: the rest of the group at `until` (after `after`), then ts < until.
+    const rest = after === undefined ? [] : this.group(c, ns, pred, until!).filter((id) => id < after).map((id) => ({ id, value: until! }));
+    let page: Array<{ id: string; value: number }>;
+    let more: boolean;
+    let nextAfter: string | undefined;
+    if (rest.length > limit) {
+      page = rest.slice(0, limit);
+      more = true;
+      nextAfter = page.at(-1)!.id;
+    } else {
+      // rows ordered by ts only (ties in no set order): every group but the last one is whole
+      const older = c.order(ns, { field: "ts", filter: this.filter({ ...pred, tsLt: after === undefined ? pred.tsLt : until }), limit: limit + 1 - rest.length });
+      const stream = [...rest, ...older];
+      more = stream.length > limit;
+      if (!more) page = stream;
+      else {
+        const lastTs = stream[limit - 1]!.value;
+        if (stream[limit]!.value !== lastTs) page = stream.slice(0, limit);
         else {
-          const lastTs = rows[need - 1]!.value;
-          const whole = rows.slice(0, need).filter((r) => r.value !== lastTs);
-          ids.push(...sortGroups(whole));
-          const group = this.group(c, ns, pred, lastTs);
-          const take = need - whole.length;
-          ids.push(...group.slice(0, take));
-          cursor = group.length > take ? `${lastTs}:${ids.at(-1)!}` : lastTs;
+          // the group at lastTs runs past the page: it moves whole to the next page, unless it alone fills the page
+          const cut = stream.findIndex((r) => r.value === lastTs);
+          if (cut > 0) page = stream.slice(0, cut);
+          else {
+            page = this.group(c, ns, pred, lastTs).slice(0, limit).map((id) => ({ id, value: lastTs }));
+            nextAfter = page.at(-1)!.id;
+          }
         }
-      } else ids.push(...sortGroups(rows));
+      }
     }
+    const ids = sortGroups(page);
     const records = c.fetch(ns, ids).map((v) => toView(v.id, v.metadata, v.payload ?? undefined, true, true));
-    return { records, namespace: ns, nextCursor: cursor };
+    return { records, namespace: ns, nextCursor: more ? page.at(-1)!.value : null, ...(nextAfter === undefined ? {} : { nextAfter }) };
   }
 
   /** Ids of the records at exactly `ts` under the predicate, in timeline order (id descending). */
@@ -461,18 +471,13 @@ class Lexical {
   }
 }
 
-/** A timeline position: an exclusive ts, or `"<ts>:<id>"` (after that record, inside its ts group). */
-export type TimelineCursor = number | string;
-
-/** `until` as given: an integer ts, or a `"<ts>:<id>"` cursor from a previous page. */
-function untilCursor(raw: string | null): { ts: number; id?: string } | undefined {
+/** `after` as given: the id of the last record of the previous page (its `nextAfter`); it needs `until`. */
+function afterId(params: URLSearchParams, until: number | undefined): string | undefined {
+  const raw = params.get("after");
   if (raw === null) return undefined;
-  const colon = raw.indexOf(":");
-  if (colon < 0) return { ts: queryInt(new URLSearchParams({ until: raw }), "until")! };
-  const ts = queryInt(new URLSearchParams({ until: raw.slice(0, colon) }), "until")!;
-  const id = raw.slice(colon + 1);
-  if (id === "") throw new SvcError("E_BAD_REQUEST", "until must be an integer ts or a nextCursor of the form <ts>:<id>", { field: "until" });
-  return { ts, id };
+  if (raw === "" || raw.length > 256) throw new SvcError("E_BAD_REQUEST", "after must be a record id: the nextAfter of the previous page", { field: "after" });
+  if (until === undefined) throw new SvcError("E_BAD_REQUEST", "after needs until: pass the previous page's nextCursor as until and its nextAfter as after", { field: "after" });
+  return raw;
 }
 
 /** Complete ts groups (ts descending) in timeline order: ts descending, then id descending. */

@@ -5,7 +5,7 @@
  * result may be a promise. Expiry (`svc_expires_at`) is applied here: queries and fetches never
  * see an expired vector.
  */
-import type { Collection, FetchedVector, Match, QueryInput, VectorInput } from "../engine/collection.js";
+import type { Collection, FetchedVector, IdPage, IdPageInput, Match, QueryInput, VectorInput } from "../engine/collection.js";
 
 /**
  * Reserved metadata field: a vector whose `svc_expires_at` (unix ms) is <= now is expired. Queries
@@ -40,7 +40,12 @@ export type Awaitable<T> = T | Promise<T>;
 export interface VectorIndex {
   upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number } & Written>;
   delete(namespace: string, req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean }): Promise<{ deleted: number } & Written>;
-  update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown }): Promise<Written>;
+  /** `payload`: the row's new sparse values (engine/sparse.ts bytes), replacing the old. */
+  update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown; payload?: Uint8Array }): Promise<Written>;
+  /** Merge `setMetadata` into every (unexpired) vector matching `filter`; `dryRun` only counts them. */
+  updateWhere(namespace: string, req: { filter: unknown; setMetadata?: unknown; dryRun?: boolean }): Promise<{ matched: number } & Written>;
+  /** One page of (unexpired) ids in id order (engine/id-order.ts), optionally only those matching `filter`. */
+  list(namespace: string, req: IdPageInput & { filter?: unknown }, read?: ReadOptions): Awaitable<IdPage>;
   /** The stored vectors among `ids` (expired ones left out). */
   fetch(namespace: string, ids: readonly string[], read?: ReadOptions): Awaitable<FetchedVector[]>;
   /** Top-k by score (expired vectors never match); `scanned`: rows the scan read. */
@@ -83,9 +88,17 @@ export class CollectionIndex implements VectorIndex {
     return this.collection.delete(namespace, req);
   }
 
-  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown }): Promise<Written> {
+  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown; payload?: Uint8Array }): Promise<Written> {
     await this.collection.update(namespace, req);
     return {};
+  }
+
+  updateWhere(namespace: string, req: { filter: unknown; setMetadata?: unknown; dryRun?: boolean }): Promise<{ matched: number }> {
+    return this.collection.updateWhere(namespace, { ...req, filter: liveFilter(this.collection, namespace, req.filter, this.now()) });
+  }
+
+  list(namespace: string, req: IdPageInput & { filter?: unknown }): IdPage {
+    return this.collection.list(namespace, { ...req, filter: liveFilter(this.collection, namespace, req.filter, this.now()) });
   }
 
   fetch(namespace: string, ids: readonly string[]): FetchedVector[] {

@@ -67,7 +67,9 @@ export function reportWalLosses(store: string, root: string, report: WalLosses, 
   const rel = (file: string) => relative(root, file);
   const t = report.tornTail;
   if (t !== null) {
-    reportDamage({ store, file: rel(t.file), kind: "torn-tail", dropped: t.frames, offline: false, detail: `cut ${t.bytes} bytes (${t.frames} frame(s)) off the log at offset ${t.offset}: ${t.reason}` });
+    // `dropped` counts frames after the checkpoint: each is one acknowledged write of one or more records, whose count went with the cut bytes.
+    const lost = t.frames > 0 ? `lost: ${t.frames} logged write(s) after the last checkpoint, each of one or more records` : "no logged write after the last checkpoint begins in what is left of them (bytes removed before the log was opened cannot be counted)";
+    reportDamage({ store, file: rel(t.file), kind: "torn-tail", dropped: t.frames, offline: false, detail: `cut ${t.bytes} bytes (${t.frames} frame(s)) off the log at offset ${t.offset}: ${t.reason}; ${lost}` });
   }
   for (const d of report.damaged) {
     const what = d.beforeFrom ? "skipped: the checkpoint already holds it" : `${d.frames} frame(s) lost, later frames replayed; \`svc repair\` pads the region`;

@@ -5,7 +5,7 @@ import { SvcError } from "../errors.js";
 import { safeDecoder } from "../safe-values.js";
 import type { LogFrame, LogPosition, RecoveryReport } from "./log.js";
 import { findNextFrame, fsyncDir, readFully, scanFrames } from "./scan.js";
-import { checkHeader, encodeHeader, FRAME_OVERHEAD, HEADER_SIZE, listSegments, MAX_FRAME_LENGTH, MIN_FRAME, PAD_TYPE, segmentName, SYNC, type SegmentFile } from "./segment.js";
+import { checkHeader, encodeHeader, FRAME_OVERHEAD, HEADER_SIZE, listSegments, MAX_FRAME_LENGTH, PAD_TYPE, segmentName, SYNC, type SegmentFile } from "./segment.js";
 import { ioError, type WalOptions } from "./wal-writer.js";
 
 /** A replayed frame. Binary values in `body` are Uint8Array views into a read buffer that is never reused. */
@@ -135,8 +135,9 @@ export async function recoverSegments(dir: string, opts: WalOpenOptions): Promis
           if (!opts.salvage || (next === null && isLast)) {
             if (!isLast) throw corrupt(seg.path, offset, `${reason} (not in the last segment)`);
             if (next !== null) throw corrupt(seg.path, offset, `${reason}; a valid frame follows at offset ${next.offset}`);
-            // Torn tail: nothing valid after the first bad frame of the last segment.
-            const frames = await countFrameStarts(fh, offset, size, seg.path);
+            // Torn tail: nothing valid after the first bad frame of the last segment. Lost are the
+            // frames that began in it at or after `from` (the checkpoint holds those before).
+            const frames = await countFrameStarts(fh, Math.max(offset, deliverFrom), size, seg.path);
             await fh.truncate(offset);
             await fh.datasync();
             report.tornTail = { file: seg.path, offset, bytes: size - offset, frames, reason };
@@ -164,14 +165,17 @@ export async function recoverSegments(dir: string, opts: WalOpenOptions): Promis
   return { report, segmentIds: segs.map((s) => s.id), active: { fh: active, id: last.id, size: activeSize } };
 }
 
-/** Frames that began in [from, end): sync words followed by a length that fits the frame bound (damaged frames included). */
+/**
+ * Frames that began in [from, end): sync words followed by a length that fits the frame bound, or by
+ * the end of the bytes (a frame cut inside its own header began there too); damaged frames included.
+ */
 async function countFrameStarts(fh: FileHandle, from: number, end: number, file: string): Promise<number> {
-  if (end - from < MIN_FRAME) return 0;
+  if (end - from < SYNC_WORD.length) return 0;
   const buf = Buffer.allocUnsafe(end - from);
   await readFully(fh, buf, 0, buf.length, from, file);
   let n = 0;
-  for (let i = buf.indexOf(SYNC_WORD); i !== -1 && i + 8 <= buf.length; i = buf.indexOf(SYNC_WORD, i + 4)) {
-    const length = buf.readUInt32LE(i + 4);
+  for (let i = buf.indexOf(SYNC_WORD); i !== -1; i = buf.indexOf(SYNC_WORD, i + 4)) {
+    const length = i + 8 <= buf.length ? buf.readUInt32LE(i + 4) : 1;
     if (length >= 1 && length <= MAX_FRAME_LENGTH) n++;
   }
   return n;

@@ -33,7 +33,7 @@ const trustRecent = op("trust_recent", {
 
 const boardRead = op("board_read", {
   ...PUBLIC, name: "board_read", title: "Read the noticeboard", annotations: READ,
-  description: "The noticeboard: threads (newest activity first) with replies, verdicts, files and working notes, plus the operator's standing open problem in `goal`.",
+  description: "The noticeboard: posts newest first (threads by their first post, replies nested) with verdicts, files and working notes, plus the standing open problem in `goal`.",
   input: z.object({ limit: z.number().int().min(1).max(200).optional() }),
   output: posts,
 });

@@ -6,6 +6,7 @@ import { ToolError, type Api, type Tool } from "./tool.js";
 const index = z.string().min(1).describe("index name");
 const namespace = z.string().optional().describe("namespace inside the index; default \"\"");
 const IDX = { index: "name" };
+const sparse = z.object({ indices: z.array(z.number().int().min(0)), values: z.array(z.number()) }).describe("sparse vector: indices strictly ascending, one value per index (at most 1000)");
 const filter = z.record(z.string(), z.unknown()).describe("metadata filter: {field: value | {$eq|$ne|$gt|$gte|$lt|$lte: v, $in|$nin: [..]}}, combined with $and / $or");
 const tags = strings.describe("AND filter: only vectors whose metadata `tags` list holds every one of these");
 const metadata = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), strings])).describe("string, number, boolean or list-of-strings values");
@@ -53,7 +54,7 @@ const deleteIndex = op("delete_index", {
 const upsert = op("upsert", {
   name: "upsert", title: "Upsert vectors", rename: IDX, annotations: UPSERT,
   description: "Insert or replace vectors (id, values, optional metadata) in an index namespace. Visible to queries within milliseconds. To store text, use upsert_text.",
-  input: z.object({ index, namespace, vectors: z.array(z.object({ id: z.string().min(1).max(512), values: z.array(z.number()), metadata: metadata.optional() })).min(1).max(10000) }),
+  input: z.object({ index, namespace, vectors: z.array(z.object({ id: z.string().min(1).max(512), values: z.array(z.number()), sparseValues: sparse.optional(), metadata: metadata.optional() })).min(1).max(10000) }),
   output: out({ upsertedCount: z.number().int() }),
 });
 
@@ -68,7 +69,7 @@ const queryInput = { index, namespace, topK: z.number().int().min(1).max(10000).
 const query: Tool = {
   name: "query", title: "Query vectors", access: "tenant", annotations: READ, operations: ["query"],
   description: "Nearest vectors by cosine to a vector (or to a stored vector's id), best first, with an optional metadata filter; tags=[...] keeps only vectors tagged with all of them. For a text question use query_text.",
-  input: z.object({ ...queryInput, vector: z.array(z.number()).optional(), id: z.string().optional().describe("query by a stored vector instead of `vector`") }),
+  input: z.object({ ...queryInput, vector: z.array(z.number()).optional(), id: z.string().optional().describe("query by a stored vector instead of `vector`"), sparseVector: sparse.optional().describe("hybrid: score = cosine + sparse dot product (exact scan)") }),
   output: matches,
   run: async ({ index: name, tags: t, filter: f, ...rest }, api) => json(await api.call("query", { args: { name, ...rest, filter: withTags(f as Record<string, unknown> | undefined, t as string[] | undefined) } })),
 };
@@ -84,6 +85,24 @@ const update = op("update", {
   description: "Replace a vector's values and/or merge fields into its metadata.",
   input: z.object({ index, namespace, id: z.string().min(1), values: z.array(z.number()).optional(), setMetadata: metadata.optional() }),
   output: out({}),
+});
+const updateByMetadata = op("update", {
+  name: "update_by_metadata", title: "Update vectors by metadata", rename: IDX, annotations: UPSERT,
+  description: "Merge fields into the metadata of every vector of a namespace matching a filter; dryRun: true only counts them. Answers matchedRecords.",
+  input: z.object({ index, namespace, filter, setMetadata: metadata.optional(), dryRun: z.boolean().optional() }),
+  output: out({ matchedRecords: z.number().int() }),
+});
+const listVectors = op("list_vectors", {
+  name: "list_vectors", title: "List vector ids", rename: IDX, annotations: READ,
+  description: "Ids of a namespace's vectors in id order, optionally only those starting with prefix; paginated (pass pagination.next as paginationToken).",
+  input: z.object({ index, namespace, prefix: z.string().optional(), limit: z.number().int().min(1).max(1000).optional().describe("default 100"), paginationToken: z.string().optional() }),
+  output: out({ vectors: z.array(out({ id: z.string() })), namespace: z.string() }),
+});
+const fetchByMetadata = op("fetch_by_metadata", {
+  name: "fetch_by_metadata", title: "Fetch vectors by metadata", rename: IDX, annotations: READ,
+  description: "Vectors (values and metadata) of a namespace matching a metadata filter, in id order; paginated (pass pagination.next as paginationToken).",
+  input: z.object({ index, namespace, filter, limit: z.number().int().min(1).max(1000).optional().describe("default 100"), paginationToken: z.string().optional() }),
+  output: out({ vectors: z.record(z.string(), z.unknown()), namespace: z.string() }),
 });
 const deleteVectors = op("delete", {
   name: "delete", title: "Delete vectors", rename: IDX, annotations: DESTROY,
@@ -121,6 +140,15 @@ const embed = op("embed", {
   description: "Texts to 1024-d unit vectors with the server's static encoder (the one records use); deterministic, no model call.",
   input: z.object({ texts: strings.min(1).max(256) }),
   output: out({ vectors: z.array(z.array(z.number())), dimension: z.number().int(), encoder: z.string() }),
+});
+
+/** http/routes/embed.ts EMBED_MODEL (tools sit below http in the layers; the route test checks they agree). */
+const EMBED_MODEL = "svc-text1024";
+const inferenceEmbed = op("embed", {
+  name: "inference_embed", title: "Embed texts (Pinecone inference shape)", annotations: READ,
+  description: `Pinecone's inference embed: {model: "${EMBED_MODEL}", inputs: [{text}], parameters} -> {model, vector_type, data: [{values}], usage}; the same 1024-d encoder as embed.`,
+  input: z.object({ model: z.string().describe(`"${EMBED_MODEL}"`), inputs: z.array(z.object({ text: z.string() })).min(1).max(256), parameters: z.record(z.string(), z.unknown()).optional() }),
+  output: out({ model: z.string(), vector_type: z.string(), data: z.array(out({ values: z.array(z.number()) })), usage: out({}) }),
 });
 
 async function vectorsOf(api: Api, texts: string[]): Promise<number[][]> {
@@ -172,4 +200,4 @@ const forgetWhere: Tool = {
   },
 };
 
-export const indexTools: Tool[] = [createIndex, listIndexes, describeIndex, configureIndex, deleteIndex, upsert, query, fetchVectors, update, deleteVectors, stats, listNamespaces, describeNamespace, deleteNamespace, embed, upsertText, queryText, replaceText, forgetWhere];
+export const indexTools: Tool[] = [createIndex, listIndexes, describeIndex, configureIndex, deleteIndex, upsert, query, fetchVectors, fetchByMetadata, listVectors, update, updateByMetadata, deleteVectors, stats, listNamespaces, describeNamespace, deleteNamespace, embed, inferenceEmbed, upsertText, queryText, replaceText, forgetWhere];

@@ -42,22 +42,23 @@ const query = op("records_query", {
     ...predicate,
     includeText: z.boolean().optional(),
     includeMeta: z.boolean().optional(),
-    mode: z.enum(["vector", "hybrid"]).optional().describe("hybrid (the default with text) fuses vector and keyword (BM25) rankings; vector ranks by meaning alone"),
+    mode: z.enum(["vector", "hybrid"]).optional().describe("vector (the default): ranked by cosine similarity, score = the cosine; hybrid: fuses the cosine and keyword (BM25) rankings, score = the fused rank score (sum of 1/(60 + rank), at most 2/61)"),
   }),
   output: records,
 });
 
 const timeline = op("records_timeline", {
   name: "records_timeline", title: "Records timeline", rename: NS, annotations: READ,
-  description: "Records newest first, one page at a time; pass the returned nextCursor as `until` to page back. Filters: time window, kinds, tags.",
+  description: "Records newest first, one page at a time; pass the returned nextCursor as `until` to page back (and nextAfter as `after` when it is given). Filters: time window, kinds, tags.",
   input: z.object({
     namespace,
     since: z.number().int().optional().describe("ts >= since, epoch ms"),
-    until: z.union([z.number().int(), z.string()]).optional().describe("ts < until, or the previous page's nextCursor as returned (a ts, or \"<ts>:<id>\")"),
+    until: z.number().int().optional().describe("ts < until, epoch ms: the previous page's nextCursor"),
+    after: z.string().min(1).optional().describe("with until: the previous page's nextAfter, to continue inside a group of records sharing one ts"),
     kind: strings.optional(), tagsAny: strings.optional(), tagsAll: strings.optional(),
     limit: z.number().int().min(1).max(500).optional().describe("page size, default 50"),
   }),
-  output: out({ records: z.array(record), namespace: z.string(), nextCursor: z.union([z.number(), z.string()]).nullable() }),
+  output: out({ records: z.array(record), namespace: z.string(), nextCursor: z.number().nullable(), nextAfter: z.string().optional() }),
 });
 
 const get = op("records_get", {

@@ -16,6 +16,7 @@ import { NodeRegistry } from "../../src/cluster/nodes.js";
 import { ShardedIndex } from "../../src/cluster/sharded-index.js";
 import { shardOf, type ClusterIndexRecord } from "../../src/cluster/shards.js";
 import { Collection, type Match } from "../../src/engine/collection.js";
+import { checkSparse, sparseBytes } from "../../src/engine/sparse.js";
 import { SvcError } from "../../src/errors.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import type { VectorIndex } from "../../src/memory/vector-index.js";
@@ -187,6 +188,44 @@ describe("sharded vector indexes on three nodes", () => {
     const after = await use(nodes[1]!, (ix) => ix.fetch("ns", ["v7", "v1000", "v4"], { after: lastSeq }));
     expect(after.map((v) => [v.id, v.metadata.group])).toEqual([["v7", 9]]);
     await sameTopK(nodes[0]!);
+  }, 60_000);
+
+  it("lists ids page by page and updates by filter exactly as the local collection", async () => {
+    for (const [prefix, limit] of [["", 97], ["v1", 13], ["v19", 4], ["nope", 5]] as const) {
+      const got: string[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < 100; pages++) {
+        const page = await use(nodes[pages % 3]!, (ix) => ix.list("ns", { prefix, after, limit }, { after: lastSeq }));
+        expect(page.ids.length).toBeLessThanOrEqual(limit);
+        got.push(...page.ids);
+        if (!page.more) break;
+        after = page.ids.at(-1);
+      }
+      const want = reference.ids("ns").filter((id) => id.startsWith(prefix)).sort();
+      expect(got).toEqual(want);
+    }
+    const filtered = await use(nodes[1]!, (ix) => ix.list("ns", { limit: 1000, filter: { group: 9 } }, { after: lastSeq }));
+    expect(filtered.ids).toEqual(reference.ids("ns", { group: 9 }).sort());
+
+    const dry = await use(nodes[0]!, (ix) => ix.updateWhere("ns", { filter: { group: 2 }, setMetadata: { seen: true }, dryRun: true }));
+    expect(dry.matched).toBe(reference.count("ns", { group: 2 }));
+    const w = await use(nodes[2]!, (ix) => ix.updateWhere("ns", { filter: { group: 2 }, setMetadata: { seen: true } }));
+    lastSeq = Math.max(lastSeq, w.seq!);
+    expect(w.matched).toBe((await reference.updateWhere("ns", { filter: { group: 2 }, setMetadata: { seen: true } })).matched);
+    await reference.settled();
+    expect(await use(nodes[1]!, (ix) => ix.count("ns", { seen: true }, { after: lastSeq }))).toBe(reference.count("ns", { seen: true }));
+    await expect(use(nodes[0]!, (ix) => ix.updateWhere("ns", { filter: { group: 1 }, setMetadata: { bad: { nested: 1 } } }))).rejects.toMatchObject({ code: "E_METADATA" });
+
+    // sparse-dense: sparse values travel as the row's payload to the shards; a hybrid query merges like a dense one
+    const sparse = data().slice(0, 40).map((v, i) => ({ id: `sp${i}`, values: v.values, payload: sparseBytes(checkSparse({ indices: [i % 7, 100 + i], values: [1 + (i % 3), 0.5] }, "s")) }));
+    lastSeq = Math.max(lastSeq, (await use(nodes[0]!, (ix) => ix.upsert("sp", sparse))).seq!);
+    await reference.upsert("sp", sparse);
+    await reference.settled();
+    const hq = { vector: queries[0]!, sparseVector: { indices: [2, 3, 105], values: [1, 2, 4] }, topK: 10, includeMetadata: true }; // values: msgpack drops the sign of -0
+    const hybrid = await use(nodes[1]!, (ix) => ix.query("sp", hq, { after: lastSeq }));
+    expect(hybrid.matches).toEqual((await reference.query("sp", hq)).matches);
+    expect(Array.from((await use(nodes[2]!, (ix) => ix.fetch("sp", ["sp5"], { after: lastSeq })))[0]!.payload!)).toEqual(Array.from(sparse[5]!.payload));
+    expect(await use(nodes[1]!, (ix) => ix.count("ns", { bad: { $exists: true } }, { after: lastSeq }))).toBe(0);
   }, 60_000);
 
   it("answers with the same 4xx as one node, naming the caller's field", async () => {

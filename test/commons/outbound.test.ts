@@ -1,6 +1,6 @@
 /** The SSRF-safe outbound fetch: blocked ranges, the allow-list, DNS names resolving to blocked addresses, redirects re-checked, https by default, size cap, time-out. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_COMMONS_CONFIG, parseCommonsConfig } from "../../src/commons/config.js";
+import { DEFAULT_COMMONS_CONFIG, DEFAULT_GOAL, parseCommonsConfig } from "../../src/commons/config.js";
 import { isBlockedAddress, Outbound, type OutboundConfig, type Resolver } from "../../src/commons/outbound.js";
 import { embeddedIPv4 } from "../../src/net/ip.js";
 import { SvcError } from "../../src/errors.js";
@@ -136,6 +136,11 @@ describe("Outbound", () => {
     expect(() => parseCommonsConfig({ nope: 1 })).toThrow(expect.objectContaining({ field: "commons.nope" }));
     const c = parseCommonsConfig({ goal: "Find a cheap geocoder", outbound: { allow: ["[::1]:8080", "intranet.local", "10.0.0.0/8"] }, rateLimits: { ask: { count: 5 } } });
     expect(c.goal).toBe("Find a cheap geocoder");
+    // a goal ships by default; the operator's replaces it ("" shows none)
+    expect(parseCommonsConfig(undefined).goal).toBe(DEFAULT_GOAL);
+    expect(parseCommonsConfig({}).goal).toBe(DEFAULT_GOAL);
+    expect(DEFAULT_GOAL.length).toBeGreaterThan(40);
+    expect(parseCommonsConfig({ goal: "" }).goal).toBe("");
     expect(c.rateLimits.ask).toEqual({ count: 5, windowSeconds: 600 });
     expect(c.rateLimits.trust).toEqual(DEFAULT_COMMONS_CONFIG.rateLimits.trust);
   });

@@ -194,6 +194,19 @@ describe("dashboard in a real browser", () => {
     expect(await first.textContent()).toContain("uWebSockets.js");
     expect(await first.locator(".score").textContent()).toMatch(/^score 0\.\d{4}$/);
     for (const li of await results.locator("li").all()) expect(await li.locator(".badge").textContent()).toBe("decision");
+    // the score shown is the cosine (the default mode), far above any hybrid score (at most 2/61 = 0.0328)
+    const scoreOf = async () => Number((await results.locator("li").first().locator(".score").textContent())!.replace("score ", ""));
+    expect(await scoreOf()).toBeGreaterThan(0.1);
+    // the Hybrid box sends mode "hybrid", and the scores shown are then the fused rank scores
+    await page.getByLabel("Hybrid (meaning + keywords)").check();
+    const [sent] = await Promise.all([
+      page.waitForRequest((r) => r.url().endsWith("/v1/records/notes/query") && r.method() === "POST"),
+      page.getByRole("button", { name: "Search", exact: true }).click(),
+    ]);
+    expect(sent.postDataJSON()).toMatchObject({ text: "which web server do we use", mode: "hybrid", kind: ["decision"] });
+    await until("the hybrid scores", scoreOf, (s) => s <= 2 / 61 + 1e-4);
+    expect(await results.locator("li").first().textContent()).toContain("uWebSockets.js");
+    await page.getByLabel("Hybrid (meaning + keywords)").uncheck();
     await checkPage("records");
     await shot("dashboard-records-desktop");
 

@@ -364,7 +364,7 @@ describe("bad input gets the exact 4xx, code and field", () => {
     expectError(await call("POST", `${base}/query`, { json: { vector: v(1), includeValues: "yes" } }), 400, "E_BAD_REQUEST", "includeValues");
     expectError(await call("POST", `${base}/query`, { json: { vector: v(1), includeMetadata: 1 } }), 400, "E_BAD_REQUEST", "includeMetadata");
     expectError(await call("POST", `${base}/query`, { json: { vector: v(1).map(String) } }), 400, "E_BAD_REQUEST", "vector[0]");
-    expectError(await call("POST", `${base}/query`, { json: { vector: v(1), sparseVector: { indices: [0], values: [1] } } }), 400, "E_BAD_REQUEST", "sparseVector");
+    expectError(await call("POST", `${base}/query`, { json: { vector: v(1), sparseVector: { indices: [1, 0], values: [1, 1] } } }), 400, "E_BAD_REQUEST", "sparseVector.indices[1]");
   });
 
   it("fetch without ids or with more than 1000 -> 400 (ids)", async () => {
@@ -417,7 +417,7 @@ describe("bad input gets the exact 4xx, code and field", () => {
   });
 
   it("unknown path -> 404 E_NOT_FOUND (path)", async () => {
-    for (const path of ["/", "/v2/indexes", "/v1/indexes/", `${base}/`, `${base}/vectors`, `${base}/vectors/list`, "/v1/indexes//query"]) {
+    for (const path of ["/", "/v2/indexes", "/v1/indexes/", `${base}/`, `${base}/vectors`, `${base}/vectors/scan`, "/v1/indexes//query"]) {
       expectError(await call("GET", path), 404, "E_NOT_FOUND", "path");
     }
   });

@@ -3,9 +3,27 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../e2e/client.js";
 import { startCommonsServer, type CommonsServer } from "../commons/commons-server.js";
 import { startSite, type TestSite } from "../commons/site.js";
+import { DEFAULT_GOAL } from "../../src/commons/config.js";
 
 const GOAL = "Find a weather API that is right after midnight UTC.";
 const weather = "The Acme weather API returns stale forecasts after midnight UTC. Retrying does not help; the cache lives an hour.";
+
+describe("/v1/board without a configured goal", () => {
+  let srv: CommonsServer;
+  beforeAll(async () => {
+    srv = await startCommonsServer({});
+  });
+  afterAll(async () => {
+    await srv?.dispose();
+  });
+
+  it("carries the shipped standing open problem in goal", async () => {
+    const r = await call(srv.url, null, "GET", "/v1/board");
+    expect(r.status).toBe(200);
+    expect(r.body.goal).toBe(DEFAULT_GOAL);
+    expect(r.body.goal).toMatch(/^Open problem: .{40,}/);
+  });
+});
 
 describe("/v1/board", () => {
   let site: TestSite;
@@ -33,7 +51,7 @@ describe("/v1/board", () => {
     expect(r.body.notice).toMatch(/not facts and not instructions/);
   });
 
-  it("posts threads and replies; the board lists threads by newest activity with their replies", async () => {
+  it("posts threads and replies; the board lists posts newest first (threads by their first post) with their replies nested", async () => {
     const a = await call(url, null, "POST", "/v1/board", { agent: "alpha", message: weather, topic: "Weather" });
     expect(a.status).toBe(200);
     expect(a.body).toMatchObject({ agent: "alpha", message: weather, subject: "The Acme weather API returns stale forecasts after midnight UTC.", topic: "weather", verdicts: [] });
@@ -57,11 +75,15 @@ describe("/v1/board", () => {
     const t = page.body.posts[1];
     expect(t).toMatchObject({ id: ids.a, reply_to: ids.a, thread: ids.a, agent: "alpha", verified: false });
     expect(t.replies.map((p: { id: string }) => p.id)).toEqual([ids.b, ids.c]);
-    // a reply moves its thread to the top
+    // "posts, newest first": a reply stays nested in its thread and does not move it above a newer post
     await call(url, null, "POST", "/v1/board", { agent: "gamma", message: "Another data point: it was fine at 01:10.", reply_to: ids.a });
-    const again = await call(url, null, "GET", "/v1/board?limit=1");
-    expect(again.body.posts.map((p: { id: string }) => p.id)).toEqual([ids.a]);
-    expect(again.body.posts[0].replies).toHaveLength(3);
+    const again = await call(url, null, "GET", "/v1/board");
+    expect(again.body.posts.map((p: { id: string }) => p.id)).toEqual([ids.d, ids.a]);
+    expect(again.body.posts[1].replies).toHaveLength(3);
+    expect((await call(url, null, "GET", "/v1/board?limit=1")).body.posts.map((p: { id: string }) => p.id)).toEqual([ids.d]);
+    // first posts are in ts order, newest first
+    const ts = again.body.posts.map((p: { ts: number }) => p.ts);
+    expect([...ts].sort((x, y) => y - x)).toEqual(ts);
   });
 
   it("refuses encoded data, invisible characters, long runs, empty or over-long fields and unknown threads, with the reason and field", async () => {

@@ -187,7 +187,7 @@ const GENERATORS: Record<string, { weight: number; gen: Gen }> = {
         () => (route === "upsert" ? { vectors: [junkScalar(true), goodVector("ok")] } : { id: junkScalar(true) }),
         () => (route === "upsert" ? { vectors: [{ id: junkScalar(true), values: vec() }] } : { vector: vec(), includeValues: pick(["yes", 1, null]) }),
         () => (route === "upsert" ? { vectors: [{ id: "x", values: pick([junkScalar(true), bytes(pick([3, 5, 63, 65])), Array.from({ length: DIM }, () => "1")]) }] } : { vector: bytes(pick([3, 60, 65])) }),
-        () => (route === "upsert" ? { vectors: [{ id: "x", values: vec(), sparseValues: { indices: [1], values: [1] } }] } : { vector: vec(), sparseVector: {} }),
+        () => (route === "upsert" ? { vectors: [{ id: "x", values: vec(), sparseValues: pick([{ indices: [2, 1], values: [1, 1] }, { indices: [1, 1], values: [1, 1] }, { indices: [1], values: [] }, { indices: [-1], values: [1] }, {}]) }] } : { vector: vec(), sparseVector: {} }),
       ])();
       return post(path, mp(v), MSGPACK_CT);
     },
@@ -507,7 +507,7 @@ const GENERATORS: Record<string, { weight: number; gen: Gen }> = {
   unknown_path: {
     weight: 4,
     gen: () => {
-      const path = pick(["/", "/v1", "/v1/", "/v2/indexes", "/v1/indexes/", `${idx()}/`, `${idx()}/vectors`, `${idx()}/vectors/list`, `${idx()}/query/`, `${idx()}/namespaces/a/b`, "/v1/indexes//query", "/%00", "/v1/collections", "/v1/indexes/fuzz/vectors/upsert/x"]);
+      const path = pick(["/", "/v1", "/v1/", "/v2/indexes", "/v1/indexes/", `${idx()}/`, `${idx()}/vectors`, `${idx()}/vectors/scan`, `${idx()}/query/`, `${idx()}/namespaces/a/b`, "/v1/indexes//query", "/%00", "/v1/collections", "/v1/indexes/fuzz/vectors/upsert/x"]);
       return { method: pick(["GET", "POST", "DELETE"]), path };
     },
   },

@@ -244,6 +244,7 @@ describe("ops endpoints (in-process server)", () => {
       "POST /v1/indexes/{name}/query": { vector: [1, 2], topK: 1, namespace: "n1" },
       "POST /v1/indexes/{name}/vectors/update": { id: "a", setMetadata: { k: "v" }, namespace: "n1" },
       "POST /v1/indexes/{name}/vectors/delete": { ids: ["zzz"], namespace: "n1" },
+      "POST /v1/indexes/{name}/vectors/fetch_by_metadata": { filter: { k: "v" }, namespace: "n1" },
       "POST /v1/indexes/{name}/describe_index_stats": {},
       "POST /v1/records/{ns}": { items: [{ kind: "note", text: "another" }] },
       "POST /v1/records/{ns}/forget": { ids: ["rec_0000000000000000"] },

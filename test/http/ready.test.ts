@@ -6,6 +6,13 @@ import { startServerProcess, type ServerProcess } from "../e2e/server-process.js
 const DIM = 1024;
 const N = 8000;
 
+/** The JSON lines the process wrote, once `done` holds for them (info lines are written in batches). */
+async function readLog(srv: ServerProcess, done: (lines: Array<Record<string, unknown>>) => boolean): Promise<Array<Record<string, unknown>>> {
+  const parse = () => srv.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>);
+  for (let i = 0; i < 200 && !done(parse()); i++) await new Promise((r) => setTimeout(r, 50));
+  return parse();
+}
+
 describe("readiness", () => {
   let srv: ServerProcess;
   afterAll(async () => {
@@ -25,7 +32,7 @@ describe("readiness", () => {
     // a crash: nothing checkpointed, the next start replays the whole log
     first.child.kill("SIGKILL");
     await new Promise((r) => first.child.once("exit", r));
-    srv = await startServerProcess({ dataDir: first.dataDir, args: ["--no-auth"] });
+    srv = await startServerProcess({ dataDir: first.dataDir, args: ["--no-auth", "--log-level", "info"] });
 
     const seen: number[] = [];
     let notReady: { error: { code: string } } | null = null;
@@ -44,5 +51,13 @@ describe("readiness", () => {
     expect(ready).toEqual({ status: "ready", opened: 1, failed: [] });
     const stats = await (await fetch(`${srv.url}/v1/indexes/big/describe_index_stats`)).json();
     expect(stats.totalVectorCount).toBe(N);
+
+    // each 503 while starting is an expected answer, not a fault: its request line at info (with the code), no error line, no stack
+    const lines = await readLog(srv, (ls) => ls.filter((l) => l.route === "/v1/ready" && l.status === 503).length >= seen.length - 1);
+    const notReadyLines = lines.filter((l) => l.route === "/v1/ready" && l.status === 503);
+    expect(notReadyLines).toHaveLength(seen.length - 1);
+    for (const l of notReadyLines) expect(l).toMatchObject({ level: 30, msg: "request", code: "E_NOT_READY" });
+    expect(lines.filter((l) => (l.level as number) >= 50)).toEqual([]);
+    expect(srv.output()).not.toContain("stack");
   }, 120_000);
 });

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TextEncoder1024 } from "../../src/encoder/encoder.js";
 import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 import { call, cli as runCli, newTenantKey, type Reply } from "../e2e/client.js";
 
@@ -88,24 +89,31 @@ describe("records over HTTP (svc serve process)", () => {
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
-  it("timeline limit is a hard cap: 600 records sharing one ts (one ingest call) page through exactly once, in (ts, id) descending order", async () => {
+  it("timeline limit is a hard cap: 600 records sharing one ts (one ingest call) page through exactly once, in (ts, id) descending order, by nextCursor -> until and nextAfter -> after", async () => {
     const items = Array.from({ length: 600 }, (_, i) => ({ kind: "note", text: `tie record ${i}` }));
     const ing = await call(srv.url, admin, "POST", "/v1/records/ties", { items });
     expect(ing.status, ing.raw.toString()).toBe(200);
     const expected = [...(ing.body.ids as string[])].sort().reverse();
     for (const limit of [1, 7, 500]) {
       const seen: { id: string; ts: number }[] = [];
-      let until: number | string | null = null;
+      let until: number | null = null;
+      let after: string | undefined;
       let pages = 0;
       do {
-        const q: string = `/v1/records/ties/timeline?limit=${limit}${until === null ? "" : `&until=${encodeURIComponent(until)}`}`;
+        const q: string = `/v1/records/ties/timeline?limit=${limit}${until === null ? "" : `&until=${until}`}${after === undefined ? "" : `&after=${after}`}`;
         const r = await call(srv.url, admin, "GET", q);
         expect(r.status, r.raw.toString()).toBe(200);
         const recs = r.body.records as { id: string; ts: number }[];
         expect(recs.length).toBeLessThanOrEqual(limit);
-        if (r.body.nextCursor !== null) expect(recs.length).toBe(limit);
+        if (r.body.nextCursor !== null) {
+          // the group alone exceeds the limit: the number, and where to go on inside the group
+          expect(recs.length).toBe(limit);
+          expect(r.body.nextCursor).toBe(recs.at(-1)!.ts);
+          expect(r.body.nextAfter).toBe(recs.at(-1)!.id);
+        } else expect(r.body.nextAfter).toBeUndefined();
         seen.push(...recs);
         until = r.body.nextCursor;
+        after = r.body.nextAfter;
         pages++;
       } while (until !== null && pages <= 700);
       expect(pages, `limit ${limit}`).toBe(Math.ceil(600 / limit));
@@ -132,12 +140,16 @@ describe("records over HTTP (svc serve process)", () => {
     expect(q.body.records).toHaveLength(2);
     expect(q.body.records[0]).toEqual({ id: b, kind: "note", tags: [], ts: 20, score: expect.any(Number) });
     expect(q.body.records[0].score).toBeGreaterThan(q.body.records[1].score);
-    // text queries default to hybrid (reciprocal rank fusion: scores at most 2/61); mode vector gives cosines
-    expect(q.body.records[0].score).toBeLessThanOrEqual(2 / 61 + 1e-12);
-    expect((await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 2, mode: "hybrid" })).body).toEqual(q.body);
-    const vec = await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 2, mode: "vector" });
-    expect(vec.body.records[0].id).toBe(b);
-    expect(vec.body.records[0].score).toBeGreaterThan(2 / 61);
+    // text queries rank by cosine ("ranked by cosine similarity"; score = the cosine of the encoded texts), as mode vector
+    const enc = TextEncoder1024.load();
+    const [qv, bv] = [enc.encode("bananas"), enc.encode("beta record about bananas")];
+    expect(q.body.records[0].score).toBeCloseTo(qv.reduce((sum, v, i) => sum + v * bv[i]!, 0), 5);
+    expect(q.body.records[0].score).toBeGreaterThan(0.2);
+    expect((await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 2, mode: "vector" })).body).toEqual(q.body);
+    // mode hybrid: reciprocal rank fusion, scores at most 2/61
+    const hyb = await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 2, mode: "hybrid" });
+    expect(hyb.body.records[0].id).toBe(b);
+    expect(hyb.body.records[0].score).toBeLessThanOrEqual(2 / 61 + 1e-12);
     const full = await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 1, includeText: true, includeMeta: true });
     expect(full.body.records).toEqual([{ id: b, kind: "note", tags: [], ts: 20, text: "beta record about bananas", meta: { a: [1, 2] }, score: expect.any(Number) }]);
     // typed filters in the same call
@@ -189,6 +201,8 @@ describe("records over HTTP (svc serve process)", () => {
     expectError(await call(srv.url, key, "POST", "/v1/records/notes", { items: [{ kind: "note" }] }), 400, "E_BAD_REQUEST", "items[0].text");
     expectError(await call(srv.url, key, "POST", "/v1/records/notes", { items: [{ kind: "note", text: "x", ttlDays: 0 }] }), 400, "E_BAD_REQUEST", "items[0].ttlDays");
     expectError(await call(srv.url, key, "POST", "/v1/records/notes", [1, 2]), 400, "E_BAD_REQUEST", "body");
+    // a JSON null body is not an absent one
+    expectError(await call(srv.url, key, "POST", "/v1/records/notes/query", null), 400, "E_BAD_REQUEST", "body");
     expectError(await call(srv.url, key, "POST", "/v1/records/bad%20ns", { items: [{ kind: "note", text: "x" }] }), 400, "E_BAD_REQUEST", "namespace");
     expectError(await call(srv.url, key, "POST", "/v1/records/notes/query", { topK: 0 }), 400, "E_TOP_K", "topK");
     expectError(await call(srv.url, key, "POST", "/v1/records/notes/query", { tsGte: 5, tsLt: 5 }), 400, "E_BAD_REQUEST", "tsGte");

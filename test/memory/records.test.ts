@@ -112,29 +112,45 @@ function before(a: RecordView, b: RecordView): boolean {
   return a.ts < b.ts || (a.ts === b.ts && a.id < b.id);
 }
 
-/** Walk a timeline from the newest page to the end; checks each page's invariants on the way. */
+/**
+ * Walk a timeline from the newest page to the end, passing nextCursor back as until (and nextAfter
+ * as after when given); checks each page's invariants on the way: newest first, at most `limit`,
+ * nextCursor the oldest ts returned, and a page ends between two ts values unless it is one ts group
+ * larger than `limit` (then, and only then, nextAfter is its last id).
+ */
 async function walk(svc: RecordService, tenant: string, ns: string, limit: number, extra: Record<string, string | number | undefined> = {}): Promise<{ pages: RecordView[][]; all: RecordView[] }> {
   const pages: RecordView[][] = [];
-  let until: number | string | undefined = typeof extra.until === "number" ? extra.until : undefined;
+  let until: number | undefined = typeof extra.until === "number" ? extra.until : undefined;
+  let after: string | undefined;
   for (let guard = 0; guard < 10_000; guard++) {
-    const page = await svc.timeline(tenant, ns, params({ ...extra, limit, until }));
-    expect(Object.keys(page).sort()).toEqual(["namespace", "nextCursor", "records"]);
+    const page = await svc.timeline(tenant, ns, params({ ...extra, limit, until, after }));
+    expect(Object.keys(page).sort()).toEqual(page.nextAfter === undefined ? ["namespace", "nextCursor", "records"] : ["namespace", "nextAfter", "nextCursor", "records"]);
     expect(page.namespace).toBe(ns);
     const recs = page.records;
     // newest first; ties by id descending
     for (let i = 1; i < recs.length; i++) expect(before(recs[i]!, recs[i - 1]!)).toBe(true);
-    // limit is a hard cap, and every page but the last is full
+    // limit is a hard cap
     expect(recs.length).toBeLessThanOrEqual(limit);
+    const prev = pages.at(-1);
+    // the previous page's last ts group is whole unless that page said where to continue inside it
+    if (prev !== undefined && recs.length > 0 && after === undefined) expect(recs[0]!.ts).toBeLessThan(prev.at(-1)!.ts);
+    pages.push(recs);
     if (page.nextCursor === null) {
-      pages.push(recs);
+      expect(page.nextAfter).toBeUndefined();
       break;
     }
-    expect(recs.length).toBe(limit);
+    expect(recs.length).toBeGreaterThan(0);
     const last = recs.at(-1)!;
-    // the oldest ts, or "<ts>:<id>" of the last record when the page ends inside a ts group
-    expect([last.ts, `${last.ts}:${last.id}`]).toContain(page.nextCursor);
-    pages.push(recs);
+    // always the number: the oldest ts returned
+    expect(page.nextCursor).toBe(last.ts);
+    if (page.nextAfter !== undefined) {
+      // only a page that is one ts group, full to the limit, continues inside it
+      expect(page.nextAfter).toBe(last.id);
+      expect(recs.length).toBe(limit);
+      for (const r of recs) expect(r.ts).toBe(last.ts);
+    }
     until = page.nextCursor;
+    after = page.nextAfter;
   }
   return { pages, all: pages.flat() };
 }
@@ -445,16 +461,19 @@ describe("timeline paging over records sharing a ts", () => {
     expect(all.length).toBeGreaterThan(250);
   });
 
-  it("walking nextCursor -> until visits every record exactly once, in (ts, id) descending order, at most limit per page, ending with null", async () => {
+  it("walking nextCursor -> until (and nextAfter -> after) visits every record exactly once, in (ts, id) descending order, at most limit per page, ending with null", async () => {
+    const groupSize = new Map<number, number>();
+    for (const x of all) groupSize.set(x.ts, (groupSize.get(x.ts) ?? 0) + 1);
     for (const limit of [1, 2, 3, 4, 5, 7, 13, 500]) {
       const { pages, all: seen } = await walk(svc, t, "g", limit);
       expect(seen.length, `limit ${limit}`).toBe(all.length);
       expect(new Set(seen.map((x) => x.id)).size).toBe(all.length);
       expect(sortIds(seen)).toEqual(sortIds(all));
       for (let i = 1; i < seen.length; i++) expect(before(seen[i]!, seen[i - 1]!)).toBe(true);
-      // a group of 12 sharing one ts is split across pages when the limit is smaller
-      if (limit < 12) expect(pages.filter((p) => p.some((x) => x.ts === T0 + 330)).length).toBeGreaterThan(1);
-      expect(pages).toHaveLength(Math.max(1, Math.ceil(all.length / limit)));
+      // a ts group is split across pages only when it alone is larger than the limit (the group of 12 below 12)
+      const split = [...groupSize.keys()].filter((ts) => pages.filter((p) => p.some((x) => x.ts === ts)).length > 1);
+      expect(split.sort(), `limit ${limit}`).toEqual([...groupSize].filter(([, n]) => n > limit).map(([ts]) => ts).sort());
+      if (limit < 12) expect(split).toContain(T0 + 330);
     }
   });
 
@@ -463,7 +482,7 @@ describe("timeline paging over records sharing a ts", () => {
     expect(def.records.length).toBeGreaterThan(0);
     expect(def.records.length).toBeLessThanOrEqual(DEFAULT_TIMELINE);
     const last = def.records.at(-1)!;
-    expect([last.ts, `${last.ts}:${last.id}`]).toContain(def.nextCursor);
+    expect(def.nextCursor).toBe(last.ts);
 
     const since = T0 + 200;
     const until = T0 + 500;
@@ -479,7 +498,17 @@ describe("timeline paging over records sharing a ts", () => {
 
     for (const limit of ["501", "0", "-1", "1.5", "abc", "", "1e3"]) await expectCode(() => svc.timeline(t, "g", params({ limit })), "E_BAD_REQUEST", "limit");
     expect((await svc.timeline(t, "g", params({ limit: 500 }))).records.length).toBeLessThanOrEqual(500);
-    for (const until of ["abc", "12x", "", " ", "1.5", "9007199254740993", "12:", ":rec_1", "x:rec_1"]) await expectCode(() => svc.timeline(t, "g", params({ until })), "E_BAD_REQUEST", "until");
+    // until is a ts (the earlier "<ts>:<id>" cursor is gone: nextCursor is always the number)
+    for (const until of ["abc", "12x", "", " ", "1.5", "9007199254740993", "12:", ":rec_1", "x:rec_1", `${T0 + 330}:rec_1`]) await expectCode(() => svc.timeline(t, "g", params({ until })), "E_BAD_REQUEST", "until");
+    // after continues inside the group at until: it needs until, and is an id
+    await expectCode(() => svc.timeline(t, "g", params({ after: "rec_1" })), "E_BAD_REQUEST", "after");
+    await expectCode(() => svc.timeline(t, "g", params({ until: T0 + 330, after: "" })), "E_BAD_REQUEST", "after");
+    await expectCode(() => svc.timeline(t, "g", params({ until: T0 + 330, after: "x".repeat(257) })), "E_BAD_REQUEST", "after");
+    // since == until is a valid window with after (the rest of that one group)
+    const group = all.filter((x) => x.ts === T0 + 330).map((x) => x.id).sort().reverse();
+    const rest = await svc.timeline(t, "g", params({ since: T0 + 330, until: T0 + 330, after: group[4]!, limit: 500 }));
+    expect(rest.records.map((x) => x.id)).toEqual(group.slice(5));
+    expect(rest.nextCursor).toBeNull();
     for (const since of ["x", "1,2"]) await expectCode(() => svc.timeline(t, "g", params({ since })), "E_BAD_REQUEST", "since");
     await expectCode(() => svc.timeline(t, "g", params({ since: 10, until: 10 })), "E_BAD_REQUEST", "since");
     for (const name of ["kind", "tagsAny", "tagsAll"]) await expectCode(() => svc.timeline(t, "g", params({ [name]: " , " })), "E_BAD_REQUEST", name);
@@ -836,17 +865,27 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
     await expectCode(() => svc.query("t", "h", { text: "x", mode: "lexical" }), "E_BAD_REQUEST", "mode");
   });
 
-  it("text queries default to hybrid; mode vector still ranks by cosine alone", async () => {
+  it("text queries rank by cosine by default (score = the cosine of the query's and the record's vectors); hybrid only when asked", async () => {
     const { svc } = service();
-    await svc.ingest("t", "d", TOPICS.map((text, i) => ({ kind: "note", text, ts: T0 + i })));
+    const { ids } = await svc.ingest("t", "d", TOPICS.map((text, i) => ({ kind: "note", text, ts: T0 + i })));
+    const vecs = TOPICS.map((x) => encoder.encode(x));
     for (const text of ["which database did we choose for the billing service", "race condition dropping jobs in the scheduler", "offsite in Lisbon"]) {
+      const q = encoder.encode(text);
       const byDefault = await svc.query("t", "d", { text, topK: 5 });
+      expect(byDefault).toEqual(await svc.query("t", "d", { text, topK: 5, mode: "vector" }));
+      // each score is that record's cosine, in order, and they are the 5 best cosines of the namespace
+      const want = vecs.map((v, i) => ({ id: ids[i]!, score: cosine(q, v) })).sort((a, b) => b.score - a.score).slice(0, 5);
+      expect(byDefault.records).toHaveLength(5);
+      byDefault.records.forEach((r, i) => {
+        expect(r.score).toBeCloseTo(cosine(q, vecs[ids.indexOf(r.id)]!), 5);
+        expect(r.score, `rank ${i} for "${text}"`).toBeCloseTo(want[i]!.score, 5);
+        if (i > 0) expect(r.score!).toBeLessThanOrEqual(byDefault.records[i - 1]!.score!);
+      });
+      expect(byDefault.records[0]!.score!).toBeGreaterThan(0.1);
+      // hybrid: the fused score, at most 2/61, never a cosine
       const hybrid = await svc.query("t", "d", { text, topK: 5, mode: "hybrid" });
-      const vector = await svc.query("t", "d", { text, topK: 5, mode: "vector" });
-      expect(byDefault).toEqual(hybrid);
-      // RRF scores (at most 2/61), not cosines
-      for (const r of byDefault.records) expect(r.score!).toBeLessThanOrEqual(2 / 61 + 1e-12);
-      expect(vector.records[0]!.score!).toBeGreaterThan(2 / 61);
+      expect(hybrid.records).toHaveLength(5);
+      for (const r of hybrid.records) expect(r.score!).toBeLessThanOrEqual(2 / 61 + 1e-12);
     }
   });
 
@@ -858,7 +897,7 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
       { kind: "b", text: "turbine blade with the long coolant passage and several other words in it" },
       { kind: "b", text: "an unrelated note about lunch" },
     ]);
-    const res = await svc.query("t", "deep", { text: "turbine blade", topK: 2, kind: ["b"] });
+    const res = await svc.query("t", "deep", { text: "turbine blade", topK: 2, kind: ["b"], mode: "hybrid" });
     expect(res.records.map((r) => r.id)).toEqual([ids[0], ids[1]]);
     // the first is in both rankings (rank 1 of each among kind "b": 2/61); the second only in the vector one (BM25 does not match it)
     expect(res.records[0]!.score).toBeCloseTo(2 / 61, 12);
@@ -899,7 +938,7 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
       { kind: "note", text: "the compressor blade flutter was measured in the wind tunnel", tags: ["aero"] },
       { kind: "note", text: "boundary layer transition on a flat plate", tags: ["aero"] },
     ]);
-    const top = async (text: string) => (await svc.query("t", "inc", { text, topK: 10 })).records.map((r) => r.id);
+    const top = async (text: string) => (await svc.query("t", "inc", { text, topK: 10, mode: "hybrid" })).records.map((r) => r.id);
     expect((await top("compressor flutter"))[0]).toBe(ids[0]);
     expect(svc.lexicalBuilds).toBe(1);
     // a new record with a word no other record has is found by it at once (BM25 is what finds an exact rare word)

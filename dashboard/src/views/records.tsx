@@ -40,22 +40,31 @@ function RecordItem(props: { r: RecordView }) {
   );
 }
 
+/** One timeline page: `nextCursor` is the oldest ts returned (null: the oldest reached); `nextAfter` only when the page ends inside a ts group. */
+interface TimelinePage {
+  records: RecordView[];
+  nextCursor: number | null;
+  nextAfter?: string;
+}
+
 function Timeline(props: { ns: string; version: number }) {
   const [pages, setPages] = useState<RecordView[][]>([]);
-  const [cursor, setCursor] = useState<number | string | null>(null);
+  // where the next page starts: `until` (the oldest ts shown) and, inside a ts group larger than a page, `after`
+  const [cursor, setCursor] = useState<string | null>(null);
   const { busy, error, run } = useAction();
+  const next = (p: TimelinePage) => (p.nextCursor === null ? null : `until=${p.nextCursor}${p.nextAfter === undefined ? "" : `&after=${encodeURIComponent(p.nextAfter)}`}`);
   const first = useLoad(async (signal) => {
-    const p = await api<{ records: RecordView[]; nextCursor: number | string | null }>(`/v1/records/${seg(props.ns)}/timeline?limit=20`, { signal });
+    const p = await api<TimelinePage>(`/v1/records/${seg(props.ns)}/timeline?limit=20`, { signal });
     setPages([p.records]);
-    setCursor(p.nextCursor);
+    setCursor(next(p));
     return p;
   }, [props.ns, props.version]);
   const older = async () => {
     if (cursor === null) return;
     await run(async () => {
-      const p = await api<{ records: RecordView[]; nextCursor: number | string | null }>(`/v1/records/${seg(props.ns)}/timeline?limit=20&until=${encodeURIComponent(cursor)}`);
+      const p = await api<TimelinePage>(`/v1/records/${seg(props.ns)}/timeline?limit=20&${cursor}`);
       setPages((ps) => [...ps, p.records]);
-      setCursor(p.nextCursor);
+      setCursor(next(p));
     });
   };
   const all = pages.flat();
@@ -92,7 +101,8 @@ function Search(props: { ns: string; kinds: string[] }) {
     return run(async () => {
       const body: Record<string, unknown> = { topK, includeText: true, includeMeta: true };
       if (text.trim() !== "") body.text = text.trim();
-      if (hybrid && text.trim() !== "") body.mode = "hybrid";
+      // the mode is always named: "vector" ranks by cosine (score = the cosine), "hybrid" fuses it with BM25 (score = the fused rank score)
+      if (text.trim() !== "") body.mode = hybrid ? "hybrid" : "vector";
       if (kind !== "") body.kind = [kind];
       const tagList = tags.split(",").map((t) => t.trim()).filter((t) => t !== "");
       if (tagList.length > 0) body.tagsAny = tagList;

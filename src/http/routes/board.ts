@@ -46,7 +46,7 @@ export function boardRoutes(commons: Commons): Route[] {
   const limits = { board: new RateLimiter("board posts", commons.config.rateLimits.board), writes: new RateLimiter("board writes", commons.config.rateLimits.writes) };
   return [
     {
-      method: "get", path: "/v1/board", operationId: "board_read", summary: "Threads, newest activity first, with their replies, files and working notes, plus the standing open problem in `goal`", tags: ["board"], auth: "none",
+      method: "get", path: "/v1/board", operationId: "board_read", summary: "Posts newest first (threads by their first post, replies nested), with their files and working notes, plus the standing open problem in `goal`", tags: ["board"], auth: "none",
       queryParams: [{ name: "limit", schema: { type: "integer", minimum: 1, maximum: 200, default: 30 }, description: "threads at most" }],
       response: {
         status: 200, description: "The board",

@@ -2,6 +2,7 @@
 import { MAX_ID_BYTES, type FetchedVector } from "../../engine/collection.js";
 import { SvcError } from "../../errors.js";
 import type { IndexCatalog, IndexRecord } from "../../memory/indexes.js";
+import { checkSparse, sparseBytes, sparseJson, sparseOf } from "../../engine/sparse.js";
 import { upsertValuesBuffer } from "../../engine/upsert-buffers.js";
 import type { ReadOptions, VectorIndex, Written } from "../../memory/vector-index.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
@@ -12,6 +13,9 @@ export const DEFAULT_NAMESPACE = "__default__";
 const MAX_FETCH_IDS = 1000;
 const MAX_UPSERT_VECTORS = 10_000;
 const NAMESPACE_PAGE = 100;
+/** Page sizes of vectors/list and vectors/fetch_by_metadata: default (Pinecone's) and most. */
+const ID_PAGE = 100;
+const MAX_ID_PAGE = 1000;
 /**
  * Read-your-writes in cluster mode: a write answers with the log sequence it was acknowledged at in
  * LOG_SEQ_HEADER; a read sending it back in AFTER_HEADER sees that write on every shard. On one node
@@ -45,8 +49,9 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
     const input = vectors.map((v: unknown, i: number) => {
       if (typeof v !== "object" || v === null) throw new SvcError("E_BAD_REQUEST", `vectors[${i}] must be an object {id, values, metadata}`, { field: `vectors[${i}]` });
       const { id, values, metadata, sparseValues } = v as Record<string, unknown>;
-      if (sparseValues !== undefined) throw new SvcError("E_BAD_REQUEST", "sparse values are not supported; indexes are dense", { field: `vectors[${i}].sparseValues` });
-      return { id: id as string, values: floats(values, `vectors[${i}].values`, bins), metadata };
+      // Sparse values live in the row's payload (engine/sparse.ts); checked here so a bad one fails the batch before anything is logged.
+      const payload = sparseValues === undefined ? undefined : sparseBytes(checkSparse(sparseValues, `vectors[${i}].sparseValues`));
+      return { id: id as string, values: floats(values, `vectors[${i}].values`, bins), metadata, ...(payload === undefined ? {} : { payload }) };
     });
     const res = await use(ctx, (ix) => ix.upsert(ns(namespace), input));
     ctx.usage.written = res.upsertedCount;
@@ -109,7 +114,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       handle: (ctx) => upsert(ctx, ctx.params.namespace),
     },
     {
-      method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by cosine, by vector or by the id of a stored vector, with an optional metadata filter", tags: ["vectors"], auth: "tenant", meter: "query", readOnly: true,
+      method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by cosine, by vector or by the id of a stored vector, with an optional metadata filter; with sparseVector, scored cosine + sparse dot product (exact scan)", tags: ["vectors"], auth: "tenant", meter: "query", readOnly: true,
       proto: { request: "QueryRequest", response: "QueryResponse" },
       // A query scans at most the namespace's live rows (Collection.query caps `scanned` there).
       usageBound: async (ctx) => {
@@ -119,9 +124,9 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       requestBody: S.queryRequest, response: { status: 200, schema: S.queryResponse, description: "Matches, best first" },
       async handle(ctx) {
         const b = object(ctx.body);
-        if (b.sparseVector !== undefined) throw new SvcError("E_BAD_REQUEST", "sparse queries are not supported; indexes are dense", { field: "sparseVector" });
         if (b.vector !== undefined && b.id !== undefined) throw new SvcError("E_BAD_REQUEST", "give either vector or id, not both", { field: "id" });
-        if (b.vector === undefined && b.id === undefined) throw new SvcError("E_BAD_REQUEST", "give vector (numbers) or id (a stored vector's id)", { field: "vector" });
+        if (b.vector === undefined && b.id === undefined && b.sparseVector === undefined) throw new SvcError("E_BAD_REQUEST", "give vector (numbers), id (a stored vector's id) or sparseVector", { field: "vector" });
+        if (b.sparseVector !== undefined) checkSparse(b.sparseVector, "sparseVector"); // here too: a shard would name it the same, but before any fan-out
         if (b.id !== undefined && (typeof b.id !== "string" || b.id === "")) throw new SvcError("E_BAD_REQUEST", "id must be a non-empty string", { field: "id" });
         const topK = b.topK ?? 10;
         if (typeof topK !== "number") throw new SvcError("E_TOP_K", "topK must be an integer in [1, 10000]", { field: "topK" });
@@ -138,6 +143,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
               includeValues: flag(b.includeValues, "includeValues"),
               includeMetadata: flag(b.includeMetadata, "includeMetadata"),
               exact: flag(b.exact, "exact"),
+              ...(b.sparseVector === undefined ? {} : { sparseVector: b.sparseVector }),
             },
             read(ctx),
           ),
@@ -169,13 +175,63 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/indexes/{name}/vectors/update", operationId: "update", summary: "Replace a vector's values and/or merge metadata into it", tags: ["vectors"], auth: "tenant", meter: "update", usageBound: () => ({ written: 1 }),
-      requestBody: S.updateRequest, response: { status: 200, schema: { type: "object" }, description: "Updated ({})" },
+      method: "get", path: "/v1/indexes/{name}/vectors/list", operationId: "list_vectors", summary: "Ids of a namespace's vectors in id order (UTF-8 bytes), optionally only those starting with a prefix, paginated", tags: ["vectors"], auth: "tenant", meter: "list_vectors",
+      queryParams: [
+        { name: "prefix", schema: { type: "string" }, description: "Only ids starting with this" },
+        { name: "limit", schema: { type: "integer", minimum: 1, maximum: MAX_ID_PAGE }, description: `Page size (default ${ID_PAGE})` },
+        { name: "paginationToken", schema: { type: "string" }, description: "pagination.next of the previous page (opaque)" },
+        { name: "namespace", schema: { type: "string" }, description: "Namespace; default \"\" (also spelled __default__)" },
+      ],
+      response: { status: 200, schema: S.listResponse, description: "One page of ids; pagination.next when more remain" },
+      async handle(ctx) {
+        const limit = intParam(ctx.query.get("limit"), "limit", ID_PAGE, MAX_ID_PAGE);
+        const prefix = ctx.query.get("prefix") ?? "";
+        if (Buffer.byteLength(prefix) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `prefix must be at most ${MAX_ID_BYTES} bytes (the longest id)`, { field: "prefix" });
+        const after = pageToken(ctx.query.get("paginationToken") ?? ctx.query.get("pagination_token"));
+        const namespace = ctx.query.get("namespace") ?? "";
+        const page = await use(ctx, (ix) => ix.list(ns(namespace), { prefix, after, limit }, read(ctx))); // expired vectors are left out
+        return { body: { vectors: page.ids.map((id) => ({ id })), ...nextPage(page), namespace, usage: { readUnits: 1 } } };
+      },
+    },
+    {
+      method: "post", path: "/v1/indexes/{name}/vectors/fetch_by_metadata", operationId: "fetch_by_metadata", summary: "Vectors matching a metadata filter, in id order, paginated", tags: ["vectors"], auth: "tenant", meter: "fetch_by_metadata", readOnly: true,
+      requestBody: S.fetchByMetadataRequest, response: { status: 200, schema: S.fetchByMetadataResponse, description: "One page of the matching vectors, by id; pagination.next when more remain" },
       async handle(ctx) {
         const b = object(ctx.body);
+        requireFilter(b.filter);
+        const limit = b.limit ?? ID_PAGE;
+        if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_ID_PAGE) throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${MAX_ID_PAGE}]`, { field: "limit" });
+        if (b.paginationToken !== undefined && typeof b.paginationToken !== "string") throw new SvcError("E_BAD_REQUEST", "paginationToken must be a string (pagination.next of the previous page)", { field: "paginationToken" });
+        const after = pageToken((b.paginationToken as string | undefined) ?? null);
+        const namespace = ns(b.namespace);
+        const { page, found } = await use(ctx, async (ix) => {
+          const page = await ix.list(namespace, { after, limit, filter: b.filter }, read(ctx));
+          return { page, found: page.ids.length === 0 ? [] : await ix.fetch(namespace, page.ids, read(ctx)) };
+        });
+        const vectors: Record<string, ReturnType<typeof wireVector>> = {};
+        for (const v of found) vectors[v.id] = wireVector(v);
+        return { body: { vectors, namespace: typeof b.namespace === "string" ? b.namespace : "", ...nextPage(page), usage: { readUnits: Math.max(1, found.length) } } };
+      },
+    },
+    {
+      method: "post", path: "/v1/indexes/{name}/vectors/update", operationId: "update", summary: "By id: replace a vector's values and/or merge metadata into it; by filter: merge metadata into every matching vector (dryRun: only count them)", tags: ["vectors"], auth: "tenant", meter: "update", usageBound: () => ({ written: 1 }),
+      requestBody: S.updateRequest, response: { status: 200, schema: S.updateResponse, description: "Updated: {} by id, {matchedRecords} by filter" },
+      async handle(ctx) {
+        const b = object(ctx.body);
+        if (b.filter !== undefined) {
+          if (b.id !== undefined) throw new SvcError("E_BAD_REQUEST", "give either id (one vector) or filter (every matching vector), not both", { field: "id" });
+          if (b.values !== undefined || b.sparseValues !== undefined) throw new SvcError("E_BAD_REQUEST", "values cannot be updated by filter (only setMetadata); update by id instead", { field: b.values !== undefined ? "values" : "sparseValues" });
+          requireFilter(b.filter);
+          const w = await use(ctx, (ix) => ix.updateWhere(ns(b.namespace), { filter: b.filter, setMetadata: b.setMetadata, dryRun: flag(b.dryRun, "dryRun") }));
+          ctx.usage.written = 0; // metadata only, as an update by id without values
+          return { body: { matchedRecords: w.matched }, headers: seqHeaders(w) };
+        }
+        if (b.dryRun !== undefined) throw new SvcError("E_BAD_REQUEST", "dryRun applies to an update by filter", { field: "dryRun" });
+        if (b.id === undefined) throw new SvcError("E_BAD_REQUEST", "give id (one vector) or filter (every matching vector)", { field: "id" });
         const values = b.values === undefined ? undefined : floats(b.values, "values");
-        const w = await use(ctx, (ix) => ix.update(ns(b.namespace), { id: b.id as string, values, setMetadata: b.setMetadata }));
-        ctx.usage.written = b.values === undefined ? 0 : 1;
+        const payload = b.sparseValues === undefined ? undefined : sparseBytes(checkSparse(b.sparseValues, "sparseValues"));
+        const w = await use(ctx, (ix) => ix.update(ns(b.namespace), { id: b.id as string, values, setMetadata: b.setMetadata, payload }));
+        ctx.usage.written = b.values === undefined && payload === undefined ? 0 : 1;
         return { body: {}, headers: seqHeaders(w) };
       },
     },
@@ -276,8 +332,9 @@ function deployment(spec: Record<string, unknown>): Record<string, unknown> {
   return { deployment_type: Object.keys(spec)[0] ?? "serverless" };
 }
 
-function wireVector(v: FetchedVector): { id: string; values: number[]; metadata?: Record<string, unknown> } {
-  return { id: v.id, values: Array.from(v.values), ...(Object.keys(v.metadata).length > 0 ? { metadata: v.metadata } : {}) };
+function wireVector(v: FetchedVector): { id: string; values: number[]; sparseValues?: { indices: number[]; values: number[] }; metadata?: Record<string, unknown> } {
+  const sparse = sparseOf(v.payload);
+  return { id: v.id, values: Array.from(v.values), ...(sparse === null ? {} : { sparseValues: sparseJson(sparse) }), ...(Object.keys(v.metadata).length > 0 ? { metadata: v.metadata } : {}) };
 }
 
 function object(body: unknown): Record<string, unknown> {
@@ -367,6 +424,23 @@ function intParam(v: string | null, field: string, fallback: number, max: number
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1 || n > max) throw new SvcError("E_BAD_REQUEST", `${field} must be an integer in [1, ${max}]`, { field });
   return n;
+}
+
+/** A filter that selects: an object with at least one condition (E_FILTER otherwise; its conditions are checked by the engine). */
+function requireFilter(filter: unknown): void {
+  if (typeof filter !== "object" || filter === null || Array.isArray(filter) || Object.keys(filter).length === 0) {
+    throw new SvcError("E_FILTER", "filter must be a non-empty metadata filter object", { field: "filter" });
+  }
+}
+
+/** The id a paginationToken continues after (null/absent: from the start). */
+function pageToken(token: string | null): string | undefined {
+  return token === null || token === "" ? undefined : fromToken(token);
+}
+
+/** `pagination.next` (the last id, as a token) when more ids remain. */
+function nextPage(page: { ids: string[]; more: boolean }): { pagination?: { next: string } } {
+  return page.more && page.ids.length > 0 ? { pagination: { next: toToken(page.ids.at(-1)!) } } : {};
 }
 
 function toToken(name: string): string {

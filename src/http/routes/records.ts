@@ -57,21 +57,32 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
         type: "object",
         properties: {
           text: { type: "string" }, topK: { type: "integer", minimum: 1, maximum: 1000, default: 10 }, ...predicate, includeText: { type: "boolean" }, includeMeta: { type: "boolean" },
-          mode: { type: "string", enum: ["vector", "hybrid"], default: "hybrid", description: "with text, the default hybrid is reciprocal rank fusion (k = 60) of the vector and BM25 rankings (score is the fused score, at most 2/61); vector ranks by cosine alone (score is the cosine)" },
+          mode: { type: "string", enum: ["vector", "hybrid"], default: "vector", description: "with text: vector (the default) ranks by cosine similarity and score is the cosine; hybrid is reciprocal rank fusion (k = 60) of the cosine and BM25 rankings and score is the fused score, the sum over the two rankings of 1/(60 + rank), rank from 1 (at most 2/61 ≈ 0.0328)" },
         },
       },
-      response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" } } }, description: "Best first (score = cosine), or newest first" },
+      response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" } } }, description: "Best first (score = the cosine; with mode hybrid, the fused score), or newest first without text (no score)" },
       handle: async (ctx) => ({ body: await records.query(tenant(ctx), ns(ctx), body(ctx), ctx.usage) }),
     },
     {
       method: "get", path: "/v1/records/{ns}/timeline", operationId: "records_timeline", summary: "Records newest first, a page at a time (pass nextCursor back as until)", tags: ["records"], auth: "tenant", meter: "records_timeline",
       queryParams: [
         { name: "since", schema: { type: "integer" }, description: "ts >= since (epoch ms)" },
-        { name: "until", schema: { oneOf: [{ type: "integer" }, { type: "string", pattern: "^-?[0-9]+:.+$" }] }, description: "ts < until (epoch ms), or the previous page's nextCursor as returned (an integer ts, or \"<ts>:<id>\": after that record)" },
+        { name: "until", schema: { type: "integer" }, description: "ts < until (epoch ms): the previous page's nextCursor, to page back" },
+        { name: "after", schema: { type: "string" }, description: "with until: the previous page's nextAfter (given only when one group of records sharing a ts is larger than limit); the page goes on inside the group at ts until, right after that record" },
         listParam("kind", "any of these kinds"), listParam("tagsAny", "at least one of these tags"), listParam("tagsAll", "all of these tags"),
-        { name: "limit", schema: { type: "integer", minimum: 1, maximum: 500, default: 50 }, description: "page size, a hard cap; records sharing a ts are ordered by id descending and may be split across pages" },
+        { name: "limit", schema: { type: "integer", minimum: 1, maximum: 500, default: 50 }, description: "page size, a hard cap; a page ends between two ts values (records sharing the ts at the cut move to the next page together), unless one ts group alone is larger than limit" },
       ],
-      response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" }, nextCursor: { oneOf: [{ type: "integer" }, { type: "string" }, { type: "null" }] } } }, description: "One page, newest first (ts descending, then id descending); nextCursor, passed back as until, is the oldest ts returned when the page ends between two ts values, \"<ts>:<id>\" of the last record when it ends inside a group sharing one ts, null on the last page" },
+      response: {
+        status: 200, description: "One page, newest first (ts descending, then id descending)",
+        schema: {
+          type: "object",
+          properties: {
+            records: { type: "array", items: record }, namespace: { type: "string" },
+            nextCursor: { type: ["integer", "null"], description: "the oldest ts returned, to pass back as until for the next page; null on the last page" },
+            nextAfter: { type: "string", description: "only when this page ends inside one group of more than limit records sharing the ts nextCursor: the id of the last record returned; pass it as after (with until = nextCursor) to continue inside that group (until alone goes on with the older ts)" },
+          },
+        },
+      },
       handle: async (ctx) => ({ body: await records.timeline(tenant(ctx), ns(ctx), ctx.query) }),
     },
     {

@@ -13,6 +13,12 @@ const values: Schema = {
     { type: "string", contentEncoding: "base64", description: "svc extension (JSON): base64 (RFC 4648, padded) of little-endian float32; no per-number parsing" },
   ],
 };
+const sparse: Schema = {
+  type: "object",
+  required: ["indices", "values"],
+  description: "Sparse vector: 1..1000 entries, indices integers in [0, 2^32) strictly ascending (unsorted or repeated: 400), one finite value per index",
+  properties: { indices: { type: "array", items: { type: "integer", minimum: 0, maximum: 4294967295 } }, values: { type: "array", items: { type: "number" } } },
+};
 const namespace: Schema = { type: "string", description: "Namespace; \"\" and \"__default__\" are the same (default)" };
 const usage: Schema = { type: "object", properties: { readUnits: { type: "integer" } } };
 
@@ -63,7 +69,7 @@ export const upsertRequest: Schema = {
       type: "array",
       minItems: 1,
       maxItems: 10000,
-      items: { type: "object", required: ["id", "values"], properties: { id: { type: "string", maxLength: 512 }, values, metadata } },
+      items: { type: "object", required: ["id", "values"], properties: { id: { type: "string", maxLength: 512 }, values, sparseValues: sparse, metadata } },
     },
   },
 };
@@ -80,12 +86,13 @@ export const queryRequest: Schema = {
     includeValues: { type: "boolean", default: false },
     includeMetadata: { type: "boolean", default: false },
     exact: { type: "boolean", default: false, description: "Scan every row even when the namespace has an approximate index (large namespaces)" },
+    sparseVector: { ...sparse, description: "Hybrid query: score = cosine(vector, row) (when vector or id is given) + sparse dot product with the row's sparseValues; an exact scan of the matching rows" },
   },
 };
 export const queryResponse: Schema = {
   type: "object",
   properties: {
-    matches: { type: "array", items: { type: "object", properties: { id: { type: "string" }, score: { type: "number" }, values: { type: "array", items: { type: "number" } }, metadata } } },
+    matches: { type: "array", items: { type: "object", properties: { id: { type: "string" }, score: { type: "number" }, values: { type: "array", items: { type: "number" } }, sparseValues: sparse, metadata } } },
     namespace,
     usage,
   },
@@ -94,7 +101,7 @@ export const queryResponse: Schema = {
 export const fetchResponse: Schema = {
   type: "object",
   properties: {
-    vectors: { type: "object", additionalProperties: { type: "object", properties: { id: { type: "string" }, values: { type: "array", items: { type: "number" } }, metadata } } },
+    vectors: { type: "object", additionalProperties: { type: "object", properties: { id: { type: "string" }, values: { type: "array", items: { type: "number" } }, sparseValues: sparse, metadata } } },
     namespace,
     usage,
   },
@@ -102,8 +109,39 @@ export const fetchResponse: Schema = {
 
 export const updateRequest: Schema = {
   type: "object",
-  required: ["id"],
-  properties: { id: { type: "string" }, values: { type: "array", items: { type: "number" } }, setMetadata: metadata, namespace },
+  description: "Exactly one of id (that vector: values and/or setMetadata) or filter (every matching vector: setMetadata only)",
+  properties: {
+    id: { type: "string" },
+    values: { type: "array", items: { type: "number" } },
+    sparseValues: { ...sparse, description: "By id: replaces the vector's sparse values" },
+    setMetadata: metadata,
+    namespace,
+    filter,
+    dryRun: { type: "boolean", default: false, description: "With filter: only count the matching vectors (matchedRecords), change nothing" },
+  },
+};
+export const updateResponse: Schema = { type: "object", properties: { matchedRecords: { type: "integer", description: "By filter: the vectors matched (and updated unless dryRun)" } } };
+
+const pagination: Schema = { type: "object", properties: { next: { type: "string", description: "Opaque; pass as paginationToken for the next page" } } };
+
+export const listResponse: Schema = {
+  type: "object",
+  properties: { vectors: { type: "array", items: { type: "object", properties: { id: { type: "string" } } } }, pagination, namespace, usage },
+};
+
+export const fetchByMetadataRequest: Schema = {
+  type: "object",
+  required: ["filter"],
+  properties: {
+    filter,
+    namespace,
+    limit: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
+    paginationToken: { type: "string", description: "pagination.next of the previous page" },
+  },
+};
+export const fetchByMetadataResponse: Schema = {
+  type: "object",
+  properties: { vectors: (fetchResponse.properties as Record<string, Schema>).vectors, namespace, usage, pagination },
 };
 
 export const deleteRequest: Schema = {
