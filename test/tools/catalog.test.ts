@@ -53,11 +53,6 @@ describe("tool catalog", () => {
       expect(seen.get(key), `${t.name} duplicates ${seen.get(key)}`).toBeUndefined();
       seen.set(key, t.name);
     }
-    // a one-operation tool is the only one of its kind for its operation
-    const single = CATALOG.filter((t) => t.operations.length === 1 && !["query_text", "forget_where", "upsert_text", "replace_text", "query"].includes(t.name));
-    const byOp = new Map<string, string[]>();
-    for (const t of single) byOp.set(t.operations[0]!, [...(byOp.get(t.operations[0]!) ?? []), t.name]);
-    expect([...byOp].filter(([, tools]) => tools.length > 1)).toEqual([]);
   });
 
   it("groups partition the catalog; the default set is every group but admin; subsets by group or name", () => {
