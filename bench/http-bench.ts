@@ -157,7 +157,7 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
     const prof = o.cpuProf === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", o.cpuProf];
     const svc = await startChild([...prof, o.main ?? MAIN, "serve", "--port", "0", "--data", dir, "--log-level", "silent"], 300_000);
     children.push(svc);
-    const key = state?.key ?? /^ {2}(svc_\S+)/m.exec(svc.output())?.[1];
+    const key = state?.key ?? svc.adminKey;
     if (key === undefined) throw new Error(`svc serve printed no admin key:\n${svc.output()}`);
     const hello = await startChild(["--import", "tsx", HELLO]);
     children.push(hello);

@@ -30,7 +30,7 @@ export async function runMcpBench(o: { calls: number; log: (line: string) => voi
   const server = await startChild([MAIN, "serve", "--port", "0", "--data", dir, "--log-level", "warn"]);
   const clients: Client[] = [];
   try {
-    const key = /^ {2}(svc_\S+)/m.exec(server.output())![1]!; // the first admin key (unmetered)
+    const key = server.adminKey!; // the first admin key (unmetered)
     const headers = { "api-key": key, "content-type": "application/json" };
     const items = Array.from({ length: RECORDS }, (_, i) => ({ kind: i % 3 === 0 ? "decision" : "note", text: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} note ${i} about ${WORDS[(i * 5) % WORDS.length]}` }));
     for (let s = 0; s < RECORDS; s += 500) {

@@ -60,7 +60,7 @@ try {
   // The server logs to a file, as in use: a pipe to this process would wake the client for every request's log line.
   const svc = await startChild([...prof, MAIN, "serve", "--port", "0", "--data", dir, "--log-level", o["log-level"]!], 60_000, join(root, "server.log"));
   children.push(svc);
-  const adminKey = /^ {2}(svc_\S+)/m.exec(svc.output())?.[1];
+  const adminKey = svc.adminKey;
   if (adminKey === undefined) throw new Error(`svc serve printed no admin key:\n${svc.output()}`);
   const hello = await startChild(["--import", "tsx", HELLO]);
   children.push(hello);

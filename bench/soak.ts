@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   mkdirSync(snapDir);
   const nodeFlags = a.snapshots ? ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${snapDir}`] : [];
   const svc = await startChild([...nodeFlags, MAIN, "serve", "--port", "0", "--data", join(dir, "data"), "--log-level", "silent"]);
-  const key = /^ {2}(svc_\S+)/m.exec(svc.output())?.[1];
+  const key = svc.adminKey;
   if (key === undefined) throw new Error("no admin key in the server's banner");
   const headers = { "api-key": key, "content-type": "application/json" };
   let requests = 0;

@@ -8,6 +8,8 @@ export interface Child {
   url: string;
   /** Everything the process wrote to stdout so far. */
   output(): string;
+  /** The first admin key `svc serve` printed (on stderr) on a first start, else undefined. */
+  adminKey: string | undefined;
   /** SIGTERM and wait for the exit; returns the exit code. */
   stop(): Promise<number | null>;
 }
@@ -45,10 +47,15 @@ export async function startChild(args: string[], timeoutMs = 60_000, outFile?: s
       reject(new Error(`${args.join(" ")} exited with ${code}:\n${output()}\n${err}`));
     });
   });
+  // svc serve prints the first admin key on stderr only; stdout says one was created.
+  const keyRe = /^ {2}(svc_\S+)/m;
+  const stderr = () => (outFile === undefined ? err : output());
+  for (const end = Date.now() + 10_000; /first admin key \S+ created/.test(output()) && !keyRe.test(stderr()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
   return {
     pid: child.pid!,
     url,
     output,
+    adminKey: keyRe.exec(stderr())?.[1],
     async stop() {
       if (child.exitCode === null) child.kill("SIGTERM");
       return exited;

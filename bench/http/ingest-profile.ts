@@ -20,7 +20,7 @@ const dir = mkdtempSync(join(tmpdir(), "svc-ingest-profile-"));
 const node = profDir ? ["--cpu-prof", "--cpu-prof-dir", profDir] : [];
 const svc = await startChild([...node, MAIN, "serve", "--port", "0", "--data", dir, "--log-level", "silent"]);
 try {
-  const key = /^ {2}(svc_\S+)/m.exec(svc.output())?.[1]!;
+  const key = svc.adminKey!;
   const api = new Api(svc.url, key);
   const data = new ClusteredVectors(dim, 20261122);
   const bodies = upsertBodies(format, data, n, batch);

@@ -55,6 +55,9 @@ export function replicasFor(servers: readonly string[]): number {
 }
 
 export class ClusterNode {
+  /** False between a NATS disconnect and the reconnect (svc_nats_connected). */
+  natsUp = true;
+
   private registry: NodeRegistry | null = null;
   private lease: HomeLease | null = null;
   private keys: ClusterKeys | null = null;
@@ -81,14 +84,15 @@ export class ClusterNode {
     if (olderThan(version, CAS_SAFE_NATS)) {
       log.warn({ version, minimum: CAS_SAFE_NATS }, `cluster: nats-server ${version} is older than ${CAS_SAFE_NATS}: concurrent KV compare-and-set can all succeed there (nats-server#4320): two concurrent creates of one index name, or two nodes taking the home lease at their first start, can both win, and two concurrent configures of one index can lose one's change; upgrade the servers to ${CAS_SAFE_NATS} or later`);
     }
+    const node = new ClusterNode(opts, nc, log);
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === "disconnect") log.warn({ server: s.server }, `cluster: lost NATS server ${s.server}; reconnecting`);
         else if (s.type === "reconnect") log.info({ server: s.server }, `cluster: reconnected to NATS at ${s.server}`);
+        if (s.type === "disconnect" || s.type === "reconnect") node.natsUp = s.type === "reconnect";
         else if (s.type === "error") log.error({ err: s.error }, `cluster: NATS error: ${s.error.message}`);
       }
     })();
-    const node = new ClusterNode(opts, nc, log);
     await node.retrying("create the log stream", () => ensureLogStream(nc, { replicas: replicasFor(opts.servers) }));
     return node;
   }

@@ -45,6 +45,7 @@ import { askRoutes } from "../http/routes/ask.js";
 import { boardRoutes } from "../http/routes/board.js";
 import { trustRoutes } from "../http/routes/trust.js";
 import type { ClusterNode, ClusterOptions } from "./cluster-node.js";
+import type { TracingOptions } from "./tracing.js";
 
 export interface ServerOptions {
   dataDir: string;
@@ -65,6 +66,8 @@ export interface ServerOptions {
   tls?: TlsFiles;
   /** Cluster mode (`svc serve --cluster`): join the NATS JetStream cluster; absent: single node. */
   cluster?: ClusterOptions;
+  /** OpenTelemetry traces (app/tracing.ts, loaded only then); absent: off. One traced server per process. */
+  tracing?: TracingOptions;
 }
 
 export interface Server extends HttpServer {
@@ -123,12 +126,22 @@ export async function startServer(opts: ServerOptions): Promise<Server> {
 async function openServer(opts: ServerOptions, unlock: () => void): Promise<Server> {
   const config = loadConfig(opts.dataDir);
   const logger = opts.logger ?? pino({ level: "silent" });
-  // Cluster mode only: the NATS clients are not loaded on a single node.
-  const cluster = opts.cluster ? await (await import("./cluster-node.js")).ClusterNode.connect(opts.cluster, logger) : null;
+  // Traces only when configured: OpenTelemetry is not loaded otherwise.
+  const tracing = opts.tracing ? (await import("./tracing.js")).startTracing(opts.tracing) : null;
+  let cluster: ClusterNode | null = null;
   try {
-    return await openServices(opts, config, logger, cluster, unlock);
+    // Cluster mode only: the NATS clients are not loaded on a single node.
+    cluster = opts.cluster ? await (await import("./cluster-node.js")).ClusterNode.connect(opts.cluster, logger) : null;
+    const server = await openServices(opts, config, logger, cluster, unlock);
+    if (tracing === null) return server;
+    logger.info({ endpoint: opts.tracing?.endpoint }, "tracing: OpenTelemetry spans exported over OTLP");
+    return { ...server, close: async () => {
+      await server.close();
+      await tracing.shutdown(); // the spans still pending are exported
+    } };
   } catch (err) {
     await cluster?.close();
+    await tracing?.shutdown();
     throw err;
   }
 }
@@ -155,7 +168,8 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
   const causal = new CausalService(opts.dataDir);
   const { directory } = await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed });
-  const metrics = new HttpMetrics({ workerHeaps: () => pool.workerHeaps(), sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }) });
+  const metrics = new HttpMetrics({ workerHeaps: () => pool.workerHeaps(), sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }), indexRows: localIndexes ? () => localIndexes.rowCounts() : undefined });
+  if (cluster) metrics.watchCluster({ natsConnected: () => cluster.natsUp && !cluster.nc.isClosed() });
   const routes: Route[] = [];
   const readiness: Readiness = { ready: false, opened: 0, failed: [] };
   const commons = await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability });
@@ -170,6 +184,7 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   const forward = cluster?.forwarder(new Set(Object.values(home).flat()));
   /** Services close after the listener: newest first, the pool last (collections release it). */
   const closeServices = async () => {
+    metrics.close();
     await commons.close();
     await directory.close();
     await causal.close();

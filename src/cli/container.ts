@@ -56,18 +56,45 @@ function failure(status: number, text: string): SvcError {
   }
 }
 
+/** The tenant's records namespaces (those holding live records), from GET /v1/records. */
+function namespacesOf(url: URL, key: string | undefined): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL("/v1/records", url), { method: "GET", headers: { accept: "application/json", ...(key ? { "api-key": key } : {}) } }, (res) => {
+      let text = "";
+      res.on("data", (b: Buffer) => (text += b.toString()));
+      res.on("end", () => {
+        if (res.statusCode !== 200) return reject(failure(res.statusCode ?? 0, text));
+        try {
+          resolve((JSON.parse(text) as { namespaces: Array<{ namespace: string }> }).namespaces.map((n) => n.namespace));
+        } catch {
+          reject(new SvcError("E_IO", `${url.origin}/v1/records did not answer JSON: ${text.slice(0, 200)}`));
+        }
+      });
+    });
+    req.on("error", (err) => reject(new SvcError("E_IO", `cannot reach ${url.origin}: ${err.message}`)));
+    req.end();
+  });
+}
+
 export const exportCommand: Command = {
   name: "export",
   usage: `svc export <namespace> [--out <namespace>.svc] [--schema 1|2] [--url http://127.0.0.1:8080] [--key KEY]
       Download a records namespace as a .svc container from a running server
       (key from --key or SVC_API_KEY; URL from --url or SVC_URL). --schema 2
-      also carries the tenant's knowledge graphs and causal models.`,
+      also carries the tenant's knowledge graphs and causal models. A namespace
+      holding no records is refused (exit 2, nothing written). --json: the result
+      as JSON ({namespace, file, bytes}).`,
   options: OPTIONS,
   async run(values, args) {
     const ns = args[0];
     if (ns === undefined) throw new SvcError("E_BAD_REQUEST", "svc export needs a namespace", { field: "namespace" });
     const { url, key } = target(values);
     const out = (values.out as string | undefined) ?? `${ns}.svc`;
+    // The server exports a namespace it does not hold as an empty container: refuse instead of writing one.
+    const known = await namespacesOf(url, key);
+    if (!known.includes(ns)) {
+      throw new SvcError("E_NOT_FOUND", `no records namespace '${ns}' on ${url.origin} (it holds no records); nothing written. Namespaces: ${known.length > 0 ? known.join(", ") : "none"}`, { field: "namespace" });
+    }
     await new Promise<void>((resolve, reject) => {
       const schema = values.schema === undefined ? "" : `?schema=${encodeURIComponent(values.schema as string)}`;
       const req = request(new URL(`/v1/records/${encodeURIComponent(ns)}/export${schema}`, url), { method: "GET", headers: key ? { "api-key": key } : {} }, (res) => {
@@ -90,7 +117,8 @@ export const exportCommand: Command = {
       req.on("error", (err) => reject(new SvcError("E_IO", `cannot reach ${url.origin}: ${err.message}`)));
       req.end();
     });
-    say(`wrote ${out} (${statSync(out).size} bytes)`);
+    const bytes = statSync(out).size;
+    say(values.json === true ? JSON.stringify({ namespace: ns, file: out, bytes }) : `wrote ${out} (${bytes} bytes)`);
     return 0;
   },
 };
@@ -99,7 +127,8 @@ export const importCommand: Command = {
   name: "import",
   usage: `svc import <namespace> <file.svc> [--url http://127.0.0.1:8080] [--key KEY]
       Upload a .svc container into a records namespace of a running server:
-      schema 1 replaces the namespace atomically, schema 2 merges by id.`,
+      schema 1 replaces the namespace atomically, schema 2 merges by id.
+      --json: the server's answer as JSON ({namespace, imported, manifest}).`,
   options: OPTIONS,
   async run(values, args) {
     const [ns, path] = args;
@@ -131,7 +160,7 @@ export const importCommand: Command = {
       file.pipe(req, { end: false });
     });
     const res = JSON.parse(text) as { imported: number };
-    say(`imported ${res.imported} records into ${ns}`);
+    say(values.json === true ? JSON.stringify({ namespace: ns, ...res }) : `imported ${res.imported} records into ${ns}`);
     return 0;
   },
 };

@@ -13,7 +13,7 @@ import { SvcError } from "../errors.js";
 import { DEFAULT_URL } from "../recorders/send.js";
 import { checkServiceUrl } from "../service-url.js";
 import { mergeHooks, mergeMcpServer, parseAutoRecord, removeHooks, removeMcpServer, serialize, type HookKind } from "../recorders/hooks.js";
-import { positiveInt, say, type Command } from "./command.js";
+import { positiveInt, say as sayLine, type Command } from "./command.js";
 import { keyFile } from "./hook.js";
 
 const MAIN = fileURLToPath(new URL("./main.js", import.meta.url));
@@ -41,12 +41,19 @@ export const installHooksCommand: Command = {
       kept in $SVC_HOME/api-key (0600), not in the settings. Namespace and ttl
       default to SVC_AUTO_RECORD=<namespace>:<ttl_days>. Unless --no-mcp it also
       registers \`svc mcp\` as the MCP server "svc" in ./.mcp.json (project) or
-      ~/.claude.json (user), or --mcp-config; --uninstall takes that out too.`,
+      ~/.claude.json (user), or --mcp-config; --uninstall takes that out too.
+      --json (with --yes): the changes, backups and outcome as JSON.`,
   options: {
     scope: { type: "string" }, settings: { type: "string" }, yes: { type: "boolean" }, "no-mcp": { type: "boolean" }, "mcp-config": { type: "string" },
     namespace: { type: "string" }, ttl: { type: "string" }, url: { type: "string" }, "api-key": { type: "string" }, uninstall: { type: "boolean" },
   },
   async run(values) {
+    const json = values.json === true;
+    // --json: what changed (or would), the backups and the outcome as one JSON document; it needs --yes (no prompt).
+    if (json && values.yes !== true) throw new SvcError("E_BAD_REQUEST", "--json needs --yes (there is no prompt in JSON mode)", { field: "yes" });
+    const say = json ? () => undefined : sayLine;
+    const backups: string[] = [];
+    const notes: string[] = [];
     const path = settingsPath(values);
     const settings = readJsonFile(path, "settings");
     const mcpPath = mcpConfigPath(values, path);
@@ -83,13 +90,18 @@ export const installHooksCommand: Command = {
         // The key is not written here: `svc mcp` reads SVC_API_KEY or the key file, as the hooks do.
         const m = mergeMcpServer(mcp.value, { type: "stdio", command: process.execPath, args: [MAIN, "mcp", ...(url ? ["--url", url] : [])] });
         targets.push({ path: mcpPath, original: mcp.original, changes: m.changes.filter((c) => !c.startsWith("!")), next: serialize(m.settings, mcp.original) });
-        for (const c of m.changes.filter((x) => x.startsWith("!"))) say(`${mcpPath}: ${c}`);
+        for (const c of m.changes.filter((x) => x.startsWith("!"))) {
+          notes.push(`${mcpPath}: ${c}`);
+          say(`${mcpPath}: ${c}`);
+        }
       }
     }
 
     const keyChange = typeof values["api-key"] === "string" && values.uninstall !== true;
     const changed = targets.filter((t) => t.changes.length > 0);
+    const summary = (applied: boolean) => JSON.stringify({ applied, uninstall: values.uninstall === true, files: changed.map((t) => ({ path: t.path, changes: t.changes })), apiKeyFile: keyChange ? keyFile() : undefined, backups, notes });
     if (changed.length === 0 && !keyChange) {
+      if (json) sayLine(summary(false));
       say(`${path}: nothing to change (${values.uninstall === true ? "no svc hooks present" : "svc hooks already installed"})`);
       return 0;
     }
@@ -114,6 +126,7 @@ export const installHooksCommand: Command = {
       if (t.original !== null) {
         const backup = `${t.path}${BACKUP}${stamp}`;
         writeFileSync(backup, t.original, { flag: "wx" });
+        backups.push(backup);
         say(`backup: ${backup}`);
       }
       if (t.next === null) unlinkSync(t.path);
@@ -125,6 +138,7 @@ export const installHooksCommand: Command = {
       writeFileSync(f, `${values["api-key"] as string}\n`, { mode: 0o600 });
       chmodSync(f, 0o600);
     }
+    if (json) sayLine(summary(true));
     say(values.uninstall === true ? "svc hooks removed" : "svc hooks installed");
     return 0;
   },

@@ -11,7 +11,7 @@ export const keysCommand: Command = {
   svc keys revoke <key-id> [--data ./data/var]
       Issue a key (without --tenant it starts a new tenant, with a fresh
       wallet), list keys (never the keys themselves: they are stored hashed),
-      or revoke one. Admin keys are unmetered.`,
+      or revoke one. Admin keys are unmetered. --json: the result as JSON.`,
   options: { tenant: { type: "string" }, admin: { type: "boolean" }, name: { type: "string" }, data: { type: "string" }, json: { type: "boolean" } },
   async run(values, args) {
     const store = KeyStore.open((values.data as string | undefined) ?? DEFAULT_DATA_DIR);
@@ -36,7 +36,7 @@ export const keysCommand: Command = {
         const id = args[1];
         if (id === undefined) throw new SvcError("E_BAD_REQUEST", "svc keys revoke needs a key id (see svc keys list)", { field: "id" });
         const r = store.revoke(id);
-        say(`revoked ${r.id} (tenant ${r.tenant})`);
+        say(json ? JSON.stringify({ revoked: r.id, tenant: r.tenant }) : `revoked ${r.id} (tenant ${r.tenant})`);
         return 0;
       }
       default:

@@ -2,6 +2,7 @@
 /** @module main — the `svc` command line: dispatches to one Command per subcommand. */
 import { parseArgs } from "node:util";
 import { SvcError } from "../errors.js";
+import { VERSION } from "../version.js";
 import type { Command } from "./command.js";
 
 /**
@@ -29,8 +30,11 @@ async function help(): Promise<string> {
 
 Usage:
 ${all.map((c) => `  ${c.usage}`).join("\n")}
+  svc --version
+      The version (svc X.Y.Z).
   svc --help
-      This text.`;
+      This text.
+Every command that prints data takes --json: one JSON document on stdout instead of text.`;
 }
 
 /** Documented exit codes: 0 ok, 1 server-side failure, 2 bad input; `svc serve` refusing to start: 3 port taken, 4 data dir in use. */
@@ -38,6 +42,10 @@ const EXIT_CODES: Partial<Record<string, number>> = { E_ADDRESS_IN_USE: 3, E_DAT
 
 async function main(argv: string[]): Promise<number> {
   const name = argv.find((a) => !a.startsWith("-"));
+  if (name === undefined && (argv.includes("--version") || argv.includes("-V"))) {
+    process.stdout.write(argv.includes("--json") ? `${JSON.stringify({ version: VERSION })}\n` : `svc ${VERSION}\n`);
+    return 0;
+  }
   const load = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (load === undefined) {
     if (name === undefined || name === "help" || argv.includes("--help") || argv.includes("-h")) {
@@ -50,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
   const command = await load();
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { ...command.options, help: { type: "boolean", short: "h" } } });
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: "boolean" }, ...command.options, help: { type: "boolean", short: "h" } } });
   } catch (err) {
     throw new SvcError("E_BAD_REQUEST", (err as Error).message, { cause: err });
   }

@@ -11,7 +11,7 @@ import { repairKnowledgeGraphs } from "../hd/kg/service.js";
 import { repairCausalModels } from "../hd/causal/service.js";
 import { repairWal } from "../store/repair.js";
 import { checkingOnly, type StoreRepair } from "../store/salvage-json.js";
-import { say, type Command } from "./command.js";
+import { say as sayLine, type Command } from "./command.js";
 
 /** Every collection directory (holding collection.json) at or below `dir`. */
 function collectionDirs(dir: string, depth = 0): string[] {
@@ -64,7 +64,8 @@ export const repairCommand: Command = {
       working); a ledger checkpoint with an unreadable account is left as it
       is (balances are never guessed). Prints what it did per store.
       --check only reports what is damaged, per store, and changes nothing
-      (exit code 1 when anything is). Run it while the server is stopped.`,
+      (exit code 1 when anything is). Run it while the server is stopped.
+      --json: the findings per store as one JSON document.`,
   options: { check: { type: "boolean" } },
   async run(values, args) {
     const dir = args[0];
@@ -75,6 +76,10 @@ export const repairCommand: Command = {
     const stores = () => [repairKeyFile(dir), repairLedgerCheckpoint(join(dir, "wallet")), repairDirectoryCheckpoint(join(dir, "directory")), ...repairKnowledgeGraphs(dir), ...repairCausalModels(dir)];
     const files = (check ? checkingOnly(stores) : stores()).filter((r): r is StoreRepair => r !== null);
     if (dirs.length === 0 && collections.length === 0 && files.length === 0) throw new SvcError("E_NOT_FOUND", `no write-ahead log (*.seg files), collection or store file at or under ${dir}`, { field: "dir" });
+    const json = values.json === true;
+    // --json: the same findings as one JSON document (the text lines are not printed).
+    const say = json ? () => undefined : sayLine;
+    const report: { stores: StoreRepair[]; wals: unknown[]; collections: unknown[] } = { stores: files, wals: [], collections: [] };
     let changed = 0;
     let refused = 0;
     for (const f of files) {
@@ -91,15 +96,16 @@ export const repairCommand: Command = {
       }
     }
     for (const wal of dirs) {
-      const report = await repairWal(wal, { check });
-      say(`${wal}: ${report.segments} segments, ${report.frames} frames`);
-      for (const f of report.files) {
+      const walReport = await repairWal(wal, { check });
+      report.wals.push(walReport);
+      say(`${wal}: ${walReport.segments} segments, ${walReport.frames} frames`);
+      for (const f of walReport.files) {
         changed++;
         if (f.header) say(`  ${f.file}: header ${check ? "damaged" : "rewritten"} (${f.header})`);
         for (const r of f.damaged) say(`  ${f.file}: ${check ? `damaged: would be ${r.action}` : r.action} ${r.bytes} bytes at offset ${r.offset} (${r.reason})`);
         say(check ? `  ${f.file}: ${f.salvaged} frames after the damage are intact` : `  ${f.file}: ${f.salvaged} frames after the damage salvaged; original kept as ${f.backup}`);
       }
-      for (const id of report.missing) {
+      for (const id of walReport.missing) {
         changed++;
         say(`  segment ${id} is missing: the log cannot be opened past it`);
       }
@@ -115,6 +121,7 @@ export const repairCommand: Command = {
         damaged.push({ coll, namespaces: "all" });
         continue;
       }
+      report.collections.push({ dir: coll, ...scrub });
       say(`${coll}: ${scrub.partitions} partition(s) checked against their block sums`);
       for (const ns of scrub.unchecked) say(`  namespace '${ns}': no block sums yet (written before format 2; the next checkpoint adds them)`);
       for (const f of scrub.findings) say(`  namespace '${f.namespace}' ${f.file}: ${f.blocks.length} damaged block(s), rows ${ranges(f.rows)}`);
@@ -151,6 +158,7 @@ export const repairCommand: Command = {
         await pool.close();
       }
     }
+    if (json) sayLine(JSON.stringify({ check, changed, refused, ...report }));
     if (check) say(changed + refused === 0 ? "no damage found" : `damage found in ${changed + refused} place(s)`);
     else say(changed === 0 && refused === 0 ? "nothing to repair" : `repaired ${changed} file(s) or collection(s)${refused > 0 ? `, ${refused} left for a restore from backup` : ""}`);
     return (check && changed > 0) || refused > 0 ? 1 : 0;

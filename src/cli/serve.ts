@@ -4,6 +4,7 @@ import { onDamage } from "../store/damage.js";
 import { hostname } from "node:os";
 import type { ClusterOptions } from "../app/cluster-node.js";
 import { startServer } from "../app/start-server.js";
+import type { TracingOptions } from "../app/tracing.js";
 import { SvcError } from "../errors.js";
 import { positiveInt, say, type Command } from "./command.js";
 
@@ -20,19 +21,23 @@ export const serveCommand: Command = {
   usage: `svc serve [--host 127.0.0.1] [--port 8080] [--data ./data/var] [--threads N]
           [--log-level info] [--body-limit 67108864] [--no-auth]
           [--mcp-allowed-hosts svc.example.com,10.0.0.5:8080]
-          [--tls-cert cert.pem --tls-key key.pem]
+          [--tls-cert cert.pem --tls-key key.pem] [--otlp-endpoint http://collector:4318]
           [--cluster nats://h1:4222,nats://h2:4222 [--node-id NAME]
            [--advertise http://host:port] [--take-home]]
       Serve the REST API (uWebSockets.js) and MCP at /mcp (streamable HTTP;
       Host/Origin must be loopback on this port or listed in
       --mcp-allowed-hosts). On first start an admin key is
-      created and printed once. Prices: <data>/config.json {"prices": {...}}.
+      created and printed once, on stderr (never into the log on stdout). Prices: <data>/config.json {"prices": {...}}.
       --no-auth (loopback only): no keys, every request is the local admin.
-      --port 0 picks a free port. Request logs are JSON lines on stdout.
+      --port 0 picks a free port. Request logs are JSON lines on stdout;
+      --json prints the start banner as one JSON line too.
       --tls-cert/--tls-key (PEM files, both or neither): serve HTTPS (HTTP/1.1
       over TLS) for REST, /mcp and the dashboard. svc's clients (svc mcp,
       recorders, hooks, export/import) refuse plain http to a non-loopback
       host unless SVC_ALLOW_INSECURE=1, so serve TLS when clients are remote.
+      --otlp-endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT): OpenTelemetry traces
+      (spans per HTTP route, engine call and scan-pool task) over OTLP/HTTP to
+      <endpoint>/v1/traces; off by default. See docs/OPERATIONS.md.
       --cluster (env SVC_CLUSTER): cluster mode on NATS JetStream; any node
       serves every request. --node-id (env SVC_NODE_ID; default the host
       name) names this node; --advertise is the URL other nodes reach it at
@@ -56,6 +61,7 @@ export const serveCommand: Command = {
     "node-id": { type: "string" },
     advertise: { type: "string" },
     "take-home": { type: "boolean" },
+    "otlp-endpoint": { type: "string" },
   },
   async run(values) {
     const port = values.port === "0" ? 0 : positiveInt("port", values.port, 8080);
@@ -92,17 +98,30 @@ export const serveCommand: Command = {
       logger,
       tls: cert !== undefined && key !== undefined ? { certFile: cert, keyFile: key } : undefined,
       cluster: clusterOptions(values),
+      tracing: typeof values["otlp-endpoint"] === "string" ? { endpoint: values["otlp-endpoint"] } : tracingFromEnv(),
       mcpAllowedHosts: typeof values["mcp-allowed-hosts"] === "string" ? values["mcp-allowed-hosts"].split(",").map((h) => h.trim()).filter(Boolean) : undefined,
     });
+    let firstKey: string | undefined;
     if (values["no-auth"] !== true && server.keys.offline === null && server.keys.size === 0) {
       const { key, record } = await server.keys.create({ tenant: "admin", admin: true, name: "first admin key" });
-      say(`created the first admin key (${record.id}); it is shown only now:`);
-      say(`  ${key}`);
+      firstKey = record.id;
+      // The secret goes to stderr only: stdout is the JSON log stream, which log shippers keep.
+      process.stderr.write(`svc: created the first admin key (${record.id}); it is shown only now:\n  ${key}\n`);
     }
     await flushLog(); // what opening logged (storage damage) comes before the banner
-    if (server.cluster) say(`cluster node ${server.cluster.opts.nodeId}: home node ${server.cluster.health().home}, live ${server.cluster.health().live.join(", ")}`);
-    say(`svc serving ${server.url} (data ${dataDir})`);
-    say(`  dashboard ${server.url}/dashboard · MCP ${server.url}/mcp · directory ${server.url}/businesses · API ${server.url}/v1/openapi.json`);
+    if (values.json === true) {
+      const health = server.cluster?.health();
+      say(JSON.stringify({
+        serving: server.url, data: dataDir, dashboard: `${server.url}/dashboard`, mcp: `${server.url}/mcp`, directory: `${server.url}/businesses`, openapi: `${server.url}/v1/openapi.json`,
+        ...(firstKey ? { firstAdminKeyId: firstKey, firstAdminKeyOn: "stderr" } : {}),
+        ...(health ? { cluster: { node: server.cluster!.opts.nodeId, home: health.home, live: health.live } } : {}),
+      }));
+    } else {
+      if (firstKey) say(`first admin key ${firstKey} created; the key itself is printed once on stderr`);
+      if (server.cluster) say(`cluster node ${server.cluster.opts.nodeId}: home node ${server.cluster.health().home}, live ${server.cluster.health().live.join(", ")}`);
+      say(`svc serving ${server.url} (data ${dataDir})`);
+      say(`  dashboard ${server.url}/dashboard · MCP ${server.url}/mcp · directory ${server.url}/businesses · API ${server.url}/v1/openapi.json`);
+    }
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         logger.info({ signal }, "shutting down: no new connections, finishing requests, flushing the write-ahead logs");
@@ -113,7 +132,7 @@ export const serveCommand: Command = {
     });
     await server.close();
     await flushLog();
-    say("svc stopped");
+    say(values.json === true ? JSON.stringify({ stopped: true }) : "svc stopped");
     return 0;
   },
 };
@@ -132,4 +151,16 @@ function clusterOptions(values: Record<string, unknown>): ClusterOptions | undef
   if (advertise !== undefined && !/^https?:\/\/[^/\s]+$/.test(advertise)) throw new SvcError("E_BAD_REQUEST", `--advertise must be http(s)://host:port, not '${advertise}'`, { field: "advertise" });
   const nodeId = (values["node-id"] as string | undefined) ?? (process.env.SVC_NODE_ID || hostname().split(".")[0]!.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 64));
   return { servers, nodeId, advertise, takeHome: values["take-home"] === true };
+}
+
+/**
+ * Traces from the environment when --otlp-endpoint is not given: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full traces
+ * URL) or OTEL_EXPORTER_OTLP_ENDPOINT (the base URL); OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none keep them off.
+ * Undefined: tracing stays off (OpenTelemetry is then never loaded).
+ */
+export function tracingFromEnv(env: NodeJS.ProcessEnv = process.env): TracingOptions | undefined {
+  if (env.OTEL_SDK_DISABLED === "true" || env.OTEL_TRACES_EXPORTER === "none") return undefined;
+  const full = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  if (full) return { endpoint: full.replace(/\/v1\/traces\/?$/, "") };
+  return env.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT } : undefined;
 }

@@ -11,6 +11,7 @@ import { headers, type NatsConnection } from "@nats-io/transport-node";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
 import { SvcError } from "../errors.js";
+import { timing } from "../probes.js";
 import { safeDecoder } from "../safe-values.js";
 import type { Log, LogFrame, LogPosition, LogReplay, LogStats, OpenLog, RecoveryReport } from "../store/log.js";
 import { noQuorum, untilQuorum } from "./quorum.js";
@@ -398,7 +399,15 @@ class JetStreamLog implements Log {
     if (chunk !== undefined) h.set(CHUNK_HEADER, chunk);
     return untilQuorum(`log ${this.subject}`, Math.max(0, ackBy - Date.now()), async () => {
       const timeout = Math.max(100, Math.min(this.settings.ackTimeoutMs, ackBy - Date.now()));
-      return (await this.js.publish(this.subject, data, { msgID, timeout, headers: h })).seq;
+      const t0 = performance.now();
+      try {
+        const { seq } = await this.js.publish(this.subject, data, { msgID, timeout, headers: h });
+        timing("nats_publish", (performance.now() - t0) / 1000);
+        return seq;
+      } catch (err) {
+        timing("nats_publish", (performance.now() - t0) / 1000, false);
+        throw err;
+      }
     });
   }
 

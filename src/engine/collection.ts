@@ -8,6 +8,7 @@
 import { existsSync, renameSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { SvcError } from "../errors.js";
+import { tracer } from "../probes.js";
 import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { reportDamage } from "../store/damage.js";
@@ -149,12 +150,12 @@ export class Collection {
 
   /** Insert or replace vectors; resolves once the batch is durable (acknowledged), before it is visible. */
   upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number }> {
-    return this.writer.upsert(namespace, vectors);
+    return tracer === null ? this.writer.upsert(namespace, vectors) : tracer.span("engine.upsert", { "svc.namespace": namespace, "svc.vectors": vectors.length }, () => this.writer.upsert(namespace, vectors));
   }
 
   /** Delete by ids, by filter (evaluated on everything acknowledged so far) or everything in the namespace. */
   delete(namespace: string, req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean }): Promise<{ deleted: number }> {
-    return this.writer.delete(namespace, req);
+    return tracer === null ? this.writer.delete(namespace, req) : tracer.span("engine.delete", { "svc.namespace": namespace }, () => this.writer.delete(namespace, req));
   }
 
   /** Replace the values, merge metadata and/or replace the payload of an existing id (what is not given is kept). */
@@ -179,7 +180,13 @@ export class Collection {
   }
 
   query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; plan: Plan; scanned: number; matched?: number; timings?: SearchResult["timings"]; probed?: number }> {
-    return this.reader.query(namespace, req);
+    if (tracer === null) return this.reader.query(namespace, req);
+    return tracer.span("engine.query", { "svc.namespace": namespace }, async (span) => {
+      const r = await this.reader.query(namespace, req);
+      span.setAttribute("svc.plan", r.plan);
+      span.setAttribute("svc.scanned", r.scanned);
+      return r;
+    });
   }
 
   queryBatch(namespace: string, req: { bits: readonly Uint8Array[]; topK: number; exact?: boolean; probe?: ProbeParams }): Promise<{ matches: Match[][]; plan: Plan }> {

@@ -2,6 +2,7 @@
 import { readdirSync, rmSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { timing } from "../probes.js";
 import { reportWalLosses } from "../store/damage.js";
 import { atOrBefore, type OpenLog, type RecoveryReport } from "../store/log.js";
 import { fsyncDir } from "../store/scan.js";
@@ -253,10 +254,25 @@ export class Maintenance {
   private rewrite(namespace: string, cluster: boolean | "auto"): Promise<{ before: number; after: number }> {
     let running = this.compacting.get(namespace);
     if (running === undefined) {
-      running = this.runCompaction(namespace, cluster).finally(() => this.compacting.delete(namespace));
+      running = this.timedCompaction(namespace, cluster).finally(() => this.compacting.delete(namespace));
       this.compacting.set(namespace, running);
     }
     return running;
+  }
+
+  /** runCompaction, its duration and outcome reported (probes.ts): an index build when it clusters the rows, else a compaction. */
+  private async timedCompaction(ns: string, cluster: boolean | "auto"): Promise<{ before: number; after: number }> {
+    const t0 = performance.now();
+    const old = this.s.partitions.get(ns);
+    const kind = cluster === true || (cluster === "auto" && old !== undefined && old.liveCount >= this.annMinRows) ? "index_build" : "compaction";
+    try {
+      const r = await this.runCompaction(ns, cluster);
+      timing(kind, (performance.now() - t0) / 1000);
+      return r;
+    } catch (err) {
+      timing(kind, (performance.now() - t0) / 1000, false);
+      throw err;
+    }
   }
 
   private async runCompaction(ns: string, cluster: boolean | "auto" = "auto"): Promise<{ before: number; after: number }> {

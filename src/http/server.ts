@@ -10,6 +10,7 @@ import type { KeyBook, Principal } from "../account/keys.js";
 import type { WalletBook } from "../account/wallet-book.js";
 import { publicError, SvcError } from "../errors.js";
 import { isLoopback } from "../service-url.js";
+import { tracer } from "../probes.js";
 import { giveBackBody, newBodyBuffer, takeBodyBuffer } from "./body-buffers.js";
 import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
 import { HostGuard } from "./host-guard.js";
@@ -67,6 +68,8 @@ export interface HttpServer {
 }
 
 const REQUEST_ID_RE = /^[\w.:-]{1,64}$/;
+/** Methods counted by name for unmatched requests (lower case, as the fallback sees them); any other counts as OTHER. */
+const STANDARD_METHODS = new Set(["get", "head", "post", "put", "patch", "delete", "options", "trace", "connect"]);
 
 
 /** uWS wants "200 OK". */
@@ -76,6 +79,8 @@ export function statusLine(status: number): string {
 
 export interface Flight {
   aborted: boolean;
+  /** A HEAD request: the reply's status and headers go out, its body does not (its length is reported). */
+  head?: boolean;
   /** Set while the body is being read: ends that wait when the client goes away. */
   onAbort?: () => void;
 }
@@ -100,6 +105,10 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       res.writeStatus(statusLine(status)).writeHeader("content-type", contentType).writeHeader("x-request-id", reqId);
       for (const [k, v] of Object.entries(headers ?? {})) res.writeHeader(k, v);
       if (closing && headers?.connection === undefined) res.writeHeader("connection", "close");
+      if (flight.head) {
+        res.endWithoutBody(buf.length);
+        return;
+      }
       // Backpressure: tryEnd sends what the socket takes; onWritable continues from the offset it reached.
       const start = res.getWriteOffset();
       const [ok, done] = res.tryEnd(buf, buf.length);
@@ -120,8 +129,10 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
     const label = `${route.method.toUpperCase()} ${route.path}`;
     /** A route may cap its body below the server's limit (the public commons writes do). */
     const bodyCap = Math.min(limit, route.bodyLimit ?? limit);
-    app[method](pattern, (res, req) => {
+    /** `head`: a HEAD request on a GET route, answered as the GET without the body. */
+    const handle = (res: uWS.HttpResponse, req: uWS.HttpRequest, head: boolean) => {
       const t0 = performance.now();
+      const verb = head ? "HEAD" : route.method.toUpperCase();
       const h = {
         contentType: req.getHeader("content-type"),
         contentLength: req.getHeader("content-length"),
@@ -134,6 +145,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         forwardToken: req.getHeader(FORWARD_TOKEN_HEADER),
         forwardedFor: req.getHeader(FORWARDED_FOR_HEADER),
         after: req.getHeader("x-svc-after"),
+        traceparent: tracer === null ? "" : req.getHeader("traceparent"),
       };
       const raw = names.map((_, i) => req.getParameter(i) ?? "");
       const query = req.getQuery() ?? "";
@@ -142,7 +154,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       const forwarded = isForwardToken(h.forwardToken, deps.forward);
       const remoteAddress = forwarded && h.forwardedFor !== "" ? h.forwardedFor : Buffer.from(res.getRemoteAddressAsText()).toString("latin1");
       const reqId = REQUEST_ID_RE.test(h.requestId) ? h.requestId : `${idPrefix}-${(++seq).toString(36)}`;
-      const flight: Flight = { aborted: false };
+      const flight: Flight = { aborted: false, head };
       res.onAborted(() => {
         flight.aborted = true;
         flight.onAbort?.();
@@ -155,8 +167,8 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       const respond = (status: number, contentType: string, data: Buffer | string, headers?: Record<string, string>) => {
         const bytesOut = send(res, flight, status, contentType, data, reqId, headers);
         const ms = performance.now() - t0;
-        deps.metrics.observe(label, status, ms / 1000, bytesIn, bytesOut);
-        log.info({ reqId, method: route.method.toUpperCase(), route: route.path, status, code, ms: Math.round(ms * 100) / 100, tenant: route.auth === "none" ? undefined : principal?.tenant, bytesIn, bytesOut, aborted: flight.aborted || undefined }, "request");
+        deps.metrics.observe(verb, route.path, status, ms / 1000, bytesIn, bytesOut);
+        log.info({ reqId, method: verb, route: route.path, status, code, ms: Math.round(ms * 100) / 100, tenant: route.auth === "none" ? undefined : principal?.tenant, bytesIn, bytesOut, aborted: flight.aborted || undefined }, "request");
         finish();
       };
       const fail = (err: unknown, extra?: Record<string, string>) => {
@@ -216,7 +228,11 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
           ...(h.after === "" ? {} : { headers: { "x-svc-after": h.after } }),
           remoteAddress,
         };
-        const reply = await execute(route, ctx, deps);
+        const reply = tracer === null ? await execute(route, ctx, deps) : await tracer.span(head ? `HEAD ${route.path}` : label, { "http.request.method": verb, "http.route": route.path, "svc.request_id": reqId }, async (span) => {
+          const r = await execute(route, ctx, deps);
+          span.setAttribute("http.response.status_code", r.status ?? route.response.status);
+          return r;
+        }, h.traceparent);
         // An upsert's msgpack bins were views into the body until the route copied them into the batch's rows (metadata holds no binaries): dead now.
         if (route.upsertBody && inCodec === "msgpack") giveBackBody(body);
         const status = reply.status ?? route.response.status;
@@ -227,7 +243,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       /** 413 once the body passed the cap while arriving (after a bounded drain): answer and close the connection, so the client stops sending. */
       const tooLarge = (e: SvcError) => {
         if (!flight.aborted) res.cork(() => res.writeStatus(statusLine(413)).writeHeader("content-type", CONTENT_TYPE.json).writeHeader("x-request-id", reqId).end(JSON.stringify(e.toJSON()), true));
-        deps.metrics.observe(label, 413, (performance.now() - t0) / 1000, 0, 0);
+        deps.metrics.observe(verb, route.path, 413, (performance.now() - t0) / 1000, 0, 0);
         finish();
       };
       try {
@@ -251,7 +267,9 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         if (!flight.aborted) fail(err);
         else finish();
       }).catch(fail);
-    });
+    };
+    app[method](pattern, (res, req) => handle(res, req, false));
+    if (route.method === "get") app.head(pattern, (res, req) => handle(res, req, true));
   };
   for (const r of routes) register(r);
   deps.mcp?.mount(app, guard, scheme);
@@ -264,7 +282,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
     const method = req.getCaseSensitiveMethod().toLowerCase();
     const sentId = req.getHeader("x-request-id");
     const reqId = REQUEST_ID_RE.test(sentId) ? sentId : `${idPrefix}-${(++seq).toString(36)}`;
-    const allowed = known.filter((k) => k.re.test(url)).map((k) => k.method.toUpperCase());
+    const allowed = known.filter((k) => k.re.test(url)).flatMap((k) => (k.method === "get" ? ["GET", "HEAD"] : [k.method.toUpperCase()]));
     const e = allowed.length > 0
       ? new SvcError("E_METHOD", `${method.toUpperCase()} is not allowed on ${url}; use ${allowed.join(", ")}`, { field: "method" })
       : new SvcError("E_NOT_FOUND", `no route ${method.toUpperCase()} ${url}`, { field: "path" });
@@ -273,7 +291,9 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       if (allowed.length > 0) res.writeHeader("allow", allowed.join(", "));
       res.end(JSON.stringify(e.toJSON()));
     });
-    deps.metrics.observe("unmatched", e.status, 0, 0, 0);
+    // A client picks the method: only the standard ones become label values (a bounded set of series; uWS 20.30 closes
+    // the connection on other methods before this, a parser that lets them through must not grow the series).
+    deps.metrics.observe(STANDARD_METHODS.has(method) ? method.toUpperCase() : "OTHER", "unmatched", e.status, 0, 0, 0);
   });
 
   if (opts.port !== 0) await assertPortFree(opts.host, opts.port);

@@ -1,28 +1,49 @@
 /** @module mcp/server — an MCP server (official SDK, low-level Server) over the catalog; both transports build theirs here. */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema, type CallToolResult, type Resource, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { SvcError } from "../errors.js";
 import { checkValue } from "../safe-values.js";
 import { VERSION } from "../version.js";
-import { CATALOG } from "../tools/catalog.js";
+import { CATALOG, GROUPS, RENAMED, selectTools } from "../tools/catalog.js";
 import { ToolError, type Api, type Tool } from "../tools/tool.js";
 
 const byName = new Map<string, Tool>(CATALOG.map((t) => [t.name, t]));
 /** JSON Schemas of the catalog, converted once. */
 const described = new Map<string, McpTool>(CATALOG.map((t) => [t.name, describe(t)]));
 
+/**
+ * One tool as tools/list shows it. The JSON Schemas lose only what says nothing: `$schema`, the
+ * `additionalProperties: {}` zod writes on every open object (JSON Schema's default) and the safe-integer
+ * bounds it writes on every integer; a shape an output repeats is written once (`$defs`). The title is the
+ * tool's own (annotations.title, its older place, would repeat it).
+ */
 function describe(t: Tool): McpTool {
   const schema = (s: z.ZodType, io: "input" | "output") => {
-    const { $schema: _, ...rest } = z.toJSONSchema(s, { io, unrepresentable: "any" }) as Record<string, unknown>;
-    return rest as McpTool["inputSchema"];
+    const { $schema: _, ...rest } = z.toJSONSchema(s, { io, unrepresentable: "any", reused: io === "output" ? "ref" : "inline" }) as Record<string, unknown>;
+    return withoutNoise(rest) as McpTool["inputSchema"];
   };
-  return { name: t.name, title: t.title, description: t.description, inputSchema: schema(t.input, "input"), outputSchema: schema(t.output, "output"), annotations: { title: t.title, ...t.annotations } };
+  return { name: t.name, title: t.title, description: t.description, inputSchema: schema(t.input, "input"), outputSchema: schema(t.output, "output"), annotations: t.annotations };
+}
+
+/** A copy of a JSON Schema without `additionalProperties: {}` (an open object is the default) and without integer bounds at ±(2^53 - 1). */
+function withoutNoise(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNoise);
+  if (typeof v !== "object" || v === null) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (k === "additionalProperties" && typeof x === "object" && x !== null && !Array.isArray(x) && Object.keys(x).length === 0) continue;
+    if ((k === "minimum" && x === Number.MIN_SAFE_INTEGER) || (k === "maximum" && x === Number.MAX_SAFE_INTEGER)) continue;
+    out[k] = withoutNoise(x);
+  }
+  return out;
 }
 
 export interface McpServerOptions {
   /** false: list only the public tools (tenant tools still answer, with E_AUTH). */
   keyed: boolean;
+  /** The tools this server serves (selectTools: a subset by group or name); default the default groups. */
+  tools?: readonly Tool[];
   /** Called after each tool call (metrics, logs). */
   onCall?: (tool: string, ok: boolean, ms: number) => void;
   /** Unexpected (non-ToolError) failures. */
@@ -30,18 +51,70 @@ export interface McpServerOptions {
 }
 
 export function mcpServer(api: Api, opts: McpServerOptions): Server {
-  const server = new Server({ name: "svc", title: "svc memory substrate", version: VERSION }, { capabilities: { tools: { listChanged: false } } });
-  const listed = CATALOG.filter((t) => opts.keyed || t.access === "public").map((t) => described.get(t.name)!);
+  const server = new Server({ name: "svc", title: "svc memory substrate", version: VERSION }, { capabilities: { tools: { listChanged: false }, resources: {} } });
+  const served = new Set(opts.tools ?? selectTools(undefined));
+  serveResources(server, api, { records: GROUPS.records!.some((t) => served.has(t)), indexes: GROUPS.indexes!.some((t) => served.has(t)) });
+  const listed = CATALOG.filter((t) => served.has(t) && (opts.keyed || t.access === "public")).map((t) => described.get(t.name)!);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
-    const tool = byName.get(req.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool '${req.params.name}'; tools/list names them`);
+    const name = req.params.name;
+    const tool = byName.get(name);
+    if (!tool || !served.has(tool)) {
+      const hint = tool ? "it is not in this session's tool set (--tools / ?tools=)" : Object.hasOwn(RENAMED, name) ? `it is now ${RENAMED[name]}` : "tools/list names them";
+      throw new McpError(ErrorCode.InvalidParams, `unknown tool '${name}'; ${hint}`);
+    }
     const t0 = performance.now();
     const result = await callTool(tool, req.params.arguments ?? {}, api, opts);
     opts.onCall?.(tool.name, !result.isError, performance.now() - t0);
     return result;
   });
   return server;
+}
+
+const RECORDS_URI = "svc://records/";
+const INDEXES_URI = "svc://indexes/";
+
+/**
+ * Resources, for a client's listing of what the key holds: each records namespace (svc://records/<ns>, read: its
+ * statistics) and each vector index (svc://indexes/<name>, read: its description and vector counts), when the
+ * session serves the records or indexes tools. Read through the same REST operations (metered as they are).
+ */
+function serveResources(server: Server, api: Api, groups: { records: boolean; indexes: boolean }): void {
+  const body = async (op: string, args?: Record<string, unknown>) => (await api.call(op, { args })).body as Record<string, unknown>;
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+    const resources: Resource[] = [];
+    try {
+      if (groups.records) {
+        for (const n of (await body("records_namespaces")).namespaces as Array<{ namespace: string; count: number }>) {
+          resources.push({ uri: RECORDS_URI + encodeURIComponent(n.namespace), name: `records/${n.namespace}`, title: `Records namespace ${n.namespace}`, description: `${n.count} records; read: count per kind, oldest and newest ts`, mimeType: "application/json" });
+        }
+      }
+      if (groups.indexes) {
+        for (const i of (await body("list_indexes")).indexes as Array<{ name: string; dimension: number }>) {
+          resources.push({ uri: INDEXES_URI + encodeURIComponent(i.name), name: `indexes/${i.name}`, title: `Vector index ${i.name}`, description: `${i.dimension}-d vector index; read: its description and vector counts per namespace`, mimeType: "application/json" });
+        }
+      }
+    } catch (err) {
+      if (!(err instanceof ToolError)) throw err;
+      return { resources: [] }; // no key (E_AUTH), or nothing readable: nothing to list
+    }
+    return { resources };
+  });
+  server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+    const uri = req.params.uri;
+    let text: unknown;
+    try {
+      if (groups.records && uri.startsWith(RECORDS_URI)) text = { namespace: decodeURIComponent(uri.slice(RECORDS_URI.length)), ...(await body("records_stats", { ns: decodeURIComponent(uri.slice(RECORDS_URI.length)) })) };
+      else if (groups.indexes && uri.startsWith(INDEXES_URI)) {
+        const name = decodeURIComponent(uri.slice(INDEXES_URI.length));
+        text = { ...(await body("describe_index", { name })), stats: await body("describe_index_stats_get", { name }) };
+      } else throw new McpError(ErrorCode.InvalidParams, `unknown resource '${uri}'; resources/list names them`);
+    } catch (err) {
+      if (err instanceof ToolError) throw new McpError(ErrorCode.InvalidParams, `${uri}: ${err.code}: ${err.message}`);
+      throw err;
+    }
+    return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(text) }] };
+  });
 }
 
 async function callTool(tool: Tool, args: unknown, api: Api, opts: McpServerOptions): Promise<CallToolResult> {

@@ -10,6 +10,8 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type uWS from "uWebSockets.js";
 import { SvcError } from "../errors.js";
+import { selectTools } from "../tools/catalog.js";
+import type { Tool } from "../tools/tool.js";
 import { LocalApi } from "./local-api.js";
 import { mcpServer } from "./server.js";
 import type { HostGuard } from "../http/host-guard.js";
@@ -20,6 +22,8 @@ import type { Route } from "../http/route.js";
 import { readBody, statusLine, type Flight, type MountedEndpoint } from "../http/server.js";
 
 export const MCP_PATH = "/mcp";
+/** The request header naming a session's tool subset (as `?tools=`). */
+export const MCP_TOOLS_HEADER = "mcp-tools";
 /** Sessions idle this long are closed. */
 export const SESSION_IDLE_MS = 30 * 60_000;
 
@@ -40,6 +44,7 @@ export interface McpOptions {
 export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps & { forward?: Forwarder }, opts: McpOptions): MountedEndpoint {
   const api = new LocalApi(routes, deps);
   const sessions = new SessionTable<Session>(opts.sessionLimits);
+  deps.metrics.watchMcpSessions(() => sessions.size);
   const sweep = setInterval(() => {
     for (const [id, s] of sessions.idleSince(Date.now() - SESSION_IDLE_MS)) void closeSession(id, s);
   }, 60_000);
@@ -50,10 +55,11 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps & { forwa
   };
 
   /** A new session, admitted into the table at once (so concurrent initializes cannot overfill it); the caller drops it if its initialize fails. */
-  const open = async (creds: Credentials, keyId: string | null, baseUrl: string, remoteAddress: string): Promise<{ id: string; session: Session }> => {
+  const open = async (creds: Credentials, keyId: string | null, baseUrl: string, remoteAddress: string, tools: readonly Tool[]): Promise<{ id: string; session: Session }> => {
     const id = randomUUID();
     const server = mcpServer(api.as(creds, baseUrl, remoteAddress), {
       keyed: keyId !== null || !deps.auth,
+      tools,
       onCall: (tool, ok, ms) => {
         deps.metrics.toolCall(tool, ok);
         opts.log.info({ tool, ok, ms: Math.round(ms * 100) / 100, keyId: keyId ?? undefined }, "mcp tool call");
@@ -112,7 +118,9 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps & { forwa
             if (method !== "POST" || !(Array.isArray(parsed) ? parsed.some(isInitializeRequest) : isInitializeRequest(parsed))) {
               return reject(res, flight, 400, "no Mcp-Session-Id: send an initialize request first");
             }
-            opened = await open(creds, keyId, `${scheme}://${headers.get("host")}`, remoteAddress);
+            // The session's tool set: ?tools= on the URL, else the Mcp-Tools header (groups or tool names; selectTools).
+            const tools = selectTools(new URLSearchParams(query ?? "").get("tools") ?? headers.get(MCP_TOOLS_HEADER));
+            opened = await open(creds, keyId, `${scheme}://${headers.get("host")}`, remoteAddress, tools);
             transport = opened.session.transport;
           }
           const request = new Request(`${scheme}://${headers.get("host")}${MCP_PATH}${query ? `?${query}` : ""}`, { method, headers, body: body === undefined ? undefined : new Uint8Array(body) });

@@ -4,6 +4,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { SvcError, type ErrorCode } from "../errors.js";
+import { tracer } from "../probes.js";
 import { checkK, decodeKeys, heapSlots, kernelModule, queryTableBytes, useQueryTable, wordsFor, type IvfRef, type Kernels, type RowsRef, type TopK } from "../kernels/abi.js";
 import type { ScanReply, ScanTask, WorkerHeap, WorkerHeapMessage } from "./scan-task.js";
 
@@ -358,7 +359,12 @@ export class ScanPool {
     await this.piscina.destroy();
   }
 
-  private async run(task: ScanTask): Promise<number> {
+  /** One task on a worker; a span per task when tracing is on. */
+  private run(task: ScanTask): Promise<number> {
+    return tracer === null ? this.runTask(task) : tracer.span("pool.task", { "svc.task": task.kind }, () => this.runTask(task));
+  }
+
+  private async runTask(task: ScanTask): Promise<number> {
     let reply: ScanReply;
     try {
       reply = await this.piscina.run(task);

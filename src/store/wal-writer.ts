@@ -3,6 +3,7 @@ import { writevSync } from "node:fs";
 import { open, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { SvcError } from "../errors.js";
+import { timing } from "../probes.js";
 import { sealFrame, type EncodedFrame } from "./frame-encoder.js";
 import type { LogPosition, LogStats } from "./log.js";
 import { fsyncDir } from "./scan.js";
@@ -318,12 +319,15 @@ export class SegmentWriter {
 
   private async datasync(): Promise<void> {
     this.dirty = false;
+    const t0 = performance.now();
     try {
       await this.fh.datasync();
     } catch (e) {
       this.dirty = true;
+      timing("wal_fsync", (performance.now() - t0) / 1000, false);
       throw e;
     }
+    timing("wal_fsync", (performance.now() - t0) / 1000);
     this.counters.syncs++;
   }
 

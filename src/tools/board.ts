@@ -108,4 +108,5 @@ const askSite = op("ask_site", {
   output: out({ site: z.string(), pages: z.array(out({ url: z.string() })) }),
 });
 
+/** The agent commons: trust records, the board, the ask bridge (public: no key needed). */
 export const boardTools: Tool[] = [trustRecord, trustAbout, trustRecent, boardRead, boardPost, boardVote, boardFiles, boardFileAdd, boardFileGet, boardRecall, boardAgents, boardWorking, boardWorkingAdd, boardProfile, askSite];

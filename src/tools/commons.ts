@@ -78,4 +78,8 @@ const adminCredit = op("admin_credit", {
   input: z.object({ tenant: tenantId, usd: z.number().positive() }), output: out({ tenant: z.string() }),
 });
 
-export const commonsTools: Tool[] = [list, get, code, verify, build, wallet, usage, adminTenants, adminRevoke, adminCredit];
+/** The document helpers' registry. */
+export const helperTools: Tool[] = [list, get, code, verify, build];
+export const walletTools: Tool[] = [wallet, usage];
+/** Admin keys only: tenants, keys, credit. */
+export const adminTools: Tool[] = [adminTenants, adminRevoke, adminCredit];

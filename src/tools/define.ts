@@ -25,11 +25,6 @@ export function op<I extends z.ZodObject>(
   };
 }
 
-/** The same tool under another name (the seed's short names next to the typed ones). */
-export function alias<I extends z.ZodObject>(name: string, tool: Tool<I>, title: string): Tool<I> {
-  return { ...tool, name, title, description: `${tool.description} (Same as ${tool.name}.)` };
-}
-
 /** Rename tool arguments to the operation's path parameters (`namespace` -> `ns`) and drop undefined ones. */
 function renamed(args: Record<string, unknown>, rename: Record<string, string> = {}): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -67,13 +62,13 @@ export function fileTools(o: {
   const name = (args: Record<string, unknown>) => String(args[o.arg]);
   return [
     {
-      name: `${o.prefix}.export`, title: `Export a ${o.what}`, access: "tenant", annotations: READ, operations: [o.exportOp],
-      description: `A ${o.what} as a ${o.ext} file (base64); ${o.prefix}.import restores it.`,
+      name: `${o.prefix}_export`, title: `Export a ${o.what}`, access: "tenant", annotations: READ, operations: [o.exportOp],
+      description: `A ${o.what} as a ${o.ext} file (base64); ${o.prefix}_import restores it.`,
       input: z.object({ [o.arg]: o.argSchema }), output: fileOutput,
       run: async (args, api) => file(await api.call(o.exportOp, { args: { name: name(args) } }), `${name(args)}${o.ext}`),
     },
     {
-      name: `${o.prefix}.import`, title: `Import a ${o.what}`, access: "tenant", annotations: DESTROY, operations: [o.importOp],
+      name: `${o.prefix}_import`, title: `Import a ${o.what}`, access: "tenant", annotations: DESTROY, operations: [o.importOp],
       description: `Replace (or create) a ${o.what} from a ${o.ext} file given as base64.`,
       input: z.object({ [o.arg]: o.argSchema, base64: z.string().min(1) }), output: o.importOutput,
       run: async (args, api) => json(await api.call(o.importOp, { args: { name: name(args) }, raw: { contentType: "application/octet-stream", data: bytesOf(args.base64 as string, "base64") } })),

@@ -74,5 +74,7 @@ const adminTools: Tool[] = [
   op("directory_requests", { name: "directory_requests", title: "Consultation requests", annotations: READ, description: "Admin: the consultation requests made to a business, oldest first.", input: z.object({ id }), output: out({ id: z.string(), requests: z.array(z.unknown()) }) }),
 ];
 
-export const directoryTools: Tool[] = [search, get, services, trust, actions, availability, consultation, llmsFull, ...adminTools];
+export const directoryTools: Tool[] = [search, get, services, trust, actions, availability, consultation, llmsFull];
+/** Admin keys only: claims, verification, listing, booking, the requests made. */
+export const directoryAdminTools: Tool[] = adminTools;
 

@@ -1,6 +1,6 @@
 /** @module tools/hd — hyperdimensional reasoning: knowledge graph, causal models, analogy, role-filler binding. */
 import { z } from "zod";
-import { alias, DESTROY, fileTools, json, op, out, READ, strings, UPSERT, WRITE } from "./define.js";
+import { DESTROY, fileTools, op, out, READ, strings, UPSERT, WRITE } from "./define.js";
 import type { Tool } from "./tool.js";
 
 const graph = z.string().min(1).max(512).describe("knowledge-graph name");
@@ -41,21 +41,8 @@ const kgDrop = op("hd_kg_delete", {
   output: out({ deleted: z.boolean() }),
 });
 
-/** The seed's single-fact forms. */
-const kgAddFact: Tool = {
-  ...kgAddFacts, name: "kg.add_fact", title: "Add a fact",
-  description: "Add one (subject, relation, object) fact to a knowledge graph (created by its first fact). For many facts at once use hd_kg_add_fact.",
-  input: z.object({ graph, subject: term, relation: term, object: term }),
-  run: async ({ graph: name, subject, relation, object }, api) => json(await api.call("hd_kg_add", { args: { name, facts: [{ subject, relation, object }] } })),
-};
-const kgDeleteFact: Tool = {
-  ...kgDeleteFacts, name: "kg.delete_fact", title: "Delete a fact",
-  description: "Remove one (subject, relation, object) fact from a knowledge graph.",
-  input: z.object({ graph, subject: term, relation: term, object: term }),
-  run: async ({ graph: name, subject, relation, object }, api) => json(await api.call("hd_kg_delete_fact", { args: { name, facts: [{ subject, relation, object }] } })),
-};
 const [kgExport, kgImport] = fileTools({
-  prefix: "kg", what: "knowledge graph", ext: ".hdkg", arg: "graph", argSchema: graph, exportOp: "hd_kg_export", importOp: "hd_kg_import",
+  prefix: "hd_kg", what: "knowledge graph", ext: ".hdkg", arg: "graph", argSchema: graph, exportOp: "hd_kg_export", importOp: "hd_kg_import",
   importOutput: out({ imported: z.number().int(), relations: z.number().int() }),
 });
 
@@ -90,7 +77,7 @@ const causalDrop = op("hd_causal_delete", {
   output: out({ deleted: z.boolean() }),
 });
 const [causalExport, causalImport] = fileTools({
-  prefix: "causal", what: "causal model", ext: ".hdscm", arg: "model", argSchema: model, exportOp: "hd_causal_export", importOp: "hd_causal_import",
+  prefix: "hd_causal", what: "causal model", ext: ".hdscm", arg: "model", argSchema: model, exportOp: "hd_causal_export", importOp: "hd_causal_import",
   importOutput: out({ name: z.string(), imported: z.number().int() }),
 });
 
@@ -125,11 +112,7 @@ const causalList = op("hd_causal_list", {
   input: z.object({}), output: out({ models: z.array(out({ name: z.string() })) }),
 });
 
-export const hdTools: Tool[] = [
-  kgList, causalList, kgAddFacts, kgDeleteFacts, kgQuery, kgStats, kgDrop,
-  kgAddFact, alias("kg.query", kgQuery, "Ask the graph"), kgDeleteFact, kgExport, kgImport,
-  causalWorlds, causalQuery, causalDrop,
-  alias("causal.add_worlds", causalWorlds, "Upload worlds"), alias("causal.query", causalQuery, "Causal query"), causalExport, causalImport,
-  analogy, alias("analogy", analogy, "Analogy"),
-  bindRole, readRoles,
-];
+export const kgTools: Tool[] = [kgList, kgAddFacts, kgDeleteFacts, kgQuery, kgStats, kgDrop, kgExport, kgImport];
+export const causalTools: Tool[] = [causalList, causalWorlds, causalQuery, causalDrop, causalExport, causalImport];
+/** Stateless hypervector tools: analogy, role-filler binding. */
+export const hdTools: Tool[] = [analogy, bindRole, readRoles];

@@ -52,7 +52,7 @@ export interface Annotations {
 }
 
 export interface Tool<I extends z.ZodObject = z.ZodObject> {
-  /** Unique; [A-Za-z0-9_.-]. */
+  /** Unique; ^[A-Za-z0-9_-]{1,64}$ (the rule of OpenAI's function names, which every major client accepts). */
   name: string;
   title: string;
   /** Written for a model: what it does, when to use it, what comes back. */

@@ -4,6 +4,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GROUPS, selectTools } from "../../src/tools/catalog.js";
 import { call, newTenantKey } from "./client.js";
 import { MAIN, startServerProcess, type ServerProcess } from "./server-process.js";
 
@@ -21,15 +22,15 @@ afterAll(async () => {
 type Result = CallToolResult & { structuredContent?: Record<string, unknown> };
 const errorOf = (r: Result) => JSON.parse((r.content[0] as { text: string }).text).error as { code: string; message: string; field?: string };
 
-async function httpClient(apiKey: string | null): Promise<Client> {
+async function httpClient(apiKey: string | null, opts: { query?: string; headers?: Record<string, string> } = {}): Promise<Client> {
   const client = new Client({ name: "svc-e2e", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: apiKey ? { "api-key": apiKey } : {} } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp${opts.query ?? ""}`), { requestInit: { headers: { ...(apiKey ? { "api-key": apiKey } : {}), ...opts.headers } } }));
   return client;
 }
 
-async function stdioClient(apiKey: string): Promise<Client> {
+async function stdioClient(apiKey: string, args: string[] = []): Promise<Client> {
   const client = new Client({ name: "svc-e2e", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp"], env: { SVC_URL: srv.url, SVC_API_KEY: apiKey, PATH: process.env.PATH ?? "" }, stderr: "pipe" }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", ...args], env: { SVC_URL: srv.url, SVC_API_KEY: apiKey, PATH: process.env.PATH ?? "" }, stderr: "pipe" }));
   return client;
 }
 
@@ -37,7 +38,14 @@ async function stdioClient(apiKey: string): Promise<Client> {
 async function scenario(client: Client, ns: string): Promise<void> {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
-  for (const n of ["create_index", "query_text", "kg.add_fact", "causal.query", "analogy", "bind_role", "read_roles", "records_ingest", "records_query", "hd_kg_query"]) expect(names).toContain(n);
+  for (const n of ["create_index", "query_text", "hd_kg_add_fact", "hd_causal_query", "hd_analogy", "bind_role", "read_roles", "records_ingest", "records_query", "hd_kg_query"]) expect(names).toContain(n);
+  // every name passes OpenAI's function-name rule (what the strictest major client checks); no name twice
+  for (const n of names) expect(n).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+  expect(new Set(names).size).toBe(names.length);
+  // the default set: every group but admin, its tools/list within budget (measured: see docs/MCP.md)
+  expect(names).toEqual(selectTools(undefined).map((t) => t.name));
+  expect(JSON.stringify({ tools })).not.toMatch(/"admin_credit"/);
+  expect(JSON.stringify({ tools }).length).toBeLessThan(70 * 1024); // 66,102 B when measured
   const ingest = tools.find((t) => t.name === "records_ingest")!;
   expect(ingest.inputSchema.required).toEqual(expect.arrayContaining(["namespace", "items"]));
   expect(ingest.annotations?.readOnlyHint).toBe(false);
@@ -53,16 +61,16 @@ async function scenario(client: Client, ns: string): Promise<void> {
   expect(records[0]!.kind).toBe("mistake");
   expect(records[0]!.text).toContain("certificate");
 
-  const added = (await client.callTool({ name: "kg.add_fact", arguments: { graph: `${ns}-g`, subject: "paris", relation: "capital_of", object: "france" } })) as Result;
+  const added = (await client.callTool({ name: "hd_kg_add_fact", arguments: { graph: `${ns}-g`, facts: [{ subject: "paris", relation: "capital_of", object: "france" }] } })) as Result;
   expect(added.structuredContent!.added).toBe(1);
-  const answer = (await client.callTool({ name: "kg.query", arguments: { graph: `${ns}-g`, subject: "paris", relation: "capital_of" } })) as Result;
+  const answer = (await client.callTool({ name: "hd_kg_query", arguments: { graph: `${ns}-g`, subject: "paris", relation: "capital_of" } })) as Result;
   expect(answer.structuredContent!.object).toBe("france");
   expect(answer.structuredContent!.confidence as number).toBeGreaterThan(0.5);
 
   // binary round trip: export as base64, import under another name
-  const exported = (await client.callTool({ name: "kg.export", arguments: { graph: `${ns}-g` } })) as Result;
+  const exported = (await client.callTool({ name: "hd_kg_export", arguments: { graph: `${ns}-g` } })) as Result;
   expect(exported.structuredContent).toMatchObject({ filename: `${ns}-g.hdkg`, contentType: "application/octet-stream" });
-  const imported = (await client.callTool({ name: "kg.import", arguments: { graph: `${ns}-copy`, base64: exported.structuredContent!.base64 } })) as Result;
+  const imported = (await client.callTool({ name: "hd_kg_import", arguments: { graph: `${ns}-copy`, base64: exported.structuredContent!.base64 } })) as Result;
   expect(imported.structuredContent!.imported).toBe(1);
   expect(((await client.callTool({ name: "hd_kg_query", arguments: { graph: `${ns}-copy`, subject: "paris", relation: "capital_of" } })) as Result).structuredContent!.object).toBe("france");
 
@@ -228,6 +236,82 @@ describe("MCP over stdio (svc mcp)", () => {
       expect(errorOf(r).code).toBe("E_UNREACHABLE");
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe("MCP tool subsets and resources", () => {
+  const groupNames = (...groups: string[]) => selectTools(groups.join(",")).map((t) => t.name);
+
+  it("/mcp?tools=records serves only the records tools; a tool outside the set, or a renamed one, is refused with a hint", async () => {
+    const client = await httpClient(key, { query: "?tools=records" });
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(GROUPS.records!.map((t) => t.name));
+      const ok = (await client.callTool({ name: "records_ingest", arguments: { namespace: "mcp-subset", items: [{ kind: "note", text: "subset" }] } })) as Result;
+      expect(ok.isError).toBeFalsy();
+      await expect(client.callTool({ name: "hd_kg_query", arguments: { graph: "g", subject: "a", relation: "b" } })).rejects.toThrow(/not in this session's tool set/);
+      await expect(client.callTool({ name: "kg.query", arguments: {} })).rejects.toThrow(/now hd_kg_query/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("the Mcp-Tools header does the same; an unknown group is a 400 naming the groups", async () => {
+    const client = await httpClient(key, { headers: { "mcp-tools": "records,indexes" } });
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(groupNames("records", "indexes"));
+    } finally {
+      await client.close();
+    }
+    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+    const bad = await fetch(`${srv.url}/mcp?tools=records,nope`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "api-key": key }, body: JSON.stringify(init) });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(/'nope' is neither a tool group \(records, indexes/);
+  });
+
+  it("svc mcp --tools records,indexes serves that subset over stdio; --tools all adds the admin tools", async () => {
+    const client = await stdioClient(key, ["--tools", "records,indexes"]);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(groupNames("records", "indexes"));
+      const r = (await client.callTool({ name: "records_stats", arguments: { namespace: "mcp-subset" } })) as Result;
+      expect(r.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+    const all = await stdioClient(key, ["--tools", "all"]);
+    try {
+      expect((await all.listTools()).tools.map((t) => t.name)).toContain("admin_credit");
+    } finally {
+      await all.close();
+    }
+  });
+
+  it("lists records namespaces and indexes as resources and reads them", async () => {
+    expect((await call(srv.url, key, "POST", "/v1/records/mcp-res", { items: [{ kind: "note", text: "a resource" }, { kind: "decision", text: "another" }] })).status).toBe(200);
+    expect((await call(srv.url, key, "POST", "/v1/indexes", { name: "mcp-res-idx", dimension: 4 })).status).toBe(201);
+    for (const client of [await httpClient(key), await stdioClient(key)]) {
+      try {
+        const { resources } = await client.listResources();
+        const uris = resources.map((r) => r.uri);
+        expect(uris).toContain("svc://records/mcp-res");
+        expect(uris).toContain("svc://indexes/mcp-res-idx");
+        const rec = JSON.parse(((await client.readResource({ uri: "svc://records/mcp-res" })).contents[0] as { text: string }).text);
+        expect(rec).toMatchObject({ namespace: "mcp-res", count: 2, byKind: { note: 1, decision: 1 } });
+        const idx = JSON.parse(((await client.readResource({ uri: "svc://indexes/mcp-res-idx" })).contents[0] as { text: string }).text);
+        expect(idx).toMatchObject({ name: "mcp-res-idx", dimension: 4, stats: { totalVectorCount: 0 } });
+        await expect(client.readResource({ uri: "svc://records/" + "x".repeat(3) })).resolves.toBeDefined(); // an empty namespace reads as zero counts
+        await expect(client.readResource({ uri: "svc://nothing/x" })).rejects.toThrow(/unknown resource/);
+      } finally {
+        await client.close();
+      }
+    }
+    // a session serving neither records nor indexes lists no resources
+    const kgOnly = await httpClient(key, { query: "?tools=kg" });
+    try {
+      expect((await kgOnly.listResources()).resources).toEqual([]);
+    } finally {
+      await kgOnly.close();
     }
   });
 });

@@ -16,6 +16,8 @@ export interface ServerProcess {
   dataDir: string;
   /** Everything the process wrote to stdout so far. */
   output(): string;
+  /** Everything the process wrote to stderr so far. */
+  errorOutput(): string;
   /** SIGTERM and wait for the exit; returns the exit code. */
   stop(): Promise<number | null>;
   /** stop() and remove the data dir (unless it was passed in). */
@@ -46,7 +48,10 @@ export async function startServerProcess(opts: { dataDir?: string; args?: string
     });
   });
   const url = /svc serving (https?:\/\/\S+)/.exec(out)![1]!;
-  const adminKey = /^ {2}(svc_\S+)/m.exec(out)?.[1] ?? null;
+  // The first admin key is printed on stderr only (stdout is the JSON log stream); stdout says one was created.
+  const adminKeyRe = /^ {2}(svc_\S+)/m;
+  if (/first admin key \S+ created/.test(out)) await untilText(() => err, adminKeyRe, 10_000);
+  const adminKey = adminKeyRe.exec(err)?.[1] ?? null;
   let stopped: Promise<number | null> | null = null;
   const stop = () => {
     stopped ??= (async () => {
@@ -61,10 +66,19 @@ export async function startServerProcess(opts: { dataDir?: string; args?: string
     adminKey,
     dataDir,
     output: () => out,
+    errorOutput: () => err,
     stop,
     async dispose() {
       await stop();
       if (opts.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Wait (polling, at most `ms`) until `text()` matches `re`. */
+async function untilText(text: () => string, re: RegExp, ms: number): Promise<void> {
+  for (const end = Date.now() + ms; !re.test(text()); ) {
+    if (Date.now() > end) throw new Error(`did not see ${re} in:\n${text()}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }

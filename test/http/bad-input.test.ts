@@ -396,18 +396,18 @@ describe("bad input gets the exact 4xx, code and field", () => {
     expect(await read()).toBe(snapshot);
   });
 
-  it("wrong method -> 405 E_METHOD (method) with Allow", async () => {
+  it("wrong method -> 405 E_METHOD (method) with Allow (HEAD wherever GET)", async () => {
     const cases: Array<[string, string, string]> = [
-      ["PUT", "/v1/indexes", "GET, POST"],
-      ["DELETE", "/v1/indexes", "GET, POST"],
-      ["POST", base, "GET, PATCH, DELETE"],
+      ["PUT", "/v1/indexes", "GET, HEAD, POST"],
+      ["DELETE", "/v1/indexes", "GET, HEAD, POST"],
+      ["POST", base, "GET, HEAD, PATCH, DELETE"],
       ["GET", `${base}/vectors/upsert`, "POST"],
       ["GET", `${base}/query`, "POST"],
-      ["POST", `${base}/vectors/fetch`, "GET"],
+      ["POST", `${base}/vectors/fetch`, "GET, HEAD"],
       ["DELETE", `${base}/vectors/delete`, "POST"],
-      ["PUT", `${base}/describe_index_stats`, "GET, POST"],
-      ["POST", `${base}/namespaces/ns`, "GET, DELETE"],
-      ["POST", "/v1/health", "GET"],
+      ["PUT", `${base}/describe_index_stats`, "GET, HEAD, POST"],
+      ["POST", `${base}/namespaces/ns`, "GET, HEAD, DELETE"],
+      ["POST", "/v1/health", "GET, HEAD"],
     ];
     for (const [method, path, allow] of cases) {
       const a = await call(method, path, method === "GET" ? {} : { json: { vectors: [] } });

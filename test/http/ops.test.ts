@@ -43,8 +43,12 @@ function samples(text: string, metric: string): Array<{ labels: Record<string, s
   return out;
 }
 
+/** Requests counted for "METHOD /path/template" (labels method and route), or for "unmatched" (any method). */
 function requests(text: string, route: string, status: number): number {
-  return samples(text, "svc_http_requests_total").find((s) => s.labels.route === route && s.labels.status === String(status))?.value ?? 0;
+  const [method, path] = route === "unmatched" ? [undefined, route] : route.split(" ");
+  return samples(text, "svc_http_requests_total")
+    .filter((s) => s.labels.route === path && (method === undefined || s.labels.method === method) && s.labels.status === String(status))
+    .reduce((sum, s) => sum + s.value, 0);
 }
 
 
@@ -113,7 +117,7 @@ describe("ops endpoints (in-process server)", () => {
     expect(requests(t1, "unmatched", 404) - requests(t0, "unmatched", 404)).toBe(1);
     // the first /metrics call was counted once it was answered
     expect(requests(t1, "GET /metrics", 200) - requests(t0, "GET /metrics", 200)).toBe(1);
-    const latency = samples(t1, "svc_http_request_duration_seconds_count").find((s) => s.labels.route === "GET /v1/health")!;
+    const latency = samples(t1, "svc_http_request_duration_seconds_count").find((s) => s.labels.method === "GET" && s.labels.route === "/v1/health")!;
     expect(latency.value).toBeGreaterThanOrEqual(3);
   });
 
@@ -196,13 +200,13 @@ describe("ops endpoints (in-process server)", () => {
     const wrongMethod = await call(server.url, "PUT", "/v1/indexes", { key: admin, body: {} });
     expect(isFallback(wrongMethod)).toBe(true);
     expect(wrongMethod.status).toBe(405);
-    expect(wrongMethod.headers.get("allow")!.split(", ").sort()).toEqual(["GET", "POST"]);
+    expect(wrongMethod.headers.get("allow")!.split(", ").sort()).toEqual(["GET", "HEAD", "POST"]);
     expect(isFallback(await call(server.url, "DELETE", "/v1/health"))).toBe(true);
     // a '.' in a route's path is literal: no 405 "use GET" for a path that does not exist
     const lookalike = await call(server.url, "POST", "/v1/openapiXjson", { key: admin, body: {} });
     expect(lookalike.status).toBe(404);
     expect(lookalike.body.error.field).toBe("path");
-    expect((await call(server.url, "POST", "/v1/openapi.json", { key: admin, body: {} })).headers.get("allow")).toBe("GET");
+    expect((await call(server.url, "POST", "/v1/openapi.json", { key: admin, body: {} })).headers.get("allow")).toBe("GET, HEAD");
 
     const doc = (await call(server.url, "GET", "/v1/openapi.json")).body as { paths: Record<string, Record<string, unknown>> };
     let checked = 0;

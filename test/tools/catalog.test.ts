@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type Server } from "../../src/app/start-server.js";
-import { CATALOG, NOT_TOOLS } from "../../src/tools/catalog.js";
+import { CATALOG, DEFAULT_GROUPS, GROUPS, NOT_TOOLS, RENAMED, selectTools } from "../../src/tools/catalog.js";
 import { toHttp } from "../../src/tools/operation.js";
 
 let dir: string;
@@ -13,7 +13,7 @@ let server: Server;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "svc-catalog-"));
   server = await startServer({ dataDir: dir, port: 0 });
-});
+}, 120_000);
 afterAll(async () => {
   await server?.close();
   await rm(dir, { recursive: true, force: true });
@@ -29,17 +29,45 @@ describe("tool catalog", () => {
     expect(Object.keys(NOT_TOOLS).filter((op) => !routed.has(op)), "stale NOT_TOOLS entries").toEqual([]);
   });
 
-  it("names tools uniquely and validly, with the seed's names present", () => {
+  it("names tools uniquely, in the pattern every major client accepts (OpenAI's ^[a-zA-Z0-9_-]{1,64}$), with the seed's names present", () => {
     const names = CATALOG.map((t) => t.name);
     expect(new Set(names).size).toBe(names.length);
-    for (const n of names) expect(n).toMatch(/^[A-Za-z0-9_.-]{1,64}$/);
+    for (const n of names) expect(n).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     const seed = [
       "create_index", "list_indexes", "describe_index", "stats", "embed", "upsert", "upsert_text", "query", "query_text", "fetch", "update", "replace_text", "delete", "forget_where", "export", "import", "bind_role", "read_roles",
-      "kg.add_fact", "kg.query", "kg.delete_fact", "kg.export", "kg.import", "causal.add_worlds", "causal.query", "causal.export", "causal.import", "analogy",
       "records_ingest", "records_query", "records_timeline", "records_get", "records_delete", "records_forget", "records_stats",
-      "hd_kg_add_fact", "hd_kg_delete_fact", "hd_kg_query", "hd_kg_stats", "hd_causal_add_worlds", "hd_causal_query", "hd_analogy",
+      "hd_kg_add_fact", "hd_kg_delete_fact", "hd_kg_query", "hd_kg_stats", "hd_kg_export", "hd_kg_import", "hd_causal_add_worlds", "hd_causal_query", "hd_causal_export", "hd_causal_import", "hd_analogy",
     ];
     expect(seed.filter((n) => !names.includes(n))).toEqual([]);
+    // the dotted seed names and the aliases are gone; calling one names its replacement
+    for (const [old, now] of Object.entries(RENAMED)) {
+      expect(names).not.toContain(old);
+      expect(names).toContain(now.split(" ")[0]);
+    }
+  });
+
+  it("has no duplicate handlers: no two tools run the same operations with the same arguments", () => {
+    const seen = new Map<string, string>();
+    for (const t of CATALOG) {
+      const key = `${t.operations.join("+")} ${JSON.stringify(z.toJSONSchema(t.input, { io: "input" }))}`;
+      expect(seen.get(key), `${t.name} duplicates ${seen.get(key)}`).toBeUndefined();
+      seen.set(key, t.name);
+    }
+  });
+
+  it("groups partition the catalog; the default set is every group but admin; subsets by group or name", () => {
+    const grouped = Object.values(GROUPS).flat();
+    expect(grouped.length).toBe(CATALOG.length);
+    expect(new Set(grouped).size).toBe(CATALOG.length);
+    expect(DEFAULT_GROUPS).not.toContain("admin");
+    const names = (spec?: string) => selectTools(spec).map((t) => t.name);
+    expect(names()).toEqual(names(DEFAULT_GROUPS.join(",")));
+    expect(names()).not.toContain("admin_credit");
+    expect(names("all")).toEqual(CATALOG.map((t) => t.name));
+    expect(names("records")).toEqual(GROUPS.records!.map((t) => t.name));
+    expect(names("indexes, records")).toEqual([...GROUPS.records!, ...GROUPS.indexes!].map((t) => t.name)); // catalog order
+    expect(names("records,hd_kg_query")).toEqual([...GROUPS.records!.map((t) => t.name), "hd_kg_query"]);
+    expect(() => selectTools("records,nope")).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "tools" }));
   });
 
   it("gives every tool a description, annotations and object schemas that convert to JSON Schema", () => {
