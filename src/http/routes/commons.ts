@@ -40,6 +40,12 @@ const OUTPUT_FIELD: Record<string, string | null> = {
   "merged-cell-grid-reader": "output_path",
   "line-folder": "output_path",
 };
+/**
+ * Helpers whose contract result is "the resolved output path": their result stays absolute over
+ * HTTP, as from the CLI. Every other path a helper returns is made relative to the build
+ * directory (the path as the caller gave it).
+ */
+const RESOLVED_RESULT = new Set(["combo-chart-slide"]);
 const CONTENT_TYPES: Record<string, string> = {
   ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
   ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
@@ -151,7 +157,7 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Ro
     {
       method: "post", path: "/v1/commons/rungs/{id}/build", operationId: "commons_build", tags: ["commons"], auth: "tenant", meter: "commons_build",
       summary: "Run a helper's build(args). Path arguments (outputPath, output_path, output_pdf, input_pdf, input_path) are relative to the tenant's build directory; absolute paths, '..', NUL and symbolic-link escapes are refused. " +
-        "Answers the produced file (headers x-svc-output-path: its path in the build directory, percent-encoded; x-svc-result: build's return value as JSON), or {result} for the task parser",
+        "Answers the produced file (headers x-svc-output-path: its path in the build directory, percent-encoded; x-svc-result: build's return value as JSON, paths in it relative to the build directory except the combo chart slide's, the resolved absolute output path), or {result} for the task parser",
       requestBody: { type: "object", description: "The helper's argument object (see docs/ARCHITECTURE.md and the helper contract)" },
       response: { status: 200, description: "The file as an attachment, or JSON {result} for a helper that writes none" },
       async handle(ctx) {
@@ -174,7 +180,7 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Ro
           if (err instanceof SvcError && err.message.includes(root)) throw new SvcError(err.code, err.message.split(root + sep).join("").split(root).join("."), { field: err.field, details: err.details, cause: err });
           throw err;
         }
-        result = relativize(result, root);
+        if (!RESOLVED_RESULT.has(record.module)) result = relativize(result, root);
         const outField = OUTPUT_FIELD[record.module] ?? null;
         const out = outField === null ? undefined : confined[outField];
         if (out === undefined) return { body: { result } };
