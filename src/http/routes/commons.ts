@@ -10,7 +10,7 @@ const helperRecord: Schema = {
   type: "object",
   properties: {
     id: { type: "string", pattern: "^rec_[0-9a-f]{16}$" }, name: { type: "string" }, module: { type: "string" }, description: { type: "string" }, entryPoints: stringArray,
-    codeHash: { type: "string", description: "SHA-256 (hex) of the code, src/helpers/<module>.ts" },
+    codeHash: { type: "string", description: "SHA-256 (hex) of the helper's code: its module and every module it imports, as GET /v1/commons/rungs/{id}/code serves it" },
     signature: { type: "string", enum: ["signed (ed25519)", "unsigned"] },
     signatureValue: { type: ["string", "null"], description: "base64 ed25519 signature over the 32 raw bytes of codeHash" },
   },
@@ -140,7 +140,7 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Ro
       handle: (ctx) => ({ body: registry.get(id(ctx)) }),
     },
     {
-      method: "get", path: "/v1/commons/rungs/{id}/code", operationId: "commons_code", summary: "One helper's code: the file the node executes (dist/helpers/<module>.js when built), the bytes codeHash is the SHA-256 of (public)", tags: ["commons"], auth: "none",
+      method: "get", path: "/v1/commons/rungs/{id}/code", operationId: "commons_code", summary: "One helper's code as the node executes it: its module (dist/helpers/<module>.js when built) and every module it imports, each after a line naming its path and size; the bytes codeHash is the SHA-256 of (public)", tags: ["commons"], auth: "none",
       response: { status: 200, description: "text/plain; charset=utf-8" },
       handle: (ctx) => ({ raw: { contentType: "text/plain; charset=utf-8", data: registry.code(id(ctx)) } }),
     },
