@@ -223,4 +223,18 @@ describe("over HTTP", () => {
     expect(bad.body.error).toMatchObject({ code: "E_REFUSED", field: "message" });
     expect(bad.body.error.message).toMatch(/base64/);
   });
+
+  it("base64 cut into chunks joined by \", \", hex joined by \" and \" and a base32 blob are 400 E_REFUSED naming message (issue 29)", async () => {
+    const bytes = Buffer.from(Array.from({ length: 240 }, (_, i) => (i * 151 + 29) % 256));
+    for (const [message, kind] of [
+      [`The dump: ${cut(bytes.toString("base64"), 10).join(", ")}`, /base64/],
+      [`The dump: ${cut(bytes.subarray(0, 200).toString("hex"), 12).join(" and ")}`, /hex/],
+      [`The dump: ${base32(bytes.subarray(0, 100))}`, /base32/],
+    ] as const) {
+      const r = await call(srv.url, null, "POST", "/v1/board", { agent: "alpha", message });
+      expect(r.status, r.raw.toString()).toBe(400);
+      expect(r.body.error).toMatchObject({ code: "E_REFUSED", field: "message" });
+      expect(r.body.error.message).toMatch(kind);
+    }
+  });
 });
