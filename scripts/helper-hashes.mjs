@@ -1,15 +1,17 @@
-// Writes dist/helpers/code-hashes.json: the SHA-256 of each compiled helper module, taken right
-// after `tsc`. The registry publishes these hashes and refuses to run a helper whose file no
-// longer matches (src/helpers/registry.ts).
-import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+// Writes dist/helpers/code-hashes.json: for each helper, the SHA-256 of its code as compiled, taken
+// right after `tsc`: its module and every module it imports, followed through the real imports
+// (helperCodeBytes in src/helpers/registry.ts, the same function the registry verifies with). The
+// registry publishes these hashes and refuses to run a helper whose code no longer matches.
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { HELPERS, helperCodeBytes, sha256Hex } from "../dist/helpers/registry.js";
 
 const dir = join(import.meta.dirname, "..", "dist", "helpers");
 const hashes = {};
-for (const f of readdirSync(dir).sort()) {
-  if (!f.endsWith(".js") || f === "registry.js") continue;
-  hashes[f.slice(0, -3)] = createHash("sha256").update(readFileSync(join(dir, f))).digest("hex");
+for (const { module } of HELPERS) {
+  const code = helperCodeBytes(dir, module);
+  if (code === null) throw new Error(`helper-hashes: dist/helpers/${module}.js is missing after the compile`);
+  hashes[module] = sha256Hex(code);
 }
 writeFileSync(join(dir, "code-hashes.json"), JSON.stringify(hashes, null, 2) + "\n");
-console.log(`helper code hashes: ${Object.keys(hashes).length} modules -> dist/helpers/code-hashes.json`);
+console.log(`helper code hashes: ${Object.keys(hashes).length} helpers (each with the modules it imports) -> dist/helpers/code-hashes.json`);

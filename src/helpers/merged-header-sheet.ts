@@ -21,7 +21,8 @@ const CELL_KEY = /^\s*(\d+)\s*,\s*(\d+)\s*$/;
 
 /**
  * Argument object; all seven fields required. Unknown properties are stripped. The merged range must
- * span at least two cells (a 1x1 "merge" is not a merged range).
+ * span at least two cells (a 1x1 "merge" is not a merged range). A `cells` entry inside the range
+ * other than its top-left cell is an error (the contract's rule); the top-left one is not.
  */
 export const mergedHeaderSheetArgs = z
   .object({
@@ -52,12 +53,12 @@ export const mergedHeaderSheetArgs = z
         continue;
       }
       const inside = r >= a.merge_start_row && r <= a.merge_end_row && c >= a.merge_start_col && c <= a.merge_end_col;
-      if (inside) {
-        const topLeft = r === a.merge_start_row && c === a.merge_start_col;
+      const topLeft = r === a.merge_start_row && c === a.merge_start_col;
+      if (inside && !topLeft) {
         ctx.addIssue({
           code: "custom",
           path: ["cells", key],
-          message: `cell (${r},${c}) lies inside the merged range (${a.merge_start_row},${a.merge_start_col})..(${a.merge_end_row},${a.merge_end_col})${topLeft ? ", at its top-left cell, which holds the header" : "; only its top-left cell holds a value, the header"}`,
+          message: `cell (${r},${c}) lies inside the merged range (${a.merge_start_row},${a.merge_start_col})..(${a.merge_end_row},${a.merge_end_col}); only its top-left cell holds a value, the header`,
         });
       }
     }
@@ -65,7 +66,11 @@ export const mergedHeaderSheetArgs = z
 
 export type MergedHeaderSheetArgs = z.input<typeof mergedHeaderSheetArgs>;
 
-/** Write the workbook; returns `{path}` (absolute). No entry of `cells` may lie inside the merged range (its top-left cell holds `header`). */
+/**
+ * Write the workbook; returns `{path}` (absolute). No entry of `cells` may lie inside the merged
+ * range other than at its top-left cell; that cell holds `header` (an entry for it is accepted and
+ * the header is what it holds, as the contract says).
+ */
 export async function build(args: MergedHeaderSheetArgs): Promise<{ path: string }> {
   const a = parseArgs(HELPER, mergedHeaderSheetArgs, args);
   const wb = new ExcelJS.Workbook();
@@ -75,7 +80,7 @@ export async function build(args: MergedHeaderSheetArgs): Promise<{ path: string
     const [, r, c] = CELL_KEY.exec(key)!;
     const rr = Number(r);
     const cc = Number(c);
-    if (rr === a.merge_start_row && cc === a.merge_start_col) continue;
+    if (rr === a.merge_start_row && cc === a.merge_start_col) continue; // the top-left cell holds the header
     if (value !== null) ws.getCell(rr + 1, cc + 1).value = value;
   }
   ws.mergeCells(a.merge_start_row + 1, a.merge_start_col + 1, a.merge_end_row + 1, a.merge_end_col + 1);

@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { SvcError } from "../errors.js";
+import { helperCode } from "./code-closure.js";
 
 /** One helper of the shelf: its display name (as in the contract), module file name and entry points. */
 export interface HelperSpec {
@@ -36,7 +37,7 @@ export interface HelperRecord {
   module: string;
   description: string;
   entryPoints: string[];
-  /** SHA-256 (lower-case hex) of the code file's bytes when the record was published. */
+  /** SHA-256 (lower-case hex) of the helper's code (its module and every module it imports, see helperCodeBytes) when the record was published. */
   codeHash: string;
   signature: SignatureStatus;
   /** Base64 ed25519 signature over the 32 raw bytes of `codeHash`; null when unsigned. */
@@ -53,7 +54,7 @@ export interface VerifyResult {
   /** The published signature verifies over the published codeHash with publicKey; null when unsigned. */
   signatureValid: boolean | null;
   expectedHash: string;
-  /** Null when the code file is gone. */
+  /** Null when the helper's module file is gone. */
   actualHash: string | null;
   /** Raw 32-byte ed25519 public key, base64; null when unsigned. */
   publicKey: string | null;
@@ -71,7 +72,7 @@ export interface Registry {
   list(): HelperRecord[];
   /** By id, display name or module name; E_NOT_FOUND otherwise. */
   get(id: string): HelperRecord;
-  /** The code file's current text (UTF-8). */
+  /** The helper's code as it is now (UTF-8): its module and every module it imports, framed (see helperCodeBytes). */
   code(id: string): string;
   verify(id: string): VerifyResult;
   readonly publicKey: PublicKeyExport | null;
@@ -98,13 +99,15 @@ export function sha256Hex(bytes: Buffer | string): string {
 /** This module's directory: src/helpers under tsx/vitest, dist/helpers when built. */
 const MODULE_DIR = dirname(fileURLToPath(import.meta.url));
 
-/** Written by scripts/helper-hashes.mjs right after the compile: module -> SHA-256 of its .js. */
+/** Written by scripts/helper-hashes.mjs right after the compile: module -> SHA-256 of its code (helperCodeBytes over dist/). */
 export const HASHES_FILE = "code-hashes.json";
 
 /**
- * "The code" of a helper is the file the node executes: dist/helpers/<module>.js when built,
- * src/helpers/<module>.ts under tsx or vitest. That file is what is hashed, signed, served by
- * the code endpoint and verified before each build.
+ * "The code" of a helper is what the node executes: its module (dist/helpers/<module>.js when
+ * built, src/helpers/<module>.ts under tsx or vitest) and every module that imports, followed
+ * through the files' real imports (args, output-path, errors, ...), framed into one text
+ * (helperCodeBytes). That text is what is hashed, signed, served by the code endpoint and
+ * verified before each build, so a change to a shared module fails verification too.
  */
 export function defaultCodeDir(): string {
   return MODULE_DIR;
@@ -114,6 +117,11 @@ export function defaultCodeDir(): string {
 function codeFile(codeDir: string, module: string): string {
   const js = join(codeDir, `${module}.js`);
   return existsSync(js) ? js : join(codeDir, `${module}.ts`);
+}
+
+/** The helper's code now (see defaultCodeDir and code-closure.ts), or null when its module file is gone. */
+export function helperCodeBytes(codeDir: string, module: string): Buffer | null {
+  return helperCode(codeFile(codeDir, module), dirname(codeDir));
 }
 
 /** The hashes the build recorded (code-hashes.json beside the code), or null when there is none (running from source). */
@@ -213,9 +221,10 @@ function findSpec(idOrName: string): HelperSpec {
  * Open the registry. A helper's record is published — its code hash signed — when the
  * registry opens (or, for a file that appears later, when first seen), and kept for the
  * registry's life. The hash is the one the build recorded (code-hashes.json) when there is
- * one, so a file edited after the build fails verification from the first request on; from
- * source (no build) it is the file's hash at first sight. verify() re-reads the file and
- * compares; run() verifies first and refuses (E_CODE_MISMATCH) code that no longer matches.
+ * one, so a module edited after the build (the helper's own or any it imports) fails
+ * verification from the first request on; from source (no build) it is the code's hash at first
+ * sight. verify() re-reads the code (the whole closure) and compares; run() verifies first and
+ * refuses (E_CODE_MISMATCH) code that no longer matches.
  */
 export function openRegistry(options: RegistryOptions = {}): Registry {
   const codeDir = resolve(options.codeDir ?? defaultCodeDir());
@@ -224,16 +233,20 @@ export function openRegistry(options: RegistryOptions = {}): Registry {
   const built = buildHashes(codeDir);
   const published = new Map<string, HelperRecord>();
   const codePath = (spec: HelperSpec) => codeFile(codeDir, spec.module);
+  /** The code now; null when it cannot be read (gone). */
+  const codeNow = (spec: HelperSpec): Buffer | null => {
+    try {
+      return helperCodeBytes(codeDir, spec.module);
+    } catch {
+      return null;
+    }
+  };
 
   const publish = (spec: HelperSpec): HelperRecord | undefined => {
     const known = published.get(spec.module);
     if (known !== undefined) return known;
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(codePath(spec));
-    } catch {
-      return undefined;
-    }
+    const bytes = codeNow(spec);
+    if (bytes === null) return undefined;
     const codeHash = built?.[spec.module] ?? sha256Hex(bytes);
     const record: HelperRecord = {
       id: helperId(spec.name),
@@ -259,13 +272,7 @@ export function openRegistry(options: RegistryOptions = {}): Registry {
 
   function verify(id: string): VerifyResult {
     const record = recordOf(id);
-    let code: Buffer | null = null;
-    try {
-      code = readFileSync(codePath(findSpec(record.module)));
-    } catch {
-      code = null;
-    }
-    return verifyRecord(record, code, publicKey);
+    return verifyRecord(record, codeNow(findSpec(record.module)), publicKey);
   }
 
   return {
@@ -277,11 +284,9 @@ export function openRegistry(options: RegistryOptions = {}): Registry {
     get: (id) => copy(recordOf(id)),
     code(id) {
       const record = recordOf(id);
-      try {
-        return readFileSync(codePath(findSpec(record.module)), "utf8");
-      } catch (err) {
-        throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(record.name)}: code file is gone: ${(err as Error).message}`, { field: "id" });
-      }
+      const code = codeNow(findSpec(record.module));
+      if (code === null) throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(record.name)}: code file ${codePath(findSpec(record.module))} is gone`, { field: "id" });
+      return code.toString("utf8");
     },
     verify,
     async run(id, args) {

@@ -20,7 +20,7 @@ const get = op("commons_get", {
 });
 const code: Tool = {
   name: "commons_code", title: "A helper's code", access: "tenant", annotations: READ, operations: ["commons_code"],
-  description: "The TypeScript source of a document helper (the bytes its codeHash is the SHA-256 of).",
+  description: "The code of a document helper as the node runs it: its module and every module it imports, each after a line naming its path (the bytes its codeHash is the SHA-256 of).",
   input: z.object({ id: helperId }),
   output: out({ code: z.string() }),
   async run({ id }, api) {

@@ -98,6 +98,112 @@ describe("encoded payloads are refused in every shape", () => {
   });
 });
 
+/** RFC 4648 base32 (capitals, = padding). */
+function base32(b: Buffer): string {
+  const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  let out = "";
+  let bits = 0;
+  let value = 0;
+  for (const x of b) {
+    value = ((value << 8) | x) & 0xffff;
+    bits += 8;
+    for (; bits >= 5; bits -= 5) out += ALPHABET[(value >>> (bits - 5)) & 31];
+  }
+  if (bits > 0) out += ALPHABET[(value << (5 - bits)) & 31];
+  return out.padEnd(Math.ceil(out.length / 8) * 8, "=");
+}
+
+const ENCODINGS: Record<string, [(b: Buffer) => string, RegExp]> = {
+  base64: [(b) => b.toString("base64"), /base64/],
+  base64url: [(b) => b.toString("base64url"), /base64/],
+  hex: [(b) => b.toString("hex"), /hex/],
+  "hex upper case": [(b) => b.toString("hex").toUpperCase(), /hex/],
+  base32: [base32, /base32/],
+};
+
+/** Separators a blob is cut by: named ones, and any run of punctuation and whitespace. */
+const separator = fc.oneof(
+  fc.constantFrom(", ", ",", "; ", " and ", " or ", " then ", " | ", " / ", " - ", "-", "\n", "\n\n", "\t", ". ", ":", " · ", "', '", "], [", " & "),
+  fc.string({ unit: fc.constantFrom(" ", ",", ";", ":", ".", "|", "/", "\\", "-", "_", "*", "~", "'", '"', "(", ")", "[", "]", "{", "}", "<", ">", "!", "?", "•", "—", "\n", "\t"), minLength: 1, maxLength: 4 }),
+);
+/** List markers before each chunk on its own line (N: the item's number, L: its letter). */
+const listMarker = fc.constantFrom("N. ", "N) ", "(N) ", "[N] ", "#N ", "L) ", "L. ", "- ", "* ", "• ", "+ ", "> ", "- [x] ", "  N. ");
+
+function cut(s: string, width: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < s.length; i += width) out.push(s.slice(i, i + width));
+  return out;
+}
+
+describe("a blob cut by separators or list markers is refused (issue 29)", () => {
+  const wrap240 = Buffer.from(Array.from({ length: 240 }, (_, i) => (i * 151 + 29) % 256));
+  it.each([
+    ["320 characters of base64 in 10-character chunks joined by \", \"", cut(wrap240.toString("base64"), 10).join(", "), /base64/],
+    ["base64 as numbered 16-character lines", cut(wrap240.toString("base64"), 16).map((l, i) => `${i + 1}. ${l}`).join("\n"), /base64/],
+    ["400 hex digits in 12-character chunks joined by \" and \"", cut(wrap240.subarray(0, 200).toString("hex"), 12).join(" and "), /hex/],
+    ["a base32 blob", base32(wrap240.subarray(0, 100)), /base32/],
+    ["hex cut by \"-\"", cut(wrap240.subarray(0, 60).toString("hex"), 8).join("-"), /hex/],
+  ])("%s", (_what, blob, kind) => {
+    expect(encodedData(blob), blob).toMatch(kind);
+    expect(contentProblem(`Here you go:\n${blob}\nThanks.`)).toMatch(kind);
+  });
+
+  it("generated encodings of random bytes, cut at any width by generated separators or list markers, alone or inside prose", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...Object.keys(ENCODINGS)),
+        // from 64 bytes: near the shortest blob (42 bytes) the rule is statistical and a sample now
+        // and then falls short of a bound (measured: 0 misses in 12,500 random samples of 64-300
+        // bytes; seed 0x29e1 finds one, base64url of 64 bytes in 5-character chunks, 86 characters)
+        fc.noBias(fc.uint8Array({ minLength: 64, maxLength: 300 })),
+        fc.integer({ min: 4, max: 40 }),
+        fc.oneof(separator.map((sep) => (chunks: string[]) => chunks.join(sep)), listMarker.map((m) => (chunks: string[]) => chunks.map((c, i) => m.replace("N", String(i + 1)).replace("L", String.fromCharCode(97 + (i % 26))) + c).join("\n"))),
+        (encoding, bytes, width, join) => {
+          const [encode, kind] = ENCODINGS[encoding]!;
+          const blob = join(cut(encode(Buffer.from(bytes)), width));
+          expect(encodedData(blob), blob).toMatch(kind);
+          expect(encodedData(`Here is the file you asked for:\n${blob}\nThanks, and let me know if it opens.`), blob).toMatch(kind);
+        },
+      ),
+      { seed: 0x29e3, numRuns: 400 },
+    );
+  });
+
+  it("the prose and URL corpus still passes, its entries joined by generated separators or as a list", () => {
+    // (the shouted line next to the two hashes is one run for the older rule, base64 as written, whatever the separator: refused as before)
+    const entries = [...PROSE.filter((p) => !p.startsWith("ERROR")), ...URLS.map((u) => `Details are at ${u} if you need them.`)];
+    fc.assert(
+      fc.property(
+        fc.shuffledSubarray(entries, { minLength: 1 }),
+        // (entries joined by whitespace alone are one run for the older rule, base64 as written,
+        // which refuses "ERROR ... AGAIN" next to two hashes as before)
+        fc.oneof(separator.filter((sep) => sep.trim() !== "").map((sep) => (items: string[]) => items.join(sep)), listMarker.map((m) => (items: string[]) => items.map((c, i) => m.replace("N", String(i + 1)).replace("L", String.fromCharCode(97 + (i % 26))) + c).join("\n"))),
+        (items, join) => {
+          const text = join(items);
+          expect(encodedData(text), text).toBeNull();
+        },
+      ),
+      { seed: 0x29e2, numRuns: 300 },
+    );
+  });
+
+  it("two hashes named in a sentence, a list of UUIDs and identifiers from prose still pass", () => {
+    const sha1 = "3f9a2c1d4e5b6a7f8e9d0c1b2a3f4e5d6c7b8a9f";
+    const sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    for (const text of [
+      `Fixed in ${sha1}, reverted in ${sha256}.`,
+      `Compare ${sha1} and ${sha256} before merging.`,
+      "Affected ids: 550e8400-e29b-41d4-a716-446655440000, 6ba7b810-9dad-11d1-80b4-00c04fd430c8, 6ba7b811-9dad-11d1-80b4-00c04fd430c8.",
+      "Compared GPT-4o, GPT-4o-mini, Llama-3-70B-Instruct, Llama-3.1-405B, Mistral-7B-v0.1, Mixtral-8x7B, Qwen2-72B-Instruct, Phi-3-mini-4k-instruct, Gemma-2-9b-it, DeepSeek-V2.5, Claude-3.5-Sonnet and Command-R-Plus.",
+      "Add `DateString`, `TimeString`, `ToDateString`, `msFromTime`, `SecFromTime`, `MinFromTime`, `HourFromTime`, `TimeWithinDay`, `DayFromYear`, `TimeFromYear`, `YearFromTime`, `WeekDay`, `DaysInYear`, `InLeapYear`.",
+      "| salsa20 | 1.3 MB/s | 128 MB/s | 0.4 MB/s | 43 MB/s |\n| poly1305 | 13 MB/s | 171 MB/s | 4 MB/s | 52 MB/s |\n| hash | 4 MB/s | 34 MB/s | 0.9 MB/s | 12 MB/s |",
+      "1. Book the room\n2. Invite Alice, Bob and Carol\n3. Send the agenda (v2.3) by Friday\na) RFC 4648 b) RFC 6265 c) ISO 8601",
+      "MEET AT 5 ON MAY 27 IN ROOM 42 WITH 3 PEOPLE FROM TEAM 6 AND 7 GUESTS FROM THE ZURICH OFFICE, PLEASE BE ON TIME",
+      "The IPFS CID bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi holds the report.",
+    ]) expect(encodedData(text), text).toBeNull();
+  });
+});
+
 describe("over HTTP", () => {
   let srv: CommonsServer;
   beforeAll(async () => {
@@ -116,5 +222,19 @@ describe("over HTTP", () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: "E_REFUSED", field: "message" });
     expect(bad.body.error.message).toMatch(/base64/);
+  });
+
+  it("base64 cut into chunks joined by \", \", hex joined by \" and \" and a base32 blob are 400 E_REFUSED naming message (issue 29)", async () => {
+    const bytes = Buffer.from(Array.from({ length: 240 }, (_, i) => (i * 151 + 29) % 256));
+    for (const [message, kind] of [
+      [`The dump: ${cut(bytes.toString("base64"), 10).join(", ")}`, /base64/],
+      [`The dump: ${cut(bytes.subarray(0, 200).toString("hex"), 12).join(" and ")}`, /hex/],
+      [`The dump: ${base32(bytes.subarray(0, 100))}`, /base32/],
+    ] as const) {
+      const r = await call(srv.url, null, "POST", "/v1/board", { agent: "alpha", message });
+      expect(r.status, r.raw.toString()).toBe(400);
+      expect(r.body.error).toMatchObject({ code: "E_REFUSED", field: "message" });
+      expect(r.body.error.message).toMatch(kind);
+    }
   });
 });

@@ -99,12 +99,25 @@ describe("merged-header sheet", () => {
     expect(Object.fromEntries(s.values)).toEqual({ AA3: "H", A1: "top-left of sheet", AB6: "below", Z3: "left of merge" });
   });
 
+  it("takes a cells entry at the merged range's top-left cell (the contract refuses only the others); the header stays there", async () => {
+    const output_path = join(dir, "top-left.xlsx");
+    const cells = { "1,1": "also the top-left", "0,0": "corner", "3,4": 7 };
+    const result = await build({ header: "H", merge_start_row: 1, merge_start_col: 1, merge_end_row: 2, merge_end_col: 3, cells, output_path });
+    expect(result).toEqual({ path: resolve(output_path) });
+    const s = await openXlsx(output_path);
+    expect(s.merges).toEqual(["B2:D3"]);
+    expect(Object.fromEntries(s.values)).toEqual({ B2: "H", A1: "corner", E4: 7 });
+    // the same with a null at the top-left, the other way of naming it
+    await build({ header: "H", merge_start_row: 1, merge_start_col: 1, merge_end_row: 2, merge_end_col: 3, cells: { "1, 1": null }, output_path });
+    expect(Object.fromEntries((await openXlsx(output_path)).values)).toEqual({ B2: "H" });
+  });
+
   it("rejects a cells entry inside the merged range, and other bad arguments, before writing anything", async () => {
     const output_path = join(dir, "never", "x.xlsx");
     const ok = { header: "H", merge_start_row: 1, merge_start_col: 1, merge_end_row: 2, merge_end_col: 3, cells: {}, output_path };
     const cases: [Record<string, unknown>, string, string][] = [
       [{ ...ok, cells: { "2,3": "clash" } }, "cells.2,3", "inside the merged range"],
-      [{ ...ok, cells: { "1,1": "clash with the header" } }, "cells.1,1", "at its top-left cell"],
+      [{ ...ok, cells: { "1,1": "the header's cell", "2,1": "clash" } }, "cells.2,1", "inside the merged range"],
       [{ ...ok, cells: { "0,0": "fine", "1, 2": "clash" } }, "cells.1, 2", "inside the merged range"],
       [{ ...ok, cells: { A1: "x" } }, "cells.A1", "<row>,<col>"],
       [{ ...ok, cells: { "0,0": { v: 1 } } }, "cells.0,0", ""],

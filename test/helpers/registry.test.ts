@@ -33,14 +33,14 @@ describe("registry", () => {
     ]);
   });
 
-  it("publishes name, description, entry points, SHA-256 of the source file, signature and a rec_ id", () => {
+  it("publishes name, description, entry points, SHA-256 of the code (the module and the modules it imports), signature and a rec_ id", () => {
     for (const module of MINE) {
       const r = registry.get(module);
       expect(r.module).toBe(module);
       expect(r.id).toMatch(/^rec_[0-9a-f]{16}$/);
       expect(r.description.length).toBeGreaterThan(10);
       expect(r.description).not.toMatch(/\n/);
-      expect(r.codeHash).toBe(sha256(readFileSync(join(srcHelpers, `${module}.ts`))));
+      expect(r.codeHash).toBe(sha256(registry.code(r.id)));
       expect(r.signature).toBe("signed (ed25519)");
       expect(Buffer.from(r.signatureValue!, "base64")).toHaveLength(64);
       // Every published entry point is a function the module exports.
@@ -86,27 +86,44 @@ describe("registry", () => {
     expect(openRegistry({ dataDir: join(dir, "third") }).publicKey!.raw).not.toBe(registry.publicKey!.raw);
   });
 
-  it("serves the code as it is on disk", () => {
-    for (const m of MINE) expect(registry.code(registry.get(m).id)).toBe(readFileSync(join(srcHelpers, `${m}.ts`), "utf8"));
+  it("serves the code as it is on disk: the module, then every module it imports, each framed with its path and size", () => {
+    for (const m of MINE) {
+      const code = registry.code(registry.get(m).id);
+      const own = readFileSync(join(srcHelpers, `${m}.ts`), "utf8");
+      expect(code).toContain(`\n// ==== helpers/${m}.ts (${Buffer.byteLength(own)} bytes) ====\n${own}\n`);
+      const errors = readFileSync(join(root, "src", "errors.ts"), "utf8");
+      expect(code).toContain(`\n// ==== errors.ts (${Buffer.byteLength(errors)} bytes) ====\n${errors}\n`);
+      expect(code).toMatch(/^\/\/ The code this helper runs: \d+ module\(s\), its own and every module it imports/);
+    }
+    // the closure is the real import graph: the meeting series folds with the line folder, the task parser writes no file
+    const modules = (m: string) => [...registry.code(m).matchAll(/^\/\/ ==== (\S+) \(\d+ bytes\) ====$/gm)].map((x) => x[1]);
+    expect(modules("meeting-series")).toEqual(["helpers/meeting-series.ts", "errors.ts", "helpers/args.ts", "helpers/line-folder.ts", "helpers/output-path.ts"]);
+    expect(modules("task-parser")).toEqual(["helpers/task-parser.ts", "errors.ts", "helpers/args.ts"]);
+    expect(modules("fillable-form")).toEqual(["helpers/fillable-form.ts", "errors.ts", "helpers/args.ts", "helpers/output-path.ts", "helpers/pdf-fonts.ts"]);
   });
 
   it("detects a tampered copy and says which part failed", () => {
-    const codeDir = join(dir, "copy");
-    mkdirSync(codeDir);
-    for (const m of MINE) copyFileSync(join(srcHelpers, `${m}.ts`), join(codeDir, `${m}.ts`));
+    const codeDir = join(dir, "copy", "helpers");
+    mkdirSync(codeDir, { recursive: true });
+    for (const m of [...MINE, "args", "output-path"]) copyFileSync(join(srcHelpers, `${m}.ts`), join(codeDir, `${m}.ts`));
+    copyFileSync(join(root, "src", "errors.ts"), join(dir, "copy", "errors.ts"));
     const reg = openRegistry({ dataDir, codeDir });
     expect(reg.list().map((r) => r.module)).toEqual(["email-message", "meeting-series", "task-parser", "line-folder"]);
     const id = reg.get("line-folder").id;
     expect(reg.verify(id).ok).toBe(true);
+    const published = reg.code(id);
+    expect(sha256(published)).toBe(registry.get(id).codeHash); // the same code as in src/
 
     appendFileSync(join(codeDir, "line-folder.ts"), "\n// tampered\n");
     const tampered = reg.verify(id);
     expect(tampered.ok).toBe(false);
     expect(tampered.hashMatches).toBe(false);
     expect(tampered.signatureValid).toBe(true); // the published record itself is intact
-    expect(tampered.expectedHash).toBe(sha256(readFileSync(join(srcHelpers, "line-folder.ts"))));
-    expect(tampered.actualHash).toBe(sha256(readFileSync(join(codeDir, "line-folder.ts"))));
+    expect(tampered.expectedHash).toBe(sha256(published));
+    expect(tampered.actualHash).toBe(sha256(reg.code(id)));
     expect(reg.code(id)).toContain("// tampered");
+    // the meeting series imports the line folder: its code changed too
+    expect(reg.verify("meeting-series")).toMatchObject({ ok: false, hashMatches: false });
 
     unlinkSync(join(codeDir, "meeting-series.ts"));
     const gone = reg.verify("meeting-series");
@@ -114,9 +131,46 @@ describe("registry", () => {
     expect(() => reg.code("meeting-series")).toThrow(expect.objectContaining({ code: "E_NOT_FOUND" }));
   });
 
+  it("a change to a shared module the helper imports changes its code hash and fails verify and run; a module it does not import does not", async () => {
+    const base = join(dir, "shared-copy");
+    const codeDir = join(base, "helpers");
+    cpSync(srcHelpers, codeDir, { recursive: true });
+    copyFileSync(join(root, "src", "errors.ts"), join(base, "errors.ts"));
+    const reg = openRegistry({ codeDir });
+    const hashes = Object.fromEntries(reg.list().map((r) => [r.module, r.codeHash]));
+    expect(Object.keys(hashes)).toHaveLength(10);
+    for (const m of Object.keys(hashes)) expect(reg.verify(m), m).toMatchObject({ ok: true, hashMatches: true });
+
+    // args.ts: every helper parses its arguments with it
+    appendFileSync(join(codeDir, "args.ts"), "\n// a shared module changed after publishing\n");
+    for (const m of Object.keys(hashes)) {
+      const v = reg.verify(m);
+      expect(v, m).toMatchObject({ ok: false, hashMatches: false, expectedHash: hashes[m] });
+      expect(v.actualHash).not.toBe(hashes[m]);
+    }
+    await expect(reg.run("line-folder", { lines: ["a"], output_path: join(dir, "never-args.txt") })).rejects.toMatchObject({ code: "E_CODE_MISMATCH" });
+    expect(existsSync(join(dir, "never-args.txt"))).toBe(false);
+
+    // pdf-fonts.ts: only the two PDF helpers import it; a fresh registry publishes the changed args.ts
+    const fresh = openRegistry({ codeDir });
+    appendFileSync(join(codeDir, "pdf-fonts.ts"), "\n// fonts changed\n");
+    const failing = HELPERS.map((h) => h.module).filter((m) => !fresh.verify(m).hashMatches);
+    expect(failing).toEqual(["fillable-form", "form-filler"]);
+
+    // errors.ts, outside helpers/: all ten; and a shared module deleted fails too (listed as missing)
+    const again = openRegistry({ codeDir });
+    appendFileSync(join(base, "errors.ts"), "\n// errors changed\n");
+    expect(HELPERS.filter((h) => again.verify(h.module).hashMatches)).toEqual([]);
+    const third = openRegistry({ codeDir });
+    unlinkSync(join(codeDir, "output-path.ts"));
+    expect(third.verify("line-folder")).toMatchObject({ ok: false, hashMatches: false });
+    expect(third.verify("task-parser")).toMatchObject({ ok: true }); // it writes no file: no output-path import
+    expect(third.code("line-folder")).toContain("// ==== missing: helpers/line-folder.ts -> ./output-path.js ====");
+  });
+
   it("detects a forged record: altered signature, altered hash, or another node's key", () => {
     const record = registry.get("email-message");
-    const code = readFileSync(join(srcHelpers, "email-message.ts"));
+    const code = Buffer.from(registry.code(record.id));
     const sig = Buffer.from(record.signatureValue!, "base64");
     sig[0]! ^= 1;
     expect(verifyRecord({ ...record, signatureValue: sig.toString("base64") }, code, registry.publicKey)).toMatchObject({ ok: false, hashMatches: true, signatureValid: false });
@@ -160,10 +214,13 @@ describe("registry", () => {
     expect(rows).toHaveLength(HELPERS.length);
     const recorded = JSON.parse(readFileSync(join(root, "dist", "helpers", "code-hashes.json"), "utf8")) as Record<string, string>;
     for (const [module, hash, code] of rows) {
-      const js = readFileSync(join(root, "dist", "helpers", `${module}.js`));
-      expect(hash).toBe(sha256(js));
+      const js = readFileSync(join(root, "dist", "helpers", `${module}.js`), "utf8");
+      const args = readFileSync(join(root, "dist", "helpers", "args.js"), "utf8");
+      expect(hash).toBe(sha256(code));
       expect(hash).toBe(recorded[module]);
-      expect(code).toBe(js.toString("utf8"));
+      expect(code).toContain(`// ==== helpers/${module}.js (${Buffer.byteLength(js)} bytes) ====\n${js}\n`);
+      expect(code).toContain(`// ==== helpers/args.js (${Buffer.byteLength(args)} bytes) ====\n${args}\n`);
+      expect(code).toContain("// ==== errors.js (");
     }
   });
 
@@ -196,6 +253,16 @@ describe("registry", () => {
     expect(tampered.v).toMatchObject({ ok: false, hashMatches: false, signatureValid: true });
     expect(tampered.run).toMatchObject({ code: "E_CODE_MISMATCH" });
     expect(tampered.run.message).toMatch(/line folder.*will not run/);
+    expect(existsSync(out)).toBe(false);
+
+    // the helper's own file as built, but a shared module it imports edited: refused just the same
+    copyFileSync(join(root, "dist", "helpers", "line-folder.js"), join(helpers, "line-folder.js"));
+    expect(once().v).toMatchObject({ ok: true, hashMatches: true });
+    rmSync(out);
+    appendFileSync(join(helpers, "args.js"), "\n// shared module edited after the build\n");
+    const shared = once();
+    expect(shared.v).toMatchObject({ ok: false, hashMatches: false, signatureValid: true });
+    expect(shared.run).toMatchObject({ code: "E_CODE_MISMATCH" });
     expect(existsSync(out)).toBe(false);
   });
 });

@@ -4,13 +4,14 @@
  * and builds confined to each tenant's <data>/tenants/<tenant>/build/ (traversal, absolute
  * paths, NUL and symbolic links refused; one tenant cannot read another's files).
  */
+import { spawnSync } from "node:child_process";
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
+import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 import { call, cli as runCli, newTenantKey, type Reply } from "../e2e/client.js";
 
 /** Run the built CLI; SVC_PROGRESS is left as the environment has it. */
@@ -157,6 +158,26 @@ describe("commons over HTTP (svc serve process)", () => {
     const ops = (w.body.recent as Array<{ op: string }>).map((e) => e.op);
     expect(ops.filter((o) => o === "commons_build")).toHaveLength(4);
     expect(ops.every((o) => o === "commons_build" || o.startsWith("credit:"))).toBe(true);
+  });
+
+  it("the combo chart slide answers the resolved (absolute) output path in x-svc-result, as the contract says, like the CLI", async () => {
+    const chart = { chartTitle: "Sales", categories: ["Q1", "Q2"], barSeriesName: "Units", barValues: [3, 5], lineSeriesName: "Margin", lineValues: [1, 2] };
+    const r = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("combo-chart-slide")}/build`, { ...chart, outputPath: "h/c.pptx" });
+    expect(r.status, r.raw.toString()).toBe(200);
+    expect(r.headers.get("x-svc-output-path")).toBe("h/c.pptx");
+    const resolved = JSON.parse(r.headers.get("x-svc-result")!) as string;
+    expect(resolved).toBe(resolve(buildDir(a.tenant), "h", "c.pptx"));
+    expect(readFileSync(resolved)).toEqual(r.raw);
+    // the CLI, run in a directory with the same relative path, answers the same form
+    const cwd = await mkdtemp(join(tmpdir(), "svc-combo-cli-"));
+    try {
+      writeFileSync(join(cwd, "args.json"), JSON.stringify({ ...chart, outputPath: "h/c.pptx" }));
+      const c = spawnSync(process.execPath, [MAIN, "build", "combo-chart-slide", "args.json", "--data", join(cwd, "data")], { cwd, encoding: "utf8", timeout: 60_000 });
+      expect(c.status, c.stderr).toBe(0);
+      expect(JSON.parse(c.stdout)).toBe(join(await realpath(cwd), "h", "c.pptx"));
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
   });
 
   it("a helper's own validation errors keep their code and field, without the server's paths", async () => {

@@ -10,7 +10,7 @@ const helperRecord: Schema = {
   type: "object",
   properties: {
     id: { type: "string", pattern: "^rec_[0-9a-f]{16}$" }, name: { type: "string" }, module: { type: "string" }, description: { type: "string" }, entryPoints: stringArray,
-    codeHash: { type: "string", description: "SHA-256 (hex) of the code, src/helpers/<module>.ts" },
+    codeHash: { type: "string", description: "SHA-256 (hex) of the helper's code: its module and every module it imports, as GET /v1/commons/rungs/{id}/code serves it" },
     signature: { type: "string", enum: ["signed (ed25519)", "unsigned"] },
     signatureValue: { type: ["string", "null"], description: "base64 ed25519 signature over the 32 raw bytes of codeHash" },
   },
@@ -40,6 +40,12 @@ const OUTPUT_FIELD: Record<string, string | null> = {
   "merged-cell-grid-reader": "output_path",
   "line-folder": "output_path",
 };
+/**
+ * Helpers whose contract result is "the resolved output path": their result stays absolute over
+ * HTTP, as from the CLI. Every other path a helper returns is made relative to the build
+ * directory (the path as the caller gave it).
+ */
+const RESOLVED_RESULT = new Set(["combo-chart-slide"]);
 const CONTENT_TYPES: Record<string, string> = {
   ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
   ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
@@ -134,7 +140,7 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Ro
       handle: (ctx) => ({ body: registry.get(id(ctx)) }),
     },
     {
-      method: "get", path: "/v1/commons/rungs/{id}/code", operationId: "commons_code", summary: "One helper's code: the file the node executes (dist/helpers/<module>.js when built), the bytes codeHash is the SHA-256 of (public)", tags: ["commons"], auth: "none",
+      method: "get", path: "/v1/commons/rungs/{id}/code", operationId: "commons_code", summary: "One helper's code as the node executes it: its module (dist/helpers/<module>.js when built) and every module it imports, each after a line naming its path and size; the bytes codeHash is the SHA-256 of (public)", tags: ["commons"], auth: "none",
       response: { status: 200, description: "text/plain; charset=utf-8" },
       handle: (ctx) => ({ raw: { contentType: "text/plain; charset=utf-8", data: registry.code(id(ctx)) } }),
     },
@@ -151,7 +157,7 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Ro
     {
       method: "post", path: "/v1/commons/rungs/{id}/build", operationId: "commons_build", tags: ["commons"], auth: "tenant", meter: "commons_build",
       summary: "Run a helper's build(args). Path arguments (outputPath, output_path, output_pdf, input_pdf, input_path) are relative to the tenant's build directory; absolute paths, '..', NUL and symbolic-link escapes are refused. " +
-        "Answers the produced file (headers x-svc-output-path: its path in the build directory, percent-encoded; x-svc-result: build's return value as JSON), or {result} for the task parser",
+        "Answers the produced file (headers x-svc-output-path: its path in the build directory, percent-encoded; x-svc-result: build's return value as JSON, paths in it relative to the build directory except the combo chart slide's, the resolved absolute output path), or {result} for the task parser",
       requestBody: { type: "object", description: "The helper's argument object (see docs/ARCHITECTURE.md and the helper contract)" },
       response: { status: 200, description: "The file as an attachment, or JSON {result} for a helper that writes none" },
       async handle(ctx) {
@@ -174,7 +180,7 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Ro
           if (err instanceof SvcError && err.message.includes(root)) throw new SvcError(err.code, err.message.split(root + sep).join("").split(root).join("."), { field: err.field, details: err.details, cause: err });
           throw err;
         }
-        result = relativize(result, root);
+        if (!RESOLVED_RESULT.has(record.module)) result = relativize(result, root);
         const outField = OUTPUT_FIELD[record.module] ?? null;
         const out = outField === null ? undefined : confined[outField];
         if (out === undefined) return { body: { result } };
