@@ -26,10 +26,13 @@ function expectError(r: Reply, status: number, code: string, field?: string): vo
 
 const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 /** Every file under `dir`, relative, sorted. */
-const tree = (dir: string): string[] => (existsSync(dir) ? (readdirSync(dir, { recursive: true, withFileTypes: true }) as Array<{ name: string; parentPath?: string; path?: string; isFile(): boolean; isSymbolicLink(): boolean }>)
-  .filter((e) => e.isFile() || e.isSymbolicLink())
-  .map((e) => join(e.parentPath ?? e.path ?? dir, e.name).slice(dir.length + 1))
-  .sort() : []);
+/** Files and symbolic links under `dir`, relative, sorted; a link to a directory is listed, never followed (Node 24's recursive readdir follows it). */
+const tree = (dir: string, base = dir): string[] =>
+  existsSync(dir)
+    ? readdirSync(dir, { withFileTypes: true })
+        .flatMap((e) => (e.isDirectory() ? tree(join(dir, e.name), base) : e.isFile() || e.isSymbolicLink() ? [join(dir, e.name).slice(base.length + 1)] : []))
+        .sort()
+    : [];
 
 const MEETING = {
   uid: "weekly-sync-42@example.com",
