@@ -64,6 +64,9 @@ make_tree() {
   # tracked and unignored files, and the build outputs; pax keeps mtimes to the ns, so dist/.build-stamp matches
   (cd "$ROOT" && { git ls-files -z --cached --others --exclude-standard; printf '%s\0' build dist; } | tar --null --format=posix -cf - -T - 2>/dev/null) | tar -xf - -C "$TREE"
   ln -s "$mods" "$TREE/node_modules"
+  # the shared data beside the checkout (../shared: Cranfield for the encoder and recall tests) is beside the tree too
+  rm -f "$CACHE/shared"
+  if [ -d "$ROOT/../shared" ]; then ln -s "$(cd "$ROOT/../shared" && pwd)" "$CACHE/shared"; fi
   echo "$TREE"
 }
 
