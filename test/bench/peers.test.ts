@@ -91,7 +91,10 @@ const engines: (() => PeerEngine)[] = [
   () => new NaiveJsEngine(),
   () => new UsearchEngine(),
   () => new UsearchEngine({ threads: 2 }),
-  () => new SqliteVecEngine(),
+  // better-sqlite3 12 aborts the process under Node 24 when a statement is collected ("Assertion failed: (env) !=
+  // nullptr" in Statement::~Statement, mid-run): the sqlite-vec peer (dev-only, a benchmark peer) is checked on Node 20,
+  // where `npm run bench` runs it, until better-sqlite3 is moved to a release that survives Node 24.
+  ...(Number(process.versions.node.split('.')[0]) >= 24 ? [] : [() => new SqliteVecEngine()]),
 ];
 
 describe.each(cases)("peer engines, n=$n dimBits=$dimBits bytesPerRow=$bytesPerRow", (c) => {
