@@ -85,7 +85,7 @@ export class ShardHost {
     this.status = status;
     void (async () => {
       for await (const st of status) if (st.type === "reconnect" || st.type === "disconnect") this.markStale();
-    })().catch(() => undefined);
+    })().catch(() => undefined); // the status iterator ends with the connection (close): nothing is left to mark
   }
 
   /** Marks every replica stale when the event loop did not run for PAUSE_MS (checked by the ticker and before each read: after a SIGCONT, requests may be read before timers run). */

@@ -237,7 +237,7 @@ export class IndexService implements IndexCatalog {
     const out: Array<{ tenant: string; index: string; rows: number }> = [];
     for (const [tenant, indexes] of this.tenants) {
       for (const [index, e] of indexes) {
-        const c = e.collection === null ? null : await e.collection.catch(() => null);
+        const c = e.collection === null ? null : await e.collection.catch(() => null); // one that failed to open is reported by health/damage, not counted here
         if (c !== null && !this.closed) out.push({ tenant, index, rows: c.stats().totalVectorCount });
       }
     }
