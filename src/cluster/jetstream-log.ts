@@ -512,9 +512,10 @@ class JetStreamLog implements Log {
     return { ...this.counters };
   }
 
-  /** Nothing to do: an append resolved only once JetStream acknowledged it (a quorum has it). */
+  /** Nothing to do: an append resolved only once JetStream acknowledged it (a quorum has it). A fenced log that was deposed refuses: what it appended may not count (no checkpoint is taken of it). */
   async sync(): Promise<void> {
     await this.chain;
+    if (this.deposed) throw fenced(this.subject, "a leader of a later term fenced it");
   }
 
   /** With `purge`: remove the subject's messages at or before `pos` (how many went); otherwise keep them (0). */
