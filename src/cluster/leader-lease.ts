@@ -192,8 +192,11 @@ export class LeaderLease extends EventEmitter {
     try {
       if (this.s.holder === this.self) {
         const term = this.s.term;
-        await this.js.publish(SUBJECT, JSON.stringify({ op: "renew", node: this.self, term }), { timeout: RENEW_MS });
-        if (this.s.term === term) this.renewedAt = Date.now();
+        const sent = Date.now();
+        const ack = await this.js.publish(SUBJECT, JSON.stringify({ op: "renew", node: this.self, term }), { timeout: RENEW_MS });
+        // counted only once the fold took it: a holder thawed after a freeze sees the claim that deposed it first
+        await this.tail!.reached(ack.seq);
+        if (this.s.holder === this.self && this.s.term === term) this.renewedAt = sent;
       } else if (this.candidate && ((this.s.known && this.s.holder === null) || Date.now() - this.movedAt > LEASE_TTL_MS + CLOCK_SKEW_MS)) {
         await this.claim();
       }
