@@ -15,6 +15,7 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import { ensureLogStream, jetStreamLog } from "../cluster/jetstream-log.js";
 import type { LeaderLease, LeaseState } from "../cluster/leader-lease.js";
+import { untilQuorum } from "../cluster/quorum.js";
 import { Commons, type CommonsOptions } from "../commons/service.js";
 import { openDirectory } from "../directory/import.js";
 import type { Directory } from "../directory/service.js";
@@ -63,7 +64,8 @@ export class HomeStores {
 
   /** Ensure the stream and follow the lease: open the stores whenever this node holds it. */
   static async start(opts: HomeStoresOptions): Promise<HomeStores> {
-    await ensureLogStream(opts.nc, { stream: HOME_STREAM, replicas: opts.replicas });
+    // retried while JetStream elects leaders (a node starting with the cluster)
+    await untilQuorum("create the stream svc_home", 60_000, () => ensureLogStream(opts.nc, { stream: HOME_STREAM, replicas: opts.replicas }), { field: "home" });
     const h = new HomeStores(opts);
     opts.lease.on("change", (s: LeaseState) => h.follow(s));
     h.follow(opts.lease.state);

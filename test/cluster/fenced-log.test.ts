@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
-import { jetstream } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { encode } from "@msgpack/msgpack";
 import { ensureLogStream, jetStreamLog, TERM_HEADER } from "../../src/cluster/jetstream-log.js";
 import { SvcError } from "../../src/errors.js";
@@ -76,6 +76,22 @@ describe("a fenced JetStream log", () => {
     expect(c.bodies()).toEqual([{ v: "kept" }]);
     await a.log.close();
     await c.log.close();
+  }, 60_000);
+
+  it("what a retried publish relies on: a stored message's id is found right after the expected sequence (next_by_subj), and a retry of it is not stored twice", async () => {
+    const js = jetstream(nc);
+    const jsm = await jetstreamManager(nc);
+    const subject = `${STREAM}.s5`;
+    const first = await js.publish(subject, new Uint8Array([1]), { msgID: "s5-a", expect: { lastSubjectSequence: 0 } });
+    await js.publish(`${STREAM}.other`, new Uint8Array([9])); // another subject's message in between
+    const retry = await js.publish(subject, new Uint8Array([1]), { msgID: "s5-a", expect: { lastSubjectSequence: 0 } }).then((a) => ({ seq: a.seq, duplicate: a.duplicate }), (e: unknown) => ({ error: String(e) }));
+    // either the duplicate's ack (the first sequence) or a refusal; never a second copy
+    if ("seq" in retry) expect(retry).toEqual({ seq: first.seq, duplicate: true });
+    const info = await jsm.streams.info(STREAM, { subjects_filter: subject });
+    expect(info.state.subjects?.[subject]).toBe(1);
+    const next = await jsm.streams.getMessage(STREAM, { next_by_subj: subject, seq: 1 } as never);
+    expect(next?.seq).toBe(first.seq);
+    expect(next?.header.get("Nats-Msg-Id")).toBe("s5-a");
   }, 60_000);
 
   it("an empty subject is fenced (expected last sequence 0), and a retried open with the same term reads on", async () => {
