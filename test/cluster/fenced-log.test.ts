@@ -4,7 +4,8 @@
  * refused (503 E_HOME_UNAVAILABLE) and never take effect; a frame of an old term that lands after a
  * fence anyway (the expected-sequence check is only a pre-check on nats-server 2.9, #4320) is dropped
  * by every reader; acknowledged frames before the fence are kept; the new leader reads what the old
- * one wrote while it was opening (the fence retries after the subject moved).
+ * one wrote while it was opening (the fence retries after the subject moved); and what the retry of
+ * a publish whose ack was lost relies on (the server keeps one copy; next_by_subj finds it).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
