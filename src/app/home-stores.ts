@@ -65,7 +65,12 @@ export class HomeStores {
   /** Ensure the stream and follow the lease: open the stores whenever this node holds it. */
   static async start(opts: HomeStoresOptions): Promise<HomeStores> {
     // retried while JetStream elects leaders (a node starting with the cluster)
-    await untilQuorum("create the stream svc_home", 60_000, () => ensureLogStream(opts.nc, { stream: HOME_STREAM, replicas: opts.replicas }), { field: "home" });
+    await untilQuorum(
+      "create the stream svc_home",
+      60_000,
+      () => ensureLogStream(opts.nc, { stream: HOME_STREAM, replicas: opts.replicas }),
+      { field: "home" },
+    );
     const h = new HomeStores(opts);
     opts.lease.on("change", (s: LeaseState) => h.follow(s));
     h.follow(opts.lease.state);
@@ -94,7 +99,13 @@ export class HomeStores {
     const lease = this.opts.lease;
     if (o === null || o.term !== lease.term || !lease.serving) {
       const leader = lease.leader;
-      throw new SvcError("E_HOME_UNAVAILABLE", leader === null ? "the directory and the commons have no leader yet; retry" : `node ${lease.self} does not serve the directory and the commons now (leader ${leader}, term ${lease.term}); retry`, { field: "home", details: { retryAfterSeconds: RETRY_AFTER_S } });
+      throw new SvcError(
+        "E_HOME_UNAVAILABLE",
+        leader === null
+          ? "the directory and the commons have no leader yet; retry"
+          : `node ${lease.self} does not serve the directory and the commons now (leader ${leader}, term ${lease.term}); retry`,
+        { field: "home", details: { retryAfterSeconds: RETRY_AFTER_S } },
+      );
     }
     return o;
   }
@@ -118,10 +129,15 @@ export class HomeStores {
     for (let attempt = 1; this.wanted === term; attempt++) {
       let directory: Directory | null = null;
       try {
-        directory = (await openDirectory(root, { durability: this.opts.durability, seed: this.opts.directorySeed, openLog: log("directory") })).directory;
+        directory = (
+          await openDirectory(root, { durability: this.opts.durability, seed: this.opts.directorySeed, openLog: log("directory") })
+        ).directory;
         const commons = await Commons.open(root, { ...this.opts.commons, durability: this.opts.durability, openLog: log("commons") });
         this.open = { term, directory, commons };
-        logger.info({ term, ms: Math.round(performance.now() - t0) }, `cluster: this node leads the directory and the commons (term ${term}); folded in ${Math.round(performance.now() - t0)} ms`);
+        logger.info(
+          { term, ms: Math.round(performance.now() - t0) },
+          `cluster: this node leads the directory and the commons (term ${term}); folded in ${Math.round(performance.now() - t0)} ms`,
+        );
         return;
       } catch (err) {
         await directory?.close().catch(() => undefined);
@@ -140,7 +156,9 @@ export class HomeStores {
     if (o === null) return;
     this.open = null;
     await o.commons.close().catch((err: unknown) => this.opts.logger.warn({ err }, "cluster: closing the commons failed"));
-    await o.directory.close().catch((err: unknown) => this.opts.logger.warn({ err }, "cluster: closing the directory failed (no checkpoint taken)"));
+    await o.directory
+      .close()
+      .catch((err: unknown) => this.opts.logger.warn({ err }, "cluster: closing the directory failed (no checkpoint taken)"));
     this.opts.logger.info({ term: o.term }, `cluster: this node no longer leads the directory and the commons (term ${o.term})`);
   }
 }

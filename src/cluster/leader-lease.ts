@@ -104,13 +104,27 @@ export class LeaderLease extends EventEmitter {
 
   static async open(nc: NatsConnection, self: string, opts: LeaderLeaseOptions = {}): Promise<LeaderLease> {
     const jsm = await jetstreamManager(nc, { timeout: 2000 });
-    const info = await untilQuorum("open the home lease", 15_000, async () => {
-      const existing = await jsm.streams.info(LEASE_STREAM).catch((e: unknown) => {
-        if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) return null;
-        throw e;
-      });
-      return existing ?? (await jsm.streams.add({ name: LEASE_STREAM, subjects: [`${LEASE_STREAM}.>`], num_replicas: opts.replicas ?? 3, max_msgs_per_subject: KEEP, duplicate_window: 120_000 * 1_000_000 }));
-    }, { field: "home" });
+    const info = await untilQuorum(
+      "open the home lease",
+      15_000,
+      async () => {
+        const existing = await jsm.streams.info(LEASE_STREAM).catch((e: unknown) => {
+          if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) return null;
+          throw e;
+        });
+        return (
+          existing ??
+          (await jsm.streams.add({
+            name: LEASE_STREAM,
+            subjects: [`${LEASE_STREAM}.>`],
+            num_replicas: opts.replicas ?? 3,
+            max_msgs_per_subject: KEEP,
+            duplicate_window: 120_000 * 1_000_000,
+          }))
+        );
+      },
+      { field: "home" },
+    );
     const lease = new LeaderLease(jetstream(nc, { timeout: 2000 }), self, opts.candidate ?? true);
     // Nothing was ever dropped from a stream whose first sequence is 1: the fold starts from the beginning and knows the lease.
     if (info.state.first_seq <= 1) lease.s.known = true;
@@ -174,7 +188,10 @@ export class LeaderLease extends EventEmitter {
     if (this.stopped) return;
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    if (this.s.holder === this.self) await this.js.publish(SUBJECT, JSON.stringify({ op: "release", node: this.self, term: this.s.term }), { timeout: 2000 }).catch(() => undefined);
+    if (this.s.holder === this.self)
+      await this.js
+        .publish(SUBJECT, JSON.stringify({ op: "release", node: this.self, term: this.s.term }), { timeout: 2000 })
+        .catch(() => undefined);
     await this.tail?.stop();
   }
 

@@ -34,7 +34,9 @@ afterAll(async () => {
 /** Open `name` as the leader of `term` (fenced), or unfenced with term 0; the frames replayed. */
 async function open(name: string, term: number) {
   const frames: LogFrame[] = [];
-  const { log } = await jetStreamLog(nc, { stream: STREAM, name, ...(term > 0 ? { fence: term } : {}) })({ onFrame: (f) => frames.push(f) });
+  const { log } = await jetStreamLog(nc, { stream: STREAM, name, ...(term > 0 ? { fence: term } : {}) })({
+    onFrame: (f) => frames.push(f),
+  });
   return { log, bodies: () => frames.map((f) => f.body) };
 }
 
@@ -45,11 +47,19 @@ describe("a fenced JetStream log", () => {
     await a.log.append(1, { v: "a2" });
     const b = await open("s1", 2);
     expect(b.bodies()).toEqual([{ v: "a1" }, { v: "a2" }]);
-    const refused = await a.log.append(1, { v: "a3" }).then(() => null, (e: unknown) => e);
+    const refused = await a.log.append(1, { v: "a3" }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(refused).toBeInstanceOf(SvcError);
     expect((refused as SvcError).code).toBe("E_HOME_UNAVAILABLE");
     // every later append of the deposed log is refused at once
-    expect(await a.log.append(1, { v: "a4" }).then(() => "ok", (e: SvcError) => e.code)).toBe("E_HOME_UNAVAILABLE");
+    expect(
+      await a.log.append(1, { v: "a4" }).then(
+        () => "ok",
+        (e: SvcError) => e.code,
+      ),
+    ).toBe("E_HOME_UNAVAILABLE");
     await b.log.append(1, { v: "b1" });
     const c = await open("s1", 3);
     expect(c.bodies()).toEqual([{ v: "a1" }, { v: "a2" }, { v: "b1" }]);
@@ -59,7 +69,10 @@ describe("a fenced JetStream log", () => {
   it("a leader cannot open under a fence of a later term", async () => {
     const b = await open("s2", 5);
     await b.log.append(1, { v: "b" });
-    const err = await open("s2", 4).then(() => null, (e: unknown) => e);
+    const err = await open("s2", 4).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((err as SvcError)?.code).toBe("E_HOME_UNAVAILABLE");
     await b.log.close();
   }, 60_000);
@@ -85,7 +98,10 @@ describe("a fenced JetStream log", () => {
     const subject = `${STREAM}.s5`;
     const first = await js.publish(subject, new Uint8Array([1]), { msgID: "s5-a", expect: { lastSubjectSequence: 0 } });
     await js.publish(`${STREAM}.other`, new Uint8Array([9])); // another subject's message in between
-    const retry = await js.publish(subject, new Uint8Array([1]), { msgID: "s5-a", expect: { lastSubjectSequence: 0 } }).then((a) => ({ seq: a.seq, duplicate: a.duplicate }), (e: unknown) => ({ error: String(e) }));
+    const retry = await js.publish(subject, new Uint8Array([1]), { msgID: "s5-a", expect: { lastSubjectSequence: 0 } }).then(
+      (a) => ({ seq: a.seq, duplicate: a.duplicate }),
+      (e: unknown) => ({ error: String(e) }),
+    );
     // either the duplicate's ack (the first sequence) or a refusal; never a second copy
     if ("seq" in retry) expect(retry).toEqual({ seq: first.seq, duplicate: true });
     const info = await jsm.streams.info(STREAM, { subjects_filter: subject });

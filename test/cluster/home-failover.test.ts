@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSvcCluster, type SvcCluster } from "./svc-cluster.js";
 
 let c: SvcCluster;
-const config = { commons: { rateLimits: { trust: { count: 100_000, windowSeconds: 600 }, writes: { count: 100_000, windowSeconds: 600 } } } };
+const config = {
+  commons: { rateLimits: { trust: { count: 100_000, windowSeconds: 600 }, writes: { count: 100_000, windowSeconds: 600 } } },
+};
 
 beforeAll(async () => {
   c = await startSvcCluster(3, { config });
@@ -20,9 +22,21 @@ afterAll(async () => {
   await c?.stop();
 });
 
-async function req(i: number, method: string, path: string, body?: unknown, key?: string, timeoutMs = 20_000): Promise<{ status: number; body: any }> {
+async function req(
+  i: number,
+  method: string,
+  path: string,
+  body?: unknown,
+  key?: string,
+  timeoutMs = 20_000,
+): Promise<{ status: number; body: any }> {
   try {
-    const res = await fetch(c.urls[i] + path, { method, headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...(key ? { "api-key": key } : {}) }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(c.urls[i] + path, {
+      method,
+      headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...(key ? { "api-key": key } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const text = await res.text();
     return { status: res.status, body: text.startsWith("{") ? JSON.parse(text) : text };
   } catch (e) {
@@ -34,7 +48,9 @@ async function req(i: number, method: string, path: string, body?: unknown, key?
 async function leader(nodes: number[], ms = 30_000): Promise<{ id: string; term: number }> {
   const until = Date.now() + ms;
   for (;;) {
-    const views = await Promise.all(nodes.map((i) => req(i, "GET", "/v1/health").then((r) => r.body?.cluster as { leader: string | null; term: number } | undefined)));
+    const views = await Promise.all(
+      nodes.map((i) => req(i, "GET", "/v1/health").then((r) => r.body?.cluster as { leader: string | null; term: number } | undefined)),
+    );
     const l = views[0]?.leader;
     if (l && views.every((v) => v?.leader === l && v.term === views[0]!.term)) return { id: l, term: views[0]!.term };
     if (Date.now() > until) throw new Error(`no agreed leader: ${JSON.stringify(views)}`);
@@ -48,7 +64,14 @@ let unknown = 0;
 let n = 0;
 /** One trust record through node i; its id is kept when answered 200 (a client that gives up after `timeoutMs` sees 0). */
 async function record(i: number, timeoutMs?: number): Promise<number> {
-  const r = await req(i, "POST", "/v1/trust", { agent: "ledger", target: "https://failover.example/x", outcome: "worked", note: `Write number ${n++} of the failover test.` }, undefined, timeoutMs);
+  const r = await req(
+    i,
+    "POST",
+    "/v1/trust",
+    { agent: "ledger", target: "https://failover.example/x", outcome: "worked", note: `Write number ${n++} of the failover test.` },
+    undefined,
+    timeoutMs,
+  );
   if (r.status === 200) acked.push(r.body.id);
   if (r.status === 0) unknown++;
   return r.status;
@@ -75,7 +98,13 @@ describe("failover of the replicated home stores", () => {
     const others = [0, 1, 2].filter((i) => i !== li);
     for (let k = 0; k < 12; k++) expect(await record(k % 3)).toBe(200);
     const biz = "foxglovewood-print-leicester";
-    const claim = await req(others[0]!, "POST", `/api/admin/businesses/${biz}/claim`, { owner: { name: "Ann Owner", email: "ann@foxglove.example" } }, c.adminKey);
+    const claim = await req(
+      others[0]!,
+      "POST",
+      `/api/admin/businesses/${biz}/claim`,
+      { owner: { name: "Ann Owner", email: "ann@foxglove.example" } },
+      c.adminKey,
+    );
     expect(claim.status).toBe(200);
 
     const t0 = Date.now();
@@ -83,7 +112,7 @@ describe("failover of the replicated home stores", () => {
     // writes and reads through the other nodes until both work again
     let back = 0;
     while (Date.now() - t0 < 30_000) {
-      const w = await record(others[(n % 2)]!);
+      const w = await record(others[n % 2]!);
       const r = await readIds(others[(n + 1) % 2]!);
       if (w === 200 && r !== null) {
         back = Date.now() - t0;

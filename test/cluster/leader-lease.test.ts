@@ -56,7 +56,10 @@ afterAll(async () => {
 
 /** Every lease agrees on one holder (and term) in `ids`. */
 async function agreed(leases: LeaderLease[], ids: string[]): Promise<LeaseState> {
-  await waitFor(() => leases.every((l) => l.leader !== null && ids.includes(l.leader) && l.leader === leases[0]!.leader && l.term === leases[0]!.term), 20_000);
+  await waitFor(
+    () => leases.every((l) => l.leader !== null && ids.includes(l.leader) && l.leader === leases[0]!.leader && l.term === leases[0]!.term),
+    20_000,
+  );
   const s = leases[0]!.state;
   expect(ids).toContain(s.holder);
   return s;
@@ -78,7 +81,10 @@ describe("the leader lease on a real cluster", () => {
       const t0 = Date.now();
       await holder.close();
       const rest = leases.filter((l) => l !== holder);
-      const next = await agreed(rest, ids.filter((id) => id !== s.holder));
+      const next = await agreed(
+        rest,
+        ids.filter((id) => id !== s.holder),
+      );
       expect(next.term).toBeGreaterThan(s.term);
       expect(Date.now() - t0).toBeLessThan(LEASE_TTL_MS);
       for (const l of rest) await l.close();
