@@ -12,6 +12,11 @@ import { headers, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { encode } from "@msgpack/msgpack";
 import { ensureLogStream, jetStreamLog, TERM_HEADER } from "../../src/cluster/jetstream-log.js";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { DEMO_FILE, openDirectory } from "../../src/directory/import.js";
 import { SvcError } from "../../src/errors.js";
 import type { LogFrame } from "../../src/store/log.js";
 import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
@@ -120,5 +125,34 @@ describe("a fenced JetStream log", () => {
     await again.log.append(1, { v: 2 });
     await again.log.close();
     expect((await open("s4", 8)).bodies()).toEqual([{ v: 1 }, { v: 2 }]);
+  }, 60_000);
+});
+
+describe("the directory on a fenced log (cluster mode's home store)", () => {
+  it("its checkpoint records the stream position (the subject's last sequence); the next leader opens from it with every write, without seeding again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-fenced-dir-"));
+    try {
+      const subject = `${STREAM}.directory`;
+      const openAs = (term: number) =>
+        openDirectory(dir, {
+          seed: fileURLToPath(DEMO_FILE),
+          openLog: jetStreamLog(nc, { stream: STREAM, name: "directory", fence: term }),
+        });
+      const a = await openAs(1);
+      expect(a.seeded?.created).toBe(300);
+      const id = "foxglovewood-print-leicester"; // the demo file's first business
+      await a.directory.claim(id, { name: "Ann Owner", email: "ann@example.com" });
+      await a.directory.close();
+      const cp = JSON.parse(readFileSync(join(dir, "directory", "directory.json"), "utf8")) as { wal: { segment: number; offset: number } };
+      const last = (await (await jetstreamManager(nc)).streams.getMessage(STREAM, { last_by_subj: subject }))!.seq;
+      expect(cp.wal).toEqual({ segment: 0, offset: last });
+      const b = await openAs(2);
+      expect(b.seeded).toBe(null);
+      expect(b.directory.size).toBe(300);
+      expect(JSON.stringify(b.directory.get(id))).toContain("ann@example.com");
+      await b.directory.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
