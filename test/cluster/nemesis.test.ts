@@ -258,6 +258,7 @@ async function keyWorker(rnd: () => number, stop: () => boolean): Promise<void> 
  */
 const PROBE_MS = 300;
 const probeAcked: string[] = [];
+const probeSeq = new Map<string, { seq: number; node: number; at: number }>();
 function probes(stop: () => boolean): Promise<void> {
   const inFlight = new Set<Promise<void>>();
   let n = 0;
@@ -274,7 +275,12 @@ function probes(stop: () => boolean): Promise<void> {
         const p = Promise.all([
           call(node, "POST", `/v1/indexes/${INDEX}/vectors/upsert`, { vectors: [{ id, values: [1, 1, node + 1, 1], metadata: { probe: true } }] }).then((r) => {
             classify(node, "probe-upsert", r, "write", at, true);
-            if (r.status === 200) probeAcked.push(id);
+            if (r.status === 200) {
+              probeAcked.push(id);
+              const seq = Number(r.headers.get("x-svc-log-seq") ?? 0);
+              probeSeq.set(id, { seq, node, at: Date.now() - t0 });
+              maxSeq = Math.max(maxSeq, seq);
+            }
           }),
           call(node, "POST", `/v1/indexes/${INDEX}/query`, { vector: [1, 1, 1, 1], topK: 3 }).then((r) => classify(node, "probe-query", r, "read", at, true)),
         ]).then(() => undefined);
@@ -477,6 +483,18 @@ describe("nemesis: random faults under a mixed load through every node", () => {
       }, 30_000);
       probesMissing.push(...part.filter((id) => r.body.vectors[id] === undefined));
     }
+    // Where the missing ones are: 6 fetches through each node (each asks a replica at random), without and with the write's own sequence.
+    const whereMissing: string[] = [];
+    for (const id of probesMissing.slice(0, 5)) {
+      const seen: string[] = [];
+      for (const node of [0, 1, 2]) {
+        for (let t = 0; t < 6; t++) {
+          const a = await call(node, "GET", `/v1/indexes/${INDEX}/vectors/fetch?ids=${id}`, undefined, tenantKey, t % 2 === 0 ? {} : { "x-svc-after": String(probeSeq.get(id)!.seq) });
+          seen.push(`n${node}${t % 2 === 0 ? "" : "+after"}:${a.status === 200 ? (a.body.vectors[id] ? "has" : "absent") : a.status}`);
+        }
+      }
+      whereMissing.push(`${id} ${JSON.stringify(probeSeq.get(id))}: ${seen.join(" ")}`);
+    }
     const balances = await until("the same wallet on every node", async () => {
       const b = await Promise.all([0, 1, 2].map(async (n) => (await call(n, "GET", "/v1/wallet")).body?.balanceUsd as number | undefined));
       return b.every((x) => typeof x === "number" && x === b[0]) ? b : undefined;
@@ -502,6 +520,7 @@ describe("nemesis: random faults under a mixed load through every node", () => {
         ...badReads.slice(0, 20).map((v) => `  bad read: ${v}`),
         ...finalBad.slice(0, 20).map((v) => `  final: ${v}`),
         ...keyBad.slice(0, 10).map((v) => `  key: ${v}`),
+        ...whereMissing.map((v) => `  missing probe: ${v}`),
       ].join("\n"),
     );
     expect(count("ack")).toBeGreaterThan(50);
