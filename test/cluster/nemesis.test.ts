@@ -20,6 +20,9 @@
  */
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callNode, startSvcCluster, until, type Answer, type SvcCluster } from "./svc-cluster.js";
 
@@ -534,6 +537,12 @@ describe("nemesis: random faults under a mixed load through every node", () => {
     expect(violations).toEqual([]);
     expect(keyBad).toEqual([]);
     final = { finalBad, probesMissing, balances, wallets };
+    if (finalBad.length + probesMissing.length > 0 || balances === null) {
+      // the nodes' logs of a run that diverged, for whoever hunts the bug described below
+      const file = join(tmpdir(), `svc-nemesis-${SEED}-${Date.now()}.log`);
+      writeFileSync(file, [0, 1, 2].map((i) => `=== node n${i} (this run of it)\n${c.output(i)}`).join("\n"));
+      console.log(`nemesis: the final state diverged; node logs in ${file}`);
+    }
   }, 300_000);
 
   /*
