@@ -547,13 +547,14 @@ describe("nemesis: random faults under a mixed load through every node", () => {
 
   /*
    * KNOWN BUG (issue 31, found by this nemesis; not fixed yet): a shard replica can silently miss
-   * frames of its subject and answer from a diverged state for good. Seen in 3 of 7 runs here
-   * (seed 31 twice, 33 once; 2026-11-27, nats-server 2.9.10): e.g. probe upsert p1-643 (stream seq
+   * frames of its subject and answer from a diverged state for good. Seen in 4 of 8 runs here
+   * (seed 31: 3 of 5, 33: 1 of 1, 32 and 34 clean; 2026-11-27, nats-server 2.9.10): e.g. probe upsert p1-643 (stream seq
    * 1103, acknowledged 200 through n1) and w4-0's acknowledged upsert at seq 1233 were absent from
    * one replica of their shard at the end, while that replica showed w4-0's older value of seq 1143:
    * fetches through every node alternated "has"/"absent" between the shard's two replicas, also with
    * `x-svc-after: 1103` (the replica had applied past 1103 without it, so x-svc-after does not catch
-   * it), 15+ s after the last fault. Both runs lost the frames sent within seconds after a nats-server
+   * it), 15+ s after the last fault; in another run w3-1's acknowledged upsert at seq 962 was missing
+   * on one replica, which still showed the id as deleted by seq 898. The runs lost frames sent within seconds after a nats-server
    * that a node was connected to had been killed -9 and restarted (and, in one, while a svc node was
    * SIGSTOPped). Once (seed 33) the wallet balance also stayed different between nodes for 30 s after
    * the load: the ledger fold reads the stream through the same StreamTail. Suspect: the ordered
