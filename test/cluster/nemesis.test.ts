@@ -547,8 +547,8 @@ describe("nemesis: random faults under a mixed load through every node", () => {
 
   /*
    * KNOWN BUG (issue 31, found by this nemesis; not fixed yet): a shard replica can silently miss
-   * frames of its subject and answer from a diverged state for good. Seen in 4 of 8 runs here
-   * (seed 31: 3 of 5, 33: 1 of 1, 32 and 34 clean; 2026-11-27, nats-server 2.9.10): e.g. probe upsert p1-643 (stream seq
+   * frames of its subject and answer from a diverged state for good. Seen in 5 of 10 runs here
+   * (seed 31: 4 of 6, 33: 1 of 1, 32, 34, 35 clean; 2026-11-27, nats-server 2.9.10): e.g. probe upsert p1-643 (stream seq
    * 1103, acknowledged 200 through n1) and w4-0's acknowledged upsert at seq 1233 were absent from
    * one replica of their shard at the end, while that replica showed w4-0's older value of seq 1143:
    * fetches through every node alternated "has"/"absent" between the shard's two replicas, also with
@@ -557,7 +557,12 @@ describe("nemesis: random faults under a mixed load through every node", () => {
    * on one replica, which still showed the id as deleted by seq 898. The runs lost frames sent within seconds after a nats-server
    * that a node was connected to had been killed -9 and restarted (and, in one, while a svc node was
    * SIGSTOPped). Once (seed 33) the wallet balance also stayed different between nodes for 30 s after
-   * the load: the ledger fold reads the stream through the same StreamTail. Suspect: the ordered
+   * the load: the ledger fold reads the stream through the same StreamTail. The clearest run: node
+   * n0's wallet fold ended short (spentUsd 0.003476 against 0.003538 on n1 and n2) and one replica
+   * lacked probe p2-515 (seq 748), both written as all three svc nodes lost the nats-server they were
+   * all connected to (kill -9) and reconnected to another within 30-80 ms; 3 s before, while the
+   * stream leader was SIGSTOPped, the registry flapped (each node saw itself alone for 1-2 s, so each
+   * opened replicas of every shard and dropped them again). Suspect: the ordered
    * consumer of a tail (stream-tail.ts) created on a nats-server whose stream replica is still catching
    * up after its restart delivers the subject's next *stored* message past a gap, and StreamTail only
    * drops repeats (`m.seq <= handled`), it cannot see a gap (other subjects share the stream's
