@@ -15,6 +15,7 @@ import { reportDamage } from "../store/damage.js";
 import type { LogPosition, LogStats, OpenLog, RecoveryReport } from "../store/log.js";
 import { Wal, type Durability } from "../store/wal.js";
 import { Applier } from "./applier.js";
+import { copyCheckpoint, type CollectionCopy } from "./backup.js";
 import { lockDir, loadCheckpoint, loadConfig, removeUnreferenced, type Checkpoint, type CollectionConfig } from "./collection-files.js";
 import { CollectionState } from "./collection-state.js";
 import type { IdPage, IdPageInput } from "./id-order.js";
@@ -32,6 +33,7 @@ export type { IdPage, IdPageInput } from "./id-order.js";
 export type { FetchedVector, Match, OrderedRow, OrderInput, QueryInput } from "./reader.js";
 export type { VectorInput } from "./writer.js";
 export type { Scoring } from "./search.js";
+export type { CollectionCopy, CopiedFile } from "./backup.js";
 export type { CollectionConfig };
 export type { MaintenanceErrorHandler } from "./maintenance.js";
 
@@ -260,6 +262,15 @@ export class Collection {
   /** Persist the visible state so a restart replays only later frames. */
   checkpoint(): Promise<void> {
     return this.maintenance.checkpoint();
+  }
+
+  /**
+   * Copy the collection as of a fresh checkpoint into `dest` (backup.ts), while writes go on: what the copy holds
+   * is every write acknowledged before the call (and perhaps some made during it), never half a write.
+   */
+  backup(dest: string): Promise<CollectionCopy> {
+    if (this.s.closed || this.s.closing) return Promise.reject(new SvcError("E_CLOSED", "the collection is closing"));
+    return this.maintenance.checkpointThen((cp, parts) => copyCheckpoint(this.dir, cp, parts, dest));
   }
 
   /** Rewrite a namespace's live rows into a fresh partition and drop the dead ones. */

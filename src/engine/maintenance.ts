@@ -20,6 +20,12 @@ import { IVF_FILE, type Partition } from "./partition.js";
 /** Take a checkpoint once this many log bytes were written since the last one. */
 export const DEFAULT_CHECKPOINT_BYTES = 256 << 20;
 /** Told of a background task's failure (`task`: what failed, e.g. "index build of namespace 'docs'"). */
+/** One partition as a checkpoint left it: live rows, and the length of each data file (bytes past it are cut on open). */
+export interface PartitionAtCheckpoint {
+  live: number;
+  bytes: Record<string, number>;
+}
+
 export type MaintenanceErrorHandler = (err: unknown, task: string) => void;
 
 /** Compact a partition in the background once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows); checked as deletes and overwrites are applied. */
@@ -177,11 +183,33 @@ export class Maintenance {
    * atomically and drop the log before it (Log.dropBefore).
    */
   checkpoint(): Promise<void> {
-    this.s.checkpointing ??= this.writeCheckpoint().finally(() => {
+    this.s.checkpointing ??= this.writeCheckpoint()
+      .then(() => {})
+      .finally(() => {
+        this.s.checkpointing = null;
+        this.s.closeRetired();
+      });
+    return this.s.checkpointing;
+  }
+
+  /**
+   * Take a checkpoint and run `fn` on it while still holding the checkpoint slot: no other checkpoint
+   * can switch checkpoint.json, delete the files it names or drop a retired partition's directory until
+   * `fn` settles, so `fn` may copy them while writes go on (backup.ts). `parts`: per partition directory,
+   * its live rows and the bytes of its data files at the checkpoint (what an open cuts them to).
+   */
+  async checkpointThen<T>(fn: (cp: Checkpoint, parts: Map<string, PartitionAtCheckpoint>) => Promise<T>): Promise<T> {
+    while (this.s.checkpointing !== null) await this.s.checkpointing.catch(() => {});
+    let out: { v: T } | null = null;
+    const run = this.writeCheckpoint().then(async ({ cp, parts }) => {
+      out = { v: await fn(cp, parts) };
+    });
+    this.s.checkpointing = run.finally(() => {
       this.s.checkpointing = null;
       this.s.closeRetired();
     });
-    return this.s.checkpointing;
+    await this.s.checkpointing;
+    return (out as { v: T } | null)!.v;
   }
 
   /** For close(): no new background rewrites; wait for the running ones (a plain compaction or index build is abandoned). */
@@ -316,7 +344,7 @@ export class Maintenance {
     return { before, after: fresh.liveCount };
   }
 
-  private async writeCheckpoint(): Promise<void> {
+  private async writeCheckpoint(): Promise<{ cp: Checkpoint; parts: Map<string, PartitionAtCheckpoint> }> {
     await this.applier.drained();
     const seq = this.s.seq + 1;
     const pos = this.applier.visible;
@@ -329,7 +357,14 @@ export class Maintenance {
       index: p.index.serialize(),
       sums: serializeSums(p.sums()),
     }));
+    const parts = new Map<string, PartitionAtCheckpoint>(
+      snaps.map(({ p, state }) => [
+        state.dir,
+        { live: p.liveCount, bytes: { "bits.bin": state.rows * p.bits.rowBytes, ...(p.values === null ? {} : { "values.f32": state.rows * p.values.rowBytes }), "records.bin": state.recordBytes } },
+      ]),
+    );
     for (const s of snaps) s.p.pins++;
+    let cp: Checkpoint;
     try {
       await Promise.all(
         snaps.map(async ({ p, state, tombstones, index, sums }) => {
@@ -339,7 +374,7 @@ export class Maintenance {
           await writeDurable(join(p.path, state.sums!), sums);
         }),
       );
-      const cp: Checkpoint = { version: CHECKPOINT_VERSION, seq, wal: pos, partitions: snaps.map((s) => s.state) };
+      cp = { version: CHECKPOINT_VERSION, seq, wal: pos, partitions: snaps.map((s) => s.state) };
       await writeDurable(join(this.s.dir, "checkpoint.json.tmp"), Buffer.from(JSON.stringify(cp)));
       await rename(join(this.s.dir, "checkpoint.json.tmp"), join(this.s.dir, "checkpoint.json"));
       await fsyncDir(this.s.dir);
@@ -360,6 +395,7 @@ export class Maintenance {
     const open = new Set([...[...this.s.partitions.values(), ...this.s.retired].map((p) => p.dir), ...this.building]);
     for (const d of readdirSync(this.s.partsDir)) if (!open.has(d) && !this.s.referenced.has(d)) await rm(join(this.s.partsDir, d), { recursive: true, force: true });
     for (const p of this.s.partitions.values()) this.maybeCompact(p);
+    return { cp, parts };
   }
 }
 
