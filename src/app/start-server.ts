@@ -26,6 +26,11 @@ import { KnowledgeGraphs } from "../hd/kg/service.js";
 import { hdAnalogyRoutes } from "../http/routes/hd-analogy.js";
 import { AnalogyService } from "../hd/analogy/service.js";
 import { indexRoutes } from "../http/routes/indexes.js";
+import { backupRoutes } from "../http/routes/backups.js";
+import { importRoutes } from "../http/routes/imports.js";
+import { BackupService } from "../memory/backups.js";
+import { ImportService, parseImportConfig, type ImportConfig } from "../memory/imports.js";
+import { Outbound } from "../commons/outbound.js";
 import { opsRoutes, type Readiness } from "../http/routes/ops.js";
 import { recordRoutes } from "../http/routes/records.js";
 import { embedRoutes } from "../http/routes/embed.js";
@@ -87,18 +92,20 @@ export interface Server extends HttpServer {
  * `<data>/config.json` (optional): `{"prices": {...}}` overrides entries of the price table
  * (src/account/prices.ts), e.g. `{"prices": {"signupCredit": 10, "per1kWritten": 0.0002}}`.
  * `{"commons": {...}}` sets the agent commons: goal, outbound allow-list, rate limits (src/commons/config.ts).
+ * `{"imports": {"root": "/srv/imports", "maxUrlBytes": 268435456}}`: where bulk imports may read local files, and the
+ * largest file fetched from a URL (src/memory/imports.ts).
  */
-export function loadConfig(dataDir: string): { prices: ReturnType<typeof parsePrices>; commons: CommonsConfig } {
+export function loadConfig(dataDir: string): { prices: ReturnType<typeof parsePrices>; commons: CommonsConfig; imports: ImportConfig } {
   const path = join(dataDir, "config.json");
-  if (!existsSync(path)) return { prices: parsePrices(undefined), commons: parseCommonsConfig(undefined) };
+  if (!existsSync(path)) return { prices: parsePrices(undefined), commons: parseCommonsConfig(undefined), imports: parseImportConfig(undefined) };
   let raw: Record<string, unknown>;
   try {
     raw = parseStoredJson(readFileSync(path, "utf8")) as Record<string, unknown>;
   } catch (err) {
     throw new SvcError("E_BAD_REQUEST", `${path} is not valid JSON: ${(err as Error).message}`, { field: "config" });
   }
-  for (const k of Object.keys(raw)) if (k !== "prices" && k !== "commons") throw new SvcError("E_BAD_REQUEST", `${path}: unknown setting '${k}'`, { field: k });
-  return { prices: parsePrices(raw.prices), commons: parseCommonsConfig(raw.commons) };
+  for (const k of Object.keys(raw)) if (k !== "prices" && k !== "commons" && k !== "imports") throw new SvcError("E_BAD_REQUEST", `${path}: unknown setting '${k}'`, { field: k });
+  return { prices: parsePrices(raw.prices), commons: parseCommonsConfig(raw.commons), imports: parseImportConfig(raw.imports) };
 }
 
 /** One server per data dir: <data>/LOCK (exclusive create, the owner's pid; a dead owner's lock is taken over). */
@@ -179,6 +186,20 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
     directory: directoryRoutes(directory), commons: [...trustRoutes(commons), ...boardRoutes(commons), ...askRoutes(commons)],
   };
   routes.push(...opsRoutes({ wallets, metrics, routes: () => routes, readiness: () => readiness, cluster: cluster ? () => cluster.health() : undefined }), ...indexRoutes(indexes), ...home.records, ...embedRoutes(encoder), ...home.kg, ...home.causal, ...home.helpers, ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
+  // Backups copy one collection: one node only (cluster mode answers 501). Imports write through the catalog, so both modes.
+  const backups = localIndexes === null ? null : new BackupService(localIndexes, opts.dataDir);
+  const importOutbound = new Outbound({ ...config.commons.outbound, maxBytes: config.imports.maxUrlBytes, timeoutMs: Math.max(config.commons.outbound.timeoutMs, 60_000) });
+  const imports = new ImportService({
+    indexes,
+    config: config.imports,
+    wallet: wallets,
+    async fetchUrl(uri, field) {
+      const res = await importOutbound.fetch(importOutbound.parseTarget(uri, field), { field });
+      if (res.status !== 200) throw new SvcError("E_UPSTREAM", `${field}: ${res.url.host} answered ${res.status}`, { field });
+      return res.body;
+    },
+  });
+  routes.push(...backupRoutes(backups), ...importRoutes(imports));
   routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
   routes.push(...home.directory, ...home.commons);
   const forward = cluster?.forwarder(new Set(Object.values(home).flat()));
@@ -190,6 +211,8 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
     await causal.close();
     await kg.close();
     await records.close();
+    await imports.close();
+    await backups?.close();
     await indexes.close();
     await wallets.close();
     await pool.close();

@@ -12,7 +12,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { SvcError } from "../errors.js";
 import type { LogPosition } from "../store/log.js";
 import { fsyncDir } from "../store/scan.js";
@@ -123,4 +123,22 @@ export async function verifyCopy(root: string, files: readonly CopiedFile[]): Pr
       throw new SvcError("E_BACKUP_DAMAGED", `backup file ${f.path} does not match its manifest (${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}…; expected ${f.bytes} bytes, ${f.sha256.slice(0, 12)}…)`, { field: "backup_id" });
     }
   }
+}
+
+/** Copy every listed file from `from` into `dest`, checking each against its length and SHA-256 (E_BACKUP_DAMAGED names the first that differs). */
+export async function restoreCopy(from: string, files: readonly CopiedFile[], dest: string): Promise<void> {
+  for (const f of files) {
+    if (f.path.split(/[\\/]/).includes("..") || isAbsolute(f.path)) throw new SvcError("E_BACKUP_DAMAGED", `backup manifest names a file outside the backup: ${f.path}`, { field: "backup_id" });
+    mkdirSync(dirname(join(dest, f.path)), { recursive: true });
+    let got: { bytes: number; sha256: string };
+    try {
+      got = await copyCounted(join(from, f.path), join(dest, f.path), undefined);
+    } catch (err) {
+      throw new SvcError("E_BACKUP_DAMAGED", `backup file ${f.path} cannot be read: ${(err as Error).message}`, { field: "backup_id", cause: err });
+    }
+    if (got.bytes !== f.bytes || got.sha256 !== f.sha256) {
+      throw new SvcError("E_BACKUP_DAMAGED", `backup file ${f.path} does not match its manifest (${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}…; expected ${f.bytes} bytes, ${f.sha256.slice(0, 12)}…)`, { field: "backup_id" });
+    }
+  }
+  await fsyncDir(dest);
 }

@@ -3,7 +3,8 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { Collection, type MaintenanceErrorHandler } from "../engine/collection.js";
+import { restoreCopy } from "../engine/backup.js";
+import { Collection, type CopiedFile, type MaintenanceErrorHandler } from "../engine/collection.js";
 import { loadConfig, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
@@ -95,6 +96,8 @@ const DELETED = ".deleted-";
  */
 export class IndexService implements IndexCatalog {
   private readonly tenants = new Map<string, Map<string, Entry>>();
+  /** tenant/name of indexes whose delete has started (a backup of one is E_CONFLICT, not "not found"). */
+  private readonly deleting = new Set<string>();
   /** Tail of each tenant/name's lifecycle chain. */
   private readonly lifecycle = new Map<string, Promise<unknown>>();
   private closed = false;
@@ -182,14 +185,53 @@ export class IndexService implements IndexCatalog {
       const e = this.entry(tenant, name);
       if (e.record.deletionProtection === "enabled") throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, { field: "deletion_protection" });
       this.indexes(tenant).delete(name);
-      if (e.users > 0) await new Promise<void>((resolve) => (e.idle = resolve));
-      const c = await e.collection?.catch(() => null);
-      await c?.close();
+      this.deleting.add(`${tenant}/${name}`);
+      try {
+        if (e.users > 0) await new Promise<void>((resolve) => (e.idle = resolve));
+        const c = await e.collection?.catch(() => null);
+        await c?.close();
+        const root = this.tenantDir(tenant);
+        const trash = join(root, `${DELETED}${name}-${randomBytes(6).toString("hex")}`);
+        await rename(this.dir(tenant, name), trash);
+        await fsyncDir(root);
+        await rm(trash, { recursive: true, force: true });
+      } finally {
+        this.deleting.delete(`${tenant}/${name}`);
+      }
+    });
+  }
+
+  /** True while a delete of the index runs (its name is already gone from the listing). */
+  isDeleting(tenant: string, name: string): boolean {
+    return this.deleting.has(`${tenant}/${name}`);
+  }
+
+  /**
+   * Create index `input.name` from a collection copy (engine/backup.ts) under `from`: each listed file is copied
+   * and checked against its SHA-256 (E_BACKUP_DAMAGED: nothing is created), then the folder is renamed into place
+   * as a create does. The new index takes the copy's dimension and metric.
+   */
+  restore(tenant: string, input: CreateIndexInput, from: string, files: readonly CopiedFile[]): Promise<IndexRecord> {
+    const record = validateCreate(input);
+    return this.serial(tenant, record.name, async () => {
+      const indexes = this.indexes(tenant);
+      if (indexes.has(record.name)) throw new SvcError("E_CONFLICT", `index '${record.name}' already exists`, { field: "name" });
       const root = this.tenantDir(tenant);
-      const trash = join(root, `${DELETED}${name}-${randomBytes(6).toString("hex")}`);
-      await rename(this.dir(tenant, name), trash);
-      await fsyncDir(root);
-      await rm(trash, { recursive: true, force: true });
+      const dir = this.dir(tenant, record.name);
+      const tmp = join(root, `${CREATING}${record.name}-${randomBytes(6).toString("hex")}`);
+      try {
+        mkdirSync(tmp, { recursive: true });
+        await restoreCopy(from, files, tmp);
+        await writeDurable(join(tmp, "index.json"), Buffer.from(JSON.stringify(record, null, 2)));
+        await rm(dir, { recursive: true, force: true });
+        await rename(tmp, dir);
+        await fsyncDir(root);
+      } catch (err) {
+        await rm(tmp, { recursive: true, force: true });
+        throw err;
+      }
+      indexes.set(record.name, { record, collection: null, users: 0, idle: null });
+      return record;
     });
   }
 

@@ -4,6 +4,7 @@
  * the stdio process), so authentication, validation, metering and errors are REST's own. Adding a tool is one entry.
  */
 import { SvcError } from "../errors.js";
+import { backupTools } from "./backups.js";
 import { boardTools } from "./board.js";
 import { adminTools, helperTools, walletTools } from "./commons.js";
 import { directoryAdminTools, directoryTools } from "./directory.js";
@@ -15,7 +16,7 @@ import type { Tool } from "./tool.js";
 /** The catalog in groups, the unit a client serves a subset by (`svc mcp --tools records,indexes`, `/mcp?tools=...`). */
 export const GROUPS: Readonly<Record<string, readonly Tool[]>> = {
   records: recordTools,
-  indexes: indexTools,
+  indexes: [...indexTools, ...backupTools],
   kg: kgTools,
   causal: causalTools,
   hd: hdTools,
