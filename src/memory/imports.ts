@@ -120,7 +120,8 @@ export class ImportService {
     };
     const entry: Entry = { job, tenant, source, metered: input.metered, cancelled: false };
     this.tenantJobs(tenant).set(job.id, entry);
-    this.queue = this.queue.then(() => this.run(entry)).catch(() => {});
+    // A job that throws where no step expected it still ends, as Failed, with what it wrote.
+    this.queue = this.queue.then(() => this.run(entry)).catch((err: unknown) => this.finish(entry, "Failed", `internal error: ${(err as Error).message}; ${entry.job.recordsImported} records were written`));
     return { ...job };
   }
 
@@ -186,7 +187,7 @@ export class ImportService {
     const job = e.job;
     if (job.status !== "Pending") return; // cancelled while queued
     job.status = "InProgress";
-    const dimension = (await this.deps.indexes.describe(e.tenant, job.index).catch(() => null))?.dimension;
+    const dimension = (await Promise.resolve(e.tenant).then((t) => this.deps.indexes.describe(t, job.index)).catch(() => null))?.dimension;
     if (dimension === undefined) return this.finish(e, "Failed", `index '${job.index}' no longer exists; nothing was written`);
     // Pass 1: check every row; nothing is written yet.
     job.phase = "checking";
