@@ -7,6 +7,7 @@ import { checkServiceUrl } from "../service-url.js";
 import { say, type Command } from "./command.js";
 
 const OPTIONS = { url: { type: "string" }, key: { type: "string" }, out: { type: "string" }, schema: { type: "string" } } as const;
+const IMPORT_OPTIONS = { ...OPTIONS, index: { type: "string" }, namespace: { type: "string" }, "error-mode": { type: "string" } } as const;
 
 function target(values: Record<string, string | boolean | undefined>): { url: URL; key: string | undefined } {
   const raw = (values.url as string | undefined) ?? (process.env.SVC_URL || "http://127.0.0.1:8080");
@@ -128,9 +129,14 @@ export const importCommand: Command = {
   usage: `svc import <namespace> <file.svc> [--url http://127.0.0.1:8080] [--key KEY]
       Upload a .svc container into a records namespace of a running server:
       schema 1 replaces the namespace atomically, schema 2 merges by id.
-      --json: the server's answer as JSON ({namespace, imported, manifest}).`,
-  options: OPTIONS,
+      --json: the server's answer as JSON ({namespace, imported, manifest}).
+  svc import --index <name> <path-or-url> [--namespace NS] [--error-mode abort|continue] [--url ...] [--key KEY]
+      Bulk-import a Parquet or NDJSON file into a vector index (a path under the server's import root, or an
+      http(s) URL the server fetches) and follow it with a progress bar; bad rows are listed with their row number.
+      Exit 0 when the import completed, 1 when it failed (errorMode abort: nothing was written) or was cancelled.`,
+  options: IMPORT_OPTIONS,
   async run(values, args) {
+    if (values.index !== undefined) return (await import("./bulk-import.js")).runBulkImport(values, args);
     const [ns, path] = args;
     if (ns === undefined || path === undefined) throw new SvcError("E_BAD_REQUEST", "svc import needs a namespace and a file", { field: "file" });
     const { url, key } = target(values);
