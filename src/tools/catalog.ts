@@ -16,7 +16,8 @@ import type { Tool } from "./tool.js";
 /** The catalog in groups, the unit a client serves a subset by (`svc mcp --tools records,indexes`, `/mcp?tools=...`). */
 export const GROUPS: Readonly<Record<string, readonly Tool[]>> = {
   records: recordTools,
-  indexes: [...indexTools, ...backupTools],
+  indexes: indexTools,
+  backups: backupTools,
   kg: kgTools,
   causal: causalTools,
   hd: hdTools,
@@ -29,8 +30,11 @@ export const GROUPS: Readonly<Record<string, readonly Tool[]>> = {
 
 export const CATALOG: readonly Tool[] = Object.values(GROUPS).flat();
 
-/** What a session serves when it names no subset: every group but `admin` (whose tools need an admin key). */
-export const DEFAULT_GROUPS: readonly string[] = Object.keys(GROUPS).filter((g) => g !== "admin");
+/**
+ * What a session serves when it names no subset: every group but `admin` (whose tools need an admin key) and `backups`
+ * (index backups and bulk imports: operations work, asked for by name, kept out of every session's tools/list budget).
+ */
+export const DEFAULT_GROUPS: readonly string[] = Object.keys(GROUPS).filter((g) => g !== "admin" && g !== "backups");
 
 /** Names tools used to have, for the error a client calling one gets (names are [A-Za-z0-9_-] now, and aliases are gone). */
 export const RENAMED: Readonly<Record<string, string>> = {

@@ -8,6 +8,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { Pinecone } from "@pinecone-database/pinecone";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -142,6 +145,31 @@ describe("backups and bulk imports through the official client", () => {
     await pc.deleteBackup(backup.backupId);
     await expect(pc.describeBackup(backup.backupId)).rejects.toThrow();
     expect((await call(server.url, server.adminKey!, "GET", `/v1/backups/${backup.backupId}`)).status).toBe(404);
+  });
+
+  it("MCP: the backups group (named in ?tools=) backs up and restores; a bad id is a tool error naming the field", async () => {
+    const client = new Client({ name: "svc-e2e", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?tools=backups`), { requestInit: { headers: { "api-key": server.adminKey! } } }));
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name).sort();
+      expect(names).toEqual(["cancel_import", "create_backup", "create_index_from_backup", "delete_backup", "describe_backup", "describe_import", "list_backups", "list_imports", "start_import"]);
+      const created = (await client.callTool({ name: "create_backup", arguments: { name: "films" } })) as CallToolResult;
+      expect(created.isError).toBeFalsy();
+      const id = created.structuredContent!.backup_id as string;
+      const ready = await until("mcp backup", async () => (await client.callTool({ name: "describe_backup", arguments: { backup_id: id } })) as CallToolResult, (r) => r.structuredContent!.status !== "Initializing");
+      expect(ready.structuredContent).toMatchObject({ status: "Ready", source_index_name: "films" });
+      const listed = (await client.callTool({ name: "list_backups", arguments: { index: "films" } })) as CallToolResult;
+      expect((listed.structuredContent!.data as Array<{ backup_id: string }>).map((b) => b.backup_id)).toContain(id);
+      const restored = (await client.callTool({ name: "create_index_from_backup", arguments: { backup_id: id, name: "films-mcp" } })) as CallToolResult;
+      expect(restored.structuredContent).toMatchObject({ index_id: "films-mcp" });
+      expect((await pc.index("films-mcp").describeIndexStats()).totalRecordCount).toBe(ready.structuredContent!.record_count);
+      const bad = (await client.callTool({ name: "describe_import", arguments: { index: "films", id: "../x" } })) as CallToolResult;
+      expect(bad.isError).toBe(true);
+      expect(JSON.stringify(bad.content)).toMatch(/E_BAD_REQUEST/);
+      expect((await client.callTool({ name: "delete_backup", arguments: { backup_id: id } })).isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
   });
 
   it("a cancelled import stops and says what it wrote", async () => {
