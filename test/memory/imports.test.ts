@@ -205,17 +205,44 @@ describe("ImportService", () => {
 
   it("cancel stops the job and says what was written", async () => {
     await indexes.create("t", { name: "cx", dimension: DIM });
-    writeFileSync(join(importRoot, "big.ndjson"), Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ id: `c${i}`, values: vec(i) })).join("\n"));
+    const N = 100_000;
+    writeFileSync(join(importRoot, "big.ndjson"), Array.from({ length: N }, (_, i) => JSON.stringify({ id: `c${i}`, values: vec(i) })).join("\n"));
+    // Cancelled while queued: nothing written.
+    await imports.start("t", "cx", { uri: "big.ndjson", metered: false }).then((j) => imports.cancel("t", "cx", j.id));
+    // Cancelled while writing: it stops at a batch boundary and says how far it got.
     const job = await imports.start("t", "cx", { uri: "big.ndjson", metered: false });
+    for (let i = 0; i < 2000; i++) {
+      const d = imports.describe("t", "cx", job.id);
+      if ((d.phase === "writing" && d.recordsImported > 0) || d.finishedAt !== null) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
     imports.cancel("t", "cx", job.id);
     const j = await finished("t", "cx", job.id);
     expect(j.status).toBe("Cancelled");
+    expect(j.recordsImported).toBeGreaterThan(0);
+    expect(j.recordsImported).toBeLessThan(N);
+    expect(j.recordsImported % 500).toBe(0); // whole batches
     const stored = (await indexes.use("t", "cx", (ix) => ix.stats())).totalVectorCount;
     expect(stored).toBe(j.recordsImported);
-    expect(j.error).toMatch(/cancel/);
+    expect(j.error).toBe(`cancelled: ${j.recordsImported} records were written (rows 1..${j.recordsImported} of ${N})`);
+    expect(imports.list("t", "cx", { limit: 10 }).data.map((x) => x.status)).toEqual(["Cancelled", "Cancelled"]);
     expect(codeOf(() => imports.describe("t", "cx", "not-an-id"))).toBe("E_BAD_REQUEST");
     expect(codeOf(() => imports.describe("t", "cx", "00000000-0000-4000-8000-000000000000"))).toBe("E_NOT_FOUND");
     expect(codeOf(() => imports.describe("t", "pq", job.id))).toBe("E_NOT_FOUND"); // another index's job
+  });
+
+  it("an index deleted while it is written ends the job Failed, saying what was written", async () => {
+    await indexes.create("t", { name: "gone", dimension: DIM });
+    const job = await imports.start("t", "gone", { uri: "big.ndjson", metered: false });
+    for (let i = 0; i < 2000; i++) {
+      const d = imports.describe("t", "gone", job.id);
+      if ((d.phase === "writing" && d.recordsImported > 0) || d.finishedAt !== null) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await indexes.delete("t", "gone");
+    const j = await finished("t", "gone", job.id);
+    expect(j.status).toBe("Failed");
+    expect(j.error).toMatch(new RegExp(`^stopped: no index 'gone'; ${j.recordsImported} records were written \\(rows 1\\.\\.\\d+ of 100000\\)$`));
   });
 
   it("hostile NDJSON lines never break a job: continue writes exactly the rows it did not list as bad (fast-check)", async () => {
