@@ -14,7 +14,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { Pinecone } from "@pinecone-database/pinecone";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call } from "./client.js";
+import { call, newTenantKey } from "./client.js";
 import { MAIN, startServerProcess, type ServerProcess } from "./server-process.js";
 
 const run = promisify(execFile);
@@ -170,6 +170,28 @@ describe("backups and bulk imports through the official client", () => {
     } finally {
       await client.close();
     }
+  });
+
+  it("meters a tenant's imports and backups like its upserts: the request, then the vectors written", async () => {
+    const { key } = await newTenantKey(server);
+    const t = new Pinecone({ apiKey: key, controllerHostUrl: `${server.url}/v1`, maxRetries: 0 });
+    await t.createIndex({ name: "metered", dimension: DIM, spec: { serverless: { cloud: "aws", region: "us-east-1" } }, waitUntilReady: true });
+    writeFileSync(join(importRoot, "m.ndjson"), Array.from({ length: 250 }, (_, i) => JSON.stringify({ id: `m${i}`, values: vec(i) })).join("\n"));
+    const { id } = await t.index("metered").startImport({ uri: "m.ndjson" });
+    await until("metered import", () => t.index("metered").describeImport(id!), (j) => j.status === "Completed");
+    const backup = await t.createBackup({ indexName: "metered" });
+    await until("metered backup", () => t.describeBackup(backup.backupId), (b) => b.status === "Ready");
+    await t.createIndexFromBackup({ backupId: backup.backupId, name: "metered-copy" });
+    const wallet = await until("charges", () => call(server.url, key, "GET", "/v1/wallet"), (w) => (w.body.recent as Array<{ op: string }>).some((e) => e.op === "create_index_from_backup"));
+    const recent = wallet.body.recent as Array<{ op: string; written: number; costUsd: number }>;
+    const op = (name: string) => recent.find((e) => e.op === name);
+    expect(op("start_import")).toMatchObject({ written: 0 });
+    expect(op("import")).toMatchObject({ written: 250 });
+    expect(op("import")!.costUsd).toBeGreaterThan(op("start_import")!.costUsd);
+    expect(op("create_backup")).toBeDefined();
+    expect(op("create_index_from_backup")).toMatchObject({ written: 250 });
+    // The tenant sees its own backups only.
+    expect((await t.listBackups({})).data!.map((b) => b.backupId)).toEqual([backup.backupId]);
   });
 
   it("a cancelled import stops and says what it wrote", async () => {
