@@ -45,6 +45,18 @@ export interface BackupRecord {
   files?: CopiedFile[];
 }
 
+/** A restore (create-index from a backup); svc restores before answering, so every job it lists is Completed. */
+export interface RestoreJob {
+  restoreJobId: string;
+  backupId: string;
+  targetIndexName: string;
+  createdAt: number;
+  completedAt: number;
+}
+
+/** Restore jobs kept per tenant (in memory; the oldest dropped first). */
+const KEEP_RESTORES = 100;
+
 export interface BackupPage {
   data: BackupRecord[];
   /** The last id of this page when more follow. */
@@ -60,6 +72,8 @@ export class BackupService {
   /** Backups still copying or failed (in memory only: a Failed one is gone after a restart), by tenant then id. */
   private readonly pending = new Map<string, Map<string, BackupRecord>>();
   private readonly running = new Set<Promise<unknown>>();
+  /** Restores done since the server started, by tenant, oldest first. */
+  private readonly restores = new Map<string, RestoreJob[]>();
 
   constructor(
     private readonly indexes: IndexService,
@@ -86,6 +100,7 @@ export class BackupService {
 
   /** The tenant's backups, newest first, optionally of one source index; pages of `limit` after the id `after`. */
   list(tenant: string, opts: { indexName?: string; limit: number; after?: string }): BackupPage {
+    if (opts.after !== undefined) checkId(opts.after, "paginationToken");
     const all = [...this.stored(tenant), ...this.pendingOf(tenant).values()]
       .filter((b) => opts.indexName === undefined || b.index.name === opts.indexName)
       .sort((a, b) => b.createdAt - a.createdAt || a.backupId.localeCompare(b.backupId));
@@ -116,7 +131,8 @@ export class BackupService {
   }
 
   /** Create index `input.name` from a Ready backup (dimension and metric are the backup's). */
-  async restore(tenant: string, id: string, input: { name: unknown; tags?: unknown; deletionProtection?: unknown }): Promise<{ backup: BackupRecord; index: IndexRecord }> {
+  async restore(tenant: string, id: string, input: { name: unknown; tags?: unknown; deletionProtection?: unknown }): Promise<{ backup: BackupRecord; index: IndexRecord; job: RestoreJob }> {
+    const createdAt = Date.now();
     const backup = this.describe(tenant, id);
     if (backup.status !== "Ready") throw new SvcError("E_CONFLICT", `backup '${id}' is ${backup.status}, not Ready`, { field: "backup_id" });
     const index = await this.indexes.restore(
@@ -125,7 +141,27 @@ export class BackupService {
       join(this.root(tenant), id, "data"),
       backup.files ?? [],
     );
-    return { backup, index };
+    const job: RestoreJob = { restoreJobId: randomUUID(), backupId: id, targetIndexName: index.name, createdAt, completedAt: Date.now() };
+    const jobs = this.restores.get(tenant) ?? [];
+    jobs.push(job);
+    this.restores.set(tenant, jobs.slice(-KEEP_RESTORES));
+    return { backup, index, job };
+  }
+
+  /** The tenant's restore jobs, newest first, in pages of `limit` after the id `after`. */
+  restoreJobs(tenant: string, opts: { limit: number; after?: string }): { data: RestoreJob[]; next?: string } {
+    if (opts.after !== undefined) checkId(opts.after, "paginationToken");
+    const all = [...(this.restores.get(tenant) ?? [])].reverse();
+    const start = opts.after === undefined ? 0 : all.findIndex((j) => j.restoreJobId === opts.after) + 1;
+    const data = all.slice(start, start + opts.limit);
+    return start + opts.limit < all.length && data.length > 0 ? { data, next: data.at(-1)!.restoreJobId } : { data };
+  }
+
+  restoreJob(tenant: string, id: string): RestoreJob {
+    checkId(id, "job_id");
+    const job = this.restores.get(tenant)?.find((j) => j.restoreJobId === id);
+    if (job === undefined) throw new SvcError("E_NOT_FOUND", `no restore job '${id}' (restore jobs are kept in memory since the server started)`, { field: "job_id" });
+    return job;
   }
 
   /** Wait for the copies in flight (before the indexes close). */
@@ -191,8 +227,8 @@ export class BackupService {
 }
 
 /** E_BAD_REQUEST unless `id` has the form of a backup id. */
-export function checkId(id: string): void {
-  if (!BACKUP_ID_RE.test(id)) throw new SvcError("E_BAD_REQUEST", "backup_id must be a backup id (a lowercase UUID, as create_backup answers)", { field: "backup_id" });
+export function checkId(id: string, field = "backup_id"): void {
+  if (!BACKUP_ID_RE.test(id)) throw new SvcError("E_BAD_REQUEST", `${field} must be an id this server issued (a lowercase UUID)`, { field });
 }
 
 function readManifest(path: string): BackupRecord {

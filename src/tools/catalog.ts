@@ -77,6 +77,8 @@ export const NOT_TOOLS: Readonly<Record<string, string>> = {
   metrics: "Prometheus scrape",
   openapi: "describes the REST API itself",
   upsert_namespace: "same operation as upsert",
+  list_restore_jobs: "a restore completes before create_index_from_backup answers; the jobs are for the official client",
+  describe_restore_job: "a restore completes before create_index_from_backup answers; the jobs are for the official client",
   describe_index_stats_get: "same operation as describe_index_stats",
   admin_create_key: "answers a secret key: issue keys on the dashboard or with `svc keys`, not to a model",
   dashboard: "the dashboard web page",

@@ -131,6 +131,9 @@ describe("backups and bulk imports through the official client", () => {
     await pc.index("films").upsert({ records: [{ id: "after-backup", values: vec(9999) }] });
     const restored = await pc.createIndexFromBackup({ backupId: backup.backupId, name: "films-restored" });
     expect(restored.indexId).toBe("films-restored");
+    const job = await pc.describeRestoreJob(restored.restoreJobId);
+    expect(job).toMatchObject({ restoreJobId: restored.restoreJobId, backupId: backup.backupId, targetIndexName: "films-restored", status: "Completed", percentComplete: 100 });
+    expect((await pc.listRestoreJobs({})).data.map((j) => j.restoreJobId)).toEqual([restored.restoreJobId]);
     const desc = await pc.describeIndex("films-restored");
     expect(desc).toMatchObject({ dimension: DIM, metric: "dotproduct" });
     const ix = pc.index("films-restored");

@@ -1,6 +1,6 @@
 /** @module routes/backups — Pinecone's backup API over /v1: back up an index, list/describe/delete backups, create an index from one (one node; cluster mode answers 501). */
 import { SvcError } from "../../errors.js";
-import type { BackupRecord, BackupService } from "../../memory/backups.js";
+import type { BackupRecord, BackupService, RestoreJob } from "../../memory/backups.js";
 import type { RequestContext, Route, Schema } from "../route.js";
 
 const PAGE = 10;
@@ -26,6 +26,20 @@ const backupModel: Schema = {
     size_bytes: { type: "integer", description: "bytes of the copy's files" },
     tags: { type: ["object", "null"], additionalProperties: { type: "string" } },
     created_at: { type: "string", format: "date-time" },
+  },
+};
+const restoreJobModel: Schema = {
+  type: "object",
+  required: ["restore_job_id", "backup_id", "target_index_name", "status", "created_at"],
+  properties: {
+    restore_job_id: { type: "string" },
+    backup_id: { type: "string" },
+    target_index_name: { type: "string" },
+    target_index_id: { type: "string", description: "svc: the new index's name" },
+    status: { type: "string", enum: ["Completed"] },
+    created_at: { type: "string", format: "date-time" },
+    completed_at: { type: "string", format: "date-time" },
+    percent_complete: { type: "number" },
   },
 };
 const backupList: Schema = { type: "object", properties: { data: { type: "array", items: backupModel }, pagination: { type: "object", properties: { next: { type: "string" } } } } };
@@ -99,12 +113,42 @@ export function backupRoutes(backups: BackupService | null): Route[] {
       response: { status: 202, schema: { type: "object", properties: { restore_job_id: { type: "string" }, index_id: { type: "string" } } }, description: "The index exists and serves the backup's vectors when this answers" },
       async handle(ctx) {
         const b = object(ctx.body);
-        const { backup, index } = await svc().restore(tenant(ctx), ctx.params.backup_id!, { name: b.name, tags: b.tags, deletionProtection: b.deletion_protection });
+        const { backup, index, job } = await svc().restore(tenant(ctx), ctx.params.backup_id!, { name: b.name, tags: b.tags, deletionProtection: b.deletion_protection });
         ctx.usage.written = backup.recordCount ?? 0;
-        return { status: 202, body: { restore_job_id: backup.backupId, index_id: index.name } };
+        return { status: 202, body: { restore_job_id: job.restoreJobId, index_id: index.name } };
       },
     },
+    {
+      method: "get", path: "/v1/restore-jobs", operationId: "list_restore_jobs", summary: "List the tenant's restores since the server started, newest first (each Completed: a restore ends before create-index answers)", tags: ["backups"], auth: "tenant",
+      queryParams: pageParams, response: { status: 200, schema: { type: "object", properties: { data: { type: "array", items: restoreJobModel }, pagination: { type: "object", properties: { next: { type: "string" } } } } }, description: "A page of restore jobs" },
+      handle(ctx) {
+        const raw = ctx.query.get("limit");
+        const limit = raw === null ? PAGE : Number(raw);
+        if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${MAX_PAGE}]`, { field: "limit" });
+        const token = ctx.query.get("paginationToken");
+        const p = svc().restoreJobs(tenant(ctx), { limit, after: token === null || token === "" ? undefined : token });
+        return { body: { data: p.data.map(restoreModel), ...(p.next === undefined ? {} : { pagination: { next: p.next } }) } };
+      },
+    },
+    {
+      method: "get", path: "/v1/restore-jobs/{job_id}", operationId: "describe_restore_job", summary: "Describe a restore job", tags: ["backups"], auth: "tenant",
+      response: { status: 200, schema: restoreJobModel, description: "The restore job" },
+      handle: (ctx) => ({ body: restoreModel(svc().restoreJob(tenant(ctx), ctx.params.job_id!)) }),
+    },
   ];
+}
+
+function restoreModel(j: RestoreJob): Record<string, unknown> {
+  return {
+    restore_job_id: j.restoreJobId,
+    backup_id: j.backupId,
+    target_index_name: j.targetIndexName,
+    target_index_id: j.targetIndexName,
+    status: "Completed",
+    created_at: new Date(j.createdAt).toISOString(),
+    completed_at: new Date(j.completedAt).toISOString(),
+    percent_complete: 100,
+  };
 }
 
 /** Pinecone's BackupModel, snake_case. */
