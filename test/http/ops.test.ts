@@ -1,7 +1,7 @@
 // Long (~500 lines) because it is one server fixture shared by every ops route (health, ready, metrics, OpenAPI, wallet, usage); splitting would start that server per file.
 import { spawnSync } from "node:child_process";
 import http from "node:http";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
@@ -71,7 +71,10 @@ describe("ops endpoints (in-process server)", () => {
     await new Promise<void>((resolve) => askSite.listen(0, "127.0.0.1", resolve));
     const askPort = (askSite.address() as { port: number }).port;
     askSiteUrl = `http://127.0.0.1:${askPort}`;
-    await writeFile(join(dir, "config.json"), JSON.stringify({ commons: { outbound: { allow: [`127.0.0.1:${askPort}`], http: true } } }));
+    // bulk imports read files under imports.root: one NDJSON row for the index "real" (dimension 2)
+    await mkdir(join(dir, "import-root"));
+    await writeFile(join(dir, "import-root", "ops.ndjson"), `${JSON.stringify({ id: "imported", values: [2, 3] })}\n`);
+    await writeFile(join(dir, "config.json"), JSON.stringify({ commons: { outbound: { allow: [`127.0.0.1:${askPort}`], http: true } }, imports: { root: join(dir, "import-root") } }));
     server = await startServer({ dataDir: dir, port: 0 });
     admin = (await server.keys.create({ tenant: "ops", admin: true })).key;
   });
@@ -267,7 +270,11 @@ describe("ops endpoints (in-process server)", () => {
       "POST /v1/admin/tenants/{tenant}/credit": { usd: 1 },
       "POST /v1/hd/roles/bind": { pairs: { agent: "alice" } },
       "POST /v1/hd/roles/read": { vector: Buffer.alloc(1024).toString("base64"), roles: ["agent"], candidates: ["alice"] },
+      "POST /v1/indexes/{name}/bulk/imports": { uri: "ops.ndjson", namespace: "n1" },
+      "POST /v1/backups/{backup_id}/create-index": { name: "real-restored" },
     };
+    /** Ids the server hands out along the way: a backup (Ready before its routes run), its restore job, an import. */
+    let importId = "";
     /** The import route takes multipart/form-data: upload the namespace's own export. */
     const importOwnExport = async (path: string): Promise<Reply> => {
       const exported = await fetch(`${server.url}/v1/records/r1/export`, { headers: { "api-key": admin } });
@@ -306,9 +313,15 @@ describe("ops endpoints (in-process server)", () => {
     const ordered = server.routes.filter((x) => x.method !== "delete").concat(server.routes.filter((x) => x.method === "delete" && x.path.includes("namespace")), server.routes.filter((x) => x.method === "delete" && !x.path.includes("namespace")));
     for (const route of ordered) {
       const label = `${route.method.toUpperCase()} ${route.path}`;
-      const concrete = route.path.replace(/\{(\w+)\}/g, (_, n: string) => (route.path.startsWith("/v1/commons/") ? rung : route.path.includes("businesses/{id}") ? business : fill[n]!)) + (query[label] ?? "");
+      const concrete = route.path.replace(/\{(\w+)\}/g, (_, n: string) => (route.path.startsWith("/v1/commons/") ? rung : route.path.includes("businesses/{id}") ? business : route.path.includes("bulk/imports/{id}") && n === "id" ? importId : fill[n]!)) + (query[label] ?? "");
       const r = label === "POST /v1/hd/kg/{name}/import" ? await importOwnHdkg(concrete) : label === "POST /v1/records/{ns}/import" ? await importOwnExport(concrete) : label === "POST /v1/hd/causal/{name}/import" ? await importOwnHdscm(concrete) : await call(server.url, route.method.toUpperCase(), concrete, { key: admin, body: bodies[label] ?? (route.method === "post" || route.method === "patch" ? {} : undefined) });
       expect(r.status, `${label} -> ${JSON.stringify(r.body)}`).toBe(route.response.status);
+      if (label === "POST /v1/indexes/{name}/backups") {
+        fill.backup_id = r.body.backup_id as string;
+        await until("the backup to be Ready", () => call(server.url, "GET", `/v1/backups/${fill.backup_id}`, { key: admin }), (x) => x.body.status === "Ready");
+      }
+      if (label === "POST /v1/backups/{backup_id}/create-index") fill.job_id = r.body.restore_job_id as string;
+      if (label === "POST /v1/indexes/{name}/bulk/imports") importId = r.body.id as string;
     }
   });
 });
