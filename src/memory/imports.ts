@@ -25,6 +25,8 @@ export const IMPORT_ID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 export const MAX_BAD_ROWS = 100;
 /** Finished jobs kept per tenant (oldest dropped first). */
 const KEEP_FINISHED = 100;
+/** Jobs waiting or running, server-wide: each may hold a fetched file in memory until it ends. */
+export const MAX_QUEUED = 8;
 
 export interface ImportConfig {
   /** Local files are imported only from under this directory (symlinks resolved); null: no local imports. */
@@ -88,7 +90,8 @@ export const IMPORT_METER = "import";
 interface Entry {
   job: ImportJob;
   tenant: string;
-  source: RowSource;
+  /** Dropped when the job ends (a URL import's bytes are held by it). */
+  source: RowSource | null;
   metered: boolean;
   cancelled: boolean;
 }
@@ -113,6 +116,7 @@ export class ImportService {
     if (typeof input.uri !== "string" || input.uri.length === 0 || input.uri.length > 2000) throw new SvcError("E_BAD_REQUEST", "uri must be a path under the import root or an http(s) URL (at most 2000 characters)", { field: "uri" });
     const uri = input.uri;
     await this.deps.indexes.describe(tenant, index);
+    if (this.queued() >= MAX_QUEUED) throw new SvcError("E_CONFLICT", `${MAX_QUEUED} imports are already waiting or running on this server; start this one when one of them has ended`, { field: "uri" });
     const source = await openSource(await this.bytesOf(uri));
     const job: ImportJob = {
       id: randomUUID(), index, uri, namespace, errorMode, format: source.format, status: "Pending", phase: null, createdAt: Date.now(), finishedAt: null,
@@ -173,7 +177,14 @@ export class ImportService {
     return resolveImportPath(this.deps.config.root, uri);
   }
 
+  private queued(): number {
+    let n = 0;
+    for (const m of this.jobs.values()) for (const e of m.values()) if (e.job.finishedAt === null) n++;
+    return n;
+  }
+
   private finish(e: Entry, status: ImportStatus, error: string | null): void {
+    e.source = null;
     e.job.status = status;
     e.job.phase = null;
     e.job.error = error;
@@ -185,7 +196,8 @@ export class ImportService {
 
   private async run(e: Entry): Promise<void> {
     const job = e.job;
-    if (job.status !== "Pending") return; // cancelled while queued
+    const source = e.source;
+    if (job.status !== "Pending" || source === null) return; // cancelled while queued
     job.status = "InProgress";
     const dimension = (await Promise.resolve(e.tenant).then((t) => this.deps.indexes.describe(t, job.index)).catch(() => null))?.dimension;
     if (dimension === undefined) return this.finish(e, "Failed", `index '${job.index}' no longer exists; nothing was written`);
@@ -194,7 +206,7 @@ export class ImportService {
     let rows = 0;
     let good = 0;
     try {
-      for await (const batch of e.source.batches(dimension)) {
+      for await (const batch of source.batches(dimension)) {
         if (e.cancelled) return this.finish(e, "Cancelled", "cancelled while checking rows; nothing was written");
         for (const r of batch) {
           rows++;
@@ -226,7 +238,7 @@ export class ImportService {
     let lastRow = 0;
     let stopped: string | null = null;
     try {
-      for await (const batch of e.source.batches(dimension)) {
+      for await (const batch of source.batches(dimension)) {
         if (e.cancelled) {
           stopped = "cancelled";
           break;

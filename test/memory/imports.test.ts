@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SvcError } from "../../src/errors.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { openSource } from "../../src/memory/import-source.js";
-import { ImportService, resolveImportPath, type ImportJob } from "../../src/memory/imports.js";
+import { ImportService, MAX_QUEUED, resolveImportPath, type ImportJob } from "../../src/memory/imports.js";
 import { IndexService } from "../../src/memory/indexes.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
 
@@ -229,6 +229,17 @@ describe("ImportService", () => {
     expect(codeOf(() => imports.describe("t", "cx", "not-an-id"))).toBe("E_BAD_REQUEST");
     expect(codeOf(() => imports.describe("t", "cx", "00000000-0000-4000-8000-000000000000"))).toBe("E_NOT_FOUND");
     expect(codeOf(() => imports.describe("t", "pq", job.id))).toBe("E_NOT_FOUND"); // another index's job
+  });
+
+  it("at most MAX_QUEUED jobs wait or run at once (each may hold a fetched file); the next start is 409", async () => {
+    await indexes.create("t", { name: "q", dimension: DIM });
+    const started = [];
+    for (let i = 0; i < MAX_QUEUED; i++) started.push(await imports.start("t", "q", { uri: "big.ndjson", metered: false }));
+    await expect(imports.start("t", "q", { uri: "big.ndjson", metered: false })).rejects.toMatchObject({ code: "E_CONFLICT" });
+    for (const j of started) imports.cancel("t", "q", j.id);
+    for (const j of started) expect((await finished("t", "q", j.id)).status).toBe("Cancelled");
+    const again = await imports.start("t", "q", { uri: "ok.ndjson", metered: false });
+    expect((await finished("t", "q", again.id)).status).toBe("Completed");
   });
 
   it("an index deleted while it is written ends the job Failed, saying what was written", async () => {
