@@ -21,7 +21,15 @@ interface ImportState {
 async function api(base: URL, key: string | undefined, method: string, path: string, body?: unknown): Promise<unknown> {
   let res: Response;
   try {
-    res = await fetch(new URL(path, base), { method, headers: { accept: "application/json", ...(key ? { "api-key": key } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(new URL(path, base), {
+      method,
+      headers: {
+        accept: "application/json",
+        ...(key ? { "api-key": key } : {}),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch (err) {
     throw new SvcError("E_IO", `cannot reach ${base.origin}: ${(err as Error).message}`);
   }
@@ -34,7 +42,11 @@ async function api(base: URL, key: string | undefined, method: string, path: str
   }
   if (!res.ok) {
     const e = (parsed as { error?: { code?: string; message?: string; field?: string } }).error ?? {};
-    throw new SvcError(res.status === 401 ? "E_AUTH" : res.status === 404 ? "E_NOT_FOUND" : res.status >= 500 ? "E_IO" : "E_BAD_REQUEST", `server answered ${res.status} ${e.code ?? ""}: ${e.message ?? text.slice(0, 200)}`, { field: e.field });
+    throw new SvcError(
+      res.status === 401 ? "E_AUTH" : res.status === 404 ? "E_NOT_FOUND" : res.status >= 500 ? "E_IO" : "E_BAD_REQUEST",
+      `server answered ${res.status} ${e.code ?? ""}: ${e.message ?? text.slice(0, 200)}`,
+      { field: e.field },
+    );
   }
   return parsed;
 }
@@ -46,14 +58,22 @@ async function api(base: URL, key: string | undefined, method: string, path: str
 export async function runBulkImport(values: Record<string, string | boolean | undefined>, args: string[]): Promise<number> {
   const index = values.index as string;
   const [uri] = args;
-  if (uri === undefined) throw new SvcError("E_BAD_REQUEST", "svc import --index <name> needs a file path (under the server's import root) or an http(s) URL", { field: "uri" });
+  if (uri === undefined)
+    throw new SvcError("E_BAD_REQUEST", "svc import --index <name> needs a file path (under the server's import root) or an http(s) URL", {
+      field: "uri",
+    });
   const raw = (values.url as string | undefined) ?? (process.env.SVC_URL || "http://127.0.0.1:8080");
   const base = checkServiceUrl(raw, { field: values.url !== undefined ? "url" : "SVC_URL" });
   const key = (values.key as string | undefined) ?? process.env.SVC_API_KEY;
   const mode = values["error-mode"] as string | undefined;
-  if (mode !== undefined && mode !== "abort" && mode !== "continue") throw new SvcError("E_BAD_REQUEST", "--error-mode must be abort or continue", { field: "error-mode" });
+  if (mode !== undefined && mode !== "abort" && mode !== "continue")
+    throw new SvcError("E_BAD_REQUEST", "--error-mode must be abort or continue", { field: "error-mode" });
   const path = `/v1/indexes/${encodeURIComponent(index)}/bulk/imports`;
-  const { id } = (await api(base, key, "POST", path, { uri, namespace: values.namespace, ...(mode === undefined ? {} : { errorMode: { onError: mode } }) })) as { id: string };
+  const { id } = (await api(base, key, "POST", path, {
+    uri,
+    namespace: values.namespace,
+    ...(mode === undefined ? {} : { errorMode: { onError: mode } }),
+  })) as { id: string };
   const show = process.stderr.isTTY || process.env.SVC_PROGRESS === "1";
   let job: ImportState;
   for (;;) {
@@ -61,7 +81,9 @@ export async function runBulkImport(values: Record<string, string | boolean | un
     if (show) {
       const pct = Math.max(0, Math.min(100, job.percentComplete));
       const bar = "#".repeat(Math.round(pct * 0.3)).padEnd(30, ".");
-      process.stderr.write(`\rimport ${index} [${bar}] ${pct.toFixed(0)}% ${job.recordsImported} records${job.phase === "checking" ? " (checking rows)" : ""}${job.badRowCount > 0 ? `, ${job.badRowCount} bad rows` : ""}   `);
+      process.stderr.write(
+        `\rimport ${index} [${bar}] ${pct.toFixed(0)}% ${job.recordsImported} records${job.phase === "checking" ? " (checking rows)" : ""}${job.badRowCount > 0 ? `, ${job.badRowCount} bad rows` : ""}   `,
+      );
     }
     if (job.status !== "Pending" && job.status !== "InProgress") break;
     await new Promise((r) => setTimeout(r, POLL_MS));

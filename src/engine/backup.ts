@@ -56,7 +56,8 @@ async function copyCounted(src: string, dest: string, limit: number | undefined)
       await output.write(buf, 0, bytesRead, pos);
       pos += bytesRead;
     }
-    if (limit !== undefined && pos < limit) throw new SvcError("E_IO", `${src} holds ${pos} bytes, the checkpoint names ${limit}`, { details: { file: src } });
+    if (limit !== undefined && pos < limit)
+      throw new SvcError("E_IO", `${src} holds ${pos} bytes, the checkpoint names ${limit}`, { details: { file: src } });
     await output.datasync();
   } finally {
     await input.close();
@@ -70,7 +71,12 @@ async function copyCounted(src: string, dest: string, limit: number | undefined)
  * partitions' files cut to their checkpoint lengths, and a checkpoint.json whose replay starts at an empty log.
  * Run inside `checkpointThen` (the files must not be dropped meanwhile).
  */
-export async function copyCheckpoint(dir: string, cp: Checkpoint, parts: Map<string, PartitionAtCheckpoint>, dest: string): Promise<CollectionCopy> {
+export async function copyCheckpoint(
+  dir: string,
+  cp: Checkpoint,
+  parts: Map<string, PartitionAtCheckpoint>,
+  dest: string,
+): Promise<CollectionCopy> {
   mkdirSync(join(dest, "parts"), { recursive: true });
   const files: CopiedFile[] = [];
   const copy = async (rel: string, limit?: number) => {
@@ -93,7 +99,13 @@ export async function copyCheckpoint(dir: string, cp: Checkpoint, parts: Map<str
   files.push({ path: "checkpoint.json", bytes: body.length, sha256: createHash("sha256").update(body).digest("hex") });
   await fsyncDir(join(dest, "parts"));
   await fsyncDir(dest);
-  return { position: cp.wal, files, bytes: files.reduce((n, f) => n + f.bytes, 0), records, namespaces: cp.partitions.filter((p) => (parts.get(p.dir)?.live ?? 0) > 0).length };
+  return {
+    position: cp.wal,
+    files,
+    bytes: files.reduce((n, f) => n + f.bytes, 0),
+    records,
+    namespaces: cp.partitions.filter((p) => (parts.get(p.dir)?.live ?? 0) > 0).length,
+  };
 }
 
 /** Hash every listed file under `root` and compare with its length and SHA-256; throws E_BACKUP_DAMAGED naming the first that differs. */
@@ -117,10 +129,17 @@ export async function verifyCopy(root: string, files: readonly CopiedFile[]): Pr
       }
       got = { bytes, sha256: hash.digest("hex") };
     } catch (err) {
-      throw new SvcError("E_BACKUP_DAMAGED", `backup file ${f.path} cannot be read: ${(err as Error).message}`, { field: "backup_id", cause: err });
+      throw new SvcError("E_BACKUP_DAMAGED", `backup file ${f.path} cannot be read: ${(err as Error).message}`, {
+        field: "backup_id",
+        cause: err,
+      });
     }
     if (got.bytes !== f.bytes || got.sha256 !== f.sha256) {
-      throw new SvcError("E_BACKUP_DAMAGED", `backup file ${f.path} does not match its manifest (${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}…; expected ${f.bytes} bytes, ${f.sha256.slice(0, 12)}…)`, { field: "backup_id" });
+      throw new SvcError(
+        "E_BACKUP_DAMAGED",
+        `backup file ${f.path} does not match its manifest (${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}…; expected ${f.bytes} bytes, ${f.sha256.slice(0, 12)}…)`,
+        { field: "backup_id" },
+      );
     }
   }
 }
@@ -128,16 +147,24 @@ export async function verifyCopy(root: string, files: readonly CopiedFile[]): Pr
 /** Copy every listed file from `from` into `dest`, checking each against its length and SHA-256 (E_BACKUP_DAMAGED names the first that differs). */
 export async function restoreCopy(from: string, files: readonly CopiedFile[], dest: string): Promise<void> {
   for (const f of files) {
-    if (f.path.split(/[\\/]/).includes("..") || isAbsolute(f.path)) throw new SvcError("E_BACKUP_DAMAGED", `backup manifest names a file outside the backup: ${f.path}`, { field: "backup_id" });
+    if (f.path.split(/[\\/]/).includes("..") || isAbsolute(f.path))
+      throw new SvcError("E_BACKUP_DAMAGED", `backup manifest names a file outside the backup: ${f.path}`, { field: "backup_id" });
     mkdirSync(dirname(join(dest, f.path)), { recursive: true });
     let got: { bytes: number; sha256: string };
     try {
       got = await copyCounted(join(from, f.path), join(dest, f.path), undefined);
     } catch (err) {
-      throw new SvcError("E_BACKUP_DAMAGED", `backup file ${f.path} cannot be read: ${(err as Error).message}`, { field: "backup_id", cause: err });
+      throw new SvcError("E_BACKUP_DAMAGED", `backup file ${f.path} cannot be read: ${(err as Error).message}`, {
+        field: "backup_id",
+        cause: err,
+      });
     }
     if (got.bytes !== f.bytes || got.sha256 !== f.sha256) {
-      throw new SvcError("E_BACKUP_DAMAGED", `backup file ${f.path} does not match its manifest (${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}…; expected ${f.bytes} bytes, ${f.sha256.slice(0, 12)}…)`, { field: "backup_id" });
+      throw new SvcError(
+        "E_BACKUP_DAMAGED",
+        `backup file ${f.path} does not match its manifest (${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}…; expected ${f.bytes} bytes, ${f.sha256.slice(0, 12)}…)`,
+        { field: "backup_id" },
+      );
     }
   }
   await fsyncDir(dest);

@@ -84,14 +84,24 @@ export class BackupService {
   create(tenant: string, indexName: string, input: { name?: unknown; description?: unknown }): BackupRecord {
     const text = (v: unknown, field: string): string | null => {
       if (v === undefined || v === null) return null;
-      if (typeof v !== "string" || v.length > MAX_TEXT) throw new SvcError("E_BAD_REQUEST", `${field} must be a string of at most ${MAX_TEXT} characters`, { field });
+      if (typeof v !== "string" || v.length > MAX_TEXT)
+        throw new SvcError("E_BAD_REQUEST", `${field} must be a string of at most ${MAX_TEXT} characters`, { field });
       return v;
     };
     const name = text(input.name, "name");
     const description = text(input.description, "description");
-    if (this.indexes.isDeleting(tenant, indexName)) throw new SvcError("E_CONFLICT", `index '${indexName}' is being deleted; it cannot be backed up`, { field: "index_name" });
+    if (this.indexes.isDeleting(tenant, indexName))
+      throw new SvcError("E_CONFLICT", `index '${indexName}' is being deleted; it cannot be backed up`, { field: "index_name" });
     const index = this.indexes.describe(tenant, indexName);
-    const record: BackupRecord = { version: MANIFEST_VERSION, backupId: randomUUID(), name, description, status: "Initializing", index, createdAt: Date.now() };
+    const record: BackupRecord = {
+      version: MANIFEST_VERSION,
+      backupId: randomUUID(),
+      name,
+      description,
+      status: "Initializing",
+      index,
+      createdAt: Date.now(),
+    };
     this.pendingOf(tenant).set(record.backupId, record);
     const run = this.copy(tenant, record).finally(() => this.running.delete(run));
     this.running.add(run);
@@ -121,7 +131,8 @@ export class BackupService {
   /** Delete a backup (a running one: E_CONFLICT, wait for it to end). */
   async delete(tenant: string, id: string): Promise<void> {
     const b = this.describe(tenant, id);
-    if (b.status === "Initializing") throw new SvcError("E_CONFLICT", `backup '${id}' is still being taken; delete it once it is Ready or Failed`, { field: "backup_id" });
+    if (b.status === "Initializing")
+      throw new SvcError("E_CONFLICT", `backup '${id}' is still being taken; delete it once it is Ready or Failed`, { field: "backup_id" });
     if (this.pendingOf(tenant).delete(id)) return; // a Failed one: nothing on disk
     const root = this.root(tenant);
     const trash = join(root, `${DELETED}${id}-${randomBytes(4).toString("hex")}`);
@@ -131,13 +142,25 @@ export class BackupService {
   }
 
   /** Create index `input.name` from a Ready backup (dimension and metric are the backup's). */
-  async restore(tenant: string, id: string, input: { name: unknown; tags?: unknown; deletionProtection?: unknown }): Promise<{ backup: BackupRecord; index: IndexRecord; job: RestoreJob }> {
+  async restore(
+    tenant: string,
+    id: string,
+    input: { name: unknown; tags?: unknown; deletionProtection?: unknown },
+  ): Promise<{ backup: BackupRecord; index: IndexRecord; job: RestoreJob }> {
     const createdAt = Date.now();
     const backup = this.describe(tenant, id);
-    if (backup.status !== "Ready") throw new SvcError("E_CONFLICT", `backup '${id}' is ${backup.status}, not Ready`, { field: "backup_id" });
+    if (backup.status !== "Ready")
+      throw new SvcError("E_CONFLICT", `backup '${id}' is ${backup.status}, not Ready`, { field: "backup_id" });
     const index = await this.indexes.restore(
       tenant,
-      { name: input.name, dimension: backup.index.dimension, metric: backup.index.metric, spec: backup.index.spec, tags: input.tags ?? backup.index.tags ?? undefined, deletionProtection: input.deletionProtection },
+      {
+        name: input.name,
+        dimension: backup.index.dimension,
+        metric: backup.index.metric,
+        spec: backup.index.spec,
+        tags: input.tags ?? backup.index.tags ?? undefined,
+        deletionProtection: input.deletionProtection,
+      },
       join(this.root(tenant), id, "data"),
       backup.files ?? [],
     );
@@ -160,7 +183,10 @@ export class BackupService {
   restoreJob(tenant: string, id: string): RestoreJob {
     checkId(id, "job_id");
     const job = this.restores.get(tenant)?.find((j) => j.restoreJobId === id);
-    if (job === undefined) throw new SvcError("E_NOT_FOUND", `no restore job '${id}' (restore jobs are kept in memory since the server started)`, { field: "job_id" });
+    if (job === undefined)
+      throw new SvcError("E_NOT_FOUND", `no restore job '${id}' (restore jobs are kept in memory since the server started)`, {
+        field: "job_id",
+      });
     return job;
   }
 
@@ -190,7 +216,10 @@ export class BackupService {
       this.pendingOf(tenant).delete(record.backupId);
     } catch (err) {
       await rm(tmp, { recursive: true, force: true }).catch(() => {});
-      const why = err instanceof SvcError && err.code === "E_NOT_FOUND" ? `index '${record.index.name}' was deleted before the copy began` : (err as Error).message;
+      const why =
+        err instanceof SvcError && err.code === "E_NOT_FOUND"
+          ? `index '${record.index.name}' was deleted before the copy began`
+          : (err as Error).message;
       this.pendingOf(tenant).set(record.backupId, { ...record, status: "Failed", error: why });
     }
   }
@@ -228,11 +257,13 @@ export class BackupService {
 
 /** E_BAD_REQUEST unless `id` has the form of a backup id. */
 export function checkId(id: string, field = "backup_id"): void {
-  if (!BACKUP_ID_RE.test(id)) throw new SvcError("E_BAD_REQUEST", `${field} must be an id this server issued (a lowercase UUID)`, { field });
+  if (!BACKUP_ID_RE.test(id))
+    throw new SvcError("E_BAD_REQUEST", `${field} must be an id this server issued (a lowercase UUID)`, { field });
 }
 
 function readManifest(path: string): BackupRecord {
   const m = parseStoredJson(readFileSync(path, "utf8")) as BackupRecord;
-  if (m.version !== MANIFEST_VERSION || !BACKUP_ID_RE.test(m.backupId) || !Array.isArray(m.files)) throw new SvcError("E_BACKUP_DAMAGED", `${path}: not a backup manifest of version ${MANIFEST_VERSION}`, { field: "backup_id" });
+  if (m.version !== MANIFEST_VERSION || !BACKUP_ID_RE.test(m.backupId) || !Array.isArray(m.files))
+    throw new SvcError("E_BACKUP_DAMAGED", `${path}: not a backup manifest of version ${MANIFEST_VERSION}`, { field: "backup_id" });
   return m;
 }

@@ -51,7 +51,10 @@ async function readHead(path: string): Promise<Buffer> {
 function asyncBuffer(bytes: ImportBytes): AsyncBuffer {
   if ("buffer" in bytes) {
     const b = bytes.buffer;
-    return { byteLength: b.length, slice: (start, end) => b.buffer.slice(b.byteOffset + start, b.byteOffset + (end ?? b.length)) as ArrayBuffer };
+    return {
+      byteLength: b.length,
+      slice: (start, end) => b.buffer.slice(b.byteOffset + start, b.byteOffset + (end ?? b.length)) as ArrayBuffer,
+    };
   }
   const path = bytes.path;
   return {
@@ -71,7 +74,10 @@ function toVector(fields: { id: unknown; values: unknown; sparseValues?: unknown
   const id = checkId(fields.id, "id");
   const values = checkValues(fields.values as ArrayLike<number> | undefined, "values", dimension);
   const metadata = fields.metadata === undefined || fields.metadata === null ? undefined : validateMetadata(fields.metadata, "metadata");
-  const payload = fields.sparseValues === undefined || fields.sparseValues === null ? undefined : sparseBytes(checkSparse(fields.sparseValues, "sparse_values"));
+  const payload =
+    fields.sparseValues === undefined || fields.sparseValues === null
+      ? undefined
+      : sparseBytes(checkSparse(fields.sparseValues, "sparse_values"));
   return { id, values, ...(metadata === undefined ? {} : { metadata }), ...(payload === undefined ? {} : { payload }) };
 }
 
@@ -79,7 +85,10 @@ function rowOf(row: number, make: () => VectorInput): ImportRow {
   try {
     return { row, vector: make() };
   } catch (err) {
-    return { row, error: err instanceof SvcError ? `${err.field === undefined ? "" : `${err.field}: `}${err.message}` : (err as Error).message };
+    return {
+      row,
+      error: err instanceof SvcError ? `${err.field === undefined ? "" : `${err.field}: `}${err.message}` : (err as Error).message,
+    };
   }
 }
 
@@ -121,11 +130,15 @@ function parseLine(text: string): { id: unknown; values: unknown; sparseValues?:
   } catch (err) {
     throw new SvcError("E_BODY", `not JSON: ${(err as Error).message}`, { field: "line" });
   }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new SvcError("E_BAD_REQUEST", "a line must be a JSON object {id, values, sparseValues?, metadata?}", { field: "line" });
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new SvcError("E_BAD_REQUEST", "a line must be a JSON object {id, values, sparseValues?, metadata?}", { field: "line" });
   checkValue(v); // depth and reserved keys (__proto__, constructor, prototype)
   const o = v as Record<string, unknown>;
   for (const k of Object.keys(o)) {
-    if (!["id", "values", "sparseValues", "sparse_values", "metadata"].includes(k)) throw new SvcError("E_BAD_REQUEST", `unknown field '${k.slice(0, 40)}' (a line holds id, values, sparseValues, metadata)`, { field: k.slice(0, 40) });
+    if (!["id", "values", "sparseValues", "sparse_values", "metadata"].includes(k))
+      throw new SvcError("E_BAD_REQUEST", `unknown field '${k.slice(0, 40)}' (a line holds id, values, sparseValues, metadata)`, {
+        field: k.slice(0, 40),
+      });
   }
   return { id: o.id, values: o.values, sparseValues: o.sparseValues ?? o.sparse_values, metadata: o.metadata };
 }
@@ -152,9 +165,15 @@ const isIntList = (n: SchemaTree) => {
 /** E_IMPORT_SCHEMA unless the columns are id (string), values (list of float), and optionally sparse_values {indices: list of int, values: list of float} and metadata (JSON string). */
 export function checkParquetSchema(meta: FileMetaData): void {
   const root = parquetSchema(meta);
-  const bad = (msg: string, field: string) => new SvcError("E_IMPORT_SCHEMA", `Parquet schema: ${msg} (expected columns id: string, values: list<float>, sparse_values: struct<indices: list<int>, values: list<float>>, metadata: string with a JSON object)`, { field });
+  const bad = (msg: string, field: string) =>
+    new SvcError(
+      "E_IMPORT_SCHEMA",
+      `Parquet schema: ${msg} (expected columns id: string, values: list<float>, sparse_values: struct<indices: list<int>, values: list<float>>, metadata: string with a JSON object)`,
+      { field },
+    );
   const byName = new Map(root.children.map((c) => [c.element.name, c]));
-  for (const name of byName.keys()) if (!(COLUMNS as readonly string[]).includes(name)) throw bad(`unknown column '${name.slice(0, 60)}'`, name.slice(0, 60));
+  for (const name of byName.keys())
+    if (!(COLUMNS as readonly string[]).includes(name)) throw bad(`unknown column '${name.slice(0, 60)}'`, name.slice(0, 60));
   const id = byName.get("id");
   if (id === undefined) throw bad("no column 'id'", "id");
   if (!isString(id)) throw bad(`column 'id' is ${id.element.type ?? "a group"}, not a string`, "id");
@@ -166,10 +185,12 @@ export function checkParquetSchema(meta: FileMetaData): void {
     const parts = new Map(sparse.children.map((c) => [c.element.name, c]));
     const ix = parts.get("indices");
     const vs = parts.get("values");
-    if (ix === undefined || vs === undefined || sparse.children.length !== 2 || !isIntList(ix) || !isFloatList(vs)) throw bad("column 'sparse_values' is not a struct of indices (list<int>) and values (list<float>)", "sparse_values");
+    if (ix === undefined || vs === undefined || sparse.children.length !== 2 || !isIntList(ix) || !isFloatList(vs))
+      throw bad("column 'sparse_values' is not a struct of indices (list<int>) and values (list<float>)", "sparse_values");
   }
   const metadata = byName.get("metadata");
-  if (metadata !== undefined && !isString(metadata)) throw bad(`column 'metadata' is ${metadata.element.type ?? "a group"}, not a string holding a JSON object`, "metadata");
+  if (metadata !== undefined && !isString(metadata))
+    throw bad(`column 'metadata' is ${metadata.element.type ?? "a group"}, not a string holding a JSON object`, "metadata");
 }
 
 async function openParquet(file: AsyncBuffer): Promise<RowSource> {
@@ -192,7 +213,10 @@ async function openParquet(file: AsyncBuffer): Promise<RowSource> {
           objects = (await parquetReadObjects({ file, metadata: meta, rowStart: start, rowEnd: end })) as Record<string, unknown>[];
         } catch (err) {
           // A page that cannot be decoded (an unsupported codec, damage): every row of the batch is bad, named by its number.
-          yield Array.from({ length: end - start }, (_, i) => ({ row: start + i + 1, error: `cannot be decoded: ${(err as Error).message}` }));
+          yield Array.from({ length: end - start }, (_, i) => ({
+            row: start + i + 1,
+            error: `cannot be decoded: ${(err as Error).message}`,
+          }));
           continue;
         }
         yield objects.map((o, i) => rowOf(start + i + 1, () => toVector(parquetFields(o), dimension)));
@@ -212,7 +236,10 @@ function parquetFields(o: Record<string, unknown>): { id: unknown; values: unkno
     checkValue(metadata, "metadata");
   }
   const s = o.sparse_values as { indices?: unknown; values?: unknown } | null | undefined;
-  const sparseValues = s === null || s === undefined || (s.indices == null && s.values == null) ? undefined : { indices: numbers(s.indices), values: numbers(s.values) };
+  const sparseValues =
+    s === null || s === undefined || (s.indices == null && s.values == null)
+      ? undefined
+      : { indices: numbers(s.indices), values: numbers(s.values) };
   return { id: o.id, values: numbers(o.values), sparseValues, metadata };
 }
 

@@ -43,10 +43,13 @@ export function parseImportConfig(raw: unknown, field = "imports"): ImportConfig
   const bad = (f: string, m: string) => new SvcError("E_BAD_REQUEST", `config.json: ${m}`, { field: f });
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw bad(field, `${field} must be an object`);
   const r = raw as Record<string, unknown>;
-  for (const k of Object.keys(r)) if (k !== "root" && k !== "maxUrlBytes") throw bad(`${field}.${k}`, `unknown setting '${field}.${k}' (known: root, maxUrlBytes)`);
-  if (r.root !== undefined && (typeof r.root !== "string" || !isAbsolute(r.root))) throw bad(`${field}.root`, `${field}.root must be an absolute directory path`);
+  for (const k of Object.keys(r))
+    if (k !== "root" && k !== "maxUrlBytes") throw bad(`${field}.${k}`, `unknown setting '${field}.${k}' (known: root, maxUrlBytes)`);
+  if (r.root !== undefined && (typeof r.root !== "string" || !isAbsolute(r.root)))
+    throw bad(`${field}.root`, `${field}.root must be an absolute directory path`);
   const max = r.maxUrlBytes ?? DEFAULT_IMPORT_CONFIG.maxUrlBytes;
-  if (typeof max !== "number" || !Number.isInteger(max) || max < 1 || max > 2 ** 31) throw bad(`${field}.maxUrlBytes`, `${field}.maxUrlBytes must be an integer in [1, 2^31]`);
+  if (typeof max !== "number" || !Number.isInteger(max) || max < 1 || max > 2 ** 31)
+    throw bad(`${field}.maxUrlBytes`, `${field}.maxUrlBytes must be an integer in [1, 2^31]`);
   return { root: (r.root as string | undefined) ?? null, maxUrlBytes: max };
 }
 
@@ -81,7 +84,10 @@ export interface ImportDeps {
   /** Parse `uri` as an http(s) URL under the outbound rules and fetch it (E_OUTBOUND_BLOCKED, E_UPSTREAM); at most `maxBytes`. */
   fetchUrl(uri: string, field: string, maxBytes: number): Promise<Buffer>;
   /** Hold the price of writing `usage` (E_WALLET_EMPTY when it does not fit), then settle to what was written. */
-  wallet?: { reserve(tenant: string, op: string, bound: Usage): Promise<Reservation>; settle(r: Reservation, op: string, usage: Usage): Promise<number> };
+  wallet?: {
+    reserve(tenant: string, op: string, bound: Usage): Promise<Reservation>;
+    settle(r: Reservation, op: string, usage: Usage): Promise<number>;
+  };
 }
 
 /** The price-table operation an import's writes are charged under (per 1k vectors written, as upserts). */
@@ -108,31 +114,66 @@ export class ImportService {
    * Start an import: the index must exist, the uri must be readable and, for Parquet, of the right schema
    * (E_IMPORT_SCHEMA) — all checked before this answers; the rows are checked and written in the background.
    */
-  async start(tenant: string, index: string, input: { uri: unknown; errorMode?: unknown; namespace?: unknown; metered: boolean }): Promise<ImportJob> {
+  async start(
+    tenant: string,
+    index: string,
+    input: { uri: unknown; errorMode?: unknown; namespace?: unknown; metered: boolean },
+  ): Promise<ImportJob> {
     if (this.closed) throw new SvcError("E_CLOSED", "the server is shutting down");
     const errorMode = checkErrorMode(input.errorMode);
-    if (input.namespace !== undefined && (typeof input.namespace !== "string" || Buffer.byteLength(input.namespace) > 512)) throw new SvcError("E_BAD_REQUEST", "namespace must be a string of at most 512 bytes", { field: "namespace" });
+    if (input.namespace !== undefined && (typeof input.namespace !== "string" || Buffer.byteLength(input.namespace) > 512))
+      throw new SvcError("E_BAD_REQUEST", "namespace must be a string of at most 512 bytes", { field: "namespace" });
     const namespace = input.namespace === "__default__" ? "" : ((input.namespace as string | undefined) ?? "");
-    if (typeof input.uri !== "string" || input.uri.length === 0 || input.uri.length > 2000) throw new SvcError("E_BAD_REQUEST", "uri must be a path under the import root or an http(s) URL (at most 2000 characters)", { field: "uri" });
+    if (typeof input.uri !== "string" || input.uri.length === 0 || input.uri.length > 2000)
+      throw new SvcError("E_BAD_REQUEST", "uri must be a path under the import root or an http(s) URL (at most 2000 characters)", {
+        field: "uri",
+      });
     const uri = input.uri;
     await this.deps.indexes.describe(tenant, index);
-    if (this.queued() >= MAX_QUEUED) throw new SvcError("E_CONFLICT", `${MAX_QUEUED} imports are already waiting or running on this server; start this one when one of them has ended`, { field: "uri" });
+    if (this.queued() >= MAX_QUEUED)
+      throw new SvcError(
+        "E_CONFLICT",
+        `${MAX_QUEUED} imports are already waiting or running on this server; start this one when one of them has ended`,
+        { field: "uri" },
+      );
     const source = await openSource(await this.bytesOf(uri));
     const job: ImportJob = {
-      id: randomUUID(), index, uri, namespace, errorMode, format: source.format, status: "Pending", phase: null, createdAt: Date.now(), finishedAt: null,
-      rowsTotal: source.rows, rowsDone: 0, recordsImported: 0, badRowCount: 0, badRows: [], error: null,
+      id: randomUUID(),
+      index,
+      uri,
+      namespace,
+      errorMode,
+      format: source.format,
+      status: "Pending",
+      phase: null,
+      createdAt: Date.now(),
+      finishedAt: null,
+      rowsTotal: source.rows,
+      rowsDone: 0,
+      recordsImported: 0,
+      badRowCount: 0,
+      badRows: [],
+      error: null,
     };
     const entry: Entry = { job, tenant, source, metered: input.metered, cancelled: false };
     this.tenantJobs(tenant).set(job.id, entry);
     // A job that throws where no step expected it still ends, as Failed, with what it wrote.
-    this.queue = this.queue.then(() => this.run(entry)).catch((err: unknown) => this.finish(entry, "Failed", `internal error: ${(err as Error).message}; ${entry.job.recordsImported} records were written`));
+    this.queue = this.queue
+      .then(() => this.run(entry))
+      .catch((err: unknown) =>
+        this.finish(entry, "Failed", `internal error: ${(err as Error).message}; ${entry.job.recordsImported} records were written`),
+      );
     return { ...job };
   }
 
   /** The tenant's jobs of one index, newest first, in pages of `limit` after the id `after`. */
   list(tenant: string, index: string, opts: { limit: number; after?: string }): { data: ImportJob[]; next?: string } {
-    if (opts.after !== undefined && !IMPORT_ID_RE.test(opts.after)) throw new SvcError("E_BAD_REQUEST", "paginationToken is not one this server issued", { field: "paginationToken" });
-    const all = [...this.tenantJobs(tenant).values()].map((e) => e.job).filter((j) => j.index === index).sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
+    if (opts.after !== undefined && !IMPORT_ID_RE.test(opts.after))
+      throw new SvcError("E_BAD_REQUEST", "paginationToken is not one this server issued", { field: "paginationToken" });
+    const all = [...this.tenantJobs(tenant).values()]
+      .map((e) => e.job)
+      .filter((j) => j.index === index)
+      .sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
     const start = opts.after === undefined ? 0 : all.findIndex((j) => j.id === opts.after) + 1;
     const data = all.slice(start, start + opts.limit).map((j) => ({ ...j }));
     return start + opts.limit < all.length && data.length > 0 ? { data, next: data.at(-1)!.id } : { data };
@@ -158,9 +199,11 @@ export class ImportService {
   }
 
   private entry(tenant: string, index: string, id: string): Entry {
-    if (!IMPORT_ID_RE.test(id)) throw new SvcError("E_BAD_REQUEST", "id must be an import id (a lowercase UUID, as start_import answers)", { field: "id" });
+    if (!IMPORT_ID_RE.test(id))
+      throw new SvcError("E_BAD_REQUEST", "id must be an import id (a lowercase UUID, as start_import answers)", { field: "id" });
     const e = this.tenantJobs(tenant).get(id);
-    if (e === undefined || e.job.index !== index) throw new SvcError("E_NOT_FOUND", `no import '${id}' on index '${index}'`, { field: "id" });
+    if (e === undefined || e.job.index !== index)
+      throw new SvcError("E_NOT_FOUND", `no import '${id}' on index '${index}'`, { field: "id" });
     return e;
   }
 
@@ -173,7 +216,12 @@ export class ImportService {
   /** The bytes `uri` names: an http(s) URL through the outbound rules, else a file under the import root. */
   private async bytesOf(uri: string): Promise<ImportBytes> {
     if (/^https?:\/\//i.test(uri)) return { buffer: await this.deps.fetchUrl(uri, "uri", this.deps.config.maxUrlBytes) };
-    if (/^[a-z][a-z0-9+.-]*:/i.test(uri) && !/^file:\/\//i.test(uri)) throw new SvcError("E_BAD_REQUEST", `uri scheme ${uri.slice(0, uri.indexOf(":") + 1)} is not read: give a path under the import root or an http(s) URL`, { field: "uri" });
+    if (/^[a-z][a-z0-9+.-]*:/i.test(uri) && !/^file:\/\//i.test(uri))
+      throw new SvcError(
+        "E_BAD_REQUEST",
+        `uri scheme ${uri.slice(0, uri.indexOf(":") + 1)} is not read: give a path under the import root or an http(s) URL`,
+        { field: "uri" },
+      );
     return resolveImportPath(this.deps.config.root, uri);
   }
 
@@ -199,7 +247,11 @@ export class ImportService {
     const source = e.source;
     if (job.status !== "Pending" || source === null) return; // cancelled while queued
     job.status = "InProgress";
-    const dimension = (await Promise.resolve(e.tenant).then((t) => this.deps.indexes.describe(t, job.index)).catch(() => null))?.dimension;
+    const dimension = (
+      await Promise.resolve(e.tenant)
+        .then((t) => this.deps.indexes.describe(t, job.index))
+        .catch(() => null)
+    )?.dimension;
     if (dimension === undefined) return this.finish(e, "Failed", `index '${job.index}' no longer exists; nothing was written`);
     // Pass 1: check every row; nothing is written yet.
     job.phase = "checking";
@@ -222,7 +274,11 @@ export class ImportService {
     job.rowsTotal = rows;
     const first = job.badRows[0];
     if (job.badRowCount > 0 && job.errorMode === "abort") {
-      return this.finish(e, "Failed", `${job.badRowCount} of ${rows} rows are bad (first: row ${first!.row}: ${first!.error}); errorMode abort: nothing was written`);
+      return this.finish(
+        e,
+        "Failed",
+        `${job.badRowCount} of ${rows} rows are bad (first: row ${first!.row}: ${first!.error}); errorMode abort: nothing was written`,
+      );
     }
     // The price of the writes is held before the first one: a wallet that cannot cover them fails the job with nothing written.
     let hold: Reservation | null = null;
@@ -245,7 +301,8 @@ export class ImportService {
         }
         const vectors: VectorInput[] = [];
         for (const r of batch) if ("vector" in r) vectors.push(r.vector);
-        if (batch.length !== vectors.length && job.errorMode === "abort") throw new SvcError("E_CONFLICT", "the file changed after its rows were checked");
+        if (batch.length !== vectors.length && job.errorMode === "abort")
+          throw new SvcError("E_CONFLICT", "the file changed after its rows were checked");
         if (vectors.length > 0) {
           const res = await this.deps.indexes.use(e.tenant, job.index, (ix) => ix.upsert(job.namespace, vectors));
           job.recordsImported += res.upsertedCount;
@@ -262,7 +319,11 @@ export class ImportService {
       return this.finish(e, "Completed", job.badRowCount > 0 ? `${job.badRowCount} bad rows skipped (errorMode continue)` : null);
     }
     const written = `${job.recordsImported} records were written (rows 1..${lastRow} of ${rows})`;
-    return this.finish(e, stopped === "cancelled" ? "Cancelled" : "Failed", stopped === "cancelled" ? `cancelled: ${written}` : `stopped: ${stopped}; ${written}`);
+    return this.finish(
+      e,
+      stopped === "cancelled" ? "Cancelled" : "Failed",
+      stopped === "cancelled" ? `cancelled: ${written}` : `stopped: ${stopped}; ${written}`,
+    );
   }
 }
 
@@ -270,7 +331,8 @@ export class ImportService {
 function checkErrorMode(v: unknown): "abort" | "continue" {
   if (v === undefined || v === null) return "abort";
   const mode = typeof v === "object" && !Array.isArray(v) ? (v as { onError?: unknown }).onError : undefined;
-  if (typeof mode !== "string" || !["abort", "continue"].includes(mode.toLowerCase())) throw new SvcError("E_BAD_REQUEST", "errorMode must be {onError: \"abort\" | \"continue\"}", { field: "errorMode.onError" });
+  if (typeof mode !== "string" || !["abort", "continue"].includes(mode.toLowerCase()))
+    throw new SvcError("E_BAD_REQUEST", 'errorMode must be {onError: "abort" | "continue"}', { field: "errorMode.onError" });
   return mode.toLowerCase() as "abort" | "continue";
 }
 
@@ -279,7 +341,10 @@ function checkErrorMode(v: unknown): "abort" | "continue" {
  * it lies under the (also resolved) import root, E_NOT_FOUND when it does not exist, E_BAD_REQUEST when not a file.
  */
 export function resolveImportPath(root: string | null, uri: string): { path: string; size: number } {
-  if (root === null) throw new SvcError("E_IMPORT_PATH", "this server has no import root (config.json imports.root): import from an http(s) URL", { field: "uri" });
+  if (root === null)
+    throw new SvcError("E_IMPORT_PATH", "this server has no import root (config.json imports.root): import from an http(s) URL", {
+      field: "uri",
+    });
   if (uri.includes("\0")) throw new SvcError("E_BAD_REQUEST", "uri must not contain NUL", { field: "uri" });
   let p = uri;
   if (/^file:\/\//i.test(uri)) {
@@ -297,14 +362,16 @@ export function resolveImportPath(root: string | null, uri: string): { path: str
   }
   const inside = (x: string) => x === realRoot || x.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep);
   // Lexically first (a path outside is refused whether or not it exists: no probing of the disk), then with symlinks resolved.
-  if (!inside(resolve(realRoot, p))) throw new SvcError("E_IMPORT_PATH", `'${uri.slice(0, 200)}' is outside the import root`, { field: "uri" });
+  if (!inside(resolve(realRoot, p)))
+    throw new SvcError("E_IMPORT_PATH", `'${uri.slice(0, 200)}' is outside the import root`, { field: "uri" });
   let real: string;
   try {
     real = realpathSync(resolve(realRoot, p));
   } catch {
     throw new SvcError("E_NOT_FOUND", `no file '${uri.slice(0, 200)}' under the import root`, { field: "uri" });
   }
-  if (!inside(real)) throw new SvcError("E_IMPORT_PATH", `'${uri.slice(0, 200)}' leads outside the import root (through a symlink)`, { field: "uri" });
+  if (!inside(real))
+    throw new SvcError("E_IMPORT_PATH", `'${uri.slice(0, 200)}' leads outside the import root (through a symlink)`, { field: "uri" });
   const st = statSync(real);
   if (!st.isFile()) throw new SvcError("E_BAD_REQUEST", `'${uri.slice(0, 200)}' is not a file`, { field: "uri" });
   return { path: real, size: st.size };

@@ -183,7 +183,10 @@ export class IndexService implements IndexCatalog {
     this.entry(tenant, name);
     return this.serial(tenant, name, async () => {
       const e = this.entry(tenant, name);
-      if (e.record.deletionProtection === "enabled") throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, { field: "deletion_protection" });
+      if (e.record.deletionProtection === "enabled")
+        throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, {
+          field: "deletion_protection",
+        });
       this.indexes(tenant).delete(name);
       this.deleting.add(`${tenant}/${name}`);
       try {
@@ -250,7 +253,10 @@ export class IndexService implements IndexCatalog {
     e.users++;
     try {
       // A damaged index stays offline (503, named by /v1/health) until `svc repair`; other failures are tried again on the next use.
-      e.collection ??= Collection.open(this.dir(tenant, name), { ...this.opts, damage: { store: `collection:${tenant}/${name}`, root: this.dataDir } }).catch((err: unknown) => {
+      e.collection ??= Collection.open(this.dir(tenant, name), {
+        ...this.opts,
+        damage: { store: `collection:${tenant}/${name}`, root: this.dataDir },
+      }).catch((err: unknown) => {
         if (!(err instanceof SvcError && err.code === "E_STORE_OFFLINE")) e.collection = null;
         throw err;
       });
@@ -269,7 +275,10 @@ export class IndexService implements IndexCatalog {
     const root = join(this.dataDir, "tenants");
     for (const tenant of existsSync(root) ? readdirSync(root).sort() : []) {
       if (this.closed) break;
-      for (const { name } of this.list(tenant)) await this.useCollection(tenant, name, () => undefined).then(onOpened, (error: unknown) => failed.push({ store: `index:${tenant}/${name}`, error }));
+      for (const { name } of this.list(tenant))
+        await this.useCollection(tenant, name, () => undefined).then(onOpened, (error: unknown) =>
+          failed.push({ store: `index:${tenant}/${name}`, error }),
+        );
     }
     return failed;
   }
@@ -355,16 +364,26 @@ export function validateCreate(input: CreateIndexInput): IndexRecord {
   if (typeof input !== "object" || input === null) throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
   const { name, dimension } = input;
   if (typeof name !== "string" || !INDEX_NAME_RE.test(name)) {
-    throw new SvcError("E_BAD_REQUEST", "name must be 1-45 characters of lowercase letters, digits and '-', starting and ending with a letter or digit", { field: "name" });
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      "name must be 1-45 characters of lowercase letters, digits and '-', starting and ending with a letter or digit",
+      { field: "name" },
+    );
   }
   if (typeof dimension !== "number" || !Number.isInteger(dimension) || dimension < 1 || dimension > MAX_DIMENSION) {
     throw new SvcError("E_DIMENSION", `dimension must be an integer in [1, ${MAX_DIMENSION}]`, { field: "dimension" });
   }
   // The official client checks the metric case-insensitively and sends it as given: stored lowercase.
   const metric = typeof input.metric === "string" ? input.metric.toLowerCase() : (input.metric ?? "cosine");
-  if (!METRICS.includes(metric as never)) throw new SvcError("E_BAD_REQUEST", `metric must be one of ${METRICS.join(", ")} (got ${typeof metric === "string" ? JSON.stringify(metric.slice(0, 40)) : typeof metric})`, { field: "metric" });
+  if (!METRICS.includes(metric as never))
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      `metric must be one of ${METRICS.join(", ")} (got ${typeof metric === "string" ? JSON.stringify(metric.slice(0, 40)) : typeof metric})`,
+      { field: "metric" },
+    );
   const spec = input.spec ?? { serverless: { cloud: "local", region: "local" } };
-  if (typeof spec !== "object" || spec === null || Array.isArray(spec)) throw new SvcError("E_BAD_REQUEST", "spec must be an object such as {serverless: {cloud, region}}", { field: "spec" });
+  if (typeof spec !== "object" || spec === null || Array.isArray(spec))
+    throw new SvcError("E_BAD_REQUEST", "spec must be an object such as {serverless: {cloud, region}}", { field: "spec" });
   return {
     name,
     dimension,
@@ -377,16 +396,19 @@ export function validateCreate(input: CreateIndexInput): IndexRecord {
 }
 
 export function checkProtection(v: unknown): IndexRecord["deletionProtection"] {
-  if (v !== "enabled" && v !== "disabled") throw new SvcError("E_BAD_REQUEST", "deletion_protection must be 'enabled' or 'disabled'", { field: "deletion_protection" });
+  if (v !== "enabled" && v !== "disabled")
+    throw new SvcError("E_BAD_REQUEST", "deletion_protection must be 'enabled' or 'disabled'", { field: "deletion_protection" });
   return v;
 }
 
 /** Tags merge into the existing ones; an empty string value removes a tag (Pinecone's rule). */
 export function checkTags(v: unknown, old: Record<string, string> | null): Record<string, string> {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new SvcError("E_BAD_REQUEST", "tags must be an object of strings", { field: "tags" });
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new SvcError("E_BAD_REQUEST", "tags must be an object of strings", { field: "tags" });
   const out: Record<string, string> = { ...old };
   for (const [k, val] of Object.entries(v)) {
-    if (typeof val !== "string" || k.length > 80 || val.length > 120) throw new SvcError("E_BAD_REQUEST", `tags.${k} must be a string of at most 120 characters (keys at most 80)`, { field: `tags.${k}` });
+    if (typeof val !== "string" || k.length > 80 || val.length > 120)
+      throw new SvcError("E_BAD_REQUEST", `tags.${k} must be a string of at most 120 characters (keys at most 80)`, { field: `tags.${k}` });
     if (val === "") delete out[k];
     else out[k] = val;
   }

@@ -55,14 +55,22 @@ export const RENAMED: Readonly<Record<string, string>> = {
  * empty or absent: DEFAULT_GROUPS. An unknown entry is E_BAD_REQUEST (field `tools`) naming the groups.
  */
 export function selectTools(spec: string | null | undefined): readonly Tool[] {
-  const items = (spec ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+  const items = (spec ?? "")
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
   if (items.length === 0) return DEFAULT_GROUPS.flatMap((g) => GROUPS[g]!);
   if (items.includes("all")) return CATALOG;
   const picked = new Set<Tool>();
   for (const item of items) {
     const group = Object.hasOwn(GROUPS, item) ? GROUPS[item]! : null;
     const tool = group ? null : CATALOG.find((t) => t.name === item);
-    if (!group && !tool) throw new SvcError("E_BAD_REQUEST", `tools: '${item}' is neither a tool group (${Object.keys(GROUPS).join(", ")}, all) nor a tool name`, { field: "tools" });
+    if (!group && !tool)
+      throw new SvcError(
+        "E_BAD_REQUEST",
+        `tools: '${item}' is neither a tool group (${Object.keys(GROUPS).join(", ")}, all) nor a tool name`,
+        { field: "tools" },
+      );
     for (const t of group ?? [tool!]) picked.add(t);
   }
   return CATALOG.filter((t) => picked.has(t)); // catalog order

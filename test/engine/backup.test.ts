@@ -17,7 +17,10 @@ describe("Collection.backup", () => {
     const c = await Collection.open(fx.newDir(), { kernels: fx.kernels, pool: fx.pool, dimension: DIM });
     const written = new Map<string, number[]>();
     for (let i = 0; i < 500; i++) written.set(`a${i}`, vec());
-    await c.upsert("", [...written].map(([id, values]) => ({ id, values, metadata: { i: Number(id.slice(1)) } })));
+    await c.upsert(
+      "",
+      [...written].map(([id, values]) => ({ id, values, metadata: { i: Number(id.slice(1)) } })),
+    );
     await c.upsert("other", [{ id: "x", values: vec() }]);
     await c.delete("", { ids: ["a0", "a1"] });
     await c.settled();
@@ -26,7 +29,10 @@ describe("Collection.backup", () => {
     let during = 0;
     const writer = (async () => {
       for (let b = 0; !stop && b < 200; b++) {
-        await c.upsert("", Array.from({ length: 20 }, (_, j) => ({ id: `w${b}-${j}`, values: vec() })));
+        await c.upsert(
+          "",
+          Array.from({ length: 20 }, (_, j) => ({ id: `w${b}-${j}`, values: vec() })),
+        );
         during++;
       }
     })();
@@ -76,6 +82,9 @@ describe("Collection.backup", () => {
     const bytes = readFileSync(join(dest, f.path));
     bytes[0] = bytes[0]! ^ 1;
     writeFileSync(join(dest, f.path), bytes);
-    await expect(verifyCopy(dest, copy.files)).rejects.toMatchObject({ code: "E_BACKUP_DAMAGED", message: expect.stringContaining(f.path) });
+    await expect(verifyCopy(dest, copy.files)).rejects.toMatchObject({
+      code: "E_BACKUP_DAMAGED",
+      message: expect.stringContaining(f.path),
+    });
   });
 });

@@ -47,11 +47,22 @@ async function ready(svc: BackupService, tenant: string, id: string): Promise<Ba
 describe("BackupService", () => {
   it("backs up while writes go on and restores exactly the counted records into a new index", async () => {
     await indexes.create("t", { name: "src", dimension: 4, metric: "euclidean", tags: { team: "x" } });
-    await indexes.use("t", "src", (ix) => ix.upsert("", Array.from({ length: 300 }, (_, i) => ({ id: `a${i}`, values: vec(i), metadata: { i } }))));
+    await indexes.use("t", "src", (ix) =>
+      ix.upsert(
+        "",
+        Array.from({ length: 300 }, (_, i) => ({ id: `a${i}`, values: vec(i), metadata: { i } })),
+      ),
+    );
     await indexes.use("t", "src", (ix) => ix.upsert("ns2", [{ id: "z", values: vec(1) }]));
     let stop = false;
     const writer = (async () => {
-      for (let b = 0; !stop && b < 100; b++) await indexes.use("t", "src", (ix) => ix.upsert("", Array.from({ length: 10 }, (_, j) => ({ id: `w${b}-${j}`, values: vec(b + j) }))));
+      for (let b = 0; !stop && b < 100; b++)
+        await indexes.use("t", "src", (ix) =>
+          ix.upsert(
+            "",
+            Array.from({ length: 10 }, (_, j) => ({ id: `w${b}-${j}`, values: vec(b + j) })),
+          ),
+        );
     })();
     const started = backups.create("t", "src", { name: "nightly", description: "before the migration" });
     expect(started.status).toBe("Initializing");
@@ -131,12 +142,27 @@ describe("BackupService", () => {
       }
     };
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string(), fc.constantFrom("..", "../../etc/passwd", "/etc/passwd", "%2e%2e", ".creating-x", "\0", "00000000-0000-0000-0000-000000000000/.."), fc.uuid()), async (id) => {
-        const want = UUID.test(id) ? "E_NOT_FOUND" : "E_BAD_REQUEST";
-        expect(await codeOf(() => backups.describe("t", id))).toBe(want);
-        expect(await codeOf(() => backups.delete("t", id))).toBe(want);
-        expect(await codeOf(() => backups.restore("t", id, { name: "never" }))).toBe(want);
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string(),
+          fc.constantFrom(
+            "..",
+            "../../etc/passwd",
+            "/etc/passwd",
+            "%2e%2e",
+            ".creating-x",
+            "\0",
+            "00000000-0000-0000-0000-000000000000/..",
+          ),
+          fc.uuid(),
+        ),
+        async (id) => {
+          const want = UUID.test(id) ? "E_NOT_FOUND" : "E_BAD_REQUEST";
+          expect(await codeOf(() => backups.describe("t", id))).toBe(want);
+          expect(await codeOf(() => backups.delete("t", id))).toBe(want);
+          expect(await codeOf(() => backups.restore("t", id, { name: "never" }))).toBe(want);
+        },
+      ),
       { seed: 3303, numRuns: 300 },
     );
     expect(indexes.list("t").map((r) => r.name)).not.toContain("never");

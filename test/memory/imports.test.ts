@@ -84,7 +84,20 @@ describe("the import root", () => {
 
   it("no hostile path resolves outside the root (fast-check)", () => {
     const real = realpathSync(importRoot);
-    const piece = fc.constantFrom("..", ".", "escape", "link.ndjson", "ok.ndjson", "in", "outside", "secret.ndjson", "", "%2e%2e", "\\", "~");
+    const piece = fc.constantFrom(
+      "..",
+      ".",
+      "escape",
+      "link.ndjson",
+      "ok.ndjson",
+      "in",
+      "outside",
+      "secret.ndjson",
+      "",
+      "%2e%2e",
+      "\\",
+      "~",
+    );
     fc.assert(
       fc.property(fc.array(fc.oneof(piece, fc.string({ maxLength: 8 })), { maxLength: 8 }), fc.boolean(), (parts, absolute) => {
         const p = (absolute ? "/" : "") + parts.join("/");
@@ -119,7 +132,17 @@ describe("import files", () => {
     expect(src.format).toBe("ndjson");
     const rows = [];
     for await (const b of src.batches(DIM)) rows.push(...b);
-    expect(rows.map((r) => [r.row, "vector" in r])).toEqual([[1, true], [3, false], [4, false], [5, false], [6, false], [7, false], [8, false], [9, false], [10, true]]);
+    expect(rows.map((r) => [r.row, "vector" in r])).toEqual([
+      [1, true],
+      [3, false],
+      [4, false],
+      [5, false],
+      [6, false],
+      [7, false],
+      [8, false],
+      [9, false],
+      [10, true],
+    ]);
     const errors = Object.fromEntries(rows.filter((r) => "error" in r).map((r) => [r.row, (r as { error: string }).error]));
     expect(errors[3]).toMatch(/values.*3 values.*dimension 4/);
     expect(errors[4]).toMatch(/not JSON/);
@@ -131,11 +154,16 @@ describe("import files", () => {
   });
 
   it("reads Parquet rows (id, values, metadata as JSON) and refuses a wrong schema before any row", async () => {
-    const buf = Buffer.from(parquetWriteBuffer({ schema: [...PARQUET_SCHEMA], columnData: [
-      { name: "id", data: ["p1", "p2", "p3"] },
-      { name: "values", data: [vec(1), [1, 2], vec(3)] },
-      { name: "metadata", data: ['{"genre":"drama"}', null, "not json"] },
-    ] }));
+    const buf = Buffer.from(
+      parquetWriteBuffer({
+        schema: [...PARQUET_SCHEMA],
+        columnData: [
+          { name: "id", data: ["p1", "p2", "p3"] },
+          { name: "values", data: [vec(1), [1, 2], vec(3)] },
+          { name: "metadata", data: ['{"genre":"drama"}', null, "not json"] },
+        ],
+      }),
+    );
     const src = await openSource({ buffer: buf });
     expect(src).toMatchObject({ format: "parquet", rows: 3 });
     const rows = [];
@@ -145,16 +173,52 @@ describe("import files", () => {
     expect(rows[2]).toMatchObject({ row: 3, error: expect.stringMatching(/metadata is not JSON/) });
 
     const wrong = [
-      { schema: [{ name: "root", num_children: 2 }, { name: "id", type: "INT32", repetition_type: "REQUIRED" }, ...PARQUET_SCHEMA.slice(2, 5)], columnData: [{ name: "id", data: [1] }, { name: "values", data: [vec(1)] }], field: "id" },
+      {
+        schema: [
+          { name: "root", num_children: 2 },
+          { name: "id", type: "INT32", repetition_type: "REQUIRED" },
+          ...PARQUET_SCHEMA.slice(2, 5),
+        ],
+        columnData: [
+          { name: "id", data: [1] },
+          { name: "values", data: [vec(1)] },
+        ],
+        field: "id",
+      },
       { schema: [{ name: "root", num_children: 1 }, PARQUET_SCHEMA[1]], columnData: [{ name: "id", data: ["a"] }], field: "values" },
-      { schema: [{ name: "root", num_children: 2 }, PARQUET_SCHEMA[1], { name: "values", type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: "REQUIRED" }], columnData: [{ name: "id", data: ["a"] }, { name: "values", data: ["[1,2,3,4]"] }], field: "values" },
-      { schema: [{ name: "root", num_children: 3 }, ...PARQUET_SCHEMA.slice(1, 5), { name: "vector", type: "INT32", repetition_type: "REQUIRED" }], columnData: [{ name: "id", data: ["a"] }, { name: "values", data: [vec(1)] }, { name: "vector", data: [1] }], field: "vector" },
+      {
+        schema: [
+          { name: "root", num_children: 2 },
+          PARQUET_SCHEMA[1],
+          { name: "values", type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: "REQUIRED" },
+        ],
+        columnData: [
+          { name: "id", data: ["a"] },
+          { name: "values", data: ["[1,2,3,4]"] },
+        ],
+        field: "values",
+      },
+      {
+        schema: [
+          { name: "root", num_children: 3 },
+          ...PARQUET_SCHEMA.slice(1, 5),
+          { name: "vector", type: "INT32", repetition_type: "REQUIRED" },
+        ],
+        columnData: [
+          { name: "id", data: ["a"] },
+          { name: "values", data: [vec(1)] },
+          { name: "vector", data: [1] },
+        ],
+        field: "vector",
+      },
     ];
     for (const w of wrong) {
       const file = Buffer.from(parquetWriteBuffer({ schema: w.schema as never, columnData: w.columnData }));
       await expect(openSource({ buffer: file })).rejects.toMatchObject({ code: "E_IMPORT_SCHEMA", field: w.field });
     }
-    await expect(openSource({ buffer: Buffer.concat([Buffer.from("PAR1"), Buffer.alloc(20)]) })).rejects.toMatchObject({ code: "E_IMPORT_SCHEMA" });
+    await expect(openSource({ buffer: Buffer.concat([Buffer.from("PAR1"), Buffer.alloc(20)]) })).rejects.toMatchObject({
+      code: "E_IMPORT_SCHEMA",
+    });
   });
 });
 
@@ -169,7 +233,11 @@ describe("ImportService", () => {
     expect(aborted.error).toMatch(/row 701.*nothing was written/);
     expect((await indexes.use("t", "imp", (ix) => ix.stats())).totalVectorCount).toBe(0);
 
-    const cont = await finished("t", "imp", (await imports.start("t", "imp", { uri: "mixed.ndjson", errorMode: { onError: "continue" }, namespace: "n1", metered: false })).id);
+    const cont = await finished(
+      "t",
+      "imp",
+      (await imports.start("t", "imp", { uri: "mixed.ndjson", errorMode: { onError: "continue" }, namespace: "n1", metered: false })).id,
+    );
     expect(cont).toMatchObject({ status: "Completed", recordsImported: 1200, badRowCount: 1, rowsTotal: 1201, rowsDone: 1201 });
     expect(cont.badRows[0]!.row).toBe(701);
     const stats = await indexes.use("t", "imp", (ix) => ix.stats());
@@ -185,28 +253,49 @@ describe("ImportService", () => {
 
   it("imports a Parquet file; a wrong schema, a missing index, an outside path and a bad errorMode are refused at start", async () => {
     await indexes.create("t", { name: "pq", dimension: DIM });
-    writeFileSync(join(importRoot, "v.parquet"), new Uint8Array(parquetWriteBuffer({ schema: [...PARQUET_SCHEMA], columnData: [
-      { name: "id", data: Array.from({ length: 1500 }, (_, i) => `p${i}`) },
-      { name: "values", data: Array.from({ length: 1500 }, (_, i) => vec(i)) },
-      { name: "metadata", data: Array.from({ length: 1500 }, (_, i) => JSON.stringify({ i })) },
-    ] })));
+    writeFileSync(
+      join(importRoot, "v.parquet"),
+      new Uint8Array(
+        parquetWriteBuffer({
+          schema: [...PARQUET_SCHEMA],
+          columnData: [
+            { name: "id", data: Array.from({ length: 1500 }, (_, i) => `p${i}`) },
+            { name: "values", data: Array.from({ length: 1500 }, (_, i) => vec(i)) },
+            { name: "metadata", data: Array.from({ length: 1500 }, (_, i) => JSON.stringify({ i })) },
+          ],
+        }),
+      ),
+    );
     const done = await finished("t", "pq", (await imports.start("t", "pq", { uri: "v.parquet", metered: false })).id);
     expect(done).toMatchObject({ status: "Completed", format: "parquet", recordsImported: 1500, badRowCount: 0 });
     expect((await indexes.use("t", "pq", (ix) => ix.stats())).totalVectorCount).toBe(1500);
 
-    writeFileSync(join(importRoot, "wrong.parquet"), new Uint8Array(parquetWriteBuffer({ columnData: [{ name: "id", data: [1, 2], type: "INT32" }] })));
+    writeFileSync(
+      join(importRoot, "wrong.parquet"),
+      new Uint8Array(parquetWriteBuffer({ columnData: [{ name: "id", data: [1, 2], type: "INT32" }] })),
+    );
     await expect(imports.start("t", "pq", { uri: "wrong.parquet", metered: false })).rejects.toMatchObject({ code: "E_IMPORT_SCHEMA" });
     await expect(imports.start("t", "nope", { uri: "v.parquet", metered: false })).rejects.toMatchObject({ code: "E_NOT_FOUND" });
-    await expect(imports.start("t", "pq", { uri: "../outside/secret.ndjson", metered: false })).rejects.toMatchObject({ code: "E_IMPORT_PATH" });
-    await expect(imports.start("t", "pq", { uri: "s3://bucket/x.parquet", metered: false })).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "uri" });
-    await expect(imports.start("t", "pq", { uri: "v.parquet", errorMode: { onError: "ignore" }, metered: false })).rejects.toMatchObject({ field: "errorMode.onError" });
+    await expect(imports.start("t", "pq", { uri: "../outside/secret.ndjson", metered: false })).rejects.toMatchObject({
+      code: "E_IMPORT_PATH",
+    });
+    await expect(imports.start("t", "pq", { uri: "s3://bucket/x.parquet", metered: false })).rejects.toMatchObject({
+      code: "E_BAD_REQUEST",
+      field: "uri",
+    });
+    await expect(imports.start("t", "pq", { uri: "v.parquet", errorMode: { onError: "ignore" }, metered: false })).rejects.toMatchObject({
+      field: "errorMode.onError",
+    });
     expect(imports.list("t", "pq", { limit: 10 }).data).toHaveLength(1);
   });
 
   it("cancel stops the job and says what was written", async () => {
     await indexes.create("t", { name: "cx", dimension: DIM });
     const N = 100_000;
-    writeFileSync(join(importRoot, "big.ndjson"), Array.from({ length: N }, (_, i) => JSON.stringify({ id: `c${i}`, values: vec(i) })).join("\n"));
+    writeFileSync(
+      join(importRoot, "big.ndjson"),
+      Array.from({ length: N }, (_, i) => JSON.stringify({ id: `c${i}`, values: vec(i) })).join("\n"),
+    );
     // Cancelled while queued: nothing written.
     await imports.start("t", "cx", { uri: "big.ndjson", metered: false }).then((j) => imports.cancel("t", "cx", j.id));
     // Cancelled while writing: it stops at a batch boundary and says how far it got.
@@ -253,17 +342,32 @@ describe("ImportService", () => {
     await indexes.delete("t", "gone");
     const j = await finished("t", "gone", job.id);
     expect(j.status).toBe("Failed");
-    expect(j.error).toMatch(new RegExp(`^stopped: no index 'gone'; ${j.recordsImported} records were written \\(rows 1\\.\\.\\d+ of 100000\\)$`));
+    expect(j.error).toMatch(
+      new RegExp(`^stopped: no index 'gone'; ${j.recordsImported} records were written \\(rows 1\\.\\.\\d+ of 100000\\)$`),
+    );
   });
 
   it("hostile NDJSON lines never break a job: continue writes exactly the rows it did not list as bad (fast-check)", async () => {
     await indexes.create("t", { name: "fz", dimension: DIM });
-    const goodLine = fc.record({ id: fc.string({ minLength: 1, maxLength: 20 }), values: fc.array(fc.double({ min: -10, max: 10, noNaN: true }), { minLength: DIM, maxLength: DIM }) }).map((o) => JSON.stringify(o));
+    const goodLine = fc
+      .record({
+        id: fc.string({ minLength: 1, maxLength: 20 }),
+        values: fc.array(fc.double({ min: -10, max: 10, noNaN: true }), { minLength: DIM, maxLength: DIM }),
+      })
+      .map((o) => JSON.stringify(o));
     const hostile = fc.oneof(
       goodLine,
       fc.string({ maxLength: 40 }),
       fc.json({ maxDepth: 3 }),
-      fc.constantFrom('{"__proto__":{"x":1},"id":"p","values":[1,2,3,4]}', '{"id":"m","values":[1,2,3,4],"metadata":{"constructor":1}}', '{"id":"x","values":[1e300,1,1,1]}', '{"id":"y","values":"AAAA"}', "[]", "null", '{"id":"z","values":[1,2,3,4],"sparseValues":{"indices":[1,1],"values":[1,2]}}'),
+      fc.constantFrom(
+        '{"__proto__":{"x":1},"id":"p","values":[1,2,3,4]}',
+        '{"id":"m","values":[1,2,3,4],"metadata":{"constructor":1}}',
+        '{"id":"x","values":[1e300,1,1,1]}',
+        '{"id":"y","values":"AAAA"}',
+        "[]",
+        "null",
+        '{"id":"z","values":[1,2,3,4],"sparseValues":{"indices":[1,1],"values":[1,2]}}',
+      ),
     );
     let n = 0;
     await fc.assert(
@@ -272,12 +376,22 @@ describe("ImportService", () => {
         writeFileSync(join(importRoot, file), lines.join("\n"));
         const before = (await indexes.use("t", "fz", (ix) => ix.stats())).namespaces[file]?.vectorCount ?? 0;
         expect(before).toBe(0);
-        const j = await finished("t", "fz", (await imports.start("t", "fz", { uri: file, namespace: file, errorMode: { onError: "continue" }, metered: false })).id);
+        const j = await finished(
+          "t",
+          "fz",
+          (await imports.start("t", "fz", { uri: file, namespace: file, errorMode: { onError: "continue" }, metered: false })).id,
+        );
         expect(j.status).toBe("Completed");
         // every bad row is a line of the file; good + bad = the lines read
         for (const b of j.badRows) expect(b.row).toBeGreaterThanOrEqual(1);
         expect(j.recordsImported + j.badRowCount).toBe(j.rowsTotal);
-        if (!lines.some((l) => /[\r\u2028\u2029]/.test(l))) expect(j.rowsTotal).toBe(lines.join("\n").split("\n").filter((l) => l.trim() !== "").length);
+        if (!lines.some((l) => /[\r\u2028\u2029]/.test(l)))
+          expect(j.rowsTotal).toBe(
+            lines
+              .join("\n")
+              .split("\n")
+              .filter((l) => l.trim() !== "").length,
+          );
         const stored = (await indexes.use("t", "fz", (ix) => ix.stats())).namespaces[file]?.vectorCount ?? 0;
         const distinctGood = new Set<string>();
         const bad = new Set(j.badRows.map((b) => b.row));
