@@ -54,7 +54,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
         // Sparse values live in the row's payload (engine/sparse.ts); checked here so a bad one fails the batch before anything is logged.
         // A record may leave values out when it has sparse values (a sparse index's records have none; the index says which it takes).
         const payload = sparseValues === undefined ? undefined : sparseBytes(checkSparse(sparseValues, `vectors[${i}].sparseValues`, maxNnz));
-        return { id: id as string, ...(values === undefined && payload !== undefined ? {} : { values: floats(values, `vectors[${i}].values`, bins) }), metadata, ...(payload === undefined ? {} : { payload }) };
+        return { id: id as string, ...(values === undefined && (payload !== undefined || ix.vectorType === "sparse") ? {} : { values: floats(values, `vectors[${i}].values`, bins) }), metadata, ...(payload === undefined ? {} : { payload }) };
       });
       return ix.upsert(ns(namespace), input);
     });
