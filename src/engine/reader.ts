@@ -6,6 +6,7 @@ import { parseFilter } from "./filter/parse.js";
 import { checkBits, checkField, checkTopK, checkValues, MAX_ORDER_LIMIT } from "./input-checks.js";
 import type { ProbeParams } from "./ivf.js";
 import { compareIds, idsAfter, type IdPage, type IdPageInput } from "./id-order.js";
+import { SortedIds } from "./sorted-ids.js";
 import type { Partition } from "./partition.js";
 import { checkSparse, MAX_SPARSE_INDEX_NNZ, sparseDot, sparseJson, sparseOf, type SparseVector } from "./sparse.js";
 import { SparsePostings } from "./sparse-postings.js";
@@ -89,8 +90,8 @@ const LIST_WALK_FRACTION = 8;
 export class Reader {
   /** Each partition's sparse postings (sparse-only indexes), extended by the rows appended since the last query. */
   private readonly postings = new WeakMap<Partition, SparsePostings>();
-  /** Each partition's live ids sorted (id-order.ts), as of its `version`: paging through a namespace sorts once while it is not written. */
-  private readonly sortedIds = new WeakMap<Partition, { version: number; ids: string[] }>();
+  /** Each partition's ids in id order (sorted-ids.ts), brought up to date by each list: a write costs the next list the rows it appended, not a re-sort. */
+  private readonly sortedIds = new WeakMap<Partition, SortedIds>();
 
   constructor(private readonly s: CollectionState) {}
 
@@ -336,28 +337,27 @@ export class Reader {
   /**
    * One page of the namespace's live ids (matching `filter`) in id order (code points, which is
    * UTF-8 byte order: Pinecone's "C" collation), those starting with `prefix` and after `after`.
-   * Pages come from a sorted copy of the ids cached until the partition changes (a filter keeping at
-   * least 1/LIST_WALK_FRACTION of the rows skips the others while walking it); a narrower filter sorts its matches.
+   * Pages come from the partition's sorted ids, kept incrementally (sorted-ids.ts: a run and a delta of the
+   * rows appended since, merged lazily); a filter keeping at least 1/LIST_WALK_FRACTION of the rows skips the
+   * others while walking them, a narrower filter sorts its matches.
    */
   list(namespace: string, req: IdPageInput & { filter?: unknown }): IdPage {
     const f = parseFilter(req.filter);
     const p = this.s.partitions.get(namespace);
     if (p === undefined) return { ids: [], more: false };
-    if (f === null) return idsAfter(this.sorted(p), req);
+    if (f === null) return this.sorted(p).page(p, req);
     const rows = p.index.evaluate(f, p.live());
-    // A broad filter walks the cached sorted ids (about 1/selectivity ids per one kept); a narrow one sorts its matches.
+    // A broad filter walks the sorted ids (about 1/selectivity ids per one kept); a narrow one sorts its matches.
     if (rows.size * LIST_WALK_FRACTION < p.liveCount) return idsAfter(Array.from(rows.toUint32Array(), (row) => p.idOf(row)).sort(compareIds), req);
-    return idsAfter(this.sorted(p), req, (id) => rows.has(p.rowOf(id)!));
+    return this.sorted(p).page(p, req, (_id, row) => rows.has(row));
   }
 
-  /** The partition's live ids sorted by compareIds, cached until its next change. */
-  private sorted(p: Partition): string[] {
-    let cached = this.sortedIds.get(p);
-    if (cached?.version !== p.version) {
-      cached = { version: p.version, ids: Array.from(p.live().toUint32Array(), (row) => p.idOf(row)).sort(compareIds) };
-      this.sortedIds.set(p, cached);
-    }
-    return cached.ids;
+  /** The partition's sorted ids, brought up to date. */
+  private sorted(p: Partition): SortedIds {
+    let ids = this.sortedIds.get(p);
+    if (ids === undefined) this.sortedIds.set(p, (ids = new SortedIds()));
+    ids.update(p);
+    return ids;
   }
 
   /** Live rows of the namespace (matching `filter`). */

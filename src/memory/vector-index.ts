@@ -76,6 +76,18 @@ export function expired(metadata: Record<string, unknown> | null | undefined, no
   return typeof exp === "number" && exp <= now;
 }
 
+/** Sparse values (a row's payload) on a dense index: dotproduct only (Pinecone: "Index configuration does not support sparse values"). */
+export function checkDensePayload(metric: string, payload: Uint8Array | undefined, field: string): void {
+  if (payload !== undefined && metric !== "dotproduct") {
+    throw new SvcError("E_BAD_REQUEST", `this index (metric ${metric}) does not take sparse values: only dotproduct and sparse indexes do`, { field });
+  }
+}
+
+/** checkDensePayload over a batch (the first offending vector named); cluster/sharded-index.ts checks the whole batch before any shard writes. */
+export function checkDensePayloads(metric: string, vectors: readonly VectorInput[]): void {
+  vectors.forEach((v, i) => checkDensePayload(metric, v.payload, `vectors[${i}].sparseValues`));
+}
+
 /** The dense values every row of a sparse index keeps (its collection has dimension 1; memory/indexes.ts collectionDimension). */
 const SPARSE_ROW = new Float32Array([1]);
 const NO_VALUES = new Float32Array(0);
@@ -97,7 +109,7 @@ export class CollectionIndex implements VectorIndex {
     if (this.vectorType === "sparse") {
       return this.collection.upsert(namespace, vectors.map((v, i) => ({ ...v, values: this.sparseRow(v.values, v.payload, `vectors[${i}]`) })));
     }
-    vectors.forEach((v, i) => this.densePayload(v.payload, `vectors[${i}].sparseValues`));
+    checkDensePayloads(this.metric, vectors);
     return this.collection.upsert(namespace, vectors);
   }
 
@@ -108,11 +120,8 @@ export class CollectionIndex implements VectorIndex {
     return SPARSE_ROW;
   }
 
-  /** Sparse values on a dense index: dotproduct only (Pinecone: "Index configuration does not support sparse values"). */
   private densePayload(payload: Uint8Array | undefined, field: string): void {
-    if (payload !== undefined && this.metric !== "dotproduct") {
-      throw new SvcError("E_BAD_REQUEST", `this index (metric ${this.metric}) does not take sparse values: only dotproduct and sparse indexes do`, { field });
-    }
+    checkDensePayload(this.metric, payload, field);
   }
 
   delete(namespace: string, req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean }): Promise<{ deleted: number }> {

@@ -219,6 +219,9 @@ describe("sharded vector indexes on three nodes", () => {
     // sparse values: a cosine index refuses them before anything is logged (Pinecone: dotproduct and sparse indexes only)
     const sparse = data().slice(0, 40).map((v, i) => ({ id: `sp${i}`, values: v.values, payload: sparseBytes(checkSparse({ indices: [i % 7, 100 + i], values: [1 + (i % 3), 0.5] }, "s")) }));
     await expect(use(nodes[0]!, (ix) => ix.upsert("sp", sparse))).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "vectors[0].sparseValues" });
+    // the whole batch is judged before any shard writes: the plain vectors of a batch with one sparse vector are not written either
+    const mixed = [...data().slice(0, 12).map((v, i) => ({ ...v, id: `mx${i}` })), { ...sparse[3]!, id: "mx-sparse" }];
+    await expect(use(nodes[1]!, (ix) => ix.upsert("sp", mixed))).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "vectors[12].sparseValues" });
     await expect(use(nodes[1]!, (ix) => ix.query("sp", { vector: queries[0]!, sparseVector: { indices: [2], values: [1] }, topK: 3 }))).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "sparseVector" });
     expect(await use(nodes[2]!, (ix) => ix.count("sp", undefined, { after: lastSeq }))).toBe(0);
     // sparse indexes are refused in cluster mode, at create (shards serve dense indexes)
