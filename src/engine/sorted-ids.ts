@@ -4,6 +4,9 @@
  */
 import { compareIds, type IdPage, type IdPageInput } from "./id-order.js";
 
+/** A UTF-16 code unit where code-unit order and code-point order part (id-order.ts `fix`). */
+const HIGH_UNIT = /[\uD800-\uFFFF]/;
+
 /** What the list reads of a partition: rows [0, rows) are append-only; `rowOf(id)` is an id's live row (none once deleted). */
 export interface IdRows {
   readonly rows: number;
@@ -33,12 +36,15 @@ export class SortedIds {
   update(p: IdRows): void {
     if (p.rows < this.indexed) this.reset();
     if (p.rows > this.indexed) {
-      const fresh: Array<{ id: string; row: number }> = [];
+      const freshIds: string[] = [];
       for (let row = this.indexed; row < p.rows; row++) {
         const id = p.idOf(row);
-        if (p.rowOf(id) === row) fresh.push({ id, row });
+        if (p.rowOf(id) === row) freshIds.push(id);
       }
-      fresh.sort((a, b) => compareIds(a.id, b.id));
+      // Without code units from U+D800 up, UTF-16 order is code-point order: the engine's own comparison (no callback) is several times faster.
+      if (freshIds.some((id) => HIGH_UNIT.test(id))) freshIds.sort(compareIds);
+      else freshIds.sort();
+      const fresh = freshIds.map((id) => ({ id, row: p.rowOf(id)! }));
       const ids: string[] = [];
       const rows: number[] = [];
       let i = 0;
