@@ -107,11 +107,16 @@ export class SparsePostings {
     let scanned = 0;
     let candidates: number[] | null = null;
     let theta = -Infinity;
+    let thetaAt = 0;
     try {
       for (let j = 0; j < m; j++) {
         const { q: w, l } = terms[j]!;
         if (candidates === null && monotone && j > 0 && touched.length >= k) {
-          theta = kth(touched, acc, k);
+          // a theta from fewer rows stays a lower bound (accumulators only grow): recomputed once the rows seen have doubled
+          if (touched.length >= 2 * thetaAt) {
+            theta = Math.max(theta, kth(touched, acc, k));
+            thetaAt = touched.length;
+          }
           if (rest[j]! < theta) candidates = touched.filter((row) => acc[row]! + rest[j]! >= theta).sort((a, b) => a - b);
         }
         if (candidates === null) {
