@@ -24,7 +24,11 @@ const pool = new ScanPool(kernels, { threads: 1 });
 const c = await Collection.open(dir, { kernels, pool, dimension: 4, durability: "none" });
 try {
   const t0 = performance.now();
-  for (let i = 0; i < n; i += 10_000) await c.upsert("", Array.from({ length: Math.min(10_000, n - i) }, () => ({ id: id(), values: [1, 2, 3, 4] })));
+  for (let i = 0; i < n; i += 10_000)
+    await c.upsert(
+      "",
+      Array.from({ length: Math.min(10_000, n - i) }, () => ({ id: id(), values: [1, 2, 3, 4] })),
+    );
   await c.settled();
   console.log(`filled ${n} ids in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   let t = performance.now();
@@ -32,7 +36,10 @@ try {
   console.log(`first list (cold: sorts every id): ${(performance.now() - t).toFixed(0)} ms`);
   const times: number[] = [];
   for (let r = 0; r < rounds; r++) {
-    await c.upsert("", Array.from({ length: batch }, () => ({ id: id(), values: [1, 2, 3, 4] })));
+    await c.upsert(
+      "",
+      Array.from({ length: batch }, () => ({ id: id(), values: [1, 2, 3, 4] })),
+    );
     await c.settled();
     t = performance.now();
     const first = c.list("", { limit: 100 });
@@ -42,7 +49,9 @@ try {
   }
   times.sort((a, b) => a - b);
   const p = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(1);
-  console.log(`after a write of ${batch} ids, two list pages: p50 ${p(0.5)} ms, max ${p(1)} ms over ${rounds} rounds (load ${(await import("node:os")).loadavg()[0]!.toFixed(1)})`);
+  console.log(
+    `after a write of ${batch} ids, two list pages: p50 ${p(0.5)} ms, max ${p(1)} ms over ${rounds} rounds (load ${(await import("node:os")).loadavg()[0]!.toFixed(1)})`,
+  );
 } finally {
   await c.close();
   await pool.close();

@@ -67,7 +67,9 @@ try {
     if (JSON.stringify(res.matches.map((m) => m.id)) === JSON.stringify(truth.map((x) => x.id))) agree++;
   }
   const p50 = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!.toFixed(2);
-  console.log(`top-10: postings p50 ${p50(ours)} ms, scan p50 ${p50(scan)} ms; postings read per query ${(read / nq).toFixed(0)} (of ${postingsTotal}); same top-10 as the scan in ${agree}/${nq}; load ${loadavg()[0]!.toFixed(1)}`);
+  console.log(
+    `top-10: postings p50 ${p50(ours)} ms, scan p50 ${p50(scan)} ms; postings read per query ${(read / nq).toFixed(0)} (of ${postingsTotal}); same top-10 as the scan in ${agree}/${nq}; load ${loadavg()[0]!.toFixed(1)}`,
+  );
 } finally {
   await c.close();
   await pool.close();

@@ -53,7 +53,8 @@ export class SparsePostings {
 
   private add(index: number, row: number, value: number): void {
     let l = this.lists.get(index);
-    if (l === undefined) this.lists.set(index, (l = { rows: new Uint32Array(4), values: new Float32Array(4), length: 0, max: -Infinity, min: Infinity }));
+    if (l === undefined)
+      this.lists.set(index, (l = { rows: new Uint32Array(4), values: new Float32Array(4), length: 0, max: -Infinity, min: Infinity }));
     if (l.length === l.rows.length) {
       const rows = new Uint32Array(l.rows.length * 2);
       rows.set(l.rows);

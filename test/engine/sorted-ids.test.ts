@@ -34,7 +34,10 @@ describe("sorted ids under interleaved writes", () => {
           let steady = new Set<string>();
           let after: string | undefined;
           const put = async (ids: string[]) => {
-            await c.upsert(ns, ids.map((id, i) => ({ id, values: [1, i + 1, 2, 3] })));
+            await c.upsert(
+              ns,
+              ids.map((id, i) => ({ id, values: [1, i + 1, 2, 3] })),
+            );
             ids.forEach((id) => live.add(id)); // an overwrite keeps the id alive (a new row, the old one dead)
           };
           for (const op of ops) {
@@ -82,11 +85,14 @@ describe("sorted ids under interleaved writes", () => {
     try {
       const live = new Set<string>();
       let seed = 11;
-      const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+      const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
       const id = () => `k${Math.floor(rnd() * 20_000).toString(36)}`;
       for (let round = 0; round < 30; round++) {
         const ids = [...new Set(Array.from({ length: 300 }, id))];
-        await c.upsert("", ids.map((x) => ({ id: x, values: [1, 2, 3, 4] })));
+        await c.upsert(
+          "",
+          ids.map((x) => ({ id: x, values: [1, 2, 3, 4] })),
+        );
         ids.forEach((x) => live.add(x));
         const gone = [...new Set(Array.from({ length: 40 }, id))];
         await c.delete("", { ids: gone });

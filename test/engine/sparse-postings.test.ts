@@ -43,7 +43,20 @@ const toSparse = (entries: Array<[number, number]>): SparseVector => {
 };
 /** Few distinct indices (so lists overlap and pruning engages) and values drawn with ties; `signed`: negative values too. */
 const sparseArb = (signed: boolean) =>
-  fc.array(fc.tuple(fc.nat(30), signed ? fc.integer({ min: -8, max: 8 }).map((x) => x / 4) : fc.oneof(fc.integer({ min: 0, max: 8 }).map((x) => x / 4), fc.float({ min: 0, max: 100, noNaN: true }))), { minLength: 1, maxLength: 12 }).map(toSparse);
+  fc
+    .array(
+      fc.tuple(
+        fc.nat(30),
+        signed
+          ? fc.integer({ min: -8, max: 8 }).map((x) => x / 4)
+          : fc.oneof(
+              fc.integer({ min: 0, max: 8 }).map((x) => x / 4),
+              fc.float({ min: 0, max: 100, noNaN: true }),
+            ),
+      ),
+      { minLength: 1, maxLength: 12 },
+    )
+    .map(toSparse);
 
 describe("sparse postings", () => {
   for (const signed of [false, true]) {
@@ -77,14 +90,26 @@ describe("sparse postings", () => {
   it("prunes: a skewed query reads far fewer postings than its lists hold, and still answers the brute-force top-k", () => {
     const rows = new Rows();
     let seed = 7;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     // index 0 is in every row (a stop word), the rest are rare
-    for (let r = 0; r < 20_000; r++) rows.push(toSparse([[0, 0.01 + rnd() * 0.01], [1 + Math.floor(rnd() * 5000), 1 + rnd()], [1 + Math.floor(rnd() * 5000), 1 + rnd()]]));
+    for (let r = 0; r < 20_000; r++)
+      rows.push(
+        toSparse([
+          [0, 0.01 + rnd() * 0.01],
+          [1 + Math.floor(rnd() * 5000), 1 + rnd()],
+          [1 + Math.floor(rnd() * 5000), 1 + rnd()],
+        ]),
+      );
     const postings = new SparsePostings();
     postings.extend(rows);
     const all = new RoaringBitmap32();
     all.addRange(0, rows.rows);
-    const q = toSparse([[0, 1], [17, 2], [42, 3], [4999, 1]]);
+    const q = toSparse([
+      [0, 1],
+      [17, 2],
+      [42, 3],
+      [4999, 1],
+    ]);
     const got = postings.search(q, 10, all, rows);
     expect(got.hits).toEqual(bruteForce(rows, q, 10, all));
     expect(got.hits).toHaveLength(10);

@@ -45,7 +45,11 @@ function sparse(n: number): Sparse {
   const indices = [...m.keys()].sort((a, b) => a - b);
   return { indices, values: indices.map((i) => m.get(i)!) };
 }
-const records = Array.from({ length: 1500 }, (_, i) => ({ id: `d${String(i).padStart(4, "0")}`, sparseValues: sparse(5 + Math.floor(35 * rand())), metadata: { part: i % 3 } }));
+const records = Array.from({ length: 1500 }, (_, i) => ({
+  id: `d${String(i).padStart(4, "0")}`,
+  sparseValues: sparse(5 + Math.floor(35 * rand())),
+  metadata: { part: i % 3 },
+}));
 
 /** Records sharing an index with q (non-zero query value), best sparse dot first, ties by id. */
 function bruteForce(q: Sparse, k: number, keep: (r: (typeof records)[number]) => boolean = () => true) {
@@ -112,20 +116,52 @@ describe("sparse-only indexes", () => {
     const q = { indices: [4_000_000_001], values: [2] };
     await index.update({ id: "d0003", sparseValues: { indices: [4_000_000_001], values: [5] } });
     const res = await index.query({ sparseVector: q, topK: 1, includeValues: true, includeMetadata: true } as never);
-    expect(res.matches).toEqual([{ id: "d0003", score: 10, values: [], sparseValues: { indices: [4_000_000_001], values: [5] }, metadata: { part: 0 } }]);
+    expect(res.matches).toEqual([
+      { id: "d0003", score: 10, values: [], sparseValues: { indices: [4_000_000_001], values: [5] }, metadata: { part: 0 } },
+    ]);
     await index.update({ id: "d0003", sparseValues: records[3]!.sparseValues });
   });
 
   it("refuses dense values, a missing sparseValues, a dense query, a dimension or another metric with 400 naming the field, writing nothing", async () => {
     const before = (await index.describeIndexStats()).totalRecordCount;
     const cases: Array<[string, unknown, string]> = [
-      ["/vectors/upsert", { vectors: [{ id: "ok", sparseValues: { indices: [1], values: [1] } }, { id: "x", values: [1, 2], sparseValues: { indices: [1], values: [1] } }] }, "vectors[1].values"],
-      ["/vectors/upsert", { vectors: [{ id: "ok", sparseValues: { indices: [1], values: [1] } }, { id: "x", values: [1, 2] }] }, "vectors[1].values"],
+      [
+        "/vectors/upsert",
+        {
+          vectors: [
+            { id: "ok", sparseValues: { indices: [1], values: [1] } },
+            { id: "x", values: [1, 2], sparseValues: { indices: [1], values: [1] } },
+          ],
+        },
+        "vectors[1].values",
+      ],
+      [
+        "/vectors/upsert",
+        {
+          vectors: [
+            { id: "ok", sparseValues: { indices: [1], values: [1] } },
+            { id: "x", values: [1, 2] },
+          ],
+        },
+        "vectors[1].values",
+      ],
       ["/vectors/upsert", { vectors: [{ id: "ok", sparseValues: { indices: [1], values: [1] } }, { id: "x" }] }, "vectors[1].sparseValues"],
-      ["/vectors/upsert", { vectors: [{ id: "x", sparseValues: { indices: [2, 1], values: [1, 1] } }] }, "vectors[0].sparseValues.indices[1]"],
-      ["/vectors/upsert", { vectors: [{ id: "x", sparseValues: { indices: [1, 1], values: [1, 1] } }] }, "vectors[0].sparseValues.indices[1]"],
+      [
+        "/vectors/upsert",
+        { vectors: [{ id: "x", sparseValues: { indices: [2, 1], values: [1, 1] } }] },
+        "vectors[0].sparseValues.indices[1]",
+      ],
+      [
+        "/vectors/upsert",
+        { vectors: [{ id: "x", sparseValues: { indices: [1, 1], values: [1, 1] } }] },
+        "vectors[0].sparseValues.indices[1]",
+      ],
       ["/vectors/upsert", { vectors: [{ id: "x", sparseValues: { indices: [1, 2], values: [1] } }] }, "vectors[0].sparseValues.values"],
-      ["/vectors/upsert", { vectors: [{ id: "x", sparseValues: { indices: Array.from({ length: 2049 }, (_, i) => i), values: Array(2049).fill(1) } }] }, "vectors[0].sparseValues.indices"],
+      [
+        "/vectors/upsert",
+        { vectors: [{ id: "x", sparseValues: { indices: Array.from({ length: 2049 }, (_, i) => i), values: Array(2049).fill(1) } }] },
+        "vectors[0].sparseValues.indices",
+      ],
       ["/vectors/update", { id: "d0001", values: [1, 2] }, "values"],
       ["/query", { vector: [1, 2], topK: 3 }, "vector"],
       ["/query", { sparseVector: { indices: [3, 3], values: [1, 1] }, topK: 3 }, "sparseVector.indices[1]"],
@@ -138,7 +174,9 @@ describe("sparse-only indexes", () => {
     }
     // 2048 entries are taken on a sparse index (1000 on a dense one)
     const wide = { indices: Array.from({ length: 2048 }, (_, i) => 3_000_000_000 + i), values: Array(2048).fill(0.5) };
-    expect((await call(server.url, key, "POST", path("/vectors/upsert"), { vectors: [{ id: "wide", sparseValues: wide }] })).status).toBe(200);
+    expect((await call(server.url, key, "POST", path("/vectors/upsert"), { vectors: [{ id: "wide", sparseValues: wide }] })).status).toBe(
+      200,
+    );
     expect((await index.fetch({ ids: ["ok", "x", "wide"] })).records.ok).toBeUndefined();
     await index.deleteOne({ id: "wide" });
     expect((await index.describeIndexStats()).totalRecordCount).toBe(before);
@@ -153,7 +191,9 @@ describe("sparse-only indexes", () => {
       const r = await call(server.url, key, "POST", "/v1/indexes", body);
       expect([r.status, r.body.error.field], JSON.stringify(body)).toEqual([400, field]);
     }
-    await expect(pc.createIndex({ name: "sp-cos", vectorType: "sparse", metric: "cosine", spec: SPEC })).rejects.toBeInstanceOf(Errors.PineconeArgumentError);
+    await expect(pc.createIndex({ name: "sp-cos", vectorType: "sparse", metric: "cosine", spec: SPEC })).rejects.toBeInstanceOf(
+      Errors.PineconeArgumentError,
+    );
     expect((await pc.listIndexes()).indexes!.map((i) => i.name)).toEqual([INDEX]);
   });
 
@@ -163,7 +203,10 @@ describe("sparse-only indexes", () => {
         values: fc.constantFrom(undefined, [], [1]),
         sparseValues: fc.oneof(
           fc.constant(undefined),
-          fc.record({ indices: fc.array(fc.oneof(fc.nat(30), fc.integer({ min: -2, max: 2 }), fc.constant(2 ** 32)), { maxLength: 5 }), values: fc.array(fc.oneof(fc.float({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(1e39, "x")), { maxLength: 5 }) }),
+          fc.record({
+            indices: fc.array(fc.oneof(fc.nat(30), fc.integer({ min: -2, max: 2 }), fc.constant(2 ** 32)), { maxLength: 5 }),
+            values: fc.array(fc.oneof(fc.float({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(1e39, "x")), { maxLength: 5 }),
+          }),
         ),
       },
       { requiredKeys: [] },
@@ -175,14 +218,21 @@ describe("sparse-only indexes", () => {
         const valid = (v: (typeof vectors)[number]) => {
           const s = v.sparseValues as { indices: number[]; values: unknown[] } | undefined;
           if (s === undefined || (v.values !== undefined && v.values.length > 0)) return false;
-          return s.indices.length > 0 && s.values.length === s.indices.length && s.indices.every((x, i) => x >= 0 && x < 2 ** 32 && (i === 0 || x > s.indices[i - 1]!)) && s.values.every((y) => typeof y === "number" && Number.isFinite(Math.fround(y)));
+          return (
+            s.indices.length > 0 &&
+            s.values.length === s.indices.length &&
+            s.indices.every((x, i) => x >= 0 && x < 2 ** 32 && (i === 0 || x > s.indices[i - 1]!)) &&
+            s.values.every((y) => typeof y === "number" && Number.isFinite(Math.fround(y)))
+          );
         };
         const ok = vectors.every(valid);
         const r = await call(server.url, key, "POST", path("/vectors/upsert"), { namespace: "prop", vectors });
         expect(r.status, JSON.stringify(vectors)).toBe(ok ? 200 : 400);
         const back = (await index.namespace("prop").fetch({ ids: vectors.map((v) => v.id) })).records;
         if (!ok) expect(back).toEqual({});
-        else for (const v of vectors) expect(back[v.id]!.sparseValues).toEqual({ indices: v.sparseValues!.indices, values: f32(v.sparseValues!.values as number[]) });
+        else
+          for (const v of vectors)
+            expect(back[v.id]!.sparseValues).toEqual({ indices: v.sparseValues!.indices, values: f32(v.sparseValues!.values as number[]) });
       }),
       { seed: 3307, numRuns: 80 },
     );
@@ -208,10 +258,23 @@ describe("sparse-only indexes", () => {
       };
       const made = await tool("create_index", { name: "mcp-sparse", vector_type: "sparse" });
       expect(made.vector_type).toBe("sparse");
-      await tool("upsert", { index: "mcp-sparse", vectors: [{ id: "a", sparseValues: { indices: [1, 7], values: [1, 3] } }, { id: "b", sparseValues: { indices: [7], values: [1] } }, { id: "c", sparseValues: { indices: [2], values: [9] } }] });
+      await tool("upsert", {
+        index: "mcp-sparse",
+        vectors: [
+          { id: "a", sparseValues: { indices: [1, 7], values: [1, 3] } },
+          { id: "b", sparseValues: { indices: [7], values: [1] } },
+          { id: "c", sparseValues: { indices: [2], values: [9] } },
+        ],
+      });
       const res = await tool("query", { index: "mcp-sparse", sparseVector: { indices: [7], values: [2] }, topK: 5 });
-      expect(res.matches).toEqual([{ id: "a", score: 6 }, { id: "b", score: 2 }]);
-      const bad = (await client.callTool({ name: "upsert", arguments: { index: "mcp-sparse", vectors: [{ id: "d", values: [1] }] } })) as Result;
+      expect(res.matches).toEqual([
+        { id: "a", score: 6 },
+        { id: "b", score: 2 },
+      ]);
+      const bad = (await client.callTool({
+        name: "upsert",
+        arguments: { index: "mcp-sparse", vectors: [{ id: "d", values: [1] }] },
+      })) as Result;
       expect(bad.isError).toBe(true);
     } finally {
       await client.close();
