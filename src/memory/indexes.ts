@@ -20,11 +20,15 @@ export const INDEX_NAME_RE = /^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/;
 export const MAX_DIMENSION = 20_000;
 /** How an index ranks (search.ts `Scoring`): cosine and dotproduct larger first, euclidean (squared distance) smaller first. Stored in index.json. */
 export const METRICS = ["cosine", "dotproduct", "euclidean"] as const;
+/** Dense indexes hold a float vector of `dimension` values per record (sparse values too on dotproduct ones); sparse indexes only sparse values (Pinecone's `vector_type`). */
+export const VECTOR_TYPES = ["dense", "sparse"] as const;
+export type VectorType = (typeof VECTOR_TYPES)[number];
 /** Expired vectors of open indexes are deleted this often (reads hide them at once). */
 export const SWEEP_MS = 60_000;
 
 export interface IndexRecord {
   name: string;
+  /** 0 for a sparse index (it has none; its collection keeps one constant value per row). */
   dimension: number;
   metric: (typeof METRICS)[number];
   /** As given at creation (e.g. `{serverless: {cloud, region}}`); svc runs every index locally. */
@@ -32,11 +36,14 @@ export interface IndexRecord {
   deletionProtection: "enabled" | "disabled";
   tags: Record<string, string> | null;
   createdAt: number;
+  /** Absent: dense (records written before sparse indexes existed have none). */
+  vectorType?: "sparse";
 }
 
 export interface CreateIndexInput {
   name: unknown;
   dimension: unknown;
+  vectorType?: unknown;
   metric?: unknown;
   spec?: unknown;
   deletionProtection?: unknown;
@@ -143,7 +150,7 @@ export class IndexService implements IndexCatalog {
       const tmp = join(root, `${CREATING}${record.name}-${randomBytes(6).toString("hex")}`);
       try {
         mkdirSync(tmp, { recursive: true });
-        loadConfig(tmp, { dimension: record.dimension, metric: "cosine" });
+        loadConfig(tmp, { dimension: collectionDimension(record), metric: "cosine" });
         await writeDurable(join(tmp, "index.json"), Buffer.from(JSON.stringify(record, null, 2)));
         // A folder without index.json (left by an older version's crash) is not an index.
         await rm(dir, { recursive: true, force: true });
@@ -240,8 +247,8 @@ export class IndexService implements IndexCatalog {
 
   /** Run `fn` on the index (expired vectors hidden: vector-index.ts `CollectionIndex`). */
   use<T>(tenant: string, name: string, fn: (index: VectorIndex) => T | Promise<T>): Promise<T> {
-    const metric = this.entry(tenant, name).record.metric;
-    return this.useCollection(tenant, name, (c) => fn(new CollectionIndex(c, this.now, metric)));
+    const { metric, vectorType } = this.entry(tenant, name).record;
+    return this.useCollection(tenant, name, (c) => fn(new CollectionIndex(c, this.now, metric, vectorType ?? "dense")));
   }
 
   /**
@@ -362,7 +369,7 @@ export class IndexService implements IndexCatalog {
 /** A create request checked and completed (defaults), as stored; shared by cluster/catalog.ts. */
 export function validateCreate(input: CreateIndexInput): IndexRecord {
   if (typeof input !== "object" || input === null) throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
-  const { name, dimension } = input;
+  const { name } = input;
   if (typeof name !== "string" || !INDEX_NAME_RE.test(name)) {
     throw new SvcError(
       "E_BAD_REQUEST",
@@ -370,29 +377,37 @@ export function validateCreate(input: CreateIndexInput): IndexRecord {
       { field: "name" },
     );
   }
-  if (typeof dimension !== "number" || !Number.isInteger(dimension) || dimension < 1 || dimension > MAX_DIMENSION) {
+  // The official client checks vector_type and the metric case-insensitively and sends them as given: stored lowercase.
+  const vectorType = typeof input.vectorType === "string" ? input.vectorType.toLowerCase() : (input.vectorType ?? "dense");
+  if (!VECTOR_TYPES.includes(vectorType as never)) throw new SvcError("E_BAD_REQUEST", `vector_type must be "dense" or "sparse"`, { field: "vector_type" });
+  const sparse = vectorType === "sparse";
+  // A sparse index has no dimension (Pinecone: none, or null); a dense one needs it.
+  const dimension = sparse && (input.dimension === undefined || input.dimension === null) ? 0 : input.dimension;
+  if (sparse && dimension !== 0) throw new SvcError("E_DIMENSION", "a sparse index has no dimension: leave dimension out", { field: "dimension" });
+  if (!sparse && (typeof dimension !== "number" || !Number.isInteger(dimension) || dimension < 1 || dimension > MAX_DIMENSION)) {
     throw new SvcError("E_DIMENSION", `dimension must be an integer in [1, ${MAX_DIMENSION}]`, { field: "dimension" });
   }
-  // The official client checks the metric case-insensitively and sends it as given: stored lowercase.
-  const metric = typeof input.metric === "string" ? input.metric.toLowerCase() : (input.metric ?? "cosine");
-  if (!METRICS.includes(metric as never))
-    throw new SvcError(
-      "E_BAD_REQUEST",
-      `metric must be one of ${METRICS.join(", ")} (got ${typeof metric === "string" ? JSON.stringify(metric.slice(0, 40)) : typeof metric})`,
-      { field: "metric" },
-    );
+  const metric = typeof input.metric === "string" ? input.metric.toLowerCase() : (input.metric ?? (sparse ? "dotproduct" : "cosine"));
+  if (!METRICS.includes(metric as never)) throw new SvcError("E_BAD_REQUEST", `metric must be one of ${METRICS.join(", ")} (got ${typeof metric === "string" ? JSON.stringify(metric.slice(0, 40)) : typeof metric})`, { field: "metric" });
+  if (sparse && metric !== "dotproduct") throw new SvcError("E_BAD_REQUEST", `a sparse index ranks by dotproduct only (got ${JSON.stringify(metric)})`, { field: "metric" });
   const spec = input.spec ?? { serverless: { cloud: "local", region: "local" } };
   if (typeof spec !== "object" || spec === null || Array.isArray(spec))
     throw new SvcError("E_BAD_REQUEST", "spec must be an object such as {serverless: {cloud, region}}", { field: "spec" });
   return {
     name,
-    dimension,
+    dimension: dimension as number,
     metric: metric as IndexRecord["metric"],
     spec: spec as Record<string, unknown>,
     deletionProtection: input.deletionProtection === undefined ? "disabled" : checkProtection(input.deletionProtection),
     tags: input.tags === undefined || input.tags === null ? null : checkTags(input.tags, null),
     createdAt: Date.now(),
+    ...(sparse ? { vectorType: "sparse" as const } : {}),
   };
+}
+
+/** The dimension of an index's collection: a sparse index's rows keep one constant value (memory/vector-index.ts SPARSE_ROW). */
+export function collectionDimension(r: IndexRecord): number {
+  return r.vectorType === "sparse" ? 1 : r.dimension;
 }
 
 export function checkProtection(v: unknown): IndexRecord["deletionProtection"] {
