@@ -5,7 +5,12 @@
  *
  *   npx tsx bench/http-bench.ts [--n 1000000] [--dim 1024] [--connections 32] [--seconds 10] [--warmup 3]
  *     [--lanes index,hello,exact,base64,msgpack] [--verify 32] [--ingest-n 0] [--data DIR] [--cpu-prof DIR] [--main other/dist/cli/main.js]
- *     [--corpus clustered|cranfield] [--passage 16/4]
+ *     [--corpus clustered|cranfield] [--passage 16/4] [--log-level info] [--admin] [--peer]
+ *
+ * svc is served as shipped: request log at info (to a file), metrics on, queried with a metered tenant key
+ * (`--admin`: the unmetered admin key). Each lane prints the server's CPU time per query (/proc utime+stime of
+ * the server process over the measured run / queries answered). `--peer` adds the served peer, PostgreSQL +
+ * pgvector HNSW tuned to recall@10 >= 0.99 (bench/peers/pgvector-served.ts; skipped, saying why, when absent).
  *
  * `--data DIR` keeps the loaded server data (and the exact truth of the verify queries) in DIR and reuses it when
  * DIR already holds the same load: a 1M load with its index builds takes minutes, a restart seconds.
@@ -29,6 +34,7 @@ import { loadRun, type LoadRun } from "./http/load.js";
 import { cranfieldPassages } from "./http/passages.js";
 import { profileStages, QUERY_STAGES } from "./http/profile-stages.js";
 import { verifyQueries, type Verified } from "./http/verify.js";
+import { findPostgres, runPgvectorPeer, type PgPeerResult } from "./peers/pgvector-served.js";
 
 export interface IngestResult extends IngestTiming {
   format: Format;
@@ -71,6 +77,10 @@ export interface HttpResult {
   /** With --cpu-prof: the server main thread's µs per query by stage. */
   profile?: Array<[string, number]>;
   ingest: IngestResult[];
+  /** How svc was served: its log level (request lines to a file) and whether the key is a metered tenant's. */
+  served?: { logLevel: string; metered: boolean };
+  /** The served peer (PostgreSQL + pgvector) under the same load, or why it did not run. */
+  peer?: PgPeerResult | { skipped: string };
 }
 
 export interface HttpBenchOptions {
@@ -93,6 +103,12 @@ export interface HttpBenchOptions {
   corpus?: "clustered" | "cranfield";
   /** Cranfield passages: words per passage and words between passage starts. */
   passage?: { window: number; stride: number };
+  /** svc's log level (default info, as shipped: a request line per request, to a file). */
+  logLevel?: string;
+  /** Query with a metered tenant key (default true, as shipped) rather than the admin key. */
+  metered?: boolean;
+  /** Run the served peer (PostgreSQL + pgvector) too (default false). */
+  peer?: boolean;
 }
 
 /** Where query vectors and stored rows come from: row(i) is stored under id String(i). */
@@ -144,10 +160,12 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
   mkdirSync(root, { recursive: true });
   const dir = join(root, "svc");
   const stateFile = join(root, "bench-state.json");
-  const want = { corpus: corpus.name, n, dim, verify: nVerify };
-  type State = typeof want & { key: string; truth: number[][] };
+  const metered = o.metered ?? true;
+  // The queried index belongs to the tenant of the key that queries it: a metered tenant's, or the admin's.
+  const want = { corpus: corpus.name, n, dim, verify: nVerify, metered };
+  type State = typeof want & { key: string; adminKey: string; truth: number[][] };
   let state = existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, "utf8")) as State) : null;
-  if (state !== null && JSON.stringify({ corpus: state.corpus, n: state.n, dim: state.dim, verify: state.verify }) !== JSON.stringify(want)) {
+  if (state !== null && JSON.stringify({ corpus: state.corpus, n: state.n, dim: state.dim, verify: state.verify, metered: state.metered }) !== JSON.stringify(want)) {
     log(`${root} holds another load (${state.corpus}, n ${state.n}); loading afresh`);
     rmSync(dir, { recursive: true, force: true });
     state = null;
@@ -155,14 +173,23 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
   const children: Child[] = [];
   try {
     const prof = o.cpuProf === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", o.cpuProf];
-    const svc = await startChild([...prof, o.main ?? MAIN, "serve", "--port", "0", "--data", dir, "--log-level", "silent"], 300_000);
+    const logLevel = o.logLevel ?? "info";
+    // The server logs to a file, as in use (a pipe to this process would wake the load generator for every line).
+    const svc = await startChild([...prof, o.main ?? MAIN, "serve", "--port", "0", "--data", dir, "--log-level", logLevel], 300_000, join(root, `server-${process.pid}.log`));
     children.push(svc);
-    const key = state?.key ?? svc.adminKey;
-    if (key === undefined) throw new Error(`svc serve printed no admin key:\n${svc.output()}`);
+    const adminKey = state?.adminKey ?? svc.adminKey;
+    if (adminKey === undefined) throw new Error(`svc serve printed no admin key:\n${svc.output()}`);
     const hello = await startChild(["--import", "tsx", HELLO]);
     children.push(hello);
+    const admin = new Api(svc.url, adminKey);
+    let key = state?.key ?? adminKey;
+    if (metered && state === null) {
+      const k = await admin.call("POST", "/v1/admin/keys", { name: `http-bench-${Date.now()}` });
+      await admin.call("POST", `/v1/admin/tenants/${k.tenant as string}/credit`, { usd: 1_000_000 });
+      key = k.key as string;
+    }
     const api = new Api(svc.url, key);
-    log(`svc serve (pid ${svc.pid}) at ${svc.url}, admin key (unmetered); uWS hello-world (pid ${hello.pid}) at ${hello.url}`);
+    log(`svc serve (pid ${svc.pid}) at ${svc.url}, ${metered ? "metered tenant key" : "admin key (unmetered)"}, log level ${logLevel} (to a file), metrics on; uWS hello-world (pid ${hello.pid}) at ${hello.url}`);
     log(`corpus: ${corpus.name}; ${int(n)} x ${dim}-d`);
 
     // The queried index: n vectors upserted over HTTP (bodies generated on the way, the exact truth of the
@@ -175,7 +202,7 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
       const body = (b: number) => upsertBody("msgpack-f32", corpus, b * BATCH, Math.min(BATCH, n - b * BATCH), (i, v, at) => truth.add(i, v, at));
       load = await ingest(api, "query", body, batchCounts(n), FORMATS["msgpack-f32"].contentType, CLIENTS, svc.pid);
       log(`loaded ${int(n)} x ${dim}-d over HTTP in ${load.visibleSeconds.toFixed(1)} s (${int(load.ackedPerSec)} vectors/s acknowledged, exact truth of ${nVerify} queries computed on the way)`);
-      state = { ...want, key, truth: truth.result() };
+      state = { ...want, key, adminKey, truth: truth.result() };
       if (n >= 50_000) {
         const w = await waitForIndex(dir, n, INDEX_WAIT_MS);
         indexSeconds = w.seconds;
@@ -214,12 +241,28 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
       loadAverage[lane] = loadavg()[0]!;
       const r = await loadRun({ url: child.url, path: "/v1/indexes/query/query", headers, bodies: bodyOf[lane](), connections: o.connections, seconds: o.seconds, warmupSeconds: o.warmupSeconds, serverPid: child.pid });
       runs[lane] = r;
-      log(`${name[lane]}: ${int(r.qps)} QPS, p50 ${r.latency.p50} / p90 ${r.latency.p90} / p99 ${r.latency.p99} / max ${r.latency.max} ms, ${r.non2xx} non-2xx, ${r.errors} errors; CPU cores: server ${r.serverCores.toFixed(2)}, autocannon ${r.clientCores.toFixed(2)}; load average before ${loadAverage[lane]!.toFixed(2)}`);
+      log(`${name[lane]}: ${int(r.qps)} QPS, server CPU ${((r.serverCores / r.qps) * 1000).toFixed(3)} ms per query, p50 ${r.latency.p50} / p90 ${r.latency.p90} / p99 ${r.latency.p99} / max ${r.latency.max} ms, ${r.non2xx} non-2xx, ${r.errors} errors; CPU cores: server ${r.serverCores.toFixed(2)}, autocannon ${r.clientCores.toFixed(2)}; load average before ${loadAverage[lane]!.toFixed(2)}`);
       if (lane !== "hello" && r.non2xx + r.errors + r.timeouts > 0) throw new Error(`the ${lane} load run had failed requests`);
     }
     const query = runs.index ?? runs.msgpack ?? runs.exact;
     const ratio = query !== undefined && runs.hello !== undefined ? query.qps / runs.hello.qps : NaN;
     if (query !== undefined) log(`svc (${runs.index ? "index, JSON" : runs.msgpack ? "index, msgpack" : "exact"}) / hello-world: ${ratio.toFixed(3)}${runs.msgpack && runs.hello ? `; msgpack / hello-world: ${(runs.msgpack.qps / runs.hello.qps).toFixed(3)}` : ""}${runs.base64 && runs.hello ? `; base64 / hello-world: ${(runs.base64.qps / runs.hello.qps).toFixed(3)}` : ""}${runs.exact && runs.hello ? `; exact / hello-world: ${(runs.exact.qps / runs.hello.qps).toFixed(3)}` : ""}`);
+
+    let peer: PgPeerResult | { skipped: string } | undefined;
+    if (o.peer) {
+      const found = findPostgres();
+      if ("missing" in found) {
+        peer = { skipped: found.missing };
+        log(`\n## served peer: SKIPPED: ${found.missing}`);
+      } else {
+        log(`\n## served peer: PostgreSQL + pgvector on loopback, same rows and query vectors, ${o.connections} connections (node-postgres, prepared statement), ${o.warmupSeconds} s warm-up + ${o.seconds} s`);
+        const verify = { queries: corpus.queries.slice(0, nVerify), truth: state.truth };
+        const p = await runPgvectorPeer({ bin: found.bin, n, dim, row, verify, queries, recallTarget: 0.99, connections: o.connections, seconds: o.seconds, warmupSeconds: o.warmupSeconds, log });
+        peer = p;
+        const svcRun = runs.msgpack ?? runs.index;
+        log(`${p.peer}: ${int(p.qps)} QPS, server CPU ${p.serverCpuMsPerQuery.toFixed(3)} ms per query (${p.serverCores.toFixed(2)} cores) at recall@10 ${p.recallAt10.toFixed(3)}${svcRun ? `; svc ${runs.msgpack ? "msgpack" : "JSON"} / peer CPU per query: ${(((svcRun.serverCores / svcRun.qps) * 1000) / p.serverCpuMsPerQuery).toFixed(2)}` : ""}`);
+      }
+    }
 
     const results: IngestResult[] = [];
     if (o.ingestN > 0) {
@@ -249,7 +292,7 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
       for (const [stage, us] of profile) log(`${stage.padEnd(52)} ${us.toFixed(1).padStart(8)}`);
     }
     if (query === undefined || runs.hello === undefined) log("(no svc lane or no hello lane: the ratio is not defined)");
-    return { corpus: corpus.name, n, dim, queryBodies: QUERY_BODIES, warmupSeconds: o.warmupSeconds, load, indexSeconds, verified, query: query ?? runs.hello!, hello: runs.hello ?? query!, exact: runs.exact, msgpack: runs.msgpack, base64: runs.base64, ratio, loadAverage, profile, ingest: results };
+    return { corpus: corpus.name, n, dim, queryBodies: QUERY_BODIES, warmupSeconds: o.warmupSeconds, load, indexSeconds, verified, query: query ?? runs.hello!, hello: runs.hello ?? query!, exact: runs.exact, msgpack: runs.msgpack, base64: runs.base64, ratio, loadAverage, profile, ingest: results, served: { logLevel, metered }, peer };
   } finally {
     for (const c of children.reverse()) await c.stop();
     if (o.data === undefined) rmSync(root, { recursive: true, force: true });
@@ -273,13 +316,16 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       corpus: { type: "string", default: "clustered" },
       passage: { type: "string", default: "16/4" },
       json: { type: "string" },
+      "log-level": { type: "string", default: "info" },
+      admin: { type: "boolean", default: false },
+      peer: { type: "boolean", default: false },
     },
   });
   const [window, stride] = a.passage!.split("/").map(Number) as [number, number];
   const result = await runHttpBench({
     n: Number(a.n), dim: Number(a.dim), connections: Number(a.connections), seconds: Number(a.seconds), warmupSeconds: Number(a.warmup),
     lanes: a.lanes!.split(",") as Lane[], verify: Number(a.verify), ingestN: Number(a["ingest-n"]), data: a.data, cpuProf: a["cpu-prof"], main: a.main,
-    corpus: a.corpus as "clustered" | "cranfield", passage: { window, stride }, log: (s) => process.stdout.write(`${s}\n`),
+    corpus: a.corpus as "clustered" | "cranfield", passage: { window, stride }, logLevel: a["log-level"], metered: !a.admin, peer: a.peer, log: (s) => process.stdout.write(`${s}\n`),
   });
   if (a.json !== undefined) writeFileSync(a.json, `${JSON.stringify(result, null, 2)}\n`);
 }

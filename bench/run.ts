@@ -68,7 +68,7 @@ if (runs("engine")) {
 let http: HttpRun | undefined;
 if (runs("http")) {
   log("\n# HTTP: svc serve in a child process under autocannon; durable ingest per wire format");
-  const result = await runHttpBench({ n: 100_000, ingestN: quick ? 20_000 : 100_000, dim: 1024, connections: 32, seconds: quick ? 3 : 15, warmupSeconds: quick ? 1 : 5, log });
+  const result = await runHttpBench({ n: 100_000, ingestN: quick ? 20_000 : 100_000, dim: 1024, connections: 32, seconds: quick ? 3 : 15, warmupSeconds: quick ? 1 : 5, lanes: ["index", "hello", "msgpack"], peer: true, log });
   http = { command: quick ? "npm run bench -- --quick --only http" : "npm run bench -- --only http", machine: describeMachine(), result };
   writeFileSync(here(`results/http-${stem}.json`), `${JSON.stringify(http, null, 2)}\n`);
 } else if (existsSync(here(`results/http-${stem}.json`))) http = JSON.parse(readFileSync(here(`results/http-${stem}.json`), "utf8")) as HttpRun;

@@ -1,21 +1,20 @@
-/** @module mcp/local-api — the REST operations called in-process (the /mcp endpoint): the route table's own handlers, authenticated and metered as REST. */
-import { publicError, SvcError } from "../errors.js";
-import { forwardRequest, type Forwarder } from "../http/forward.js";
-import { authenticate, execute, type Credentials, type InvokeDeps } from "../http/invoke.js";
-import type { RequestContext, Route } from "../http/route.js";
+/** @module mcp/local-api — the REST operations called in-process (the /mcp endpoint): each tool call is a request on the server's one request path (http/request.ts), so it is forwarded, authenticated, decoded, metered and answered as REST. */
+import { ToolError, type Api } from "../tools/tool.js";
+import type { RequestPath } from "../http/request.js";
+import type { Route } from "../http/route.js";
 import { toHttp, type Operation } from "../tools/operation.js";
 import { httpReply } from "../tools/rest-api.js";
-import { isFailure, replyError, ToolError, type Api, type ApiReply } from "../tools/tool.js";
+import type { Credentials } from "../http/invoke.js";
 
 export class LocalApi {
-  private readonly ops = new Map<string, { route: Route; op: Operation }>();
+  private readonly ops = new Map<string, Operation>();
   private seq = 0;
 
-  /** `deps.forward` (cluster mode): operations served by another node go to it over HTTP, as REST requests do. */
-  constructor(routes: readonly Route[], private readonly deps: InvokeDeps & { forward?: Forwarder }) {
+  /** `path()`: the server's request path (known once the server has mounted the /mcp endpoint). */
+  constructor(routes: readonly Route[], private readonly path: () => RequestPath) {
     for (const route of routes) {
       const arrayQuery = new Set((route.queryParams ?? []).filter((q) => q.schema.type === "array").map((q) => q.name));
-      this.ops.set(route.operationId, { route, op: { operationId: route.operationId, method: route.method, path: route.path, arrayQuery } });
+      this.ops.set(route.operationId, { operationId: route.operationId, method: route.method, path: route.path, arrayQuery });
     }
   }
 
@@ -26,39 +25,17 @@ export class LocalApi {
   as(creds: Credentials, baseUrl: string, remoteAddress?: string): Api {
     return {
       call: async (operationId, req) => {
-        const found = this.ops.get(operationId);
-        if (!found) throw new ToolError("E_INTERNAL", `no operation ${operationId}`);
-        try {
-          const http = toHttp(found.op, req);
-          const home = this.deps.forward?.target(found.route) ?? null;
-          if (home !== null) {
-            const qs = http.query.toString();
-            const path = `${http.path}${qs ? `?${qs}` : ""}`;
-            const headers = { "content-type": http.contentType, accept: "application/json", host: new URL(baseUrl).host, "api-key": creds.apiKey, authorization: creds.authorization };
-            const data = http.body === undefined ? undefined : Buffer.isBuffer(http.body) ? http.body : Buffer.from(JSON.stringify(http.body));
-            const r = await forwardRequest(home, this.deps.forward!.token, { method: found.op.method, path, headers, body: data, remoteAddress });
-            return httpReply(r.status, r.contentType, r.headers, r.body, `${found.op.method.toUpperCase()} ${path}`);
-          }
-          const principal = authenticate(found.route.auth, creds, this.deps.keys, this.deps.auth);
-          // Upload routes parse their own bytes: give them what REST would, JSON arguments as a JSON body.
-          const body = found.route.rawBody && http.body !== undefined && !Buffer.isBuffer(http.body) ? Buffer.from(JSON.stringify(http.body)) : http.body;
-          const ctx: RequestContext = {
-            id: `mcp-${(++this.seq).toString(36)}`, params: http.params, query: http.query, body, principal, baseUrl, usage: {}, contentType: http.contentType, remoteAddress,
-          };
-          const reply = await execute(found.route, ctx, this.deps);
-          const status = reply.status ?? found.route.response.status;
-          // A handler may answer an error without throwing (429 rate_limited): a failure all the same.
-          if (isFailure(status)) throw replyError(status, reply.body, `${found.route.method.toUpperCase()} ${found.route.path} answered ${status}`);
-          const out: ApiReply = { status, headers: reply.headers ?? {} };
-          if (reply.raw) out.raw = { contentType: reply.raw.contentType, data: Buffer.from(reply.raw.data) };
-          // What a REST client would decode from the JSON codec (undefined fields go, dates become strings).
-          else if (reply.body !== undefined) out.body = JSON.parse(JSON.stringify(reply.body));
-          return out;
-        } catch (err) {
-          if (!(err instanceof SvcError)) throw err; // E_INTERNAL, logged by the MCP server
-          const e = publicError(err);
-          throw new ToolError(e.code, e.message, e.field);
-        }
+        const op = this.ops.get(operationId);
+        if (!op) throw new ToolError("E_INTERNAL", `no operation ${operationId}`);
+        const http = toHttp(op, req);
+        const qs = http.query.toString();
+        const url = `${http.path}${qs ? `?${qs}` : ""}`;
+        // Upload routes parse their own bytes; other arguments go as a JSON body, as a REST client sends them.
+        const body = http.body === undefined ? undefined : Buffer.isBuffer(http.body) ? http.body : Buffer.from(JSON.stringify(http.body));
+        const headers = { "content-type": http.contentType, accept: "application/json", host: new URL(baseUrl).host, "api-key": creds.apiKey, authorization: creds.authorization, "x-request-id": `mcp-${(++this.seq).toString(36)}` };
+        // Logged and counted as the tool call (mcp/streamable-http.ts), not as an HTTP request.
+        const r = await this.path().request({ method: op.method, url, headers, body, remoteAddress }, false);
+        return httpReply(r.status, r.contentType, r.headers, typeof r.body === "string" ? Buffer.from(r.body) : r.body, `${op.method.toUpperCase()} ${url}`);
       },
     };
   }

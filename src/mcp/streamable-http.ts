@@ -18,6 +18,7 @@ import type { HostGuard } from "../http/host-guard.js";
 import { SessionTable, type SessionLimits } from "./sessions.js";
 import type { Forwarder } from "../http/forward.js";
 import { authenticate, presentedKey, type Credentials, type InvokeDeps } from "../http/invoke.js";
+import type { RequestPath } from "../http/request.js";
 import type { Route } from "../http/route.js";
 import { readBody, statusLine, type Flight, type MountedEndpoint } from "../http/server.js";
 
@@ -42,7 +43,8 @@ export interface McpOptions {
 }
 
 export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps & { forward?: Forwarder }, opts: McpOptions): MountedEndpoint {
-  const api = new LocalApi(routes, deps);
+  let path: RequestPath | null = null;
+  const api = new LocalApi(routes, () => path!);
   const sessions = new SessionTable<Session>(opts.sessionLimits);
   deps.metrics.watchMcpSessions(() => sessions.size);
   const sweep = setInterval(() => {
@@ -81,7 +83,8 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps & { forwa
   };
 
   return {
-    mount(app, guard, scheme) {
+    mount(app, guard, scheme, requestPath) {
+      path = requestPath;
       app.any(MCP_PATH, (res, req) => {
         const method = req.getCaseSensitiveMethod().toUpperCase();
         const headers = new Headers();
