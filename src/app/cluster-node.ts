@@ -6,7 +6,7 @@
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import { ensureLogStream } from "../cluster/jetstream-log.js";
+import { ensureLogStreams } from "../cluster/jetstream-log.js";
 import { ClusterIndexes } from "../cluster/catalog.js";
 import { HomeLease } from "../cluster/home.js";
 import { ClusterKeys } from "../cluster/keys.js";
@@ -82,7 +82,7 @@ export class ClusterNode {
     log.info({ server: nc.getServer() }, `cluster: connected to NATS at ${nc.getServer()}`);
     const version = nc.info?.version ?? "";
     if (olderThan(version, CAS_SAFE_NATS)) {
-      log.warn({ version, minimum: CAS_SAFE_NATS }, `cluster: nats-server ${version} is older than ${CAS_SAFE_NATS}: concurrent KV compare-and-set can all succeed there (nats-server#4320): two concurrent creates of one index name, or two nodes taking the home lease at their first start, can both win, and two concurrent configures of one index can lose one's change; upgrade the servers to ${CAS_SAFE_NATS} or later`);
+      log.warn({ version, minimum: CAS_SAFE_NATS }, `cluster: nats-server ${version} is older than ${CAS_SAFE_NATS}: concurrent KV compare-and-set can all succeed there (nats-server#4320): two nodes taking the home lease at their first start can both win; upgrade the servers to ${CAS_SAFE_NATS} or later`);
     }
     const node = new ClusterNode(opts, nc, log);
     void (async () => {
@@ -93,7 +93,7 @@ export class ClusterNode {
         else if (s.type === "error") log.error({ err: s.error }, `cluster: NATS error: ${s.error.message}`);
       }
     })();
-    await node.retrying("create the log stream", () => ensureLogStream(nc, { replicas: replicasFor(opts.servers) }));
+    await node.retrying("create the log streams", () => ensureLogStreams(nc, { replicas: replicasFor(opts.servers) }));
     return node;
   }
 
