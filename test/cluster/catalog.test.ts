@@ -5,16 +5,22 @@
  * nats-server: concurrent creates of one name from all three give exactly one winner and 409s for the
  * rest, every node agreeing on the winner; concurrent configures lose no change; a delete racing a
  * configure either wins or answers 409; a catalog written by an older version to the KV bucket
- * `svc_catalog` is taken over once, and an index deleted after that never comes back.
+ * `svc_catalog` is taken over once, and an index deleted after that never comes back. And the log
+ * streams (item 7): new indexes spread their shards over svc_log, svc_log_1, svc_log_2, whose leaders
+ * start on three different servers; a delete purges the index's subjects on each; an index from
+ * before (no `streams` in its record) keeps writing to svc_log.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterIndexes } from "../../src/cluster/catalog.js";
+import { logStreamName, LOG_STREAMS } from "../../src/cluster/jetstream-log.js";
 import { NodeRegistry } from "../../src/cluster/nodes.js";
+import { indexLogFilter, shardStream, type ClusterIndexRecord } from "../../src/cluster/shards.js";
 import { SvcError } from "../../src/errors.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
@@ -63,6 +69,43 @@ afterAll(async () => {
   await pool.close();
   await cluster?.stop();
   rmSync(root, { recursive: true, force: true });
+});
+
+/** Messages each log stream holds under the index's subjects. */
+async function messagesOn(nc: NatsConnection, r: ClusterIndexRecord): Promise<number[]> {
+  const jsm = await jetstreamManager(nc);
+  return Promise.all(
+    Array.from({ length: LOG_STREAMS }, async (_, i) => {
+      const info = await jsm.streams.info(logStreamName(i), { subjects_filter: indexLogFilter(logStreamName(i), r) });
+      return Object.values(info.state.subjects ?? {}).reduce((n, c) => n + c, 0);
+    }),
+  );
+}
+
+/** The catalog record behind a name (the test reads the fold, which the routes never show). */
+const recordOf = (n: Node, name: string) => (n.indexes as unknown as { records: { get(k: string): { value: ClusterIndexRecord } | undefined } }).records.get(`${T}.${name}`)!.value;
+
+const vectors = (n: number, dim: number) => Array.from({ length: n }, (_, i) => ({ id: `v${i}`, values: Array.from({ length: dim }, (_, j) => Math.sin(i + j + 1)) }));
+
+describe("log streams", () => {
+  it("the log streams start with their leaders on three different servers", async () => {
+    const jsm = await jetstreamManager(nodes[0]!.nc);
+    const leaders = await Promise.all(Array.from({ length: LOG_STREAMS }, async (_, i) => (await jsm.streams.info(logStreamName(i))).cluster?.leader));
+    expect(new Set(leaders).size).toBe(3);
+  });
+
+  it("a new index's shards go round the streams, its writes land there, and a delete purges each stream", async () => {
+    await nodes[0]!.indexes.create(T, { name: "spread", dimension: 8, metric: "cosine", spec: { ...spec, shards: 6 } });
+    const r = recordOf(nodes[0]!, "spread");
+    expect(r.streams).toBe(LOG_STREAMS);
+    expect(new Set(Array.from({ length: 6 }, (_, s) => shardStream(r, s))).size).toBe(3);
+    await waitFor(() => nodes.every((n) => n.indexes.list(T).some((x) => x.name === "spread")), 10_000);
+    await nodes[1]!.indexes.use(T, "spread", (ix) => ix.upsert("", vectors(60, 8)));
+    const before = await messagesOn(nodes[0]!.nc, r);
+    expect(before.every((n) => n > 0)).toBe(true);
+    await nodes[2]!.indexes.delete(T, "spread");
+    expect(await messagesOn(nodes[0]!.nc, r)).toEqual([0, 0, 0]);
+  }, 60_000);
 });
 
 describe("the index catalog under concurrency", () => {
@@ -131,6 +174,14 @@ describe("the index catalog under concurrency", () => {
       expect(late.indexes.list(T).map((r) => r.name)).toEqual(expect.arrayContaining(["legacy", "legacy2"]));
       await waitFor(() => nodes.every((n) => n.indexes.list(T).some((r) => r.name === "legacy")), 10_000);
       expect((await nodes[1]!.indexes.describe(T, "legacy")).tags).toEqual({ from: "kv" });
+      // an index from before keeps its shards on svc_log
+      expect(recordOf(nodes[1]!, "legacy").streams).toBeUndefined();
+      await waitFor(() => nodes.every((n) => n.indexes.list(T).some((r) => r.name === "legacy2")), 10_000);
+      await nodes[1]!.indexes.use(T, "legacy2", (ix) => ix.upsert("", vectors(20, 16)));
+      const on = await messagesOn(nodes[0]!.nc, recordOf(nodes[0]!, "legacy2"));
+      expect(on[0]).toBeGreaterThan(0);
+      expect(on.slice(1)).toEqual([0, 0]);
+      expect((await nodes[2]!.indexes.use(T, "legacy2", (ix) => ix.fetch("", ["v3"]))).map((v) => v.id)).toEqual(["v3"]);
       await nodes[2]!.indexes.delete(T, "legacy");
     } finally {
       await stopNode(late);
