@@ -94,6 +94,13 @@ try {
   const js = await open("js", jetStreamLog(nc, { name: "bench" }));
   runs.push(await measure("cluster: JetStream R3", js));
   await js.close();
+  // catch-up: a new replica (an empty directory) replays the log's whole subject into its collection
+  const t1 = performance.now();
+  const fresh = await open("js-new", jetStreamLog(nc, { name: "bench" }));
+  const replaySec = (performance.now() - t1) / 1000;
+  const replayed = fresh.stats().totalVectorCount;
+  log(`catch-up of a new replica: ${replayed.toLocaleString("en-US")} vectors (${ACKS + 20} one-vector frames, ${Math.ceil(INGEST / BATCH)} of ${BATCH}) replayed in ${replaySec.toFixed(2)} s: ${Math.round(replayed / replaySec).toLocaleString("en-US")} vectors/s`);
+  await fresh.close();
   const [w, j] = runs as [LogRun, LogRun];
   log(`ratios (JetStream / WAL): ack p50 ${(j.ackP50Ms / w.ackP50Ms).toFixed(2)}x, p99 ${(j.ackP99Ms / w.ackP99Ms).toFixed(2)}x, ingest ${(j.ingestPerSec / w.ingestPerSec).toFixed(2)}x`);
   }

@@ -15,7 +15,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { parseStoredJson } from "../safe-values.js";
 import type { Mirrored } from "./kv-mirror.js";
-import { untilQuorum } from "./quorum.js";
+import { noQuorum, untilQuorum } from "./quorum.js";
 import type { ClusterIndexRecord } from "./shards.js";
 import { StreamTail } from "./stream-tail.js";
 
@@ -103,7 +103,7 @@ export class CatalogLog {
   async fresh(key: string): Promise<Mirrored<ClusterIndexRecord> | undefined> {
     // null: the subject holds no message
     const last = await untilQuorum("read the index catalog", this.opts.quorumTimeoutMs ?? 15_000, async () => (await this.jsm.streams.getMessage(CATALOG_STREAM, { last_by_subj: `${CATALOG_STREAM}.${key}` }))?.seq ?? 0, { field: "name" });
-    await this.tail!.reached(last);
+    await this.folded(last);
     return this.map.get(key);
   }
 
@@ -116,10 +116,23 @@ export class CatalogLog {
         const ack = await this.js.publish(`${CATALOG_STREAM}.${key}`, JSON.stringify(c), { msgID: `catalog:${c.id}`, timeout: 2000 });
         return ack.seq;
       }, { field: "name" });
-      await this.tail!.reached(seq);
+      await this.folded(seq);
       return this.waiting.get(c.id) === true;
     } finally {
       this.waiting.delete(c.id);
+    }
+  }
+
+  /** Resolves once the fold took sequence `seq`; E_NO_QUORUM when it did not within the quorum timeout (the tail resumes 2-3 s after the stream has a leader again). */
+  private async folded(seq: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(noQuorum(`the index catalog was not read up to sequence ${seq} in time; retry`, "name")), this.opts.quorumTimeoutMs ?? 15_000);
+    });
+    try {
+      await Promise.race([this.tail!.reached(seq), late]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
