@@ -119,7 +119,7 @@ export class ClusterNode {
     return this.retrying("open the wallet ledger", () => ClusterWallets.open(this.nc, prices, { replicas: replicasFor(this.opts.servers) }));
   }
 
-  /** The sharded vector indexes (catalog in KV svc_catalog; this node serves the shards placed on it). Call after join. */
+  /** The sharded vector indexes (catalog: the fold of the stream svc_catalog; this node serves the shards placed on it). Call after join. */
   async openIndexes(opts: { dataDir: string; kernels: Kernels; pool: ScanPool; onMaintenanceError?: MaintenanceErrorHandler }): Promise<ClusterIndexes> {
     const registry = this.registry;
     if (registry === null) throw new Error("ClusterNode.openIndexes before join");
