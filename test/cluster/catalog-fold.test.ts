@@ -9,7 +9,7 @@ import { LOG_STREAM, logStreamName } from "../../src/cluster/jetstream-log.js";
 import { indexStreams, shardStream, type ClusterIndexRecord } from "../../src/cluster/shards.js";
 
 const record = (over: Partial<ClusterIndexRecord> = {}): ClusterIndexRecord => ({
-  name: "ix", dimension: 8, metric: "cosine", spec: {}, deletionProtection: "disabled", tags: {}, createdAt: "2026-11-27T00:00:00.000Z",
+  name: "ix", dimension: 8, metric: "cosine", spec: {}, deletionProtection: "disabled", tags: {}, createdAt: 1_795_000_000_000,
   tenant: "acme", shards: 4, replicas: 2, incarnation: "0123456789ab", ...over,
 });
 

@@ -165,7 +165,7 @@ describe("the index catalog under concurrency", () => {
   it("a catalog in the KV bucket svc_catalog (older versions) is taken over once; an index deleted after that stays deleted", async () => {
     const nc = await cluster.connect();
     const kv = await new Kvm(nc).create("svc_catalog", { replicas: 3, history: 1 });
-    const old = { name: "legacy", dimension: 16, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } }, deletionProtection: "disabled", tags: { from: "kv" }, createdAt: "2026-01-01T00:00:00.000Z", tenant: T, shards: 2, replicas: 2, incarnation: "0123456789ab" };
+    const old = { name: "legacy", dimension: 16, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } }, deletionProtection: "disabled", tags: { from: "kv" }, createdAt: 1_767_225_600_000, tenant: T, shards: 2, replicas: 2, incarnation: "0123456789ab" };
     await kv.put(`${T}.legacy`, JSON.stringify(old));
     await kv.put(`${T}.legacy2`, JSON.stringify({ ...old, name: "legacy2", incarnation: "ba9876543210" }));
     // a node started now (as after an upgrade) takes the bucket's records over
