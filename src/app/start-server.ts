@@ -160,7 +160,7 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: opts.threads });
   const onMaintenanceError = (err: unknown, task: string) => logger.error({ err }, `background ${task} failed (tried again on a later write)`);
-  // Indexes: sharded on the log stream in cluster mode (catalog in KV svc_catalog), the data dir's otherwise.
+  // Indexes: sharded on the log streams in cluster mode (catalog: the stream svc_catalog), the data dir's otherwise.
   const localIndexes = cluster ? null : new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability, onMaintenanceError });
   const indexes: IndexCatalog & { close(): Promise<void> } = localIndexes ?? (await cluster!.openIndexes({ dataDir: opts.dataDir, kernels, pool, onMaintenanceError }));
   const encoder = TextEncoder1024.load();
