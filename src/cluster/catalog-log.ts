@@ -10,7 +10,14 @@
  * id: a retried publish is stored once), waits for its own fold to reach the acknowledged sequence,
  * and reads the outcome there, as the wallet ledger does (wallet.ts).
  */
-import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import {
+  jetstream,
+  jetstreamManager,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  type JetStreamClient,
+  type JetStreamManager,
+} from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { parseStoredJson } from "../safe-values.js";
@@ -62,13 +69,26 @@ export class CatalogLog {
   static async open(nc: NatsConnection, opts: CatalogLogOptions = {}): Promise<CatalogLog> {
     const timeout = opts.quorumTimeoutMs ?? 15_000;
     const jsm = await jetstreamManager(nc, { timeout: 2000 });
-    const info = await untilQuorum("open the index catalog", timeout, async () => {
-      const existing = await jsm.streams.info(CATALOG_STREAM).catch((e: unknown) => {
-        if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) return null;
-        throw e;
-      });
-      return existing ?? (await jsm.streams.add({ name: CATALOG_STREAM, subjects: [`${CATALOG_STREAM}.>`], num_replicas: opts.replicas ?? 3, duplicate_window: 120_000 * 1_000_000 }));
-    }, { field: "name" });
+    const info = await untilQuorum(
+      "open the index catalog",
+      timeout,
+      async () => {
+        const existing = await jsm.streams.info(CATALOG_STREAM).catch((e: unknown) => {
+          if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) return null;
+          throw e;
+        });
+        return (
+          existing ??
+          (await jsm.streams.add({
+            name: CATALOG_STREAM,
+            subjects: [`${CATALOG_STREAM}.>`],
+            num_replicas: opts.replicas ?? 3,
+            duplicate_window: 120_000 * 1_000_000,
+          }))
+        );
+      },
+      { field: "name" },
+    );
     const c = new CatalogLog(jetstream(nc, { timeout: 2000 }), jsm, opts);
     c.tail = new StreamTail(nc, {
       stream: CATALOG_STREAM,
@@ -102,7 +122,12 @@ export class CatalogLog {
   /** The key's entry once this node folded every change the stream holds for it now (one JetStream round trip). */
   async fresh(key: string): Promise<Mirrored<ClusterIndexRecord> | undefined> {
     // null: the subject holds no message
-    const last = await untilQuorum("read the index catalog", this.opts.quorumTimeoutMs ?? 15_000, async () => (await this.jsm.streams.getMessage(CATALOG_STREAM, { last_by_subj: `${CATALOG_STREAM}.${key}` }))?.seq ?? 0, { field: "name" });
+    const last = await untilQuorum(
+      "read the index catalog",
+      this.opts.quorumTimeoutMs ?? 15_000,
+      async () => (await this.jsm.streams.getMessage(CATALOG_STREAM, { last_by_subj: `${CATALOG_STREAM}.${key}` }))?.seq ?? 0,
+      { field: "name" },
+    );
     await this.folded(last);
     return this.map.get(key);
   }
@@ -112,10 +137,15 @@ export class CatalogLog {
     const c = { ...change, id: change.id ?? randomBytes(8).toString("hex") } as CatalogChange;
     this.waiting.set(c.id, null);
     try {
-      const seq = await untilQuorum(`change index '${key}'`, this.opts.quorumTimeoutMs ?? 15_000, async () => {
-        const ack = await this.js.publish(`${CATALOG_STREAM}.${key}`, JSON.stringify(c), { msgID: `catalog:${c.id}`, timeout: 2000 });
-        return ack.seq;
-      }, { field: "name" });
+      const seq = await untilQuorum(
+        `change index '${key}'`,
+        this.opts.quorumTimeoutMs ?? 15_000,
+        async () => {
+          const ack = await this.js.publish(`${CATALOG_STREAM}.${key}`, JSON.stringify(c), { msgID: `catalog:${c.id}`, timeout: 2000 });
+          return ack.seq;
+        },
+        { field: "name" },
+      );
       await this.folded(seq);
       return this.waiting.get(c.id) === true;
     } finally {
@@ -127,7 +157,10 @@ export class CatalogLog {
   private async folded(seq: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(noQuorum(`the index catalog was not read up to sequence ${seq} in time; retry`, "name")), this.opts.quorumTimeoutMs ?? 15_000);
+      timer = setTimeout(
+        () => reject(noQuorum(`the index catalog was not read up to sequence ${seq} in time; retry`, "name")),
+        this.opts.quorumTimeoutMs ?? 15_000,
+      );
     });
     try {
       await Promise.race([this.tail!.reached(seq), late]);
@@ -196,7 +229,15 @@ export function parseChange(key: string, data: Uint8Array): CatalogChange | null
 export function checkRecord(r: unknown): ClusterIndexRecord | null {
   const x = r as ClusterIndexRecord;
   const ok =
-    typeof x === "object" && x !== null && typeof x.tenant === "string" && typeof x.name === "string" && Number.isInteger(x.dimension) && Number.isInteger(x.shards) && x.shards >= 1 && Number.isInteger(x.replicas) && typeof x.incarnation === "string" &&
+    typeof x === "object" &&
+    x !== null &&
+    typeof x.tenant === "string" &&
+    typeof x.name === "string" &&
+    Number.isInteger(x.dimension) &&
+    Number.isInteger(x.shards) &&
+    x.shards >= 1 &&
+    Number.isInteger(x.replicas) &&
+    typeof x.incarnation === "string" &&
     (x.streams === undefined || (Number.isInteger(x.streams) && x.streams >= 1));
   return ok ? x : null;
 }

@@ -9,8 +9,18 @@ import { LOG_STREAM, logStreamName } from "../../src/cluster/jetstream-log.js";
 import { indexStreams, shardStream, type ClusterIndexRecord } from "../../src/cluster/shards.js";
 
 const record = (over: Partial<ClusterIndexRecord> = {}): ClusterIndexRecord => ({
-  name: "ix", dimension: 8, metric: "cosine", spec: {}, deletionProtection: "disabled", tags: {}, createdAt: 1_795_000_000_000,
-  tenant: "acme", shards: 4, replicas: 2, incarnation: "0123456789ab", ...over,
+  name: "ix",
+  dimension: 8,
+  metric: "cosine",
+  spec: {},
+  deletionProtection: "disabled",
+  tags: {},
+  createdAt: 1_795_000_000_000,
+  tenant: "acme",
+  shards: 4,
+  replicas: 2,
+  incarnation: "0123456789ab",
+  ...over,
 });
 
 describe("shardStream", () => {
@@ -21,20 +31,25 @@ describe("shardStream", () => {
 
   it("an index's shards go round its streams: every stream named is one of them, counts differ by at most one, stable", () => {
     fc.assert(
-      fc.property(fc.stringMatching(/^[0-9a-f]{12}$/), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 6 }), (incarnation, shards, streams) => {
-        const r = record({ incarnation, shards, streams });
-        const names = Array.from({ length: streams }, (_, i) => logStreamName(i));
-        const counts = new Map<string, number>();
-        for (let s = 0; s < shards; s++) {
-          const st = shardStream(r, s);
-          expect(names).toContain(st);
-          expect(shardStream({ ...r }, s)).toBe(st);
-          counts.set(st, (counts.get(st) ?? 0) + 1);
-        }
-        const c = [...counts.values()];
-        expect(counts.size).toBe(Math.min(shards, streams));
-        expect(Math.max(...c) - Math.min(...c)).toBeLessThanOrEqual(1);
-      }),
+      fc.property(
+        fc.stringMatching(/^[0-9a-f]{12}$/),
+        fc.integer({ min: 1, max: 64 }),
+        fc.integer({ min: 1, max: 6 }),
+        (incarnation, shards, streams) => {
+          const r = record({ incarnation, shards, streams });
+          const names = Array.from({ length: streams }, (_, i) => logStreamName(i));
+          const counts = new Map<string, number>();
+          for (let s = 0; s < shards; s++) {
+            const st = shardStream(r, s);
+            expect(names).toContain(st);
+            expect(shardStream({ ...r }, s)).toBe(st);
+            counts.set(st, (counts.get(st) ?? 0) + 1);
+          }
+          const c = [...counts.values()];
+          expect(counts.size).toBe(Math.min(shards, streams));
+          expect(Math.max(...c) - Math.min(...c)).toBeLessThanOrEqual(1);
+        },
+      ),
       { seed: 31, numRuns: 300 },
     );
   });
@@ -65,7 +80,14 @@ describe("parseChange", () => {
     const hostile = fc.oneof(
       fc.json(),
       fc.string(),
-      fc.record({ k: fc.constantFrom("create", "configure", "delete", "import", "x"), id: fc.oneof(fc.string(), fc.integer()), base: fc.oneof(fc.integer(), fc.double(), fc.string()), record: fc.oneof(fc.anything(), fc.constant(record())) }).map((x) => JSON.stringify(x)),
+      fc
+        .record({
+          k: fc.constantFrom("create", "configure", "delete", "import", "x"),
+          id: fc.oneof(fc.string(), fc.integer()),
+          base: fc.oneof(fc.integer(), fc.double(), fc.string()),
+          record: fc.oneof(fc.anything(), fc.constant(record())),
+        })
+        .map((x) => JSON.stringify(x)),
     );
     fc.assert(
       fc.property(hostile, (body) => {

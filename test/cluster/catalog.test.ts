@@ -44,7 +44,11 @@ const nodes: Node[] = [];
 /** Node i talks to nats-server i only (so concurrent writes enter the cluster through different servers). */
 async function startNode(i: number, tag = ""): Promise<Node> {
   const nc = await connect({ servers: [cluster.urls[i]!], maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-  const registry = await NodeRegistry.join(nc, { id: `n${i}${tag}`, url: `http://127.0.0.1:${9100 + i}`, startedAt: Date.now() }, { heartbeatMs: 200, ttlMs: 2000 });
+  const registry = await NodeRegistry.join(
+    nc,
+    { id: `n${i}${tag}`, url: `http://127.0.0.1:${9100 + i}`, startedAt: Date.now() },
+    { heartbeatMs: 200, ttlMs: 2000 },
+  );
   const indexes = await ClusterIndexes.open({ nc, registry, dataDir: join(root, `n${i}${tag}`), kernels, pool });
   return { nc, registry, indexes };
 }
@@ -56,7 +60,8 @@ async function stopNode(n: Node): Promise<void> {
 }
 
 /** The code of a settled call's failure ("ok" for a success). */
-const codeOf = (r: PromiseSettledResult<unknown>) => (r.status === "fulfilled" ? "ok" : r.reason instanceof SvcError ? r.reason.code : String(r.reason));
+const codeOf = (r: PromiseSettledResult<unknown>) =>
+  r.status === "fulfilled" ? "ok" : r.reason instanceof SvcError ? r.reason.code : String(r.reason);
 
 beforeAll(async () => {
   cluster = await startNatsCluster(3, "svc-catalog");
@@ -83,14 +88,18 @@ async function messagesOn(nc: NatsConnection, r: ClusterIndexRecord): Promise<nu
 }
 
 /** The catalog record behind a name (the test reads the fold, which the routes never show). */
-const recordOf = (n: Node, name: string) => (n.indexes as unknown as { records: { get(k: string): { value: ClusterIndexRecord } | undefined } }).records.get(`${T}.${name}`)!.value;
+const recordOf = (n: Node, name: string) =>
+  (n.indexes as unknown as { records: { get(k: string): { value: ClusterIndexRecord } | undefined } }).records.get(`${T}.${name}`)!.value;
 
-const vectors = (n: number, dim: number) => Array.from({ length: n }, (_, i) => ({ id: `v${i}`, values: Array.from({ length: dim }, (_, j) => Math.sin(i + j + 1)) }));
+const vectors = (n: number, dim: number) =>
+  Array.from({ length: n }, (_, i) => ({ id: `v${i}`, values: Array.from({ length: dim }, (_, j) => Math.sin(i + j + 1)) }));
 
 describe("log streams", () => {
   it("the log streams start with their leaders on three different servers", async () => {
     const jsm = await jetstreamManager(nodes[0]!.nc);
-    const leaders = await Promise.all(Array.from({ length: LOG_STREAMS }, async (_, i) => (await jsm.streams.info(logStreamName(i))).cluster?.leader));
+    const leaders = await Promise.all(
+      Array.from({ length: LOG_STREAMS }, async (_, i) => (await jsm.streams.info(logStreamName(i))).cluster?.leader),
+    );
     expect(new Set(leaders).size).toBe(3);
   });
 
@@ -115,7 +124,11 @@ describe("the index catalog under concurrency", () => {
     const winners: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const name = `race-${round}`;
-      const calls = nodes.flatMap((n) => Array.from({ length: PER_NODE }, (_, k) => n.indexes.create(T, { name, dimension: 8 + k, metric: "cosine", spec, tags: { by: `${nodes.indexOf(n)}-${k}` } })));
+      const calls = nodes.flatMap((n) =>
+        Array.from({ length: PER_NODE }, (_, k) =>
+          n.indexes.create(T, { name, dimension: 8 + k, metric: "cosine", spec, tags: { by: `${nodes.indexOf(n)}-${k}` } }),
+        ),
+      );
       const results = await Promise.allSettled(calls);
       const codes = results.map(codeOf);
       winners.push(codes.filter((c) => c === "ok").length);
@@ -133,7 +146,9 @@ describe("the index catalog under concurrency", () => {
     await nodes[0]!.indexes.create(T, { name: "tagged", dimension: 8, metric: "cosine", spec });
     const ROUNDS = 5;
     for (let round = 0; round < ROUNDS; round++) {
-      const results = await Promise.allSettled(nodes.flatMap((n, i) => [0, 1].map((k) => n.indexes.configure(T, "tagged", { tags: { [`r${round}n${i}k${k}`]: "x" } }))));
+      const results = await Promise.allSettled(
+        nodes.flatMap((n, i) => [0, 1].map((k) => n.indexes.configure(T, "tagged", { tags: { [`r${round}n${i}k${k}`]: "x" } }))),
+      );
       // a configure that kept losing the race may answer 409 (the client retries); one that answered ok is never lost
       expect(results.map(codeOf).filter((c) => c !== "ok" && c !== "E_CONFLICT")).toEqual([]);
       const ok = results.flatMap((r, j) => (r.status === "fulfilled" ? [`r${round}n${Math.floor(j / 2)}k${j % 2}`] : []));
@@ -148,7 +163,10 @@ describe("the index catalog under concurrency", () => {
       const name = `guard-${round}`;
       await nodes[0]!.indexes.create(T, { name, dimension: 8, metric: "cosine", spec });
       await waitFor(() => nodes.every((n) => n.indexes.list(T).some((r) => r.name === name)), 10_000);
-      const [del, conf] = await Promise.allSettled([nodes[1]!.indexes.delete(T, name), nodes[2]!.indexes.configure(T, name, { deletionProtection: "enabled" })]);
+      const [del, conf] = await Promise.allSettled([
+        nodes[1]!.indexes.delete(T, name),
+        nodes[2]!.indexes.configure(T, name, { deletionProtection: "enabled" }),
+      ]);
       const exists = await nodes[0]!.indexes.describe(T, name).then(
         (r) => r,
         (e: unknown) => (e instanceof SvcError && e.code === "E_NOT_FOUND" ? null : Promise.reject(e)),
@@ -165,7 +183,19 @@ describe("the index catalog under concurrency", () => {
   it("a catalog in the KV bucket svc_catalog (older versions) is taken over once; an index deleted after that stays deleted", async () => {
     const nc = await cluster.connect();
     const kv = await new Kvm(nc).create("svc_catalog", { replicas: 3, history: 1 });
-    const old = { name: "legacy", dimension: 16, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } }, deletionProtection: "disabled", tags: { from: "kv" }, createdAt: 1_767_225_600_000, tenant: T, shards: 2, replicas: 2, incarnation: "0123456789ab" };
+    const old = {
+      name: "legacy",
+      dimension: 16,
+      metric: "cosine",
+      spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+      deletionProtection: "disabled",
+      tags: { from: "kv" },
+      createdAt: 1_767_225_600_000,
+      tenant: T,
+      shards: 2,
+      replicas: 2,
+      incarnation: "0123456789ab",
+    };
     await kv.put(`${T}.legacy`, JSON.stringify(old));
     await kv.put(`${T}.legacy2`, JSON.stringify({ ...old, name: "legacy2", incarnation: "ba9876543210" }));
     // a node started now (as after an upgrade) takes the bucket's records over
