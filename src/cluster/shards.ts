@@ -66,6 +66,11 @@ export function shardStream(r: ClusterIndexRecord, shard: number): string {
   return logStreamName((shard + ((h >>> 0) % k)) % k);
 }
 
+/** The shard's log subject, `<shardStream>.idx.<shardKey>` (what a purge or snapshot of the shard names). */
+export function shardLogSubject(r: ClusterIndexRecord, shard: number): string {
+  return `${shardStream(r, shard)}.${shardLogName(r, shard)}`;
+}
+
 /** The distinct log streams holding the index's shards. */
 export function indexStreams(r: ClusterIndexRecord): string[] {
   return [...new Set(Array.from({ length: r.shards }, (_, s) => shardStream(r, s)))];

@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseChange } from "../../src/cluster/catalog-log.js";
 import { LOG_STREAM, logStreamName } from "../../src/cluster/jetstream-log.js";
-import { indexStreams, shardStream, type ClusterIndexRecord } from "../../src/cluster/shards.js";
+import { indexStreams, shardLogSubject, shardStream, type ClusterIndexRecord } from "../../src/cluster/shards.js";
 
 const record = (over: Partial<ClusterIndexRecord> = {}): ClusterIndexRecord => ({
   name: "ix",
@@ -27,6 +27,7 @@ describe("shardStream", () => {
   it("an index from before (no streams) keeps every shard on svc_log", () => {
     const r = record({ shards: 8 });
     expect(indexStreams(r)).toEqual([LOG_STREAM]);
+    expect(shardLogSubject(r, 3)).toBe("svc_log.idx.acme.ix.0123456789ab.3");
   });
 
   it("an index's shards go round its streams: every stream named is one of them, counts differ by at most one, stable", () => {
