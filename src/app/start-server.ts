@@ -45,6 +45,7 @@ import { askRoutes } from "../http/routes/ask.js";
 import { boardRoutes } from "../http/routes/board.js";
 import { trustRoutes } from "../http/routes/trust.js";
 import type { ClusterNode, ClusterOptions } from "./cluster-node.js";
+import type { HomeStores } from "./home-stores.js";
 import type { TracingOptions } from "./tracing.js";
 
 export interface ServerOptions {
@@ -167,13 +168,16 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   const records = new RecordService(opts.dataDir, { kernels, pool, encoder, durability: opts.durability, onMaintenanceError });
   const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
   const causal = new CausalService(opts.dataDir);
-  const { directory } = await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed });
+  // The directory and the commons: in cluster mode replicated on the stream svc_home and served by the lease holder (home-stores.ts).
+  const homeStores: HomeStores | null = cluster ? await (await import("./home-stores.js")).HomeStores.start({ nc: cluster.nc, lease: cluster.leader!, dataDir: opts.dataDir, replicas: cluster.replicas, durability: opts.durability, directorySeed: opts.directorySeed, commons: { config: config.commons, encoder }, logger }) : null;
+  const directory = homeStores?.directory ?? (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed })).directory;
   const metrics = new HttpMetrics({ workerHeaps: () => pool.workerHeaps(), sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }), indexRows: localIndexes ? () => localIndexes.rowCounts() : undefined });
   if (cluster) metrics.watchCluster({ natsConnected: () => cluster.natsUp && !cluster.nc.isClosed() });
   const routes: Route[] = [];
   const readiness: Readiness = { ready: false, opened: 0, failed: [] };
-  const commons = await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability });
-  // The home node's state (records, KG, causal, commons, directory, helpers): in cluster mode the other nodes forward these routes to it.
+  const commons = homeStores?.commons ?? (await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability }));
+  // The home node's state (records, KG, causal, helpers): in cluster mode the other nodes forward these routes to it; the
+  // directory's and the commons' routes go to the leader of the replicated home stores.
   const home = {
     records: recordRoutes(records, { kg, causal }), kg: kgRoutes(kg), causal: causalRoutes(causal), helpers: commonsRoutes({ registry, dataDir: opts.dataDir }),
     directory: directoryRoutes(directory), commons: [...trustRoutes(commons), ...boardRoutes(commons), ...askRoutes(commons)],
@@ -181,12 +185,15 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   routes.push(...opsRoutes({ wallets, metrics, routes: () => routes, readiness: () => readiness, cluster: cluster ? () => cluster.health() : undefined }), ...indexRoutes(indexes), ...home.records, ...embedRoutes(encoder), ...home.kg, ...home.causal, ...home.helpers, ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
   routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
   routes.push(...home.directory, ...home.commons);
-  const forward = cluster?.forwarder(new Set(Object.values(home).flat()));
+  const forward = cluster?.forwarder(new Set([...home.records, ...home.kg, ...home.causal, ...home.helpers]), new Set([...home.directory, ...home.commons]));
   /** Services close after the listener: newest first, the pool last (collections release it). */
   const closeServices = async () => {
     metrics.close();
-    await commons.close();
-    await directory.close();
+    if (homeStores !== null) await homeStores.close();
+    else {
+      await commons.close();
+      await directory.close();
+    }
     await causal.close();
     await kg.close();
     await records.close();

@@ -356,7 +356,10 @@ describe("graceful shutdown (SIGTERM on svc serve)", () => {
         try {
           const r = await call(srv.url, "POST", "/v1/indexes/g/vectors/upsert", { body: { namespace: "burst", vectors: ids.map((n) => ({ id: `b${n}`, values: gvec(n) })) } });
           if (r.status === 200) acked.set(`b${k}`, { ns: "burst", ids: ids });
-          else expect(r.body.error.code, JSON.stringify(r.body)).toBe("E_CLOSED");
+          else {
+            expect(r.body.error.code, JSON.stringify(r.body)).toBe("E_CLOSED");
+            expect(r.headers.get("retry-after"), "a request refused by the stopping server says when to retry").toBe("1");
+          }
           return { k, ids, status: r.status };
         } catch {
           return { k, ids, status: 0 }; // connection refused or closed by the stopping server
