@@ -6,7 +6,7 @@
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import { ensureLogStream } from "../cluster/jetstream-log.js";
+import { ensureLogStreams } from "../cluster/jetstream-log.js";
 import { ClusterIndexes } from "../cluster/catalog.js";
 import { HomeLease } from "../cluster/home.js";
 import { LeaderLease } from "../cluster/leader-lease.js";
@@ -85,7 +85,7 @@ export class ClusterNode {
     log.info({ server: nc.getServer() }, `cluster: connected to NATS at ${nc.getServer()}`);
     const version = nc.info?.version ?? "";
     if (olderThan(version, CAS_SAFE_NATS)) {
-      log.warn({ version, minimum: CAS_SAFE_NATS }, `cluster: nats-server ${version} is older than ${CAS_SAFE_NATS}: concurrent KV compare-and-set can all succeed there (nats-server#4320): two concurrent creates of one index name, or two nodes taking the home lease at their first start, can both win, and two concurrent configures of one index can lose one's change; upgrade the servers to ${CAS_SAFE_NATS} or later`);
+      log.warn({ version, minimum: CAS_SAFE_NATS }, `cluster: nats-server ${version} is older than ${CAS_SAFE_NATS}: concurrent KV compare-and-set can all succeed there (nats-server#4320): two nodes taking the home lease at their first start can both win; upgrade the servers to ${CAS_SAFE_NATS} or later`);
     }
     const node = new ClusterNode(opts, nc, log);
     void (async () => {
@@ -96,7 +96,7 @@ export class ClusterNode {
         else if (s.type === "error") log.error({ err: s.error }, `cluster: NATS error: ${s.error.message}`);
       }
     })();
-    await node.retrying("create the log stream", () => ensureLogStream(nc, { replicas: replicasFor(opts.servers) }));
+    await node.retrying("create the log streams", () => ensureLogStreams(nc, { replicas: replicasFor(opts.servers) }));
     return node;
   }
 
@@ -129,7 +129,7 @@ export class ClusterNode {
     return this.retrying("open the wallet ledger", () => ClusterWallets.open(this.nc, prices, { replicas: replicasFor(this.opts.servers) }));
   }
 
-  /** The sharded vector indexes (catalog in KV svc_catalog; this node serves the shards placed on it). Call after join. */
+  /** The sharded vector indexes (catalog: the fold of the stream svc_catalog; this node serves the shards placed on it). Call after join. */
   async openIndexes(opts: { dataDir: string; kernels: Kernels; pool: ScanPool; onMaintenanceError?: MaintenanceErrorHandler }): Promise<ClusterIndexes> {
     const registry = this.registry;
     if (registry === null) throw new Error("ClusterNode.openIndexes before join");

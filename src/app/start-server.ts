@@ -185,9 +185,8 @@ async function openServices(
     : await Wallets.open(join(opts.dataDir, "wallet"), config.prices);
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: opts.threads });
-  const onMaintenanceError = (err: unknown, task: string) =>
-    logger.error({ err }, `background ${task} failed (tried again on a later write)`);
-  // Indexes: sharded on the log stream in cluster mode (catalog in KV svc_catalog), the data dir's otherwise.
+  const onMaintenanceError = (err: unknown, task: string) => logger.error({ err }, `background ${task} failed (tried again on a later write)`);
+  // Indexes: sharded on the log streams in cluster mode (catalog: the stream svc_catalog), the data dir's otherwise.
   const localIndexes = cluster ? null : new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability, onMaintenanceError });
   const indexes: IndexCatalog & { close(): Promise<void> } =
     localIndexes ?? (await cluster!.openIndexes({ dataDir: opts.dataDir, kernels, pool, onMaintenanceError }));

@@ -1,15 +1,16 @@
 /**
  * @module catalog — the index catalog of cluster mode (`ClusterIndexes implements IndexCatalog`), the
- * same on every node. Records live in the replicated KV bucket `svc_catalog` (key `<tenant>.<name>`,
- * value the JSON of a ClusterIndexRecord: the IndexRecord plus shards, replicas and a random
- * incarnation); every node keeps a copy in memory (kv-mirror.ts, which survives a nats-server's death
- * where a plain watch stayed stuck). Create is a KV create
- * (one winner across nodes: 409 E_CONFLICT for the others), configure a compare-and-set on the
- * revision, delete a KV delete followed by a purge of the index's subjects. The vectors are served
- * by this node's ShardHost (the shards it owns) and reached through ShardedIndex from any node.
+ * same on every node. Records (a ClusterIndexRecord: the IndexRecord plus shards, replicas, log
+ * streams and a random incarnation) are the fold of the stream `svc_catalog` (catalog-log.ts), which
+ * every node keeps in memory. Create wins when it is the first create of the name in stream order
+ * (409 E_CONFLICT for the others), configure and delete name the revision they read and lose when
+ * another change came in between (configure then re-reads and tries again; delete answers 409);
+ * a won delete is followed by a purge of the index's subjects. Catalogs kept by older versions in
+ * the KV bucket `svc_catalog` are imported at open. The vectors are served by this node's ShardHost
+ * (the shards it owns) and reached through ShardedIndex from any node.
  */
-import { jetstreamManager } from "@nats-io/jetstream";
-import { Kvm, type KV } from "@nats-io/kv";
+import { jetstreamManager, JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { SvcError } from "../errors.js";
@@ -19,18 +20,17 @@ import type { Kernels } from "../kernels/abi.js";
 import { checkProtection, checkTags, validateCreate, type CreateIndexInput, type IndexCatalog, type IndexRecord } from "../memory/indexes.js";
 import type { VectorIndex } from "../memory/vector-index.js";
 import type { ScanPool } from "../pool/scan-pool.js";
-import { ensureLogStream, LOG_STREAM } from "./jetstream-log.js";
-import { KvMirror, type Mirrored } from "./kv-mirror.js";
+import { CatalogLog, checkRecord } from "./catalog-log.js";
+import { ensureLogStreams, LOG_STREAMS } from "./jetstream-log.js";
+import type { Mirrored } from "./kv-mirror.js";
 import type { NodeRegistry } from "./nodes.js";
-import { isRevisionConflict, noQuorum, untilQuorum } from "./quorum.js";
+import { noQuorum } from "./quorum.js";
 import { ShardHost } from "./shard-host.js";
 import { ShardedIndex, type ShardedIndexOptions } from "./sharded-index.js";
-import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, shardKey, type ClusterIndexRecord } from "./shards.js";
+import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, indexStreams, shardKey, type ClusterIndexRecord } from "./shards.js";
 
-/** The bucket of index records. */
+/** The KV bucket older versions kept the catalog in (imported at open, never written). */
 export const CATALOG_BUCKET = "svc_catalog";
-/** How long a catalog write keeps retrying while the bucket has no leader before E_NO_QUORUM (as the log and the keys). */
-const QUORUM_TIMEOUT_MS = 15_000;
 /** A node whose heartbeat (every 1 s) is older than this is asked after the others (ms). */
 const FRESH_MS = 2500;
 
@@ -41,8 +41,10 @@ export interface ClusterIndexesOptions {
   dataDir: string;
   kernels: Kernels;
   pool: ScanPool;
-  /** Replicas of the catalog bucket (default 3: NATS servers, not svc nodes). */
+  /** Replicas of the catalog stream and the log streams (default 3: NATS servers, not svc nodes). */
   bucketReplicas?: number;
+  /** Log streams new indexes spread their shards over (default LOG_STREAMS; jetstream-log.ts ensureLogStreams). */
+  logStreams?: number;
   /** svc nodes per shard for new indexes (default DEFAULT_REPLICAS, at most the live nodes at creation). */
   shardReplicas?: number;
   /** Timeouts of the requests to shards (sharded-index.ts). */
@@ -54,34 +56,36 @@ export interface ClusterIndexesOptions {
 }
 
 export class ClusterIndexes implements IndexCatalog {
-  /** `<tenant>.<name>` -> the record and its KV revision (set once open). */
-  private records!: KvMirror<ClusterIndexRecord>;
+  /** `<tenant>.<name>` -> the record and its revision: the fold of the catalog stream (set once open). */
+  private records!: CatalogLog;
   /** One ShardedIndex per incarnation. */
   private readonly indexes = new Map<string, ShardedIndex>();
   private readonly host: ShardHost;
   private readonly stops: Array<() => void> = [];
   private closed = false;
 
-  private constructor(
-    private readonly kv: KV,
-    private readonly opts: ClusterIndexesOptions,
-  ) {
+  private constructor(private readonly opts: ClusterIndexesOptions) {
     this.host = new ShardHost({ ...opts, indexes: () => [...this.records.values()].map((e) => e.value) });
   }
 
-  /** Open the catalog (creating the bucket and the log stream when missing), read it, and start serving this node's shards. */
+  /** Open the catalog (creating its stream and the log streams when missing), fold it, import an older version's bucket, and start serving this node's shards. */
   static async open(opts: ClusterIndexesOptions): Promise<ClusterIndexes> {
-    await ensureLogStream(opts.nc);
-    const kv = await new Kvm(opts.nc).create(CATALOG_BUCKET, { replicas: opts.bucketReplicas ?? 3, history: 1 });
-    const c = new ClusterIndexes(kv, opts);
+    await ensureLogStreams(opts.nc, { replicas: opts.bucketReplicas ?? 3, count: opts.logStreams ?? LOG_STREAMS });
+    const c = new ClusterIndexes(opts);
     let loaded = false;
-    c.records = await KvMirror.open(opts.nc, kv, CATALOG_BUCKET, {
-      parse: (_key, value) => parseRecord(new TextDecoder().decode(value)),
+    c.records = await CatalogLog.open(opts.nc, {
+      replicas: opts.bucketReplicas ?? 3,
       onChange: (key, now, before) => {
         c.forget(key, now, before);
         if (loaded && !c.closed) void c.host.reconcile();
       },
     });
+    try {
+      await c.importBucket();
+    } catch (e) {
+      await c.records.stop();
+      throw e;
+    }
     loaded = true;
     c.stops.push(() => void c.records.stop());
     const onChange = () => void c.host.reconcile();
@@ -107,20 +111,11 @@ export class ClusterIndexes implements IndexCatalog {
       shards: shardsOf(base.spec),
       replicas: Math.max(1, Math.min(this.opts.shardReplicas ?? DEFAULT_REPLICAS, this.opts.registry.live.length)),
       incarnation: randomBytes(6).toString("hex"),
+      streams: Math.max(1, this.opts.logStreams ?? LOG_STREAMS),
     };
-    const key = `${tenant}.${base.name}`;
-    // null: the name is taken by another create (a try of ours that timed out but was kept counts as ours)
-    const revision = await untilQuorum(`create index '${base.name}'`, QUORUM_TIMEOUT_MS, async () => {
-      try {
-        return await this.kv.create(key, JSON.stringify(record));
-      } catch (e) {
-        if (!isRevisionConflict(e)) throw e;
-        const found = await this.kv.get(key);
-        return found?.operation === "PUT" && parseRecord(found.string())?.incarnation === record.incarnation ? found.revision : null;
-      }
-    });
-    if (revision === null) throw new SvcError("E_CONFLICT", `index '${base.name}' already exists`, { field: "name" });
-    if (this.records.set(key, record, revision)) await this.host.reconcile();
+    // the first create of the name in the stream's order wins (a retried publish is one message: its id)
+    if (!(await this.records.submit(`${tenant}.${base.name}`, { k: "create", record }))) throw new SvcError("E_CONFLICT", `index '${base.name}' already exists`, { field: "name" });
+    await this.host.reconcile();
     return publicRecord(record);
   }
 
@@ -143,36 +138,24 @@ export class ClusterIndexes implements IndexCatalog {
       const next: ClusterIndexRecord = { ...record };
       if (patch.deletionProtection !== undefined) next.deletionProtection = checkProtection(patch.deletionProtection);
       if (patch.tags !== undefined) next.tags = checkTags(patch.tags, record.tags);
-      try {
-        const rev = await untilQuorum(`configure index '${name}'`, QUORUM_TIMEOUT_MS, () => this.kv.update(`${tenant}.${name}`, JSON.stringify(next), revision));
-        this.records.set(`${tenant}.${name}`, next, rev);
-        return publicRecord(next);
-      } catch (e) {
-        if (!isRevisionConflict(e)) throw e;
-        // Another node changed it first: read it again and re-apply the patch on top.
-        if (attempt >= 5) throw new SvcError("E_CONFLICT", `index '${name}' is being changed by other requests; retry`, { field: "name", cause: e });
-      }
+      if (await this.records.submit(`${tenant}.${name}`, { k: "configure", base: revision, record: next })) return publicRecord(next);
+      // Another change came first: read it again and re-apply the patch on top.
+      if (attempt >= 5) throw new SvcError("E_CONFLICT", `index '${name}' is being changed by other requests; retry`, { field: "name" });
     }
   }
 
   async delete(tenant: string, name: string): Promise<void> {
     const { record, revision } = await this.entry(tenant, name, true);
     if (record.deletionProtection === "enabled") throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, { field: "deletion_protection" });
-    try {
-      await untilQuorum(`delete index '${name}'`, QUORUM_TIMEOUT_MS, () => this.kv.delete(`${tenant}.${name}`, { previousSeq: revision }));
-    } catch (e) {
-      if (!isRevisionConflict(e)) throw e;
-      throw new SvcError("E_CONFLICT", `index '${name}' changed while it was being deleted; retry`, { field: "name", cause: e });
-    }
     const key = `${tenant}.${name}`;
-    const before = this.records.get(key);
-    if (this.records.remove(key, revision)) {
-      this.forget(key, undefined, before);
-      await this.host.reconcile();
+    if (!(await this.records.submit(key, { k: "delete", base: revision }))) {
+      if (this.records.get(key) === undefined) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
+      throw new SvcError("E_CONFLICT", `index '${name}' changed while it was being deleted; retry`, { field: "name" });
     }
-    // The frames of every shard of this incarnation: no replica will read them again.
+    await this.host.reconcile();
+    // The frames of every shard of this incarnation, on each of its log streams: no replica will read them again.
     const jsm = await jetstreamManager(this.opts.nc);
-    await jsm.streams.purge(LOG_STREAM, { filter: indexLogFilter(LOG_STREAM, record) }).catch(() => undefined);
+    for (const stream of indexStreams(record)) await jsm.streams.purge(stream, { filter: indexLogFilter(stream, record) }).catch(() => undefined);
   }
 
   async use<T>(tenant: string, name: string, fn: (index: VectorIndex) => T | Promise<T>): Promise<T> {
@@ -204,21 +187,19 @@ export class ClusterIndexes implements IndexCatalog {
     await this.host.close();
   }
 
-  /** The record of tenant/name: from the mirrored copy, else (or with `fresh`) from the bucket, which a create on another node may have just written. */
+  /** The record of tenant/name: from the fold, else (or with `fresh`) once the fold has every change the stream holds for it (a create on another node may have just been written). */
   private async entry(tenant: string, name: string, fresh = false): Promise<{ record: ClusterIndexRecord; revision: number }> {
     this.open();
     const key = `${tenant}.${name}`;
-    const before = this.records.get(key);
-    let e = fresh ? undefined : before;
+    let e = fresh ? undefined : this.records.get(key);
     if (e === undefined && /^[a-z0-9-]+$/.test(name)) {
       try {
-        e = (await this.records.fetch(key)) ?? undefined;
+        e = await this.records.fresh(key);
       } catch (err) {
         // unreadable is not absent: 503 with Retry-After, never a 404 for an index that may exist
         if (err instanceof SvcError) throw err;
         throw noQuorum(`the index catalog could not be read (${(err as Error)?.message ?? String(err)}); retry`, "name", err);
       }
-      this.forget(key, e, before);
     }
     if (e === undefined) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
     return { record: e.value, revision: e.revision };
@@ -243,6 +224,30 @@ export class ClusterIndexes implements IndexCatalog {
   private open(): void {
     if (this.closed) throw new SvcError("E_CLOSED", "the server is shutting down");
   }
+
+  /**
+   * Take over a catalog an older version kept in the KV bucket `svc_catalog`: each record under a
+   * name the catalog stream never named is imported (an import loses once the stream named the key
+   * in any change, so a record deleted or re-created after the import never comes back from the
+   * bucket, and nodes importing at once import each record once). The bucket is left as it was.
+   */
+  private async importBucket(): Promise<void> {
+    const jsm = await jetstreamManager(this.opts.nc);
+    const bucket = await jsm.streams.info(`KV_${CATALOG_BUCKET}`).catch((e: unknown) => {
+      if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) return null;
+      throw e;
+    });
+    if (bucket === null || bucket.state.messages === 0) return;
+    const kv = await new Kvm(this.opts.nc).open(CATALOG_BUCKET);
+    const keys: string[] = [];
+    for await (const k of await kv.keys()) if (!this.records.everNamed(k)) keys.push(k);
+    for (const key of keys) {
+      const e = await kv.get(key);
+      const record = e?.operation === "PUT" ? parseRecord(e.string()) : null;
+      if (record === null || `${record.tenant}.${record.name}` !== key) continue;
+      await this.records.submit(key, { k: "import", id: `import-${record.incarnation}`, record });
+    }
+  }
 }
 
 /** Shards of a new index: `spec.shards` when given (1..MAX_SHARDS), else DEFAULT_SHARDS. */
@@ -258,11 +263,10 @@ function publicRecord(r: ClusterIndexRecord): IndexRecord {
   return { name: r.name, dimension: r.dimension, metric: r.metric, spec: r.spec, deletionProtection: r.deletionProtection, tags: r.tags, createdAt: r.createdAt };
 }
 
+/** A record of the older versions' KV bucket (JSON), or null. */
 function parseRecord(text: string): ClusterIndexRecord | null {
   try {
-    const r = parseStoredJson(text) as ClusterIndexRecord;
-    const ok = typeof r?.tenant === "string" && typeof r.name === "string" && Number.isInteger(r.dimension) && Number.isInteger(r.shards) && r.shards >= 1 && Number.isInteger(r.replicas) && typeof r.incarnation === "string";
-    return ok ? r : null;
+    return checkRecord(parseStoredJson(text));
   } catch {
     return null;
   }

@@ -71,18 +71,72 @@ export interface LogStreamOptions {
   duplicateWindowMs?: number;
 }
 
-/** Create the shared log stream, or leave an existing one as it is. */
-export async function ensureLogStream(nc: NatsConnection, opts: LogStreamOptions = {}): Promise<void> {
+/** Create the shared log stream, or leave an existing one as it is; true when this call created it. */
+export async function ensureLogStream(nc: NatsConnection, opts: LogStreamOptions = {}): Promise<boolean> {
   const name = opts.stream ?? LOG_STREAM;
   const jsm = await jetstreamManager(nc);
   const existing = await jsm.streams.info(name).catch(() => null);
-  if (existing !== null) return;
+  if (existing !== null) return false;
   await jsm.streams.add({
     name,
     subjects: [`${name}.>`],
     num_replicas: opts.replicas ?? 3,
     duplicate_window: (opts.duplicateWindowMs ?? 120_000) * 1_000_000,
   });
+  return true;
+}
+
+/**
+ * Log streams new sharded indexes spread their shards over (issue 31 item 7): each stream is one
+ * Raft group whose leader orders every write to it, so k streams with leaders on k servers are k
+ * write ceilings instead of one. Three: one leader per nats-server of a 3-server cluster.
+ */
+export const LOG_STREAMS = 3;
+
+/** The i-th log stream: `svc_log` (i = 0, the one stream of clusters before issue 31), then `svc_log_1`, `svc_log_2`, ... */
+export function logStreamName(i: number): string {
+  return i === 0 ? LOG_STREAM : `${LOG_STREAM}_${i}`;
+}
+
+/**
+ * Create the log streams 0..count-1 that are missing. When this call created one and the streams
+ * have more than one replica, their leaders are spread: nats-server 2.9 places each new stream's
+ * leader itself and may put several on one server, so while two streams share a leader and
+ * another server could lead, one of them is asked to step down (a new leader is elected among its
+ * replicas; at most `count` x 3 step-downs). Only at creation, when nothing writes yet: a step-down
+ * pauses a stream's writes for its election. Leaders drift after server restarts; an operator
+ * spreads them again with `nats stream cluster step-down <stream>` (OPERATIONS.md).
+ * Returns the leader of each stream as last seen ("" for none).
+ */
+export async function ensureLogStreams(nc: NatsConnection, opts: Omit<LogStreamOptions, "stream"> & { count?: number } = {}): Promise<string[]> {
+  const count = opts.count ?? LOG_STREAMS;
+  let created = false;
+  for (let i = 0; i < count; i++) created = (await ensureLogStream(nc, { ...opts, stream: logStreamName(i) })) || created;
+  const jsm = await jetstreamManager(nc);
+  const names = Array.from({ length: count }, (_, i) => logStreamName(i));
+  const leaders = async () => Promise.all(names.map(async (n) => (await jsm.streams.info(n).catch(() => null))?.cluster ?? null));
+  let info = await leaders();
+  if (!created || (opts.replicas ?? 3) < 2) return info.map((c) => c?.leader ?? "");
+  for (let step = 0; step < count * 3; step++) {
+    const servers = new Set(info.flatMap((c) => [c?.leader ?? "", ...(c?.replicas ?? []).map((r) => r.name)]).filter((s) => s !== ""));
+    const led = info.map((c) => c?.leader ?? "");
+    if (led.some((l) => l === "")) {
+      await new Promise((r) => setTimeout(r, 250)); // an election in progress
+      info = await leaders();
+      continue;
+    }
+    const bunched = led.findIndex((l, i) => led.indexOf(l) !== i);
+    if (bunched < 0 || new Set(led).size >= Math.min(count, servers.size)) break;
+    await nc.request(`$JS.API.STREAM.LEADER.STEPDOWN.${names[bunched]}`, undefined, { timeout: 2000 }).catch(() => undefined);
+    const before = led[bunched];
+    for (let t = 0; t < 40; t++) {
+      await new Promise((r) => setTimeout(r, 100));
+      info = await leaders();
+      const now = info[bunched]?.leader ?? "";
+      if (now !== "" && now !== before) break;
+    }
+  }
+  return info.map((c) => c?.leader ?? "");
 }
 
 export interface JetStreamLogOptions {

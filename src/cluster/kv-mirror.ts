@@ -1,5 +1,5 @@
 /**
- * @module kv-mirror — a node's in-memory copy of a NATS KV bucket (API keys, the index catalog, node
+ * @module kv-mirror — a node's in-memory copy of a NATS KV bucket (API keys, node
  * registrations, the cluster settings), kept current by tailing the bucket's stream (stream-tail.ts:
  * an ordered consumer from each key's last value, replaced after a server loss; a plain `kv.watch()`
  * was seen stuck for good after a nats-server was killed), so reads stay synchronous and see another

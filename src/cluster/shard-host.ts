@@ -18,7 +18,7 @@ import { CollectionIndex, EXPIRES_AT } from "../memory/vector-index.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { CLOCK_SKEW_MS, jetStreamLog, withDeadline } from "./jetstream-log.js";
 import type { NodeRegistry } from "./nodes.js";
-import { bytesF32, decodeMessage, encodeMessage, errorReply, replicaSubject, SHARD_QUEUE, shardKey, shardLogName, shardSubject, type ClusterIndexRecord, type ShardRequest } from "./shards.js";
+import { bytesF32, decodeMessage, encodeMessage, errorReply, replicaSubject, SHARD_QUEUE, shardKey, shardLogName, shardStream, shardSubject, type ClusterIndexRecord, type ShardRequest } from "./shards.js";
 
 /** How long a read carrying `after` waits for its shard to apply that far before E_NOT_CAUGHT_UP. */
 export const CATCH_UP_MS = 3000;
@@ -207,7 +207,7 @@ export class ShardHost {
       pool: this.opts.pool,
       dimension: r.dimension,
       metric: "cosine",
-      openLog: jetStreamLog(this.opts.nc, { name: shardLogName(r, shard), follow: true }),
+      openLog: jetStreamLog(this.opts.nc, { name: shardLogName(r, shard), stream: shardStream(r, shard), follow: true }),
       damage: { store: `shard:${key}`, root: this.opts.dataDir },
       onMaintenanceError: this.opts.onMaintenanceError,
     });

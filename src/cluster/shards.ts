@@ -8,6 +8,7 @@ import { fmix32 } from "../encoder/hash.js";
 import { SvcError, type ErrorCode, ERRORS } from "../errors.js";
 import type { IndexRecord } from "../memory/indexes.js";
 import { safeDecoder } from "../safe-values.js";
+import { logStreamName } from "./jetstream-log.js";
 
 /** Shards of an index when its create request does not say (`spec.shards`). */
 export const DEFAULT_SHARDS = 4;
@@ -28,6 +29,11 @@ export interface ClusterIndexRecord extends IndexRecord {
   replicas: number;
   /** Random per creation, in every subject of the index, so a re-created name never sees the old one's frames. */
   incarnation: string;
+  /**
+   * Log streams the shards are spread over (shardStream), fixed at creation; absent on indexes
+   * created before issue 31, whose shards all live on `svc_log`.
+   */
+  streams?: number;
 }
 
 /**
@@ -46,12 +52,36 @@ export function shardKey(r: ClusterIndexRecord, shard: number): string {
   return `${r.tenant}.${r.name}.${r.incarnation}.${shard}`;
 }
 
+/**
+ * The log stream of shard `shard` (jetstream-log.ts logStreamName): with `streams` = k, shard s is
+ * on stream (s + o) mod k, o = FNV-1a of the incarnation mod k, so an index's shards go round the
+ * streams (4 shards on 3 streams: 2, 1, 1) and small indexes do not all start on the same one;
+ * without `streams` (an index from before), `svc_log`.
+ */
+export function shardStream(r: ClusterIndexRecord, shard: number): string {
+  const k = r.streams ?? 1;
+  if (k <= 1) return logStreamName(0);
+  let h = 0x811c9dc5;
+  for (const b of Buffer.from(r.incarnation, "utf8")) h = Math.imul(h ^ b, 0x01000193);
+  return logStreamName((shard + ((h >>> 0) % k)) % k);
+}
+
+/** The shard's log subject, `<shardStream>.idx.<shardKey>` (what a purge or snapshot of the shard names). */
+export function shardLogSubject(r: ClusterIndexRecord, shard: number): string {
+  return `${shardStream(r, shard)}.${shardLogName(r, shard)}`;
+}
+
+/** The distinct log streams holding the index's shards. */
+export function indexStreams(r: ClusterIndexRecord): string[] {
+  return [...new Set(Array.from({ length: r.shards }, (_, s) => shardStream(r, s)))];
+}
+
 /** The subject filter matching every shard log of the index's incarnation: `svc_log.idx.<tenant>.<index>.<incarnation>.>` (with the stream name in front). */
 export function indexLogFilter(stream: string, r: ClusterIndexRecord): string {
   return `${stream}.idx.${r.tenant}.${r.name}.${r.incarnation}.>`;
 }
 
-/** The shard's log name (jetStreamLog): subject `svc_log.idx.<shardKey>`. */
+/** The shard's log name (jetStreamLog): subject `<shardStream>.idx.<shardKey>`. */
 export function shardLogName(r: ClusterIndexRecord, shard: number): string {
   return `idx.${shardKey(r, shard)}`;
 }
