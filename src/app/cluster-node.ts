@@ -12,6 +12,8 @@ import { HomeLease } from "../cluster/home.js";
 import { ClusterKeys } from "../cluster/keys.js";
 import { ClusterWallets } from "../cluster/wallet.js";
 import { NODE_ID_RE, NodeRegistry } from "../cluster/nodes.js";
+import { snapshotPolicyFromEnv } from "../cluster/shard-snapshots.js";
+import { Snapshots } from "../cluster/snapshots.js";
 import type { PriceTable } from "../account/prices.js";
 import { SvcError } from "../errors.js";
 import type { MaintenanceErrorHandler } from "../engine/collection.js";
@@ -123,7 +125,10 @@ export class ClusterNode {
   async openIndexes(opts: { dataDir: string; kernels: Kernels; pool: ScanPool; onMaintenanceError?: MaintenanceErrorHandler }): Promise<ClusterIndexes> {
     const registry = this.registry;
     if (registry === null) throw new Error("ClusterNode.openIndexes before join");
-    return this.retrying("open the index catalog", () => ClusterIndexes.open({ nc: this.nc, registry, ...opts, bucketReplicas: replicasFor(this.opts.servers) }));
+    // Shard snapshots in the object store svc_snapshots, and the log purged below them (OPERATIONS.md "Log retention").
+    const store = await this.retrying("open the snapshot store", () => Snapshots.open(this.nc, { replicas: replicasFor(this.opts.servers) }));
+    const snapshots = { store, ...snapshotPolicyFromEnv() };
+    return this.retrying("open the index catalog", () => ClusterIndexes.open({ nc: this.nc, registry, ...opts, bucketReplicas: replicasFor(this.opts.servers), snapshots }));
   }
 
   /** Requests for `homeRoutes` go to the home node unless this node is it. */

@@ -24,8 +24,9 @@ import { KvMirror, type Mirrored } from "./kv-mirror.js";
 import type { NodeRegistry } from "./nodes.js";
 import { isRevisionConflict, noQuorum, untilQuorum } from "./quorum.js";
 import { ShardHost } from "./shard-host.js";
+import type { ShardSnapshotOptions } from "./shard-snapshots.js";
 import { ShardedIndex, type ShardedIndexOptions } from "./sharded-index.js";
-import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, shardKey, type ClusterIndexRecord } from "./shards.js";
+import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, shardKey, shardLogName, type ClusterIndexRecord } from "./shards.js";
 
 /** The bucket of index records. */
 export const CATALOG_BUCKET = "svc_catalog";
@@ -51,6 +52,8 @@ export interface ClusterIndexesOptions {
   now?: () => number;
   /** Told when a shard replica's background task fails (CollectionOptions). */
   onMaintenanceError?: MaintenanceErrorHandler;
+  /** Shard snapshots and log retention (shard-host.ts); absent: the log keeps every frame. */
+  snapshots?: ShardSnapshotOptions;
 }
 
 export class ClusterIndexes implements IndexCatalog {
@@ -171,6 +174,8 @@ export class ClusterIndexes implements IndexCatalog {
     // The frames of every shard of this incarnation: no replica will read them again.
     const jsm = await jetstreamManager(this.opts.nc);
     await jsm.streams.purge(LOG_STREAM, { filter: indexLogFilter(LOG_STREAM, record) }).catch(() => undefined);
+    // and their snapshots
+    for (let s = 0; s < record.shards; s++) await this.opts.snapshots?.store.remove(`${LOG_STREAM}.${shardLogName(record, s)}`);
   }
 
   async use<T>(tenant: string, name: string, fn: (index: VectorIndex) => T | Promise<T>): Promise<T> {

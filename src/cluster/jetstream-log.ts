@@ -163,7 +163,7 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
       quorumTimeoutMs,
       purge: opts.purge ?? false,
       chunkBytes: Math.max(1, Math.min(opts.chunkBytes ?? Infinity, maxPayload - HEADER_ROOM)),
-    }, follow === undefined ? null : { tail: tail!, last: lastOf, delivered: () => delivered });
+    }, follow === undefined ? null : { tail: tail!, last: lastOf, delivered: () => delivered }, () => report.bytes);
     return { log, report };
   };
 }
@@ -339,6 +339,8 @@ class JetStreamLog implements Log {
     private readonly settings: Settings,
     /** Follow mode: the subject's tail, how to ask for the subject's last sequence, and the end of the last frame the tail handed on. */
     private readonly following: { tail: StreamTail; last: () => Promise<number>; delivered: () => number } | null,
+    /** Bytes of messages read from the subject so far (replay and tail: what snapshots weigh against, shard-host.ts). */
+    private readonly read: () => number,
   ) {
     this.last = start;
     if (following !== null) {
@@ -416,7 +418,7 @@ class JetStreamLog implements Log {
   }
 
   get stats(): LogStats {
-    return { ...this.counters };
+    return { ...this.counters, read: this.read() };
   }
 
   /** Nothing to do: an append resolved only once JetStream acknowledged it (a quorum has it). */

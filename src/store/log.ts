@@ -26,6 +26,8 @@ export interface LogStats {
   bytes: number;
   syncs: number;
   writes: number;
+  /** Bytes of messages read back since open (a JetStream log's replay and tail; the WAL leaves it out). */
+  read?: number;
 }
 
 /** An append-only log of typed msgpack frames. */
