@@ -17,14 +17,16 @@ import type { SnapshotFile } from "./snapshots.js";
  * copy opens) and the tombstones, index, sums and ivf files it names. They are hard-linked into
  * `staging` in one synchronous step right after reading checkpoint.json, so a later checkpoint or
  * compaction (which replace or delete files, never rewrite them) cannot change the set under us;
- * then read. Resolves with the sequence the checkpoint holds everything up to, and the files.
+ * then read. Resolves with the sequence the checkpoint holds everything up to, the lowest sequence a
+ * replica starting there still reads (Collection.neededAfter), and the files.
  */
-export async function captureCollection(c: Collection, staging: string): Promise<{ seq: number; files: SnapshotFile[] }> {
+export async function captureCollection(c: Collection, staging: string): Promise<{ seq: number; floor: number; files: SnapshotFile[] }> {
   await c.checkpoint();
   await rm(staging, { recursive: true, force: true });
   // --- synchronous from here to the links: no other task of this process runs in between
   const cp = loadCheckpoint(c.dir);
   if (cp === null) throw new SvcError("E_INTERNAL", `${c.dir}: no checkpoint after checkpoint()`);
+  const floor = c.neededAfter(cp.wal);
   const names = ["collection.json", "checkpoint.json"];
   for (const p of cp.partitions) {
     for (const f of ["bits.bin", "values.f32", "records.bin", p.tombstones, p.index, p.sums, p.ivf]) {
@@ -39,7 +41,7 @@ export async function captureCollection(c: Collection, staging: string): Promise
   try {
     const files: SnapshotFile[] = [];
     for (const path of names) files.push({ path, data: new Uint8Array(await readFile(join(staging, path))) });
-    return { seq: cp.wal.offset, files };
+    return { seq: cp.wal.offset, floor, files };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }

@@ -184,7 +184,7 @@ export class ShardHost {
     if (!s.purgePending) return;
     const low = await this.lowestApplied(s);
     if (low === null) return; // an owner did not answer (frozen, or still opening): not now
-    await snaps.store.purgeBelow(LOG_STREAM, s.subject, { spanMs: snaps.spanMs, cap: low + 1 });
+    await snaps.store.purgeBelow(LOG_STREAM, s.subject, { cap: low + 1 });
     s.purgePending = false;
   }
 

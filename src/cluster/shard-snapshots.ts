@@ -19,17 +19,15 @@ export interface ShardSnapshotOptions {
   minBytes?: number;
   /** Default SNAPSHOT_CHECK_MS. */
   checkMs?: number;
-  /** How far before a snapshot a purge stops (ms of stream time; default snapshots.ts FRAME_SPAN_MS). */
-  spanMs?: number;
 }
 
 /**
  * The snapshot policy from the environment (OPERATIONS.md "Log retention"): SVC_SNAPSHOT_MIN_BYTES,
- * SVC_SNAPSHOT_CHECK_MS, SVC_SNAPSHOT_SPAN_MS (positive integers; anything else keeps the default).
+ * SVC_SNAPSHOT_CHECK_MS (positive integers; anything else keeps the default).
  */
 export function snapshotPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): Omit<ShardSnapshotOptions, "store"> {
   const n = (v: string | undefined) => (v !== undefined && /^[0-9]{1,15}$/.test(v) && Number(v) > 0 ? Number(v) : undefined);
-  return { minBytes: n(env.SVC_SNAPSHOT_MIN_BYTES), checkMs: n(env.SVC_SNAPSHOT_CHECK_MS), spanMs: n(env.SVC_SNAPSHOT_SPAN_MS) };
+  return { minBytes: n(env.SVC_SNAPSHOT_MIN_BYTES), checkMs: n(env.SVC_SNAPSHOT_CHECK_MS) };
 }
 
 /**
@@ -78,6 +76,6 @@ export function snapshotDue(c: Collection, at: { last: number; prev: number }, m
 
 /** Checkpoint `c` and store its files as the subject's newest snapshot (read back and checked). */
 export async function takeSnapshot(store: Snapshots, c: Collection, at: { stream: string; subject: string; staging: string }): Promise<SnapshotInfo> {
-  const { seq, files } = await captureCollection(c, at.staging);
-  return store.write({ stream: at.stream, subject: at.subject, seq, kind: "collection", files });
+  const { seq, floor, files } = await captureCollection(c, at.staging);
+  return store.write({ stream: at.stream, subject: at.subject, seq, floor, kind: "collection", files });
 }

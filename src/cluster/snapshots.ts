@@ -11,12 +11,12 @@
  *   the two — the newer one stays usable, and the older one is the fallback if the newer is unreadable;
  * - a snapshot is read back and checked (the store's SHA-256 digest, and ours per file) before it
  *   counts for a purge, and a reader uses only one that checks;
- * - the purge stops FRAME_SPAN_MS of stream time before the older snapshot's sequence, so a chunked
- *   frame that straddles it (its first chunks before, its last after) keeps every chunk.
+ * - the purge stops at the older snapshot's `floor`: the lowest sequence a reader starting after it
+ *   still reads (its sequence + 1, or the first chunk of a frame split in chunks that straddles it).
  * Readers that may be behind a purge (a replica that was frozen or cut off) compare their position
  * with `list()` (shard-host.ts): below the older slot's sequence they start again from a snapshot.
  */
-import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { Objm, StorageType, type ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { createHash } from "node:crypto";
@@ -30,12 +30,6 @@ export const SNAPSHOT_FORMAT = 1;
 const MAGIC = "SVCSNAP1";
 /** Snapshots kept per subject. */
 const SLOTS = 2;
-/**
- * How far (ms of stream time) before a snapshot's sequence a purge stops. A frame's chunks are all
- * stored between its append and its deadline (at most the log's quorum timeout + CLOCK_SKEW_MS, 16 s),
- * so every chunk of a frame straddling the snapshot is younger than this and stays.
- */
-export const FRAME_SPAN_MS = 30_000;
 
 /** One file of a snapshot: a path relative to the state's root (`/`-separated) and its bytes. */
 export interface SnapshotFile {
@@ -49,6 +43,8 @@ export interface Snapshot {
   subject: string;
   /** The stream sequence the state holds every frame of the subject up to (replay resumes after it). */
   seq: number;
+  /** The lowest sequence a reader starting after `seq` still reads (`seq` + 1, or less for a chunked frame straddling it; 0: unknown, never purge below this snapshot). */
+  floor: number;
   /** What the files are (`collection`: a collection directory at a checkpoint; `ledger`: a wallet fold). */
   kind: string;
   files: SnapshotFile[];
@@ -60,6 +56,8 @@ export interface SnapshotInfo {
   name: string;
   slot: number;
   seq: number;
+  /** As Snapshot.floor. */
+  floor: number;
   kind: string;
   /** Object size in bytes. */
   bytes: number;
@@ -87,7 +85,8 @@ export class Snapshots {
       if (info === null || info.deleted) continue;
       const seq = Number(info.metadata?.seq);
       if (!Number.isSafeInteger(seq) || seq < 0) continue; // not ours: never counted, never used
-      out.push({ name, slot, seq, kind: info.metadata?.kind ?? "", bytes: info.size });
+      const floor = Number(info.metadata?.floor);
+      out.push({ name, slot, seq, floor: Number.isSafeInteger(floor) && floor >= 0 && floor <= seq + 1 ? floor : 0, kind: info.metadata?.kind ?? "", bytes: info.size });
     }
     return out.sort((a, b) => b.seq - a.seq);
   }
@@ -104,8 +103,8 @@ export class Snapshots {
     const slot = have.length < SLOTS ? [...Array(SLOTS).keys()].find((s) => !used.has(s))! : have[have.length - 1]!.slot;
     const name = `${snap.subject}~${slot}`;
     const bytes = encodeSnapshot(snap);
-    const info = await this.os.putBlob({ name, metadata: { format: String(SNAPSHOT_FORMAT), seq: String(snap.seq), kind: snap.kind, stream: snap.stream } }, bytes);
-    const listed: SnapshotInfo = { name, slot, seq: snap.seq, kind: snap.kind, bytes: info.size };
+    const info = await this.os.putBlob({ name, metadata: { format: String(SNAPSHOT_FORMAT), seq: String(snap.seq), floor: String(snap.floor), kind: snap.kind, stream: snap.stream } }, bytes);
+    const listed: SnapshotInfo = { name, slot, seq: snap.seq, floor: snap.floor, kind: snap.kind, bytes: info.size };
     await this.read(listed);
     return listed;
   }
@@ -135,28 +134,18 @@ export class Snapshots {
 
   /**
    * Purge the subject below its older snapshot (only while it has two, at least one of which reads
-   * and checks: the newer is what readers start from, the older its fallback), FRAME_SPAN_MS of stream time short of it (`spanMs`), and
-   * never at or above `cap` (the lowest next sequence its live readers still need). Resolves with
-   * how many messages went.
+   * and checks: the newer is what readers start from, the older its fallback), from its `floor`
+   * down, and never at or above `cap` (the lowest next sequence its live readers still need).
+   * Resolves with how many messages went.
    */
-  async purgeBelow(stream: string, subject: string, opts: { spanMs?: number; cap?: number } = {}): Promise<number> {
+  async purgeBelow(stream: string, subject: string, opts: { cap?: number } = {}): Promise<number> {
     const have = await this.list(subject);
     if (have.length < SLOTS) return 0;
     // After the purge a reader needs one of the two: at least one must read and check now.
     if (!(await this.read(have[0]!).then(() => true, () => this.read(have[1]!).then(() => true, () => false)))) return 0;
-    const older = have[have.length - 1]!.seq;
-    let floor = Math.min(older + 1, opts.cap ?? Infinity);
-    const jsm = await jetstreamManager(this.nc);
-    const at = await jsm.streams.getMessage(stream, { seq: older }).catch(() => null);
-    if (at === null || at.subject !== subject) return 0; // not a message of this subject: never purge on a guess
-    const since = new Date(at.time.getTime() - (opts.spanMs ?? FRAME_SPAN_MS));
-    const js = jetstream(this.nc);
-    const consumer = await js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.StartTime, opt_start_time: since.toISOString(), headers_only: true });
-    const first = await consumer.next({ expires: 5000 });
-    await consumer.delete().catch(() => undefined);
-    if (first === null) return 0;
-    floor = Math.min(floor, first.seq);
+    const floor = Math.min(have[have.length - 1]!.floor, opts.cap ?? Infinity);
     if (floor <= 1) return 0;
+    const jsm = await jetstreamManager(this.nc);
     const r = await jsm.streams.purge(stream, { filter: subject, seq: floor });
     return r.purged;
   }
@@ -178,6 +167,7 @@ export function encodeSnapshot(snap: Snapshot): Uint8Array {
       stream: snap.stream,
       subject: snap.subject,
       seq: snap.seq,
+      floor: snap.floor,
       kind: snap.kind,
       files: snap.files.map((f) => ({ path: f.path, bytes: f.data.byteLength, sha256: sha256(f.data) })),
     }),
@@ -195,7 +185,7 @@ export function decodeSnapshot(bytes: Uint8Array, name = "snapshot"): Snapshot {
   const n = buf.readUInt32LE(MAGIC.length);
   let at = MAGIC.length + 4;
   if (at + n > buf.length) throw bad("header cut short");
-  let h: { format?: unknown; stream?: unknown; subject?: unknown; seq?: unknown; kind?: unknown; files?: unknown };
+  let h: { format?: unknown; stream?: unknown; subject?: unknown; seq?: unknown; floor?: unknown; kind?: unknown; files?: unknown };
   try {
     h = JSON.parse(buf.toString("utf8", at, at + n));
   } catch {
@@ -203,7 +193,7 @@ export function decodeSnapshot(bytes: Uint8Array, name = "snapshot"): Snapshot {
   }
   at += n;
   if (h.format !== SNAPSHOT_FORMAT) throw bad(`format ${String(h.format)} (this version reads ${SNAPSHOT_FORMAT})`);
-  if (typeof h.stream !== "string" || typeof h.subject !== "string" || typeof h.kind !== "string" || !Number.isSafeInteger(h.seq) || !Array.isArray(h.files)) throw bad("header fields");
+  if (typeof h.stream !== "string" || typeof h.subject !== "string" || typeof h.kind !== "string" || !Number.isSafeInteger(h.seq) || !Number.isSafeInteger(h.floor) || !Array.isArray(h.files)) throw bad("header fields");
   const files: SnapshotFile[] = [];
   for (const f of h.files as Array<{ path?: unknown; bytes?: unknown; sha256?: unknown }>) {
     if (typeof f?.path !== "string" || !Number.isSafeInteger(f.bytes) || (f.bytes as number) < 0 || typeof f.sha256 !== "string") throw bad("file entry");
@@ -216,7 +206,7 @@ export function decodeSnapshot(bytes: Uint8Array, name = "snapshot"): Snapshot {
     at = end;
   }
   if (at !== buf.length) throw bad("bytes after the last file");
-  return { stream: h.stream, subject: h.subject, seq: h.seq as number, kind: h.kind, files };
+  return { stream: h.stream, subject: h.subject, seq: h.seq as number, floor: h.floor as number, kind: h.kind, files };
 }
 
 function sha256(data: Uint8Array): string {

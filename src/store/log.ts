@@ -53,6 +53,12 @@ export interface Log {
    * appends included, so the collection does not apply its own appends on acknowledgement.
    */
   head?(): Promise<LogPosition>;
+  /**
+   * Follow mode only: the lowest offset a reader starting after `pos` (a frame end this log handed
+   * on) still reads — `pos.offset + 1`, or the first message of a frame split in chunks that
+   * straddles `pos`; 0 when this log does not know (the log is then kept below `pos`).
+   */
+  neededAfter?(pos: LogPosition): number;
 }
 
 /** A frame delivered by replay. Binary values in `body` are views into a buffer that is never reused. */

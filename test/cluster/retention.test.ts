@@ -56,7 +56,7 @@ async function startNode(i: number): Promise<Node> {
   const registry = await NodeRegistry.join(nc, { id, url: `http://127.0.0.1:${9100 + i}`, startedAt: Date.now() }, { heartbeatMs: 200, ttlMs: 2000 });
   const store = await Snapshots.open(nc);
   // small thresholds so that a test-sized index snapshots and purges: a snapshot per 64 KiB read (or the shard's live bytes), looked at every 300 ms
-  const indexes = await ClusterIndexes.open({ nc, registry, dataDir: join(root, id), kernels, pool, snapshots: { store, minBytes: 64 << 10, checkMs: 300, spanMs: 1 } });
+  const indexes = await ClusterIndexes.open({ nc, registry, dataDir: join(root, id), kernels, pool, snapshots: { store, minBytes: 64 << 10, checkMs: 300 } });
   return { id, nc, registry, indexes, store };
 }
 
@@ -165,25 +165,25 @@ describe("snapshots that do not check", () => {
     const seqs: number[] = [];
     for (let i = 0; i < 20; i++) seqs.push((await js.publish(subject, new Uint8Array([i]))).seq);
     const files = [{ path: "state", data: new Uint8Array([1, 2, 3]) }];
-    await store.write({ stream: "svc_ret", subject, seq: seqs[4]!, kind: "test", files });
-    await store.write({ stream: "svc_ret", subject, seq: seqs[9]!, kind: "test", files });
+    await store.write({ stream: "svc_ret", subject, seq: seqs[4]!, floor: seqs[4]! + 1, kind: "test", files });
+    await store.write({ stream: "svc_ret", subject, seq: seqs[9]!, floor: seqs[7]!, kind: "test", files }); // a chunked frame from seqs[7] straddles it
     // the older slot now holds a snapshot cut short (its object complete, its contents not): listed, never used
     const os = await new Objm(nc).open(SNAPSHOT_BUCKET);
-    const whole = encodeSnapshot({ stream: "svc_ret", subject, seq: seqs[14]!, kind: "test", files });
+    const whole = encodeSnapshot({ stream: "svc_ret", subject, seq: seqs[14]!, floor: seqs[14]! + 1, kind: "test", files });
     const older = (await store.list(subject))[1]!;
-    await os.putBlob({ name: older.name, metadata: { format: "1", seq: String(seqs[14]), kind: "test", stream: "svc_ret" } }, whole.subarray(0, whole.length - 2));
+    await os.putBlob({ name: older.name, metadata: { format: "1", seq: String(seqs[14]), floor: String(seqs[14]! + 1), kind: "test", stream: "svc_ret" } }, whole.subarray(0, whole.length - 2));
     await expect(store.read((await store.list(subject))[0]!)).rejects.toMatchObject({ code: "E_IO" });
     expect((await store.newest(subject))!.seq).toBe(seqs[9]);
-    // a purge goes at most below the older listed snapshot (seqs[9]), never past the one that reads
-    expect(await store.purgeBelow("svc_ret", subject, { spanMs: 0 })).toBe(9);
-    expect((await jsm.streams.getMessage("svc_ret", { seq: seqs[9]! }))?.seq).toBe(seqs[9]);
+    // a purge goes at most below the older listed snapshot's floor (seqs[7]), never past the one that reads
+    expect(await store.purgeBelow("svc_ret", subject)).toBe(7);
+    expect((await jsm.streams.getMessage("svc_ret", { seq: seqs[7]! }))?.seq).toBe(seqs[7]);
     // another format version in a slot: refused too; with no snapshot reading, nothing is purged
-    const v2 = Buffer.from(encodeSnapshot({ stream: "svc_ret", subject, seq: seqs[19]!, kind: "test", files }));
+    const v2 = Buffer.from(encodeSnapshot({ stream: "svc_ret", subject, seq: seqs[19]!, floor: seqs[19]! + 1, kind: "test", files }));
     v2.write(JSON.stringify({ format: 2 }).slice(0, 11), 12, "utf8"); // '{"format":2' over '{"format":1'
     const newer = (await store.list(subject)).find((i) => i.seq === seqs[9])!;
-    await os.putBlob({ name: newer.name, metadata: { format: "2", seq: String(seqs[19]), kind: "test", stream: "svc_ret" } }, v2);
+    await os.putBlob({ name: newer.name, metadata: { format: "2", seq: String(seqs[19]), floor: String(seqs[19]! + 1), kind: "test", stream: "svc_ret" } }, v2);
     expect(await store.newest(subject)).toBeNull();
-    expect(await store.purgeBelow("svc_ret", subject, { spanMs: 0 })).toBe(0);
-    expect((await jsm.streams.info("svc_ret")).state.messages).toBe(11);
+    expect(await store.purgeBelow("svc_ret", subject)).toBe(0);
+    expect((await jsm.streams.info("svc_ret")).state.messages).toBe(13);
   }, 60_000);
 });
