@@ -118,17 +118,25 @@ export class ClusterNode {
 
   /** The shared wallets (the ledger stream svc_ledger, folded by every node). */
   async openWallets(prices: PriceTable): Promise<ClusterWallets> {
-    return this.retrying("open the wallet ledger", () => ClusterWallets.open(this.nc, prices, { replicas: replicasFor(this.opts.servers) }));
+    const store = await this.snapshotStore();
+    return this.retrying("open the wallet ledger", () => ClusterWallets.open(this.nc, prices, { replicas: replicasFor(this.opts.servers), snapshots: { store } }));
   }
 
   /** The sharded vector indexes (catalog in KV svc_catalog; this node serves the shards placed on it). Call after join. */
   async openIndexes(opts: { dataDir: string; kernels: Kernels; pool: ScanPool; onMaintenanceError?: MaintenanceErrorHandler }): Promise<ClusterIndexes> {
     const registry = this.registry;
     if (registry === null) throw new Error("ClusterNode.openIndexes before join");
-    // Shard snapshots in the object store svc_snapshots, and the log purged below them (OPERATIONS.md "Log retention").
-    const store = await this.retrying("open the snapshot store", () => Snapshots.open(this.nc, { replicas: replicasFor(this.opts.servers) }));
-    const snapshots = { store, ...snapshotPolicyFromEnv() };
+    // Shard snapshots in the object store svc_snapshots, and the log purged below them (OPERATIONS.md "Log retention and sizing").
+    const snapshots = { store: await this.snapshotStore(), ...snapshotPolicyFromEnv() };
     return this.retrying("open the index catalog", () => ClusterIndexes.open({ nc: this.nc, registry, ...opts, bucketReplicas: replicasFor(this.opts.servers), snapshots }));
+  }
+
+  private snapshotsOpen: Promise<Snapshots> | null = null;
+
+  /** The snapshot store (object store svc_snapshots) of the shards and the ledger, opened once. */
+  private snapshotStore(): Promise<Snapshots> {
+    this.snapshotsOpen ??= this.retrying("open the snapshot store", () => Snapshots.open(this.nc, { replicas: replicasFor(this.opts.servers) }));
+    return this.snapshotsOpen;
   }
 
   /** Requests for `homeRoutes` go to the home node unless this node is it. */

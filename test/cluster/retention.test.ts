@@ -14,11 +14,13 @@ import { Objm } from "@nats-io/obj";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parsePrices } from "../../src/account/prices.js";
 import { ClusterIndexes } from "../../src/cluster/catalog.js";
 import { ensureLogStream, LOG_STREAM } from "../../src/cluster/jetstream-log.js";
 import { NodeRegistry } from "../../src/cluster/nodes.js";
 import { shardLogName, type ClusterIndexRecord } from "../../src/cluster/shards.js";
 import { encodeSnapshot, SNAPSHOT_BUCKET, Snapshots } from "../../src/cluster/snapshots.js";
+import { ClusterWallets, LEDGER_STREAM, LEDGER_SUBJECTS } from "../../src/cluster/wallet.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
 import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
@@ -186,4 +188,34 @@ describe("snapshots that do not check", () => {
     expect(await store.purgeBelow("svc_ret", subject)).toBe(0);
     expect((await jsm.streams.info("svc_ret")).state.messages).toBe(13);
   }, 60_000);
+});
+
+describe("the wallet ledger", () => {
+  it("snapshots its fold and purges below it; a node started later folds snapshot + tail into the same balances", async () => {
+    const prices = parsePrices({ signupCredit: 1, requests: {}, defaultRequest: 0.000000003, per1kWritten: 0.000001, per1kScanned: 0 });
+    const open = async () => ClusterWallets.open(await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 }), prices, { snapshots: { store: nodes[0]!.store, every: 50 } });
+    const [a, b] = [await open(), await open()];
+    const tenants = ["t1", "t2", "t3", "t4"];
+    for (let i = 0; i < 300; i++) {
+      const w = i % 2 === 0 ? a : b;
+      const t = tenants[i % tenants.length]!;
+      if (i % 3 === 0) await w.credit(t, 0.001 * ((i % 7) + 1), "test");
+      else await w.charge(t, "upsert", { written: (i % 11) * 10 });
+    }
+    const jsm = await jetstreamManager(nodes[0]!.nc);
+    // a snapshot was written and the stream purged below the older one
+    await until(async () => (await jsm.streams.info(LEDGER_STREAM)).state.first_seq > 100, 30_000);
+    expect((await nodes[0]!.store.list(LEDGER_SUBJECTS)).length).toBe(2);
+    for (let i = 0; i < 20; i++) await a.charge("t1", "upsert", { written: 5 });
+    const c = await open();
+    for (const w of [a, b, c]) await w.view("t1"); // each folded to the stream's end (view publishes nothing for a known tenant)
+    await until(() => b.peek("t1")!.balanceUsd === a.peek("t1")!.balanceUsd && c.peek("t1")!.balanceUsd === a.peek("t1")!.balanceUsd, 10_000);
+    for (const t of tenants) {
+      expect(c.peek(t)).toEqual(a.peek(t));
+      expect(b.peek(t)).toEqual(a.peek(t));
+      expect(c.heldBy(t)).toBe(a.heldBy(t));
+    }
+    expect(c.tenants().sort()).toEqual(tenants);
+    for (const w of [a, b, c]) await w.close();
+  }, 120_000);
 });
