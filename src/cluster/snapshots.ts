@@ -192,6 +192,7 @@ export function decodeSnapshot(bytes: Uint8Array, name = "snapshot"): Snapshot {
     throw bad("header is not JSON");
   }
   at += n;
+  if (typeof h !== "object" || h === null) throw bad("header is not an object");
   if (h.format !== SNAPSHOT_FORMAT) throw bad(`format ${String(h.format)} (this version reads ${SNAPSHOT_FORMAT})`);
   if (typeof h.stream !== "string" || typeof h.subject !== "string" || typeof h.kind !== "string" || !Number.isSafeInteger(h.seq) || !Number.isSafeInteger(h.floor) || !Array.isArray(h.files)) throw bad("header fields");
   const files: SnapshotFile[] = [];
