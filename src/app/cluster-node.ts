@@ -13,6 +13,8 @@ import { LeaderLease } from "../cluster/leader-lease.js";
 import { ClusterKeys } from "../cluster/keys.js";
 import { ClusterWallets } from "../cluster/wallet.js";
 import { NODE_ID_RE, NodeRegistry } from "../cluster/nodes.js";
+import { snapshotPolicyFromEnv } from "../cluster/shard-snapshots.js";
+import { Snapshots } from "../cluster/snapshots.js";
 import type { PriceTable } from "../account/prices.js";
 import { SvcError } from "../errors.js";
 import type { MaintenanceErrorHandler } from "../engine/collection.js";
@@ -126,14 +128,25 @@ export class ClusterNode {
 
   /** The shared wallets (the ledger stream svc_ledger, folded by every node). */
   async openWallets(prices: PriceTable): Promise<ClusterWallets> {
-    return this.retrying("open the wallet ledger", () => ClusterWallets.open(this.nc, prices, { replicas: replicasFor(this.opts.servers) }));
+    const store = await this.snapshotStore();
+    return this.retrying("open the wallet ledger", () => ClusterWallets.open(this.nc, prices, { replicas: replicasFor(this.opts.servers), snapshots: { store } }));
   }
 
   /** The sharded vector indexes (catalog: the fold of the stream svc_catalog; this node serves the shards placed on it). Call after join. */
   async openIndexes(opts: { dataDir: string; kernels: Kernels; pool: ScanPool; onMaintenanceError?: MaintenanceErrorHandler }): Promise<ClusterIndexes> {
     const registry = this.registry;
     if (registry === null) throw new Error("ClusterNode.openIndexes before join");
-    return this.retrying("open the index catalog", () => ClusterIndexes.open({ nc: this.nc, registry, ...opts, bucketReplicas: replicasFor(this.opts.servers) }));
+    // Shard snapshots in the object store svc_snapshots, and the log purged below them (OPERATIONS.md "Log retention and sizing").
+    const snapshots = { store: await this.snapshotStore(), ...snapshotPolicyFromEnv() };
+    return this.retrying("open the index catalog", () => ClusterIndexes.open({ nc: this.nc, registry, ...opts, bucketReplicas: replicasFor(this.opts.servers), snapshots }));
+  }
+
+  private snapshotsOpen: Promise<Snapshots> | null = null;
+
+  /** The snapshot store (object store svc_snapshots) of the shards and the ledger, opened once. */
+  private snapshotStore(): Promise<Snapshots> {
+    this.snapshotsOpen ??= this.retrying("open the snapshot store", () => Snapshots.open(this.nc, { replicas: replicasFor(this.opts.servers) }));
+    return this.snapshotsOpen;
   }
 
   /**

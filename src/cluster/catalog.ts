@@ -26,8 +26,9 @@ import type { Mirrored } from "./kv-mirror.js";
 import type { NodeRegistry } from "./nodes.js";
 import { noQuorum } from "./quorum.js";
 import { ShardHost } from "./shard-host.js";
+import type { ShardSnapshotOptions } from "./shard-snapshots.js";
 import { ShardedIndex, type ShardedIndexOptions } from "./sharded-index.js";
-import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, indexStreams, shardKey, type ClusterIndexRecord } from "./shards.js";
+import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, indexStreams, shardKey, shardLogSubject, type ClusterIndexRecord } from "./shards.js";
 
 /** The KV bucket older versions kept the catalog in (imported at open, never written). */
 export const CATALOG_BUCKET = "svc_catalog";
@@ -53,6 +54,8 @@ export interface ClusterIndexesOptions {
   now?: () => number;
   /** Told when a shard replica's background task fails (CollectionOptions). */
   onMaintenanceError?: MaintenanceErrorHandler;
+  /** Shard snapshots and log retention (shard-host.ts); absent: the log keeps every frame. */
+  snapshots?: ShardSnapshotOptions;
 }
 
 export class ClusterIndexes implements IndexCatalog {
@@ -156,6 +159,8 @@ export class ClusterIndexes implements IndexCatalog {
     // The frames of every shard of this incarnation, on each of its log streams: no replica will read them again.
     const jsm = await jetstreamManager(this.opts.nc);
     for (const stream of indexStreams(record)) await jsm.streams.purge(stream, { filter: indexLogFilter(stream, record) }).catch(() => undefined);
+    // and their snapshots
+    for (let s = 0; s < record.shards; s++) await this.opts.snapshots?.store.remove(shardLogSubject(record, s));
   }
 
   async use<T>(tenant: string, name: string, fn: (index: VectorIndex) => T | Promise<T>): Promise<T> {

@@ -202,6 +202,8 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
     let delivered = position.offset;
     let tail: StreamTail | null = null;
     let frames: FrameAssembler | null = null;
+    /** Follow mode: where chunked frames were half read (Log.neededAfter). */
+    const straddles = new Straddles();
     const read = async (start: number, until: number | undefined): Promise<StreamTail> => {
       const t = new StreamTail(nc, {
         stream,
@@ -221,6 +223,7 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
           }
           const f = await frames!.take(m);
           if (f === null) return;
+          straddles.note(f.end, frames!.straddling(m.info.timestampNanos / 1e6));
           // Stored after its deadline: its writer did not count it acknowledged (nor answered before the deadline); dropped by every reader alike.
           const deadline = Number(m.headers?.get(DEADLINE_HEADER) || 0);
           if (deadline > 0 && m.info.timestampNanos / 1e6 > deadline) return;
@@ -273,7 +276,7 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
       purge: opts.purge ?? false,
       chunkBytes: Math.max(1, Math.min(opts.chunkBytes ?? Infinity, maxPayload - HEADER_ROOM)),
       term: opts.fence ?? 0,
-    }, follow === undefined ? null : { tail: tail!, last: lastOf, delivered: () => delivered });
+    }, follow === undefined ? null : { tail: tail!, last: lastOf, delivered: () => delivered, straddles }, () => report.bytes);
     return { log, report };
   };
 }
@@ -305,6 +308,37 @@ interface PartialFrame {
   start: number;
   k: number;
   chunks: Uint8Array[];
+  /** Its Svc-Deadline (0: none): once the stream's time is past it, the frame can only be dropped. */
+  deadline: number;
+}
+
+/**
+ * Follow mode: for the recent frame ends at which chunked frames were half read, the first sequence
+ * of the oldest of them (Log.neededAfter: what a purge below a snapshot taken there must keep).
+ */
+class Straddles {
+  private static readonly KEEP = 4096;
+  private readonly at = new Map<number, number>();
+  /** Frame ends up to here may have been forgotten. */
+  private forgotten = 0;
+  /** The first frame end noted (earlier ones were read before this log opened: unknown). */
+  private first = Infinity;
+
+  note(end: number, straddling: number | null): void {
+    this.first = Math.min(this.first, end);
+    if (straddling === null) return;
+    this.at.set(end, straddling);
+    if (this.at.size > Straddles.KEEP) {
+      const [oldest] = this.at.keys();
+      this.at.delete(oldest!);
+      this.forgotten = oldest!;
+    }
+  }
+
+  neededAfter(end: number): number {
+    if (end < this.first || end <= this.forgotten) return 0;
+    return Math.min(end + 1, this.at.get(end) ?? Infinity);
+  }
 }
 
 /**
@@ -337,12 +371,12 @@ class FrameAssembler {
       if (p !== undefined) this.cut(p);
       this.partial.delete(writer);
       if (k === 1) return { chunks: [m.data], start: m.seq, end: m.seq };
-      this.partial.set(writer, { frame, start: m.seq, k, chunks: [m.data] });
+      this.partial.set(writer, { frame, start: m.seq, k, chunks: [m.data], deadline: Number(m.headers?.get(DEADLINE_HEADER) || 0) });
       return null;
     }
     if (i > 0 && p === undefined && s0 > 0 && s0 <= this.after) {
       const chunks = await this.earlier(s0, m.seq, frame, i);
-      if (chunks !== null) p = { frame, start: s0, k, chunks };
+      if (chunks !== null) p = { frame, start: s0, k, chunks, deadline: Number(m.headers?.get(DEADLINE_HEADER) || 0) };
     }
     if (i > 0 && p !== undefined && p.frame === frame && p.k === k && p.chunks.length === i) {
       p.chunks.push(m.data);
@@ -358,6 +392,13 @@ class FrameAssembler {
     this.partial.delete(writer);
     this.report.damaged.push({ file: this.subject, offset: m.seq, bytes: m.data.length, frames: 1, reason: `chunk '${header}' continues no frame`, beforeFrom: m.seq <= this.after });
     return null;
+  }
+
+  /** The first sequence of the oldest frame still missing chunks that can still be kept (its deadline not past `now`, the stream's time in ms); null: none. */
+  straddling(now: number): number | null {
+    let low: number | null = null;
+    for (const p of this.partial.values()) if ((p.deadline === 0 || p.deadline >= now) && (low === null || p.start < low)) low = p.start;
+    return low;
   }
 
   /** At the end of a replay without follow: frames still missing chunks are torn (the last one is the torn tail). */
@@ -466,7 +507,9 @@ class JetStreamLog implements Log {
     start: LogPosition,
     private readonly settings: Settings,
     /** Follow mode: the subject's tail, how to ask for the subject's last sequence, and the end of the last frame the tail handed on. */
-    private readonly following: { tail: StreamTail; last: () => Promise<number>; delivered: () => number } | null,
+    private readonly following: { tail: StreamTail; last: () => Promise<number>; delivered: () => number; straddles: Straddles } | null,
+    /** Bytes of messages read from the subject so far (replay and tail: what snapshots weigh against, shard-host.ts). */
+    private readonly read: () => number,
   ) {
     this.last = start;
     if (following !== null) {
@@ -474,11 +517,15 @@ class JetStreamLog implements Log {
         await following.tail.reached(await following.last());
         return { segment: 0, offset: following.delivered() };
       };
+      this.neededAfter = (pos) => following.straddles.neededAfter(pos.offset);
     }
   }
 
   /** Follow mode only: the end of the last frame on the subject now, once the tail has handed it on (Log.head). */
   readonly head?: () => Promise<LogPosition>;
+
+  /** Follow mode only (Log.neededAfter). */
+  readonly neededAfter?: (pos: LogPosition) => number;
 
   append(type: number, body: unknown): Promise<LogPosition> {
     if (this.closed) return Promise.reject(new SvcError("E_CLOSED", `log ${this.subject} is closed`));
@@ -563,7 +610,7 @@ class JetStreamLog implements Log {
   }
 
   get stats(): LogStats {
-    return { ...this.counters };
+    return { ...this.counters, read: this.read() };
   }
 
   /** Nothing to do: an append resolved only once JetStream acknowledged it (a quorum has it). A fenced log that was deposed refuses: what it appended may not count (no checkpoint is taken of it). */

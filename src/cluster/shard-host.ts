@@ -18,7 +18,8 @@ import { CollectionIndex, EXPIRES_AT } from "../memory/vector-index.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { CLOCK_SKEW_MS, jetStreamLog, withDeadline } from "./jetstream-log.js";
 import type { NodeRegistry } from "./nodes.js";
-import { bytesF32, decodeMessage, encodeMessage, errorReply, replicaSubject, SHARD_QUEUE, shardKey, shardLogName, shardStream, shardSubject, type ClusterIndexRecord, type ShardRequest } from "./shards.js";
+import { behindPurge, prepareReplica, SNAPSHOT_CHECK_MS, snapshotDue, takeSnapshot, type ShardSnapshotOptions } from "./shard-snapshots.js";
+import { bytesF32, decodeMessage, encodeMessage, errorReply, replicaSubject, SHARD_QUEUE, shardKey, shardLogName, shardLogSubject, shardStream, shardSubject, type ClusterIndexRecord, type ShardReply, type ShardRequest } from "./shards.js";
 
 /** How long a read carrying `after` waits for its shard to apply that far before E_NOT_CAUGHT_UP. */
 export const CATCH_UP_MS = 3000;
@@ -41,6 +42,12 @@ export interface ShardHostOptions {
   now?: () => number;
   /** Told when a shard replica's background task fails (CollectionOptions). */
   onMaintenanceError?: MaintenanceErrorHandler;
+  /**
+   * Snapshots of the shards (shard-snapshots.ts): a replica starts from the newest one when it is
+   * ahead of its own checkpoint, and each shard's first owner writes one whenever enough was read on
+   * its subject, then purges the subject below the older one. Absent: the stream keeps every frame.
+   */
+  snapshots?: ShardSnapshotOptions;
 }
 
 interface Shard {
@@ -58,6 +65,21 @@ interface Shard {
    * E_NOT_CAUGHT_UP, which the sender takes to another replica), so a returning node serves no stale read.
    */
   stale: boolean;
+  record: ClusterIndexRecord;
+  shard: number;
+  /** The shard's log subject. */
+  subject: string;
+  /** Applied sequence at the ticker's last run (before a freeze). */
+  appliedAtTick: number;
+  /**
+   * With snapshots: set (to the applied sequence before the freeze or disconnect) while it is unknown
+   * whether a purge took frames this replica had not read; reads and snapshots wait for verify().
+   */
+  verifyFrom: number | null;
+  /** Bytes read on the subject (since open) at this replica's last two snapshots. */
+  readAt: { last: number; prev: number };
+  /** A snapshot was written and the purge after it has not run yet. */
+  purgePending: boolean;
 }
 
 export class ShardHost {
@@ -69,9 +91,12 @@ export class ShardHost {
   private closed = false;
   private swept = false;
   private retry: NodeJS.Timeout | null = null;
+  /** A snapshot round is running (rounds do not overlap). */
+  private snapshotting = false;
 
   private readonly sweeper: NodeJS.Timeout;
   private readonly ticker: NodeJS.Timeout;
+  private readonly snapshotter: NodeJS.Timeout | null = null;
   private lastTick = Date.now();
   private readonly status: AsyncIterable<{ type: string }> & { stop?(): void };
 
@@ -80,23 +105,104 @@ export class ShardHost {
     this.sweeper.unref();
     this.ticker = setInterval(() => this.checkPause(), TICK_MS);
     this.ticker.unref();
+    if (opts.snapshots !== undefined) {
+      this.snapshotter = setInterval(() => void this.snapshotRound(), opts.snapshots.checkMs ?? SNAPSHOT_CHECK_MS);
+      this.snapshotter.unref();
+    }
     // a lost connection: the tails may have missed frames until they recreate their consumers
     const status = opts.nc.status() as AsyncIterable<{ type: string }> & { stop?(): void };
     this.status = status;
     void (async () => {
-      for await (const st of status) if (st.type === "reconnect" || st.type === "disconnect") this.markStale();
+      for await (const st of status) if (st.type === "reconnect" || st.type === "disconnect") this.markStale(false);
     })().catch(() => undefined); // the status iterator ends with the connection (close): nothing is left to mark
   }
 
   /** Marks every replica stale when the event loop did not run for PAUSE_MS (checked by the ticker and before each read: after a SIGCONT, requests may be read before timers run). */
   private checkPause(): void {
     const now = Date.now();
-    if (now - this.lastTick > PAUSE_MS) this.markStale();
+    if (now - this.lastTick > PAUSE_MS) this.markStale(true);
+    else for (const s of this.open.values()) s.appliedAtTick = s.collection.applied.offset;
     this.lastTick = now;
   }
 
-  private markStale(): void {
-    for (const s of this.open.values()) s.stale = true;
+  /** `frozen`: the process did not run (the replicas' positions before it are the last tick's); else the connection dropped. */
+  private markStale(frozen: boolean): void {
+    for (const s of this.open.values()) {
+      s.stale = true;
+      if (this.opts.snapshots === undefined) continue;
+      const from = frozen ? s.appliedAtTick : s.collection.applied.offset;
+      s.verifyFrom = Math.min(s.verifyFrom ?? Infinity, from);
+      void this.verify(s).catch(() => undefined);
+    }
+  }
+
+  /**
+   * After a freeze or a lost connection: if a purge may have taken frames this replica had not read
+   * (its position then is below the subject's older snapshot), it is dropped with its files and
+   * opened again from the newest snapshot (E_NOT_CAUGHT_UP meanwhile: reads go to another replica).
+   */
+  private async verify(s: Shard): Promise<void> {
+    const from = s.verifyFrom;
+    if (from === null || this.opts.snapshots === undefined) return;
+    if (await behindPurge(this.opts.snapshots.store, s.subject, from)) {
+      if (this.open.get(s.key) === s) void this.drop(s.key, true).then(() => this.reconcile());
+      throw new SvcError("E_NOT_CAUGHT_UP", `shard ${s.key}: frames this replica had not read were purged while it was away; it starts again from the snapshot`, { details: { retryAfterSeconds: 1 } });
+    }
+    if (s.verifyFrom === from) s.verifyFrom = null;
+  }
+
+  /**
+   * Every SNAPSHOT_CHECK_MS: for each shard this node is first owner of (one taker per shard), a
+   * snapshot when due (snapshotDue), then the purge below the older snapshot — only once every other
+   * live owner said how far it has applied (the purge stays below that); one shard at a time.
+   */
+  private async snapshotRound(): Promise<void> {
+    const snaps = this.opts.snapshots;
+    if (snaps === undefined || this.snapshotting) return;
+    this.snapshotting = true;
+    try {
+      for (const s of [...this.open.values()]) {
+        if (this.closed || this.open.get(s.key) !== s || s.verifyFrom !== null) continue;
+        if (this.opts.registry.owners(s.key, s.replicas)[0] !== this.opts.registry.self.id) continue;
+        const run = this.snapshotShard(s, snaps).catch((e) => this.opts.onMaintenanceError?.(e, `snapshot of shard ${s.key}`));
+        s.inFlight.add(run);
+        void run.finally(() => s.inFlight.delete(run));
+        await run;
+      }
+    } finally {
+      this.snapshotting = false;
+    }
+  }
+
+  private async snapshotShard(s: Shard, snaps: ShardSnapshotOptions): Promise<void> {
+    if (snapshotDue(s.collection, s.readAt, snaps.minBytes)) {
+      const read = s.collection.walStats.read ?? 0;
+      await takeSnapshot(snaps.store, s.collection, { stream: shardStream(s.record, s.shard), subject: s.subject, staging: join(this.opts.dataDir, "cluster", "snapshot-staging", s.key) });
+      s.readAt = { last: read, prev: s.readAt.last };
+      s.purgePending = true;
+    }
+    if (!s.purgePending) return;
+    const low = await this.lowestApplied(s);
+    if (low === null) return; // an owner did not answer (frozen, or still opening): not now
+    await snaps.store.purgeBelow(shardStream(s.record, s.shard), s.subject, { cap: low + 1 });
+    s.purgePending = false;
+  }
+
+  /** The lowest applied sequence among this replica and the shard's other live owners; null when one of them does not answer. */
+  private async lowestApplied(s: Shard): Promise<number | null> {
+    let low = s.collection.applied.offset;
+    for (const node of this.opts.registry.owners(s.key, s.replicas)) {
+      if (node === this.opts.registry.self.id) continue;
+      try {
+        const msg = await this.opts.nc.request(replicaSubject(s.record, s.shard, node), encodeMessage({ op: "applied", args: {} }), { timeout: 2000 });
+        const reply = decodeMessage<ShardReply>(msg.data);
+        if (!("ok" in reply) || typeof reply.ok !== "number") return null;
+        low = Math.min(low, reply.ok);
+      } catch {
+        return null;
+      }
+    }
+    return low;
   }
 
   /**
@@ -108,7 +214,7 @@ export class ShardHost {
     let gone = 0;
     const runs: Promise<void>[] = [];
     for (const s of [...this.open.values()]) {
-      if (this.closed || this.opts.registry.owners(s.key, s.replicas)[0] !== this.opts.registry.self.id) continue;
+      if (this.closed || s.verifyFrom !== null || this.opts.registry.owners(s.key, s.replicas)[0] !== this.opts.registry.self.id) continue;
       const run = (async () => {
         await s.collection.settled(); // every acknowledged write of any node applied here first
         for (const ns of s.collection.namespaces()) {
@@ -202,6 +308,10 @@ export class ShardHost {
 
   private async openShard(key: string, r: ClusterIndexRecord, shard: number): Promise<void> {
     const dir = this.dirOf(r, shard);
+    const subject = shardLogSubject(r, shard);
+    const snaps = this.opts.snapshots;
+    // The sequence this replica starts after: its checkpoint, or the newest snapshot when that is ahead (written over dir).
+    const base = snaps === undefined ? 0 : await prepareReplica(snaps.store, dir, subject);
     const collection = await Collection.open(dir, {
       kernels: this.opts.kernels,
       pool: this.opts.pool,
@@ -217,7 +327,7 @@ export class ShardHost {
     }
     const inFlight = new Set<Promise<void>>();
     const index = new CollectionIndex(collection, this.opts.now, r.metric);
-    const entry: Shard = { key, replicas: r.replicas, dir, collection, index, subs: [], inFlight, stale: false };
+    const entry: Shard = { key, replicas: r.replicas, dir, collection, index, subs: [], inFlight, stale: false, record: r, shard, subject, appliedAtTick: collection.applied.offset, verifyFrom: null, readAt: { last: 0, prev: 0 }, purgePending: false };
     const callback = (err: Error | null, msg: Msg) => {
       if (err) return;
       const p = this.answer(entry, msg);
@@ -228,6 +338,13 @@ export class ShardHost {
     entry.subs.push(this.opts.nc.subscribe(shardSubject(r, shard), { queue: SHARD_QUEUE, callback }));
     entry.subs.push(this.opts.nc.subscribe(replicaSubject(r, shard, this.opts.registry.self.id), { callback }));
     this.open.set(key, entry);
+    // Subscribed, so the snapshot taker now waits for this replica's answer before it purges; a purge
+    // before that went at most up to the older snapshot: if that is past where this replica started,
+    // frames it had to read may be gone, and it starts again.
+    if (snaps !== undefined && (await behindPurge(snaps.store, subject, base).catch(() => true))) {
+      await this.drop(key, true);
+      throw new SvcError("E_NOT_CAUGHT_UP", `shard ${key}: the stream was purged past where this replica started (${base}); it opens again`);
+    }
   }
 
   /** Stop serving a shard: unsubscribe (later requests go to the other replicas), let requests in flight finish, close; `remove` deletes its files. */
@@ -266,6 +383,7 @@ export class ShardHost {
     const a = (req?.args ?? {}) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     const seq = () => c.logPosition.offset;
     const op = req?.op;
+    if (op === "applied") return c.applied.offset;
     if (op === "upsert" || op === "delete" || op === "update" || op === "updateWhere") {
       // A write carries its deadline and id into the log (its frames are dropped by every replica if stored later;
       // copies of one request sent to several replicas are one frame: JetStream deduplicates the message ids); one arriving too late is not run.
@@ -278,6 +396,7 @@ export class ShardHost {
     }
     this.checkPause();
     if (s.stale) {
+      if (s.verifyFrom !== null) await this.verify(s);
       await caughtUp(c, Infinity);
       s.stale = false;
     }
@@ -334,6 +453,7 @@ export class ShardHost {
     if (this.retry !== null) clearTimeout(this.retry);
     clearInterval(this.sweeper);
     clearInterval(this.ticker);
+    if (this.snapshotter !== null) clearInterval(this.snapshotter);
     this.status.stop?.();
     await this.running;
     await Promise.all([...this.open.keys()].map((k) => this.drop(k, false)));

@@ -96,7 +96,8 @@ export function replicaSubject(r: ClusterIndexRecord, shard: number, node: strin
   return `${shardSubject(r, shard)}.${node}`;
 }
 
-export type ShardOp = "upsert" | "delete" | "update" | "updateWhere" | "fetch" | "query" | "stats" | "count" | "list";
+/** `applied`: the replica's applied stream sequence, asked by the shard's snapshot taker before it purges (shard-host.ts). */
+export type ShardOp = "upsert" | "delete" | "update" | "updateWhere" | "fetch" | "query" | "stats" | "count" | "list" | "applied";
 
 /**
  * A request to a shard (msgpack): the op, its arguments, for reads the log sequence the shard must

@@ -29,6 +29,7 @@ import {
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
 import { untilQuorum } from "./quorum.js";
+import type { Snapshot, Snapshots } from "./snapshots.js";
 import { StreamTail } from "./stream-tail.js";
 
 /** The ledger stream; a tenant's changes are the subject `<stream>.<tenant>`. */
@@ -37,6 +38,10 @@ export const LEDGER_STREAM = "svc_ledger";
 const TENANT_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
 /** Applied change keys a tenant remembers for deduplication. */
 const DONE_KEEP = 4096;
+/** The ledger's snapshots cover the whole stream (snapshots.ts names them by this filter). */
+export const LEDGER_SUBJECTS = `${LEDGER_STREAM}.>`;
+/** A node writes a snapshot of its fold after this many changes, unless another node's is that recent. */
+export const LEDGER_SNAPSHOT_EVERY = 10_000;
 
 /**
  * One change, as the JSON body of a ledger message. Amounts in integer nano-USD, times in ms since
@@ -69,6 +74,12 @@ export interface ClusterWalletsOptions {
   ackTimeoutMs?: number;
   /** How long a change keeps retrying before E_NO_QUORUM (default 15 s: longer than a stream leader election). */
   quorumTimeoutMs?: number;
+  /**
+   * Fold snapshots (snapshots.ts, kind `ledger`): a node starts from the newest and folds only the
+   * changes after it, writes one every `every` changes (default LEDGER_SNAPSHOT_EVERY) and purges
+   * the stream below the older one. Absent: the stream keeps every change and is folded whole.
+   */
+  snapshots?: { store: Snapshots; every?: number };
 }
 
 export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook {
@@ -79,11 +90,16 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
   /** Changes this node waits for (by key) and, once folded, their outcomes. */
   private readonly waiting = new Map<string, Outcome | null>();
   private tail: StreamTail | null = null;
+  /** The sequence of the last change folded (or of the snapshot the fold started from). */
+  private folded = 0;
+  private sinceSnapshot = 0;
+  private snapshotting = false;
 
   private constructor(
     private readonly js: JetStreamClient,
     readonly prices: PriceTable,
-    private readonly settings: Required<Omit<ClusterWalletsOptions, "replicas">>,
+    private readonly settings: Required<Omit<ClusterWalletsOptions, "replicas" | "snapshots">>,
+    private readonly snapshots: ClusterWalletsOptions["snapshots"],
   ) {
     super();
   }
@@ -99,15 +115,19 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
       });
       return existing ?? (await jsm.streams.add({ name: LEDGER_STREAM, subjects: [`${LEDGER_STREAM}.>`], num_replicas: opts.replicas ?? 3, duplicate_window: 120_000 * 1_000_000 }));
     }, { field: "wallet" });
-    const w = new ClusterWallets(jetstream(nc), prices, settings);
+    const w = new ClusterWallets(jetstream(nc), prices, settings, opts.snapshots);
+    // Start from the newest fold snapshot that reads and checks, if any.
+    const snap = opts.snapshots === undefined ? null : await opts.snapshots.store.newest(LEDGER_SUBJECTS);
+    if (snap !== null) w.load(snap);
     // Fold the stream in order for as long as the wallets are open (stream-tail.ts: resumes by itself after a server loss).
     w.tail = new StreamTail(nc, {
       stream: LEDGER_STREAM,
       what: "the ledger",
-      catchUp: info.state.last_seq,
+      start: { after: w.folded },
+      catchUp: Math.max(w.folded, info.state.last_seq),
       quorumTimeoutMs: settings.quorumTimeoutMs,
       apiTimeoutMs: settings.ackTimeoutMs,
-      onMessage: (m) => w.fold(m.subject.slice(LEDGER_STREAM.length + 1), m.data),
+      onMessage: (m) => w.take(m.seq, m.subject.slice(LEDGER_STREAM.length + 1), m.data),
     });
     try {
       await w.tail.reached(info.state.last_seq);
@@ -210,10 +230,72 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
       }, { field: "wallet" });
       this.stats.published++;
       await this.tail!.reached(seq);
-      return this.waiting.get(key) ?? {};
+      const out = this.waiting.get(key) ?? {};
+      if (out === UNKNOWN) throw new SvcError("E_OUTCOME_UNKNOWN", `tenant '${tenant}' wallet: this node caught up from a snapshot past the change, so its outcome is not known here; retry`, { field: "wallet", details: { retryAfterSeconds: 1 } });
+      return out;
     } finally {
       this.waiting.delete(key);
     }
+  }
+
+  /**
+   * The tail's message at `seq`. The stream has no limits and deletes nothing, so a sequence past
+   * folded + 1 means a purge took the changes between (this node was behind it): start again from
+   * the newest snapshot, which covers them (the purge goes only below the older one), or fail the
+   * tail (E_STORE_OFFLINE) when none does — never fold past a hole.
+   */
+  private async take(seq: number, tenant: string, data: Uint8Array): Promise<void> {
+    if (this.snapshots !== undefined && seq > this.folded + 1) {
+      const snap = await this.snapshots.store.newest(LEDGER_SUBJECTS);
+      if (snap === null || snap.seq < seq - 1) throw new SvcError("E_STORE_OFFLINE", `the ledger ${LEDGER_STREAM} has no change ${this.folded + 1}..${seq - 1} and no snapshot covering them`, { field: "wallet" });
+      this.load(snap);
+    }
+    if (seq <= this.folded) return;
+    this.fold(tenant, data);
+    this.folded = seq;
+    if (this.snapshots !== undefined && ++this.sinceSnapshot >= (this.snapshots.every ?? LEDGER_SNAPSHOT_EVERY) && !this.snapshotting) void this.snapshot();
+  }
+
+  /**
+   * Write the fold at this sequence as the ledger's newest snapshot (unless another node wrote one
+   * within the last half interval), then purge the stream below the older one (snapshots.ts).
+   */
+  private async snapshot(): Promise<void> {
+    const snaps = this.snapshots!;
+    this.snapshotting = true;
+    this.sinceSnapshot = 0;
+    try {
+      const seq = this.folded;
+      const data = Buffer.from(JSON.stringify(this.state()));
+      const newest = (await snaps.store.list(LEDGER_SUBJECTS))[0];
+      if (newest === undefined || newest.seq < seq - (snaps.every ?? LEDGER_SNAPSHOT_EVERY) / 2) {
+        await snaps.store.write({ stream: LEDGER_STREAM, subject: LEDGER_SUBJECTS, seq, floor: seq + 1, kind: "ledger", files: [{ path: "fold.json", data }] });
+      }
+      await snaps.store.purgeBelow(LEDGER_STREAM, LEDGER_SUBJECTS);
+    } catch {
+      // not now (no quorum, a snapshot that did not check): the next interval tries again
+    } finally {
+      this.snapshotting = false;
+    }
+  }
+
+  /** The fold as JSON-able data (FORMAT.md "Snapshots", kind `ledger`). */
+  private state(): unknown {
+    const accounts = [...this.accounts].map(([t, a]) => [t, { ...a, holds: [...a.holds], done: [...a.done] }]);
+    return { seq: this.folded, accounts, offline: [...this.offline] };
+  }
+
+  /** Replace the fold with a snapshot's (changes this node waits for that it covers get an unknown outcome). */
+  private load(snap: Snapshot): void {
+    const file = snap.kind === "ledger" ? snap.files.find((f) => f.path === "fold.json") : undefined;
+    if (file === undefined) throw new SvcError("E_STORE_OFFLINE", `ledger snapshot at ${snap.seq} holds no fold`, { field: "wallet" });
+    const s = parseStoredJson(new TextDecoder().decode(file.data)) as { accounts: Array<[string, Folded & { holds: Array<[string, [number, number]]>; done: string[] }]>; offline: string[] };
+    this.accounts.clear();
+    for (const [t, a] of s.accounts) this.accounts.set(t, { ...a, holds: new Map(a.holds), done: new Set(a.done) });
+    this.offline.clear();
+    for (const t of s.offline) this.offline.add(t);
+    for (const k of this.waiting.keys()) if (this.waiting.get(k) === null) this.waiting.set(k, UNKNOWN);
+    this.folded = snap.seq;
   }
 
   /** Apply one change: the same on every node, from the message alone. */
@@ -265,6 +347,9 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
     if (this.waiting.has(key)) this.waiting.set(key, out);
   }
 }
+
+/** The outcome of a change a snapshot covered before this node folded it. */
+const UNKNOWN: Outcome = Object.freeze({}) as Outcome;
 
 function newId(): string {
   return randomBytes(8).toString("hex");

@@ -285,6 +285,11 @@ export class Collection {
     return this.s.log.position;
   }
 
+  /** The lowest log offset a replica starting after `pos` still reads (Log.neededAfter; 0: unknown, keep the log). */
+  neededAfter(pos: LogPosition): number {
+    return this.s.log.neededAfter?.(pos) ?? 0;
+  }
+
   /** Resolves once the frame ending at `pos` (and everything before it) is applied. */
   whenVisible(pos: LogPosition): Promise<void> {
     return this.applier.whenVisible(pos);

@@ -26,6 +26,8 @@ export interface LogStats {
   bytes: number;
   syncs: number;
   writes: number;
+  /** Bytes of messages read back since open (a JetStream log's replay and tail; the WAL leaves it out). */
+  read?: number;
 }
 
 /** An append-only log of typed msgpack frames. */
@@ -51,6 +53,12 @@ export interface Log {
    * appends included, so the collection does not apply its own appends on acknowledgement.
    */
   head?(): Promise<LogPosition>;
+  /**
+   * Follow mode only: the lowest offset a reader starting after `pos` (a frame end this log handed
+   * on) still reads — `pos.offset + 1`, or the first message of a frame split in chunks that
+   * straddles `pos`; 0 when this log does not know (the log is then kept below `pos`).
+   */
+  neededAfter?(pos: LogPosition): number;
 }
 
 /** A frame delivered by replay. Binary values in `body` are views into a buffer that is never reused. */
