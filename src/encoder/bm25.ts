@@ -14,6 +14,17 @@ export interface Bm25Hit {
   score: number;
 }
 
+/**
+ * The statistics a score depends on: documents, their total length (terms) and, per query term, the
+ * documents holding it. Summed over the parts of a corpus split in several indexes (shards), and passed
+ * to each part's `search`, they score every document as one index over the whole corpus would.
+ */
+export interface Bm25Stats {
+  n: number;
+  totalLength: number;
+  df: Record<string, number>;
+}
+
 interface Doc {
   id: string;
   /** dense slot in insertion order: a larger slot is a later-added document, so ties in score rank the smaller slot first */
@@ -130,6 +141,13 @@ export class Bm25Index {
     }
   }
 
+  /** This index's statistics for `query`'s terms (what a search over several indexes sums: Bm25Stats). */
+  stats(query: string): Bm25Stats {
+    const df: Record<string, number> = Object.create(null);
+    for (const t of this.termsOf(query)) df[t] = this.postings.get(t)?.live ?? 0;
+    return { n: this.docs.size, totalLength: this.totalLength, df };
+  }
+
   /** Removes a document; false when the id is not in the index. */
   remove(id: string): boolean {
     const doc = this.docs.get(id);
@@ -168,11 +186,12 @@ export class Bm25Index {
    * are then added up again in query order, as a full walk adds them, so scores and tie order are exactly those of
    * the full walk (the pruning compares with a 1e-9 relative margin against rounding).
    */
-  search(query: string, topK: number, accept?: (id: string) => boolean): Bm25Hit[] {
+  search(query: string, topK: number, accept?: (id: string) => boolean, corpus?: Bm25Stats): Bm25Hit[] {
     if (!Number.isInteger(topK) || topK < 1) throw new SvcError("E_TOP_K", "topK must be a positive integer", { field: "topK" });
-    const n = this.docs.size;
-    if (n === 0) return [];
-    const avgdl = this.totalLength / n || 1;
+    if (this.docs.size === 0) return [];
+    // `corpus`: the whole corpus's statistics, this index holding a part of it (else this index's own)
+    const n = corpus?.n ?? this.docs.size;
+    const avgdl = (corpus?.totalLength ?? this.totalLength) / n || 1;
     const qtf = new Map<string, number>();
     for (const t of this.termsOf(query)) qtf.set(t, (qtf.get(t) ?? 0) + 1);
     const k1 = this.k1, norm = k1 * (1 - this.b), per = (k1 * this.b) / avgdl;
@@ -181,7 +200,8 @@ export class Bm25Index {
     for (const [t, mult] of qtf) {
       const p = this.postings.get(t);
       if (!p) continue;
-      const idf = Math.log(1 + (n - p.live + 0.5) / (p.live + 0.5));
+      const df = corpus?.df[t] ?? p.live;
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
       const w = mult * idf * (k1 + 1);
       let bound = 0;
       p.minLength.forEach((length, i) => {

@@ -93,6 +93,11 @@ export function toView(id: string, m: Metadata, payload: Uint8Array | undefined,
   return v;
 }
 
+/** The record's text, from its payload. */
+export function textOf(payload: Uint8Array): string {
+  return (decodeMsgpack(payload) as Payload).text;
+}
+
 export function matches(p: Predicate, m: Metadata, now: number): boolean {
   const tags = (m.tags as string[] | undefined) ?? [];
   const ts = m.ts as number;
