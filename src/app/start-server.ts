@@ -16,6 +16,7 @@ import { TextEncoder1024 } from "../encoder/encoder.js";
 import { openRegistry } from "../helpers/registry.js";
 import { IndexService, type IndexCatalog } from "../memory/indexes.js";
 import { RecordService } from "../memory/records.js";
+import { recordStores } from "../cluster/sharded-records.js";
 import { ScanPool } from "../pool/scan-pool.js";
 import type { Durability } from "../store/wal.js";
 import { HttpMetrics } from "../http/metrics.js";
@@ -162,9 +163,12 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   const onMaintenanceError = (err: unknown, task: string) => logger.error({ err }, `background ${task} failed (tried again on a later write)`);
   // Indexes: sharded on the log stream in cluster mode (catalog in KV svc_catalog), the data dir's otherwise.
   const localIndexes = cluster ? null : new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability, onMaintenanceError });
-  const indexes: IndexCatalog & { close(): Promise<void> } = localIndexes ?? (await cluster!.openIndexes({ dataDir: opts.dataDir, kernels, pool, onMaintenanceError }));
+  const clusterIndexes = cluster ? await cluster.openIndexes({ dataDir: opts.dataDir, kernels, pool, onMaintenanceError }) : null;
+  const indexes: IndexCatalog & { close(): Promise<void> } = localIndexes ?? clusterIndexes!;
   const encoder = TextEncoder1024.load();
-  const records = new RecordService(opts.dataDir, { kernels, pool, encoder, durability: opts.durability, onMaintenanceError });
+  // Records: in cluster mode each tenant's are shards on the log, like an index's (cluster/sharded-records.ts).
+  const stores = clusterIndexes ? recordStores(clusterIndexes, encoder.dimension) : undefined;
+  const records = new RecordService(opts.dataDir, { kernels, pool, encoder, durability: opts.durability, onMaintenanceError, ...(stores ? { stores } : {}) });
   const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
   const causal = new CausalService(opts.dataDir);
   const { directory } = await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed });
@@ -173,12 +177,14 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   const routes: Route[] = [];
   const readiness: Readiness = { ready: false, opened: 0, failed: [] };
   const commons = await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability });
-  // The home node's state (records, KG, causal, commons, directory, helpers): in cluster mode the other nodes forward these routes to it.
+  const recordRouteList = recordRoutes(records, { kg, causal });
+  // The home node's state (KG, causal, commons, directory, helpers): in cluster mode the other nodes forward these routes to it.
+  // Records are sharded and served where they arrive, but for export and import: a container carries the tenant's graphs and models too.
   const home = {
-    records: recordRoutes(records, { kg, causal }), kg: kgRoutes(kg), causal: causalRoutes(causal), helpers: commonsRoutes({ registry, dataDir: opts.dataDir }),
+    records: recordRouteList.filter((r) => r.operationId === "records_export" || r.operationId === "records_import"), kg: kgRoutes(kg), causal: causalRoutes(causal), helpers: commonsRoutes({ registry, dataDir: opts.dataDir }),
     directory: directoryRoutes(directory), commons: [...trustRoutes(commons), ...boardRoutes(commons), ...askRoutes(commons)],
   };
-  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes, readiness: () => readiness, cluster: cluster ? () => cluster.health() : undefined }), ...indexRoutes(indexes), ...home.records, ...embedRoutes(encoder), ...home.kg, ...home.causal, ...home.helpers, ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
+  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes, readiness: () => readiness, cluster: cluster ? () => cluster.health() : undefined }), ...indexRoutes(indexes), ...recordRouteList, ...embedRoutes(encoder), ...home.kg, ...home.causal, ...home.helpers, ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
   routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
   routes.push(...home.directory, ...home.commons);
   const forward = cluster?.forwarder(new Set(Object.values(home).flat()));

@@ -27,6 +27,9 @@ import { ShardHost } from "./shard-host.js";
 import { ShardedIndex, type ShardedIndexOptions } from "./sharded-index.js";
 import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, shardKey, type ClusterIndexRecord } from "./shards.js";
 
+/** The catalog name of a tenant's records (not an index name: INDEX_NAME_RE has no `_`, so no API request reaches it as an index). */
+export const RECORDS_ENTRY = "_records";
+
 /** The bucket of index records. */
 export const CATALOG_BUCKET = "svc_catalog";
 /** How long a catalog write keeps retrying while the bucket has no leader before E_NO_QUORUM (as the log and the keys). */
@@ -122,11 +125,53 @@ export class ClusterIndexes implements IndexCatalog {
     return publicRecord(record);
   }
 
+  /**
+   * The tenant's records (sharded-records.ts) as a ShardedIndex: the catalog entry `<tenant>._records`
+   * (kind "records", `dimension`-d cosine, DEFAULT_SHARDS shards, DEFAULT_REPLICAS replicas),
+   * created on first write (`create`); null when absent and not `create`. Its incarnation is fixed,
+   * so two nodes creating it at once write the same subjects whichever wins.
+   */
+  async recordShards(tenant: string, dimension: number, create: boolean): Promise<ShardedIndex | null> {
+    this.open();
+    const key = `${tenant}.${RECORDS_ENTRY}`;
+    let e = this.records.get(key);
+    if (e === undefined) {
+      try {
+        e = (await this.records.fetch(key)) ?? undefined;
+      } catch (err) {
+        if (err instanceof SvcError) throw err;
+        throw noQuorum(`the catalog could not be read (${(err as Error)?.message ?? String(err)}); retry`, "namespace", err);
+      }
+    }
+    if (e === undefined && create) {
+      const record: ClusterIndexRecord = {
+        name: RECORDS_ENTRY, dimension, metric: "cosine", spec: {}, deletionProtection: "enabled", tags: null, createdAt: Date.now(),
+        tenant, shards: DEFAULT_SHARDS, replicas: DEFAULT_REPLICAS, incarnation: "records", kind: "records",
+      };
+      const revision = await untilQuorum(`create the records of tenant '${tenant}'`, QUORUM_TIMEOUT_MS, async () => {
+        try {
+          return await this.kv.create(key, JSON.stringify(record));
+        } catch (err) {
+          if (!isRevisionConflict(err)) throw err;
+          return null; // another node created it (the same incarnation): read below
+        }
+      });
+      if (revision !== null && this.records.set(key, record, revision)) await this.host.reconcile();
+      e = this.records.get(key) ?? (await this.records.fetch(key)) ?? undefined;
+    }
+    if (e === undefined) return null;
+    const record = e.value;
+    const ixKey = `${key}.${record.incarnation}`;
+    let ix = this.indexes.get(ixKey);
+    if (ix === undefined || ix.record !== record) this.indexes.set(ixKey, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests, (shard) => this.replicasOf(record, shard))));
+    return ix;
+  }
+
   list(tenant: string): IndexRecord[] {
     this.open();
     return [...this.records.values()]
       .map((e) => e.value)
-      .filter((r) => r.tenant === tenant)
+      .filter((r) => r.tenant === tenant && r.kind === undefined)
       .map(publicRecord)
       .sort((a, b) => a.name.localeCompare(b.name));
   }
@@ -218,7 +263,7 @@ export class ClusterIndexes implements IndexCatalog {
       }
       this.forget(key, e, before);
     }
-    if (e === undefined) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
+    if (e === undefined || e.value.kind !== undefined) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
     return { record: e.value, revision: e.revision };
   }
 

@@ -18,7 +18,8 @@ import { CollectionIndex, EXPIRES_AT } from "../memory/vector-index.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { CLOCK_SKEW_MS, jetStreamLog, withDeadline } from "./jetstream-log.js";
 import type { NodeRegistry } from "./nodes.js";
-import { bytesF32, decodeMessage, encodeMessage, errorReply, replicaSubject, SHARD_QUEUE, shardKey, shardLogName, shardSubject, type ClusterIndexRecord, type ShardRequest } from "./shards.js";
+import { isRecordOp, RecordShard } from "./record-shard.js";
+import { bytesF32, decodeMessage, encodeMessage, errorReply, isWrite, replicaSubject, SHARD_QUEUE, shardKey, shardLogName, shardSubject, type ClusterIndexRecord, type ShardRequest } from "./shards.js";
 
 /** How long a read carrying `after` waits for its shard to apply that far before E_NOT_CAUGHT_UP. */
 export const CATCH_UP_MS = 3000;
@@ -58,6 +59,8 @@ interface Shard {
    * E_NOT_CAUGHT_UP, which the sender takes to another replica), so a returning node serves no stale read.
    */
   stale: boolean;
+  /** A records shard's BM25 indexes and record reads (record-shard.ts); absent for a vector index. */
+  records?: RecordShard;
 }
 
 export class ShardHost {
@@ -111,7 +114,8 @@ export class ShardHost {
       if (this.closed || this.opts.registry.owners(s.key, s.replicas)[0] !== this.opts.registry.self.id) continue;
       const run = (async () => {
         await s.collection.settled(); // every acknowledged write of any node applied here first
-        for (const ns of s.collection.namespaces()) {
+        if (s.records !== undefined) gone += await s.records.sweep(s.collection, now);
+        else for (const ns of s.collection.namespaces()) {
           if (s.collection.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0) continue;
           const { deleted } = await s.collection.delete(ns, { filter: { [EXPIRES_AT]: { $lte: now } } });
           gone += deleted; // after the await: the shards' runs interleave
@@ -202,12 +206,14 @@ export class ShardHost {
 
   private async openShard(key: string, r: ClusterIndexRecord, shard: number): Promise<void> {
     const dir = this.dirOf(r, shard);
+    const records = r.kind === "records" ? new RecordShard() : undefined;
+    const openLog = jetStreamLog(this.opts.nc, { name: shardLogName(r, shard), follow: true });
     const collection = await Collection.open(dir, {
       kernels: this.opts.kernels,
       pool: this.opts.pool,
       dimension: r.dimension,
       metric: "cosine",
-      openLog: jetStreamLog(this.opts.nc, { name: shardLogName(r, shard), follow: true }),
+      openLog: records?.tap(openLog) ?? openLog,
       damage: { store: `shard:${key}`, root: this.opts.dataDir },
       onMaintenanceError: this.opts.onMaintenanceError,
     });
@@ -217,7 +223,8 @@ export class ShardHost {
     }
     const inFlight = new Set<Promise<void>>();
     const index = new CollectionIndex(collection, this.opts.now, r.metric);
-    const entry: Shard = { key, replicas: r.replicas, dir, collection, index, subs: [], inFlight, stale: false };
+    records?.attach(collection);
+    const entry: Shard = { key, replicas: r.replicas, dir, collection, index, subs: [], inFlight, stale: false, ...(records === undefined ? {} : { records }) };
     const callback = (err: Error | null, msg: Msg) => {
       if (err) return;
       const p = this.answer(entry, msg);
@@ -266,7 +273,7 @@ export class ShardHost {
     const a = (req?.args ?? {}) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     const seq = () => c.logPosition.offset;
     const op = req?.op;
-    if (op === "upsert" || op === "delete" || op === "update" || op === "updateWhere") {
+    if (isWrite(op)) {
       // A write carries its deadline and id into the log (its frames are dropped by every replica if stored later;
       // copies of one request sent to several replicas are one frame: JetStream deduplicates the message ids); one arriving too late is not run.
       const deadline = typeof req.deadline === "number" && Number.isFinite(req.deadline) ? req.deadline : undefined;
@@ -281,12 +288,19 @@ export class ShardHost {
       await caughtUp(c, Infinity);
       s.stale = false;
     }
+    if (s.records !== undefined && isRecordOp(op)) {
+      await caughtUp(c, req.after);
+      return s.records.read(c, op, a);
+    }
     return this.read(c, ix, req, a);
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  private async write(c: Collection, ix: CollectionIndex, op: "upsert" | "delete" | "update" | "updateWhere", a: Record<string, any>, seq: () => number): Promise<unknown> {
+  private async write(c: Collection, ix: CollectionIndex, op: "upsert" | "delete" | "update" | "updateWhere" | "move", a: Record<string, any>, seq: () => number): Promise<unknown> {
     switch (op) {
+      case "move":
+        await c.moveNamespace(a.from, a.to);
+        return { seq: seq() };
       case "upsert": {
         const vectors = Array.isArray(a.vectors) ? (a.vectors as Array<Record<string, unknown>>).map((v) => (typeof v === "object" && v !== null ? { ...v, values: bytesF32(v.values) } : v)) : a.vectors;
         const r = await ix.upsert(a.ns, vectors as VectorInput[]);

@@ -16,7 +16,7 @@ import { checkUpsert } from "../engine/writer.js";
 import { ERRORS, SvcError } from "../errors.js";
 import type { IndexStats, ReadOptions, VectorIndex, Written } from "../memory/vector-index.js";
 import { CLOCK_SKEW_MS } from "./jetstream-log.js";
-import { bytesF32, decodeMessage, encodeMessage, f32Bytes, replyError, shardOf, shardSubject, type ClusterIndexRecord, type ShardOp, type ShardReply } from "./shards.js";
+import { bytesF32, decodeMessage, encodeMessage, f32Bytes, isWrite, replyError, shardOf, shardSubject, type ClusterIndexRecord, type ShardOp, type ShardReply } from "./shards.js";
 
 export interface ShardedIndexOptions {
   /** How long one read request waits for a replica's reply before it asks the next replica (default 2500 ms; a shard waits at most CATCH_UP_MS for `after`). */
@@ -67,7 +67,7 @@ export class ShardedIndex implements VectorIndex {
     vectors.forEach((v, i) => {
       const shard = shardOf(v.id, this.record.shards);
       const wire = { ...v, values: isNumbers(v.values) ? f32Bytes(v.values) : v.values };
-      const bytes = Buffer.byteLength(v.id) + (wire.values instanceof Uint8Array ? wire.values.byteLength : 0) + (v.metadata === undefined ? 0 : JSON.stringify(v.metadata)?.length ?? 0) + 32;
+      const bytes = Buffer.byteLength(v.id) + (wire.values instanceof Uint8Array ? wire.values.byteLength : 0) + (v.metadata === undefined ? 0 : JSON.stringify(v.metadata)?.length ?? 0) + (v.payload?.byteLength ?? 0) + 32;
       let req = open.get(shard);
       if (req === undefined || (req.bytes + bytes > budget && req.vectors.length > 0)) {
         req = { shard, vectors: [], at: [], bytes: 0 };
@@ -163,6 +163,16 @@ export class ShardedIndex implements VectorIndex {
     return (await this.all<number>("count", { ns: namespace, filter }, read.after)).reduce((n, c) => n + c, 0);
   }
 
+  /** One request to shard `shard` with this index's replica choice, failover, deadlines and errors (records: sharded-records.ts). */
+  call<T>(shard: number, op: ShardOp, args: Record<string, unknown>, after?: number, field?: string, at?: number[]): Promise<T> {
+    return this.request<T>(shard, op, args, after, field, at);
+  }
+
+  /** The same request to every shard, answers in shard order. */
+  callAll<T>(op: ShardOp, args: Record<string, unknown>, after?: number): Promise<T[]> {
+    return this.all<T>(op, args, after);
+  }
+
   /** `items` (ids) by shard, each with the callers' indices. */
   private group(items: readonly string[], field: string): Map<number, { items: string[]; at: number[] }> {
     const groups = new Map<number, { items: string[]; at: number[] }>();
@@ -197,7 +207,7 @@ export class ShardedIndex implements VectorIndex {
    */
   private async request<T>(shard: number, op: ShardOp, args: Record<string, unknown>, after?: number, field?: string, at?: number[]): Promise<T> {
     const subject = shardSubject(this.record, shard);
-    const write = op === "upsert" || op === "delete" || op === "update" || op === "updateWhere";
+    const write = isWrite(op);
     const start = Date.now();
     const deadline = start + this.writeWindowMs;
     const data = encodeMessage({ op, args, ...(after === undefined ? {} : { after }), ...(write ? { deadline, id: randomBytes(9).toString("base64url") } : {}) });

@@ -28,6 +28,8 @@ export interface ClusterIndexRecord extends IndexRecord {
   replicas: number;
   /** Random per creation, in every subject of the index, so a re-created name never sees the old one's frames. */
   incarnation: string;
+  /** "records": a tenant's records (cluster/sharded-records.ts), not a vector index of the API; its shards answer RECORD_OPS too. */
+  kind?: "records";
 }
 
 /**
@@ -66,7 +68,16 @@ export function replicaSubject(r: ClusterIndexRecord, shard: number, node: strin
   return `${shardSubject(r, shard)}.${node}`;
 }
 
-export type ShardOp = "upsert" | "delete" | "update" | "updateWhere" | "fetch" | "query" | "stats" | "count" | "list";
+/** The reads a records shard answers besides count (cluster/record-shard.ts). */
+export const RECORD_OPS = ["rows", "search", "order", "ids", "facet", "range", "namespaces", "lexStats", "lexSearch"] as const;
+export type RecordOp = (typeof RECORD_OPS)[number];
+
+export type ShardOp = "upsert" | "delete" | "update" | "updateWhere" | "move" | "fetch" | "query" | "stats" | "count" | "list" | RecordOp;
+
+/** The ops that write (logged with a deadline and an id; sharded-index.ts, shard-host.ts). */
+export function isWrite(op: unknown): op is "upsert" | "delete" | "update" | "updateWhere" | "move" {
+  return op === "upsert" || op === "delete" || op === "update" || op === "updateWhere" || op === "move";
+}
 
 /**
  * A request to a shard (msgpack): the op, its arguments, for reads the log sequence the shard must

@@ -24,20 +24,25 @@ const MAX_ID_PAGE = 1000;
 export const LOG_SEQ_HEADER = "x-svc-log-seq";
 export const AFTER_HEADER = "x-svc-after";
 
+/** The read options of a request: its AFTER_HEADER (index and record routes). */
+export function readOptions(ctx: RequestContext): ReadOptions {
+  const v = ctx.headers?.[AFTER_HEADER];
+  if (v === undefined || v === "") return {};
+  const after = Number(v);
+  if (!Number.isSafeInteger(after) || after < 0) throw new SvcError("E_BAD_REQUEST", `${AFTER_HEADER} must be a log sequence (a non-negative integer) from ${LOG_SEQ_HEADER}`, { field: AFTER_HEADER });
+  return { after };
+}
+
+/** The reply headers of a write: its LOG_SEQ_HEADER when the store returned one (cluster mode). */
+export function seqHeaders(w: Written): Record<string, string> | undefined {
+  return w.seq === undefined ? undefined : { [LOG_SEQ_HEADER]: String(w.seq) };
+}
+
 export function indexRoutes(indexes: IndexCatalog): Route[] {
   const tenant = (ctx: RequestContext) => ctx.principal.tenant;
   const name = (ctx: RequestContext) => ctx.params.name!;
   const use = <T>(ctx: RequestContext, fn: (ix: VectorIndex) => T | Promise<T>) => indexes.use(tenant(ctx), name(ctx), fn);
-  /** The read options of a request: its AFTER_HEADER. */
-  const read = (ctx: RequestContext): ReadOptions => {
-    const v = ctx.headers?.[AFTER_HEADER];
-    if (v === undefined || v === "") return {};
-    const after = Number(v);
-    if (!Number.isSafeInteger(after) || after < 0) throw new SvcError("E_BAD_REQUEST", `${AFTER_HEADER} must be a log sequence (a non-negative integer) from ${LOG_SEQ_HEADER}`, { field: AFTER_HEADER });
-    return { after };
-  };
-  /** The reply headers of a write: its LOG_SEQ_HEADER when the index returned one. */
-  const seqHeaders = (w: Written): Record<string, string> | undefined => (w.seq === undefined ? undefined : { [LOG_SEQ_HEADER]: String(w.seq) });
+  const read = readOptions;
   const model = (ctx: RequestContext, r: IndexRecord) => indexModel(ctx.baseUrl, r);
 
   const upsert = async (ctx: RequestContext, namespace: unknown) => {

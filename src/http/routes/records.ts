@@ -5,6 +5,7 @@ import type { RecordService } from "../../memory/records.js";
 import { formPart } from "../multipart.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
 import { VERSION } from "../../version.js";
+import { readOptions as read, seqHeaders } from "./indexes.js";
 
 const stringArray: Schema = { type: "array", items: { type: "string" } };
 const record: Schema = {
@@ -36,7 +37,7 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
     {
       method: "get", path: "/v1/records", operationId: "records_namespaces", summary: "The tenant's record namespaces with their live record counts", tags: ["records"], auth: "tenant", meter: "records_namespaces",
       response: { status: 200, schema: { type: "object", properties: { namespaces: { type: "array", items: { type: "object", properties: { namespace: { type: "string" }, count: { type: "integer" } } } } } }, description: "Namespaces holding live records, sorted by name" },
-      handle: async (ctx) => ({ body: { namespaces: await records.namespaces(tenant(ctx)) } }),
+      handle: async (ctx) => ({ body: { namespaces: await records.namespaces(tenant(ctx), read(ctx)) } }),
     },
     {
       method: "post", path: "/v1/records/{ns}", operationId: "records_ingest", summary: "Ingest typed records; text is embedded by the server (1024-d static encoder)", tags: ["records"], auth: "tenant", meter: "records_ingest", usageBound: (ctx) => ({ written: countIn(ctx.body, "items") }),
@@ -46,9 +47,9 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
       },
       response: { status: 200, schema: { type: "object", properties: { ids: stringArray, count: { type: "integer" } } }, description: "The new records' ids, in order" },
       async handle(ctx) {
-        const res = await records.ingest(tenant(ctx), ns(ctx), body(ctx).items);
+        const { seq, ...res } = await records.ingest(tenant(ctx), ns(ctx), body(ctx).items);
         ctx.usage.written = res.count;
-        return { body: res };
+        return { body: res, headers: seqHeaders({ seq }) };
       },
     },
     {
@@ -61,7 +62,7 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
         },
       },
       response: { status: 200, schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" } } }, description: "Best first (score = the cosine; with mode hybrid, the fused score), or newest first without text (no score)" },
-      handle: async (ctx) => ({ body: await records.query(tenant(ctx), ns(ctx), body(ctx), ctx.usage) }),
+      handle: async (ctx) => ({ body: await records.query(tenant(ctx), ns(ctx), body(ctx), ctx.usage, read(ctx)) }),
     },
     {
       method: "get", path: "/v1/records/{ns}/timeline", operationId: "records_timeline", summary: "Records newest first, a page at a time (pass nextCursor back as until)", tags: ["records"], auth: "tenant", meter: "records_timeline",
@@ -83,12 +84,12 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
           },
         },
       },
-      handle: async (ctx) => ({ body: await records.timeline(tenant(ctx), ns(ctx), ctx.query) }),
+      handle: async (ctx) => ({ body: await records.timeline(tenant(ctx), ns(ctx), ctx.query, read(ctx)) }),
     },
     {
       method: "get", path: "/v1/records/{ns}/stats", operationId: "records_stats", summary: "Count, count per kind, oldest and newest ts", tags: ["records"], auth: "tenant", meter: "records_stats",
       response: { status: 200, schema: { type: "object", properties: { count: { type: "integer" }, byKind: { type: "object", additionalProperties: { type: "integer" } }, oldestTs: { type: ["integer", "null"] }, newestTs: { type: ["integer", "null"] } } }, description: "Statistics of the live records" },
-      handle: async (ctx) => ({ body: await records.stats(tenant(ctx), ns(ctx)) }),
+      handle: async (ctx) => ({ body: await records.stats(tenant(ctx), ns(ctx), read(ctx)) }),
     },
     {
       method: "get", path: "/v1/records/{ns}/export", operationId: "records_export", summary: "The namespace as a .svc container (zip: manifest.json, records.nmm; schema 2 adds all of the tenant's kg/<name>.hdkg and scm/<name>.hdscm)", tags: ["records"], auth: "tenant", meter: "records_export",
@@ -113,17 +114,23 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
       method: "post", path: "/v1/records/{ns}/forget", operationId: "records_forget", summary: "Delete every record matching all given criteria", tags: ["records"], auth: "tenant", meter: "records_forget",
       requestBody: { type: "object", properties: { ...predicate, ids: stringArray } },
       response: { status: 200, schema: { type: "object", properties: { forgottenCount: { type: "integer" } } }, description: "How many were deleted" },
-      handle: async (ctx) => ({ body: await records.forget(tenant(ctx), ns(ctx), body(ctx)) }),
+      async handle(ctx) {
+        const { seq, ...res } = await records.forget(tenant(ctx), ns(ctx), body(ctx), read(ctx));
+        return { body: res, headers: seqHeaders({ seq }) };
+      },
     },
     {
       method: "get", path: "/v1/records/{ns}/{id}", operationId: "records_get", summary: "One record, with text and meta", tags: ["records"], auth: "tenant", meter: "records_get",
       response: { status: 200, schema: record, description: "The record" },
-      handle: async (ctx) => ({ body: await records.get(tenant(ctx), ns(ctx), ctx.params.id!) }),
+      handle: async (ctx) => ({ body: await records.get(tenant(ctx), ns(ctx), ctx.params.id!, read(ctx)) }),
     },
     {
       method: "delete", path: "/v1/records/{ns}/{id}", operationId: "records_delete", summary: "Delete one record", tags: ["records"], auth: "tenant", meter: "records_delete",
       response: { status: 200, schema: { type: "object", properties: { deleted: { type: "boolean" } } }, description: "deleted: false when there was no such live record" },
-      handle: async (ctx) => ({ body: await records.delete(tenant(ctx), ns(ctx), ctx.params.id!) }),
+      async handle(ctx) {
+        const { seq, ...res } = await records.delete(tenant(ctx), ns(ctx), ctx.params.id!, read(ctx));
+        return { body: res, headers: seqHeaders({ seq }) };
+      },
     },
   ];
 }

@@ -1,0 +1,158 @@
+/**
+ * @module app/cluster-node — what `svc serve --cluster` adds to a server: the NATS connection (reconnects
+ * forever, logged), the shared log stream, this node's registration, the home lease, and the
+ * forwarding rule (routes of the home node's state go to the home node; see docs/ARCHITECTURE.md
+ * "Cluster mode").
+ */
+import { connect } from "@nats-io/transport-node";
+import { ensureLogStream } from "../cluster/jetstream-log.js";
+import { ClusterIndexes } from "../cluster/catalog.js";
+import { HomeLease } from "../cluster/home.js";
+import { ClusterKeys } from "../cluster/keys.js";
+import { ClusterWallets } from "../cluster/wallet.js";
+import { NODE_ID_RE, NodeRegistry } from "../cluster/nodes.js";
+import { SvcError } from "../errors.js";
+import { homeUnavailable } from "../http/forward.js";
+/** The NATS client's ping interval (ms) and the pings it may have unanswered before it counts the server lost and reconnects. */
+const PING_INTERVAL_MS = 1000;
+const MAX_PING_OUT = 3;
+const CONNECT_TIMEOUT_MS = 2000;
+/** The first nats-server release whose KV compare-and-set holds under concurrency (nats-server#4320). */
+export const CAS_SAFE_NATS = "2.9.21";
+/** `version` (x.y.z) is below `min`; false when it does not parse. */
+export function olderThan(version, min) {
+    const v = version.split(/[.-]/).slice(0, 3).map(Number);
+    const m = min.split(".").map(Number);
+    if (v.length < 3 || v.some((x) => !Number.isInteger(x)))
+        return false;
+    for (let i = 0; i < 3; i++)
+        if (v[i] !== m[i])
+            return v[i] < m[i];
+    return false;
+}
+/** A stream and the buckets are replicated on this many servers: 3 where 3 exist. */
+export function replicasFor(servers) {
+    return Math.min(3, servers.length);
+}
+export class ClusterNode {
+    opts;
+    nc;
+    log;
+    /** False between a NATS disconnect and the reconnect (svc_nats_connected). */
+    natsUp = true;
+    registry = null;
+    lease = null;
+    keys = null;
+    constructor(opts, nc, log) {
+        this.opts = opts;
+        this.nc = nc;
+        this.log = log;
+    }
+    /** Connect (waiting for a first server as long as it takes) and ensure the log stream. */
+    static async connect(opts, log) {
+        if (!NODE_ID_RE.test(opts.nodeId))
+            throw new SvcError("E_BAD_REQUEST", `--node-id '${opts.nodeId}' must be 1-64 letters, digits, _ or -`, { field: "node-id" });
+        if (opts.servers.length === 0)
+            throw new SvcError("E_BAD_REQUEST", "--cluster needs at least one nats:// URL", { field: "cluster" });
+        log.info({ servers: opts.servers, node: opts.nodeId }, `cluster: connecting to NATS (${opts.servers.join(", ")})`);
+        // A server that stalls (SIGSTOP, a hung VM) keeps the socket open: pings every second, and a
+        // server three pings behind counts as lost (~3-4 s) so the node moves to another server while a
+        // new stream leader is elected (the defaults, 2 min x 2, left nodes hanging on a frozen server).
+        // A frozen server also accepts TCP connections and never says hello: a try to connect gives up
+        // after CONNECT_TIMEOUT_MS (default 20 s, which kept a reconnecting node away that long).
+        const nc = await connect({ servers: opts.servers, name: `svc-${opts.nodeId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 1000, pingInterval: PING_INTERVAL_MS, maxPingOut: MAX_PING_OUT, timeout: CONNECT_TIMEOUT_MS });
+        log.info({ server: nc.getServer() }, `cluster: connected to NATS at ${nc.getServer()}`);
+        const version = nc.info?.version ?? "";
+        if (olderThan(version, CAS_SAFE_NATS)) {
+            log.warn({ version, minimum: CAS_SAFE_NATS }, `cluster: nats-server ${version} is older than ${CAS_SAFE_NATS}: concurrent KV compare-and-set can all succeed there (nats-server#4320): two concurrent creates of one index name, or two nodes taking the home lease at their first start, can both win, and two concurrent configures of one index can lose one's change; upgrade the servers to ${CAS_SAFE_NATS} or later`);
+        }
+        const node = new ClusterNode(opts, nc, log);
+        void (async () => {
+            for await (const s of nc.status()) {
+                if (s.type === "disconnect")
+                    log.warn({ server: s.server }, `cluster: lost NATS server ${s.server}; reconnecting`);
+                else if (s.type === "reconnect")
+                    log.info({ server: s.server }, `cluster: reconnected to NATS at ${s.server}`);
+                if (s.type === "disconnect" || s.type === "reconnect")
+                    node.natsUp = s.type === "reconnect";
+                else if (s.type === "error")
+                    log.error({ err: s.error }, `cluster: NATS error: ${s.error.message}`);
+            }
+        })();
+        await node.retrying("create the log stream", () => ensureLogStream(nc, { replicas: replicasFor(opts.servers) }));
+        return node;
+    }
+    /** Register this node at `url` (its advertised HTTP address) and read the home lease. */
+    async join(url) {
+        const replicas = replicasFor(this.opts.servers);
+        const self = { id: this.opts.nodeId, url: this.opts.advertise ?? url, startedAt: Date.now() };
+        this.registry = await this.retrying("join the node registry", () => NodeRegistry.join(this.nc, self, { replicas }));
+        this.registry.on("change", (live) => this.log.info({ live }, `cluster: live nodes ${live.join(", ")}`));
+        this.lease = await this.retrying("read the home lease", () => HomeLease.open(this.nc, this.opts.nodeId, { take: this.opts.takeHome, replicas }));
+        this.lease.on("change", (home) => this.log.warn({ home }, `cluster: the home node is now ${home}`));
+        this.log.info({ node: self.id, url: self.url, home: this.lease.node }, `cluster: node ${self.id} at ${self.url} joined; home node ${this.lease.node}${this.lease.node === self.id ? " (this node)" : ""}`);
+    }
+    /** The shared API keys (KV svc_keys); the records of `dataDir`'s keys.json the bucket lacks are imported first. */
+    async openKeys(dataDir) {
+        this.keys = await this.retrying("open the keys bucket", () => ClusterKeys.open(this.nc, { replicas: replicasFor(this.opts.servers), importFrom: dataDir }));
+        return this.keys;
+    }
+    /** The shared wallets (the ledger stream svc_ledger, folded by every node). */
+    async openWallets(prices) {
+        return this.retrying("open the wallet ledger", () => ClusterWallets.open(this.nc, prices, { replicas: replicasFor(this.opts.servers) }));
+    }
+    /** The sharded vector indexes (catalog in KV svc_catalog; this node serves the shards placed on it). Call after join. */
+    async openIndexes(opts) {
+        const registry = this.registry;
+        if (registry === null)
+            throw new Error("ClusterNode.openIndexes before join");
+        return this.retrying("open the index catalog", () => ClusterIndexes.open({ nc: this.nc, registry, ...opts, bucketReplicas: replicasFor(this.opts.servers) }));
+    }
+    /** Requests for `homeRoutes` go to the home node unless this node is it. */
+    forwarder(homeRoutes) {
+        const node = this;
+        return {
+            get token() {
+                return node.lease?.token ?? "";
+            },
+            target(route) {
+                if (!homeRoutes.has(route))
+                    return null;
+                const home = node.lease?.node;
+                if (home === undefined)
+                    throw homeUnavailable("this node has not joined the cluster yet; retry in a few seconds");
+                if (home === node.opts.nodeId)
+                    return null;
+                const url = node.registry?.info(home)?.url;
+                if (url === undefined)
+                    throw homeUnavailable(`the home node ${home} is not live (it serves records, knowledge graphs, causal models, the commons, the directory and helpers); retry later`);
+                return url;
+            },
+        };
+    }
+    health() {
+        return { node: this.opts.nodeId, home: this.lease?.node ?? null, live: this.registry?.live ?? [] };
+    }
+    /** Leave the registry (others see this node go at once) and close the connection. */
+    async close() {
+        await this.lease?.close();
+        await this.keys?.close();
+        await this.registry?.leave();
+        await this.nc.drain().catch(() => this.nc.close());
+    }
+    /** Run a start-up step until it succeeds (JetStream may still be electing leaders), logging each failure. */
+    async retrying(what, step) {
+        for (let attempt = 1;; attempt++) {
+            try {
+                return await step();
+            }
+            catch (err) {
+                if (err instanceof SvcError && err.status < 500)
+                    throw err;
+                this.log.warn({ err, attempt }, `cluster: could not ${what} (${err.message}); retrying in 1 s`);
+                await new Promise((r) => setTimeout(r, 1000));
+            }
+        }
+    }
+}
+//# sourceMappingURL=cluster-node.js.map

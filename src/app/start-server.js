@@ -1,0 +1,228 @@
+/** @module app — one serving process: opens the data dir (keys, wallets, indexes), builds the route table, starts HTTP. */
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { KeyStore } from "../account/keys.js";
+import { parsePrices } from "../account/prices.js";
+import { Wallets } from "../account/wallet.js";
+import { SvcError } from "../errors.js";
+import { parseStoredJson } from "../safe-values.js";
+import { lockDir } from "../engine/collection-files.js";
+import { Kernels } from "../kernels/abi.js";
+import { TextEncoder1024 } from "../encoder/encoder.js";
+import { openRegistry } from "../helpers/registry.js";
+import { IndexService } from "../memory/indexes.js";
+import { RecordService } from "../memory/records.js";
+import { recordStores } from "../cluster/sharded-records.js";
+import { ScanPool } from "../pool/scan-pool.js";
+import { HttpMetrics } from "../http/metrics.js";
+import { commonsRoutes } from "../http/routes/commons.js";
+import { kgRoutes } from "../http/routes/hd-kg.js";
+import { KnowledgeGraphs } from "../hd/kg/service.js";
+import { hdAnalogyRoutes } from "../http/routes/hd-analogy.js";
+import { AnalogyService } from "../hd/analogy/service.js";
+import { indexRoutes } from "../http/routes/indexes.js";
+import { opsRoutes } from "../http/routes/ops.js";
+import { recordRoutes } from "../http/routes/records.js";
+import { embedRoutes } from "../http/routes/embed.js";
+import { causalRoutes } from "../http/routes/hd-causal.js";
+import { hdRolesRoutes } from "../http/routes/hd-roles.js";
+import { CausalService } from "../hd/causal/service.js";
+import { openDirectory } from "../directory/import.js";
+import { directoryRoutes } from "../http/routes/directory.js";
+import { adminRoutes } from "../http/routes/admin.js";
+import { dashboardRoutes } from "../http/routes/dashboard.js";
+import { startHttp, DEFAULT_BODY_LIMIT } from "../http/server.js";
+import { mcpEndpoint } from "../mcp/streamable-http.js";
+import { parseCommonsConfig } from "../commons/config.js";
+import { Commons } from "../commons/service.js";
+import { askRoutes } from "../http/routes/ask.js";
+import { boardRoutes } from "../http/routes/board.js";
+import { trustRoutes } from "../http/routes/trust.js";
+/**
+ * `<data>/config.json` (optional): `{"prices": {...}}` overrides entries of the price table
+ * (src/account/prices.ts), e.g. `{"prices": {"signupCredit": 10, "per1kWritten": 0.0002}}`.
+ * `{"commons": {...}}` sets the agent commons: goal, outbound allow-list, rate limits (src/commons/config.ts).
+ */
+export function loadConfig(dataDir) {
+    const path = join(dataDir, "config.json");
+    if (!existsSync(path))
+        return { prices: parsePrices(undefined), commons: parseCommonsConfig(undefined) };
+    let raw;
+    try {
+        raw = parseStoredJson(readFileSync(path, "utf8"));
+    }
+    catch (err) {
+        throw new SvcError("E_BAD_REQUEST", `${path} is not valid JSON: ${err.message}`, { field: "config" });
+    }
+    for (const k of Object.keys(raw))
+        if (k !== "prices" && k !== "commons")
+            throw new SvcError("E_BAD_REQUEST", `${path}: unknown setting '${k}'`, { field: k });
+    return { prices: parsePrices(raw.prices), commons: parseCommonsConfig(raw.commons) };
+}
+/** One server per data dir: <data>/LOCK (exclusive create, the owner's pid; a dead owner's lock is taken over). */
+function lockDataDir(dataDir) {
+    try {
+        lockDir(dataDir);
+    }
+    catch (err) {
+        if (err instanceof SvcError && err.code === "E_CONFLICT")
+            throw new SvcError("E_DATA_LOCKED", `${err.message}: another svc serve uses this --data directory`, { field: "data", details: err.details });
+        throw err;
+    }
+    return () => rmSync(join(dataDir, "LOCK"), { force: true });
+}
+export async function startServer(opts) {
+    mkdirSync(opts.dataDir, { recursive: true });
+    const unlock = lockDataDir(opts.dataDir);
+    try {
+        return await openServer(opts, unlock);
+    }
+    catch (err) {
+        unlock();
+        throw err;
+    }
+}
+async function openServer(opts, unlock) {
+    const config = loadConfig(opts.dataDir);
+    const logger = opts.logger ?? pino({ level: "silent" });
+    // Traces only when configured: OpenTelemetry is not loaded otherwise.
+    const tracing = opts.tracing ? (await import("./tracing.js")).startTracing(opts.tracing) : null;
+    let cluster = null;
+    try {
+        // Cluster mode only: the NATS clients are not loaded on a single node.
+        cluster = opts.cluster ? await (await import("./cluster-node.js")).ClusterNode.connect(opts.cluster, logger) : null;
+        const server = await openServices(opts, config, logger, cluster, unlock);
+        if (tracing === null)
+            return server;
+        logger.info({ endpoint: opts.tracing?.endpoint }, "tracing: OpenTelemetry spans exported over OTLP");
+        return { ...server, close: async () => {
+                await server.close();
+                await tracing.shutdown(); // the spans still pending are exported
+            } };
+    }
+    catch (err) {
+        await cluster?.close();
+        await tracing?.shutdown();
+        throw err;
+    }
+}
+async function openServices(opts, config, logger, cluster, unlock) {
+    const host = opts.host ?? "127.0.0.1";
+    // Cluster mode: the node registers (with the URL it will listen at) before it opens the shared
+    // stores, so placement of the index shards it serves knows it; --port 0 is resolved first.
+    const port = cluster && opts.port === 0 ? await freePort(host) : (opts.port ?? 8080);
+    await cluster?.join(advertisedUrl(opts.tls ? "https" : "http", host, port));
+    const registry = openRegistry({ dataDir: opts.dataDir }); // the signing key: <data>/keys/signing-key.pem, as `svc build`
+    // Keys: the KV bucket svc_keys in cluster mode (this data dir's keys.json is imported into it).
+    const keys = cluster ? await cluster.openKeys(opts.dataDir) : KeyStore.open(opts.dataDir);
+    // Wallets: the ledger stream svc_ledger in cluster mode, the data dir's ledger WAL otherwise (it takes the data dir's writer lock).
+    const wallets = cluster ? await cluster.openWallets(config.prices) : await Wallets.open(join(opts.dataDir, "wallet"), config.prices);
+    const kernels = Kernels.create();
+    const pool = new ScanPool(kernels, { threads: opts.threads });
+    const onMaintenanceError = (err, task) => logger.error({ err }, `background ${task} failed (tried again on a later write)`);
+    // Indexes: sharded on the log stream in cluster mode (catalog in KV svc_catalog), the data dir's otherwise.
+    const localIndexes = cluster ? null : new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability, onMaintenanceError });
+    const clusterIndexes = cluster ? await cluster.openIndexes({ dataDir: opts.dataDir, kernels, pool, onMaintenanceError }) : null;
+    const indexes = localIndexes ?? clusterIndexes;
+    const encoder = TextEncoder1024.load();
+    // Records: in cluster mode each tenant's are shards on the log, like an index's (cluster/sharded-records.ts).
+    const stores = clusterIndexes ? recordStores(clusterIndexes, encoder.dimension) : undefined;
+    const records = new RecordService(opts.dataDir, { kernels, pool, encoder, durability: opts.durability, onMaintenanceError, ...(stores ? { stores } : {}) });
+    const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
+    const causal = new CausalService(opts.dataDir);
+    const { directory } = await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed });
+    const metrics = new HttpMetrics({ workerHeaps: () => pool.workerHeaps(), sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }), indexRows: localIndexes ? () => localIndexes.rowCounts() : undefined });
+    if (cluster)
+        metrics.watchCluster({ natsConnected: () => cluster.natsUp && !cluster.nc.isClosed() });
+    const routes = [];
+    const readiness = { ready: false, opened: 0, failed: [] };
+    const commons = await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability });
+    const recordRouteList = recordRoutes(records, { kg, causal });
+    // The home node's state (KG, causal, commons, directory, helpers): in cluster mode the other nodes forward these routes to it.
+    // Records are sharded and served where they arrive, but for export and import: a container carries the tenant's graphs and models too.
+    const home = {
+        records: recordRouteList.filter((r) => r.operationId === "records_export" || r.operationId === "records_import"), kg: kgRoutes(kg), causal: causalRoutes(causal), helpers: commonsRoutes({ registry, dataDir: opts.dataDir }),
+        directory: directoryRoutes(directory), commons: [...trustRoutes(commons), ...boardRoutes(commons), ...askRoutes(commons)],
+    };
+    routes.push(...opsRoutes({ wallets, metrics, routes: () => routes, readiness: () => readiness, cluster: cluster ? () => cluster.health() : undefined }), ...indexRoutes(indexes), ...recordRouteList, ...embedRoutes(encoder), ...home.kg, ...home.causal, ...home.helpers, ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
+    routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
+    routes.push(...home.directory, ...home.commons);
+    const forward = cluster?.forwarder(new Set(Object.values(home).flat()));
+    /** Services close after the listener: newest first, the pool last (collections release it). */
+    const closeServices = async () => {
+        metrics.close();
+        await commons.close();
+        await directory.close();
+        await causal.close();
+        await kg.close();
+        await records.close();
+        await indexes.close();
+        await wallets.close();
+        await pool.close();
+        unlock();
+    };
+    let http;
+    try {
+        const mcp = mcpEndpoint(routes, { keys, wallets, metrics, auth: opts.auth ?? true, forward }, { bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, log: logger, sessionLimits: opts.mcpSessions });
+        http = await startHttp(routes, { keys, wallets, metrics, mcp, forward }, {
+            host,
+            port,
+            auth: opts.auth ?? true,
+            bodyLimit: opts.bodyLimit,
+            logger,
+            allowedHosts: opts.mcpAllowedHosts,
+            tls: opts.tls,
+        });
+    }
+    catch (err) {
+        await closeServices();
+        throw err;
+    }
+    // Readiness: every index and records collection on disk is opened (its WAL replayed) after the
+    // listener is up; /v1/health answers at once, /v1/ready once this is done.
+    void (async () => {
+        const opened = () => void readiness.opened++;
+        const failed = [...((await localIndexes?.openAll(opened)) ?? []), ...(await records.openAll(opened))];
+        for (const f of failed)
+            logger.error({ store: f.store, err: f.error }, `could not open ${f.store}`);
+        readiness.failed = failed.map((f) => f.store);
+        readiness.ready = true;
+        logger.info({ failed: readiness.failed }, "ready: every store is open");
+    })().catch((err) => logger.error({ err }, "opening the stores failed"));
+    return {
+        ...http,
+        keys,
+        wallets,
+        indexes,
+        records,
+        kg,
+        commons,
+        routes,
+        cluster,
+        async close() {
+            await http.close();
+            await closeServices();
+            await cluster?.close();
+        },
+    };
+}
+/** The listener's URL as other nodes reach it: a wildcard address (0.0.0.0, ::) is replaced by the host name. */
+function advertisedUrl(scheme, host, port) {
+    const name = host === "0.0.0.0" || host === "::" ? hostname() : host.includes(":") ? `[${host}]` : host;
+    return `${scheme}://${name}:${port}`;
+}
+/** A port free on `host` now (bound and released); cluster mode with --port 0 advertises it before listening. */
+function freePort(host) {
+    return new Promise((resolve, reject) => {
+        const s = createServer();
+        s.once("error", reject);
+        s.listen(0, host, () => {
+            const { port } = s.address();
+            s.close(() => resolve(port));
+        });
+    });
+}
+//# sourceMappingURL=start-server.js.map

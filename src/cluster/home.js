@@ -1,0 +1,87 @@
+/**
+ * @module home — the home node: the one node whose data dir holds the state that is not sharded
+ * (records, knowledge graphs, causal models, the commons, the directory, helpers). Its id is a lease
+ * in the KV bucket `svc_cluster` (replicated, no expiry): the first node to start creates it and it
+ * stays with that node id, through restarts and outages, until an operator moves it
+ * (`svc serve --take-home`). The bucket also holds the cluster's forwarding secret, which nodes send
+ * on requests they forward so the receiver can trust the client address they name.
+ */
+import { Kvm } from "@nats-io/kv";
+import { randomBytes } from "node:crypto";
+import { EventEmitter } from "node:events";
+import { parseStoredJson } from "../safe-values.js";
+import { KvMirror } from "./kv-mirror.js";
+/** Cluster-wide settings that never expire (unlike `svc_nodes`, whose entries age out). */
+export const CLUSTER_BUCKET = "svc_cluster";
+/** Key of the home lease: JSON `{node, since}`. */
+export const HOME_KEY = "home";
+/** Key of the forwarding secret (base64url text). */
+export const FORWARD_TOKEN_KEY = "forward-token";
+/** The home lease as this node sees it; emits `change` (the new home id) when it moves. */
+export class HomeLease extends EventEmitter {
+    homeId;
+    token;
+    stopped = false;
+    mirror = null;
+    constructor(homeId, token) {
+        super();
+        this.homeId = homeId;
+        this.token = token;
+    }
+    /** Read (or create, first node wins) the lease and the secret, and follow the lease from then on. */
+    static async open(nc, selfId, opts = {}) {
+        const kv = await new Kvm(nc).create(CLUSTER_BUCKET, { replicas: opts.replicas ?? 3, history: 1 });
+        const token = await createOnce(kv, FORWARD_TOKEN_KEY, randomBytes(32).toString("base64url"));
+        const mine = JSON.stringify({ node: selfId, since: Date.now() });
+        if (opts.take)
+            await kv.put(HOME_KEY, mine);
+        const home = parseHome(opts.take ? mine : await createOnce(kv, HOME_KEY, mine));
+        if (home === null)
+            throw new Error(`${CLUSTER_BUCKET}/${HOME_KEY} does not hold {"node": "<id>"}; put one (e.g. svc serve --take-home on the node whose data dir holds the state)`);
+        const lease = new HomeLease(home, token);
+        // Follow the lease through a mirror of the bucket (kv-mirror.ts): a plain watch stayed stuck after a nats-server was killed.
+        lease.mirror = await KvMirror.open(nc, kv, CLUSTER_BUCKET, {
+            parse: (key, value) => (key === HOME_KEY ? parseHome(new TextDecoder().decode(value)) : null),
+            onChange: (key, now) => {
+                if (lease.stopped || key !== HOME_KEY || now === undefined || now.value === lease.homeId)
+                    return;
+                lease.homeId = now.value;
+                lease.emit("change", now.value);
+            },
+        });
+        return lease;
+    }
+    /** The home node's id. */
+    get node() {
+        return this.homeId;
+    }
+    async close() {
+        if (this.stopped)
+            return;
+        this.stopped = true;
+        await this.mirror?.stop();
+    }
+}
+/** The value at `key`, putting `value` there first when the key is absent (one creator wins). */
+async function createOnce(kv, key, value) {
+    try {
+        await kv.create(key, value);
+        return value;
+    }
+    catch (err) {
+        const e = await kv.get(key);
+        if (e === null || e.operation !== "PUT")
+            throw err;
+        return e.string();
+    }
+}
+function parseHome(text) {
+    try {
+        const v = parseStoredJson(text);
+        return typeof v?.node === "string" && v.node !== "" ? v.node : null;
+    }
+    catch {
+        return null;
+    }
+}
+//# sourceMappingURL=home.js.map

@@ -1,0 +1,398 @@
+/**
+ * @module jetstream-log — a collection's log (store/log.ts `Log`) on a replicated NATS JetStream
+ * stream: one subject per log inside one shared stream, frames as msgpack `{type, body}` messages
+ * (chunked above the server's max payload), appends acknowledged only after JetStream's publish ack
+ * (a quorum of the stream's replicas has the message), message ids so a retried publish is
+ * deduplicated, replay through an ordered consumer. Positions: segment 0, offset = stream sequence.
+ */
+import { encode } from "@msgpack/msgpack";
+import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { headers } from "@nats-io/transport-node";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { randomBytes } from "node:crypto";
+import { SvcError } from "../errors.js";
+import { timing } from "../probes.js";
+import { safeDecoder } from "../safe-values.js";
+import { noQuorum, untilQuorum } from "./quorum.js";
+import { StreamTail } from "./stream-tail.js";
+/** The shared stream's default name; a log named N lives on subject `<stream>.N`. */
+export const LOG_STREAM = "svc_log";
+/** Header on the messages of a frame split in k > 1 chunks: `i/k` (0-based i). */
+export const CHUNK_HEADER = "Svc-Chunk";
+/**
+ * Header on every message of a frame: the frame's deadline (ms since the epoch). Every reader drops
+ * a frame whose last message the stream stored (its server timestamp) after the deadline, so a
+ * publish that lands late (a stalled server or writer thawing) is the same no-op on every replica.
+ */
+export const DEADLINE_HEADER = "Svc-Deadline";
+/**
+ * How far the clocks of svc nodes and nats-servers may disagree (ms; keep them in sync with NTP).
+ * A writer counts a frame acknowledged only when the ack came by deadline - CLOCK_SKEW_MS (so the
+ * stored timestamp is at or before the deadline), and the answer to a write whose outcome is
+ * unknown waits until deadline + CLOCK_SKEW_MS (so any later write is stored after the deadline).
+ */
+export const CLOCK_SKEW_MS = 1000;
+/** The deadline (and id) of the appends made inside withDeadline(): a caller's context, through the collection, to the log. */
+const writes = new AsyncLocalStorage();
+/**
+ * Run `fn` so that every append it makes (through a collection on a JetStream log) carries
+ * `deadline` (ms since the epoch). With `id` (letters, digits, `_`, `-`), the k-th frame appended
+ * gets the message id `<subject>:<id>:<k>`: several runs of one request (copies sent to several
+ * replicas) publish the same ids, and JetStream keeps one of each within its duplicate window.
+ */
+export function withDeadline(deadline, fn, id) {
+    return writes.run({ deadline, id, frames: 0 }, fn);
+}
+/** Room left in each message for headers (message id, chunk) under the server's max_payload. */
+const HEADER_ROOM = 1024;
+/** A log name: dot-separated tokens of letters, digits, `_` and `-` (NATS subject tokens, no wildcards). */
+const LOG_NAME = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+/** Create the shared log stream, or leave an existing one as it is. */
+export async function ensureLogStream(nc, opts = {}) {
+    const name = opts.stream ?? LOG_STREAM;
+    const jsm = await jetstreamManager(nc);
+    const existing = await jsm.streams.info(name).catch(() => null);
+    if (existing !== null)
+        return;
+    await jsm.streams.add({
+        name,
+        subjects: [`${name}.>`],
+        num_replicas: opts.replicas ?? 3,
+        duplicate_window: (opts.duplicateWindowMs ?? 120_000) * 1_000_000,
+    });
+}
+/** An OpenLog over the subject `<stream>.<name>` of a JetStream stream reached through `nc` (the caller owns `nc`). */
+export function jetStreamLog(nc, opts) {
+    if (!LOG_NAME.test(opts.name))
+        throw new SvcError("E_BAD_REQUEST", `log name '${opts.name}' is not dot-separated tokens of letters, digits, _ and -`, { field: "name" });
+    if (opts.follow && opts.purge)
+        throw new SvcError("E_BAD_REQUEST", "a followed log is read by several replicas: it cannot purge", { field: "purge" });
+    return async (replay) => {
+        const stream = opts.stream ?? LOG_STREAM;
+        const subject = `${stream}.${opts.name}`;
+        // API calls time out after ackTimeoutMs and are retried (untilQuorum): one lost with a killed server costs 2 s, not the client's 5 s.
+        const apiTimeout = opts.ackTimeoutMs ?? 2000;
+        const jsm = await jetstreamManager(nc, { timeout: apiTimeout });
+        const js = jetstream(nc, { timeout: apiTimeout });
+        const quorumTimeoutMs = opts.quorumTimeoutMs ?? 15_000;
+        const from = replay.from?.offset ?? 0;
+        const after = replay.prefix ? 0 : from;
+        const report = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
+        const lastOf = async () => (await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { last_by_subj: subject })))?.seq ?? 0;
+        const last = await lastOf();
+        const position = { segment: 0, offset: Math.max(last, from) };
+        const follow = opts.follow ? replay.onTail : undefined;
+        /** End (stream sequence) of the last frame handed on: what head() returns. */
+        let delivered = position.offset;
+        let tail = null;
+        if (follow !== undefined || last > after) {
+            const frames = new FrameAssembler(subject, after, report, (s0, before, frame, count) => earlierChunks(js, stream, subject, s0, before, frame, count, quorumTimeoutMs));
+            const decoder = safeDecoder();
+            tail = new StreamTail(nc, {
+                stream,
+                subject,
+                what: `log ${subject}`,
+                start: { after },
+                // without follow the read stops at the subject's end at open; with it, it goes on after the replay
+                ...(follow === undefined ? { until: last } : { catchUp: last }),
+                quorumTimeoutMs,
+                apiTimeoutMs: apiTimeout,
+                onMessage: async (m) => {
+                    const f = await frames.take(m);
+                    if (f === null)
+                        return;
+                    // Stored after its deadline: its writer did not count it acknowledged (nor answered before the deadline); dropped by every reader alike.
+                    const deadline = Number(m.headers?.get(DEADLINE_HEADER) || 0);
+                    if (deadline > 0 && m.info.timestampNanos / 1e6 > deadline)
+                        return;
+                    const frame = decode(decoder, subject, f.chunks, { segment: 0, offset: f.start - 1 }, { segment: 0, offset: f.end });
+                    if (m.seq <= last) {
+                        replay.onFrame(frame);
+                        report.frames++;
+                    }
+                    else
+                        follow?.(frame);
+                    delivered = Math.max(delivered, f.end);
+                },
+            });
+            try {
+                await tail.reached(last);
+            }
+            catch (e) {
+                await tail.stop();
+                throw e;
+            }
+            if (follow === undefined)
+                await tail.stop();
+            // Without follow, a frame still missing chunks at the end is a writer that stopped mid-frame; with it, the frame may be in flight.
+            if (follow === undefined)
+                frames.cutTorn();
+        }
+        const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
+        const log = new JetStreamLog(js, jsm, stream, subject, position, {
+            ackTimeoutMs: opts.ackTimeoutMs ?? 2000,
+            quorumTimeoutMs,
+            purge: opts.purge ?? false,
+            chunkBytes: Math.max(1, Math.min(opts.chunkBytes ?? Infinity, maxPayload - HEADER_ROOM)),
+        }, follow === undefined ? null : { tail: tail, last: lastOf, delivered: () => delivered });
+        return { log, report };
+    };
+}
+/**
+ * Reassembles a subject's frames from its messages, read in stream order. Several writers may
+ * interleave their chunked frames, so a partial frame is kept per writer: the message id
+ * `<subject>:<epoch>:<n>[:<i>]` names the frame (`...:<n>`) and its writer (`<subject>:<epoch>`).
+ * A frame is complete at its last chunk, and that chunk's sequence is its position. A chunk read
+ * without its first chunks because they lie at or before the read's start (a checkpoint taken while
+ * another writer's frame was half written) has them fetched back from the sequence its header names.
+ */
+class FrameAssembler {
+    subject;
+    after;
+    report;
+    earlier;
+    partial = new Map();
+    constructor(subject, 
+    /** The read starts after this sequence. */
+    after, report, earlier) {
+        this.subject = subject;
+        this.after = after;
+        this.report = report;
+        this.earlier = earlier;
+    }
+    /** Take the next message; a frame it completes is returned (chunks, sequence of its first and last message). */
+    async take(m) {
+        const header = m.headers?.get(CHUNK_HEADER) || undefined;
+        const [i, k, s0] = chunkOf(header);
+        const { writer, frame } = idsOf(m.headers?.get("Nats-Msg-Id") ?? "", header !== undefined);
+        this.report.bytes += m.data.length;
+        let p = this.partial.get(writer);
+        if (i === 0) {
+            if (p !== undefined)
+                this.cut(p);
+            this.partial.delete(writer);
+            if (k === 1)
+                return { chunks: [m.data], start: m.seq, end: m.seq };
+            this.partial.set(writer, { frame, start: m.seq, k, chunks: [m.data] });
+            return null;
+        }
+        if (i > 0 && p === undefined && s0 > 0 && s0 <= this.after) {
+            const chunks = await this.earlier(s0, m.seq, frame, i);
+            if (chunks !== null)
+                p = { frame, start: s0, k, chunks };
+        }
+        if (i > 0 && p !== undefined && p.frame === frame && p.k === k && p.chunks.length === i) {
+            p.chunks.push(m.data);
+            if (i < k - 1) {
+                this.partial.set(writer, p);
+                return null;
+            }
+            this.partial.delete(writer);
+            return { chunks: p.chunks, start: p.start, end: m.seq };
+        }
+        // A chunk that continues no frame here (or a bad chunk header): skipped and reported, with the frame it interrupted.
+        if (p !== undefined && this.partial.get(writer) === p)
+            this.cut(p);
+        this.partial.delete(writer);
+        this.report.damaged.push({ file: this.subject, offset: m.seq, bytes: m.data.length, frames: 1, reason: `chunk '${header}' continues no frame`, beforeFrom: m.seq <= this.after });
+        return null;
+    }
+    /** At the end of a replay without follow: frames still missing chunks are torn (the last one is the torn tail). */
+    cutTorn() {
+        const left = [...this.partial.values()].sort((a, b) => a.start - b.start);
+        this.partial.clear();
+        const tail = left.pop();
+        for (const p of left)
+            this.cut(p);
+        if (tail !== undefined) {
+            const t = this.torn(tail);
+            this.report.tornTail = { file: t.file, offset: t.offset, bytes: t.bytes, frames: 1, reason: t.reason };
+        }
+    }
+    cut(p) {
+        this.report.damaged.push(this.torn(p));
+    }
+    torn(p) {
+        const bytes = p.chunks.reduce((n, c) => n + c.length, 0);
+        return { file: this.subject, offset: p.start, bytes, frames: 1, reason: `frame with ${p.chunks.length} of ${p.k} chunks (its writer stopped mid-frame)`, beforeFrom: p.start <= this.after };
+    }
+}
+/** A message id's frame (the id less a chunk's `:<i>`) and writer (the frame less its `:<n>`); ids of another shape are their own writer. */
+function idsOf(id, chunked) {
+    const cut = (s) => (s.lastIndexOf(":") > 0 ? s.slice(0, s.lastIndexOf(":")) : s);
+    const frame = chunked ? cut(id) : id;
+    return { writer: cut(frame), frame };
+}
+/** The first `count` chunks of `frame`, read from sequence `s0` up to (not including) `before`; null when they are not all there. */
+async function earlierChunks(js, stream, subject, s0, before, frame, count, quorumTimeoutMs) {
+    const chunks = [];
+    const consumer = await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: s0 }));
+    const messages = await consumer.consume({ max_messages: 256 });
+    try {
+        for await (const m of messages) {
+            if (m.seq >= before)
+                break;
+            const header = m.headers?.get(CHUNK_HEADER) || undefined;
+            if (header === undefined || idsOf(m.headers?.get("Nats-Msg-Id") ?? "", true).frame !== frame)
+                continue;
+            if (chunkOf(header)[0] !== chunks.length)
+                break;
+            chunks.push(m.data);
+            if (chunks.length === count)
+                break;
+        }
+    }
+    finally {
+        messages.stop();
+    }
+    return chunks.length === count ? chunks : null;
+}
+function decode(decoder, subject, chunks, start, end) {
+    // One fresh plain Uint8Array per frame: the body's binaries are views into it (never a Buffer, whose slice() does not copy).
+    const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of chunks) {
+        bytes.set(c, at);
+        at += c.length;
+    }
+    let frame;
+    try {
+        frame = decoder.decode(bytes);
+    }
+    catch (e) {
+        throw new SvcError("E_WAL_CORRUPT", `${subject} sequence ${end.offset}: the frame does not decode as msgpack`, { cause: e });
+    }
+    const { type, body } = (frame ?? {});
+    if (typeof type !== "number" || !Number.isInteger(type) || type < 1 || type > 255 || body === undefined) {
+        throw new SvcError("E_WAL_CORRUPT", `${subject} sequence ${end.offset}: the frame is not {type: 1..255, body}`);
+    }
+    return { type, body, start, end };
+}
+/** A frame's chunk header `i/k` or `i/k/s0` (s0: the sequence of the frame's first chunk, on chunks after it) as [i, k, s0]; no header: [0, 1, 0]; a bad one: [-1, 0, 0]. */
+function chunkOf(h) {
+    if (h === undefined)
+        return [0, 1, 0];
+    const [i, k, s0 = 0] = h.split("/").map(Number);
+    return Number.isInteger(i) && Number.isInteger(k) && Number.isInteger(s0) && i >= 0 && k > i && s0 >= 0 ? [i, k, s0] : [-1, 0, 0];
+}
+class JetStreamLog {
+    js;
+    jsm;
+    stream;
+    subject;
+    settings;
+    following;
+    last;
+    counters = { frames: 0, bytes: 0, syncs: 0, writes: 0 };
+    /** Publishes run one frame at a time, in call order (a chunked frame's messages stay contiguous). */
+    chain = Promise.resolve();
+    closed = false;
+    /** Message ids: `<subject>:<epoch>:<frame>[:<chunk>]`; the epoch is random per open, the frame counter per log. */
+    epoch = randomBytes(6).toString("hex");
+    frame = 0;
+    constructor(js, jsm, stream, subject, start, settings, 
+    /** Follow mode: the subject's tail, how to ask for the subject's last sequence, and the end of the last frame the tail handed on. */
+    following) {
+        this.js = js;
+        this.jsm = jsm;
+        this.stream = stream;
+        this.subject = subject;
+        this.settings = settings;
+        this.following = following;
+        this.last = start;
+        if (following !== null) {
+            this.head = async () => {
+                await following.tail.reached(await following.last());
+                return { segment: 0, offset: following.delivered() };
+            };
+        }
+    }
+    /** Follow mode only: the end of the last frame on the subject now, once the tail has handed it on (Log.head). */
+    head;
+    append(type, body) {
+        if (this.closed)
+            return Promise.reject(new SvcError("E_CLOSED", `log ${this.subject} is closed`));
+        const bytes = encode({ type, body });
+        const w = writes.getStore();
+        const id = w?.id !== undefined ? `${this.subject}:${w.id}:${++w.frames}` : `${this.subject}:${this.epoch}:${++this.frame}`;
+        // without a caller's deadline, the publish retries for quorumTimeoutMs (it gives up CLOCK_SKEW_MS before the deadline)
+        const deadline = w?.deadline ?? Date.now() + this.settings.quorumTimeoutMs + CLOCK_SKEW_MS;
+        const run = this.chain.then(() => this.publishFrame(id, bytes, deadline));
+        this.chain = run.catch(() => undefined);
+        return run;
+    }
+    /**
+     * Publish a frame's messages in order, each retried until acknowledged by `deadline` -
+     * CLOCK_SKEW_MS. Acknowledged by then: the stream stored it by the deadline, every reader keeps it.
+     * Otherwise E_NO_QUORUM: the outcome is unknown (a message in flight may still be stored), but a
+     * message stored after the deadline is dropped by every reader, so the frame never lands after a
+     * write made later than deadline + CLOCK_SKEW_MS.
+     */
+    async publishFrame(id, bytes, deadline) {
+        const size = this.settings.chunkBytes;
+        const k = Math.max(1, Math.ceil(bytes.length / size));
+        const ackBy = deadline - CLOCK_SKEW_MS;
+        let seq = 0;
+        let first = 0;
+        for (let i = 0; i < k; i++) {
+            if (Date.now() >= ackBy)
+                throw noQuorum(`log ${this.subject}: the write's deadline passed before JetStream acknowledged it (fewer than a quorum of NATS servers reachable, or the stream has no leader); retry`);
+            const part = bytes.subarray(i * size, Math.min(bytes.length, (i + 1) * size));
+            // Chunks after the first name its sequence, so a reader starting between them can fetch it back.
+            seq = await this.publish(part, k === 1 ? id : `${id}:${i}`, k === 1 ? undefined : i === 0 ? `0/${k}` : `${i}/${k}/${first}`, deadline, ackBy);
+            if (i === 0)
+                first = seq;
+        }
+        if (Date.now() > ackBy)
+            throw noQuorum(`log ${this.subject}: JetStream acknowledged the write only after its deadline; its outcome is unknown; retry`);
+        this.last = { segment: 0, offset: seq };
+        this.counters.frames++;
+        this.counters.bytes += bytes.length;
+        this.counters.writes += k;
+        return this.last;
+    }
+    /** One message, retried with the same message id until acknowledged or `ackBy` passed (then E_NO_QUORUM). */
+    publish(data, msgID, chunk, deadline, ackBy) {
+        const h = headers();
+        h.set(DEADLINE_HEADER, String(deadline));
+        if (chunk !== undefined)
+            h.set(CHUNK_HEADER, chunk);
+        return untilQuorum(`log ${this.subject}`, Math.max(0, ackBy - Date.now()), async () => {
+            const timeout = Math.max(100, Math.min(this.settings.ackTimeoutMs, ackBy - Date.now()));
+            const t0 = performance.now();
+            try {
+                const { seq } = await this.js.publish(this.subject, data, { msgID, timeout, headers: h });
+                timing("nats_publish", (performance.now() - t0) / 1000);
+                return seq;
+            }
+            catch (err) {
+                timing("nats_publish", (performance.now() - t0) / 1000, false);
+                throw err;
+            }
+        });
+    }
+    get position() {
+        return this.last;
+    }
+    get stats() {
+        return { ...this.counters };
+    }
+    /** Nothing to do: an append resolved only once JetStream acknowledged it (a quorum has it). */
+    async sync() {
+        await this.chain;
+    }
+    /** With `purge`: remove the subject's messages at or before `pos` (how many went); otherwise keep them (0). */
+    async dropBefore(pos) {
+        if (!this.settings.purge || pos.offset <= 0)
+            return 0;
+        const r = await this.jsm.streams.purge(this.stream, { filter: this.subject, seq: pos.offset + 1 });
+        return r.purged;
+    }
+    /** Wait for the appends in flight, then refuse later ones with E_CLOSED (the connection stays the caller's). */
+    async close() {
+        this.closed = true;
+        await this.chain;
+        await this.following?.tail.stop();
+    }
+}
+//# sourceMappingURL=jetstream-log.js.map

@@ -1,0 +1,333 @@
+import { readdir, rm, rmdir } from "node:fs/promises";
+import { dirname, join, sep } from "node:path";
+import { Collection } from "../engine/collection.js";
+import { SvcError } from "../errors.js";
+import { SWEEP_MS } from "../memory/indexes.js";
+import { CollectionIndex, EXPIRES_AT } from "../memory/vector-index.js";
+import { CLOCK_SKEW_MS, jetStreamLog, withDeadline } from "./jetstream-log.js";
+import { isRecordOp, RecordShard } from "./record-shard.js";
+import { bytesF32, decodeMessage, encodeMessage, errorReply, isWrite, replicaSubject, SHARD_QUEUE, shardKey, shardLogName, shardSubject } from "./shards.js";
+/** How long a read carrying `after` waits for its shard to apply that far before E_NOT_CAUGHT_UP. */
+export const CATCH_UP_MS = 3000;
+/** A shard that failed to open is tried again after this long. */
+const RETRY_OPEN_MS = 2000;
+/** How often the host checks that its event loop ran (ms). */
+const TICK_MS = 250;
+/** A gap this long between ticks means the process was frozen (SIGSTOP, a paused VM) or starved: its replicas may be behind. */
+const PAUSE_MS = 2000;
+export class ShardHost {
+    opts;
+    open = new Map();
+    /** Reconciles run one at a time; a change during one schedules one more. */
+    running = Promise.resolve();
+    again = false;
+    pending = false;
+    closed = false;
+    swept = false;
+    retry = null;
+    sweeper;
+    ticker;
+    lastTick = Date.now();
+    status;
+    constructor(opts) {
+        this.opts = opts;
+        this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_MS);
+        this.sweeper.unref();
+        this.ticker = setInterval(() => this.checkPause(), TICK_MS);
+        this.ticker.unref();
+        // a lost connection: the tails may have missed frames until they recreate their consumers
+        const status = opts.nc.status();
+        this.status = status;
+        void (async () => {
+            for await (const st of status)
+                if (st.type === "reconnect" || st.type === "disconnect")
+                    this.markStale();
+        })().catch(() => undefined); // the status iterator ends with the connection (close): nothing is left to mark
+    }
+    /** Marks every replica stale when the event loop did not run for PAUSE_MS (checked by the ticker and before each read: after a SIGCONT, requests may be read before timers run). */
+    checkPause() {
+        const now = Date.now();
+        if (now - this.lastTick > PAUSE_MS)
+            this.markStale();
+        this.lastTick = now;
+    }
+    markStale() {
+        for (const s of this.open.values())
+            s.stale = true;
+    }
+    /**
+     * Delete the expired vectors (svc_expires_at <= now) of the shards this node is the first owner of
+     * (one deleter per shard; reads hide them at once anyway); returns how many. Run every SWEEP_MS.
+     */
+    async sweep() {
+        const now = (this.opts.now ?? Date.now)();
+        let gone = 0;
+        const runs = [];
+        for (const s of [...this.open.values()]) {
+            if (this.closed || this.opts.registry.owners(s.key, s.replicas)[0] !== this.opts.registry.self.id)
+                continue;
+            const run = (async () => {
+                await s.collection.settled(); // every acknowledged write of any node applied here first
+                if (s.records !== undefined)
+                    gone += await s.records.sweep(s.collection, now);
+                else
+                    for (const ns of s.collection.namespaces()) {
+                        if (s.collection.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0)
+                            continue;
+                        const { deleted } = await s.collection.delete(ns, { filter: { [EXPIRES_AT]: { $lte: now } } });
+                        gone += deleted; // after the await: the shards' runs interleave
+                    }
+            })().catch(() => undefined);
+            // as a request in flight: a drop of the shard waits for it before closing the collection
+            s.inFlight.add(run);
+            void run.finally(() => s.inFlight.delete(run));
+            runs.push(run);
+        }
+        await Promise.all(runs);
+        return gone;
+    }
+    /** Placement keys of the shards open here (tests, /v1/health). */
+    get shards() {
+        return [...this.open.keys()].sort();
+    }
+    /** This node's replica of the shard with this placement key, when open here. */
+    replica(key) {
+        return this.open.get(key)?.collection;
+    }
+    /** Bring the open shards in line with placement; resolves once this and any queued reconcile ran. */
+    reconcile() {
+        if (this.pending) {
+            this.again = true;
+            return this.running;
+        }
+        this.pending = true;
+        this.running = this.running.then(async () => {
+            do {
+                this.again = false;
+                await this.step().catch(() => undefined);
+            } while (this.again && !this.closed);
+            this.pending = false;
+        });
+        return this.running;
+    }
+    async step() {
+        if (this.closed)
+            return;
+        const self = this.opts.registry.self.id;
+        const wanted = new Map();
+        for (const r of this.opts.indexes()) {
+            for (let s = 0; s < r.shards; s++) {
+                const key = shardKey(r, s);
+                if (this.opts.registry.owners(key, r.replicas).includes(self))
+                    wanted.set(key, { r, shard: s });
+            }
+        }
+        await Promise.all([...this.open.keys()].filter((k) => !wanted.has(k)).map((k) => this.drop(k, true)));
+        if (!this.swept) {
+            // Once, at start: replicas left on disk that this node no longer owns (placement moved, or the index went while it was down).
+            this.swept = true;
+            await this.removeStrays(new Set([...wanted.values()].map(({ r, shard }) => this.dirOf(r, shard))));
+        }
+        const failed = await Promise.all([...wanted].filter(([k]) => !this.open.has(k)).map(([k, { r, shard }]) => this.openShard(k, r, shard).then(() => false, () => true)));
+        // A shard that failed to open (e.g. no JetStream quorum) is retried shortly; its other replicas serve it meanwhile.
+        if (failed.includes(true) && !this.closed && this.retry === null) {
+            this.retry = setTimeout(() => {
+                this.retry = null;
+                void this.reconcile();
+            }, RETRY_OPEN_MS);
+            this.retry.unref();
+        }
+    }
+    dirOf(r, shard) {
+        return join(this.opts.dataDir, "cluster", "shards", r.tenant, r.name, r.incarnation, String(shard));
+    }
+    /** Remove every replica folder under <data>/cluster/shards/<tenant>/<index>/<incarnation>/<shard> not in `keep`. */
+    async removeStrays(keep) {
+        const top = join(this.opts.dataDir, "cluster", "shards");
+        const ls = async (d) => (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => join(d, e.name));
+        for (const t of await ls(top)) {
+            for (const i of await ls(t)) {
+                for (const inc of await ls(i)) {
+                    for (const sh of await ls(inc))
+                        if (!keep.has(sh))
+                            await rm(sh, { recursive: true, force: true });
+                    await rmdir(inc).catch(() => undefined);
+                }
+                await rmdir(i).catch(() => undefined);
+            }
+            await rmdir(t).catch(() => undefined);
+        }
+    }
+    async openShard(key, r, shard) {
+        const dir = this.dirOf(r, shard);
+        const records = r.kind === "records" ? new RecordShard() : undefined;
+        const openLog = jetStreamLog(this.opts.nc, { name: shardLogName(r, shard), follow: true });
+        const collection = await Collection.open(dir, {
+            kernels: this.opts.kernels,
+            pool: this.opts.pool,
+            dimension: r.dimension,
+            metric: "cosine",
+            openLog: records?.tap(openLog) ?? openLog,
+            damage: { store: `shard:${key}`, root: this.opts.dataDir },
+            onMaintenanceError: this.opts.onMaintenanceError,
+        });
+        if (this.closed) {
+            await collection.close();
+            return;
+        }
+        const inFlight = new Set();
+        const index = new CollectionIndex(collection, this.opts.now, r.metric);
+        records?.attach(collection);
+        const entry = { key, replicas: r.replicas, dir, collection, index, subs: [], inFlight, stale: false, ...(records === undefined ? {} : { records }) };
+        const callback = (err, msg) => {
+            if (err)
+                return;
+            const p = this.answer(entry, msg);
+            inFlight.add(p);
+            void p.finally(() => inFlight.delete(p));
+        };
+        // The queue group (any replica) and this replica's own subject (a sender choosing a live replica, sharded-index.ts).
+        entry.subs.push(this.opts.nc.subscribe(shardSubject(r, shard), { queue: SHARD_QUEUE, callback }));
+        entry.subs.push(this.opts.nc.subscribe(replicaSubject(r, shard, this.opts.registry.self.id), { callback }));
+        this.open.set(key, entry);
+    }
+    /** Stop serving a shard: unsubscribe (later requests go to the other replicas), let requests in flight finish, close; `remove` deletes its files. */
+    async drop(key, remove) {
+        const s = this.open.get(key);
+        if (s === undefined)
+            return;
+        this.open.delete(key);
+        for (const sub of s.subs)
+            sub.unsubscribe();
+        await Promise.all(s.inFlight);
+        await s.collection.close().catch(() => undefined);
+        if (!remove)
+            return;
+        await rm(s.dir, { recursive: true, force: true });
+        // and the folders of its incarnation, index and tenant once they are empty
+        const top = join(this.opts.dataDir, "cluster", "shards");
+        for (let d = dirname(s.dir); d.startsWith(top + sep); d = dirname(d))
+            if (!(await rmdir(d).then(() => true, () => false)))
+                break;
+    }
+    async answer(s, msg) {
+        let reply;
+        try {
+            const req = decodeMessage(msg.data);
+            reply = encodeMessage({ ok: await this.run(s, req) });
+        }
+        catch (e) {
+            reply = encodeMessage(errorReply(e));
+        }
+        try {
+            msg.respond(reply);
+        }
+        catch (e) {
+            // Larger than the server's max_payload (a query with includeValues and a huge topK): say so instead.
+            msg.respond(encodeMessage(errorReply(new SvcError("E_TOO_LARGE", `the shard's answer (${reply.byteLength} bytes) exceeds NATS max_payload; ask for fewer results or leave out values`, { field: "topK", cause: e }))));
+        }
+    }
+    async run(s, req) {
+        const { collection: c, index: ix } = s;
+        const a = (req?.args ?? {}); // eslint-disable-line @typescript-eslint/no-explicit-any
+        const seq = () => c.logPosition.offset;
+        const op = req?.op;
+        if (isWrite(op)) {
+            // A write carries its deadline and id into the log (its frames are dropped by every replica if stored later;
+            // copies of one request sent to several replicas are one frame: JetStream deduplicates the message ids); one arriving too late is not run.
+            const deadline = typeof req.deadline === "number" && Number.isFinite(req.deadline) ? req.deadline : undefined;
+            if (deadline !== undefined && Date.now() >= deadline - CLOCK_SKEW_MS) {
+                throw new SvcError("E_SHARD_UNAVAILABLE", "the write reached its shard after its deadline (a stalled NATS server or node); it was not applied; retry", { details: { retryAfterSeconds: 1 } });
+            }
+            const id = typeof req.id === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(req.id) ? req.id : undefined;
+            return deadline === undefined ? this.write(c, ix, op, a, seq) : withDeadline(deadline, () => this.write(c, ix, op, a, seq), id);
+        }
+        this.checkPause();
+        if (s.stale) {
+            await caughtUp(c, Infinity);
+            s.stale = false;
+        }
+        if (s.records !== undefined && isRecordOp(op)) {
+            await caughtUp(c, req.after);
+            return s.records.read(c, op, a);
+        }
+        return this.read(c, ix, req, a);
+    }
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    async write(c, ix, op, a, seq) {
+        switch (op) {
+            case "move":
+                await c.moveNamespace(a.from, a.to);
+                return { seq: seq() };
+            case "upsert": {
+                const vectors = Array.isArray(a.vectors) ? a.vectors.map((v) => (typeof v === "object" && v !== null ? { ...v, values: bytesF32(v.values) } : v)) : a.vectors;
+                const r = await ix.upsert(a.ns, vectors);
+                return { upsertedCount: r.upsertedCount, seq: seq() };
+            }
+            case "delete": {
+                const r = await ix.delete(a.ns, { ids: a.ids, filter: a.filter, deleteAll: a.deleteAll });
+                return { deleted: r.deleted, seq: seq() };
+            }
+            case "update":
+                await ix.update(a.ns, { id: a.id, values: bytesF32(a.values), setMetadata: a.setMetadata, payload: a.payload });
+                return { seq: seq() };
+            case "updateWhere": {
+                const r = await ix.updateWhere(a.ns, { filter: a.filter, setMetadata: a.setMetadata, dryRun: a.dryRun });
+                return { matched: r.matched, seq: seq() };
+            }
+        }
+    }
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    async read(c, ix, req, a) {
+        await caughtUp(c, req?.after);
+        switch (req?.op) {
+            case "fetch":
+                return ix.fetch(a.ns, a.ids).map((v) => ({ id: v.id, values: v.values, metadata: v.metadata, ...(v.payload === null ? {} : { payload: v.payload }) }));
+            case "query": {
+                const q = a.req ?? {};
+                const r = await ix.query(a.ns, { ...q, vector: bytesF32(q.vector) });
+                return { matches: r.matches, scanned: r.scanned };
+            }
+            case "stats":
+                return ix.stats(a.filter);
+            case "count":
+                return ix.count(a.ns, a.filter);
+            case "list":
+                return ix.list(a.ns, { prefix: a.prefix, after: a.after, limit: a.limit, filter: a.filter });
+            default:
+                throw new SvcError("E_BAD_REQUEST", `unknown shard op '${String(req?.op)}'`, { field: "op" });
+        }
+    }
+    /** Unsubscribe and close every shard (their files stay: a restart resumes from their checkpoints). */
+    async close() {
+        this.closed = true;
+        if (this.retry !== null)
+            clearTimeout(this.retry);
+        clearInterval(this.sweeper);
+        clearInterval(this.ticker);
+        this.status.stop?.();
+        await this.running;
+        await Promise.all([...this.open.keys()].map((k) => this.drop(k, false)));
+    }
+}
+/**
+ * Wait until `c` has applied the frame at stream sequence `after` (read-your-writes; Infinity:
+ * everything on its subject now, for a replica that may be behind); bounded by CATCH_UP_MS, then
+ * 503 E_NOT_CAUGHT_UP.
+ */
+async function caughtUp(c, after) {
+    if (typeof after !== "number" || c.applied.offset >= after)
+        return;
+    let timer;
+    const late = new Promise((_, reject) => {
+        const what = after === Infinity ? "this replica is catching up after a pause or a lost NATS connection" : `this shard has not yet applied log sequence ${after} (it has ${c.applied.offset})`;
+        timer = setTimeout(() => reject(new SvcError("E_NOT_CAUGHT_UP", `${what}; retry shortly`, { field: "x-svc-after", details: { retryAfterSeconds: 1 } })), CATCH_UP_MS);
+    });
+    try {
+        await Promise.race([c.settled(), late]);
+    }
+    finally {
+        clearTimeout(timer);
+    }
+}
+//# sourceMappingURL=shard-host.js.map

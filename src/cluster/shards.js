@@ -1,0 +1,86 @@
+/**
+ * @module shards — how a cluster index is cut into shards and named on NATS (shared by catalog.ts,
+ * shard-host.ts and sharded-index.ts): the catalog record, the shard of a vector id, a shard's
+ * placement key, log name and request subject, and the request/reply messages.
+ */
+import { encode } from "@msgpack/msgpack";
+import { fmix32 } from "../encoder/hash.js";
+import { SvcError, ERRORS } from "../errors.js";
+import { safeDecoder } from "../safe-values.js";
+/** Shards of an index when its create request does not say (`spec.shards`). */
+export const DEFAULT_SHARDS = 4;
+export const MAX_SHARDS = 64;
+/** svc nodes holding a replica of each shard (fewer while fewer nodes are live). */
+export const DEFAULT_REPLICAS = 2;
+/** Subject prefix of the shards' request-reply subjects: `svc.shard.<tenant>.<index>.<incarnation>.<shard>`. */
+export const SHARD_SUBJECT = "svc.shard";
+/** The queue group every replica of a shard subscribes in (one replica answers each request). */
+export const SHARD_QUEUE = "svc-shard";
+/**
+ * The shard of vector `id` among `shards`: FNV-1a (32-bit) of its UTF-8 bytes, then murmur3's fmix32
+ * finalizer (FNV's low bits depend only on the bytes' low bits, so ids like v0, v2, v4 would share a
+ * shard mod 4), mod shards. Stable across nodes and versions: changing it strands stored vectors.
+ */
+export function shardOf(id, shards) {
+    let h = 0x811c9dc5;
+    for (const b of Buffer.from(id, "utf8"))
+        h = Math.imul(h ^ b, 0x01000193);
+    return fmix32(h) % shards;
+}
+/** `<tenant>.<index>.<incarnation>.<shard>`: the shard's placement key (registry.owners) and the tail of its subjects. */
+export function shardKey(r, shard) {
+    return `${r.tenant}.${r.name}.${r.incarnation}.${shard}`;
+}
+/** The subject filter matching every shard log of the index's incarnation: `svc_log.idx.<tenant>.<index>.<incarnation>.>` (with the stream name in front). */
+export function indexLogFilter(stream, r) {
+    return `${stream}.idx.${r.tenant}.${r.name}.${r.incarnation}.>`;
+}
+/** The shard's log name (jetStreamLog): subject `svc_log.idx.<shardKey>`. */
+export function shardLogName(r, shard) {
+    return `idx.${shardKey(r, shard)}`;
+}
+/** The shard's request subject (every replica subscribes it in SHARD_QUEUE: one of them answers). */
+export function shardSubject(r, shard) {
+    return `${SHARD_SUBJECT}.${shardKey(r, shard)}`;
+}
+/** The request subject of one node's replica of the shard (no queue group): a sender picks the replica. */
+export function replicaSubject(r, shard, node) {
+    return `${shardSubject(r, shard)}.${node}`;
+}
+/** The reads a records shard answers besides count (cluster/record-shard.ts). */
+export const RECORD_OPS = ["rows", "search", "order", "ids", "facet", "range", "namespaces", "lexStats", "lexSearch"];
+/** The ops that write (logged with a deadline and an id; sharded-index.ts, shard-host.ts). */
+export function isWrite(op) {
+    return op === "upsert" || op === "delete" || op === "update" || op === "updateWhere" || op === "move";
+}
+export function encodeMessage(m) {
+    return encode(m, { ignoreUndefined: true });
+}
+/** Decoded with the safe decoder (src/safe-values.ts): a `__proto__` key never reaches an object's prototype. */
+export function decodeMessage(data) {
+    return safeDecoder().decode(data);
+}
+/** The reply for a failure: a SvcError keeps its code, message and field; anything else is E_INTERNAL. */
+export function errorReply(e) {
+    if (e instanceof SvcError)
+        return { error: { code: e.code, message: e.message, ...(e.field === undefined ? {} : { field: e.field }), ...(e.details === undefined ? {} : { details: e.details }) } };
+    return { error: { code: "E_INTERNAL", message: `shard request failed: ${e?.message ?? String(e)}` } };
+}
+/** The SvcError a shard replied with, re-created on the receiving node (so the client sees the same 4xx as on one node). */
+export function replyError(r) {
+    const code = (Object.hasOwn(ERRORS, r.code) ? r.code : "E_INTERNAL");
+    return new SvcError(code, r.message, { ...(r.field === undefined ? {} : { field: r.field }), ...(r.details === undefined ? {} : { details: r.details }) });
+}
+/** Float32 values as msgpack bin (little-endian bytes) and back: vectors cross NATS as bytes, not number arrays. */
+export function f32Bytes(v) {
+    const f = v instanceof Float32Array ? v : Float32Array.from(v);
+    return new Uint8Array(f.buffer, f.byteOffset, f.byteLength);
+}
+export function bytesF32(b) {
+    if (!(b instanceof Uint8Array) || b.byteLength % 4 !== 0)
+        return b;
+    const copy = new Uint8Array(b.byteLength);
+    copy.set(b);
+    return new Float32Array(copy.buffer);
+}
+//# sourceMappingURL=shards.js.map

@@ -1,0 +1,198 @@
+/**
+ * @module stream-tail — the one way cluster mode reads a JetStream stream in order: a log's subject
+ * (jetstream-log.ts), a KV bucket's stream (kv-mirror.ts: keys, catalog, node registrations, the
+ * home lease) and the wallet ledger (wallet.ts). Every message is handed to `onMessage` once per
+ * stream sequence, in stream order, and the tail survives the death of the nats-server its consumer
+ * lives on.
+ *
+ * An ordered consumer (ephemeral, R1, no acks) is created from the sequence after the last one
+ * handled, and replaced by a new one from there when any of these says it may be lost:
+ * - its iterator ends or fails;
+ * - the client reports `reset`, `consumer_not_found`, `consumer_deleted` or `heartbeats_missed`
+ *   (the client reports missed heartbeats only after two, i.e. ~2 s at the 1 s heartbeat here);
+ * - the connection reconnects (the consumer may have been on the server that went);
+ * - nothing arrived for IDLE_CHECK_MS while the stream (or the subject) holds a message past the
+ *   last one handled.
+ * The client's own recovery was not enough on a 3-server cluster losing a server: an ordered consumer
+ * was seen recreated and then stalled for good, and an idle one (and a plain `kv.watch()`) stuck for
+ * good without its heartbeats ever reported missing; the idle check is what catches the latter.
+ *
+ * Why an ordered consumer and not a durable one: every reader already records where it is (a
+ * collection's checkpoint, a mirror's or fold's position in memory), and must resume from its own
+ * state (a wiped data dir starts over whatever a server-side cursor says), so a durable consumer
+ * would be a second copy of that fact, with names to choose, acks to send and dead nodes' consumers
+ * to clean up.
+ *
+ * This merges two tails built apart (jetstream-log's SubjectTail and follow.ts's Follower); where they
+ * differed the stricter behaviour is kept, the reasons with each choice below.
+ */
+import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
+import { SvcError } from "../errors.js";
+import { untilQuorum } from "./quorum.js";
+/** After this long without a message, a tail asks the stream whether it missed some (Follower's check; SubjectTail had none). */
+export const IDLE_CHECK_MS = 2000;
+/** Pause before a new consumer after one ended. */
+const RESTART_MS = 250;
+export class StreamTail {
+    opts;
+    handled;
+    stopped = false;
+    failure = null;
+    messages = null;
+    waiters = [];
+    js;
+    jsm = null;
+    connection;
+    idleCheck;
+    lastMessageAt = Date.now();
+    checking = false;
+    done;
+    /** Start tailing through `nc` (the caller owns it); errors show through reached(). */
+    constructor(nc, opts) {
+        this.opts = opts;
+        this.handled = typeof opts.start === "object" ? opts.start.after : 0;
+        this.js = jetstream(nc, { timeout: opts.apiTimeoutMs ?? 2000 });
+        const connection = (this.connection = nc.status());
+        void (async () => {
+            for await (const st of connection)
+                if (st.type === "reconnect")
+                    this.messages?.stop();
+        })().catch(() => undefined);
+        this.idleCheck = setInterval(() => this.checkIdle(), IDLE_CHECK_MS / 4);
+        this.idleCheck.unref();
+        this.done = this.run();
+    }
+    /** The stream sequence of the last message handled (0: none yet). */
+    get position() {
+        return this.handled;
+    }
+    /** Resolves once every message up to `seq` was handled; rejects when the tail failed or stopped first. */
+    reached(seq) {
+        if (this.handled >= seq)
+            return Promise.resolve();
+        if (this.failure !== null)
+            return Promise.reject(this.failure);
+        return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
+    }
+    /** Stop reading; waiters reject with E_CLOSED. */
+    async stop() {
+        this.stopped = true;
+        clearInterval(this.idleCheck);
+        this.messages?.stop();
+        this.connection.stop?.();
+        await this.done;
+        this.fail(new SvcError("E_CLOSED", `${this.opts.what} is closed`));
+    }
+    get finished() {
+        return this.stopped || (this.opts.until !== undefined && this.handled >= this.opts.until);
+    }
+    async run() {
+        const catchUp = this.opts.catchUp ?? this.opts.until ?? 0;
+        const quorumTimeoutMs = this.opts.quorumTimeoutMs ?? 15_000;
+        while (!this.finished) {
+            try {
+                const first = this.handled === 0 && this.opts.start === "last-per-subject";
+                const consumer = await untilQuorum(this.opts.what, 
+                // before catchUp a bounded wait (the open fails); after it, as long as it takes
+                this.handled >= catchUp ? Infinity : quorumTimeoutMs, () => this.js.consumers.get(this.opts.stream, {
+                    filter_subjects: this.opts.subject ?? ">",
+                    ...(first ? { deliver_policy: DeliverPolicy.LastPerSubject } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.handled + 1 }),
+                }), { stopped: () => this.stopped });
+                if (this.stopped)
+                    break;
+                // Pull requests expire every 2 s (Follower's 2 s, not SubjectTail's 5 s), heartbeats every 1 s.
+                const messages = await consumer.consume({ max_messages: 256, expires: 2000, idle_heartbeat: 1000 });
+                this.messages = messages;
+                void (async () => {
+                    for await (const st of messages.status()) {
+                        if (st.type === "reset" || st.type === "consumer_not_found" || st.type === "consumer_deleted" || st.type === "heartbeats_missed")
+                            messages.stop();
+                    }
+                })().catch(() => undefined);
+                if (this.stopped)
+                    messages.stop();
+                this.lastMessageAt = Date.now();
+                for await (const m of messages) {
+                    if (this.stopped)
+                        break;
+                    this.lastMessageAt = Date.now();
+                    if (m.seq <= this.handled)
+                        continue; // a new consumer may repeat what the last one delivered
+                    try {
+                        await this.opts.onMessage(m);
+                    }
+                    catch (e) {
+                        throw new Refused(e);
+                    }
+                    this.handled = m.seq;
+                    this.release();
+                    if (this.finished)
+                        break;
+                }
+            }
+            catch (e) {
+                // A missing stream (it will not come back by itself: E_NOT_FOUND), a message its reader refused,
+                // no quorum before catchUp: the tail ends. Anything else (a consumer lost mid-read): a new one.
+                const fatal = e instanceof Refused || (e instanceof SvcError && (e.code !== "E_NO_QUORUM" || this.handled < catchUp));
+                if (this.stopped || fatal) {
+                    const cause = e instanceof Refused ? e.cause : e;
+                    this.fail(cause instanceof Error ? cause : new Error(String(cause)));
+                    this.stopped = true;
+                    clearInterval(this.idleCheck);
+                    this.connection.stop?.();
+                    return;
+                }
+            }
+            finally {
+                this.messages?.stop();
+                this.messages = null;
+            }
+            if (!this.finished)
+                await new Promise((r) => setTimeout(r, RESTART_MS));
+        }
+        clearInterval(this.idleCheck);
+    }
+    /** Idle for IDLE_CHECK_MS while the stream holds more: drop the consumer (run() starts another). */
+    checkIdle() {
+        if (this.checking || this.messages === null || Date.now() - this.lastMessageAt < IDLE_CHECK_MS)
+            return;
+        this.checking = true;
+        this.lastSequence()
+            .then((last) => {
+            if (last > this.handled)
+                this.messages?.stop();
+            this.lastMessageAt = Date.now();
+        })
+            .catch(() => undefined) // no answer (no leader yet): ask again at the next tick
+            .finally(() => (this.checking = false));
+    }
+    /** The last sequence of the subject (or of the stream), 0 when it has none. */
+    async lastSequence() {
+        this.jsm ??= await this.js.jetstreamManager(false);
+        if (this.opts.subject === undefined)
+            return (await this.jsm.streams.info(this.opts.stream)).state.last_seq;
+        return (await this.jsm.streams.getMessage(this.opts.stream, { last_by_subj: this.opts.subject }))?.seq ?? 0;
+    }
+    release() {
+        for (let i = this.waiters.length - 1; i >= 0; i--) {
+            const w = this.waiters[i];
+            if (w.seq <= this.handled) {
+                this.waiters.splice(i, 1);
+                w.resolve();
+            }
+        }
+    }
+    fail(e) {
+        this.failure ??= e;
+        for (const w of this.waiters.splice(0))
+            w.reject(this.failure);
+    }
+}
+/** What onMessage threw, told apart from the consumer's own failures. */
+class Refused {
+    cause;
+    constructor(cause) {
+        this.cause = cause;
+    }
+}
+//# sourceMappingURL=stream-tail.js.map

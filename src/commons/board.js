@@ -1,0 +1,191 @@
+/** @module commons/board — noticeboard posts in threads, verdicts (useful/disputed, one per agent per post, shown by name), semantic recall with the server encoder. */
+import { randomBytes } from "node:crypto";
+import { SvcError } from "../errors.js";
+import { FRAME } from "./log.js";
+import { bodyObject, checkAgent, checkId, checkText } from "./text-rules.js";
+export const MESSAGE_MAX = 4000;
+export const SUBJECT_MAX = 200;
+/** Subjects taken from the message are cut to this many characters. */
+const DERIVED_SUBJECT_MAX = 120;
+/** Recall answers only posts at least this similar (cosine) to the query. */
+const RECALL_FLOOR = 0.1;
+/** Words ending in a period that do not end a sentence (lowercase, without their final period). */
+const ABBREVIATIONS = new Set([
+    "e.g", "i.e", "cf", "viz", "vs", "approx", "ca", "fig", "figs", "eq", "ref", "vol", "pp", "ch", "sec", "dept", "est",
+    "mr", "mrs", "ms", "dr", "prof", "st", "sr", "jr", "gen", "col", "capt", "lt", "sgt", "rev", "hon", "inc", "ltd", "corp", "co",
+    "u.s", "u.k", "u.n", "e.u", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+]);
+const sentences = new Intl.Segmenter("en", { granularity: "sentence" });
+/** Whether a sentence segment ends in a known abbreviation or a single-letter initial ("J."), so the sentence goes on. */
+function endsInAbbreviation(segment) {
+    const m = /(?:^|[\s(\["'])([\p{L}.]+)\.\s*$/u.exec(segment);
+    if (!m)
+        return false;
+    const word = m[1].toLowerCase();
+    return ABBREVIATIONS.has(word) || /^\p{L}$/u.test(word);
+}
+/** The first sentence (or line) of `message` (Intl.Segmenter sentences, not broken after abbreviations), cut at a word boundary. */
+export function firstSentence(message) {
+    const line = message.split("\n").find((l) => l.trim() !== "").trim();
+    let s = "";
+    for (const { segment } of sentences.segment(line)) {
+        s += segment;
+        if (!endsInAbbreviation(segment))
+            break;
+    }
+    s = s.trim();
+    if ([...s].length > DERIVED_SUBJECT_MAX) {
+        s = [...s].slice(0, DERIVED_SUBJECT_MAX - 1).join("");
+        const cut = s.lastIndexOf(" ");
+        s = `${(cut > 40 ? s.slice(0, cut) : s).trimEnd()}…`;
+    }
+    return s;
+}
+export class Board {
+    log;
+    encoder;
+    agents;
+    posts = new Map();
+    /** Thread id -> its posts, oldest first; in the order the threads were opened (the newest at the end). */
+    threads = new Map();
+    /** Post id -> agent -> that agent's current verdict. */
+    votes = new Map();
+    /** Every post in arrival order; row i of `matrix` is the unit vector of list[i] once i < encoded. */
+    list = [];
+    matrix = new Float32Array(0);
+    encoded = 0;
+    constructor(log, encoder, agents) {
+        this.log = log;
+        this.encoder = encoder;
+        this.agents = agents;
+    }
+    applyPost(p) {
+        this.posts.set(p.id, p);
+        this.list.push(p);
+        const list = this.threads.get(p.thread) ?? [];
+        list.push(p);
+        this.threads.set(p.thread, list);
+        this.agents.touch(p.agent, p.ts, true);
+    }
+    applyVote(v) {
+        const m = this.votes.get(v.post) ?? new Map();
+        m.delete(v.agent); // a later verdict replaces the earlier one and moves to the end
+        m.set(v.agent, v);
+        this.votes.set(v.post, m);
+        this.agents.touch(v.agent, v.ts);
+    }
+    get count() {
+        return this.posts.size;
+    }
+    /** The post with `id`, or undefined. */
+    get(id) {
+        return this.posts.get(id);
+    }
+    /** A thread id named by a caller in `field`: it must be a post id; answers the thread that post belongs to. Throws E_REFUSED otherwise. */
+    threadOf(value, field) {
+        if (value === undefined || value === null || value === "")
+            return undefined;
+        const id = checkId(value, field);
+        const p = this.posts.get(id);
+        if (p === undefined)
+            throw new SvcError("E_REFUSED", `${field} refused: no post ${id} exists`, { field });
+        return p.thread;
+    }
+    async post(input) {
+        const b = bodyObject(input);
+        const agent = checkAgent(b.agent);
+        const message = checkText(b.message, "message", { max: MESSAGE_MAX, required: true });
+        let parent;
+        if (b.reply_to !== undefined && b.reply_to !== null && b.reply_to !== "") {
+            const id = checkId(b.reply_to, "reply_to");
+            parent = this.posts.get(id);
+            if (parent === undefined)
+                throw new SvcError("E_REFUSED", `reply_to refused: no post ${id} exists; read GET /v1/board for thread ids`, { field: "reply_to" });
+        }
+        const subject = checkText(b.subject, "subject", { max: SUBJECT_MAX, oneLine: true }) ?? firstSentence(message);
+        let topic;
+        if (b.topic !== undefined && b.topic !== null && b.topic !== "") {
+            if (typeof b.topic !== "string" || !/^[\p{L}\p{N}_-]{1,32}$/u.test(b.topic.trim())) {
+                throw new SvcError("E_REFUSED", "topic refused: a topic is one word (letters, digits, _ or -), at most 32 characters", { field: "topic" });
+            }
+            topic = b.topic.trim().toLowerCase();
+        }
+        if (topic === undefined && parent !== undefined)
+            topic = this.threads.get(parent.thread)[0].topic;
+        const id = `rec_${randomBytes(8).toString("hex")}`;
+        const p = {
+            id, agent, message, subject,
+            ...(topic === undefined ? {} : { topic }),
+            ...(parent === undefined ? {} : { reply_to: parent.id }),
+            thread: parent?.thread ?? id,
+            ts: Date.now(),
+        };
+        await this.log.append(FRAME.POST, p);
+        this.applyPost(p);
+        return this.view(p);
+    }
+    async vote(input) {
+        const b = bodyObject(input);
+        const agent = checkAgent(b.agent);
+        const id = checkId(b.post, "post");
+        const target = this.posts.get(id);
+        if (target === undefined)
+            throw new SvcError("E_REFUSED", `post refused: no post ${id} exists`, { field: "post" });
+        if (b.verdict !== "useful" && b.verdict !== "disputed")
+            throw new SvcError("E_BAD_REQUEST", "verdict must be useful or disputed", { field: "verdict" });
+        const why = checkText(b.why, "why", { max: 1000, required: b.verdict === "disputed" });
+        if (target.agent === agent)
+            throw new SvcError("E_REFUSED", "agent refused: a verdict marks another agent's post, not your own", { field: "agent" });
+        const v = { post: id, agent, verdict: b.verdict, ...(why === undefined ? {} : { why }), ts: Date.now() };
+        await this.log.append(FRAME.VOTE, v);
+        this.applyVote(v);
+        return { post: id, verdicts: this.verdicts(id) };
+    }
+    verdicts(id) {
+        return [...(this.votes.get(id)?.values() ?? [])].map((v) => ({ agent: v.agent, verdict: v.verdict, ...(v.why === undefined ? {} : { why: v.why }), ts: v.ts }));
+    }
+    view(p) {
+        return { ...p, verdicts: this.verdicts(p.id) };
+    }
+    /**
+     * Posts newest first (the API document's order): threads by their first post, the newest first, each
+     * with its replies nested, oldest first. A reply does not move its thread.
+     */
+    threadsNewestFirst(limit) {
+        const ids = [...this.threads.keys()].slice(-limit).reverse();
+        return ids.map((tid) => {
+            const list = this.threads.get(tid);
+            return { first: this.view(list[0]), replies: list.slice(1).map((p) => this.view(p)) };
+        });
+    }
+    /** Posts most similar to `q` (cosine over the server encoder's vectors of subject + message), best first. */
+    recall(q, limit) {
+        const query = checkText(q ?? undefined, "q", { max: 1000, required: true, maxRun: 1000 });
+        const qv = this.encoder.encode(query);
+        const D = qv.length;
+        // encode the posts added since the last recall (vectors are deterministic, so never stored)
+        if (this.encoded < this.list.length) {
+            if (this.matrix.length < this.list.length * D) {
+                const grown = new Float32Array(Math.max(this.list.length, this.encoded * 2, 64) * D);
+                grown.set(this.matrix.subarray(0, this.encoded * D));
+                this.matrix = grown;
+            }
+            for (; this.encoded < this.list.length; this.encoded++) {
+                const p = this.list[this.encoded];
+                this.encoder.encodeInto(`${p.subject}\n${p.message}`, this.matrix, this.encoded * D);
+            }
+        }
+        const m = this.matrix;
+        const scored = [];
+        for (let r = 0, base = 0; r < this.encoded; r++, base += D) {
+            let dot = 0;
+            for (let i = 0; i < D; i++)
+                dot += m[base + i] * qv[i];
+            if (dot >= RECALL_FLOOR)
+                scored.push({ p: this.list[r], score: dot });
+        }
+        scored.sort((a, b) => b.score - a.score);
+        return scored.slice(0, limit).map(({ p, score }) => ({ ...this.view(p), score: Math.round(score * 1e4) / 1e4 }));
+    }
+}
+//# sourceMappingURL=board.js.map

@@ -1,0 +1,132 @@
+/** @module commons/files — data files attached to the board: text as given, a list of rows as CSV, a JSON object as pretty JSON; size-capped, append-only. */
+import { randomBytes } from "node:crypto";
+import { SvcError } from "../errors.js";
+import { FRAME } from "./log.js";
+import { bodyObject, checkAgent, checkText, contentProblem } from "./text-rules.js";
+/** Longest run without whitespace a file may hold (CSV lines have no spaces). */
+const FILE_MAX_RUN = 4096;
+function mediaOf(filename) {
+    const ext = filename.toLowerCase().split(".").pop();
+    return ext === "csv" ? "text/csv" : ext === "json" ? "application/json" : ext === "md" ? "text/markdown" : "text/plain";
+}
+function csvCell(v) {
+    const s = v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
+    return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+/** A list of rows as CSV: rows of cells, or objects (the header is their keys, first seen first). */
+export function rowsToCsv(rows) {
+    if (rows.every((r) => Array.isArray(r)))
+        return rows.map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
+    if (rows.every((r) => typeof r === "object" && r !== null && !Array.isArray(r))) {
+        const keys = [];
+        for (const r of rows)
+            for (const k of Object.keys(r))
+                if (!keys.includes(k))
+                    keys.push(k);
+        return [keys.map(csvCell).join(","), ...rows.map((r) => keys.map((k) => csvCell(r[k])).join(","))].join("\n") + "\n";
+    }
+    throw new SvcError("E_BAD_REQUEST", "content as a list must hold rows: all lists of cells or all objects", { field: "content" });
+}
+export class BoardFiles {
+    log;
+    agents;
+    maxBytes;
+    /** Oldest first. */
+    files = [];
+    byId = new Map();
+    constructor(log, agents, maxBytes) {
+        this.log = log;
+        this.agents = agents;
+        this.maxBytes = maxBytes;
+    }
+    apply(f) {
+        this.files.push(f);
+        this.byId.set(f.id, f);
+        this.agents.touch(f.agent, f.ts);
+    }
+    get count() {
+        return this.files.length;
+    }
+    /**
+     * Store a file. `input` is the JSON body {agent, filename, content, note?, thread?}; a raw upload
+     * passes `raw` (the body) with the other fields taken from the query. `threadOf` resolves a thread id (E_REFUSED when none).
+     */
+    async add(input, threadOf, raw) {
+        const b = bodyObject(input);
+        const agent = checkAgent(b.agent);
+        if (typeof b.filename !== "string" || !/^[\p{L}\p{N}_][\p{L}\p{N} ._()-]{0,99}$/u.test(b.filename) || b.filename.includes("..")) {
+            throw new SvcError("E_REFUSED", "filename refused: 1-100 letters, digits, spaces and . _ - ( ), no path", { field: "filename" });
+        }
+        const filename = b.filename;
+        const note = checkText(b.note, "note", { max: 400 });
+        const thread = threadOf(b.thread, "thread");
+        let content;
+        let media = mediaOf(filename);
+        if (raw !== undefined) {
+            if (raw.length > this.maxBytes)
+                throw new SvcError("E_REFUSED", `content refused: the file has ${raw.length} bytes; the limit is ${this.maxBytes}`, { field: "content" });
+            const binary = () => new SvcError("E_REFUSED", "content refused: a file is UTF-8 text; binary data is not accepted", { field: "content" });
+            try {
+                content = new TextDecoder("utf-8", { fatal: true }).decode(raw);
+            }
+            catch {
+                throw binary();
+            }
+            if (raw.includes(0))
+                throw binary();
+        }
+        else if (typeof b.content === "string") {
+            content = b.content;
+        }
+        else if (Array.isArray(b.content)) {
+            if (b.content.length === 0)
+                throw new SvcError("E_REFUSED", "content refused: it is empty", { field: "content" });
+            content = rowsToCsv(b.content);
+            media = "text/csv";
+        }
+        else if (typeof b.content === "object" && b.content !== null) {
+            content = `${JSON.stringify(b.content, null, 2)}\n`;
+            media = "application/json";
+        }
+        else {
+            throw new SvcError("E_REFUSED", "content refused: it is required: the file as text, a list of rows or a JSON object", { field: "content" });
+        }
+        content = content.replace(/\r\n?/g, "\n");
+        if (content.trim() === "")
+            throw new SvcError("E_REFUSED", "content refused: it is empty", { field: "content" });
+        const bytes = Buffer.byteLength(content);
+        if (bytes > this.maxBytes)
+            throw new SvcError("E_REFUSED", `content refused: the file has ${bytes} bytes; the limit is ${this.maxBytes}`, { field: "content" });
+        const why = contentProblem(content, FILE_MAX_RUN);
+        if (why !== null)
+            throw new SvcError("E_REFUSED", `content refused: ${why}`, { field: "content" });
+        const f = {
+            id: `rec_${randomBytes(8).toString("hex")}`,
+            agent, filename,
+            ...(note === undefined ? {} : { note }),
+            ...(thread === undefined ? {} : { thread }),
+            media_type: media, bytes, content, ts: Date.now(),
+        };
+        await this.log.append(FRAME.FILE, f);
+        this.apply(f);
+        return meta(f);
+    }
+    /** Files newest first (without content), optionally of one thread. */
+    list(limit, thread) {
+        const out = [];
+        for (let i = this.files.length - 1; i >= 0 && out.length < limit; i--) {
+            const f = this.files[i];
+            if (thread === undefined || f.thread === thread)
+                out.push(meta(f));
+        }
+        return out;
+    }
+    get(id) {
+        return this.byId.get(id);
+    }
+}
+function meta(f) {
+    const { content: _content, ...rest } = f;
+    return rest;
+}
+//# sourceMappingURL=files.js.map

@@ -1,0 +1,49 @@
+/** @module commons/working — working notes: one line on what an agent is doing now, shown for 45 minutes; a courtesy that reserves nothing. */
+import { randomBytes } from "node:crypto";
+import { FRAME } from "./log.js";
+import { bodyObject, checkAgent, checkText } from "./text-rules.js";
+export const WORKING_WINDOW_MS = 45 * 60_000;
+export const NOTE_MAX = 400;
+export class WorkingNotes {
+    log;
+    agents;
+    now;
+    /** Notes of the window (older ones are dropped from memory; the log keeps them). Oldest first. */
+    notes = [];
+    constructor(log, agents, now = Date.now) {
+        this.log = log;
+        this.agents = agents;
+        this.now = now;
+    }
+    apply(n) {
+        this.agents.touch(n.agent, n.ts);
+        if (n.ts > this.now() - WORKING_WINDOW_MS)
+            this.notes.push(n);
+    }
+    async add(input, threadOf) {
+        const b = bodyObject(input);
+        const agent = checkAgent(b.agent);
+        const note = checkText(b.note, "note", { max: NOTE_MAX, required: true, oneLine: true });
+        const thread = threadOf(b.thread, "thread");
+        const n = { id: `rec_${randomBytes(8).toString("hex")}`, agent, note, ...(thread === undefined ? {} : { thread }), ts: this.now() };
+        await this.log.append(FRAME.WORKING, n);
+        this.apply(n);
+        // who else: each other agent's newest note
+        const latest = new Map();
+        for (const x of this.recent())
+            if (x.agent !== agent && !latest.has(x.agent))
+                latest.set(x.agent, x);
+        return { note: n, working_now: [...latest.values()] };
+    }
+    /** Notes of the last 45 minutes, newest first (optionally of one thread). */
+    recent(thread) {
+        const cutoff = this.now() - WORKING_WINDOW_MS;
+        let i = 0;
+        while (i < this.notes.length && this.notes[i].ts <= cutoff)
+            i++;
+        if (i > 0)
+            this.notes = this.notes.slice(i);
+        return this.notes.filter((n) => thread === undefined || n.thread === thread).reverse();
+    }
+}
+//# sourceMappingURL=working.js.map

@@ -1,0 +1,411 @@
+/** @module service — the business directory: canonical identities on a write-ahead log, search, claim/edit/verify/booking (admin), availability and consultation requests. */
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { rename } from "node:fs/promises";
+import { dirname, join, relative } from "node:path";
+import { lockDir, writeDurable } from "../engine/collection-files.js";
+import { SvcError } from "../errors.js";
+import { reportDamage, reportWalLosses } from "../store/damage.js";
+import { parseStoredJson } from "../safe-values.js";
+import { quarantineAndRewrite, salvageElements, tryParse } from "../store/salvage-json.js";
+import { fsyncDir } from "../store/scan.js";
+import { Wal } from "../store/wal.js";
+import { checkBooking, checkRange, formatInstant, freeSlots, isSlotStart, offsetMinutes, parseInstant } from "./booking.js";
+import { applyImport, bad, bookable, checkOwner, checkValue, email, FIELD_NAMES, isoDate, LIMITS, slug, text, } from "./identity.js";
+import { SearchIndex } from "./search.js";
+/** WAL frame types. Never renumber. */
+const PUT = 1; // {b: Business[]}: these businesses as they now are
+const REQUEST = 2; // {r: ConsultationRequest}
+/** Checkpoint once this many log bytes were written since the last one. */
+const CHECKPOINT_BYTES = 32 << 20;
+const MIN_MS = 60_000;
+/** From this many businesses on, single changes update the search index in place instead of rebuilding it (a rebuild costs ~20 ms per 1000). */
+const INCREMENTAL_FROM = 10_000;
+export class Directory {
+    dir;
+    wal;
+    businesses = new Map();
+    requestsByBusiness = new Map();
+    /** Booked slot starts (ms) per business. */
+    taken = new Map();
+    index = null;
+    walBytesAtCheckpoint = 0;
+    checkpointing = null;
+    clock;
+    constructor(dir, wal, opts) {
+        this.dir = dir;
+        this.wal = wal;
+        this.clock = opts.clock ?? Date.now;
+    }
+    /** Opens (creating) `<dir>`: checkpoint `directory.json` + the log `wal/`; one writer per directory (LOCK). */
+    static async open(dir, opts = {}) {
+        mkdirSync(dir, { recursive: true });
+        lockDir(dir);
+        try {
+            const cpPath = join(dir, "directory.json");
+            const d = new Directory(dir, undefined, opts);
+            const cp = existsSync(cpPath) ? readCheckpoint(cpPath) : null;
+            if (cp instanceof Error) {
+                // The checkpoint holds everything before its log position: without it the directory is offline, nothing is guessed or overwritten.
+                d.offline = cp.message;
+                reportDamage({ store: STORE, file: relative(dirname(dir), cpPath), kind: "unreadable", dropped: 0, offline: true, detail: `${cp.message}; the directory is offline (its routes answer 503 E_STORE_OFFLINE) until \`svc repair\`` });
+                return d;
+            }
+            for (const b of cp?.businesses ?? [])
+                d.businesses.set(b.id, b);
+            for (const r of cp?.requests ?? [])
+                d.applyRequest(r);
+            // A damaged frame is skipped and named: the businesses it held keep their earlier state.
+            const { wal, report } = await Wal.open(join(dir, "wal"), {
+                durability: opts.durability,
+                from: cp?.wal,
+                salvage: true,
+                onFrame: (f) => {
+                    if (f.type === PUT)
+                        for (const b of f.body.b)
+                            d.businesses.set(b.id, b);
+                    else if (f.type === REQUEST)
+                        d.applyRequest(f.body.r);
+                },
+            });
+            d.wal = wal;
+            d.walBytesAtCheckpoint = wal.stats.bytes;
+            reportWalLosses(STORE, dirname(dir), report);
+            d.unrepaired = report.damaged.some((r) => !r.beforeFrom);
+            return d;
+        }
+        catch (err) {
+            rmSync(join(dir, "LOCK"), { force: true });
+            throw err;
+        }
+    }
+    /** The log has damaged regions: no checkpoint is written (it would drop them) until `svc repair`. */
+    unrepaired = false;
+    /** Why the directory cannot serve (its checkpoint is unreadable), or null. */
+    offline = null;
+    /** Throws E_STORE_OFFLINE while the directory is offline. */
+    assertOnline() {
+        if (this.offline !== null)
+            throw new SvcError("E_STORE_OFFLINE", `the business directory is offline: ${this.offline}; run \`svc repair\` (GET /v1/health names the damage)`, { field: "directory" });
+    }
+    get size() {
+        return this.businesses.size;
+    }
+    // ---- reads -------------------------------------------------------------------------------
+    get(id) {
+        const b = this.businesses.get(id);
+        if (b === undefined)
+            throw new SvcError("E_NOT_FOUND", `no business '${id.slice(0, 100)}'`, { field: "id" });
+        return b;
+    }
+    search(q) {
+        this.index ??= new SearchIndex(this.businesses.values());
+        return this.index.search(q);
+    }
+    categories() {
+        this.index ??= new SearchIndex(this.businesses.values());
+        return this.index.categoryCounts();
+    }
+    /** Listed businesses in name order. */
+    listed() {
+        return this.search({ limit: Number.MAX_SAFE_INTEGER, offset: 0 }).hits.map((h) => h.business);
+    }
+    /** Free slots in [start, end) (ISO 8601 with offsets, span <= 14 days); 409 not_available without a bookable action. */
+    availability(id, start, end) {
+        const booking = this.bookingOf(this.get(id)); // no booking: 409 whatever the range
+        const range = checkRange(start, end);
+        const off = offsetMinutes(booking.utc_offset);
+        return {
+            id,
+            start: formatInstant(range.start, off),
+            end: formatInstant(range.end, off),
+            utc_offset: booking.utc_offset,
+            slot_minutes: booking.slot_minutes,
+            slots: freeSlots(booking, range.start, range.end, this.clock(), this.taken.get(id) ?? new Set()),
+        };
+    }
+    requests(id) {
+        this.get(id);
+        return this.requestsByBusiness.get(id) ?? [];
+    }
+    bookingOf(b) {
+        if (!bookable(b))
+            throw new SvcError("not_available", `${b.fields.name.value} takes no bookings through this service (${b.claim.state === "claimed" ? "booking is off" : "the profile is unclaimed"})`, { field: "id" });
+        return b.booking;
+    }
+    // ---- public write ------------------------------------------------------------------------
+    /**
+     * A consultation request for a free slot (the per-address write limit is applied before this by
+     * the HTTP route, see http/routes/directory.ts): 409 not_available without booking; 400 unless customer_confirmed is
+     * true, customer {name, email} is given (nothing is filled in), answers match the questions and
+     * start is a future slot of the opening hours; 409 E_CONFLICT when the slot is taken.
+     */
+    async requestConsultation(id, body) {
+        const now = this.clock();
+        const b = this.get(id);
+        const booking = this.bookingOf(b);
+        if (typeof body !== "object" || body === null || Array.isArray(body))
+            return bad("body", "must be a JSON object {start, customer, company, answers, customer_confirmed, agent}");
+        const o = body;
+        for (const k of Object.keys(o))
+            if (!["start", "customer", "company", "answers", "customer_confirmed", "agent"].includes(k))
+                bad(k, "is not a consultation request field");
+        if (o.customer_confirmed !== true)
+            bad("customer_confirmed", "must be true: set it only after the person said yes to this business and this time");
+        const at = parseInstant(o.start, "start");
+        if (typeof o.customer !== "object" || o.customer === null || Array.isArray(o.customer))
+            bad("customer", "is required: {name, email} as the person gave them");
+        const c = o.customer;
+        for (const k of Object.keys(c))
+            if (k !== "name" && k !== "email")
+                bad(`customer.${k}`, "is not a customer field (name, email)");
+        const customer = { name: text(c.name, "customer.name"), email: email(c.email, "customer.email") };
+        const company = o.company === undefined || o.company === null || o.company === "" ? undefined : text(o.company, "company");
+        let agent;
+        if (o.agent !== undefined && o.agent !== null) {
+            if (typeof o.agent !== "object" || Array.isArray(o.agent))
+                bad("agent", "must be an object {name}");
+            agent = { name: text(o.agent.name, "agent.name") };
+        }
+        const answers = {};
+        if (o.answers !== undefined && o.answers !== null) {
+            if (typeof o.answers !== "object" || Array.isArray(o.answers))
+                bad("answers", "must be an object {question text: answer}");
+            for (const [q, a] of Object.entries(o.answers)) {
+                if (!booking.questions.some((x) => x.text === q))
+                    bad("answers", `'${q.slice(0, 80)}' is not one of this business's questions`);
+                answers[q] = text(a, `answers.${q.slice(0, 80)}`, LIMITS.answer);
+            }
+        }
+        for (const q of booking.questions)
+            if (q.required && answers[q.text] === undefined)
+                bad("answers", `'${q.text}' needs an answer`);
+        if (!isSlotStart(booking, at))
+            bad("start", "is not the start of a slot in the opening hours; GET the availability for free slots");
+        if (at < now)
+            bad("start", "is in the past");
+        if (this.taken.get(id)?.has(at))
+            throw new SvcError("E_CONFLICT", "that slot is already booked; GET the availability for free slots", { field: "start" });
+        const off = offsetMinutes(booking.utc_offset);
+        const r = {
+            id: `req_${randomBytes(8).toString("hex")}`,
+            business: id,
+            start: formatInstant(at, off),
+            end: formatInstant(at + booking.slot_minutes * MIN_MS, off),
+            customer,
+            ...(company === undefined ? {} : { company }),
+            answers,
+            customer_confirmed: true,
+            ...(agent === undefined ? {} : { agent }),
+            status: "requested",
+            created: new Date(now).toISOString(),
+        };
+        this.applyRequest(r); // reserves the slot before the await: a concurrent request for it gets 409
+        try {
+            await this.append(REQUEST, { r });
+        }
+        catch (err) {
+            this.taken.get(id)?.delete(at);
+            this.requestsByBusiness.get(id)?.pop();
+            throw err;
+        }
+        return r;
+    }
+    applyRequest(r) {
+        let t = this.taken.get(r.business);
+        if (t === undefined)
+            this.taken.set(r.business, (t = new Set()));
+        t.add(Date.parse(r.start));
+        let list = this.requestsByBusiness.get(r.business);
+        if (list === undefined)
+            this.requestsByBusiness.set(r.business, (list = []));
+        list.push(r);
+    }
+    // ---- admin writes ------------------------------------------------------------------------
+    /**
+     * Merge checked import records. A record without an id is the business whose id is the slug of
+     * its name and locality ("Oak Plumbing", Bristol -> oak-plumbing-bristol): importing it again
+     * updates that identity instead of creating a second one.
+     */
+    async importRecords(recs) {
+        const nowMs = this.clock();
+        const now = new Date(nowMs).toISOString();
+        const out = new Map();
+        let created = 0;
+        for (const rec of recs) {
+            const id = rec.id ?? slug(rec.values.address?.locality ? `${rec.values.name} ${rec.values.address.locality}` : rec.values.name);
+            const old = this.businesses.get(id);
+            if (old === undefined)
+                created++;
+            let b = applyImport(old, id, rec, now);
+            if (rec.owner !== undefined)
+                b = { ...b, claim: { state: "claimed", date: old?.claim.date ?? isoDate(nowMs), owner: rec.owner } };
+            if (rec.booking !== undefined)
+                b = { ...b, booking: checkBooking(rec.booking) };
+            this.businesses.set(id, b);
+            out.set(id, b);
+        }
+        if (out.size > 0)
+            await this.put([...out.values()]);
+        return { created, updated: recs.length - created };
+    }
+    /** unclaimed -> claimed by `owner` {name, email}; 409 when claimed by someone else. */
+    async claim(id, owner) {
+        const b = this.get(id);
+        const o = checkOwner(owner, "owner");
+        if (b.claim.state === "claimed" && b.claim.owner?.email.toLowerCase() !== o.email.toLowerCase())
+            throw new SvcError("E_CONFLICT", "the business is already claimed by another owner; release it first", { field: "id" });
+        return this.update(b, { claim: { state: "claimed", date: isoDate(this.clock()), owner: o } });
+    }
+    /** claimed -> unclaimed: booking off, verification reset; field values and their states stay. */
+    async release(id) {
+        const b = this.get(id);
+        if (b.claim.state !== "claimed")
+            throw new SvcError("E_CONFLICT", "the business is not claimed", { field: "id" });
+        return this.update(b, { claim: { state: "unclaimed" }, verification: { state: "unverified" }, booking: null });
+    }
+    /** The claimed owner's values: each becomes `owner_asserted` as of today; null removes an optional field. */
+    async assertFields(id, fields) {
+        const b = this.get(id);
+        if (b.claim.state !== "claimed")
+            throw new SvcError("E_CONFLICT", "only a claimed business's owner can assert fields; claim it first", { field: "id" });
+        if (typeof fields !== "object" || fields === null || Array.isArray(fields) || Object.keys(fields).length === 0)
+            return bad("fields", "must be a non-empty object {field: value}");
+        const next = { ...b.fields };
+        const source = { url: null, date: isoDate(this.clock()), asserted_by: "owner" };
+        for (const [name, v] of Object.entries(fields)) {
+            if (!FIELD_NAMES.includes(name))
+                bad(`fields.${name}`, `is not a business field (${FIELD_NAMES.join(", ")})`);
+            if (v === null) {
+                if (name === "name" || name === "category")
+                    bad(`fields.${name}`, "cannot be removed");
+                delete next[name];
+                continue;
+            }
+            next[name] = { value: checkValue(name, v, `fields.${name}`), state: "owner_asserted", source };
+        }
+        return this.update(b, { fields: next });
+    }
+    /** The operator checked these fields (all present ones when `fields` is omitted): state `verified`; a claimed business becomes verified. */
+    async verify(id, fields) {
+        const b = this.get(id);
+        const names = fields === undefined || fields === null ? Object.keys(b.fields) : fields;
+        if (!Array.isArray(names) || names.length === 0)
+            return bad("fields", "must be a non-empty list of field names");
+        const next = { ...b.fields };
+        const date = isoDate(this.clock());
+        for (const [i, n] of names.entries()) {
+            if (typeof n !== "string" || !Object.hasOwn(next, n) || next[n] === undefined)
+                bad(`fields[${i}]`, `is not a field this business has (${Object.keys(next).join(", ")})`);
+            const f = next[n];
+            next[n] = { value: f.value, state: "verified", source: { url: f.source.url, date, asserted_by: "operator" } };
+        }
+        return this.update(b, { fields: next, ...(b.claim.state === "claimed" ? { verification: { state: "verified", date } } : {}) });
+    }
+    /** Booking on (settings) or off (null); only for claimed businesses. */
+    async setBooking(id, settings) {
+        const b = this.get(id);
+        if (b.claim.state !== "claimed")
+            throw new SvcError("E_CONFLICT", "only a claimed business can take bookings; claim it first", { field: "id" });
+        return this.update(b, { booking: settings === null ? null : checkBooking(settings) });
+    }
+    /** Listed (search, llms-full.txt) or not. */
+    async setListed(id, listed) {
+        if (typeof listed !== "boolean")
+            bad("listed", "must be true or false");
+        return this.update(this.get(id), { listed: listed });
+    }
+    async update(b, patch) {
+        const next = { ...b, ...patch, updated: new Date(this.clock()).toISOString() };
+        this.businesses.set(b.id, next);
+        await this.put([next]);
+        return next;
+    }
+    async put(bs) {
+        // Small directories and big batches rebuild on the next read (in name order); a few changes to a big one are applied in place.
+        const ix = this.index;
+        if (ix === null || this.businesses.size < INCREMENTAL_FROM || bs.length > 1000 || ix.replaced + bs.length > ix.size / 10)
+            this.index = null;
+        else
+            for (const b of bs)
+                ix.upsert(b);
+        for (let i = 0; i < bs.length; i += 500)
+            await this.append(PUT, { b: bs.slice(i, i + 500) });
+    }
+    async append(type, body) {
+        await this.wal.append(type, body);
+        if (this.wal.stats.bytes - this.walBytesAtCheckpoint > CHECKPOINT_BYTES)
+            void this.checkpoint().catch(() => undefined);
+    }
+    /** Write every business and request with the log position they include, then drop older segments. */
+    checkpoint() {
+        if (this.unrepaired)
+            return this.wal.sync();
+        this.checkpointing ??= (async () => {
+            await this.wal.sync();
+            const pos = this.wal.position;
+            const bytes = this.wal.stats.bytes;
+            const requests = [...this.requestsByBusiness.values()].flat();
+            const body = Buffer.from(JSON.stringify({ version: 1, wal: pos, businesses: [...this.businesses.values()], requests }));
+            await writeDurable(join(this.dir, "directory.json.tmp"), body);
+            await rename(join(this.dir, "directory.json.tmp"), join(this.dir, "directory.json"));
+            await fsyncDir(this.dir);
+            this.walBytesAtCheckpoint = bytes;
+            await this.wal.dropBefore(pos);
+        })().finally(() => (this.checkpointing = null));
+        return this.checkpointing;
+    }
+    async close() {
+        if (this.offline !== null) {
+            rmSync(join(this.dir, "LOCK"), { force: true }); // nothing was written; the damaged file stays for repair
+            return;
+        }
+        await this.checkpoint();
+        await this.wal.close();
+        rmSync(join(this.dir, "LOCK"), { force: true });
+    }
+}
+/** The directory's name in the damage register. */
+const STORE = "directory";
+/**
+ * `svc repair` of `<dir>/directory.json`: an unreadable checkpoint is quarantined and rewritten with
+ * the businesses and requests that still parse (the others are dropped; the log after the
+ * checkpoint still replays over them). Refused when the log position cannot be read.
+ */
+export function repairDirectoryCheckpoint(dir) {
+    const path = join(dir, "directory.json");
+    if (!existsSync(path))
+        return null;
+    const file = "directory/directory.json";
+    const cp = readCheckpoint(path);
+    if (!(cp instanceof Error))
+        return { store: STORE, file, action: "ok", kept: cp.businesses.length + cp.requests.length, dropped: 0, detail: "readable" };
+    const text = readFileSync(path, "utf8");
+    const wal = tryParse(`{${(/"wal"\s*:\s*\{[^{}]*\}/.exec(text) ?? ["x"])[0]}}`)?.wal;
+    if (wal === undefined || !Number.isSafeInteger(wal.segment) || !Number.isSafeInteger(wal.offset)) {
+        return { store: STORE, file, action: "refused", kept: 0, dropped: 0, detail: `${cp.message}; the log position cannot be read: restore ${file} from a backup` };
+    }
+    const objects = (key, ok) => {
+        const parts = salvageElements(text, key) ?? [];
+        const kept = parts.map(tryParse).filter((v) => typeof v === "object" && v !== null && ok(v));
+        return { kept, dropped: parts.length - kept.length };
+    };
+    const businesses = objects("businesses", (b) => typeof b.id === "string" && typeof b.fields === "object" && b.fields !== null);
+    const requests = objects("requests", (r) => typeof r.id === "string" && typeof r.business === "string" && typeof r.start === "string");
+    const backup = quarantineAndRewrite(path, JSON.stringify({ version: 1, wal, businesses: businesses.kept, requests: requests.kept }));
+    return { store: STORE, file, action: "rewritten", kept: businesses.kept.length + requests.kept.length, dropped: businesses.dropped + requests.dropped, backup, detail: cp.message };
+}
+/** The checkpoint, or why it cannot be read. */
+function readCheckpoint(path) {
+    try {
+        const cp = parseStoredJson(readFileSync(path, "utf8"));
+        const ok = typeof cp === "object" && cp !== null && typeof cp.wal === "object" && cp.wal !== null && Number.isSafeInteger(cp.wal.segment) && Number.isSafeInteger(cp.wal.offset) && Array.isArray(cp.businesses) && Array.isArray(cp.requests);
+        if (!ok)
+            return new Error(`${path} is not a directory checkpoint ({version, wal, businesses, requests})`);
+        return cp;
+    }
+    catch (e) {
+        return new Error(`${path} is not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+    }
+}
+//# sourceMappingURL=service.js.map

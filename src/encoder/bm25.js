@@ -1,0 +1,466 @@
+/** @module bm25 — a small in-memory BM25 index (Okapi, k1 = 1.2, b = 0.75) over the shared term pipeline (tokenize + Porter stem). */
+import { SvcError } from "../errors.js";
+import { terms as defaultTerms } from "./terms.js";
+/** Term frequencies told apart by a term's score bound (Postings.minLength); larger ones are bounded as the largest seen. */
+const TF_STEPS = 8;
+/** One term's postings in flat typed arrays (slot, term frequency); entries of removed documents stay until compaction. */
+class Postings {
+    slots = new Int32Array(4);
+    tfs = new Int32Array(4);
+    length = 0;
+    /** live documents holding the term (df) */
+    live = 0;
+    maxTf = 0;
+    /**
+     * For the term's score bound: the shortest document length pushed per tf (index tf - 1; tfs above
+     * TF_STEPS share the last entry), kept through removals (still bounds). A part grows with tf and shrinks with
+     * length, so its largest value over the list is at one of these (tf, length) pairs.
+     */
+    minLength = [];
+    push(slot, tf, length) {
+        const i = Math.min(tf, TF_STEPS) - 1;
+        while (this.minLength.length <= i)
+            this.minLength.push(Infinity);
+        if (length < this.minLength[i])
+            this.minLength[i] = length;
+        if (tf > this.maxTf)
+            this.maxTf = tf;
+        if (this.length === this.slots.length) {
+            const slots = new Int32Array(this.length * 2), tfs = new Int32Array(this.length * 2);
+            slots.set(this.slots);
+            tfs.set(this.tfs);
+            this.slots = slots;
+            this.tfs = tfs;
+        }
+        this.slots[this.length] = slot;
+        this.tfs[this.length++] = tf;
+        this.live++;
+    }
+}
+/**
+ * score(q, d) = sum over query terms t (with multiplicity) of
+ *   idf(t) * tf(t,d) * (k1 + 1) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl)),
+ * idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) (never negative).
+ * Statistics (N, df, avgdl) are always those of the documents currently in the index.
+ *
+ * Layout: postings are flat typed arrays of slots (ascending: slots are handed out in insertion order), document
+ * lengths a Float64Array by slot (-1: removed), so a search is a tight loop over integers instead of a walk over Map
+ * entries. Slots are never reused;
+ * when removed documents hold over half of the slots, every list is rebuilt with slots renumbered in
+ * insertion order.
+ */
+export class Bm25Index {
+    k1;
+    b;
+    termsOf;
+    docs = new Map();
+    postings = new Map();
+    totalLength = 0;
+    /** slots handed out (live + removed) */
+    slots = 0;
+    /** by slot: the document (undefined once removed) and its length (-1 once removed) */
+    bySlot = [];
+    lengths = new Float64Array(16);
+    /** per-slot score accumulator and the slots it touched, reused across searches (all zero between searches); scratch for selection */
+    acc = new Float64Array(0);
+    touched = new Int32Array(0);
+    select = new Float64Array(0);
+    constructor(opts = {}) {
+        this.k1 = opts.k1 ?? 1.2;
+        this.b = opts.b ?? 0.75;
+        this.termsOf = opts.terms ?? defaultTerms;
+    }
+    get size() {
+        return this.docs.size;
+    }
+    has(id) {
+        return this.docs.has(id);
+    }
+    /** Adds a document; an existing id is replaced (it then ranks as the newest on ties). */
+    add(id, text) {
+        this.remove(id);
+        const tf = new Map();
+        const list = this.termsOf(text);
+        for (const t of list)
+            tf.set(t, (tf.get(t) ?? 0) + 1);
+        const doc = { id, slot: 0, length: list.length, tf };
+        this.docs.set(id, doc);
+        this.totalLength += doc.length;
+        this.place(doc);
+    }
+    /** Gives a document the next slot and appends it to its terms' postings. */
+    place(doc) {
+        doc.slot = this.slots++;
+        if (doc.slot >= this.lengths.length) {
+            const lengths = new Float64Array(this.lengths.length * 2);
+            lengths.set(this.lengths);
+            this.lengths = lengths;
+        }
+        this.lengths[doc.slot] = doc.length;
+        this.bySlot[doc.slot] = doc;
+        for (const [t, n] of doc.tf) {
+            let p = this.postings.get(t);
+            if (!p)
+                this.postings.set(t, (p = new Postings()));
+            p.push(doc.slot, n, doc.length);
+        }
+    }
+    /** This index's statistics for `query`'s terms (what a search over several indexes sums: Bm25Stats). */
+    stats(query) {
+        const df = Object.create(null);
+        for (const t of this.termsOf(query))
+            df[t] = this.postings.get(t)?.live ?? 0;
+        return { n: this.docs.size, totalLength: this.totalLength, df };
+    }
+    /** Removes a document; false when the id is not in the index. */
+    remove(id) {
+        const doc = this.docs.get(id);
+        if (!doc)
+            return false;
+        this.docs.delete(id);
+        this.totalLength -= doc.length;
+        this.lengths[doc.slot] = -1;
+        this.bySlot[doc.slot] = undefined;
+        for (const t of doc.tf.keys()) {
+            const p = this.postings.get(t);
+            if (--p.live === 0)
+                this.postings.delete(t);
+        }
+        if (this.slots - this.docs.size > Math.max(1024, this.docs.size))
+            this.compact();
+        return true;
+    }
+    /** Rebuilds every posting list without removed documents, slots renumbered in insertion order. */
+    compact() {
+        const live = this.bySlot.filter((d) => d !== undefined);
+        this.postings = new Map();
+        this.bySlot = [];
+        this.slots = 0;
+        this.lengths = new Float64Array(Math.max(16, live.length));
+        for (const doc of live)
+            this.place(doc);
+    }
+    /**
+     * The topK best documents with a positive score, best first (ties: earlier added first); with `accept`, only
+     * documents it accepts (asked only of documents that can still enter the top K).
+     *
+     * MaxScore, term at a time: the query's terms are walked in order of their score bound (idf weight at the list's
+     * largest tf and shortest document), most selective first, adding into per-slot accumulators. Once the bounds of
+     * the terms left sum to less than the K-th best accumulated score (a lower bound of the final K-th best), no
+     * document not yet seen can enter the top K: the remaining lists (stop words, most of the index) are only probed
+     * by galloping search for the candidates that still can, and their lists are never walked. The survivors' scores
+     * are then added up again in query order, as a full walk adds them, so scores and tie order are exactly those of
+     * the full walk (the pruning compares with a 1e-9 relative margin against rounding).
+     */
+    search(query, topK, accept, corpus) {
+        if (!Number.isInteger(topK) || topK < 1)
+            throw new SvcError("E_TOP_K", "topK must be a positive integer", { field: "topK" });
+        if (this.docs.size === 0)
+            return [];
+        // `corpus`: the whole corpus's statistics, this index holding a part of it (else this index's own)
+        const n = corpus?.n ?? this.docs.size;
+        const avgdl = (corpus?.totalLength ?? this.totalLength) / n || 1;
+        const qtf = new Map();
+        for (const t of this.termsOf(query))
+            qtf.set(t, (qtf.get(t) ?? 0) + 1);
+        const k1 = this.k1, norm = k1 * (1 - this.b), per = (k1 * this.b) / avgdl;
+        // the query's terms with postings, in query order (the order a document's parts are added in)
+        const terms = [];
+        for (const [t, mult] of qtf) {
+            const p = this.postings.get(t);
+            if (!p)
+                continue;
+            const df = corpus?.df[t] ?? p.live;
+            const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+            const w = mult * idf * (k1 + 1);
+            let bound = 0;
+            p.minLength.forEach((length, i) => {
+                const tf = i === TF_STEPS - 1 ? p.maxTf : i + 1;
+                if (length !== Infinity)
+                    bound = Math.max(bound, (w * tf) / (tf + norm + per * length));
+            });
+            terms.push({ w, p, bound: bound * (1 + 1e-9) });
+        }
+        const m = terms.length;
+        if (m === 0)
+            return [];
+        const walk = [...terms].sort((a, b) => b.bound - a.bound);
+        // rest[j]: the most the terms walk[j..] can add to a document; postingsFrom[j]: their postings
+        const rest = new Float64Array(m + 1), postingsFrom = new Float64Array(m + 1);
+        for (let j = m - 1; j >= 0; j--) {
+            rest[j] = rest[j + 1] + walk[j].bound;
+            postingsFrom[j] = postingsFrom[j + 1] + walk[j].p.length;
+        }
+        if (this.acc.length < this.slots) {
+            this.acc = new Float64Array(Math.max(this.slots, this.acc.length * 2));
+            this.touched = new Int32Array(this.acc.length);
+        }
+        const acc = this.acc, touched = this.touched, lengths = this.lengths;
+        let nTouched = 0, maxAcc = 0;
+        // candidates: null while lists are walked in full, then the slots (ascending) that can still enter the top K
+        let candidates = null;
+        // theta: a lower bound of the final K-th best score, recomputed once the documents seen have doubled
+        let theta = 0, thetaAt = 0;
+        try {
+            for (let j = 0; j < m; j++) {
+                const { w, p } = walk[j];
+                const slots = p.slots, tfs = p.tfs;
+                if (candidates === null && j > 0 && nTouched >= topK && rest[j] < maxAcc && postingsFrom[j] > nTouched / 2) {
+                    if (nTouched >= 2 * thetaAt) {
+                        theta = Math.max(theta, this.kthBest(touched, nTouched, topK, accept, walk, j, norm, per));
+                        thetaAt = nTouched;
+                    }
+                    if (rest[j] * (1 + 1e-9) < theta) {
+                        let left = 0;
+                        for (let i = 0; i < nTouched; i++)
+                            if ((acc[touched[i]] + rest[j]) * (1 + 1e-9) >= theta)
+                                left++;
+                        // probing pays when its galloping steps (about 1 + log2(1 + list / candidates) per candidate and list,
+                        // each costing about two walked postings) are fewer than the postings left to walk
+                        let steps = 0;
+                        for (let i = j; i < m; i++)
+                            steps += left * (1 + Math.log2(1 + walk[i].p.length / Math.max(1, left)));
+                        if (2 * steps < postingsFrom[j])
+                            candidates = this.survivors(touched, nTouched, rest[j], theta, false);
+                    }
+                }
+                if (candidates === null) {
+                    for (let i = 0, len = p.length; i < len; i++) {
+                        const slot = slots[i];
+                        const dl = lengths[slot];
+                        if (dl < 0)
+                            continue;
+                        const tf = tfs[i];
+                        if (acc[slot] === 0)
+                            touched[nTouched++] = slot;
+                        const v = (acc[slot] += (w * tf) / (tf + norm + per * dl));
+                        if (v > maxAcc)
+                            maxAcc = v;
+                    }
+                }
+                else {
+                    for (let c = 0, at = 0, len = p.length; c < candidates.length; c++) {
+                        const slot = candidates[c];
+                        at = seek(slots, at, len, slot);
+                        if (at === len)
+                            break;
+                        if (slots[at] === slot) {
+                            const tf = tfs[at];
+                            acc[slot] += (w * tf) / (tf + norm + per * lengths[slot]);
+                        }
+                    }
+                    if (candidates.length > topK)
+                        candidates = this.survivors(candidates, candidates.length, rest[j + 1], theta, true);
+                }
+            }
+            const list = candidates ?? touched, count = candidates?.length ?? nTouched;
+            candidates = this.survivors(list, count, 0, count > topK ? this.kthBest(list, count, topK, accept, walk, m, norm, per) : 0, candidates !== null);
+        }
+        finally {
+            for (let i = 0; i < nTouched; i++)
+                acc[touched[i]] = 0;
+        }
+        // the survivors' exact scores, parts added in query order
+        const exact = new Float64Array(candidates.length);
+        for (const { w, p } of terms) {
+            const slots = p.slots, tfs = p.tfs;
+            for (let c = 0, at = 0, len = p.length; c < candidates.length; c++) {
+                const slot = candidates[c];
+                at = seek(slots, at, len, slot);
+                if (at === len)
+                    break;
+                if (slots[at] === slot) {
+                    const tf = tfs[at];
+                    exact[c] += (w * tf) / (tf + norm + per * lengths[slot]);
+                }
+            }
+        }
+        const heap = new Bm25Heap(topK);
+        for (let c = 0; c < candidates.length; c++) {
+            const score = exact[c], slot = candidates[c];
+            if (score > 0 && heap.beats(score, slot) && (accept === undefined || accept(this.bySlot[slot].id)))
+                heap.offer(score, slot);
+        }
+        return heap.sorted().map(({ slot, score }) => ({ id: this.bySlot[slot].id, score }));
+    }
+    /**
+     * A lower bound of the final K-th best score: the K-th best full score (the terms walk[from..] added by
+     * probing) among the documents of list[0..count) with the best accumulated scores (the best K, or the best 4K
+     * when `accept` is given, the accepted ones); 0 when they are fewer than K.
+     */
+    kthBest(list, count, k, accept, walk, from, norm, per) {
+        const want = accept === undefined ? k : Math.min(count, 4 * k);
+        if (count < k)
+            return 0;
+        const acc = this.acc;
+        const vals = this.select.length >= count ? this.select : (this.select = new Float64Array(Math.max(count, this.select.length * 2)));
+        for (let i = 0; i < count; i++)
+            vals[i] = acc[list[i]];
+        const floor = kthLargest(vals, count, want);
+        const best = [];
+        for (let i = 0; i < count && best.length < 2 * want; i++) {
+            const slot = list[i];
+            if (acc[slot] >= floor && (accept === undefined || accept(this.bySlot[slot].id)))
+                best.push(slot);
+        }
+        if (best.length < k)
+            return 0;
+        const slots = Int32Array.from(best).sort();
+        const full = Float64Array.from(slots, (slot) => acc[slot]);
+        for (let j = from; j < walk.length; j++) {
+            const { w, p } = walk[j];
+            for (let c = 0, at = 0; c < slots.length; c++) {
+                at = seek(p.slots, at, p.length, slots[c]);
+                if (at === p.length)
+                    break;
+                if (p.slots[at] === slots[c]) {
+                    const tf = p.tfs[at];
+                    full[c] += (w * tf) / (tf + norm + per * this.lengths[slots[c]]);
+                }
+            }
+        }
+        return kthLargest(full, full.length, k);
+    }
+    /** The slots among list[0..count) whose accumulated score plus `rest` can reach `theta`, ascending (`sorted`: list already is). */
+    survivors(list, count, rest, theta, sorted) {
+        const acc = this.acc;
+        let n = 0;
+        for (let i = 0; i < count; i++)
+            if ((acc[list[i]] + rest) * (1 + 1e-9) >= theta)
+                n++;
+        const out = new Int32Array(n);
+        for (let i = 0, o = 0; i < count; i++) {
+            const slot = list[i];
+            if ((acc[slot] + rest) * (1 + 1e-9) >= theta)
+                out[o++] = slot;
+        }
+        return sorted ? out : out.sort();
+    }
+}
+/** The k-th largest of vals[0..n) (1 <= k <= n); reorders vals (quickselect). */
+function kthLargest(vals, n, k) {
+    let lo = 0, hi = n - 1;
+    const target = k - 1;
+    while (lo < hi) {
+        const pivot = vals[(lo + hi) >>> 1];
+        let i = lo, j = hi;
+        while (i <= j) {
+            while (vals[i] > pivot)
+                i++;
+            while (vals[j] < pivot)
+                j--;
+            if (i <= j) {
+                const t = vals[i];
+                vals[i++] = vals[j];
+                vals[j--] = t;
+            }
+        }
+        if (target <= j)
+            hi = j;
+        else if (target >= i)
+            lo = i;
+        else
+            return vals[target];
+    }
+    return vals[target];
+}
+/** The first index in [from, end) whose slot is >= target (galloping search over ascending slots), else end. */
+function seek(slots, from, end, target) {
+    if (from >= end || slots[from] >= target)
+        return from;
+    let lo = from, step = 1, hi = from + 1;
+    while (hi < end && slots[hi] < target) {
+        lo = hi;
+        step *= 2;
+        hi = lo + step;
+    }
+    if (hi > end)
+        hi = end;
+    // slots[lo] < target; answer in (lo, hi]
+    while (lo + 1 < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (slots[mid] < target)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+/** The best K (score desc, slot asc) as a bounded min-heap with the worst on top. */
+class Bm25Heap {
+    k;
+    scores;
+    slots;
+    size = 0;
+    /** The arrays start at min(k, 65536) entries: a huge topK does not allocate up front. */
+    constructor(k) {
+        this.k = k;
+        this.scores = new Float64Array(Math.min(k, 1 << 16));
+        this.slots = new Int32Array(this.scores.length);
+    }
+    get full() {
+        return this.size === this.k;
+    }
+    /** the K-th best score (when full) */
+    get worstScore() {
+        return this.scores[0];
+    }
+    /** Whether (score, slot) would enter: not full, or better than the worst (a later slot loses a tie). */
+    beats(score, slot) {
+        return this.size < this.k || score > this.scores[0] || (score === this.scores[0] && slot < this.slots[0]);
+    }
+    worse(i, j) {
+        const a = this.scores[i], b = this.scores[j];
+        return a < b || (a === b && this.slots[i] > this.slots[j]);
+    }
+    swap(i, j) {
+        const s = this.scores[i], t = this.slots[i];
+        this.scores[i] = this.scores[j];
+        this.slots[i] = this.slots[j];
+        this.scores[j] = s;
+        this.slots[j] = t;
+    }
+    offer(score, slot) {
+        if (this.size < this.k) {
+            if (this.size === this.scores.length)
+                this.grow();
+            let i = this.size++;
+            this.scores[i] = score;
+            this.slots[i] = slot;
+            while (i > 0) {
+                const up = (i - 1) >> 1;
+                if (!this.worse(i, up))
+                    break;
+                this.swap(i, up);
+                i = up;
+            }
+            return;
+        }
+        this.scores[0] = score;
+        this.slots[0] = slot;
+        for (let i = 0;;) {
+            const l = 2 * i + 1, r = l + 1;
+            let w = i;
+            if (l < this.size && this.worse(l, w))
+                w = l;
+            if (r < this.size && this.worse(r, w))
+                w = r;
+            if (w === i)
+                break;
+            this.swap(i, w);
+            i = w;
+        }
+    }
+    grow() {
+        const scores = new Float64Array(this.scores.length * 2), slots = new Int32Array(this.slots.length * 2);
+        scores.set(this.scores);
+        slots.set(this.slots);
+        this.scores = scores;
+        this.slots = slots;
+    }
+    sorted() {
+        const out = Array.from({ length: this.size }, (_, i) => ({ slot: this.slots[i], score: this.scores[i] }));
+        return out.sort((x, y) => y.score - x.score || x.slot - y.slot);
+    }
+}
+//# sourceMappingURL=bm25.js.map

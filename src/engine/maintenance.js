@@ -1,0 +1,390 @@
+/** @module maintenance — what keeps a collection's files in shape: recovery on open (replay, rows rebuilt after damage, damage reports), checkpoints, compaction and index builds (rewrites) with their triggers. */
+import { readdirSync, rmSync } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { timing } from "../probes.js";
+import { reportWalLosses } from "../store/damage.js";
+import { atOrBefore } from "../store/log.js";
+import { fsyncDir } from "../store/scan.js";
+import { serializeSums } from "./block-sums.js";
+import { CHECKPOINT_VERSION, writeDurable } from "./collection-files.js";
+import { carryTombstones, copyLiveRows } from "./compaction.js";
+import { copyClustered } from "./ivf-build.js";
+import { ANN_DELTA_FRACTION, ANN_IDLE_DELTA_FRACTION, ANN_IDLE_MS, ANN_MIN_ROWS } from "./ivf.js";
+import { LogHistory } from "./log-history.js";
+import { OP } from "./ops.js";
+import { IVF_FILE } from "./partition.js";
+/** Take a checkpoint once this many log bytes were written since the last one. */
+export const DEFAULT_CHECKPOINT_BYTES = 256 << 20;
+/** Compact a partition in the background once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows); checked as deletes and overwrites are applied. */
+export const COMPACT_DEAD_FRACTION = 0.25;
+export const COMPACT_MIN_DEAD = 1024;
+export class Maintenance {
+    s;
+    applier;
+    opts;
+    checkpointBytes;
+    annMinRows;
+    annIdleMs;
+    logBytesAtCheckpoint = 0;
+    compacting = new Map();
+    /** Namespaces with an index and a delta: when an upsert last reached them, and the timer that checks for idleness. */
+    lastUpsert = new Map();
+    idleTimers = new Map();
+    /** Directories of the fresh partitions running rewrites are filling (in neither `partitions` nor `retired` yet). */
+    building = new Set();
+    constructor(s, applier, opts) {
+        this.s = s;
+        this.applier = applier;
+        this.opts = opts;
+        this.checkpointBytes = opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
+        this.annMinRows = opts.annMinRows ?? ANN_MIN_ROWS;
+        this.annIdleMs = opts.annIdleMs ?? ANN_IDLE_MS;
+    }
+    /** The rejection handler of a background `task`: tells onMaintenanceError, unless the collection is closing (which abandons builds). */
+    failed(task) {
+        return (err) => {
+            if (!this.s.closing && !this.s.closed)
+                this.opts.onMaintenanceError?.(err, task);
+        };
+    }
+    /**
+     * Open the log and replay it after the checkpoint `cp` into the applier. Rows found damaged on
+     * open are rebuilt from the frames before the checkpoint that are still in the log; a partition
+     * with damaged rows is then rewritten without them, and any other is compacted or indexed when due.
+     */
+    async recover(cp, openLog) {
+        const s = this.s;
+        const damaged = [...s.partitions.values()].flatMap((p) => p.damaged.filter((d) => d.live));
+        const lost = new Set(damaged.filter((d) => d.id !== null).map((d) => d.id));
+        // A live row whose id is unreadable: follow every id, so the ids the log holds and the partition lacks are found.
+        const unreadable = damaged.some((d) => d.id === null);
+        const history = cp !== null && (lost.size > 0 || unreadable) ? new LogHistory(unreadable ? null : lost, s.rowBytes) : null;
+        let rebuilt = false;
+        const rebuild = () => {
+            if (!rebuilt)
+                this.rebuildDamaged(history);
+            rebuilt = true;
+        };
+        const { log, report } = await openLog({
+            from: cp?.wal,
+            prefix: history !== null,
+            onFrame: (f) => {
+                if (history !== null && atOrBefore(f.end, cp.wal))
+                    return history.take({ type: f.type, body: f.body });
+                rebuild();
+                this.applier.replayed({ type: f.type, body: f.body }, f.end);
+            },
+            onTail: (f) => this.applier.tailed({ type: f.type, body: f.body }, f.end),
+        });
+        rebuild();
+        s.log = log;
+        this.applier.caughtUp(log.position);
+        reportWalLosses(s.damage.store, s.damage.root, report);
+        this.logBytesAtCheckpoint = this.logBytes();
+        for (const p of s.partitions.values()) {
+            // A partition with damaged rows is rewritten without them, so its files check clean again.
+            if (p.damaged.length > 0)
+                void this.rewrite(p.namespace, "auto").catch(this.failed(`rewrite of namespace '${p.namespace}' (damaged rows)`));
+            else if (!this.maybeCompact(p))
+                this.maybeIndex(p);
+        }
+        return report;
+    }
+    /**
+     * Rows the partitions dropped on open (their block sums failed): append again, from the log, each
+     * live one whose last logged state is still there; report per file what was rebuilt and what is lost.
+     * Live rows whose id was unreadable are rebuilt by the log's ids: every id the log holds live in the
+     * namespace at the checkpoint that the partition no longer has was in one of them.
+     */
+    rebuildDamaged(history) {
+        for (const p of this.s.partitions.values()) {
+            if (p.damaged.length === 0)
+                continue;
+            const logged = new Map();
+            for (const d of p.damaged) {
+                const row = d.live && d.id !== null && p.rowOf(d.id) === undefined ? history?.get(p.namespace, d.id) : undefined;
+                if (row !== undefined)
+                    p.append(this.s.rotation, [d.id], row.v, [row.m], undefined, [row.p]);
+                logged.set(d.row, row !== undefined);
+            }
+            const unreadable = p.damaged.filter((d) => d.live && d.id === null).map((d) => d.row);
+            const found = [];
+            if (unreadable.length > 0 && history !== null) {
+                for (const [id, row] of history.entries(p.namespace)) {
+                    if (p.rowOf(id) !== undefined)
+                        continue;
+                    p.append(this.s.rotation, [id], row.v, [row.m], undefined, [row.p]);
+                    found.push(id);
+                }
+            }
+            const list = (xs) => (xs.length > 20 ? `${xs.slice(0, 20).join(", ")}, ...` : xs.join(", "));
+            const byFile = new Map();
+            for (const d of p.damaged) {
+                for (const f of d.files) {
+                    const e = byFile.get(f) ?? { rows: [], rebuilt: 0, dropped: [], dead: 0, unreadable: 0 };
+                    e.rows.push(d.row);
+                    if (!d.live)
+                        e.dead++;
+                    else if (d.id === null)
+                        e.unreadable++;
+                    else if (logged.get(d.row))
+                        e.rebuilt++;
+                    else if (history?.deleted(p.namespace, d.id) === true)
+                        e.dead++; // deleted, as the log says (a lost tombstones file)
+                    else
+                        e.dropped.push(d.id);
+                    byFile.set(f, e);
+                }
+            }
+            for (const [f, e] of byFile) {
+                // The log's ids stand for unreadable rows by count only: which row each one was is unknown.
+                const gone = Math.max(0, e.unreadable - found.length);
+                const rebuilt = e.rebuilt + e.unreadable - gone;
+                const named = gone === 0 ? [] : [`${gone === e.unreadable ? "" : `${gone} of `}rows ${rowRanges(unreadable)} (ids unreadable)`];
+                const dropped = [...e.dropped, ...named];
+                const fromIds = e.unreadable > 0 && found.length > 0 ? `; the log's ids for the ${e.unreadable} row(s) with unreadable ids: ${list(found)}` : "";
+                // A data file's blocks failed their sums, or (svc repair) the tombstones file was lost: its ids' last rows were of unknown state.
+                const lostFile = !(f === "bits.bin" || f === "values.f32" || f === "records.bin");
+                const what = lostFile ? `the tombstones file is missing or unreadable: ${e.rows.length} row(s) of unknown state (each id's last row; rows ${list(e.rows)})` : `${e.rows.length} row(s) in blocks that failed their checksum (rows ${list(e.rows)})`;
+                this.s.reportDamage({
+                    file: join(p.path, f),
+                    kind: lostFile ? "unreadable" : "bad-checksum",
+                    dropped: e.dropped.length + gone,
+                    detail: `${what} in namespace '${p.namespace}': ${rebuilt} rebuilt from the log, ${e.dropped.length + gone} dropped${lostFile && dropped.length > 0 ? " (not in the log: deleted, or written before its first segment)" : ""}${dropped.length > 0 ? ` (${list(dropped)})` : ""}, ${e.dead} already dead${fromIds}`,
+                });
+            }
+        }
+    }
+    /** Bytes of log counted towards the next checkpoint: appended, or with a followed log applied from its tail (any writer's; vector and payload bytes). */
+    logBytes() {
+        return this.s.log.head !== undefined ? this.applier.tailedBytes : this.s.log.stats.bytes;
+    }
+    /** After an append (or a frame from a followed log's tail): start a checkpoint once checkpointBytes of log were written since the last one. */
+    afterAppend() {
+        if (this.logBytes() - this.logBytesAtCheckpoint > this.checkpointBytes && this.s.checkpointing === null)
+            void this.checkpoint().catch(this.failed("checkpoint"));
+    }
+    /** After an applied upsert, delete or update: compact the partition when due, else (after an upsert) index it when due. */
+    afterApply(op) {
+        if (op.type === OP.upsert || op.type === OP.delete || op.type === OP.update) {
+            const p = this.s.partitions.get(op.body.ns);
+            if (p !== undefined && !this.maybeCompact(p) && op.type === OP.upsert)
+                this.maybeIndex(p);
+        }
+    }
+    /**
+     * Persist the visible state so a restart replays only later frames: fsync the partition
+     * files, write tombstones + metadata index per partition, then switch checkpoint.json
+     * atomically and drop the log before it (Log.dropBefore).
+     */
+    checkpoint() {
+        this.s.checkpointing ??= this.writeCheckpoint().finally(() => {
+            this.s.checkpointing = null;
+            this.s.closeRetired();
+        });
+        return this.s.checkpointing;
+    }
+    /** For close(): no new background rewrites; wait for the running ones (a plain compaction or index build is abandoned). */
+    async stop() {
+        this.s.closing = true;
+        for (const running of this.compacting.values())
+            await running.catch(() => { });
+    }
+    /**
+     * Rewrite a namespace's live rows into a fresh partition and drop the dead ones. Copies in
+     * chunks between which queries and the applier run; rows appended meanwhile are copied
+     * too and deletes made meanwhile are carried over at the swap, which is synchronous.
+     */
+    compact(namespace) {
+        return this.rewrite(namespace, "auto");
+    }
+    /**
+     * Build (or rebuild, merging the rows written since into it) the namespace's approximate
+     * index now, whatever its size: a compaction that groups rows by nearest centroid
+     * (ivf-build.ts). Queries and writes go on meanwhile; the swap is synchronous.
+     */
+    buildIndex(namespace) {
+        return this.rewrite(namespace, true);
+    }
+    /**
+     * Start a background compaction when the partition's dead rows (overwritten or deleted) reach
+     * COMPACT_DEAD_FRACTION of its rows (and COMPACT_MIN_DEAD): dead rows cost every scan. Returns
+     * whether one runs now. (Checked only at checkpoints before, which come every checkpointBytes
+     * of log, so an overwrite-heavy namespace went 84% dead before one was considered.)
+     */
+    maybeCompact(p) {
+        if (this.compacting.has(p.namespace))
+            return true;
+        const dead = p.tombstones.size;
+        if (this.s.closing || this.s.closed || dead < COMPACT_MIN_DEAD || dead <= COMPACT_DEAD_FRACTION * p.rows)
+            return false;
+        void this.rewrite(p.namespace, "auto").catch(this.failed(`compaction of namespace '${p.namespace}'`));
+        return true;
+    }
+    /**
+     * Start a background (re)build when a namespace is large enough and has no index, or its delta has outgrown
+     * ANN_DELTA_FRACTION; with a smaller delta, watch for the namespace going idle (mergeWhenIdle).
+     */
+    maybeIndex(p) {
+        if (this.s.closing || this.s.closed || this.compacting.has(p.namespace) || p.liveCount < this.annMinRows)
+            return;
+        if (p.ivf !== null && p.rows - p.ivf.indexedRows <= ANN_DELTA_FRACTION * p.ivf.indexedRows)
+            return this.mergeWhenIdle(p.namespace);
+        void this.rewrite(p.namespace, "auto").catch(this.failed(`index build of namespace '${p.namespace}'`));
+    }
+    /** Once no upsert reached `ns` for annIdleMs, merge its delta into the index when it holds ANN_IDLE_DELTA_FRACTION of the indexed rows. */
+    mergeWhenIdle(ns) {
+        this.lastUpsert.set(ns, Date.now());
+        if (this.idleTimers.has(ns))
+            return;
+        const check = () => {
+            const quiet = Date.now() - (this.lastUpsert.get(ns) ?? 0);
+            if (quiet < this.annIdleMs && !this.s.closing && !this.s.closed) {
+                this.idleTimers.set(ns, setTimeout(check, this.annIdleMs - quiet).unref());
+                return;
+            }
+            this.idleTimers.delete(ns);
+            this.lastUpsert.delete(ns);
+            const p = this.s.partitions.get(ns);
+            if (this.s.closing || this.s.closed || p === undefined || p.ivf === null || this.compacting.has(ns))
+                return;
+            if (p.rows - p.ivf.indexedRows >= Math.max(1, ANN_IDLE_DELTA_FRACTION * p.ivf.indexedRows))
+                void this.rewrite(ns, "auto").catch(this.failed(`index merge of namespace '${ns}'`));
+        };
+        this.idleTimers.set(ns, setTimeout(check, this.annIdleMs).unref());
+    }
+    rewrite(namespace, cluster) {
+        let running = this.compacting.get(namespace);
+        if (running === undefined) {
+            running = this.timedCompaction(namespace, cluster).finally(() => this.compacting.delete(namespace));
+            this.compacting.set(namespace, running);
+        }
+        return running;
+    }
+    /** runCompaction, its duration and outcome reported (probes.ts): an index build when it clusters the rows, else a compaction. */
+    async timedCompaction(ns, cluster) {
+        const t0 = performance.now();
+        const old = this.s.partitions.get(ns);
+        const kind = cluster === true || (cluster === "auto" && old !== undefined && old.liveCount >= this.annMinRows) ? "index_build" : "compaction";
+        try {
+            const r = await this.runCompaction(ns, cluster);
+            timing(kind, (performance.now() - t0) / 1000);
+            return r;
+        }
+        catch (err) {
+            timing(kind, (performance.now() - t0) / 1000, false);
+            throw err;
+        }
+    }
+    async runCompaction(ns, cluster = "auto") {
+        await this.applier.drained();
+        const old = this.s.partitions.get(ns);
+        if (old === undefined)
+            return { before: 0, after: 0 };
+        const clustered = cluster === true || (cluster === "auto" && old.liveCount >= this.annMinRows);
+        const fresh = this.s.freshPartition(ns);
+        // A checkpoint during the copy must not take the fresh partition's directory for a dropped one.
+        this.building.add(fresh.dir);
+        old.pins++;
+        let map;
+        let before;
+        try {
+            if (clustered && old.liveCount > 0) {
+                map = await copyClustered(this.s.kernels, this.s.pool, old, fresh, this.s.rotation, this.s.config.seed, () => this.s.closing, (ivf) => writeDurable(join(fresh.path, IVF_FILE), ivf.serialize()));
+            }
+            else
+                map = await copyLiveRows(old, fresh, this.s.rotation, () => this.s.closing);
+            before = old.rows;
+        }
+        catch (err) {
+            fresh.close();
+            rmSync(fresh.path, { recursive: true, force: true });
+            throw err;
+        }
+        finally {
+            old.pins--;
+            this.building.delete(fresh.dir);
+        }
+        if (this.s.partitions.get(ns) !== old) {
+            // Deleted (deleteAll) while compacting: nothing to swap in.
+            fresh.close();
+            rmSync(fresh.path, { recursive: true, force: true });
+            return { before, after: 0 };
+        }
+        carryTombstones(old, fresh, map);
+        this.s.partitions.set(ns, fresh);
+        // Rows written while this build copied are its delta: merge them once writes go idle (none may come to arm it).
+        if (fresh.ivf !== null && fresh.rows > fresh.ivf.indexedRows)
+            this.mergeWhenIdle(ns);
+        this.s.retired.push(old);
+        this.s.closeRetired();
+        while (this.s.checkpointing !== null)
+            await this.s.checkpointing.catch(() => { });
+        await this.checkpoint();
+        return { before, after: fresh.liveCount };
+    }
+    async writeCheckpoint() {
+        await this.applier.drained();
+        const seq = this.s.seq + 1;
+        const pos = this.applier.visible;
+        const logBytes = this.logBytes();
+        // Snapshot synchronously: rows past these counts are cut on reopen and replayed from the log.
+        const snaps = [...this.s.partitions.values()].map((p) => ({
+            p,
+            state: p.state(`tombstones-${seq}.roar`, `index-${seq}.bin`, `sums-${seq}.bin`),
+            tombstones: p.tombstones.serialize("portable"),
+            index: p.index.serialize(),
+            sums: serializeSums(p.sums()),
+        }));
+        for (const s of snaps)
+            s.p.pins++;
+        try {
+            await Promise.all(snaps.map(async ({ p, state, tombstones, index, sums }) => {
+                await p.sync();
+                await writeDurable(join(p.path, state.tombstones), tombstones);
+                await writeDurable(join(p.path, state.index), index);
+                await writeDurable(join(p.path, state.sums), sums);
+            }));
+            const cp = { version: CHECKPOINT_VERSION, seq, wal: pos, partitions: snaps.map((s) => s.state) };
+            await writeDurable(join(this.s.dir, "checkpoint.json.tmp"), Buffer.from(JSON.stringify(cp)));
+            await rename(join(this.s.dir, "checkpoint.json.tmp"), join(this.s.dir, "checkpoint.json"));
+            await fsyncDir(this.s.dir);
+            this.s.seq = seq;
+            this.logBytesAtCheckpoint = logBytes;
+            this.s.referenced = new Set(cp.partitions.map((p) => p.dir));
+        }
+        finally {
+            for (const s of snaps)
+                s.p.pins--;
+        }
+        // Older snapshot files and dropped partitions are no longer referenced.
+        for (const s of snaps) {
+            for (const f of readdirSync(s.p.path)) {
+                const old = (f.startsWith("tombstones-") || f.startsWith("index-") || f.startsWith("sums-")) && f !== s.state.tombstones && f !== s.state.index && f !== s.state.sums;
+                if (old)
+                    await rm(join(s.p.path, f), { force: true });
+            }
+        }
+        await this.s.log.dropBefore(pos);
+        const open = new Set([...[...this.s.partitions.values(), ...this.s.retired].map((p) => p.dir), ...this.building]);
+        for (const d of readdirSync(this.s.partsDir))
+            if (!open.has(d) && !this.s.referenced.has(d))
+                await rm(join(this.s.partsDir, d), { recursive: true, force: true });
+        for (const p of this.s.partitions.values())
+            this.maybeCompact(p);
+    }
+}
+/** "0..3, 7" for ascending rows [0, 1, 2, 3, 7] (at most 20 ranges, then "..."). */
+function rowRanges(rows) {
+    const out = [];
+    for (let i = 0; i < rows.length && out.length < 20;) {
+        let j = i;
+        while (j + 1 < rows.length && rows[j + 1] === rows[j] + 1)
+            j++;
+        out.push(i === j ? String(rows[i]) : `${rows[i]}..${rows[j]}`);
+        i = j + 1;
+    }
+    return out.length === 20 ? `${out.join(", ")}, ...` : out.join(", ");
+}
+//# sourceMappingURL=maintenance.js.map

@@ -1,0 +1,413 @@
+import { bestEstimated } from "./estimate.js";
+import { setBits } from "./filter/row-set.js";
+import { ANN_FILTER_EXACT_FRACTION, DEFAULT_PROBE, filteredCap, MASKED_PROBE_MARGIN, SCATTERED_ROW_COST } from "./ivf.js";
+/** Unfiltered scans over a partition with at most this many tombstones ask for k + tombstones and drop the dead; past it they mask. */
+export const TOMBSTONE_SKIP_MAX = 256;
+/**
+ * Cosine collections rank in three stages: the 1-bit scan keeps max(k * CANDIDATE_FACTOR,
+ * CANDIDATE_MIN) rows by Hamming distance; the asymmetric estimate (float query against
+ * sign bits) keeps max(k * RESCORE_FACTOR, RESCORE_MIN) of them; those are rescored with
+ * their stored float32 values (positional reads). Measured on clustered 1024-d data in
+ * bench/RESULTS.md (recall@10 against exact cosine).
+ */
+export const CANDIDATE_FACTOR = 10;
+export const CANDIDATE_MIN = 100;
+/**
+ * Below this dimension the default depths grow: fewer sign bits tell rows apart less well (at 64 bits the Hamming
+ * top-1,600 of 5,000 clustered rows still missed 1% of the true top-10), while each row costs less to estimate and to
+ * rescore. Candidates grow as (DEPTH_DIM / dimension)², so the asymmetric estimate, whose cost per row is
+ * proportional to the dimension, reads (DEPTH_DIM / dimension) times the bytes it reads at DEPTH_DIM; the rows
+ * rescored grow as DEPTH_DIM / dimension, so they hold the same number of floats (40 x 1024). A query whose
+ * candidates cover every row skips the 1-bit scan. Measured in bench/RESULTS.md (bench/recall-bench.ts).
+ */
+export const DEPTH_DIM = 1024;
+/** How many times deeper the rescoring of dimension-`dim` rows goes than at DEPTH_DIM (1 at and above it). */
+export function depthScale(dim) {
+    return Math.max(1, Math.ceil(DEPTH_DIM / dim));
+}
+/** Rows a cosine query of top-k keeps from the 1-bit stage by default (float dimension `dim`). */
+export function candidatesFor(k, dim = DEPTH_DIM) {
+    return Math.max(k, k * CANDIDATE_FACTOR, CANDIDATE_MIN) * depthScale(dim) ** 2;
+}
+export const RESCORE_FACTOR = 4;
+export const RESCORE_MIN = 40;
+/** Rows a query of top-k rescores with float values by default (float dimension `dim`). */
+export function rescoreFor(k, dim = DEPTH_DIM) {
+    return Math.max(k, k * RESCORE_FACTOR, RESCORE_MIN) * depthScale(dim);
+}
+/**
+ * Under dotproduct and euclidean a namespace of at most this many floats (live rows x dimension: 16 MiB of values) is
+ * always scored exactly: the 1-bit stages see only directions, and under euclidean the nearest rows of a short query
+ * are short rows in any direction, which no direction-ranked candidate pool holds (recall@10 0.90 at 20,000 x 1024 with
+ * norms in [0.5, 3], bench/RESULTS.md). Larger namespaces take the candidate pool, every candidate rescored.
+ */
+export const EXACT_SCORING_FLOATS = 1 << 22;
+export async function search(kernels, pool, p, q) {
+    const cosine = p.values !== null;
+    if (cosine && (q.exact || ((q.scoring ?? "cosine") !== "cosine" && p.liveCount * p.shape.dimension <= EXACT_SCORING_FLOATS)))
+        return exactSearch(kernels, p, q);
+    // An index whose calibration found the exact scan as good serves only broad filters (and explicit probes).
+    const ivf = q.exact ? null : p.ivf;
+    const probeIvf = ivf !== null && (ivf.calibrated !== null || q.probe !== undefined) ? ivf : null;
+    const dim = p.shape.dimension;
+    const want = cosine ? Math.max(q.k, q.candidates ?? candidatesFor(q.k, dim)) : q.k;
+    const heap = kernels.heap;
+    const { rows, unpin } = p.arena.pin();
+    const owned = [];
+    const timings = { filter: 0, scan: 0, estimate: 0, rescore: 0 };
+    let t = performance.now();
+    const lap = (stage) => {
+        const now = performance.now();
+        timings[stage] = now - t;
+        t = now;
+    };
+    try {
+        let top;
+        let plan;
+        let matched;
+        const probed = { lists: 0, rows: 0 };
+        if (q.filter !== null) {
+            const matches = p.index.evaluate(q.filter, p.live());
+            const count = matches.size;
+            matched = count;
+            lap("filter");
+            if (count === 0)
+                return { hits: [], plan: "empty", matched, timings };
+            const k = Math.min(want, count);
+            let masked = null;
+            let mask = 0;
+            if (probeIvf !== null && maskedProbeCheaper(probeIvf, rows, q, k, count, count / p.liveCount)) {
+                // The lists nearest the query, as many more as the filter is selective, with the filter as a mask.
+                mask = maskOf(kernels, rows.count, matches, owned);
+                masked = probeIndex(probeIvf, rows, q, probed, k, mask, false, count / p.liveCount);
+                // Fewer matches than asked in those lists (a filter keeping rows far from the query): as without a calibrated probe, below.
+                if (masked.rows.length < k)
+                    masked = null;
+            }
+            if (masked === null && ivf !== null && count > ANN_FILTER_EXACT_FRACTION * p.liveCount) {
+                // A broad filter without a capped probe: every list the stop rule takes, with the mask.
+                masked = probeIndex(ivf, rows, q, probed, k, mask || maskOf(kernels, rows.count, matches, owned), true);
+            }
+            if (masked !== null) {
+                plan = "ivf-masked";
+                top = masked;
+            }
+            else if (cosine && want >= count && q.probe === undefined) {
+                // Every match is a candidate: the 1-bit scan would rank them for nothing.
+                plan = "list";
+                top = { rows: matches.toUint32Array(), dists: new Uint32Array(0) };
+            }
+            else {
+                plan = "list";
+                const list = heap.put(matches.toUint32Array());
+                owned.push(list);
+                top = await pool.topKList(rows, list, count, q.bits, k);
+            }
+        }
+        else {
+            const dead = p.tombstones;
+            const live = rows.count - dead.size;
+            if (live <= 0)
+                return { hits: [], plan: "empty", timings };
+            if (cosine && want >= live && q.probe === undefined) {
+                // Every live row is a candidate: the 1-bit scan would rank them for nothing (an explicit probe still probes).
+                plan = "full";
+                top = { rows: p.live().toUint32Array(), dists: new Uint32Array(0) };
+            }
+            else if (probeIvf !== null) {
+                plan = "ivf";
+                if (dead.size <= TOMBSTONE_SKIP_MAX) {
+                    top = await probeUnmasked(pool, probeIvf, rows, q, probed, Math.min(want + dead.size, rows.count));
+                    if (dead.size > 0)
+                        top = dropDead(top, dead, want);
+                }
+                else {
+                    const mask = liveMask(kernels, rows.count, dead, owned);
+                    top = probeIndex(probeIvf, rows, q, probed, Math.min(want, live), mask, false);
+                }
+            }
+            else if (dead.size <= TOMBSTONE_SKIP_MAX) {
+                plan = dead.size === 0 ? "full" : "full-skip-dead";
+                top = await pool.topKShared(rows, q.bits, Math.min(want + dead.size, rows.count));
+                if (dead.size > 0)
+                    top = dropDead(top, dead, want);
+            }
+            else {
+                plan = "masked";
+                const mask = liveMask(kernels, rows.count, dead, owned);
+                top = await pool.topK(rows, q.bits, Math.min(want, live), { mask });
+            }
+        }
+        lap("scan");
+        let hits;
+        if (cosine) {
+            // Under dotproduct and euclidean the norm decides as much as the direction: every candidate is rescored.
+            const deep = (q.scoring ?? "cosine") !== "cosine" ? top.rows.length : rescoreFor(q.k, dim);
+            const best = bestEstimated(kernels, rows, top.rows, q.rotated, Math.max(q.k, q.rescore ?? deep));
+            lap("estimate");
+            hits = rescore(kernels, p, best, q, q.k);
+            lap("rescore");
+        }
+        else
+            hits = hammingHits(top, p.shape.dimension, q.k);
+        return { hits, plan, matched, timings, ...(plan === "ivf" || plan === "ivf-masked" ? { probed: probed.lists, scanned: probed.rows } : {}) };
+    }
+    finally {
+        for (const ptr of owned)
+            heap.release(ptr);
+        unpin();
+    }
+}
+/**
+ * Top-k over the index's probed lists and its delta, in the calling thread (a probe reads a
+ * few percent of the rows: less than a worker hand-off costs). `exhaustive` lifts the cap on
+ * lists probed; `selectivity` (a filter's mask) raises it (filteredCap).
+ */
+function probeIndex(ivf, rows, q, probed, k, mask, exhaustive, selectivity = 1) {
+    const res = ivf.probe(rows, q.bits, k, q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, exhaustive, mask, selectivity);
+    return counted(ivf, rows, res, probed);
+}
+/** Rows compared by a probe: every centroid, the probed lists (at their mean size) and the delta; what metering charges. */
+function counted(ivf, rows, res, probed) {
+    probed.lists = res.probed;
+    probed.rows = Math.round(ivf.lists + (res.probed * ivf.indexedRows) / ivf.lists + (rows.count - ivf.indexedRows));
+    return res.top;
+}
+/** probeIndex without a mask, through the pool: on a worker past its probeInlineBelow rows (a probe at 1M rows is ~0.1 ms of the main thread), else here. */
+async function probeUnmasked(pool, ivf, rows, q, probed, k) {
+    return counted(ivf, rows, await pool.probe(rows, ivf.ref(), q.bits, k, ivf.limits(k, q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, false)), probed);
+}
+/**
+ * Many unfiltered queries of a hamming partition at once (nq packed rows at `queries`): with
+ * an index, the probes are spread over the pool's workers; without one (or `exact`), one
+ * blocked exact scan. Partitions with more than TOMBSTONE_SKIP_MAX tombstones are the
+ * caller's to query one by one. Returns per query its best k hits.
+ */
+export async function searchBatch(pool, p, queries, nq, k, opts) {
+    const dead = p.tombstones;
+    const { rows, unpin } = p.arena.pin();
+    try {
+        const want = Math.min(k + dead.size, rows.count);
+        const ivf = opts.exact || p.ivf === null || (p.ivf.calibrated === null && opts.probe === undefined) ? null : p.ivf;
+        let tops;
+        if (ivf !== null) {
+            const probe = opts.probe ?? ivf.calibrated ?? DEFAULT_PROBE;
+            tops = await pool.probeBatch(rows, ivf.ref(), queries, nq, want, { minProbe: probe.minProbe, cap: Math.max(probe.maxProbe, probe.minProbe) * Math.ceil(want / 10), slack: probe.slack });
+        }
+        else
+            tops = await pool.topKBatch(rows, queries, nq, want);
+        const hits = tops.map((t) => hammingHits(dead.size > 0 ? dropDead(t, dead, k) : t, p.shape.dimension, k));
+        return { hits, plan: ivf !== null ? "ivf" : "full" };
+    }
+    finally {
+        unpin();
+    }
+}
+/**
+ * The planner's choice for a filter keeping `count` (`selectivity` of the live rows), on an index
+ * with a probe and a calibrated filterFactor: the masked probe reads its capped lists
+ * (filteredCap, at their mean size) and the delta, contiguous rows; the exact list scan reads
+ * `count` scattered ones, each costing SCATTERED_ROW_COST contiguous rows; the probe must read
+ * MASKED_PROBE_MARGIN times less.
+ */
+function maskedProbeCheaper(ivf, rows, q, k, count, selectivity) {
+    if (ivf.filterFactor === 0)
+        return false;
+    const cap = filteredCap(q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, k, selectivity, ivf.lists, ivf.filterFactor);
+    const probeRows = (cap * ivf.indexedRows) / ivf.lists + (rows.count - ivf.indexedRows);
+    return probeRows * MASKED_PROBE_MARGIN < SCATTERED_ROW_COST * count;
+}
+/** A bitset over `count` rows with the rows of `matches` set, released by the caller via `owned`. */
+function maskOf(kernels, count, matches, owned) {
+    const mask = bitset(kernels, count, owned);
+    setBits(matches, kernels.heap.u32(mask, Math.ceil(count / 64) * 2));
+    return mask;
+}
+/** A bitset of the rows in [0, count) that are not in `dead`. */
+function liveMask(kernels, count, dead, owned) {
+    const mask = bitset(kernels, count, owned);
+    const words = kernels.heap.u32(mask, Math.ceil(count / 64) * 2);
+    words.fill(0xffffffff, 0, count >>> 5);
+    if (count & 31)
+        words[count >>> 5] = (1 << (count & 31)) - 1;
+    for (const r of dead.toUint32Array())
+        words[r >>> 5] &= ~(1 << (r & 31));
+    return mask;
+}
+/** A zeroed bitset over `count` rows (u64 words), released by the caller via `owned`. */
+function bitset(kernels, count, owned) {
+    const ptr = kernels.heap.calloc(Math.max(8, Math.ceil(count / 64) * 8));
+    owned.push(ptr);
+    return ptr;
+}
+function dropDead(top, dead, want) {
+    const rows = [];
+    const dists = [];
+    for (let i = 0; i < top.rows.length && rows.length < want; i++) {
+        if (dead.has(top.rows[i]))
+            continue;
+        rows.push(top.rows[i]);
+        dists.push(top.dists[i]);
+    }
+    return { rows: Uint32Array.from(rows), dists: Uint32Array.from(dists) };
+}
+/** Hamming collections: score = 1 - 2d/D, the cosine of the ±1 vectors. */
+function hammingHits(top, dim, k) {
+    const n = Math.min(k, top.rows.length);
+    return Array.from({ length: n }, (_, i) => ({ row: top.rows[i], score: 1 - (2 * top.dists[i]) / dim }));
+}
+/**
+ * Candidates closer than this (bytes between their rows) are read with one pread of the span: the clustered
+ * layout (ivf-build.ts) puts a probed list's rows next to each other, and a syscall per 1 KiB row cost more
+ * than reading the few rows between two candidates.
+ */
+export const RESCORE_GAP_BYTES = 16 << 10;
+/** One read spans at most this many bytes. */
+const RESCORE_SPAN_BYTES = 256 << 10;
+/**
+ * `exact: true` on a float collection: every live row, or every row the filter matched, scored with its stored float32
+ * values under the query's scoring (the rescoring below over all of them); no 1-bit stage, so the answer is the exact
+ * float top-k (ties by row). Reads every such row's values (page cache or disk): the accuracy knob, not the fast path.
+ */
+function exactSearch(kernels, p, q) {
+    const timings = { filter: 0, scan: 0, estimate: 0, rescore: 0 };
+    let t = performance.now();
+    let rows;
+    let matched;
+    if (q.filter !== null) {
+        const matches = p.index.evaluate(q.filter, p.live());
+        matched = matches.size;
+        timings.filter = performance.now() - t;
+        t = performance.now();
+        if (matched === 0)
+            return { hits: [], plan: "empty", matched, timings };
+        rows = matches.toUint32Array();
+    }
+    else
+        rows = p.live().toUint32Array();
+    if (rows.length === 0)
+        return { hits: [], plan: "empty", matched, timings };
+    const hits = rescore(kernels, p, rows, q, q.k);
+    timings.rescore = performance.now() - t;
+    return { hits, plan: "exact", matched, timings };
+}
+/**
+ * The query's score of a row from q̂·x (unit query) and |x|²: cosine q̂·x / |x|; dotproduct |q| q̂·x; euclidean
+ * |q|² - 2|q| q̂·x + |x|² (the squared distance, at least 0). Returned with the rank key: larger ranks first.
+ */
+function scorer(q) {
+    const norm = q.norm ?? 1;
+    switch (q.scoring ?? "cosine") {
+        case "cosine":
+            return (dot, xx) => (xx > 0 ? dot / Math.sqrt(xx) : 0);
+        case "dotproduct":
+            return (dot) => norm * dot;
+        case "euclidean":
+            return (dot, xx) => -Math.max(0, norm * norm - 2 * norm * dot + xx);
+    }
+}
+/**
+ * Exact score (scorer) of the query against each candidate's stored float32 values; best k, ties by row. The runs of
+ * nearby candidates are read (pread) into one block of shared memory and each candidate's dot product and norm
+ * taken there by the dotNorm kernel (SIMD, f64 accumulation); the best k are kept in a bounded heap, so an exact
+ * search over every row holds only their scores.
+ */
+function rescore(kernels, p, candidates, q, k) {
+    const unit = q.unit;
+    const dim = unit.length;
+    const rowBytes = dim * 4;
+    const rows = Uint32Array.from(candidates).sort();
+    // Runs [i, j) of candidates read as rows [rows[i], rows[j - 1]] with one pread each.
+    const ends = [];
+    let widest = 0;
+    for (let i = 0; i < rows.length;) {
+        const start = rows[i];
+        let j = i + 1;
+        while (j < rows.length && (rows[j] - rows[j - 1] - 1) * rowBytes <= RESCORE_GAP_BYTES && (rows[j] - start + 1) * rowBytes <= RESCORE_SPAN_BYTES)
+            j++;
+        ends.push(j);
+        widest = Math.max(widest, rows[j - 1] - start + 1);
+        i = j;
+    }
+    const score = scorer(q);
+    const heap = kernels.heap;
+    const block = heap.alloc(16 + rowBytes + widest * rowBytes);
+    try {
+        const qp = block + 16;
+        const buf = qp + rowBytes;
+        heap.f32(qp, dim).set(unit);
+        const res = new Float64Array(heap.memory.buffer, block, 2);
+        const bytes = heap.bytes();
+        const best = new BestK(Math.min(k, rows.length));
+        let i = 0;
+        for (const j of ends) {
+            const start = rows[i];
+            const n = rows[j - 1] - start + 1;
+            p.values.readRange(start, n, bytes.subarray(buf, buf + n * rowBytes));
+            for (; i < j; i++) {
+                const row = rows[i];
+                kernels.dotNorm(qp, buf + (row - start) * rowBytes, dim, block);
+                best.offer(row, score(res[0], res[1]));
+            }
+        }
+        // The euclidean rank key is the negated squared distance: the score returned is the distance.
+        const sign = q.scoring === "euclidean" ? -1 : 1;
+        return best.sorted().map((h) => ({ row: h.row, score: sign * h.score || 0 }));
+    }
+    finally {
+        heap.release(block);
+    }
+}
+/** Is (s1, r1) worse than (s2, r2): a lower score, or an equal score on a later row. */
+function worse(s1, r1, s2, r2) {
+    return s1 < s2 || (s1 === s2 && r1 > r2);
+}
+/** The best k of (row, score): larger score first, ties by the smaller row. A binary heap with the worst of them on top. */
+class BestK {
+    k;
+    rows;
+    scores;
+    n = 0;
+    constructor(k) {
+        this.k = k;
+        this.rows = new Uint32Array(k);
+        this.scores = new Float64Array(k);
+    }
+    offer(row, score) {
+        if (this.n < this.k) {
+            let i = this.n++;
+            while (i > 0) {
+                const up = (i - 1) >> 1;
+                if (!worse(score, row, this.scores[up], this.rows[up]))
+                    break;
+                this.rows[i] = this.rows[up];
+                this.scores[i] = this.scores[up];
+                i = up;
+            }
+            this.rows[i] = row;
+            this.scores[i] = score;
+            return;
+        }
+        if (this.k === 0 || !worse(this.scores[0], this.rows[0], score, row))
+            return;
+        let i = 0;
+        for (;;) {
+            const l = 2 * i + 1;
+            if (l >= this.n)
+                break;
+            const c = l + 1 < this.n && worse(this.scores[l + 1], this.rows[l + 1], this.scores[l], this.rows[l]) ? l + 1 : l;
+            if (!worse(this.scores[c], this.rows[c], score, row))
+                break;
+            this.rows[i] = this.rows[c];
+            this.scores[i] = this.scores[c];
+            i = c;
+        }
+        this.rows[i] = row;
+        this.scores[i] = score;
+    }
+    sorted() {
+        const out = Array.from({ length: this.n }, (_, i) => ({ row: this.rows[i], score: this.scores[i] }));
+        return out.sort((a, b) => b.score - a.score || a.row - b.row);
+    }
+}
+//# sourceMappingURL=search.js.map

@@ -1,0 +1,125 @@
+/** @module causal/model — a causal model's worlds: categorical rows packed into one growing Uint16Array, the vocabulary, the optional graph; upload validation. */
+import { SvcError } from "../../errors.js";
+export const MAX_VARS = 1024;
+export const MAX_VOCAB = 65535;
+/** Rows per model (all uploads together); u32 in the file format, capped well below it for memory. */
+export const MAX_ROWS = 16_000_000;
+const bad = (message, field) => new SvcError("E_BAD_REQUEST", message, { field });
+const isInt = (v) => typeof v === "number" && Number.isInteger(v);
+/** Every field and every value checked; the first problem is reported with its path (e.g. worlds[3][1]). */
+export function parseWorlds(body) {
+    if (typeof body !== "object" || body === null || Array.isArray(body))
+        throw bad("the body must be an object", "body");
+    const b = body;
+    for (const k of Object.keys(b))
+        if (!["n_vars", "vocab_per_var", "worlds", "seed", "parents"].includes(k))
+            throw bad(`unknown field '${k}'`, k);
+    const nVars = b.n_vars;
+    if (!isInt(nVars) || nVars < 1 || nVars > MAX_VARS)
+        throw bad(`n_vars must be an integer in [1, ${MAX_VARS}]`, "n_vars");
+    const vocab = b.vocab_per_var;
+    if (!Array.isArray(vocab))
+        throw bad("vocab_per_var must be an array of integers, one per variable", "vocab_per_var");
+    if (vocab.length !== nVars)
+        throw bad(`vocab_per_var has ${vocab.length} entries; n_vars is ${nVars}`, "vocab_per_var");
+    vocab.forEach((v, j) => {
+        if (!isInt(v) || v < 1 || v > MAX_VOCAB)
+            throw bad(`vocab_per_var[${j}] must be an integer in [1, ${MAX_VOCAB}]`, `vocab_per_var[${j}]`);
+    });
+    let seed = null;
+    if (b.seed !== undefined) {
+        if (!isInt(b.seed) || b.seed < 0 || b.seed > 0xffffffff)
+            throw bad("seed must be an integer in [0, 2^32-1]", "seed");
+        seed = b.seed;
+    }
+    const parents = b.parents === undefined || b.parents === null ? null : parseParents(b.parents, nVars);
+    const worlds = b.worlds;
+    if (!Array.isArray(worlds))
+        throw bad("worlds must be an array of rows", "worlds");
+    if (worlds.length === 0)
+        throw bad("worlds is empty", "worlds");
+    if (worlds.length > MAX_ROWS)
+        throw bad(`at most ${MAX_ROWS} worlds per model`, "worlds");
+    const rows = new Uint16Array(worlds.length * nVars);
+    for (let i = 0; i < worlds.length; i++) {
+        const row = worlds[i];
+        if (!Array.isArray(row))
+            throw bad(`worlds[${i}] must be an array of ${nVars} integers`, `worlds[${i}]`);
+        if (row.length !== nVars)
+            throw bad(`worlds[${i}] has ${row.length} values; n_vars is ${nVars}`, `worlds[${i}]`);
+        for (let j = 0; j < nVars; j++) {
+            const v = row[j];
+            if (!isInt(v) || v < 0 || v >= vocab[j])
+                throw bad(`worlds[${i}][${j}] must be an integer in [0, ${vocab[j] - 1}]`, `worlds[${i}][${j}]`);
+            rows[i * nVars + j] = v;
+        }
+    }
+    return { nVars, vocab: vocab, parents, seed, rows, n: worlds.length };
+}
+/** A list of parent indices per variable: in range, no self-loops, no duplicates, acyclic. Returned sorted. */
+export function parseParents(raw, nVars) {
+    if (!Array.isArray(raw))
+        throw bad("parents must be an array (one list of parent indices per variable)", "parents");
+    if (raw.length !== nVars)
+        throw bad(`parents has ${raw.length} entries; n_vars is ${nVars}`, "parents");
+    const out = [];
+    raw.forEach((ps, j) => {
+        if (!Array.isArray(ps))
+            throw bad(`parents[${j}] must be an array of variable indices`, `parents[${j}]`);
+        const seen = new Set();
+        ps.forEach((p, k) => {
+            if (!isInt(p) || p < 0 || p >= nVars)
+                throw bad(`parents[${j}][${k}] must be a variable index in [0, ${nVars - 1}]`, `parents[${j}][${k}]`);
+            if (p === j)
+                throw bad(`variable ${j} cannot be its own parent`, `parents[${j}][${k}]`);
+            if (seen.has(p))
+                throw bad(`parents[${j}] lists ${p} twice`, `parents[${j}][${k}]`);
+            seen.add(p);
+        });
+        out.push([...seen].sort((a, b) => a - b));
+    });
+    // Kahn's algorithm: every variable must be removable
+    const indeg = out.map((ps) => ps.length);
+    const children = out.map(() => []);
+    out.forEach((ps, j) => ps.forEach((p) => children[p].push(j)));
+    const ready = indeg.flatMap((d, j) => (d === 0 ? [j] : []));
+    let removed = 0;
+    while (ready.length > 0) {
+        const j = ready.pop();
+        removed++;
+        for (const c of children[j])
+            if (--indeg[c] === 0)
+                ready.push(c);
+    }
+    if (removed !== nVars)
+        throw bad("parents has a cycle; the causal graph must be acyclic", "parents");
+    return out;
+}
+export function newModel(up) {
+    return { nVars: up.nVars, vocab: [...up.vocab], parents: up.parents, seed: up.seed ?? 0, rows: up.rows.slice(), count: up.n };
+}
+const sameGraph = (a, b) => a.length === b.length && a.every((ps, j) => ps.length === b[j].length && ps.every((p, k) => p === b[j][k]));
+/** Appending needs the same n_vars, vocabulary and (when given) graph; a graph may be added to a model that had none. */
+export function checkAppend(m, up) {
+    if (up.nVars !== m.nVars)
+        throw new SvcError("E_CONFLICT", `the model has n_vars ${m.nVars}, the upload ${up.nVars}`, { field: "n_vars" });
+    up.vocab.forEach((v, j) => {
+        if (v !== m.vocab[j])
+            throw new SvcError("E_CONFLICT", `vocab_per_var[${j}] is ${m.vocab[j]} in the model, ${v} in the upload`, { field: `vocab_per_var[${j}]` });
+    });
+    if (up.parents !== null && m.parents !== null && !sameGraph(up.parents, m.parents)) {
+        throw new SvcError("E_CONFLICT", "parents differs from the model's causal graph", { field: "parents" });
+    }
+    if (m.count + up.n > MAX_ROWS)
+        throw bad(`the model would exceed ${MAX_ROWS} worlds`, "worlds");
+}
+/** The rows buffer with room for `extra` more rows (amortised doubling); rows past m.count are scratch. */
+export function withRoom(m, extra) {
+    const need = (m.count + extra) * m.nVars;
+    if (need <= m.rows.length)
+        return m.rows;
+    const grown = new Uint16Array(Math.max(need, m.rows.length * 2));
+    grown.set(m.rows.subarray(0, m.count * m.nVars));
+    return grown;
+}
+//# sourceMappingURL=model.js.map

@@ -1,0 +1,386 @@
+/**
+ * @module hd/kg/service — KnowledgeGraphs: tenant-scoped named graphs under <data>/tenants/<tenant>/hd/kg/<name>/,
+ * each a graph.json (seed) plus a WAL of fact add/delete frames and a checkpoint (snapshot.hdks: facts, object
+ * rows and counters as of a WAL position). Opening loads the snapshot and replays only the later frames.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import { basename, join, relative } from "node:path";
+import { lockDir, writeDurable } from "../../engine/collection-files.js";
+import { SvcError } from "../../errors.js";
+import { parseStoredJson } from "../../safe-values.js";
+import { reportDamage, reportWalLosses } from "../../store/damage.js";
+import { quarantineAndRewrite, tenantStoreDirs } from "../../store/salvage-json.js";
+import { fsyncDir } from "../../store/scan.js";
+import { Wal } from "../../store/wal.js";
+import { Graph } from "./graph.js";
+import { decodeHdkg, encodeHdkg } from "./hdkg-file.js";
+import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FILE } from "./snapshot.js";
+import { KG_DEFAULT_SEED } from "./vectors.js";
+/** WAL frame types: body {f: [relation, subject, object][]}. */
+const FRAME_ADD = 1;
+const FRAME_DELETE = 2;
+export const MAX_FACTS_PER_REQUEST = 10_000;
+const MAX_NAME_BYTES = 512;
+const GRAPH_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** Default WAL bytes between checkpoints: 1 MiB of add frames is ~35k facts, ~3.5 s of replay after a crash. */
+export const KG_CHECKPOINT_BYTES = 1024 * 1024;
+export class KnowledgeGraphs {
+    dataDir;
+    kernels;
+    durability;
+    checkpointBytes;
+    graphs = new Map();
+    closed = false;
+    /** checkpointBytes: WAL bytes after which a write also checkpoints the graph (default 1 MiB); close checkpoints too. */
+    constructor(dataDir, opts) {
+        this.dataDir = dataDir;
+        this.kernels = opts.kernels;
+        this.durability = opts.durability;
+        this.checkpointBytes = opts.checkpointBytes ?? KG_CHECKPOINT_BYTES;
+    }
+    /** Add facts (the graph is created by its first facts); returns {added, relations: relations touched}. */
+    async addFacts(tenant, name, input) {
+        checkGraphName(name);
+        const facts = parseFacts(input);
+        const g = (await this.open(tenant, name, true));
+        return this.write(g, async () => {
+            const added = g.graph.add(facts);
+            // Logged after applying (add dedupes); a failed append is undone exactly before the error surfaces.
+            if (added.length > 0)
+                await g.wal.append(FRAME_ADD, { f: added.map((f) => [f.relation, f.subject, f.object]) }).catch((err) => {
+                    g.graph.delete(added);
+                    throw err;
+                });
+            return { added: added.length, relations: [...new Set(facts.map((f) => f.relation))] };
+        });
+    }
+    /** delete_fact: subtract present facts exactly; returns {deleted}. */
+    async deleteFacts(tenant, name, input) {
+        checkGraphName(name);
+        const facts = parseFacts(input);
+        const g = await this.mustOpen(tenant, name);
+        return this.write(g, async () => {
+            const removed = g.graph.delete(facts);
+            if (removed.length > 0)
+                await g.wal.append(FRAME_DELETE, { f: removed.map((f) => [f.relation, f.subject, f.object]) }).catch((err) => {
+                    g.graph.add(removed);
+                    throw err;
+                });
+            return { deleted: removed.length };
+        });
+    }
+    async query(tenant, name, input) {
+        checkGraphName(name);
+        const body = asObject(input);
+        const subject = checkEntity(body.subject, "subject");
+        const relation = checkEntity(body.relation, "relation");
+        const g = await this.mustOpen(tenant, name);
+        const { object, confidence } = g.graph.query(subject, relation);
+        return { object, confidence };
+    }
+    async stats(tenant, name) {
+        checkGraphName(name);
+        const g = await this.mustOpen(tenant, name);
+        return { name, ...g.graph.stats() };
+    }
+    async export(tenant, name) {
+        checkGraphName(name);
+        const g = await this.mustOpen(tenant, name);
+        return encodeHdkg(g.graph.snapshot());
+    }
+    /** Replace the graph (created if absent) by the content of a .hdkg file. */
+    async import(tenant, name, data) {
+        checkGraphName(name);
+        const file = checkHdkg(data);
+        const facts = [];
+        for (const r of file.relations)
+            for (const [s, o] of r.facts)
+                facts.push({ relation: r.name, subject: s, object: o });
+        await this.drop(tenant, name, false);
+        const g = (await this.open(tenant, name, true, file.seed));
+        return this.write(g, async () => {
+            const added = g.graph.add(facts);
+            for (let i = 0; i < added.length; i += MAX_FACTS_PER_REQUEST) {
+                await g.wal.append(FRAME_ADD, { f: added.slice(i, i + MAX_FACTS_PER_REQUEST).map((f) => [f.relation, f.subject, f.object]) });
+            }
+            return { imported: added.length, relations: file.relations.length };
+        });
+    }
+    /** The tenant's graph names, sorted (what a schema 2 .svc export carries). */
+    names(tenant) {
+        const dir = join(this.dataDir, "tenants", tenant, "hd", "kg");
+        if (!existsSync(dir))
+            return [];
+        return readdirSync(dir, { withFileTypes: true })
+            .filter((d) => d.isDirectory() && GRAPH_NAME.test(d.name) && existsSync(join(dir, d.name, "graph.json")))
+            .map((d) => d.name)
+            .sort();
+    }
+    /** Drop a graph: its files and memory. 404 when there is none. */
+    async delete(tenant, name) {
+        checkGraphName(name);
+        await this.drop(tenant, name, true);
+        return { deleted: true };
+    }
+    async close() {
+        this.closed = true;
+        const all = [...this.graphs.values()];
+        this.graphs.clear();
+        for (const p of all) {
+            const g = await p.catch(() => null);
+            if (g === null || g.dropped)
+                continue;
+            await g.chain.catch(() => undefined);
+            if (g.pending > 0)
+                await this.checkpoint(g).catch(() => undefined);
+            await g.wal.close().catch(() => undefined);
+            rmSync(join(g.dir, "LOCK"), { force: true });
+            g.graph.dispose();
+        }
+    }
+    dirOf(tenant, name) {
+        return join(this.dataDir, "tenants", tenant, "hd", "kg", name);
+    }
+    async mustOpen(tenant, name) {
+        const g = await this.open(tenant, name, false);
+        if (g === null)
+            throw new SvcError("E_NOT_FOUND", `no knowledge graph '${name}'`, { field: "name" });
+        return g;
+    }
+    open(tenant, name, create, seed = KG_DEFAULT_SEED) {
+        if (this.closed)
+            return Promise.reject(new SvcError("E_CLOSED", "the knowledge graph service is closed"));
+        const id = `${tenant}\u0000${name}`;
+        const cached = this.graphs.get(id);
+        if (cached !== undefined) {
+            return cached.then(async (g) => {
+                if (g !== null && !g.dropped)
+                    return g;
+                if (!create)
+                    return null;
+                if (g !== null)
+                    await g.chain.catch(() => undefined); // its drop finishes before the graph is made anew
+                if (this.graphs.get(id) === cached)
+                    this.graphs.delete(id);
+                return this.open(tenant, name, create, seed);
+            });
+        }
+        const p = this.load(this.dirOf(tenant, name), create, seed);
+        this.graphs.set(id, p);
+        // A damaged graph stays offline (cached, reported once); other failures are retried on the next call.
+        p.catch((e) => (e instanceof SvcError && e.code === "E_STORE_OFFLINE" ? undefined : this.graphs.delete(id)));
+        return p;
+    }
+    async load(dir, create, seed) {
+        const meta = join(dir, "graph.json");
+        if (!existsSync(meta)) {
+            if (!create)
+                return null;
+            mkdirSync(dir, { recursive: true });
+            const tmp = `${meta}.tmp`;
+            await writeDurable(tmp, Buffer.from(JSON.stringify({ version: 1, seed: seed >>> 0 })));
+            await rename(tmp, meta);
+            await fsyncDir(dir);
+        }
+        const store = `kg:${relative(join(this.dataDir, "tenants"), dir).replace("/hd/kg/", "/")}`;
+        const offline = (file, why) => {
+            reportDamage({ store, file: relative(this.dataDir, file), kind: "unreadable", dropped: 0, offline: true, detail: `${why}; the graph is offline (503 E_STORE_OFFLINE) until \`svc repair\` or a restore` });
+            return new SvcError("E_STORE_OFFLINE", `knowledge graph '${basename(dir)}' is damaged and offline: ${why}`, { field: "name" });
+        };
+        const conf = readGraphConf(meta);
+        if (conf instanceof Error)
+            throw offline(meta, conf.message);
+        lockDir(dir);
+        const graph = new Graph(this.kernels, conf.seed);
+        try {
+            const snapPath = join(dir, SNAPSHOT_FILE);
+            let from;
+            if (existsSync(snapPath)) {
+                let snap;
+                try {
+                    snap = decodeSnapshot(readFileSync(snapPath), snapPath);
+                }
+                catch (e) {
+                    throw offline(snapPath, e instanceof Error ? e.message : String(e));
+                }
+                if (snap.graph.seed !== conf.seed >>> 0)
+                    throw offline(snapPath, `snapshot has seed ${snap.graph.seed}, graph.json has ${conf.seed}`);
+                graph.restore(snap.graph, snap.objects, snap.counters);
+                from = snap.wal;
+            }
+            let pending = 0;
+            const { wal, report } = await Wal.open(join(dir, "wal"), {
+                durability: this.durability,
+                from,
+                salvage: true,
+                onFrame: (f) => {
+                    if (f.end.segment === f.start.segment)
+                        pending += f.end.offset - f.start.offset;
+                    const rows = f.body.f;
+                    const facts = rows.map(([relation, subject, object]) => ({ relation, subject, object }));
+                    if (f.type === FRAME_ADD)
+                        graph.add(facts);
+                    else if (f.type === FRAME_DELETE)
+                        graph.delete(facts);
+                },
+            });
+            reportWalLosses(store, this.dataDir, report);
+            return { graph, wal, dir, chain: Promise.resolve(), pending, unrepaired: report.damaged.some((d) => !d.beforeFrom), dropped: false };
+        }
+        catch (err) {
+            graph.dispose();
+            rmSync(join(dir, "LOCK"), { force: true });
+            throw err;
+        }
+    }
+    /** Run a write in the graph's chain; once checkpointBytes of WAL have accumulated, checkpoint after it. */
+    write(g, run) {
+        const next = g.chain.then(async () => {
+            if (g.dropped)
+                throw new SvcError("E_NOT_FOUND", "the knowledge graph was deleted", { field: "name" });
+            const before = g.wal.stats.bytes;
+            const out = await run();
+            g.pending += g.wal.stats.bytes - before;
+            if (g.pending >= this.checkpointBytes)
+                await this.checkpoint(g);
+            return out;
+        });
+        g.chain = next.catch(() => undefined);
+        return next;
+    }
+    /**
+     * Write snapshot.hdks atomically (temp file, fdatasync, rename, fsync dir) as of the WAL's current position,
+     * then drop the WAL segments it covers. Runs inside the graph's chain (or after it, on close), so the graph
+     * holds exactly the frames up to that position. The WAL is synced first so the snapshot never runs ahead of it.
+     */
+    async checkpoint(g) {
+        if (g.unrepaired)
+            return g.wal.sync();
+        const pos = g.wal.position;
+        await g.wal.sync();
+        const snap = g.graph.snapshot();
+        const counters = snap.relations.map((r) => g.graph.counters(r.name));
+        const bytes = encodeSnapshot({ wal: pos, graph: snap, objects: g.graph.objectNames(), counters });
+        const path = join(g.dir, SNAPSHOT_FILE);
+        const tmp = `${path}.tmp`;
+        await writeDurable(tmp, bytes);
+        await rename(tmp, path);
+        await fsyncDir(g.dir);
+        g.pending = 0;
+        await g.wal.dropBefore(pos);
+    }
+    async drop(tenant, name, mustExist) {
+        const id = `${tenant}\u0000${name}`;
+        const g = await this.open(tenant, name, false);
+        if (g === null) {
+            if (mustExist)
+                throw new SvcError("E_NOT_FOUND", `no knowledge graph '${name}'`, { field: "name" });
+            return;
+        }
+        // Marked at once, so a concurrent drop finds nothing and a concurrent write answers 404; the
+        // entry stays cached (reading as absent) until the files are gone, so no open reads them meanwhile.
+        g.dropped = true;
+        const cached = this.graphs.get(id);
+        const done = g.chain.then(async () => {
+            await g.wal.close().catch(() => undefined);
+            g.graph.dispose();
+            await rm(g.dir, { recursive: true, force: true });
+        });
+        g.chain = done.catch(() => undefined);
+        await done;
+        if (this.graphs.get(id) === cached)
+            this.graphs.delete(id);
+    }
+}
+/** graph.json's seed, or why it cannot be read. */
+function readGraphConf(path) {
+    try {
+        const conf = parseStoredJson(readFileSync(path, "utf8"));
+        if (typeof conf !== "object" || conf === null || !Number.isSafeInteger(conf.seed))
+            return new Error(`${path} has no integer seed`);
+        return conf;
+    }
+    catch (e) {
+        return new Error(`${path} is not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+    }
+}
+/**
+ * `svc repair` of every knowledge graph's files under `<dataDir>/tenants` (their WALs are repaired
+ * as WALs): an unreadable graph.json is rewritten from the snapshot's seed; an unreadable snapshot
+ * holds facts nothing else has, so it is left for a restore (.hdkg export or backup).
+ */
+export function repairKnowledgeGraphs(dataDir) {
+    const out = [];
+    for (const { tenant: t, name, dir } of tenantStoreDirs(dataDir, "hd", "kg")) {
+        const meta = join(dir, "graph.json");
+        const store = `kg:${t}/${name}`;
+        const snapPath = join(dir, SNAPSHOT_FILE);
+        let snap = null;
+        if (existsSync(snapPath)) {
+            try {
+                snap = decodeSnapshot(readFileSync(snapPath), snapPath);
+            }
+            catch (e) {
+                snap = e instanceof Error ? e : new Error(String(e));
+            }
+        }
+        if (snap instanceof Error)
+            out.push({ store, file: relative(dataDir, snapPath), action: "refused", kept: 0, dropped: 0, detail: `${snap.message}` });
+        if (!existsSync(meta))
+            continue;
+        const conf = readGraphConf(meta);
+        if (!(conf instanceof Error))
+            continue;
+        if (snap === null || snap instanceof Error) {
+            out.push({ store, file: relative(dataDir, meta), action: "refused", kept: 0, dropped: 0, detail: `${conf.message}; no readable snapshot holds the seed: restore the graph from an .hdkg export` });
+            continue;
+        }
+        const backup = quarantineAndRewrite(meta, JSON.stringify({ version: 1, seed: snap.graph.seed }));
+        out.push({ store, file: relative(dataDir, meta), action: "rewritten", kept: 1, dropped: 0, backup, detail: `${conf.message}; seed ${snap.graph.seed} taken from the snapshot` });
+    }
+    return out;
+}
+function asObject(input) {
+    if (typeof input !== "object" || input === null || Array.isArray(input))
+        throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
+    return input;
+}
+export function checkGraphName(name) {
+    if (typeof name !== "string" || !GRAPH_NAME.test(name)) {
+        throw new SvcError("E_BAD_REQUEST", "graph name must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit", { field: "name" });
+    }
+}
+/** Decode a .hdkg file and check every name in it as the API would: what import() accepts. */
+export function checkHdkg(data) {
+    const file = decodeHdkg(data);
+    for (const r of file.relations) {
+        checkEntity(r.name, "relation");
+        for (const [s, o] of r.facts) {
+            checkEntity(s, "subject");
+            checkEntity(o, "object");
+        }
+    }
+    return file;
+}
+function checkEntity(v, field) {
+    if (typeof v !== "string" || v.length === 0)
+        throw new SvcError("E_BAD_REQUEST", `${field} must be a non-empty string`, { field });
+    if (Buffer.byteLength(v) > MAX_NAME_BYTES)
+        throw new SvcError("E_BAD_REQUEST", `${field} is longer than ${MAX_NAME_BYTES} bytes`, { field });
+    return v;
+}
+function parseFacts(input) {
+    const facts = asObject(input).facts;
+    if (!Array.isArray(facts) || facts.length === 0)
+        throw new SvcError("E_BAD_REQUEST", "facts must be a non-empty array of {subject, relation, object}", { field: "facts" });
+    if (facts.length > MAX_FACTS_PER_REQUEST)
+        throw new SvcError("E_BAD_REQUEST", `at most ${MAX_FACTS_PER_REQUEST} facts per request, got ${facts.length}`, { field: "facts" });
+    return facts.map((f, i) => {
+        if (typeof f !== "object" || f === null || Array.isArray(f))
+            throw new SvcError("E_BAD_REQUEST", `facts[${i}] must be an object`, { field: `facts[${i}]` });
+        const o = f;
+        return { subject: checkEntity(o.subject, `facts[${i}].subject`), relation: checkEntity(o.relation, `facts[${i}].relation`), object: checkEntity(o.object, `facts[${i}].object`) };
+    });
+}
+//# sourceMappingURL=service.js.map

@@ -1,0 +1,80 @@
+import { SvcError } from "../errors.js";
+export const LOCAL_PRINCIPAL = { tenant: "local", admin: true, keyId: null };
+/** The key sent, or null. */
+export function presentedKey(c) {
+    return c.apiKey || /^bearer\s+(.+)$/i.exec(c.authorization)?.[1]?.trim() || null;
+}
+/** Resolve the caller of `auth`-level operations; throws E_AUTH (401) / E_FORBIDDEN (403). */
+export function authenticate(auth, c, keys, authOn) {
+    if (auth === "none" || !authOn)
+        return LOCAL_PRINCIPAL;
+    const key = presentedKey(c);
+    if (!key)
+        throw new SvcError("E_AUTH", "missing API key: send it as 'Api-Key: <key>' or 'Authorization: Bearer <key>'", { field: "api-key" });
+    const p = keys.authenticate(key);
+    if (p === null)
+        throw new SvcError("E_AUTH", "unknown or revoked API key", { field: "api-key" });
+    if (auth === "admin" && !p.admin)
+        throw new SvcError("E_FORBIDDEN", "this operation needs an admin key", { field: "api-key" });
+    return p;
+}
+/**
+ * Run an authenticated request. A metered route (non-admin caller) first reserves its price bound in the
+ * tenant's wallet (`route.usageBound`, else the bare request price; 402 E_WALLET_EMPTY when it does not fit),
+ * then runs the handler and settles to the actual usage, or releases the hold when the handler throws.
+ * A write's reply waits for its charge to be durable; a read's does not (`Route.readOnly`).
+ */
+export async function execute(route, ctx, deps) {
+    refuseNullBody(route, ctx.body);
+    refuseUnknownFields(route, ctx.body);
+    const metered = route.meter !== undefined && !ctx.principal.admin;
+    const hold = metered ? await deps.wallets.reserve(ctx.principal.tenant, route.meter, (await route.usageBound?.(ctx)) ?? {}) : null;
+    let reply;
+    try {
+        reply = await route.handle(ctx);
+    }
+    catch (err) {
+        if (hold)
+            await deps.wallets.release(hold);
+        throw err;
+    }
+    if (hold) {
+        const charged = deps.wallets.settle(hold, route.meter, ctx.usage);
+        // A write's charge is durable before its reply, as the write is. A read leaves nothing behind that
+        // could outlive its charge: the charge leaves the balance now (no later request can spend it) and the
+        // ledger's next group commit, right after the reply, makes it durable; a crash in between forgets it,
+        // in the tenant's favour. This saves a read the fdatasync (0.2-0.5 ms of a ~0.5 ms query).
+        if (route.method === "get" || route.readOnly)
+            charged.catch(() => deps.metrics.chargeLost());
+        else
+            await charged;
+    }
+    deps.metrics.usage(ctx.usage);
+    return reply;
+}
+/**
+ * A JSON `null` body is a body, not an absent one: where the route takes an object it is 400 naming
+ * `body` (a handler reading `ctx.body ?? {}` would otherwise take it for no body and answer 200).
+ */
+export function refuseNullBody(route, body) {
+    if (body === null && !route.rawBody && route.requestBody?.type === "object")
+        throw new SvcError("E_BAD_REQUEST", "the body must be an object, not null", { field: "body" });
+}
+/**
+ * The one rule for unknown fields, on every route whose request body schema lists its
+ * properties (REST and MCP alike): a top-level field the schema does not name is refused with
+ * 400 naming it, so a misspelt option never silently does nothing. Nested free-form objects
+ * (metadata, spec, tags, helper arguments) are not checked here.
+ */
+export function refuseUnknownFields(route, body) {
+    const props = route.rawBody ? undefined : route.requestBody?.properties;
+    if (props === undefined || route.requestBody?.additionalProperties !== undefined)
+        return;
+    if (typeof body !== "object" || body === null || Array.isArray(body) || Buffer.isBuffer(body))
+        return;
+    for (const k of Object.keys(body)) {
+        if (!Object.hasOwn(props, k))
+            throw new SvcError("E_BAD_REQUEST", `unknown field '${k}'; this operation takes ${Object.keys(props).join(", ")}`, { field: k });
+    }
+}
+//# sourceMappingURL=invoke.js.map

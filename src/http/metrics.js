@@ -1,0 +1,184 @@
+/**
+ * @module metrics — Prometheus metrics of one server: requests by method, route and status, latency, bytes, vectors written
+ * and scanned; the domain's own: WAL fdatasync latency, compaction and index-build durations (and counts), rows per index,
+ * MCP tool calls and sessions, and in cluster mode NATS publish latency, connection state and shard apply lag.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { onTiming } from "../probes.js";
+import { damageReports } from "../store/damage.js";
+/**
+ * prom-client's default gauges named *_total (a name Prometheus keeps for counters); each is the sum over the `type`
+ * label of the gauge of the same name without _total, which stays (sum(svc_nodejs_active_handles) is the total).
+ */
+const MISNAMED_DEFAULTS = ["svc_nodejs_active_resources_total", "svc_nodejs_active_handles_total", "svc_nodejs_active_requests_total"];
+/** Seconds buckets for fdatasync and NATS publish acks: 50 us .. 2.5 s. */
+const IO_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+export class HttpMetrics {
+    registry = new Registry();
+    requests = new Counter({ name: "svc_http_requests_total", help: "HTTP requests answered, by method, route (the path template, or 'unmatched') and status", labelNames: ["method", "route", "status"], registers: [this.registry] });
+    duration = new Histogram({
+        name: "svc_http_request_duration_seconds",
+        help: "Time from request to reply, by method and route",
+        labelNames: ["method", "route"],
+        buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+        registers: [this.registry],
+    });
+    bytesIn = new Counter({ name: "svc_http_request_bytes_total", help: "Request body bytes received", registers: [this.registry] });
+    bytesOut = new Counter({ name: "svc_http_response_bytes_total", help: "Response body bytes sent", registers: [this.registry] });
+    written = new Counter({ name: "svc_vectors_written_total", help: "Vectors written (upsert, update)", registers: [this.registry] });
+    scanned = new Counter({ name: "svc_vectors_scanned_total", help: "Vectors scanned by queries", registers: [this.registry] });
+    chargesLost = new Counter({ name: "svc_wallet_charges_lost_total", help: "Read charges taken from a balance whose ledger write then failed (the ledger refuses every later charge)", registers: [this.registry] });
+    toolCalls = new Counter({ name: "svc_mcp_tool_calls_total", help: "MCP tool calls over /mcp, by tool and outcome", labelNames: ["tool", "outcome"], registers: [this.registry] });
+    damage = new Gauge({
+        name: "svc_store_damage",
+        help: "Storage damage findings since start, by store, kind and whether the store is offline",
+        labelNames: ["store", "kind", "offline"],
+        registers: [this.registry],
+        collect() {
+            this.reset();
+            for (const r of damageReports())
+                this.inc({ store: r.store, kind: r.kind, offline: String(r.offline) });
+        },
+    });
+    walFsync = new Histogram({ name: "svc_wal_fsync_seconds", help: "Duration of write-ahead log fdatasyncs (every WAL of the process: indexes, records, ledger, directory)", buckets: IO_BUCKETS, registers: [this.registry] });
+    maintenance = new Histogram({
+        name: "svc_maintenance_duration_seconds",
+        help: "Partition rewrites by kind (compaction: dead rows dropped; index_build: rows regrouped by IVF list) and outcome (ok, error); _count counts them",
+        labelNames: ["kind", "outcome"],
+        buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+        registers: [this.registry],
+    });
+    natsPublish = new Histogram({ name: "svc_nats_publish_seconds", help: "Cluster mode: JetStream publishes of the replicated log until their ack, by outcome", labelNames: ["outcome"], buckets: IO_BUCKETS, registers: [this.registry] });
+    unsubscribe;
+    mcpSessions = null;
+    constructor(sources = {}) {
+        collectDefaultMetrics({ register: this.registry, prefix: "svc_" });
+        for (const name of MISNAMED_DEFAULTS)
+            this.registry.removeSingleMetric(name);
+        const { workerHeaps, sharedMemory, indexRows } = sources;
+        const self = this;
+        // Timings are process-wide (probes.ts): every WAL of this process reports to every HttpMetrics in it (one per server).
+        this.unsubscribe = onTiming((kind, seconds, ok) => {
+            if (kind === "wal_fsync")
+                this.walFsync.observe(seconds);
+            else if (kind === "nats_publish")
+                this.natsPublish.observe({ outcome: ok ? "ok" : "error" }, seconds);
+            else
+                this.maintenance.observe({ kind, outcome: ok ? "ok" : "error" }, seconds);
+        });
+        new Gauge({
+            name: "svc_pool_worker_heap_bytes",
+            help: "Scan workers' V8 heaps as each last reported: used, total (committed) and physical bytes, by worker thread",
+            labelNames: ["thread", "kind"],
+            registers: [this.registry],
+            collect() {
+                this.reset();
+                for (const h of workerHeaps?.() ?? []) {
+                    this.set({ thread: String(h.threadId), kind: "used" }, h.used);
+                    this.set({ thread: String(h.threadId), kind: "total" }, h.total);
+                    this.set({ thread: String(h.threadId), kind: "physical" }, h.physical);
+                }
+            },
+        });
+        new Gauge({
+            name: "svc_kernels_shared_memory_bytes",
+            help: "The kernels' shared WebAssembly memory: size (never shrinks) and used (live blocks)",
+            labelNames: ["kind"],
+            registers: [this.registry],
+            collect() {
+                this.reset();
+                const m = sharedMemory?.();
+                if (m === undefined)
+                    return;
+                this.set({ kind: "size" }, m.size);
+                this.set({ kind: "used" }, m.used);
+            },
+        });
+        new Gauge({
+            name: "svc_process_array_buffers_bytes",
+            help: "Bytes of ArrayBuffers and SharedArrayBuffers of the main isolate (process.memoryUsage().arrayBuffers; part of svc_nodejs_external_memory_bytes)",
+            registers: [this.registry],
+            collect() {
+                this.set(process.memoryUsage().arrayBuffers);
+            },
+        });
+        new Gauge({
+            name: "svc_index_rows",
+            help: "Live vectors per open vector index (indexes not opened since start are absent)",
+            labelNames: ["tenant", "index"],
+            registers: [this.registry],
+            async collect() {
+                this.reset();
+                for (const r of (await indexRows?.()) ?? [])
+                    this.set({ tenant: r.tenant, index: r.index }, r.rows);
+            },
+        });
+        new Gauge({
+            name: "svc_mcp_sessions",
+            help: "Open MCP sessions at /mcp (streamable HTTP)",
+            registers: [this.registry],
+            collect() {
+                this.set(self.mcpSessions?.() ?? 0);
+            },
+        });
+    }
+    /** The open MCP sessions' count, read at each scrape (the /mcp endpoint's session table). */
+    watchMcpSessions(count) {
+        this.mcpSessions = count;
+    }
+    /** Cluster mode's gauges (registered only then), read at each scrape. */
+    watchCluster(sources) {
+        new Gauge({
+            name: "svc_nats_connected",
+            help: "Cluster mode: 1 while this node's NATS connection is up, 0 while it is reconnecting or closed",
+            registers: [this.registry],
+            collect() {
+                this.set(sources.natsConnected() ? 1 : 0);
+            },
+        });
+        const applyLag = sources.applyLag;
+        if (applyLag) {
+            new Gauge({
+                name: "svc_shard_apply_lag_messages",
+                help: "Cluster mode: log messages a shard replica served here has not applied yet (stream last sequence - applied)",
+                labelNames: ["index", "shard"],
+                registers: [this.registry],
+                async collect() {
+                    this.reset();
+                    for (const r of await applyLag())
+                        this.set({ index: r.index, shard: r.shard }, r.lag);
+                },
+            });
+        }
+    }
+    /** Stop receiving process-wide timings (the server closed). */
+    close() {
+        this.unsubscribe();
+    }
+    /** `method` upper case (GET); `route` the path template (/v1/indexes/{name}) or "unmatched". */
+    observe(method, route, status, seconds, bytesIn, bytesOut) {
+        this.requests.inc({ method, route, status: String(status) });
+        this.duration.observe({ method, route }, seconds);
+        if (bytesIn)
+            this.bytesIn.inc(bytesIn);
+        if (bytesOut)
+            this.bytesOut.inc(bytesOut);
+    }
+    usage(u) {
+        if (u.written)
+            this.written.inc(u.written);
+        if (u.scanned)
+            this.scanned.inc(u.scanned);
+    }
+    /** A read's charge, settled after its reply, failed to reach the ledger. */
+    chargeLost() {
+        this.chargesLost.inc();
+    }
+    toolCall(tool, ok) {
+        this.toolCalls.inc({ tool, outcome: ok ? "ok" : "error" });
+    }
+    text() {
+        return this.registry.metrics();
+    }
+}
+//# sourceMappingURL=metrics.js.map

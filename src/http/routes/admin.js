@@ -1,0 +1,118 @@
+import { SvcError } from "../../errors.js";
+/** Largest single credit, in USD: a typo guard, not a policy. */
+export const MAX_CREDIT_USD = 1_000_000;
+const NAME_MAX = 100;
+const keyView = {
+    type: "object",
+    properties: {
+        id: { type: "string", description: "key_<hex>: the public handle (the key itself is never stored)" },
+        tenant: { type: "string" }, admin: { type: "boolean" }, name: { type: "string" },
+        createdAt: { type: "integer", description: "epoch ms" }, revokedAt: { type: ["integer", "null"], description: "epoch ms, null while live" },
+    },
+};
+const balances = {
+    type: "object",
+    properties: { balanceUsd: { type: "number" }, creditedUsd: { type: "number" }, spentUsd: { type: "number" } },
+};
+/** A key record without its hash. */
+function view(r) {
+    const { hash: _hash, ...rest } = r;
+    return rest;
+}
+function objectBody(ctx) {
+    const b = ctx.body ?? {};
+    if (typeof b !== "object" || b === null || Array.isArray(b))
+        throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
+    return b;
+}
+export function adminRoutes(deps) {
+    const tenantsWithKeys = () => new Set(deps.keys.list().map((r) => r.tenant));
+    return [
+        {
+            method: "get", path: "/v1/admin/tenants", operationId: "admin_tenants", summary: "Every tenant with its keys (ids, names, created, revoked) and wallet balances", tags: ["admin"], auth: "admin",
+            response: {
+                status: 200,
+                description: "Tenants sorted by name; wallet null for a tenant whose keys were never used",
+                schema: { type: "object", properties: { tenants: { type: "array", items: { type: "object", properties: { tenant: { type: "string" }, keys: { type: "array", items: keyView }, wallet: { oneOf: [balances, { type: "null" }] } } } } } },
+            },
+            handle() {
+                const byTenant = new Map();
+                for (const r of deps.keys.list()) {
+                    let list = byTenant.get(r.tenant);
+                    if (list === undefined)
+                        byTenant.set(r.tenant, (list = []));
+                    list.push(r);
+                }
+                const tenants = [...byTenant.keys()].sort().map((tenant) => {
+                    const w = deps.wallets.peek(tenant);
+                    return {
+                        tenant,
+                        keys: byTenant.get(tenant).sort((a, b) => a.createdAt - b.createdAt).map(view),
+                        wallet: w === null ? null : { balanceUsd: w.balanceUsd, creditedUsd: w.creditedUsd, spentUsd: w.spentUsd },
+                    };
+                });
+                return { body: { tenants } };
+            },
+        },
+        {
+            method: "post", path: "/v1/admin/keys", operationId: "admin_create_key", summary: "Issue a key; without tenant it starts a new tenant. The key is in this reply only", tags: ["admin"], auth: "admin",
+            requestBody: {
+                type: "object",
+                properties: {
+                    tenant: { type: "string", pattern: "^[a-z0-9][a-z0-9_-]{0,63}$", description: "an existing or new tenant id; omitted: a new tenant t_<hex>" },
+                    name: { type: "string", maxLength: NAME_MAX, description: "a label for the key" },
+                    admin: { type: "boolean", default: false, description: "admin keys are unmetered and may manage keys" },
+                },
+            },
+            response: { status: 201, schema: { ...keyView, properties: { ...keyView.properties, key: { type: "string", description: "the API key, shown only now" } } }, description: "The new key" },
+            async handle(ctx) {
+                const b = objectBody(ctx);
+                for (const k of Object.keys(b))
+                    if (k !== "tenant" && k !== "name" && k !== "admin")
+                        throw new SvcError("E_BAD_REQUEST", `unknown field '${k}'`, { field: k });
+                if (b.tenant !== undefined && typeof b.tenant !== "string")
+                    throw new SvcError("E_BAD_REQUEST", "tenant must be a string", { field: "tenant" });
+                if (b.name !== undefined && (typeof b.name !== "string" || b.name.length > NAME_MAX))
+                    throw new SvcError("E_BAD_REQUEST", `name must be a string of at most ${NAME_MAX} characters`, { field: "name" });
+                if (b.admin !== undefined && typeof b.admin !== "boolean")
+                    throw new SvcError("E_BAD_REQUEST", "admin must be a boolean", { field: "admin" });
+                const tenant = b.tenant === "" ? undefined : b.tenant;
+                const { key, record } = await deps.keys.create({ tenant, name: b.name, admin: b.admin });
+                return { status: 201, body: { key, ...view(record) } };
+            },
+        },
+        {
+            method: "delete", path: "/v1/admin/keys/{keyId}", operationId: "admin_revoke_key", summary: "Revoke a key (it stops working at once; the record stays, marked revoked)", tags: ["admin"], auth: "admin",
+            response: { status: 200, schema: keyView, description: "The revoked key" },
+            async handle(ctx) {
+                const id = ctx.params.keyId;
+                if (id === ctx.principal.keyId)
+                    throw new SvcError("E_CONFLICT", "this is the key making the request; revoke it with another admin key", { field: "keyId" });
+                if (!deps.keys.list().some((r) => r.id === id))
+                    throw new SvcError("E_NOT_FOUND", `no key '${id}'`, { field: "keyId" });
+                return { body: view({ ...(await deps.keys.revoke(id)), hash: "" }) };
+            },
+        },
+        {
+            method: "post", path: "/v1/admin/tenants/{tenant}/credit", operationId: "admin_credit", summary: "Add credit (USD) to a tenant's wallet", tags: ["admin"], auth: "admin",
+            requestBody: { type: "object", required: ["usd"], properties: { usd: { type: "number", exclusiveMinimum: 0, maximum: MAX_CREDIT_USD } } },
+            response: { status: 200, schema: { ...balances, properties: { tenant: { type: "string" }, ...balances.properties } }, description: "The wallet after the credit" },
+            async handle(ctx) {
+                const tenant = ctx.params.tenant;
+                const b = objectBody(ctx);
+                for (const k of Object.keys(b))
+                    if (k !== "usd")
+                        throw new SvcError("E_BAD_REQUEST", `unknown field '${k}'`, { field: k });
+                if (typeof b.usd !== "number" || !Number.isFinite(b.usd) || b.usd <= 0 || b.usd > MAX_CREDIT_USD) {
+                    throw new SvcError("E_BAD_REQUEST", `usd must be a number in (0, ${MAX_CREDIT_USD}]`, { field: "usd" });
+                }
+                if (!tenantsWithKeys().has(tenant) && deps.wallets.peek(tenant) === null)
+                    throw new SvcError("E_NOT_FOUND", `no tenant '${tenant}'`, { field: "tenant" });
+                await deps.wallets.credit(tenant, b.usd, "admin");
+                const w = deps.wallets.peek(tenant);
+                return { body: { tenant, balanceUsd: w.balanceUsd, creditedUsd: w.creditedUsd, spentUsd: w.spentUsd } };
+            },
+        },
+    ];
+}
+//# sourceMappingURL=admin.js.map

@@ -1,0 +1,274 @@
+/** @module abi — the only code that knows build/kernels.wasm: export names, pointers, layouts. */
+import { readFileSync } from "node:fs";
+import { SvcError } from "../errors.js";
+import { SharedHeap } from "./shared-heap.js";
+/** Must equal ABI_VERSION in assembly/index.ts. */
+export const ABI_VERSION = 3;
+const WASM_URL = new URL("../../build/kernels.wasm", import.meta.url);
+/** u64 lanes per row for `dimBits` bits, padded to a multiple of 128 bits. */
+export function wordsFor(dimBits) {
+    return Math.ceil(dimBits / 128) * 2;
+}
+let compiled;
+/** The compiled module, cached; it can be posted to workers. */
+export function kernelModule() {
+    compiled ??= new WebAssembly.Module(readFileSync(WASM_URL));
+    return compiled;
+}
+/** Queries per query table (one 32-byte lane group per table entry). */
+export const TABLE_QUERIES = 32;
+/** Measured: below 16 queries per block, or over few rows, 16 POPCNTs per pair beat the table. */
+const TABLE_MIN_QUERIES = 16;
+const TABLE_MIN_ROWS = 2048;
+/** Rows wider than this (2048 bits) would make the table (rowBytes x 8 KiB) outgrow L2. */
+const TABLE_MAX_ROW_BYTES = 256;
+/** Bytes of a query table plus its scratch for rows of `words` lanes (0 when the table path is never used). */
+export function queryTableBytes(words) {
+    return words * 8 <= TABLE_MAX_ROW_BYTES ? words * 8 * 8192 + 128 : 0;
+}
+/** Whether a blocked scan of nq queries over n rows should use a query table. */
+export function useQueryTable(rows, n, nq, path = "auto") {
+    if (path !== "auto")
+        return path === "table" && queryTableBytes(rows.words) > 0;
+    return nq >= TABLE_MIN_QUERIES && n >= TABLE_MIN_ROWS && queryTableBytes(rows.words) > 0;
+}
+/**
+ * Typed, validated calls into one instance. Validation happens here so a bad argument is
+ * an SvcError, never a trap inside a worker. Kernels never allocate: callers pass memory.
+ */
+export class Kernels {
+    heap;
+    x;
+    constructor(heap, exports) {
+        this.heap = heap;
+        this.x = exports;
+    }
+    /** Instantiate on `heap`'s memory (a new shared memory when omitted). */
+    static create(heap = new SharedHeap(), module = kernelModule()) {
+        const instance = new WebAssembly.Instance(module, { env: { memory: heap.memory } });
+        const x = instance.exports;
+        const found = x.abiVersion();
+        if (found !== ABI_VERSION) {
+            throw new SvcError("E_ABI", `kernels.wasm has ABI ${found}, expected ${ABI_VERSION}; run npm run build`);
+        }
+        return new Kernels(heap, x);
+    }
+    /** Copy a packed query row into shared memory, checking it is as wide as the rows; the caller releases it. */
+    putQuery(rows, bits) {
+        if (bits.byteLength !== rows.words * 8) {
+            throw new SvcError("E_DIMENSION", `query row has ${bits.byteLength} bytes, rows have ${rows.words * 8}`, { field: "vector" });
+        }
+        return this.heap.put(bits);
+    }
+    /** Top-k into `out` (k u64 slots); returns the count. For workers: no decoding. */
+    topKRaw(rows, start, end, query, k, out, variant = "fast") {
+        checkRange(rows, start, end);
+        checkK(k);
+        const f = variant === "fast" ? this.x.hammingTopK : this.x.refHammingTopK;
+        return this.guard(() => f(rows.base, rows.words, start, end, query, heapSlots(k, end - start), out));
+    }
+    topK(rows, start, end, query, k, variant = "fast") {
+        checkK(k);
+        return this.withOut(heapSlots(k, end - start), (out) => this.topKRaw(rows, start, end, query, k, out, variant));
+    }
+    /** Top-k among rows in [start, end) whose bit is set in the row bitset at `mask`, into `out`. */
+    topKMaskedRaw(rows, start, end, query, k, mask, out, variant = "fast") {
+        checkRange(rows, start, end);
+        checkK(k);
+        const f = variant === "fast" ? this.x.hammingTopKMasked : this.x.refHammingTopKMasked;
+        return this.guard(() => f(rows.base, rows.words, start, end, query, heapSlots(k, end - start), out, mask));
+    }
+    topKMasked(rows, start, end, query, k, mask, variant = "fast") {
+        checkK(k);
+        return this.withOut(heapSlots(k, end - start), (out) => this.topKMaskedRaw(rows, start, end, query, k, mask, out, variant));
+    }
+    /** Top-k among an explicit list of row ids (u32 at `list`, n of them) into `out`; returns the count. For workers. */
+    topKListRaw(rows, list, n, query, k, out, variant = "fast") {
+        checkK(k);
+        const ids = this.heap.u32(list, n);
+        for (let i = 0; i < n; i++) {
+            if (ids[i] >= rows.count)
+                throw new SvcError("E_RANGE", `candidate row ${ids[i]} is past the last row ${rows.count - 1}`, { field: "rows" });
+        }
+        const f = variant === "fast" ? this.x.hammingTopKList : this.x.refHammingTopKList;
+        return this.guard(() => f(rows.base, rows.words, list, n, query, heapSlots(k, n), out));
+    }
+    topKList(rows, list, n, query, k, variant = "fast") {
+        checkK(k);
+        return this.withOut(heapSlots(k, n), (out) => this.topKListRaw(rows, list, n, query, k, out, variant));
+    }
+    /**
+     * Blocked scan of nq queries (contiguous rows at `queries`) into nq heaps at `out`; returns
+     * the per-heap count. Given a query-table block (`table`, queryTableBytes(words) bytes),
+     * blocks of TABLE_QUERIES queries with at least TABLE_MIN_QUERIES use the table kernel;
+     * the rest use 16 POPCNTs per pair.
+     */
+    topKMultiRaw(rows, start, end, queries, nq, k, out, table = 0) {
+        checkRange(rows, start, end);
+        checkK(k);
+        const slots = heapSlots(k, end - start);
+        const rowBytes = rows.words * 8;
+        let count = 0;
+        for (let first = 0; first < nq; first += TABLE_QUERIES) {
+            const n = Math.min(TABLE_QUERIES, nq - first);
+            const q = queries + first * rowBytes;
+            const heaps = out + first * slots * 8;
+            count = this.guard(() => {
+                if (table === 0 || n < TABLE_MIN_QUERIES)
+                    return this.x.hammingTopKMulti(rows.base, rows.words, start, end, q, n, slots, heaps);
+                const scratch = table + rowBytes * 8192;
+                this.x.buildQueryTable(q, n, rowBytes, table, scratch);
+                return this.x.scanQueryTable(rows.base, rowBytes, start, end, table, n, slots, heaps, scratch);
+            });
+        }
+        return count;
+    }
+    topKMulti(rows, start, end, queries, nq, k, path = "auto") {
+        checkK(k);
+        const slots = heapSlots(k, end - start);
+        const out = this.heap.alloc(nq * slots * 8);
+        const table = useQueryTable(rows, end - start, nq, path) ? this.heap.alloc(queryTableBytes(rows.words)) : 0;
+        try {
+            const count = this.topKMultiRaw(rows, start, end, queries, nq, k, out, table);
+            return Array.from({ length: nq }, (_, j) => decodeKeys(this.heap, out + j * slots * 8, count));
+        }
+        finally {
+            this.heap.release(out);
+            if (table !== 0)
+                this.heap.release(table);
+        }
+    }
+    /**
+     * Top-k over the rows of nr ranges (u32 pairs [start, end) at `ranges`, not overlapping),
+     * optionally only rows set in the bitset at `mask`: the probed lists of an inverted file
+     * plus its fresh delta, in one heap. Ranges are checked against rows.count.
+     */
+    topKRanges(rows, ranges, nr, query, k, mask = 0) {
+        checkK(k);
+        const pairs = this.heap.u32(ranges, nr * 2);
+        let n = 0;
+        for (let i = 0; i < nr; i++) {
+            checkRange(rows, pairs[2 * i], pairs[2 * i + 1]);
+            n += pairs[2 * i + 1] - pairs[2 * i];
+        }
+        const slots = heapSlots(k, n);
+        return this.withOut(slots, (out) => this.guard(() => this.x.hammingTopKRanges(rows.base, rows.words, ranges, nr, query, slots, out, mask)));
+    }
+    /**
+     * One query's probe of an inverted file over `rows` (see IvfRef): the delta, then lists by
+     * centroid distance while the probe rule holds (assembly/ivf.ts). Optionally only rows set
+     * in the bitset at `mask`. Returns the top-k and the lists scanned.
+     */
+    ivfProbe(rows, ivf, query, k, probe, mask = 0) {
+        checkK(k);
+        const cap = Math.max(1, Math.min(ivf.lists, Math.floor(probe.cap)));
+        const slots = heapSlots(k, rows.count);
+        const out = this.heap.alloc(slots * 8 + cap * 8 + 8);
+        try {
+            const count = this.ivfProbeRaw(rows, ivf, query, k, { ...probe, cap }, mask, out, out + slots * 8, out + slots * 8 + cap * 8);
+            return { top: decodeKeys(this.heap, out, count), probed: this.heap.u32(out + slots * 8 + cap * 8, 1)[0] };
+        }
+        finally {
+            this.heap.release(out);
+        }
+    }
+    /**
+     * ivfProbe for workers: no allocation. `out` has room for heapSlots(k, rows.count) keys,
+     * `scratch` for cap keys and `info` for one u32 (lists probed). Returns the key count.
+     */
+    ivfProbeRaw(rows, ivf, query, k, probe, mask, out, scratch, info) {
+        checkK(k);
+        if (ivf.indexedRows > rows.count || ivf.lists < 1)
+            throw new SvcError("E_RANGE", `index covers ${ivf.indexedRows} rows of ${rows.count}`, { field: "rows" });
+        const cap = Math.max(1, Math.min(ivf.lists, Math.floor(probe.cap)));
+        return this.guard(() => this.x.ivfProbe(rows.base, rows.words, rows.count, ivf.centroids, ivf.lists, ivf.offsets, ivf.radii, ivf.indexedRows, query, heapSlots(k, rows.count), out, mask, Math.max(0, Math.floor(probe.minProbe)), cap, Math.max(0, Math.floor(probe.slack)), scratch, info));
+    }
+    /** Nearest of `nc` centroids (rows of the same width at `centroids`) for rows [start, end): u32 indexes into out, distances into dists (0: none). */
+    nearestCentroids(rows, start, end, centroids, nc, out, dists = 0) {
+        checkRange(rows, start, end);
+        if (!Number.isInteger(nc) || nc < 1)
+            throw new SvcError("E_RANGE", `need at least one centroid, got ${nc}`, { field: "centroids" });
+        this.x.nearestCentroids(rows.base, rows.words, start, end, centroids, nc, out, dists);
+    }
+    hamming(a, b, words, variant = "fast") {
+        return (variant === "fast" ? this.x.hamming : this.x.refDistance)(a, b, words) >>> 0;
+    }
+    bind(a, b, out, words, variant = "fast") {
+        (variant === "fast" ? this.x.bind : this.x.refBind)(a, b, out, words);
+    }
+    /** counters (dim i32) += weight * bipolar(row); weight -1 removes an added row. */
+    bundleAdd(counters, row, dim, weight = 1, variant = "fast") {
+        (variant === "fast" ? this.x.bundleAdd : this.x.refBundleAdd)(counters, row, dim, weight | 0);
+    }
+    /** Majority bits from counters; ties take the bit of the seeded tie row. */
+    bundleThreshold(counters, dim, tie, out, variant = "fast") {
+        (variant === "fast" ? this.x.bundleThreshold : this.x.refBundleThreshold)(counters, dim, tie, out, wordsFor(dim));
+    }
+    /** Encode n vectors (f32 at src) to rows at out; NaN/Infinity is an SvcError naming the vector. */
+    encode(src, n, dim, rotation, out, normOut = 0) {
+        const bad = this.x.encodeF32(src, n, dim, rotation.P, rotation.signs, rotation.scratch, out, wordsFor(dim), normOut);
+        if (bad >= 0)
+            throw new SvcError("E_NON_FINITE", `vector ${bad} holds NaN or Infinity`, { field: `vectors[${bad}].values` });
+    }
+    /** Dense O(P^2) reference of encode for one vector; rotated receives P f64, tmp is P f64 scratch. */
+    encodeReference(src, dim, rotation, rotated, tmp, out) {
+        return this.x.refEncodeF32(src, dim, rotation.P, rotation.signs, rotated, tmp, out, wordsFor(dim)) === 0;
+    }
+    /**
+     * Asymmetric estimates (src/engine/estimate.ts) of the n rows whose u32 ids are at `list`: f64 scores at out,
+     * from the per-byte lookup table at `table` (rowBytes x 32 f32). Ids must be < rows.count (the caller's candidates).
+     */
+    asymScores(rows, list, n, table, out) {
+        this.x.asymScores(rows.base, rows.words * 8, list, n, table, out);
+    }
+    /** f64 at out: the dot product of the dim f32 at q and x, then x's squared norm (f64 accumulation, same bits either variant). */
+    dotNorm(q, x, dim, out, variant = "fast") {
+        (variant === "fast" ? this.x.dotNorm : this.x.refDotNorm)(q, x, dim, out);
+    }
+    /** Stream-read rows [0, count) once (two streams, no compute); the scan's memory ceiling. */
+    readProbe(rows) {
+        this.x.readProbe(rows.base, rows.count * rows.words * 8);
+    }
+    withOut(k, run) {
+        const out = this.heap.alloc(k * 8);
+        try {
+            return decodeKeys(this.heap, out, run(out));
+        }
+        finally {
+            this.heap.release(out);
+        }
+    }
+    guard(run) {
+        try {
+            return run();
+        }
+        catch (err) {
+            throw new SvcError("E_KERNEL", `kernel trapped: ${err.message}`, { cause: err });
+        }
+    }
+}
+/** Decode `count` ascending u64 keys (dist << 32 | row) at ptr. */
+export function decodeKeys(heap, ptr, count) {
+    const lanes = heap.u32(ptr, count * 2);
+    const rows = new Uint32Array(count);
+    const dists = new Uint32Array(count);
+    for (let i = 0; i < count; i++) {
+        rows[i] = lanes[2 * i];
+        dists[i] = lanes[2 * i + 1];
+    }
+    return { rows, dists };
+}
+/** Heap capacity for top-k over n candidates: never more slots than candidates (and at least 1). */
+export function heapSlots(k, n) {
+    return Math.max(1, Math.min(k, n));
+}
+export function checkK(k) {
+    if (!Number.isInteger(k) || k <= 0 || k > 0x7fffffff)
+        throw new SvcError("E_TOP_K", `topK must be a positive integer, got ${k}`, { field: "topK" });
+}
+function checkRange(rows, start, end) {
+    if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > rows.count || start > end) {
+        throw new SvcError("E_RANGE", `row range [${start}, ${end}) is outside [0, ${rows.count})`, { field: "range" });
+    }
+}
+//# sourceMappingURL=abi.js.map

@@ -1,0 +1,143 @@
+/** @module mcp/server — an MCP server (official SDK, low-level Server) over the catalog; both transports build theirs here. */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { SvcError } from "../errors.js";
+import { checkValue } from "../safe-values.js";
+import { VERSION } from "../version.js";
+import { CATALOG, GROUPS, RENAMED, selectTools } from "../tools/catalog.js";
+import { ToolError } from "../tools/tool.js";
+const byName = new Map(CATALOG.map((t) => [t.name, t]));
+/** JSON Schemas of the catalog, converted once. */
+const described = new Map(CATALOG.map((t) => [t.name, describe(t)]));
+/**
+ * One tool as tools/list shows it. The JSON Schemas lose only what says nothing: `$schema`, the
+ * `additionalProperties: {}` zod writes on every open object (JSON Schema's default) and the safe-integer
+ * bounds it writes on every integer; a shape an output repeats is written once (`$defs`). The title is the
+ * tool's own (annotations.title, its older place, would repeat it).
+ */
+function describe(t) {
+    const schema = (s, io) => {
+        const { $schema: _, ...rest } = z.toJSONSchema(s, { io, unrepresentable: "any", reused: io === "output" ? "ref" : "inline" });
+        return withoutNoise(rest);
+    };
+    return { name: t.name, title: t.title, description: t.description, inputSchema: schema(t.input, "input"), outputSchema: schema(t.output, "output"), annotations: t.annotations };
+}
+/** A copy of a JSON Schema without `additionalProperties: {}` (an open object is the default) and without integer bounds at ±(2^53 - 1). */
+function withoutNoise(v) {
+    if (Array.isArray(v))
+        return v.map(withoutNoise);
+    if (typeof v !== "object" || v === null)
+        return v;
+    const out = {};
+    for (const [k, x] of Object.entries(v)) {
+        if (k === "additionalProperties" && typeof x === "object" && x !== null && !Array.isArray(x) && Object.keys(x).length === 0)
+            continue;
+        if ((k === "minimum" && x === Number.MIN_SAFE_INTEGER) || (k === "maximum" && x === Number.MAX_SAFE_INTEGER))
+            continue;
+        out[k] = withoutNoise(x);
+    }
+    return out;
+}
+export function mcpServer(api, opts) {
+    const server = new Server({ name: "svc", title: "svc memory substrate", version: VERSION }, { capabilities: { tools: { listChanged: false }, resources: {} } });
+    const served = new Set(opts.tools ?? selectTools(undefined));
+    serveResources(server, api, { records: GROUPS.records.some((t) => served.has(t)), indexes: GROUPS.indexes.some((t) => served.has(t)) });
+    const listed = CATALOG.filter((t) => served.has(t) && (opts.keyed || t.access === "public")).map((t) => described.get(t.name));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+    server.setRequestHandler(CallToolRequestSchema, async (req) => {
+        const name = req.params.name;
+        const tool = byName.get(name);
+        if (!tool || !served.has(tool)) {
+            const hint = tool ? "it is not in this session's tool set (--tools / ?tools=)" : Object.hasOwn(RENAMED, name) ? `it is now ${RENAMED[name]}` : "tools/list names them";
+            throw new McpError(ErrorCode.InvalidParams, `unknown tool '${name}'; ${hint}`);
+        }
+        const t0 = performance.now();
+        const result = await callTool(tool, req.params.arguments ?? {}, api, opts);
+        opts.onCall?.(tool.name, !result.isError, performance.now() - t0);
+        return result;
+    });
+    return server;
+}
+const RECORDS_URI = "svc://records/";
+const INDEXES_URI = "svc://indexes/";
+/**
+ * Resources, for a client's listing of what the key holds: each records namespace (svc://records/<ns>, read: its
+ * statistics) and each vector index (svc://indexes/<name>, read: its description and vector counts), when the
+ * session serves the records or indexes tools. Read through the same REST operations (metered as they are).
+ */
+function serveResources(server, api, groups) {
+    const body = async (op, args) => (await api.call(op, { args })).body;
+    server.setRequestHandler(ListResourcesRequestSchema, async () => {
+        const resources = [];
+        try {
+            if (groups.records) {
+                for (const n of (await body("records_namespaces")).namespaces) {
+                    resources.push({ uri: RECORDS_URI + encodeURIComponent(n.namespace), name: `records/${n.namespace}`, title: `Records namespace ${n.namespace}`, description: `${n.count} records; read: count per kind, oldest and newest ts`, mimeType: "application/json" });
+                }
+            }
+            if (groups.indexes) {
+                for (const i of (await body("list_indexes")).indexes) {
+                    resources.push({ uri: INDEXES_URI + encodeURIComponent(i.name), name: `indexes/${i.name}`, title: `Vector index ${i.name}`, description: `${i.dimension}-d vector index; read: its description and vector counts per namespace`, mimeType: "application/json" });
+                }
+            }
+        }
+        catch (err) {
+            if (!(err instanceof ToolError))
+                throw err;
+            return { resources: [] }; // no key (E_AUTH), or nothing readable: nothing to list
+        }
+        return { resources };
+    });
+    server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+        const uri = req.params.uri;
+        let text;
+        try {
+            if (groups.records && uri.startsWith(RECORDS_URI))
+                text = { namespace: decodeURIComponent(uri.slice(RECORDS_URI.length)), ...(await body("records_stats", { ns: decodeURIComponent(uri.slice(RECORDS_URI.length)) })) };
+            else if (groups.indexes && uri.startsWith(INDEXES_URI)) {
+                const name = decodeURIComponent(uri.slice(INDEXES_URI.length));
+                text = { ...(await body("describe_index", { name })), stats: await body("describe_index_stats_get", { name }) };
+            }
+            else
+                throw new McpError(ErrorCode.InvalidParams, `unknown resource '${uri}'; resources/list names them`);
+        }
+        catch (err) {
+            if (err instanceof ToolError)
+                throw new McpError(ErrorCode.InvalidParams, `${uri}: ${err.code}: ${err.message}`);
+            throw err;
+        }
+        return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(text) }] };
+    });
+}
+async function callTool(tool, args, api, opts) {
+    try {
+        checkValue(args, "arguments");
+    }
+    catch (err) {
+        if (!(err instanceof SvcError))
+            throw err;
+        return failure(new ToolError(err.code, err.message, err.field));
+    }
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const field = issue.path.join(".") || "arguments";
+        return failure(new ToolError("E_BAD_REQUEST", `${field}: ${issue.message}`, field));
+    }
+    try {
+        const out = await tool.run(parsed.data, api);
+        return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
+    }
+    catch (err) {
+        if (err instanceof ToolError)
+            return failure(err);
+        opts.onError?.(tool.name, err);
+        return failure(new ToolError("E_INTERNAL", "internal error; see the server log"));
+    }
+}
+/** A handler's error as a tool result: isError, with the REST error body as text. */
+function failure(e) {
+    return { isError: true, content: [{ type: "text", text: JSON.stringify({ error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) } }) }] };
+}
+//# sourceMappingURL=server.js.map

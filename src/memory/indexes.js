@@ -1,0 +1,302 @@
+/** @module indexes — named vector indexes per tenant: each is one durable Collection under <data>/tenants/<tenant>/indexes/<name>. */
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { Collection } from "../engine/collection.js";
+import { loadConfig, writeDurable } from "../engine/collection-files.js";
+import { SvcError } from "../errors.js";
+import { parseStoredJson } from "../safe-values.js";
+import { fsyncDir } from "../store/scan.js";
+import { CollectionIndex, EXPIRES_AT } from "./vector-index.js";
+export { EXPIRES_AT } from "./vector-index.js";
+export const INDEX_NAME_RE = /^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/;
+export const MAX_DIMENSION = 20_000;
+/** How an index ranks (search.ts `Scoring`): cosine and dotproduct larger first, euclidean (squared distance) smaller first. Stored in index.json. */
+export const METRICS = ["cosine", "dotproduct", "euclidean"];
+/** Expired vectors of open indexes are deleted this often (reads hide them at once). */
+export const SWEEP_MS = 60_000;
+/** Folder-name prefixes of half-made creates and unfinished deletes; removed when the tenant is next read. */
+const CREATING = ".creating-";
+const DELETED = ".deleted-";
+/**
+ * Tenants never see each other's indexes: every call takes the tenant, and a name is looked
+ * up only inside that tenant's folder (another tenant's index is "not found").
+ *
+ * Lifecycle: create, configure and delete of one name run one at a time (a chain per name).
+ * A create builds the folder under a dot-name (collection.json, index.json) and renames it into
+ * place; a delete takes the name out of the listing (new requests get 404), waits for the
+ * requests already using the collection, closes it (which stops a background compaction or
+ * index build and checkpoints), renames the folder to a dot-name and removes it. So a crash
+ * leaves either the whole index or a dot-folder, which the next read of the tenant removes,
+ * and a create after a delete always starts from a fresh folder.
+ */
+export class IndexService {
+    dataDir;
+    opts;
+    tenants = new Map();
+    /** Tail of each tenant/name's lifecycle chain. */
+    lifecycle = new Map();
+    closed = false;
+    sweeper;
+    now;
+    constructor(dataDir, opts) {
+        this.dataDir = dataDir;
+        this.opts = opts;
+        this.now = opts.now ?? Date.now;
+        this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_MS);
+        this.sweeper.unref();
+    }
+    /** Deletes expired vectors from every open index; returns how many. Run every SWEEP_MS. */
+    async sweep() {
+        let gone = 0;
+        for (const [tenant, indexes] of this.tenants) {
+            for (const [name, e] of indexes) {
+                if (e.collection === null || this.closed || !indexes.has(name))
+                    continue;
+                // through use(): a delete of the index waits for the sweep instead of closing the collection under it
+                gone += await this.useCollection(tenant, name, async (c) => {
+                    let n = 0;
+                    for (const ns of c.namespaces()) {
+                        if (c.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0)
+                            continue;
+                        n += (await c.delete(ns, { filter: { [EXPIRES_AT]: { $lte: this.now() } } })).deleted;
+                    }
+                    return n;
+                }).catch(() => 0);
+            }
+        }
+        return gone;
+    }
+    create(tenant, input) {
+        const record = validateCreate(input);
+        return this.serial(tenant, record.name, async () => {
+            const indexes = this.indexes(tenant);
+            if (indexes.has(record.name))
+                throw new SvcError("E_CONFLICT", `index '${record.name}' already exists`, { field: "name" });
+            const root = this.tenantDir(tenant);
+            const dir = this.dir(tenant, record.name);
+            const tmp = join(root, `${CREATING}${record.name}-${randomBytes(6).toString("hex")}`);
+            try {
+                mkdirSync(tmp, { recursive: true });
+                loadConfig(tmp, { dimension: record.dimension, metric: "cosine" });
+                await writeDurable(join(tmp, "index.json"), Buffer.from(JSON.stringify(record, null, 2)));
+                // A folder without index.json (left by an older version's crash) is not an index.
+                await rm(dir, { recursive: true, force: true });
+                await rename(tmp, dir);
+                await fsyncDir(root);
+            }
+            catch (err) {
+                await rm(tmp, { recursive: true, force: true });
+                throw err;
+            }
+            indexes.set(record.name, { record, collection: null, users: 0, idle: null });
+            return record;
+        });
+    }
+    list(tenant) {
+        return [...this.indexes(tenant).values()].map((e) => e.record).sort((a, b) => a.name.localeCompare(b.name));
+    }
+    describe(tenant, name) {
+        return this.entry(tenant, name).record;
+    }
+    configure(tenant, name, patch) {
+        this.entry(tenant, name);
+        return this.serial(tenant, name, async () => {
+            const e = this.entry(tenant, name);
+            const next = { ...e.record };
+            if (patch.deletionProtection !== undefined)
+                next.deletionProtection = checkProtection(patch.deletionProtection);
+            if (patch.tags !== undefined)
+                next.tags = checkTags(patch.tags, e.record.tags);
+            await writeDurable(join(this.dir(tenant, name), "index.json"), Buffer.from(JSON.stringify(next, null, 2)));
+            e.record = next;
+            return next;
+        });
+    }
+    delete(tenant, name) {
+        this.entry(tenant, name);
+        return this.serial(tenant, name, async () => {
+            const e = this.entry(tenant, name);
+            if (e.record.deletionProtection === "enabled")
+                throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, { field: "deletion_protection" });
+            this.indexes(tenant).delete(name);
+            if (e.users > 0)
+                await new Promise((resolve) => (e.idle = resolve));
+            const c = await e.collection?.catch(() => null);
+            await c?.close();
+            const root = this.tenantDir(tenant);
+            const trash = join(root, `${DELETED}${name}-${randomBytes(6).toString("hex")}`);
+            await rename(this.dir(tenant, name), trash);
+            await fsyncDir(root);
+            await rm(trash, { recursive: true, force: true });
+        });
+    }
+    /** Run `fn` on the index (expired vectors hidden: vector-index.ts `CollectionIndex`). */
+    use(tenant, name, fn) {
+        const metric = this.entry(tenant, name).record.metric;
+        return this.useCollection(tenant, name, (c) => fn(new CollectionIndex(c, this.now, metric)));
+    }
+    /**
+     * Run `fn` on the index's collection (opened, with WAL replay, on first use). A delete of the
+     * index waits until `fn` settles, so `fn` never sees its collection closed under it.
+     */
+    async useCollection(tenant, name, fn) {
+        const e = this.entry(tenant, name);
+        e.users++;
+        try {
+            // A damaged index stays offline (503, named by /v1/health) until `svc repair`; other failures are tried again on the next use.
+            e.collection ??= Collection.open(this.dir(tenant, name), { ...this.opts, damage: { store: `collection:${tenant}/${name}`, root: this.dataDir } }).catch((err) => {
+                if (!(err instanceof SvcError && err.code === "E_STORE_OFFLINE"))
+                    e.collection = null;
+                throw err;
+            });
+            return await fn(await e.collection);
+        }
+        finally {
+            if (--e.users === 0 && e.idle !== null) {
+                e.idle();
+                e.idle = null;
+            }
+        }
+    }
+    /** Open (replay) every index of every tenant on disk; what failed is returned, not thrown (it stays failing on use). */
+    async openAll(onOpened = () => { }) {
+        const failed = [];
+        const root = join(this.dataDir, "tenants");
+        for (const tenant of existsSync(root) ? readdirSync(root).sort() : []) {
+            if (this.closed)
+                break;
+            for (const { name } of this.list(tenant))
+                await this.useCollection(tenant, name, () => undefined).then(onOpened, (error) => failed.push({ store: `index:${tenant}/${name}`, error }));
+        }
+        return failed;
+    }
+    /** Live vectors of every open index (those not opened yet are left out): the svc_index_rows gauge. */
+    async rowCounts() {
+        const out = [];
+        for (const [tenant, indexes] of this.tenants) {
+            for (const [index, e] of indexes) {
+                const c = e.collection === null ? null : await e.collection.catch(() => null); // one that failed to open is reported by health/damage, not counted here
+                if (c !== null && !this.closed)
+                    out.push({ tenant, index, rows: c.stats().totalVectorCount });
+            }
+        }
+        return out;
+    }
+    /** Checkpoint and close every open collection. */
+    async close() {
+        if (this.closed)
+            return;
+        this.closed = true;
+        clearInterval(this.sweeper);
+        await Promise.all([...this.lifecycle.values()].map((p) => p.catch(() => { })));
+        const open = [];
+        for (const indexes of this.tenants.values())
+            for (const e of indexes.values())
+                if (e.collection)
+                    open.push(e.collection);
+        await Promise.all(open.map(async (p) => (await p.catch(() => null))?.close()));
+    }
+    /** Run one lifecycle step of tenant/name after the ones already queued for it. */
+    serial(tenant, name, step) {
+        const key = `${tenant}/${name}`;
+        const run = (this.lifecycle.get(key) ?? Promise.resolve()).then(() => {
+            if (this.closed)
+                throw new SvcError("E_CLOSED", "the server is shutting down");
+            return step();
+        });
+        const tail = run.catch(() => { });
+        this.lifecycle.set(key, tail);
+        void tail.then(() => {
+            if (this.lifecycle.get(key) === tail)
+                this.lifecycle.delete(key);
+        });
+        return run;
+    }
+    entry(tenant, name) {
+        if (this.closed)
+            throw new SvcError("E_CLOSED", "the server is shutting down");
+        const e = this.indexes(tenant).get(name);
+        if (e === undefined)
+            throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
+        return e;
+    }
+    tenantDir(tenant) {
+        return join(this.dataDir, "tenants", tenant, "indexes");
+    }
+    dir(tenant, name) {
+        return join(this.tenantDir(tenant), name);
+    }
+    /** The tenant's indexes, read from disk on first use (leftovers of an interrupted create or delete are removed). */
+    indexes(tenant) {
+        let m = this.tenants.get(tenant);
+        if (m === undefined) {
+            m = new Map();
+            const root = this.tenantDir(tenant);
+            if (existsSync(root)) {
+                for (const name of readdirSync(root)) {
+                    if (name.startsWith(CREATING) || name.startsWith(DELETED)) {
+                        rmSync(join(root, name), { recursive: true, force: true });
+                        continue;
+                    }
+                    const meta = join(root, name, "index.json");
+                    if (!INDEX_NAME_RE.test(name) || !existsSync(meta))
+                        continue;
+                    m.set(name, { record: parseStoredJson(readFileSync(meta, "utf8")), collection: null, users: 0, idle: null });
+                }
+            }
+            this.tenants.set(tenant, m);
+        }
+        return m;
+    }
+}
+/** A create request checked and completed (defaults), as stored; shared by cluster/catalog.ts. */
+export function validateCreate(input) {
+    if (typeof input !== "object" || input === null)
+        throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
+    const { name, dimension } = input;
+    if (typeof name !== "string" || !INDEX_NAME_RE.test(name)) {
+        throw new SvcError("E_BAD_REQUEST", "name must be 1-45 characters of lowercase letters, digits and '-', starting and ending with a letter or digit", { field: "name" });
+    }
+    if (typeof dimension !== "number" || !Number.isInteger(dimension) || dimension < 1 || dimension > MAX_DIMENSION) {
+        throw new SvcError("E_DIMENSION", `dimension must be an integer in [1, ${MAX_DIMENSION}]`, { field: "dimension" });
+    }
+    // The official client checks the metric case-insensitively and sends it as given: stored lowercase.
+    const metric = typeof input.metric === "string" ? input.metric.toLowerCase() : (input.metric ?? "cosine");
+    if (!METRICS.includes(metric))
+        throw new SvcError("E_BAD_REQUEST", `metric must be one of ${METRICS.join(", ")} (got ${typeof metric === "string" ? JSON.stringify(metric.slice(0, 40)) : typeof metric})`, { field: "metric" });
+    const spec = input.spec ?? { serverless: { cloud: "local", region: "local" } };
+    if (typeof spec !== "object" || spec === null || Array.isArray(spec))
+        throw new SvcError("E_BAD_REQUEST", "spec must be an object such as {serverless: {cloud, region}}", { field: "spec" });
+    return {
+        name,
+        dimension,
+        metric: metric,
+        spec: spec,
+        deletionProtection: input.deletionProtection === undefined ? "disabled" : checkProtection(input.deletionProtection),
+        tags: input.tags === undefined || input.tags === null ? null : checkTags(input.tags, null),
+        createdAt: Date.now(),
+    };
+}
+export function checkProtection(v) {
+    if (v !== "enabled" && v !== "disabled")
+        throw new SvcError("E_BAD_REQUEST", "deletion_protection must be 'enabled' or 'disabled'", { field: "deletion_protection" });
+    return v;
+}
+/** Tags merge into the existing ones; an empty string value removes a tag (Pinecone's rule). */
+export function checkTags(v, old) {
+    if (typeof v !== "object" || v === null || Array.isArray(v))
+        throw new SvcError("E_BAD_REQUEST", "tags must be an object of strings", { field: "tags" });
+    const out = { ...old };
+    for (const [k, val] of Object.entries(v)) {
+        if (typeof val !== "string" || k.length > 80 || val.length > 120)
+            throw new SvcError("E_BAD_REQUEST", `tags.${k} must be a string of at most 120 characters (keys at most 80)`, { field: `tags.${k}` });
+        if (val === "")
+            delete out[k];
+        else
+            out[k] = val;
+    }
+    return out;
+}
+//# sourceMappingURL=indexes.js.map

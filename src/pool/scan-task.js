@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=scan-task.js.map
