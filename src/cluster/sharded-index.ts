@@ -168,11 +168,6 @@ export class ShardedIndex implements VectorIndex {
     return this.request<T>(shard, op, args, after, field, at);
   }
 
-  /** The same request to every shard, answers in shard order. */
-  callAll<T>(op: ShardOp, args: Record<string, unknown>, after?: number): Promise<T[]> {
-    return this.all<T>(op, args, after);
-  }
-
   /** `items` (ids) by shard, each with the callers' indices. */
   private group(items: readonly string[], field: string): Map<number, { items: string[]; at: number[] }> {
     const groups = new Map<number, { items: string[]; at: number[] }>();

@@ -15,7 +15,7 @@ import type { ReadRow, RecordStore, StoredRow } from "../memory/record-store.js"
 import type { ReadOptions, Written } from "../memory/vector-index.js";
 import type { ClusterIndexes } from "./catalog.js";
 import type { ShardedIndex } from "./sharded-index.js";
-import { f32Bytes, shardOf } from "./shards.js";
+import { f32Bytes, shardOf, type ShardOp } from "./shards.js";
 
 /** Records per `rows` request: a record's payload is at most 128 KiB (text + meta), usually far less; replies stay under max_payload for records of up to ~10 KiB. */
 const ROWS_PER_REQUEST = 100;
@@ -24,39 +24,81 @@ type OrderRow = { id: string; value: number; metadata?: Metadata; payload?: Uint
 
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-export class ShardedRecordStore implements RecordStore {
-  constructor(private readonly ix: ShardedIndex) {}
+/**
+ * Per shard, the stream sequence of the last write this node made there (any tenant store of the same
+ * catalog entry shares it): a read through this node waits for it on that shard, so a client sees its
+ * own writes through the node it wrote through without sending x-svc-after (as on one node). Through
+ * another node it passes x-svc-after; replicas apply a frame within milliseconds of its acknowledgement.
+ */
+const lastWrites = new WeakMap<ShardedIndex["record"], number[]>();
 
+export class ShardedRecordStore implements RecordStore {
+  private readonly written: number[];
+
+  constructor(private readonly ix: ShardedIndex) {
+    let w = lastWrites.get(ix.record);
+    if (w === undefined) lastWrites.set(ix.record, (w = new Array<number>(ix.record.shards).fill(0)));
+    this.written = w;
+  }
+
+  /** Shard by shard (each shard's sequence is kept for this node's later reads); the highest sequence. */
   async upsert(ns: string, rows: readonly StoredRow[]): Promise<Written> {
-    const { seq } = await this.ix.upsert(ns, rows.map((r) => ({ id: r.id, values: r.values, metadata: r.metadata, payload: r.payload })));
-    return { seq };
+    const groups = this.byShard(rows, (r) => r.id);
+    const seqs = await Promise.all([...groups].map(async ([s, g]) => this.wrote(s, (await this.ix.upsert(ns, g.map((r) => ({ id: r.id, values: r.values, metadata: r.metadata, payload: r.payload })))).seq)));
+    return { seq: Math.max(0, ...seqs) };
   }
 
   async delete(ns: string, ids: readonly string[]): Promise<{ deleted: number } & Written> {
-    return this.ix.delete(ns, { ids });
+    const replies = await Promise.all([...this.byShard(ids, (id) => id)].map(async ([s, g]) => {
+      const r = await this.ix.call<{ deleted: number; seq: number }>(s, "delete", { ns, ids: g });
+      return { deleted: r.deleted, seq: this.wrote(s, r.seq) };
+    }));
+    return { deleted: replies.reduce((n, r) => n + r.deleted, 0), seq: Math.max(0, ...replies.map((r) => r.seq)) };
   }
 
   async deleteAll(ns: string): Promise<Written> {
-    const { seq } = await this.ix.delete(ns, { deleteAll: true });
-    return { seq };
+    return this.everyShard("delete", { ns, deleteAll: true });
   }
 
   /** Every shard moves its part in one logged step (a reader may see some shards moved and others not, for the moment between their steps). */
   async move(from: string, to: string): Promise<Written> {
-    const replies = await Promise.all(Array.from({ length: this.ix.record.shards }, (_, s) => this.ix.call<{ seq: number }>(s, "move", { from, to })));
-    return { seq: Math.max(0, ...replies.map((r) => r.seq ?? 0)) };
+    return this.everyShard("move", { from, to });
+  }
+
+  private async everyShard(op: "delete" | "move", args: Record<string, unknown>): Promise<Written> {
+    const seqs = await Promise.all(Array.from({ length: this.ix.record.shards }, async (_, s) => this.wrote(s, (await this.ix.call<{ seq: number }>(s, op, args)).seq)));
+    return { seq: Math.max(0, ...seqs) };
+  }
+
+  private wrote(shard: number, seq: number | undefined): number {
+    if (typeof seq === "number" && seq > this.written[shard]!) this.written[shard] = seq;
+    return seq ?? 0;
+  }
+
+  private byShard<T>(items: readonly T[], id: (x: T) => string): Map<number, T[]> {
+    const groups = new Map<number, T[]>();
+    for (const x of items) {
+      const s = shardOf(id(x), this.ix.record.shards);
+      const g = groups.get(s);
+      if (g === undefined) groups.set(s, [x]);
+      else g.push(x);
+    }
+    return groups;
+  }
+
+  /** The same read to every shard, each waiting for `after` and for this node's last write there. */
+  private all<T>(op: ShardOp, args: Record<string, unknown>, read: ReadOptions): Promise<T[]> {
+    return Promise.all(Array.from({ length: this.ix.record.shards }, (_, s) => this.one<T>(s, op, args, read)));
+  }
+
+  private one<T>(shard: number, op: ShardOp, args: Record<string, unknown>, read: ReadOptions): Promise<T> {
+    const after = Math.max(read.after ?? 0, this.written[shard]!);
+    return this.ix.call<T>(shard, op, args, after > 0 ? after : undefined);
   }
 
   async fetch(ns: string, ids: readonly string[], read: ReadOptions = {}): Promise<ReadRow[]> {
-    const groups = new Map<number, string[]>();
-    for (const id of ids) {
-      const s = shardOf(id, this.ix.record.shards);
-      const g = groups.get(s);
-      if (g === undefined) groups.set(s, [id]);
-      else g.push(id);
-    }
     const calls: Array<Promise<ReadRow[]>> = [];
-    for (const [s, g] of groups) for (let i = 0; i < g.length; i += ROWS_PER_REQUEST) calls.push(this.ix.call<ReadRow[]>(s, "rows", { ns, ids: g.slice(i, i + ROWS_PER_REQUEST) }, read.after));
+    for (const [s, g] of this.byShard(ids, (id) => id)) for (let i = 0; i < g.length; i += ROWS_PER_REQUEST) calls.push(this.one<ReadRow[]>(s, "rows", { ns, ids: g.slice(i, i + ROWS_PER_REQUEST) }, read));
     const found = new Map<string, ReadRow>();
     for (const part of await Promise.all(calls)) for (const v of part) found.set(v.id, v);
     return ids.map((id) => found.get(id)).filter((v): v is ReadRow => v !== undefined);
@@ -64,7 +106,7 @@ export class ShardedRecordStore implements RecordStore {
 
   /** Each shard's best topK (metadata only), merged by score; payloads fetched for the winners only (replies stay small). */
   async search(ns: string, req: { vector: Float32Array; topK: number; filter?: unknown; payload: boolean }, read: ReadOptions = {}): Promise<{ matches: Array<ReadRow & { score: number }>; scanned: number }> {
-    const parts = await this.ix.callAll<{ matches: Array<ReadRow & { score: number }>; scanned: number }>("search", { ns, vector: f32Bytes(req.vector), topK: req.topK, filter: req.filter }, read.after);
+    const parts = await this.all<{ matches: Array<ReadRow & { score: number }>; scanned: number }>("search", { ns, vector: f32Bytes(req.vector), topK: req.topK, filter: req.filter }, read);
     const matches = parts.flatMap((p) => p.matches).sort((a, b) => b.score - a.score || byId(a, b)).slice(0, req.topK);
     const scanned = parts.reduce((n, p) => n + p.scanned, 0);
     if (!req.payload) return { matches, scanned };
@@ -74,7 +116,7 @@ export class ShardedRecordStore implements RecordStore {
 
   /** Each shard's first `limit` by ts descending, merged (the first `limit` of the union are among them); rows fetched for those only. */
   async order(ns: string, req: { filter?: unknown; limit: number; rows: boolean; payload?: boolean }, read: ReadOptions = {}): Promise<OrderRow[]> {
-    const parts = await this.ix.callAll<OrderRow[]>("order", { ns, filter: req.filter, limit: req.limit, rows: req.rows && req.payload === false }, read.after);
+    const parts = await this.all<OrderRow[]>("order", { ns, filter: req.filter, limit: req.limit, rows: req.rows && req.payload === false }, read);
     const top = parts.flat().sort((a, b) => b.value - a.value).slice(0, req.limit);
     if (!req.rows || req.payload === false) return top;
     const rows = new Map((await this.fetch(ns, top.map((r) => r.id), read)).map((v) => [v.id, v]));
@@ -82,31 +124,31 @@ export class ShardedRecordStore implements RecordStore {
   }
 
   async ids(ns: string, filter: unknown, read: ReadOptions = {}): Promise<string[]> {
-    return (await this.ix.callAll<string[]>("ids", { ns, filter }, read.after)).flat();
+    return (await this.all<string[]>("ids", { ns, filter }, read)).flat();
   }
 
   async count(ns: string, filter: unknown, read: ReadOptions = {}): Promise<number> {
-    return this.ix.count(ns, filter, read);
+    return (await this.all<number>("count", { ns, filter }, read)).reduce((n, x) => n + x, 0);
   }
 
   async facet(ns: string, field: string, filter: unknown, read: ReadOptions = {}): Promise<Record<string, number>> {
     const out: Record<string, number> = Object.create(null);
-    for (const part of await this.ix.callAll<Record<string, number>>("facet", { ns, field, filter }, read.after)) for (const [k, n] of Object.entries(part)) out[k] = (out[k] ?? 0) + n;
+    for (const part of await this.all<Record<string, number>>("facet", { ns, field, filter }, read)) for (const [k, n] of Object.entries(part)) out[k] = (out[k] ?? 0) + n;
     return { ...out };
   }
 
   async range(ns: string, field: string, filter: unknown, read: ReadOptions = {}): Promise<{ min: number; max: number } | null> {
-    const parts = (await this.ix.callAll<{ min: number; max: number } | null>("range", { ns, field, filter }, read.after)).filter((r) => r !== null);
+    const parts = (await this.all<{ min: number; max: number } | null>("range", { ns, field, filter }, read)).filter((r) => r !== null);
     return parts.length === 0 ? null : { min: Math.min(...parts.map((r) => r.min)), max: Math.max(...parts.map((r) => r.max)) };
   }
 
   async namespaces(read: ReadOptions = {}): Promise<string[]> {
-    return [...new Set((await this.ix.callAll<string[]>("namespaces", {}, read.after)).flat())].sort();
+    return [...new Set((await this.all<string[]>("namespaces", {}, read)).flat())].sort();
   }
 
   /** Two rounds: the shards' statistics of the query's terms, summed; then each shard's best `depth` scored with them, merged by score (ties by id). */
   async lexical(ns: string, text: string, depth: number, pred: Predicate, now: number, read: ReadOptions = {}): Promise<Bm25Hit[]> {
-    const stats = await this.ix.callAll<Bm25Stats>("lexStats", { ns, text }, read.after);
+    const stats = await this.all<Bm25Stats>("lexStats", { ns, text }, read);
     const corpus: Bm25Stats = { n: 0, totalLength: 0, df: Object.create(null) as Record<string, number> };
     for (const s of stats) {
       corpus.n += s.n;
@@ -114,7 +156,7 @@ export class ShardedRecordStore implements RecordStore {
       for (const [t, df] of Object.entries(s.df)) corpus.df[t] = (corpus.df[t] ?? 0) + df;
     }
     if (corpus.n === 0) return [];
-    const parts = await this.ix.callAll<Bm25Hit[]>("lexSearch", { ns, text, depth, pred, now, corpus }, read.after);
+    const parts = await this.all<Bm25Hit[]>("lexSearch", { ns, text, depth, pred, now, corpus }, read);
     return parts.flat().sort((a, b) => b.score - a.score || byId(a, b)).slice(0, depth);
   }
 
