@@ -2,7 +2,8 @@
  * Records in cluster mode, with real processes (svc-cluster.ts: 3 nats-servers, 3 `svc serve --cluster`
  * nodes): a tenant's records are shards on the log served by every node (cluster/sharded-records.ts).
  * The answers through any node equal those of one RecordService on one node over the same records
- * (cosine and hybrid rankings and scores, timeline pages, stats), and after kill -9 of the home node
+ * (cosine and hybrid rankings and scores, timeline pages, stats), an export and import (replace, run on
+ * the home node: shard by shard moves) copy a namespace exactly, and after kill -9 of the home node
  * records ingest and query go on through the other two within 15 s with every acknowledged record readable.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -51,6 +52,12 @@ function item(i: number) {
   const next = () => ((x = (Math.imul(x ^ (x >>> 15), 2246822519) + 0x9e3779b9) >>> 0), x);
   const text = Array.from({ length: 5 + i }, () => WORDS[next() % WORDS.length]).join(" ");
   return { kind: i % 2 === 0 ? "fact" : "event", text, tags: [`t${i % 4}`], ts: 1_700_000_000_000 + Math.floor(i / 3) * 1000 };
+}
+
+/** Two answers of one cluster over the same records (same ids): equal ids and scores. */
+function sameRankingIds(got: Array<{ id: string; score: number }>, want: Array<{ id: string; score: number }>): void {
+  expect(got.map((r) => r.id)).toEqual(want.map((r) => r.id));
+  got.forEach((r, k) => expect(r.score).toBeCloseTo(want[k]!.score, 9));
 }
 
 describe("records in cluster mode", () => {
@@ -139,6 +146,30 @@ describe("records in cluster mode", () => {
       sameRanking(h.body.records, (await local.query("t", "notes", { text, mode: "hybrid", topK: 90 })).records, 9);
     }
   }, 180_000);
+
+  it("export through one node and import (replace, twice) through another: the copy holds the same records", async () => {
+    const ex = await fetch(`${c.urls[1]}/v1/records/notes/export`, { headers: { "api-key": c.adminKey, "x-svc-after": String(seq) } });
+    expect(ex.status).toBe(200);
+    const zip = Buffer.from(await ex.arrayBuffer());
+    for (const round of [1, 2]) {
+      const form = new FormData();
+      form.append("file", new Blob([zip]), "notes.svc");
+      const im = await fetch(`${c.urls[2]}/v1/records/copy/import`, { method: "POST", headers: { "api-key": c.adminKey }, body: form });
+      expect(im.status, `round ${round}: ${await im.clone().text()}`).toBe(200);
+      expect((await im.json()).imported).toBe(89);
+    }
+    // the import ran on the home node: read through another until its shards applied it (milliseconds)
+    const stats = await until("the copy through node 1", async () => {
+      const r = await call(1, "GET", "/v1/records/copy/stats");
+      return r.body.count === 89 ? r.body : undefined;
+    });
+    expect(stats).toEqual(await local.stats("t", "notes"));
+    const a = await call(1, "GET", "/v1/records/copy/timeline?limit=500");
+    const b = await call(1, "GET", "/v1/records/notes/timeline?limit=500", undefined, seq);
+    expect(a.body.records).toEqual(b.body.records);
+    const h = await call(0, "POST", "/v1/records/copy/query", { text: "river water flow", mode: "hybrid", topK: 10 });
+    sameRankingIds(h.body.records, (await call(0, "POST", "/v1/records/notes/query", { text: "river water flow", mode: "hybrid", topK: 10 }, seq)).body.records);
+  }, 120_000);
 
   it("home node kill -9: records ingest and query go on through the other nodes within 15 s, nothing acknowledged lost", async () => {
     const acked: Array<{ id: string; seq: number }> = [];
