@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=scan-task.js.map
