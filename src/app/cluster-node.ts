@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import { ensureLogStream } from "../cluster/jetstream-log.js";
 import { ClusterIndexes } from "../cluster/catalog.js";
 import { HomeLease } from "../cluster/home.js";
+import { LeaderLease } from "../cluster/leader-lease.js";
 import { ClusterKeys } from "../cluster/keys.js";
 import { ClusterWallets } from "../cluster/wallet.js";
 import { NODE_ID_RE, NodeRegistry } from "../cluster/nodes.js";
@@ -60,6 +61,8 @@ export class ClusterNode {
 
   private registry: NodeRegistry | null = null;
   private lease: HomeLease | null = null;
+  /** The lease of the replicated home stores (directory, commons): folded from a stream, moves by itself. */
+  leader: LeaderLease | null = null;
   private keys: ClusterKeys | null = null;
 
   private constructor(
@@ -97,6 +100,11 @@ export class ClusterNode {
     return node;
   }
 
+  /** Replicas of the streams and buckets this node creates. */
+  get replicas(): number {
+    return replicasFor(this.opts.servers);
+  }
+
   /** Register this node at `url` (its advertised HTTP address) and read the home lease. */
   async join(url: string): Promise<void> {
     const replicas = replicasFor(this.opts.servers);
@@ -105,6 +113,8 @@ export class ClusterNode {
     this.registry.on("change", (live: string[]) => this.log.info({ live }, `cluster: live nodes ${live.join(", ")}`));
     this.lease = await this.retrying("read the home lease", () => HomeLease.open(this.nc, this.opts.nodeId, { take: this.opts.takeHome, replicas }));
     this.lease.on("change", (home: string) => this.log.warn({ home }, `cluster: the home node is now ${home}`));
+    this.leader = await this.retrying("follow the leader lease", () => LeaderLease.open(this.nc, this.opts.nodeId, { take: this.opts.takeHome, replicas }));
+    this.leader.on("change", (s: { holder: string | null; term: number }) => this.log.warn({ leader: s.holder, term: s.term }, `cluster: the leader of the directory and the commons is now ${s.holder ?? "none"} (term ${s.term})`));
     this.log.info({ node: self.id, url: self.url, home: this.lease.node }, `cluster: node ${self.id} at ${self.url} joined; home node ${this.lease.node}${this.lease.node === self.id ? " (this node)" : ""}`);
   }
 
@@ -126,14 +136,25 @@ export class ClusterNode {
     return this.retrying("open the index catalog", () => ClusterIndexes.open({ nc: this.nc, registry, ...opts, bucketReplicas: replicasFor(this.opts.servers) }));
   }
 
-  /** Requests for `homeRoutes` go to the home node unless this node is it. */
-  forwarder(homeRoutes: ReadonlySet<Route>): Forwarder {
+  /**
+   * Requests for `homeRoutes` go to the home node, and for `leaderRoutes` (the replicated directory
+   * and commons, reads and writes alike) to the lease holder, unless this node is it.
+   */
+  forwarder(homeRoutes: ReadonlySet<Route>, leaderRoutes: ReadonlySet<Route> = new Set()): Forwarder {
     const node = this;
     return {
       get token() {
         return node.lease?.token ?? "";
       },
       target(route) {
+        if (leaderRoutes.has(route)) {
+          const leader = node.leader?.leader ?? null;
+          if (leader === null) throw homeUnavailable("the directory and the commons have no leader yet (one is elected within seconds); retry");
+          if (leader === node.opts.nodeId) return null;
+          const url = node.registry?.info(leader)?.url;
+          if (url === undefined) throw homeUnavailable(`the leader of the directory and the commons, ${leader}, is not live; another node takes over within seconds; retry`);
+          return url;
+        }
         if (!homeRoutes.has(route)) return null;
         const home = node.lease?.node;
         if (home === undefined) throw homeUnavailable("this node has not joined the cluster yet; retry in a few seconds");
@@ -146,11 +167,12 @@ export class ClusterNode {
   }
 
   health(): ClusterView {
-    return { node: this.opts.nodeId, home: this.lease?.node ?? null, live: this.registry?.live ?? [] };
+    return { node: this.opts.nodeId, home: this.lease?.node ?? null, leader: this.leader?.leader ?? null, term: this.leader?.term ?? 0, live: this.registry?.live ?? [] };
   }
 
   /** Leave the registry (others see this node go at once) and close the connection. */
   async close(): Promise<void> {
+    await this.leader?.close();
     await this.lease?.close();
     await this.keys?.close();
     await this.registry?.leave();

@@ -27,6 +27,11 @@ import { KnowledgeGraphs } from "../hd/kg/service.js";
 import { hdAnalogyRoutes } from "../http/routes/hd-analogy.js";
 import { AnalogyService } from "../hd/analogy/service.js";
 import { indexRoutes } from "../http/routes/indexes.js";
+import { backupRoutes } from "../http/routes/backups.js";
+import { importRoutes } from "../http/routes/imports.js";
+import { BackupService } from "../memory/backups.js";
+import { ImportService, parseImportConfig, type ImportConfig } from "../memory/imports.js";
+import { Outbound } from "../commons/outbound.js";
 import { opsRoutes, type Readiness } from "../http/routes/ops.js";
 import { recordRoutes } from "../http/routes/records.js";
 import { embedRoutes } from "../http/routes/embed.js";
@@ -46,6 +51,7 @@ import { askRoutes } from "../http/routes/ask.js";
 import { boardRoutes } from "../http/routes/board.js";
 import { trustRoutes } from "../http/routes/trust.js";
 import type { ClusterNode, ClusterOptions } from "./cluster-node.js";
+import type { HomeStores } from "./home-stores.js";
 import type { TracingOptions } from "./tracing.js";
 
 export interface ServerOptions {
@@ -88,18 +94,23 @@ export interface Server extends HttpServer {
  * `<data>/config.json` (optional): `{"prices": {...}}` overrides entries of the price table
  * (src/account/prices.ts), e.g. `{"prices": {"signupCredit": 10, "per1kWritten": 0.0002}}`.
  * `{"commons": {...}}` sets the agent commons: goal, outbound allow-list, rate limits (src/commons/config.ts).
+ * `{"imports": {"root": "/srv/imports", "maxUrlBytes": 268435456}}`: where bulk imports may read local files, and the
+ * largest file fetched from a URL (src/memory/imports.ts).
  */
-export function loadConfig(dataDir: string): { prices: ReturnType<typeof parsePrices>; commons: CommonsConfig } {
+export function loadConfig(dataDir: string): { prices: ReturnType<typeof parsePrices>; commons: CommonsConfig; imports: ImportConfig } {
   const path = join(dataDir, "config.json");
-  if (!existsSync(path)) return { prices: parsePrices(undefined), commons: parseCommonsConfig(undefined) };
+  if (!existsSync(path))
+    return { prices: parsePrices(undefined), commons: parseCommonsConfig(undefined), imports: parseImportConfig(undefined) };
   let raw: Record<string, unknown>;
   try {
     raw = parseStoredJson(readFileSync(path, "utf8")) as Record<string, unknown>;
   } catch (err) {
     throw new SvcError("E_BAD_REQUEST", `${path} is not valid JSON: ${(err as Error).message}`, { field: "config" });
   }
-  for (const k of Object.keys(raw)) if (k !== "prices" && k !== "commons") throw new SvcError("E_BAD_REQUEST", `${path}: unknown setting '${k}'`, { field: k });
-  return { prices: parsePrices(raw.prices), commons: parseCommonsConfig(raw.commons) };
+  for (const k of Object.keys(raw))
+    if (k !== "prices" && k !== "commons" && k !== "imports")
+      throw new SvcError("E_BAD_REQUEST", `${path}: unknown setting '${k}'`, { field: k });
+  return { prices: parsePrices(raw.prices), commons: parseCommonsConfig(raw.commons), imports: parseImportConfig(raw.imports) };
 }
 
 /** One server per data dir: <data>/LOCK (exclusive create, the owner's pid; a dead owner's lock is taken over). */
@@ -107,7 +118,11 @@ function lockDataDir(dataDir: string): () => void {
   try {
     lockDir(dataDir);
   } catch (err) {
-    if (err instanceof SvcError && err.code === "E_CONFLICT") throw new SvcError("E_DATA_LOCKED", `${err.message}: another svc serve uses this --data directory`, { field: "data", details: err.details });
+    if (err instanceof SvcError && err.code === "E_CONFLICT")
+      throw new SvcError("E_DATA_LOCKED", `${err.message}: another svc serve uses this --data directory`, {
+        field: "data",
+        details: err.details,
+      });
     throw err;
   }
   return () => rmSync(join(dataDir, "LOCK"), { force: true });
@@ -136,10 +151,13 @@ async function openServer(opts: ServerOptions, unlock: () => void): Promise<Serv
     const server = await openServices(opts, config, logger, cluster, unlock);
     if (tracing === null) return server;
     logger.info({ endpoint: opts.tracing?.endpoint }, "tracing: OpenTelemetry spans exported over OTLP");
-    return { ...server, close: async () => {
-      await server.close();
-      await tracing.shutdown(); // the spans still pending are exported
-    } };
+    return {
+      ...server,
+      close: async () => {
+        await server.close();
+        await tracing.shutdown(); // the spans still pending are exported
+      },
+    };
   } catch (err) {
     await cluster?.close();
     await tracing?.shutdown();
@@ -147,7 +165,13 @@ async function openServer(opts: ServerOptions, unlock: () => void): Promise<Serv
   }
 }
 
-async function openServices(opts: ServerOptions, config: ReturnType<typeof loadConfig>, logger: Logger, cluster: ClusterNode | null, unlock: () => void): Promise<Server> {
+async function openServices(
+  opts: ServerOptions,
+  config: ReturnType<typeof loadConfig>,
+  logger: Logger,
+  cluster: ClusterNode | null,
+  unlock: () => void,
+): Promise<Server> {
   const host = opts.host ?? "127.0.0.1";
   // Cluster mode: the node registers (with the URL it will listen at) before it opens the shared
   // stores, so placement of the index shards it serves knows it; --port 0 is resolved first.
@@ -157,10 +181,13 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   // Keys: the KV bucket svc_keys in cluster mode (this data dir's keys.json is imported into it).
   const keys: KeyBook = cluster ? await cluster.openKeys(opts.dataDir) : KeyStore.open(opts.dataDir);
   // Wallets: the ledger stream svc_ledger in cluster mode, the data dir's ledger WAL otherwise (it takes the data dir's writer lock).
-  const wallets: WalletBook & { close(): Promise<void> } = cluster ? await cluster.openWallets(config.prices) : await Wallets.open(join(opts.dataDir, "wallet"), config.prices);
+  const wallets: WalletBook & { close(): Promise<void> } = cluster
+    ? await cluster.openWallets(config.prices)
+    : await Wallets.open(join(opts.dataDir, "wallet"), config.prices);
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: opts.threads });
-  const onMaintenanceError = (err: unknown, task: string) => logger.error({ err }, `background ${task} failed (tried again on a later write)`);
+  const onMaintenanceError = (err: unknown, task: string) =>
+    logger.error({ err }, `background ${task} failed (tried again on a later write)`);
   // Indexes: sharded on the log stream in cluster mode (catalog in KV svc_catalog), the data dir's otherwise.
   const localIndexes = cluster ? null : new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability, onMaintenanceError });
   const clusterIndexes = cluster ? await cluster.openIndexes({ dataDir: opts.dataDir, kernels, pool, onMaintenanceError }) : null;
@@ -168,34 +195,87 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   const encoder = TextEncoder1024.load();
   // Records: in cluster mode each tenant's are shards on the log, like an index's (cluster/sharded-records.ts).
   const stores = clusterIndexes ? recordStores(clusterIndexes, encoder.dimension) : undefined;
-  const records = new RecordService(opts.dataDir, { kernels, pool, encoder, durability: opts.durability, onMaintenanceError, ...(stores ? { stores } : {}) });
+  const records = new RecordService(opts.dataDir, {
+    kernels,
+    pool,
+    encoder,
+    durability: opts.durability,
+    onMaintenanceError,
+    ...(stores ? { stores } : {}),
+  });
   const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
   const causal = new CausalService(opts.dataDir);
-  const { directory } = await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed });
+  // The directory and the commons: in cluster mode replicated on the stream svc_home and served by the lease holder (home-stores.ts).
+  const homeStores: HomeStores | null = cluster ? await (await import("./home-stores.js")).HomeStores.start({ nc: cluster.nc, lease: cluster.leader!, dataDir: opts.dataDir, replicas: cluster.replicas, durability: opts.durability, directorySeed: opts.directorySeed, commons: { config: config.commons, encoder }, logger }) : null;
+  const directory = homeStores?.directory ?? (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed })).directory;
   const metrics = new HttpMetrics({ workerHeaps: () => pool.workerHeaps(), sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }), indexRows: localIndexes ? () => localIndexes.rowCounts() : undefined });
   if (cluster) metrics.watchCluster({ natsConnected: () => cluster.natsUp && !cluster.nc.isClosed() });
   const routes: Route[] = [];
   const readiness: Readiness = { ready: false, opened: 0, failed: [] };
-  const commons = await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability });
+  const commons = homeStores?.commons ?? (await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability }));
   const recordRouteList = recordRoutes(records, { kg, causal });
-  // The home node's state (KG, causal, commons, directory, helpers): in cluster mode the other nodes forward these routes to it.
-  // Records are sharded and served where they arrive, but for export and import: a container carries the tenant's graphs and models too.
+  // The home node's state (KG, causal, helpers): in cluster mode the other nodes forward these routes to it; the
+  // directory's and the commons' routes go to the leader of the replicated home stores. Records are sharded and served
+  // where they arrive, but for export and import: a container carries the tenant's graphs and models too.
   const home = {
-    records: recordRouteList.filter((r) => r.operationId === "records_export" || r.operationId === "records_import"), kg: kgRoutes(kg), causal: causalRoutes(causal), helpers: commonsRoutes({ registry, dataDir: opts.dataDir }),
-    directory: directoryRoutes(directory), commons: [...trustRoutes(commons), ...boardRoutes(commons), ...askRoutes(commons)],
+    records: recordRouteList.filter((r) => r.operationId === "records_export" || r.operationId === "records_import"),
+    kg: kgRoutes(kg),
+    causal: causalRoutes(causal),
+    helpers: commonsRoutes({ registry, dataDir: opts.dataDir }),
+    directory: directoryRoutes(directory),
+    commons: [...trustRoutes(commons), ...boardRoutes(commons), ...askRoutes(commons)],
   };
-  routes.push(...opsRoutes({ wallets, metrics, routes: () => routes, readiness: () => readiness, cluster: cluster ? () => cluster.health() : undefined }), ...indexRoutes(indexes), ...recordRouteList, ...embedRoutes(encoder), ...home.kg, ...home.causal, ...home.helpers, ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
+  routes.push(
+    ...opsRoutes({
+      wallets,
+      metrics,
+      routes: () => routes,
+      readiness: () => readiness,
+      cluster: cluster ? () => cluster.health() : undefined,
+    }),
+    ...indexRoutes(indexes),
+    ...recordRouteList,
+    ...embedRoutes(encoder),
+    ...home.kg,
+    ...home.causal,
+    ...home.helpers,
+    ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })),
+    ...hdRolesRoutes(),
+  );
+  // Backups copy one collection: one node only (cluster mode answers 501). Imports write through the catalog, so both modes.
+  const backups = localIndexes === null ? null : new BackupService(localIndexes, opts.dataDir);
+  const importOutbound = new Outbound({
+    ...config.commons.outbound,
+    maxBytes: config.imports.maxUrlBytes,
+    timeoutMs: Math.max(config.commons.outbound.timeoutMs, 60_000),
+  });
+  const imports = new ImportService({
+    indexes,
+    config: config.imports,
+    wallet: wallets,
+    async fetchUrl(uri, field) {
+      const res = await importOutbound.fetch(importOutbound.parseTarget(uri, field), { field });
+      if (res.status !== 200) throw new SvcError("E_UPSTREAM", `${field}: ${res.url.host} answered ${res.status}`, { field });
+      return res.body;
+    },
+  });
+  routes.push(...backupRoutes(backups), ...importRoutes(imports));
   routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
   routes.push(...home.directory, ...home.commons);
-  const forward = cluster?.forwarder(new Set(Object.values(home).flat()));
+  const forward = cluster?.forwarder(new Set([...home.records, ...home.kg, ...home.causal, ...home.helpers]), new Set([...home.directory, ...home.commons]));
   /** Services close after the listener: newest first, the pool last (collections release it). */
   const closeServices = async () => {
     metrics.close();
-    await commons.close();
-    await directory.close();
+    if (homeStores !== null) await homeStores.close();
+    else {
+      await commons.close();
+      await directory.close();
+    }
     await causal.close();
     await kg.close();
     await records.close();
+    await imports.close();
+    await backups?.close();
     await indexes.close();
     await wallets.close();
     await pool.close();
@@ -203,16 +283,24 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   };
   let http: HttpServer;
   try {
-    const mcp = mcpEndpoint(routes, { keys, wallets, metrics, auth: opts.auth ?? true, forward }, { bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, log: logger, sessionLimits: opts.mcpSessions });
-    http = await startHttp(routes, { keys, wallets, metrics, mcp, forward }, {
-      host,
-      port,
-      auth: opts.auth ?? true,
-      bodyLimit: opts.bodyLimit,
-      logger,
-      allowedHosts: opts.mcpAllowedHosts,
-      tls: opts.tls,
-    });
+    const mcp = mcpEndpoint(
+      routes,
+      { keys, wallets, metrics, auth: opts.auth ?? true, forward },
+      { bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, log: logger, sessionLimits: opts.mcpSessions },
+    );
+    http = await startHttp(
+      routes,
+      { keys, wallets, metrics, mcp, forward },
+      {
+        host,
+        port,
+        auth: opts.auth ?? true,
+        bodyLimit: opts.bodyLimit,
+        logger,
+        allowedHosts: opts.mcpAllowedHosts,
+        tls: opts.tls,
+      },
+    );
   } catch (err) {
     await closeServices();
     throw err;

@@ -7,6 +7,7 @@ import { checkServiceUrl } from "../service-url.js";
 import { say, type Command } from "./command.js";
 
 const OPTIONS = { url: { type: "string" }, key: { type: "string" }, out: { type: "string" }, schema: { type: "string" } } as const;
+const IMPORT_OPTIONS = { ...OPTIONS, index: { type: "string" }, namespace: { type: "string" }, "error-mode": { type: "string" } } as const;
 
 function target(values: Record<string, string | boolean | undefined>): { url: URL; key: string | undefined } {
   const raw = (values.url as string | undefined) ?? (process.env.SVC_URL || "http://127.0.0.1:8080");
@@ -50,7 +51,10 @@ function progress(label: string, total: number): { tick(bytes: number): void; do
 function failure(status: number, text: string): SvcError {
   try {
     const e = (JSON.parse(text) as { error: { code: string; message: string } }).error;
-    return new SvcError(status === 401 ? "E_AUTH" : status === 404 ? "E_NOT_FOUND" : "E_BAD_REQUEST", `server answered ${status} ${e.code}: ${e.message}`);
+    return new SvcError(
+      status === 401 ? "E_AUTH" : status === 404 ? "E_NOT_FOUND" : "E_BAD_REQUEST",
+      `server answered ${status} ${e.code}: ${e.message}`,
+    );
   } catch {
     return new SvcError("E_IO", `server answered ${status}: ${text.slice(0, 200)}`);
   }
@@ -59,18 +63,22 @@ function failure(status: number, text: string): SvcError {
 /** The tenant's records namespaces (those holding live records), from GET /v1/records. */
 function namespacesOf(url: URL, key: string | undefined): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL("/v1/records", url), { method: "GET", headers: { accept: "application/json", ...(key ? { "api-key": key } : {}) } }, (res) => {
-      let text = "";
-      res.on("data", (b: Buffer) => (text += b.toString()));
-      res.on("end", () => {
-        if (res.statusCode !== 200) return reject(failure(res.statusCode ?? 0, text));
-        try {
-          resolve((JSON.parse(text) as { namespaces: Array<{ namespace: string }> }).namespaces.map((n) => n.namespace));
-        } catch {
-          reject(new SvcError("E_IO", `${url.origin}/v1/records did not answer JSON: ${text.slice(0, 200)}`));
-        }
-      });
-    });
+    const req = request(
+      new URL("/v1/records", url),
+      { method: "GET", headers: { accept: "application/json", ...(key ? { "api-key": key } : {}) } },
+      (res) => {
+        let text = "";
+        res.on("data", (b: Buffer) => (text += b.toString()));
+        res.on("end", () => {
+          if (res.statusCode !== 200) return reject(failure(res.statusCode ?? 0, text));
+          try {
+            resolve((JSON.parse(text) as { namespaces: Array<{ namespace: string }> }).namespaces.map((n) => n.namespace));
+          } catch {
+            reject(new SvcError("E_IO", `${url.origin}/v1/records did not answer JSON: ${text.slice(0, 200)}`));
+          }
+        });
+      },
+    );
     req.on("error", (err) => reject(new SvcError("E_IO", `cannot reach ${url.origin}: ${err.message}`)));
     req.end();
   });
@@ -93,27 +101,35 @@ export const exportCommand: Command = {
     // The server exports a namespace it does not hold as an empty container: refuse instead of writing one.
     const known = await namespacesOf(url, key);
     if (!known.includes(ns)) {
-      throw new SvcError("E_NOT_FOUND", `no records namespace '${ns}' on ${url.origin} (it holds no records); nothing written. Namespaces: ${known.length > 0 ? known.join(", ") : "none"}`, { field: "namespace" });
+      throw new SvcError(
+        "E_NOT_FOUND",
+        `no records namespace '${ns}' on ${url.origin} (it holds no records); nothing written. Namespaces: ${known.length > 0 ? known.join(", ") : "none"}`,
+        { field: "namespace" },
+      );
     }
     await new Promise<void>((resolve, reject) => {
       const schema = values.schema === undefined ? "" : `?schema=${encodeURIComponent(values.schema as string)}`;
-      const req = request(new URL(`/v1/records/${encodeURIComponent(ns)}/export${schema}`, url), { method: "GET", headers: key ? { "api-key": key } : {} }, (res) => {
-        if (res.statusCode !== 200) {
-          let text = "";
-          res.on("data", (b: Buffer) => (text += b.toString()));
-          res.on("end", () => reject(failure(res.statusCode ?? 0, text)));
-          return;
-        }
-        const bar = progress(`export ${ns}`, Number(res.headers["content-length"] ?? 0));
-        const file = createWriteStream(out);
-        res.on("data", (b: Buffer) => bar.tick(b.length));
-        res.pipe(file);
-        file.on("finish", () => {
-          bar.done();
-          resolve();
-        });
-        file.on("error", reject);
-      });
+      const req = request(
+        new URL(`/v1/records/${encodeURIComponent(ns)}/export${schema}`, url),
+        { method: "GET", headers: key ? { "api-key": key } : {} },
+        (res) => {
+          if (res.statusCode !== 200) {
+            let text = "";
+            res.on("data", (b: Buffer) => (text += b.toString()));
+            res.on("end", () => reject(failure(res.statusCode ?? 0, text)));
+            return;
+          }
+          const bar = progress(`export ${ns}`, Number(res.headers["content-length"] ?? 0));
+          const file = createWriteStream(out);
+          res.on("data", (b: Buffer) => bar.tick(b.length));
+          res.pipe(file);
+          file.on("finish", () => {
+            bar.done();
+            resolve();
+          });
+          file.on("error", reject);
+        },
+      );
       req.on("error", (err) => reject(new SvcError("E_IO", `cannot reach ${url.origin}: ${err.message}`)));
       req.end();
     });
@@ -128,25 +144,41 @@ export const importCommand: Command = {
   usage: `svc import <namespace> <file.svc> [--url http://127.0.0.1:8080] [--key KEY]
       Upload a .svc container into a records namespace of a running server:
       schema 1 replaces the namespace atomically, schema 2 merges by id.
-      --json: the server's answer as JSON ({namespace, imported, manifest}).`,
-  options: OPTIONS,
+      --json: the server's answer as JSON ({namespace, imported, manifest}).
+  svc import --index <name> <path-or-url> [--namespace NS] [--error-mode abort|continue] [--url ...] [--key KEY]
+      Bulk-import a Parquet or NDJSON file into a vector index (a path under the server's import root, or an
+      http(s) URL the server fetches) and follow it with a progress bar; bad rows are listed with their row number.
+      Exit 0 when the import completed, 1 when it failed (errorMode abort: nothing was written) or was cancelled.`,
+  options: IMPORT_OPTIONS,
   async run(values, args) {
+    if (values.index !== undefined) return (await import("./bulk-import.js")).runBulkImport(values, args);
     const [ns, path] = args;
-    if (ns === undefined || path === undefined) throw new SvcError("E_BAD_REQUEST", "svc import needs a namespace and a file", { field: "file" });
+    if (ns === undefined || path === undefined)
+      throw new SvcError("E_BAD_REQUEST", "svc import needs a namespace and a file", { field: "file" });
     const { url, key } = target(values);
     const size = statSync(path).size;
     const boundary = `svc-${Date.now().toString(36)}`;
-    const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="${ns}.svc"\r\ncontent-type: application/x-svc\r\n\r\n`);
+    const head = Buffer.from(
+      `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="${ns}.svc"\r\ncontent-type: application/x-svc\r\n\r\n`,
+    );
     const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
     const text = await new Promise<string>((resolve, reject) => {
-      const req = request(new URL(`/v1/records/${encodeURIComponent(ns)}/import`, url), {
-        method: "POST",
-        headers: { ...(key ? { "api-key": key } : {}), "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": head.length + size + tail.length },
-      }, (res) => {
-        let body = "";
-        res.on("data", (b: Buffer) => (body += b.toString()));
-        res.on("end", () => (res.statusCode === 200 ? resolve(body) : reject(failure(res.statusCode ?? 0, body))));
-      });
+      const req = request(
+        new URL(`/v1/records/${encodeURIComponent(ns)}/import`, url),
+        {
+          method: "POST",
+          headers: {
+            ...(key ? { "api-key": key } : {}),
+            "content-type": `multipart/form-data; boundary=${boundary}`,
+            "content-length": head.length + size + tail.length,
+          },
+        },
+        (res) => {
+          let body = "";
+          res.on("data", (b: Buffer) => (body += b.toString()));
+          res.on("end", () => (res.statusCode === 200 ? resolve(body) : reject(failure(res.statusCode ?? 0, body))));
+        },
+      );
       req.on("error", (err) => reject(new SvcError("E_IO", `cannot reach ${url.origin}: ${err.message}`)));
       const bar = progress(`import ${ns}`, size);
       req.write(head);

@@ -42,9 +42,11 @@ export const serveCommand: Command = {
       serves every request. --node-id (env SVC_NODE_ID; default the host
       name) names this node; --advertise is the URL other nodes reach it at
       (default http://<host>:<port>). The first node to start is the home
-      node (records, knowledge graphs, causal models, commons, directory,
-      helpers live in its data dir; the others forward those requests to it);
-      --take-home moves that role to this node. See docs/OPERATIONS.md.
+      node (records, knowledge graphs, causal models and helpers live in its
+      data dir; the others forward those requests to it); the directory and
+      the commons are replicated in JetStream and served by the leader, which
+      moves by itself when it fails. --take-home moves the home to this node
+      and makes it the leader. See docs/OPERATIONS.md.
       Exits 3 when the port is taken, 4 when another server holds --data.`,
   options: {
     host: { type: "string" },

@@ -6,7 +6,7 @@
  * deduplicated, replay through an ordered consumer. Positions: segment 0, offset = stream sequence.
  */
 import { encode } from "@msgpack/msgpack";
-import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type MsgRequest } from "@nats-io/jetstream";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
@@ -14,7 +14,7 @@ import { SvcError } from "../errors.js";
 import { timing } from "../probes.js";
 import { safeDecoder } from "../safe-values.js";
 import type { Log, LogFrame, LogPosition, LogReplay, LogStats, OpenLog, RecoveryReport } from "../store/log.js";
-import { noQuorum, untilQuorum } from "./quorum.js";
+import { isRevisionConflict, noQuorum, untilQuorum } from "./quorum.js";
 import { StreamTail } from "./stream-tail.js";
 
 /** The shared stream's default name; a log named N lives on subject `<stream>.N`. */
@@ -34,6 +34,16 @@ export const DEADLINE_HEADER = "Svc-Deadline";
  * unknown waits until deadline + CLOCK_SKEW_MS (so any later write is stored after the deadline).
  */
 export const CLOCK_SKEW_MS = 1000;
+/**
+ * Fencing (a log opened with `fence`: one leader at a time, home-stores.ts): every message of a
+ * fenced writer carries its term in TERM_HEADER; a new leader stores a FENCE_HEADER message (empty
+ * body) with its term before its first write. Every reader drops a frame whose last message comes
+ * after a fence of a higher term than the frame's, so a deposed leader's write that slips past the
+ * publish check (nats-server 2.9's expected-sequence check is a pre-check, nats-server#4320) is the
+ * same no-op on every replica.
+ */
+export const TERM_HEADER = "Svc-Term";
+export const FENCE_HEADER = "Svc-Fence";
 /** The deadline (and id) of the appends made inside withDeadline(): a caller's context, through the collection, to the log. */
 const writes = new AsyncLocalStorage<{ deadline: number; id: string | undefined; frames: number }>();
 
@@ -97,12 +107,26 @@ export interface JetStreamLogOptions {
    * order; `head()` tells how far the subject goes now. Purge must stay off.
    */
   follow?: boolean;
+  /**
+   * Fenced single writer (the leader of term `fence`, a positive integer that grows with each new
+   * leader): after the replay the log stores a fence of this term at the subject's end (re-reading
+   * what another writer added meanwhile), then publishes every message with the subject's expected
+   * last sequence. A write refused by that check, or an open that finds a fence of a higher term,
+   * is 503 E_HOME_UNAVAILABLE: another leader took over. Not with follow.
+   */
+  fence?: number;
+}
+
+/** 503 E_HOME_UNAVAILABLE: a leader of a later term fenced this log. */
+function fenced(subject: string, detail: string): SvcError {
+  return new SvcError("E_HOME_UNAVAILABLE", `log ${subject}: ${detail}: another node leads it now; retry`, { field: "home", details: { retryAfterSeconds: 2 } });
 }
 
 /** An OpenLog over the subject `<stream>.<name>` of a JetStream stream reached through `nc` (the caller owns `nc`). */
 export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): OpenLog {
   if (!LOG_NAME.test(opts.name)) throw new SvcError("E_BAD_REQUEST", `log name '${opts.name}' is not dot-separated tokens of letters, digits, _ and -`, { field: "name" });
   if (opts.follow && opts.purge) throw new SvcError("E_BAD_REQUEST", "a followed log is read by several replicas: it cannot purge", { field: "purge" });
+  if (opts.fence !== undefined && (opts.follow || !Number.isSafeInteger(opts.fence) || opts.fence <= 0)) throw new SvcError("E_BAD_REQUEST", "fence is a positive integer term, not with follow", { field: "fence" });
   return async (replay) => {
     const stream = opts.stream ?? LOG_STREAM;
     const subject = `${stream}.${opts.name}`;
@@ -115,30 +139,39 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
     const after = replay.prefix ? 0 : from;
     const report: RecoveryReport = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
     const lastOf = async () => (await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { last_by_subj: subject })))?.seq ?? 0;
-    const last = await lastOf();
+    let last = await lastOf();
     const position = { segment: 0, offset: Math.max(last, from) };
+    /** The highest fence term read so far: frames of a lower term that end after it are dropped. */
+    let fencedAt = 0;
     const follow = opts.follow ? replay.onTail : undefined;
     /** End (stream sequence) of the last frame handed on: what head() returns. */
     let delivered = position.offset;
     let tail: StreamTail | null = null;
-    if (follow !== undefined || last > after) {
-      const frames = new FrameAssembler(subject, after, report, (s0, before, frame, count) => earlierChunks(js, stream, subject, s0, before, frame, count, quorumTimeoutMs));
-      const decoder = safeDecoder();
-      tail = new StreamTail(nc, {
+    let frames: FrameAssembler | null = null;
+    const read = async (start: number, until: number | undefined): Promise<StreamTail> => {
+      const t = new StreamTail(nc, {
         stream,
         subject,
         what: `log ${subject}`,
-        start: { after },
-        // without follow the read stops at the subject's end at open; with it, it goes on after the replay
-        ...(follow === undefined ? { until: last } : { catchUp: last }),
+        start: { after: start },
+        // without follow the read stops at `until`; with it, it goes on after the replay
+        ...(until !== undefined ? { until } : { catchUp: last }),
         quorumTimeoutMs,
         apiTimeoutMs: apiTimeout,
         onMessage: async (m) => {
-          const f = await frames.take(m);
+          const fence = Number(m.headers?.get(FENCE_HEADER) || 0);
+          if (fence > 0) {
+            fencedAt = Math.max(fencedAt, fence);
+            delivered = Math.max(delivered, m.seq);
+            return;
+          }
+          const f = await frames!.take(m);
           if (f === null) return;
           // Stored after its deadline: its writer did not count it acknowledged (nor answered before the deadline); dropped by every reader alike.
           const deadline = Number(m.headers?.get(DEADLINE_HEADER) || 0);
           if (deadline > 0 && m.info.timestampNanos / 1e6 > deadline) return;
+          // Ended after a fence of a later term: a deposed leader's write, dropped by every reader alike.
+          if (fencedAt > 0 && Number(m.headers?.get(TERM_HEADER) || 0) < fencedAt) return;
           const frame = decode(decoder, subject, f.chunks, { segment: 0, offset: f.start - 1 }, { segment: 0, offset: f.end });
           if (m.seq <= last) {
             replay.onFrame(frame);
@@ -148,14 +181,36 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
         },
       });
       try {
-        await tail.reached(last);
+        await t.reached(until ?? last);
       } catch (e) {
-        await tail.stop();
+        await t.stop();
         throw e;
       }
+      return t;
+    };
+    const decoder = safeDecoder();
+    if (opts.fence !== undefined || follow !== undefined || last > after) {
+      frames = new FrameAssembler(subject, after, report, (s0, before, frame, count) => earlierChunks(js, stream, subject, s0, before, frame, count, quorumTimeoutMs));
+      tail = await read(after, follow === undefined ? last : undefined);
       if (follow === undefined) await tail.stop();
       // Without follow, a frame still missing chunks at the end is a writer that stopped mid-frame; with it, the frame may be in flight.
-      if (follow === undefined) frames.cutTorn();
+      if (follow === undefined && opts.fence === undefined) frames.cutTorn();
+    }
+    if (opts.fence !== undefined) {
+      // Store the fence at the subject's end; another writer's message in between: read it too, and try again.
+      for (let at = last; ; ) {
+        const seq = await publishFence(js, subject, opts.fence, at, quorumTimeoutMs, apiTimeout);
+        if (seq !== null) {
+          position.offset = Math.max(position.offset, seq);
+          break;
+        }
+        const now = await lastOf();
+        last = now;
+        await (await read(at, now)).stop();
+        at = now;
+      }
+      if (fencedAt > opts.fence) throw fenced(subject, `a fence of term ${fencedAt} is stored, this leader's term is ${opts.fence}`);
+      frames?.cutTorn();
     }
     const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
     const log = new JetStreamLog(js, jsm, stream, subject, position, {
@@ -163,9 +218,24 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
       quorumTimeoutMs,
       purge: opts.purge ?? false,
       chunkBytes: Math.max(1, Math.min(opts.chunkBytes ?? Infinity, maxPayload - HEADER_ROOM)),
+      term: opts.fence ?? 0,
     }, follow === undefined ? null : { tail: tail!, last: lastOf, delivered: () => delivered });
     return { log, report };
   };
+}
+
+/** Store a fence of `term` on `subject` if its last message is still `at`: its sequence, or null when another message came first. */
+async function publishFence(js: JetStreamClient, subject: string, term: number, at: number, quorumTimeoutMs: number, apiTimeout: number): Promise<number | null> {
+  const h = headers();
+  h.set(FENCE_HEADER, String(term));
+  h.set(TERM_HEADER, String(term));
+  const msgID = `${subject}:fence:${term}:${randomBytes(6).toString("hex")}`;
+  try {
+    return (await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => js.publish(subject, new Uint8Array(0), { msgID, headers: h, timeout: apiTimeout, expect: { lastSubjectSequence: at } }))).seq;
+  } catch (e) {
+    if (isRevisionConflict(e)) return null;
+    throw e;
+  }
 }
 
 /** What the assembler reads of a message: its stream sequence, its data and two headers. */
@@ -318,6 +388,8 @@ interface Settings {
   quorumTimeoutMs: number;
   purge: boolean;
   chunkBytes: number;
+  /** Fenced writer's term (0: not fenced). */
+  term: number;
 }
 
 class JetStreamLog implements Log {
@@ -329,6 +401,8 @@ class JetStreamLog implements Log {
   /** Message ids: `<subject>:<epoch>:<frame>[:<chunk>]`; the epoch is random per open, the frame counter per log. */
   private readonly epoch = randomBytes(6).toString("hex");
   private frame = 0;
+  /** Fenced: set once a publish was refused by the expected-sequence check; every later append is refused too. */
+  private deposed = false;
 
   constructor(
     private readonly js: JetStreamClient,
@@ -372,6 +446,7 @@ class JetStreamLog implements Log {
    * write made later than deadline + CLOCK_SKEW_MS.
    */
   private async publishFrame(id: string, bytes: Uint8Array, deadline: number): Promise<LogPosition> {
+    if (this.deposed) throw fenced(this.subject, "a leader of a later term fenced it");
     const size = this.settings.chunkBytes;
     const k = Math.max(1, Math.ceil(bytes.length / size));
     const ackBy = deadline - CLOCK_SKEW_MS;
@@ -381,7 +456,8 @@ class JetStreamLog implements Log {
       if (Date.now() >= ackBy) throw noQuorum(`log ${this.subject}: the write's deadline passed before JetStream acknowledged it (fewer than a quorum of NATS servers reachable, or the stream has no leader); retry`);
       const part = bytes.subarray(i * size, Math.min(bytes.length, (i + 1) * size));
       // Chunks after the first name its sequence, so a reader starting between them can fetch it back.
-      seq = await this.publish(part, k === 1 ? id : `${id}:${i}`, k === 1 ? undefined : i === 0 ? `0/${k}` : `${i}/${k}/${first}`, deadline, ackBy);
+      const prev = seq === 0 ? this.last.offset : seq;
+      seq = await this.publish(part, k === 1 ? id : `${id}:${i}`, k === 1 ? undefined : i === 0 ? `0/${k}` : `${i}/${k}/${first}`, deadline, ackBy, prev);
       if (i === 0) first = seq;
     }
     if (Date.now() > ackBy) throw noQuorum(`log ${this.subject}: JetStream acknowledged the write only after its deadline; its outcome is unknown; retry`);
@@ -393,15 +469,32 @@ class JetStreamLog implements Log {
   }
 
   /** One message, retried with the same message id until acknowledged or `ackBy` passed (then E_NO_QUORUM). */
-  private publish(data: Uint8Array, msgID: string, chunk: string | undefined, deadline: number, ackBy: number): Promise<number> {
+  private async publish(data: Uint8Array, msgID: string, chunk: string | undefined, deadline: number, ackBy: number, prev: number): Promise<number> {
+    const term = this.settings.term;
+    try {
+      return await this.publishOnce(data, msgID, chunk, deadline, ackBy, prev);
+    } catch (e) {
+      if (term === 0 || !isRevisionConflict(e)) throw e;
+      // Refused by the expected-sequence check. A retry of a publish that was stored (its ack lost) is
+      // refused too: the message right after `prev` on the subject is then this one, and it counts.
+      const next = await this.jsm.streams.getMessage(this.stream, { next_by_subj: this.subject, seq: prev + 1 } as unknown as MsgRequest).catch(() => null);
+      if (next !== null && next.header?.get("Nats-Msg-Id") === msgID) return next.seq;
+      this.deposed = true;
+      throw fenced(this.subject, "the subject moved past this leader's last write");
+    }
+  }
+
+  private publishOnce(data: Uint8Array, msgID: string, chunk: string | undefined, deadline: number, ackBy: number, prev: number): Promise<number> {
     const h = headers();
     h.set(DEADLINE_HEADER, String(deadline));
     if (chunk !== undefined) h.set(CHUNK_HEADER, chunk);
+    const term = this.settings.term;
+    if (term > 0) h.set(TERM_HEADER, String(term));
     return untilQuorum(`log ${this.subject}`, Math.max(0, ackBy - Date.now()), async () => {
       const timeout = Math.max(100, Math.min(this.settings.ackTimeoutMs, ackBy - Date.now()));
       const t0 = performance.now();
       try {
-        const { seq } = await this.js.publish(this.subject, data, { msgID, timeout, headers: h });
+        const { seq } = await this.js.publish(this.subject, data, { msgID, timeout, headers: h, ...(term > 0 ? { expect: { lastSubjectSequence: prev } } : {}) });
         timing("nats_publish", (performance.now() - t0) / 1000);
         return seq;
       } catch (err) {
@@ -419,9 +512,10 @@ class JetStreamLog implements Log {
     return { ...this.counters };
   }
 
-  /** Nothing to do: an append resolved only once JetStream acknowledged it (a quorum has it). */
+  /** Nothing to do: an append resolved only once JetStream acknowledged it (a quorum has it). A fenced log that was deposed refuses: what it appended may not count (no checkpoint is taken of it). */
   async sync(): Promise<void> {
     await this.chain;
+    if (this.deposed) throw fenced(this.subject, "a leader of a later term fenced it");
   }
 
   /** With `purge`: remove the subject's messages at or before `pos` (how many went); otherwise keep them (0). */

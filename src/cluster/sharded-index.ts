@@ -14,7 +14,7 @@ import { mergePages } from "../engine/id-order.js";
 import { checkId, checkTopK, rowBytesOf } from "../engine/input-checks.js";
 import { checkUpsert } from "../engine/writer.js";
 import { ERRORS, SvcError } from "../errors.js";
-import type { IndexStats, ReadOptions, VectorIndex, Written } from "../memory/vector-index.js";
+import { checkDensePayloads, type IndexStats, type ReadOptions, type VectorIndex, type Written } from "../memory/vector-index.js";
 import { CLOCK_SKEW_MS } from "./jetstream-log.js";
 import { bytesF32, decodeMessage, encodeMessage, f32Bytes, isWrite, replyError, shardOf, shardSubject, type ClusterIndexRecord, type ShardOp, type ShardReply } from "./shards.js";
 
@@ -60,6 +60,7 @@ export class ShardedIndex implements VectorIndex {
   async upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number } & Written> {
     // The whole batch first, as one collection checks it: a bad vector fails the batch before any shard has written its part.
     checkUpsert(namespace, vectors, { rowBytes: rowBytesOf(this.record.dimension, true), dimension: this.record.dimension, cosine: true });
+    checkDensePayloads(this.record.metric, vectors);
     const budget = this.payloadBudget();
     // Per shard: requests of at most `budget` estimated bytes, each remembering the callers' indices (errors name those).
     const requests: Array<{ shard: number; vectors: unknown[]; at: number[]; bytes: number }> = [];

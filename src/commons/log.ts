@@ -1,6 +1,7 @@
 /** @module commons/log — the commons' one append-only write-ahead log (<data>/commons/wal): frame types, replay on open, append. */
 import { dirname, join } from "node:path";
 import { reportWalLosses } from "../store/damage.js";
+import type { Log, OpenLog } from "../store/log.js";
 import { Wal, type Durability } from "../store/wal.js";
 
 /** WAL frame types of the commons. Never renumber; nothing is ever rewritten or removed. */
@@ -8,12 +9,13 @@ export const FRAME = { TRUST: 1, POST: 2, VOTE: 3, FILE: 4, WORKING: 5, PROFILE:
 export type FrameType = (typeof FRAME)[keyof typeof FRAME];
 
 export class CommonsLog {
-  private constructor(private readonly wal: Wal) {}
+  private constructor(private readonly wal: Log) {}
 
-  /** Open (or create) the log under `dir` and pass every stored frame, in order, to `onFrame`. */
-  static async open(dir: string, opts: { durability?: Durability; onFrame: (type: number, body: unknown) => void }): Promise<CommonsLog> {
+  /** Open (or create) the log under `dir` (or `openLog`'s: cluster mode's fenced JetStream log) and pass every stored frame, in order, to `onFrame`. */
+  static async open(dir: string, opts: { durability?: Durability; openLog?: OpenLog; onFrame: (type: number, body: unknown) => void }): Promise<CommonsLog> {
     // A damaged frame is skipped and named (store "commons-log"); the rest of the commons serves.
-    const { wal, report } = await Wal.open(join(dir, "wal"), { durability: opts.durability, salvage: true, onFrame: (f) => opts.onFrame(f.type, f.body) });
+    const openLog = opts.openLog ?? Wal.opener(join(dir, "wal"), { durability: opts.durability });
+    const { log: wal, report } = await openLog({ onFrame: (f) => opts.onFrame(f.type, f.body) });
     reportWalLosses("commons-log", dirname(dir), report);
     return new CommonsLog(wal);
   }

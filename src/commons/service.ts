@@ -1,6 +1,7 @@
 /** @module commons/service — the agent commons in one object: opens <data>/commons (one append-only WAL, replayed into memory) and holds trust records, the board, files, working notes, profiles and the ask bridge (the per-address rate limits are the HTTP routes' concern). */
 import { join } from "node:path";
 import type { TextEncoder1024 } from "../encoder/encoder.js";
+import type { OpenLog } from "../store/log.js";
 import type { Durability } from "../store/wal.js";
 import { Agents } from "./agents.js";
 import { AskBridge } from "./ask.js";
@@ -20,6 +21,8 @@ export interface CommonsOptions {
   config: CommonsConfig;
   encoder: TextEncoder1024;
   durability?: Durability;
+  /** The commons' log (default: the WAL under <data>/commons/wal); cluster mode gives a fenced JetStream log (app/home-stores.ts). */
+  openLog?: OpenLog;
   /** DNS for outbound fetches (default: the system resolver). */
   resolver?: Resolver;
 }
@@ -52,7 +55,7 @@ export class Commons {
   static async open(dataDir: string, opts: CommonsOptions): Promise<Commons> {
     // Frames replay into a holder until the services exist (the log must be open to build them).
     const frames: Array<{ type: number; body: unknown }> = [];
-    const log = await CommonsLog.open(join(dataDir, "commons"), { durability: opts.durability, onFrame: (type, body) => frames.push({ type, body }) });
+    const log = await CommonsLog.open(join(dataDir, "commons"), { durability: opts.durability, openLog: opts.openLog, onFrame: (type, body) => frames.push({ type, body }) });
     let c: Commons;
     try {
       c = new Commons(opts.config, log, opts.encoder, opts.resolver);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SvcError } from "../errors.js";
 import { checkValue } from "../safe-values.js";
+import type { OpenLog } from "../store/log.js";
 import type { Durability } from "../store/wal.js";
 import { checkBooking } from "./booking.js";
 import { checkImport, isoDate, type ImportRecord } from "./identity.js";
@@ -74,8 +75,8 @@ export const DEMO_FILE = new URL("../../data/directory/businesses.jsonl", import
  * Opens `<data>/directory` and, when it holds no business yet and `seed` is not null, imports
  * `seed` (default: the shipped demo file, when present). Returns the directory and what was imported.
  */
-export async function openDirectory(dataDir: string, opts: { durability?: Durability; seed?: string | null } = {}): Promise<{ directory: Directory; seeded: (ImportReport & { rejectedCount: number }) | null }> {
-  const directory = await Directory.open(join(dataDir, "directory"), { durability: opts.durability });
+export async function openDirectory(dataDir: string, opts: { durability?: Durability; seed?: string | null; openLog?: OpenLog } = {}): Promise<{ directory: Directory; seeded: (ImportReport & { rejectedCount: number }) | null }> {
+  const directory = await Directory.open(join(dataDir, "directory"), { durability: opts.durability, openLog: opts.openLog });
   const seed = opts.seed === undefined ? fileURLToPath(DEMO_FILE) : opts.seed;
   if (directory.offline !== null || directory.size > 0 || seed === null || (opts.seed === undefined && !existsSync(seed))) return { directory, seeded: null };
   try {

@@ -9,6 +9,7 @@ import { reportDamage, reportWalLosses } from "../store/damage.js";
 import { parseStoredJson } from "../safe-values.js";
 import { quarantineAndRewrite, salvageElements, tryParse, type StoreRepair } from "../store/salvage-json.js";
 import { fsyncDir } from "../store/scan.js";
+import type { Log, OpenLog } from "../store/log.js";
 import { Wal, type Durability, type WalPosition } from "../store/wal.js";
 import { checkBooking, checkRange, formatInstant, freeSlots, isSlotStart, offsetMinutes, parseInstant, type Slot } from "./booking.js";
 import {
@@ -46,6 +47,8 @@ export interface DirectoryOptions {
   durability?: Durability;
   /** ms since the epoch; tests pin it. */
   clock?: () => number;
+  /** The directory's log (default: the WAL under `<dir>/wal`); cluster mode gives a fenced JetStream log (app/home-stores.ts), whose positions the checkpoint then records. */
+  openLog?: OpenLog;
 }
 
 export interface ImportSummary {
@@ -65,19 +68,19 @@ export class Directory {
 
   private constructor(
     private readonly dir: string,
-    private wal: Wal,
+    private wal: Log,
     opts: DirectoryOptions,
   ) {
     this.clock = opts.clock ?? Date.now;
   }
 
-  /** Opens (creating) `<dir>`: checkpoint `directory.json` + the log `wal/`; one writer per directory (LOCK). */
+  /** Opens (creating) `<dir>`: checkpoint `directory.json` + the log (`wal/`, or opts.openLog); one writer per directory (LOCK). */
   static async open(dir: string, opts: DirectoryOptions = {}): Promise<Directory> {
     mkdirSync(dir, { recursive: true });
     lockDir(dir);
     try {
       const cpPath = join(dir, "directory.json");
-      const d = new Directory(dir, undefined as unknown as Wal, opts);
+      const d = new Directory(dir, undefined as unknown as Log, opts);
       const cp = existsSync(cpPath) ? readCheckpoint(cpPath) : null;
       if (cp instanceof Error) {
         // The checkpoint holds everything before its log position: without it the directory is offline, nothing is guessed or overwritten.
@@ -88,10 +91,9 @@ export class Directory {
       for (const b of cp?.businesses ?? []) d.businesses.set(b.id, b);
       for (const r of cp?.requests ?? []) d.applyRequest(r);
       // A damaged frame is skipped and named: the businesses it held keep their earlier state.
-      const { wal, report } = await Wal.open(join(dir, "wal"), {
-        durability: opts.durability,
+      const openLog = opts.openLog ?? Wal.opener(join(dir, "wal"), { durability: opts.durability });
+      const { log: wal, report } = await openLog({
         from: cp?.wal,
-        salvage: true,
         onFrame: (f) => {
           if (f.type === PUT) for (const b of (f.body as { b: Business[] }).b) d.businesses.set(b.id, b);
           else if (f.type === REQUEST) d.applyRequest((f.body as { r: ConsultationRequest }).r);
@@ -375,9 +377,12 @@ export class Directory {
       rmSync(join(this.dir, "LOCK"), { force: true }); // nothing was written; the damaged file stays for repair
       return;
     }
-    await this.checkpoint();
-    await this.wal.close();
-    rmSync(join(this.dir, "LOCK"), { force: true });
+    try {
+      await this.checkpoint(); // refused by a log that cannot vouch for what was appended (a fenced leader's): no checkpoint then
+    } finally {
+      await this.wal.close();
+      rmSync(join(this.dir, "LOCK"), { force: true });
+    }
   }
 }
 

@@ -9,7 +9,7 @@ import { tokenize } from "./tokenize.js";
 export const DIMENSION = 1024;
 
 /**
- * The weights of the design (docs/ARCHITECTURE.md, "Text encoder"). Changing any value changes
+ * The weights of the design (docs/internals/encoder.md). Changing any value changes
  * every vector: bump DESIGN_VERSION with it.
  */
 export interface EncoderDesign {

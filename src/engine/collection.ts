@@ -15,6 +15,7 @@ import { reportDamage } from "../store/damage.js";
 import type { LogPosition, LogStats, OpenLog, RecoveryReport } from "../store/log.js";
 import { Wal, type Durability } from "../store/wal.js";
 import { Applier } from "./applier.js";
+import { copyCheckpoint, type CollectionCopy } from "./backup.js";
 import { lockDir, loadCheckpoint, loadConfig, removeUnreferenced, type Checkpoint, type CollectionConfig } from "./collection-files.js";
 import { CollectionState } from "./collection-state.js";
 import type { IdPage, IdPageInput } from "./id-order.js";
@@ -32,6 +33,7 @@ export type { IdPage, IdPageInput } from "./id-order.js";
 export type { FetchedVector, Match, OrderedRow, OrderInput, QueryInput } from "./reader.js";
 export type { VectorInput } from "./writer.js";
 export type { Scoring } from "./search.js";
+export type { CollectionCopy, CopiedFile } from "./backup.js";
 export type { CollectionConfig };
 export type { MaintenanceErrorHandler } from "./maintenance.js";
 
@@ -88,7 +90,11 @@ export class Collection {
     this.dir = dir;
     this.config = config;
     this.s = new CollectionState(dir, config, opts, cp);
-    this.applier = new Applier(this.s, { afterAppend: () => this.maintenance.afterAppend(), afterApply: (op) => this.maintenance.afterApply(op) }, cp?.wal ?? { segment: 0, offset: 0 });
+    this.applier = new Applier(
+      this.s,
+      { afterAppend: () => this.maintenance.afterAppend(), afterApply: (op) => this.maintenance.afterApply(op) },
+      cp?.wal ?? { segment: 0, offset: 0 },
+    );
     this.writer = new Writer(this.s, this.applier);
     this.reader = new Reader(this.s);
     this.maintenance = new Maintenance(this.s, this.applier, opts);
@@ -105,7 +111,14 @@ export class Collection {
       const damage = opts.damage ?? { store: `collection:${dir}`, root: dir };
       const file = (err as { details?: { file?: unknown } }).details?.file ?? (err as { path?: unknown }).path;
       const why = (err as Error).message.replaceAll(`${damage.root}/`, "");
-      reportDamage({ store: damage.store, file: relative(damage.root, typeof file === "string" ? file : dir), kind: "unopenable", dropped: 0, offline: true, detail: `${why}; offline (503 E_STORE_OFFLINE) until \`svc repair\` rebuilds it` });
+      reportDamage({
+        store: damage.store,
+        file: relative(damage.root, typeof file === "string" ? file : dir),
+        kind: "unopenable",
+        dropped: 0,
+        offline: true,
+        detail: `${why}; offline (503 E_STORE_OFFLINE) until \`svc repair\` rebuilds it`,
+      });
       throw new SvcError("E_STORE_OFFLINE", `${damage.store} is damaged and offline: ${why}`, { field: "name", cause: err });
     }
   }
@@ -150,16 +163,25 @@ export class Collection {
 
   /** Insert or replace vectors; resolves once the batch is durable (acknowledged), before it is visible. */
   upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number }> {
-    return tracer === null ? this.writer.upsert(namespace, vectors) : tracer.span("engine.upsert", { "svc.namespace": namespace, "svc.vectors": vectors.length }, () => this.writer.upsert(namespace, vectors));
+    return tracer === null
+      ? this.writer.upsert(namespace, vectors)
+      : tracer.span("engine.upsert", { "svc.namespace": namespace, "svc.vectors": vectors.length }, () =>
+          this.writer.upsert(namespace, vectors),
+        );
   }
 
   /** Delete by ids, by filter (evaluated on everything acknowledged so far) or everything in the namespace. */
   delete(namespace: string, req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean }): Promise<{ deleted: number }> {
-    return tracer === null ? this.writer.delete(namespace, req) : tracer.span("engine.delete", { "svc.namespace": namespace }, () => this.writer.delete(namespace, req));
+    return tracer === null
+      ? this.writer.delete(namespace, req)
+      : tracer.span("engine.delete", { "svc.namespace": namespace }, () => this.writer.delete(namespace, req));
   }
 
   /** Replace the values, merge metadata and/or replace the payload of an existing id (what is not given is kept). */
-  update(namespace: string, req: { id: string; values?: ArrayLike<number>; bits?: Uint8Array; setMetadata?: unknown; payload?: Uint8Array }): Promise<void> {
+  update(
+    namespace: string,
+    req: { id: string; values?: ArrayLike<number>; bits?: Uint8Array; setMetadata?: unknown; payload?: Uint8Array },
+  ): Promise<void> {
     return this.writer.update(namespace, req);
   }
 
@@ -179,7 +201,10 @@ export class Collection {
     return this.reader.fetch(namespace, ids);
   }
 
-  query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; plan: Plan; scanned: number; matched?: number; timings?: SearchResult["timings"]; probed?: number }> {
+  query(
+    namespace: string,
+    req: QueryInput,
+  ): Promise<{ matches: Match[]; plan: Plan; scanned: number; matched?: number; timings?: SearchResult["timings"]; probed?: number }> {
     if (tracer === null) return this.reader.query(namespace, req);
     return tracer.span("engine.query", { "svc.namespace": namespace }, async (span) => {
       const r = await this.reader.query(namespace, req);
@@ -189,11 +214,19 @@ export class Collection {
     });
   }
 
-  queryBatch(namespace: string, req: { bits: readonly Uint8Array[]; topK: number; exact?: boolean; probe?: ProbeParams }): Promise<{ matches: Match[][]; plan: Plan }> {
+  queryBatch(
+    namespace: string,
+    req: { bits: readonly Uint8Array[]; topK: number; exact?: boolean; probe?: ProbeParams },
+  ): Promise<{ matches: Match[][]; plan: Plan }> {
     return this.reader.queryBatch(namespace, req);
   }
 
-  stats(filter?: unknown): { dimension: number; metric: string; namespaces: Record<string, { vectorCount: number }>; totalVectorCount: number } {
+  stats(filter?: unknown): {
+    dimension: number;
+    metric: string;
+    namespaces: Record<string, { vectorCount: number }>;
+    totalVectorCount: number;
+  } {
     return this.reader.stats(filter);
   }
 
@@ -226,7 +259,9 @@ export class Collection {
     return this.reader.namespaces();
   }
 
-  indexStats(namespace: string): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null; filterFactor: number } | null {
+  indexStats(
+    namespace: string,
+  ): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null; filterFactor: number } | null {
     return this.reader.indexStats(namespace);
   }
 
@@ -260,6 +295,15 @@ export class Collection {
   /** Persist the visible state so a restart replays only later frames. */
   checkpoint(): Promise<void> {
     return this.maintenance.checkpoint();
+  }
+
+  /**
+   * Copy the collection as of a fresh checkpoint into `dest` (backup.ts), while writes go on: what the copy holds
+   * is every write acknowledged before the call (and perhaps some made during it), never half a write.
+   */
+  backup(dest: string): Promise<CollectionCopy> {
+    if (this.s.closed || this.s.closing) return Promise.reject(new SvcError("E_CLOSED", "the collection is closing"));
+    return this.maintenance.checkpointThen((cp, parts) => copyCheckpoint(this.dir, cp, parts, dest));
   }
 
   /** Rewrite a namespace's live rows into a fresh partition and drop the dead ones. */
@@ -299,13 +343,24 @@ function loadOrSetAsideCheckpoint(dir: string, opts: CollectionOptions): Checkpo
     return loadCheckpoint(dir);
   } catch (err) {
     if (opts.openLog !== undefined || !existsSync(join(dir, "wal", "000001.seg"))) {
-      throw new SvcError("E_IO", `${join(dir, "checkpoint.json")}: ${(err as Error).message}; the log no longer holds every write (its first segment was dropped), so it cannot be rebuilt from it: restore checkpoint.json from a backup`, { details: { file: join(dir, "checkpoint.json") }, cause: err });
+      throw new SvcError(
+        "E_IO",
+        `${join(dir, "checkpoint.json")}: ${(err as Error).message}; the log no longer holds every write (its first segment was dropped), so it cannot be rebuilt from it: restore checkpoint.json from a backup`,
+        { details: { file: join(dir, "checkpoint.json") }, cause: err },
+      );
     }
     const stamp = Date.now();
     renameSync(join(dir, "checkpoint.json"), join(dir, `checkpoint.json.damaged-${stamp}`));
     if (existsSync(join(dir, "parts"))) renameSync(join(dir, "parts"), join(dir, `parts.damaged-${stamp}`));
     const damage = opts.damage ?? { store: `collection:${dir}`, root: dir };
-    reportDamage({ store: damage.store, file: relative(damage.root, join(dir, "checkpoint.json")), kind: "unreadable", dropped: 0, offline: false, detail: `${(err as Error).message}; rebuilt from the log, which holds every write since the collection was created (the damaged file is kept as checkpoint.json.damaged-${stamp}, the old partitions as parts.damaged-${stamp})` });
+    reportDamage({
+      store: damage.store,
+      file: relative(damage.root, join(dir, "checkpoint.json")),
+      kind: "unreadable",
+      dropped: 0,
+      offline: false,
+      detail: `${(err as Error).message}; rebuilt from the log, which holds every write since the collection was created (the damaged file is kept as checkpoint.json.damaged-${stamp}, the old partitions as parts.damaged-${stamp})`,
+    });
     return null;
   }
 }

@@ -20,6 +20,12 @@ import { IVF_FILE, type Partition } from "./partition.js";
 /** Take a checkpoint once this many log bytes were written since the last one. */
 export const DEFAULT_CHECKPOINT_BYTES = 256 << 20;
 /** Told of a background task's failure (`task`: what failed, e.g. "index build of namespace 'docs'"). */
+/** One partition as a checkpoint left it: live rows, and the length of each data file (bytes past it are cut on open). */
+export interface PartitionAtCheckpoint {
+  live: number;
+  bytes: Record<string, number>;
+}
+
 export type MaintenanceErrorHandler = (err: unknown, task: string) => void;
 
 /** Compact a partition in the background once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows); checked as deletes and overwrites are applied. */
@@ -41,7 +47,12 @@ export class Maintenance {
   constructor(
     private readonly s: CollectionState,
     private readonly applier: Applier,
-    private readonly opts: { checkpointBytes?: number; annMinRows?: number; annIdleMs?: number; onMaintenanceError?: MaintenanceErrorHandler },
+    private readonly opts: {
+      checkpointBytes?: number;
+      annMinRows?: number;
+      annIdleMs?: number;
+      onMaintenanceError?: MaintenanceErrorHandler;
+    },
   ) {
     this.checkpointBytes = opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
     this.annMinRows = opts.annMinRows ?? ANN_MIN_ROWS;
@@ -89,7 +100,8 @@ export class Maintenance {
     this.logBytesAtCheckpoint = this.logBytes();
     for (const p of s.partitions.values()) {
       // A partition with damaged rows is rewritten without them, so its files check clean again.
-      if (p.damaged.length > 0) void this.rewrite(p.namespace, "auto").catch(this.failed(`rewrite of namespace '${p.namespace}' (damaged rows)`));
+      if (p.damaged.length > 0)
+        void this.rewrite(p.namespace, "auto").catch(this.failed(`rewrite of namespace '${p.namespace}' (damaged rows)`));
       else if (!this.maybeCompact(p)) this.maybeIndex(p);
     }
     return report;
@@ -128,7 +140,8 @@ export class Maintenance {
           if (!d.live) e.dead++;
           else if (d.id === null) e.unreadable++;
           else if (logged.get(d.row)) e.rebuilt++;
-          else if (history?.deleted(p.namespace, d.id) === true) e.dead++; // deleted, as the log says (a lost tombstones file)
+          else if (history?.deleted(p.namespace, d.id) === true)
+            e.dead++; // deleted, as the log says (a lost tombstones file)
           else e.dropped.push(d.id);
           byFile.set(f, e);
         }
@@ -139,10 +152,13 @@ export class Maintenance {
         const rebuilt = e.rebuilt + e.unreadable - gone;
         const named = gone === 0 ? [] : [`${gone === e.unreadable ? "" : `${gone} of `}rows ${rowRanges(unreadable)} (ids unreadable)`];
         const dropped = [...e.dropped, ...named];
-        const fromIds = e.unreadable > 0 && found.length > 0 ? `; the log's ids for the ${e.unreadable} row(s) with unreadable ids: ${list(found)}` : "";
+        const fromIds =
+          e.unreadable > 0 && found.length > 0 ? `; the log's ids for the ${e.unreadable} row(s) with unreadable ids: ${list(found)}` : "";
         // A data file's blocks failed their sums, or (svc repair) the tombstones file was lost: its ids' last rows were of unknown state.
         const lostFile = !(f === "bits.bin" || f === "values.f32" || f === "records.bin");
-        const what = lostFile ? `the tombstones file is missing or unreadable: ${e.rows.length} row(s) of unknown state (each id's last row; rows ${list(e.rows)})` : `${e.rows.length} row(s) in blocks that failed their checksum (rows ${list(e.rows)})`;
+        const what = lostFile
+          ? `the tombstones file is missing or unreadable: ${e.rows.length} row(s) of unknown state (each id's last row; rows ${list(e.rows)})`
+          : `${e.rows.length} row(s) in blocks that failed their checksum (rows ${list(e.rows)})`;
         this.s.reportDamage({
           file: join(p.path, f),
           kind: lostFile ? "unreadable" : "bad-checksum",
@@ -160,7 +176,8 @@ export class Maintenance {
 
   /** After an append (or a frame from a followed log's tail): start a checkpoint once checkpointBytes of log were written since the last one. */
   afterAppend(): void {
-    if (this.logBytes() - this.logBytesAtCheckpoint > this.checkpointBytes && this.s.checkpointing === null) void this.checkpoint().catch(this.failed("checkpoint"));
+    if (this.logBytes() - this.logBytesAtCheckpoint > this.checkpointBytes && this.s.checkpointing === null)
+      void this.checkpoint().catch(this.failed("checkpoint"));
   }
 
   /** After an applied upsert, delete or update: compact the partition when due, else (after an upsert) index it when due. */
@@ -177,11 +194,33 @@ export class Maintenance {
    * atomically and drop the log before it (Log.dropBefore).
    */
   checkpoint(): Promise<void> {
-    this.s.checkpointing ??= this.writeCheckpoint().finally(() => {
+    this.s.checkpointing ??= this.writeCheckpoint()
+      .then(() => {})
+      .finally(() => {
+        this.s.checkpointing = null;
+        this.s.closeRetired();
+      });
+    return this.s.checkpointing;
+  }
+
+  /**
+   * Take a checkpoint and run `fn` on it while still holding the checkpoint slot: no other checkpoint
+   * can switch checkpoint.json, delete the files it names or drop a retired partition's directory until
+   * `fn` settles, so `fn` may copy them while writes go on (backup.ts). `parts`: per partition directory,
+   * its live rows and the bytes of its data files at the checkpoint (what an open cuts them to).
+   */
+  async checkpointThen<T>(fn: (cp: Checkpoint, parts: Map<string, PartitionAtCheckpoint>) => Promise<T>): Promise<T> {
+    while (this.s.checkpointing !== null) await this.s.checkpointing.catch(() => {});
+    let out: { v: T } | null = null;
+    const run = this.writeCheckpoint().then(async ({ cp, parts }) => {
+      out = { v: await fn(cp, parts) };
+    });
+    this.s.checkpointing = run.finally(() => {
       this.s.checkpointing = null;
       this.s.closeRetired();
     });
-    return this.s.checkpointing;
+    await this.s.checkpointing;
+    return (out as { v: T } | null)!.v;
   }
 
   /** For close(): no new background rewrites; wait for the running ones (a plain compaction or index build is abandoned). */
@@ -246,7 +285,8 @@ export class Maintenance {
       this.lastUpsert.delete(ns);
       const p = this.s.partitions.get(ns);
       if (this.s.closing || this.s.closed || p === undefined || p.ivf === null || this.compacting.has(ns)) return;
-      if (p.rows - p.ivf.indexedRows >= Math.max(1, ANN_IDLE_DELTA_FRACTION * p.ivf.indexedRows)) void this.rewrite(ns, "auto").catch(this.failed(`index merge of namespace '${ns}'`));
+      if (p.rows - p.ivf.indexedRows >= Math.max(1, ANN_IDLE_DELTA_FRACTION * p.ivf.indexedRows))
+        void this.rewrite(ns, "auto").catch(this.failed(`index merge of namespace '${ns}'`));
     };
     this.idleTimers.set(ns, setTimeout(check, this.annIdleMs).unref());
   }
@@ -264,7 +304,8 @@ export class Maintenance {
   private async timedCompaction(ns: string, cluster: boolean | "auto"): Promise<{ before: number; after: number }> {
     const t0 = performance.now();
     const old = this.s.partitions.get(ns);
-    const kind = cluster === true || (cluster === "auto" && old !== undefined && old.liveCount >= this.annMinRows) ? "index_build" : "compaction";
+    const kind =
+      cluster === true || (cluster === "auto" && old !== undefined && old.liveCount >= this.annMinRows) ? "index_build" : "compaction";
     try {
       const r = await this.runCompaction(ns, cluster);
       timing(kind, (performance.now() - t0) / 1000);
@@ -288,7 +329,16 @@ export class Maintenance {
     let before: number;
     try {
       if (clustered && old.liveCount > 0) {
-        map = await copyClustered(this.s.kernels, this.s.pool, old, fresh, this.s.rotation, this.s.config.seed, () => this.s.closing, (ivf) => writeDurable(join(fresh.path, IVF_FILE), ivf.serialize()));
+        map = await copyClustered(
+          this.s.kernels,
+          this.s.pool,
+          old,
+          fresh,
+          this.s.rotation,
+          this.s.config.seed,
+          () => this.s.closing,
+          (ivf) => writeDurable(join(fresh.path, IVF_FILE), ivf.serialize()),
+        );
       } else map = await copyLiveRows(old, fresh, this.s.rotation, () => this.s.closing);
       before = old.rows;
     } catch (err) {
@@ -316,7 +366,7 @@ export class Maintenance {
     return { before, after: fresh.liveCount };
   }
 
-  private async writeCheckpoint(): Promise<void> {
+  private async writeCheckpoint(): Promise<{ cp: Checkpoint; parts: Map<string, PartitionAtCheckpoint> }> {
     await this.applier.drained();
     const seq = this.s.seq + 1;
     const pos = this.applier.visible;
@@ -329,7 +379,21 @@ export class Maintenance {
       index: p.index.serialize(),
       sums: serializeSums(p.sums()),
     }));
+    const parts = new Map<string, PartitionAtCheckpoint>(
+      snaps.map(({ p, state }) => [
+        state.dir,
+        {
+          live: p.liveCount,
+          bytes: {
+            "bits.bin": state.rows * p.bits.rowBytes,
+            ...(p.values === null ? {} : { "values.f32": state.rows * p.values.rowBytes }),
+            "records.bin": state.recordBytes,
+          },
+        },
+      ]),
+    );
     for (const s of snaps) s.p.pins++;
+    let cp: Checkpoint;
     try {
       await Promise.all(
         snaps.map(async ({ p, state, tombstones, index, sums }) => {
@@ -339,7 +403,7 @@ export class Maintenance {
           await writeDurable(join(p.path, state.sums!), sums);
         }),
       );
-      const cp: Checkpoint = { version: CHECKPOINT_VERSION, seq, wal: pos, partitions: snaps.map((s) => s.state) };
+      cp = { version: CHECKPOINT_VERSION, seq, wal: pos, partitions: snaps.map((s) => s.state) };
       await writeDurable(join(this.s.dir, "checkpoint.json.tmp"), Buffer.from(JSON.stringify(cp)));
       await rename(join(this.s.dir, "checkpoint.json.tmp"), join(this.s.dir, "checkpoint.json"));
       await fsyncDir(this.s.dir);
@@ -352,21 +416,27 @@ export class Maintenance {
     // Older snapshot files and dropped partitions are no longer referenced.
     for (const s of snaps) {
       for (const f of readdirSync(s.p.path)) {
-        const old = (f.startsWith("tombstones-") || f.startsWith("index-") || f.startsWith("sums-")) && f !== s.state.tombstones && f !== s.state.index && f !== s.state.sums;
+        const old =
+          (f.startsWith("tombstones-") || f.startsWith("index-") || f.startsWith("sums-")) &&
+          f !== s.state.tombstones &&
+          f !== s.state.index &&
+          f !== s.state.sums;
         if (old) await rm(join(s.p.path, f), { force: true });
       }
     }
     await this.s.log.dropBefore(pos);
     const open = new Set([...[...this.s.partitions.values(), ...this.s.retired].map((p) => p.dir), ...this.building]);
-    for (const d of readdirSync(this.s.partsDir)) if (!open.has(d) && !this.s.referenced.has(d)) await rm(join(this.s.partsDir, d), { recursive: true, force: true });
+    for (const d of readdirSync(this.s.partsDir))
+      if (!open.has(d) && !this.s.referenced.has(d)) await rm(join(this.s.partsDir, d), { recursive: true, force: true });
     for (const p of this.s.partitions.values()) this.maybeCompact(p);
+    return { cp, parts };
   }
 }
 
 /** "0..3, 7" for ascending rows [0, 1, 2, 3, 7] (at most 20 ranges, then "..."). */
 function rowRanges(rows: readonly number[]): string {
   const out: string[] = [];
-  for (let i = 0; i < rows.length && out.length < 20; ) {
+  for (let i = 0; i < rows.length && out.length < 20;) {
     let j = i;
     while (j + 1 < rows.length && rows[j + 1] === rows[j]! + 1) j++;
     out.push(i === j ? String(rows[i]) : `${rows[i]}..${rows[j]}`);

@@ -6,8 +6,10 @@ import { parseFilter } from "./filter/parse.js";
 import { checkBits, checkField, checkTopK, checkValues, MAX_ORDER_LIMIT } from "./input-checks.js";
 import type { ProbeParams } from "./ivf.js";
 import { compareIds, idsAfter, type IdPage, type IdPageInput } from "./id-order.js";
+import { SortedIds } from "./sorted-ids.js";
 import type { Partition } from "./partition.js";
-import { checkSparse, sparseDot, sparseJson, sparseOf, type SparseVector } from "./sparse.js";
+import { checkSparse, MAX_SPARSE_INDEX_NNZ, sparseDot, sparseJson, sparseOf, type SparseVector } from "./sparse.js";
+import { SparsePostings } from "./sparse-postings.js";
 import { search, searchBatch, TOMBSTONE_SKIP_MAX, type Plan, type Scoring, type SearchResult } from "./search.js";
 
 export interface QueryInput {
@@ -25,11 +27,19 @@ export interface QueryInput {
   /** Float collections: the exact float top-k over every live row (or filter match); bit collections: scan every row even when the namespace has an approximate index. */
   exact?: boolean;
   /**
-   * Pinecone's sparse query `{indices, values}` (sparse.ts `checkSparse`): every live row matching the filter
-   * is scored exactly, cosine(vector, row) when a vector or id is given, plus the sparse dot product with the
-   * row's sparse values (0 for a row without any). Plan "hybrid"; the approximate index is not used.
+   * Pinecone's sparse query `{indices, values}` (sparse.ts `checkSparse`). On a dense collection (a dotproduct index
+   * only: `scoring` must be "dotproduct", as Pinecone) every live row matching the filter is scored exactly,
+   * dot(vector, row) when a vector or id is given, plus the sparse dot product with the row's sparse values (0 for a
+   * row without any); plan "hybrid", the approximate index is not used. On a sparse-only index (`sparseIndex`) the
+   * postings are searched (plan "sparse").
    */
   sparseVector?: unknown;
+  /**
+   * The collection holds a sparse-only index (memory/vector-index.ts): rows are ranked by the sparse dot product
+   * of their sparse values with `sparseVector` (or with the sparse values of the stored row `id`); only rows sharing
+   * an index with a non-zero query value match. A dense `vector` is refused.
+   */
+  sparseIndex?: boolean;
   /** How a float collection's rows are ranked (search.ts `Scoring`; default cosine): the vector index's metric. */
   scoring?: Scoring;
   /** How the approximate index is probed (benchmarks and tuning; default DEFAULT_PROBE in ivf.ts). */
@@ -78,8 +88,10 @@ const LIST_WALK_FRACTION = 8;
 
 /** Reads only: a query pins the partition it started on, so a swap or retire meanwhile does not close it under the scan. */
 export class Reader {
-  /** Each partition's live ids sorted (id-order.ts), as of its `version`: paging through a namespace sorts once while it is not written. */
-  private readonly sortedIds = new WeakMap<Partition, { version: number; ids: string[] }>();
+  /** Each partition's sparse postings (sparse-only indexes), extended by the rows appended since the last query. */
+  private readonly postings = new WeakMap<Partition, SparsePostings>();
+  /** Each partition's ids in id order (sorted-ids.ts), brought up to date by each list: a write costs the next list the rows it appended, not a re-sort. */
+  private readonly sortedIds = new WeakMap<Partition, SortedIds>();
 
   constructor(private readonly s: CollectionState) {}
 
@@ -100,6 +112,7 @@ export class Reader {
     checkTopK(k);
     const filter = parseFilter(req.filter);
     const p = this.s.partitions.get(namespace);
+    if (req.sparseIndex === true) return this.sparseOnly(p, namespace, req, filter);
     if (req.sparseVector !== undefined) return this.hybrid(p, namespace, req, filter);
     let vector: Float32Array | Uint8Array;
     if (req.id !== undefined) {
@@ -152,9 +165,11 @@ export class Reader {
     }
   }
 
-  /** An exact scan scoring dense cosine (when a vector or id is given) + sparse dot over the live rows matching `filter` (QueryInput.sparseVector). */
+  /** An exact scan scoring dense dot product (when a vector or id is given) + sparse dot over the live rows matching `filter` (QueryInput.sparseVector). */
   private hybrid(p: Partition | undefined, namespace: string, req: QueryInput, filter: ReturnType<typeof parseFilter>): { matches: Match[]; plan: Plan; scanned: number } {
-    if (!this.s.rotation) throw new SvcError("E_BAD_REQUEST", "sparse queries need a float (cosine) collection", { field: "sparseVector" });
+    if (!this.s.rotation) throw new SvcError("E_BAD_REQUEST", "sparse queries need a float collection", { field: "sparseVector" });
+    // Pinecone scores sparse-dense as dense dot + sparse dot and refuses sparse values on cosine and euclidean indexes.
+    if ((req.scoring ?? "cosine") !== "dotproduct") throw new SvcError("E_BAD_REQUEST", `this index (metric ${req.scoring ?? "cosine"}) does not take sparse values: sparse-dense queries need a dotproduct index (or a sparse index)`, { field: "sparseVector" });
     const sparse = checkSparse(req.sparseVector, "sparseVector");
     let dense: Float32Array | null = null;
     if (req.id !== undefined) {
@@ -163,16 +178,11 @@ export class Reader {
       dense = p!.vector(row) as Float32Array;
     } else if (req.vector !== undefined) dense = checkValues(req.vector, "vector", this.s.dimension);
     if (p === undefined || p.liveCount === 0) return { matches: [], plan: "empty", scanned: 0 };
-    const qNorm = dense === null ? 0 : Math.sqrt(dotF32(dense, dense));
     const rows = (filter === null ? p.live() : p.index.evaluate(filter, p.live())).toUint32Array();
     const scored: Array<{ row: number; id: string; score: number }> = [];
     for (const row of rows) {
       let score = sparseDotOr0(sparse, sparseOf(p.payload(row)));
-      if (dense !== null && qNorm > 0) {
-        const v = p.vector(row) as Float32Array;
-        const n = Math.sqrt(dotF32(v, v));
-        if (n > 0) score += dotF32(dense, v) / (qNorm * n);
-      }
+      if (dense !== null) score += dotF32(dense, p.vector(row) as Float32Array);
       scored.push({ row, id: p.idOf(row), score });
     }
     scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -187,6 +197,36 @@ export class Reader {
       return match;
     });
     return { matches, plan: "hybrid", scanned: rows.length };
+  }
+
+  /** A sparse-only index's top-k (QueryInput.sparseIndex) from the partition's postings; `scanned`: the postings read, at most the live rows. */
+  private sparseOnly(p: Partition | undefined, namespace: string, req: QueryInput, filter: ReturnType<typeof parseFilter>): { matches: Match[]; plan: Plan; scanned: number } {
+    if (req.vector !== undefined) throw new SvcError("E_BAD_REQUEST", "a sparse index holds no dense values: query with sparseVector (or the id of a stored vector)", { field: "vector" });
+    if (req.sparseVector !== undefined && req.id !== undefined) throw new SvcError("E_BAD_REQUEST", "give either sparseVector or id, not both", { field: "id" });
+    let q: SparseVector;
+    if (req.sparseVector !== undefined) q = checkSparse(req.sparseVector, "sparseVector", MAX_SPARSE_INDEX_NNZ);
+    else if (req.id !== undefined) {
+      const row = p?.rowOf(req.id);
+      if (row === undefined) throw new SvcError("E_NOT_FOUND", `no vector '${req.id}' in namespace '${namespace}'`, { field: "id" });
+      q = sparseOf(p!.payload(row)) ?? { indices: new Uint32Array(0), values: new Float32Array(0) };
+    } else throw new SvcError("E_BAD_REQUEST", "a sparse index is queried with sparseVector (or the id of a stored vector)", { field: "sparseVector" });
+    if (p === undefined || p.liveCount === 0) return { matches: [], plan: "empty", scanned: 0 };
+    let postings = this.postings.get(p);
+    if (postings === undefined || postings.indexed > p.rows) this.postings.set(p, (postings = new SparsePostings()));
+    postings.extend(p);
+    const accept = filter === null ? p.live() : p.index.evaluate(filter, p.live());
+    const { hits, scanned } = postings.search(q, req.topK, accept, p);
+    const matches = hits.map(({ row, score }) => {
+      const match: Match = { id: p.idOf(row), score };
+      if (req.includeValues) {
+        match.values = [];
+        const s = sparseOf(p.payload(row));
+        if (s !== null) match.sparseValues = sparseJson(s);
+      }
+      if (req.includeMetadata) match.metadata = p.metadata(row);
+      return match;
+    });
+    return { matches, plan: "sparse", scanned: Math.min(scanned, p.liveCount) };
   }
 
   /**
@@ -297,28 +337,27 @@ export class Reader {
   /**
    * One page of the namespace's live ids (matching `filter`) in id order (code points, which is
    * UTF-8 byte order: Pinecone's "C" collation), those starting with `prefix` and after `after`.
-   * Pages come from a sorted copy of the ids cached until the partition changes (a filter keeping at
-   * least 1/LIST_WALK_FRACTION of the rows skips the others while walking it); a narrower filter sorts its matches.
+   * Pages come from the partition's sorted ids, kept incrementally (sorted-ids.ts: a run and a delta of the
+   * rows appended since, merged lazily); a filter keeping at least 1/LIST_WALK_FRACTION of the rows skips the
+   * others while walking them, a narrower filter sorts its matches.
    */
   list(namespace: string, req: IdPageInput & { filter?: unknown }): IdPage {
     const f = parseFilter(req.filter);
     const p = this.s.partitions.get(namespace);
     if (p === undefined) return { ids: [], more: false };
-    if (f === null) return idsAfter(this.sorted(p), req);
+    if (f === null) return this.sorted(p).page(p, req);
     const rows = p.index.evaluate(f, p.live());
-    // A broad filter walks the cached sorted ids (about 1/selectivity ids per one kept); a narrow one sorts its matches.
+    // A broad filter walks the sorted ids (about 1/selectivity ids per one kept); a narrow one sorts its matches.
     if (rows.size * LIST_WALK_FRACTION < p.liveCount) return idsAfter(Array.from(rows.toUint32Array(), (row) => p.idOf(row)).sort(compareIds), req);
-    return idsAfter(this.sorted(p), req, (id) => rows.has(p.rowOf(id)!));
+    return this.sorted(p).page(p, req, (_id, row) => rows.has(row));
   }
 
-  /** The partition's live ids sorted by compareIds, cached until its next change. */
-  private sorted(p: Partition): string[] {
-    let cached = this.sortedIds.get(p);
-    if (cached?.version !== p.version) {
-      cached = { version: p.version, ids: Array.from(p.live().toUint32Array(), (row) => p.idOf(row)).sort(compareIds) };
-      this.sortedIds.set(p, cached);
-    }
-    return cached.ids;
+  /** The partition's sorted ids, brought up to date. */
+  private sorted(p: Partition): SortedIds {
+    let ids = this.sortedIds.get(p);
+    if (ids === undefined) this.sortedIds.set(p, (ids = new SortedIds()));
+    ids.update(p);
+    return ids;
   }
 
   /** Live rows of the namespace (matching `filter`). */

@@ -61,8 +61,11 @@ export type Scoring = "cosine" | "dotproduct" | "euclidean";
  */
 export const EXACT_SCORING_FLOATS = 1 << 22;
 
-/** "exact": `exact: true`; "hybrid": a sparseVector query (reader.ts) on a float collection, every live row (or every row the filter matched) scored with its float values. */
-export type Plan = "full" | "full-skip-dead" | "masked" | "list" | "empty" | "ivf" | "ivf-masked" | "exact" | "hybrid";
+/**
+ * "exact": `exact: true`; "hybrid": a sparseVector query (reader.ts) on a float collection, every live row (or every row the filter matched) scored with its float values;
+ * "sparse": a query of a sparse-only index, its postings searched (sparse-postings.ts).
+ */
+export type Plan = "full" | "full-skip-dead" | "masked" | "list" | "empty" | "ivf" | "ivf-masked" | "exact" | "hybrid" | "sparse";
 
 export interface SearchQuery {
   /** Packed query bits in shared memory. */

@@ -7,6 +7,8 @@ import { SvcError } from "../errors.js";
 
 /** Non-zero entries per sparse vector (Pinecone's limit for sparse-dense records). */
 export const MAX_SPARSE_NNZ = 1000;
+/** Non-zero entries per sparse vector of a sparse-only index (Pinecone's limit there). */
+export const MAX_SPARSE_INDEX_NNZ = 2048;
 const MAX_INDEX = 0xffff_ffff;
 
 export interface SparseVector {
@@ -17,16 +19,16 @@ export interface SparseVector {
 }
 
 /**
- * `{indices, values}` checked: 1..MAX_SPARSE_NNZ entries, as many values as indices, indices integers in
+ * `{indices, values}` checked: 1..`max` (default MAX_SPARSE_NNZ) entries, as many values as indices, indices integers in
  * [0, 2^32) strictly ascending (an unsorted or repeated index is refused, never reordered or summed), values
  * finite as float32. Errors name the offending element (`<field>.indices[3]`).
  */
-export function checkSparse(v: unknown, field: string): SparseVector {
+export function checkSparse(v: unknown, field: string, max = MAX_SPARSE_NNZ): SparseVector {
   if (typeof v !== "object" || v === null || Array.isArray(v) || v instanceof Uint8Array) throw new SvcError("E_BAD_REQUEST", `${field} must be an object {indices, values}`, { field });
   const { indices, values } = v as Record<string, unknown>;
   if (!Array.isArray(indices)) throw new SvcError("E_BAD_REQUEST", `${field}.indices must be an array of integers`, { field: `${field}.indices` });
   if (!Array.isArray(values)) throw new SvcError("E_BAD_REQUEST", `${field}.values must be an array of numbers`, { field: `${field}.values` });
-  if (indices.length === 0 || indices.length > MAX_SPARSE_NNZ) throw new SvcError("E_BAD_REQUEST", `${field} must have 1..${MAX_SPARSE_NNZ} entries, got ${indices.length}`, { field: `${field}.indices` });
+  if (indices.length === 0 || indices.length > max) throw new SvcError("E_BAD_REQUEST", `${field} must have 1..${max} entries, got ${indices.length}`, { field: `${field}.indices` });
   if (values.length !== indices.length) throw new SvcError("E_BAD_REQUEST", `${field}.values has ${values.length} entries for ${indices.length} indices; give one value per index`, { field: `${field}.values` });
   const out: SparseVector = { indices: new Uint32Array(indices.length), values: new Float32Array(values.length) };
   for (let i = 0; i < indices.length; i++) {

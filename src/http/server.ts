@@ -23,6 +23,8 @@ import type { RequestContext, Route } from "./route.js";
 export const DEFAULT_BODY_LIMIT = 64 << 20;
 /** On close, wait at most this long for requests in flight. */
 const DRAIN_MS = 10_000;
+/** A request arriving while the server shuts down: 503 with Retry-After (a client retries, on another node in cluster mode), never run. */
+const shuttingDown = () => new SvcError("E_CLOSED", "the server is shutting down; retry (on another node in cluster mode)", { details: { retryAfterSeconds: 1 } });
 
 export interface HttpOptions {
   host: string;
@@ -188,7 +190,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
        */
       const admit = () => {
         if (declared > bodyCap) throw new SvcError("E_TOO_LARGE", `the body has ${declared} bytes; the limit is ${bodyCap}`, { field: "body" });
-        if (closing) throw new SvcError("E_CLOSED", "the server is shutting down");
+        if (closing) throw shuttingDown();
         // Without keys any page the browser shows could call us (CSRF, DNS rebinding): only our own host and origin may (a forwarding node checked its own).
         if (!opts.auth && !forwarded) guard.check(h.host, h.origin);
         home = forwarded ? null : (deps.forward?.target(route) ?? null);
@@ -205,7 +207,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       };
       const run = async (body: Buffer) => {
         bytesIn = body.length;
-        if (closing) throw new SvcError("E_CLOSED", "the server is shutting down");
+        if (closing) throw shuttingDown();
         if (home !== null) {
           const headers = { "content-type": h.contentType, accept: h.accept, host: h.host, "api-key": h.apiKey, authorization: h.authorization, "x-request-id": reqId };
           const r = await forwardRequest(home, deps.forward!.token, { method: route.method, path: query ? `${path}?${query}` : path, headers, body, remoteAddress });

@@ -1,5 +1,6 @@
 /** @module row-arena — packed 1-bit rows stored contiguously in the shared memory. */
 import { SvcError } from "../errors.js";
+import { invariant } from "../invariant.js";
 import { wordsFor, type RowsRef } from "./abi.js";
 import type { SharedHeap } from "./shared-heap.js";
 
@@ -50,6 +51,7 @@ export class RowArena implements RowsRef {
     }
     const ptr = this.rowPtr(this.count);
     this.count += n;
+    invariant(this.count <= this.capacity, "row-arena: rows past the block's capacity");
     return ptr;
   }
 
@@ -71,6 +73,7 @@ export class RowArena implements RowsRef {
       unpin: () => {
         if (done) return;
         done = true;
+        invariant(this.pins > 0, "row-arena: an unpin without a pin");
         if (--this.pins === 0) for (const ptr of this.retired.splice(0)) this.heap.release(ptr);
       },
     };
@@ -85,6 +88,7 @@ export class RowArena implements RowsRef {
   }
 
   private retire(ptr: number): void {
+    invariant(this.pins >= 0 && (this.pins > 0 || this.retired.length === 0), "row-arena: retired blocks kept with no pin");
     if (this.pins > 0) this.retired.push(ptr);
     else this.heap.release(ptr);
   }

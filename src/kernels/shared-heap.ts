@@ -1,5 +1,6 @@
 /** @module shared-heap — one shared WebAssembly.Memory and a first-fit allocator over it. */
 import { SvcError } from "../errors.js";
+import { invariant } from "../invariant.js";
 
 const PAGE = 65536;
 /** Bytes below this are reserved for the module (asconfig memoryBase). */
@@ -78,6 +79,7 @@ export class SharedHeap {
       this.unfree(end, after);
       end += after;
     }
+    invariant(end <= this.top, "shared-heap: a block past the bump pointer");
     if (end === this.top) this.top = start;
     else this.addFree(start, end - start);
   }
@@ -93,6 +95,7 @@ export class SharedHeap {
   }
 
   private addFree(ptr: number, size: number): void {
+    invariant(!this.freeEnds.has(ptr) && !this.free.has(ptr + size), "shared-heap: two adjacent free blocks (release merges them)");
     this.free.set(ptr, size);
     this.freeEnds.set(ptr + size, ptr);
   }

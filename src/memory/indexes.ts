@@ -3,7 +3,8 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { Collection, type MaintenanceErrorHandler } from "../engine/collection.js";
+import { restoreCopy } from "../engine/backup.js";
+import { Collection, type CopiedFile, type MaintenanceErrorHandler } from "../engine/collection.js";
 import { loadConfig, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
@@ -19,11 +20,15 @@ export const INDEX_NAME_RE = /^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/;
 export const MAX_DIMENSION = 20_000;
 /** How an index ranks (search.ts `Scoring`): cosine and dotproduct larger first, euclidean (squared distance) smaller first. Stored in index.json. */
 export const METRICS = ["cosine", "dotproduct", "euclidean"] as const;
+/** Dense indexes hold a float vector of `dimension` values per record (sparse values too on dotproduct ones); sparse indexes only sparse values (Pinecone's `vector_type`). */
+export const VECTOR_TYPES = ["dense", "sparse"] as const;
+export type VectorType = (typeof VECTOR_TYPES)[number];
 /** Expired vectors of open indexes are deleted this often (reads hide them at once). */
 export const SWEEP_MS = 60_000;
 
 export interface IndexRecord {
   name: string;
+  /** 0 for a sparse index (it has none; its collection keeps one constant value per row). */
   dimension: number;
   metric: (typeof METRICS)[number];
   /** As given at creation (e.g. `{serverless: {cloud, region}}`); svc runs every index locally. */
@@ -31,11 +36,14 @@ export interface IndexRecord {
   deletionProtection: "enabled" | "disabled";
   tags: Record<string, string> | null;
   createdAt: number;
+  /** Absent: dense (records written before sparse indexes existed have none). */
+  vectorType?: "sparse";
 }
 
 export interface CreateIndexInput {
   name: unknown;
   dimension: unknown;
+  vectorType?: unknown;
   metric?: unknown;
   spec?: unknown;
   deletionProtection?: unknown;
@@ -95,6 +103,8 @@ const DELETED = ".deleted-";
  */
 export class IndexService implements IndexCatalog {
   private readonly tenants = new Map<string, Map<string, Entry>>();
+  /** tenant/name of indexes whose delete has started (a backup of one is E_CONFLICT, not "not found"). */
+  private readonly deleting = new Set<string>();
   /** Tail of each tenant/name's lifecycle chain. */
   private readonly lifecycle = new Map<string, Promise<unknown>>();
   private closed = false;
@@ -140,7 +150,7 @@ export class IndexService implements IndexCatalog {
       const tmp = join(root, `${CREATING}${record.name}-${randomBytes(6).toString("hex")}`);
       try {
         mkdirSync(tmp, { recursive: true });
-        loadConfig(tmp, { dimension: record.dimension, metric: "cosine" });
+        loadConfig(tmp, { dimension: collectionDimension(record), metric: "cosine" });
         await writeDurable(join(tmp, "index.json"), Buffer.from(JSON.stringify(record, null, 2)));
         // A folder without index.json (left by an older version's crash) is not an index.
         await rm(dir, { recursive: true, force: true });
@@ -180,23 +190,65 @@ export class IndexService implements IndexCatalog {
     this.entry(tenant, name);
     return this.serial(tenant, name, async () => {
       const e = this.entry(tenant, name);
-      if (e.record.deletionProtection === "enabled") throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, { field: "deletion_protection" });
+      if (e.record.deletionProtection === "enabled")
+        throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, {
+          field: "deletion_protection",
+        });
       this.indexes(tenant).delete(name);
-      if (e.users > 0) await new Promise<void>((resolve) => (e.idle = resolve));
-      const c = await e.collection?.catch(() => null);
-      await c?.close();
+      this.deleting.add(`${tenant}/${name}`);
+      try {
+        if (e.users > 0) await new Promise<void>((resolve) => (e.idle = resolve));
+        const c = await e.collection?.catch(() => null);
+        await c?.close();
+        const root = this.tenantDir(tenant);
+        const trash = join(root, `${DELETED}${name}-${randomBytes(6).toString("hex")}`);
+        await rename(this.dir(tenant, name), trash);
+        await fsyncDir(root);
+        await rm(trash, { recursive: true, force: true });
+      } finally {
+        this.deleting.delete(`${tenant}/${name}`);
+      }
+    });
+  }
+
+  /** True while a delete of the index runs (its name is already gone from the listing). */
+  isDeleting(tenant: string, name: string): boolean {
+    return this.deleting.has(`${tenant}/${name}`);
+  }
+
+  /**
+   * Create index `input.name` from a collection copy (engine/backup.ts) under `from`: each listed file is copied
+   * and checked against its SHA-256 (E_BACKUP_DAMAGED: nothing is created), then the folder is renamed into place
+   * as a create does. The new index takes the copy's dimension and metric.
+   */
+  restore(tenant: string, input: CreateIndexInput, from: string, files: readonly CopiedFile[]): Promise<IndexRecord> {
+    const record = validateCreate(input);
+    return this.serial(tenant, record.name, async () => {
+      const indexes = this.indexes(tenant);
+      if (indexes.has(record.name)) throw new SvcError("E_CONFLICT", `index '${record.name}' already exists`, { field: "name" });
       const root = this.tenantDir(tenant);
-      const trash = join(root, `${DELETED}${name}-${randomBytes(6).toString("hex")}`);
-      await rename(this.dir(tenant, name), trash);
-      await fsyncDir(root);
-      await rm(trash, { recursive: true, force: true });
+      const dir = this.dir(tenant, record.name);
+      const tmp = join(root, `${CREATING}${record.name}-${randomBytes(6).toString("hex")}`);
+      try {
+        mkdirSync(tmp, { recursive: true });
+        await restoreCopy(from, files, tmp);
+        await writeDurable(join(tmp, "index.json"), Buffer.from(JSON.stringify(record, null, 2)));
+        await rm(dir, { recursive: true, force: true });
+        await rename(tmp, dir);
+        await fsyncDir(root);
+      } catch (err) {
+        await rm(tmp, { recursive: true, force: true });
+        throw err;
+      }
+      indexes.set(record.name, { record, collection: null, users: 0, idle: null });
+      return record;
     });
   }
 
   /** Run `fn` on the index (expired vectors hidden: vector-index.ts `CollectionIndex`). */
   use<T>(tenant: string, name: string, fn: (index: VectorIndex) => T | Promise<T>): Promise<T> {
-    const metric = this.entry(tenant, name).record.metric;
-    return this.useCollection(tenant, name, (c) => fn(new CollectionIndex(c, this.now, metric)));
+    const { metric, vectorType } = this.entry(tenant, name).record;
+    return this.useCollection(tenant, name, (c) => fn(new CollectionIndex(c, this.now, metric, vectorType ?? "dense")));
   }
 
   /**
@@ -208,7 +260,10 @@ export class IndexService implements IndexCatalog {
     e.users++;
     try {
       // A damaged index stays offline (503, named by /v1/health) until `svc repair`; other failures are tried again on the next use.
-      e.collection ??= Collection.open(this.dir(tenant, name), { ...this.opts, damage: { store: `collection:${tenant}/${name}`, root: this.dataDir } }).catch((err: unknown) => {
+      e.collection ??= Collection.open(this.dir(tenant, name), {
+        ...this.opts,
+        damage: { store: `collection:${tenant}/${name}`, root: this.dataDir },
+      }).catch((err: unknown) => {
         if (!(err instanceof SvcError && err.code === "E_STORE_OFFLINE")) e.collection = null;
         throw err;
       });
@@ -227,7 +282,10 @@ export class IndexService implements IndexCatalog {
     const root = join(this.dataDir, "tenants");
     for (const tenant of existsSync(root) ? readdirSync(root).sort() : []) {
       if (this.closed) break;
-      for (const { name } of this.list(tenant)) await this.useCollection(tenant, name, () => undefined).then(onOpened, (error: unknown) => failed.push({ store: `index:${tenant}/${name}`, error }));
+      for (const { name } of this.list(tenant))
+        await this.useCollection(tenant, name, () => undefined).then(onOpened, (error: unknown) =>
+          failed.push({ store: `index:${tenant}/${name}`, error }),
+        );
     }
     return failed;
   }
@@ -311,40 +369,61 @@ export class IndexService implements IndexCatalog {
 /** A create request checked and completed (defaults), as stored; shared by cluster/catalog.ts. */
 export function validateCreate(input: CreateIndexInput): IndexRecord {
   if (typeof input !== "object" || input === null) throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
-  const { name, dimension } = input;
+  const { name } = input;
   if (typeof name !== "string" || !INDEX_NAME_RE.test(name)) {
-    throw new SvcError("E_BAD_REQUEST", "name must be 1-45 characters of lowercase letters, digits and '-', starting and ending with a letter or digit", { field: "name" });
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      "name must be 1-45 characters of lowercase letters, digits and '-', starting and ending with a letter or digit",
+      { field: "name" },
+    );
   }
-  if (typeof dimension !== "number" || !Number.isInteger(dimension) || dimension < 1 || dimension > MAX_DIMENSION) {
+  // The official client checks vector_type and the metric case-insensitively and sends them as given: stored lowercase.
+  const vectorType = typeof input.vectorType === "string" ? input.vectorType.toLowerCase() : (input.vectorType ?? "dense");
+  if (!VECTOR_TYPES.includes(vectorType as never)) throw new SvcError("E_BAD_REQUEST", `vector_type must be "dense" or "sparse"`, { field: "vector_type" });
+  const sparse = vectorType === "sparse";
+  // A sparse index has no dimension (Pinecone: none, or null); a dense one needs it.
+  const dimension = sparse && (input.dimension === undefined || input.dimension === null) ? 0 : input.dimension;
+  if (sparse && dimension !== 0) throw new SvcError("E_DIMENSION", "a sparse index has no dimension: leave dimension out", { field: "dimension" });
+  if (!sparse && (typeof dimension !== "number" || !Number.isInteger(dimension) || dimension < 1 || dimension > MAX_DIMENSION)) {
     throw new SvcError("E_DIMENSION", `dimension must be an integer in [1, ${MAX_DIMENSION}]`, { field: "dimension" });
   }
-  // The official client checks the metric case-insensitively and sends it as given: stored lowercase.
-  const metric = typeof input.metric === "string" ? input.metric.toLowerCase() : (input.metric ?? "cosine");
+  const metric = typeof input.metric === "string" ? input.metric.toLowerCase() : (input.metric ?? (sparse ? "dotproduct" : "cosine"));
   if (!METRICS.includes(metric as never)) throw new SvcError("E_BAD_REQUEST", `metric must be one of ${METRICS.join(", ")} (got ${typeof metric === "string" ? JSON.stringify(metric.slice(0, 40)) : typeof metric})`, { field: "metric" });
+  if (sparse && metric !== "dotproduct") throw new SvcError("E_BAD_REQUEST", `a sparse index ranks by dotproduct only (got ${JSON.stringify(metric)})`, { field: "metric" });
   const spec = input.spec ?? { serverless: { cloud: "local", region: "local" } };
-  if (typeof spec !== "object" || spec === null || Array.isArray(spec)) throw new SvcError("E_BAD_REQUEST", "spec must be an object such as {serverless: {cloud, region}}", { field: "spec" });
+  if (typeof spec !== "object" || spec === null || Array.isArray(spec))
+    throw new SvcError("E_BAD_REQUEST", "spec must be an object such as {serverless: {cloud, region}}", { field: "spec" });
   return {
     name,
-    dimension,
+    dimension: dimension as number,
     metric: metric as IndexRecord["metric"],
     spec: spec as Record<string, unknown>,
     deletionProtection: input.deletionProtection === undefined ? "disabled" : checkProtection(input.deletionProtection),
     tags: input.tags === undefined || input.tags === null ? null : checkTags(input.tags, null),
     createdAt: Date.now(),
+    ...(sparse ? { vectorType: "sparse" as const } : {}),
   };
 }
 
+/** The dimension of an index's collection: a sparse index's rows keep one constant value (memory/vector-index.ts SPARSE_ROW). */
+export function collectionDimension(r: IndexRecord): number {
+  return r.vectorType === "sparse" ? 1 : r.dimension;
+}
+
 export function checkProtection(v: unknown): IndexRecord["deletionProtection"] {
-  if (v !== "enabled" && v !== "disabled") throw new SvcError("E_BAD_REQUEST", "deletion_protection must be 'enabled' or 'disabled'", { field: "deletion_protection" });
+  if (v !== "enabled" && v !== "disabled")
+    throw new SvcError("E_BAD_REQUEST", "deletion_protection must be 'enabled' or 'disabled'", { field: "deletion_protection" });
   return v;
 }
 
 /** Tags merge into the existing ones; an empty string value removes a tag (Pinecone's rule). */
 export function checkTags(v: unknown, old: Record<string, string> | null): Record<string, string> {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new SvcError("E_BAD_REQUEST", "tags must be an object of strings", { field: "tags" });
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new SvcError("E_BAD_REQUEST", "tags must be an object of strings", { field: "tags" });
   const out: Record<string, string> = { ...old };
   for (const [k, val] of Object.entries(v)) {
-    if (typeof val !== "string" || k.length > 80 || val.length > 120) throw new SvcError("E_BAD_REQUEST", `tags.${k} must be a string of at most 120 characters (keys at most 80)`, { field: `tags.${k}` });
+    if (typeof val !== "string" || k.length > 80 || val.length > 120)
+      throw new SvcError("E_BAD_REQUEST", `tags.${k} must be a string of at most 120 characters (keys at most 80)`, { field: `tags.${k}` });
     if (val === "") delete out[k];
     else out[k] = val;
   }

@@ -6,6 +6,7 @@
  * see an expired vector.
  */
 import type { Collection, FetchedVector, IdPage, IdPageInput, Match, QueryInput, Scoring, VectorInput } from "../engine/collection.js";
+import { SvcError } from "../errors.js";
 
 /**
  * Reserved metadata field: a vector whose `svc_expires_at` (unix ms) is <= now is expired. Queries
@@ -38,6 +39,8 @@ export interface ReadOptions {
 export type Awaitable<T> = T | Promise<T>;
 
 export interface VectorIndex {
+  /** "sparse": records hold sparse values only (payload), no dense values; absent: dense. */
+  readonly vectorType?: "dense" | "sparse";
   upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number } & Written>;
   delete(namespace: string, req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean }): Promise<{ deleted: number } & Written>;
   /** `payload`: the row's new sparse values (engine/sparse.ts bytes), replacing the old. */
@@ -73,16 +76,52 @@ export function expired(metadata: Record<string, unknown> | null | undefined, no
   return typeof exp === "number" && exp <= now;
 }
 
-/** A VectorIndex over one local Collection (one node's index, or one shard's replica in cluster mode), ranking by the index's metric. */
+/** Sparse values (a row's payload) on a dense index: dotproduct only (Pinecone: "Index configuration does not support sparse values"). */
+export function checkDensePayload(metric: string, payload: Uint8Array | undefined, field: string): void {
+  if (payload !== undefined && metric !== "dotproduct") {
+    throw new SvcError("E_BAD_REQUEST", `this index (metric ${metric}) does not take sparse values: only dotproduct and sparse indexes do`, { field });
+  }
+}
+
+/** checkDensePayload over a batch (the first offending vector named); cluster/sharded-index.ts checks the whole batch before any shard writes. */
+export function checkDensePayloads(metric: string, vectors: readonly VectorInput[]): void {
+  vectors.forEach((v, i) => checkDensePayload(metric, v.payload, `vectors[${i}].sparseValues`));
+}
+
+/** The dense values every row of a sparse index keeps (its collection has dimension 1; memory/indexes.ts collectionDimension). */
+const SPARSE_ROW = new Float32Array([1]);
+const NO_VALUES = new Float32Array(0);
+
+/**
+ * A VectorIndex over one local Collection (one node's index, or one shard's replica in cluster mode), ranking by the
+ * index's metric. Sparse values (a row's payload) are taken by sparse indexes and dense dotproduct ones only, as
+ * Pinecone; a sparse index's records carry sparse values and no dense ones (stored as SPARSE_ROW, answered as []).
+ */
 export class CollectionIndex implements VectorIndex {
   constructor(
     readonly collection: Collection,
     private readonly now: () => number = Date.now,
     readonly metric: Scoring = "cosine",
+    readonly vectorType: "dense" | "sparse" = "dense",
   ) {}
 
   upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number }> {
+    if (this.vectorType === "sparse") {
+      return this.collection.upsert(namespace, vectors.map((v, i) => ({ ...v, values: this.sparseRow(v.values, v.payload, `vectors[${i}]`) })));
+    }
+    checkDensePayloads(this.metric, vectors);
     return this.collection.upsert(namespace, vectors);
+  }
+
+  /** A sparse index's record: sparse values required, dense values refused (an empty list is none). */
+  private sparseRow(values: ArrayLike<number> | undefined, payload: Uint8Array | undefined, at: string): Float32Array {
+    if (values !== undefined && values.length > 0) throw new SvcError("E_BAD_REQUEST", `${at}.values: a sparse index holds no dense values; send sparseValues only`, { field: `${at}.values` });
+    if (payload === undefined) throw new SvcError("E_BAD_REQUEST", `${at}.sparseValues is required: a sparse index holds sparse values`, { field: `${at}.sparseValues` });
+    return SPARSE_ROW;
+  }
+
+  private densePayload(payload: Uint8Array | undefined, field: string): void {
+    checkDensePayload(this.metric, payload, field);
   }
 
   delete(namespace: string, req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean }): Promise<{ deleted: number }> {
@@ -90,6 +129,10 @@ export class CollectionIndex implements VectorIndex {
   }
 
   async update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown; payload?: Uint8Array }): Promise<Written> {
+    if (this.vectorType === "sparse") {
+      if (req.values !== undefined && req.values.length > 0) throw new SvcError("E_BAD_REQUEST", "values: a sparse index holds no dense values; update sparseValues", { field: "values" });
+      req = { ...req, values: undefined };
+    } else this.densePayload(req.payload, "sparseValues");
     await this.collection.update(namespace, req);
     return {};
   }
@@ -104,15 +147,17 @@ export class CollectionIndex implements VectorIndex {
 
   fetch(namespace: string, ids: readonly string[]): FetchedVector[] {
     const now = this.now();
-    return this.collection.fetch(namespace, ids).filter((v) => !expired(v.metadata, now));
+    const found = this.collection.fetch(namespace, ids).filter((v) => !expired(v.metadata, now));
+    return this.vectorType === "sparse" ? found.map((v) => ({ ...v, values: NO_VALUES })) : found;
   }
 
   query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; scanned: number }> {
-    return this.collection.query(namespace, { ...req, scoring: this.metric, filter: liveFilter(this.collection, namespace, req.filter, this.now()) });
+    return this.collection.query(namespace, { ...req, scoring: this.metric, sparseIndex: this.vectorType === "sparse", filter: liveFilter(this.collection, namespace, req.filter, this.now()) });
   }
 
   stats(filter?: unknown): IndexStats {
-    return { ...this.collection.stats(filter), metric: this.metric };
+    const s = this.collection.stats(filter);
+    return { ...s, metric: this.metric, dimension: this.vectorType === "sparse" ? 0 : s.dimension };
   }
 
   count(namespace: string, filter?: unknown): number {

@@ -4,6 +4,7 @@
  * the stdio process), so authentication, validation, metering and errors are REST's own. Adding a tool is one entry.
  */
 import { SvcError } from "../errors.js";
+import { backupTools } from "./backups.js";
 import { boardTools } from "./board.js";
 import { adminTools, helperTools, walletTools } from "./commons.js";
 import { directoryAdminTools, directoryTools } from "./directory.js";
@@ -16,6 +17,7 @@ import type { Tool } from "./tool.js";
 export const GROUPS: Readonly<Record<string, readonly Tool[]>> = {
   records: recordTools,
   indexes: indexTools,
+  backups: backupTools,
   kg: kgTools,
   causal: causalTools,
   hd: hdTools,
@@ -28,8 +30,11 @@ export const GROUPS: Readonly<Record<string, readonly Tool[]>> = {
 
 export const CATALOG: readonly Tool[] = Object.values(GROUPS).flat();
 
-/** What a session serves when it names no subset: every group but `admin` (whose tools need an admin key). */
-export const DEFAULT_GROUPS: readonly string[] = Object.keys(GROUPS).filter((g) => g !== "admin");
+/**
+ * What a session serves when it names no subset: every group but `admin` (whose tools need an admin key) and `backups`
+ * (index backups and bulk imports: operations work, asked for by name, kept out of every session's tools/list budget).
+ */
+export const DEFAULT_GROUPS: readonly string[] = Object.keys(GROUPS).filter((g) => g !== "admin" && g !== "backups");
 
 /** Names tools used to have, for the error a client calling one gets (names are [A-Za-z0-9_-] now, and aliases are gone). */
 export const RENAMED: Readonly<Record<string, string>> = {
@@ -50,14 +55,22 @@ export const RENAMED: Readonly<Record<string, string>> = {
  * empty or absent: DEFAULT_GROUPS. An unknown entry is E_BAD_REQUEST (field `tools`) naming the groups.
  */
 export function selectTools(spec: string | null | undefined): readonly Tool[] {
-  const items = (spec ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+  const items = (spec ?? "")
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
   if (items.length === 0) return DEFAULT_GROUPS.flatMap((g) => GROUPS[g]!);
   if (items.includes("all")) return CATALOG;
   const picked = new Set<Tool>();
   for (const item of items) {
     const group = Object.hasOwn(GROUPS, item) ? GROUPS[item]! : null;
     const tool = group ? null : CATALOG.find((t) => t.name === item);
-    if (!group && !tool) throw new SvcError("E_BAD_REQUEST", `tools: '${item}' is neither a tool group (${Object.keys(GROUPS).join(", ")}, all) nor a tool name`, { field: "tools" });
+    if (!group && !tool)
+      throw new SvcError(
+        "E_BAD_REQUEST",
+        `tools: '${item}' is neither a tool group (${Object.keys(GROUPS).join(", ")}, all) nor a tool name`,
+        { field: "tools" },
+      );
     for (const t of group ?? [tool!]) picked.add(t);
   }
   return CATALOG.filter((t) => picked.has(t)); // catalog order
@@ -72,6 +85,8 @@ export const NOT_TOOLS: Readonly<Record<string, string>> = {
   metrics: "Prometheus scrape",
   openapi: "describes the REST API itself",
   upsert_namespace: "same operation as upsert",
+  list_restore_jobs: "a restore completes before create_index_from_backup answers; the jobs are for the official client",
+  describe_restore_job: "a restore completes before create_index_from_backup answers; the jobs are for the official client",
   describe_index_stats_get: "same operation as describe_index_stats",
   admin_create_key: "answers a secret key: issue keys on the dashboard or with `svc keys`, not to a model",
   dashboard: "the dashboard web page",

@@ -6,26 +6,34 @@ import { ToolError, type Api, type Tool } from "./tool.js";
 const index = z.string().min(1).describe("index name");
 const namespace = z.string().optional().describe("namespace inside the index; default \"\"");
 const IDX = { index: "name" };
-const sparse = z.object({ indices: z.array(z.number().int().min(0)), values: z.array(z.number()) }).describe("sparse vector: indices strictly ascending, one value per index (at most 1000)");
+const sparse = z.object({ indices: z.array(z.number().int().min(0)), values: z.array(z.number()) }).describe("sparse vector: indices strictly ascending, one value per index (at most 1000; 2048 on a sparse index)");
 const filter = z.record(z.string(), z.unknown()).describe("metadata filter: {field: value | {$eq|$ne|$gt|$gte|$lt|$lte: v, $in|$nin: [..]}}, combined with $and / $or");
 const tags = strings.describe("AND filter: only vectors whose metadata `tags` list holds every one of these");
 const metadata = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), strings])).describe("string, number, boolean or list-of-strings values");
-const indexModel = out({ name: z.string(), dimension: z.number().int(), metric: z.string(), host: z.string() });
+const indexModel = out({ name: z.string(), dimension: z.number().int().optional().describe("dense indexes only"), metric: z.string(), host: z.string(), vector_type: z.string().optional() });
 const matches = out({ matches: z.array(out({ id: z.string(), score: z.number() })), namespace: z.string() });
 
-const createIndex = op("create_index", {
-  name: "create_index", title: "Create an index", annotations: WRITE,
-  description: "Create a vector index: metric cosine (default), dotproduct or euclidean (squared distance, smaller first); float values are kept and rank the candidates of a 1-bit scan of their directions. dimension 1024 matches the server's embed / upsert_text encoder.",
-  input: z.object({
-    name: z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/).describe("lowercase letters, digits and '-', at most 45"),
-    dimension: z.number().int().min(1).max(20000).default(1024),
-    metric: z.enum(["cosine", "dotproduct", "euclidean"]).optional(), // memory/indexes.ts METRICS (not imported: the catalog stays free of the engine)
-    spec: z.record(z.string(), z.unknown()).optional().describe("kept as given, e.g. {serverless: {cloud, region}}"),
-    deletion_protection: z.enum(["enabled", "disabled"]).optional(),
-    tags: z.record(z.string(), z.string()).optional(),
-  }),
-  output: indexModel,
+const createIndexInput = z.object({
+  name: z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/).describe("lowercase letters, digits and '-', at most 45"),
+  vector_type: z.enum(["dense", "sparse"]).optional().describe("dense (default): float vectors of `dimension` values; sparse: sparseValues only, no dimension, dotproduct, queried by sparseVector (single node only)"),
+  dimension: z.number().int().min(1).max(20000).optional().describe("dense indexes: default 1024 (the server's embed / upsert_text encoder); leave out for a sparse index"),
+  metric: z.enum(["cosine", "dotproduct", "euclidean"]).optional(), // memory/indexes.ts METRICS (not imported: the catalog stays free of the engine)
+  spec: z.record(z.string(), z.unknown()).optional().describe("kept as given, e.g. {serverless: {cloud, region}}"),
+  deletion_protection: z.enum(["enabled", "disabled"]).optional(),
+  tags: z.record(z.string(), z.string()).optional(),
 });
+const createIndex: Tool<typeof createIndexInput> = {
+  name: "create_index", title: "Create an index", access: "tenant", annotations: WRITE, operations: ["create_index"],
+  description: "Create a vector index: metric cosine (default), dotproduct or euclidean (squared distance, smaller first); float values are kept and rank the candidates of a 1-bit scan of their directions. Sparse values (hybrid) need a dotproduct index; vector_type sparse makes a sparse-only index. dimension 1024 matches the server's embed / upsert_text encoder.",
+  input: createIndexInput,
+  output: indexModel,
+  run: async ({ dimension, vector_type, ...rest }, api) =>
+    json(await api.call("create_index", { args: { ...dropUndefined(rest), ...(vector_type === undefined ? {} : { vector_type }), ...(vector_type === "sparse" ? (dimension === undefined ? {} : { dimension }) : { dimension: dimension ?? 1024 }) } })),
+};
+
+function dropUndefined(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}
 const listIndexes = op("list_indexes", {
   name: "list_indexes", title: "List indexes", annotations: READ,
   description: "Every vector index of this tenant with its dimension and host.",
@@ -53,8 +61,8 @@ const deleteIndex = op("delete_index", {
 
 const upsert = op("upsert", {
   name: "upsert", title: "Upsert vectors", rename: IDX, annotations: UPSERT,
-  description: "Insert or replace vectors (id, values, optional metadata) in an index namespace. Visible to queries within milliseconds. To store text, use upsert_text.",
-  input: z.object({ index, namespace, vectors: z.array(z.object({ id: z.string().min(1).max(512), values: z.array(z.number()), sparseValues: sparse.optional(), metadata: metadata.optional() })).min(1).max(10000) }),
+  description: "Insert or replace vectors (id, values, optional sparseValues and metadata) in an index namespace; a sparse index takes sparseValues and no values. Visible to queries within milliseconds. To store text, use upsert_text.",
+  input: z.object({ index, namespace, vectors: z.array(z.object({ id: z.string().min(1).max(512), values: z.array(z.number()).optional().describe("required on a dense index"), sparseValues: sparse.optional().describe("dotproduct and sparse indexes only"), metadata: metadata.optional() })).min(1).max(10000) }),
   output: out({ upsertedCount: z.number().int() }),
 });
 
@@ -69,7 +77,7 @@ const queryInput = { index, namespace, topK: z.number().int().min(1).max(10000).
 const query: Tool = {
   name: "query", title: "Query vectors", access: "tenant", annotations: READ, operations: ["query"],
   description: "Nearest vectors by the index's metric (cosine, dotproduct, or euclidean: squared distance, smaller first) to a vector (or to a stored vector's id), best first, with an optional metadata filter; tags=[...] keeps only vectors tagged with all of them. For a text question use query_text.",
-  input: z.object({ ...queryInput, vector: z.array(z.number()).optional(), id: z.string().optional().describe("query by a stored vector instead of `vector`"), sparseVector: sparse.optional().describe("hybrid: score = cosine + sparse dot product (exact scan)") }),
+  input: z.object({ ...queryInput, vector: z.array(z.number()).optional(), id: z.string().optional().describe("query by a stored vector instead of `vector`"), sparseVector: sparse.optional().describe("dotproduct index: hybrid, score = dense dot + sparse dot product (exact scan); sparse index: score = sparse dot product") }),
   output: matches,
   run: async ({ index: name, tags: t, filter: f, ...rest }, api) => json(await api.call("query", { args: { name, ...rest, filter: withTags(f as Record<string, unknown> | undefined, t as string[] | undefined) } })),
 };

@@ -93,7 +93,8 @@ const engines: (() => PeerEngine)[] = [
   () => new UsearchEngine({ threads: 2 }),
   // better-sqlite3 12 aborts the process under Node 24 when a statement is collected ("Assertion failed: (env) !=
   // nullptr" in Statement::~Statement, mid-run): the sqlite-vec peer (dev-only, a benchmark peer) is checked on Node 20,
-  // where `npm run bench` runs it, until better-sqlite3 is moved to a release that survives Node 24.
+  // where `npm run bench` runs it. better-sqlite3 13.2 passes on Node 24 but declares Node >= 22 and its prebuilt
+  // binary segfaults on Node 20 at the first statement (tried 2026-11-27): one release cannot serve both until Node 20 goes.
   ...(Number(process.versions.node.split('.')[0]) >= 24 ? [] : [() => new SqliteVecEngine()]),
 ];
 

@@ -1,9 +1,11 @@
 /**
  * `svc serve --cluster` end to end: three real svc processes on a real 3-server NATS JetStream
- * cluster (svc-cluster.ts). Every node answers for itself and names the live nodes; records (sharded)
- * and the home node's state (commons, directory) work through every node (the latter forwarded over
- * HTTP, REST and /mcp); with the home node killed -9 the forwarded routes answer 503 E_HOME_UNAVAILABLE with
- * Retry-After, never a hang or a 500, and work again once it is back. Keys (KV svc_keys), wallets
+ * cluster (svc-cluster.ts). Every node answers for itself and names the live nodes; records (sharded
+ * on the log) and the home node's state (commons, directory, KG) work through every node (forwarded over
+ * HTTP, REST and /mcp); with the home node killed -9 the forwarded routes of its unreplicated state (KG,
+ * causal, helpers) answer 503 E_HOME_UNAVAILABLE with Retry-After, never a hang or a 500, and work again
+ * once it is back, records are served by the others at once, and the replicated commons and directory
+ * move to another node within 15 s. Keys (KV svc_keys), wallets
  * (ledger stream) and the sharded indexes work through every node: the official Pinecone client, a
  * key issued on one node, one tenant's charges on several.
  */
@@ -40,7 +42,8 @@ describe("svc serve --cluster", () => {
         return r.body.cluster?.live?.length === 3 ? r : undefined;
       });
       expect(h.status).toBe(200);
-      expect(h.body.cluster).toEqual({ node: c.ids[i], home: c.ids[A], live: [...c.ids].sort() });
+      // the first node started alone: it holds the lease of the replicated directory and commons too
+      expect(h.body.cluster).toEqual({ node: c.ids[i], home: c.ids[A], leader: c.ids[A], term: expect.any(Number), live: [...c.ids].sort() });
     }
   });
 
@@ -250,12 +253,24 @@ describe("svc serve --cluster", () => {
         const r = await call(i, "GET", `/v1/records/notes/${recordId}`);
         expect(Date.now() - t0).toBeLessThan(15_000);
         expect(r.status, JSON.stringify(r.body)).toBe(200);
-        const post = await call(i, "POST", "/v1/board", { agent: "bo", message: "Is anyone there at all today?" }, null);
-        expect(post.status).toBe(503);
-        expect(post.body.error.code).toBe("E_HOME_UNAVAILABLE");
-        expect(Number(post.headers.get("retry-after"))).toBeGreaterThan(0);
+        const kg = await call(i, "GET", "/v1/hd/kg");
+        expect(kg.status).toBe(503);
+        expect(kg.body.error.code).toBe("E_HOME_UNAVAILABLE");
+        expect(Number(kg.headers.get("retry-after"))).toBeGreaterThan(0);
       }
     }
+    // the commons and the directory are replicated: another node took their lease (app/home-stores.ts)
+    const meanwhile = new Set<string>();
+    for (const i of [B, C]) {
+      const post = await until(`a board post through node ${i}`, async () => {
+        const r = await call(i, "POST", "/v1/board", { agent: "bo", message: "Is anyone there at all today?" }, null);
+        if (r.status !== 200) meanwhile.add(`${r.status} ${r.body?.error?.code}`);
+        return r.status === 200 ? r : undefined;
+      }, 15_000);
+      expect(post.status).toBe(200);
+    }
+    expect([...meanwhile].filter((x) => x !== "503 E_HOME_UNAVAILABLE")).toEqual([]);
+    expect(JSON.stringify((await call(B, "GET", "/v1/board", undefined, null)).body)).toContain("Which arena size works best for one million rows?");
     // what is not the home node's state goes on: health, embedding
     expect((await call(B, "GET", "/v1/health", undefined, null)).status).toBe(200);
     expect((await call(C, "POST", "/v1/embed", { texts: ["still here"] })).status).toBe(200);

@@ -216,15 +216,31 @@ describe("sharded vector indexes on three nodes", () => {
     expect(await use(nodes[1]!, (ix) => ix.count("ns", { seen: true }, { after: lastSeq }))).toBe(reference.count("ns", { seen: true }));
     await expect(use(nodes[0]!, (ix) => ix.updateWhere("ns", { filter: { group: 1 }, setMetadata: { bad: { nested: 1 } } }))).rejects.toMatchObject({ code: "E_METADATA" });
 
-    // sparse-dense: sparse values travel as the row's payload to the shards; a hybrid query merges like a dense one
+    // sparse values: a cosine index refuses them before anything is logged (Pinecone: dotproduct and sparse indexes only)
     const sparse = data().slice(0, 40).map((v, i) => ({ id: `sp${i}`, values: v.values, payload: sparseBytes(checkSparse({ indices: [i % 7, 100 + i], values: [1 + (i % 3), 0.5] }, "s")) }));
-    lastSeq = Math.max(lastSeq, (await use(nodes[0]!, (ix) => ix.upsert("sp", sparse))).seq!);
-    await reference.upsert("sp", sparse);
-    await reference.settled();
+    await expect(use(nodes[0]!, (ix) => ix.upsert("sp", sparse))).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "vectors[0].sparseValues" });
+    // the whole batch is judged before any shard writes: the plain vectors of a batch with one sparse vector are not written either
+    const mixed = [...data().slice(0, 12).map((v, i) => ({ ...v, id: `mx${i}` })), { ...sparse[3]!, id: "mx-sparse" }];
+    await expect(use(nodes[1]!, (ix) => ix.upsert("sp", mixed))).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "vectors[12].sparseValues" });
+    await expect(use(nodes[1]!, (ix) => ix.query("sp", { vector: queries[0]!, sparseVector: { indices: [2], values: [1] }, topK: 3 }))).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "sparseVector" });
+    expect(await use(nodes[2]!, (ix) => ix.count("sp", undefined, { after: lastSeq }))).toBe(0);
+    // sparse indexes are refused in cluster mode, at create (shards serve dense indexes)
+    await expect(nodes[1]!.indexes.create(T, { name: "sparse", dimension: undefined, vectorType: "sparse" })).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "vector_type" });
+    // on a dotproduct index sparse values travel as the row's payload to the shards; a hybrid query (dense dot + sparse dot) merges like a dense one
+    await nodes[0]!.indexes.create(T, { name: "dots", dimension: DIM, metric: "dotproduct", spec: { shards: 3 } });
+    const dotSeq = (await nodes[0]!.indexes.use(T, "dots", (ix) => ix.upsert("sp", sparse))).seq!;
     const hq = { vector: queries[0]!, sparseVector: { indices: [2, 3, 105], values: [1, 2, 4] }, topK: 10, includeMetadata: true }; // values: msgpack drops the sign of -0
-    const hybrid = await use(nodes[1]!, (ix) => ix.query("sp", hq, { after: lastSeq }));
-    expect(hybrid.matches).toEqual((await reference.query("sp", hq)).matches);
-    expect(Array.from((await use(nodes[2]!, (ix) => ix.fetch("sp", ["sp5"], { after: lastSeq })))[0]!.payload!)).toEqual(Array.from(sparse[5]!.payload));
+    const q0 = queries[0]!.map(Math.fround);
+    /** Brute force: dense dot + the sparse dot of row i's {i % 7: 1 + i % 3, 100 + i: 0.5} with the query's {2: 1, 3: 2, 105: 4}. */
+    const sparseDotOf = (i: number) => (i % 7 === 2 ? 1 + (i % 3) : 0) + (i % 7 === 3 ? 2 * (1 + (i % 3)) : 0) + (100 + i === 105 ? 0.5 * 4 : 0);
+    const dotRef = sparse
+      .map((v, i) => ({ id: v.id, score: (v.values as number[]).reduce((s, x, j) => s + Math.fround(x) * q0[j]!, 0) + sparseDotOf(i) }))
+      .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+    const hybrid = await nodes[1]!.indexes.use(T, "dots", (ix) => ix.query("sp", hq, { after: dotSeq }));
+    expect(hybrid.matches.map((m) => m.id)).toEqual(dotRef.slice(0, 10).map((r) => r.id));
+    hybrid.matches.forEach((m, i) => expect(m.score).toBeCloseTo(dotRef[i]!.score, 4));
+    expect(Array.from((await nodes[2]!.indexes.use(T, "dots", (ix) => ix.fetch("sp", ["sp5"], { after: dotSeq })))[0]!.payload!)).toEqual(Array.from(sparse[5]!.payload));
+    await nodes[0]!.indexes.delete(T, "dots");
     expect(await use(nodes[1]!, (ix) => ix.count("ns", { bad: { $exists: true } }, { after: lastSeq }))).toBe(0);
   }, 60_000);
 

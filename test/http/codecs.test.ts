@@ -265,3 +265,53 @@ describe("codecs: JSON, msgpack and protobuf", () => {
     expect(JSON.parse(described.body.toString()).dimension).toBe(DIM);
   });
 });
+
+describe("codecs: sparse values in protobuf and msgpack", () => {
+  let dir: string;
+  let server: Server;
+  const post = async (path: string, type: string, body: Uint8Array | string, accept = type) => {
+    const res = await fetch(server.url + path, { method: "POST", headers: { "content-type": type, accept }, body: typeof body === "string" ? body : new Uint8Array(body) });
+    return { status: res.status, body: Buffer.from(await res.arrayBuffer()) };
+  };
+  const sv = (i: number) => ({ indices: [i, 10 + i, 3_000_000_000], values: [0.5 + i, 2, 0.25] });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "svc-codecs-sparse-"));
+    server = await startServer({ dataDir: dir, port: 0, auth: false });
+    for (const body of [{ name: "hy", dimension: 2, metric: "dotproduct" }, { name: "sp", vector_type: "sparse" }]) {
+      expect((await post("/v1/indexes", JSON_T, JSON.stringify(body))).status).toBe(201);
+    }
+  });
+  afterAll(async () => {
+    await server?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("protobuf carries sparseValues on upsert, sparseVector on query, and both back in matches and fetch (dotproduct and sparse indexes)", async () => {
+    // hybrid: dense dot + sparse dot
+    const up = await post("/v1/indexes/hy/vectors/upsert", PROTO, protoEncode("UpsertRequest", { vectors: [0, 1, 2].map((i) => ({ id: `h${i}`, values: [1, i], sparseValues: sv(i) })) }));
+    expect(up.status).toBe(200);
+    expect(protoDecode("UpsertResponse", up.body).upsertedCount).toBe(3);
+    const q = await post("/v1/indexes/hy/query", PROTO, protoEncode("QueryRequest", { vector: [1, 1], sparseVector: { indices: [2, 3_000_000_000], values: [1, 4] }, topK: 3, includeValues: true }));
+    expect(q.status).toBe(200);
+    const matches = protoDecode("QueryResponse", q.body).matches;
+    // h2: 1 + 2 + (2.5 * 1) + 0.25 * 4 = 6.5; h1: 1 + 1 + 0.25 * 4 = 3; h0: 1 + 0 + 1 = 2
+    expect(matches.map((m: any) => [m.id, m.score])).toEqual([["h2", 6.5], ["h1", 3], ["h0", 2]]);
+    expect(matches[0].sparseValues).toEqual(sv(2));
+    // sparse-only: values empty, sparse values both ways; msgpack too
+    expect((await post("/v1/indexes/sp/vectors/upsert", PROTO, protoEncode("UpsertRequest", { vectors: [{ id: "p0", sparseValues: sv(0) }] }))).status).toBe(200);
+    expect((await post("/v1/indexes/sp/vectors/upsert", MSGPACK, msgpackEncode({ vectors: [{ id: "p1", sparseValues: sv(1) }] }))).status).toBe(200);
+    const sq = await post("/v1/indexes/sp/query", PROTO, protoEncode("QueryRequest", { sparseVector: { indices: [3_000_000_000], values: [2] }, topK: 5, includeValues: true }));
+    const sm = protoDecode("QueryResponse", sq.body).matches;
+    expect(sm.map((m: any) => [m.id, m.score, m.values ?? [], m.sparseValues])).toEqual([["p0", 0.5, [], sv(0)], ["p1", 0.5, [], sv(1)]]);
+    const mq = msgpackDecode((await post("/v1/indexes/sp/query", MSGPACK, msgpackEncode({ sparseVector: { indices: [11], values: [1] }, topK: 5 }))).body) as any;
+    expect(mq.matches).toEqual([{ id: "p1", score: 2 }]);
+    const f = await fetch(`${server.url}/v1/indexes/sp/vectors/fetch?ids=p0&ids=p1`, { headers: { accept: PROTO } });
+    const fetched = protoDecode("FetchResponse", Buffer.from(await f.arrayBuffer())).vectors;
+    expect(fetched.p1.sparseValues).toEqual(sv(1));
+    // a bad sparse vector in protobuf is the same 400, naming the field
+    const bad = await post("/v1/indexes/sp/vectors/upsert", PROTO, protoEncode("UpsertRequest", { vectors: [{ id: "p2", sparseValues: { indices: [5, 5], values: [1, 1] } }] }), JSON_T);
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body.toString()).error.field).toBe("vectors[0].sparseValues.indices[1]");
+  });
+});

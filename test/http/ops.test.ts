@@ -1,7 +1,7 @@
 // Long (~500 lines) because it is one server fixture shared by every ops route (health, ready, metrics, OpenAPI, wallet, usage); splitting would start that server per file.
 import { spawnSync } from "node:child_process";
 import http from "node:http";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
@@ -16,7 +16,12 @@ interface Reply {
   body: any;
 }
 
-async function call(base: string, method: string, path: string, opts: { key?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<Reply> {
+async function call(
+  base: string,
+  method: string,
+  path: string,
+  opts: { key?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<Reply> {
   const headers: Record<string, string> = { ...(opts.key === undefined ? {} : { "api-key": opts.key }), ...opts.headers };
   if (opts.body !== undefined) headers["content-type"] ??= "application/json";
   const res = await fetch(base + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
@@ -51,10 +56,12 @@ function requests(text: string, route: string, status: number): number {
     .reduce((sum, s) => sum + s.value, 0);
 }
 
-
 /** The router's own answers for paths and methods it has no route for. */
 function isFallback(r: Reply): boolean {
-  return (r.status === 404 && r.body?.error?.code === "E_NOT_FOUND" && r.body?.error?.field === "path") || (r.status === 405 && r.body?.error?.code === "E_METHOD");
+  return (
+    (r.status === 404 && r.body?.error?.code === "E_NOT_FOUND" && r.body?.error?.field === "path") ||
+    (r.status === 405 && r.body?.error?.code === "E_METHOD")
+  );
 }
 
 describe("ops endpoints (in-process server)", () => {
@@ -67,11 +74,24 @@ describe("ops endpoints (in-process server)", () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "svc-ops-"));
-    askSite = http.createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ results: [{ url: "https://example.com/ops", name: "ops" }] })));
+    askSite = http.createServer((_req, res) =>
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ results: [{ url: "https://example.com/ops", name: "ops" }] })),
+    );
     await new Promise<void>((resolve) => askSite.listen(0, "127.0.0.1", resolve));
     const askPort = (askSite.address() as { port: number }).port;
     askSiteUrl = `http://127.0.0.1:${askPort}`;
-    await writeFile(join(dir, "config.json"), JSON.stringify({ commons: { outbound: { allow: [`127.0.0.1:${askPort}`], http: true } } }));
+    // bulk imports read files under imports.root: one NDJSON row for the index "real" (dimension 2)
+    await mkdir(join(dir, "import-root"));
+    await writeFile(join(dir, "import-root", "ops.ndjson"), `${JSON.stringify({ id: "imported", values: [2, 3] })}\n`);
+    await writeFile(
+      join(dir, "config.json"),
+      JSON.stringify({
+        commons: { outbound: { allow: [`127.0.0.1:${askPort}`], http: true } },
+        imports: { root: join(dir, "import-root") },
+      }),
+    );
     server = await startServer({ dataDir: dir, port: 0 });
     admin = (await server.keys.create({ tenant: "ops", admin: true })).key;
   });
@@ -117,13 +137,19 @@ describe("ops endpoints (in-process server)", () => {
     expect(requests(t1, "unmatched", 404) - requests(t0, "unmatched", 404)).toBe(1);
     // the first /metrics call was counted once it was answered
     expect(requests(t1, "GET /metrics", 200) - requests(t0, "GET /metrics", 200)).toBe(1);
-    const latency = samples(t1, "svc_http_request_duration_seconds_count").find((s) => s.labels.method === "GET" && s.labels.route === "/v1/health")!;
+    const latency = samples(t1, "svc_http_request_duration_seconds_count").find(
+      (s) => s.labels.method === "GET" && s.labels.route === "/v1/health",
+    )!;
     expect(latency.value).toBeGreaterThanOrEqual(3);
   });
 
   it("/metrics reports each scan worker's V8 heap (used <= total), the main isolate's array buffers and the kernels' shared memory", async () => {
     // each worker reports once it has loaded, then after tasks (at most once a second)
-    const text = await until("both workers' heap reports", async () => (await call(server.url, "GET", "/metrics")).body as string, (t) => samples(t, "svc_pool_worker_heap_bytes").length === 6);
+    const text = await until(
+      "both workers' heap reports",
+      async () => (await call(server.url, "GET", "/metrics")).body as string,
+      (t) => samples(t, "svc_pool_worker_heap_bytes").length === 6,
+    );
     const heaps = samples(text, "svc_pool_worker_heap_bytes");
     const threads = [...new Set(heaps.map((s) => s.labels.thread))];
     expect(threads).toHaveLength(2);
@@ -144,8 +170,12 @@ describe("ops endpoints (in-process server)", () => {
     const echoed = await call(server.url, "GET", "/v1/health", { headers: { "x-request-id": "trace-42.a:b" } });
     expect(echoed.headers.get("x-request-id")).toBe("trace-42.a:b");
     // on errors too
-    expect((await call(server.url, "GET", "/v1/indexes", { headers: { "x-request-id": "err-1" } })).headers.get("x-request-id")).toBe("err-1");
-    expect((await call(server.url, "GET", "/v1/indexes/nope", { key: admin, headers: { "x-request-id": "err-2" } })).headers.get("x-request-id")).toBe("err-2");
+    expect((await call(server.url, "GET", "/v1/indexes", { headers: { "x-request-id": "err-1" } })).headers.get("x-request-id")).toBe(
+      "err-1",
+    );
+    expect(
+      (await call(server.url, "GET", "/v1/indexes/nope", { key: admin, headers: { "x-request-id": "err-2" } })).headers.get("x-request-id"),
+    ).toBe("err-2");
 
     const ids = new Set<string>();
     for (let i = 0; i < 3; i++) {
@@ -155,7 +185,7 @@ describe("ops endpoints (in-process server)", () => {
     }
     expect(ids.size).toBe(3);
     // unsafe or oversized ids are replaced, not echoed
-    for (const bad of ["has space", "x".repeat(65), "semi;colon", "quote\"d"]) {
+    for (const bad of ["has space", "x".repeat(65), "semi;colon", 'quote"d']) {
       const got = (await call(server.url, "GET", "/v1/health", { headers: { "x-request-id": bad } })).headers.get("x-request-id");
       expect(got).toMatch(/^[0-9a-f]{6}-[0-9a-z]+$/);
     }
@@ -168,7 +198,12 @@ describe("ops endpoints (in-process server)", () => {
     const r = await call(server.url, "GET", "/v1/openapi.json");
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toBe("application/json");
-    const doc = r.body as { openapi: string; info: { title: string; version: string }; paths: Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string }> }>>; components: Record<string, unknown> };
+    const doc = r.body as {
+      openapi: string;
+      info: { title: string; version: string };
+      paths: Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string }> }>>;
+      components: Record<string, unknown>;
+    };
     expect(doc.openapi).toBe("3.1.0");
     // info.version is the interface's version (the seed's 1.0.0), not the software's
     expect(doc.info).toMatchObject({ title: "svc", version: "1.0.0", "x-svc-software-version": "0.1.0" });
@@ -179,7 +214,10 @@ describe("ops endpoints (in-process server)", () => {
       for (const [method, op] of Object.entries(ops)) {
         documented.push(`${method.toUpperCase()} ${path}`);
         // every {param} of the path is declared as a path parameter
-        const declared = (op.parameters ?? []).filter((p) => p.in === "path").map((p) => p.name).sort();
+        const declared = (op.parameters ?? [])
+          .filter((p) => p.in === "path")
+          .map((p) => p.name)
+          .sort();
         expect(declared, `${method} ${path}`).toEqual([...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort());
       }
     }
@@ -190,7 +228,13 @@ describe("ops endpoints (in-process server)", () => {
     expect(new Set(opIds).size).toBe(opIds.length);
     expect(opIds.sort()).toEqual(server.routes.map((x) => x.operationId).sort());
     // sanity: the Pinecone data plane is there
-    for (const op of ["POST /v1/indexes/{name}/vectors/upsert", "POST /v1/indexes/{name}/query", "GET /v1/indexes/{name}/vectors/fetch", "DELETE /v1/indexes/{name}"]) expect(documented).toContain(op);
+    for (const op of [
+      "POST /v1/indexes/{name}/vectors/upsert",
+      "POST /v1/indexes/{name}/query",
+      "GET /v1/indexes/{name}/vectors/fetch",
+      "DELETE /v1/indexes/{name}",
+    ])
+      expect(documented).toContain(op);
   });
 
   it("every documented path and method reaches a handler (never the router's 404/405 fallback)", async () => {
@@ -213,7 +257,10 @@ describe("ops endpoints (in-process server)", () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const method of Object.keys(ops)) {
         const concrete = path.replace(/\{(\w+)\}/g, (_, name: string) => `dummy-${name}`);
-        const r = await call(server.url, method.toUpperCase(), concrete, { key: admin, body: method === "post" || method === "patch" ? {} : undefined });
+        const r = await call(server.url, method.toUpperCase(), concrete, {
+          key: admin,
+          body: method === "post" || method === "patch" ? {} : undefined,
+        });
         expect(isFallback(r), `${method.toUpperCase()} ${path} -> ${r.status} ${JSON.stringify(r.body)}`).toBe(false);
         expect(r.status, `${method.toUpperCase()} ${path}`).toBeLessThan(500);
         checked++;
@@ -223,17 +270,33 @@ describe("ops endpoints (in-process server)", () => {
 
     // and with a real index, every index route answers from its handler with a success
     expect((await call(server.url, "POST", "/v1/indexes", { key: admin, body: { name: "real", dimension: 2 } })).status).toBe(201);
-    expect((await call(server.url, "POST", "/v1/indexes/real/namespaces/n1/upsert", { key: admin, body: { vectors: [{ id: "a", values: [1, 2] }] } })).status).toBe(200);
-    await until("the upsert to be visible", () => call(server.url, "GET", "/v1/indexes/real/namespaces/n1", { key: admin }), (x) => x.status === 200);
+    expect(
+      (
+        await call(server.url, "POST", "/v1/indexes/real/namespaces/n1/upsert", {
+          key: admin,
+          body: { vectors: [{ id: "a", values: [1, 2] }] },
+        })
+      ).status,
+    ).toBe(200);
+    await until(
+      "the upsert to be visible",
+      () => call(server.url, "GET", "/v1/indexes/real/namespaces/n1", { key: admin }),
+      (x) => x.status === 200,
+    );
     // and a records namespace holding one record (its id comes from the server)
-    const ingested = await call(server.url, "POST", "/v1/records/r1", { key: admin, body: { items: [{ kind: "note", text: "ops check" }] } });
+    const ingested = await call(server.url, "POST", "/v1/records/r1", {
+      key: admin,
+      body: { items: [{ kind: "note", text: "ops check" }] },
+    });
     expect(ingested.status).toBe(200);
     const fill: Record<string, string> = { name: "real", namespace: "n1", ns: "r1", id: ingested.body.ids[0] };
     // admin routes: a key to revoke (not the one making the requests), a tenant to credit; a dashboard file
     Object.assign(fill, { keyId: (await server.keys.create({ tenant: "ops-revoke" })).record.id, tenant: "ops", file: "app.js" });
     // the agent commons: a post by another agent (to mark) and a board file (for {fileId})
-    const boardPost = (await call(server.url, "POST", "/v1/board", { body: { agent: "ops-other", message: "ops check" } })).body.id as string;
-    fill.fileId = (await call(server.url, "POST", "/v1/board/files", { body: { agent: "ops", filename: "ops.txt", content: "ops check" } })).body.id as string;
+    const boardPost = (await call(server.url, "POST", "/v1/board", { body: { agent: "ops-other", message: "ops check" } })).body
+      .id as string;
+    fill.fileId = (await call(server.url, "POST", "/v1/board/files", { body: { agent: "ops", filename: "ops.txt", content: "ops check" } }))
+      .body.id as string;
     // the commons routes' {id} is a helper's record id
     const rung = (await call(server.url, "GET", "/v1/commons/rungs/line-folder", { key: admin })).body.id as string;
     const bodies: Record<string, unknown> = {
@@ -250,10 +313,22 @@ describe("ops endpoints (in-process server)", () => {
       "POST /v1/records/{ns}/forget": { ids: ["rec_0000000000000000"] },
       "POST /v1/commons/verify": { id: rung },
       "POST /v1/commons/rungs/{id}/build": { lines: ["ops check"], output_path: "ops/fold.txt" },
-      "POST /v1/hd/kg/{name}/facts": { facts: [{ subject: "a", relation: "r", object: "b" }, { subject: "c", relation: "r", object: "d" }] },
+      "POST /v1/hd/kg/{name}/facts": {
+        facts: [
+          { subject: "a", relation: "r", object: "b" },
+          { subject: "c", relation: "r", object: "d" },
+        ],
+      },
       "POST /v1/hd/kg/{name}/facts/delete": { facts: [{ subject: "c", relation: "r", object: "d" }] },
       "POST /v1/hd/kg/{name}/query": { subject: "a", relation: "r" },
-      "POST /v1/hd/causal/{name}/worlds": { n_vars: 2, vocab_per_var: [2, 2], worlds: [[0, 1], [1, 0]] },
+      "POST /v1/hd/causal/{name}/worlds": {
+        n_vars: 2,
+        vocab_per_var: [2, 2],
+        worlds: [
+          [0, 1],
+          [1, 0],
+        ],
+      },
       "POST /v1/hd/causal/{name}/query": { query_type: "intervention", condition_var: 0, condition_value: 1, query_var: 1, query_value: 0 },
       "POST /v1/hd/analogy": { n_feat: 3, a: 1, b: 2, c: 4 },
       "POST /v1/embed": { texts: ["ops check"] },
@@ -267,7 +342,11 @@ describe("ops endpoints (in-process server)", () => {
       "POST /v1/admin/tenants/{tenant}/credit": { usd: 1 },
       "POST /v1/hd/roles/bind": { pairs: { agent: "alice" } },
       "POST /v1/hd/roles/read": { vector: Buffer.alloc(1024).toString("base64"), roles: ["agent"], candidates: ["alice"] },
+      "POST /v1/indexes/{name}/bulk/imports": { uri: "ops.ndjson", namespace: "n1" },
+      "POST /v1/backups/{backup_id}/create-index": { name: "real-restored" },
     };
+    /** Ids the server hands out along the way: a backup (Ready before its routes run), its restore job, an import. */
+    let importId = "";
     /** The import route takes multipart/form-data: upload the namespace's own export. */
     const importOwnExport = async (path: string): Promise<Reply> => {
       const exported = await fetch(`${server.url}/v1/records/r1/export`, { headers: { "api-key": admin } });
@@ -280,35 +359,89 @@ describe("ops endpoints (in-process server)", () => {
     /** The causal import takes the raw .hdscm bytes: upload the model's own export. */
     const importOwnHdscm = async (path: string): Promise<Reply> => {
       const exported = await fetch(`${server.url}/v1/hd/causal/real/export`, { headers: { "api-key": admin } });
-      const res = await fetch(server.url + path, { method: "POST", headers: { "api-key": admin, "content-type": "application/octet-stream" }, body: new Uint8Array(await exported.arrayBuffer()) });
+      const res = await fetch(server.url + path, {
+        method: "POST",
+        headers: { "api-key": admin, "content-type": "application/octet-stream" },
+        body: new Uint8Array(await exported.arrayBuffer()),
+      });
       return { status: res.status, headers: res.headers, body: await res.json() };
     };
     /** The KG import takes the raw .hdkg bytes: upload the graph's own export. */
     const importOwnHdkg = async (path: string): Promise<Reply> => {
       const exported = await fetch(`${server.url}/v1/hd/kg/real/export`, { headers: { "api-key": admin } });
-      const res = await fetch(server.url + path, { method: "POST", headers: { "api-key": admin, "content-type": "application/octet-stream" }, body: new Uint8Array(await exported.arrayBuffer()) });
+      const res = await fetch(server.url + path, {
+        method: "POST",
+        headers: { "api-key": admin, "content-type": "application/octet-stream" },
+        body: new Uint8Array(await exported.arrayBuffer()),
+      });
       return { status: res.status, headers: res.headers, body: await res.json() };
     };
     const query: Record<string, string> = { "GET /v1/indexes/{name}/vectors/fetch": "?ids=a&namespace=n1" };
     Object.assign(query, { "GET /v1/trust": "?target=example.com", "GET /v1/board/recall": "?q=ops" });
     // the directory routes' {id}: an unclaimed demo business; its admin routes come first in the table (claim, booking on), the release last
-    const business = (await call(server.url, "GET", "/api/businesses?limit=100")).body.results.find((x: { claim: { value: string } }) => x.claim.value === "unclaimed").id as string;
+    const business = (await call(server.url, "GET", "/api/businesses?limit=100")).body.results.find(
+      (x: { claim: { value: string } }) => x.claim.value === "unclaimed",
+    ).id as string;
     const slot = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 3_600_000).toISOString();
     Object.assign(bodies, {
       "POST /api/admin/businesses/{id}/claim": { owner: { name: "Ops", email: "ops@ops.example" } },
       "PATCH /api/admin/businesses/{id}/fields": { fields: { phone: "+44 20 7946 0000" } },
-      "POST /api/admin/businesses/{id}/booking": { booking: { utc_offset: "+00:00", hours: Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d) => [d, ["00:00-24:00"]])), slot_minutes: 60 } },
+      "POST /api/admin/businesses/{id}/booking": {
+        booking: {
+          utc_offset: "+00:00",
+          hours: Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d) => [d, ["00:00-24:00"]])),
+          slot_minutes: 60,
+        },
+      },
       "POST /api/admin/businesses/{id}/listing": { listed: true },
-      "POST /api/businesses/{id}/consultation-request": { start: slot, customer: { name: "Ops", email: "ops@ops.example" }, customer_confirmed: true },
+      "POST /api/businesses/{id}/consultation-request": {
+        start: slot,
+        customer: { name: "Ops", email: "ops@ops.example" },
+        customer_confirmed: true,
+      },
     });
     query["GET /api/businesses/{id}/availability"] = `?start=${slot}&end=${new Date(Date.parse(slot) + 86_400_000).toISOString()}`;
     // deletes last, so the others find the index and namespace
-    const ordered = server.routes.filter((x) => x.method !== "delete").concat(server.routes.filter((x) => x.method === "delete" && x.path.includes("namespace")), server.routes.filter((x) => x.method === "delete" && !x.path.includes("namespace")));
+    const ordered = server.routes
+      .filter((x) => x.method !== "delete")
+      .concat(
+        server.routes.filter((x) => x.method === "delete" && x.path.includes("namespace")),
+        server.routes.filter((x) => x.method === "delete" && !x.path.includes("namespace")),
+      );
     for (const route of ordered) {
       const label = `${route.method.toUpperCase()} ${route.path}`;
-      const concrete = route.path.replace(/\{(\w+)\}/g, (_, n: string) => (route.path.startsWith("/v1/commons/") ? rung : route.path.includes("businesses/{id}") ? business : fill[n]!)) + (query[label] ?? "");
-      const r = label === "POST /v1/hd/kg/{name}/import" ? await importOwnHdkg(concrete) : label === "POST /v1/records/{ns}/import" ? await importOwnExport(concrete) : label === "POST /v1/hd/causal/{name}/import" ? await importOwnHdscm(concrete) : await call(server.url, route.method.toUpperCase(), concrete, { key: admin, body: bodies[label] ?? (route.method === "post" || route.method === "patch" ? {} : undefined) });
+      const concrete =
+        route.path.replace(/\{(\w+)\}/g, (_, n: string) =>
+          route.path.startsWith("/v1/commons/")
+            ? rung
+            : route.path.includes("businesses/{id}")
+              ? business
+              : route.path.includes("bulk/imports/{id}") && n === "id"
+                ? importId
+                : fill[n]!,
+        ) + (query[label] ?? "");
+      const r =
+        label === "POST /v1/hd/kg/{name}/import"
+          ? await importOwnHdkg(concrete)
+          : label === "POST /v1/records/{ns}/import"
+            ? await importOwnExport(concrete)
+            : label === "POST /v1/hd/causal/{name}/import"
+              ? await importOwnHdscm(concrete)
+              : await call(server.url, route.method.toUpperCase(), concrete, {
+                  key: admin,
+                  body: bodies[label] ?? (route.method === "post" || route.method === "patch" ? {} : undefined),
+                });
       expect(r.status, `${label} -> ${JSON.stringify(r.body)}`).toBe(route.response.status);
+      if (label === "POST /v1/indexes/{name}/backups") {
+        fill.backup_id = r.body.backup_id as string;
+        await until(
+          "the backup to be Ready",
+          () => call(server.url, "GET", `/v1/backups/${fill.backup_id}`, { key: admin }),
+          (x) => x.body.status === "Ready",
+        );
+      }
+      if (label === "POST /v1/backups/{backup_id}/create-index") fill.job_id = r.body.restore_job_id as string;
+      if (label === "POST /v1/indexes/{name}/bulk/imports") importId = r.body.id as string;
     }
   });
 });
@@ -342,21 +475,30 @@ describe("graceful shutdown (SIGTERM on svc serve)", () => {
       for (let b = 0; b < 6; b++) {
         const ids = Array.from({ length: 150 }, (_, i) => b * 150 + i);
         const ns = b % 2 === 0 ? "" : "two";
-        const r = await call(srv.url, "POST", "/v1/indexes/g/vectors/upsert", { body: { namespace: ns, vectors: ids.map((n) => ({ id: `s${n}`, values: gvec(n), metadata: { batch: b } })) } });
+        const r = await call(srv.url, "POST", "/v1/indexes/g/vectors/upsert", {
+          body: { namespace: ns, vectors: ids.map((n) => ({ id: `s${n}`, values: gvec(n), metadata: { batch: b } })) },
+        });
         expect(r.body).toEqual({ upsertedCount: 150 });
         acked.set(`s${b}`, { ns, ids });
       }
       // then a burst; SIGTERM arrives once a third of it was acknowledged, and more requests follow the signal
-      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => srv.child.once("exit", (code, signal) => resolve({ code, signal })));
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+        srv.child.once("exit", (code, signal) => resolve({ code, signal })),
+      );
       const BURST = 30;
       let done = 0;
       const late: Array<Promise<{ k: number; ids: number[]; status: number }>> = [];
       const upsert = async (k: number) => {
         const ids = Array.from({ length: 40 }, (_, i) => 10_000 + k * 40 + i);
         try {
-          const r = await call(srv.url, "POST", "/v1/indexes/g/vectors/upsert", { body: { namespace: "burst", vectors: ids.map((n) => ({ id: `b${n}`, values: gvec(n) })) } });
+          const r = await call(srv.url, "POST", "/v1/indexes/g/vectors/upsert", {
+            body: { namespace: "burst", vectors: ids.map((n) => ({ id: `b${n}`, values: gvec(n) })) },
+          });
           if (r.status === 200) acked.set(`b${k}`, { ns: "burst", ids: ids });
-          else expect(r.body.error.code, JSON.stringify(r.body)).toBe("E_CLOSED");
+          else {
+            expect(r.body.error.code, JSON.stringify(r.body)).toBe("E_CLOSED");
+            expect(r.headers.get("retry-after"), "a request refused by the stopping server says when to retry").toBe("1");
+          }
           return { k, ids, status: r.status };
         } catch {
           return { k, ids, status: 0 }; // connection refused or closed by the stopping server
@@ -378,7 +520,10 @@ describe("graceful shutdown (SIGTERM on svc serve)", () => {
       const fetchAll = async (ns: string, ids: number[], prefix: string) => {
         const out: Record<string, { id: string; values: number[] }> = {};
         for (let i = 0; i < ids.length; i += 500) {
-          const q = ids.slice(i, i + 500).map((n) => `ids=${prefix}${n}`).join("&");
+          const q = ids
+            .slice(i, i + 500)
+            .map((n) => `ids=${prefix}${n}`)
+            .join("&");
           const r = await call(srv.url, "GET", `/v1/indexes/g/vectors/fetch?namespace=${ns}&${q}`);
           expect(r.status).toBe(200);
           Object.assign(out, r.body.vectors);
@@ -424,12 +569,23 @@ describe("large and aborted transfers (svc serve)", () => {
     expect((await call(srv.url, "POST", "/v1/indexes", { body: { name: "big", dimension: DIM } })).status).toBe(201);
     // upsert as msgpack with float32 bins (8 MB)
     for (let start = 0; start < N; start += 500) {
-      const vectors = Array.from({ length: 500 }, (_, k) => ({ id: `v${start + k}`, values: new Uint8Array(new Float32Array(big(start + k)).buffer) }));
-      const res = await fetch(`${srv.url}/v1/indexes/big/vectors/upsert`, { method: "POST", headers: { "content-type": "application/msgpack" }, body: new Uint8Array(msgpackEncode({ vectors })) });
+      const vectors = Array.from({ length: 500 }, (_, k) => ({
+        id: `v${start + k}`,
+        values: new Uint8Array(new Float32Array(big(start + k)).buffer),
+      }));
+      const res = await fetch(`${srv.url}/v1/indexes/big/vectors/upsert`, {
+        method: "POST",
+        headers: { "content-type": "application/msgpack" },
+        body: new Uint8Array(msgpackEncode({ vectors })),
+      });
       expect(res.status).toBe(200);
       await res.arrayBuffer();
     }
-    await until("the vectors to be visible", () => call(srv.url, "GET", "/v1/indexes/big/describe_index_stats"), (r) => r.body.totalVectorCount === N);
+    await until(
+      "the vectors to be visible",
+      () => call(srv.url, "GET", "/v1/indexes/big/describe_index_stats"),
+      (r) => r.body.totalVectorCount === N,
+    );
   });
   afterAll(async () => {
     await srv?.dispose();
@@ -438,16 +594,20 @@ describe("large and aborted transfers (svc serve)", () => {
   /** GET with node:http, not reading the response until the server had to stop and wait for the socket. */
   const slowGet = (path: string) =>
     new Promise<{ status: number; length: number; body: Buffer }>((resolve, reject) => {
-      http.get(srv.url + path, (res) => {
-        res.pause();
-        const chunks: Buffer[] = [];
-        setTimeout(() => {
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("end", () => resolve({ status: res.statusCode!, length: Number(res.headers["content-length"]), body: Buffer.concat(chunks) }));
-          res.on("error", reject);
-          res.resume();
-        }, 300);
-      }).on("error", reject);
+      http
+        .get(srv.url + path, (res) => {
+          res.pause();
+          const chunks: Buffer[] = [];
+          setTimeout(() => {
+            res.on("data", (c: Buffer) => chunks.push(c));
+            res.on("end", () =>
+              resolve({ status: res.statusCode!, length: Number(res.headers["content-length"]), body: Buffer.concat(chunks) }),
+            );
+            res.on("error", reject);
+            res.resume();
+          }, 300);
+        })
+        .on("error", reject);
     });
 
   const checkAll = (vectors: Record<string, { id: string; values: number[] }>) => {
@@ -483,7 +643,11 @@ describe("large and aborted transfers (svc serve)", () => {
     for (let round = 0; round < 3; round++) {
       const ac = new AbortController();
       const failed = new Promise<Error>((resolve) => {
-        const req = http.request(`${srv.url}/v1/indexes/big/vectors/upsert`, { method: "POST", headers: { "content-type": "application/json", "content-length": String(40 << 20) }, signal: ac.signal });
+        const req = http.request(`${srv.url}/v1/indexes/big/vectors/upsert`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "content-length": String(40 << 20) },
+          signal: ac.signal,
+        });
         req.on("error", resolve);
         req.on("response", () => resolve(new Error("unexpected response")));
         const write = (n: number): void => {
@@ -509,7 +673,15 @@ describe("large and aborted transfers (svc serve)", () => {
         controller.enqueue(new Uint8Array(chunk));
       },
     });
-    await expect(fetch(`${srv.url}/v1/indexes/big/vectors/upsert`, { method: "POST", headers: { "content-type": "application/json" }, body: stream, duplex: "half", signal: ac.signal } as RequestInit)).rejects.toThrow();
+    await expect(
+      fetch(`${srv.url}/v1/indexes/big/vectors/upsert`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: stream,
+        duplex: "half",
+        signal: ac.signal,
+      } as RequestInit),
+    ).rejects.toThrow();
     expect(await health()).toBe(200);
 
     // 3. downloads abandoned after the first bytes, while the server is sending megabytes
@@ -528,7 +700,9 @@ describe("large and aborted transfers (svc serve)", () => {
     expect((await call(srv.url, "GET", "/v1/indexes/big/describe_index_stats")).body.totalVectorCount).toBe(N);
     const full = await fetch(`${srv.url}/v1/indexes/big/vectors/fetch?${idsQuery}`);
     checkAll(((await full.json()) as { vectors: Record<string, { id: string; values: number[] }> }).vectors);
-    expect((await call(srv.url, "POST", "/v1/indexes/big/vectors/upsert", { body: { vectors: [{ id: "after", values: big(5000) }] } })).body).toEqual({ upsertedCount: 1 });
+    expect(
+      (await call(srv.url, "POST", "/v1/indexes/big/vectors/upsert", { body: { vectors: [{ id: "after", values: big(5000) }] } })).body,
+    ).toEqual({ upsertedCount: 1 });
     // and it still shuts down cleanly (no request left counted as in flight)
     expect(await srv.stop()).toBe(0);
     expect(srv.output()).toContain("svc stopped");

@@ -22,6 +22,8 @@ import { call } from "../e2e/client.js";
 
 const DIM = 4;
 const INDEX = "parity";
+/** A dotproduct index: sparse-dense vectors. */
+const HYBRID = "parity-hybrid";
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 let dir: string;
@@ -41,6 +43,7 @@ beforeAll(async () => {
   pc = new Pinecone({ apiKey: key, controllerHostUrl: `${server.url}/v1`, maxRetries: 0 });
   await pc.createIndex({ name: INDEX, dimension: DIM, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } }, waitUntilReady: true });
   index = pc.index({ name: INDEX });
+  await pc.createIndex({ name: HYBRID, dimension: DIM, metric: "dotproduct", spec: { serverless: { cloud: "aws", region: "us-east-1" } }, waitUntilReady: true });
 }, 60_000);
 afterAll(async () => {
   await server?.close();
@@ -193,13 +196,12 @@ describe("fetch and update by metadata", () => {
 });
 
 describe("sparse-dense vectors (sparseValues, sparseVector)", () => {
+  // Pinecone takes sparse values on dotproduct indexes only (and sparse ones): the hybrid score is dense dot + sparse dot.
+  let hybridIndex: Index;
+  const hpath = (p: string) => `/v1/indexes/${HYBRID}${p}`;
   type Rec = { id: string; values: number[]; sparseValues?: { indices: number[]; values: number[] } };
   const f32 = (v: number[]) => Array.from(Float32Array.from(v));
-  const cos = (a: number[], b: number[]) => {
-    let d = 0, na = 0, nb = 0;
-    for (let i = 0; i < a.length; i++) (d += a[i]! * b[i]!), (na += a[i]! ** 2), (nb += b[i]! ** 2);
-    return d / Math.sqrt(na * nb);
-  };
+  const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
   const sdot = (a: Rec["sparseValues"], b: Rec["sparseValues"]) => {
     if (!a || !b) return 0;
     const m = new Map(b.indices.map((x, i) => [x, b.values[i]!]));
@@ -212,16 +214,19 @@ describe("sparse-dense vectors (sparseValues, sparseVector)", () => {
   }));
 
   beforeAll(async () => {
-    await index.namespace("sparse").upsert({ records: recs });
+    hybridIndex = pc.index({ name: HYBRID });
+    await hybridIndex.namespace("sparse").upsert({ records: recs });
   });
 
-  it("stores sparse values (fetch answers them) and scores hybrid queries as cosine + sparse dot, exactly", async () => {
+  it("stores sparse values (fetch answers them) and scores hybrid queries as dense dot + sparse dot, exactly", async () => {
+    const index = hybridIndex;
+    const path = hpath;
     const got = await index.namespace("sparse").fetch({ ids: ["s00", "s03"] });
     expect(got.records.s00!.sparseValues).toEqual({ indices: recs[0]!.sparseValues!.indices, values: f32(recs[0]!.sparseValues!.values) });
     expect(got.records.s03!.sparseValues).toBeUndefined();
     const q = { vector: [2, 1, 0.5, 1], sparseVector: { indices: [1, 2, 12, 1005], values: [1, 2, 0.5, 1.5] } };
     const want = recs
-      .map((r) => ({ id: r.id, score: cos(f32(q.vector), f32(r.values)) + sdot({ indices: q.sparseVector.indices, values: f32(q.sparseVector.values) }, r.sparseValues && { indices: r.sparseValues.indices, values: f32(r.sparseValues.values) }) }))
+      .map((r) => ({ id: r.id, score: dot(f32(q.vector), f32(r.values)) + sdot({ indices: q.sparseVector.indices, values: f32(q.sparseVector.values) }, r.sparseValues && { indices: r.sparseValues.indices, values: f32(r.sparseValues.values) }) }))
       .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
       .slice(0, 8);
     const res = await index.namespace("sparse").query({ ...q, topK: 8, includeValues: true });
@@ -242,7 +247,25 @@ describe("sparse-dense vectors (sparseValues, sparseVector)", () => {
     expect(again.body.matches[0]).toEqual({ id: "s03", score: 10 });
   });
 
+  it("a cosine (or euclidean) index refuses sparse values on upsert, update and query with 400 naming the field, writing nothing, as Pinecone", async () => {
+    const sv = { indices: [1, 2], values: [1, 1] };
+    const up = await call(server.url, key, "POST", path("/vectors/upsert"), { namespace: "nosparse", vectors: [{ id: "ok", values: [1, 1, 1, 1] }, { id: "b", values: [1, 2, 3, 4], sparseValues: sv }] });
+    expect(up.status).toBe(400);
+    expect(up.body.error.field).toBe("vectors[1].sparseValues");
+    expect(up.body.error.message).toMatch(/metric cosine.*does not take sparse values/);
+    await expect(index.namespace("nosparse").upsert({ records: [{ id: "c", values: [1, 1, 1, 1], sparseValues: sv }] })).rejects.toBeInstanceOf(Errors.PineconeBadRequestError);
+    await index.namespace("nosparse").upsert({ records: [{ id: "d", values: [1, 1, 1, 1] }] });
+    const u = await call(server.url, key, "POST", path("/vectors/update"), { namespace: "nosparse", id: "d", sparseValues: sv });
+    expect([u.status, u.body.error.field]).toEqual([400, "sparseValues"]);
+    const q = await call(server.url, key, "POST", path("/query"), { namespace: "nosparse", vector: [1, 1, 1, 1], sparseVector: sv, topK: 1 });
+    expect([q.status, q.body.error.field]).toEqual([400, "sparseVector"]);
+    expect(Object.keys((await index.namespace("nosparse").fetch({ ids: ["ok", "b", "c", "d"] })).records)).toEqual(["d"]);
+    expect((await index.namespace("nosparse").fetch({ ids: ["d"] })).records.d!.sparseValues).toBeUndefined();
+  });
+
   it("refuses unsorted or repeated indices, length mismatches and bad values with 400 naming the entry, writing nothing", async () => {
+    const index = hybridIndex;
+    const path = hpath;
     const before = (await index.describeIndexStats()).namespaces?.sparse?.recordCount;
     const bad: Array<[unknown, string]> = [
       [{ indices: [3, 1], values: [1, 1] }, "indices[1]"],
@@ -272,6 +295,8 @@ describe("sparse-dense vectors (sparseValues, sparseVector)", () => {
   });
 
   it("upsert answers 400 exactly for invalid sparse values and stores valid ones exactly (property, fixed seed)", async () => {
+    const index = hybridIndex;
+    const path = hpath;
     const entry = fc.record({ indices: fc.array(fc.oneof(fc.nat(20), fc.integer({ min: -2, max: 2 })), { maxLength: 5 }), values: fc.array(fc.oneof(fc.float({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(1e39, -1e39)), { maxLength: 5 }) });
     let n = 0;
     await fc.assert(
@@ -326,7 +351,7 @@ describe("metering", () => {
       ["fetch_by_metadata", () => call(server.url, key, "POST", path("/vectors/fetch_by_metadata"), { namespace: "meta", filter: { genre: "drama" } }), "fetch_by_metadata", {}],
       ["update by filter", () => call(server.url, key, "POST", path("/vectors/update"), { namespace: "meta", filter: { genre: "drama" }, setMetadata: { billed: true } }), "update", { written: 0 }],
       ["embed (Pinecone shape)", () => call(server.url, key, "POST", "/v1/embed", { model: EMBED_MODEL, inputs: [{ text: "a b c" }] }), "embed", {}],
-      ["hybrid query", () => call(server.url, key, "POST", path("/query"), { namespace: "sparse", sparseVector: { indices: [1], values: [1] }, topK: 2 }), "query", { scanned: 30 }],
+      ["hybrid query", () => call(server.url, key, "POST", `/v1/indexes/${HYBRID}/query`, { namespace: "sparse", sparseVector: { indices: [1], values: [1] }, topK: 2 }), "query", { scanned: 30 }],
     ];
     for (const [what, run, op, usage] of cases) {
       const before = await wallet();
@@ -357,8 +382,8 @@ describe("over MCP (/mcp)", () => {
       expect(upd.matchedRecords).toBe(2);
       const got = await tool("fetch_by_metadata", { index: INDEX, namespace: "meta", filter: { early: { $eq: true } } });
       expect(Object.keys(got.vectors as object).sort()).toEqual(["m00", "m01"]);
-      await tool("upsert", { index: INDEX, namespace: "mcp-sparse", vectors: [{ id: "a", values: [1, 0, 0, 0], sparseValues: { indices: [7], values: [3] } }, { id: "b", values: [0, 1, 0, 0] }] });
-      const hybrid = await tool("query", { index: INDEX, namespace: "mcp-sparse", vector: [0, 1, 0, 0], sparseVector: { indices: [7], values: [1] }, topK: 2 });
+      await tool("upsert", { index: HYBRID, namespace: "mcp-sparse", vectors: [{ id: "a", values: [1, 0, 0, 0], sparseValues: { indices: [7], values: [3] } }, { id: "b", values: [0, 1, 0, 0] }] });
+      const hybrid = await tool("query", { index: HYBRID, namespace: "mcp-sparse", vector: [0, 1, 0, 0], sparseVector: { indices: [7], values: [1] }, topK: 2 });
       expect(hybrid.matches).toEqual([{ id: "a", score: 3 }, { id: "b", score: 1 }]);
       const emb = await tool("inference_embed", { model: EMBED_MODEL, inputs: [{ text: "hello world" }] });
       expect((emb.data as Array<{ values: number[] }>)[0]!.values).toHaveLength(1024);

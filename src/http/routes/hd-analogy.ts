@@ -27,7 +27,7 @@ export function hdAnalogyRoutes(analogy: AnalogyService): Route[] {
             ambiguity: { type: "number", description: "max(0, runner-up cosine) / cosine, in [0, 1]" }, confidence: { type: "number", description: "cosine - runner-up cosine, clamped to [0, 1]" },
           },
         },
-        description: "The completed analogy (docs/ARCHITECTURE.md, Analogy)",
+        description: "The completed analogy (docs/internals/hd.md, Analogy)",
       },
       handle: async (ctx) => ({ body: await analogy.analogy(ctx.body ?? {}) }),
     },

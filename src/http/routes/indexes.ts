@@ -2,7 +2,7 @@
 import { MAX_ID_BYTES, type FetchedVector } from "../../engine/collection.js";
 import { SvcError } from "../../errors.js";
 import type { IndexCatalog, IndexRecord } from "../../memory/indexes.js";
-import { checkSparse, sparseBytes, sparseJson, sparseOf } from "../../engine/sparse.js";
+import { checkSparse, MAX_SPARSE_INDEX_NNZ, MAX_SPARSE_NNZ, sparseBytes, sparseJson, sparseOf } from "../../engine/sparse.js";
 import { upsertValuesBuffer } from "../../engine/upsert-buffers.js";
 import type { ReadOptions, VectorIndex, Written } from "../../memory/vector-index.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
@@ -50,15 +50,19 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
     const vectors = body.vectors;
     if (!Array.isArray(vectors) || vectors.length === 0) throw new SvcError("E_BAD_REQUEST", "vectors must be a non-empty array", { field: "vectors" });
     if (vectors.length > MAX_UPSERT_VECTORS) throw new SvcError("E_BAD_REQUEST", `at most ${MAX_UPSERT_VECTORS} vectors per upsert, got ${vectors.length}`, { field: "vectors" });
-    const bins = binaryFloats(vectors);
-    const input = vectors.map((v: unknown, i: number) => {
-      if (typeof v !== "object" || v === null) throw new SvcError("E_BAD_REQUEST", `vectors[${i}] must be an object {id, values, metadata}`, { field: `vectors[${i}]` });
-      const { id, values, metadata, sparseValues } = v as Record<string, unknown>;
-      // Sparse values live in the row's payload (engine/sparse.ts); checked here so a bad one fails the batch before anything is logged.
-      const payload = sparseValues === undefined ? undefined : sparseBytes(checkSparse(sparseValues, `vectors[${i}].sparseValues`));
-      return { id: id as string, values: floats(values, `vectors[${i}].values`, bins), metadata, ...(payload === undefined ? {} : { payload }) };
+    const res = await use(ctx, (ix) => {
+      const bins = binaryFloats(vectors);
+      const maxNnz = nnzLimit(ix);
+      const input = vectors.map((v: unknown, i: number) => {
+        if (typeof v !== "object" || v === null) throw new SvcError("E_BAD_REQUEST", `vectors[${i}] must be an object {id, values, metadata}`, { field: `vectors[${i}]` });
+        const { id, values, metadata, sparseValues } = v as Record<string, unknown>;
+        // Sparse values live in the row's payload (engine/sparse.ts); checked here so a bad one fails the batch before anything is logged.
+        // A record may leave values out when it has sparse values (a sparse index's records have none; the index says which it takes).
+        const payload = sparseValues === undefined ? undefined : sparseBytes(checkSparse(sparseValues, `vectors[${i}].sparseValues`, maxNnz));
+        return { id: id as string, ...(values === undefined && (payload !== undefined || ix.vectorType === "sparse") ? {} : { values: floats(values, `vectors[${i}].values`, bins) }), metadata, ...(payload === undefined ? {} : { payload }) };
+      });
+      return ix.upsert(ns(namespace), input);
     });
-    const res = await use(ctx, (ix) => ix.upsert(ns(namespace), input));
     ctx.usage.written = res.upsertedCount;
     return { body: { upsertedCount: res.upsertedCount }, headers: seqHeaders(res) };
   };
@@ -72,8 +76,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       requestBody: S.createIndexRequest, response: { status: 201, schema: S.indexModel, description: "The new index (ready at once)" },
       async handle(ctx) {
         const b = object(ctx.body);
-        if (b.vector_type !== undefined && b.vector_type !== "dense") throw new SvcError("E_BAD_REQUEST", "vector_type must be \"dense\": only dense indexes exist", { field: "vector_type" });
-        const r = await indexes.create(tenant(ctx), { name: b.name, dimension: b.dimension, metric: b.metric, spec: b.spec, deletionProtection: b.deletion_protection, tags: b.tags });
+        const r = await indexes.create(tenant(ctx), { name: b.name, dimension: b.dimension, vectorType: b.vector_type, metric: b.metric, spec: b.spec, deletionProtection: b.deletion_protection, tags: b.tags });
         return { status: 201, body: model(ctx, r) };
       },
     },
@@ -119,7 +122,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       handle: (ctx) => upsert(ctx, ctx.params.namespace),
     },
     {
-      method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by the index's metric, by vector or by the id of a stored vector, with an optional metadata filter; with sparseVector, scored cosine + sparse dot product (exact scan)", tags: ["vectors"], auth: "tenant", meter: "query", readOnly: true,
+      method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by the index's metric, by vector or by the id of a stored vector, with an optional metadata filter; with sparseVector on a dotproduct index, scored dense dot + sparse dot product (exact scan); on a sparse index, by sparse dot product (postings)", tags: ["vectors"], auth: "tenant", meter: "query", readOnly: true,
       proto: { request: "QueryRequest", response: "QueryResponse" },
       // A query scans at most the namespace's live rows (Collection.query caps `scanned` there).
       usageBound: async (ctx) => {
@@ -131,14 +134,14 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
         const b = object(ctx.body);
         if (b.vector !== undefined && b.id !== undefined) throw new SvcError("E_BAD_REQUEST", "give either vector or id, not both", { field: "id" });
         if (b.vector === undefined && b.id === undefined && b.sparseVector === undefined) throw new SvcError("E_BAD_REQUEST", "give vector (numbers), id (a stored vector's id) or sparseVector", { field: "vector" });
-        if (b.sparseVector !== undefined) checkSparse(b.sparseVector, "sparseVector"); // here too: a shard would name it the same, but before any fan-out
         if (b.id !== undefined && (typeof b.id !== "string" || b.id === "")) throw new SvcError("E_BAD_REQUEST", "id must be a non-empty string", { field: "id" });
         const topK = b.topK ?? 10;
         if (typeof topK !== "number") throw new SvcError("E_TOP_K", "topK must be an integer in [1, 10000]", { field: "topK" });
         const namespace = ns(b.namespace);
         const vector = b.vector === undefined ? undefined : floats(b.vector, "vector");
-        const res = await use(ctx, (ix) =>
-          ix.query(
+        const res = await use(ctx, (ix) => {
+          if (b.sparseVector !== undefined) checkSparse(b.sparseVector, "sparseVector", nnzLimit(ix)); // here too: a shard would name it the same, but before any fan-out
+          return ix.query(
             namespace,
             {
               vector,
@@ -151,8 +154,8 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
               ...(b.sparseVector === undefined ? {} : { sparseVector: b.sparseVector }),
             },
             read(ctx),
-          ),
-        );
+          );
+        });
         ctx.usage.scanned = res.scanned;
         return { body: { matches: res.matches, namespace: typeof b.namespace === "string" ? b.namespace : "", usage: { readUnits: readUnits(res.scanned) } } };
       },
@@ -234,9 +237,11 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
         if (b.dryRun !== undefined) throw new SvcError("E_BAD_REQUEST", "dryRun applies to an update by filter", { field: "dryRun" });
         if (b.id === undefined) throw new SvcError("E_BAD_REQUEST", "give id (one vector) or filter (every matching vector)", { field: "id" });
         const values = b.values === undefined ? undefined : floats(b.values, "values");
-        const payload = b.sparseValues === undefined ? undefined : sparseBytes(checkSparse(b.sparseValues, "sparseValues"));
-        const w = await use(ctx, (ix) => ix.update(ns(b.namespace), { id: b.id as string, values, setMetadata: b.setMetadata, payload }));
-        ctx.usage.written = b.values === undefined && payload === undefined ? 0 : 1;
+        const w = await use(ctx, (ix) => {
+          const payload = b.sparseValues === undefined ? undefined : sparseBytes(checkSparse(b.sparseValues, "sparseValues", nnzLimit(ix)));
+          return ix.update(ns(b.namespace), { id: b.id as string, values, setMetadata: b.setMetadata, payload });
+        });
+        ctx.usage.written = b.values === undefined && b.sparseValues === undefined ? 0 : 1;
         return { body: {}, headers: seqHeaders(w) };
       },
     },
@@ -258,10 +263,10 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       response: { status: 200, schema: S.statsResponse, description: "Counts" },
       async handle(ctx) {
         const filter = method === "post" && ctx.body !== undefined ? object(ctx.body).filter : undefined;
-        const s = await use(ctx, (ix) => ix.stats(filter, read(ctx)));
+        const { s, vectorType } = await use(ctx, async (ix) => ({ s: await ix.stats(filter, read(ctx)), vectorType: ix.vectorType ?? "dense" }));
         const namespaces: Record<string, { vectorCount: number }> = Object.create(null);
         for (const [n, v] of Object.entries(s.namespaces)) namespaces[n === "" ? DEFAULT_NAMESPACE : n] = v;
-        return { body: { namespaces, dimension: s.dimension, indexFullness: 0, totalVectorCount: s.totalVectorCount, metric: s.metric, vectorType: "dense" } };
+        return { body: { namespaces, dimension: s.dimension, indexFullness: 0, totalVectorCount: s.totalVectorCount, metric: s.metric, vectorType } };
       },
     })),
     {
@@ -316,12 +321,12 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
 function indexModel(baseUrl: string, r: IndexRecord): Record<string, unknown> {
   return {
     name: r.name,
-    dimension: r.dimension,
+    ...(r.vectorType === "sparse" ? {} : { dimension: r.dimension }), // a sparse index has none (Pinecone leaves it out)
     metric: r.metric,
     host: `${baseUrl}/v1/indexes/${r.name}`,
     spec: r.spec,
     status: { ready: true, state: "Ready" },
-    vector_type: "dense",
+    vector_type: r.vectorType ?? "dense",
     deletion_protection: r.deletionProtection,
     tags: r.tags,
     deployment: deployment(r.spec),
@@ -340,6 +345,11 @@ function deployment(spec: Record<string, unknown>): Record<string, unknown> {
 function wireVector(v: FetchedVector): { id: string; values: number[]; sparseValues?: { indices: number[]; values: number[] }; metadata?: Record<string, unknown> } {
   const sparse = sparseOf(v.payload);
   return { id: v.id, values: Array.from(v.values), ...(sparse === null ? {} : { sparseValues: sparseJson(sparse) }), ...(Object.keys(v.metadata).length > 0 ? { metadata: v.metadata } : {}) };
+}
+
+/** Most entries of a sparse vector sent to this index: Pinecone's limits (2048 on a sparse index, 1000 on a dense one). */
+function nnzLimit(ix: VectorIndex): number {
+  return ix.vectorType === "sparse" ? MAX_SPARSE_INDEX_NNZ : MAX_SPARSE_NNZ;
 }
 
 function object(body: unknown): Record<string, unknown> {

@@ -18,6 +18,9 @@ export interface Readiness {
 export interface ClusterView {
   node: string;
   home: string | null;
+  /** The leader of the replicated home stores (directory, commons) and its term; null while none holds the lease. */
+  leader: string | null;
+  term: number;
   live: readonly string[];
 }
 
@@ -36,7 +39,7 @@ export function opsRoutes(deps: { wallets: WalletBook; metrics: HttpMetrics; rou
             damage: { type: "array", items: { type: "object", properties: { store: { type: "string" }, file: { type: "string" }, kind: { type: "string" }, detail: { type: "string" }, dropped: { type: "integer" }, offline: { type: "boolean" }, at: { type: "integer" } } } },
             cluster: {
               type: "object", description: "cluster mode only",
-              properties: { node: { type: "string", description: "this node's id" }, home: { type: ["string", "null"], description: "the home node's id (null before joining)" }, live: { type: "array", items: { type: "string" }, description: "the live nodes' ids" } },
+              properties: { node: { type: "string", description: "this node's id" }, home: { type: ["string", "null"], description: "the home node's id (null before joining): it serves records, knowledge graphs, causal models and helpers" }, leader: { type: ["string", "null"], description: "the node leading the replicated directory and commons (null while none holds the lease)" }, term: { type: "integer", description: "the leader's term (grows with each new leader)" }, live: { type: "array", items: { type: "string" }, description: "the live nodes' ids" } },
             },
           },
         },

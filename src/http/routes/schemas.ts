@@ -17,7 +17,7 @@ const values: Schema = {
 const sparse: Schema = {
   type: "object",
   required: ["indices", "values"],
-  description: "Sparse vector: 1..1000 entries, indices integers in [0, 2^32) strictly ascending (unsorted or repeated: 400), one finite value per index",
+  description: "Sparse vector: 1..1000 entries (2048 on a sparse index), indices integers in [0, 2^32) strictly ascending (unsorted or repeated: 400), one finite value per index",
   properties: { indices: { type: "array", items: { type: "integer", minimum: 0, maximum: 4294967295 } }, values: { type: "array", items: { type: "number" } } },
 };
 const namespace: Schema = { type: "string", description: "Namespace; \"\" and \"__default__\" are the same (default)" };
@@ -25,15 +25,15 @@ const usage: Schema = { type: "object", properties: { readUnits: { type: "intege
 
 export const indexModel: Schema = {
   type: "object",
-  required: ["name", "dimension", "metric", "host", "spec", "status"],
+  required: ["name", "metric", "host", "spec", "status", "vector_type"],
   properties: {
     name: { type: "string" },
-    dimension: { type: "integer" },
+    dimension: { type: "integer", description: "dense indexes only (a sparse index has none)" },
     metric: { type: "string", enum: [...METRICS] },
     host: { type: "string", description: "http URL ending in /v1/indexes/{name}; data-plane paths are relative to it" },
     spec: { type: "object" },
     status: { type: "object", properties: { ready: { type: "boolean" }, state: { type: "string" } } },
-    vector_type: { type: "string", enum: ["dense"] },
+    vector_type: { type: "string", enum: ["dense", "sparse"] },
     deletion_protection: { type: "string", enum: ["enabled", "disabled"] },
     tags: { type: ["object", "null"], additionalProperties: { type: "string" } },
     deployment: { type: "object" },
@@ -44,15 +44,15 @@ export const indexModel: Schema = {
 
 export const createIndexRequest: Schema = {
   type: "object",
-  required: ["name", "dimension"],
+  required: ["name"],
   properties: {
     name: { type: "string", pattern: "^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$" },
-    dimension: { type: "integer", minimum: 1, maximum: 20000 },
-    metric: { type: "string", enum: [...METRICS], default: "cosine", description: "cosine and dotproduct score larger-first; euclidean scores are squared distances, smaller first" },
+    dimension: { type: "integer", minimum: 1, maximum: 20000, description: "required for a dense index; left out (or null) for a sparse one" },
+    metric: { type: "string", enum: [...METRICS], description: "default cosine (dense), dotproduct (sparse: the only one). cosine and dotproduct score larger-first; euclidean scores are squared distances, smaller first. Sparse values on a dense index: dotproduct only" },
     spec: { type: "object", description: "Kept as given, e.g. {serverless: {cloud, region}}" },
     deletion_protection: { type: "string", enum: ["enabled", "disabled"] },
     tags: { type: "object", additionalProperties: { type: "string" } },
-    vector_type: { type: "string", enum: ["dense"], description: "only dense indexes exist (the official clients send it)" },
+    vector_type: { type: "string", enum: ["dense", "sparse"], default: "dense", description: "sparse: records hold sparseValues only (up to 2048 entries), queried by sparseVector, ranked by sparse dot product; single node only (cluster mode refuses it)" },
   },
 };
 
@@ -70,7 +70,12 @@ export const upsertRequest: Schema = {
       type: "array",
       minItems: 1,
       maxItems: 10000,
-      items: { type: "object", required: ["id", "values"], properties: { id: { type: "string", maxLength: 512 }, values, sparseValues: sparse, metadata } },
+      items: {
+        type: "object",
+        required: ["id"],
+        description: "values required on a dense index; a sparse index takes sparseValues and no values (dense values there, or sparseValues on a cosine/euclidean index: 400)",
+        properties: { id: { type: "string", maxLength: 512 }, values, sparseValues: sparse, metadata },
+      },
     },
   },
 };
@@ -87,7 +92,11 @@ export const queryRequest: Schema = {
     includeValues: { type: "boolean", default: false },
     includeMetadata: { type: "boolean", default: false },
     exact: { type: "boolean", default: false, description: "The exact float top-k: every live vector (or filter match) scored with its stored values, no 1-bit stage (slow on large namespaces)" },
-    sparseVector: { ...sparse, description: "Hybrid query: score = cosine(vector, row) (when vector or id is given) + sparse dot product with the row's sparseValues; an exact scan of the matching rows" },
+    sparseVector: {
+      ...sparse,
+      description:
+        "Dotproduct index: hybrid, score = dot(vector, row) (when vector or id is given) + sparse dot product with the row's sparseValues, an exact scan of the matching rows (cosine/euclidean indexes: 400, as Pinecone). Sparse index: score = sparse dot product, top-k from the index's postings; rows sharing no index with it do not match",
+    },
   },
 };
 export const queryResponse: Schema = {
