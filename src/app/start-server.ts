@@ -206,13 +206,32 @@ async function openServices(
   const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
   const causal = new CausalService(opts.dataDir);
   // The directory and the commons: in cluster mode replicated on the stream svc_home and served by the lease holder (home-stores.ts).
-  const homeStores: HomeStores | null = cluster ? await (await import("./home-stores.js")).HomeStores.start({ nc: cluster.nc, lease: cluster.leader!, dataDir: opts.dataDir, replicas: cluster.replicas, durability: opts.durability, directorySeed: opts.directorySeed, commons: { config: config.commons, encoder }, logger }) : null;
-  const directory = homeStores?.directory ?? (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed })).directory;
-  const metrics = new HttpMetrics({ workerHeaps: () => pool.workerHeaps(), sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }), indexRows: localIndexes ? () => localIndexes.rowCounts() : undefined });
+  const homeStores: HomeStores | null = cluster
+    ? await (
+        await import("./home-stores.js")
+      ).HomeStores.start({
+        nc: cluster.nc,
+        lease: cluster.leader!,
+        dataDir: opts.dataDir,
+        replicas: cluster.replicas,
+        durability: opts.durability,
+        directorySeed: opts.directorySeed,
+        commons: { config: config.commons, encoder },
+        logger,
+      })
+    : null;
+  const directory =
+    homeStores?.directory ?? (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed })).directory;
+  const metrics = new HttpMetrics({
+    workerHeaps: () => pool.workerHeaps(),
+    sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }),
+    indexRows: localIndexes ? () => localIndexes.rowCounts() : undefined,
+  });
   if (cluster) metrics.watchCluster({ natsConnected: () => cluster.natsUp && !cluster.nc.isClosed() });
   const routes: Route[] = [];
   const readiness: Readiness = { ready: false, opened: 0, failed: [] };
-  const commons = homeStores?.commons ?? (await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability }));
+  const commons =
+    homeStores?.commons ?? (await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability }));
   const recordRouteList = recordRoutes(records, { kg, causal });
   // The home node's state (KG, causal, helpers): in cluster mode the other nodes forward these routes to it; the
   // directory's and the commons' routes go to the leader of the replicated home stores. Records are sharded and served
@@ -262,7 +281,10 @@ async function openServices(
   routes.push(...backupRoutes(backups), ...importRoutes(imports));
   routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
   routes.push(...home.directory, ...home.commons);
-  const forward = cluster?.forwarder(new Set([...home.records, ...home.kg, ...home.causal, ...home.helpers]), new Set([...home.directory, ...home.commons]));
+  const forward = cluster?.forwarder(
+    new Set([...home.records, ...home.kg, ...home.causal, ...home.helpers]),
+    new Set([...home.directory, ...home.commons]),
+  );
   /** Services close after the listener: newest first, the pool last (collections release it). */
   const closeServices = async () => {
     metrics.close();

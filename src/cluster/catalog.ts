@@ -16,7 +16,14 @@ import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
 import type { MaintenanceErrorHandler } from "../engine/collection.js";
 import type { Kernels } from "../kernels/abi.js";
-import { checkProtection, checkTags, validateCreate, type CreateIndexInput, type IndexCatalog, type IndexRecord } from "../memory/indexes.js";
+import {
+  checkProtection,
+  checkTags,
+  validateCreate,
+  type CreateIndexInput,
+  type IndexCatalog,
+  type IndexRecord,
+} from "../memory/indexes.js";
 import type { VectorIndex } from "../memory/vector-index.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { ensureLogStream, LOG_STREAM } from "./jetstream-log.js";
@@ -103,7 +110,12 @@ export class ClusterIndexes implements IndexCatalog {
     this.open();
     const base = validateCreate(input);
     // Shards serve dense indexes only (their collections and merges know no sparse-only rows): refused before anything is written.
-    if (base.vectorType === "sparse") throw new SvcError("E_BAD_REQUEST", "sparse indexes are not served in cluster mode yet: create a dense dotproduct index with sparseValues, or use a single node", { field: "vector_type" });
+    if (base.vectorType === "sparse")
+      throw new SvcError(
+        "E_BAD_REQUEST",
+        "sparse indexes are not served in cluster mode yet: create a dense dotproduct index with sparseValues, or use a single node",
+        { field: "vector_type" },
+      );
     const record: ClusterIndexRecord = {
       ...base,
       tenant,
@@ -147,8 +159,18 @@ export class ClusterIndexes implements IndexCatalog {
     }
     if (e === undefined && create) {
       const record: ClusterIndexRecord = {
-        name: RECORDS_ENTRY, dimension, metric: "cosine", spec: {}, deletionProtection: "enabled", tags: null, createdAt: Date.now(),
-        tenant, shards: DEFAULT_SHARDS, replicas: DEFAULT_REPLICAS, incarnation: "records", kind: "records",
+        name: RECORDS_ENTRY,
+        dimension,
+        metric: "cosine",
+        spec: {},
+        deletionProtection: "enabled",
+        tags: null,
+        createdAt: Date.now(),
+        tenant,
+        shards: DEFAULT_SHARDS,
+        replicas: DEFAULT_REPLICAS,
+        incarnation: "records",
+        kind: "records",
       };
       const revision = await untilQuorum(`create the records of tenant '${tenant}'`, QUORUM_TIMEOUT_MS, async () => {
         try {
@@ -165,7 +187,8 @@ export class ClusterIndexes implements IndexCatalog {
     const record = e.value;
     const ixKey = `${key}.${record.incarnation}`;
     let ix = this.indexes.get(ixKey);
-    if (ix === undefined || ix.record !== record) this.indexes.set(ixKey, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests, (shard) => this.replicasOf(record, shard))));
+    if (ix === undefined || ix.record !== record)
+      this.indexes.set(ixKey, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests, (shard) => this.replicasOf(record, shard))));
     return ix;
   }
 
@@ -189,20 +212,26 @@ export class ClusterIndexes implements IndexCatalog {
       if (patch.deletionProtection !== undefined) next.deletionProtection = checkProtection(patch.deletionProtection);
       if (patch.tags !== undefined) next.tags = checkTags(patch.tags, record.tags);
       try {
-        const rev = await untilQuorum(`configure index '${name}'`, QUORUM_TIMEOUT_MS, () => this.kv.update(`${tenant}.${name}`, JSON.stringify(next), revision));
+        const rev = await untilQuorum(`configure index '${name}'`, QUORUM_TIMEOUT_MS, () =>
+          this.kv.update(`${tenant}.${name}`, JSON.stringify(next), revision),
+        );
         this.records.set(`${tenant}.${name}`, next, rev);
         return publicRecord(next);
       } catch (e) {
         if (!isRevisionConflict(e)) throw e;
         // Another node changed it first: read it again and re-apply the patch on top.
-        if (attempt >= 5) throw new SvcError("E_CONFLICT", `index '${name}' is being changed by other requests; retry`, { field: "name", cause: e });
+        if (attempt >= 5)
+          throw new SvcError("E_CONFLICT", `index '${name}' is being changed by other requests; retry`, { field: "name", cause: e });
       }
     }
   }
 
   async delete(tenant: string, name: string): Promise<void> {
     const { record, revision } = await this.entry(tenant, name, true);
-    if (record.deletionProtection === "enabled") throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, { field: "deletion_protection" });
+    if (record.deletionProtection === "enabled")
+      throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, {
+        field: "deletion_protection",
+      });
     try {
       await untilQuorum(`delete index '${name}'`, QUORUM_TIMEOUT_MS, () => this.kv.delete(`${tenant}.${name}`, { previousSeq: revision }));
     } catch (e) {
@@ -224,7 +253,8 @@ export class ClusterIndexes implements IndexCatalog {
     const { record } = await this.entry(tenant, name);
     const key = `${tenant}.${name}.${record.incarnation}`;
     let ix = this.indexes.get(key);
-    if (ix === undefined || ix.record !== record) this.indexes.set(key, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests, (shard) => this.replicasOf(record, shard))));
+    if (ix === undefined || ix.record !== record)
+      this.indexes.set(key, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests, (shard) => this.replicasOf(record, shard))));
     try {
       return await fn(ix);
     } catch (e) {
@@ -235,7 +265,8 @@ export class ClusterIndexes implements IndexCatalog {
           (x) => x.record,
           (err: unknown) => (err instanceof SvcError && err.code === "E_NOT_FOUND" ? null : undefined),
         );
-        if (now === null || (now !== undefined && now.incarnation !== record.incarnation)) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
+        if (now === null || (now !== undefined && now.incarnation !== record.incarnation))
+          throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
       }
       throw e;
     }
@@ -282,7 +313,8 @@ export class ClusterIndexes implements IndexCatalog {
 
   /** Drop the ShardedIndex of an incarnation the catalog no longer has. */
   private forget(key: string, now: Mirrored<ClusterIndexRecord> | undefined, before: Mirrored<ClusterIndexRecord> | undefined): void {
-    if (before !== undefined && before.value.incarnation !== now?.value.incarnation) this.indexes.delete(`${key}.${before.value.incarnation}`);
+    if (before !== undefined && before.value.incarnation !== now?.value.incarnation)
+      this.indexes.delete(`${key}.${before.value.incarnation}`);
   }
 
   private open(): void {
@@ -294,19 +326,35 @@ export class ClusterIndexes implements IndexCatalog {
 function shardsOf(spec: Record<string, unknown>): number {
   const s = spec.shards;
   if (s === undefined) return DEFAULT_SHARDS;
-  if (typeof s !== "number" || !Number.isInteger(s) || s < 1 || s > MAX_SHARDS) throw new SvcError("E_BAD_REQUEST", `spec.shards must be an integer in [1, ${MAX_SHARDS}]`, { field: "spec.shards" });
+  if (typeof s !== "number" || !Number.isInteger(s) || s < 1 || s > MAX_SHARDS)
+    throw new SvcError("E_BAD_REQUEST", `spec.shards must be an integer in [1, ${MAX_SHARDS}]`, { field: "spec.shards" });
   return s;
 }
 
 /** The IndexRecord part of a catalog record (what the routes show). */
 function publicRecord(r: ClusterIndexRecord): IndexRecord {
-  return { name: r.name, dimension: r.dimension, metric: r.metric, spec: r.spec, deletionProtection: r.deletionProtection, tags: r.tags, createdAt: r.createdAt };
+  return {
+    name: r.name,
+    dimension: r.dimension,
+    metric: r.metric,
+    spec: r.spec,
+    deletionProtection: r.deletionProtection,
+    tags: r.tags,
+    createdAt: r.createdAt,
+  };
 }
 
 function parseRecord(text: string): ClusterIndexRecord | null {
   try {
     const r = parseStoredJson(text) as ClusterIndexRecord;
-    const ok = typeof r?.tenant === "string" && typeof r.name === "string" && Number.isInteger(r.dimension) && Number.isInteger(r.shards) && r.shards >= 1 && Number.isInteger(r.replicas) && typeof r.incarnation === "string";
+    const ok =
+      typeof r?.tenant === "string" &&
+      typeof r.name === "string" &&
+      Number.isInteger(r.dimension) &&
+      Number.isInteger(r.shards) &&
+      r.shards >= 1 &&
+      Number.isInteger(r.replicas) &&
+      typeof r.incarnation === "string";
     return ok ? r : null;
   } catch {
     return null;

@@ -31,10 +31,14 @@ export class RecordShard {
           replay.onFrame(f);
           seen(f);
         },
-        ...(replay.onTail === undefined ? {} : { onTail: (f: LogFrame) => {
-          replay.onTail!(f);
-          seen(f);
-        } }),
+        ...(replay.onTail === undefined
+          ? {}
+          : {
+              onTail: (f: LogFrame) => {
+                replay.onTail!(f);
+                seen(f);
+              },
+            }),
       });
   }
 
@@ -49,11 +53,18 @@ export class RecordShard {
       case "rows":
         return c.fetch(a.ns, a.ids).map((v) => ({ id: v.id, metadata: v.metadata, ...(v.payload === null ? {} : { payload: v.payload }) }));
       case "search": {
-        const r = await c.query(a.ns, { vector: bytesF32(a.vector) as Float32Array, topK: a.topK, filter: a.filter, includeMetadata: true });
+        const r = await c.query(a.ns, {
+          vector: bytesF32(a.vector) as Float32Array,
+          topK: a.topK,
+          filter: a.filter,
+          includeMetadata: true,
+        });
         return { matches: r.matches.map((m) => ({ id: m.id, score: m.score, metadata: m.metadata })), scanned: r.scanned };
       }
       case "order":
-        return c.order(a.ns, { field: "ts", filter: a.filter, limit: a.limit, includeMetadata: a.rows === true }).map((r) => (a.rows === true ? r : { id: r.id, value: r.value }));
+        return c
+          .order(a.ns, { field: "ts", filter: a.filter, limit: a.limit, includeMetadata: a.rows === true })
+          .map((r) => (a.rows === true ? r : { id: r.id, value: r.value }));
       case "ids":
         return c.ids(a.ns, a.filter);
       case "facet":

@@ -19,7 +19,20 @@ import type { ScanPool } from "../pool/scan-pool.js";
 import { CLOCK_SKEW_MS, jetStreamLog, withDeadline } from "./jetstream-log.js";
 import type { NodeRegistry } from "./nodes.js";
 import { isRecordOp, RecordShard } from "./record-shard.js";
-import { bytesF32, decodeMessage, encodeMessage, errorReply, isWrite, replicaSubject, SHARD_QUEUE, shardKey, shardLogName, shardSubject, type ClusterIndexRecord, type ShardRequest } from "./shards.js";
+import {
+  bytesF32,
+  decodeMessage,
+  encodeMessage,
+  errorReply,
+  isWrite,
+  replicaSubject,
+  SHARD_QUEUE,
+  shardKey,
+  shardLogName,
+  shardSubject,
+  type ClusterIndexRecord,
+  type ShardRequest,
+} from "./shards.js";
 
 /** How long a read carrying `after` waits for its shard to apply that far before E_NOT_CAUGHT_UP. */
 export const CATCH_UP_MS = 3000;
@@ -115,11 +128,12 @@ export class ShardHost {
       const run = (async () => {
         await s.collection.settled(); // every acknowledged write of any node applied here first
         if (s.records !== undefined) gone += await s.records.sweep(s.collection, now);
-        else for (const ns of s.collection.namespaces()) {
-          if (s.collection.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0) continue;
-          const { deleted } = await s.collection.delete(ns, { filter: { [EXPIRES_AT]: { $lte: now } } });
-          gone += deleted; // after the await: the shards' runs interleave
-        }
+        else
+          for (const ns of s.collection.namespaces()) {
+            if (s.collection.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0) continue;
+            const { deleted } = await s.collection.delete(ns, { filter: { [EXPIRES_AT]: { $lte: now } } });
+            gone += deleted; // after the await: the shards' runs interleave
+          }
       })().catch(() => undefined);
       // as a request in flight: a drop of the shard waits for it before closing the collection
       s.inFlight.add(run);
@@ -173,7 +187,16 @@ export class ShardHost {
       this.swept = true;
       await this.removeStrays(new Set([...wanted.values()].map(({ r, shard }) => this.dirOf(r, shard))));
     }
-    const failed = await Promise.all([...wanted].filter(([k]) => !this.open.has(k)).map(([k, { r, shard }]) => this.openShard(k, r, shard).then(() => false, () => true)));
+    const failed = await Promise.all(
+      [...wanted]
+        .filter(([k]) => !this.open.has(k))
+        .map(([k, { r, shard }]) =>
+          this.openShard(k, r, shard).then(
+            () => false,
+            () => true,
+          ),
+        ),
+    );
     // A shard that failed to open (e.g. no JetStream quorum) is retried shortly; its other replicas serve it meanwhile.
     if (failed.includes(true) && !this.closed && this.retry === null) {
       this.retry = setTimeout(() => {
@@ -191,7 +214,8 @@ export class ShardHost {
   /** Remove every replica folder under <data>/cluster/shards/<tenant>/<index>/<incarnation>/<shard> not in `keep`. */
   private async removeStrays(keep: Set<string>): Promise<void> {
     const top = join(this.opts.dataDir, "cluster", "shards");
-    const ls = async (d: string) => (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => join(d, e.name));
+    const ls = async (d: string) =>
+      (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => join(d, e.name));
     for (const t of await ls(top)) {
       for (const i of await ls(t)) {
         for (const inc of await ls(i)) {
@@ -224,7 +248,17 @@ export class ShardHost {
     const inFlight = new Set<Promise<void>>();
     const index = new CollectionIndex(collection, this.opts.now, r.metric);
     records?.attach(collection);
-    const entry: Shard = { key, replicas: r.replicas, dir, collection, index, subs: [], inFlight, stale: false, ...(records === undefined ? {} : { records }) };
+    const entry: Shard = {
+      key,
+      replicas: r.replicas,
+      dir,
+      collection,
+      index,
+      subs: [],
+      inFlight,
+      stale: false,
+      ...(records === undefined ? {} : { records }),
+    };
     const callback = (err: Error | null, msg: Msg) => {
       if (err) return;
       const p = this.answer(entry, msg);
@@ -249,7 +283,14 @@ export class ShardHost {
     await rm(s.dir, { recursive: true, force: true });
     // and the folders of its incarnation, index and tenant once they are empty
     const top = join(this.opts.dataDir, "cluster", "shards");
-    for (let d = dirname(s.dir); d.startsWith(top + sep); d = dirname(d)) if (!(await rmdir(d).then(() => true, () => false))) break;
+    for (let d = dirname(s.dir); d.startsWith(top + sep); d = dirname(d))
+      if (
+        !(await rmdir(d).then(
+          () => true,
+          () => false,
+        ))
+      )
+        break;
   }
 
   private async answer(s: Shard, msg: Msg): Promise<void> {
@@ -264,7 +305,17 @@ export class ShardHost {
       msg.respond(reply);
     } catch (e) {
       // Larger than the server's max_payload (a query with includeValues and a huge topK): say so instead.
-      msg.respond(encodeMessage(errorReply(new SvcError("E_TOO_LARGE", `the shard's answer (${reply.byteLength} bytes) exceeds NATS max_payload; ask for fewer results or leave out values`, { field: "topK", cause: e }))));
+      msg.respond(
+        encodeMessage(
+          errorReply(
+            new SvcError(
+              "E_TOO_LARGE",
+              `the shard's answer (${reply.byteLength} bytes) exceeds NATS max_payload; ask for fewer results or leave out values`,
+              { field: "topK", cause: e },
+            ),
+          ),
+        ),
+      );
     }
   }
 
@@ -278,7 +329,11 @@ export class ShardHost {
       // copies of one request sent to several replicas are one frame: JetStream deduplicates the message ids); one arriving too late is not run.
       const deadline = typeof req.deadline === "number" && Number.isFinite(req.deadline) ? req.deadline : undefined;
       if (deadline !== undefined && Date.now() >= deadline - CLOCK_SKEW_MS) {
-        throw new SvcError("E_SHARD_UNAVAILABLE", "the write reached its shard after its deadline (a stalled NATS server or node); it was not applied; retry", { details: { retryAfterSeconds: 1 } });
+        throw new SvcError(
+          "E_SHARD_UNAVAILABLE",
+          "the write reached its shard after its deadline (a stalled NATS server or node); it was not applied; retry",
+          { details: { retryAfterSeconds: 1 } },
+        );
       }
       const id = typeof req.id === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(req.id) ? req.id : undefined;
       return deadline === undefined ? this.write(c, ix, op, a, seq) : withDeadline(deadline, () => this.write(c, ix, op, a, seq), id);
@@ -296,13 +351,23 @@ export class ShardHost {
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  private async write(c: Collection, ix: CollectionIndex, op: "upsert" | "delete" | "update" | "updateWhere" | "move", a: Record<string, any>, seq: () => number): Promise<unknown> {
+  private async write(
+    c: Collection,
+    ix: CollectionIndex,
+    op: "upsert" | "delete" | "update" | "updateWhere" | "move",
+    a: Record<string, any>,
+    seq: () => number,
+  ): Promise<unknown> {
     switch (op) {
       case "move":
         await c.moveNamespace(a.from, a.to);
         return { seq: seq() };
       case "upsert": {
-        const vectors = Array.isArray(a.vectors) ? (a.vectors as Array<Record<string, unknown>>).map((v) => (typeof v === "object" && v !== null ? { ...v, values: bytesF32(v.values) } : v)) : a.vectors;
+        const vectors = Array.isArray(a.vectors)
+          ? (a.vectors as Array<Record<string, unknown>>).map((v) =>
+              typeof v === "object" && v !== null ? { ...v, values: bytesF32(v.values) } : v,
+            )
+          : a.vectors;
         const r = await ix.upsert(a.ns, vectors as VectorInput[]);
         return { upsertedCount: r.upsertedCount, seq: seq() };
       }
@@ -311,7 +376,12 @@ export class ShardHost {
         return { deleted: r.deleted, seq: seq() };
       }
       case "update":
-        await ix.update(a.ns, { id: a.id, values: bytesF32(a.values) as ArrayLike<number> | undefined, setMetadata: a.setMetadata, payload: a.payload });
+        await ix.update(a.ns, {
+          id: a.id,
+          values: bytesF32(a.values) as ArrayLike<number> | undefined,
+          setMetadata: a.setMetadata,
+          payload: a.payload,
+        });
         return { seq: seq() };
       case "updateWhere": {
         const r = await ix.updateWhere(a.ns, { filter: a.filter, setMetadata: a.setMetadata, dryRun: a.dryRun });
@@ -325,7 +395,9 @@ export class ShardHost {
     await caughtUp(c, req?.after);
     switch (req?.op) {
       case "fetch":
-        return ix.fetch(a.ns, a.ids).map((v) => ({ id: v.id, values: v.values, metadata: v.metadata, ...(v.payload === null ? {} : { payload: v.payload }) }));
+        return ix
+          .fetch(a.ns, a.ids)
+          .map((v) => ({ id: v.id, values: v.values, metadata: v.metadata, ...(v.payload === null ? {} : { payload: v.payload }) }));
       case "query": {
         const q = a.req ?? {};
         const r = await ix.query(a.ns, { ...q, vector: bytesF32(q.vector) as ArrayLike<number> | undefined });
@@ -363,8 +435,14 @@ async function caughtUp(c: Collection, after: unknown): Promise<void> {
   if (typeof after !== "number" || c.applied.offset >= after) return;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    const what = after === Infinity ? "this replica is catching up after a pause or a lost NATS connection" : `this shard has not yet applied log sequence ${after} (it has ${c.applied.offset})`;
-    timer = setTimeout(() => reject(new SvcError("E_NOT_CAUGHT_UP", `${what}; retry shortly`, { field: "x-svc-after", details: { retryAfterSeconds: 1 } })), CATCH_UP_MS);
+    const what =
+      after === Infinity
+        ? "this replica is catching up after a pause or a lost NATS connection"
+        : `this shard has not yet applied log sequence ${after} (it has ${c.applied.offset})`;
+    timer = setTimeout(
+      () => reject(new SvcError("E_NOT_CAUGHT_UP", `${what}; retry shortly`, { field: "x-svc-after", details: { retryAfterSeconds: 1 } })),
+      CATCH_UP_MS,
+    );
   });
   try {
     await Promise.race([c.settled(), late]);
@@ -372,4 +450,3 @@ async function caughtUp(c: Collection, after: unknown): Promise<void> {
     clearTimeout(timer);
   }
 }
-

@@ -44,15 +44,29 @@ export class ShardedRecordStore implements RecordStore {
   /** Shard by shard (each shard's sequence is kept for this node's later reads); the highest sequence. */
   async upsert(ns: string, rows: readonly StoredRow[]): Promise<Written> {
     const groups = this.byShard(rows, (r) => r.id);
-    const seqs = await Promise.all([...groups].map(async ([s, g]) => this.wrote(s, (await this.ix.upsert(ns, g.map((r) => ({ id: r.id, values: r.values, metadata: r.metadata, payload: r.payload })))).seq)));
+    const seqs = await Promise.all(
+      [...groups].map(async ([s, g]) =>
+        this.wrote(
+          s,
+          (
+            await this.ix.upsert(
+              ns,
+              g.map((r) => ({ id: r.id, values: r.values, metadata: r.metadata, payload: r.payload })),
+            )
+          ).seq,
+        ),
+      ),
+    );
     return { seq: Math.max(0, ...seqs) };
   }
 
   async delete(ns: string, ids: readonly string[]): Promise<{ deleted: number } & Written> {
-    const replies = await Promise.all([...this.byShard(ids, (id) => id)].map(async ([s, g]) => {
-      const r = await this.ix.call<{ deleted: number; seq: number }>(s, "delete", { ns, ids: g });
-      return { deleted: r.deleted, seq: this.wrote(s, r.seq) };
-    }));
+    const replies = await Promise.all(
+      [...this.byShard(ids, (id) => id)].map(async ([s, g]) => {
+        const r = await this.ix.call<{ deleted: number; seq: number }>(s, "delete", { ns, ids: g });
+        return { deleted: r.deleted, seq: this.wrote(s, r.seq) };
+      }),
+    );
     return { deleted: replies.reduce((n, r) => n + r.deleted, 0), seq: Math.max(0, ...replies.map((r) => r.seq)) };
   }
 
@@ -66,7 +80,9 @@ export class ShardedRecordStore implements RecordStore {
   }
 
   private async everyShard(op: "delete" | "move", args: Record<string, unknown>): Promise<Written> {
-    const seqs = await Promise.all(Array.from({ length: this.ix.record.shards }, async (_, s) => this.wrote(s, (await this.ix.call<{ seq: number }>(s, op, args)).seq)));
+    const seqs = await Promise.all(
+      Array.from({ length: this.ix.record.shards }, async (_, s) => this.wrote(s, (await this.ix.call<{ seq: number }>(s, op, args)).seq)),
+    );
     return { seq: Math.max(0, ...seqs) };
   }
 
@@ -98,29 +114,76 @@ export class ShardedRecordStore implements RecordStore {
 
   async fetch(ns: string, ids: readonly string[], read: ReadOptions = {}): Promise<ReadRow[]> {
     const calls: Array<Promise<ReadRow[]>> = [];
-    for (const [s, g] of this.byShard(ids, (id) => id)) for (let i = 0; i < g.length; i += ROWS_PER_REQUEST) calls.push(this.one<ReadRow[]>(s, "rows", { ns, ids: g.slice(i, i + ROWS_PER_REQUEST) }, read));
+    for (const [s, g] of this.byShard(ids, (id) => id))
+      for (let i = 0; i < g.length; i += ROWS_PER_REQUEST)
+        calls.push(this.one<ReadRow[]>(s, "rows", { ns, ids: g.slice(i, i + ROWS_PER_REQUEST) }, read));
     const found = new Map<string, ReadRow>();
     for (const part of await Promise.all(calls)) for (const v of part) found.set(v.id, v);
     return ids.map((id) => found.get(id)).filter((v): v is ReadRow => v !== undefined);
   }
 
   /** Each shard's best topK (metadata only), merged by score; payloads fetched for the winners only (replies stay small). */
-  async search(ns: string, req: { vector: Float32Array; topK: number; filter?: unknown; payload: boolean }, read: ReadOptions = {}): Promise<{ matches: Array<ReadRow & { score: number }>; scanned: number }> {
-    const parts = await this.all<{ matches: Array<ReadRow & { score: number }>; scanned: number }>("search", { ns, vector: f32Bytes(req.vector), topK: req.topK, filter: req.filter }, read);
-    const matches = parts.flatMap((p) => p.matches).sort((a, b) => b.score - a.score || byId(a, b)).slice(0, req.topK);
+  async search(
+    ns: string,
+    req: { vector: Float32Array; topK: number; filter?: unknown; payload: boolean },
+    read: ReadOptions = {},
+  ): Promise<{ matches: Array<ReadRow & { score: number }>; scanned: number }> {
+    const parts = await this.all<{ matches: Array<ReadRow & { score: number }>; scanned: number }>(
+      "search",
+      { ns, vector: f32Bytes(req.vector), topK: req.topK, filter: req.filter },
+      read,
+    );
+    const matches = parts
+      .flatMap((p) => p.matches)
+      .sort((a, b) => b.score - a.score || byId(a, b))
+      .slice(0, req.topK);
     const scanned = parts.reduce((n, p) => n + p.scanned, 0);
     if (!req.payload) return { matches, scanned };
-    const rows = new Map((await this.fetch(ns, matches.map((m) => m.id), read)).map((v) => [v.id, v]));
+    const rows = new Map(
+      (
+        await this.fetch(
+          ns,
+          matches.map((m) => m.id),
+          read,
+        )
+      ).map((v) => [v.id, v]),
+    );
     return { matches: matches.filter((m) => rows.has(m.id)).map((m) => ({ ...m, ...rows.get(m.id)! })), scanned };
   }
 
   /** Each shard's first `limit` by ts descending, merged (the first `limit` of the union are among them); rows fetched for those only. */
-  async order(ns: string, req: { filter?: unknown; limit: number; rows: boolean; payload?: boolean }, read: ReadOptions = {}): Promise<OrderRow[]> {
-    const parts = await this.all<OrderRow[]>("order", { ns, filter: req.filter, limit: req.limit, rows: req.rows && req.payload === false }, read);
-    const top = parts.flat().sort((a, b) => b.value - a.value).slice(0, req.limit);
+  async order(
+    ns: string,
+    req: { filter?: unknown; limit: number; rows: boolean; payload?: boolean },
+    read: ReadOptions = {},
+  ): Promise<OrderRow[]> {
+    const parts = await this.all<OrderRow[]>(
+      "order",
+      { ns, filter: req.filter, limit: req.limit, rows: req.rows && req.payload === false },
+      read,
+    );
+    const top = parts
+      .flat()
+      .sort((a, b) => b.value - a.value)
+      .slice(0, req.limit);
     if (!req.rows || req.payload === false) return top;
-    const rows = new Map((await this.fetch(ns, top.map((r) => r.id), read)).map((v) => [v.id, v]));
-    return top.filter((r) => rows.has(r.id)).map((r) => ({ id: r.id, value: r.value, metadata: rows.get(r.id)!.metadata, ...(rows.get(r.id)!.payload === undefined ? {} : { payload: rows.get(r.id)!.payload }) }));
+    const rows = new Map(
+      (
+        await this.fetch(
+          ns,
+          top.map((r) => r.id),
+          read,
+        )
+      ).map((v) => [v.id, v]),
+    );
+    return top
+      .filter((r) => rows.has(r.id))
+      .map((r) => ({
+        id: r.id,
+        value: r.value,
+        metadata: rows.get(r.id)!.metadata,
+        ...(rows.get(r.id)!.payload === undefined ? {} : { payload: rows.get(r.id)!.payload }),
+      }));
   }
 
   async ids(ns: string, filter: unknown, read: ReadOptions = {}): Promise<string[]> {
@@ -133,7 +196,8 @@ export class ShardedRecordStore implements RecordStore {
 
   async facet(ns: string, field: string, filter: unknown, read: ReadOptions = {}): Promise<Record<string, number>> {
     const out: Record<string, number> = Object.create(null);
-    for (const part of await this.all<Record<string, number>>("facet", { ns, field, filter }, read)) for (const [k, n] of Object.entries(part)) out[k] = (out[k] ?? 0) + n;
+    for (const part of await this.all<Record<string, number>>("facet", { ns, field, filter }, read))
+      for (const [k, n] of Object.entries(part)) out[k] = (out[k] ?? 0) + n;
     return { ...out };
   }
 
@@ -157,7 +221,10 @@ export class ShardedRecordStore implements RecordStore {
     }
     if (corpus.n === 0) return [];
     const parts = await this.all<Bm25Hit[]>("lexSearch", { ns, text, depth, pred, now, corpus }, read);
-    return parts.flat().sort((a, b) => b.score - a.score || byId(a, b)).slice(0, depth);
+    return parts
+      .flat()
+      .sort((a, b) => b.score - a.score || byId(a, b))
+      .slice(0, depth);
   }
 
   /** Reads made with `after` (a write's seq) see that write; without, whatever the replica asked has applied (cluster mode's contract, as for indexes). */

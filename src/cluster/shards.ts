@@ -108,14 +108,25 @@ export function decodeMessage<T>(data: Uint8Array): T {
 
 /** The reply for a failure: a SvcError keeps its code, message and field; anything else is E_INTERNAL. */
 export function errorReply(e: unknown): ShardReply {
-  if (e instanceof SvcError) return { error: { code: e.code, message: e.message, ...(e.field === undefined ? {} : { field: e.field }), ...(e.details === undefined ? {} : { details: e.details }) } };
+  if (e instanceof SvcError)
+    return {
+      error: {
+        code: e.code,
+        message: e.message,
+        ...(e.field === undefined ? {} : { field: e.field }),
+        ...(e.details === undefined ? {} : { details: e.details }),
+      },
+    };
   return { error: { code: "E_INTERNAL", message: `shard request failed: ${(e as Error)?.message ?? String(e)}` } };
 }
 
 /** The SvcError a shard replied with, re-created on the receiving node (so the client sees the same 4xx as on one node). */
 export function replyError(r: { code: string; message: string; field?: string; details?: Record<string, unknown> }): SvcError {
   const code = (Object.hasOwn(ERRORS, r.code) ? r.code : "E_INTERNAL") as ErrorCode;
-  return new SvcError(code, r.message, { ...(r.field === undefined ? {} : { field: r.field }), ...(r.details === undefined ? {} : { details: r.details }) });
+  return new SvcError(code, r.message, {
+    ...(r.field === undefined ? {} : { field: r.field }),
+    ...(r.details === undefined ? {} : { details: r.details }),
+  });
 }
 
 /** Float32 values as msgpack bin (little-endian bytes) and back: vectors cross NATS as bytes, not number arrays. */

@@ -49,7 +49,7 @@ export class LexicalCache {
       p = (async () => {
         await this.c.settled();
         const lex = new Lexical();
-        for (let after: string | undefined; ; ) {
+        for (let after: string | undefined; ;) {
           const page = this.c.list(ns, { after, limit: 1000 });
           for (const v of this.c.fetch(ns, page.ids)) if (v.payload !== null) lex.add(v.id, textOf(v.payload), v.metadata);
           if (!page.more || page.ids.length === 0) break;
@@ -82,9 +82,10 @@ export class LexicalCache {
   }
 
   remove(ns: string, ids: readonly string[]): void {
-    if (ids.length > 0) this.apply(ns, (lex) => {
-      for (const id of ids) lex.remove(id);
-    });
+    if (ids.length > 0)
+      this.apply(ns, (lex) => {
+        for (const id of ids) lex.remove(id);
+      });
   }
 
   /** Forget a namespace's index (replaced wholesale): rebuilt on next use. */

@@ -38,9 +38,17 @@ export interface RecordStore {
   move(from: string, to: string): Promise<Written>;
   fetch(ns: string, ids: readonly string[], read?: ReadOptions): Promise<ReadRow[]>;
   /** The best `topK` by cosine to `vector`, best first, with payloads when `payload`; `scanned`: rows considered. */
-  search(ns: string, req: { vector: Float32Array; topK: number; filter?: unknown; payload: boolean }, read?: ReadOptions): Promise<{ matches: Array<ReadRow & { score: number }>; scanned: number }>;
+  search(
+    ns: string,
+    req: { vector: Float32Array; topK: number; filter?: unknown; payload: boolean },
+    read?: ReadOptions,
+  ): Promise<{ matches: Array<ReadRow & { score: number }>; scanned: number }>;
   /** The first `limit` rows by metadata field `ts`, largest first (ties in no set order). */
-  order(ns: string, req: { filter?: unknown; limit: number; rows: boolean; payload?: boolean }, read?: ReadOptions): Promise<Array<{ id: string; value: number; metadata?: Metadata; payload?: Uint8Array }>>;
+  order(
+    ns: string,
+    req: { filter?: unknown; limit: number; rows: boolean; payload?: boolean },
+    read?: ReadOptions,
+  ): Promise<Array<{ id: string; value: number; metadata?: Metadata; payload?: Uint8Array }>>;
   ids(ns: string, filter: unknown, read?: ReadOptions): Promise<string[]>;
   count(ns: string, filter: unknown, read?: ReadOptions): Promise<number>;
   facet(ns: string, field: string, filter: unknown, read?: ReadOptions): Promise<Record<string, number>>;
@@ -62,7 +70,10 @@ export class LocalRecordStore implements RecordStore {
   }
 
   async upsert(ns: string, rows: readonly StoredRow[]): Promise<Written> {
-    await this.collection.upsert(ns, rows.map((r) => ({ id: r.id, values: r.values, metadata: r.metadata, payload: r.payload })));
+    await this.collection.upsert(
+      ns,
+      rows.map((r) => ({ id: r.id, values: r.values, metadata: r.metadata, payload: r.payload })),
+    );
     this.lexicon.add(ns, rows);
     return {};
   }
@@ -87,16 +98,44 @@ export class LocalRecordStore implements RecordStore {
   }
 
   async fetch(ns: string, ids: readonly string[]): Promise<ReadRow[]> {
-    return this.collection.fetch(ns, ids).map((v) => ({ id: v.id, metadata: v.metadata, ...(v.payload === null ? {} : { payload: v.payload }) }));
+    return this.collection
+      .fetch(ns, ids)
+      .map((v) => ({ id: v.id, metadata: v.metadata, ...(v.payload === null ? {} : { payload: v.payload }) }));
   }
 
-  async search(ns: string, req: { vector: Float32Array; topK: number; filter?: unknown; payload: boolean }): Promise<{ matches: Array<ReadRow & { score: number }>; scanned: number }> {
-    const res = await this.collection.query(ns, { vector: req.vector, topK: req.topK, filter: req.filter, includeMetadata: true, includePayload: req.payload });
-    return { matches: res.matches.map((m) => ({ id: m.id, score: m.score, metadata: m.metadata!, ...(m.payload === undefined ? {} : { payload: m.payload }) })), scanned: res.scanned };
+  async search(
+    ns: string,
+    req: { vector: Float32Array; topK: number; filter?: unknown; payload: boolean },
+  ): Promise<{ matches: Array<ReadRow & { score: number }>; scanned: number }> {
+    const res = await this.collection.query(ns, {
+      vector: req.vector,
+      topK: req.topK,
+      filter: req.filter,
+      includeMetadata: true,
+      includePayload: req.payload,
+    });
+    return {
+      matches: res.matches.map((m) => ({
+        id: m.id,
+        score: m.score,
+        metadata: m.metadata!,
+        ...(m.payload === undefined ? {} : { payload: m.payload }),
+      })),
+      scanned: res.scanned,
+    };
   }
 
-  async order(ns: string, req: { filter?: unknown; limit: number; rows: boolean; payload?: boolean }): Promise<Array<{ id: string; value: number; metadata?: Metadata; payload?: Uint8Array }>> {
-    return this.collection.order(ns, { field: "ts", filter: req.filter, limit: req.limit, includeMetadata: req.rows, includePayload: req.rows && (req.payload ?? true) });
+  async order(
+    ns: string,
+    req: { filter?: unknown; limit: number; rows: boolean; payload?: boolean },
+  ): Promise<Array<{ id: string; value: number; metadata?: Metadata; payload?: Uint8Array }>> {
+    return this.collection.order(ns, {
+      field: "ts",
+      filter: req.filter,
+      limit: req.limit,
+      includeMetadata: req.rows,
+      includePayload: req.rows && (req.payload ?? true),
+    });
   }
 
   async ids(ns: string, filter: unknown): Promise<string[]> {

@@ -11,13 +11,36 @@ import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import type { Durability } from "../store/wal.js";
 import {
-  bool, checkNamespace, intIn, list, matches, newId, predicate, queryInt, restoredRow, stringList, toRow, toView,
-  type ContainerRecord, type Predicate, type RecordView, type Row,
+  bool,
+  checkNamespace,
+  intIn,
+  list,
+  matches,
+  newId,
+  predicate,
+  queryInt,
+  restoredRow,
+  stringList,
+  toRow,
+  toView,
+  type ContainerRecord,
+  type Predicate,
+  type RecordView,
+  type Row,
 } from "./record-fields.js";
 import { LocalRecordStore, type RecordStore } from "./record-store.js";
 import type { ReadOptions, Written } from "./vector-index.js";
 
-export { DAY_MS, MAX_META_BYTES, MAX_TAGS, MAX_TEXT_BYTES, NAMESPACE_RE, checkNamespace, type Predicate, type RecordView } from "./record-fields.js";
+export {
+  DAY_MS,
+  MAX_META_BYTES,
+  MAX_TAGS,
+  MAX_TEXT_BYTES,
+  NAMESPACE_RE,
+  checkNamespace,
+  type Predicate,
+  type RecordView,
+} from "./record-fields.js";
 
 /** What records need of a text encoder (src/encoder/): a fixed dimension and batch encoding to unit vectors. */
 export interface Embedder {
@@ -86,24 +109,37 @@ export class RecordService {
 
   async ingest(tenant: string, ns: string, items: unknown): Promise<{ ids: string[]; count: number } & Written> {
     checkNamespace(ns);
-    if (!Array.isArray(items) || items.length === 0) throw new SvcError("E_BAD_REQUEST", "items must be a non-empty array", { field: "items" });
-    if (items.length > MAX_ITEMS) throw new SvcError("E_BAD_REQUEST", `at most ${MAX_ITEMS} items per call, got ${items.length}`, { field: "items" });
+    if (!Array.isArray(items) || items.length === 0)
+      throw new SvcError("E_BAD_REQUEST", "items must be a non-empty array", { field: "items" });
+    if (items.length > MAX_ITEMS)
+      throw new SvcError("E_BAD_REQUEST", `at most ${MAX_ITEMS} items per call, got ${items.length}`, { field: "items" });
     const now = this.now();
     const rows = items.map((item, i) => toRow(item, `items[${i}]`, now));
-    return this.write((await this.store(tenant, true))!, ns, rows.map((r) => ({ ...r, id: newId() })));
+    return this.write(
+      (await this.store(tenant, true))!,
+      ns,
+      rows.map((r) => ({ ...r, id: newId() })),
+    );
   }
 
   /**
    * Ranked by cosine when `text` is given (`score` = the cosine), or by reciprocal rank fusion of
    * cosine and BM25 with `mode: "hybrid"` (`score` = the fused score); else the newest first.
    * Typed filters apply either way. `usage.scanned` is set to the rows the vector ranking considered (what metering charges). */
-  async query(tenant: string, ns: string, q: Record<string, unknown>, usage: { scanned?: number } = {}, read: ReadOptions = {}): Promise<{ records: RecordView[]; namespace: string }> {
+  async query(
+    tenant: string,
+    ns: string,
+    q: Record<string, unknown>,
+    usage: { scanned?: number } = {},
+    read: ReadOptions = {},
+  ): Promise<{ records: RecordView[]; namespace: string }> {
     checkNamespace(ns);
     const topK = intIn(q.topK, "topK", 1, MAX_TOP_K, 10);
     const pred = predicate(q);
     const includeText = bool(q.includeText, "includeText", false);
     const includeMeta = bool(q.includeMeta, "includeMeta", false);
-    if (q.text !== undefined && (typeof q.text !== "string" || q.text.trim() === "")) throw new SvcError("E_BAD_REQUEST", "text must be a non-empty string (omit it to list by time)", { field: "text" });
+    if (q.text !== undefined && (typeof q.text !== "string" || q.text.trim() === ""))
+      throw new SvcError("E_BAD_REQUEST", "text must be a non-empty string (omit it to list by time)", { field: "text" });
     // With text the default ranks by cosine and `score` is the cosine (the API document's contract); hybrid is asked for by name.
     const mode = q.mode ?? "vector";
     if (mode !== "vector" && mode !== "hybrid") throw new SvcError("E_BAD_REQUEST", "mode must be 'vector' or 'hybrid'", { field: "mode" });
@@ -111,8 +147,13 @@ export class RecordService {
     const s = await this.visible(tenant, read);
     if (s === null) return { records: [], namespace: ns };
     const filter = await this.readFilter(s, ns, pred, read);
-    const view = (id: string, metadata: Metadata | undefined, payload: Uint8Array | undefined, score?: number) => toView(id, metadata!, payload, includeText, includeMeta, score);
-    if (mode === "hybrid") return { records: await this.hybrid(s, ns, q.text as string, topK, pred, filter, includeText, includeMeta, usage, read), namespace: ns };
+    const view = (id: string, metadata: Metadata | undefined, payload: Uint8Array | undefined, score?: number) =>
+      toView(id, metadata!, payload, includeText, includeMeta, score);
+    if (mode === "hybrid")
+      return {
+        records: await this.hybrid(s, ns, q.text as string, topK, pred, filter, includeText, includeMeta, usage, read),
+        namespace: ns,
+      };
     if (typeof q.text === "string") {
       const vector = this.opts.encoder.encodeBatch([q.text]);
       const res = await s.search(ns, { vector, topK, filter, payload: includeText || includeMeta }, read);
@@ -132,23 +173,34 @@ export class RecordService {
    * inside it; then `nextAfter` is the id of its last record, and `until` = nextCursor with
    * `after` = nextAfter continues right after that record (the rest of the group, then older ts).
    */
-  async timeline(tenant: string, ns: string, params: URLSearchParams, read: ReadOptions = {}): Promise<{ records: RecordView[]; namespace: string; nextCursor: number | null; nextAfter?: string }> {
+  async timeline(
+    tenant: string,
+    ns: string,
+    params: URLSearchParams,
+    read: ReadOptions = {},
+  ): Promise<{ records: RecordView[]; namespace: string; nextCursor: number | null; nextAfter?: string }> {
     checkNamespace(ns);
     const limit = intIn(queryInt(params, "limit"), "limit", 1, MAX_TIMELINE, DEFAULT_TIMELINE);
     const until = queryInt(params, "until");
     const after = afterId(params, until);
-    const pred = predicate({
-      kind: list(params, "kind"),
-      tagsAny: list(params, "tagsAny"),
-      tagsAll: list(params, "tagsAll"),
-      tsGte: queryInt(params, "since"),
-      // with `after`, the records at ts `until` itself are in the window too
-      tsLt: until === undefined ? undefined : after === undefined ? until : until + 1,
-    }, { tsGte: "since", tsLt: "until" });
+    const pred = predicate(
+      {
+        kind: list(params, "kind"),
+        tagsAny: list(params, "tagsAny"),
+        tagsAll: list(params, "tagsAll"),
+        tsGte: queryInt(params, "since"),
+        // with `after`, the records at ts `until` itself are in the window too
+        tsLt: until === undefined ? undefined : after === undefined ? until : until + 1,
+      },
+      { tsGte: "since", tsLt: "until" },
+    );
     const s = await this.visible(tenant, read);
     if (s === null) return { records: [], namespace: ns, nextCursor: null };
     // The stream after the position, in timeline order: the rest of the group at `until` (after `after`), then ts < until.
-    const rest = after === undefined ? [] : (await this.group(s, ns, pred, until!, read)).filter((id) => id < after).map((id) => ({ id, value: until! }));
+    const rest =
+      after === undefined
+        ? []
+        : (await this.group(s, ns, pred, until!, read)).filter((id) => id < after).map((id) => ({ id, value: until! }));
     let page: Array<{ id: string; value: number }>;
     let more: boolean;
     let nextAfter: string | undefined;
@@ -158,7 +210,11 @@ export class RecordService {
       nextAfter = page.at(-1)!.id;
     } else {
       // rows ordered by ts only (ties in no set order): every group but the last one is whole
-      const older = await s.order(ns, { filter: this.filter({ ...pred, tsLt: after === undefined ? pred.tsLt : until }), limit: limit + 1 - rest.length, rows: false }, read);
+      const older = await s.order(
+        ns,
+        { filter: this.filter({ ...pred, tsLt: after === undefined ? pred.tsLt : until }), limit: limit + 1 - rest.length, rows: false },
+        read,
+      );
       const stream = [...rest, ...older];
       more = stream.length > limit;
       if (!more) page = stream;
@@ -178,7 +234,10 @@ export class RecordService {
     }
     const ids = sortGroups(page);
     const byId = new Map((await s.fetch(ns, ids, read)).map((v) => [v.id, v]));
-    const records = ids.filter((id) => byId.has(id)).map((id) => byId.get(id)!).map((v) => toView(v.id, v.metadata, v.payload, true, true));
+    const records = ids
+      .filter((id) => byId.has(id))
+      .map((id) => byId.get(id)!)
+      .map((v) => toView(v.id, v.metadata, v.payload, true, true));
     return { records, namespace: ns, nextCursor: more ? page.at(-1)!.value : null, ...(nextAfter === undefined ? {} : { nextAfter }) };
   }
 
@@ -192,7 +251,8 @@ export class RecordService {
     checkNamespace(ns);
     const s = await this.visible(tenant, read);
     const v = s === null ? undefined : (await s.fetch(ns, [id], read))[0];
-    if (v === undefined || this.expired(v.metadata)) throw new SvcError("E_NOT_FOUND", `no record '${id}' in namespace '${ns}'`, { field: "id" });
+    if (v === undefined || this.expired(v.metadata))
+      throw new SvcError("E_NOT_FOUND", `no record '${id}' in namespace '${ns}'`, { field: "id" });
     return toView(v.id, v.metadata, v.payload, true, true);
   }
 
@@ -206,7 +266,12 @@ export class RecordService {
   }
 
   /** Delete what matches every given criterion (kind, tagsAny, tagsAll, tsGte, tsLt, ids); at least one is required. */
-  async forget(tenant: string, ns: string, body: Record<string, unknown>, read: ReadOptions = {}): Promise<{ forgottenCount: number } & Written> {
+  async forget(
+    tenant: string,
+    ns: string,
+    body: Record<string, unknown>,
+    read: ReadOptions = {},
+  ): Promise<{ forgottenCount: number } & Written> {
     checkNamespace(ns);
     const pred = predicate(body);
     const ids = body.ids === undefined ? undefined : stringList(body.ids, "ids", 10_000);
@@ -229,7 +294,9 @@ export class RecordService {
     const filter = this.filter(pred);
     let forgotten = 0;
     for (;;) {
-      const targets = (await s.order(ns, { filter, limit: 10_000, rows: false }, seq === undefined ? read : { after: seq })).map((r) => r.id);
+      const targets = (await s.order(ns, { filter, limit: 10_000, rows: false }, seq === undefined ? read : { after: seq })).map(
+        (r) => r.id,
+      );
       if (targets.length === 0) break;
       const w = await s.delete(ns, targets);
       seen(w);
@@ -239,18 +306,27 @@ export class RecordService {
     return done(forgotten);
   }
 
-  async stats(tenant: string, ns: string, read: ReadOptions = {}): Promise<{ count: number; byKind: Record<string, number>; oldestTs: number | null; newestTs: number | null }> {
+  async stats(
+    tenant: string,
+    ns: string,
+    read: ReadOptions = {},
+  ): Promise<{ count: number; byKind: Record<string, number>; oldestTs: number | null; newestTs: number | null }> {
     checkNamespace(ns);
     const s = await this.visible(tenant, read);
     if (s === null) return { count: 0, byKind: {}, oldestTs: null, newestTs: null };
     const filter = this.filter({});
-    const [range, count, byKind] = await Promise.all([s.range(ns, "ts", filter, read), s.count(ns, filter, read), s.facet(ns, "kind", filter, read)]);
+    const [range, count, byKind] = await Promise.all([
+      s.range(ns, "ts", filter, read),
+      s.count(ns, filter, read),
+      s.facet(ns, "kind", filter, read),
+    ]);
     return { count, byKind, oldestTs: range?.min ?? null, newestTs: range?.max ?? null };
   }
 
   /** The tenant's namespaces holding live (unexpired) records, sorted, with their counts; opens nothing for a tenant without records. */
   async namespaces(tenant: string, read: ReadOptions = {}): Promise<Array<{ namespace: string; count: number }>> {
-    if (this.opts.stores === undefined && !this.local.has(tenant) && !existsSync(join(this.dataDir, "tenants", tenant, "records"))) return [];
+    if (this.opts.stores === undefined && !this.local.has(tenant) && !existsSync(join(this.dataDir, "tenants", tenant, "records")))
+      return [];
     const s = await this.visible(tenant, read);
     if (s === null) return [];
     const filter = this.filter({});
@@ -273,9 +349,14 @@ export class RecordService {
       if (rows.length === 10_000) {
         const last = rows.at(-1)!.value;
         page = rows.filter((r) => r.value !== last);
-        if (page.length === 0) throw new SvcError("E_CONFLICT", `more than 10,000 records share ts ${last}; cannot page through them`, { field: "ts" });
+        if (page.length === 0)
+          throw new SvcError("E_CONFLICT", `more than 10,000 records share ts ${last}; cannot page through them`, { field: "ts" });
       }
-      for (const r of page) out.push({ ...toView(r.id, r.metadata!, r.payload, true, true), ...(typeof r.metadata!.exp === "number" ? { exp: r.metadata!.exp } : {}) });
+      for (const r of page)
+        out.push({
+          ...toView(r.id, r.metadata!, r.payload, true, true),
+          ...(typeof r.metadata!.exp === "number" ? { exp: r.metadata!.exp } : {}),
+        });
       if (rows.length < 10_000) break;
       tsLt = page.at(-1)!.value;
     }
@@ -328,7 +409,8 @@ export class RecordService {
     const root = join(this.dataDir, "tenants");
     for (const tenant of existsSync(root) ? readdirSync(root).sort() : []) {
       if (this.closed) break;
-      if (existsSync(join(root, tenant, "records"))) await this.localStore(tenant).then(onOpened, (error: unknown) => failed.push({ store: `records:${tenant}`, error }));
+      if (existsSync(join(root, tenant, "records")))
+        await this.localStore(tenant).then(onOpened, (error: unknown) => failed.push({ store: `records:${tenant}`, error }));
     }
     return failed;
   }
@@ -345,7 +427,16 @@ export class RecordService {
   private async write(s: RecordStore, ns: string, rows: Array<Row & { id: string }>): Promise<{ ids: string[]; count: number } & Written> {
     const vectors = this.opts.encoder.encodeBatch(rows.map((r) => r.text));
     const dim = this.opts.encoder.dimension;
-    const w = await s.upsert(ns, rows.map((r, i) => ({ id: r.id, values: vectors.subarray(i * dim, (i + 1) * dim), text: r.text, metadata: r.metadata, payload: r.payload })));
+    const w = await s.upsert(
+      ns,
+      rows.map((r, i) => ({
+        id: r.id,
+        values: vectors.subarray(i * dim, (i + 1) * dim),
+        text: r.text,
+        metadata: r.metadata,
+        payload: r.payload,
+      })),
+    );
     return { ids: rows.map((r) => r.id), count: rows.length, ...(w.seq === undefined ? {} : { seq: w.seq }) };
   }
 
@@ -374,7 +465,15 @@ export class RecordService {
     if (p === undefined) {
       const dir = join(this.dataDir, "tenants", tenant, "records");
       mkdirSync(dir, { recursive: true });
-      p = Collection.open(dir, { kernels: this.opts.kernels, pool: this.opts.pool, durability: this.opts.durability, dimension: this.opts.encoder.dimension, metric: "cosine", damage: { store: `records:${tenant}`, root: this.dataDir }, onMaintenanceError: this.opts.onMaintenanceError }).then(async (c) => {
+      p = Collection.open(dir, {
+        kernels: this.opts.kernels,
+        pool: this.opts.pool,
+        durability: this.opts.durability,
+        dimension: this.opts.encoder.dimension,
+        metric: "cosine",
+        damage: { store: `records:${tenant}`, root: this.dataDir },
+        onMaintenanceError: this.opts.onMaintenanceError,
+      }).then(async (c) => {
         // An import interrupted by a crash leaves its staging namespace: drop it.
         for (const ns of c.namespaces()) if (ns.startsWith(STAGING_PREFIX)) await c.delete(ns, { deleteAll: true });
         const s = new LocalRecordStore(c);
@@ -392,15 +491,39 @@ export class RecordService {
    * records matching the predicate), best `topK`; `score` is the fused score.
    * `filter`: readFilter's engine filter of `pred` (the vector half's); BM25 checks `pred` itself.
    */
-  private async hybrid(s: RecordStore, ns: string, text: string, topK: number, pred: Predicate, filter: Record<string, unknown> | undefined, includeText: boolean, includeMeta: boolean, usage: { scanned?: number }, read: ReadOptions): Promise<RecordView[]> {
+  private async hybrid(
+    s: RecordStore,
+    ns: string,
+    text: string,
+    topK: number,
+    pred: Predicate,
+    filter: Record<string, unknown> | undefined,
+    includeText: boolean,
+    includeMeta: boolean,
+    usage: { scanned?: number },
+    read: ReadOptions,
+  ): Promise<RecordView[]> {
     const depth = Math.max(50, topK * 5);
     const vector = this.opts.encoder.encodeBatch([text]);
     // The BM25 top `depth` among the records the predicate keeps: the fusion reads no deeper.
-    const [res, words] = await Promise.all([s.search(ns, { vector, topK: depth, filter, payload: false }, read), s.lexical(ns, text, depth, pred, this.now(), read)]);
+    const [res, words] = await Promise.all([
+      s.search(ns, { vector, topK: depth, filter, payload: false }, read),
+      s.lexical(ns, text, depth, pred, this.now(), read),
+    ]);
     usage.scanned = res.scanned;
     const fused = fuse([res.matches.map((m) => m.id), words.map((h) => h.id)]).slice(0, topK);
-    const rows = new Map((await s.fetch(ns, fused.map(([id]) => id), read)).map((v) => [v.id, v]));
-    return fused.filter(([id]) => rows.has(id)).map(([id, score]) => toView(id, rows.get(id)!.metadata, rows.get(id)!.payload, includeText, includeMeta, score));
+    const rows = new Map(
+      (
+        await s.fetch(
+          ns,
+          fused.map(([id]) => id),
+          read,
+        )
+      ).map((v) => [v.id, v]),
+    );
+    return fused
+      .filter(([id]) => rows.has(id))
+      .map(([id, score]) => toView(id, rows.get(id)!.metadata, rows.get(id)!.payload, includeText, includeMeta, score));
   }
 
   /** The engine filter for a predicate, plus "not expired". */
@@ -426,7 +549,8 @@ export class RecordService {
     if (p.kind) and.push({ kind: { $in: p.kind } });
     if (p.tagsAny) and.push({ tags: { $in: p.tagsAny } });
     for (const t of p.tagsAll ?? []) and.push({ tags: { $eq: t } });
-    if (p.tsGte !== undefined || p.tsLt !== undefined) and.push({ ts: { ...(p.tsGte === undefined ? {} : { $gte: p.tsGte }), ...(p.tsLt === undefined ? {} : { $lt: p.tsLt }) } });
+    if (p.tsGte !== undefined || p.tsLt !== undefined)
+      and.push({ ts: { ...(p.tsGte === undefined ? {} : { $gte: p.tsGte }), ...(p.tsLt === undefined ? {} : { $lt: p.tsLt }) } });
     return and;
   }
 
@@ -446,8 +570,12 @@ export function fuse(rankings: ReadonlyArray<readonly string[]>): Array<[string,
 function afterId(params: URLSearchParams, until: number | undefined): string | undefined {
   const raw = params.get("after");
   if (raw === null) return undefined;
-  if (raw === "" || raw.length > 256) throw new SvcError("E_BAD_REQUEST", "after must be a record id: the nextAfter of the previous page", { field: "after" });
-  if (until === undefined) throw new SvcError("E_BAD_REQUEST", "after needs until: pass the previous page's nextCursor as until and its nextAfter as after", { field: "after" });
+  if (raw === "" || raw.length > 256)
+    throw new SvcError("E_BAD_REQUEST", "after must be a record id: the nextAfter of the previous page", { field: "after" });
+  if (until === undefined)
+    throw new SvcError("E_BAD_REQUEST", "after needs until: pass the previous page's nextCursor as until and its nextAfter as after", {
+      field: "after",
+    });
   return raw;
 }
 

@@ -39,9 +39,46 @@ const call = (node: number, method: string, path: string, body?: unknown, after?
   callNode(c.urls[node]!, method, path, body, c.adminKey, 45_000, after === undefined ? {} : { "x-svc-after": String(after) });
 
 const WORDS = [
-  "river", "bank", "loan", "fish", "stream", "money", "water", "credit", "boat", "interest", "current", "flow", "rate", "net", "deposit",
-  "mountain", "forest", "engine", "wing", "pressure", "heat", "surface", "layer", "shock", "wave", "speed", "flight", "metal", "stress", "crack",
-  "garden", "winter", "market", "coffee", "letter", "window", "doctor", "music", "planet", "silver",
+  "river",
+  "bank",
+  "loan",
+  "fish",
+  "stream",
+  "money",
+  "water",
+  "credit",
+  "boat",
+  "interest",
+  "current",
+  "flow",
+  "rate",
+  "net",
+  "deposit",
+  "mountain",
+  "forest",
+  "engine",
+  "wing",
+  "pressure",
+  "heat",
+  "surface",
+  "layer",
+  "shock",
+  "wave",
+  "speed",
+  "flight",
+  "metal",
+  "stress",
+  "crack",
+  "garden",
+  "winter",
+  "market",
+  "coffee",
+  "letter",
+  "window",
+  "doctor",
+  "music",
+  "planet",
+  "silver",
 ];
 /**
  * Record i: 5 + i words drawn by a seeded generator, a kind, tags and a ts shared by groups of three. No two texts alike
@@ -94,7 +131,11 @@ describe("records in cluster mode", () => {
       expect(groups(got, (x) => ids.get(x))).toEqual(groups(want, (x) => x));
     };
 
-    for (const [n, q] of [[1, { text: "river water flow", topK: 10 }], [2, { text: "loan interest rate", topK: 5, kind: ["fact"] }], [0, { text: "money bank", topK: 20, tagsAny: ["t1", "t2"], includeText: true }]] as const) {
+    for (const [n, q] of [
+      [1, { text: "river water flow", topK: 10 }],
+      [2, { text: "loan interest rate", topK: 5, kind: ["fact"] }],
+      [0, { text: "money bank", topK: 20, tagsAny: ["t1", "t2"], includeText: true }],
+    ] as const) {
       const want = await local.query("t", "notes", { ...q });
       const got = await call(n, "POST", "/v1/records/notes/query", q, seq);
       expect(got.status, JSON.stringify(got.body)).toBe(200);
@@ -168,7 +209,10 @@ describe("records in cluster mode", () => {
     const b = await call(1, "GET", "/v1/records/notes/timeline?limit=500", undefined, seq);
     expect(a.body.records).toEqual(b.body.records);
     const h = await call(0, "POST", "/v1/records/copy/query", { text: "river water flow", mode: "hybrid", topK: 10 });
-    sameRankingIds(h.body.records, (await call(0, "POST", "/v1/records/notes/query", { text: "river water flow", mode: "hybrid", topK: 10 }, seq)).body.records);
+    sameRankingIds(
+      h.body.records,
+      (await call(0, "POST", "/v1/records/notes/query", { text: "river water flow", mode: "hybrid", topK: 10 }, seq)).body.records,
+    );
   }, 120_000);
 
   it("home node kill -9: records ingest and query go on through the other nodes within 15 s, nothing acknowledged lost", async () => {
@@ -185,7 +229,9 @@ describe("records in cluster mode", () => {
     const writer = (async () => {
       for (let i = 0; !stop; i++) {
         const node = 1 + (i % 2);
-        const r = await call(node, "POST", "/v1/records/load", { items: [{ kind: "load", text: `load record ${i} ${WORDS[i % WORDS.length]}` }] }).catch(() => ({ status: 0, headers: new Headers(), body: null }));
+        const r = await call(node, "POST", "/v1/records/load", {
+          items: [{ kind: "load", text: `load record ${i} ${WORDS[i % WORDS.length]}` }],
+        }).catch(() => ({ status: 0, headers: new Headers(), body: null }));
         if (r.status === 200) {
           acked.push({ id: r.body.ids[0], seq: Number(r.headers.get("x-svc-log-seq")) });
           if (killedAt > 0 && firstIngestAfter === 0) firstIngestAfter = Date.now();
@@ -194,7 +240,11 @@ describe("records in cluster mode", () => {
     })();
     const reader = (async () => {
       for (let i = 0; !stop; i++) {
-        const r = await call(2 - (i % 2), "POST", "/v1/records/load/query", { text: "load record", topK: 5, mode: i % 2 === 0 ? "hybrid" : "vector" }).catch(() => ({ status: 0, headers: new Headers(), body: null }));
+        const r = await call(2 - (i % 2), "POST", "/v1/records/load/query", {
+          text: "load record",
+          topK: 5,
+          mode: i % 2 === 0 ? "hybrid" : "vector",
+        }).catch(() => ({ status: 0, headers: new Headers(), body: null }));
         if (r.status === 200 && killedAt > 0 && firstQueryAfter === 0) firstQueryAfter = Date.now();
         else if (r.status !== 200 && killedAt > 0) note(r);
         await new Promise((res) => setTimeout(res, 50));
@@ -217,7 +267,9 @@ describe("records in cluster mode", () => {
       if (r.status !== 200) lost.push(`${a.id}: ${r.status} ${JSON.stringify(r.body)}`);
     }
     const count = await call(1, "GET", "/v1/records/load/stats", undefined, after);
-    console.log(`home kill -9: first ingest after ${ingestGapMs} ms, first query after ${queryGapMs} ms; ${acked.length} acked, ${lost.length} lost; failures meanwhile ${JSON.stringify([...failures])}`);
+    console.log(
+      `home kill -9: first ingest after ${ingestGapMs} ms, first query after ${queryGapMs} ms; ${acked.length} acked, ${lost.length} lost; failures meanwhile ${JSON.stringify([...failures])}`,
+    );
     expect(lost).toEqual([]);
     expect(count.body.count).toBeGreaterThanOrEqual(acked.length);
     // issue 31: within 15 s (measured here a few seconds: a try of a dead replica times out, then the live one answers)
