@@ -336,7 +336,9 @@ export class ShardHost {
         );
       }
       const id = typeof req.id === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(req.id) ? req.id : undefined;
-      return deadline === undefined ? this.write(c, ix, op, a, seq) : withDeadline(deadline, () => this.write(c, ix, op, a, seq), id);
+      // a records shard's rows carry the record payload (text, meta), not sparse values: written as they come
+      const w = s.records === undefined ? ix : new CollectionIndex(c, this.opts.now, "dotproduct");
+      return deadline === undefined ? this.write(c, w, op, a, seq) : withDeadline(deadline, () => this.write(c, w, op, a, seq), id);
     }
     this.checkPause();
     if (s.stale) {

@@ -72,7 +72,7 @@ export class ShardedIndex implements VectorIndex {
   async upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number } & Written> {
     // The whole batch first, as one collection checks it: a bad vector fails the batch before any shard has written its part.
     checkUpsert(namespace, vectors, { rowBytes: rowBytesOf(this.record.dimension, true), dimension: this.record.dimension, cosine: true });
-    checkDensePayloads(this.record.metric, vectors);
+    if (this.record.kind !== "records") checkDensePayloads(this.record.metric, vectors); // a record's payload is its text, not sparse values
     const budget = this.payloadBudget();
     // Per shard: requests of at most `budget` estimated bytes, each remembering the callers' indices (errors name those).
     const requests: Array<{ shard: number; vectors: unknown[]; at: number[]; bytes: number }> = [];
