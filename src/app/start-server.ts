@@ -16,6 +16,7 @@ import { TextEncoder1024 } from "../encoder/encoder.js";
 import { openRegistry } from "../helpers/registry.js";
 import { IndexService, type IndexCatalog } from "../memory/indexes.js";
 import { RecordService } from "../memory/records.js";
+import { recordStores } from "../cluster/sharded-records.js";
 import { ScanPool } from "../pool/scan-pool.js";
 import type { Durability } from "../store/wal.js";
 import { HttpMetrics } from "../http/metrics.js";
@@ -188,24 +189,54 @@ async function openServices(
   const onMaintenanceError = (err: unknown, task: string) => logger.error({ err }, `background ${task} failed (tried again on a later write)`);
   // Indexes: sharded on the log streams in cluster mode (catalog: the stream svc_catalog), the data dir's otherwise.
   const localIndexes = cluster ? null : new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability, onMaintenanceError });
-  const indexes: IndexCatalog & { close(): Promise<void> } =
-    localIndexes ?? (await cluster!.openIndexes({ dataDir: opts.dataDir, kernels, pool, onMaintenanceError }));
+  const clusterIndexes = cluster ? await cluster.openIndexes({ dataDir: opts.dataDir, kernels, pool, onMaintenanceError }) : null;
+  const indexes: IndexCatalog & { close(): Promise<void> } = localIndexes ?? clusterIndexes!;
   const encoder = TextEncoder1024.load();
-  const records = new RecordService(opts.dataDir, { kernels, pool, encoder, durability: opts.durability, onMaintenanceError });
+  // Records: in cluster mode each tenant's are shards on the log, like an index's (cluster/sharded-records.ts).
+  const stores = clusterIndexes ? recordStores(clusterIndexes, encoder.dimension) : undefined;
+  const records = new RecordService(opts.dataDir, {
+    kernels,
+    pool,
+    encoder,
+    durability: opts.durability,
+    onMaintenanceError,
+    ...(stores ? { stores } : {}),
+  });
   const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
   const causal = new CausalService(opts.dataDir);
   // The directory and the commons: in cluster mode replicated on the stream svc_home and served by the lease holder (home-stores.ts).
-  const homeStores: HomeStores | null = cluster ? await (await import("./home-stores.js")).HomeStores.start({ nc: cluster.nc, lease: cluster.leader!, dataDir: opts.dataDir, replicas: cluster.replicas, durability: opts.durability, directorySeed: opts.directorySeed, commons: { config: config.commons, encoder }, logger }) : null;
-  const directory = homeStores?.directory ?? (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed })).directory;
-  const metrics = new HttpMetrics({ workerHeaps: () => pool.workerHeaps(), sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }), indexRows: localIndexes ? () => localIndexes.rowCounts() : undefined });
+  const homeStores: HomeStores | null = cluster
+    ? await (
+        await import("./home-stores.js")
+      ).HomeStores.start({
+        nc: cluster.nc,
+        lease: cluster.leader!,
+        dataDir: opts.dataDir,
+        replicas: cluster.replicas,
+        durability: opts.durability,
+        directorySeed: opts.directorySeed,
+        commons: { config: config.commons, encoder },
+        logger,
+      })
+    : null;
+  const directory =
+    homeStores?.directory ?? (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed })).directory;
+  const metrics = new HttpMetrics({
+    workerHeaps: () => pool.workerHeaps(),
+    sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }),
+    indexRows: localIndexes ? () => localIndexes.rowCounts() : undefined,
+  });
   if (cluster) metrics.watchCluster({ natsConnected: () => cluster.natsUp && !cluster.nc.isClosed() });
   const routes: Route[] = [];
   const readiness: Readiness = { ready: false, opened: 0, failed: [] };
-  const commons = homeStores?.commons ?? (await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability }));
-  // The home node's state (records, KG, causal, helpers): in cluster mode the other nodes forward these routes to it; the
-  // directory's and the commons' routes go to the leader of the replicated home stores.
+  const commons =
+    homeStores?.commons ?? (await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability }));
+  const recordRouteList = recordRoutes(records, { kg, causal });
+  // The home node's state (KG, causal, helpers): in cluster mode the other nodes forward these routes to it; the
+  // directory's and the commons' routes go to the leader of the replicated home stores. Records are sharded and served
+  // where they arrive, but for export and import: a container carries the tenant's graphs and models too.
   const home = {
-    records: recordRoutes(records, { kg, causal }),
+    records: recordRouteList.filter((r) => r.operationId === "records_export" || r.operationId === "records_import"),
     kg: kgRoutes(kg),
     causal: causalRoutes(causal),
     helpers: commonsRoutes({ registry, dataDir: opts.dataDir }),
@@ -221,7 +252,7 @@ async function openServices(
       cluster: cluster ? () => cluster.health() : undefined,
     }),
     ...indexRoutes(indexes),
-    ...home.records,
+    ...recordRouteList,
     ...embedRoutes(encoder),
     ...home.kg,
     ...home.causal,
@@ -249,7 +280,10 @@ async function openServices(
   routes.push(...backupRoutes(backups), ...importRoutes(imports));
   routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
   routes.push(...home.directory, ...home.commons);
-  const forward = cluster?.forwarder(new Set([...home.records, ...home.kg, ...home.causal, ...home.helpers]), new Set([...home.directory, ...home.commons]));
+  const forward = cluster?.forwarder(
+    new Set([...home.records, ...home.kg, ...home.causal, ...home.helpers]),
+    new Set([...home.directory, ...home.commons]),
+  );
   /** Services close after the listener: newest first, the pool last (collections release it). */
   const closeServices = async () => {
     metrics.close();

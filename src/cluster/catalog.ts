@@ -17,7 +17,14 @@ import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
 import type { MaintenanceErrorHandler } from "../engine/collection.js";
 import type { Kernels } from "../kernels/abi.js";
-import { checkProtection, checkTags, validateCreate, type CreateIndexInput, type IndexCatalog, type IndexRecord } from "../memory/indexes.js";
+import {
+  checkProtection,
+  checkTags,
+  validateCreate,
+  type CreateIndexInput,
+  type IndexCatalog,
+  type IndexRecord,
+} from "../memory/indexes.js";
 import type { VectorIndex } from "../memory/vector-index.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { CatalogLog, checkRecord } from "./catalog-log.js";
@@ -29,6 +36,9 @@ import { ShardHost } from "./shard-host.js";
 import type { ShardSnapshotOptions } from "./shard-snapshots.js";
 import { ShardedIndex, type ShardedIndexOptions } from "./sharded-index.js";
 import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, indexStreams, shardKey, shardLogSubject, type ClusterIndexRecord } from "./shards.js";
+
+/** The catalog name of a tenant's records (not an index name: INDEX_NAME_RE has no `_`, so no API request reaches it as an index). */
+export const RECORDS_ENTRY = "_records";
 
 /** The KV bucket older versions kept the catalog in (imported at open, never written). */
 export const CATALOG_BUCKET = "svc_catalog";
@@ -107,7 +117,12 @@ export class ClusterIndexes implements IndexCatalog {
     this.open();
     const base = validateCreate(input);
     // Shards serve dense indexes only (their collections and merges know no sparse-only rows): refused before anything is written.
-    if (base.vectorType === "sparse") throw new SvcError("E_BAD_REQUEST", "sparse indexes are not served in cluster mode yet: create a dense dotproduct index with sparseValues, or use a single node", { field: "vector_type" });
+    if (base.vectorType === "sparse")
+      throw new SvcError(
+        "E_BAD_REQUEST",
+        "sparse indexes are not served in cluster mode yet: create a dense dotproduct index with sparseValues, or use a single node",
+        { field: "vector_type" },
+      );
     const record: ClusterIndexRecord = {
       ...base,
       tenant,
@@ -122,11 +137,58 @@ export class ClusterIndexes implements IndexCatalog {
     return publicRecord(record);
   }
 
+  /**
+   * The tenant's records (sharded-records.ts) as a ShardedIndex: the catalog entry `<tenant>._records`
+   * (kind "records", `dimension`-d cosine, DEFAULT_SHARDS shards, DEFAULT_REPLICAS replicas),
+   * created on first write (`create`); null when absent and not `create`. Its incarnation is fixed,
+   * so two nodes creating it at once write the same subjects whichever wins.
+   */
+  async recordShards(tenant: string, dimension: number, create: boolean): Promise<ShardedIndex | null> {
+    this.open();
+    const key = `${tenant}.${RECORDS_ENTRY}`;
+    let e = this.records.get(key);
+    if (e === undefined) {
+      try {
+        e = await this.records.fresh(key);
+      } catch (err) {
+        if (err instanceof SvcError) throw err;
+        throw noQuorum(`the catalog could not be read (${(err as Error)?.message ?? String(err)}); retry`, "namespace", err);
+      }
+    }
+    if (e === undefined && create) {
+      const record: ClusterIndexRecord = {
+        name: RECORDS_ENTRY,
+        dimension,
+        metric: "cosine",
+        spec: {},
+        deletionProtection: "enabled",
+        tags: null,
+        createdAt: Date.now(),
+        tenant,
+        shards: DEFAULT_SHARDS,
+        replicas: DEFAULT_REPLICAS,
+        incarnation: "records",
+        streams: Math.max(1, this.opts.logStreams ?? LOG_STREAMS),
+        kind: "records",
+      };
+      // The first create in the catalog stream's order wins; every node builds the same record (incarnation "records"), so a lost race reads the winner's.
+      if (await this.records.submit(key, { k: "create", record })) await this.host.reconcile();
+      e = this.records.get(key) ?? (await this.records.fresh(key));
+    }
+    if (e === undefined) return null;
+    const record = e.value;
+    const ixKey = `${key}.${record.incarnation}`;
+    let ix = this.indexes.get(ixKey);
+    if (ix === undefined || ix.record !== record)
+      this.indexes.set(ixKey, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests, (shard) => this.replicasOf(record, shard))));
+    return ix;
+  }
+
   list(tenant: string): IndexRecord[] {
     this.open();
     return [...this.records.values()]
       .map((e) => e.value)
-      .filter((r) => r.tenant === tenant)
+      .filter((r) => r.tenant === tenant && r.kind === undefined)
       .map(publicRecord)
       .sort((a, b) => a.name.localeCompare(b.name));
   }
@@ -167,7 +229,8 @@ export class ClusterIndexes implements IndexCatalog {
     const { record } = await this.entry(tenant, name);
     const key = `${tenant}.${name}.${record.incarnation}`;
     let ix = this.indexes.get(key);
-    if (ix === undefined || ix.record !== record) this.indexes.set(key, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests, (shard) => this.replicasOf(record, shard))));
+    if (ix === undefined || ix.record !== record)
+      this.indexes.set(key, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests, (shard) => this.replicasOf(record, shard))));
     try {
       return await fn(ix);
     } catch (e) {
@@ -178,7 +241,8 @@ export class ClusterIndexes implements IndexCatalog {
           (x) => x.record,
           (err: unknown) => (err instanceof SvcError && err.code === "E_NOT_FOUND" ? null : undefined),
         );
-        if (now === null || (now !== undefined && now.incarnation !== record.incarnation)) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
+        if (now === null || (now !== undefined && now.incarnation !== record.incarnation))
+          throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
       }
       throw e;
     }
@@ -206,7 +270,7 @@ export class ClusterIndexes implements IndexCatalog {
         throw noQuorum(`the index catalog could not be read (${(err as Error)?.message ?? String(err)}); retry`, "name", err);
       }
     }
-    if (e === undefined) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
+    if (e === undefined || e.value.kind !== undefined) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
     return { record: e.value, revision: e.revision };
   }
 
@@ -223,7 +287,8 @@ export class ClusterIndexes implements IndexCatalog {
 
   /** Drop the ShardedIndex of an incarnation the catalog no longer has. */
   private forget(key: string, now: Mirrored<ClusterIndexRecord> | undefined, before: Mirrored<ClusterIndexRecord> | undefined): void {
-    if (before !== undefined && before.value.incarnation !== now?.value.incarnation) this.indexes.delete(`${key}.${before.value.incarnation}`);
+    if (before !== undefined && before.value.incarnation !== now?.value.incarnation)
+      this.indexes.delete(`${key}.${before.value.incarnation}`);
   }
 
   private open(): void {
@@ -259,13 +324,22 @@ export class ClusterIndexes implements IndexCatalog {
 function shardsOf(spec: Record<string, unknown>): number {
   const s = spec.shards;
   if (s === undefined) return DEFAULT_SHARDS;
-  if (typeof s !== "number" || !Number.isInteger(s) || s < 1 || s > MAX_SHARDS) throw new SvcError("E_BAD_REQUEST", `spec.shards must be an integer in [1, ${MAX_SHARDS}]`, { field: "spec.shards" });
+  if (typeof s !== "number" || !Number.isInteger(s) || s < 1 || s > MAX_SHARDS)
+    throw new SvcError("E_BAD_REQUEST", `spec.shards must be an integer in [1, ${MAX_SHARDS}]`, { field: "spec.shards" });
   return s;
 }
 
 /** The IndexRecord part of a catalog record (what the routes show). */
 function publicRecord(r: ClusterIndexRecord): IndexRecord {
-  return { name: r.name, dimension: r.dimension, metric: r.metric, spec: r.spec, deletionProtection: r.deletionProtection, tags: r.tags, createdAt: r.createdAt };
+  return {
+    name: r.name,
+    dimension: r.dimension,
+    metric: r.metric,
+    spec: r.spec,
+    deletionProtection: r.deletionProtection,
+    tags: r.tags,
+    createdAt: r.createdAt,
+  };
 }
 
 /** A record of the older versions' KV bucket (JSON), or null. */

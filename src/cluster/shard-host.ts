@@ -18,8 +18,9 @@ import { CollectionIndex, EXPIRES_AT } from "../memory/vector-index.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { CLOCK_SKEW_MS, jetStreamLog, withDeadline } from "./jetstream-log.js";
 import type { NodeRegistry } from "./nodes.js";
+import { isRecordOp, RecordShard } from "./record-shard.js";
 import { behindPurge, prepareReplica, SNAPSHOT_CHECK_MS, snapshotDue, takeSnapshot, type ShardSnapshotOptions } from "./shard-snapshots.js";
-import { bytesF32, decodeMessage, encodeMessage, errorReply, replicaSubject, SHARD_QUEUE, shardKey, shardLogName, shardLogSubject, shardStream, shardSubject, type ClusterIndexRecord, type ShardReply, type ShardRequest } from "./shards.js";
+import { bytesF32, decodeMessage, encodeMessage, errorReply, isWrite, replicaSubject, SHARD_QUEUE, shardKey, shardLogName, shardLogSubject, shardStream, shardSubject, type ClusterIndexRecord, type ShardReply, type ShardRequest } from "./shards.js";
 
 /** How long a read carrying `after` waits for its shard to apply that far before E_NOT_CAUGHT_UP. */
 export const CATCH_UP_MS = 3000;
@@ -80,6 +81,8 @@ interface Shard {
   readAt: { last: number; prev: number };
   /** A snapshot was written and the purge after it has not run yet. */
   purgePending: boolean;
+  /** A records shard's BM25 indexes and record reads (record-shard.ts); absent for a vector index. */
+  records?: RecordShard;
 }
 
 export class ShardHost {
@@ -217,11 +220,13 @@ export class ShardHost {
       if (this.closed || s.verifyFrom !== null || this.opts.registry.owners(s.key, s.replicas)[0] !== this.opts.registry.self.id) continue;
       const run = (async () => {
         await s.collection.settled(); // every acknowledged write of any node applied here first
-        for (const ns of s.collection.namespaces()) {
-          if (s.collection.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0) continue;
-          const { deleted } = await s.collection.delete(ns, { filter: { [EXPIRES_AT]: { $lte: now } } });
-          gone += deleted; // after the await: the shards' runs interleave
-        }
+        if (s.records !== undefined) gone += await s.records.sweep(s.collection, now);
+        else
+          for (const ns of s.collection.namespaces()) {
+            if (s.collection.count(ns, { [EXPIRES_AT]: { $exists: true } }) === 0) continue;
+            const { deleted } = await s.collection.delete(ns, { filter: { [EXPIRES_AT]: { $lte: now } } });
+            gone += deleted; // after the await: the shards' runs interleave
+          }
       })().catch(() => undefined);
       // as a request in flight: a drop of the shard waits for it before closing the collection
       s.inFlight.add(run);
@@ -275,7 +280,16 @@ export class ShardHost {
       this.swept = true;
       await this.removeStrays(new Set([...wanted.values()].map(({ r, shard }) => this.dirOf(r, shard))));
     }
-    const failed = await Promise.all([...wanted].filter(([k]) => !this.open.has(k)).map(([k, { r, shard }]) => this.openShard(k, r, shard).then(() => false, () => true)));
+    const failed = await Promise.all(
+      [...wanted]
+        .filter(([k]) => !this.open.has(k))
+        .map(([k, { r, shard }]) =>
+          this.openShard(k, r, shard).then(
+            () => false,
+            () => true,
+          ),
+        ),
+    );
     // A shard that failed to open (e.g. no JetStream quorum) is retried shortly; its other replicas serve it meanwhile.
     if (failed.includes(true) && !this.closed && this.retry === null) {
       this.retry = setTimeout(() => {
@@ -293,7 +307,8 @@ export class ShardHost {
   /** Remove every replica folder under <data>/cluster/shards/<tenant>/<index>/<incarnation>/<shard> not in `keep`. */
   private async removeStrays(keep: Set<string>): Promise<void> {
     const top = join(this.opts.dataDir, "cluster", "shards");
-    const ls = async (d: string) => (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => join(d, e.name));
+    const ls = async (d: string) =>
+      (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => join(d, e.name));
     for (const t of await ls(top)) {
       for (const i of await ls(t)) {
         for (const inc of await ls(i)) {
@@ -312,12 +327,14 @@ export class ShardHost {
     const snaps = this.opts.snapshots;
     // The sequence this replica starts after: its checkpoint, or the newest snapshot when that is ahead (written over dir).
     const base = snaps === undefined ? 0 : await prepareReplica(snaps.store, dir, subject);
+    const records = r.kind === "records" ? new RecordShard() : undefined;
+    const openLog = jetStreamLog(this.opts.nc, { name: shardLogName(r, shard), stream: shardStream(r, shard), follow: true });
     const collection = await Collection.open(dir, {
       kernels: this.opts.kernels,
       pool: this.opts.pool,
       dimension: r.dimension,
       metric: "cosine",
-      openLog: jetStreamLog(this.opts.nc, { name: shardLogName(r, shard), stream: shardStream(r, shard), follow: true }),
+      openLog: records?.tap(openLog) ?? openLog,
       damage: { store: `shard:${key}`, root: this.opts.dataDir },
       onMaintenanceError: this.opts.onMaintenanceError,
     });
@@ -327,7 +344,8 @@ export class ShardHost {
     }
     const inFlight = new Set<Promise<void>>();
     const index = new CollectionIndex(collection, this.opts.now, r.metric);
-    const entry: Shard = { key, replicas: r.replicas, dir, collection, index, subs: [], inFlight, stale: false, record: r, shard, subject, appliedAtTick: collection.applied.offset, verifyFrom: null, readAt: { last: 0, prev: 0 }, purgePending: false };
+    records?.attach(collection);
+    const entry: Shard = { key, replicas: r.replicas, dir, collection, index, subs: [], inFlight, stale: false, record: r, shard, subject, appliedAtTick: collection.applied.offset, verifyFrom: null, readAt: { last: 0, prev: 0 }, purgePending: false, ...(records === undefined ? {} : { records }) };
     const callback = (err: Error | null, msg: Msg) => {
       if (err) return;
       const p = this.answer(entry, msg);
@@ -359,7 +377,14 @@ export class ShardHost {
     await rm(s.dir, { recursive: true, force: true });
     // and the folders of its incarnation, index and tenant once they are empty
     const top = join(this.opts.dataDir, "cluster", "shards");
-    for (let d = dirname(s.dir); d.startsWith(top + sep); d = dirname(d)) if (!(await rmdir(d).then(() => true, () => false))) break;
+    for (let d = dirname(s.dir); d.startsWith(top + sep); d = dirname(d))
+      if (
+        !(await rmdir(d).then(
+          () => true,
+          () => false,
+        ))
+      )
+        break;
   }
 
   private async answer(s: Shard, msg: Msg): Promise<void> {
@@ -374,7 +399,17 @@ export class ShardHost {
       msg.respond(reply);
     } catch (e) {
       // Larger than the server's max_payload (a query with includeValues and a huge topK): say so instead.
-      msg.respond(encodeMessage(errorReply(new SvcError("E_TOO_LARGE", `the shard's answer (${reply.byteLength} bytes) exceeds NATS max_payload; ask for fewer results or leave out values`, { field: "topK", cause: e }))));
+      msg.respond(
+        encodeMessage(
+          errorReply(
+            new SvcError(
+              "E_TOO_LARGE",
+              `the shard's answer (${reply.byteLength} bytes) exceeds NATS max_payload; ask for fewer results or leave out values`,
+              { field: "topK", cause: e },
+            ),
+          ),
+        ),
+      );
     }
   }
 
@@ -384,15 +419,21 @@ export class ShardHost {
     const seq = () => c.logPosition.offset;
     const op = req?.op;
     if (op === "applied") return c.applied.offset;
-    if (op === "upsert" || op === "delete" || op === "update" || op === "updateWhere") {
+    if (isWrite(op)) {
       // A write carries its deadline and id into the log (its frames are dropped by every replica if stored later;
       // copies of one request sent to several replicas are one frame: JetStream deduplicates the message ids); one arriving too late is not run.
       const deadline = typeof req.deadline === "number" && Number.isFinite(req.deadline) ? req.deadline : undefined;
       if (deadline !== undefined && Date.now() >= deadline - CLOCK_SKEW_MS) {
-        throw new SvcError("E_SHARD_UNAVAILABLE", "the write reached its shard after its deadline (a stalled NATS server or node); it was not applied; retry", { details: { retryAfterSeconds: 1 } });
+        throw new SvcError(
+          "E_SHARD_UNAVAILABLE",
+          "the write reached its shard after its deadline (a stalled NATS server or node); it was not applied; retry",
+          { details: { retryAfterSeconds: 1 } },
+        );
       }
       const id = typeof req.id === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(req.id) ? req.id : undefined;
-      return deadline === undefined ? this.write(c, ix, op, a, seq) : withDeadline(deadline, () => this.write(c, ix, op, a, seq), id);
+      // a records shard's rows carry the record payload (text, meta), not sparse values: written as they come
+      const w = s.records === undefined ? ix : new CollectionIndex(c, this.opts.now, "dotproduct");
+      return deadline === undefined ? this.write(c, w, op, a, seq) : withDeadline(deadline, () => this.write(c, w, op, a, seq), id);
     }
     this.checkPause();
     if (s.stale) {
@@ -400,14 +441,31 @@ export class ShardHost {
       await caughtUp(c, Infinity);
       s.stale = false;
     }
+    if (s.records !== undefined && isRecordOp(op)) {
+      await caughtUp(c, req.after);
+      return s.records.read(c, op, a);
+    }
     return this.read(c, ix, req, a);
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  private async write(c: Collection, ix: CollectionIndex, op: "upsert" | "delete" | "update" | "updateWhere", a: Record<string, any>, seq: () => number): Promise<unknown> {
+  private async write(
+    c: Collection,
+    ix: CollectionIndex,
+    op: "upsert" | "delete" | "update" | "updateWhere" | "move",
+    a: Record<string, any>,
+    seq: () => number,
+  ): Promise<unknown> {
     switch (op) {
+      case "move":
+        await c.moveNamespace(a.from, a.to);
+        return { seq: seq() };
       case "upsert": {
-        const vectors = Array.isArray(a.vectors) ? (a.vectors as Array<Record<string, unknown>>).map((v) => (typeof v === "object" && v !== null ? { ...v, values: bytesF32(v.values) } : v)) : a.vectors;
+        const vectors = Array.isArray(a.vectors)
+          ? (a.vectors as Array<Record<string, unknown>>).map((v) =>
+              typeof v === "object" && v !== null ? { ...v, values: bytesF32(v.values) } : v,
+            )
+          : a.vectors;
         const r = await ix.upsert(a.ns, vectors as VectorInput[]);
         return { upsertedCount: r.upsertedCount, seq: seq() };
       }
@@ -416,7 +474,12 @@ export class ShardHost {
         return { deleted: r.deleted, seq: seq() };
       }
       case "update":
-        await ix.update(a.ns, { id: a.id, values: bytesF32(a.values) as ArrayLike<number> | undefined, setMetadata: a.setMetadata, payload: a.payload });
+        await ix.update(a.ns, {
+          id: a.id,
+          values: bytesF32(a.values) as ArrayLike<number> | undefined,
+          setMetadata: a.setMetadata,
+          payload: a.payload,
+        });
         return { seq: seq() };
       case "updateWhere": {
         const r = await ix.updateWhere(a.ns, { filter: a.filter, setMetadata: a.setMetadata, dryRun: a.dryRun });
@@ -430,7 +493,9 @@ export class ShardHost {
     await caughtUp(c, req?.after);
     switch (req?.op) {
       case "fetch":
-        return ix.fetch(a.ns, a.ids).map((v) => ({ id: v.id, values: v.values, metadata: v.metadata, ...(v.payload === null ? {} : { payload: v.payload }) }));
+        return ix
+          .fetch(a.ns, a.ids)
+          .map((v) => ({ id: v.id, values: v.values, metadata: v.metadata, ...(v.payload === null ? {} : { payload: v.payload }) }));
       case "query": {
         const q = a.req ?? {};
         const r = await ix.query(a.ns, { ...q, vector: bytesF32(q.vector) as ArrayLike<number> | undefined });
@@ -469,8 +534,14 @@ async function caughtUp(c: Collection, after: unknown): Promise<void> {
   if (typeof after !== "number" || c.applied.offset >= after) return;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    const what = after === Infinity ? "this replica is catching up after a pause or a lost NATS connection" : `this shard has not yet applied log sequence ${after} (it has ${c.applied.offset})`;
-    timer = setTimeout(() => reject(new SvcError("E_NOT_CAUGHT_UP", `${what}; retry shortly`, { field: "x-svc-after", details: { retryAfterSeconds: 1 } })), CATCH_UP_MS);
+    const what =
+      after === Infinity
+        ? "this replica is catching up after a pause or a lost NATS connection"
+        : `this shard has not yet applied log sequence ${after} (it has ${c.applied.offset})`;
+    timer = setTimeout(
+      () => reject(new SvcError("E_NOT_CAUGHT_UP", `${what}; retry shortly`, { field: "x-svc-after", details: { retryAfterSeconds: 1 } })),
+      CATCH_UP_MS,
+    );
   });
   try {
     await Promise.race([c.settled(), late]);
@@ -478,4 +549,3 @@ async function caughtUp(c: Collection, after: unknown): Promise<void> {
     clearTimeout(timer);
   }
 }
-

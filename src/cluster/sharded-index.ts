@@ -16,7 +16,19 @@ import { checkUpsert } from "../engine/writer.js";
 import { ERRORS, SvcError } from "../errors.js";
 import { checkDensePayloads, type IndexStats, type ReadOptions, type VectorIndex, type Written } from "../memory/vector-index.js";
 import { CLOCK_SKEW_MS } from "./jetstream-log.js";
-import { bytesF32, decodeMessage, encodeMessage, f32Bytes, replyError, shardOf, shardSubject, type ClusterIndexRecord, type ShardOp, type ShardReply } from "./shards.js";
+import {
+  bytesF32,
+  decodeMessage,
+  encodeMessage,
+  f32Bytes,
+  isWrite,
+  replyError,
+  shardOf,
+  shardSubject,
+  type ClusterIndexRecord,
+  type ShardOp,
+  type ShardReply,
+} from "./shards.js";
 
 export interface ShardedIndexOptions {
   /** How long one read request waits for a replica's reply before it asks the next replica (default 2500 ms; a shard waits at most CATCH_UP_MS for `after`). */
@@ -60,7 +72,7 @@ export class ShardedIndex implements VectorIndex {
   async upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number } & Written> {
     // The whole batch first, as one collection checks it: a bad vector fails the batch before any shard has written its part.
     checkUpsert(namespace, vectors, { rowBytes: rowBytesOf(this.record.dimension, true), dimension: this.record.dimension, cosine: true });
-    checkDensePayloads(this.record.metric, vectors);
+    if (this.record.kind !== "records") checkDensePayloads(this.record.metric, vectors); // a record's payload is its text, not sparse values
     const budget = this.payloadBudget();
     // Per shard: requests of at most `budget` estimated bytes, each remembering the callers' indices (errors name those).
     const requests: Array<{ shard: number; vectors: unknown[]; at: number[]; bytes: number }> = [];
@@ -68,7 +80,12 @@ export class ShardedIndex implements VectorIndex {
     vectors.forEach((v, i) => {
       const shard = shardOf(v.id, this.record.shards);
       const wire = { ...v, values: isNumbers(v.values) ? f32Bytes(v.values) : v.values };
-      const bytes = Buffer.byteLength(v.id) + (wire.values instanceof Uint8Array ? wire.values.byteLength : 0) + (v.metadata === undefined ? 0 : JSON.stringify(v.metadata)?.length ?? 0) + 32;
+      const bytes =
+        Buffer.byteLength(v.id) +
+        (wire.values instanceof Uint8Array ? wire.values.byteLength : 0) +
+        (v.metadata === undefined ? 0 : (JSON.stringify(v.metadata)?.length ?? 0)) +
+        (v.payload?.byteLength ?? 0) +
+        32;
       let req = open.get(shard);
       if (req === undefined || (req.bytes + bytes > budget && req.vectors.length > 0)) {
         req = { shard, vectors: [], at: [], bytes: 0 };
@@ -80,16 +97,32 @@ export class ShardedIndex implements VectorIndex {
       req.bytes += bytes;
     });
     const replies = await Promise.all(
-      requests.map((r) => this.request<{ upsertedCount: number; seq: number }>(r.shard, "upsert", { ns: namespace, vectors: r.vectors }, undefined, "vectors", r.at)),
+      requests.map((r) =>
+        this.request<{ upsertedCount: number; seq: number }>(
+          r.shard,
+          "upsert",
+          { ns: namespace, vectors: r.vectors },
+          undefined,
+          "vectors",
+          r.at,
+        ),
+      ),
     );
     return { upsertedCount: replies.reduce((n, r) => n + r.upsertedCount, 0), seq: maxSeq(replies) };
   }
 
-  async delete(namespace: string, req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean }): Promise<{ deleted: number } & Written> {
+  async delete(
+    namespace: string,
+    req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean },
+  ): Promise<{ deleted: number } & Written> {
     let replies: Array<{ deleted: number; seq: number }>;
     if (req.ids !== undefined && Array.isArray(req.ids) && req.ids.length > 0 && req.filter === undefined && !req.deleteAll) {
       const groups = this.group(req.ids, "ids");
-      replies = await Promise.all([...groups].map(([shard, g]) => this.request<{ deleted: number; seq: number }>(shard, "delete", { ns: namespace, ids: g.items }, undefined, "ids", g.at)));
+      replies = await Promise.all(
+        [...groups].map(([shard, g]) =>
+          this.request<{ deleted: number; seq: number }>(shard, "delete", { ns: namespace, ids: g.items }, undefined, "ids", g.at),
+        ),
+      );
     } else if (req.ids !== undefined) {
       // ids that are not a non-empty array of ids (or given with filter/deleteAll): one shard names the error as a collection does
       replies = [await this.request(0, "delete", { ns: namespace, ids: req.ids, filter: req.filter, deleteAll: req.deleteAll })];
@@ -99,21 +132,42 @@ export class ShardedIndex implements VectorIndex {
     return { deleted: replies.reduce((n, r) => n + r.deleted, 0), seq: maxSeq(replies) };
   }
 
-  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown; payload?: Uint8Array }): Promise<Written> {
+  async update(
+    namespace: string,
+    req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown; payload?: Uint8Array },
+  ): Promise<Written> {
     const shard = shardOf(checkId(req?.id, "id"), this.record.shards);
-    const r = await this.request<{ seq: number }>(shard, "update", { ns: namespace, id: req.id, values: isNumbers(req.values) ? f32Bytes(req.values) : req.values, setMetadata: req.setMetadata, payload: req.payload });
+    const r = await this.request<{ seq: number }>(shard, "update", {
+      ns: namespace,
+      id: req.id,
+      values: isNumbers(req.values) ? f32Bytes(req.values) : req.values,
+      setMetadata: req.setMetadata,
+      payload: req.payload,
+    });
     return { seq: r.seq };
   }
 
   /** Every shard, each counting and merging on its own rows (the filter is checked by each alike; a bad one fails on all). */
-  async updateWhere(namespace: string, req: { filter: unknown; setMetadata?: unknown; dryRun?: boolean }): Promise<{ matched: number } & Written> {
-    const replies = await this.all<{ matched: number; seq: number }>("updateWhere", { ns: namespace, filter: req.filter, setMetadata: req.setMetadata, dryRun: req.dryRun });
+  async updateWhere(
+    namespace: string,
+    req: { filter: unknown; setMetadata?: unknown; dryRun?: boolean },
+  ): Promise<{ matched: number } & Written> {
+    const replies = await this.all<{ matched: number; seq: number }>("updateWhere", {
+      ns: namespace,
+      filter: req.filter,
+      setMetadata: req.setMetadata,
+      dryRun: req.dryRun,
+    });
     return { matched: replies.reduce((n, r) => n + r.matched, 0), seq: maxSeq(replies) };
   }
 
   /** Each shard's first `limit` ids past `after`, merged: the first `limit` of the union are among them. */
   async list(namespace: string, req: IdPageInput & { filter?: unknown }, read: ReadOptions = {}): Promise<IdPage> {
-    const pages = await this.all<IdPage>("list", { ns: namespace, prefix: req.prefix, after: req.after, limit: req.limit, filter: req.filter }, read.after);
+    const pages = await this.all<IdPage>(
+      "list",
+      { ns: namespace, prefix: req.prefix, after: req.after, limit: req.limit, filter: req.filter },
+      read.after,
+    );
     return mergePages(pages, req.limit);
   }
 
@@ -121,12 +175,23 @@ export class ShardedIndex implements VectorIndex {
     const groups = this.group(ids, "ids");
     // Replies carry the vectors: keep each under max_payload.
     const per = Math.max(1, Math.floor(this.payloadBudget() / (this.record.dimension * 4 + 2048)));
-    const calls: Array<Promise<Array<{ id: string; values: unknown; metadata: Record<string, unknown>; payload?: Uint8Array | null }>>> = [];
+    const calls: Array<Promise<Array<{ id: string; values: unknown; metadata: Record<string, unknown>; payload?: Uint8Array | null }>>> =
+      [];
     for (const [shard, g] of groups) {
-      for (let i = 0; i < g.items.length; i += per) calls.push(this.request(shard, "fetch", { ns: namespace, ids: g.items.slice(i, i + per) }, read.after, "ids", g.at.slice(i, i + per)));
+      for (let i = 0; i < g.items.length; i += per)
+        calls.push(
+          this.request(shard, "fetch", { ns: namespace, ids: g.items.slice(i, i + per) }, read.after, "ids", g.at.slice(i, i + per)),
+        );
     }
     const byId = new Map<string, FetchedVector>();
-    for (const part of await Promise.all(calls)) for (const v of part) byId.set(v.id, { id: v.id, values: bytesF32(v.values) as Float32Array, metadata: (v.metadata ?? {}) as FetchedVector["metadata"], payload: v.payload ?? null });
+    for (const part of await Promise.all(calls))
+      for (const v of part)
+        byId.set(v.id, {
+          id: v.id,
+          values: bytesF32(v.values) as Float32Array,
+          metadata: (v.metadata ?? {}) as FetchedVector["metadata"],
+          payload: v.payload ?? null,
+        });
     return ids.map((id) => byId.get(id)).filter((v): v is FetchedVector => v !== undefined);
   }
 
@@ -144,7 +209,9 @@ export class ShardedIndex implements VectorIndex {
     const matches = parts
       .flatMap((p) => p.matches)
       // euclidean scores are squared distances, smaller first
-      .sort((a, b) => (this.record.metric === "euclidean" ? a.score - b.score : b.score - a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .sort(
+        (a, b) => (this.record.metric === "euclidean" ? a.score - b.score : b.score - a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+      )
       .slice(0, req.topK);
     return { matches, scanned: parts.reduce((n, p) => n + p.scanned, 0) };
   }
@@ -154,7 +221,8 @@ export class ShardedIndex implements VectorIndex {
     const namespaces: Record<string, { vectorCount: number }> = Object.create(null);
     let total = 0;
     for (const p of parts) {
-      for (const [ns, { vectorCount }] of Object.entries(p.namespaces)) namespaces[ns] = { vectorCount: (namespaces[ns]?.vectorCount ?? 0) + vectorCount };
+      for (const [ns, { vectorCount }] of Object.entries(p.namespaces))
+        namespaces[ns] = { vectorCount: (namespaces[ns]?.vectorCount ?? 0) + vectorCount };
       total += p.totalVectorCount;
     }
     return { dimension: this.record.dimension, metric: this.record.metric, namespaces, totalVectorCount: total };
@@ -162,6 +230,11 @@ export class ShardedIndex implements VectorIndex {
 
   async count(namespace: string, filter?: unknown, read: ReadOptions = {}): Promise<number> {
     return (await this.all<number>("count", { ns: namespace, filter }, read.after)).reduce((n, c) => n + c, 0);
+  }
+
+  /** One request to shard `shard` with this index's replica choice, failover, deadlines and errors (records: sharded-records.ts). */
+  call<T>(shard: number, op: ShardOp, args: Record<string, unknown>, after?: number, field?: string, at?: number[]): Promise<T> {
+    return this.request<T>(shard, op, args, after, field, at);
   }
 
   /** `items` (ids) by shard, each with the callers' indices. */
@@ -196,12 +269,24 @@ export class ShardedIndex implements VectorIndex {
    * answered is re-thrown as the same SvcError; with `field`/`at`, an element path `<field>[j]` of
    * the shard's part is renamed to the caller's index `<field>[at[j]]`.
    */
-  private async request<T>(shard: number, op: ShardOp, args: Record<string, unknown>, after?: number, field?: string, at?: number[]): Promise<T> {
+  private async request<T>(
+    shard: number,
+    op: ShardOp,
+    args: Record<string, unknown>,
+    after?: number,
+    field?: string,
+    at?: number[],
+  ): Promise<T> {
     const subject = shardSubject(this.record, shard);
-    const write = op === "upsert" || op === "delete" || op === "update" || op === "updateWhere";
+    const write = isWrite(op);
     const start = Date.now();
     const deadline = start + this.writeWindowMs;
-    const data = encodeMessage({ op, args, ...(after === undefined ? {} : { after }), ...(write ? { deadline, id: randomBytes(9).toString("base64url") } : {}) });
+    const data = encodeMessage({
+      op,
+      args,
+      ...(after === undefined ? {} : { after }),
+      ...(write ? { deadline, id: randomBytes(9).toString("base64url") } : {}),
+    });
     // new tries until then; a write's last try waits for its answer until deadline + CLOCK_SKEW_MS
     const giveUpAt = Math.min(start + this.unavailableAfterMs, write ? deadline - CLOCK_SKEW_MS : Infinity);
     // reads start at a random replica (spreading the load), writes at the first
@@ -214,7 +299,11 @@ export class ShardedIndex implements VectorIndex {
       throw error;
     };
     const outcomeUnknown = (cause: unknown) =>
-      new SvcError("E_OUTCOME_UNKNOWN", `shard ${shard} of index '${this.record.name}' did not answer the write by its deadline (${(cause as Error)?.message ?? cause}); it may have taken effect, but never after a later acknowledged write to the same id; retry`, { details: { retryAfterSeconds: 1 }, cause });
+      new SvcError(
+        "E_OUTCOME_UNKNOWN",
+        `shard ${shard} of index '${this.record.name}' did not answer the write by its deadline (${(cause as Error)?.message ?? cause}); it may have taken effect, but never after a later acknowledged write to the same id; retry`,
+        { details: { retryAfterSeconds: 1 }, cause },
+      );
     let last: unknown;
     for (let attempt = 0; ; attempt++) {
       const replicas = this.replicasOf(shard);
@@ -250,7 +339,11 @@ export class ShardedIndex implements VectorIndex {
       }
       return reply.ok as T;
     }
-    throw new SvcError("E_SHARD_UNAVAILABLE", `shard ${shard} of index '${this.record.name}' has no live replica answering (${(last as Error)?.message ?? last}); retry shortly`, { details: { retryAfterSeconds: 2 }, cause: last });
+    throw new SvcError(
+      "E_SHARD_UNAVAILABLE",
+      `shard ${shard} of index '${this.record.name}' has no live replica answering (${(last as Error)?.message ?? last}); retry shortly`,
+      { details: { retryAfterSeconds: 2 }, cause: last },
+    );
   }
 
   /** Request bytes available for vectors under the server's max_payload. */
@@ -272,5 +365,8 @@ function renamed(e: SvcError, field: string | undefined, at: number[] | undefine
   if (field === undefined || at === undefined) return e;
   const re = new RegExp(`${field}\\[(\\d+)\\]`, "g");
   const fix = (s: string) => s.replace(re, (m, j: string) => (at[Number(j)] === undefined ? m : `${field}[${at[Number(j)]}]`));
-  return new SvcError(e.code, fix(e.message), { ...(e.field === undefined ? {} : { field: fix(e.field) }), ...(e.details === undefined ? {} : { details: e.details }) });
+  return new SvcError(e.code, fix(e.message), {
+    ...(e.field === undefined ? {} : { field: fix(e.field) }),
+    ...(e.details === undefined ? {} : { details: e.details }),
+  });
 }

@@ -34,6 +34,8 @@ export interface ClusterIndexRecord extends IndexRecord {
    * created before issue 31, whose shards all live on `svc_log`.
    */
   streams?: number;
+  /** "records": a tenant's records (cluster/sharded-records.ts), not a vector index of the API; its shards answer RECORD_OPS too. */
+  kind?: "records";
 }
 
 /**
@@ -96,8 +98,17 @@ export function replicaSubject(r: ClusterIndexRecord, shard: number, node: strin
   return `${shardSubject(r, shard)}.${node}`;
 }
 
+/** The reads a records shard answers besides count (cluster/record-shard.ts). */
+export const RECORD_OPS = ["rows", "search", "order", "ids", "facet", "range", "namespaces", "lexStats", "lexSearch"] as const;
+export type RecordOp = (typeof RECORD_OPS)[number];
+
 /** `applied`: the replica's applied stream sequence, asked by the shard's snapshot taker before it purges (shard-host.ts). */
-export type ShardOp = "upsert" | "delete" | "update" | "updateWhere" | "fetch" | "query" | "stats" | "count" | "list" | "applied";
+export type ShardOp = "upsert" | "delete" | "update" | "updateWhere" | "move" | "fetch" | "query" | "stats" | "count" | "list" | "applied" | RecordOp;
+
+/** The ops that write (logged with a deadline and an id; sharded-index.ts, shard-host.ts). */
+export function isWrite(op: unknown): op is "upsert" | "delete" | "update" | "updateWhere" | "move" {
+  return op === "upsert" || op === "delete" || op === "update" || op === "updateWhere" || op === "move";
+}
 
 /**
  * A request to a shard (msgpack): the op, its arguments, for reads the log sequence the shard must
@@ -128,14 +139,25 @@ export function decodeMessage<T>(data: Uint8Array): T {
 
 /** The reply for a failure: a SvcError keeps its code, message and field; anything else is E_INTERNAL. */
 export function errorReply(e: unknown): ShardReply {
-  if (e instanceof SvcError) return { error: { code: e.code, message: e.message, ...(e.field === undefined ? {} : { field: e.field }), ...(e.details === undefined ? {} : { details: e.details }) } };
+  if (e instanceof SvcError)
+    return {
+      error: {
+        code: e.code,
+        message: e.message,
+        ...(e.field === undefined ? {} : { field: e.field }),
+        ...(e.details === undefined ? {} : { details: e.details }),
+      },
+    };
   return { error: { code: "E_INTERNAL", message: `shard request failed: ${(e as Error)?.message ?? String(e)}` } };
 }
 
 /** The SvcError a shard replied with, re-created on the receiving node (so the client sees the same 4xx as on one node). */
 export function replyError(r: { code: string; message: string; field?: string; details?: Record<string, unknown> }): SvcError {
   const code = (Object.hasOwn(ERRORS, r.code) ? r.code : "E_INTERNAL") as ErrorCode;
-  return new SvcError(code, r.message, { ...(r.field === undefined ? {} : { field: r.field }), ...(r.details === undefined ? {} : { details: r.details }) });
+  return new SvcError(code, r.message, {
+    ...(r.field === undefined ? {} : { field: r.field }),
+    ...(r.details === undefined ? {} : { details: r.details }),
+  });
 }
 
 /** Float32 values as msgpack bin (little-endian bytes) and back: vectors cross NATS as bytes, not number arrays. */

@@ -14,6 +14,17 @@ export interface Bm25Hit {
   score: number;
 }
 
+/**
+ * The statistics a score depends on: documents, their total length (terms) and, per query term, the
+ * documents holding it. Summed over the parts of a corpus split in several indexes (shards), and passed
+ * to each part's `search`, they score every document as one index over the whole corpus would.
+ */
+export interface Bm25Stats {
+  n: number;
+  totalLength: number;
+  df: Record<string, number>;
+}
+
 interface Doc {
   id: string;
   /** dense slot in insertion order: a larger slot is a later-added document, so ties in score rank the smaller slot first */
@@ -46,7 +57,8 @@ class Postings {
     if (length < this.minLength[i]!) this.minLength[i] = length;
     if (tf > this.maxTf) this.maxTf = tf;
     if (this.length === this.slots.length) {
-      const slots = new Int32Array(this.length * 2), tfs = new Int32Array(this.length * 2);
+      const slots = new Int32Array(this.length * 2),
+        tfs = new Int32Array(this.length * 2);
       slots.set(this.slots);
       tfs.set(this.tfs);
       this.slots = slots;
@@ -130,6 +142,13 @@ export class Bm25Index {
     }
   }
 
+  /** This index's statistics for `query`'s terms (what a search over several indexes sums: Bm25Stats). */
+  stats(query: string): Bm25Stats {
+    const df: Record<string, number> = Object.create(null);
+    for (const t of this.termsOf(query)) df[t] = this.postings.get(t)?.live ?? 0;
+    return { n: this.docs.size, totalLength: this.totalLength, df };
+  }
+
   /** Removes a document; false when the id is not in the index. */
   remove(id: string): boolean {
     const doc = this.docs.get(id);
@@ -168,20 +187,24 @@ export class Bm25Index {
    * are then added up again in query order, as a full walk adds them, so scores and tie order are exactly those of
    * the full walk (the pruning compares with a 1e-9 relative margin against rounding).
    */
-  search(query: string, topK: number, accept?: (id: string) => boolean): Bm25Hit[] {
+  search(query: string, topK: number, accept?: (id: string) => boolean, corpus?: Bm25Stats): Bm25Hit[] {
     if (!Number.isInteger(topK) || topK < 1) throw new SvcError("E_TOP_K", "topK must be a positive integer", { field: "topK" });
-    const n = this.docs.size;
-    if (n === 0) return [];
-    const avgdl = this.totalLength / n || 1;
+    if (this.docs.size === 0) return [];
+    // `corpus`: the whole corpus's statistics, this index holding a part of it (else this index's own)
+    const n = corpus?.n ?? this.docs.size;
+    const avgdl = (corpus?.totalLength ?? this.totalLength) / n || 1;
     const qtf = new Map<string, number>();
     for (const t of this.termsOf(query)) qtf.set(t, (qtf.get(t) ?? 0) + 1);
-    const k1 = this.k1, norm = k1 * (1 - this.b), per = (k1 * this.b) / avgdl;
+    const k1 = this.k1,
+      norm = k1 * (1 - this.b),
+      per = (k1 * this.b) / avgdl;
     // the query's terms with postings, in query order (the order a document's parts are added in)
     const terms: QueryTerm[] = [];
     for (const [t, mult] of qtf) {
       const p = this.postings.get(t);
       if (!p) continue;
-      const idf = Math.log(1 + (n - p.live + 0.5) / (p.live + 0.5));
+      const df = corpus?.df[t] ?? p.live;
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
       const w = mult * idf * (k1 + 1);
       let bound = 0;
       p.minLength.forEach((length, i) => {
@@ -194,7 +217,8 @@ export class Bm25Index {
     if (m === 0) return [];
     const walk = [...terms].sort((a, b) => b.bound - a.bound);
     // rest[j]: the most the terms walk[j..] can add to a document; postingsFrom[j]: their postings
-    const rest = new Float64Array(m + 1), postingsFrom = new Float64Array(m + 1);
+    const rest = new Float64Array(m + 1),
+      postingsFrom = new Float64Array(m + 1);
     for (let j = m - 1; j >= 0; j--) {
       rest[j] = rest[j + 1]! + walk[j]!.bound;
       postingsFrom[j] = postingsFrom[j + 1]! + walk[j]!.p.length;
@@ -203,16 +227,21 @@ export class Bm25Index {
       this.acc = new Float64Array(Math.max(this.slots, this.acc.length * 2));
       this.touched = new Int32Array(this.acc.length);
     }
-    const acc = this.acc, touched = this.touched, lengths = this.lengths;
-    let nTouched = 0, maxAcc = 0;
+    const acc = this.acc,
+      touched = this.touched,
+      lengths = this.lengths;
+    let nTouched = 0,
+      maxAcc = 0;
     // candidates: null while lists are walked in full, then the slots (ascending) that can still enter the top K
     let candidates: Int32Array | null = null;
     // theta: a lower bound of the final K-th best score, recomputed once the documents seen have doubled
-    let theta = 0, thetaAt = 0;
+    let theta = 0,
+      thetaAt = 0;
     try {
       for (let j = 0; j < m; j++) {
         const { w, p } = walk[j]!;
-        const slots = p.slots, tfs = p.tfs;
+        const slots = p.slots,
+          tfs = p.tfs;
         if (candidates === null && j > 0 && nTouched >= topK && rest[j]! < maxAcc && postingsFrom[j]! > nTouched / 2) {
           if (nTouched >= 2 * thetaAt) {
             theta = Math.max(theta, this.kthBest(touched, nTouched, topK, accept, walk, j, norm, per));
@@ -251,15 +280,23 @@ export class Bm25Index {
           if (candidates.length > topK) candidates = this.survivors(candidates, candidates.length, rest[j + 1]!, theta, true);
         }
       }
-      const list = candidates ?? touched, count = candidates?.length ?? nTouched;
-      candidates = this.survivors(list, count, 0, count > topK ? this.kthBest(list, count, topK, accept, walk, m, norm, per) : 0, candidates !== null);
+      const list = candidates ?? touched,
+        count = candidates?.length ?? nTouched;
+      candidates = this.survivors(
+        list,
+        count,
+        0,
+        count > topK ? this.kthBest(list, count, topK, accept, walk, m, norm, per) : 0,
+        candidates !== null,
+      );
     } finally {
       for (let i = 0; i < nTouched; i++) acc[touched[i]!] = 0;
     }
     // the survivors' exact scores, parts added in query order
     const exact = new Float64Array(candidates.length);
     for (const { w, p } of terms) {
-      const slots = p.slots, tfs = p.tfs;
+      const slots = p.slots,
+        tfs = p.tfs;
       for (let c = 0, at = 0, len = p.length; c < candidates.length; c++) {
         const slot = candidates[c]!;
         at = seek(slots, at, len, slot);
@@ -272,7 +309,8 @@ export class Bm25Index {
     }
     const heap = new Bm25Heap(topK);
     for (let c = 0; c < candidates.length; c++) {
-      const score = exact[c]!, slot = candidates[c]!;
+      const score = exact[c]!,
+        slot = candidates[c]!;
       if (score > 0 && heap.beats(score, slot) && (accept === undefined || accept(this.bySlot[slot]!.id))) heap.offer(score, slot);
     }
     return heap.sorted().map(({ slot, score }) => ({ id: this.bySlot[slot]!.id, score }));
@@ -283,7 +321,16 @@ export class Bm25Index {
    * probing) among the documents of list[0..count) with the best accumulated scores (the best K, or the best 4K
    * when `accept` is given, the accepted ones); 0 when they are fewer than K.
    */
-  private kthBest(list: Int32Array, count: number, k: number, accept: ((id: string) => boolean) | undefined, walk: QueryTerm[], from: number, norm: number, per: number): number {
+  private kthBest(
+    list: Int32Array,
+    count: number,
+    k: number,
+    accept: ((id: string) => boolean) | undefined,
+    walk: QueryTerm[],
+    from: number,
+    norm: number,
+    per: number,
+  ): number {
     const want = accept === undefined ? k : Math.min(count, 4 * k);
     if (count < k) return 0;
     const acc = this.acc;
@@ -328,11 +375,13 @@ export class Bm25Index {
 
 /** The k-th largest of vals[0..n) (1 <= k <= n); reorders vals (quickselect). */
 function kthLargest(vals: Float64Array, n: number, k: number): number {
-  let lo = 0, hi = n - 1;
+  let lo = 0,
+    hi = n - 1;
   const target = k - 1;
   while (lo < hi) {
     const pivot = vals[(lo + hi) >>> 1]!;
-    let i = lo, j = hi;
+    let i = lo,
+      j = hi;
     while (i <= j) {
       while (vals[i]! > pivot) i++;
       while (vals[j]! < pivot) j--;
@@ -360,7 +409,9 @@ interface QueryTerm {
 /** The first index in [from, end) whose slot is >= target (galloping search over ascending slots), else end. */
 function seek(slots: Int32Array, from: number, end: number, target: number): number {
   if (from >= end || slots[from]! >= target) return from;
-  let lo = from, step = 1, hi = from + 1;
+  let lo = from,
+    step = 1,
+    hi = from + 1;
   while (hi < end && slots[hi]! < target) {
     lo = hi;
     step *= 2;
@@ -403,12 +454,14 @@ class Bm25Heap {
   }
 
   private worse(i: number, j: number): boolean {
-    const a = this.scores[i]!, b = this.scores[j]!;
+    const a = this.scores[i]!,
+      b = this.scores[j]!;
     return a < b || (a === b && this.slots[i]! > this.slots[j]!);
   }
 
   private swap(i: number, j: number): void {
-    const s = this.scores[i]!, t = this.slots[i]!;
+    const s = this.scores[i]!,
+      t = this.slots[i]!;
     this.scores[i] = this.scores[j]!;
     this.slots[i] = this.slots[j]!;
     this.scores[j] = s;
@@ -431,8 +484,9 @@ class Bm25Heap {
     }
     this.scores[0] = score;
     this.slots[0] = slot;
-    for (let i = 0; ; ) {
-      const l = 2 * i + 1, r = l + 1;
+    for (let i = 0; ;) {
+      const l = 2 * i + 1,
+        r = l + 1;
       let w = i;
       if (l < this.size && this.worse(l, w)) w = l;
       if (r < this.size && this.worse(r, w)) w = r;
@@ -443,7 +497,8 @@ class Bm25Heap {
   }
 
   private grow(): void {
-    const scores = new Float64Array(this.scores.length * 2), slots = new Int32Array(this.slots.length * 2);
+    const scores = new Float64Array(this.scores.length * 2),
+      slots = new Int32Array(this.slots.length * 2);
     scores.set(this.scores);
     slots.set(this.slots);
     this.scores = scores;

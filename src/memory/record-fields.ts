@@ -51,37 +51,60 @@ export interface Row {
 }
 
 export function toRow(item: unknown, field: string, now: number): Row {
-  if (typeof item !== "object" || item === null || Array.isArray(item)) throw new SvcError("E_BAD_REQUEST", `${field} must be an object {kind, text, tags, ts, meta, ttlDays}`, { field });
+  if (typeof item !== "object" || item === null || Array.isArray(item))
+    throw new SvcError("E_BAD_REQUEST", `${field} must be an object {kind, text, tags, ts, meta, ttlDays}`, { field });
   const it = item as Record<string, unknown>;
   const kind = it.kind;
-  if (typeof kind !== "string" || kind === "" || kind.length > 128) throw new SvcError("E_BAD_REQUEST", `${field}.kind must be a non-empty string of at most 128 characters`, { field: `${field}.kind` });
+  if (typeof kind !== "string" || kind === "" || kind.length > 128)
+    throw new SvcError("E_BAD_REQUEST", `${field}.kind must be a non-empty string of at most 128 characters`, { field: `${field}.kind` });
   const text = it.text;
-  if (typeof text !== "string" || text.trim() === "") throw new SvcError("E_BAD_REQUEST", `${field}.text must be a non-empty string`, { field: `${field}.text` });
-  if (Buffer.byteLength(text) > MAX_TEXT_BYTES) throw new SvcError("E_BAD_REQUEST", `${field}.text is over ${MAX_TEXT_BYTES} bytes`, { field: `${field}.text` });
+  if (typeof text !== "string" || text.trim() === "")
+    throw new SvcError("E_BAD_REQUEST", `${field}.text must be a non-empty string`, { field: `${field}.text` });
+  if (Buffer.byteLength(text) > MAX_TEXT_BYTES)
+    throw new SvcError("E_BAD_REQUEST", `${field}.text is over ${MAX_TEXT_BYTES} bytes`, { field: `${field}.text` });
   const tags = it.tags === undefined ? [] : stringList(it.tags, `${field}.tags`, MAX_TAGS);
   const ts = it.ts === undefined ? now : it.ts;
-  if (typeof ts !== "number" || !Number.isSafeInteger(ts) || ts < 0) throw new SvcError("E_BAD_REQUEST", `${field}.ts must be a non-negative integer (epoch ms)`, { field: `${field}.ts` });
+  if (typeof ts !== "number" || !Number.isSafeInteger(ts) || ts < 0)
+    throw new SvcError("E_BAD_REQUEST", `${field}.ts must be a non-negative integer (epoch ms)`, { field: `${field}.ts` });
   const meta = it.meta === undefined ? {} : it.meta;
-  if (typeof meta !== "object" || meta === null || Array.isArray(meta)) throw new SvcError("E_BAD_REQUEST", `${field}.meta must be an object`, { field: `${field}.meta` });
+  if (typeof meta !== "object" || meta === null || Array.isArray(meta))
+    throw new SvcError("E_BAD_REQUEST", `${field}.meta must be an object`, { field: `${field}.meta` });
   checkValue(meta, `${field}.meta`);
   let ttlDays: number | undefined;
   if (it.ttlDays !== undefined) {
     ttlDays = it.ttlDays as number;
-    if (typeof ttlDays !== "number" || !Number.isInteger(ttlDays) || ttlDays <= 0 || ttlDays > 36_500) throw new SvcError("E_BAD_REQUEST", `${field}.ttlDays must be an integer in [1, 36500]`, { field: `${field}.ttlDays` });
+    if (typeof ttlDays !== "number" || !Number.isInteger(ttlDays) || ttlDays <= 0 || ttlDays > 36_500)
+      throw new SvcError("E_BAD_REQUEST", `${field}.ttlDays must be an integer in [1, 36500]`, { field: `${field}.ttlDays` });
   }
-  const payload = msgpackEncode({ text, meta: meta as Record<string, unknown>, ...(ttlDays === undefined ? {} : { ttlDays }) } satisfies Payload);
-  if (payload.byteLength > MAX_TEXT_BYTES + MAX_META_BYTES) throw new SvcError("E_BAD_REQUEST", `${field}.meta is over ${MAX_META_BYTES} bytes`, { field: `${field}.meta` });
+  const payload = msgpackEncode({
+    text,
+    meta: meta as Record<string, unknown>,
+    ...(ttlDays === undefined ? {} : { ttlDays }),
+  } satisfies Payload);
+  if (payload.byteLength > MAX_TEXT_BYTES + MAX_META_BYTES)
+    throw new SvcError("E_BAD_REQUEST", `${field}.meta is over ${MAX_META_BYTES} bytes`, { field: `${field}.meta` });
   const metadata: Metadata = { kind, tags, ts, ...(ttlDays === undefined ? {} : { exp: now + ttlDays * DAY_MS }) };
   return { text, metadata, payload };
 }
 
 /** A record from a container, written back with its own id, ts and expiry. */
 export function restoredRow(r: ContainerRecord): Row {
-  const payload = msgpackEncode({ text: r.text!, meta: r.meta ?? {}, ...(r.ttlDays === undefined ? {} : { ttlDays: r.ttlDays }) } satisfies Payload);
+  const payload = msgpackEncode({
+    text: r.text!,
+    meta: r.meta ?? {},
+    ...(r.ttlDays === undefined ? {} : { ttlDays: r.ttlDays }),
+  } satisfies Payload);
   return { text: r.text!, metadata: { kind: r.kind, tags: r.tags, ts: r.ts, ...(r.exp === undefined ? {} : { exp: r.exp }) }, payload };
 }
 
-export function toView(id: string, m: Metadata, payload: Uint8Array | undefined, includeText: boolean, includeMeta: boolean, score?: number): RecordView {
+export function toView(
+  id: string,
+  m: Metadata,
+  payload: Uint8Array | undefined,
+  includeText: boolean,
+  includeMeta: boolean,
+  score?: number,
+): RecordView {
   const v: RecordView = { id, kind: m.kind as string, tags: (m.tags as string[] | undefined) ?? [], ts: m.ts as number };
   if (payload !== undefined && (includeText || includeMeta)) {
     const p = decodeMsgpack(payload) as Payload;
@@ -91,6 +114,11 @@ export function toView(id: string, m: Metadata, payload: Uint8Array | undefined,
   }
   if (score !== undefined) v.score = score;
   return v;
+}
+
+/** The record's text, from its payload. */
+export function textOf(payload: Uint8Array): string {
+  return (decodeMsgpack(payload) as Payload).text;
 }
 
 export function matches(p: Predicate, m: Metadata, now: number): boolean {
@@ -108,7 +136,12 @@ export function matches(p: Predicate, m: Metadata, now: number): boolean {
 // ---- input checks ---------------------------------------------------------------------------
 
 export function checkNamespace(ns: string): void {
-  if (!NAMESPACE_RE.test(ns)) throw new SvcError("E_BAD_REQUEST", "namespace must be 1-128 characters of letters, digits, '_', '.', ':' and '-', starting with a letter or digit", { field: "namespace" });
+  if (!NAMESPACE_RE.test(ns))
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      "namespace must be 1-128 characters of letters, digits, '_', '.', ':' and '-', starting with a letter or digit",
+      { field: "namespace" },
+    );
 }
 
 export function newId(): string {
@@ -125,26 +158,33 @@ export function predicate(q: Record<string, unknown>, names: { tsGte?: string; t
     tsGte: q.tsGte === undefined ? undefined : int(q.tsGte, gte),
     tsLt: q.tsLt === undefined ? undefined : int(q.tsLt, lt),
   };
-  if (p.tsGte !== undefined && p.tsLt !== undefined && p.tsGte >= p.tsLt) throw new SvcError("E_BAD_REQUEST", `${gte} must be below ${lt}`, { field: gte });
+  if (p.tsGte !== undefined && p.tsLt !== undefined && p.tsGte >= p.tsLt)
+    throw new SvcError("E_BAD_REQUEST", `${gte} must be below ${lt}`, { field: gte });
   return p;
 }
 
 export function stringList(v: unknown, field: string, max: number): string[] {
-  if (!Array.isArray(v) || v.length > max) throw new SvcError("E_BAD_REQUEST", `${field} must be an array of at most ${max} strings`, { field });
+  if (!Array.isArray(v) || v.length > max)
+    throw new SvcError("E_BAD_REQUEST", `${field} must be an array of at most ${max} strings`, { field });
   v.forEach((s, i) => {
-    if (typeof s !== "string" || s === "" || s.length > 256) throw new SvcError("E_BAD_REQUEST", `${field}[${i}] must be a non-empty string of at most 256 characters`, { field: `${field}[${i}]` });
+    if (typeof s !== "string" || s === "" || s.length > 256)
+      throw new SvcError("E_BAD_REQUEST", `${field}[${i}] must be a non-empty string of at most 256 characters`, {
+        field: `${field}[${i}]`,
+      });
   });
   return v as string[];
 }
 
 function int(v: unknown, field: string): number {
-  if (typeof v !== "number" || !Number.isSafeInteger(v)) throw new SvcError("E_BAD_REQUEST", `${field} must be an integer (epoch ms)`, { field });
+  if (typeof v !== "number" || !Number.isSafeInteger(v))
+    throw new SvcError("E_BAD_REQUEST", `${field} must be an integer (epoch ms)`, { field });
   return v;
 }
 
 export function intIn(v: unknown, field: string, min: number, max: number, fallback: number): number {
   if (v === undefined) return fallback;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) throw new SvcError(field === "topK" ? "E_TOP_K" : "E_BAD_REQUEST", `${field} must be an integer in [${min}, ${max}]`, { field });
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max)
+    throw new SvcError(field === "topK" ? "E_TOP_K" : "E_BAD_REQUEST", `${field} must be an integer in [${min}, ${max}]`, { field });
   return v;
 }
 
@@ -159,7 +199,8 @@ export function queryInt(params: URLSearchParams, name: string): number | undefi
   const raw = params.get(name);
   if (raw === null) return undefined;
   const n = Number(raw);
-  if (!/^-?\d{1,16}$/.test(raw) || !Number.isSafeInteger(n)) throw new SvcError("E_BAD_REQUEST", `${name} must be an integer`, { field: name });
+  if (!/^-?\d{1,16}$/.test(raw) || !Number.isSafeInteger(n))
+    throw new SvcError("E_BAD_REQUEST", `${name} must be an integer`, { field: name });
   return n;
 }
 
@@ -167,7 +208,10 @@ export function queryInt(params: URLSearchParams, name: string): number | undefi
 export function list(params: URLSearchParams, name: string): string[] | undefined {
   const raw = params.get(name);
   if (raw === null) return undefined;
-  const items = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const items = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   if (items.length === 0) throw new SvcError("E_BAD_REQUEST", `${name} must list at least one value`, { field: name });
   return items;
 }

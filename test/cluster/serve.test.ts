@@ -1,10 +1,11 @@
 /**
  * `svc serve --cluster` end to end: three real svc processes on a real 3-server NATS JetStream
- * cluster (svc-cluster.ts). Every node answers for itself and names the live nodes; the home node's
- * state (records, commons, directory) works through every node (forwarded over HTTP, REST and
- * /mcp); with the home node killed -9 the forwarded routes of its unreplicated state (records)
- * answer 503 E_HOME_UNAVAILABLE with Retry-After, never a hang or a 500, and work again once it is
- * back, while the replicated commons and directory move to another node within 15 s. Keys (KV svc_keys), wallets
+ * cluster (svc-cluster.ts). Every node answers for itself and names the live nodes; records (sharded
+ * on the log) and the home node's state (commons, directory, KG) work through every node (forwarded over
+ * HTTP, REST and /mcp); with the home node killed -9 the forwarded routes of its unreplicated state (KG,
+ * causal, helpers) answer 503 E_HOME_UNAVAILABLE with Retry-After, never a hang or a 500, and work again
+ * once it is back, records are served by the others at once, and the replicated commons and directory
+ * move to another node within 15 s. Keys (KV svc_keys), wallets
  * (ledger stream) and the sharded indexes work through every node: the official Pinecone client, a
  * key issued on one node, one tenant's charges on several.
  */
@@ -29,7 +30,8 @@ afterAll(async () => {
   await c?.stop();
 });
 
-const call = (node: number, method: string, path: string, body?: unknown, key: string | null = c.adminKey) => callNode(c.urls[node]!, method, path, body, key);
+const call = (node: number, method: string, path: string, body?: unknown, key: string | null = c.adminKey) =>
+  callNode(c.urls[node]!, method, path, body, key);
 
 let recordId = "";
 
@@ -42,12 +44,20 @@ describe("svc serve --cluster", () => {
       });
       expect(h.status).toBe(200);
       // the first node started alone: it holds the lease of the replicated directory and commons too
-      expect(h.body.cluster).toEqual({ node: c.ids[i], home: c.ids[A], leader: c.ids[A], term: expect.any(Number), live: [...c.ids].sort() });
+      expect(h.body.cluster).toEqual({
+        node: c.ids[i],
+        home: c.ids[A],
+        leader: c.ids[A],
+        term: expect.any(Number),
+        live: [...c.ids].sort(),
+      });
     }
   });
 
   it("a record written through node B is read through node C (both forwarded to the home node)", async () => {
-    const put = await call(B, "POST", "/v1/records/notes", { items: [{ kind: "decision", text: "we keep the billing ledger in PostgreSQL", tags: ["db"] }] });
+    const put = await call(B, "POST", "/v1/records/notes", {
+      items: [{ kind: "decision", text: "we keep the billing ledger in PostgreSQL", tags: ["db"] }],
+    });
     expect(put.status).toBe(200);
     recordId = put.body.ids[0];
     const got = await call(C, "GET", `/v1/records/notes/${recordId}`);
@@ -64,7 +74,11 @@ describe("svc serve --cluster", () => {
     const exported = await fetch(`${c.urls[C]}/v1/records/notes/export`, { headers: { "api-key": c.adminKey } });
     expect(exported.status).toBe(200);
     expect(exported.headers.get("content-disposition")).toContain(".svc");
-    expect(Buffer.from(await exported.arrayBuffer()).subarray(0, 2).toString("latin1")).toBe("PK");
+    expect(
+      Buffer.from(await exported.arrayBuffer())
+        .subarray(0, 2)
+        .toString("latin1"),
+    ).toBe("PK");
     // an error from the home node comes back as it is
     const missing = await call(B, "GET", "/v1/records/notes/rec_00");
     expect(missing.status).toBe(404);
@@ -72,7 +86,13 @@ describe("svc serve --cluster", () => {
   });
 
   it("board posts and directory calls through a non-home node reach the home node's state", async () => {
-    const post = await call(C, "POST", "/v1/board", { agent: "ana", subject: "Arena sizes", message: "Which arena size works best for one million rows?", topic: "perf" }, null);
+    const post = await call(
+      C,
+      "POST",
+      "/v1/board",
+      { agent: "ana", subject: "Arena sizes", message: "Which arena size works best for one million rows?", topic: "perf" },
+      null,
+    );
     expect(post.status).toBe(200);
     const board = await call(B, "GET", "/v1/board", undefined, null);
     expect(board.status).toBe(200);
@@ -91,14 +111,22 @@ describe("svc serve --cluster", () => {
 
   it("/mcp on a non-home node runs home-node tools", async () => {
     const client = new Client({ name: "svc-cluster-test", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${c.urls[C]}/mcp`), { requestInit: { headers: { "api-key": c.adminKey } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${c.urls[C]}/mcp`), { requestInit: { headers: { "api-key": c.adminKey } } }),
+    );
     try {
-      const ingested = (await client.callTool({ name: "records_ingest", arguments: { namespace: "mcp", items: [{ kind: "mistake", text: "the deploy failed because the TLS certificate had expired" }] } })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+      const ingested = (await client.callTool({
+        name: "records_ingest",
+        arguments: { namespace: "mcp", items: [{ kind: "mistake", text: "the deploy failed because the TLS certificate had expired" }] },
+      })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
       expect(ingested.isError).toBeFalsy();
       expect(ingested.structuredContent!.count).toBe(1);
       const onB = await call(B, "GET", `/v1/records/mcp/${(ingested.structuredContent!.ids as string[])[0]}`);
       expect(onB.body.text).toContain("TLS certificate");
-      const missing = (await client.callTool({ name: "records_get", arguments: { namespace: "mcp", id: "rec_00" } })) as { isError?: boolean; content: Array<{ text: string }> };
+      const missing = (await client.callTool({ name: "records_get", arguments: { namespace: "mcp", id: "rec_00" } })) as {
+        isError?: boolean;
+        content: Array<{ text: string }>;
+      };
       expect(missing.isError).toBe(true);
       expect(missing.content[0]!.text).toContain("E_NOT_FOUND");
     } finally {
@@ -108,7 +136,9 @@ describe("svc serve --cluster", () => {
 
   it("a client cannot pass itself off as a forwarding node", async () => {
     // a made-up token is not the cluster's: the request is forwarded like any other and the home node serves it
-    const res = await fetch(`${c.urls[B]}/v1/records/notes/${recordId}`, { headers: { "api-key": c.adminKey, "svc-forward-token": "guess", "svc-forwarded-for": "10.9.9.9" } });
+    const res = await fetch(`${c.urls[B]}/v1/records/notes/${recordId}`, {
+      headers: { "api-key": c.adminKey, "svc-forward-token": "guess", "svc-forwarded-for": "10.9.9.9" },
+    });
     expect(res.status).toBe(200);
   });
 
@@ -117,24 +147,43 @@ describe("svc serve --cluster", () => {
     expect(made.status).toBe(201);
     const key = made.body.key as string;
     const t0 = Date.now();
-    const seen = await until("node C to accept the new key", async () => ((await call(C, "GET", "/v1/indexes", undefined, key)).status === 200 ? Date.now() - t0 : undefined), 1000);
+    const seen = await until(
+      "node C to accept the new key",
+      async () => ((await call(C, "GET", "/v1/indexes", undefined, key)).status === 200 ? Date.now() - t0 : undefined),
+      1000,
+    );
     expect(seen).toBeLessThanOrEqual(1000);
     expect((await call(C, "DELETE", `/v1/admin/keys/${made.body.id}`)).status).toBe(200);
-    await until("node A to refuse the revoked key", async () => ((await call(A, "GET", "/v1/indexes", undefined, key)).status === 401 ? true : undefined), 1000);
+    await until(
+      "node A to refuse the revoked key",
+      async () => ((await call(A, "GET", "/v1/indexes", undefined, key)).status === 401 ? true : undefined),
+      1000,
+    );
   });
 
   it("one wallet per tenant across nodes: charges made on B (local route) and through C (forwarded to the home node) show on every node", async () => {
     const key = (await call(A, "POST", "/v1/admin/keys", { tenant: "payer" })).body.key as string;
-    await until("node B to accept the key", async () => ((await call(B, "GET", "/v1/wallet", undefined, key)).status === 200 ? true : undefined), 5000);
+    await until(
+      "node B to accept the key",
+      async () => ((await call(B, "GET", "/v1/wallet", undefined, key)).status === 200 ? true : undefined),
+      5000,
+    );
     expect((await call(B, "POST", "/v1/embed", { texts: ["a metered call"] }, key)).status).toBe(200);
     expect((await call(C, "POST", "/v1/records/paid", { items: [{ kind: "note", text: "a metered write" }] }, key)).status).toBe(200);
     const views = await until("every node to show both charges", async () => {
       const vs = await Promise.all([A, B, C].map(async (i) => (await call(i, "GET", "/v1/wallet", undefined, key)).body));
-      const ops = vs.map((v) => (v.recent as Array<{ op: string }>).map((r) => r.op).filter((op) => !op.startsWith("credit:")).sort().join(","));
+      const ops = vs.map((v) =>
+        (v.recent as Array<{ op: string }>)
+          .map((r) => r.op)
+          .filter((op) => !op.startsWith("credit:"))
+          .sort()
+          .join(","),
+      );
       return ops.every((o) => o === "embed,records_ingest") ? vs : undefined;
     });
     expect(views[0].spentUsd).toBeGreaterThan(0);
-    for (const v of views) expect({ balanceUsd: v.balanceUsd, spentUsd: v.spentUsd }).toEqual({ balanceUsd: views[0].balanceUsd, spentUsd: views[0].spentUsd });
+    for (const v of views)
+      expect({ balanceUsd: v.balanceUsd, spentUsd: v.spentUsd }).toEqual({ balanceUsd: views[0].balanceUsd, spentUsd: views[0].spentUsd });
     expect(views[0].balanceUsd).toBeCloseTo(views[0].creditedUsd - views[0].spentUsd, 9);
   });
 
@@ -143,9 +192,20 @@ describe("svc serve --cluster", () => {
     const next = mulberry32(20261126);
     const vec = () => Array.from({ length: DIM }, () => (next() / 4294967296) * 2 - 1);
     const f32 = (v: number[]) => Array.from(Float32Array.from(v));
-    const records = Array.from({ length: 40 }, (_, i) => ({ id: `v${String(i).padStart(2, "0")}`, values: vec(), metadata: { year: 2000 + i, genre: ["drama", "comedy", "scifi"][i % 3]! } }));
+    const records = Array.from({ length: 40 }, (_, i) => ({
+      id: `v${String(i).padStart(2, "0")}`,
+      values: vec(),
+      metadata: { year: 2000 + i, genre: ["drama", "comedy", "scifi"][i % 3]! },
+    }));
     const pcOn = (node: number) => new Pinecone({ apiKey: c.adminKey, controllerHostUrl: `${c.urls[node]}/v1`, maxRetries: 0 });
-    const created = await pcOn(A).createIndex({ name: "movies", dimension: DIM, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } }, waitUntilReady: true, timeout: 20_000 });
+    const created = await pcOn(A).createIndex({
+      name: "movies",
+      dimension: DIM,
+      metric: "cosine",
+      spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+      waitUntilReady: true,
+      timeout: 20_000,
+    });
     expect(created).toMatchObject({ name: "movies", dimension: DIM, metric: "cosine" });
     // the catalog is shared: every node lists and describes it, with a host on itself
     for (const i of [B, C]) {
@@ -158,9 +218,22 @@ describe("svc serve --cluster", () => {
     // a query through C is exactly the brute-force top-k (cosine), filtered too
     const q = vec();
     const ranked = (keep: (m: { year: number; genre: string }) => boolean) =>
-      records.filter((r) => keep(r.metadata)).map((r) => ({ id: r.id, score: cosine(f32(r.values), f32(q)) })).sort((a, b) => b.score - a.score).slice(0, 5).map((r) => r.id);
-    await eventually(async () => expect((await on(C).query({ vector: q, topK: 5 })).matches.map((m) => m.id)).toEqual(ranked(() => true)), 10_000);
-    const filtered = await on(C).query({ vector: q, topK: 5, filter: { $and: [{ year: { $gte: 2010 } }, { genre: { $ne: "comedy" } }] }, includeMetadata: true });
+      records
+        .filter((r) => keep(r.metadata))
+        .map((r) => ({ id: r.id, score: cosine(f32(r.values), f32(q)) }))
+        .sort((a, b) => b.score - a.score)
+        .slice(0, 5)
+        .map((r) => r.id);
+    await eventually(
+      async () => expect((await on(C).query({ vector: q, topK: 5 })).matches.map((m) => m.id)).toEqual(ranked(() => true)),
+      10_000,
+    );
+    const filtered = await on(C).query({
+      vector: q,
+      topK: 5,
+      filter: { $and: [{ year: { $gte: 2010 } }, { genre: { $ne: "comedy" } }] },
+      includeMetadata: true,
+    });
     expect(filtered.matches.map((m) => m.id)).toEqual(ranked((m) => m.year >= 2010 && m.genre !== "comedy"));
 
     const fetched = await on(A).fetch({ ids: ["v00", "v07"] });
@@ -168,7 +241,10 @@ describe("svc serve --cluster", () => {
     expect(fetched.records.v00!.metadata).toEqual(records[0]!.metadata);
 
     await on(B).update({ id: "v07", metadata: { genre: "western" } });
-    await eventually(async () => expect((await on(C).fetch({ ids: ["v07"] })).records.v07!.metadata).toEqual({ year: 2007, genre: "western" }), 10_000);
+    await eventually(
+      async () => expect((await on(C).fetch({ ids: ["v07"] })).records.v07!.metadata).toEqual({ year: 2007, genre: "western" }),
+      10_000,
+    );
 
     await on(C).deleteMany({ ids: ["v00", "v01"] });
     await on(A).deleteMany({ filter: { genre: { $eq: "scifi" } } });
@@ -188,7 +264,14 @@ describe("svc serve --cluster", () => {
   it("a non-home node killed -9 under upserts and queries: no acknowledged write lost, the others answer, the restarted node serves again", async () => {
     const DIM = 4;
     const pcOn = (node: number) => new Pinecone({ apiKey: c.adminKey, controllerHostUrl: `${c.urls[node]}/v1`, maxRetries: 0 });
-    await pcOn(A).createIndex({ name: "load", dimension: DIM, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } }, waitUntilReady: true, timeout: 20_000 });
+    await pcOn(A).createIndex({
+      name: "load",
+      dimension: DIM,
+      metric: "cosine",
+      spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+      waitUntilReady: true,
+      timeout: 20_000,
+    });
     const on = (node: number) => pcOn(node).index({ host: `${c.urls[node]}/v1/indexes/load` });
     await eventually(() => on(C).describeIndexStats(), 10_000);
     const acked: string[] = [];
@@ -239,34 +322,45 @@ describe("svc serve --cluster", () => {
     await pcOn(B).deleteIndex("load");
   });
 
-  it("with the home node killed -9, forwarded routes answer 503 E_HOME_UNAVAILABLE with Retry-After; they work again once it is back", async () => {
+  it("with the home node killed -9, forwarded routes answer 503 E_HOME_UNAVAILABLE with Retry-After (records do not: they are sharded); they work again once it is back", async () => {
     await c.kill(A);
     // at once (the registration has not expired yet: the connection is refused) and after it expired alike
     for (const phase of ["refused", "expired"]) {
       if (phase === "expired") {
-        await until("node B to see the home node gone", async () => ((await call(B, "GET", "/v1/health", undefined, null)).body.cluster.live.includes(c.ids[A]) ? undefined : true));
+        await until("node B to see the home node gone", async () =>
+          (await call(B, "GET", "/v1/health", undefined, null)).body.cluster.live.includes(c.ids[A]) ? undefined : true,
+        );
       }
       for (const i of [B, C]) {
         const t0 = Date.now();
+        // records are sharded on the log (cluster/sharded-records.ts): the other nodes serve them
         const r = await call(i, "GET", `/v1/records/notes/${recordId}`);
         expect(Date.now() - t0).toBeLessThan(15_000);
-        expect(r.status).toBe(503);
-        expect(r.body.error.code).toBe("E_HOME_UNAVAILABLE");
-        expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        const kg = await call(i, "GET", "/v1/hd/kg");
+        expect(kg.status).toBe(503);
+        expect(kg.body.error.code).toBe("E_HOME_UNAVAILABLE");
+        expect(Number(kg.headers.get("retry-after"))).toBeGreaterThan(0);
       }
     }
     // the commons and the directory are replicated: another node took their lease (app/home-stores.ts)
     const meanwhile = new Set<string>();
     for (const i of [B, C]) {
-      const post = await until(`a board post through node ${i}`, async () => {
-        const r = await call(i, "POST", "/v1/board", { agent: "bo", message: "Is anyone there at all today?" }, null);
-        if (r.status !== 200) meanwhile.add(`${r.status} ${r.body?.error?.code}`);
-        return r.status === 200 ? r : undefined;
-      }, 15_000);
+      const post = await until(
+        `a board post through node ${i}`,
+        async () => {
+          const r = await call(i, "POST", "/v1/board", { agent: "bo", message: "Is anyone there at all today?" }, null);
+          if (r.status !== 200) meanwhile.add(`${r.status} ${r.body?.error?.code}`);
+          return r.status === 200 ? r : undefined;
+        },
+        15_000,
+      );
       expect(post.status).toBe(200);
     }
     expect([...meanwhile].filter((x) => x !== "503 E_HOME_UNAVAILABLE")).toEqual([]);
-    expect(JSON.stringify((await call(B, "GET", "/v1/board", undefined, null)).body)).toContain("Which arena size works best for one million rows?");
+    expect(JSON.stringify((await call(B, "GET", "/v1/board", undefined, null)).body)).toContain(
+      "Which arena size works best for one million rows?",
+    );
     // what is not the home node's state goes on: health, embedding
     expect((await call(B, "GET", "/v1/health", undefined, null)).status).toBe(200);
     expect((await call(C, "POST", "/v1/embed", { texts: ["still here"] })).status).toBe(200);
@@ -284,10 +378,14 @@ describe("svc serve --cluster", () => {
   it("SIGTERM: a node stops cleanly (exit 0) and the others drop it from the live nodes at once", async () => {
     expect(await c.terminate(C)).toBe(0);
     expect(c.output(C)).toContain("svc stopped");
-    const live = await until("node A to drop node C", async () => {
-      const l = (await call(A, "GET", "/v1/health", undefined, null)).body.cluster.live as string[];
-      return l.includes(c.ids[C]!) ? undefined : l;
-    }, 3000);
+    const live = await until(
+      "node A to drop node C",
+      async () => {
+        const l = (await call(A, "GET", "/v1/health", undefined, null)).body.cluster.live as string[];
+        return l.includes(c.ids[C]!) ? undefined : l;
+      },
+      3000,
+    );
     expect(live).toEqual([c.ids[A], c.ids[B]]);
   });
 });

@@ -24,37 +24,56 @@ const MAX_ID_PAGE = 1000;
 export const LOG_SEQ_HEADER = "x-svc-log-seq";
 export const AFTER_HEADER = "x-svc-after";
 
+/** The read options of a request: its AFTER_HEADER (index and record routes). */
+export function readOptions(ctx: RequestContext): ReadOptions {
+  const v = ctx.headers?.[AFTER_HEADER];
+  if (v === undefined || v === "") return {};
+  const after = Number(v);
+  if (!Number.isSafeInteger(after) || after < 0)
+    throw new SvcError("E_BAD_REQUEST", `${AFTER_HEADER} must be a log sequence (a non-negative integer) from ${LOG_SEQ_HEADER}`, {
+      field: AFTER_HEADER,
+    });
+  return { after };
+}
+
+/** The reply headers of a write: its LOG_SEQ_HEADER when the store returned one (cluster mode). */
+export function seqHeaders(w: Written): Record<string, string> | undefined {
+  return w.seq === undefined ? undefined : { [LOG_SEQ_HEADER]: String(w.seq) };
+}
+
 export function indexRoutes(indexes: IndexCatalog): Route[] {
   const tenant = (ctx: RequestContext) => ctx.principal.tenant;
   const name = (ctx: RequestContext) => ctx.params.name!;
   const use = <T>(ctx: RequestContext, fn: (ix: VectorIndex) => T | Promise<T>) => indexes.use(tenant(ctx), name(ctx), fn);
-  /** The read options of a request: its AFTER_HEADER. */
-  const read = (ctx: RequestContext): ReadOptions => {
-    const v = ctx.headers?.[AFTER_HEADER];
-    if (v === undefined || v === "") return {};
-    const after = Number(v);
-    if (!Number.isSafeInteger(after) || after < 0) throw new SvcError("E_BAD_REQUEST", `${AFTER_HEADER} must be a log sequence (a non-negative integer) from ${LOG_SEQ_HEADER}`, { field: AFTER_HEADER });
-    return { after };
-  };
-  /** The reply headers of a write: its LOG_SEQ_HEADER when the index returned one. */
-  const seqHeaders = (w: Written): Record<string, string> | undefined => (w.seq === undefined ? undefined : { [LOG_SEQ_HEADER]: String(w.seq) });
+  const read = readOptions;
   const model = (ctx: RequestContext, r: IndexRecord) => indexModel(ctx.baseUrl, r);
 
   const upsert = async (ctx: RequestContext, namespace: unknown) => {
     const body = object(ctx.body);
     const vectors = body.vectors;
-    if (!Array.isArray(vectors) || vectors.length === 0) throw new SvcError("E_BAD_REQUEST", "vectors must be a non-empty array", { field: "vectors" });
-    if (vectors.length > MAX_UPSERT_VECTORS) throw new SvcError("E_BAD_REQUEST", `at most ${MAX_UPSERT_VECTORS} vectors per upsert, got ${vectors.length}`, { field: "vectors" });
+    if (!Array.isArray(vectors) || vectors.length === 0)
+      throw new SvcError("E_BAD_REQUEST", "vectors must be a non-empty array", { field: "vectors" });
+    if (vectors.length > MAX_UPSERT_VECTORS)
+      throw new SvcError("E_BAD_REQUEST", `at most ${MAX_UPSERT_VECTORS} vectors per upsert, got ${vectors.length}`, { field: "vectors" });
     const res = await use(ctx, (ix) => {
       const bins = binaryFloats(vectors);
       const maxNnz = nnzLimit(ix);
       const input = vectors.map((v: unknown, i: number) => {
-        if (typeof v !== "object" || v === null) throw new SvcError("E_BAD_REQUEST", `vectors[${i}] must be an object {id, values, metadata}`, { field: `vectors[${i}]` });
+        if (typeof v !== "object" || v === null)
+          throw new SvcError("E_BAD_REQUEST", `vectors[${i}] must be an object {id, values, metadata}`, { field: `vectors[${i}]` });
         const { id, values, metadata, sparseValues } = v as Record<string, unknown>;
         // Sparse values live in the row's payload (engine/sparse.ts); checked here so a bad one fails the batch before anything is logged.
         // A record may leave values out when it has sparse values (a sparse index's records have none; the index says which it takes).
-        const payload = sparseValues === undefined ? undefined : sparseBytes(checkSparse(sparseValues, `vectors[${i}].sparseValues`, maxNnz));
-        return { id: id as string, ...(values === undefined && (payload !== undefined || ix.vectorType === "sparse") ? {} : { values: floats(values, `vectors[${i}].values`, bins) }), metadata, ...(payload === undefined ? {} : { payload }) };
+        const payload =
+          sparseValues === undefined ? undefined : sparseBytes(checkSparse(sparseValues, `vectors[${i}].sparseValues`, maxNnz));
+        return {
+          id: id as string,
+          ...(values === undefined && (payload !== undefined || ix.vectorType === "sparse")
+            ? {}
+            : { values: floats(values, `vectors[${i}].values`, bins) }),
+          metadata,
+          ...(payload === undefined ? {} : { payload }),
+        };
       });
       return ix.upsert(ns(namespace), input);
     });
@@ -67,34 +86,76 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
 
   const control: Route[] = [
     {
-      method: "post", path: "/v1/indexes", operationId: "create_index", summary: "Create an index", tags: ["indexes"], auth: "tenant", meter: "create_index",
-      requestBody: S.createIndexRequest, response: { status: 201, schema: S.indexModel, description: "The new index (ready at once)" },
+      method: "post",
+      path: "/v1/indexes",
+      operationId: "create_index",
+      summary: "Create an index",
+      tags: ["indexes"],
+      auth: "tenant",
+      meter: "create_index",
+      requestBody: S.createIndexRequest,
+      response: { status: 201, schema: S.indexModel, description: "The new index (ready at once)" },
       async handle(ctx) {
         const b = object(ctx.body);
-        const r = await indexes.create(tenant(ctx), { name: b.name, dimension: b.dimension, vectorType: b.vector_type, metric: b.metric, spec: b.spec, deletionProtection: b.deletion_protection, tags: b.tags });
+        const r = await indexes.create(tenant(ctx), {
+          name: b.name,
+          dimension: b.dimension,
+          vectorType: b.vector_type,
+          metric: b.metric,
+          spec: b.spec,
+          deletionProtection: b.deletion_protection,
+          tags: b.tags,
+        });
         return { status: 201, body: model(ctx, r) };
       },
     },
     {
-      method: "get", path: "/v1/indexes", operationId: "list_indexes", summary: "List the tenant's indexes", tags: ["indexes"], auth: "tenant",
-      response: { status: 200, schema: { type: "object", properties: { indexes: { type: "array", items: S.indexModel } } }, description: "Every index of the tenant" },
+      method: "get",
+      path: "/v1/indexes",
+      operationId: "list_indexes",
+      summary: "List the tenant's indexes",
+      tags: ["indexes"],
+      auth: "tenant",
+      response: {
+        status: 200,
+        schema: { type: "object", properties: { indexes: { type: "array", items: S.indexModel } } },
+        description: "Every index of the tenant",
+      },
       handle: async (ctx) => ({ body: { indexes: (await indexes.list(tenant(ctx))).map((r) => model(ctx, r)) } }),
     },
     {
-      method: "get", path: "/v1/indexes/{name}", operationId: "describe_index", summary: "Describe an index", tags: ["indexes"], auth: "tenant",
+      method: "get",
+      path: "/v1/indexes/{name}",
+      operationId: "describe_index",
+      summary: "Describe an index",
+      tags: ["indexes"],
+      auth: "tenant",
       response: { status: 200, schema: S.indexModel, description: "The index" },
       handle: async (ctx) => ({ body: model(ctx, await indexes.describe(tenant(ctx), name(ctx))) }),
     },
     {
-      method: "patch", path: "/v1/indexes/{name}", operationId: "configure_index", summary: "Change deletion protection or tags", tags: ["indexes"], auth: "tenant",
-      requestBody: S.configureIndexRequest, response: { status: 200, schema: S.indexModel, description: "The index as changed" },
+      method: "patch",
+      path: "/v1/indexes/{name}",
+      operationId: "configure_index",
+      summary: "Change deletion protection or tags",
+      tags: ["indexes"],
+      auth: "tenant",
+      requestBody: S.configureIndexRequest,
+      response: { status: 200, schema: S.indexModel, description: "The index as changed" },
       async handle(ctx) {
         const b = object(ctx.body);
-        return { body: model(ctx, await indexes.configure(tenant(ctx), name(ctx), { deletionProtection: b.deletion_protection, tags: b.tags })) };
+        return {
+          body: model(ctx, await indexes.configure(tenant(ctx), name(ctx), { deletionProtection: b.deletion_protection, tags: b.tags })),
+        };
       },
     },
     {
-      method: "delete", path: "/v1/indexes/{name}", operationId: "delete_index", summary: "Delete an index and all its vectors", tags: ["indexes"], auth: "tenant",
+      method: "delete",
+      path: "/v1/indexes/{name}",
+      operationId: "delete_index",
+      summary: "Delete an index and all its vectors",
+      tags: ["indexes"],
+      auth: "tenant",
       response: { status: 202, description: "Deleted (empty body)" },
       async handle(ctx) {
         await indexes.delete(tenant(ctx), name(ctx));
@@ -105,31 +166,61 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
 
   const data: Route[] = [
     {
-      method: "post", path: "/v1/indexes/{name}/vectors/upsert", operationId: "upsert", summary: "Insert or replace vectors", tags: ["vectors"], auth: "tenant", meter: "upsert", usageBound: upsertBound,
+      method: "post",
+      path: "/v1/indexes/{name}/vectors/upsert",
+      operationId: "upsert",
+      summary: "Insert or replace vectors",
+      tags: ["vectors"],
+      auth: "tenant",
+      meter: "upsert",
+      usageBound: upsertBound,
       proto: { request: "UpsertRequest", response: "UpsertResponse" },
-      requestBody: S.upsertRequest, response: { status: 200, schema: S.upsertResponse, description: "Acknowledged: durable, visible to queries within milliseconds" }, upsertBody: true,
+      requestBody: S.upsertRequest,
+      response: { status: 200, schema: S.upsertResponse, description: "Acknowledged: durable, visible to queries within milliseconds" },
+      upsertBody: true,
       handle: (ctx) => upsert(ctx, object(ctx.body).namespace),
     },
     {
-      method: "post", path: "/v1/indexes/{name}/namespaces/{namespace}/upsert", operationId: "upsert_namespace", summary: "Insert or replace vectors in the namespace named by the path", tags: ["vectors"], auth: "tenant", meter: "upsert", usageBound: upsertBound,
+      method: "post",
+      path: "/v1/indexes/{name}/namespaces/{namespace}/upsert",
+      operationId: "upsert_namespace",
+      summary: "Insert or replace vectors in the namespace named by the path",
+      tags: ["vectors"],
+      auth: "tenant",
+      meter: "upsert",
+      usageBound: upsertBound,
       proto: { request: "UpsertRequest", response: "UpsertResponse" },
-      requestBody: S.upsertRequest, response: { status: 200, schema: S.upsertResponse, description: "Acknowledged" }, upsertBody: true,
+      requestBody: S.upsertRequest,
+      response: { status: 200, schema: S.upsertResponse, description: "Acknowledged" },
+      upsertBody: true,
       handle: (ctx) => upsert(ctx, ctx.params.namespace),
     },
     {
-      method: "post", path: "/v1/indexes/{name}/query", operationId: "query", summary: "Nearest vectors by the index's metric, by vector or by the id of a stored vector, with an optional metadata filter; with sparseVector on a dotproduct index, scored dense dot + sparse dot product (exact scan); on a sparse index, by sparse dot product (postings)", tags: ["vectors"], auth: "tenant", meter: "query", readOnly: true,
+      method: "post",
+      path: "/v1/indexes/{name}/query",
+      operationId: "query",
+      summary:
+        "Nearest vectors by the index's metric, by vector or by the id of a stored vector, with an optional metadata filter; with sparseVector on a dotproduct index, scored dense dot + sparse dot product (exact scan); on a sparse index, by sparse dot product (postings)",
+      tags: ["vectors"],
+      auth: "tenant",
+      meter: "query",
+      readOnly: true,
       proto: { request: "QueryRequest", response: "QueryResponse" },
       // A query scans at most the namespace's live rows (Collection.query caps `scanned` there).
       usageBound: async (ctx) => {
         const b = typeof ctx.body === "object" && ctx.body !== null ? (ctx.body as Record<string, unknown>) : {};
         return { scanned: await use(ctx, (ix) => ix.count(ns(b.namespace), undefined, read(ctx))) };
       },
-      requestBody: S.queryRequest, response: { status: 200, schema: S.queryResponse, description: "Matches, best first" },
+      requestBody: S.queryRequest,
+      response: { status: 200, schema: S.queryResponse, description: "Matches, best first" },
       async handle(ctx) {
         const b = object(ctx.body);
-        if (b.vector !== undefined && b.id !== undefined) throw new SvcError("E_BAD_REQUEST", "give either vector or id, not both", { field: "id" });
-        if (b.vector === undefined && b.id === undefined && b.sparseVector === undefined) throw new SvcError("E_BAD_REQUEST", "give vector (numbers), id (a stored vector's id) or sparseVector", { field: "vector" });
-        if (b.id !== undefined && (typeof b.id !== "string" || b.id === "")) throw new SvcError("E_BAD_REQUEST", "id must be a non-empty string", { field: "id" });
+        if (b.vector !== undefined && b.id !== undefined)
+          throw new SvcError("E_BAD_REQUEST", "give either vector or id, not both", { field: "id" });
+        if (b.vector === undefined && b.id === undefined && b.sparseVector === undefined)
+          throw new SvcError("E_BAD_REQUEST", "give vector (numbers), id (a stored vector's id) or sparseVector", { field: "vector" });
+        if (b.id !== undefined && (typeof b.id !== "string" || b.id === ""))
+          throw new SvcError("E_BAD_REQUEST", "id must be a non-empty string", { field: "id" });
         const topK = b.topK ?? 10;
         if (typeof topK !== "number") throw new SvcError("E_TOP_K", "topK must be an integer in [1, 10000]", { field: "topK" });
         const namespace = ns(b.namespace);
@@ -152,15 +243,32 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
           );
         });
         ctx.usage.scanned = res.scanned;
-        return { body: { matches: res.matches, namespace: typeof b.namespace === "string" ? b.namespace : "", usage: { readUnits: readUnits(res.scanned) } } };
+        return {
+          body: {
+            matches: res.matches,
+            namespace: typeof b.namespace === "string" ? b.namespace : "",
+            usage: { readUnits: readUnits(res.scanned) },
+          },
+        };
       },
     },
     {
-      method: "get", path: "/v1/indexes/{name}/vectors/fetch", operationId: "fetch", summary: "Vectors by id (values exactly as stored, float32)", tags: ["vectors"], auth: "tenant", meter: "fetch",
+      method: "get",
+      path: "/v1/indexes/{name}/vectors/fetch",
+      operationId: "fetch",
+      summary: "Vectors by id (values exactly as stored, float32)",
+      tags: ["vectors"],
+      auth: "tenant",
+      meter: "fetch",
       proto: { response: "FetchResponse" },
       queryParams: [
-        { name: "ids", schema: { type: "array", items: { type: "string" } }, description: "Repeat for each id (?ids=a&ids=b), at most 1000", required: true },
-        { name: "namespace", schema: { type: "string" }, description: "Namespace; default \"\" (also spelled __default__)" },
+        {
+          name: "ids",
+          schema: { type: "array", items: { type: "string" } },
+          description: "Repeat for each id (?ids=a&ids=b), at most 1000",
+          required: true,
+        },
+        { name: "namespace", schema: { type: "string" }, description: 'Namespace; default "" (also spelled __default__)' },
       ],
       response: { status: 200, schema: S.fetchResponse, description: "The vectors found, by id; missing ids are left out" },
       async handle(ctx) {
@@ -168,7 +276,10 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
         if (ids.length === 0) throw new SvcError("E_BAD_REQUEST", "give at least one id: ?ids=a&ids=b", { field: "ids" });
         if (ids.length > MAX_FETCH_IDS) throw new SvcError("E_BAD_REQUEST", `at most ${MAX_FETCH_IDS} ids per fetch`, { field: "ids" });
         ids.forEach((id, i) => {
-          if (id === "" || Buffer.byteLength(id) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `ids[${i}] must be a non-empty string of at most ${MAX_ID_BYTES} bytes`, { field: `ids[${i}]` });
+          if (id === "" || Buffer.byteLength(id) > MAX_ID_BYTES)
+            throw new SvcError("E_BAD_REQUEST", `ids[${i}] must be a non-empty string of at most ${MAX_ID_BYTES} bytes`, {
+              field: `ids[${i}]`,
+            });
         });
         const namespace = ctx.query.get("namespace") ?? "";
         const found = await use(ctx, (ix) => ix.fetch(ns(namespace), ids, read(ctx))); // expired vectors are left out
@@ -178,18 +289,25 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       },
     },
     {
-      method: "get", path: "/v1/indexes/{name}/vectors/list", operationId: "list_vectors", summary: "Ids of a namespace's vectors in id order (UTF-8 bytes), optionally only those starting with a prefix, paginated", tags: ["vectors"], auth: "tenant", meter: "list_vectors",
+      method: "get",
+      path: "/v1/indexes/{name}/vectors/list",
+      operationId: "list_vectors",
+      summary: "Ids of a namespace's vectors in id order (UTF-8 bytes), optionally only those starting with a prefix, paginated",
+      tags: ["vectors"],
+      auth: "tenant",
+      meter: "list_vectors",
       queryParams: [
         { name: "prefix", schema: { type: "string" }, description: "Only ids starting with this" },
         { name: "limit", schema: { type: "integer", minimum: 1, maximum: MAX_ID_PAGE }, description: `Page size (default ${ID_PAGE})` },
         { name: "paginationToken", schema: { type: "string" }, description: "pagination.next of the previous page (opaque)" },
-        { name: "namespace", schema: { type: "string" }, description: "Namespace; default \"\" (also spelled __default__)" },
+        { name: "namespace", schema: { type: "string" }, description: 'Namespace; default "" (also spelled __default__)' },
       ],
       response: { status: 200, schema: S.listResponse, description: "One page of ids; pagination.next when more remain" },
       async handle(ctx) {
         const limit = intParam(ctx.query.get("limit"), "limit", ID_PAGE, MAX_ID_PAGE);
         const prefix = ctx.query.get("prefix") ?? "";
-        if (Buffer.byteLength(prefix) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `prefix must be at most ${MAX_ID_BYTES} bytes (the longest id)`, { field: "prefix" });
+        if (Buffer.byteLength(prefix) > MAX_ID_BYTES)
+          throw new SvcError("E_BAD_REQUEST", `prefix must be at most ${MAX_ID_BYTES} bytes (the longest id)`, { field: "prefix" });
         const after = pageToken(ctx.query.get("paginationToken") ?? ctx.query.get("pagination_token"));
         const namespace = ctx.query.get("namespace") ?? "";
         const page = await use(ctx, (ix) => ix.list(ns(namespace), { prefix, after, limit }, read(ctx))); // expired vectors are left out
@@ -197,14 +315,30 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/indexes/{name}/vectors/fetch_by_metadata", operationId: "fetch_by_metadata", summary: "Vectors matching a metadata filter, in id order, paginated", tags: ["vectors"], auth: "tenant", meter: "fetch_by_metadata", readOnly: true,
-      requestBody: S.fetchByMetadataRequest, response: { status: 200, schema: S.fetchByMetadataResponse, description: "One page of the matching vectors, by id; pagination.next when more remain" },
+      method: "post",
+      path: "/v1/indexes/{name}/vectors/fetch_by_metadata",
+      operationId: "fetch_by_metadata",
+      summary: "Vectors matching a metadata filter, in id order, paginated",
+      tags: ["vectors"],
+      auth: "tenant",
+      meter: "fetch_by_metadata",
+      readOnly: true,
+      requestBody: S.fetchByMetadataRequest,
+      response: {
+        status: 200,
+        schema: S.fetchByMetadataResponse,
+        description: "One page of the matching vectors, by id; pagination.next when more remain",
+      },
       async handle(ctx) {
         const b = object(ctx.body);
         requireFilter(b.filter);
         const limit = b.limit ?? ID_PAGE;
-        if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_ID_PAGE) throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${MAX_ID_PAGE}]`, { field: "limit" });
-        if (b.paginationToken !== undefined && typeof b.paginationToken !== "string") throw new SvcError("E_BAD_REQUEST", "paginationToken must be a string (pagination.next of the previous page)", { field: "paginationToken" });
+        if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_ID_PAGE)
+          throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${MAX_ID_PAGE}]`, { field: "limit" });
+        if (b.paginationToken !== undefined && typeof b.paginationToken !== "string")
+          throw new SvcError("E_BAD_REQUEST", "paginationToken must be a string (pagination.next of the previous page)", {
+            field: "paginationToken",
+          });
         const after = pageToken((b.paginationToken as string | undefined) ?? null);
         const namespace = ns(b.namespace);
         const { page, found } = await use(ctx, async (ix) => {
@@ -213,24 +347,47 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
         });
         const vectors: Record<string, ReturnType<typeof wireVector>> = {};
         for (const v of found) vectors[v.id] = wireVector(v);
-        return { body: { vectors, namespace: typeof b.namespace === "string" ? b.namespace : "", ...nextPage(page), usage: { readUnits: Math.max(1, found.length) } } };
+        return {
+          body: {
+            vectors,
+            namespace: typeof b.namespace === "string" ? b.namespace : "",
+            ...nextPage(page),
+            usage: { readUnits: Math.max(1, found.length) },
+          },
+        };
       },
     },
     {
-      method: "post", path: "/v1/indexes/{name}/vectors/update", operationId: "update", summary: "By id: replace a vector's values and/or merge metadata into it; by filter: merge metadata into every matching vector (dryRun: only count them)", tags: ["vectors"], auth: "tenant", meter: "update", usageBound: () => ({ written: 1 }),
-      requestBody: S.updateRequest, response: { status: 200, schema: S.updateResponse, description: "Updated: {} by id, {matchedRecords} by filter" },
+      method: "post",
+      path: "/v1/indexes/{name}/vectors/update",
+      operationId: "update",
+      summary:
+        "By id: replace a vector's values and/or merge metadata into it; by filter: merge metadata into every matching vector (dryRun: only count them)",
+      tags: ["vectors"],
+      auth: "tenant",
+      meter: "update",
+      usageBound: () => ({ written: 1 }),
+      requestBody: S.updateRequest,
+      response: { status: 200, schema: S.updateResponse, description: "Updated: {} by id, {matchedRecords} by filter" },
       async handle(ctx) {
         const b = object(ctx.body);
         if (b.filter !== undefined) {
-          if (b.id !== undefined) throw new SvcError("E_BAD_REQUEST", "give either id (one vector) or filter (every matching vector), not both", { field: "id" });
-          if (b.values !== undefined || b.sparseValues !== undefined) throw new SvcError("E_BAD_REQUEST", "values cannot be updated by filter (only setMetadata); update by id instead", { field: b.values !== undefined ? "values" : "sparseValues" });
+          if (b.id !== undefined)
+            throw new SvcError("E_BAD_REQUEST", "give either id (one vector) or filter (every matching vector), not both", { field: "id" });
+          if (b.values !== undefined || b.sparseValues !== undefined)
+            throw new SvcError("E_BAD_REQUEST", "values cannot be updated by filter (only setMetadata); update by id instead", {
+              field: b.values !== undefined ? "values" : "sparseValues",
+            });
           requireFilter(b.filter);
-          const w = await use(ctx, (ix) => ix.updateWhere(ns(b.namespace), { filter: b.filter, setMetadata: b.setMetadata, dryRun: flag(b.dryRun, "dryRun") }));
+          const w = await use(ctx, (ix) =>
+            ix.updateWhere(ns(b.namespace), { filter: b.filter, setMetadata: b.setMetadata, dryRun: flag(b.dryRun, "dryRun") }),
+          );
           ctx.usage.written = 0; // metadata only, as an update by id without values
           return { body: { matchedRecords: w.matched }, headers: seqHeaders(w) };
         }
         if (b.dryRun !== undefined) throw new SvcError("E_BAD_REQUEST", "dryRun applies to an update by filter", { field: "dryRun" });
-        if (b.id === undefined) throw new SvcError("E_BAD_REQUEST", "give id (one vector) or filter (every matching vector)", { field: "id" });
+        if (b.id === undefined)
+          throw new SvcError("E_BAD_REQUEST", "give id (one vector) or filter (every matching vector)", { field: "id" });
         const values = b.values === undefined ? undefined : floats(b.values, "values");
         const w = await use(ctx, (ix) => {
           const payload = b.sparseValues === undefined ? undefined : sparseBytes(checkSparse(b.sparseValues, "sparseValues", nnzLimit(ix)));
@@ -241,31 +398,66 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/indexes/{name}/vectors/delete", operationId: "delete", summary: "Delete vectors by ids, by metadata filter, or all in a namespace", tags: ["vectors"], auth: "tenant", meter: "delete",
-      requestBody: S.deleteRequest, response: { status: 200, schema: { type: "object" }, description: "Deleted ({})" },
+      method: "post",
+      path: "/v1/indexes/{name}/vectors/delete",
+      operationId: "delete",
+      summary: "Delete vectors by ids, by metadata filter, or all in a namespace",
+      tags: ["vectors"],
+      auth: "tenant",
+      meter: "delete",
+      requestBody: S.deleteRequest,
+      response: { status: 200, schema: { type: "object" }, description: "Deleted ({})" },
       async handle(ctx) {
         const b = object(ctx.body);
         const given = [b.ids !== undefined, b.filter !== undefined, b.deleteAll === true].filter(Boolean).length;
         if (given !== 1) throw new SvcError("E_BAD_REQUEST", "give exactly one of ids, filter or deleteAll: true", { field: "ids" });
-        if (b.deleteAll !== undefined && typeof b.deleteAll !== "boolean") throw new SvcError("E_BAD_REQUEST", "deleteAll must be a boolean", { field: "deleteAll" });
-        const w = await use(ctx, (ix) => ix.delete(ns(b.namespace), { ids: b.ids as string[] | undefined, filter: b.filter, deleteAll: b.deleteAll === true }));
+        if (b.deleteAll !== undefined && typeof b.deleteAll !== "boolean")
+          throw new SvcError("E_BAD_REQUEST", "deleteAll must be a boolean", { field: "deleteAll" });
+        const w = await use(ctx, (ix) =>
+          ix.delete(ns(b.namespace), { ids: b.ids as string[] | undefined, filter: b.filter, deleteAll: b.deleteAll === true }),
+        );
         return { body: {}, headers: seqHeaders(w) };
       },
     },
     ...(["get", "post"] as const).map((method): Route => ({
-      method, path: "/v1/indexes/{name}/describe_index_stats", operationId: method === "get" ? "describe_index_stats_get" : "describe_index_stats", summary: "Vector counts per namespace (POST: optionally only those matching a filter)", tags: ["vectors"], auth: "tenant", meter: "describe_index_stats", readOnly: true,
+      method,
+      path: "/v1/indexes/{name}/describe_index_stats",
+      operationId: method === "get" ? "describe_index_stats_get" : "describe_index_stats",
+      summary: "Vector counts per namespace (POST: optionally only those matching a filter)",
+      tags: ["vectors"],
+      auth: "tenant",
+      meter: "describe_index_stats",
+      readOnly: true,
       ...(method === "post" ? { requestBody: { type: "object", properties: { filter: S.filter } } } : {}),
       response: { status: 200, schema: S.statsResponse, description: "Counts" },
       async handle(ctx) {
         const filter = method === "post" && ctx.body !== undefined ? object(ctx.body).filter : undefined;
-        const { s, vectorType } = await use(ctx, async (ix) => ({ s: await ix.stats(filter, read(ctx)), vectorType: ix.vectorType ?? "dense" }));
+        const { s, vectorType } = await use(ctx, async (ix) => ({
+          s: await ix.stats(filter, read(ctx)),
+          vectorType: ix.vectorType ?? "dense",
+        }));
         const namespaces: Record<string, { vectorCount: number }> = Object.create(null);
         for (const [n, v] of Object.entries(s.namespaces)) namespaces[n === "" ? DEFAULT_NAMESPACE : n] = v;
-        return { body: { namespaces, dimension: s.dimension, indexFullness: 0, totalVectorCount: s.totalVectorCount, metric: s.metric, vectorType } };
+        return {
+          body: {
+            namespaces,
+            dimension: s.dimension,
+            indexFullness: 0,
+            totalVectorCount: s.totalVectorCount,
+            metric: s.metric,
+            vectorType,
+          },
+        };
       },
     })),
     {
-      method: "get", path: "/v1/indexes/{name}/namespaces", operationId: "list_namespaces", summary: "Namespaces holding vectors, by name, paginated", tags: ["namespaces"], auth: "tenant", meter: "list_namespaces",
+      method: "get",
+      path: "/v1/indexes/{name}/namespaces",
+      operationId: "list_namespaces",
+      summary: "Namespaces holding vectors, by name, paginated",
+      tags: ["namespaces"],
+      auth: "tenant",
+      meter: "list_namespaces",
       queryParams: [
         { name: "limit", schema: { type: "integer", minimum: 1, maximum: 1000 }, description: `Page size (default ${NAMESPACE_PAGE})` },
         { name: "paginationToken", schema: { type: "string" }, description: "pagination.next of the previous page" },
@@ -283,26 +475,46 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
           .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
         const rest = after === null ? all : all.filter((n) => n.name > after);
         const page = rest.slice(0, limit);
-        return { body: { namespaces: page, ...(rest.length > limit ? { pagination: { next: toToken(page.at(-1)!.name) } } : {}), total_count: all.length } };
+        return {
+          body: {
+            namespaces: page,
+            ...(rest.length > limit ? { pagination: { next: toToken(page.at(-1)!.name) } } : {}),
+            total_count: all.length,
+          },
+        };
       },
     },
     {
-      method: "get", path: "/v1/indexes/{name}/namespaces/{namespace}", operationId: "describe_namespace", summary: "One namespace's vector count", tags: ["namespaces"], auth: "tenant", meter: "describe_namespace",
+      method: "get",
+      path: "/v1/indexes/{name}/namespaces/{namespace}",
+      operationId: "describe_namespace",
+      summary: "One namespace's vector count",
+      tags: ["namespaces"],
+      auth: "tenant",
+      meter: "describe_namespace",
       response: { status: 200, schema: S.namespaceDescription, description: "The namespace" },
       async handle(ctx) {
         const n = ns(ctx.params.namespace);
         const count = (await use(ctx, (ix) => ix.stats(undefined, read(ctx)))).namespaces[n]?.vectorCount;
-        if (count === undefined) throw new SvcError("E_NOT_FOUND", `no namespace '${ctx.params.namespace}' in index '${name(ctx)}'`, { field: "namespace" });
+        if (count === undefined)
+          throw new SvcError("E_NOT_FOUND", `no namespace '${ctx.params.namespace}' in index '${name(ctx)}'`, { field: "namespace" });
         return { body: { name: ctx.params.namespace, record_count: count } };
       },
     },
     {
-      method: "delete", path: "/v1/indexes/{name}/namespaces/{namespace}", operationId: "delete_namespace", summary: "Delete a namespace and its vectors", tags: ["namespaces"], auth: "tenant", meter: "delete_namespace",
+      method: "delete",
+      path: "/v1/indexes/{name}/namespaces/{namespace}",
+      operationId: "delete_namespace",
+      summary: "Delete a namespace and its vectors",
+      tags: ["namespaces"],
+      auth: "tenant",
+      meter: "delete_namespace",
       response: { status: 202, schema: { type: "object" }, description: "Deleted ({})" },
       async handle(ctx) {
         const n = ns(ctx.params.namespace);
         const w = await use(ctx, async (ix) => {
-          if ((await ix.stats(undefined, read(ctx))).namespaces[n] === undefined) throw new SvcError("E_NOT_FOUND", `no namespace '${ctx.params.namespace}' in index '${name(ctx)}'`, { field: "namespace" });
+          if ((await ix.stats(undefined, read(ctx))).namespaces[n] === undefined)
+            throw new SvcError("E_NOT_FOUND", `no namespace '${ctx.params.namespace}' in index '${name(ctx)}'`, { field: "namespace" });
           return ix.delete(n, { deleteAll: true });
         });
         return { status: 202, body: {}, headers: seqHeaders(w) };
@@ -337,9 +549,19 @@ function deployment(spec: Record<string, unknown>): Record<string, unknown> {
   return { deployment_type: Object.keys(spec)[0] ?? "serverless" };
 }
 
-function wireVector(v: FetchedVector): { id: string; values: number[]; sparseValues?: { indices: number[]; values: number[] }; metadata?: Record<string, unknown> } {
+function wireVector(v: FetchedVector): {
+  id: string;
+  values: number[];
+  sparseValues?: { indices: number[]; values: number[] };
+  metadata?: Record<string, unknown>;
+} {
   const sparse = sparseOf(v.payload);
-  return { id: v.id, values: Array.from(v.values), ...(sparse === null ? {} : { sparseValues: sparseJson(sparse) }), ...(Object.keys(v.metadata).length > 0 ? { metadata: v.metadata } : {}) };
+  return {
+    id: v.id,
+    values: Array.from(v.values),
+    ...(sparse === null ? {} : { sparseValues: sparseJson(sparse) }),
+    ...(Object.keys(v.metadata).length > 0 ? { metadata: v.metadata } : {}),
+  };
 }
 
 /** Most entries of a sparse vector sent to this index: Pinecone's limits (2048 on a sparse index, 1000 on a dense one). */
@@ -357,7 +579,8 @@ function object(body: unknown): Record<string, unknown> {
 /** "" and "__default__" are one namespace, stored as "". */
 function ns(v: unknown): string {
   if (v === undefined || v === null || v === DEFAULT_NAMESPACE) return "";
-  if (typeof v !== "string" || Buffer.byteLength(v) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `namespace must be a string of at most ${MAX_ID_BYTES} bytes`, { field: "namespace" });
+  if (typeof v !== "string" || Buffer.byteLength(v) > MAX_ID_BYTES)
+    throw new SvcError("E_BAD_REQUEST", `namespace must be a string of at most ${MAX_ID_BYTES} bytes`, { field: "namespace" });
   return v;
 }
 
@@ -402,7 +625,8 @@ function ownFloats(v: Uint8Array): Float32Array {
 function floats(v: unknown, field: string, copy: (v: Uint8Array) => Float32Array = ownFloats): ArrayLike<number> {
   if (v instanceof Float32Array) return v; // a JSON upsert's values, read by upsert-json.ts
   if (v instanceof Uint8Array) {
-    if (v.byteLength % 4 !== 0) throw new SvcError("E_BAD_REQUEST", `${field} as binary must be little-endian float32 (a multiple of 4 bytes)`, { field });
+    if (v.byteLength % 4 !== 0)
+      throw new SvcError("E_BAD_REQUEST", `${field} as binary must be little-endian float32 (a multiple of 4 bytes)`, { field });
     return copy(v);
   }
   if (typeof v === "string") {
@@ -413,10 +637,16 @@ function floats(v: unknown, field: string, copy: (v: Uint8Array) => Float32Array
     if (v.length % 4 !== 0 || Buffer.from(bytes.buffer, 0, bytes.length).write(v, "base64") !== bytes.length) {
       throw new SvcError("E_BAD_REQUEST", `${field} as a string must be base64 (RFC 4648, padded) of little-endian float32`, { field });
     }
-    if (bytes.length % 4 !== 0) throw new SvcError("E_BAD_REQUEST", `${field} as base64 must hold little-endian float32 (a multiple of 4 bytes, got ${bytes.length})`, { field });
+    if (bytes.length % 4 !== 0)
+      throw new SvcError(
+        "E_BAD_REQUEST",
+        `${field} as base64 must hold little-endian float32 (a multiple of 4 bytes, got ${bytes.length})`,
+        { field },
+      );
     return new Float32Array(bytes.buffer);
   }
-  if (!Array.isArray(v)) throw new SvcError("E_BAD_REQUEST", `${field} must be an array of numbers (or base64 of little-endian float32)`, { field });
+  if (!Array.isArray(v))
+    throw new SvcError("E_BAD_REQUEST", `${field} must be an array of numbers (or base64 of little-endian float32)`, { field });
   for (let i = 0; i < v.length; i++) {
     if (typeof v[i] !== "number") throw new SvcError("E_BAD_REQUEST", `${field}[${i}] must be a number`, { field: `${field}[${i}]` });
   }
@@ -432,7 +662,8 @@ function flag(v: unknown, field: string): boolean {
 function intParam(v: string | null, field: string, fallback: number, max: number): number {
   if (v === null) return fallback;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new SvcError("E_BAD_REQUEST", `${field} must be an integer in [1, ${max}]`, { field });
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new SvcError("E_BAD_REQUEST", `${field} must be an integer in [1, ${max}]`, { field });
   return n;
 }
 
@@ -459,7 +690,8 @@ function toToken(name: string): string {
 
 function fromToken(token: string): string {
   const name = Buffer.from(token, "base64url").toString();
-  if (toToken(name) !== token) throw new SvcError("E_BAD_REQUEST", "paginationToken is not one this server issued", { field: "paginationToken" });
+  if (toToken(name) !== token)
+    throw new SvcError("E_BAD_REQUEST", "paginationToken is not one this server issued", { field: "paginationToken" });
   return name;
 }
 
