@@ -16,9 +16,9 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parsePrices } from "../../src/account/prices.js";
 import { ClusterIndexes } from "../../src/cluster/catalog.js";
-import { ensureLogStream, LOG_STREAM } from "../../src/cluster/jetstream-log.js";
+import { ensureLogStream, LOG_STREAMS } from "../../src/cluster/jetstream-log.js";
 import { NodeRegistry } from "../../src/cluster/nodes.js";
-import { shardLogName, type ClusterIndexRecord } from "../../src/cluster/shards.js";
+import { indexStreams, shardLogSubject, type ClusterIndexRecord } from "../../src/cluster/shards.js";
 import { encodeSnapshot, SNAPSHOT_BUCKET, Snapshots } from "../../src/cluster/snapshots.js";
 import { ClusterWallets, LEDGER_STREAM, LEDGER_SUBJECTS } from "../../src/cluster/wallet.js";
 import { Kernels } from "../../src/kernels/abi.js";
@@ -68,7 +68,13 @@ function round(r: number): Array<{ id: string; values: number[]; metadata: Recor
   return rnd.map((values, i) => ({ id: `v${i}`, values: values.map((x, j) => (j === 0 ? x + 0.001 : x)), metadata: { round: r, n: i } }));
 }
 
-const streamBytes = async (nc: NatsConnection) => (await (await jetstreamManager(nc)).streams.info(LOG_STREAM)).state.bytes;
+/** Bytes on the log streams holding the index's shards (a new index spreads them over LOG_STREAMS streams). */
+const streamBytes = async (nc: NatsConnection, r: ClusterIndexRecord) => {
+  const jsm = await jetstreamManager(nc);
+  let bytes = 0;
+  for (const stream of indexStreams(r)) bytes += (await jsm.streams.info(stream)).state.bytes;
+  return bytes;
+};
 
 beforeAll(async () => {
   cluster = await startNatsCluster(3, "svc-retention");
@@ -95,7 +101,7 @@ describe("log retention", () => {
     await nodes[0]!.indexes.create(T, { name: "vecs", dimension: DIM, spec: { shards: 2 } });
     await until(() => nodes[0]!.indexes.shards.shards.length === 2);
     const incarnation = nodes[0]!.indexes.shards.shards[0]!.split(".")[2]!; // placement keys: <tenant>.<index>.<incarnation>.<shard>
-    record = { tenant: T, name: "vecs", incarnation, shards: 2, replicas: 2 } as ClusterIndexRecord;
+    record = { tenant: T, name: "vecs", incarnation, shards: 2, replicas: 2, streams: LOG_STREAMS } as ClusterIndexRecord;
     let written = 0;
     for (let r = 0; r < ROUNDS; r++) {
       const vs = round(r);
@@ -106,13 +112,13 @@ describe("log retention", () => {
     }
     expect(written).toBe(IDS * ROUNDS);
     // every shard has a snapshot, and the stream came down to the bound
-    const subjects = [0, 1].map((s) => `${LOG_STREAM}.${shardLogName(record, s)}`);
+    const subjects = [0, 1].map((s) => shardLogSubject(record, s));
     await until(async () => (await Promise.all(subjects.map((s) => nodes[0]!.store.list(s)))).every((l) => l.length === 2));
-    await until(async () => (await streamBytes(nodes[0]!.nc)) <= 4 * live, 30_000).catch(async (e) => {
-      console.log(`stream ${await streamBytes(nodes[0]!.nc)} bytes; snapshots`, JSON.stringify(await Promise.all(subjects.map((s) => nodes[0]!.store.list(s)))));
+    await until(async () => (await streamBytes(nodes[0]!.nc, record)) <= 4 * live, 30_000).catch(async (e) => {
+      console.log(`stream ${await streamBytes(nodes[0]!.nc, record)} bytes; snapshots`, JSON.stringify(await Promise.all(subjects.map((s) => nodes[0]!.store.list(s)))));
       throw e;
     });
-    const bytes = await streamBytes(nodes[0]!.nc);
+    const bytes = await streamBytes(nodes[0]!.nc, record);
     console.log(`retention: ${written} upserts over ${IDS} ids of ${DIM}-d: stream ${bytes} bytes, live ${live} bytes (${(bytes / live).toFixed(2)}x)`);
     expect(bytes).toBeLessThanOrEqual(4 * live);
     const count = await nodes[1]!.indexes.use(T, "vecs", (ix) => ix.stats());
