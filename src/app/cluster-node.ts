@@ -142,7 +142,17 @@ export class ClusterNode {
    */
   forwarder(homeRoutes: ReadonlySet<Route>, leaderRoutes: ReadonlySet<Route> = new Set()): Forwarder {
     const node = this;
+    // One controller per lease state: aborted when the holder or term changes, so a request forwarded to
+    // a leader that froze is given up when the next one takes over (~6 s), not at the forward timeout.
+    let moved = new AbortController();
+    this.leader?.on("change", () => {
+      moved.abort();
+      moved = new AbortController();
+    });
     return {
+      watch(route) {
+        return leaderRoutes.has(route) ? moved.signal : undefined;
+      },
       get token() {
         return node.lease?.token ?? "";
       },

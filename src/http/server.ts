@@ -208,7 +208,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         if (closing) throw new SvcError("E_CLOSED", "the server is shutting down");
         if (home !== null) {
           const headers = { "content-type": h.contentType, accept: h.accept, host: h.host, "api-key": h.apiKey, authorization: h.authorization, "x-request-id": reqId };
-          const r = await forwardRequest(home, deps.forward!.token, { method: route.method, path: query ? `${path}?${query}` : path, headers, body, remoteAddress });
+          const r = await forwardRequest(home, deps.forward!.token, { method: route.method, path: query ? `${path}?${query}` : path, headers, body, remoteAddress, signal: deps.forward!.watch?.(route) });
           return respond(r.status, r.contentType, r.body, r.headers);
         }
         checkMediaType(body.length); // a chunked body's length is known only now

@@ -36,7 +36,7 @@ export class LocalApi {
             const path = `${http.path}${qs ? `?${qs}` : ""}`;
             const headers = { "content-type": http.contentType, accept: "application/json", host: new URL(baseUrl).host, "api-key": creds.apiKey, authorization: creds.authorization };
             const data = http.body === undefined ? undefined : Buffer.isBuffer(http.body) ? http.body : Buffer.from(JSON.stringify(http.body));
-            const r = await forwardRequest(home, this.deps.forward!.token, { method: found.op.method, path, headers, body: data, remoteAddress });
+            const r = await forwardRequest(home, this.deps.forward!.token, { method: found.op.method, path, headers, body: data, remoteAddress, signal: this.deps.forward!.watch?.(found.route) });
             return httpReply(r.status, r.contentType, r.headers, r.body, `${found.op.method.toUpperCase()} ${path}`);
           }
           const principal = authenticate(found.route.auth, creds, this.deps.keys, this.deps.auth);

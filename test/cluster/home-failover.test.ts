@@ -141,10 +141,28 @@ describe("failover of the replicated home stores", () => {
     const others = [0, 1, 2].filter((i) => i !== li);
     c.pause(li);
     const t0 = Date.now();
+    // a write sent at once through another node is forwarded to the frozen leader: it is given up when
+    // the lease moves (503 E_OUTCOME_UNKNOWN, Retry-After 1), not at the forward timeout (60 s)
+    const first = await fetch(c.urls[others[0]!] + "/v1/trust", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ agent: "ledger", target: "https://failover.example/x", outcome: "worked", note: `Write number ${n++} of the failover test.` }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const firstBody = (await first.json()) as { id?: string; error?: { code: string } };
+    const answered = Date.now() - t0;
+    console.log(`a write through ${c.ids[others[0]!]} answered ${first.status} ${firstBody.error?.code ?? ""} ${answered} ms after SIGSTOP of the leader ${l0.id}`);
+    if (first.status === 200) acked.push(firstBody.id!);
+    else {
+      unknown++;
+      expect(first.status).toBe(503);
+      expect(Number(first.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+    expect(answered).toBeLessThan(10_000); // issue 31 item 3: within 8 s (margin for a loaded machine)
     let back = 0;
     while (Date.now() - t0 < 40_000) {
-      // a client with a 3 s timeout (a request forwarded to the frozen node before the lease moved hangs)
-      if ((await record(others[n % 2]!, 3000)) === 200) {
+      // a client with a 20 s timeout: nothing hangs past the lease's move
+      if ((await record(others[n % 2]!, 20_000)) === 200) {
         back = Date.now() - t0;
         break;
       }
@@ -152,6 +170,7 @@ describe("failover of the replicated home stores", () => {
     }
     console.log(`home stores back ${back} ms after SIGSTOP of the leader ${l0.id}`);
     expect(back).toBeGreaterThan(0);
+    expect(back).toBeLessThan(10_000);
     for (let k = 0; k < 4; k++) expect(await record(others[k % 2]!)).toBe(200);
     // thawed: writes and reads sent to it at once either reach the new leader, or are refused (503)
     c.resume(li);
