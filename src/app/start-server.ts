@@ -166,10 +166,11 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   const indexes: IndexCatalog & { close(): Promise<void> } = localIndexes ?? (await cluster!.openIndexes({ dataDir: opts.dataDir, kernels, pool, onMaintenanceError }));
   const encoder = TextEncoder1024.load();
   const records = new RecordService(opts.dataDir, { kernels, pool, encoder, durability: opts.durability, onMaintenanceError });
-  const kg = new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
   const causal = new CausalService(opts.dataDir);
   // The directory and the commons: in cluster mode replicated on the stream svc_home and served by the lease holder (home-stores.ts).
-  const homeStores: HomeStores | null = cluster ? await (await import("./home-stores.js")).HomeStores.start({ nc: cluster.nc, lease: cluster.leader!, dataDir: opts.dataDir, replicas: cluster.replicas, durability: opts.durability, directorySeed: opts.directorySeed, commons: { config: config.commons, encoder }, logger }) : null;
+  const homeStores: HomeStores | null = cluster ? await (await import("./home-stores.js")).HomeStores.start({ nc: cluster.nc, lease: cluster.leader!, dataDir: opts.dataDir, replicas: cluster.replicas, durability: opts.durability, directorySeed: opts.directorySeed, commons: { config: config.commons, encoder }, kernels, logger }) : null;
+  // cluster mode: the knowledge graphs are replicated, served by the leader of the home stores
+  const kg = homeStores?.kg ?? new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
   const directory = homeStores?.directory ?? (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed })).directory;
   const metrics = new HttpMetrics({ workerHeaps: () => pool.workerHeaps(), sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }), indexRows: localIndexes ? () => localIndexes.rowCounts() : undefined });
   if (cluster) metrics.watchCluster({ natsConnected: () => cluster.natsUp && !cluster.nc.isClosed() });
@@ -185,7 +186,7 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
   routes.push(...opsRoutes({ wallets, metrics, routes: () => routes, readiness: () => readiness, cluster: cluster ? () => cluster.health() : undefined }), ...indexRoutes(indexes), ...home.records, ...embedRoutes(encoder), ...home.kg, ...home.causal, ...home.helpers, ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })), ...hdRolesRoutes());
   routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
   routes.push(...home.directory, ...home.commons);
-  const forward = cluster?.forwarder(new Set([...home.records, ...home.kg, ...home.causal, ...home.helpers]), new Set([...home.directory, ...home.commons]));
+  const forward = cluster?.forwarder(new Set([...home.records, ...home.causal, ...home.helpers]), new Set([...home.directory, ...home.commons, ...home.kg]));
   /** Services close after the listener: newest first, the pool last (collections release it). */
   const closeServices = async () => {
     metrics.close();
@@ -195,7 +196,7 @@ async function openServices(opts: ServerOptions, config: ReturnType<typeof loadC
       await directory.close();
     }
     await causal.close();
-    await kg.close();
+    if (homeStores === null) await kg.close(); // else closed with the home stores
     await records.close();
     await indexes.close();
     await wallets.close();
