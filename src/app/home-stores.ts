@@ -151,7 +151,11 @@ export class HomeStores {
         ).directory;
         const commons = await Commons.open(root, { ...this.opts.commons, durability: this.opts.durability, openLog: log("commons") });
         // each graph's log is opened (folded, fenced) at its first request on this leader
-        const kg = new KnowledgeGraphs(root, { kernels: this.opts.kernels, durability: this.opts.durability, openLog: (t, g) => log(kgLogName(t, g)) });
+        const kg = new KnowledgeGraphs(root, {
+          kernels: this.opts.kernels,
+          durability: this.opts.durability,
+          openLog: (t, g) => log(kgLogName(t, g)),
+        });
         this.open = { term, directory, commons, kg };
         logger.info(
           { term, ms: Math.round(performance.now() - t0) },

@@ -147,12 +147,19 @@ describe("failover of the replicated home stores", () => {
     const first = await fetch(c.urls[others[0]!] + "/v1/trust", {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ agent: "ledger", target: "https://failover.example/x", outcome: "worked", note: `Write number ${n++} of the failover test.` }),
+      body: JSON.stringify({
+        agent: "ledger",
+        target: "https://failover.example/x",
+        outcome: "worked",
+        note: `Write number ${n++} of the failover test.`,
+      }),
       signal: AbortSignal.timeout(30_000),
     });
     const firstBody = (await first.json()) as { id?: string; error?: { code: string } };
     const answered = Date.now() - t0;
-    console.log(`a write through ${c.ids[others[0]!]} answered ${first.status} ${firstBody.error?.code ?? ""} ${answered} ms after SIGSTOP of the leader ${l0.id}`);
+    console.log(
+      `a write through ${c.ids[others[0]!]} answered ${first.status} ${firstBody.error?.code ?? ""} ${answered} ms after SIGSTOP of the leader ${l0.id}`,
+    );
     if (first.status === 200) acked.push(firstBody.id!);
     else {
       unknown++;
@@ -219,7 +226,13 @@ describe("failover of the replicated home stores", () => {
     let back = 0;
     while (Date.now() - t0 < 30_000) {
       const w = await add(others[k % others.length]!);
-      const r = await req(others[(k + 1) % others.length]!, "POST", `/v1/hd/kg/${graph}/query`, { subject: "city0", relation: "twin_of" }, c.adminKey);
+      const r = await req(
+        others[(k + 1) % others.length]!,
+        "POST",
+        `/v1/hd/kg/${graph}/query`,
+        { subject: "city0", relation: "twin_of" },
+        c.adminKey,
+      );
       if (w === 200 && r.status === 200) {
         back = Date.now() - t0;
         break;
@@ -227,7 +240,9 @@ describe("failover of the replicated home stores", () => {
       expect([503, 0]).toContain(w === 200 ? r.status : w); // while failing over: 503 or a client timeout, never 404/500
       await new Promise((res) => setTimeout(res, 200));
     }
-    console.log(`knowledge graphs back through ${others.map((i) => c.ids[i]).join(", ")} ${back} ms after kill -9 of ${victims.map((i) => c.ids[i]).join(" and ")} (the leader ${l0.id})`);
+    console.log(
+      `knowledge graphs back through ${others.map((i) => c.ids[i]).join(", ")} ${back} ms after kill -9 of ${victims.map((i) => c.ids[i]).join(" and ")} (the leader ${l0.id})`,
+    );
     expect(back).toBeGreaterThan(0);
     expect(back).toBeLessThan(15_000);
     for (let j = 0; j < 4; j++) expect(await add(others[j % others.length]!)).toBe(200);

@@ -30,7 +30,8 @@ function node(dataDir: string, logs: string, checkpointBytes?: number): Knowledg
   return new KnowledgeGraphs(dataDir, { kernels, checkpointBytes, openLog: (t, g) => Wal.opener(join(logs, t, g), {}) });
 }
 
-const facts = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ subject: `s${from + i}`, relation: i % 2 ? "r1" : "r2", object: `o${from + i}` }));
+const facts = (n: number, from = 0) =>
+  Array.from({ length: n }, (_, i) => ({ subject: `s${from + i}`, relation: i % 2 ? "r1" : "r2", object: `o${from + i}` }));
 
 describe("replicated knowledge graphs (openLog)", () => {
   it("a node with an empty data dir opens every graph, fact and delete from the log alone", async () => {
@@ -58,7 +59,18 @@ describe("replicated knowledge graphs (openLog)", () => {
   it("an import's seed is in the log: another node answers the same", async () => {
     const logs = await tmp();
     const a = node(await tmp(), logs);
-    const file = encodeHdkg({ seed: 12345, relations: [{ name: "r", facts: [["x", "y"], ["u", "v"]] }] } as never);
+    const file = encodeHdkg({
+      seed: 12345,
+      relations: [
+        {
+          name: "r",
+          facts: [
+            ["x", "y"],
+            ["u", "v"],
+          ],
+        },
+      ],
+    } as never);
     expect((await a.import("t", "imp", file)).imported).toBe(2);
     const ea = await a.export("t", "imp");
     await a.close();
