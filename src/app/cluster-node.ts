@@ -170,7 +170,7 @@ export class ClusterNode {
         if (home === undefined) throw homeUnavailable("this node has not joined the cluster yet; retry in a few seconds");
         if (home === node.opts.nodeId) return null;
         const url = node.registry?.info(home)?.url;
-        if (url === undefined) throw homeUnavailable(`the home node ${home} is not live (it serves records, knowledge graphs, causal models, the commons, the directory and helpers); retry later`);
+        if (url === undefined) throw homeUnavailable(`the home node ${home} is not live (it serves records, causal models and helpers); retry later`);
         return url;
       },
     };
