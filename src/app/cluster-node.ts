@@ -155,7 +155,17 @@ export class ClusterNode {
    */
   forwarder(homeRoutes: ReadonlySet<Route>, leaderRoutes: ReadonlySet<Route> = new Set()): Forwarder {
     const node = this;
+    // One controller per lease state: aborted when the holder or term changes, so a request forwarded to
+    // a leader that froze is given up when the next one takes over (~6 s), not at the forward timeout.
+    let moved = new AbortController();
+    this.leader?.on("change", () => {
+      moved.abort();
+      moved = new AbortController();
+    });
     return {
+      watch(route) {
+        return leaderRoutes.has(route) ? moved.signal : undefined;
+      },
       get token() {
         return node.lease?.token ?? "";
       },
@@ -173,7 +183,7 @@ export class ClusterNode {
         if (home === undefined) throw homeUnavailable("this node has not joined the cluster yet; retry in a few seconds");
         if (home === node.opts.nodeId) return null;
         const url = node.registry?.info(home)?.url;
-        if (url === undefined) throw homeUnavailable(`the home node ${home} is not live (it serves records, knowledge graphs, causal models, the commons, the directory and helpers); retry later`);
+        if (url === undefined) throw homeUnavailable(`the home node ${home} is not live (it serves records, causal models and helpers); retry later`);
         return url;
       },
     };

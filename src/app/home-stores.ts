@@ -1,5 +1,5 @@
 /**
- * @module app/home-stores — cluster mode's replicated small stores (the directory and the commons):
+ * @module app/home-stores — cluster mode's replicated small stores (the directory, the commons, the knowledge graphs):
  * each a state machine folded from its own subject of the stream `svc_home`, written by one leader at
  * a time. The leader is the holder of the lease folded from `svc_home_lease` (cluster/leader-lease.ts);
  * when this node wins it, it opens each store on a fenced JetStream log (cluster/jetstream-log.ts
@@ -21,6 +21,8 @@ import { openDirectory } from "../directory/import.js";
 import type { Directory } from "../directory/service.js";
 import { SvcError } from "../errors.js";
 import type { Durability } from "../store/wal.js";
+import { KnowledgeGraphs } from "../hd/kg/service.js";
+import type { Kernels } from "../kernels/abi.js";
 
 /** The stream holding the home stores' subjects (`svc_home.<store>`). */
 export const HOME_STREAM = "svc_home";
@@ -36,6 +38,8 @@ export interface HomeStoresOptions {
   durability?: Durability;
   directorySeed?: string | null;
   commons: Omit<CommonsOptions, "openLog" | "durability">;
+  /** The knowledge graphs' kernels (each graph's log is `svc_home.kg.<tenant>.<graph>`, tokens by kgLogName). */
+  kernels: Kernels;
   logger: Logger;
 }
 
@@ -43,6 +47,17 @@ interface Open {
   term: number;
   directory: Directory;
   commons: Commons;
+  kg: KnowledgeGraphs;
+}
+
+/** A name as one subject token: letters, digits and '-' kept, every other character `_` + its UTF-8 bytes in hex (injective). */
+export function subjectToken(name: string): string {
+  return name.replace(/[^A-Za-z0-9-]/gu, (ch) => [...Buffer.from(ch)].map((b) => `_${b.toString(16).padStart(2, "0")}`).join(""));
+}
+
+/** The log name (subject `svc_home.<name>`) of tenant's knowledge graph `graph`. */
+export function kgLogName(tenant: string, graph: string): string {
+  return `kg.${subjectToken(tenant)}.${subjectToken(graph)}`;
 }
 
 export class HomeStores {
@@ -55,11 +70,13 @@ export class HomeStores {
   /** Proxies for the routes: each call reaches the store this node leads now, or is 503 E_HOME_UNAVAILABLE. */
   readonly directory: Directory;
   readonly commons: Commons;
+  readonly kg: KnowledgeGraphs;
 
   private constructor(private readonly opts: HomeStoresOptions) {
     this.directory = proxy(() => this.current().directory);
     // the routes read the commons' configuration when they are built: it is the same on every leader
     this.commons = proxy(() => this.current().commons, { config: opts.commons.config });
+    this.kg = proxy(() => this.current().kg);
   }
 
   /** Ensure the stream and follow the lease: open the stores whenever this node holds it. */
@@ -102,8 +119,8 @@ export class HomeStores {
       throw new SvcError(
         "E_HOME_UNAVAILABLE",
         leader === null
-          ? "the directory and the commons have no leader yet; retry"
-          : `node ${lease.self} does not serve the directory and the commons now (leader ${leader}, term ${lease.term}); retry`,
+          ? "the directory, the commons and the knowledge graphs have no leader yet; retry"
+          : `node ${lease.self} does not serve the directory, the commons and the knowledge graphs now (leader ${leader}, term ${lease.term}); retry`,
         { field: "home", details: { retryAfterSeconds: RETRY_AFTER_S } },
       );
     }
@@ -133,7 +150,13 @@ export class HomeStores {
           await openDirectory(root, { durability: this.opts.durability, seed: this.opts.directorySeed, openLog: log("directory") })
         ).directory;
         const commons = await Commons.open(root, { ...this.opts.commons, durability: this.opts.durability, openLog: log("commons") });
-        this.open = { term, directory, commons };
+        // each graph's log is opened (folded, fenced) at its first request on this leader
+        const kg = new KnowledgeGraphs(root, {
+          kernels: this.opts.kernels,
+          durability: this.opts.durability,
+          openLog: (t, g) => log(kgLogName(t, g)),
+        });
+        this.open = { term, directory, commons, kg };
         logger.info(
           { term, ms: Math.round(performance.now() - t0) },
           `cluster: this node leads the directory and the commons (term ${term}); folded in ${Math.round(performance.now() - t0)} ms`,
@@ -155,6 +178,7 @@ export class HomeStores {
     const o = this.open;
     if (o === null) return;
     this.open = null;
+    await o.kg.close().catch((err: unknown) => this.opts.logger.warn({ err }, "cluster: closing the knowledge graphs failed"));
     await o.commons.close().catch((err: unknown) => this.opts.logger.warn({ err }, "cluster: closing the commons failed"));
     await o.directory
       .close()

@@ -42,10 +42,10 @@ export const serveCommand: Command = {
       serves every request. --node-id (env SVC_NODE_ID; default the host
       name) names this node; --advertise is the URL other nodes reach it at
       (default http://<host>:<port>). The first node to start is the home
-      node (records, knowledge graphs, causal models and helpers live in its
-      data dir; the others forward those requests to it); the directory and
-      the commons are replicated in JetStream and served by the leader, which
-      moves by itself when it fails. --take-home moves the home to this node
+      node (records, causal models and helpers live in its data dir; the
+      others forward those requests to it); the directory, the commons and the
+      knowledge graphs are replicated in JetStream and served by the leader,
+      which moves by itself when it fails. --take-home moves the home to this node
       and makes it the leader. See docs/OPERATIONS.md.
       Exits 3 when the port is taken, 4 when another server holds --data.`,
   options: {

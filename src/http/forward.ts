@@ -23,6 +23,11 @@ export interface Forwarder {
   target(route: Route): string | null;
   /** The cluster's forwarding secret, sent on every forwarded request. */
   readonly token: string;
+  /**
+   * Aborted when the node `route` was sent to stops being the one serving it (the leader lease moved):
+   * the forward then answers at once instead of waiting for a frozen node (see `forwardRequest`).
+   */
+  watch?(route: Route): AbortSignal | undefined;
 }
 
 /** The request as it goes to the other node: `path` holds the raw path and query string. */
@@ -34,6 +39,8 @@ export interface ForwardRequest {
   body?: Buffer;
   /** The client's address (the receiver's per-address limits count it, not this node's). */
   remoteAddress?: string;
+  /** `Forwarder.watch`: once aborted, the request is given up (reads E_HOME_UNAVAILABLE, writes E_OUTCOME_UNKNOWN, Retry-After 1). */
+  signal?: AbortSignal;
 }
 
 export interface ForwardReply {
@@ -58,7 +65,12 @@ export function homeUnavailable(message: string, cause?: unknown): SvcError {
   return new SvcError("E_HOME_UNAVAILABLE", message, { field: "home", details: { retryAfterSeconds: HOME_RETRY_AFTER_S }, cause });
 }
 
-/** Send `req` to `base` with the forwarding token; any failure to get a whole answer is E_HOME_UNAVAILABLE. */
+/**
+ * Send `req` to `base` with the forwarding token; any failure to get a whole answer is E_HOME_UNAVAILABLE.
+ * Aborted by `req.signal` (the target lost the lease it served the route under): a GET/HEAD is
+ * E_HOME_UNAVAILABLE and any other method E_OUTCOME_UNKNOWN (the deposed target may have applied it
+ * before the next leader's fence, never after a later acknowledged write), both with Retry-After 1.
+ */
 export function forwardRequest(base: string, token: string, req: ForwardRequest, timeoutMs = FORWARD_TIMEOUT_MS): Promise<ForwardReply> {
   const url = new URL(req.path, base);
   const headers: Record<string, string> = { [FORWARD_TOKEN_HEADER]: token, "content-length": String(req.body?.length ?? 0) };
@@ -66,21 +78,38 @@ export function forwardRequest(base: string, token: string, req: ForwardRequest,
   if (req.remoteAddress) headers[FORWARDED_FOR_HEADER] = req.remoteAddress;
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const fail = (err: Error) => reject(homeUnavailable(`the home node at ${base} did not answer (${err.message}); retry in ${HOME_RETRY_AFTER_S} s`, err));
+    const signal = req.signal;
+    const onAbort = () => r.destroy(new LeaseMoved(`${base} no longer serves this route (the leader lease moved)`));
+    const fail = (err: Error) => {
+      signal?.removeEventListener("abort", onAbort);
+      if (!(err instanceof LeaseMoved)) return reject(homeUnavailable(`the home node at ${base} did not answer (${err.message}); retry in ${HOME_RETRY_AFTER_S} s`, err));
+      const read = req.method.toUpperCase() === "GET" || req.method.toUpperCase() === "HEAD";
+      reject(
+        read
+          ? new SvcError("E_HOME_UNAVAILABLE", `${err.message}; retry`, { field: "home", details: { retryAfterSeconds: 1 }, cause: err })
+          : new SvcError("E_OUTCOME_UNKNOWN", `${err.message} before it answered the write: it may have taken effect, but never after a later acknowledged write; retry`, { field: "home", details: { retryAfterSeconds: 1 }, cause: err }),
+      );
+    };
     const r = send(url, { method: req.method.toUpperCase(), headers, timeout: timeoutMs, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("error", fail);
       res.on("end", () => {
         if (!res.complete) return fail(new Error("the answer was cut short"));
+        signal?.removeEventListener("abort", onAbort);
         resolve({ status: res.statusCode ?? 502, contentType: String(res.headers["content-type"] ?? "application/octet-stream"), headers: passBack(res.headers), body: Buffer.concat(chunks) });
       });
     });
     r.on("timeout", () => r.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     r.on("error", fail);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
     r.end(req.body);
   });
 }
+
+/** The reason a forward was given up by its `signal`. */
+class LeaseMoved extends Error {}
 
 function passBack(h: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};

@@ -273,7 +273,7 @@ export class Exchange {
     if (opts.closing()) throw shuttingDown();
     if (this.home !== null) {
       const headers = { "content-type": h.contentType, accept: h.accept, host: h.host, "api-key": h.apiKey, authorization: h.authorization, "x-request-id": this.id };
-      const r = await forwardRequest(this.home, deps.forward!.token, { method: route.method, path: this.query ? `${this.url}?${this.query}` : this.url, headers, body, remoteAddress: this.remoteAddress });
+      const r = await forwardRequest(this.home, deps.forward!.token, { method: route.method, path: this.query ? `${this.url}?${this.query}` : this.url, headers, body, remoteAddress: this.remoteAddress, signal: deps.forward!.watch?.(route) });
       return { status: r.status, contentType: r.contentType, body: r.body, headers: r.headers };
     }
     this.checkMediaType(body.length); // a chunked body's length is known only now

@@ -4,7 +4,8 @@
  * commons' and the directory's routes answer through the other nodes, and every acknowledged write
  * (trust records, a directory claim) is readable; a leader frozen past its lease (SIGSTOP) is replaced,
  * and once thawed (SIGCONT) it cannot write: every write answered 200 anywhere is readable afterwards,
- * and the thawed node serves no stale read.
+ * and the thawed node serves no stale read. The knowledge graphs (one fenced subject per graph) fail
+ * over the same way: kill -9 of the leader and of the home node, every acknowledged fact answered.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSvcCluster, type SvcCluster } from "./svc-cluster.js";
@@ -141,10 +142,35 @@ describe("failover of the replicated home stores", () => {
     const others = [0, 1, 2].filter((i) => i !== li);
     c.pause(li);
     const t0 = Date.now();
+    // a write sent at once through another node is forwarded to the frozen leader: it is given up when
+    // the lease moves (503 E_OUTCOME_UNKNOWN, Retry-After 1), not at the forward timeout (60 s)
+    const first = await fetch(c.urls[others[0]!] + "/v1/trust", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        agent: "ledger",
+        target: "https://failover.example/x",
+        outcome: "worked",
+        note: `Write number ${n++} of the failover test.`,
+      }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const firstBody = (await first.json()) as { id?: string; error?: { code: string } };
+    const answered = Date.now() - t0;
+    console.log(
+      `a write through ${c.ids[others[0]!]} answered ${first.status} ${firstBody.error?.code ?? ""} ${answered} ms after SIGSTOP of the leader ${l0.id}`,
+    );
+    if (first.status === 200) acked.push(firstBody.id!);
+    else {
+      unknown++;
+      expect(first.status).toBe(503);
+      expect(Number(first.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+    expect(answered).toBeLessThan(10_000); // issue 31 item 3: within 8 s (margin for a loaded machine)
     let back = 0;
     while (Date.now() - t0 < 40_000) {
-      // a client with a 3 s timeout (a request forwarded to the frozen node before the lease moved hangs)
-      if ((await record(others[n % 2]!, 3000)) === 200) {
+      // a client with a 20 s timeout: nothing hangs past the lease's move
+      if ((await record(others[n % 2]!, 20_000)) === 200) {
         back = Date.now() - t0;
         break;
       }
@@ -152,6 +178,7 @@ describe("failover of the replicated home stores", () => {
     }
     console.log(`home stores back ${back} ms after SIGSTOP of the leader ${l0.id}`);
     expect(back).toBeGreaterThan(0);
+    expect(back).toBeLessThan(10_000);
     for (let k = 0; k < 4; k++) expect(await record(others[k % 2]!)).toBe(200);
     // thawed: writes and reads sent to it at once either reach the new leader, or are refused (503)
     c.resume(li);
@@ -165,5 +192,64 @@ describe("failover of the replicated home stores", () => {
     const l1 = await leader([0, 1, 2]);
     expect(l1.id).not.toBe(l0.id);
     for (const i of [0, 1, 2]) holdsAcked(await readIds(i));
+  }, 180_000);
+
+  it("kill -9 of the leader: knowledge graph routes work through the others within 15 s, every acknowledged fact readable", async () => {
+    const l0 = await leader([0, 1, 2]);
+    const li = c.ids.indexOf(l0.id);
+    // node 0 is the home node (records, causal models): the graphs must not depend on it either, so it
+    // goes too when it is not the leader (before the graphs were replicated they were served by it alone)
+    const victims = li === 0 ? [0] : [li, 0];
+    const others = [0, 1, 2].filter((i) => !victims.includes(i));
+    const graph = "fail.over_kg"; // '.' and '_' are encoded into one subject token
+    const facts: Array<{ subject: string; relation: string; object: string }> = [];
+    let k = 0;
+    const add = async (i: number): Promise<number> => {
+      const f = { subject: `city${k}`, relation: k % 2 ? "capital_of" : "twin_of", object: `land${k}` };
+      k++;
+      const r = await req(i, "POST", `/v1/hd/kg/${graph}/facts`, { facts: [f] }, c.adminKey);
+      if (r.status === 200) facts.push(f);
+      return r.status;
+    };
+    const readable = async (i: number): Promise<string[]> => {
+      const wrong: string[] = [];
+      for (const f of facts) {
+        const r = await req(i, "POST", `/v1/hd/kg/${graph}/query`, { subject: f.subject, relation: f.relation }, c.adminKey);
+        if (r.status !== 200 || r.body.object !== f.object) wrong.push(`${f.subject}:${r.status}:${JSON.stringify(r.body)}`);
+      }
+      return wrong;
+    };
+    for (let j = 0; j < 10; j++) expect(await add(j % 3)).toBe(200);
+    expect(await readable(others[0]!)).toEqual([]);
+    const t0 = Date.now();
+    for (const v of victims) await c.kill(v);
+    let back = 0;
+    while (Date.now() - t0 < 30_000) {
+      const w = await add(others[k % others.length]!);
+      const r = await req(
+        others[(k + 1) % others.length]!,
+        "POST",
+        `/v1/hd/kg/${graph}/query`,
+        { subject: "city0", relation: "twin_of" },
+        c.adminKey,
+      );
+      if (w === 200 && r.status === 200) {
+        back = Date.now() - t0;
+        break;
+      }
+      expect([503, 0]).toContain(w === 200 ? r.status : w); // while failing over: 503 or a client timeout, never 404/500
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    console.log(
+      `knowledge graphs back through ${others.map((i) => c.ids[i]).join(", ")} ${back} ms after kill -9 of ${victims.map((i) => c.ids[i]).join(" and ")} (the leader ${l0.id})`,
+    );
+    expect(back).toBeGreaterThan(0);
+    expect(back).toBeLessThan(15_000);
+    for (let j = 0; j < 4; j++) expect(await add(others[j % others.length]!)).toBe(200);
+    for (const i of others) expect(await readable(i)).toEqual([]);
+    const st = await req(others[others.length - 1]!, "GET", `/v1/hd/kg/${graph}/stats`, undefined, c.adminKey);
+    expect(st.status).toBe(200);
+    expect(st.body.facts).toBe(facts.length);
+    for (const v of victims) await c.start(v);
   }, 180_000);
 });

@@ -10,6 +10,7 @@ import { lockDir, writeDurable } from "../../engine/collection-files.js";
 import { SvcError } from "../../errors.js";
 import { parseStoredJson } from "../../safe-values.js";
 import type { Kernels } from "../../kernels/abi.js";
+import type { Log, OpenLog } from "../../store/log.js";
 import { reportDamage, reportWalLosses } from "../../store/damage.js";
 import { quarantineAndRewrite, tenantStoreDirs, type StoreRepair } from "../../store/salvage-json.js";
 import { fsyncDir } from "../../store/scan.js";
@@ -22,6 +23,9 @@ import { KG_DEFAULT_SEED } from "./vectors.js";
 /** WAL frame types: body {f: [relation, subject, object][]}. */
 const FRAME_ADD = 1;
 const FRAME_DELETE = 2;
+/** Replicated logs only (`openLog`): the graph (re)created with body {seed}, and dropped (body {}); they stand for graph.json and its removal. */
+const FRAME_CREATE = 3;
+const FRAME_DROP = 4;
 export const MAX_FACTS_PER_REQUEST = 10_000;
 const MAX_NAME_BYTES = 512;
 const GRAPH_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -30,7 +34,7 @@ export const KG_CHECKPOINT_BYTES = 1024 * 1024;
 
 interface Open {
   graph: Graph;
-  wal: Wal;
+  wal: Log;
   dir: string;
   /** Serializes writes and drops of this graph. */
   chain: Promise<unknown>;
@@ -54,12 +58,19 @@ export class KnowledgeGraphs {
   private readonly kernels: Kernels;
   private readonly durability: Durability | undefined;
   private readonly checkpointBytes: number;
+  private readonly openLog: ((tenant: string, name: string) => OpenLog) | undefined;
   private readonly graphs = new Map<string, Promise<Open | null>>();
   private closed = false;
 
-  /** checkpointBytes: WAL bytes after which a write also checkpoints the graph (default 1 MiB); close checkpoints too. */
-  constructor(dataDir: string, opts: { kernels: Kernels; durability?: Durability; checkpointBytes?: number }) {
+  /**
+   * checkpointBytes: WAL bytes after which a write also checkpoints the graph (default 1 MiB); close checkpoints too.
+   * openLog (cluster mode, app/home-stores.ts): each graph's log, replicated; the graph's seed is its
+   * FRAME_CREATE frame there (no graph.json) and a delete is a FRAME_DROP frame, so the log alone
+   * says which graphs exist; the local snapshot.hdks only shortens the replay (its position is the stream's).
+   */
+  constructor(dataDir: string, opts: { kernels: Kernels; durability?: Durability; checkpointBytes?: number; openLog?: (tenant: string, name: string) => OpenLog }) {
     this.dataDir = dataDir;
+    this.openLog = opts.openLog;
     this.kernels = opts.kernels;
     this.durability = opts.durability;
     this.checkpointBytes = opts.checkpointBytes ?? KG_CHECKPOINT_BYTES;
@@ -190,7 +201,7 @@ export class KnowledgeGraphs {
         return this.open(tenant, name, create, seed);
       });
     }
-    const p = this.load(this.dirOf(tenant, name), create, seed);
+    const p = this.openLog ? this.loadReplicated(tenant, name, create, seed) : this.load(this.dirOf(tenant, name), create, seed);
     this.graphs.set(id, p);
     // A damaged graph stays offline (cached, reported once); other failures are retried on the next call.
     p.catch((e: unknown) => (e instanceof SvcError && e.code === "E_STORE_OFFLINE" ? undefined : this.graphs.delete(id)));
@@ -252,6 +263,68 @@ export class KnowledgeGraphs {
     }
   }
 
+  /**
+   * Cluster mode: fold the graph's replicated log from the local checkpoint (if any): FRAME_CREATE
+   * starts the graph anew with its seed, FRAME_DROP removes it. Absent at the end: null, or (create)
+   * a FRAME_CREATE is appended first. The local dir holds only LOCK and snapshot.hdks.
+   */
+  private async loadReplicated(tenant: string, name: string, create: boolean, seed: number): Promise<Open | null> {
+    const dir = this.dirOf(tenant, name);
+    mkdirSync(dir, { recursive: true });
+    lockDir(dir);
+    let graph: Graph | null = null;
+    let log: Log | null = null;
+    try {
+      const snapPath = join(dir, SNAPSHOT_FILE);
+      let from: WalPosition | undefined;
+      if (existsSync(snapPath)) {
+        // a damaged local checkpoint is only a shortcut: the log from its start holds everything
+        try {
+          const snap = decodeSnapshot(readFileSync(snapPath), snapPath);
+          graph = new Graph(this.kernels, snap.graph.seed);
+          graph.restore(snap.graph, snap.objects, snap.counters);
+          from = snap.wal;
+        } catch {
+          graph?.dispose();
+          graph = null;
+        }
+      }
+      let pending = 0;
+      ({ log } = await this.openLog!(tenant, name)({
+        from,
+        onFrame: (f) => {
+          pending++;
+          if (f.type === FRAME_CREATE) {
+            graph?.dispose();
+            graph = new Graph(this.kernels, (f.body as { seed: number }).seed >>> 0);
+          } else if (f.type === FRAME_DROP) {
+            graph?.dispose();
+            graph = null;
+          } else if (graph !== null && (f.type === FRAME_ADD || f.type === FRAME_DELETE)) {
+            const facts = (f.body as { f: Array<[string, string, string]> }).f.map(([relation, subject, object]) => ({ relation, subject, object }));
+            if (f.type === FRAME_ADD) graph.add(facts);
+            else graph.delete(facts);
+          }
+        },
+      }));
+      if (graph === null) {
+        if (!create) {
+          await log.close();
+          rmSync(dir, { recursive: true, force: true });
+          return null;
+        }
+        await log.append(FRAME_CREATE, { seed: seed >>> 0 });
+        graph = new Graph(this.kernels, seed >>> 0);
+      }
+      return { graph, wal: log, dir, chain: Promise.resolve(), pending, unrepaired: false, dropped: false };
+    } catch (err) {
+      (graph as Graph | null)?.dispose();
+      await log?.close().catch(() => undefined);
+      rmSync(join(dir, "LOCK"), { force: true });
+      throw err;
+    }
+  }
+
   /** Run a write in the graph's chain; once checkpointBytes of WAL have accumulated, checkpoint after it. */
   private write<T>(g: Open, run: () => Promise<T>): Promise<T> {
     const next = g.chain.then(async () => {
@@ -299,6 +372,11 @@ export class KnowledgeGraphs {
     g.dropped = true;
     const cached = this.graphs.get(id);
     const done = g.chain.then(async () => {
+      // replicated: the drop is a frame; refused (a deposed leader, no quorum), the graph stays
+      if (this.openLog) await g.wal.append(FRAME_DROP, {}).catch((err: unknown) => {
+        g.dropped = false;
+        throw err;
+      });
       await g.wal.close().catch(() => undefined);
       g.graph.dispose();
       await rm(g.dir, { recursive: true, force: true });
