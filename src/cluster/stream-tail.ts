@@ -210,6 +210,8 @@ export class StreamTail {
       const next = await this.jsm.streams.getMessage(this.opts.stream, { next_by_subj: this.opts.subject ?? ">", seq: this.handled + 1 } satisfies NextMsgRequest as unknown as MsgRequest);
       if (next === null || next.seq >= seq) return;
       this.gapsFilled++;
+      // a server fault worth an operator's eye (stderr): the consumer's server lacked a committed message
+      process.emitWarning(`${this.opts.what}: the consumer skipped stream sequence ${next.seq} (delivered ${seq} after ${this.handled}); read it from the stream leader`, { code: "SVC_TAIL_GAP" });
       await this.hand(fromStored(next));
     }
   }

@@ -524,7 +524,7 @@ describe("nemesis: random faults under a mixed load through every node", () => {
         `faults: ${done.map((d) => `${d.label} (gaps r/w ${gapsOf(d).read}/${gapsOf(d).write} ms)`).join("; ")}`,
         `longest gap per fault kind (ms, through nodes not under fault): ${JSON.stringify(gapReport)}`,
         `answers: ${JSON.stringify(answers)}`,
-        `wallets ${JSON.stringify(wallets)}; final ${JSON.stringify(wrong)}; acknowledged probe upserts ${probeAcked.length}, missing ${probesMissing.length}; bad reads during the run ${badReads.length}; violations ${violations.length}`,
+        `wallets ${JSON.stringify(wallets)}; final ${JSON.stringify(wrong)}; acknowledged probe upserts ${probeAcked.length}, missing ${probesMissing.length}; bad reads during the run ${badReads.length}; violations ${violations.length}; tail gaps filled from the leader ${[0, 1, 2].map((i) => c.output(i).split("SVC_TAIL_GAP").length - 1).join("/")}`,
         ...violations.slice(0, 20).map((v) => `  violation: ${v}`),
         ...badReads.slice(0, 20).map((v) => `  bad read: ${v}`),
         ...finalBad.slice(0, 20).map((v) => `  final: ${v}`),

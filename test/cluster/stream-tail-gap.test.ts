@@ -93,7 +93,16 @@ it("hands on every sequence of its subject, in order, through kill -9 and restar
   const scan = async (subject: string): Promise<number[]> => {
     const out: number[] = [];
     for (let seq = 1; ; ) {
-      const m = await jsm.streams.getMessage(STREAM, { next_by_subj: subject, seq } as unknown as MsgRequest).catch(() => null);
+      let m;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          m = await jsm.streams.getMessage(STREAM, { next_by_subj: subject, seq } as unknown as MsgRequest);
+          break;
+        } catch (e) {
+          if (attempt >= 50) throw e; // no leader for 10+ s
+          await sleep(200);
+        }
+      }
       if (m === null) return out;
       out.push(m.seq);
       seq = m.seq + 1;
