@@ -152,15 +152,18 @@ export class StreamTail {
         })().catch(() => undefined);
         if (this.stopped) messages.stop();
         this.lastMessageAt = Date.now();
+        // a last-per-subject start skips by design, until it delivered each subject's last message (pending 0)
+        let sparse = first;
         for await (const m of messages) {
           if (this.stopped) break;
           this.lastMessageAt = Date.now();
           if (m.seq <= this.handled) continue; // a new consumer may repeat what the last one delivered
           // A jump past handled + 1 may hide a message of the subject the consumer skipped (a consumer
-          // on a lagging or damaged replica); the last-per-subject start skips by design.
-          if (!first && m.seq > this.handled + 1) await this.fillGap(m.seq);
+          // on a lagging or damaged replica).
+          if (!sparse && m.seq > this.handled + 1) await this.fillGap(m.seq);
           if (this.stopped) break;
           await this.hand(m);
+          if (m.info.pending === 0) sparse = false;
           if (this.finished) break;
         }
       } catch (e) {
