@@ -573,7 +573,7 @@ describe("nemesis: random faults under a mixed load through every node", () => {
    * Since (h31-gap): StreamTail checks each delivery that jumps with the stream leader and reads a
    * skipped message from it, with a warning SVC_TAIL_GAP on the node's stderr, counted in the line
    * above ("tail gaps filled from the leader", per node). Strict runs on main with h31-home merged:
-   * 2 of 2 clean without the check (seed 31), 4 of 4 clean with it (seeds 31, 33, 31, 34); no gap was filled in any, so the
+   * 2 of 2 clean without the check (seed 31), 5 of 5 clean with it (seeds 31, 33, 31, 34, 33); no gap was filled in any, so the
    * check's part in it is unproven, and the checks stay opt-in until more runs say so.
    */
   it.skipIf(process.env.SVC_NEMESIS_STRICT !== "1")("afterwards every replica holds every acknowledged write and nothing resurrected; the wallet is the same on every node", () => {
