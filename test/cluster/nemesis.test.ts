@@ -524,7 +524,7 @@ describe("nemesis: random faults under a mixed load through every node", () => {
         `faults: ${done.map((d) => `${d.label} (gaps r/w ${gapsOf(d).read}/${gapsOf(d).write} ms)`).join("; ")}`,
         `longest gap per fault kind (ms, through nodes not under fault): ${JSON.stringify(gapReport)}`,
         `answers: ${JSON.stringify(answers)}`,
-        `wallets ${JSON.stringify(wallets)}; final ${JSON.stringify(wrong)}; acknowledged probe upserts ${probeAcked.length}, missing ${probesMissing.length}; bad reads during the run ${badReads.length}; violations ${violations.length}`,
+        `wallets ${JSON.stringify(wallets)}; final ${JSON.stringify(wrong)}; acknowledged probe upserts ${probeAcked.length}, missing ${probesMissing.length}; bad reads during the run ${badReads.length}; violations ${violations.length}; tail gaps filled from the leader ${[0, 1, 2].map((i) => c.output(i).split("SVC_TAIL_GAP").length - 1).join("/")}`,
         ...violations.slice(0, 20).map((v) => `  violation: ${v}`),
         ...badReads.slice(0, 20).map((v) => `  bad read: ${v}`),
         ...finalBad.slice(0, 20).map((v) => `  final: ${v}`),
@@ -570,6 +570,11 @@ describe("nemesis: random faults under a mixed load through every node", () => {
    * decides it alike from the stored timestamp). Not confirmed: a failing run's node logs and the
    * tails' delivered sequences are needed. Until fixed, these final-state checks
    * run only with SVC_NEMESIS_STRICT=1; the run above still reports them (console line "final ...").
+   * Since (h31-gap): StreamTail checks each delivery that jumps with the stream leader and reads a
+   * skipped message from it, with a warning SVC_TAIL_GAP on the node's stderr, counted in the line
+   * above ("tail gaps filled from the leader", per node). Strict runs on main with h31-home merged:
+   * 2 of 2 clean without the check (seed 31), 5 of 5 clean with it (seeds 31, 33, 31, 34, 33); no gap was filled in any, so the
+   * check's part in it is unproven, and the checks stay opt-in until more runs say so.
    */
   it.skipIf(process.env.SVC_NEMESIS_STRICT !== "1")("afterwards every replica holds every acknowledged write and nothing resurrected; the wallet is the same on every node", () => {
     expect(final, "the run above did not finish").not.toBeNull();
