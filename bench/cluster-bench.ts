@@ -31,9 +31,29 @@ import { callNode, startSvcCluster } from "../test/cluster/svc-cluster.js";
 import { startServerProcess } from "../test/e2e/server-process.js";
 import { summarize } from "./stats.js";
 
-const { values: o } = parseArgs({ options: { dim: { type: "string", default: "256" }, acks: { type: "string", default: "400" }, ingest: { type: "string", default: "20000" }, n: { type: "string", default: "20000" }, queries: { type: "string", default: "300" }, part: { type: "string", default: "all" }, logs: { type: "string", default: "12" }, "stream-ms": { type: "string", default: "6000" }, ones: { type: "string", default: "3000" } } });
-const DIM = Number(o.dim), ACKS = Number(o.acks), INGEST = Number(o.ingest), N = Number(o.n), QUERIES = Number(o.queries), BATCH = 100, IN_FLIGHT = 8;
-const LOGS = Number(o.logs), STREAM_MS = Number(o["stream-ms"]), ONES = Number(o.ones);
+const { values: o } = parseArgs({
+  options: {
+    dim: { type: "string", default: "256" },
+    acks: { type: "string", default: "400" },
+    ingest: { type: "string", default: "20000" },
+    n: { type: "string", default: "20000" },
+    queries: { type: "string", default: "300" },
+    part: { type: "string", default: "all" },
+    logs: { type: "string", default: "12" },
+    "stream-ms": { type: "string", default: "6000" },
+    ones: { type: "string", default: "3000" },
+  },
+});
+const DIM = Number(o.dim),
+  ACKS = Number(o.acks),
+  INGEST = Number(o.ingest),
+  N = Number(o.n),
+  QUERIES = Number(o.queries),
+  BATCH = 100,
+  IN_FLIGHT = 8;
+const LOGS = Number(o.logs),
+  STREAM_MS = Number(o["stream-ms"]),
+  ONES = Number(o.ones);
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
 let seed = 7;
@@ -66,14 +86,19 @@ async function measure(name: string, c: Collection): Promise<LogRun> {
         const start = next;
         next += BATCH;
         if (start >= INGEST) return;
-        await c.upsert("", Array.from({ length: Math.min(BATCH, INGEST - start) }, (_, j) => vec(`i${start + j}`)));
+        await c.upsert(
+          "",
+          Array.from({ length: Math.min(BATCH, INGEST - start) }, (_, j) => vec(`i${start + j}`)),
+        );
       }
     }),
   );
   const ingestPerSec = (INGEST / (performance.now() - t0)) * 1000;
   const ack = summarize(acks);
   const run = { name, ackP50Ms: ack.p50, ackP99Ms: ack.p99, ingestPerSec };
-  log(`${name.padEnd(28)} ack p50 ${run.ackP50Ms.toFixed(2)} ms  p99 ${run.ackP99Ms.toFixed(2)} ms  ingest ${Math.round(ingestPerSec).toLocaleString("en-US")} vectors/s`);
+  log(
+    `${name.padEnd(28)} ack p50 ${run.ackP50Ms.toFixed(2)} ms  p99 ${run.ackP99Ms.toFixed(2)} ms  ingest ${Math.round(ingestPerSec).toLocaleString("en-US")} vectors/s`,
+  );
   return run;
 }
 
@@ -83,30 +108,39 @@ const pool = new ScanPool(kernels, { threads: 1 });
 const nats = await startNatsCluster(3, "svc-bench");
 const nc = await connect({ servers: nats.urls, maxReconnectAttempts: -1 });
 try {
-  log(`cluster bench: ${DIM}-d vectors, ${ACKS} sequential one-vector upserts, ingest ${INGEST} in batches of ${BATCH}, ${IN_FLIGHT} in flight`);
-  const open = (dir: string, openLog?: OpenLog) => Collection.open(join(root, dir), { kernels, pool, dimension: DIM, metric: "cosine", durability: "batch", openLog });
+  log(
+    `cluster bench: ${DIM}-d vectors, ${ACKS} sequential one-vector upserts, ingest ${INGEST} in batches of ${BATCH}, ${IN_FLIGHT} in flight`,
+  );
+  const open = (dir: string, openLog?: OpenLog) =>
+    Collection.open(join(root, dir), { kernels, pool, dimension: DIM, metric: "cosine", durability: "batch", openLog });
   const runs: LogRun[] = [];
   if (o.part === "all") {
-  const wal = await open("wal");
-  runs.push(await measure("single node: WAL (fsync)", wal));
-  await wal.close();
-  await ensureLogStream(nc, { replicas: 3 });
-  const js = await open("js", jetStreamLog(nc, { name: "bench" }));
-  runs.push(await measure("cluster: JetStream R3", js));
-  await js.close();
-  // catch-up: a new replica (an empty directory) replays the log's whole subject into its collection
-  const t1 = performance.now();
-  const fresh = await open("js-new", jetStreamLog(nc, { name: "bench" }));
-  const replaySec = (performance.now() - t1) / 1000;
-  const replayed = fresh.stats().totalVectorCount;
-  log(`catch-up of a new replica: ${replayed.toLocaleString("en-US")} vectors (${ACKS + 20} one-vector frames, ${Math.ceil(INGEST / BATCH)} of ${BATCH}) replayed in ${replaySec.toFixed(2)} s: ${Math.round(replayed / replaySec).toLocaleString("en-US")} vectors/s`);
-  await fresh.close();
-  const [w, j] = runs as [LogRun, LogRun];
-  log(`ratios (JetStream / WAL): ack p50 ${(j.ackP50Ms / w.ackP50Ms).toFixed(2)}x, p99 ${(j.ackP99Ms / w.ackP99Ms).toFixed(2)}x, ingest ${(j.ingestPerSec / w.ingestPerSec).toFixed(2)}x`);
+    const wal = await open("wal");
+    runs.push(await measure("single node: WAL (fsync)", wal));
+    await wal.close();
+    await ensureLogStream(nc, { replicas: 3 });
+    const js = await open("js", jetStreamLog(nc, { name: "bench" }));
+    runs.push(await measure("cluster: JetStream R3", js));
+    await js.close();
+    // catch-up: a new replica (an empty directory) replays the log's whole subject into its collection
+    const t1 = performance.now();
+    const fresh = await open("js-new", jetStreamLog(nc, { name: "bench" }));
+    const replaySec = (performance.now() - t1) / 1000;
+    const replayed = fresh.stats().totalVectorCount;
+    log(
+      `catch-up of a new replica: ${replayed.toLocaleString("en-US")} vectors (${ACKS + 20} one-vector frames, ${Math.ceil(INGEST / BATCH)} of ${BATCH}) replayed in ${replaySec.toFixed(2)} s: ${Math.round(replayed / replaySec).toLocaleString("en-US")} vectors/s`,
+    );
+    await fresh.close();
+    const [w, j] = runs as [LogRun, LogRun];
+    log(
+      `ratios (JetStream / WAL): ack p50 ${(j.ackP50Ms / w.ackP50Ms).toFixed(2)}x, p99 ${(j.ackP99Ms / w.ackP99Ms).toFixed(2)}x, ingest ${(j.ingestPerSec / w.ingestPerSec).toFixed(2)}x`,
+    );
   }
 
   const leaders = await ensureLogStreams(nc, { replicas: 3 });
-  log(`\nlog streams: ${LOGS} logs, one frame in flight each, ${STREAM_MS} ms per run; leaders ${leaders.map((l, i) => `${logStreamName(i)}@${l}`).join(", ")}`);
+  log(
+    `\nlog streams: ${LOGS} logs, one frame in flight each, ${STREAM_MS} ms per run; leaders ${leaders.map((l, i) => `${logStreamName(i)}@${l}`).join(", ")}`,
+  );
   const conns = await Promise.all(nats.urls.map((_, i) => connect({ servers: [nats.urls[i]!, ...nats.urls], maxReconnectAttempts: -1 })));
   try {
     for (const vectors of [1, BATCH]) {
@@ -143,7 +177,15 @@ function natsCpu(): Map<string, number> {
 async function streamRun(conns: Awaited<ReturnType<typeof connect>>[], streams: number, vectors: number): Promise<number> {
   const run = `s${streams}v${vectors}`;
   const logs = await Promise.all(
-    Array.from({ length: LOGS }, async (_, i) => (await jetStreamLog(conns[i % conns.length]!, { name: `tp.${run}.${i}`, stream: logStreamName(i % streams) })({ onFrame: () => undefined })).log),
+    Array.from(
+      { length: LOGS },
+      async (_, i) =>
+        (
+          await jetStreamLog(conns[i % conns.length]!, { name: `tp.${run}.${i}`, stream: logStreamName(i % streams) })({
+            onFrame: () => undefined,
+          })
+        ).log,
+    ),
   );
   const body = { ns: "", vectors: Array.from({ length: vectors }, (_, k) => ({ id: `x${k}`, values: vec("x").values })) };
   for (const l of logs) await l.append(1, body); // warm-up
@@ -166,7 +208,9 @@ async function streamRun(conns: Awaited<ReturnType<typeof connect>>[], streams: 
   const cpu = [...natsCpu()].map(([n, c]) => `${n} ${Math.round(((c - (cpu0.get(n) ?? 0)) / frames) * 1e6)}`).join(", ");
   for (const l of logs) await l.close();
   const a = summarize(acks);
-  log(`  ${String(streams).padStart(2)} stream(s), ${String(vectors).padStart(3)}-vector frames: ${Math.round(perSec).toLocaleString("en-US").padStart(6)} frames/s (${Math.round(perSec * vectors).toLocaleString("en-US")} vectors/s), ack p50 ${a.p50.toFixed(2)} ms p99 ${a.p99.toFixed(2)} ms; nats-server CPU µs/frame: ${cpu}`);
+  log(
+    `  ${String(streams).padStart(2)} stream(s), ${String(vectors).padStart(3)}-vector frames: ${Math.round(perSec).toLocaleString("en-US").padStart(6)} frames/s (${Math.round(perSec * vectors).toLocaleString("en-US")} vectors/s), ack p50 ${a.p50.toFixed(2)} ms p99 ${a.p99.toFixed(2)} ms; nats-server CPU µs/frame: ${cpu}`,
+  );
   return perSec;
 }
 
@@ -200,8 +244,15 @@ async function served(name: string, urls: string[], key: string | null): Promise
     if (r.status >= 300) throw new Error(`${path}: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body;
   };
-  await post(0, "/v1/indexes", { name: "bench", dimension: DIM, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } });
-  for (let i = 0; i < urls.length; i++) for (let t = 0; (await callNode(urls[i]!, "GET", "/v1/indexes/bench/describe_index_stats", undefined, key)).status !== 200; t++) await new Promise((r) => setTimeout(r, 100));
+  await post(0, "/v1/indexes", {
+    name: "bench",
+    dimension: DIM,
+    metric: "cosine",
+    spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+  });
+  for (let i = 0; i < urls.length; i++)
+    for (let t = 0; (await callNode(urls[i]!, "GET", "/v1/indexes/bench/describe_index_stats", undefined, key)).status !== 200; t++)
+      await new Promise((r) => setTimeout(r, 100));
   let next = 0;
   const t0 = performance.now();
   await Promise.all(
@@ -210,13 +261,16 @@ async function served(name: string, urls: string[], key: string | null): Promise
         const start = next;
         next += BATCH;
         if (start >= N) return;
-        await post(b, "/v1/indexes/bench/vectors/upsert", { vectors: Array.from({ length: Math.min(BATCH, N - start) }, (_, j) => json(vec(`v${start + j}`))) });
+        await post(b, "/v1/indexes/bench/vectors/upsert", {
+          vectors: Array.from({ length: Math.min(BATCH, N - start) }, (_, j) => json(vec(`v${start + j}`))),
+        });
       }
     }),
   );
   const ingestPerSec = (N / (performance.now() - t0)) * 1000;
   const last = urls.length - 1;
-  while (((await post(last, "/v1/indexes/bench/describe_index_stats", {})).totalVectorCount as number) < N) await new Promise((r) => setTimeout(r, 100));
+  while (((await post(last, "/v1/indexes/bench/describe_index_stats", {})).totalVectorCount as number) < N)
+    await new Promise((r) => setTimeout(r, 100));
   const qs = Array.from({ length: 64 }, () => json(vec("")).values);
   for (let i = 0; i < 30; i++) await post(last, "/v1/indexes/bench/query", { vector: qs[i % 64], topK: 10 });
   const lat: number[] = [];
@@ -229,7 +283,9 @@ async function served(name: string, urls: string[], key: string | null): Promise
   const queriesPerSec = await rate(QUERIES * 2, (i) => post(i, "/v1/indexes/bench/query", { vector: qs[i % 64], topK: 10 }));
   const onesPerSec = await rate(ONES, (i) => post(i, "/v1/indexes/bench/vectors/upsert", { vectors: [json(vec(`o${i}`))] }));
   const run = { name, ingestPerSec, queryP50Ms: q.p50, queryP99Ms: q.p99, onesPerSec, queriesPerSec };
-  log(`${name.padEnd(36)} ingest ${Math.round(ingestPerSec).toLocaleString("en-US")} vectors/s  query p50 ${q.p50.toFixed(2)} ms  p99 ${q.p99.toFixed(2)} ms  ${Math.round(queriesPerSec)} queries/s  ${Math.round(onesPerSec)} one-vector upserts/s (${IN_FLIGHT} in flight)`);
+  log(
+    `${name.padEnd(36)} ingest ${Math.round(ingestPerSec).toLocaleString("en-US")} vectors/s  query p50 ${q.p50.toFixed(2)} ms  p99 ${q.p99.toFixed(2)} ms  ${Math.round(queriesPerSec)} queries/s  ${Math.round(onesPerSec)} one-vector upserts/s (${IN_FLIGHT} in flight)`,
+  );
   return run;
 }
 
@@ -249,7 +305,9 @@ try {
 const cluster = await startSvcCluster(3);
 try {
   const three = await served("3 nodes, 4 shards x 2 replicas (R3 log)", cluster.urls, cluster.adminKey);
-  log(`ratios (cluster / single): batches ${(three.ingestPerSec / one.ingestPerSec).toFixed(2)}x, one-vector upserts ${(three.onesPerSec / one.onesPerSec).toFixed(2)}x, queries/s ${(three.queriesPerSec / one.queriesPerSec).toFixed(2)}x; query p50 ${(three.queryP50Ms / one.queryP50Ms).toFixed(2)}x, p99 ${(three.queryP99Ms / one.queryP99Ms).toFixed(2)}x`);
+  log(
+    `ratios (cluster / single): batches ${(three.ingestPerSec / one.ingestPerSec).toFixed(2)}x, one-vector upserts ${(three.onesPerSec / one.onesPerSec).toFixed(2)}x, queries/s ${(three.queriesPerSec / one.queriesPerSec).toFixed(2)}x; query p50 ${(three.queryP50Ms / one.queryP50Ms).toFixed(2)}x, p99 ${(three.queryP99Ms / one.queryP99Ms).toFixed(2)}x`,
+  );
 } finally {
   await cluster.stop();
   await pool.close();

@@ -70,7 +70,11 @@ export function parseDocs(text: string): CranDoc[] {
 }
 
 export function parseQueries(text: string): CranQuery[] {
-  return records(text).map(({ id, fields }, i) => ({ ordinal: i + 1, label: id, text: (fields.get("W") ?? "").trim().replace(/\s+/g, " ") }));
+  return records(text).map(({ id, fields }, i) => ({
+    ordinal: i + 1,
+    label: id,
+    text: (fields.get("W") ?? "").trim().replace(/\s+/g, " "),
+  }));
 }
 
 export function parseQrels(text: string): Map<number, Map<number, number>> {

@@ -28,7 +28,6 @@ export interface DirectoryRun {
   result: DirectoryResult;
 }
 
-
 /** Businesses exactly as `svc directory import` would build them from the generator's lines. */
 export function generatedBusinesses(n: number, seed: number): Business[] {
   const today = isoDate(Date.parse("2026-11-23T00:00:00Z"));
@@ -43,17 +42,37 @@ export function generatedBusinesses(n: number, seed: number): Business[] {
 
 type Kind = { kind: string; make: (b: Business, r: () => number) => SearchQuery };
 const KINDS: Kind[] = [
-  { kind: "category + town (all words)", make: (b) => ({ q: `${b.fields.category.value} ${b.fields.address!.value.locality}`, limit: 20, offset: 0 }) },
-  { kind: "service phrase", make: (b, r) => ({ q: b.fields.services!.value[Math.floor(r() * b.fields.services!.value.length)]!, limit: 20, offset: 0 }) },
-  { kind: "service word + town", make: (b) => ({ q: `${b.fields.services!.value[0]!.split(" ")[0]} ${b.fields.areas!.value.at(-1)}`, limit: 20, offset: 0 }) },
+  {
+    kind: "category + town (all words)",
+    make: (b) => ({ q: `${b.fields.category.value} ${b.fields.address!.value.locality}`, limit: 20, offset: 0 }),
+  },
+  {
+    kind: "service phrase",
+    make: (b, r) => ({ q: b.fields.services!.value[Math.floor(r() * b.fields.services!.value.length)]!, limit: 20, offset: 0 }),
+  },
+  {
+    kind: "service word + town",
+    make: (b) => ({ q: `${b.fields.services!.value[0]!.split(" ")[0]} ${b.fields.areas!.value.at(-1)}`, limit: 20, offset: 0 }),
+  },
   { kind: "prefix (4 letters of the category)", make: (b) => ({ q: b.fields.category.value.slice(0, 4), limit: 20, offset: 0 }) },
-  { kind: "partial fallback (one word matches nothing)", make: (b) => ({ q: `${b.fields.category.value} xylophone`, limit: 20, offset: 0 }) },
-  { kind: "category filter + town", make: (b) => ({ q: b.fields.address!.value.locality, category: b.fields.category.value, limit: 20, offset: 0 }) },
+  {
+    kind: "partial fallback (one word matches nothing)",
+    make: (b) => ({ q: `${b.fields.category.value} xylophone`, limit: 20, offset: 0 }),
+  },
+  {
+    kind: "category filter + town",
+    make: (b) => ({ q: b.fields.address!.value.locality, category: b.fields.category.value, limit: 20, offset: 0 }),
+  },
   { kind: "name words (2)", make: (b) => ({ q: b.fields.name.value.split(" ").slice(0, 2).join(" "), limit: 20, offset: 0 }) },
   { kind: "empty query, page 50", make: () => ({ q: "", limit: 20, offset: 1000 }) },
 ];
 
-export async function runDirectoryBench(opts: { n: number; queries: number; seed?: number; log: (line: string) => void }): Promise<DirectoryResult> {
+export async function runDirectoryBench(opts: {
+  n: number;
+  queries: number;
+  seed?: number;
+  log: (line: string) => void;
+}): Promise<DirectoryResult> {
   const seed = opts.seed ?? 20261123;
   const { log } = opts;
   let t0 = performance.now();
@@ -88,7 +107,12 @@ export async function runDirectoryBench(opts: { n: number; queries: number; seed
     const latency = summarize(times.get(k.kind)!);
     const example = plan.find((p) => p.kind === k.kind)!.q;
     log(`  ${k.kind}: p50 ${latency.p50.toFixed(3)} ms, p99 ${latency.p99.toFixed(3)} ms`);
-    return { kind: k.kind, example: JSON.stringify({ q: example.q, ...(example.category ? { category: example.category } : {}) }), meanTotal: Math.round(totals.get(k.kind)! / latency.samples), latency };
+    return {
+      kind: k.kind,
+      example: JSON.stringify({ q: example.q, ...(example.category ? { category: example.category } : {}) }),
+      meanTotal: Math.round(totals.get(k.kind)! / latency.samples),
+      latency,
+    };
   });
 
   const base = "http://127.0.0.1:8080";
@@ -106,7 +130,10 @@ export async function runDirectoryBench(opts: { n: number; queries: number; seed
   const render = { ...summarize(renderTimes), meanBytes: Math.round(bytes / renderTimes.length) };
   log(`profile page render: p50 ${render.p50.toFixed(3)} ms, p99 ${render.p99.toFixed(3)} ms, ${render.meanBytes} bytes`);
   t0 = performance.now();
-  const text = llmsFull(bs.filter((b) => b.listed), base);
+  const text = llmsFull(
+    bs.filter((b) => b.listed),
+    base,
+  );
   const llms = { ms: performance.now() - t0, bytes: Buffer.byteLength(text) };
   log(`llms-full.txt of ${opts.n.toLocaleString("en-US")} profiles: ${llms.ms.toFixed(0)} ms, ${(llms.bytes / 2 ** 20).toFixed(1)} MiB`);
   return { n: opts.n, seed, generateMs, buildMs, queries: opts.queries, search, byKind, render, llmsFull: llms, loadAvg };
@@ -131,7 +158,10 @@ export function renderDirectorySection(run: DirectoryRun): string {
     "",
     "| query kind | example | mean matches | p50 ms | p99 ms |",
     "|---|---|---:|---:|---:|",
-    ...r.byKind.map((k) => `| ${k.kind} | \`${k.example.replace(/\|/g, "\\|")}\` | ${k.meanTotal.toLocaleString("en-US")} | ${f(k.latency.p50)} | ${f(k.latency.p99)} |`),
+    ...r.byKind.map(
+      (k) =>
+        `| ${k.kind} | \`${k.example.replace(/\|/g, "\\|")}\` | ${k.meanTotal.toLocaleString("en-US")} | ${f(k.latency.p50)} | ${f(k.latency.p99)} |`,
+    ),
     "",
     `Profile page (GET /businesses/{id} body: HTML + JSON-LD), ${r.render.samples} random profiles: p50 ${f(r.render.p50)} ms, p99 ${f(r.render.p99)} ms, ${r.render.meanBytes.toLocaleString("en-US")} bytes on average.`,
     `llms-full.txt over all ${r.n.toLocaleString("en-US")} profiles: ${f(r.llmsFull.ms, 0)} ms, ${(r.llmsFull.bytes / 2 ** 20).toFixed(1)} MiB.`,
@@ -140,4 +170,3 @@ export function renderDirectorySection(run: DirectoryRun): string {
   ];
   return lines.join("\n");
 }
-

@@ -61,7 +61,10 @@ async function oneBitRecall(c: Cranfield, docs: Float32Array, queries: Float32Ar
   const pool = new ScanPool(kernels, { threads: 1 });
   try {
     const col = await Collection.open(join(dir, "c"), { kernels, pool, dimension: DIMENSION, durability: "none" });
-    await col.upsert("", c.docs.map((d, i) => ({ id: String(d.id), values: docs.subarray(i * DIMENSION, (i + 1) * DIMENSION) })));
+    await col.upsert(
+      "",
+      c.docs.map((d, i) => ({ id: String(d.id), values: docs.subarray(i * DIMENSION, (i + 1) * DIMENSION) })),
+    );
     await col.settled();
     let full = 0;
     let bitsOnly = 0;
@@ -92,7 +95,9 @@ export async function runEncoderBench(o: { log: (line: string) => void; seeds?: 
   const lexicon = new Lexicon(table);
   const enc = new TextEncoder1024(lexicon);
   const loadMs = performance.now() - t0;
-  log(`word table: ${table.count} words x ${table.dims} dims, ${(table.manifest.bytes / 1e6).toFixed(1)} MB, loaded and verified in ${loadMs.toFixed(0)} ms (${enc.id})`);
+  log(
+    `word table: ${table.count} words x ${table.dims} dims, ${(table.manifest.bytes / 1e6).toFixed(1)} MB, loaded and verified in ${loadMs.toFixed(0)} ms (${enc.id})`,
+  );
 
   const bm25 = new Bm25Index();
   for (const d of c.docs) bm25.add(String(d.id), docText(d));
@@ -101,7 +106,8 @@ export async function runEncoderBench(o: { log: (line: string) => void; seeds?: 
   const hybRuns = c.queries.map((_, i) => rrf([bmRuns[i]!, vec.runs[i]!], RRF_K));
   const score = (runs: number[][]) => ({ graded: meanNdcg(c, runs, false), binary: meanNdcg(c, runs, true) });
   const ndcg10 = { bm25: score(bmRuns), vector: score(vec.runs), hybrid: score(hybRuns) };
-  for (const [name, s] of Object.entries(ndcg10)) log(`nDCG@10 ${name.padEnd(6)} graded ${s.graded.toFixed(4)}  binary ${s.binary.toFixed(4)}`);
+  for (const [name, s] of Object.entries(ndcg10))
+    log(`nDCG@10 ${name.padEnd(6)} graded ${s.graded.toFixed(4)}  binary ${s.binary.toFixed(4)}`);
 
   const seedSpread: EncoderResult["seedSpread"] = [];
   for (let s = 1; s <= (o.seeds ?? 5); s++) {
@@ -110,7 +116,9 @@ export async function runEncoderBench(o: { log: (line: string) => void; seeds?: 
   }
   log(`vector nDCG@10 under ${seedSpread.length} other hash seeds: ${seedSpread.map((x) => x.graded.toFixed(4)).join(", ")}`);
   const all = [ndcg10.vector.graded, ...seedSpread.map((x) => x.graded)];
-  log(`vector nDCG@10 over ${all.length} seeds (shipped + others): mean ${(all.reduce((a, b) => a + b, 0) / all.length).toFixed(4)}, range ${Math.min(...all).toFixed(4)}-${Math.max(...all).toFixed(4)}`);
+  log(
+    `vector nDCG@10 over ${all.length} seeds (shipped + others): mean ${(all.reduce((a, b) => a + b, 0) / all.length).toFixed(4)}, range ${Math.min(...all).toFixed(4)}-${Math.max(...all).toFixed(4)}`,
+  );
 
   const words = (texts: string[]) => texts.reduce((s, t) => s + t.split(/\s+/).filter(Boolean).length, 0) / texts.length;
   const short = [...c.docs.map((d) => d.title.replace(/\s+/g, " ")), ...c.queries.map((q) => q.text)];
@@ -119,10 +127,13 @@ export async function runEncoderBench(o: { log: (line: string) => void; seeds?: 
     { name: "short texts (Cranfield titles and queries)", texts: short.length, meanWords: words(short), perSec: textsPerSec(enc, short) },
     { name: "Cranfield documents (title + abstract)", texts: long.length, meanWords: words(long), perSec: textsPerSec(enc, long) },
   ];
-  for (const t of throughput) log(`${t.name}: ${Math.round(t.perSec).toLocaleString("en-US")} texts/s on one core (mean ${t.meanWords.toFixed(1)} words)`);
+  for (const t of throughput)
+    log(`${t.name}: ${Math.round(t.perSec).toLocaleString("en-US")} texts/s on one core (mean ${t.meanWords.toFixed(1)} words)`);
 
   const oneBit = await oneBitRecall(c, vec.docs, vec.queries, vec.runs);
-  log(`recall@10 vs exact cosine: svc pipeline ${oneBit.defaultPipeline.toFixed(3)}, Hamming top-10 alone ${oneBit.hammingTop10Only.toFixed(3)}`);
+  log(
+    `recall@10 vs exact cosine: svc pipeline ${oneBit.defaultPipeline.toFixed(3)}, Hamming top-10 alone ${oneBit.hammingTop10Only.toFixed(3)}`,
+  );
 
   return {
     encoderId: enc.id,

@@ -22,14 +22,26 @@ export interface EngineResult {
   checkpointSeconds: number;
   restart: { openMs: number; rssAfterOpenMB: number; peakRssMB: number; count: number };
   /** stages: mean ms per query in filter compile, 1-bit scan, asymmetric estimate, exact rescoring (values read from disk / page cache). */
-  queries: Array<{ name: string; plan: string; latency: Latency; stages: Record<"filter" | "scan" | "estimate" | "rescore", number>; recallAt10: number; recallQueries: number }>;
+  queries: Array<{
+    name: string;
+    plan: string;
+    latency: Latency;
+    stages: Record<"filter" | "scan" | "estimate" | "rescore", number>;
+    recallAt10: number;
+    recallQueries: number;
+  }>;
   /** The same vectors and metadata into sqlite-vec (vec0 float[D] + integer column, WAL, synchronous=FULL, one transaction per batch). */
   peerIngest: { engine: string; n: number; perSec: number };
 }
 
 const SEED = 20261122;
 
-export async function runEngineBench(o: { n: number; dim: number; recallQueries: number; log: (line: string) => void }): Promise<EngineResult> {
+export async function runEngineBench(o: {
+  n: number;
+  dim: number;
+  recallQueries: number;
+  log: (line: string) => void;
+}): Promise<EngineResult> {
   const { n, dim, log } = o;
   const dir = mkdtempSync(join(tmpdir(), "svc-engine-bench-"));
   const BATCH = 1000;
@@ -50,13 +62,17 @@ export async function runEngineBench(o: { n: number; dim: number; recallQueries:
       for (let j = 0; j < count; j++) data.write(start + j, values, j * dim);
       batches.push(values);
     }
-    log(`generated ${n.toLocaleString("en-US")} x ${dim} clustered vectors in ${((performance.now() - tg) / 1000).toFixed(1)} s (not timed below)`);
+    log(
+      `generated ${n.toLocaleString("en-US")} x ${dim} clustered vectors in ${((performance.now() - tg) / 1000).toFixed(1)} s (not timed below)`,
+    );
 
     // Peer first, on the first batches (up to 100k vectors), same disk.
     const peerBatches = batches.slice(0, Math.ceil(Math.min(n, 100_000) / BATCH));
     const peer = sqliteVecDurableIngest(join(dir, "peer.sqlite"), dim, peerBatches);
     rmSync(join(dir, "peer.sqlite"), { force: true });
-    log(`sqlite-vec durable ingest: ${Math.round(peer.perSec).toLocaleString("en-US")} vectors/s (${peer.n.toLocaleString("en-US")} vectors)`);
+    log(
+      `sqlite-vec durable ingest: ${Math.round(peer.perSec).toLocaleString("en-US")} vectors/s (${peer.n.toLocaleString("en-US")} vectors)`,
+    );
 
     // Durable ingest: batches of 1000 with metadata, 4 in flight (group commit shares fsyncs).
     const t0 = performance.now();
@@ -65,7 +81,14 @@ export async function runEngineBench(o: { n: number; dim: number; recallQueries:
     const one = async (start: number) => {
       const values = batches[start / BATCH]!;
       const count = values.length / dim;
-      await c.upsert("", Array.from({ length: count }, (_, j) => ({ id: String(start + j), values: values.subarray(j * dim, (j + 1) * dim), metadata: { bucket: (start + j) % 100 } })));
+      await c.upsert(
+        "",
+        Array.from({ length: count }, (_, j) => ({
+          id: String(start + j),
+          values: values.subarray(j * dim, (j + 1) * dim),
+          metadata: { bucket: (start + j) % 100 },
+        })),
+      );
       batches[start / BATCH] = new Float32Array(0);
     };
     const worker = async () => {
@@ -92,7 +115,9 @@ export async function runEngineBench(o: { n: number; dim: number; recallQueries:
       walMBPerSec: walStats.bytes / 2 ** 20 / ((tAck - t0) / 1000),
       fsyncs: walStats.syncs,
     };
-    log(`durable ingest: ${Math.round(ingest.ackedPerSec).toLocaleString("en-US")} vectors/s acknowledged, ${Math.round(ingest.visiblePerSec).toLocaleString("en-US")} vectors/s visible (${ingest.walMBPerSec.toFixed(0)} MB/s WAL, ${ingest.fsyncs} fsyncs)`);
+    log(
+      `durable ingest: ${Math.round(ingest.ackedPerSec).toLocaleString("en-US")} vectors/s acknowledged, ${Math.round(ingest.visiblePerSec).toLocaleString("en-US")} vectors/s visible (${ingest.walMBPerSec.toFixed(0)} MB/s WAL, ${ingest.fsyncs} fsyncs)`,
+    );
     const visibleUnderLoad = summarize(c.visibleDelays.splice(0));
     log(`ack -> visible at full ingest: p50 ${visibleUnderLoad.p50.toFixed(2)} ms, p99 ${visibleUnderLoad.p99.toFixed(2)} ms`);
 
@@ -109,14 +134,21 @@ export async function runEngineBench(o: { n: number; dim: number; recallQueries:
       const start = n + i * 10;
       const values = new Float32Array(10 * dim);
       for (let j = 0; j < 10; j++) data.write(start + j, values, j * dim);
-      pending.push(c.upsert("steady", Array.from({ length: 10 }, (_, j) => ({ id: String(start + j), values: values.subarray(j * dim, (j + 1) * dim) }))));
+      pending.push(
+        c.upsert(
+          "steady",
+          Array.from({ length: 10 }, (_, j) => ({ id: String(start + j), values: values.subarray(j * dim, (j + 1) * dim) })),
+        ),
+      );
       const due = tS + (i + 1) * 2;
       while (performance.now() < due) await new Promise((r) => setImmediate(r));
     }
     await Promise.all(pending);
     await c.settled();
     const visibleSteady = { ...summarize(c.visibleDelays.splice(0)), rate: (steadyN * 10) / ((performance.now() - tS) / 1000) };
-    log(`ack -> visible at ${Math.round(visibleSteady.rate)} vectors/s: p50 ${visibleSteady.p50.toFixed(2)} ms, p99 ${visibleSteady.p99.toFixed(2)} ms`);
+    log(
+      `ack -> visible at ${Math.round(visibleSteady.rate)} vectors/s: p50 ${visibleSteady.p50.toFixed(2)} ms, p99 ${visibleSteady.p99.toFixed(2)} ms`,
+    );
     await c.delete("steady", { deleteAll: true });
 
     const tC = performance.now();
@@ -127,13 +159,20 @@ export async function runEngineBench(o: { n: number; dim: number; recallQueries:
 
     // Restart in a fresh process: open time and RSS as a user sees them, then queries.
     const child = fileURLToPath(new URL("./engine/open-child.ts", import.meta.url));
-    const r = spawnSync(process.execPath, ["--import", "tsx", child, join(dir, "c"), String(n), String(SEED), String(o.recallQueries)], { encoding: "utf8", maxBuffer: 1 << 24 });
+    const r = spawnSync(process.execPath, ["--import", "tsx", child, join(dir, "c"), String(n), String(SEED), String(o.recallQueries)], {
+      encoding: "utf8",
+      maxBuffer: 1 << 24,
+    });
     if (r.status !== 0) throw new Error(`open-child failed: ${r.stderr}`);
     const res = JSON.parse(r.stdout.trim().split("\n").pop()!);
-    log(`restart: open ${res.openMs.toFixed(0)} ms for ${res.count.toLocaleString("en-US")} vectors, RSS ${res.rssAfterOpenMB} MB after open, peak ${res.peakRssMB} MB`);
+    log(
+      `restart: open ${res.openMs.toFixed(0)} ms for ${res.count.toLocaleString("en-US")} vectors, RSS ${res.rssAfterOpenMB} MB after open, peak ${res.peakRssMB} MB`,
+    );
     for (const q of res.queries) {
       const st = q.stages;
-      log(`  top-10 ${q.name}: ${q.plan}, p50 ${q.latency.p50.toFixed(2)} ms, p99 ${q.latency.p99.toFixed(2)} ms (mean filter ${st.filter.toFixed(2)} / scan ${st.scan.toFixed(2)} / estimate ${st.estimate.toFixed(2)} / rescore ${st.rescore.toFixed(2)} ms), recall@10 ${q.recallAt10.toFixed(3)} (${q.recallQueries} queries)`);
+      log(
+        `  top-10 ${q.name}: ${q.plan}, p50 ${q.latency.p50.toFixed(2)} ms, p99 ${q.latency.p99.toFixed(2)} ms (mean filter ${st.filter.toFixed(2)} / scan ${st.scan.toFixed(2)} / estimate ${st.estimate.toFixed(2)} / rescore ${st.rescore.toFixed(2)} ms), recall@10 ${q.recallAt10.toFixed(3)} (${q.recallQueries} queries)`,
+      );
     }
     return {
       n,

@@ -41,7 +41,13 @@ function line(name: string, value: string): void {
 }
 
 /** p50/p99 of `calls` evaluations (after warm-up) on one universe; checks the answer never changes. */
-function sample(index: MetadataIndex, name: string, raw: unknown, universe: RoaringBitmap32, calls: number): { p50: number; p99: number; size: number } {
+function sample(
+  index: MetadataIndex,
+  name: string,
+  raw: unknown,
+  universe: RoaringBitmap32,
+  calls: number,
+): { p50: number; p99: number; size: number } {
   const filter = parseFilter(raw)!;
   let size = -1;
   for (let i = 0; i < 20; i++) size = index.evaluate(filter, universe).size;
@@ -60,7 +66,10 @@ function timeEvaluate(index: MetadataIndex, name: string, raw: unknown, universe
   const all = sample(index, name, raw, universes[0], calls);
   const holey = sample(index, name, raw, universes[1], calls);
   const pct = ((100 * all.size) / universes[0].size).toFixed(1);
-  line(`evaluate ${name} (${pct}%)`, `p50 ${fmt(all.p50)} / ${fmt(holey.p50)} ms  p99 ${fmt(all.p99)} / ${fmt(holey.p99)} ms  est ${index.estimate(parseFilter(raw)!)} (exact ${all.size})`);
+  line(
+    `evaluate ${name} (${pct}%)`,
+    `p50 ${fmt(all.p50)} / ${fmt(holey.p50)} ms  p99 ${fmt(all.p99)} / ${fmt(holey.p99)} ms  est ${index.estimate(parseFilter(raw)!)} (exact ${all.size})`,
+  );
 }
 
 function main(): void {
@@ -72,7 +81,7 @@ function main(): void {
   let t0 = performance.now();
   let validated = 0;
   for (let i = 0; i < N; i++) validated += Object.keys(validateMetadata(rows[i], "metadata")).length;
-  line("validateMetadata (4 fields per row)", `${fmt(((ms(t0) * 1000) / N))} us/row (${validated} values)`);
+  line("validateMetadata (4 fields per row)", `${fmt((ms(t0) * 1000) / N)} us/row (${validated} values)`);
 
   let index = new MetadataIndex();
   t0 = performance.now();
@@ -93,7 +102,10 @@ function main(): void {
   t0 = performance.now();
   index.evaluate(parseFilter({ category: "cat7", tags: "tag3", published: true })!, live);
   line("first string/bool query (flushes buffered postings)", `${fmt(ms(t0))} ms`);
-  line("roaring native memory of the index", `${fmt((RoaringBitmap32.getRoaringUsedMemory() - roar0) / 2 ** 20)} MB (+ ~12 MB typed arrays: year f64 by row + sorted u32 order)`);
+  line(
+    "roaring native memory of the index",
+    `${fmt((RoaringBitmap32.getRoaringUsedMemory() - roar0) / 2 ** 20)} MB (+ ~12 MB typed arrays: year f64 by row + sorted u32 order)`,
+  );
 
   timeEvaluate(index, "$eq string 1%", { category: "cat7" }, universe);
   timeEvaluate(index, "$eq list element ~4%", { tags: "tag3" }, universe);

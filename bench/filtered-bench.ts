@@ -49,7 +49,10 @@ const CASES = [
 ];
 
 const log = (line: string) => console.log(line);
-const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
 
 async function fill(c: Collection, data: ClusteredVectors, from: number): Promise<void> {
   const t0 = performance.now();
@@ -63,7 +66,14 @@ async function fill(c: Collection, data: ClusteredVectors, from: number): Promis
       const values = new Float32Array(count * DIM);
       for (let j = 0; j < count; j++) data.write(start + j, values, j * DIM);
       const i = (j: number) => start + j;
-      await c.upsert("", Array.from({ length: count }, (_, j) => ({ id: String(i(j)), values: values.subarray(j * DIM, (j + 1) * DIM), metadata: { bucket: i(j) % 100, shard: i(j) % 10 } })));
+      await c.upsert(
+        "",
+        Array.from({ length: count }, (_, j) => ({
+          id: String(i(j)),
+          values: values.subarray(j * DIM, (j + 1) * DIM),
+          metadata: { bucket: i(j) % 100, shard: i(j) % 10 },
+        })),
+      );
       if (performance.now() - last > 5000) {
         last = performance.now();
         log(`  fill: ${start.toLocaleString("en-US")} / ${N.toLocaleString("en-US")}`);
@@ -89,7 +99,9 @@ function truths(dir: string | undefined, data: ClusteredVectors, queries: Float3
 
 async function runCases(c: Collection, label: string, queries: Float32Array[], truth: number[][][]): Promise<void> {
   log(`\n${label} (load average ${load()})`);
-  log(`| query | plan | matched | p50 ms | p99 ms | p50 ms per stage: filter / 1-bit scan / estimate / rescore | lists probed (mean) | recall@10 |`);
+  log(
+    `| query | plan | matched | p50 ms | p99 ms | p50 ms per stage: filter / 1-bit scan / estimate / rescore | lists probed (mean) | recall@10 |`,
+  );
   log(`|---|---|---:|---:|---:|---|---:|---:|`);
   for (const [ci, cs] of CASES.entries()) {
     let plan = "";
@@ -111,14 +123,18 @@ async function runCases(c: Collection, label: string, queries: Float32Array[], t
     const l = summarize(ms);
     // p50 of each stage over all calls (warm-up included: the stages are read from the query's own timings)
     const st = [stages.filter, stages.scan, stages.estimate, stages.rescore].map((x) => summarize(x).p50.toFixed(2)).join(" / ");
-    log(`| ${cs.name} | ${plan} | ${matched.toLocaleString("en-US")} | ${l.p50.toFixed(2)} | ${l.p99.toFixed(2)} | ${st} | ${probed ? probed.toFixed(0) : "-"} | ${(hit / (10 * RECALL)).toFixed(3)} |`);
+    log(
+      `| ${cs.name} | ${plan} | ${matched.toLocaleString("en-US")} | ${l.p50.toFixed(2)} | ${l.p99.toFixed(2)} | ${st} | ${probed ? probed.toFixed(0) : "-"} | ${(hit / (10 * RECALL)).toFixed(3)} |`,
+    );
   }
 }
 
 async function main(): Promise<void> {
   const dir = args.data ?? mkdtempSync(join(tmpdir(), "svc-filtered-bench-"));
   mkdirSync(dir, { recursive: true });
-  log(`filtered-bench: N = ${N.toLocaleString("en-US")} x ${DIM}-d clustered (ann generator, 1000 clusters), cosine, node ${process.version}, load average ${load()}, dir ${dir}`);
+  log(
+    `filtered-bench: N = ${N.toLocaleString("en-US")} x ${DIM}-d clustered (ann generator, 1000 clusters), cosine, node ${process.version}, load average ${load()}, dir ${dir}`,
+  );
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: 2 });
   const path = join(dir, "c");

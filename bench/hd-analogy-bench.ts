@@ -26,7 +26,9 @@ function pct(sorted: number[], p: number): number {
 }
 
 /** Sequential calls (one in flight) per n_feat after a warm-up; build time is the first (uncached) call's table build. */
-export async function runAnalogyBench(opts: { feats?: number[]; calls?: number; seed?: number; threads?: number; dimBits?: number; log?: (line: string) => void } = {}): Promise<AnalogyBenchRun> {
+export async function runAnalogyBench(
+  opts: { feats?: number[]; calls?: number; seed?: number; threads?: number; dimBits?: number; log?: (line: string) => void } = {},
+): Promise<AnalogyBenchRun> {
   const feats = opts.feats ?? [10, 16, 20];
   const calls = opts.calls ?? 200;
   const log = opts.log ?? (() => {});
@@ -54,8 +56,20 @@ export async function runAnalogyBench(opts: { feats?: number[]; calls?: number; 
         if (r.candidate === (a ^ b ^ c)) correct++;
       }
       times.sort((x, y) => x - y);
-      const row: AnalogyBenchRow = { nFeat, items, dimBits: svc.dimBits, tableMiB: (items * svc.dimBits) / 8 / 2 ** 20, buildMs, p50Ms: pct(times, 0.5), p99Ms: pct(times, 0.99), calls, correct };
-      log(`n_feat ${nFeat}: build ${buildMs.toFixed(1)} ms, p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ${correct}/${calls} correct`);
+      const row: AnalogyBenchRow = {
+        nFeat,
+        items,
+        dimBits: svc.dimBits,
+        tableMiB: (items * svc.dimBits) / 8 / 2 ** 20,
+        buildMs,
+        p50Ms: pct(times, 0.5),
+        p99Ms: pct(times, 0.99),
+        calls,
+        correct,
+      };
+      log(
+        `n_feat ${nFeat}: build ${buildMs.toFixed(1)} ms, p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ${correct}/${calls} correct`,
+      );
       rows.push(row);
     }
   } finally {
@@ -71,7 +85,10 @@ export function renderAnalogyBench(run: AnalogyBenchRun): string {
     "",
     "| n_feat | items | D bits | table MiB | build ms | p50 ms | p99 ms | correct |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...run.rows.map((r) => `| ${r.nFeat} | ${r.items.toLocaleString("en-US")} | ${r.dimBits} | ${r.tableMiB.toFixed(1)} | ${r.buildMs.toFixed(1)} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} | ${r.correct}/${r.calls} |`),
+    ...run.rows.map(
+      (r) =>
+        `| ${r.nFeat} | ${r.items.toLocaleString("en-US")} | ${r.dimBits} | ${r.tableMiB.toFixed(1)} | ${r.buildMs.toFixed(1)} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} | ${r.correct}/${r.calls} |`,
+    ),
   ];
   return lines.join("\n") + "\n";
 }

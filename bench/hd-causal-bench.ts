@@ -39,11 +39,16 @@ export interface CausalBenchResult {
  */
 const PZ = [0.5, 0.3, 0.2];
 const PX1_Z = [0.15, 0.5, 0.85];
-const PY1_XZ = [[0.1, 0.4, 0.7], [0.25, 0.55, 0.9]];
+const PY1_XZ = [
+  [0.1, 0.4, 0.7],
+  [0.25, 0.55, 0.9],
+];
 const PARENTS = [[], [0], [0, 1], [], [], [], [], [0], [1], [2]];
 
 function exact(x: number, y: number): { obs: number; int: number } {
-  let num = 0, den = 0, int = 0;
+  let num = 0,
+    den = 0,
+    int = 0;
   for (let z = 0; z < 3; z++) {
     const px = x ? PX1_Z[z]! : 1 - PX1_Z[z]!;
     const py = y ? PY1_XZ[x]![z]! : 1 - PY1_XZ[x]![z]!;
@@ -83,7 +88,13 @@ export async function runHdCausalBench(opts: { worlds?: number; iterations?: num
     await svc.uploadWorlds("bench", "g", { n_vars: 10, vocab_per_var: vocab, worlds, parents: PARENTS });
     const uploadMs = performance.now() - t0;
     await svc.uploadWorlds("bench", "nog", { n_vars: 10, vocab_per_var: vocab, worlds });
-    const q = (query_type: string, x: number, y: number) => ({ query_type, condition_var: 1, condition_value: x, query_var: 2, query_value: y });
+    const q = (query_type: string, x: number, y: number) => ({
+      query_type,
+      condition_var: 1,
+      condition_value: x,
+      query_var: 2,
+      query_value: y,
+    });
     const cases: Array<{ label: string; model: string; type: string }> = [
       { label: "observation", model: "g", type: "observation" },
       { label: "intervention (graph: parents of X)", model: "g", type: "intervention" },
@@ -143,7 +154,10 @@ export function renderHdCausalBench(r: CausalBenchResult): string {
     "",
     "| query | observation | exact P(y\\|x) | intervention (graph) | intervention (no graph) | exact P(y\\|do(x)) |",
     "|---|---:|---:|---:|---:|---:|",
-    ...r.checks.map((c) => `| ${c.query} | ${f(c.observation)} | ${f(c.exactObservation)} | ${f(c.intervention)} | ${f(c.interventionNoGraph)} | ${f(c.exactIntervention)} |`),
+    ...r.checks.map(
+      (c) =>
+        `| ${c.query} | ${f(c.observation)} | ${f(c.exactObservation)} | ${f(c.intervention)} | ${f(c.interventionNoGraph)} | ${f(c.exactIntervention)} |`,
+    ),
     "",
   ];
   return lines.join("\n");

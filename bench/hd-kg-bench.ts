@@ -57,7 +57,11 @@ export function runKgBench(opts: KgBenchOptions = {}): KgBenchResult {
   const pooled: Array<{ c: number; ok: boolean }> = [];
   for (const n of sizes) {
     const rnd = mulberry32((opts.seed ?? 7) + n);
-    const facts: Fact[] = Array.from({ length: n }, (_, i) => ({ subject: `s${i}`, relation: "rel", object: `o${Math.floor(rnd() / 2 ** 32 * objects)}` }));
+    const facts: Fact[] = Array.from({ length: n }, (_, i) => ({
+      subject: `s${i}`,
+      relation: "rel",
+      object: `o${Math.floor((rnd() / 2 ** 32) * objects)}`,
+    }));
     const graph = new Graph(kernels, KG_DEFAULT_SEED);
     try {
       const t0 = performance.now();
@@ -68,7 +72,7 @@ export function runKgBench(opts: KgBenchOptions = {}): KgBenchResult {
       const ms: number[] = [];
       let nulls = 0;
       for (let q = 0; q < queries; q++) {
-        const f = facts[Math.floor(rnd() / 2 ** 32 * n)]!;
+        const f = facts[Math.floor((rnd() / 2 ** 32) * n)]!;
         const t = process.hrtime.bigint();
         const a = graph.query(f.subject, "rel");
         ms.push(Number(process.hrtime.bigint() - t) / 1e6);
@@ -79,9 +83,14 @@ export function runKgBench(opts: KgBenchOptions = {}): KgBenchResult {
       pooled.push(...answers);
       const accuracy = answers.filter((x) => x.ok).length / answers.length;
       points.push({
-        facts: n, accuracy, theoretical: theoreticalAccuracy(n, objects, KG_DIM),
-        meanConfidence: answers.reduce((s, x) => s + x.c, 0) / answers.length, ece: reliability(answers).ece, nulls,
-        latency: summarize(ms), addPerSec,
+        facts: n,
+        accuracy,
+        theoretical: theoreticalAccuracy(n, objects, KG_DIM),
+        meanConfidence: answers.reduce((s, x) => s + x.c, 0) / answers.length,
+        ece: reliability(answers).ece,
+        nulls,
+        latency: summarize(ms),
+        addPerSec,
       });
     } finally {
       graph.dispose();
@@ -120,13 +129,18 @@ export function renderKgBench(r: KgBenchResult): string {
     "",
     "| facts/shard | load | accuracy | theoretical | mean confidence | ECE | null answers | query p50 ms | query p99 ms | adds/s |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...r.points.map((p) => `| ${p.facts} | ${f(p.facts / cap, 2)} | ${f(p.accuracy)} | ${f(p.theoretical)} | ${f(p.meanConfidence)} | ${f(p.ece)} | ${p.nulls} | ${f(p.latency.p50, 3)} | ${f(p.latency.p99, 3)} | ${Math.round(p.addPerSec)} |`),
+    ...r.points.map(
+      (p) =>
+        `| ${p.facts} | ${f(p.facts / cap, 2)} | ${f(p.accuracy)} | ${f(p.theoretical)} | ${f(p.meanConfidence)} | ${f(p.ece)} | ${p.nulls} | ${f(p.latency.p50, 3)} | ${f(p.latency.p99, 3)} | ${Math.round(p.addPerSec)} |`,
+    ),
     "",
     `Calibration pooled over all sizes (ECE ${f(r.pooledEce)}):`,
     "",
     "| confidence bin | answers | mean confidence | accuracy |",
     "|---|---:|---:|---:|",
-    ...r.reliability.filter((b) => b.n > 0).map((b) => `| [${b.lo.toFixed(1)}, ${b.hi.toFixed(1)}) | ${b.n} | ${f(b.confidence)} | ${f(b.accuracy)} |`),
+    ...r.reliability
+      .filter((b) => b.n > 0)
+      .map((b) => `| [${b.lo.toFixed(1)}, ${b.hi.toFixed(1)}) | ${b.n} | ${f(b.confidence)} | ${f(b.accuracy)} |`),
   ];
   return lines.join("\n");
 }

@@ -132,7 +132,13 @@ const int = (x: number) => Math.round(x).toLocaleString("en-US");
 
 function clusteredCorpus(n: number, dim: number): Corpus {
   const data = new ClusteredVectors(dim, SEED);
-  return { name: `ann bench generator (bench/engine/vectors.ts, seed ${SEED})`, n, dim, write: (i, out, at) => data.write(i, out, at), queries: Array.from({ length: QUERY_BODIES }, (_, j) => data.get(n + 1_000_000 + j)) };
+  return {
+    name: `ann bench generator (bench/engine/vectors.ts, seed ${SEED})`,
+    n,
+    dim,
+    write: (i, out, at) => data.write(i, out, at),
+    queries: Array.from({ length: QUERY_BODIES }, (_, j) => data.get(n + 1_000_000 + j)),
+  };
 }
 
 function cranfieldCorpus(window: number, stride: number): Corpus {
@@ -147,7 +153,13 @@ function cranfieldCorpus(window: number, stride: number): Corpus {
   }
   const queries = p.queries.filter((q) => q.some((x) => x !== 0));
   const name = `Cranfield through the text encoder: ${p.docs} documents (title + body) cut into ${int(p.texts.length)} passages of ${window} words every ${stride} words (a sentence split gives ${int(p.sentences)}), ${int(keep.length)} with a non-zero vector; ${queries.length} encoded Cranfield queries; encoding ${p.encodeSeconds.toFixed(1)} s`;
-  return { name, n: keep.length, dim, write: (i, out, at) => out.set(p.vectors.subarray(keep[i]! * dim, (keep[i]! + 1) * dim), at), queries };
+  return {
+    name,
+    n: keep.length,
+    dim,
+    write: (i, out, at) => out.set(p.vectors.subarray(keep[i]! * dim, (keep[i]! + 1) * dim), at),
+    queries,
+  };
 }
 
 export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
@@ -165,7 +177,11 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
   const want = { corpus: corpus.name, n, dim, verify: nVerify, metered };
   type State = typeof want & { key: string; adminKey: string; truth: number[][] };
   let state = existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, "utf8")) as State) : null;
-  if (state !== null && JSON.stringify({ corpus: state.corpus, n: state.n, dim: state.dim, verify: state.verify, metered: state.metered }) !== JSON.stringify(want)) {
+  if (
+    state !== null &&
+    JSON.stringify({ corpus: state.corpus, n: state.n, dim: state.dim, verify: state.verify, metered: state.metered }) !==
+      JSON.stringify(want)
+  ) {
     log(`${root} holds another load (${state.corpus}, n ${state.n}); loading afresh`);
     rmSync(dir, { recursive: true, force: true });
     state = null;
@@ -175,7 +191,11 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
     const prof = o.cpuProf === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", o.cpuProf];
     const logLevel = o.logLevel ?? "info";
     // The server logs to a file, as in use (a pipe to this process would wake the load generator for every line).
-    const svc = await startChild([...prof, o.main ?? MAIN, "serve", "--port", "0", "--data", dir, "--log-level", logLevel], 300_000, join(root, `server-${process.pid}.log`));
+    const svc = await startChild(
+      [...prof, o.main ?? MAIN, "serve", "--port", "0", "--data", dir, "--log-level", logLevel],
+      300_000,
+      join(root, `server-${process.pid}.log`),
+    );
     children.push(svc);
     const adminKey = state?.adminKey ?? svc.adminKey;
     if (adminKey === undefined) throw new Error(`svc serve printed no admin key:\n${svc.output()}`);
@@ -189,7 +209,9 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
       key = k.key as string;
     }
     const api = new Api(svc.url, key);
-    log(`svc serve (pid ${svc.pid}) at ${svc.url}, ${metered ? "metered tenant key" : "admin key (unmetered)"}, log level ${logLevel} (to a file), metrics on; uWS hello-world (pid ${hello.pid}) at ${hello.url}`);
+    log(
+      `svc serve (pid ${svc.pid}) at ${svc.url}, ${metered ? "metered tenant key" : "admin key (unmetered)"}, log level ${logLevel} (to a file), metrics on; uWS hello-world (pid ${hello.pid}) at ${hello.url}`,
+    );
     log(`corpus: ${corpus.name}; ${int(n)} x ${dim}-d`);
 
     // The queried index: n vectors upserted over HTTP (bodies generated on the way, the exact truth of the
@@ -199,14 +221,19 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
     if (state === null) {
       await api.createIndex("query", dim);
       const truth = new ExactTopK(corpus.queries.slice(0, nVerify), 10);
-      const body = (b: number) => upsertBody("msgpack-f32", corpus, b * BATCH, Math.min(BATCH, n - b * BATCH), (i, v, at) => truth.add(i, v, at));
+      const body = (b: number) =>
+        upsertBody("msgpack-f32", corpus, b * BATCH, Math.min(BATCH, n - b * BATCH), (i, v, at) => truth.add(i, v, at));
       load = await ingest(api, "query", body, batchCounts(n), FORMATS["msgpack-f32"].contentType, CLIENTS, svc.pid);
-      log(`loaded ${int(n)} x ${dim}-d over HTTP in ${load.visibleSeconds.toFixed(1)} s (${int(load.ackedPerSec)} vectors/s acknowledged, exact truth of ${nVerify} queries computed on the way)`);
+      log(
+        `loaded ${int(n)} x ${dim}-d over HTTP in ${load.visibleSeconds.toFixed(1)} s (${int(load.ackedPerSec)} vectors/s acknowledged, exact truth of ${nVerify} queries computed on the way)`,
+      );
       state = { ...want, key, adminKey, truth: truth.result() };
       if (n >= 50_000) {
         const w = await waitForIndex(dir, n, INDEX_WAIT_MS);
         indexSeconds = w.seconds;
-        log(`approximate index over ${int(w.state.indexedRows)} rows ${w.seconds.toFixed(1)} s after the load (builds during the load, then the idle merge)`);
+        log(
+          `approximate index over ${int(w.state.indexedRows)} rows ${w.seconds.toFixed(1)} s after the load (builds during the load, then the idle merge)`,
+        );
       }
       if (o.data !== undefined) writeFileSync(stateFile, JSON.stringify(state));
     } else {
@@ -219,7 +246,9 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
       return v;
     };
     const verified = await verifyQueries(api, "query", row, n, corpus.queries.slice(0, nVerify), state.truth);
-    log(`verified: ${verified.queries} queries with recall@10 ${verified.recallAt10.toFixed(3)} (exact: true ${verified.exactRecallAt10.toFixed(3)}) vs exact float cosine, ${verified.selfQueries} stored vectors find themselves`);
+    log(
+      `verified: ${verified.queries} queries with recall@10 ${verified.recallAt10.toFixed(3)} (exact: true ${verified.exactRecallAt10.toFixed(3)}) vs exact float cosine, ${verified.selfQueries} stored vectors find themselves`,
+    );
 
     const queries = Array.from({ length: QUERY_BODIES }, (_, j) => corpus.queries[j % corpus.queries.length]!);
     const jsonHeaders = { "api-key": key, "content-type": "application/json" };
@@ -230,23 +259,45 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
       msgpack: () => queries.map((q) => queryBody(q, 10, { codec: "msgpack" })),
       base64: () => queries.map((q) => queryBody(q, 10, { codec: "base64" })),
     };
-    const name: Record<Lane, string> = { index: "svc top-10, index, JSON body", exact: "svc top-10, exact: true, JSON body", msgpack: "svc top-10, index, msgpack body (float32 bin)", base64: "svc top-10, index, JSON body, vector as base64 float32", hello: "uWS hello-world (reads the body, answers a small JSON)" };
+    const name: Record<Lane, string> = {
+      index: "svc top-10, index, JSON body",
+      exact: "svc top-10, exact: true, JSON body",
+      msgpack: "svc top-10, index, msgpack body (float32 bin)",
+      base64: "svc top-10, index, JSON body, vector as base64 float32",
+      hello: "uWS hello-world (reads the body, answers a small JSON)",
+    };
     const runs: Partial<Record<Lane, LoadRun>> = {};
     const loadAverage: Partial<Record<Lane, number>> = {};
     const jsonKB = (bodyOf.index()[0]!.length / 1024).toFixed(0);
-    log(`\n## top-10 over HTTP: autocannon, ${o.connections} connections, pipelining 1, ${o.warmupSeconds} s warm-up + ${o.seconds} s, ${QUERY_BODIES} query bodies cycled (JSON ${jsonKB} KB each)`);
+    log(
+      `\n## top-10 over HTTP: autocannon, ${o.connections} connections, pipelining 1, ${o.warmupSeconds} s warm-up + ${o.seconds} s, ${QUERY_BODIES} query bodies cycled (JSON ${jsonKB} KB each)`,
+    );
     for (const lane of lanes) {
       const child = lane === "hello" ? hello : svc;
       const headers = lane === "msgpack" ? { ...jsonHeaders, "content-type": "application/msgpack" } : jsonHeaders;
       loadAverage[lane] = loadavg()[0]!;
-      const r = await loadRun({ url: child.url, path: "/v1/indexes/query/query", headers, bodies: bodyOf[lane](), connections: o.connections, seconds: o.seconds, warmupSeconds: o.warmupSeconds, serverPid: child.pid });
+      const r = await loadRun({
+        url: child.url,
+        path: "/v1/indexes/query/query",
+        headers,
+        bodies: bodyOf[lane](),
+        connections: o.connections,
+        seconds: o.seconds,
+        warmupSeconds: o.warmupSeconds,
+        serverPid: child.pid,
+      });
       runs[lane] = r;
-      log(`${name[lane]}: ${int(r.qps)} QPS, server CPU ${((r.serverCores / r.qps) * 1000).toFixed(3)} ms per query, p50 ${r.latency.p50} / p90 ${r.latency.p90} / p99 ${r.latency.p99} / max ${r.latency.max} ms, ${r.non2xx} non-2xx, ${r.errors} errors; CPU cores: server ${r.serverCores.toFixed(2)}, autocannon ${r.clientCores.toFixed(2)}; load average before ${loadAverage[lane]!.toFixed(2)}`);
+      log(
+        `${name[lane]}: ${int(r.qps)} QPS, server CPU ${((r.serverCores / r.qps) * 1000).toFixed(3)} ms per query, p50 ${r.latency.p50} / p90 ${r.latency.p90} / p99 ${r.latency.p99} / max ${r.latency.max} ms, ${r.non2xx} non-2xx, ${r.errors} errors; CPU cores: server ${r.serverCores.toFixed(2)}, autocannon ${r.clientCores.toFixed(2)}; load average before ${loadAverage[lane]!.toFixed(2)}`,
+      );
       if (lane !== "hello" && r.non2xx + r.errors + r.timeouts > 0) throw new Error(`the ${lane} load run had failed requests`);
     }
     const query = runs.index ?? runs.msgpack ?? runs.exact;
     const ratio = query !== undefined && runs.hello !== undefined ? query.qps / runs.hello.qps : NaN;
-    if (query !== undefined) log(`svc (${runs.index ? "index, JSON" : runs.msgpack ? "index, msgpack" : "exact"}) / hello-world: ${ratio.toFixed(3)}${runs.msgpack && runs.hello ? `; msgpack / hello-world: ${(runs.msgpack.qps / runs.hello.qps).toFixed(3)}` : ""}${runs.base64 && runs.hello ? `; base64 / hello-world: ${(runs.base64.qps / runs.hello.qps).toFixed(3)}` : ""}${runs.exact && runs.hello ? `; exact / hello-world: ${(runs.exact.qps / runs.hello.qps).toFixed(3)}` : ""}`);
+    if (query !== undefined)
+      log(
+        `svc (${runs.index ? "index, JSON" : runs.msgpack ? "index, msgpack" : "exact"}) / hello-world: ${ratio.toFixed(3)}${runs.msgpack && runs.hello ? `; msgpack / hello-world: ${(runs.msgpack.qps / runs.hello.qps).toFixed(3)}` : ""}${runs.base64 && runs.hello ? `; base64 / hello-world: ${(runs.base64.qps / runs.hello.qps).toFixed(3)}` : ""}${runs.exact && runs.hello ? `; exact / hello-world: ${(runs.exact.qps / runs.hello.qps).toFixed(3)}` : ""}`,
+      );
 
     let peer: PgPeerResult | { skipped: string } | undefined;
     if (o.peer) {
@@ -255,18 +306,36 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
         peer = { skipped: found.missing };
         log(`\n## served peer: SKIPPED: ${found.missing}`);
       } else {
-        log(`\n## served peer: PostgreSQL + pgvector on loopback, same rows and query vectors, ${o.connections} connections (node-postgres, prepared statement), ${o.warmupSeconds} s warm-up + ${o.seconds} s`);
+        log(
+          `\n## served peer: PostgreSQL + pgvector on loopback, same rows and query vectors, ${o.connections} connections (node-postgres, prepared statement), ${o.warmupSeconds} s warm-up + ${o.seconds} s`,
+        );
         const verify = { queries: corpus.queries.slice(0, nVerify), truth: state.truth };
-        const p = await runPgvectorPeer({ bin: found.bin, n, dim, row, verify, queries, recallTarget: 0.99, connections: o.connections, seconds: o.seconds, warmupSeconds: o.warmupSeconds, log });
+        const p = await runPgvectorPeer({
+          bin: found.bin,
+          n,
+          dim,
+          row,
+          verify,
+          queries,
+          recallTarget: 0.99,
+          connections: o.connections,
+          seconds: o.seconds,
+          warmupSeconds: o.warmupSeconds,
+          log,
+        });
         peer = p;
         const svcRun = runs.msgpack ?? runs.index;
-        log(`${p.peer}: ${int(p.qps)} QPS, server CPU ${p.serverCpuMsPerQuery.toFixed(3)} ms per query (${p.serverCores.toFixed(2)} cores) at recall@10 ${p.recallAt10.toFixed(3)}${svcRun ? `; svc ${runs.msgpack ? "msgpack" : "JSON"} / peer CPU per query: ${(((svcRun.serverCores / svcRun.qps) * 1000) / p.serverCpuMsPerQuery).toFixed(2)}` : ""}`);
+        log(
+          `${p.peer}: ${int(p.qps)} QPS, server CPU ${p.serverCpuMsPerQuery.toFixed(3)} ms per query (${p.serverCores.toFixed(2)} cores) at recall@10 ${p.recallAt10.toFixed(3)}${svcRun ? `; svc ${runs.msgpack ? "msgpack" : "JSON"} / peer CPU per query: ${(((svcRun.serverCores / svcRun.qps) * 1000) / p.serverCpuMsPerQuery).toFixed(2)}` : ""}`,
+        );
       }
     }
 
     const results: IngestResult[] = [];
     if (o.ingestN > 0) {
-      log(`\n## durable ingest over HTTP: ${int(o.ingestN)} x ${dim}-d per format into a fresh index, batches of ${BATCH}, ${CLIENTS} clients (bodies encoded before the clock starts)`);
+      log(
+        `\n## durable ingest over HTTP: ${int(o.ingestN)} x ${dim}-d per format into a fresh index, batches of ${BATCH}, ${CLIENTS} clients (bodies encoded before the clock starts)`,
+      );
       const data = new ClusteredVectors(dim, SEED);
       for (const format of Object.keys(FORMATS) as Format[]) {
         const index = `ingest-${format}`;
@@ -277,7 +346,9 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
         const bodyMB = bodies.reduce((s, b) => s + b.length, 0) / bodies.length / 2 ** 20;
         const t = await ingest(api, index, bodies, batchCounts(o.ingestN), FORMATS[format].contentType, CLIENTS, svc.pid);
         results.push({ format, label: FORMATS[format].label, batch: BATCH, clients: CLIENTS, bodyMB, encodeSeconds, ...t });
-        log(`${FORMATS[format].label}: ${int(t.ackedPerSec)} vectors/s acknowledged, ${int(t.visiblePerSec)}/s visible (${bodyMB.toFixed(1)} MB bodies; server ${t.serverCores.toFixed(2)} cores, client ${t.clientCores.toFixed(2)})`);
+        log(
+          `${FORMATS[format].label}: ${int(t.ackedPerSec)} vectors/s acknowledged, ${int(t.visiblePerSec)}/s visible (${bodyMB.toFixed(1)} MB bodies; server ${t.serverCores.toFixed(2)} cores, client ${t.clientCores.toFixed(2)})`,
+        );
         await api.deleteIndex(index);
       }
     }
@@ -292,7 +363,27 @@ export async function runHttpBench(o: HttpBenchOptions): Promise<HttpResult> {
       for (const [stage, us] of profile) log(`${stage.padEnd(52)} ${us.toFixed(1).padStart(8)}`);
     }
     if (query === undefined || runs.hello === undefined) log("(no svc lane or no hello lane: the ratio is not defined)");
-    return { corpus: corpus.name, n, dim, queryBodies: QUERY_BODIES, warmupSeconds: o.warmupSeconds, load, indexSeconds, verified, query: query ?? runs.hello!, hello: runs.hello ?? query!, exact: runs.exact, msgpack: runs.msgpack, base64: runs.base64, ratio, loadAverage, profile, ingest: results, served: { logLevel, metered }, peer };
+    return {
+      corpus: corpus.name,
+      n,
+      dim,
+      queryBodies: QUERY_BODIES,
+      warmupSeconds: o.warmupSeconds,
+      load,
+      indexSeconds,
+      verified,
+      query: query ?? runs.hello!,
+      hello: runs.hello ?? query!,
+      exact: runs.exact,
+      msgpack: runs.msgpack,
+      base64: runs.base64,
+      ratio,
+      loadAverage,
+      profile,
+      ingest: results,
+      served: { logLevel, metered },
+      peer,
+    };
   } finally {
     for (const c of children.reverse()) await c.stop();
     if (o.data === undefined) rmSync(root, { recursive: true, force: true });
@@ -323,9 +414,23 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   });
   const [window, stride] = a.passage!.split("/").map(Number) as [number, number];
   const result = await runHttpBench({
-    n: Number(a.n), dim: Number(a.dim), connections: Number(a.connections), seconds: Number(a.seconds), warmupSeconds: Number(a.warmup),
-    lanes: a.lanes!.split(",") as Lane[], verify: Number(a.verify), ingestN: Number(a["ingest-n"]), data: a.data, cpuProf: a["cpu-prof"], main: a.main,
-    corpus: a.corpus as "clustered" | "cranfield", passage: { window, stride }, logLevel: a["log-level"], metered: !a.admin, peer: a.peer, log: (s) => process.stdout.write(`${s}\n`),
+    n: Number(a.n),
+    dim: Number(a.dim),
+    connections: Number(a.connections),
+    seconds: Number(a.seconds),
+    warmupSeconds: Number(a.warmup),
+    lanes: a.lanes!.split(",") as Lane[],
+    verify: Number(a.verify),
+    ingestN: Number(a["ingest-n"]),
+    data: a.data,
+    cpuProf: a["cpu-prof"],
+    main: a.main,
+    corpus: a.corpus as "clustered" | "cranfield",
+    passage: { window, stride },
+    logLevel: a["log-level"],
+    metered: !a.admin,
+    peer: a.peer,
+    log: (s) => process.stdout.write(`${s}\n`),
   });
   if (a.json !== undefined) writeFileSync(a.json, `${JSON.stringify(result, null, 2)}\n`);
 }

@@ -19,7 +19,9 @@ export interface KernelResult {
 export async function runKernelBench(log: (line: string) => void, timeMs = 300): Promise<KernelResult[]> {
   const kernels = Kernels.create();
   const heap = kernels.heap;
-  const dim = 1024, words = 16, n = 20_000;
+  const dim = 1024,
+    words = 16,
+    n = 20_000;
   const arena = new RowArena(heap, dim, n);
   arena.append(randomBytes(1, n * 128));
   const q = heap.put(randomBytes(2, 128));
@@ -37,7 +39,12 @@ export async function runKernelBench(log: (line: string) => void, timeMs = 300):
     [`topK k=10 over ${n} rows`, n, (v) => kernels.topK(arena, 0, n, q, 10, v), ["fast", "reference"]],
     [`masked topK (~1% of ${n} rows)`, n, (v) => kernels.topKMasked(arena, 0, n, q, 10, mask, v), ["fast", "reference"]],
     ["candidate-list topK (2000 rows)", 2000, (v) => kernels.topKList(arena, list, 2000, q, 10, v), ["fast", "reference"]],
-    [`blocked 32 queries x ${n} rows, 16 POPCNTs per pair`, 32 * n, () => kernels.topKMulti(arena, 0, n, queries, 32, 10, "popcnt"), ["fast"]],
+    [
+      `blocked 32 queries x ${n} rows, 16 POPCNTs per pair`,
+      32 * n,
+      () => kernels.topKMulti(arena, 0, n, queries, 32, 10, "popcnt"),
+      ["fast"],
+    ],
     [`blocked 32 queries x ${n} rows, query table`, 32 * n, () => kernels.topKMulti(arena, 0, n, queries, 32, 10, "table"), ["fast"]],
     ["bind 1024-bit", 1, (v) => kernels.bind(q, arena.base, out, words, v), ["fast", "reference"]],
     ["bundleAdd 1024-bit", 1, (v) => kernels.bundleAdd(counters, q, dim, 1, v), ["fast", "reference"]],
@@ -54,8 +61,11 @@ export async function runKernelBench(log: (line: string) => void, timeMs = 300):
       const r = bench.getTask(`${name} [${v}]`)?.result as { latency?: { p50?: number; mean: number } } | undefined;
       if (!r?.latency) throw new Error(`benchmark task failed: ${name} [${v}]`);
       const res: KernelResult = {
-        task: name, variant: v, items,
-        p50Us: (r.latency.p50 ?? r.latency.mean) * 1000, meanUs: r.latency.mean * 1000,
+        task: name,
+        variant: v,
+        items,
+        p50Us: (r.latency.p50 ?? r.latency.mean) * 1000,
+        meanUs: r.latency.mean * 1000,
         mItemsPerSec: items / (r.latency.mean / 1000) / 1e6,
       };
       results.push(res);

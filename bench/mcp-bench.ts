@@ -15,7 +15,20 @@ import { summarize, type Latency } from "./stats.js";
 
 const MAIN = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
 const RECORDS = 1000;
-const WORDS = ["deploy", "certificate", "database", "migration", "latency", "cache", "billing", "retry", "queue", "schema", "index", "backup"];
+const WORDS = [
+  "deploy",
+  "certificate",
+  "database",
+  "migration",
+  "latency",
+  "cache",
+  "billing",
+  "retry",
+  "queue",
+  "schema",
+  "index",
+  "backup",
+];
 
 export interface McpRun {
   command: string;
@@ -32,9 +45,16 @@ export async function runMcpBench(o: { calls: number; log: (line: string) => voi
   try {
     const key = server.adminKey!; // the first admin key (unmetered)
     const headers = { "api-key": key, "content-type": "application/json" };
-    const items = Array.from({ length: RECORDS }, (_, i) => ({ kind: i % 3 === 0 ? "decision" : "note", text: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} note ${i} about ${WORDS[(i * 5) % WORDS.length]}` }));
+    const items = Array.from({ length: RECORDS }, (_, i) => ({
+      kind: i % 3 === 0 ? "decision" : "note",
+      text: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} note ${i} about ${WORDS[(i * 5) % WORDS.length]}`,
+    }));
     for (let s = 0; s < RECORDS; s += 500) {
-      const res = await fetch(`${server.url}/v1/records/bench`, { method: "POST", headers, body: JSON.stringify({ items: items.slice(s, s + 500) }) });
+      const res = await fetch(`${server.url}/v1/records/bench`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ items: items.slice(s, s + 500) }),
+      });
       if (!res.ok) throw new Error(`ingest answered ${res.status}`);
     }
     const args = (i: number) => ({ text: `${WORDS[i % WORDS.length]} ${WORDS[(i * 3) % WORDS.length]}`, topK: 10 });
@@ -44,18 +64,31 @@ export async function runMcpBench(o: { calls: number; log: (line: string) => voi
       clients.push(c);
       return c;
     };
-    const http = await connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { "api-key": key } } }));
-    const stdio = await connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", "--url", server.url], env: { SVC_API_KEY: key, PATH: process.env.PATH ?? "" }, stderr: "ignore" }));
+    const http = await connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { "api-key": key } } }),
+    );
+    const stdio = await connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [MAIN, "mcp", "--url", server.url],
+        env: { SVC_API_KEY: key, PATH: process.env.PATH ?? "" },
+        stderr: "ignore",
+      }),
+    );
     const tool = async (c: Client, i: number) => {
       const r = await c.callTool({ name: "records_query", arguments: { namespace: "bench", ...args(i) } });
       if (r.isError) throw new Error(JSON.stringify(r.content));
     };
     const lanes: Array<{ lane: string; call: (i: number) => Promise<void>; ms: number[] }> = [
-      { lane: "REST POST /v1/records/{ns}/query (fetch)", ms: [], call: async (i) => {
-        const res = await fetch(`${server.url}/v1/records/bench/query`, { method: "POST", headers, body: JSON.stringify(args(i)) });
-        if (!res.ok) throw new Error(`query answered ${res.status}`);
-        await res.arrayBuffer();
-      } },
+      {
+        lane: "REST POST /v1/records/{ns}/query (fetch)",
+        ms: [],
+        call: async (i) => {
+          const res = await fetch(`${server.url}/v1/records/bench/query`, { method: "POST", headers, body: JSON.stringify(args(i)) });
+          if (!res.ok) throw new Error(`query answered ${res.status}`);
+          await res.arrayBuffer();
+        },
+      },
       { lane: "MCP records_query over /mcp (streamable HTTP)", ms: [], call: (i) => tool(http, i) },
       { lane: "MCP records_query over stdio (svc mcp -> REST)", ms: [], call: (i) => tool(stdio, i) },
     ];
@@ -71,7 +104,10 @@ export async function runMcpBench(o: { calls: number; log: (line: string) => voi
       }
     }
     const out = lanes.map((l) => ({ lane: l.lane, latency: summarize(l.ms) }));
-    for (const l of out) o.log(`${l.lane.padEnd(48)} p50 ${l.latency.p50.toFixed(3)} ms  p99 ${l.latency.p99.toFixed(3)} ms  mean ${l.latency.mean.toFixed(3)} ms`);
+    for (const l of out)
+      o.log(
+        `${l.lane.padEnd(48)} p50 ${l.latency.p50.toFixed(3)} ms  p99 ${l.latency.p99.toFixed(3)} ms  mean ${l.latency.mean.toFixed(3)} ms`,
+      );
     return { command: "npm run bench -- --only mcp", date: new Date().toISOString(), records: RECORDS, calls: o.calls, lanes: out };
   } finally {
     for (const c of clients) await c.close().catch(() => undefined);
@@ -84,9 +120,20 @@ export async function runMcpBench(o: { calls: number; log: (line: string) => voi
 export function renderMcpSection(r: McpRun): string {
   const rest = r.lanes[0]!.latency;
   const lines = ["<!-- mcp -->", "## MCP tool calls against the REST call they run", ""];
-  lines.push(`\`${r.command}\` on ${r.date.slice(0, 10)}: records_query (text, top 10) over ${r.records.toLocaleString("en-US")} records, ${r.calls} sequential calls per lane from one client process, lanes taking turns every 25 calls; the server is \`svc serve\` in a child process, the admin key (unmetered).`, "");
+  lines.push(
+    `\`${r.command}\` on ${r.date.slice(0, 10)}: records_query (text, top 10) over ${r.records.toLocaleString("en-US")} records, ${r.calls} sequential calls per lane from one client process, lanes taking turns every 25 calls; the server is \`svc serve\` in a child process, the admin key (unmetered).`,
+    "",
+  );
   lines.push("| lane | p50 ms | p99 ms | mean ms | p50 over REST |", "|---|---:|---:|---:|---:|");
-  for (const l of r.lanes) lines.push(`| ${l.lane} | ${l.latency.p50.toFixed(3)} | ${l.latency.p99.toFixed(3)} | ${l.latency.mean.toFixed(3)} | ${l === r.lanes[0] ? "" : `+${(l.latency.p50 - rest.p50).toFixed(3)} ms`} |`);
-  lines.push("", "/mcp runs the route's handler in-process (no second HTTP hop) but adds JSON-RPC framing, zod validation of the arguments and an SSE reply, and its lane includes the SDK client's SSE parsing (server-side, transport handling plus streaming the reply measured ~1.1 ms per call in a probe); stdio adds a process hop and the REST request it forwards.", "<!-- /mcp -->", "");
+  for (const l of r.lanes)
+    lines.push(
+      `| ${l.lane} | ${l.latency.p50.toFixed(3)} | ${l.latency.p99.toFixed(3)} | ${l.latency.mean.toFixed(3)} | ${l === r.lanes[0] ? "" : `+${(l.latency.p50 - rest.p50).toFixed(3)} ms`} |`,
+    );
+  lines.push(
+    "",
+    "/mcp runs the route's handler in-process (no second HTTP hop) but adds JSON-RPC framing, zod validation of the arguments and an SSE reply, and its lane includes the SDK client's SSE parsing (server-side, transport handling plus streaming the reply measured ~1.1 ms per call in a probe); stdio adds a process hop and the REST request it forwards.",
+    "<!-- /mcp -->",
+    "",
+  );
   return lines.join("\n");
 }

@@ -11,12 +11,33 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 
-const { values: o } = parseArgs({ options: { main: { type: "string", default: "dist/cli/main.js" }, n: { type: "string", default: "20000" }, dim: { type: "string", default: "128" }, rounds: { type: "string", default: "3" }, seconds: { type: "string", default: "3" } } });
-const N = Number(o.n), DIM = Number(o.dim), ROUNDS = Number(o.rounds), SECONDS = Number(o.seconds), BATCH = 500, CONCURRENCY = 4;
+const { values: o } = parseArgs({
+  options: {
+    main: { type: "string", default: "dist/cli/main.js" },
+    n: { type: "string", default: "20000" },
+    dim: { type: "string", default: "128" },
+    rounds: { type: "string", default: "3" },
+    seconds: { type: "string", default: "3" },
+  },
+});
+const N = Number(o.n),
+  DIM = Number(o.dim),
+  ROUNDS = Number(o.rounds),
+  SECONDS = Number(o.seconds),
+  BATCH = 500,
+  CONCURRENCY = 4;
 const data = mkdtempSync(join(tmpdir(), "svc-overwrite-bench-"));
-const child = spawn(process.execPath, [o.main!, "serve", "--port", "0", "--data", data, "--no-auth", "--log-level", "warn"], { stdio: ["ignore", "pipe", "inherit"] });
+const child = spawn(process.execPath, [o.main!, "serve", "--port", "0", "--data", data, "--no-auth", "--log-level", "warn"], {
+  stdio: ["ignore", "pipe", "inherit"],
+});
 let out = "";
-const url = await new Promise<string>((resolve) => child.stdout!.on("data", (b: Buffer) => { out += b; const m = /svc serving (http:\/\/\S+)/.exec(out); if (m) resolve(m[1]!); }));
+const url = await new Promise<string>((resolve) =>
+  child.stdout!.on("data", (b: Buffer) => {
+    out += b;
+    const m = /svc serving (http:\/\/\S+)/.exec(out);
+    if (m) resolve(m[1]!);
+  }),
+);
 const exited = new Promise<void>((r) => child.once("exit", () => r()));
 
 let seed = 1;
@@ -29,33 +50,42 @@ async function post(path: string, body: unknown): Promise<any> {
 }
 async function writeAll(round: number): Promise<number> {
   const t = performance.now();
-  for (let i = 0; i < N; i += BATCH) await post("/v1/indexes/bench/vectors/upsert", { vectors: Array.from({ length: Math.min(BATCH, N - i) }, (_, j) => ({ id: `v${i + j}`, values: vector(), metadata: { round } })) });
+  for (let i = 0; i < N; i += BATCH)
+    await post("/v1/indexes/bench/vectors/upsert", {
+      vectors: Array.from({ length: Math.min(BATCH, N - i) }, (_, j) => ({ id: `v${i + j}`, values: vector(), metadata: { round } })),
+    });
   return (N / (performance.now() - t)) * 1000;
 }
 async function queries(): Promise<number> {
   const queryVectors = Array.from({ length: 64 }, vector);
   const end = performance.now() + SECONDS * 1000;
   let done = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async (_, w) => {
-    for (let i = w; performance.now() < end; i += CONCURRENCY) {
-      await post("/v1/indexes/bench/query", { vector: queryVectors[i % 64], topK: 10 });
-      done++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, w) => {
+      for (let i = w; performance.now() < end; i += CONCURRENCY) {
+        await post("/v1/indexes/bench/query", { vector: queryVectors[i % 64], topK: 10 });
+        done++;
+      }
+    }),
+  );
   return done / SECONDS;
 }
 /** Dead fraction of the namespace's rows: 1 - live / rows of its newest partition generation (bits.bin size / row bytes). */
 async function deadFraction(): Promise<{ rows: number; live: number; dead: number }> {
   const live = (await post("/v1/indexes/bench/describe_index_stats", {})).totalVectorCount as number;
   const parts = join(data, "tenants/local/indexes/bench/parts");
-  const gens = readdirSync(parts).filter((d) => existsSync(join(parts, d, "bits.bin"))).sort((a, b) => Number(b.slice(1)) - Number(a.slice(1)));
+  const gens = readdirSync(parts)
+    .filter((d) => existsSync(join(parts, d, "bits.bin")))
+    .sort((a, b) => Number(b.slice(1)) - Number(a.slice(1)));
   const rows = statSync(join(parts, gens[0]!, "bits.bin")).size / (Math.ceil(DIM / 128) * 16);
   return { rows, live, dead: 1 - live / rows };
 }
 const fmt = (x: number) => x.toFixed(0);
 
 await post("/v1/indexes", { name: "bench", dimension: DIM });
-console.log(`overwrite bench: ${o.main}, N=${N}, dim=${DIM}, ${ROUNDS} overwrite rounds, ${SECONDS} s query phases, ${CONCURRENCY} concurrent queries`);
+console.log(
+  `overwrite bench: ${o.main}, N=${N}, dim=${DIM}, ${ROUNDS} overwrite rounds, ${SECONDS} s query phases, ${CONCURRENCY} concurrent queries`,
+);
 console.log(`load:            ${fmt(await writeAll(0))} vectors/s`);
 await new Promise((r) => setTimeout(r, 500));
 const d0 = await deadFraction();

@@ -34,6 +34,8 @@ export function runProcessBench(n: number, log: (line: string) => void): Process
     workersP50Ms: num(r.stdout, /workers \(striped\)\s+p50 ([\d.]+) ms/),
     peakRssMB: num(r.stdout, /peak RSS (\d+) MB/),
   };
-  log(`${res.command}: ${wallSeconds.toFixed(1)} s wall, in-thread p50 ${res.inThreadP50Ms} ms, 2 workers p50 ${res.workersP50Ms} ms, peak RSS ${res.peakRssMB} MB`);
+  log(
+    `${res.command}: ${wallSeconds.toFixed(1)} s wall, in-thread p50 ${res.inThreadP50Ms} ms, 2 workers p50 ${res.workersP50Ms} ms, peak RSS ${res.peakRssMB} MB`,
+  );
   return res;
 }

@@ -71,9 +71,20 @@ export async function runRecallCase(kernels: Kernels, pool: ScanPool, c: RecallC
   const data = new ClusteredVectors(c.dim, SEED, 1, c.basis !== "shared");
   const rows = Array.from({ length: c.n }, (_, i) => caseVector(data, c.metric, i));
   const queries = Array.from({ length: nq }, (_, i) => caseVector(data, c.metric, c.n + i));
-  const col = await Collection.open(join(root, "c"), { kernels, pool, dimension: c.dim, metric: "cosine", durability: "none", annMinRows: Infinity });
+  const col = await Collection.open(join(root, "c"), {
+    kernels,
+    pool,
+    dimension: c.dim,
+    metric: "cosine",
+    durability: "none",
+    annMinRows: Infinity,
+  });
   try {
-    for (let i = 0; i < c.n; i += 1000) await col.upsert("", rows.slice(i, i + 1000).map((values, j) => ({ id: String(i + j), values })));
+    for (let i = 0; i < c.n; i += 1000)
+      await col.upsert(
+        "",
+        rows.slice(i, i + 1000).map((values, j) => ({ id: String(i + j), values })),
+      );
     await col.settled();
     const truth = queries.map((q) => bruteTopK(rows, q, c.metric, K));
     const run = async (exact: boolean) => {
@@ -117,7 +128,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log("|---|---|---|---|---|---|---|");
   for (const c of cases) {
     const r = await runRecallCase(kernels, pool, { ...c, basis }, nq);
-    console.log(`| ${r.n.toLocaleString("en-US")} × ${r.dim} | ${r.metric} | ${r.recallDefault.toFixed(3)} | ${r.recallExact.toFixed(3)} | ${r.msDefault.toFixed(3)} | ${r.msExact.toFixed(3)} | ${r.plan} |`);
+    console.log(
+      `| ${r.n.toLocaleString("en-US")} × ${r.dim} | ${r.metric} | ${r.recallDefault.toFixed(3)} | ${r.recallExact.toFixed(3)} | ${r.msDefault.toFixed(3)} | ${r.msExact.toFixed(3)} | ${r.plan} |`,
+    );
   }
   await pool.close();
 }

@@ -35,18 +35,30 @@ const BATCH = 1000;
  * kinds from 8 canonical kinds, 1-3 tags of 50, ts one second apart.
  */
 function textSource(seed: number): (i: number) => { kind: string; text: string; tags: string[]; ts: number } {
-  const words = loadCranfield().docs.map((d) => docText(d).split(/\s+/).filter(Boolean)).filter((w) => w.length >= 8);
+  const words = loadCranfield()
+    .docs.map((d) => docText(d).split(/\s+/).filter(Boolean))
+    .filter((w) => w.length >= 8);
   const next = mulberry32(seed);
   return (i) => {
     const doc = words[next() % words.length]!;
     const len = 8 + (next() % 17);
     const start = next() % Math.max(1, doc.length - len);
     const tags = Array.from({ length: 1 + (next() % 3) }, () => TAGS[next() % TAGS.length]!);
-    return { kind: KINDS[next() % KINDS.length]!, text: doc.slice(start, start + len).join(" "), tags: [...new Set(tags)], ts: 1_700_000_000_000 + i * 1000 };
+    return {
+      kind: KINDS[next() % KINDS.length]!,
+      text: doc.slice(start, start + len).join(" "),
+      tags: [...new Set(tags)],
+      ts: 1_700_000_000_000 + i * 1000,
+    };
   };
 }
 
-export async function runRecordsBench(o: { sizes: number[]; queries: number; exportUpTo: number; log: (line: string) => void }): Promise<RecordsResult> {
+export async function runRecordsBench(o: {
+  sizes: number[];
+  queries: number;
+  exportUpTo: number;
+  log: (line: string) => void;
+}): Promise<RecordsResult> {
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: 2 });
   const encoder = TextEncoder1024.load();
@@ -70,15 +82,23 @@ export async function runRecordsBench(o: { sizes: number[]; queries: number; exp
         process.stderr.write("\r");
         const wall = (performance.now() - t0 - embed) / 1000; // the timing pass above embeds twice; count ingest's own once
         const ingestPerSec = n / wall;
-        o.log(`records n=${n.toLocaleString("en-US")}: ingest ${Math.round(ingestPerSec).toLocaleString("en-US")} records/s including embedding (embedding alone ${Math.round(n / (embed / 1000)).toLocaleString("en-US")} texts/s)`);
+        o.log(
+          `records n=${n.toLocaleString("en-US")}: ingest ${Math.round(ingestPerSec).toLocaleString("en-US")} records/s including embedding (embedding alone ${Math.round(n / (embed / 1000)).toLocaleString("en-US")} texts/s)`,
+        );
 
         const q = textSource(n + 7);
         const texts = Array.from({ length: o.queries }, (_, j) => q(j).text);
         const cases: Array<[string, (j: number) => Record<string, unknown>]> = [
           ["text, no filter", (j) => ({ text: texts[j], topK: 10, mode: "vector" })],
           ["text + kind (1 of 8)", (j) => ({ text: texts[j], topK: 10, mode: "vector", kind: [KINDS[j % KINDS.length]] })],
-          ["text + tagsAll (2 tags, ~0.1%)", (j) => ({ text: texts[j], topK: 10, mode: "vector", tagsAll: [TAGS[j % 50], TAGS[(j + 1) % 50]] })],
-          ["text + last 10% by ts", (j) => ({ text: texts[j], topK: 10, mode: "vector", tsGte: 1_700_000_000_000 + Math.floor(n * 0.9) * 1000 })],
+          [
+            "text + tagsAll (2 tags, ~0.1%)",
+            (j) => ({ text: texts[j], topK: 10, mode: "vector", tagsAll: [TAGS[j % 50], TAGS[(j + 1) % 50]] }),
+          ],
+          [
+            "text + last 10% by ts",
+            (j) => ({ text: texts[j], topK: 10, mode: "vector", tsGte: 1_700_000_000_000 + Math.floor(n * 0.9) * 1000 }),
+          ],
           ["no text, kind, newest first", (j) => ({ topK: 10, kind: [KINDS[j % KINDS.length]] })],
         ];
         const queries: RecordsScale["queries"] = [];
@@ -94,7 +114,9 @@ export async function runRecordsBench(o: { sizes: number[]; queries: number; exp
           }
           const latency = summarize(ms);
           queries.push({ label, latency, meanResults: results / o.queries });
-          o.log(`  query ${label.padEnd(32)} p50 ${latency.p50.toFixed(2)} ms  p99 ${latency.p99.toFixed(2)} ms  (${(results / o.queries).toFixed(1)} results)`);
+          o.log(
+            `  query ${label.padEnd(32)} p50 ${latency.p50.toFixed(2)} ms  p99 ${latency.p99.toFixed(2)} ms  (${(results / o.queries).toFixed(1)} results)`,
+          );
         }
         const scale: RecordsScale = { n, ingestPerSec, embedSeconds: embed / 1000, queries };
         if (n <= o.exportUpTo) {
@@ -108,7 +130,9 @@ export async function runRecordsBench(o: { sizes: number[]; queries: number; exp
           const is = (performance.now() - i0) / 1000;
           scale.export = { seconds: es, mb, mbPerSec: mb / es };
           scale.import = { seconds: is, mb, mbPerSec: mb / is };
-          o.log(`  export ${mb.toFixed(1)} MB in ${es.toFixed(2)} s (${(mb / es).toFixed(1)} MB/s); import ${is.toFixed(2)} s (${(mb / is).toFixed(1)} MB/s, includes re-embedding ${records.length.toLocaleString("en-US")} texts)`);
+          o.log(
+            `  export ${mb.toFixed(1)} MB in ${es.toFixed(2)} s (${(mb / es).toFixed(1)} MB/s); import ${is.toFixed(2)} s (${(mb / is).toFixed(1)} MB/s, includes re-embedding ${records.length.toLocaleString("en-US")} texts)`,
+          );
         }
         scales.push(scale);
       } finally {
@@ -132,12 +156,23 @@ export function renderRecords(r: RecordsResult, command: string): string {
     "|---:|---:|---|---:|---:|---:|",
   ];
   for (const s of r.scales) {
-    s.queries.forEach((q, i) => lines.push(`| ${i === 0 ? s.n.toLocaleString("en-US") : ""} | ${i === 0 ? Math.round(s.ingestPerSec).toLocaleString("en-US") : ""} | ${q.label} | ${q.latency.p50.toFixed(2)} | ${q.latency.p99.toFixed(2)} | ${q.meanResults.toFixed(1)} |`));
+    s.queries.forEach((q, i) =>
+      lines.push(
+        `| ${i === 0 ? s.n.toLocaleString("en-US") : ""} | ${i === 0 ? Math.round(s.ingestPerSec).toLocaleString("en-US") : ""} | ${q.label} | ${q.latency.p50.toFixed(2)} | ${q.latency.p99.toFixed(2)} | ${q.meanResults.toFixed(1)} |`,
+      ),
+    );
   }
   const ex = r.scales.filter((s) => s.export);
   if (ex.length > 0) {
-    lines.push("", "| records | container MB | export s | export MB/s | import s (re-embeds) | import MB/s |", "|---:|---:|---:|---:|---:|---:|");
-    for (const s of ex) lines.push(`| ${s.n.toLocaleString("en-US")} | ${s.export!.mb.toFixed(1)} | ${s.export!.seconds.toFixed(2)} | ${s.export!.mbPerSec.toFixed(1)} | ${s.import!.seconds.toFixed(2)} | ${s.import!.mbPerSec.toFixed(1)} |`);
+    lines.push(
+      "",
+      "| records | container MB | export s | export MB/s | import s (re-embeds) | import MB/s |",
+      "|---:|---:|---:|---:|---:|---:|",
+    );
+    for (const s of ex)
+      lines.push(
+        `| ${s.n.toLocaleString("en-US")} | ${s.export!.mb.toFixed(1)} | ${s.export!.seconds.toFixed(2)} | ${s.export!.mbPerSec.toFixed(1)} | ${s.import!.seconds.toFixed(2)} | ${s.import!.mbPerSec.toFixed(1)} |`,
+      );
   }
   return `${lines.join("\n")}\n`;
 }

@@ -29,7 +29,11 @@ try {
   const idOf = new Map<string, number>();
   for (let i = 0; i < docs.length; i += 1000) {
     const batch = docs.slice(i, i + 1000);
-    const { ids } = await svc.ingest("t", "cran", batch.map((d) => ({ kind: "doc", text: docText(d).trim() || "(empty)" })));
+    const { ids } = await svc.ingest(
+      "t",
+      "cran",
+      batch.map((d) => ({ kind: "doc", text: docText(d).trim() || "(empty)" })),
+    );
     ids.forEach((id, j) => idOf.set(id, batch[j]!.id));
   }
   const ndcg: Record<string, number> = {};
@@ -37,11 +41,17 @@ try {
     let sum = 0;
     for (const q of queries) {
       const res = await svc.query("t", "cran", { text: q.text, topK: 10, ...(mode === "default" ? {} : { mode }) });
-      sum += ndcgAt(res.records.map((r) => idOf.get(r.id)!), qrels.get(q.ordinal) ?? new Map(), 10);
+      sum += ndcgAt(
+        res.records.map((r) => idOf.get(r.id)!),
+        qrels.get(q.ordinal) ?? new Map(),
+        10,
+      );
     }
     ndcg[mode] = sum / queries.length;
   }
-  console.log(`Cranfield nDCG@10 (graded) through RecordService: default ${ndcg.default!.toFixed(4)}, mode vector ${ndcg.vector!.toFixed(4)}, mode hybrid ${ndcg.hybrid!.toFixed(4)}`);
+  console.log(
+    `Cranfield nDCG@10 (graded) through RecordService: default ${ndcg.default!.toFixed(4)}, mode vector ${ndcg.vector!.toFixed(4)}, mode hybrid ${ndcg.hybrid!.toFixed(4)}`,
+  );
 
   // ~100k records: Cranfield sentences recombined (seeded), so texts have a realistic vocabulary
   const sentences = docs.flatMap((d) => d.body.split(/(?<=\.)\s+/)).filter((s) => s.length > 20);
@@ -49,7 +59,11 @@ try {
   const pick = () => sentences[rnd() % sentences.length]!;
   const t0 = performance.now();
   for (let i = 0; i < records; i += 1000) {
-    await svc.ingest("t", "big", Array.from({ length: Math.min(1000, records - i) }, () => ({ kind: "note", text: `${pick()} ${pick()}` })));
+    await svc.ingest(
+      "t",
+      "big",
+      Array.from({ length: Math.min(1000, records - i) }, () => ({ kind: "note", text: `${pick()} ${pick()}` })),
+    );
   }
   console.log(`ingested ${records} records in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const qs = Array.from({ length: nQueries }, (_, i) => queries[i % queries.length]!.text);

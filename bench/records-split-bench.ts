@@ -27,7 +27,12 @@ const pool = new ScanPool(kernels, { threads: 2 });
 const encoder = TextEncoder1024.load();
 const svc = new RecordService(dir, { kernels, pool, encoder, durability: "none" });
 /** The service's internals the split needs (bench only). */
-const inner = svc as unknown as { collection(t: string): Promise<Collection>; lexicalIndex(t: string, ns: string, c: Collection): Promise<{ bm25: Bm25Index }>; readFilter(c: Collection, ns: string, p: object): object | undefined; filter(p: object): object };
+const inner = svc as unknown as {
+  collection(t: string): Promise<Collection>;
+  lexicalIndex(t: string, ns: string, c: Collection): Promise<{ bm25: Bm25Index }>;
+  readFilter(c: Collection, ns: string, p: object): object | undefined;
+  filter(p: object): object;
+};
 const fmt = (ms: number[]) => {
   const s = summarize(ms);
   return `p50 ${s.p50.toFixed(3)} p99 ${s.p99.toFixed(3)}`;
@@ -39,7 +44,11 @@ try {
   const pick = () => sentences[rnd() % sentences.length]!;
   const t0 = performance.now();
   for (let i = 0; i < records; i += 1000) {
-    await svc.ingest("t", "big", Array.from({ length: Math.min(1000, records - i) }, () => ({ kind: "note", text: `${pick()} ${pick()}` })));
+    await svc.ingest(
+      "t",
+      "big",
+      Array.from({ length: Math.min(1000, records - i) }, () => ({ kind: "note", text: `${pick()} ${pick()}` })),
+    );
   }
   console.log(`ingested ${records} records in ${((performance.now() - t0) / 1000).toFixed(1)} s (durability none, in-process)`);
   const c = await inner.collection("t");
@@ -54,7 +63,17 @@ try {
   const lex = await inner.lexicalIndex("t", "big", c);
   console.log(`BM25 build: ${(performance.now() - b0).toFixed(0)} ms`);
   const qs = Array.from({ length: nQueries }, (_, i) => queries[i % queries.length]!.text);
-  const split = { encode: [] as number[], vector: [] as number[], filter: [] as number[], scan: [] as number[], estimate: [] as number[], rescore: [] as number[], bm25: [] as number[], fuse: [] as number[], fetch: [] as number[] };
+  const split = {
+    encode: [] as number[],
+    vector: [] as number[],
+    filter: [] as number[],
+    scan: [] as number[],
+    estimate: [] as number[],
+    rescore: [] as number[],
+    bm25: [] as number[],
+    fuse: [] as number[],
+    fetch: [] as number[],
+  };
   const plans = new Map<string, number>();
   for (let pass = 0; pass < 2; pass++) {
     for (const text of qs) {
@@ -75,19 +94,31 @@ try {
         split.estimate.push(res.timings!.estimate);
         split.rescore.push(res.timings!.rescore);
       }
-      const byWords = lex.bm25.search(text, DEPTH).slice(0, 50).map((h) => h.id);
+      const byWords = lex.bm25
+        .search(text, DEPTH)
+        .slice(0, 50)
+        .map((h) => h.id);
       lap(split.bm25);
       const fused = new Map<string, number>();
-      for (const ranking of [res.matches.map((m) => m.id), byWords]) ranking.forEach((id, rank) => fused.set(id, (fused.get(id) ?? 0) + 1 / (RRF_K + rank + 1)));
+      for (const ranking of [res.matches.map((m) => m.id), byWords])
+        ranking.forEach((id, rank) => fused.set(id, (fused.get(id) ?? 0) + 1 / (RRF_K + rank + 1)));
       const best = [...fused].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10);
       lap(split.fuse);
-      c.fetch("big", best.map(([id]) => id));
+      c.fetch(
+        "big",
+        best.map(([id]) => id),
+      );
       lap(split.fetch);
     }
   }
   console.log(`plans: ${JSON.stringify(Object.fromEntries(plans))}`);
   // the halves as they were (vector: the 'not expired' clause always, a row list of every record; BM25: top 1,000) and are, interleaved
-  const halves = { "vector, always filtered (before)": [] as number[], "vector, unfiltered (after)": [] as number[], "bm25 search(q, 1000) (before)": [] as number[], "bm25 search(q, 50) (after)": [] as number[] };
+  const halves = {
+    "vector, always filtered (before)": [] as number[],
+    "vector, unfiltered (after)": [] as number[],
+    "bm25 search(q, 1000) (before)": [] as number[],
+    "bm25 search(q, 50) (after)": [] as number[],
+  };
   for (let pass = 0; pass < 2; pass++) {
     for (const text of qs) {
       const vector = encoder.encodeBatch([text]);
@@ -117,7 +148,11 @@ try {
     }
     console.log(`RecordService.query mode ${mode}: ${fmt(ms)} ms over ${nQueries} queries`);
   }
-  console.log(`load average: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `load average: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
 } finally {
   await svc.close();
   await pool.close();

@@ -22,8 +22,21 @@ import { Kernels } from "../src/kernels/abi.js";
 import { ScanPool } from "../src/pool/scan-pool.js";
 import { startNatsCluster, type NatsCluster } from "../test/cluster/nats-cluster.js";
 
-const { values: o } = parseArgs({ options: { ids: { type: "string", default: "10000" }, upserts: { type: "string", default: "100000" }, dim: { type: "string", default: "128" }, batch: { type: "string", default: "100" }, "check-ms": { type: "string", default: "1000" }, modes: { type: "string", default: "off,on" } } });
-const IDS = Number(o.ids), UPSERTS = Number(o.upserts), DIM = Number(o.dim), BATCH = Number(o.batch), CHECK_MS = Number(o["check-ms"]);
+const { values: o } = parseArgs({
+  options: {
+    ids: { type: "string", default: "10000" },
+    upserts: { type: "string", default: "100000" },
+    dim: { type: "string", default: "128" },
+    batch: { type: "string", default: "100" },
+    "check-ms": { type: "string", default: "1000" },
+    modes: { type: "string", default: "off,on" },
+  },
+});
+const IDS = Number(o.ids),
+  UPSERTS = Number(o.upserts),
+  DIM = Number(o.dim),
+  BATCH = Number(o.batch),
+  CHECK_MS = Number(o["check-ms"]);
 const kernels = Kernels.create();
 const pool = new ScanPool(kernels, { threads: 1, inlineBelow: 1_000_000 });
 
@@ -38,7 +51,11 @@ interface Node {
 
 async function startNode(cluster: NatsCluster, root: string, i: number, snapshots: boolean): Promise<Node> {
   const nc = await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-  const registry = await NodeRegistry.join(nc, { id: `n${i}`, url: `http://127.0.0.1:${9200 + i}`, startedAt: Date.now() }, { heartbeatMs: 200, ttlMs: 2000 });
+  const registry = await NodeRegistry.join(
+    nc,
+    { id: `n${i}`, url: `http://127.0.0.1:${9200 + i}`, startedAt: Date.now() },
+    { heartbeatMs: 200, ttlMs: 2000 },
+  );
   const snaps = snapshots ? { store: await Snapshots.open(nc), checkMs: CHECK_MS } : undefined;
   const indexes = await ClusterIndexes.open({ nc, registry, dataDir: join(root, `n${i}`), kernels, pool, snapshots: snaps });
   return { nc, registry, indexes };
@@ -67,7 +84,11 @@ async function run(mode: "off" | "on") {
     let done = 0;
     for (let k = 0; done < UPSERTS; k++) {
       const n = Math.min(BATCH, UPSERTS - done);
-      const vs = Array.from({ length: n }, (_, j) => ({ id: `v${(done + j) % IDS}`, values: Array.from({ length: DIM }, rand), metadata: { k } }));
+      const vs = Array.from({ length: n }, (_, j) => ({
+        id: `v${(done + j) % IDS}`,
+        values: Array.from({ length: DIM }, rand),
+        metadata: { k },
+      }));
       await nodes[k % 2]!.indexes.use("t", "bench", (ix) => ix.upsert("", vs));
       done += n;
     }

@@ -61,17 +61,33 @@ if (runs("engine")) {
   log("\n# collections (durable ingest, restart, filtered queries)");
   const n = quick ? 100_000 : 1_000_000;
   const result = await runEngineBench({ n, dim: 1024, recallQueries: quick ? 10 : 20, log });
-  engine = { command: quick ? "npm run bench -- --quick --only engine" : "npm run bench -- --only engine", date: new Date().toISOString(), result };
+  engine = {
+    command: quick ? "npm run bench -- --quick --only engine" : "npm run bench -- --only engine",
+    date: new Date().toISOString(),
+    result,
+  };
   writeFileSync(here(`results/engine-${stem}.json`), `${JSON.stringify(engine, null, 2)}\n`);
-} else if (existsSync(here(`results/engine-${stem}.json`))) engine = JSON.parse(readFileSync(here(`results/engine-${stem}.json`), "utf8")) as EngineRun;
+} else if (existsSync(here(`results/engine-${stem}.json`)))
+  engine = JSON.parse(readFileSync(here(`results/engine-${stem}.json`), "utf8")) as EngineRun;
 
 let http: HttpRun | undefined;
 if (runs("http")) {
   log("\n# HTTP: svc serve in a child process under autocannon; durable ingest per wire format");
-  const result = await runHttpBench({ n: 100_000, ingestN: quick ? 20_000 : 100_000, dim: 1024, connections: 32, seconds: quick ? 3 : 15, warmupSeconds: quick ? 1 : 5, lanes: ["index", "hello", "msgpack"], peer: true, log });
+  const result = await runHttpBench({
+    n: 100_000,
+    ingestN: quick ? 20_000 : 100_000,
+    dim: 1024,
+    connections: 32,
+    seconds: quick ? 3 : 15,
+    warmupSeconds: quick ? 1 : 5,
+    lanes: ["index", "hello", "msgpack"],
+    peer: true,
+    log,
+  });
   http = { command: quick ? "npm run bench -- --quick --only http" : "npm run bench -- --only http", machine: describeMachine(), result };
   writeFileSync(here(`results/http-${stem}.json`), `${JSON.stringify(http, null, 2)}\n`);
-} else if (existsSync(here(`results/http-${stem}.json`))) http = JSON.parse(readFileSync(here(`results/http-${stem}.json`), "utf8")) as HttpRun;
+} else if (existsSync(here(`results/http-${stem}.json`)))
+  http = JSON.parse(readFileSync(here(`results/http-${stem}.json`), "utf8")) as HttpRun;
 
 // The encoder suite is small (about 15 s) and identical in quick mode, so it always writes encoder-latest.json.
 let encoder: EncoderRun | undefined;
@@ -80,15 +96,26 @@ if (runs("encoder")) {
   const result = await runEncoderBench({ log });
   encoder = { command: "npm run bench -- --only encoder", machine: describeMachine(), result };
   writeFileSync(here("results/encoder-latest.json"), `${JSON.stringify(encoder, null, 2)}\n`);
-} else if (existsSync(here("results/encoder-latest.json"))) encoder = JSON.parse(readFileSync(here("results/encoder-latest.json"), "utf8")) as EncoderRun;
+} else if (existsSync(here("results/encoder-latest.json")))
+  encoder = JSON.parse(readFileSync(here("results/encoder-latest.json"), "utf8")) as EncoderRun;
 
 let records: RecordsRun | undefined;
 if (runs("records")) {
   log("\n# records (ingest with embedding, query latency with and without filters, export/import)");
-  const result = await runRecordsBench({ sizes: quick ? [20_000] : [100_000, 1_000_000], queries: quick ? 50 : 200, exportUpTo: 100_000, log });
-  records = { command: quick ? "npm run bench -- --quick --only records" : "npm run bench -- --only records", machine: describeMachine(), result };
+  const result = await runRecordsBench({
+    sizes: quick ? [20_000] : [100_000, 1_000_000],
+    queries: quick ? 50 : 200,
+    exportUpTo: 100_000,
+    log,
+  });
+  records = {
+    command: quick ? "npm run bench -- --quick --only records" : "npm run bench -- --only records",
+    machine: describeMachine(),
+    result,
+  };
   writeFileSync(here(`results/records-${stem}.json`), `${JSON.stringify(records, null, 2)}\n`);
-} else if (existsSync(here(`results/records-${stem}.json`))) records = JSON.parse(readFileSync(here(`results/records-${stem}.json`), "utf8")) as RecordsRun;
+} else if (existsSync(here(`results/records-${stem}.json`)))
+  records = JSON.parse(readFileSync(here(`results/records-${stem}.json`), "utf8")) as RecordsRun;
 
 let hd: HdRun | undefined;
 if (runs("hd")) {
@@ -97,7 +124,14 @@ if (runs("hd")) {
   const kgPast = quick ? undefined : runKgBench({ sizes: [60_000], objects: 2000, queries: 300 });
   const analogy = await runAnalogyBench({ log });
   const causal = await runHdCausalBench(quick ? { worlds: 20_000 } : {});
-  hd = { command: quick ? "npm run bench -- --quick --only hd" : "npm run bench -- --only hd", machine: describeMachine(), kg, kgPast, analogy, causal };
+  hd = {
+    command: quick ? "npm run bench -- --quick --only hd" : "npm run bench -- --only hd",
+    machine: describeMachine(),
+    kg,
+    kgPast,
+    analogy,
+    causal,
+  };
   writeFileSync(here(`results/hd-${stem}.json`), `${JSON.stringify(hd, null, 2)}\n`);
 } else if (existsSync(here(`results/hd-${stem}.json`))) hd = JSON.parse(readFileSync(here(`results/hd-${stem}.json`), "utf8")) as HdRun;
 
@@ -106,9 +140,14 @@ let directory: DirectoryRun | undefined;
 if (only === undefined || only === "directory") {
   log("\n# business directory (search at 100k generated profiles, profile pages, llms-full.txt)");
   const result = await runDirectoryBench({ n: quick ? 20_000 : 100_000, queries: quick ? 800 : 4000, log });
-  directory = { command: quick ? "npm run bench -- --quick --only directory" : "npm run bench -- --only directory", machine: describeMachine(), result };
+  directory = {
+    command: quick ? "npm run bench -- --quick --only directory" : "npm run bench -- --only directory",
+    machine: describeMachine(),
+    result,
+  };
   writeFileSync(here(`results/directory-${stem}.json`), `${JSON.stringify(directory, null, 2)}\n`);
-} else if (existsSync(here(`results/directory-${stem}.json`))) directory = JSON.parse(readFileSync(here(`results/directory-${stem}.json`), "utf8")) as DirectoryRun;
+} else if (existsSync(here(`results/directory-${stem}.json`)))
+  directory = JSON.parse(readFileSync(here(`results/directory-${stem}.json`), "utf8")) as DirectoryRun;
 
 // `--only ann`: the approximate index against usearch HNSW on the same clustered rows (add `--ann-1m` for N = 1M too); its section is spliced into RESULTS.md below.
 let ann: AnnBenchRun | undefined;
@@ -117,11 +156,18 @@ if (only === undefined || only === "ann") {
   const sizes = quick ? [20_000] : process.argv.includes("--ann-1m") ? [100_000, 1_000_000] : [100_000];
   const annRuns = [];
   // tight clusters, then overlapping ones (spread 2: where a fixed probe loses recall and the calibration must look further)
-  for (const n of sizes) for (const spread of quick ? [1] : [1, 2]) annRuns.push(await runAnnBench({ n, queries: 200, seed: 20261123, spread, log }));
+  for (const n of sizes)
+    for (const spread of quick ? [1] : [1, 2]) annRuns.push(await runAnnBench({ n, queries: 200, seed: 20261123, spread, log }));
   const cranfield = await runCranfieldRecall(log);
-  ann = { command: quick ? "npm run bench -- --quick --only ann" : `npm run bench -- --only ann${sizes.length > 1 ? " --ann-1m" : ""}`, date: new Date().toISOString(), runs: annRuns, cranfield };
+  ann = {
+    command: quick ? "npm run bench -- --quick --only ann" : `npm run bench -- --only ann${sizes.length > 1 ? " --ann-1m" : ""}`,
+    date: new Date().toISOString(),
+    runs: annRuns,
+    cranfield,
+  };
   writeFileSync(here(`results/ann-${stem}.json`), `${JSON.stringify(ann, null, 2)}\n`);
-} else if (existsSync(here(`results/ann-${stem}.json`))) ann = JSON.parse(readFileSync(here(`results/ann-${stem}.json`), "utf8")) as AnnBenchRun;
+} else if (existsSync(here(`results/ann-${stem}.json`)))
+  ann = JSON.parse(readFileSync(here(`results/ann-${stem}.json`), "utf8")) as AnnBenchRun;
 
 // `--only mcp`: a tool call over /mcp and over stdio against the REST call it runs; its section is spliced into RESULTS.md below.
 let mcp: McpRun | undefined;
@@ -137,17 +183,24 @@ if (only === undefined || only === "hook") {
   log("\n# svc hook latency (spawn to exit, vs bare node)");
   hook = await runHookBench({ runs: quick ? 10 : 30, log });
   writeFileSync(here(`results/hook-${stem}.json`), `${JSON.stringify(hook, null, 2)}\n`);
-} else if (existsSync(here(`results/hook-${stem}.json`))) hook = JSON.parse(readFileSync(here(`results/hook-${stem}.json`), "utf8")) as HookRun;
+} else if (existsSync(here(`results/hook-${stem}.json`)))
+  hook = JSON.parse(readFileSync(here(`results/hook-${stem}.json`), "utf8")) as HookRun;
 
 if (!quick && results) {
   const previous = existsSync(here("RESULTS.md")) ? readFileSync(here("RESULTS.md"), "utf8") : "";
-  writeFileSync(here("RESULTS.md"), keepSections(previous, renderResults(results, readFileSync(here("ANALYSIS.md"), "utf8"), engine, http, encoder, records, hd)));
+  writeFileSync(
+    here("RESULTS.md"),
+    keepSections(previous, renderResults(results, readFileSync(here("ANALYSIS.md"), "utf8"), engine, http, encoder, records, hd)),
+  );
   log("\nwrote bench/results/*.json and bench/RESULTS.md");
 } else {
   log("\nwrote bench/results/*.json (RESULTS.md is only regenerated by a full run)");
 }
 if (!quick && directory && existsSync(here("RESULTS.md"))) {
-  writeFileSync(here("RESULTS.md"), spliceSection(readFileSync(here("RESULTS.md"), "utf8"), "directory", renderDirectorySection(directory)));
+  writeFileSync(
+    here("RESULTS.md"),
+    spliceSection(readFileSync(here("RESULTS.md"), "utf8"), "directory", renderDirectorySection(directory)),
+  );
   log("spliced the directory section into bench/RESULTS.md");
 }
 if (!quick && ann && existsSync(here("RESULTS.md"))) {

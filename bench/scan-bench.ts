@@ -93,7 +93,9 @@ async function runRoundRobin(lanes: Lane[], o: ScanBenchOptions): Promise<Array<
   return state;
 }
 
-export async function runScanBench(o: ScanBenchOptions): Promise<{ scans: ScanResult[]; probes: ProbeResult[]; crossover: CrossoverResult[] }> {
+export async function runScanBench(
+  o: ScanBenchOptions,
+): Promise<{ scans: ScanResult[]; probes: ProbeResult[]; crossover: CrossoverResult[] }> {
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: 2 });
   const rowBytes = (Math.ceil(o.dimBits / 128) * 128) / 8;
@@ -115,16 +117,37 @@ export async function runScanBench(o: ScanBenchOptions): Promise<{ scans: ScanRe
 
       const probe = summarize(await timeCalls(o.calls, 5, () => kernels.readProbe(arena))).p50;
       probes.push({ n, p50Ms: probe, mrowsPerSec: n / probe / 1000, gbPerSec: (n * rowBytes) / probe / 1e6 });
-      o.log(`${"memory read probe (no compute)".padEnd(34)} thr=1           p50 ${probe.toFixed(3).padStart(9)} ms  ${(n / probe / 1000).toFixed(1).padStart(7)} Mrows/s  ${((n * rowBytes) / probe / 1e6).toFixed(1)} GB/s`);
+      o.log(
+        `${"memory read probe (no compute)".padEnd(34)} thr=1           p50 ${probe.toFixed(3).padStart(9)} ms  ${(n / probe / 1000).toFixed(1).padStart(7)} Mrows/s  ${((n * rowBytes) / probe / 1e6).toFixed(1)} GB/s`,
+      );
 
-      const qBytes = (j: number) => queries.subarray((j % nq) * rowBytes, (j % nq + 1) * rowBytes);
-      const batchBytes = (c: number) => { const f = (c * o.batch) % nq; return queries.slice(f * rowBytes, (f + o.batch) * rowBytes); };
-      const batched = (c: number, res: Array<{ dists: ArrayLike<number> }>) => res.every((r, i) => sameAsTruth((c * o.batch) % nq + i, r.dists));
+      const qBytes = (j: number) => queries.subarray((j % nq) * rowBytes, ((j % nq) + 1) * rowBytes);
+      const batchBytes = (c: number) => {
+        const f = (c * o.batch) % nq;
+        return queries.slice(f * rowBytes, (f + o.batch) * rowBytes);
+      };
+      const batched = (c: number, res: Array<{ dists: ArrayLike<number> }>) =>
+        res.every((r, i) => sameAsTruth(((c * o.batch) % nq) + i, r.dists));
       const lanes: Lane[] = [
         { name: "svc (in-thread)", threads: 1, batch: 1, run: (j) => sameAsTruth(j, kernels.topK(arena, 0, n, qPtr(j), o.k).dists) },
-        { name: "svc (2 workers)", threads: 2, batch: 1, run: async (j) => sameAsTruth(j, (await pool.topK(arena, qPtr(j), o.k, { stripes: 2 })).dists) },
-        { name: "svc blocked (in-thread)", threads: 1, batch: o.batch, run: (c) => batched(c, kernels.topKMulti(arena, 0, n, qPtr((c * o.batch) % nq), o.batch, o.k)) },
-        { name: "svc blocked (2 workers)", threads: 2, batch: o.batch, run: async (c) => batched(c, await pool.topKBatch(arena, qPtr((c * o.batch) % nq), o.batch, o.k)) },
+        {
+          name: "svc (2 workers)",
+          threads: 2,
+          batch: 1,
+          run: async (j) => sameAsTruth(j, (await pool.topK(arena, qPtr(j), o.k, { stripes: 2 })).dists),
+        },
+        {
+          name: "svc blocked (in-thread)",
+          threads: 1,
+          batch: o.batch,
+          run: (c) => batched(c, kernels.topKMulti(arena, 0, n, qPtr((c * o.batch) % nq), o.batch, o.k)),
+        },
+        {
+          name: "svc blocked (2 workers)",
+          threads: 2,
+          batch: o.batch,
+          run: async (c) => batched(c, await pool.topKBatch(arena, qPtr((c * o.batch) % nq), o.batch, o.k)),
+        },
       ];
       const peers: Array<[PeerEngine, number]> = [
         [new UsearchEngine({ threads: 1 }), 1],
@@ -137,14 +160,30 @@ export async function runScanBench(o: ScanBenchOptions): Promise<{ scans: ScanRe
         await peer.build(rows, n, o.dimBits, rowBytes);
         o.log(`  (${peer.name}: build ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
         lanes.push({ name: peer.name, threads, batch: 1, run: (j) => sameAsTruth(j, peer.search(qBytes(j), o.k).dists) });
-        if (peer.searchBatch) lanes.push({ name: `${peer.name} batch`, threads, batch: o.batch, run: (c) => batched(c, peer.searchBatch!(batchBytes(c), o.batch, o.k)) });
+        if (peer.searchBatch)
+          lanes.push({
+            name: `${peer.name} batch`,
+            threads,
+            batch: o.batch,
+            run: (c) => batched(c, peer.searchBatch!(batchBytes(c), o.batch, o.k)),
+          });
       }
       for (const r of await runRoundRobin(lanes, o)) {
         const base = { engine: r.lane.name, n, threads: r.lane.threads, batch: r.lane.batch };
         const s = summarize(r.ms);
-        const res: ScanResult = { ...base, calls: r.ms.length, p50Ms: s.p50, p99Ms: s.p99, mvecPerSec: (n * r.lane.batch) / (s.p50 / 1000) / 1e6, qps: (1000 * r.lane.batch) / s.mean, agrees: r.agrees };
+        const res: ScanResult = {
+          ...base,
+          calls: r.ms.length,
+          p50Ms: s.p50,
+          p99Ms: s.p99,
+          mvecPerSec: (n * r.lane.batch) / (s.p50 / 1000) / 1e6,
+          qps: (1000 * r.lane.batch) / s.mean,
+          agrees: r.agrees,
+        };
         scans.push(res);
-        o.log(`${res.engine.padEnd(34)} thr=${res.threads} batch=${String(res.batch).padEnd(3)} p50 ${s.p50.toFixed(3).padStart(9)} ms  p99 ${s.p99.toFixed(3).padStart(9)} ms  ${res.mvecPerSec.toFixed(1).padStart(7)} Mvec/s  ${res.qps.toFixed(0).padStart(6)} q/s  ${res.agrees ? "exact" : "MISMATCH"}`);
+        o.log(
+          `${res.engine.padEnd(34)} thr=${res.threads} batch=${String(res.batch).padEnd(3)} p50 ${s.p50.toFixed(3).padStart(9)} ms  p99 ${s.p99.toFixed(3).padStart(9)} ms  ${res.mvecPerSec.toFixed(1).padStart(7)} Mvec/s  ${res.qps.toFixed(0).padStart(6)} q/s  ${res.agrees ? "exact" : "MISMATCH"}`,
+        );
       }
       for (const [peer] of peers) peer.close();
       kernels.heap.release(qBase);

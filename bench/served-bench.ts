@@ -37,7 +37,10 @@ const { values: o } = parseArgs({
     "server-log": { type: "string" },
   },
 });
-const N = Number(o.n), DIM = Number(o.dim), QUERIES = Number(o.queries), TURN = Number(o.turn);
+const N = Number(o.n),
+  DIM = Number(o.dim),
+  QUERIES = Number(o.queries),
+  TURN = Number(o.turn);
 const SEED = 20261122;
 const BATCH = 1000;
 const MAIN = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
@@ -58,7 +61,11 @@ const children: Child[] = [];
 try {
   const prof = o["cpu-prof"] === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", o["cpu-prof"]];
   // The server logs to a file, as in use: a pipe to this process would wake the client for every request's log line.
-  const svc = await startChild([...prof, MAIN, "serve", "--port", "0", "--data", dir, "--log-level", o["log-level"]!], 60_000, join(root, "server.log"));
+  const svc = await startChild(
+    [...prof, MAIN, "serve", "--port", "0", "--data", dir, "--log-level", o["log-level"]!],
+    60_000,
+    join(root, "server.log"),
+  );
   children.push(svc);
   const adminKey = svc.adminKey;
   if (adminKey === undefined) throw new Error(`svc serve printed no admin key:\n${svc.output()}`);
@@ -72,11 +79,21 @@ try {
     key = k.key as string;
   }
   const api = new Api(svc.url, key);
-  log(`served bench: ${N.toLocaleString("en-US")} x ${DIM}-d clustered, ${QUERIES} sequential top-10 per lane (turns of ${TURN}), ${o.admin ? "admin key (unmetered)" : "tenant key (metered)"}, log level ${o["log-level"]}; svc pid ${svc.pid}, hello pid ${hello.pid}`);
+  log(
+    `served bench: ${N.toLocaleString("en-US")} x ${DIM}-d clustered, ${QUERIES} sequential top-10 per lane (turns of ${TURN}), ${o.admin ? "admin key (unmetered)" : "tenant key (metered)"}, log level ${o["log-level"]}; svc pid ${svc.pid}, hello pid ${hello.pid}`,
+  );
 
   const data = new ClusteredVectors(DIM, SEED);
   await api.createIndex("q", DIM);
-  const load = await ingest(api, "q", upsertBodies("msgpack-f32", data, N, BATCH), Array.from({ length: Math.ceil(N / BATCH) }, (_, i) => Math.min(BATCH, N - i * BATCH)), FORMATS["msgpack-f32"].contentType, 4, svc.pid);
+  const load = await ingest(
+    api,
+    "q",
+    upsertBodies("msgpack-f32", data, N, BATCH),
+    Array.from({ length: Math.ceil(N / BATCH) }, (_, i) => Math.min(BATCH, N - i * BATCH)),
+    FORMATS["msgpack-f32"].contentType,
+    4,
+    svc.pid,
+  );
   log(`loaded over HTTP in ${load.visibleSeconds.toFixed(1)} s`);
   // The index builds when the namespace passes 50,000 rows; the rows written meanwhile are merged once writes
   // have been idle for ANN_IDLE_MS (engine/ivf.ts): wait until the index covers them.
@@ -93,7 +110,10 @@ try {
   const helloClient = new Client(hello.url, { pipelining: 1, keepAliveTimeout: 60_000 });
 
   // Recall of both lanes on the first 20 queries (before any timing).
-  for (const [name, bs] of [["index", bodies], ["exact", exactBodies]] as const) {
+  for (const [name, bs] of [
+    ["index", bodies],
+    ["exact", exactBodies],
+  ] as const) {
     let hits = 0;
     for (let q = 0; q < truth.length; q++) {
       const m = (JSON.parse(await post(svcClient, path, headers, bs[q]!)) as { matches: Array<{ id: string }> }).matches;
@@ -121,7 +141,12 @@ try {
     }
   }
   const wall = (performance.now() - tRun) / 1000;
-  log(`svc server CPU over the timed run: ${((cpuSeconds(svc.pid) - cpu0) / wall).toFixed(2)} cores; load average ${(await import("node:os")).loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+  log(
+    `svc server CPU over the timed run: ${((cpuSeconds(svc.pid) - cpu0) / wall).toFixed(2)} cores; load average ${(await import("node:os"))
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}`,
+  );
   log(`| lane | queries | p50 ms | p90 ms | p99 ms | mean ms |`);
   log(`|---|---:|---:|---:|---:|---:|`);
   for (const l of lanes) {

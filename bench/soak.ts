@@ -30,7 +30,10 @@ const SAMPLE_MS = 10_000;
 const PROGRESS_MS = 30_000;
 const INDEX = "soak";
 const NS = "soak";
-const WORDS = "memory agent vector index query record timeline board note decision plan error retry cache latency budget tenant wallet graph causal analogy encoder shard commit checkpoint compaction".split(" ");
+const WORDS =
+  "memory agent vector index query record timeline board note decision plan error retry cache latency budget tenant wallet graph causal analogy encoder shard commit checkpoint compaction".split(
+    " ",
+  );
 
 const { values: a } = parseArgs({
   options: {
@@ -157,27 +160,53 @@ async function main(): Promise<void> {
     return raw === "" ? {} : JSON.parse(raw);
   };
 
-  console.log(`soak: svc pid ${svc.pid}, ${minutes} min, ${rate} req/s over ${clients} clients, index of ${live} x ${dim}-d live vectors, data ${dir}`);
+  console.log(
+    `soak: svc pid ${svc.pid}, ${minutes} min, ${rate} req/s over ${clients} clients, index of ${live} x ${dim}-d live vectors, data ${dir}`,
+  );
   await call("POST", "/v1/indexes", { name: INDEX, dimension: dim });
   for (let s = 0; s < live; s += 1000) {
-    await call("POST", `/v1/indexes/${INDEX}/vectors/upsert`, { vectors: Array.from({ length: Math.min(1000, live - s) }, (_, i) => ({ id: `v${s + i}`, values: vector(), metadata: { g: (s + i) % 10 } })) });
+    await call("POST", `/v1/indexes/${INDEX}/vectors/upsert`, {
+      vectors: Array.from({ length: Math.min(1000, live - s) }, (_, i) => ({
+        id: `v${s + i}`,
+        values: vector(),
+        metadata: { g: (s + i) % 10 },
+      })),
+    });
   }
   const deleted = new Set<number>();
 
   const ops: [number, () => Promise<unknown>][] = [
     [35, () => call("POST", `/v1/indexes/${INDEX}/query`, { vector: vector(), topK: 10, includeMetadata: true })],
     [5, () => call("POST", `/v1/indexes/${INDEX}/query`, { vector: vector(), topK: 10, filter: { g: { $eq: int(10) } } })],
-    [20, () => {
-      const ids = Array.from({ length: 50 }, () => int(live));
-      for (const i of ids) deleted.delete(i);
-      return call("POST", `/v1/indexes/${INDEX}/vectors/upsert`, { vectors: ids.map((i) => ({ id: `v${i}`, values: vector(), metadata: { g: i % 10 } })) });
-    }],
-    [4, () => {
-      const ids = Array.from({ length: 10 }, () => int(live));
-      for (const i of ids) deleted.add(i);
-      return call("POST", `/v1/indexes/${INDEX}/vectors/delete`, { ids: ids.map((i) => `v${i}`) });
-    }],
-    [16, () => call("POST", `/v1/records/${NS}`, { items: Array.from({ length: 5 }, () => ({ kind: int(2) === 0 ? "note" : "decision", text: text(12 + int(30)), tags: [WORDS[int(WORDS.length)]!] })) })],
+    [
+      20,
+      () => {
+        const ids = Array.from({ length: 50 }, () => int(live));
+        for (const i of ids) deleted.delete(i);
+        return call("POST", `/v1/indexes/${INDEX}/vectors/upsert`, {
+          vectors: ids.map((i) => ({ id: `v${i}`, values: vector(), metadata: { g: i % 10 } })),
+        });
+      },
+    ],
+    [
+      4,
+      () => {
+        const ids = Array.from({ length: 10 }, () => int(live));
+        for (const i of ids) deleted.add(i);
+        return call("POST", `/v1/indexes/${INDEX}/vectors/delete`, { ids: ids.map((i) => `v${i}`) });
+      },
+    ],
+    [
+      16,
+      () =>
+        call("POST", `/v1/records/${NS}`, {
+          items: Array.from({ length: 5 }, () => ({
+            kind: int(2) === 0 ? "note" : "decision",
+            text: text(12 + int(30)),
+            tags: [WORDS[int(WORDS.length)]!],
+          })),
+        }),
+    ],
     [8, () => call("POST", `/v1/records/${NS}/query`, { text: text(4), topK: 10 })],
     [4, () => call("GET", `/v1/records/${NS}/timeline?limit=20`)],
     [8, () => call("GET", "/v1/board")],
@@ -268,12 +297,18 @@ async function main(): Promise<void> {
   const wasmSlope = slopePerMinute(half.map((s) => ({ t: s.t, y: s.wasmMB })));
   const first = samples[0]!;
   const last = samples.at(-1)!;
-  console.log(`\nRSS ${first.rssMB.toFixed(0)} -> ${last.rssMB.toFixed(0)} MB, heap ${first.heapMB.toFixed(0)} -> ${last.heapMB.toFixed(0)} MB; slope of the last half: RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min, heap committed ${committedSlope.toFixed(2)} MB/min, workers ${workersSlope.toFixed(2)} MB/min, wasm ${wasmSlope.toFixed(2)} MB/min`);
-  console.log(`${requests} requests (${(requests / ((last.t || 1) / 1000)).toFixed(0)}/s), ${failed} failed${failures.size ? ": " + [...failures].map(([k, n]) => `${k} x${n}`).join(", ") : ""}`);
+  console.log(
+    `\nRSS ${first.rssMB.toFixed(0)} -> ${last.rssMB.toFixed(0)} MB, heap ${first.heapMB.toFixed(0)} -> ${last.heapMB.toFixed(0)} MB; slope of the last half: RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min, heap committed ${committedSlope.toFixed(2)} MB/min, workers ${workersSlope.toFixed(2)} MB/min, wasm ${wasmSlope.toFixed(2)} MB/min`,
+  );
+  console.log(
+    `${requests} requests (${(requests / ((last.t || 1) / 1000)).toFixed(0)}/s), ${failed} failed${failures.size ? ": " + [...failures].map(([k, n]) => `${k} x${n}`).join(", ") : ""}`,
+  );
   await svc.stop();
   if (a.record) {
     const results = fileURLToPath(new URL("RESULTS.md", import.meta.url));
-    const perMinute = samples.filter((s, i) => i === 0 || i === samples.length - 1 || Math.floor(s.t / 60_000) > Math.floor(samples[i - 1]!.t / 60_000));
+    const perMinute = samples.filter(
+      (s, i) => i === 0 || i === samples.length - 1 || Math.floor(s.t / 60_000) > Math.floor(samples[i - 1]!.t / 60_000),
+    );
     const section = [
       "<!-- soak -->",
       `## Soak: memory under a steady mixed load (\`npx tsx bench/soak.ts --minutes ${minutes}\`)`,
@@ -282,7 +317,10 @@ async function main(): Promise<void> {
       "",
       "| time | RSS MB | malloc MB | heap MB | commit MB | ext MB | AB MB | workers MB | wasm MB | requests | failed | vectors | records |",
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-      ...perMinute.map((s) => `| ${clock(s.t)} | ${s.rssMB.toFixed(0)} | ${s.mallocMB.toFixed(0)} | ${s.heapMB.toFixed(0)} | ${s.committedMB.toFixed(0)} | ${s.externalMB.toFixed(0)} | ${s.arrayBuffersMB.toFixed(0)} | ${s.workersMB.toFixed(0)} | ${s.wasmMB.toFixed(0)} | ${s.requests} | ${s.failed} | ${s.vectors} | ${s.records} |`),
+      ...perMinute.map(
+        (s) =>
+          `| ${clock(s.t)} | ${s.rssMB.toFixed(0)} | ${s.mallocMB.toFixed(0)} | ${s.heapMB.toFixed(0)} | ${s.committedMB.toFixed(0)} | ${s.externalMB.toFixed(0)} | ${s.arrayBuffersMB.toFixed(0)} | ${s.workersMB.toFixed(0)} | ${s.wasmMB.toFixed(0)} | ${s.requests} | ${s.failed} | ${s.vectors} | ${s.records} |`,
+      ),
       "",
       `Slope of the last half (least squares over the 10 s samples): RSS ${rssSlope.toFixed(2)} MB/min, malloc ${mallocSlope.toFixed(2)} MB/min, heap ${heapSlope.toFixed(2)} MB/min, heap committed ${committedSlope.toFixed(2)} MB/min, workers ${workersSlope.toFixed(2)} MB/min, wasm ${wasmSlope.toFixed(2)} MB/min.`,
       "<!-- /soak -->",

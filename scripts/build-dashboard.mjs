@@ -35,4 +35,6 @@ copyFileSync(join(src, "index.html"), join(out, "index.html"));
 const made = new Set(["index.html", ...Object.keys(result.metafile.outputs).map((f) => f.split("/").pop())]);
 for (const f of readdirSync(out)) if (!made.has(f)) rmSync(join(out, f), { recursive: true, force: true });
 const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
-console.log(`dashboard: ${Object.keys(result.metafile.outputs).length} files, ${(bytes / 1024).toFixed(1)} KiB -> dist/dashboard (${Math.round(performance.now() - t0)} ms)`);
+console.log(
+  `dashboard: ${Object.keys(result.metafile.outputs).length} files, ${(bytes / 1024).toFixed(1)} KiB -> dist/dashboard (${Math.round(performance.now() - t0)} ms)`,
+);

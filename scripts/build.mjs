@@ -16,7 +16,19 @@ import { join, relative } from "node:path";
 const root = join(import.meta.dirname, "..");
 const STAMP = join(root, "dist", ".build-stamp");
 /** Directories and files whose change can change build/ or dist/. */
-const INPUTS = ["assembly", "src", "dashboard", "scripts/build.mjs", "scripts/build-dashboard.mjs", "scripts/helper-hashes.mjs", "asconfig.json", "tsconfig.json", "tsconfig.build.json", "package.json", "package-lock.json"];
+const INPUTS = [
+  "assembly",
+  "src",
+  "dashboard",
+  "scripts/build.mjs",
+  "scripts/build-dashboard.mjs",
+  "scripts/helper-hashes.mjs",
+  "asconfig.json",
+  "tsconfig.json",
+  "tsconfig.build.json",
+  "package.json",
+  "package-lock.json",
+];
 /** What a good build leaves; a missing one means rebuild whatever the stamp says. */
 const OUTPUTS = ["build/kernels.wasm", "dist/cli/main.js", "dist/helpers/code-hashes.json", "dist/dashboard/index.html"];
 const STEPS = ["build:wasm", "build:ts", "build:dashboard"];
@@ -56,7 +68,9 @@ if (process.argv.includes("--if-stale") && isFresh(print)) {
 rmSync(STAMP, { force: true }); // a build cut short leaves no stamp behind
 const npm = process.env.npm_execpath; // set when run by npm: its own CLI, whatever Node runs it
 for (const step of STEPS) {
-  const r = npm ? spawnSync(process.execPath, [npm, "run", "--silent", step], { cwd: root, stdio: "inherit" }) : spawnSync("npm", ["run", "--silent", step], { cwd: root, stdio: "inherit", shell: process.platform === "win32" });
+  const r = npm
+    ? spawnSync(process.execPath, [npm, "run", "--silent", step], { cwd: root, stdio: "inherit" })
+    : spawnSync("npm", ["run", "--silent", step], { cwd: root, stdio: "inherit", shell: process.platform === "win32" });
   if (r.status !== 0) {
     console.error(`build: ${step} failed (exit ${r.status ?? r.signal}); the previous build, if any, stays marked stale`);
     process.exit(1);

@@ -23,7 +23,9 @@ const fail = (msg) => {
 };
 
 try {
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: root, encoding: "utf8" }).split("\0").filter((f) => f && existsSync(join(root, f)));
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: root, encoding: "utf8" })
+    .split("\0")
+    .filter((f) => f && existsSync(join(root, f)));
   for (const f of files) {
     mkdirSync(dirname(join(tmp, f)), { recursive: true });
     cpSync(join(root, f), join(tmp, f));
@@ -31,7 +33,11 @@ try {
   console.log(`check-install: ${files.length} files copied to ${tmp}`);
 
   const t0 = performance.now();
-  execFileSync("npm", ["ci", "--omit=dev", "--no-audit", "--no-fund"], { cwd: tmp, stdio: ["ignore", "ignore", "inherit"], timeout: INSTALL_LIMIT_S * 1000 });
+  execFileSync("npm", ["ci", "--omit=dev", "--no-audit", "--no-fund"], {
+    cwd: tmp,
+    stdio: ["ignore", "ignore", "inherit"],
+    timeout: INSTALL_LIMIT_S * 1000,
+  });
   console.log(`check-install: npm ci --omit=dev took ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   const present = DEV_ONLY.filter((p) => existsSync(join(tmp, "node_modules", p)));
   if (present.length > 0) fail(`dev-only packages installed: ${present.join(", ")}`);
@@ -45,7 +51,9 @@ try {
     }
     const load = loadavg()[0];
     const cpu = s.cpu === null ? "" : `, ${s.cpu.toFixed(1)} CPU s`;
-    console.log(`check-install: ${run} npm start -> /v1/ready 200 in ${s.wall.toFixed(1)} s${cpu} (load average ${load.toFixed(1)} on ${availableParallelism()} cores)${s.rebuilt ? ", rebuilt first" : ""}`);
+    console.log(
+      `check-install: ${run} npm start -> /v1/ready 200 in ${s.wall.toFixed(1)} s${cpu} (load average ${load.toFixed(1)} on ${availableParallelism()} cores)${s.rebuilt ? ", rebuilt first" : ""}`,
+    );
     if (run !== "second") continue;
     if (s.rebuilt) fail("the second start rebuilt");
     if (s.cpu !== null && s.cpu > READY_LIMIT_S) fail(`the second start used ${s.cpu.toFixed(1)} CPU s (limit ${READY_LIMIT_S} s)`);
@@ -68,7 +76,11 @@ process.exit(failed ? 1 : 0);
  */
 async function readyAfterStart(dataDir, limitS) {
   const t0 = performance.now();
-  const child = spawn("npm", ["start", "--", "--port", "0", "--data", dataDir, "--log-level", "warn"], { cwd: tmp, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn("npm", ["start", "--", "--port", "0", "--data", dataDir, "--log-level", "warn"], {
+    cwd: tmp,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let out = "";
   child.stdout.on("data", (b) => (out += b));
   child.stderr.on("data", (b) => (out += b));
@@ -78,7 +90,8 @@ async function readyAfterStart(dataDir, limitS) {
       const url = /svc serving (https?:\/\/\S+)/.exec(out)?.[1];
       if (url) {
         const r = await fetch(`${url}/v1/ready`).catch(() => null);
-        if (r?.status === 200) return { wall: (performance.now() - t0) / 1000, cpu: groupCpuSeconds(child.pid), rebuilt: !/build: up to date/.test(out) };
+        if (r?.status === 200)
+          return { wall: (performance.now() - t0) / 1000, cpu: groupCpuSeconds(child.pid), rebuilt: !/build: up to date/.test(out) };
       }
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -23,46 +23,284 @@ interface Trade {
 }
 
 const TRADES: Trade[] = [
-  { category: "Plumber", noun: ["Plumbing", "Plumbing & Heating"], services: ["boiler repair", "leak detection", "bathroom installation", "drain unblocking", "radiator fitting", "emergency callout"], industries: ["residential", "landlords", "hospitality"], questions: ["What needs fixing?", "Is water leaking right now?"] },
-  { category: "Electrician", noun: ["Electrical", "Electrics"], services: ["rewiring", "fuse board upgrade", "EV charger installation", "lighting design", "safety inspection", "solar panel wiring"], industries: ["residential", "retail", "offices"], questions: ["What work do you need?"] },
-  { category: "Dentist", noun: ["Dental", "Dental Practice", "Smile Clinic"], services: ["check-up", "hygienist", "teeth whitening", "implants", "orthodontics", "emergency dentistry"], industries: ["families", "private patients"], questions: ["Are you a new patient?", "Are you in pain?"] },
-  { category: "Accountant", noun: ["Accountants", "Accounting", "Tax Advisers"], services: ["bookkeeping", "payroll", "VAT returns", "annual accounts", "tax planning", "company formation"], industries: ["startups", "construction", "hospitality", "charities", "freelancers"], questions: ["What does your business do?", "Roughly how many transactions a month?"] },
-  { category: "Law firm", noun: ["Solicitors", "Law", "Legal"], services: ["conveyancing", "employment law", "wills and probate", "family law", "commercial contracts", "dispute resolution"], industries: ["property", "small business", "families"], questions: ["What is the matter about?"] },
-  { category: "Hair salon", noun: ["Hair", "Hair Studio", "Barbers"], services: ["cut and finish", "colouring", "balayage", "beard trim", "bridal hair"], industries: ["walk-in", "weddings"], questions: [] },
-  { category: "Auto repair", noun: ["Motors", "Garage", "Auto Care"], services: ["MOT testing", "servicing", "brake repair", "diagnostics", "tyre fitting", "clutch replacement"], industries: ["private motorists", "fleets"], questions: ["What make and model is the car?"] },
-  { category: "Bakery", noun: ["Bakery", "Bakehouse"], services: ["sourdough bread", "celebration cakes", "pastries", "wholesale supply", "gluten-free baking"], industries: ["cafes", "events", "retail"], questions: [] },
-  { category: "Cafe", noun: ["Coffee", "Café", "Coffee House"], services: ["specialty coffee", "breakfast", "brunch", "catering", "private hire"], industries: ["hospitality", "events"], questions: [] },
-  { category: "Veterinary clinic", noun: ["Vets", "Veterinary Clinic", "Animal Hospital"], services: ["vaccinations", "neutering", "dental care for pets", "emergency care", "pet microchipping"], industries: ["pet owners", "farms", "equine"], questions: ["What kind of animal?", "What is the concern?"] },
-  { category: "Physiotherapist", noun: ["Physio", "Physiotherapy", "Sports Injury Clinic"], services: ["sports massage", "back pain treatment", "post-operative rehab", "acupuncture", "running gait analysis"], industries: ["athletes", "office workers", "older adults"], questions: ["Where is the pain or injury?"] },
-  { category: "Architect", noun: ["Architects", "Architecture", "Design Studio"], services: ["house extensions", "planning applications", "loft conversions", "interior design", "listed building consent"], industries: ["residential", "commercial property", "heritage"], questions: ["What is the project?", "Do you own the property?"] },
-  { category: "IT support", noun: ["IT", "Tech Support", "Computing"], services: ["managed IT", "network setup", "cybersecurity audit", "Microsoft 365 migration", "data backup", "helpdesk"], industries: ["law firms", "clinics", "small business", "schools"], questions: ["How many staff use computers?", "What is the main problem?"] },
-  { category: "Marketing agency", noun: ["Marketing", "Digital", "Creative Agency"], services: ["SEO", "social media management", "branding", "pay-per-click advertising", "content writing", "email campaigns"], industries: ["e-commerce", "hospitality", "professional services", "startups"], questions: ["What do you want to achieve?", "What is your monthly budget?"] },
-  { category: "Cleaning service", noun: ["Cleaning", "Cleaners"], services: ["office cleaning", "end of tenancy cleaning", "carpet cleaning", "window cleaning", "deep cleaning"], industries: ["offices", "landlords", "residential"], questions: ["What kind of premises, and how big?"] },
-  { category: "Locksmith", noun: ["Locksmiths", "Locks & Keys"], services: ["emergency lockout", "lock replacement", "safe opening", "key cutting", "security upgrades"], industries: ["residential", "commercial"], questions: [] },
-  { category: "Roofer", noun: ["Roofing", "Roofing & Guttering"], services: ["roof repair", "flat roofing", "gutter cleaning", "chimney repair", "slate roofing"], industries: ["residential", "heritage"], questions: ["What is wrong with the roof?"] },
-  { category: "Photographer", noun: ["Photography", "Photo Studio"], services: ["wedding photography", "product photography", "headshots", "event photography", "drone photography"], industries: ["weddings", "e-commerce", "corporate"], questions: ["What is the date of the shoot?"] },
-  { category: "Florist", noun: ["Flowers", "Florist"], services: ["wedding flowers", "funeral tributes", "same-day delivery", "corporate arrangements"], industries: ["weddings", "events", "offices"], questions: [] },
-  { category: "Fitness studio", noun: ["Fitness", "Yoga Studio", "Gym"], services: ["personal training", "yoga classes", "pilates", "strength training", "nutrition coaching"], industries: ["adults", "seniors", "athletes"], questions: ["What are your goals?"] },
-  { category: "Real estate agency", noun: ["Estates", "Property", "Lettings"], services: ["property sales", "lettings", "property management", "valuations"], industries: ["landlords", "first-time buyers", "commercial property"], questions: ["Are you buying, selling or letting?"] },
-  { category: "Insurance broker", noun: ["Insurance", "Insurance Brokers"], services: ["business insurance", "home insurance", "professional indemnity", "fleet insurance"], industries: ["construction", "small business", "hospitality"], questions: ["What do you need to insure?"] },
-  { category: "Translation service", noun: ["Translations", "Language Services"], services: ["document translation", "certified translation", "interpreting", "website localisation"], industries: ["legal", "medical", "e-commerce"], questions: ["Which languages?", "Roughly how many words?"] },
-  { category: "Landscaping", noun: ["Landscapes", "Gardens", "Garden Design"], services: ["garden design", "patio laying", "fencing", "tree surgery", "lawn care"], industries: ["residential", "commercial grounds"], questions: ["How big is the garden?"] },
-  { category: "Moving company", noun: ["Removals", "Movers"], services: ["house removals", "office relocation", "packing service", "storage", "man and van"], industries: ["residential", "offices"], questions: ["From where to where, and when?"] },
-  { category: "Printing shop", noun: ["Print", "Printers"], services: ["business cards", "large format printing", "leaflets", "banners", "bookbinding"], industries: ["events", "retail", "schools"], questions: [] },
-  { category: "Optician", noun: ["Opticians", "Eyecare"], services: ["eye tests", "contact lenses", "designer frames", "children's eyecare"], industries: ["families", "seniors"], questions: [] },
-  { category: "Web design studio", noun: ["Web Studio", "Web Design", "Digital Studio"], services: ["website design", "e-commerce websites", "WordPress development", "web hosting", "accessibility audit"], industries: ["small business", "charities", "e-commerce"], questions: ["Do you have a website today?", "What is your budget?"] },
+  {
+    category: "Plumber",
+    noun: ["Plumbing", "Plumbing & Heating"],
+    services: ["boiler repair", "leak detection", "bathroom installation", "drain unblocking", "radiator fitting", "emergency callout"],
+    industries: ["residential", "landlords", "hospitality"],
+    questions: ["What needs fixing?", "Is water leaking right now?"],
+  },
+  {
+    category: "Electrician",
+    noun: ["Electrical", "Electrics"],
+    services: ["rewiring", "fuse board upgrade", "EV charger installation", "lighting design", "safety inspection", "solar panel wiring"],
+    industries: ["residential", "retail", "offices"],
+    questions: ["What work do you need?"],
+  },
+  {
+    category: "Dentist",
+    noun: ["Dental", "Dental Practice", "Smile Clinic"],
+    services: ["check-up", "hygienist", "teeth whitening", "implants", "orthodontics", "emergency dentistry"],
+    industries: ["families", "private patients"],
+    questions: ["Are you a new patient?", "Are you in pain?"],
+  },
+  {
+    category: "Accountant",
+    noun: ["Accountants", "Accounting", "Tax Advisers"],
+    services: ["bookkeeping", "payroll", "VAT returns", "annual accounts", "tax planning", "company formation"],
+    industries: ["startups", "construction", "hospitality", "charities", "freelancers"],
+    questions: ["What does your business do?", "Roughly how many transactions a month?"],
+  },
+  {
+    category: "Law firm",
+    noun: ["Solicitors", "Law", "Legal"],
+    services: ["conveyancing", "employment law", "wills and probate", "family law", "commercial contracts", "dispute resolution"],
+    industries: ["property", "small business", "families"],
+    questions: ["What is the matter about?"],
+  },
+  {
+    category: "Hair salon",
+    noun: ["Hair", "Hair Studio", "Barbers"],
+    services: ["cut and finish", "colouring", "balayage", "beard trim", "bridal hair"],
+    industries: ["walk-in", "weddings"],
+    questions: [],
+  },
+  {
+    category: "Auto repair",
+    noun: ["Motors", "Garage", "Auto Care"],
+    services: ["MOT testing", "servicing", "brake repair", "diagnostics", "tyre fitting", "clutch replacement"],
+    industries: ["private motorists", "fleets"],
+    questions: ["What make and model is the car?"],
+  },
+  {
+    category: "Bakery",
+    noun: ["Bakery", "Bakehouse"],
+    services: ["sourdough bread", "celebration cakes", "pastries", "wholesale supply", "gluten-free baking"],
+    industries: ["cafes", "events", "retail"],
+    questions: [],
+  },
+  {
+    category: "Cafe",
+    noun: ["Coffee", "Café", "Coffee House"],
+    services: ["specialty coffee", "breakfast", "brunch", "catering", "private hire"],
+    industries: ["hospitality", "events"],
+    questions: [],
+  },
+  {
+    category: "Veterinary clinic",
+    noun: ["Vets", "Veterinary Clinic", "Animal Hospital"],
+    services: ["vaccinations", "neutering", "dental care for pets", "emergency care", "pet microchipping"],
+    industries: ["pet owners", "farms", "equine"],
+    questions: ["What kind of animal?", "What is the concern?"],
+  },
+  {
+    category: "Physiotherapist",
+    noun: ["Physio", "Physiotherapy", "Sports Injury Clinic"],
+    services: ["sports massage", "back pain treatment", "post-operative rehab", "acupuncture", "running gait analysis"],
+    industries: ["athletes", "office workers", "older adults"],
+    questions: ["Where is the pain or injury?"],
+  },
+  {
+    category: "Architect",
+    noun: ["Architects", "Architecture", "Design Studio"],
+    services: ["house extensions", "planning applications", "loft conversions", "interior design", "listed building consent"],
+    industries: ["residential", "commercial property", "heritage"],
+    questions: ["What is the project?", "Do you own the property?"],
+  },
+  {
+    category: "IT support",
+    noun: ["IT", "Tech Support", "Computing"],
+    services: ["managed IT", "network setup", "cybersecurity audit", "Microsoft 365 migration", "data backup", "helpdesk"],
+    industries: ["law firms", "clinics", "small business", "schools"],
+    questions: ["How many staff use computers?", "What is the main problem?"],
+  },
+  {
+    category: "Marketing agency",
+    noun: ["Marketing", "Digital", "Creative Agency"],
+    services: ["SEO", "social media management", "branding", "pay-per-click advertising", "content writing", "email campaigns"],
+    industries: ["e-commerce", "hospitality", "professional services", "startups"],
+    questions: ["What do you want to achieve?", "What is your monthly budget?"],
+  },
+  {
+    category: "Cleaning service",
+    noun: ["Cleaning", "Cleaners"],
+    services: ["office cleaning", "end of tenancy cleaning", "carpet cleaning", "window cleaning", "deep cleaning"],
+    industries: ["offices", "landlords", "residential"],
+    questions: ["What kind of premises, and how big?"],
+  },
+  {
+    category: "Locksmith",
+    noun: ["Locksmiths", "Locks & Keys"],
+    services: ["emergency lockout", "lock replacement", "safe opening", "key cutting", "security upgrades"],
+    industries: ["residential", "commercial"],
+    questions: [],
+  },
+  {
+    category: "Roofer",
+    noun: ["Roofing", "Roofing & Guttering"],
+    services: ["roof repair", "flat roofing", "gutter cleaning", "chimney repair", "slate roofing"],
+    industries: ["residential", "heritage"],
+    questions: ["What is wrong with the roof?"],
+  },
+  {
+    category: "Photographer",
+    noun: ["Photography", "Photo Studio"],
+    services: ["wedding photography", "product photography", "headshots", "event photography", "drone photography"],
+    industries: ["weddings", "e-commerce", "corporate"],
+    questions: ["What is the date of the shoot?"],
+  },
+  {
+    category: "Florist",
+    noun: ["Flowers", "Florist"],
+    services: ["wedding flowers", "funeral tributes", "same-day delivery", "corporate arrangements"],
+    industries: ["weddings", "events", "offices"],
+    questions: [],
+  },
+  {
+    category: "Fitness studio",
+    noun: ["Fitness", "Yoga Studio", "Gym"],
+    services: ["personal training", "yoga classes", "pilates", "strength training", "nutrition coaching"],
+    industries: ["adults", "seniors", "athletes"],
+    questions: ["What are your goals?"],
+  },
+  {
+    category: "Real estate agency",
+    noun: ["Estates", "Property", "Lettings"],
+    services: ["property sales", "lettings", "property management", "valuations"],
+    industries: ["landlords", "first-time buyers", "commercial property"],
+    questions: ["Are you buying, selling or letting?"],
+  },
+  {
+    category: "Insurance broker",
+    noun: ["Insurance", "Insurance Brokers"],
+    services: ["business insurance", "home insurance", "professional indemnity", "fleet insurance"],
+    industries: ["construction", "small business", "hospitality"],
+    questions: ["What do you need to insure?"],
+  },
+  {
+    category: "Translation service",
+    noun: ["Translations", "Language Services"],
+    services: ["document translation", "certified translation", "interpreting", "website localisation"],
+    industries: ["legal", "medical", "e-commerce"],
+    questions: ["Which languages?", "Roughly how many words?"],
+  },
+  {
+    category: "Landscaping",
+    noun: ["Landscapes", "Gardens", "Garden Design"],
+    services: ["garden design", "patio laying", "fencing", "tree surgery", "lawn care"],
+    industries: ["residential", "commercial grounds"],
+    questions: ["How big is the garden?"],
+  },
+  {
+    category: "Moving company",
+    noun: ["Removals", "Movers"],
+    services: ["house removals", "office relocation", "packing service", "storage", "man and van"],
+    industries: ["residential", "offices"],
+    questions: ["From where to where, and when?"],
+  },
+  {
+    category: "Printing shop",
+    noun: ["Print", "Printers"],
+    services: ["business cards", "large format printing", "leaflets", "banners", "bookbinding"],
+    industries: ["events", "retail", "schools"],
+    questions: [],
+  },
+  {
+    category: "Optician",
+    noun: ["Opticians", "Eyecare"],
+    services: ["eye tests", "contact lenses", "designer frames", "children's eyecare"],
+    industries: ["families", "seniors"],
+    questions: [],
+  },
+  {
+    category: "Web design studio",
+    noun: ["Web Studio", "Web Design", "Digital Studio"],
+    services: ["website design", "e-commerce websites", "WordPress development", "web hosting", "accessibility audit"],
+    industries: ["small business", "charities", "e-commerce"],
+    questions: ["Do you have a website today?", "What is your budget?"],
+  },
 ];
 
 /** Towns (places only) with a region and the first part of a fictional-looking street address. */
 const TOWNS: Array<[string, string]> = [
-  ["Bristol", "South West"], ["Bath", "South West"], ["Exeter", "South West"], ["Plymouth", "South West"], ["Truro", "South West"],
-  ["Leeds", "Yorkshire"], ["York", "Yorkshire"], ["Sheffield", "Yorkshire"], ["Norwich", "East of England"], ["Cambridge", "East of England"],
-  ["Oxford", "South East"], ["Reading", "South East"], ["Brighton", "South East"], ["Manchester", "North West"], ["Liverpool", "North West"],
-  ["Nottingham", "East Midlands"], ["Leicester", "East Midlands"], ["Cheltenham", "South West"], ["Cardiff", "Wales"], ["Glasgow", "Scotland"],
+  ["Bristol", "South West"],
+  ["Bath", "South West"],
+  ["Exeter", "South West"],
+  ["Plymouth", "South West"],
+  ["Truro", "South West"],
+  ["Leeds", "Yorkshire"],
+  ["York", "Yorkshire"],
+  ["Sheffield", "Yorkshire"],
+  ["Norwich", "East of England"],
+  ["Cambridge", "East of England"],
+  ["Oxford", "South East"],
+  ["Reading", "South East"],
+  ["Brighton", "South East"],
+  ["Manchester", "North West"],
+  ["Liverpool", "North West"],
+  ["Nottingham", "East Midlands"],
+  ["Leicester", "East Midlands"],
+  ["Cheltenham", "South West"],
+  ["Cardiff", "Wales"],
+  ["Glasgow", "Scotland"],
 ];
-const FIRST = ["Oak", "Harbor", "Cedar", "North", "River", "Blue", "Summit", "Willow", "Granite", "Meadow", "Castle", "Bridge", "Maple", "Copper", "Silver", "Heath", "Elm", "Kestrel", "Foxglove", "Hawthorn", "Beacon", "Orchard", "Juniper", "Linden", "Ash", "Marsh", "Vale", "Chalk", "Fern", "Sparrow", "Heron", "Thistle", "Rowan", "Clover", "Harbour", "Quarry", "Mill", "Wharf", "Lantern", "Anchor"];
+const FIRST = [
+  "Oak",
+  "Harbor",
+  "Cedar",
+  "North",
+  "River",
+  "Blue",
+  "Summit",
+  "Willow",
+  "Granite",
+  "Meadow",
+  "Castle",
+  "Bridge",
+  "Maple",
+  "Copper",
+  "Silver",
+  "Heath",
+  "Elm",
+  "Kestrel",
+  "Foxglove",
+  "Hawthorn",
+  "Beacon",
+  "Orchard",
+  "Juniper",
+  "Linden",
+  "Ash",
+  "Marsh",
+  "Vale",
+  "Chalk",
+  "Fern",
+  "Sparrow",
+  "Heron",
+  "Thistle",
+  "Rowan",
+  "Clover",
+  "Harbour",
+  "Quarry",
+  "Mill",
+  "Wharf",
+  "Lantern",
+  "Anchor",
+];
 const SECOND = ["", "field", "gate", "stone", "view", "brook", "wood", "side", "ford", "hill", "well", "bank", "mere", "cross", "dale"];
-const STREETS = ["Mill Lane", "High Street", "Station Road", "Church Street", "Victoria Road", "Market Place", "Queen Street", "Park Road", "King Street", "Bridge Street", "Castle Hill", "Orchard Way"];
+const STREETS = [
+  "Mill Lane",
+  "High Street",
+  "Station Road",
+  "Church Street",
+  "Victoria Road",
+  "Market Place",
+  "Queen Street",
+  "Park Road",
+  "King Street",
+  "Bridge Street",
+  "Castle Hill",
+  "Orchard Way",
+];
 const ADJ = ["friendly", "independent", "family-run", "award-winning", "long-established", "small", "specialist"];
 
 const pick = <T>(r: () => number, a: readonly T[]): T => a[Math.floor(r() * a.length)]!;
@@ -75,7 +313,13 @@ function some<T>(r: () => number, a: readonly T[], min: number, max: number): T[
   }
   return copy.slice(0, n);
 }
-const slugOf = (s: string) => s.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+const slugOf = (s: string) =>
+  s
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
 const pad = (n: number, w: number) => String(n).padStart(w, "0");
 
 /** `n` import records (the JSON Lines objects `svc directory import` reads), deterministic in `seed`. About 1 in 12 is claimed, half of those take bookings. */
@@ -99,7 +343,12 @@ export function generateBusinesses(n: number, seed = 20261123): Array<Record<str
     used.add(id);
     const services = some(r, trade.services, 2, 5);
     const industries = some(r, trade.industries, 1, 3);
-    const near = some(r, TOWNS.filter(([, reg]) => reg === region).map(([t]) => t), 1, 3);
+    const near = some(
+      r,
+      TOWNS.filter(([, reg]) => reg === region).map(([t]) => t),
+      1,
+      3,
+    );
     const areas = [...new Set([town, ...near])];
     const year = 1975 + Math.floor(r() * 49);
     const site = `https://${slugOf(name)}-${slugOf(town)}.example/`;
@@ -127,7 +376,14 @@ export function generateBusinesses(n: number, seed = 20261123): Array<Record<str
         const late = r() < 0.5;
         rec.booking = {
           utc_offset: "+00:00",
-          hours: { mon: ["09:00-12:30", "13:30-17:00"], tue: ["09:00-17:00"], wed: ["09:00-12:30", "13:30-17:00"], thu: ["09:00-17:00"], fri: ["09:00-16:00"], ...(late ? { sat: ["10:00-13:00"] } : {}) },
+          hours: {
+            mon: ["09:00-12:30", "13:30-17:00"],
+            tue: ["09:00-17:00"],
+            wed: ["09:00-12:30", "13:30-17:00"],
+            thu: ["09:00-17:00"],
+            fri: ["09:00-16:00"],
+            ...(late ? { sat: ["10:00-13:00"] } : {}),
+          },
           slot_minutes: pick(r, [15, 30, 30, 45, 60]),
           questions: trade.questions.map((text, q) => ({ text, required: q === 0 })),
         };
@@ -150,7 +406,9 @@ function main(): void {
   mkdirSync(dir, { recursive: true });
   const recs = generateBusinesses(n, seed);
   writeFileSync(`${dir}businesses.jsonl`, recs.map((x) => JSON.stringify(x)).join("\n") + "\n");
-  process.stdout.write(`wrote ${recs.length} businesses (seed ${seed}, ${recs.filter((x) => x.owner).length} claimed, ${recs.filter((x) => x.booking).length} taking bookings) to data/directory/businesses.jsonl\n`);
+  process.stdout.write(
+    `wrote ${recs.length} businesses (seed ${seed}, ${recs.filter((x) => x.owner).length} claimed, ${recs.filter((x) => x.booking).length} taking bookings) to data/directory/businesses.jsonl\n`,
+  );
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) main();

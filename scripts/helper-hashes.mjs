@@ -14,4 +14,6 @@ for (const { module } of HELPERS) {
   hashes[module] = sha256Hex(code);
 }
 writeFileSync(join(dir, "code-hashes.json"), JSON.stringify(hashes, null, 2) + "\n");
-console.log(`helper code hashes: ${Object.keys(hashes).length} helpers (each with the modules it imports) -> dist/helpers/code-hashes.json`);
+console.log(
+  `helper code hashes: ${Object.keys(hashes).length} helpers (each with the modules it imports) -> dist/helpers/code-hashes.json`,
+);

@@ -23,7 +23,9 @@ export function redirectC23Aliases(b) {
   const u16 = (o) => b.readUInt16LE(o);
   const u32 = (o) => b.readUInt32LE(o);
   const u64 = (o) => Number(b.readBigUInt64LE(o));
-  const shoff = u64(0x28), shentsize = u16(0x3a), shnum = u16(0x3c);
+  const shoff = u64(0x28),
+    shentsize = u16(0x3a),
+    shnum = u16(0x3c);
   const sections = [];
   for (let i = 0; i < shnum; i++) {
     const o = shoff + i * shentsize;
@@ -42,7 +44,7 @@ export function redirectC23Aliases(b) {
   // libc.so.6's version requirements: the GLIBC_2.38 entry and the base (lowest) version.
   let target = null;
   let base = null;
-  for (let vn = verneed.offset; ; ) {
+  for (let vn = verneed.offset; ;) {
     const count = u16(vn + 2);
     if (str(u32(vn + 4)) === "libc.so.6") {
       let prev = -1;

@@ -60,12 +60,35 @@ export const ERRORS = {
     summary: "the server is still opening its stores (write-ahead log replay); GET /v1/ready answers 200 once every store is open",
   },
   E_CLOSED: { status: 503, summary: "the collection is closed or shutting down" },
-  E_NO_QUORUM: { status: 503, summary: "cluster mode: the replicated log (or a replicated bucket) did not answer in time (fewer than a quorum of NATS servers reachable); a write's outcome is unknown: it may have taken effect, but never after a later acknowledged write to the same id; retry after the Retry-After seconds (writes are idempotent by id)" },
-  E_OUTCOME_UNKNOWN: { status: 503, summary: "cluster mode: the write reached no answer in time (a NATS server or svc node stalled); it may have taken effect, but never after a later acknowledged write to the same id; retry after the Retry-After seconds (writes are idempotent by id)" },
-  E_HOME_UNAVAILABLE: { status: 503, summary: "cluster mode: the home node (it serves records, causal models and helpers) is not live or did not answer, or the directory, the commons and the knowledge graphs are changing leader (another node takes over within seconds; a write refused so did not take effect); retry after the Retry-After seconds" },
-  E_SHARD_UNAVAILABLE: { status: 503, summary: "cluster mode: no svc node serving a shard of this index answered (its replicas are down or still opening); retry after the Retry-After seconds" },
-  E_NOT_CAUGHT_UP: { status: 503, summary: "cluster mode: a shard has not yet applied the write named by x-svc-after; retry after the Retry-After seconds" },
-  E_STORE_OFFLINE: { status: 503, summary: "a store this operation needs was found damaged and is offline (GET /v1/health names it); run `svc repair` with the server stopped" },
+  E_NO_QUORUM: {
+    status: 503,
+    summary:
+      "cluster mode: the replicated log (or a replicated bucket) did not answer in time (fewer than a quorum of NATS servers reachable); a write's outcome is unknown: it may have taken effect, but never after a later acknowledged write to the same id; retry after the Retry-After seconds (writes are idempotent by id)",
+  },
+  E_OUTCOME_UNKNOWN: {
+    status: 503,
+    summary:
+      "cluster mode: the write reached no answer in time (a NATS server or svc node stalled); it may have taken effect, but never after a later acknowledged write to the same id; retry after the Retry-After seconds (writes are idempotent by id)",
+  },
+  E_HOME_UNAVAILABLE: {
+    status: 503,
+    summary:
+      "cluster mode: the home node (it serves records, causal models and helpers) is not live or did not answer, or the directory, the commons and the knowledge graphs are changing leader (another node takes over within seconds; a write refused so did not take effect); retry after the Retry-After seconds",
+  },
+  E_SHARD_UNAVAILABLE: {
+    status: 503,
+    summary:
+      "cluster mode: no svc node serving a shard of this index answered (its replicas are down or still opening); retry after the Retry-After seconds",
+  },
+  E_NOT_CAUGHT_UP: {
+    status: 503,
+    summary: "cluster mode: a shard has not yet applied the write named by x-svc-after; retry after the Retry-After seconds",
+  },
+  E_STORE_OFFLINE: {
+    status: 503,
+    summary:
+      "a store this operation needs was found damaged and is offline (GET /v1/health names it); run `svc repair` with the server stopped",
+  },
   E_WAL_CORRUPT: { status: 500, summary: "a write-ahead log frame failed its checksum before the tail; run `svc repair`" },
   E_IO: { status: 500, summary: "a file operation failed" },
   E_OUT_OF_MEMORY: { status: 507, summary: "the shared arena cannot grow further" },

@@ -43,7 +43,9 @@ export function checkValue(value: unknown, field = ""): void {
 function walk(v: unknown, path: string, depth: number): void {
   if (typeof v !== "object" || v === null || ArrayBuffer.isView(v)) return;
   if (depth > MAX_DEPTH) {
-    throw new SvcError("E_TOO_DEEP", `values may nest at most ${MAX_DEPTH} objects or arrays deep (the body is level 1)`, { field: path === "" ? "body" : path });
+    throw new SvcError("E_TOO_DEEP", `values may nest at most ${MAX_DEPTH} objects or arrays deep (the body is level 1)`, {
+      field: path === "" ? "body" : path,
+    });
   }
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
@@ -63,7 +65,9 @@ function walk(v: unknown, path: string, depth: number): void {
 }
 
 function reserved(key: string, path: string): SvcError {
-  return new SvcError("E_METADATA", `the key "${key}" is reserved (it reaches a JavaScript object's prototype); use another name`, { field: path === "" ? "body" : path });
+  return new SvcError("E_METADATA", `the key "${key}" is reserved (it reaches a JavaScript object's prototype); use another name`, {
+    field: path === "" ? "body" : path,
+  });
 }
 
 /** `o[key] = v` as a plain own property even for "__proto__" (assignment would set the prototype instead). */

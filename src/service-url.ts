@@ -24,7 +24,8 @@ export function checkServiceUrl(raw: string, opts: { field?: string; env?: NodeJ
   } catch {
     throw new SvcError("E_BAD_REQUEST", `${field} must be an http(s) URL, got ${JSON.stringify(raw)}`, { field });
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new SvcError("E_BAD_REQUEST", `${field} must be an http(s) URL, got ${url.protocol}`, { field });
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new SvcError("E_BAD_REQUEST", `${field} must be an http(s) URL, got ${url.protocol}`, { field });
   if (url.protocol === "http:" && !isLoopback(url.hostname) && env.SVC_ALLOW_INSECURE !== "1") {
     throw new SvcError(
       "E_INSECURE_URL",

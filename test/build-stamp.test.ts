@@ -38,7 +38,13 @@ function setUp() {
   );
 }
 
-const build = (env: Record<string, string> = {}) => spawnSync(process.execPath, [join(dir, "scripts", "build.mjs"), "--if-stale"], { cwd: dir, encoding: "utf8", env: { ...process.env, ...env }, timeout: 120_000 });
+const build = (env: Record<string, string> = {}) =>
+  spawnSync(process.execPath, [join(dir, "scripts", "build.mjs"), "--if-stale"], {
+    cwd: dir,
+    encoding: "utf8",
+    env: { ...process.env, ...env },
+    timeout: 120_000,
+  });
 const runs = () => (existsSync(join(dir, "runs.log")) ? readFileSync(join(dir, "runs.log"), "utf8").trim().split("\n").length : 0);
 
 describe("scripts/build.mjs --if-stale", () => {

@@ -8,7 +8,12 @@ import { startServer, type Server } from "../src/app/start-server.js";
 import { routesMarkdown, withRoutesTable } from "../src/http/openapi.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const DOCS = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const DOCS = [
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 
 let dir: string;
 let server: Server;

@@ -54,7 +54,8 @@ export class ClusteredVectors {
     const at = this.perCluster ? cluster * LATENT * d : 0;
     for (let j = 0; j < d; j++) {
       const bj = at + j;
-      out[offset + j] = this.centres[c + j]! + z0 * b[bj]! + z1 * b[d + bj]! + z2 * b[2 * d + bj]! + z3 * b[3 * d + bj]! + this.noise[o + j]!;
+      out[offset + j] =
+        this.centres[c + j]! + z0 * b[bj]! + z1 * b[d + bj]! + z2 * b[2 * d + bj]! + z3 * b[3 * d + bj]! + this.noise[o + j]!;
     }
   }
 
@@ -111,7 +112,13 @@ export class ExactTopK {
 }
 
 /** Exact top-k by cosine among rows i in [0, n) with keep(i), for several queries in one pass. */
-export function exactTopK(data: ClusteredVectors, n: number, queries: Float32Array[], k: number, keep: (i: number) => boolean = () => true): number[][] {
+export function exactTopK(
+  data: ClusteredVectors,
+  n: number,
+  queries: Float32Array[],
+  k: number,
+  keep: (i: number) => boolean = () => true,
+): number[][] {
   const top = new ExactTopK(queries, k);
   const v = new Float32Array(data.dim);
   for (let i = 0; i < n; i++) {

@@ -8,14 +8,23 @@ export class Api {
 
   async call(method: string, path: string, body?: unknown, contentType = "application/json"): Promise<Record<string, unknown>> {
     const raw = body === undefined || body instanceof Uint8Array ? body : JSON.stringify(body);
-    const res = await fetch(`${this.url}${path}`, { method, headers: { "api-key": this.key, "content-type": contentType }, body: raw as BodyInit | undefined });
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers: { "api-key": this.key, "content-type": contentType },
+      body: raw as BodyInit | undefined,
+    });
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
     return text === "" ? {} : (JSON.parse(text) as Record<string, unknown>);
   }
 
   createIndex(name: string, dimension: number) {
-    return this.call("POST", "/v1/indexes", { name, dimension, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } });
+    return this.call("POST", "/v1/indexes", {
+      name,
+      dimension,
+      metric: "cosine",
+      spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+    });
   }
 
   deleteIndex(name: string) {

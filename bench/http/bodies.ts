@@ -19,13 +19,17 @@ let upsertType: protobuf.Type | null = null;
 function encodeBatch(format: Format, first: number, values: Float32Array, dim: number): Buffer {
   const count = values.length / dim;
   const row = (j: number) => values.subarray(j * dim, (j + 1) * dim);
-  const vectors = (f: (v: Float32Array) => unknown) => Array.from({ length: count }, (_, j) => ({ id: String(first + j), values: f(row(j)) }));
+  const vectors = (f: (v: Float32Array) => unknown) =>
+    Array.from({ length: count }, (_, j) => ({ id: String(first + j), values: f(row(j)) }));
   switch (format) {
     case "json":
       return Buffer.from(JSON.stringify({ vectors: vectors((v) => Array.from(v)) }));
     case "msgpack":
     case "msgpack-f32": {
-      const f = format === "msgpack" ? (v: Float32Array) => Array.from(v) : (v: Float32Array) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+      const f =
+        format === "msgpack"
+          ? (v: Float32Array) => Array.from(v)
+          : (v: Float32Array) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
       const out = msgpackEncode({ vectors: vectors(f) });
       return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
     }
@@ -36,7 +40,13 @@ function encodeBatch(format: Format, first: number, values: Float32Array, dim: n
 }
 
 /** Vectors [start, start + count) in one body (ids are the row numbers); `onRow(i, values, offset)` sees each generated row. */
-export function upsertBody(format: Format, data: Pick<ClusteredVectors, "dim" | "write">, start: number, count: number, onRow?: (i: number, values: Float32Array, offset: number) => void): Buffer {
+export function upsertBody(
+  format: Format,
+  data: Pick<ClusteredVectors, "dim" | "write">,
+  start: number,
+  count: number,
+  onRow?: (i: number, values: Float32Array, offset: number) => void,
+): Buffer {
   const values = new Float32Array(count * data.dim);
   for (let j = 0; j < count; j++) {
     data.write(start + j, values, j * data.dim);
@@ -62,6 +72,9 @@ export function queryBody(vector: Float32Array, topK = 10, o: { exact?: boolean;
     const out = msgpackEncode({ vector: new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength), topK, ...extra });
     return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
   }
-  if (o.codec === "base64") return Buffer.from(JSON.stringify({ vector: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64"), topK, ...extra }));
+  if (o.codec === "base64")
+    return Buffer.from(
+      JSON.stringify({ vector: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64"), topK, ...extra }),
+    );
   return Buffer.from(JSON.stringify({ vector: Array.from(vector), topK, ...extra }));
 }

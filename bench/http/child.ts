@@ -30,7 +30,10 @@ export async function startChild(args: string[], timeoutMs = 60_000, outFile?: s
   const output = () => (outFile === undefined ? out : readFileSync(outFile, "utf8"));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not start in ${timeoutMs} ms:\n${output()}\n${err}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${args.join(" ")} did not start in ${timeoutMs} ms:\n${output()}\n${err}`)),
+      timeoutMs,
+    );
     const look = () => {
       const m = /serving (http:\/\/\S+)/.exec(output());
       if (m) {
@@ -50,7 +53,8 @@ export async function startChild(args: string[], timeoutMs = 60_000, outFile?: s
   // svc serve prints the first admin key on stderr only; stdout says one was created.
   const keyRe = /^ {2}(svc_\S+)/m;
   const stderr = () => (outFile === undefined ? err : output());
-  for (const end = Date.now() + 10_000; /first admin key \S+ created/.test(output()) && !keyRe.test(stderr()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+  for (const end = Date.now() + 10_000; /first admin key \S+ created/.test(output()) && !keyRe.test(stderr()) && Date.now() < end;)
+    await new Promise((r) => setTimeout(r, 20));
   return {
     pid: child.pid!,
     url,

@@ -12,7 +12,9 @@ export interface IndexState {
 /** The partition generations under `dir` and the rows the newest ivf.bin indexes (header: magic, version, lists, words, indexedRows: u32 LE). */
 export function indexState(dir: string): IndexState {
   const entries = readdirSync(dir, { recursive: true, encoding: "utf8" });
-  const gens = entries.filter((f) => /(^|\/)parts\/p\d+$/.test(f)).sort((a, b) => Number(/p(\d+)$/.exec(a)![1]) - Number(/p(\d+)$/.exec(b)![1]));
+  const gens = entries
+    .filter((f) => /(^|\/)parts\/p\d+$/.test(f))
+    .sort((a, b) => Number(/p(\d+)$/.exec(a)![1]) - Number(/p(\d+)$/.exec(b)![1]));
   const ivf = gens.map((g) => join(g, "ivf.bin")).filter((f) => entries.includes(f));
   let indexedRows = 0;
   if (ivf.length > 0) {
@@ -30,7 +32,12 @@ export function indexState(dir: string): IndexState {
  * (a smaller delta is never merged: ivf.ts), then wait `settleMs` for the swap's checkpoint. The builds during a
  * load and the idle merge 5 s after it (ANN_IDLE_MS) take minutes at 1M rows; `timeoutMs` bounds the wait.
  */
-export async function waitForIndex(dir: string, rows: number, timeoutMs: number, settleMs = 1000): Promise<{ seconds: number; state: IndexState }> {
+export async function waitForIndex(
+  dir: string,
+  rows: number,
+  timeoutMs: number,
+  settleMs = 1000,
+): Promise<{ seconds: number; state: IndexState }> {
   const t0 = performance.now();
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   for (;;) {
@@ -39,7 +46,8 @@ export async function waitForIndex(dir: string, rows: number, timeoutMs: number,
       await sleep(settleMs);
       return { seconds: (performance.now() - t0) / 1000, state: indexState(dir) };
     }
-    if (performance.now() - t0 > timeoutMs) throw new Error(`no index over ${rows} rows after ${timeoutMs / 1000} s: ${JSON.stringify(state)}`);
+    if (performance.now() - t0 > timeoutMs)
+      throw new Error(`no index over ${rows} rows after ${timeoutMs / 1000} s: ${JSON.stringify(state)}`);
     await sleep(250);
   }
 }

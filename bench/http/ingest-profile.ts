@@ -11,8 +11,14 @@ import { startChild, threadCpu } from "./child.js";
 import { ingest } from "./ingest.js";
 import { profileStages } from "./profile-stages.js";
 
-const arg = (name: string, dflt: string) => { const i = process.argv.indexOf(`--${name}`); return i < 0 ? dflt : process.argv[i + 1]!; };
-const n = Number(arg("n", "60000")), dim = Number(arg("dim", "1024")), batch = Number(arg("batch", "1000")), clients = Number(arg("clients", "4"));
+const arg = (name: string, dflt: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? dflt : process.argv[i + 1]!;
+};
+const n = Number(arg("n", "60000")),
+  dim = Number(arg("dim", "1024")),
+  batch = Number(arg("batch", "1000")),
+  clients = Number(arg("clients", "4"));
 const format = arg("format", "msgpack-f32") as Format;
 const profDir = arg("prof", "");
 const MAIN = arg("main", fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url)));
@@ -29,12 +35,16 @@ try {
   const before = threadCpu(svc.pid);
   const t = await ingest(api, "ingest", bodies, counts, FORMATS[format].contentType, clients, svc.pid);
   const after = threadCpu(svc.pid);
-  console.log(`${FORMATS[format].label}: ${n} x ${dim}-d, batch ${batch}, ${clients} in flight: ${Math.round(t.ackedPerSec)} acked/s, ${Math.round(t.visiblePerSec)} visible/s, server ${t.serverCores.toFixed(2)} cores, ${((t.serverCores / t.ackedPerSec) * 1e6).toFixed(1)} µs server CPU per vector`);
+  console.log(
+    `${FORMATS[format].label}: ${n} x ${dim}-d, batch ${batch}, ${clients} in flight: ${Math.round(t.ackedPerSec)} acked/s, ${Math.round(t.visiblePerSec)} visible/s, server ${t.serverCores.toFixed(2)} cores, ${((t.serverCores / t.ackedPerSec) * 1e6).toFixed(1)} µs server CPU per vector`,
+  );
   // Per thread over the whole ingest (acknowledged and applied): the main thread, the scan/encode workers, libuv's pool (WAL writes, fdatasync).
   for (const [name, a] of after) {
     const b = before.get(name) ?? { user: 0, system: 0, minflt: 0 };
     const us = (x: number) => ((x * 1e6) / n).toFixed(1);
-    console.log(`thread ${name.padEnd(16)} user ${us(a.user - b.user).padStart(6)} µs/vector, system ${us(a.system - b.system).padStart(6)} µs/vector, ${((a.minflt - b.minflt) / n).toFixed(2)} minor faults/vector`);
+    console.log(
+      `thread ${name.padEnd(16)} user ${us(a.user - b.user).padStart(6)} µs/vector, system ${us(a.system - b.system).padStart(6)} µs/vector, ${((a.minflt - b.minflt) / n).toFixed(2)} minor faults/vector`,
+    );
   }
 } finally {
   await svc.stop(); // the profile is written on exit

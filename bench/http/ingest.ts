@@ -20,7 +20,15 @@ export interface IngestTiming {
  * `bodies` may be a function giving batch i when its client is ready to send it (a 1M-vector load is 4 GB of
  * bodies: generated on the way, in the timed window, instead of all held in memory).
  */
-export async function ingest(api: Api, index: string, bodies: Buffer[] | ((i: number) => Buffer), counts: number[], contentType: string, clients: number, serverPid: number): Promise<IngestTiming> {
+export async function ingest(
+  api: Api,
+  index: string,
+  bodies: Buffer[] | ((i: number) => Buffer),
+  counts: number[],
+  contentType: string,
+  clients: number,
+  serverPid: number,
+): Promise<IngestTiming> {
   const body = typeof bodies === "function" ? bodies : (i: number) => bodies[i]!;
   const n = counts.reduce((a, b) => a + b, 0);
   const url = `${api.url}/v1/indexes/${index}/vectors/upsert`;
@@ -53,7 +61,8 @@ export async function ingest(api: Api, index: string, bodies: Buffer[] | ((i: nu
     visibleSeconds = (performance.now() - t0) / 1000;
     if (count === n) break;
     if (count > n) throw new Error(`${index} holds ${count} vectors, ${n} were sent`);
-    if (visibleSeconds > ackSeconds + 120) throw new Error(`${index}: ${count} of ${n} vectors visible 120 s after the last acknowledgement`);
+    if (visibleSeconds > ackSeconds + 120)
+      throw new Error(`${index}: ${count} of ${n} vectors visible 120 s after the last acknowledgement`);
     await new Promise((r) => setTimeout(r, 2));
   }
   return { n, ackSeconds, visibleSeconds, ackedPerSec: n / ackSeconds, visiblePerSec: n / visibleSeconds, serverCores, clientCores };

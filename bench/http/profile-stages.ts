@@ -2,9 +2,20 @@
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 
-interface Frame { functionName: string; url: string }
-interface ProfileNode { id: number; callFrame: Frame; children?: number[] }
-interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+interface Frame {
+  functionName: string;
+  url: string;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: Frame;
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
 
 const file = (url: string, name: string) => url.endsWith(name);
 type Stages = Array<[string, (f: Frame) => boolean]>;
@@ -16,7 +27,11 @@ export const STAGES: Stages = [
   ["route: values to Float32Array", (f) => f.functionName === "floats" || f.functionName === "binaryFloats"],
   ["checkUpsert (ids, lengths, metadata, finite)", (f) => f.functionName === "checkUpsert"],
   ["  of which checkFinite", (f) => f.functionName === "checkFinite"],
-  ["WAL encode + CRC + write", (f) => (file(f.url, "store/wal.js") && f.functionName === "append") || (file(f.url, "store/wal-writer.js") && f.functionName === "writeOut")],
+  [
+    "WAL encode + CRC + write",
+    (f) =>
+      (file(f.url, "store/wal.js") && f.functionName === "append") || (file(f.url, "store/wal-writer.js") && f.functionName === "writeOut"),
+  ],
   ["applier: rotation encode dispatch to workers", (f) => f.functionName === "encodeAhead"],
   ["applier: arena append (row files, writeSync)", (f) => f.functionName === "append" && file(f.url, "engine/row-file.js")],
   ["applier: records + id table", (f) => f.functionName === "append" && file(f.url, "engine/record-file.js")],
@@ -40,7 +55,10 @@ export const QUERY_STAGES: Stages = [
   ["    rotation encode of the query", (f) => f.functionName === "encode" && file(f.url, "kernels/rotation.js")],
   ["    ivf probe (WASM)", (f) => f.functionName === "probeIndex"],
   ["    pool dispatch (scan-pool.js)", (f) => file(f.url, "pool/scan-pool.js")],
-  ["    asymmetric estimate", (f) => (f.functionName === "estimate" && file(f.url, "engine/search.js")) || f.functionName === "bestEstimated"],
+  [
+    "    asymmetric estimate",
+    (f) => (f.functionName === "estimate" && file(f.url, "engine/search.js")) || f.functionName === "bestEstimated",
+  ],
   ["    rescore (all)", (f) => f.functionName === "rescore" && file(f.url, "engine/search.js")],
   ["      of which values.f32 reads (pread)", (f) => f.functionName === "readRange"],
   ["reply encode (JSON.stringify / msgpack)", (f) => f.functionName === "encodeBody"],

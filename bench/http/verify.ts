@@ -14,7 +14,14 @@ export interface Verified {
 const MIN_RECALL = 0.9;
 
 /** `truth[q]`: the exact top-10 rows of queries[q]; `row(i)`: stored vector i (its id is String(i)). */
-export async function verifyQueries(api: Api, index: string, row: (i: number) => Float32Array, n: number, queries: Float32Array[], truth: number[][]): Promise<Verified> {
+export async function verifyQueries(
+  api: Api,
+  index: string,
+  row: (i: number) => Float32Array,
+  n: number,
+  queries: Float32Array[],
+  truth: number[][],
+): Promise<Verified> {
   const check = (matches: Array<{ id: string; score: number }>, what: string) => {
     if (matches.length !== 10) throw new Error(`${what}: ${matches.length} matches, want 10`);
     if (new Set(matches.map((m) => m.id)).size !== 10) throw new Error(`${what}: duplicate ids`);
@@ -36,13 +43,15 @@ export async function verifyQueries(api: Api, index: string, row: (i: number) =>
   };
   const recallAt10 = await recall(false);
   const exactRecallAt10 = await recall(true);
-  if (recallAt10 < MIN_RECALL) throw new Error(`recall@10 ${recallAt10.toFixed(3)} < ${MIN_RECALL}: the server does not answer these queries`);
+  if (recallAt10 < MIN_RECALL)
+    throw new Error(`recall@10 ${recallAt10.toFixed(3)} < ${MIN_RECALL}: the server does not answer these queries`);
   const self = [0, Math.floor(n / 3), Math.floor((2 * n) / 3), n - 1];
   for (const i of self) {
     const matches = await api.query(index, queryBody(row(i)));
     check(matches, `stored vector ${i}`);
     // Itself at cosine 1 (a corpus with duplicate texts may rank an equal twin first).
-    if (!matches.some((m) => m.id === String(i) && m.score >= 0.999)) throw new Error(`stored vector ${i}: not found at cosine 1 (top ${matches[0]!.id}, ${matches[0]!.score})`);
+    if (!matches.some((m) => m.id === String(i) && m.score >= 0.999))
+      throw new Error(`stored vector ${i}: not found at cosine 1 (top ${matches[0]!.id}, ${matches[0]!.score})`);
   }
   return { queries: queries.length, recallAt10, exactRecallAt10, selfQueries: self.length };
 }

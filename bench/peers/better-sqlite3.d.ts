@@ -1,9 +1,12 @@
 /** @module better-sqlite3 — minimal local typings for the subset of better-sqlite3 12 used by the peers (the package ships no types and @types/better-sqlite3 is not installed). */
-declare module 'better-sqlite3' {
+declare module "better-sqlite3" {
   namespace Database {
     /** Bound parameter values: blobs may be any Uint8Array (copied by SQLite at bind time). */
     type BindValue = number | bigint | string | Uint8Array | null;
-    interface RunResult { changes: number; lastInsertRowid: number | bigint }
+    interface RunResult {
+      changes: number;
+      lastInsertRowid: number | bigint;
+    }
     interface Statement {
       run(...params: BindValue[]): RunResult;
       get(...params: BindValue[]): unknown;
@@ -11,7 +14,11 @@ declare module 'better-sqlite3' {
       /** toggles returning rows as arrays of column values instead of objects */
       raw(toggle?: boolean): this;
     }
-    interface Options { readonly?: boolean; fileMustExist?: boolean; timeout?: number }
+    interface Options {
+      readonly?: boolean;
+      fileMustExist?: boolean;
+      timeout?: number;
+    }
     interface Database {
       prepare(sql: string): Statement;
       exec(sql: string): this;

@@ -1,5 +1,5 @@
 /** @module naive-js — hand-written JS brute-force Hamming top-k (Uint32 words + SWAR popcount), the baseline a Node user would write. */
-import type { PeerEngine, TopK } from './peer.js';
+import type { PeerEngine, TopK } from "./peer.js";
 
 /** Bit count of a 32-bit word (SWAR); result in 0..32. */
 export function popcount32(x: number): number {
@@ -24,13 +24,13 @@ function toWords(src: Uint8Array, n: number, bytesPerRow: number, words: number)
 }
 
 export class NaiveJsEngine implements PeerEngine {
-  readonly name = 'naive JS';
+  readonly name = "naive JS";
   private data: Uint32Array = new Uint32Array(0);
   private n = 0;
-  private words = 0;          // u32 words per row
+  private words = 0; // u32 words per row
   private bytesPerRow = 0;
-  private q = new Uint32Array(0);      // query scratch, `words` long; bytes past bytesPerRow stay zero
-  private qBytes = new Uint8Array(0);  // byte view of q
+  private q = new Uint32Array(0); // query scratch, `words` long; bytes past bytesPerRow stay zero
+  private qBytes = new Uint8Array(0); // byte view of q
 
   async build(rows: Uint8Array, n: number, _dimBits: number, bytesPerRow: number): Promise<void> {
     this.n = n;
@@ -58,7 +58,7 @@ export class NaiveJsEngine implements PeerEngine {
     const dists = new Int32Array(k);
     if (k <= 0) return { rows, dists };
     let filled = 0;
-    let worst = 0x7fffffff;   // dists[k-1] once filled, else +inf
+    let worst = 0x7fffffff; // dists[k-1] once filled, else +inf
     for (let r = 0, base = 0; r < n; r++, base += words) {
       let d = 0;
       for (let w = 0; w < words; w++) d += popcount32(data[base + w]! ^ q[w]!);

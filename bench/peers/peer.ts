@@ -1,10 +1,13 @@
 /** @module peer — the interface every benchmarked engine implements. */
 
 /** Ascending distance, ties by ascending row; dists are Hamming distances in bits. */
-export interface TopK { rows: Int32Array; dists: Int32Array }
+export interface TopK {
+  rows: Int32Array;
+  dists: Int32Array;
+}
 
 export interface PeerEngine {
-  readonly name: string;            // e.g. "usearch exact", "sqlite-vec", "naive JS"
+  readonly name: string; // e.g. "usearch exact", "sqlite-vec", "naive JS"
   /** rows: n packed rows of `bytesPerRow` bytes (bit j of a row is (row[j>>3] >> (j&7)) & 1); dimBits <= bytesPerRow*8, padding bits are zero. */
   build(rows: Uint8Array, n: number, dimBits: number, bytesPerRow: number): Promise<void>;
   /** one query row (same packing). Must return exact top-k. */
@@ -20,7 +23,8 @@ export interface PeerEngine {
  */
 export function sortTopK(rows: Int32Array, dists: Int32Array): TopK {
   for (let i = 1; i < rows.length; i++) {
-    const r = rows[i]!, d = dists[i]!;
+    const r = rows[i]!,
+      d = dists[i]!;
     let j = i - 1;
     while (j >= 0 && (dists[j]! > d || (dists[j] === d && rows[j]! > r))) {
       rows[j + 1] = rows[j]!;

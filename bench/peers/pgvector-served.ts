@@ -29,7 +29,8 @@ export interface PgPeerResult {
   serverCpuMsPerQuery: number;
 }
 
-export const PGVECTOR_INSTALL = "PostgreSQL + pgvector >= 0.5 (HNSW) are needed for this lane: Debian: apt-get install postgresql-15 postgresql-server-dev-15, then install the pgvector extension (no bookworm package: build it from its public source as its README says; `pg_config --sharedir`/extension/vector.control must exist)";
+export const PGVECTOR_INSTALL =
+  "PostgreSQL + pgvector >= 0.5 (HNSW) are needed for this lane: Debian: apt-get install postgresql-15 postgresql-server-dev-15, then install the pgvector extension (no bookworm package: build it from its public source as its README says; `pg_config --sharedir`/extension/vector.control must exist)";
 
 /** The PostgreSQL bin dir with pgvector installed beside it, or a sentence saying what is missing. */
 export function findPostgres(): { bin: string } | { missing: string } {
@@ -44,11 +45,17 @@ export function findPostgres(): { bin: string } | { missing: string } {
   // Debian's pg_config (postgresql-common) names /usr/bin; the server binaries live under /usr/lib/postgresql/<v>/bin.
   if (!existsSync(join(bin, "initdb"))) {
     const lib = "/usr/lib/postgresql";
-    const v = existsSync(lib) ? readdirSync(lib).sort().reverse().find((d) => existsSync(join(lib, d, "bin", "initdb"))) : undefined;
+    const v = existsSync(lib)
+      ? readdirSync(lib)
+          .sort()
+          .reverse()
+          .find((d) => existsSync(join(lib, d, "bin", "initdb")))
+      : undefined;
     if (v === undefined) return { missing: `no initdb found (PostgreSQL server not installed). ${PGVECTOR_INSTALL}` };
     bin = join(lib, v, "bin");
   }
-  if (!existsSync(join(share, "extension", "vector.control"))) return { missing: `pgvector is not installed (${join(share, "extension", "vector.control")} is missing). ${PGVECTOR_INSTALL}` };
+  if (!existsSync(join(share, "extension", "vector.control")))
+    return { missing: `pgvector is not installed (${join(share, "extension", "vector.control")} is missing). ${PGVECTOR_INSTALL}` };
   return { bin };
 }
 
@@ -101,14 +108,39 @@ export async function runPgvectorPeer(o: PgPeerOptions): Promise<PgPeerResult> {
   try {
     execFileSync(join(o.bin, "initdb"), ["-D", data, "-A", "trust", "-U", "bench", "--no-sync"], { ...ids, stdio: "ignore" });
     // Loopback only, socket in our dir; no fsync (a throwaway bench cluster); memory for the HNSW build.
-    server = spawn(join(o.bin, "postgres"), ["-D", data, "-k", root, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "shared_buffers=1GB", "-c", "maintenance_work_mem=2GB", "-c", "max_connections=100", "-c", "jit=off"], { ...ids, stdio: "ignore" });
+    server = spawn(
+      join(o.bin, "postgres"),
+      [
+        "-D",
+        data,
+        "-k",
+        root,
+        "-p",
+        String(port),
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "fsync=off",
+        "-c",
+        "synchronous_commit=off",
+        "-c",
+        "shared_buffers=1GB",
+        "-c",
+        "maintenance_work_mem=2GB",
+        "-c",
+        "max_connections=100",
+        "-c",
+        "jit=off",
+      ],
+      { ...ids, stdio: "ignore" },
+    );
     const connect = async () => {
       const c = new pg.Client({ host: "127.0.0.1", port, user: "bench", database: "postgres" });
       await c.connect();
       return c;
     };
     let admin: pg.Client | undefined;
-    for (const end = Date.now() + 30_000; admin === undefined; ) {
+    for (const end = Date.now() + 30_000; admin === undefined;) {
       try {
         admin = await connect();
       } catch (err) {
@@ -160,12 +192,14 @@ export async function runPgvectorPeer(o: PgPeerOptions): Promise<PgPeerResult> {
     const run = async (seconds: number) => {
       const end = performance.now() + seconds * 1000;
       let done = 0;
-      await Promise.all(pool.map(async (c, k) => {
-        for (let j = k; performance.now() < end; j += pool.length) {
-          await c.query({ name: "knn", text: SQL, values: [bodies[j % bodies.length]!] });
-          done++;
-        }
-      }));
+      await Promise.all(
+        pool.map(async (c, k) => {
+          for (let j = k; performance.now() < end; j += pool.length) {
+            await c.query({ name: "knn", text: SQL, values: [bodies[j % bodies.length]!] });
+            done++;
+          }
+        }),
+      );
       return done;
     };
     await run(o.warmupSeconds);
@@ -174,7 +208,19 @@ export async function runPgvectorPeer(o: PgPeerOptions): Promise<PgPeerResult> {
     const queries = await run(o.seconds);
     const wall = (performance.now() - w0) / 1000;
     const cpu = treeCpuSeconds(server.pid!) - cpu0;
-    return { peer, recallAt10, efSearch, loadSeconds, indexSeconds, connections: o.connections, seconds: wall, queries, qps: queries / wall, serverCores: cpu / wall, serverCpuMsPerQuery: (cpu / queries) * 1000 };
+    return {
+      peer,
+      recallAt10,
+      efSearch,
+      loadSeconds,
+      indexSeconds,
+      connections: o.connections,
+      seconds: wall,
+      queries,
+      qps: queries / wall,
+      serverCores: cpu / wall,
+      serverCpuMsPerQuery: (cpu / queries) * 1000,
+    };
   } finally {
     await Promise.all(pool.map((c) => c.end().catch(() => undefined))); // a connection that already failed has nothing to end
     if (server !== undefined && server.exitCode === null) {

@@ -1,7 +1,7 @@
 /** @module sqlite-vec — better-sqlite3 + sqlite-vec `vec0` virtual table with a `bit[dimBits]` column, searched by its KNN MATCH query (Hamming). */
-import Database from 'better-sqlite3';
-import * as sqliteVec from 'sqlite-vec';
-import { sortTopK, type PeerEngine, type TopK } from './peer.js';
+import Database from "better-sqlite3";
+import * as sqliteVec from "sqlite-vec";
+import { sortTopK, type PeerEngine, type TopK } from "./peer.js";
 
 /**
  * rowid = row index + 1 (SQLite rowids are conventionally ≥ 1).
@@ -10,7 +10,7 @@ import { sortTopK, type PeerEngine, type TopK } from './peer.js';
  * so it equals our Hamming distance as long as rows and queries are passed the same way (checked by test/bench/peers.test.ts).
  */
 export class SqliteVecEngine implements PeerEngine {
-  readonly name = 'sqlite-vec';
+  readonly name = "sqlite-vec";
   private db: Database.Database | null = null;
   private knn: Database.Statement | null = null;
   private n = 0;
@@ -21,22 +21,20 @@ export class SqliteVecEngine implements PeerEngine {
     this.close();
     this.n = n;
     this.vecBytes = dimBits / 8;
-    const db = new Database(':memory:');
+    const db = new Database(":memory:");
     sqliteVec.load(db);
     db.exec(`CREATE VIRTUAL TABLE vecs USING vec0(embedding bit[${dimBits}])`);
-    const ins = db.prepare('INSERT INTO vecs(rowid, embedding) VALUES (?, vec_bit(?))');
+    const ins = db.prepare("INSERT INTO vecs(rowid, embedding) VALUES (?, vec_bit(?))");
     // better-sqlite3 binds JS numbers as REAL; vec0 only accepts INTEGER rowids, hence BigInt.
     db.transaction(() => {
       for (let i = 0; i < n; i++) ins.run(BigInt(i + 1), rows.subarray(i * bytesPerRow, i * bytesPerRow + this.vecBytes));
     })();
-    this.knn = db
-      .prepare('SELECT rowid, distance FROM vecs WHERE embedding MATCH vec_bit(?) AND k = ? ORDER BY distance')
-      .raw(true);
+    this.knn = db.prepare("SELECT rowid, distance FROM vecs WHERE embedding MATCH vec_bit(?) AND k = ? ORDER BY distance").raw(true);
     this.db = db;
   }
 
   search(query: Uint8Array, k: number): TopK {
-    if (!this.knn) throw new Error('sqlite-vec: search before build');
+    if (!this.knn) throw new Error("sqlite-vec: search before build");
     k = Math.min(k, this.n);
     if (k <= 0) return { rows: new Int32Array(0), dists: new Int32Array(0) };
     const res = this.knn.all(query.subarray(0, this.vecBytes), k) as [number, number][];

@@ -1,6 +1,6 @@
 /** @module usearch — usearch `exactSearch` (brute force, native SIMD) over 1-bit rows expanded to ±1 int8, one int8 per bit. */
-import usearch, { MetricKind, Matches } from 'usearch';
-import { sortTopK, type PeerEngine, type TopK } from './peer.js';
+import usearch, { MetricKind, Matches } from "usearch";
+import { sortTopK, type PeerEngine, type TopK } from "./peer.js";
 
 export interface UsearchOptions {
   /** native worker threads for exactSearch; default 1 (0 would mean "all cores" to usearch). */
@@ -14,7 +14,8 @@ export interface UsearchOptions {
  */
 function expandBits(src: Uint8Array, count: number, dimBits: number, bytesPerRow: number, out: Int8Array): void {
   for (let i = 0; i < count; i++) {
-    const s = i * bytesPerRow, o = i * dimBits;
+    const s = i * bytesPerRow,
+      o = i * dimBits;
     for (let j = 0; j < dimBits; j++) out[o + j] = ((src[s + (j >> 3)]! >> (j & 7)) & 1) * 2 - 1;
   }
 }
@@ -22,7 +23,7 @@ function expandBits(src: Uint8Array, count: number, dimBits: number, bytesPerRow
 export class UsearchEngine implements PeerEngine {
   readonly name: string;
   private readonly threads: number;
-  private data = new Int8Array(0);  // n * dimBits, own ArrayBuffer at offset 0
+  private data = new Int8Array(0); // n * dimBits, own ArrayBuffer at offset 0
   private query = new Int8Array(0); // scratch for single queries, dimBits
   private n = 0;
   private dimBits = 0;
@@ -30,7 +31,7 @@ export class UsearchEngine implements PeerEngine {
 
   constructor(opts: UsearchOptions = {}) {
     this.threads = opts.threads ?? 1;
-    this.name = this.threads === 1 ? 'usearch exact' : `usearch exact (${this.threads} threads)`;
+    this.name = this.threads === 1 ? "usearch exact" : `usearch exact (${this.threads} threads)`;
   }
 
   async build(rows: Uint8Array, n: number, dimBits: number, bytesPerRow: number): Promise<void> {
@@ -49,7 +50,7 @@ export class UsearchEngine implements PeerEngine {
     // exactSearch must start at offset 0 of their buffer (this.query and this.data both do).
     expandBits(query, 1, this.dimBits, this.bytesPerRow, this.query);
     const res = usearch.exactSearch(this.data, this.query, this.dimBits, k, MetricKind.L2sq, this.threads);
-    if (!(res instanceof Matches)) throw new Error('usearch: expected Matches for a single query');
+    if (!(res instanceof Matches)) throw new Error("usearch: expected Matches for a single query");
     return toTopK(res.keys, res.distances, 0, k);
   }
 

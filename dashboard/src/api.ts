@@ -82,7 +82,14 @@ export async function request(path: string, opts: CallOptions = {}): Promise<Res
   }
   let res: Response;
   try {
-    res = await fetch(path, { method: opts.method ?? (body === undefined ? "GET" : "POST"), headers, body, signal: opts.signal, credentials: "omit", cache: "no-store" });
+    res = await fetch(path, {
+      method: opts.method ?? (body === undefined ? "GET" : "POST"),
+      headers,
+      body,
+      signal: opts.signal,
+      credentials: "omit",
+      cache: "no-store",
+    });
   } catch (err) {
     if ((err as Error).name === "AbortError") throw err;
     throw new ApiError(0, "E_NETWORK", "the server could not be reached");
@@ -150,7 +157,10 @@ export function upload<T = any>(path: string, form: FormData, onProgress: (sent:
         body = undefined;
       }
       if (xhr.status >= 200 && xhr.status < 300) resolve(body as T);
-      else reject(new ApiError(xhr.status, body?.error?.code ?? `HTTP_${xhr.status}`, body?.error?.message ?? xhr.statusText, body?.error?.field));
+      else
+        reject(
+          new ApiError(xhr.status, body?.error?.code ?? `HTTP_${xhr.status}`, body?.error?.message ?? xhr.statusText, body?.error?.field),
+        );
     };
     xhr.send(form);
   });

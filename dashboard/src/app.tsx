@@ -37,7 +37,15 @@ function useRoute(): string[] {
 }
 
 const TITLES: Record<string, string> = {
-  "": "Overview", wallet: "Wallet", admin: "Admin", indexes: "Indexes", records: "Records", models: "Models", board: "Noticeboard", directory: "Directory", signin: "Sign in",
+  "": "Overview",
+  wallet: "Wallet",
+  admin: "Admin",
+  indexes: "Indexes",
+  records: "Records",
+  models: "Models",
+  board: "Noticeboard",
+  directory: "Directory",
+  signin: "Sign in",
 };
 
 function SignIn(props: { onSignedIn: (who: Who) => void }) {
@@ -49,7 +57,9 @@ function SignIn(props: { onSignedIn: (who: Who) => void }) {
     if (k === "") return setError(new ApiError(0, "E_CLIENT", "Enter an API key.", "api-key"));
     return run(async () => {
       const w = await api<{ tenant: string; unmetered: boolean }>("/v1/wallet?limit=1", { key: k }).catch((err: unknown) => {
-        throw err instanceof ApiError && err.status === 401 ? new ApiError(401, "E_AUTH", "That key was not accepted (unknown or revoked).", "api-key") : err;
+        throw err instanceof ApiError && err.status === 401
+          ? new ApiError(401, "E_AUTH", "That key was not accepted (unknown or revoked).", "api-key")
+          : err;
       });
       session.save(k);
       setKey("");
@@ -59,14 +69,34 @@ function SignIn(props: { onSignedIn: (who: Who) => void }) {
   return (
     <section class="card signin" aria-labelledby="signin-h">
       <h1 id="signin-h">Sign in</h1>
-      <p>Use an API key issued by your operator. It is kept in this browser tab only (session storage) and sent as the <code>Api-Key</code> header.</p>
+      <p>
+        Use an API key issued by your operator. It is kept in this browser tab only (session storage) and sent as the <code>Api-Key</code>{" "}
+        header.
+      </p>
       <form onSubmit={submit}>
         <label for="api-key">API key</label>
-        <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck={false} value={key} onInput={(e) => setKey(e.currentTarget.value)} aria-invalid={error !== null} aria-describedby={error ? "signin-error" : undefined} required />
-        <button type="submit" disabled={busy}>{busy ? "Signing in…" : "Sign in"}</button>
+        <input
+          id="api-key"
+          name="api-key"
+          type="password"
+          autocomplete="off"
+          spellcheck={false}
+          value={key}
+          onInput={(e) => setKey(e.currentTarget.value)}
+          aria-invalid={error !== null}
+          aria-describedby={error ? "signin-error" : undefined}
+          required
+        />
+        <button type="submit" disabled={busy}>
+          {busy ? "Signing in…" : "Sign in"}
+        </button>
       </form>
-      <div id="signin-error"><ErrorNote error={error} /></div>
-      <p class="muted">No key? The <a href={href("board")}>noticeboard</a> and the <a href={href("directory")}>business directory</a> are public.</p>
+      <div id="signin-error">
+        <ErrorNote error={error} />
+      </div>
+      <p class="muted">
+        No key? The <a href={href("board")}>noticeboard</a> and the <a href={href("directory")}>business directory</a> are public.
+      </p>
     </section>
   );
 }
@@ -123,43 +153,71 @@ function App() {
   if (checking) content = <p class="muted">Checking your key…</p>;
   else if (view === "board") content = <BoardView route={route.slice(1)} />;
   else if (view === "directory") content = <DirectoryView route={route.slice(1)} />;
-  else if (view === "signin" || (needsKey && who === null)) content = <SignIn onSignedIn={(w) => { setWho(w); if (view === "signin") location.hash = "#/"; }} />;
+  else if (view === "signin" || (needsKey && who === null))
+    content = (
+      <SignIn
+        onSignedIn={(w) => {
+          setWho(w);
+          if (view === "signin") location.hash = "#/";
+        }}
+      />
+    );
   else if (who === null) content = null;
   else if (view === "" || view === "wallet") content = <WalletView who={who} />;
-  else if (view === "admin") content = who.admin ? <AdminView /> : <ErrorNote error={new ApiError(403, "E_FORBIDDEN", "The admin view needs an admin key.")} />;
+  else if (view === "admin")
+    content = who.admin ? <AdminView /> : <ErrorNote error={new ApiError(403, "E_FORBIDDEN", "The admin view needs an admin key.")} />;
   else if (view === "indexes") content = <IndexesView route={route.slice(1)} />;
   else if (view === "records") content = <RecordsView route={route.slice(1)} />;
   else if (view === "models") content = <ModelsView />;
-  else content = (
-    <section>
-      <h1>Not found</h1>
-      <p>
-        There is no page here. Go to the <a href="#/">overview</a>.
-      </p>
-    </section>
-  );
+  else
+    content = (
+      <section>
+        <h1>Not found</h1>
+        <p>
+          There is no page here. Go to the <a href="#/">overview</a>.
+        </p>
+      </section>
+    );
 
   return (
     <>
-      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); main.current?.focus(); }}>
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          main.current?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">
-        <a class="brand" href="#/">svc</a>
+        <a class="brand" href="#/">
+          svc
+        </a>
         <nav aria-label="Main">
           <ul>
-            {nav.filter(([, , on]) => on).map(([to, label]) => (
-              <li key={to}>
-                <a href={`#/${to}`} aria-current={view === to || (to === "" && view === "wallet") ? "page" : undefined}>{label}</a>
-              </li>
-            ))}
+            {nav
+              .filter(([, , on]) => on)
+              .map(([to, label]) => (
+                <li key={to}>
+                  <a href={`#/${to}`} aria-current={view === to || (to === "" && view === "wallet") ? "page" : undefined}>
+                    {label}
+                  </a>
+                </li>
+              ))}
           </ul>
         </nav>
         <div class="who">
           {who ? (
             <>
-              <span class="who-name" title="signed-in tenant">{who.tenant}{who.admin ? " · admin key" : ""}</span>
-              <button type="button" class="link" onClick={signOut}>Sign out</button>
+              <span class="who-name" title="signed-in tenant">
+                {who.tenant}
+                {who.admin ? " · admin key" : ""}
+              </span>
+              <button type="button" class="link" onClick={signOut}>
+                Sign out
+              </button>
             </>
           ) : (
             !checking && view !== "signin" && !needsKey && <a href="#/signin">Sign in</a>

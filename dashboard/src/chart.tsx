@@ -57,7 +57,11 @@ export function UsageChart(props: { series: UsageSeries; metric: "costUsd" | "ca
   const groups = series.ops.length > named.length ? [...named, "other"] : named;
   const color = (g: string) => (g === "other" ? OTHER_COLOR : COLORS[named.indexOf(g)]!);
   const valueOf = (b: UsageSeries["buckets"][number], g: string) =>
-    g === "other" ? Object.entries(b.ops).filter(([op]) => !named.includes(op)).reduce((s, [, v]) => s + v[metric], 0) : (b.ops[g]?.[metric] ?? 0);
+    g === "other"
+      ? Object.entries(b.ops)
+          .filter(([op]) => !named.includes(op))
+          .reduce((s, [, v]) => s + v[metric], 0)
+      : (b.ops[g]?.[metric] ?? 0);
   const totals = series.buckets.map((b) => groups.reduce((s, g) => s + valueOf(b, g), 0));
   const max = Math.max(...totals, 0);
   const unit = unitOf(max, metric);
@@ -74,19 +78,24 @@ export function UsageChart(props: { series: UsageSeries; metric: "costUsd" | "ca
   const y = (v: number) => PAD.top + plotH - (top > 0 ? (v / top) * plotH : 0);
   const gridValues = top > 0 ? [0, 1, 2, 3, 4].map((i) => i * yStep) : [0];
   const labelEvery = Math.max(1, Math.ceil(n / Math.max(2, Math.floor(plotW / 70))));
-  const summary = grand === 0
-    ? "No charges in this range."
-    : `${metric === "calls" ? `${grand} metered calls` : `${usd(grand)} spent`} in this range, most on ${series.ops.slice(0, 3).join(", ")}.`;
+  const summary =
+    grand === 0
+      ? "No charges in this range."
+      : `${metric === "calls" ? `${grand} metered calls` : `${usd(grand)} spent`} in this range, most on ${series.ops.slice(0, 3).join(", ")}.`;
 
   return (
     <figure class="chart">
       <div ref={box} class="chart-box">
         <svg width={width} height={HEIGHT} role="img" aria-label={`Usage chart. ${summary}`} data-testid="usage-chart">
-          <text x={4} y={12} class="axis">{unit.name}</text>
+          <text x={4} y={12} class="axis">
+            {unit.name}
+          </text>
           {gridValues.map((v) => (
             <g key={v}>
               <line x1={PAD.left} x2={width - PAD.right} y1={y(v)} y2={y(v)} class="grid" />
-              <text x={PAD.left - 6} y={y(v) + 4} text-anchor="end" class="axis">{tick(v, unit.scale)}</text>
+              <text x={PAD.left - 6} y={y(v) + 4} text-anchor="end" class="axis">
+                {tick(v, unit.scale)}
+              </text>
             </g>
           ))}
           {series.buckets.map((b, i) => {
@@ -107,7 +116,9 @@ export function UsageChart(props: { series: UsageSeries; metric: "costUsd" | "ca
                   );
                 })}
                 {i % labelEvery === 0 && (
-                  <text x={PAD.left + i * step + step / 2} y={HEIGHT - 8} text-anchor="middle" class="axis">{label(b.start, series.grain)}</text>
+                  <text x={PAD.left + i * step + step / 2} y={HEIGHT - 8} text-anchor="middle" class="axis">
+                    {label(b.start, series.grain)}
+                  </text>
                 )}
               </g>
             );

@@ -30,7 +30,8 @@ export function whenShort(ts: number): string {
   return full.slice(0, 10) === when(Date.now()).slice(0, 10) ? full.slice(11) : full.slice(0, 16);
 }
 
-export const bytes = (n: number) => (n < 1024 ? `${n} B` : n < 1 << 20 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / (1 << 20)).toFixed(1)} MiB`);
+export const bytes = (n: number) =>
+  n < 1024 ? `${n} B` : n < 1 << 20 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / (1 << 20)).toFixed(1)} MiB`;
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -41,7 +42,11 @@ export interface Loaded<T> {
 
 /** Run `load` now and whenever `deps` change (the previous run is aborted); errors land in `error`. */
 export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: ApiError | null; loading: boolean }>({ data: undefined, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | undefined; error: ApiError | null; loading: boolean }>({
+    data: undefined,
+    error: null,
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   const loadRef = useRef(load);
   loadRef.current = load;
@@ -52,7 +57,11 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
       (data) => !ctl.signal.aborted && setState({ data, error: null, loading: false }),
       (err: unknown) => {
         if (ctl.signal.aborted) return;
-        setState({ data: undefined, error: err instanceof ApiError ? err : new ApiError(0, "E_CLIENT", (err as Error).message), loading: false });
+        setState({
+          data: undefined,
+          error: err instanceof ApiError ? err : new ApiError(0, "E_CLIENT", (err as Error).message),
+          loading: false,
+        });
       },
     );
     return () => ctl.abort();
@@ -92,11 +101,22 @@ export function useAction(): Action {
 export function ErrorNote(props: { error: ApiError | null; what?: string }) {
   const e = props.error;
   if (e === null) return null;
-  if (e.missing) return <p class="note" role="status">{props.what ?? "This part"} is not available on this server yet.</p>;
+  if (e.missing)
+    return (
+      <p class="note" role="status">
+        {props.what ?? "This part"} is not available on this server yet.
+      </p>
+    );
   return (
     <p class="error" role="alert">
       {e.message}
-      {e.code && !e.code.startsWith("HTTP_") ? <span class="code"> ({e.code}{e.field ? `, ${e.field}` : ""})</span> : null}
+      {e.code && !e.code.startsWith("HTTP_") ? (
+        <span class="code">
+          {" "}
+          ({e.code}
+          {e.field ? `, ${e.field}` : ""})
+        </span>
+      ) : null}
     </p>
   );
 }
@@ -105,7 +125,12 @@ export function ErrorNote(props: { error: ApiError | null; what?: string }) {
 export function Show<T>(props: { value: Loaded<T>; what?: string; children: (data: T) => ComponentChildren }) {
   const v = props.value;
   if (v.error) return <ErrorNote error={v.error} what={props.what} />;
-  if (v.data === undefined) return <p class="muted" aria-live="polite">Loading…</p>;
+  if (v.data === undefined)
+    return (
+      <p class="muted" aria-live="polite">
+        Loading…
+      </p>
+    );
   return <>{props.children(v.data)}</>;
 }
 
@@ -135,7 +160,9 @@ export function Card(props: { id: string; title: ComponentChildren; live?: boole
 export function SubmitField(props: { label: string; busy?: boolean; busyLabel?: string }) {
   return (
     <div class="field">
-      <button type="submit" disabled={props.busy}>{props.busy ? props.busyLabel : props.label}</button>
+      <button type="submit" disabled={props.busy}>
+        {props.busy ? props.busyLabel : props.label}
+      </button>
     </div>
   );
 }
@@ -171,14 +198,32 @@ export type Col = string | [string, string];
  * A table that scrolls sideways when narrow: a caption (`hideCaption`: for screen readers only), a heading row
  * of `cols`, and the body rows as children; `live` announces changes to screen readers.
  */
-export function Table(props: { cols: Col[]; class?: string; testid?: string; caption?: ComponentChildren; hideCaption?: boolean; live?: boolean; children: ComponentChildren }) {
+export function Table(props: {
+  cols: Col[];
+  class?: string;
+  testid?: string;
+  caption?: ComponentChildren;
+  hideCaption?: boolean;
+  live?: boolean;
+  children: ComponentChildren;
+}) {
   return (
     <div class="table-wrap" aria-live={props.live ? "polite" : undefined}>
       <table class={props.class} data-testid={props.testid}>
         {props.caption !== undefined && <caption class={props.hideCaption ? "visually-hidden" : undefined}>{props.caption}</caption>}
         <thead>
           <tr>
-            {props.cols.map((c) => (typeof c === "string" ? <th key={c} scope="col">{c}</th> : <th key={c[0]} scope="col" class={c[1]}>{c[0]}</th>))}
+            {props.cols.map((c) =>
+              typeof c === "string" ? (
+                <th key={c} scope="col">
+                  {c}
+                </th>
+              ) : (
+                <th key={c[0]} scope="col" class={c[1]}>
+                  {c[0]}
+                </th>
+              ),
+            )}
           </tr>
         </thead>
         <tbody>{props.children}</tbody>

@@ -17,7 +17,11 @@ say("ready");
 async function write(b: number): Promise<void> {
   say(`sent ${b}`);
   const op = batchOp(b);
-  if (op.kind === "upsert") await c.upsert(NS, op.ids.map((id) => ({ id, values: valuesFor(id, b), metadata: { b } })));
+  if (op.kind === "upsert")
+    await c.upsert(
+      NS,
+      op.ids.map((id) => ({ id, values: valuesFor(id, b), metadata: { b } })),
+    );
   else await c.delete(NS, { ids: op.ids });
   say(`ack ${b}`);
 }

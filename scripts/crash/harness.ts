@@ -105,7 +105,8 @@ export async function runCrashCycles(o: CrashOptions): Promise<CrashSummary> {
         const v = got.get(id);
         const b = state.get(id)!;
         if (v === undefined) throw new Error(`cycle ${cycle}: acknowledged id ${id} (batch ${b}) is missing`);
-        if (v.metadata.b !== b || !sameValues(v.values, valuesFor(id, b))) throw new Error(`cycle ${cycle}: id ${id} holds batch ${String(v.metadata.b)}'s record, expected batch ${b}`);
+        if (v.metadata.b !== b || !sameValues(v.values, valuesFor(id, b)))
+          throw new Error(`cycle ${cycle}: id ${id} holds batch ${String(v.metadata.b)}'s record, expected batch ${b}`);
       }
       // null: no prefix matched yet (-1 is a prefix: nothing acknowledged before the kill in the first cycle)
       let matched: number | null = null;
@@ -123,7 +124,10 @@ export async function runCrashCycles(o: CrashOptions): Promise<CrashSummary> {
         });
         if (ok) matched = p;
       }
-      if (matched === null) throw new Error(`cycle ${cycle}: the collection (${count} ids) matches no prefix between acknowledged batch ${lo} and sent batch ${run.sent}`);
+      if (matched === null)
+        throw new Error(
+          `cycle ${cycle}: the collection (${count} ids) matches no prefix between acknowledged batch ${lo} and sent batch ${run.sent}`,
+        );
       for (let b = lo + 1; b <= matched; b++) applyBatch(state, b);
       summary.unacknowledgedLost += run.sent - matched;
       prefix = matched;
@@ -132,12 +136,15 @@ export async function runCrashCycles(o: CrashOptions): Promise<CrashSummary> {
         const ids = [...state.keys()];
         const id = ids[next() % ids.length]!;
         const top = await c.query(NS, { vector: valuesFor(id, state.get(id)!), topK: 1 });
-        if (top.matches[0]?.score === undefined || top.matches[0].score < 0.9999) throw new Error(`cycle ${cycle}: query for ${id} found ${JSON.stringify(top.matches)}`);
+        if (top.matches[0]?.score === undefined || top.matches[0].score < 0.9999)
+          throw new Error(`cycle ${cycle}: query for ${id} found ${JSON.stringify(top.matches)}`);
       }
       await c.close();
       summary.cycles++;
       summary.acked += Math.max(0, run.acked - start);
-      log(`cycle ${cycle + 1}/${o.cycles}: ${run.ready ? `killed ${delay} ms after ready` : `killed ${delay} ms after spawn (during open)`}; acked through ${run.acked}, sent through ${run.sent}, recovered prefix ${matched}, ${state.size} ids${c.recovery.tornTail ? `, torn tail cut at ${c.recovery.tornTail.offset}` : ""}`);
+      log(
+        `cycle ${cycle + 1}/${o.cycles}: ${run.ready ? `killed ${delay} ms after ready` : `killed ${delay} ms after spawn (during open)`}; acked through ${run.acked}, sent through ${run.sent}, recovered prefix ${matched}, ${state.size} ids${c.recovery.tornTail ? `, torn tail cut at ${c.recovery.tornTail.offset}` : ""}`,
+      );
     }
   } finally {
     await pool.close();

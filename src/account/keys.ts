@@ -34,7 +34,11 @@ export interface Principal {
  */
 export interface KeyBook {
   /** Issue a key (without `tenant`, for a new tenant); the clear key exists only in this answer. */
-  create(opts?: { tenant?: string; admin?: boolean; name?: string }): { key: string; record: KeyRecord } | Promise<{ key: string; record: KeyRecord }>;
+  create(opts?: {
+    tenant?: string;
+    admin?: boolean;
+    name?: string;
+  }): { key: string; record: KeyRecord } | Promise<{ key: string; record: KeyRecord }>;
   list(): KeyRecord[];
   /** Mark a key revoked (E_NOT_FOUND for an unknown id); revoking twice keeps the first time. */
   revoke(id: string): KeyRecord | Promise<KeyRecord>;
@@ -61,7 +65,10 @@ export function newTenantId(): string {
 /** A new key and its record (not stored yet). Without `tenant` the key starts a new tenant. */
 export function newKey(opts: { tenant?: string; admin?: boolean; name?: string } = {}): { key: string; record: KeyRecord } {
   const tenant = opts.tenant ?? newTenantId();
-  if (!TENANT_RE.test(tenant)) throw new SvcError("E_BAD_REQUEST", "tenant must be 1-64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit", { field: "tenant" });
+  if (!TENANT_RE.test(tenant))
+    throw new SvcError("E_BAD_REQUEST", "tenant must be 1-64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit", {
+      field: "tenant",
+    });
   const key = `svc_${randomBytes(24).toString("base64url")}`;
   const record: KeyRecord = {
     id: `key_${randomBytes(6).toString("hex")}`,
@@ -151,7 +158,12 @@ export class KeyStore implements KeyBook {
   }
 
   private assertOnline(): void {
-    if (this.damage !== null) throw new SvcError("E_STORE_OFFLINE", `the API keys are offline: ${this.damage}; no key is accepted until \`svc repair\` (GET /v1/health names the damage)`, { field: "api-key" });
+    if (this.damage !== null)
+      throw new SvcError(
+        "E_STORE_OFFLINE",
+        `the API keys are offline: ${this.damage}; no key is accepted until \`svc repair\` (GET /v1/health names the damage)`,
+        { field: "api-key" },
+      );
   }
 
   /**
@@ -170,7 +182,14 @@ export class KeyStore implements KeyBook {
       this.records = [];
       this.byHash = new Map();
       this.damage = `${this.path}: ${parsed.message}`;
-      reportDamage({ store: "keys", file: FILE, kind: "unreadable", dropped: 0, offline: true, detail: `${parsed.message}; authenticated routes answer 503 E_STORE_OFFLINE, public routes serve` });
+      reportDamage({
+        store: "keys",
+        file: FILE,
+        kind: "unreadable",
+        dropped: 0,
+        offline: true,
+        detail: `${parsed.message}; authenticated routes answer 503 E_STORE_OFFLINE, public routes serve`,
+      });
       return;
     }
     if (this.damage !== null) clearDamage("keys");
@@ -205,9 +224,18 @@ export class KeyStore implements KeyBook {
 export function isKeyRecord(r: unknown): r is KeyRecord {
   if (typeof r !== "object" || r === null) return false;
   const k = r as Record<string, unknown>;
-  return typeof k.id === "string" && /^key_[0-9a-f]{12}$/.test(k.id) && typeof k.hash === "string" && /^[0-9a-f]{64}$/.test(k.hash)
-    && typeof k.tenant === "string" && TENANT_RE.test(k.tenant) && typeof k.admin === "boolean" && typeof k.name === "string"
-    && Number.isFinite(k.createdAt) && (k.revokedAt === null || Number.isFinite(k.revokedAt));
+  return (
+    typeof k.id === "string" &&
+    /^key_[0-9a-f]{12}$/.test(k.id) &&
+    typeof k.hash === "string" &&
+    /^[0-9a-f]{64}$/.test(k.hash) &&
+    typeof k.tenant === "string" &&
+    TENANT_RE.test(k.tenant) &&
+    typeof k.admin === "boolean" &&
+    typeof k.name === "string" &&
+    Number.isFinite(k.createdAt) &&
+    (k.revokedAt === null || Number.isFinite(k.revokedAt))
+  );
 }
 
 /** The records of a keys.json text, or why it is not one: any malformed record makes the whole file unreadable (fail closed). */
@@ -218,7 +246,8 @@ export function parseKeyFile(text: string): KeyRecord[] | Error {
   } catch (e) {
     return new Error(`not valid JSON (${e instanceof Error ? e.message : String(e)})`);
   }
-  if (typeof parsed !== "object" || parsed === null || !Array.isArray(parsed.keys)) return new Error("not a key file ({version, keys: [...]})");
+  if (typeof parsed !== "object" || parsed === null || !Array.isArray(parsed.keys))
+    return new Error("not a key file ({version, keys: [...]})");
   const bad = parsed.keys.findIndex((r) => !isKeyRecord(r));
   if (bad >= 0) return new Error(`key record ${bad} is malformed`);
   return parsed.keys as KeyRecord[];
@@ -238,5 +267,13 @@ export function repairKeyFile(dataDir: string): StoreRepair | null {
   const parts = salvageElements(text, "keys") ?? [];
   const kept = parts.map(tryParse).filter(isKeyRecord);
   const backup = quarantineAndRewrite(path, JSON.stringify({ version: 1, keys: kept }, null, 2), 0o600);
-  return { store: "keys", file: FILE, action: "rewritten", kept: kept.length, dropped: parts.length - kept.length, backup, detail: parsed.message };
+  return {
+    store: "keys",
+    file: FILE,
+    action: "rewritten",
+    kept: kept.length,
+    dropped: parts.length - kept.length,
+    backup,
+    detail: parsed.message,
+  };
 }

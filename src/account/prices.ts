@@ -30,23 +30,29 @@ export interface Usage {
 
 /** Cost of one operation in nano-USD (integer, rounded up: a charged operation never costs 0 unless its prices are 0). */
 export function costOf(prices: PriceTable, op: string, usage: Usage): number {
-  const usd = (prices.requests[op] ?? prices.defaultRequest) + ((usage.written ?? 0) / 1000) * prices.per1kWritten + ((usage.scanned ?? 0) / 1000) * prices.per1kScanned;
+  const usd =
+    (prices.requests[op] ?? prices.defaultRequest) +
+    ((usage.written ?? 0) / 1000) * prices.per1kWritten +
+    ((usage.scanned ?? 0) / 1000) * prices.per1kScanned;
   return Math.max(0, Math.ceil(usd * NANO_PER_USD - 1e-6)); // max: never -0 for a free operation
 }
 
 /** A price table from config (partial: missing entries keep their defaults), checked field by field. */
 export function parsePrices(raw: unknown, field = "prices"): PriceTable {
   if (raw === undefined) return DEFAULT_PRICES;
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new SvcError("E_BAD_REQUEST", `${field} must be an object`, { field });
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw new SvcError("E_BAD_REQUEST", `${field} must be an object`, { field });
   const r = raw as Record<string, unknown>;
   const usd = (v: unknown, f: string, d: number): number => {
     if (v === undefined) return d;
-    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new SvcError("E_BAD_REQUEST", `${f} must be a non-negative number of USD`, { field: f });
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0)
+      throw new SvcError("E_BAD_REQUEST", `${f} must be a non-negative number of USD`, { field: f });
     return v;
   };
   const requests: Record<string, number> = { ...DEFAULT_PRICES.requests };
   if (r.requests !== undefined) {
-    if (typeof r.requests !== "object" || r.requests === null || Array.isArray(r.requests)) throw new SvcError("E_BAD_REQUEST", `${field}.requests must be an object`, { field: `${field}.requests` });
+    if (typeof r.requests !== "object" || r.requests === null || Array.isArray(r.requests))
+      throw new SvcError("E_BAD_REQUEST", `${field}.requests must be an object`, { field: `${field}.requests` });
     for (const [op, v] of Object.entries(r.requests)) requests[op] = usd(v, `${field}.requests.${op}`, 0);
   }
   for (const k of Object.keys(r)) {

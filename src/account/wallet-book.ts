@@ -29,7 +29,10 @@ export interface Account {
 }
 
 /** Charges of one time bucket: start (epoch ms) and, per operation, [nano-USD, calls]. */
-interface UsageBucket { t: number; ops: Record<string, [number, number]> }
+interface UsageBucket {
+  t: number;
+  ops: Record<string, [number, number]>;
+}
 
 export type UsageGrain = "minute" | "hour" | "day";
 const GRAIN_MS: Record<UsageGrain, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };

@@ -12,7 +12,17 @@ import { parseStoredJson } from "../safe-values.js";
 import { quarantineAndRewrite, salvageElements, tryParse, type StoreRepair } from "../store/salvage-json.js";
 import { Wal, type WalPosition } from "../store/wal.js";
 import { costOf, NANO_PER_USD, type PriceTable, type Usage } from "./prices.js";
-import { addCharge, addCredit, assertCovers, viewOf, WalletAccounts, type Account, type Reservation, type WalletBook, type WalletView } from "./wallet-book.js";
+import {
+  addCharge,
+  addCredit,
+  assertCovers,
+  viewOf,
+  WalletAccounts,
+  type Account,
+  type Reservation,
+  type WalletBook,
+  type WalletView,
+} from "./wallet-book.js";
 
 /** WAL frame types of the ledger. Never renumber. */
 const CREDIT = 1;
@@ -20,8 +30,20 @@ const CHARGE = 2;
 /** The ledger's name in the damage register. */
 const LEDGER = "wallet-ledger";
 
-interface CreditFrame { t: string; n: number; why: string; ts: number }
-interface ChargeFrame { t: string; op: string; n: number; w: number; s: number; ts: number }
+interface CreditFrame {
+  t: string;
+  n: number;
+  why: string;
+  ts: number;
+}
+interface ChargeFrame {
+  t: string;
+  op: string;
+  n: number;
+  w: number;
+  s: number;
+  ts: number;
+}
 
 /** Checkpoint the balances once this many ledger bytes were written since the last one. */
 const CHECKPOINT_BYTES = 8 << 20;
@@ -61,7 +83,14 @@ export class Wallets extends WalletAccounts implements WalletBook {
       if (cp instanceof Error) {
         // Balances before the log's position live only in the checkpoint: never guess them.
         w.offline = { all: true, tenants: new Set() };
-        reportDamage({ store: LEDGER, file: relative(dirname(dir), cpPath), kind: "unreadable", dropped: 0, offline: true, detail: `${cp.message}; every wallet is offline (metered requests answer 503 E_STORE_OFFLINE) until the file is restored` });
+        reportDamage({
+          store: LEDGER,
+          file: relative(dirname(dir), cpPath),
+          kind: "unreadable",
+          dropped: 0,
+          offline: true,
+          detail: `${cp.message}; every wallet is offline (metered requests answer 503 E_STORE_OFFLINE) until the file is restored`,
+        });
         return w;
       }
       for (const [t, a] of Object.entries(cp?.accounts ?? {})) w.accounts.set(t, a);
@@ -96,7 +125,11 @@ export class Wallets extends WalletAccounts implements WalletBook {
     // A failed ledger write stops every charge, including a read's that did not wait for it (invoke.ts).
     if (this.wal?.failed) throw this.wal.failed;
     if (this.offline.all || this.offline.tenants.has(tenant)) {
-      throw new SvcError("E_STORE_OFFLINE", `the wallet ledger lost a frame${this.offline.all ? "" : ` of tenant '${tenant}'`}: this wallet is offline until \`svc repair\` (GET /v1/health names the damage)`, { field: "wallet" });
+      throw new SvcError(
+        "E_STORE_OFFLINE",
+        `the wallet ledger lost a frame${this.offline.all ? "" : ` of tenant '${tenant}'`}: this wallet is offline until \`svc repair\` (GET /v1/health names the damage)`,
+        { field: "wallet" },
+      );
     }
   }
 
@@ -214,7 +247,8 @@ export class Wallets extends WalletAccounts implements WalletBook {
 
   private async append(type: number, frame: CreditFrame | ChargeFrame): Promise<void> {
     await this.wal.append(type, frame);
-    if (this.wal.stats.bytes - this.walBytesAtCheckpoint > CHECKPOINT_BYTES && this.checkpointing === null) void this.checkpoint().catch(() => {});
+    if (this.wal.stats.bytes - this.walBytesAtCheckpoint > CHECKPOINT_BYTES && this.checkpointing === null)
+      void this.checkpoint().catch(() => {});
   }
 
   private account(t: string): Account {
@@ -245,15 +279,25 @@ export function repairLedgerCheckpoint(dir: string): StoreRepair | null {
   if (!existsSync(path)) return null;
   const file = "wallet/wallets.json";
   const cp = readCheckpoint(path);
-  if (!(cp instanceof Error)) return { store: LEDGER, file, action: "ok", kept: Object.keys(cp.accounts).length, dropped: 0, detail: "readable" };
+  if (!(cp instanceof Error))
+    return { store: LEDGER, file, action: "ok", kept: Object.keys(cp.accounts).length, dropped: 0, detail: "readable" };
   const text = readFileSync(path, "utf8");
   const wal = tryParse(`{${(/"wal"\s*:\s*\{[^{}]*\}/.exec(text) ?? ["x"])[0]}}`) as { wal?: WalPosition } | undefined;
   const parts = salvageElements(text, "accounts") ?? [];
   const accounts: Record<string, Account> = {};
   for (const p of parts) Object.assign(accounts, tryParse(`{${p}}`) ?? {});
   const candidate = JSON.stringify({ version: 1, wal: wal?.wal, accounts });
-  const readable = Object.keys(accounts).length === parts.length && parts.length > 0 && !(readCheckpointText(candidate, path) instanceof Error);
-  if (!readable) return { store: LEDGER, file, action: "refused", kept: 0, dropped: 0, detail: `${cp.message}; an account or the log position cannot be read, and a balance is never guessed: restore ${file} from a backup (the wallets stay offline)` };
+  const readable =
+    Object.keys(accounts).length === parts.length && parts.length > 0 && !(readCheckpointText(candidate, path) instanceof Error);
+  if (!readable)
+    return {
+      store: LEDGER,
+      file,
+      action: "refused",
+      kept: 0,
+      dropped: 0,
+      detail: `${cp.message}; an account or the log position cannot be read, and a balance is never guessed: restore ${file} from a backup (the wallets stay offline)`,
+    };
   const backup = quarantineAndRewrite(path, candidate);
   return { store: LEDGER, file, action: "rewritten", kept: parts.length, dropped: 0, backup, detail: cp.message };
 }
@@ -266,10 +310,26 @@ function readCheckpoint(path: string): { wal: WalPosition; accounts: Record<stri
 function readCheckpointText(text: string, path: string): { wal: WalPosition; accounts: Record<string, Account> } | Error {
   try {
     const cp = parseStoredJson(text) as { wal?: WalPosition; accounts?: unknown };
-    const ok = typeof cp === "object" && cp !== null && typeof cp.wal === "object" && cp.wal !== null && Number.isSafeInteger(cp.wal.segment) && Number.isSafeInteger(cp.wal.offset) && typeof cp.accounts === "object" && cp.accounts !== null;
+    const ok =
+      typeof cp === "object" &&
+      cp !== null &&
+      typeof cp.wal === "object" &&
+      cp.wal !== null &&
+      Number.isSafeInteger(cp.wal.segment) &&
+      Number.isSafeInteger(cp.wal.offset) &&
+      typeof cp.accounts === "object" &&
+      cp.accounts !== null;
     if (!ok) return new Error(`${path} is not a ledger checkpoint ({version, wal, accounts})`);
     for (const [t, a] of Object.entries(cp.accounts as Record<string, Account>)) {
-      if (typeof a !== "object" || a === null || !Number.isFinite(a.balance) || !Number.isFinite(a.credited) || !Number.isFinite(a.spent) || !Array.isArray(a.recent)) return new Error(`${path}: the account of '${t}' is malformed`);
+      if (
+        typeof a !== "object" ||
+        a === null ||
+        !Number.isFinite(a.balance) ||
+        !Number.isFinite(a.credited) ||
+        !Number.isFinite(a.spent) ||
+        !Array.isArray(a.recent)
+      )
+        return new Error(`${path}: the account of '${t}' is malformed`);
     }
     return cp as { wal: WalPosition; accounts: Record<string, Account> };
   } catch (e) {

@@ -75,7 +75,8 @@ export class ClusterNode {
 
   /** Connect (waiting for a first server as long as it takes) and ensure the log stream. */
   static async connect(opts: ClusterOptions, log: Logger): Promise<ClusterNode> {
-    if (!NODE_ID_RE.test(opts.nodeId)) throw new SvcError("E_BAD_REQUEST", `--node-id '${opts.nodeId}' must be 1-64 letters, digits, _ or -`, { field: "node-id" });
+    if (!NODE_ID_RE.test(opts.nodeId))
+      throw new SvcError("E_BAD_REQUEST", `--node-id '${opts.nodeId}' must be 1-64 letters, digits, _ or -`, { field: "node-id" });
     if (opts.servers.length === 0) throw new SvcError("E_BAD_REQUEST", "--cluster needs at least one nats:// URL", { field: "cluster" });
     log.info({ servers: opts.servers, node: opts.nodeId }, `cluster: connecting to NATS (${opts.servers.join(", ")})`);
     // A server that stalls (SIGSTOP, a hung VM) keeps the socket open: pings every second, and a
@@ -83,11 +84,23 @@ export class ClusterNode {
     // new stream leader is elected (the defaults, 2 min x 2, left nodes hanging on a frozen server).
     // A frozen server also accepts TCP connections and never says hello: a try to connect gives up
     // after CONNECT_TIMEOUT_MS (default 20 s, which kept a reconnecting node away that long).
-    const nc = await connect({ servers: opts.servers, name: `svc-${opts.nodeId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 1000, pingInterval: PING_INTERVAL_MS, maxPingOut: MAX_PING_OUT, timeout: CONNECT_TIMEOUT_MS });
+    const nc = await connect({
+      servers: opts.servers,
+      name: `svc-${opts.nodeId}`,
+      maxReconnectAttempts: -1,
+      waitOnFirstConnect: true,
+      reconnectTimeWait: 1000,
+      pingInterval: PING_INTERVAL_MS,
+      maxPingOut: MAX_PING_OUT,
+      timeout: CONNECT_TIMEOUT_MS,
+    });
     log.info({ server: nc.getServer() }, `cluster: connected to NATS at ${nc.getServer()}`);
     const version = nc.info?.version ?? "";
     if (olderThan(version, CAS_SAFE_NATS)) {
-      log.warn({ version, minimum: CAS_SAFE_NATS }, `cluster: nats-server ${version} is older than ${CAS_SAFE_NATS}: concurrent KV compare-and-set can all succeed there (nats-server#4320): two nodes taking the home lease at their first start can both win; upgrade the servers to ${CAS_SAFE_NATS} or later`);
+      log.warn(
+        { version, minimum: CAS_SAFE_NATS },
+        `cluster: nats-server ${version} is older than ${CAS_SAFE_NATS}: concurrent KV compare-and-set can all succeed there (nats-server#4320): two nodes taking the home lease at their first start can both win; upgrade the servers to ${CAS_SAFE_NATS} or later`,
+      );
     }
     const node = new ClusterNode(opts, nc, log);
     void (async () => {
@@ -113,39 +126,64 @@ export class ClusterNode {
     const self = { id: this.opts.nodeId, url: this.opts.advertise ?? url, startedAt: Date.now() };
     this.registry = await this.retrying("join the node registry", () => NodeRegistry.join(this.nc, self, { replicas }));
     this.registry.on("change", (live: string[]) => this.log.info({ live }, `cluster: live nodes ${live.join(", ")}`));
-    this.lease = await this.retrying("read the home lease", () => HomeLease.open(this.nc, this.opts.nodeId, { take: this.opts.takeHome, replicas }));
+    this.lease = await this.retrying("read the home lease", () =>
+      HomeLease.open(this.nc, this.opts.nodeId, { take: this.opts.takeHome, replicas }),
+    );
     this.lease.on("change", (home: string) => this.log.warn({ home }, `cluster: the home node is now ${home}`));
-    this.leader = await this.retrying("follow the leader lease", () => LeaderLease.open(this.nc, this.opts.nodeId, { take: this.opts.takeHome, replicas }));
-    this.leader.on("change", (s: { holder: string | null; term: number }) => this.log.warn({ leader: s.holder, term: s.term }, `cluster: the leader of the directory and the commons is now ${s.holder ?? "none"} (term ${s.term})`));
-    this.log.info({ node: self.id, url: self.url, home: this.lease.node }, `cluster: node ${self.id} at ${self.url} joined; home node ${this.lease.node}${this.lease.node === self.id ? " (this node)" : ""}`);
+    this.leader = await this.retrying("follow the leader lease", () =>
+      LeaderLease.open(this.nc, this.opts.nodeId, { take: this.opts.takeHome, replicas }),
+    );
+    this.leader.on("change", (s: { holder: string | null; term: number }) =>
+      this.log.warn(
+        { leader: s.holder, term: s.term },
+        `cluster: the leader of the directory and the commons is now ${s.holder ?? "none"} (term ${s.term})`,
+      ),
+    );
+    this.log.info(
+      { node: self.id, url: self.url, home: this.lease.node },
+      `cluster: node ${self.id} at ${self.url} joined; home node ${this.lease.node}${this.lease.node === self.id ? " (this node)" : ""}`,
+    );
   }
 
   /** The shared API keys (KV svc_keys); the records of `dataDir`'s keys.json the bucket lacks are imported first. */
   async openKeys(dataDir: string): Promise<ClusterKeys> {
-    this.keys = await this.retrying("open the keys bucket", () => ClusterKeys.open(this.nc, { replicas: replicasFor(this.opts.servers), importFrom: dataDir }));
+    this.keys = await this.retrying("open the keys bucket", () =>
+      ClusterKeys.open(this.nc, { replicas: replicasFor(this.opts.servers), importFrom: dataDir }),
+    );
     return this.keys;
   }
 
   /** The shared wallets (the ledger stream svc_ledger, folded by every node). */
   async openWallets(prices: PriceTable): Promise<ClusterWallets> {
     const store = await this.snapshotStore();
-    return this.retrying("open the wallet ledger", () => ClusterWallets.open(this.nc, prices, { replicas: replicasFor(this.opts.servers), snapshots: { store } }));
+    return this.retrying("open the wallet ledger", () =>
+      ClusterWallets.open(this.nc, prices, { replicas: replicasFor(this.opts.servers), snapshots: { store } }),
+    );
   }
 
   /** The sharded vector indexes (catalog: the fold of the stream svc_catalog; this node serves the shards placed on it). Call after join. */
-  async openIndexes(opts: { dataDir: string; kernels: Kernels; pool: ScanPool; onMaintenanceError?: MaintenanceErrorHandler }): Promise<ClusterIndexes> {
+  async openIndexes(opts: {
+    dataDir: string;
+    kernels: Kernels;
+    pool: ScanPool;
+    onMaintenanceError?: MaintenanceErrorHandler;
+  }): Promise<ClusterIndexes> {
     const registry = this.registry;
     if (registry === null) throw new Error("ClusterNode.openIndexes before join");
     // Shard snapshots in the object store svc_snapshots, and the log purged below them (OPERATIONS.md "Log retention and sizing").
     const snapshots = { store: await this.snapshotStore(), ...snapshotPolicyFromEnv() };
-    return this.retrying("open the index catalog", () => ClusterIndexes.open({ nc: this.nc, registry, ...opts, bucketReplicas: replicasFor(this.opts.servers), snapshots }));
+    return this.retrying("open the index catalog", () =>
+      ClusterIndexes.open({ nc: this.nc, registry, ...opts, bucketReplicas: replicasFor(this.opts.servers), snapshots }),
+    );
   }
 
   private snapshotsOpen: Promise<Snapshots> | null = null;
 
   /** The snapshot store (object store svc_snapshots) of the shards and the ledger, opened once. */
   private snapshotStore(): Promise<Snapshots> {
-    this.snapshotsOpen ??= this.retrying("open the snapshot store", () => Snapshots.open(this.nc, { replicas: replicasFor(this.opts.servers) }));
+    this.snapshotsOpen ??= this.retrying("open the snapshot store", () =>
+      Snapshots.open(this.nc, { replicas: replicasFor(this.opts.servers) }),
+    );
     return this.snapshotsOpen;
   }
 
@@ -172,10 +210,14 @@ export class ClusterNode {
       target(route) {
         if (leaderRoutes.has(route)) {
           const leader = node.leader?.leader ?? null;
-          if (leader === null) throw homeUnavailable("the directory and the commons have no leader yet (one is elected within seconds); retry");
+          if (leader === null)
+            throw homeUnavailable("the directory and the commons have no leader yet (one is elected within seconds); retry");
           if (leader === node.opts.nodeId) return null;
           const url = node.registry?.info(leader)?.url;
-          if (url === undefined) throw homeUnavailable(`the leader of the directory and the commons, ${leader}, is not live; another node takes over within seconds; retry`);
+          if (url === undefined)
+            throw homeUnavailable(
+              `the leader of the directory and the commons, ${leader}, is not live; another node takes over within seconds; retry`,
+            );
           return url;
         }
         if (!homeRoutes.has(route)) return null;
@@ -183,14 +225,21 @@ export class ClusterNode {
         if (home === undefined) throw homeUnavailable("this node has not joined the cluster yet; retry in a few seconds");
         if (home === node.opts.nodeId) return null;
         const url = node.registry?.info(home)?.url;
-        if (url === undefined) throw homeUnavailable(`the home node ${home} is not live (it serves records, causal models and helpers); retry later`);
+        if (url === undefined)
+          throw homeUnavailable(`the home node ${home} is not live (it serves records, causal models and helpers); retry later`);
         return url;
       },
     };
   }
 
   health(): ClusterView {
-    return { node: this.opts.nodeId, home: this.lease?.node ?? null, leader: this.leader?.leader ?? null, term: this.leader?.term ?? 0, live: this.registry?.live ?? [] };
+    return {
+      node: this.opts.nodeId,
+      home: this.lease?.node ?? null,
+      leader: this.leader?.leader ?? null,
+      term: this.leader?.term ?? 0,
+      live: this.registry?.live ?? [],
+    };
   }
 
   /** Leave the registry (others see this node go at once) and close the connection. */

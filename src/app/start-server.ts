@@ -186,7 +186,8 @@ async function openServices(
     : await Wallets.open(join(opts.dataDir, "wallet"), config.prices);
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: opts.threads });
-  const onMaintenanceError = (err: unknown, task: string) => logger.error({ err }, `background ${task} failed (tried again on a later write)`);
+  const onMaintenanceError = (err: unknown, task: string) =>
+    logger.error({ err }, `background ${task} failed (tried again on a later write)`);
   // Indexes: sharded on the log streams in cluster mode (catalog: the stream svc_catalog), the data dir's otherwise.
   const localIndexes = cluster ? null : new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability, onMaintenanceError });
   const clusterIndexes = cluster ? await cluster.openIndexes({ dataDir: opts.dataDir, kernels, pool, onMaintenanceError }) : null;
@@ -194,13 +195,39 @@ async function openServices(
   const encoder = TextEncoder1024.load();
   // Records: in cluster mode each tenant's are shards on the log, like an index's (cluster/sharded-records.ts).
   const stores = clusterIndexes ? recordStores(clusterIndexes, encoder.dimension) : undefined;
-  const records = new RecordService(opts.dataDir, { kernels, pool, encoder, durability: opts.durability, onMaintenanceError, ...(stores ? { stores } : {}) });
+  const records = new RecordService(opts.dataDir, {
+    kernels,
+    pool,
+    encoder,
+    durability: opts.durability,
+    onMaintenanceError,
+    ...(stores ? { stores } : {}),
+  });
   const causal = new CausalService(opts.dataDir);
   // The directory, the commons and the knowledge graphs: in cluster mode replicated on the stream svc_home and served by the lease holder (home-stores.ts).
-  const homeStores: HomeStores | null = cluster ? await (await import("./home-stores.js")).HomeStores.start({ nc: cluster.nc, lease: cluster.leader!, dataDir: opts.dataDir, replicas: cluster.replicas, durability: opts.durability, directorySeed: opts.directorySeed, commons: { config: config.commons, encoder }, kernels, logger }) : null;
+  const homeStores: HomeStores | null = cluster
+    ? await (
+        await import("./home-stores.js")
+      ).HomeStores.start({
+        nc: cluster.nc,
+        lease: cluster.leader!,
+        dataDir: opts.dataDir,
+        replicas: cluster.replicas,
+        durability: opts.durability,
+        directorySeed: opts.directorySeed,
+        commons: { config: config.commons, encoder },
+        kernels,
+        logger,
+      })
+    : null;
   const kg = homeStores?.kg ?? new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
-  const directory = homeStores?.directory ?? (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed })).directory;
-  const metrics = new HttpMetrics({ workerHeaps: () => pool.workerHeaps(), sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }), indexRows: localIndexes ? () => localIndexes.rowCounts() : undefined });
+  const directory =
+    homeStores?.directory ?? (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed })).directory;
+  const metrics = new HttpMetrics({
+    workerHeaps: () => pool.workerHeaps(),
+    sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }),
+    indexRows: localIndexes ? () => localIndexes.rowCounts() : undefined,
+  });
   if (cluster) metrics.watchCluster({ natsConnected: () => cluster.natsUp && !cluster.nc.isClosed() });
   const routes: Route[] = [];
   const readiness: Readiness = { ready: false, opened: 0, failed: [] };
@@ -255,7 +282,10 @@ async function openServices(
   routes.push(...backupRoutes(backups), ...importRoutes(imports));
   routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
   routes.push(...home.directory, ...home.commons);
-  const forward = cluster?.forwarder(new Set([...home.records, ...home.causal, ...home.helpers]), new Set([...home.directory, ...home.commons, ...home.kg]));
+  const forward = cluster?.forwarder(
+    new Set([...home.records, ...home.causal, ...home.helpers]),
+    new Set([...home.directory, ...home.commons, ...home.kg]),
+  );
   /** Services close after the listener: newest first, the pool last (collections release it). */
   const closeServices = async () => {
     metrics.close();

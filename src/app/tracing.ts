@@ -28,11 +28,18 @@ export interface Tracing {
 
 export function startTracing(opts: TracingOptions): Tracing {
   if (current !== null) throw new SvcError("E_CONFLICT", "tracing is already on in this process (one tracer per process)");
-  if (!opts.exporter && !opts.endpoint) throw new SvcError("E_BAD_REQUEST", "tracing needs an OTLP endpoint (--otlp-endpoint or OTEL_EXPORTER_OTLP_ENDPOINT)", { field: "otlp-endpoint" });
-  if (opts.endpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(opts.endpoint)) throw new SvcError("E_BAD_REQUEST", `the OTLP endpoint must be an http(s) URL, not '${opts.endpoint}'`, { field: "otlp-endpoint" });
+  if (!opts.exporter && !opts.endpoint)
+    throw new SvcError("E_BAD_REQUEST", "tracing needs an OTLP endpoint (--otlp-endpoint or OTEL_EXPORTER_OTLP_ENDPOINT)", {
+      field: "otlp-endpoint",
+    });
+  if (opts.endpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(opts.endpoint))
+    throw new SvcError("E_BAD_REQUEST", `the OTLP endpoint must be an http(s) URL, not '${opts.endpoint}'`, { field: "otlp-endpoint" });
   const exporter = opts.exporter ?? new OTLPTraceExporter({ url: `${opts.endpoint!.replace(/\/+$/, "")}/v1/traces` });
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ "service.name": opts.serviceName ?? (process.env.OTEL_SERVICE_NAME || "svc"), "service.version": VERSION }),
+    resource: resourceFromAttributes({
+      "service.name": opts.serviceName ?? (process.env.OTEL_SERVICE_NAME || "svc"),
+      "service.version": VERSION,
+    }),
     spanProcessors: [opts.exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter)],
   });
   // The AsyncLocalStorage context manager and W3C propagator (the first registration in a process stays).

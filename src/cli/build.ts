@@ -37,7 +37,8 @@ export const buildCommand: Command = {
         return 0;
       }
       const [helper, file, ...extra] = args;
-      if (helper === undefined || file === undefined || extra.length > 0) throw new SvcError("E_BAD_REQUEST", "usage: svc build <helper> <args.json>", { field: helper === undefined ? "helper" : "args" });
+      if (helper === undefined || file === undefined || extra.length > 0)
+        throw new SvcError("E_BAD_REQUEST", "usage: svc build <helper> <args.json>", { field: helper === undefined ? "helper" : "args" });
       const result = await registry.run(helper, readArgs(file));
       say(JSON.stringify(result));
       return 0;

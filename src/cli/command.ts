@@ -14,7 +14,8 @@ export interface Command {
 export function positiveInt(name: string, value: string | boolean | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (typeof value !== "string" || !Number.isInteger(n) || n <= 0) throw new SvcError("E_BAD_REQUEST", `--${name} must be a positive integer, got ${value}`, { field: name });
+  if (typeof value !== "string" || !Number.isInteger(n) || n <= 0)
+    throw new SvcError("E_BAD_REQUEST", `--${name} must be a positive integer, got ${value}`, { field: name });
   return n;
 }
 

@@ -51,7 +51,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   const arena = new RowArena(kernels.heap, o.dim, o.n);
   const next = mulberry32(o.seed);
   const centres = new Float32Array(256 * o.dim).map(() => (next() / 2 ** 32) * 2 - 1);
-  const noise = new Float32Array(NOISE).map(() => ((next() / 2 ** 32) - 0.5) * 0.8);
+  const noise = new Float32Array(NOISE).map(() => (next() / 2 ** 32 - 0.5) * 0.8);
 
   o.out(`svc demo: ${o.n.toLocaleString("en-US")} seeded ${o.dim}-d float vectors -> ${o.dim}-bit rows`);
   const batch = 4096;
@@ -63,8 +63,18 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   }
   process.stderr.write("\r");
   const encodeMs = performance.now() - t0;
-  const result: DemoResult = { n: o.n, dim: o.dim, queries: o.queries, encodeSeconds: encodeMs / 1000, scans: [], nearest: [], peakRssMb: 0 };
-  o.out(`  generated + encoded in ${(encodeMs / 1000).toFixed(2)} s (${Math.round(o.n / (encodeMs / 1000)).toLocaleString("en-US")} vectors/s incl. generation)`);
+  const result: DemoResult = {
+    n: o.n,
+    dim: o.dim,
+    queries: o.queries,
+    encodeSeconds: encodeMs / 1000,
+    scans: [],
+    nearest: [],
+    peakRssMb: 0,
+  };
+  o.out(
+    `  generated + encoded in ${(encodeMs / 1000).toFixed(2)} s (${Math.round(o.n / (encodeMs / 1000)).toLocaleString("en-US")} vectors/s incl. generation)`,
+  );
 
   const queries = makeVectors(o.queries, o.dim, next, centres, noise);
   const qRows = kernels.heap.alloc(o.queries * arena.rowBytes);
@@ -82,7 +92,9 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
       ms.sort((a, b) => a - b);
       const p50 = ms[Math.floor(ms.length / 2)]!;
       result.scans.push({ label, p50Ms: p50, p99Ms: ms[Math.floor(ms.length * 0.99)]!, mvecPerSecond: o.n / p50 / 1000 });
-      o.out(`  ${label.padEnd(26)} p50 ${p50.toFixed(3)} ms  p99 ${ms[Math.floor(ms.length * 0.99)]!.toFixed(3)} ms  ${(o.n / p50 / 1000).toFixed(1)} Mvec/s`);
+      o.out(
+        `  ${label.padEnd(26)} p50 ${p50.toFixed(3)} ms  p99 ${ms[Math.floor(ms.length * 0.99)]!.toFixed(3)} ms  ${(o.n / p50 / 1000).toFixed(1)} Mvec/s`,
+      );
     };
     o.out(`exact top-10 over ${o.n.toLocaleString("en-US")} rows, ${o.queries} queries:`);
     await time("in-thread", (j) => kernels.topK(arena, 0, arena.count, qRows + j * arena.rowBytes, 10));
@@ -90,8 +102,14 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     const first = kernels.topK(arena, 0, arena.count, qRows, 5);
     result.nearest = Array.from(first.rows, (row, i) => ({ row, distance: first.dists[i]! }));
     result.peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
-    o.out(`query 0 nearest rows: ${Array.from(first.rows).map((r, i) => `${r} (d=${first.dists[i]})`).join(", ")}`);
-    o.out(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB (rows: ${Math.round((arena.count * arena.rowBytes) / 2 ** 20)} MB in shared memory)`);
+    o.out(
+      `query 0 nearest rows: ${Array.from(first.rows)
+        .map((r, i) => `${r} (d=${first.dists[i]})`)
+        .join(", ")}`,
+    );
+    o.out(
+      `peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB (rows: ${Math.round((arena.count * arena.rowBytes) / 2 ** 20)} MB in shared memory)`,
+    );
   } finally {
     await pool.close();
   }
@@ -103,7 +121,13 @@ export const demoCommand: Command = {
   usage: `svc demo [--n 100000] [--dim 1024] [--queries 100] [--threads 2] [--seed 42]
       Encode seeded float vectors to 1-bit rows, run exact top-10 queries
       in-thread and across worker threads, print timings (--json: as JSON).`,
-  options: { n: { type: "string" }, dim: { type: "string" }, queries: { type: "string" }, threads: { type: "string" }, seed: { type: "string" } },
+  options: {
+    n: { type: "string" },
+    dim: { type: "string" },
+    queries: { type: "string" },
+    threads: { type: "string" },
+    seed: { type: "string" },
+  },
   async run(values) {
     const json = values.json === true;
     const result = await runDemo({

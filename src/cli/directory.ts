@@ -16,7 +16,10 @@ export const directoryCommand: Command = {
   options: { data: { type: "string" }, format: { type: "string" }, json: { type: "boolean" } },
   async run(values, args) {
     const [sub, file] = args;
-    if (sub !== "import") throw new SvcError("E_BAD_REQUEST", `svc directory: unknown subcommand '${sub ?? ""}' (use: svc directory import <file>)`, { field: "subcommand" });
+    if (sub !== "import")
+      throw new SvcError("E_BAD_REQUEST", `svc directory: unknown subcommand '${sub ?? ""}' (use: svc directory import <file>)`, {
+        field: "subcommand",
+      });
     if (file === undefined) throw new SvcError("E_BAD_REQUEST", "svc directory import needs a file (.jsonl or .csv)", { field: "file" });
     const dataDir = (values.data as string | undefined) ?? DEFAULT_DATA_DIR;
     const dir = await Directory.open(join(dataDir, "directory"));
@@ -36,9 +39,22 @@ export const directoryCommand: Command = {
       });
       if (tty) process.stderr.write("\n");
       for (const r of report.rejected) process.stderr.write(`${r.message}\n`); // messages start with "line N: "
-      if (report.rejectedCount > report.rejected.length) process.stderr.write(`... and ${report.rejectedCount - report.rejected.length} more rejected lines\n`);
-      if (values.json) say(JSON.stringify({ lines: report.lines, created: report.created, updated: report.updated, rejected: report.rejectedCount, businesses: dir.size }));
-      else say(`imported ${file}: ${report.lines} lines, ${report.created} created, ${report.updated} updated, ${report.rejectedCount} rejected; ${dir.size} businesses in ${join(dataDir, "directory")} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      if (report.rejectedCount > report.rejected.length)
+        process.stderr.write(`... and ${report.rejectedCount - report.rejected.length} more rejected lines\n`);
+      if (values.json)
+        say(
+          JSON.stringify({
+            lines: report.lines,
+            created: report.created,
+            updated: report.updated,
+            rejected: report.rejectedCount,
+            businesses: dir.size,
+          }),
+        );
+      else
+        say(
+          `imported ${file}: ${report.lines} lines, ${report.created} created, ${report.updated} updated, ${report.rejectedCount} rejected; ${dir.size} businesses in ${join(dataDir, "directory")} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+        );
       return report.rejectedCount > 0 ? 2 : 0;
     } finally {
       await dir.close();

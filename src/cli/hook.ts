@@ -71,11 +71,21 @@ async function handOff(values: Record<string, string | boolean | undefined>, kin
   if (isOwnTool(payload as Record<string, unknown>)) return;
   const auto = parseAutoRecord(process.env.SVC_AUTO_RECORD);
   const ttl = typeof values.ttl === "string" && /^\d+$/.test(values.ttl) && Number(values.ttl) > 0 ? Number(values.ttl) : auto?.ttlDays;
-  const spool: Spool = { kind: kind as HookKind, payload: payload as Record<string, unknown>, namespace: (values.namespace as string | undefined) || auto?.namespace || DEFAULT_HOOK_NAMESPACE, ...(ttl !== undefined ? { ttlDays: ttl } : {}), ...(typeof values.url === "string" ? { url: values.url } : {}) };
+  const spool: Spool = {
+    kind: kind as HookKind,
+    payload: payload as Record<string, unknown>,
+    namespace: (values.namespace as string | undefined) || auto?.namespace || DEFAULT_HOOK_NAMESPACE,
+    ...(ttl !== undefined ? { ttlDays: ttl } : {}),
+    ...(typeof values.url === "string" ? { url: values.url } : {}),
+  };
   const file = join(tmpdir(), `svc-hook-${process.pid}-${randomBytes(6).toString("hex")}.json`);
   writeFileSync(file, JSON.stringify(spool), { mode: 0o600 });
   const key = storedApiKey();
-  const child = spawn(process.execPath, [MAIN, "hook", kind, "--send-file", file], { detached: true, stdio: "ignore", env: { ...process.env, ...(key ? { SVC_API_KEY: key } : {}) } });
+  const child = spawn(process.execPath, [MAIN, "hook", kind, "--send-file", file], {
+    detached: true,
+    stdio: "ignore",
+    env: { ...process.env, ...(key ? { SVC_API_KEY: key } : {}) },
+  });
   child.on("error", () => undefined);
   child.unref();
 }
@@ -92,7 +102,8 @@ async function send(file: string): Promise<void> {
     }
   }
   const p = spool.payload;
-  const needsTranscript = (spool.kind === "assistant_turn" || spool.kind === "subagent_stop") && typeof p.last_assistant_message !== "string";
+  const needsTranscript =
+    (spool.kind === "assistant_turn" || spool.kind === "subagent_stop") && typeof p.last_assistant_message !== "string";
   const transcript = spool.kind === "subagent_stop" ? (p.agent_transcript_path ?? p.transcript_path) : p.transcript_path;
   const assistantText = needsTranscript && typeof transcript === "string" ? lastAssistantText(transcript) : undefined;
   const record = hookRecord(spool.kind, p, { ttlDays: spool.ttlDays, assistantText });
@@ -121,7 +132,15 @@ function lastAssistantText(path: string): string | undefined {
       }
       if (e.type !== "assistant" && e.message?.role !== "assistant") continue;
       const c = e.message?.content;
-      const text = typeof c === "string" ? c : Array.isArray(c) ? c.filter((b) => b?.type === "text").map((b) => String(b.text ?? "")).join("\n") : "";
+      const text =
+        typeof c === "string"
+          ? c
+          : Array.isArray(c)
+            ? c
+                .filter((b) => b?.type === "text")
+                .map((b) => String(b.text ?? ""))
+                .join("\n")
+            : "";
       if (text !== "") return text;
     }
   } catch {
@@ -129,7 +148,6 @@ function lastAssistantText(path: string): string | undefined {
   }
   return undefined;
 }
-
 
 function readStdin(): Promise<string> {
   if (process.stdin.isTTY) return Promise.resolve("");

@@ -44,13 +44,22 @@ export const installHooksCommand: Command = {
       ~/.claude.json (user), or --mcp-config; --uninstall takes that out too.
       --json (with --yes): the changes, backups and outcome as JSON.`,
   options: {
-    scope: { type: "string" }, settings: { type: "string" }, yes: { type: "boolean" }, "no-mcp": { type: "boolean" }, "mcp-config": { type: "string" },
-    namespace: { type: "string" }, ttl: { type: "string" }, url: { type: "string" }, "api-key": { type: "string" }, uninstall: { type: "boolean" },
+    scope: { type: "string" },
+    settings: { type: "string" },
+    yes: { type: "boolean" },
+    "no-mcp": { type: "boolean" },
+    "mcp-config": { type: "string" },
+    namespace: { type: "string" },
+    ttl: { type: "string" },
+    url: { type: "string" },
+    "api-key": { type: "string" },
+    uninstall: { type: "boolean" },
   },
   async run(values) {
     const json = values.json === true;
     // --json: what changed (or would), the backups and the outcome as one JSON document; it needs --yes (no prompt).
-    if (json && values.yes !== true) throw new SvcError("E_BAD_REQUEST", "--json needs --yes (there is no prompt in JSON mode)", { field: "yes" });
+    if (json && values.yes !== true)
+      throw new SvcError("E_BAD_REQUEST", "--json needs --yes (there is no prompt in JSON mode)", { field: "yes" });
     const say = json ? () => undefined : sayLine;
     const backups: string[] = [];
     const notes: string[] = [];
@@ -70,14 +79,24 @@ export const installHooksCommand: Command = {
     } else {
       const auto = parseAutoRecord(process.env.SVC_AUTO_RECORD);
       const namespace = (values.namespace as string | undefined) ?? auto?.namespace;
-      if (namespace !== undefined && !/^[\w.-]+$/.test(namespace)) throw new SvcError("E_BAD_REQUEST", "--namespace may hold letters, digits, _ . - only", { field: "namespace" });
+      if (namespace !== undefined && !/^[\w.-]+$/.test(namespace))
+        throw new SvcError("E_BAD_REQUEST", "--namespace may hold letters, digits, _ . - only", { field: "namespace" });
       const ttl = values.ttl !== undefined ? positiveInt("ttl", values.ttl, 0) : auto?.ttlDays;
       const url = values.url as string | undefined;
-      if (url !== undefined && !/^https?:\/\/[^\s"'`$\\]+$/.test(url)) throw new SvcError("E_BAD_REQUEST", "--url must be an http(s) URL", { field: "url" });
+      if (url !== undefined && !/^https?:\/\/[^\s"'`$\\]+$/.test(url))
+        throw new SvcError("E_BAD_REQUEST", "--url must be an http(s) URL", { field: "url" });
       // The hooks and `svc mcp` will send the key there: refuse plain http to a remote host now, with the reason.
       checkServiceUrl(url ?? (process.env.SVC_URL || DEFAULT_URL), { field: url !== undefined ? "url" : "SVC_URL" });
       const command = (kind: HookKind) =>
-        [quote(process.execPath), quote(MAIN), "hook", kind, ...(namespace ? ["--namespace", namespace] : []), ...(ttl ? ["--ttl", String(ttl)] : []), ...(url ? ["--url", url] : [])].join(" ");
+        [
+          quote(process.execPath),
+          quote(MAIN),
+          "hook",
+          kind,
+          ...(namespace ? ["--namespace", namespace] : []),
+          ...(ttl ? ["--ttl", String(ttl)] : []),
+          ...(url ? ["--url", url] : []),
+        ].join(" ");
       // Same flags again: nothing to add. Other flags: replace svc's entries, keep the user's.
       let plan = mergeHooks(settings.value, command);
       if (plan.changes.length > 0) {
@@ -88,8 +107,17 @@ export const installHooksCommand: Command = {
       targets.push({ path, original: settings.original, changes: plan.changes, next: serialize(plan.settings, settings.original) });
       if (mcp && values["no-mcp"] !== true) {
         // The key is not written here: `svc mcp` reads SVC_API_KEY or the key file, as the hooks do.
-        const m = mergeMcpServer(mcp.value, { type: "stdio", command: process.execPath, args: [MAIN, "mcp", ...(url ? ["--url", url] : [])] });
-        targets.push({ path: mcpPath, original: mcp.original, changes: m.changes.filter((c) => !c.startsWith("!")), next: serialize(m.settings, mcp.original) });
+        const m = mergeMcpServer(mcp.value, {
+          type: "stdio",
+          command: process.execPath,
+          args: [MAIN, "mcp", ...(url ? ["--url", url] : [])],
+        });
+        targets.push({
+          path: mcpPath,
+          original: mcp.original,
+          changes: m.changes.filter((c) => !c.startsWith("!")),
+          next: serialize(m.settings, mcp.original),
+        });
         for (const c of m.changes.filter((x) => x.startsWith("!"))) {
           notes.push(`${mcpPath}: ${c}`);
           say(`${mcpPath}: ${c}`);
@@ -99,7 +127,15 @@ export const installHooksCommand: Command = {
 
     const keyChange = typeof values["api-key"] === "string" && values.uninstall !== true;
     const changed = targets.filter((t) => t.changes.length > 0);
-    const summary = (applied: boolean) => JSON.stringify({ applied, uninstall: values.uninstall === true, files: changed.map((t) => ({ path: t.path, changes: t.changes })), apiKeyFile: keyChange ? keyFile() : undefined, backups, notes });
+    const summary = (applied: boolean) =>
+      JSON.stringify({
+        applied,
+        uninstall: values.uninstall === true,
+        files: changed.map((t) => ({ path: t.path, changes: t.changes })),
+        apiKeyFile: keyChange ? keyFile() : undefined,
+        backups,
+        notes,
+      });
     if (changed.length === 0 && !keyChange) {
       if (json) sayLine(summary(false));
       say(`${path}: nothing to change (${values.uninstall === true ? "no svc hooks present" : "svc hooks already installed"})`);
@@ -111,7 +147,8 @@ export const installHooksCommand: Command = {
     }
     if (keyChange) say(`  + api key -> ${keyFile()} (0600)`);
     if (values.yes !== true) {
-      if (!process.stdin.isTTY || !process.stdout.isTTY) throw new SvcError("E_BAD_REQUEST", "not a terminal: pass --yes to apply these changes", { field: "yes" });
+      if (!process.stdin.isTTY || !process.stdout.isTTY)
+        throw new SvcError("E_BAD_REQUEST", "not a terminal: pass --yes to apply these changes", { field: "yes" });
       const rl = createInterface({ input: process.stdin, output: process.stdout });
       const answer = await rl.question("Apply? [y/N] ");
       rl.close();
@@ -171,7 +208,8 @@ function readJsonFile(path: string, field: string): { original: string | null; v
   } catch (err) {
     throw new SvcError("E_BAD_REQUEST", `${path} is not valid JSON: ${(err as Error).message}`, { field });
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new SvcError("E_BAD_REQUEST", `${path} does not hold a JSON object`, { field });
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new SvcError("E_BAD_REQUEST", `${path} does not hold a JSON object`, { field });
   return { original, value: value as Record<string, unknown> };
 }
 
@@ -200,7 +238,10 @@ function restoredText(path: string, settings: Record<string, unknown>): string |
   const prefix = basename(path) + BACKUP;
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => n.startsWith(prefix)).sort().reverse();
+    names = readdirSync(dir)
+      .filter((n) => n.startsWith(prefix))
+      .sort()
+      .reverse();
   } catch {
     return undefined;
   }

@@ -12,13 +12,23 @@ export const keysCommand: Command = {
       Issue a key (without --tenant it starts a new tenant, with a fresh
       wallet), list keys (never the keys themselves: they are stored hashed),
       or revoke one. Admin keys are unmetered. --json: the result as JSON.`,
-  options: { tenant: { type: "string" }, admin: { type: "boolean" }, name: { type: "string" }, data: { type: "string" }, json: { type: "boolean" } },
+  options: {
+    tenant: { type: "string" },
+    admin: { type: "boolean" },
+    name: { type: "string" },
+    data: { type: "string" },
+    json: { type: "boolean" },
+  },
   async run(values, args) {
     const store = KeyStore.open((values.data as string | undefined) ?? DEFAULT_DATA_DIR);
     const json = values.json === true;
     switch (args[0]) {
       case "create": {
-        const { key, record } = store.create({ tenant: values.tenant as string | undefined, admin: values.admin === true, name: values.name as string | undefined });
+        const { key, record } = store.create({
+          tenant: values.tenant as string | undefined,
+          admin: values.admin === true,
+          name: values.name as string | undefined,
+        });
         if (json) say(JSON.stringify({ key, id: record.id, tenant: record.tenant, admin: record.admin }));
         else {
           say(`key ${record.id} for tenant ${record.tenant}${record.admin ? " (admin)" : ""}; shown only now:`);
@@ -29,7 +39,11 @@ export const keysCommand: Command = {
       case "list": {
         const keys = store.list().map(({ hash: _hash, ...r }) => r);
         if (json) say(JSON.stringify(keys));
-        else for (const r of keys) say(`${r.id}  tenant ${r.tenant}${r.admin ? "  admin" : ""}  created ${new Date(r.createdAt).toISOString()}${r.revokedAt ? `  REVOKED ${new Date(r.revokedAt).toISOString()}` : ""}${r.name ? `  ${r.name}` : ""}`);
+        else
+          for (const r of keys)
+            say(
+              `${r.id}  tenant ${r.tenant}${r.admin ? "  admin" : ""}  created ${new Date(r.createdAt).toISOString()}${r.revokedAt ? `  REVOKED ${new Date(r.revokedAt).toISOString()}` : ""}${r.name ? `  ${r.name}` : ""}`,
+            );
         return 0;
       }
       case "revoke": {

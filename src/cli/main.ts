@@ -58,7 +58,11 @@ async function main(argv: string[]): Promise<number> {
   const command = await load();
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: "boolean" }, ...command.options, help: { type: "boolean", short: "h" } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { json: { type: "boolean" }, ...command.options, help: { type: "boolean", short: "h" } },
+    });
   } catch (err) {
     throw new SvcError("E_BAD_REQUEST", (err as Error).message, { cause: err });
   }

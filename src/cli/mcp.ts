@@ -34,7 +34,9 @@ export const mcpCommand: Command = {
       process.stdin.once("close", resolve);
     });
     await server.connect(new StdioServerTransport());
-    process.stderr.write(`svc mcp: serving tools over stdio, forwarding to ${url}${key ? "" : " (no SVC_API_KEY: only public tools will work)"}\n`);
+    process.stderr.write(
+      `svc mcp: serving tools over stdio, forwarding to ${url}${key ? "" : " (no SVC_API_KEY: only public tools will work)"}\n`,
+    );
     await closed;
     await server.close();
     return 0;

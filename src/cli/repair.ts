@@ -24,7 +24,7 @@ function collectionDirs(dir: string, depth = 0): string[] {
 /** "0..3, 7" for [0, 1, 2, 3, 7]. */
 function ranges(rows: number[]): string {
   const out: string[] = [];
-  for (let i = 0; i < rows.length; ) {
+  for (let i = 0; i < rows.length;) {
     let j = i;
     while (j + 1 < rows.length && rows[j + 1] === rows[j]! + 1) j++;
     out.push(i === j ? String(rows[i]) : `${rows[i]}..${rows[j]}`);
@@ -73,9 +73,16 @@ export const repairCommand: Command = {
     if (dir === undefined) throw new SvcError("E_BAD_REQUEST", "svc repair needs a directory", { field: "dir" });
     const dirs = walDirs(dir);
     const collections = collectionDirs(dir);
-    const stores = () => [repairKeyFile(dir), repairLedgerCheckpoint(join(dir, "wallet")), repairDirectoryCheckpoint(join(dir, "directory")), ...repairKnowledgeGraphs(dir), ...repairCausalModels(dir)];
+    const stores = () => [
+      repairKeyFile(dir),
+      repairLedgerCheckpoint(join(dir, "wallet")),
+      repairDirectoryCheckpoint(join(dir, "directory")),
+      ...repairKnowledgeGraphs(dir),
+      ...repairCausalModels(dir),
+    ];
     const files = (check ? checkingOnly(stores) : stores()).filter((r): r is StoreRepair => r !== null);
-    if (dirs.length === 0 && collections.length === 0 && files.length === 0) throw new SvcError("E_NOT_FOUND", `no write-ahead log (*.seg files), collection or store file at or under ${dir}`, { field: "dir" });
+    if (dirs.length === 0 && collections.length === 0 && files.length === 0)
+      throw new SvcError("E_NOT_FOUND", `no write-ahead log (*.seg files), collection or store file at or under ${dir}`, { field: "dir" });
     const json = values.json === true;
     // --json: the same findings as one JSON document (the text lines are not printed).
     const say = json ? () => undefined : sayLine;
@@ -92,7 +99,9 @@ export const repairCommand: Command = {
         say(`${f.file} (${f.store}): unreadable (${f.detail}); moved aside to ${f.backup}`);
       } else {
         changed++;
-        say(`${f.file} (${f.store}): rewritten with ${f.kept} readable records, ${f.dropped} dropped (${f.detail}); original kept as ${f.backup}`);
+        say(
+          `${f.file} (${f.store}): rewritten with ${f.kept} readable records, ${f.dropped} dropped (${f.detail}); original kept as ${f.backup}`,
+        );
       }
     }
     for (const wal of dirs) {
@@ -102,8 +111,13 @@ export const repairCommand: Command = {
       for (const f of walReport.files) {
         changed++;
         if (f.header) say(`  ${f.file}: header ${check ? "damaged" : "rewritten"} (${f.header})`);
-        for (const r of f.damaged) say(`  ${f.file}: ${check ? `damaged: would be ${r.action}` : r.action} ${r.bytes} bytes at offset ${r.offset} (${r.reason})`);
-        say(check ? `  ${f.file}: ${f.salvaged} frames after the damage are intact` : `  ${f.file}: ${f.salvaged} frames after the damage salvaged; original kept as ${f.backup}`);
+        for (const r of f.damaged)
+          say(`  ${f.file}: ${check ? `damaged: would be ${r.action}` : r.action} ${r.bytes} bytes at offset ${r.offset} (${r.reason})`);
+        say(
+          check
+            ? `  ${f.file}: ${f.salvaged} frames after the damage are intact`
+            : `  ${f.file}: ${f.salvaged} frames after the damage salvaged; original kept as ${f.backup}`,
+        );
       }
       for (const id of walReport.missing) {
         changed++;
@@ -123,9 +137,12 @@ export const repairCommand: Command = {
       }
       report.collections.push({ dir: coll, ...scrub });
       say(`${coll}: ${scrub.partitions} partition(s) checked against their block sums`);
-      for (const ns of scrub.unchecked) say(`  namespace '${ns}': no block sums yet (written before format 2; the next checkpoint adds them)`);
-      for (const f of scrub.findings) say(`  namespace '${f.namespace}' ${f.file}: ${f.blocks.length} damaged block(s), rows ${ranges(f.rows)}`);
-      for (const p of scrub.problems) say(`  ${p.file}: ${p.detail}: the collection cannot open${check ? "" : "; rebuilding it from the log"}`);
+      for (const ns of scrub.unchecked)
+        say(`  namespace '${ns}': no block sums yet (written before format 2; the next checkpoint adds them)`);
+      for (const f of scrub.findings)
+        say(`  namespace '${f.namespace}' ${f.file}: ${f.blocks.length} damaged block(s), rows ${ranges(f.rows)}`);
+      for (const p of scrub.problems)
+        say(`  ${p.file}: ${p.detail}: the collection cannot open${check ? "" : "; rebuilding it from the log"}`);
       if (scrub.problems.length > 0) damaged.push({ coll, namespaces: "all" });
       else if (scrub.findings.length > 0) damaged.push({ coll, namespaces: new Set(scrub.findings.map((f) => f.namespace)) });
     }
@@ -146,7 +163,8 @@ export const repairCommand: Command = {
             } finally {
               await c.close();
             }
-            for (const r of damageReports().filter((r) => r.store === `collection:${coll}` && !r.offline)) say(`  ${coll}: ${r.file}: ${r.detail}`);
+            for (const r of damageReports().filter((r) => r.store === `collection:${coll}` && !r.offline))
+              say(`  ${coll}: ${r.file}: ${r.detail}`);
           } catch (err) {
             changed--;
             refused++;
@@ -160,7 +178,12 @@ export const repairCommand: Command = {
     }
     if (json) sayLine(JSON.stringify({ check, changed, refused, ...report }));
     if (check) say(changed + refused === 0 ? "no damage found" : `damage found in ${changed + refused} place(s)`);
-    else say(changed === 0 && refused === 0 ? "nothing to repair" : `repaired ${changed} file(s) or collection(s)${refused > 0 ? `, ${refused} left for a restore from backup` : ""}`);
+    else
+      say(
+        changed === 0 && refused === 0
+          ? "nothing to repair"
+          : `repaired ${changed} file(s) or collection(s)${refused > 0 ? `, ${refused} left for a restore from backup` : ""}`,
+      );
     return (check && changed > 0) || refused > 0 ? 1 : 0;
   },
 };

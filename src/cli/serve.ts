@@ -68,10 +68,12 @@ export const serveCommand: Command = {
   async run(values) {
     const port = values.port === "0" ? 0 : positiveInt("port", values.port, 8080);
     const level = (values["log-level"] as string | undefined) ?? "info";
-    if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(level)) throw new SvcError("E_BAD_REQUEST", `--log-level must be fatal, error, warn, info, debug, trace or silent`, { field: "log-level" });
+    if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(level))
+      throw new SvcError("E_BAD_REQUEST", `--log-level must be fatal, error, warn, info, debug, trace or silent`, { field: "log-level" });
     const cert = values["tls-cert"] as string | undefined;
     const key = values["tls-key"] as string | undefined;
-    if ((cert === undefined) !== (key === undefined)) throw new SvcError("E_BAD_REQUEST", "--tls-cert and --tls-key go together", { field: cert === undefined ? "tls-cert" : "tls-key" });
+    if ((cert === undefined) !== (key === undefined))
+      throw new SvcError("E_BAD_REQUEST", "--tls-cert and --tls-key go together", { field: cert === undefined ? "tls-cert" : "tls-key" });
     // Info lines are written in batches (LOG_BATCH_BYTES, or every LOG_FLUSH_MS): one write per request's line cost a
     // thread-pool hand-off each (~60 us of the main thread, bench/RESULTS.md "served"). Errors (storage damage, 5xx)
     // go out at once; the rest is flushed before the banner and at exit.
@@ -101,7 +103,13 @@ export const serveCommand: Command = {
       tls: cert !== undefined && key !== undefined ? { certFile: cert, keyFile: key } : undefined,
       cluster: clusterOptions(values),
       tracing: typeof values["otlp-endpoint"] === "string" ? { endpoint: values["otlp-endpoint"] } : tracingFromEnv(),
-      mcpAllowedHosts: typeof values["mcp-allowed-hosts"] === "string" ? values["mcp-allowed-hosts"].split(",").map((h) => h.trim()).filter(Boolean) : undefined,
+      mcpAllowedHosts:
+        typeof values["mcp-allowed-hosts"] === "string"
+          ? values["mcp-allowed-hosts"]
+              .split(",")
+              .map((h) => h.trim())
+              .filter(Boolean)
+          : undefined,
     });
     let firstKey: string | undefined;
     if (values["no-auth"] !== true && server.keys.offline === null && server.keys.size === 0) {
@@ -113,16 +121,28 @@ export const serveCommand: Command = {
     await flushLog(); // what opening logged (storage damage) comes before the banner
     if (values.json === true) {
       const health = server.cluster?.health();
-      say(JSON.stringify({
-        serving: server.url, data: dataDir, dashboard: `${server.url}/dashboard`, mcp: `${server.url}/mcp`, directory: `${server.url}/businesses`, openapi: `${server.url}/v1/openapi.json`,
-        ...(firstKey ? { firstAdminKeyId: firstKey, firstAdminKeyOn: "stderr" } : {}),
-        ...(health ? { cluster: { node: server.cluster!.opts.nodeId, home: health.home, live: health.live } } : {}),
-      }));
+      say(
+        JSON.stringify({
+          serving: server.url,
+          data: dataDir,
+          dashboard: `${server.url}/dashboard`,
+          mcp: `${server.url}/mcp`,
+          directory: `${server.url}/businesses`,
+          openapi: `${server.url}/v1/openapi.json`,
+          ...(firstKey ? { firstAdminKeyId: firstKey, firstAdminKeyOn: "stderr" } : {}),
+          ...(health ? { cluster: { node: server.cluster!.opts.nodeId, home: health.home, live: health.live } } : {}),
+        }),
+      );
     } else {
       if (firstKey) say(`first admin key ${firstKey} created; the key itself is printed once on stderr`);
-      if (server.cluster) say(`cluster node ${server.cluster.opts.nodeId}: home node ${server.cluster.health().home}, live ${server.cluster.health().live.join(", ")}`);
+      if (server.cluster)
+        say(
+          `cluster node ${server.cluster.opts.nodeId}: home node ${server.cluster.health().home}, live ${server.cluster.health().live.join(", ")}`,
+        );
       say(`svc serving ${server.url} (data ${dataDir})`);
-      say(`  dashboard ${server.url}/dashboard · MCP ${server.url}/mcp · directory ${server.url}/businesses · API ${server.url}/v1/openapi.json`);
+      say(
+        `  dashboard ${server.url}/dashboard · MCP ${server.url}/mcp · directory ${server.url}/businesses · API ${server.url}/v1/openapi.json`,
+      );
     }
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
@@ -147,11 +167,25 @@ function clusterOptions(values: Record<string, unknown>): ClusterOptions | undef
     if (only !== undefined) throw new SvcError("E_BAD_REQUEST", `--${only} needs --cluster (or SVC_CLUSTER)`, { field: only });
     return undefined;
   }
-  const servers = list.split(",").map((u) => u.trim()).filter(Boolean);
-  for (const u of servers) if (!/^(nats|tls):\/\/[^/\s]+$/.test(u)) throw new SvcError("E_BAD_REQUEST", `--cluster takes nats://host:port URLs separated by commas; '${u}' is not one`, { field: "cluster" });
+  const servers = list
+    .split(",")
+    .map((u) => u.trim())
+    .filter(Boolean);
+  for (const u of servers)
+    if (!/^(nats|tls):\/\/[^/\s]+$/.test(u))
+      throw new SvcError("E_BAD_REQUEST", `--cluster takes nats://host:port URLs separated by commas; '${u}' is not one`, {
+        field: "cluster",
+      });
   const advertise = values.advertise as string | undefined;
-  if (advertise !== undefined && !/^https?:\/\/[^/\s]+$/.test(advertise)) throw new SvcError("E_BAD_REQUEST", `--advertise must be http(s)://host:port, not '${advertise}'`, { field: "advertise" });
-  const nodeId = (values["node-id"] as string | undefined) ?? (process.env.SVC_NODE_ID || hostname().split(".")[0]!.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 64));
+  if (advertise !== undefined && !/^https?:\/\/[^/\s]+$/.test(advertise))
+    throw new SvcError("E_BAD_REQUEST", `--advertise must be http(s)://host:port, not '${advertise}'`, { field: "advertise" });
+  const nodeId =
+    (values["node-id"] as string | undefined) ??
+    (process.env.SVC_NODE_ID ||
+      hostname()
+        .split(".")[0]!
+        .replace(/[^A-Za-z0-9_-]/g, "-")
+        .slice(0, 64));
   return { servers, nodeId, advertise, takeHome: values["take-home"] === true };
 }
 

@@ -35,7 +35,16 @@ import { noQuorum } from "./quorum.js";
 import { ShardHost } from "./shard-host.js";
 import type { ShardSnapshotOptions } from "./shard-snapshots.js";
 import { ShardedIndex, type ShardedIndexOptions } from "./sharded-index.js";
-import { DEFAULT_REPLICAS, DEFAULT_SHARDS, MAX_SHARDS, indexLogFilter, indexStreams, shardKey, shardLogSubject, type ClusterIndexRecord } from "./shards.js";
+import {
+  DEFAULT_REPLICAS,
+  DEFAULT_SHARDS,
+  MAX_SHARDS,
+  indexLogFilter,
+  indexStreams,
+  shardKey,
+  shardLogSubject,
+  type ClusterIndexRecord,
+} from "./shards.js";
 
 /** The catalog name of a tenant's records (not an index name: INDEX_NAME_RE has no `_`, so no API request reaches it as an index). */
 export const RECORDS_ENTRY = "_records";
@@ -132,7 +141,8 @@ export class ClusterIndexes implements IndexCatalog {
       streams: Math.max(1, this.opts.logStreams ?? LOG_STREAMS),
     };
     // the first create of the name in the stream's order wins (a retried publish is one message: its id)
-    if (!(await this.records.submit(`${tenant}.${base.name}`, { k: "create", record }))) throw new SvcError("E_CONFLICT", `index '${base.name}' already exists`, { field: "name" });
+    if (!(await this.records.submit(`${tenant}.${base.name}`, { k: "create", record })))
+      throw new SvcError("E_CONFLICT", `index '${base.name}' already exists`, { field: "name" });
     await this.host.reconcile();
     return publicRecord(record);
   }
@@ -211,7 +221,10 @@ export class ClusterIndexes implements IndexCatalog {
 
   async delete(tenant: string, name: string): Promise<void> {
     const { record, revision } = await this.entry(tenant, name, true);
-    if (record.deletionProtection === "enabled") throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, { field: "deletion_protection" });
+    if (record.deletionProtection === "enabled")
+      throw new SvcError("E_DELETION_PROTECTED", `index '${name}' has deletion protection enabled; disable it first`, {
+        field: "deletion_protection",
+      });
     const key = `${tenant}.${name}`;
     if (!(await this.records.submit(key, { k: "delete", base: revision }))) {
       if (this.records.get(key) === undefined) throw new SvcError("E_NOT_FOUND", `no index '${name}'`, { field: "name" });
@@ -220,7 +233,8 @@ export class ClusterIndexes implements IndexCatalog {
     await this.host.reconcile();
     // The frames of every shard of this incarnation, on each of its log streams: no replica will read them again.
     const jsm = await jetstreamManager(this.opts.nc);
-    for (const stream of indexStreams(record)) await jsm.streams.purge(stream, { filter: indexLogFilter(stream, record) }).catch(() => undefined);
+    for (const stream of indexStreams(record))
+      await jsm.streams.purge(stream, { filter: indexLogFilter(stream, record) }).catch(() => undefined);
     // and their snapshots
     for (let s = 0; s < record.shards; s++) await this.opts.snapshots?.store.remove(shardLogSubject(record, s));
   }

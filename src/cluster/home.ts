@@ -47,7 +47,10 @@ export class HomeLease extends EventEmitter {
     const mine = JSON.stringify({ node: selfId, since: Date.now() });
     if (opts.take) await kv.put(HOME_KEY, mine);
     const home = parseHome(opts.take ? mine : await createOnce(kv, HOME_KEY, mine));
-    if (home === null) throw new Error(`${CLUSTER_BUCKET}/${HOME_KEY} does not hold {"node": "<id>"}; put one (e.g. svc serve --take-home on the node whose data dir holds the state)`);
+    if (home === null)
+      throw new Error(
+        `${CLUSTER_BUCKET}/${HOME_KEY} does not hold {"node": "<id>"}; put one (e.g. svc serve --take-home on the node whose data dir holds the state)`,
+      );
     const lease = new HomeLease(home, token);
     // Follow the lease through a mirror of the bucket (kv-mirror.ts): a plain watch stayed stuck after a nats-server was killed.
     lease.mirror = await KvMirror.open(nc, kv, CLUSTER_BUCKET, {

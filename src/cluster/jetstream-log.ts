@@ -6,7 +6,14 @@
  * deduplicated, replay through an ordered consumer. Positions: segment 0, offset = stream sequence.
  */
 import { encode } from "@msgpack/msgpack";
-import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type MsgRequest } from "@nats-io/jetstream";
+import {
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+  type MsgRequest,
+} from "@nats-io/jetstream";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
@@ -108,7 +115,10 @@ export function logStreamName(i: number): string {
  * spreads them again with `nats stream cluster step-down <stream>` (OPERATIONS.md).
  * Returns the leader of each stream as last seen ("" for none).
  */
-export async function ensureLogStreams(nc: NatsConnection, opts: Omit<LogStreamOptions, "stream"> & { count?: number } = {}): Promise<string[]> {
+export async function ensureLogStreams(
+  nc: NatsConnection,
+  opts: Omit<LogStreamOptions, "stream"> & { count?: number } = {},
+): Promise<string[]> {
   const count = opts.count ?? LOG_STREAMS;
   let created = false;
   for (let i = 0; i < count; i++) created = (await ensureLogStream(nc, { ...opts, stream: logStreamName(i) })) || created;
@@ -173,14 +183,22 @@ export interface JetStreamLogOptions {
 
 /** 503 E_HOME_UNAVAILABLE: a leader of a later term fenced this log. */
 function fenced(subject: string, detail: string): SvcError {
-  return new SvcError("E_HOME_UNAVAILABLE", `log ${subject}: ${detail}: another node leads it now; retry`, { field: "home", details: { retryAfterSeconds: 2 } });
+  return new SvcError("E_HOME_UNAVAILABLE", `log ${subject}: ${detail}: another node leads it now; retry`, {
+    field: "home",
+    details: { retryAfterSeconds: 2 },
+  });
 }
 
 /** An OpenLog over the subject `<stream>.<name>` of a JetStream stream reached through `nc` (the caller owns `nc`). */
 export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): OpenLog {
-  if (!LOG_NAME.test(opts.name)) throw new SvcError("E_BAD_REQUEST", `log name '${opts.name}' is not dot-separated tokens of letters, digits, _ and -`, { field: "name" });
-  if (opts.follow && opts.purge) throw new SvcError("E_BAD_REQUEST", "a followed log is read by several replicas: it cannot purge", { field: "purge" });
-  if (opts.fence !== undefined && (opts.follow || !Number.isSafeInteger(opts.fence) || opts.fence <= 0)) throw new SvcError("E_BAD_REQUEST", "fence is a positive integer term, not with follow", { field: "fence" });
+  if (!LOG_NAME.test(opts.name))
+    throw new SvcError("E_BAD_REQUEST", `log name '${opts.name}' is not dot-separated tokens of letters, digits, _ and -`, {
+      field: "name",
+    });
+  if (opts.follow && opts.purge)
+    throw new SvcError("E_BAD_REQUEST", "a followed log is read by several replicas: it cannot purge", { field: "purge" });
+  if (opts.fence !== undefined && (opts.follow || !Number.isSafeInteger(opts.fence) || opts.fence <= 0))
+    throw new SvcError("E_BAD_REQUEST", "fence is a positive integer term, not with follow", { field: "fence" });
   return async (replay) => {
     const stream = opts.stream ?? LOG_STREAM;
     const subject = `${stream}.${opts.name}`;
@@ -192,7 +210,8 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
     const from = replay.from?.offset ?? 0;
     const after = replay.prefix ? 0 : from;
     const report: RecoveryReport = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
-    const lastOf = async () => (await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { last_by_subj: subject })))?.seq ?? 0;
+    const lastOf = async () =>
+      (await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { last_by_subj: subject })))?.seq ?? 0;
     let last = await lastOf();
     const position = { segment: 0, offset: Math.max(last, from) };
     /** The highest fence term read so far: frames of a lower term that end after it are dropped. */
@@ -247,7 +266,9 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
     };
     const decoder = safeDecoder();
     if (opts.fence !== undefined || follow !== undefined || last > after) {
-      frames = new FrameAssembler(subject, after, report, (s0, before, frame, count) => earlierChunks(js, stream, subject, s0, before, frame, count, quorumTimeoutMs));
+      frames = new FrameAssembler(subject, after, report, (s0, before, frame, count) =>
+        earlierChunks(js, stream, subject, s0, before, frame, count, quorumTimeoutMs),
+      );
       tail = await read(after, follow === undefined ? last : undefined);
       if (follow === undefined) await tail.stop();
       // Without follow, a frame still missing chunks at the end is a writer that stopped mid-frame; with it, the frame may be in flight.
@@ -255,7 +276,7 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
     }
     if (opts.fence !== undefined) {
       // Store the fence at the subject's end; another writer's message in between: read it too, and try again.
-      for (let at = last; ; ) {
+      for (let at = last; ;) {
         const seq = await publishFence(js, subject, opts.fence, at, quorumTimeoutMs, apiTimeout);
         if (seq !== null) {
           position.offset = Math.max(position.offset, seq);
@@ -270,25 +291,45 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
       frames?.cutTorn();
     }
     const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
-    const log = new JetStreamLog(js, jsm, stream, subject, position, {
-      ackTimeoutMs: opts.ackTimeoutMs ?? 2000,
-      quorumTimeoutMs,
-      purge: opts.purge ?? false,
-      chunkBytes: Math.max(1, Math.min(opts.chunkBytes ?? Infinity, maxPayload - HEADER_ROOM)),
-      term: opts.fence ?? 0,
-    }, follow === undefined ? null : { tail: tail!, last: lastOf, delivered: () => delivered, straddles }, () => report.bytes);
+    const log = new JetStreamLog(
+      js,
+      jsm,
+      stream,
+      subject,
+      position,
+      {
+        ackTimeoutMs: opts.ackTimeoutMs ?? 2000,
+        quorumTimeoutMs,
+        purge: opts.purge ?? false,
+        chunkBytes: Math.max(1, Math.min(opts.chunkBytes ?? Infinity, maxPayload - HEADER_ROOM)),
+        term: opts.fence ?? 0,
+      },
+      follow === undefined ? null : { tail: tail!, last: lastOf, delivered: () => delivered, straddles },
+      () => report.bytes,
+    );
     return { log, report };
   };
 }
 
 /** Store a fence of `term` on `subject` if its last message is still `at`: its sequence, or null when another message came first. */
-async function publishFence(js: JetStreamClient, subject: string, term: number, at: number, quorumTimeoutMs: number, apiTimeout: number): Promise<number | null> {
+async function publishFence(
+  js: JetStreamClient,
+  subject: string,
+  term: number,
+  at: number,
+  quorumTimeoutMs: number,
+  apiTimeout: number,
+): Promise<number | null> {
   const h = headers();
   h.set(FENCE_HEADER, String(term));
   h.set(TERM_HEADER, String(term));
   const msgID = `${subject}:fence:${term}:${randomBytes(6).toString("hex")}`;
   try {
-    return (await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => js.publish(subject, new Uint8Array(0), { msgID, headers: h, timeout: apiTimeout, expect: { lastSubjectSequence: at } }))).seq;
+    return (
+      await untilQuorum(`log ${subject}`, quorumTimeoutMs, () =>
+        js.publish(subject, new Uint8Array(0), { msgID, headers: h, timeout: apiTimeout, expect: { lastSubjectSequence: at } }),
+      )
+    ).seq;
   } catch (e) {
     if (isRevisionConflict(e)) return null;
     throw e;
@@ -390,7 +431,14 @@ class FrameAssembler {
     // A chunk that continues no frame here (or a bad chunk header): skipped and reported, with the frame it interrupted.
     if (p !== undefined && this.partial.get(writer) === p) this.cut(p);
     this.partial.delete(writer);
-    this.report.damaged.push({ file: this.subject, offset: m.seq, bytes: m.data.length, frames: 1, reason: `chunk '${header}' continues no frame`, beforeFrom: m.seq <= this.after });
+    this.report.damaged.push({
+      file: this.subject,
+      offset: m.seq,
+      bytes: m.data.length,
+      frames: 1,
+      reason: `chunk '${header}' continues no frame`,
+      beforeFrom: m.seq <= this.after,
+    });
     return null;
   }
 
@@ -419,7 +467,14 @@ class FrameAssembler {
 
   private torn(p: PartialFrame) {
     const bytes = p.chunks.reduce((n, c) => n + c.length, 0);
-    return { file: this.subject, offset: p.start, bytes, frames: 1, reason: `frame with ${p.chunks.length} of ${p.k} chunks (its writer stopped mid-frame)`, beforeFrom: p.start <= this.after };
+    return {
+      file: this.subject,
+      offset: p.start,
+      bytes,
+      frames: 1,
+      reason: `frame with ${p.chunks.length} of ${p.k} chunks (its writer stopped mid-frame)`,
+      beforeFrom: p.start <= this.after,
+    };
   }
 }
 
@@ -431,9 +486,20 @@ function idsOf(id: string, chunked: boolean): { writer: string; frame: string } 
 }
 
 /** The first `count` chunks of `frame`, read from sequence `s0` up to (not including) `before`; null when they are not all there. */
-async function earlierChunks(js: JetStreamClient, stream: string, subject: string, s0: number, before: number, frame: string, count: number, quorumTimeoutMs: number): Promise<Uint8Array[] | null> {
+async function earlierChunks(
+  js: JetStreamClient,
+  stream: string,
+  subject: string,
+  s0: number,
+  before: number,
+  frame: string,
+  count: number,
+  quorumTimeoutMs: number,
+): Promise<Uint8Array[] | null> {
   const chunks: Uint8Array[] = [];
-  const consumer = await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: s0 }));
+  const consumer = await untilQuorum(`log ${subject}`, quorumTimeoutMs, () =>
+    js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: s0 }),
+  );
   const messages = await consumer.consume({ max_messages: 256 });
   try {
     for await (const m of messages) {
@@ -450,7 +516,13 @@ async function earlierChunks(js: JetStreamClient, stream: string, subject: strin
   return chunks.length === count ? chunks : null;
 }
 
-function decode(decoder: ReturnType<typeof safeDecoder>, subject: string, chunks: Uint8Array[], start: LogPosition, end: LogPosition): LogFrame {
+function decode(
+  decoder: ReturnType<typeof safeDecoder>,
+  subject: string,
+  chunks: Uint8Array[],
+  start: LogPosition,
+  end: LogPosition,
+): LogFrame {
   // One fresh plain Uint8Array per frame: the body's binaries are views into it (never a Buffer, whose slice() does not copy).
   const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
@@ -554,14 +626,25 @@ class JetStreamLog implements Log {
     let seq = 0;
     let first = 0;
     for (let i = 0; i < k; i++) {
-      if (Date.now() >= ackBy) throw noQuorum(`log ${this.subject}: the write's deadline passed before JetStream acknowledged it (fewer than a quorum of NATS servers reachable, or the stream has no leader); retry`);
+      if (Date.now() >= ackBy)
+        throw noQuorum(
+          `log ${this.subject}: the write's deadline passed before JetStream acknowledged it (fewer than a quorum of NATS servers reachable, or the stream has no leader); retry`,
+        );
       const part = bytes.subarray(i * size, Math.min(bytes.length, (i + 1) * size));
       // Chunks after the first name its sequence, so a reader starting between them can fetch it back.
       const prev = seq === 0 ? this.last.offset : seq;
-      seq = await this.publish(part, k === 1 ? id : `${id}:${i}`, k === 1 ? undefined : i === 0 ? `0/${k}` : `${i}/${k}/${first}`, deadline, ackBy, prev);
+      seq = await this.publish(
+        part,
+        k === 1 ? id : `${id}:${i}`,
+        k === 1 ? undefined : i === 0 ? `0/${k}` : `${i}/${k}/${first}`,
+        deadline,
+        ackBy,
+        prev,
+      );
       if (i === 0) first = seq;
     }
-    if (Date.now() > ackBy) throw noQuorum(`log ${this.subject}: JetStream acknowledged the write only after its deadline; its outcome is unknown; retry`);
+    if (Date.now() > ackBy)
+      throw noQuorum(`log ${this.subject}: JetStream acknowledged the write only after its deadline; its outcome is unknown; retry`);
     this.last = { segment: 0, offset: seq };
     this.counters.frames++;
     this.counters.bytes += bytes.length;
@@ -570,7 +653,14 @@ class JetStreamLog implements Log {
   }
 
   /** One message, retried with the same message id until acknowledged or `ackBy` passed (then E_NO_QUORUM). */
-  private async publish(data: Uint8Array, msgID: string, chunk: string | undefined, deadline: number, ackBy: number, prev: number): Promise<number> {
+  private async publish(
+    data: Uint8Array,
+    msgID: string,
+    chunk: string | undefined,
+    deadline: number,
+    ackBy: number,
+    prev: number,
+  ): Promise<number> {
     const term = this.settings.term;
     try {
       return await this.publishOnce(data, msgID, chunk, deadline, ackBy, prev);
@@ -578,14 +668,23 @@ class JetStreamLog implements Log {
       if (term === 0 || !isRevisionConflict(e)) throw e;
       // Refused by the expected-sequence check. A retry of a publish that was stored (its ack lost) is
       // refused too: the message right after `prev` on the subject is then this one, and it counts.
-      const next = await this.jsm.streams.getMessage(this.stream, { next_by_subj: this.subject, seq: prev + 1 } as unknown as MsgRequest).catch(() => null);
+      const next = await this.jsm.streams
+        .getMessage(this.stream, { next_by_subj: this.subject, seq: prev + 1 } as unknown as MsgRequest)
+        .catch(() => null);
       if (next !== null && next.header?.get("Nats-Msg-Id") === msgID) return next.seq;
       this.deposed = true;
       throw fenced(this.subject, "the subject moved past this leader's last write");
     }
   }
 
-  private publishOnce(data: Uint8Array, msgID: string, chunk: string | undefined, deadline: number, ackBy: number, prev: number): Promise<number> {
+  private publishOnce(
+    data: Uint8Array,
+    msgID: string,
+    chunk: string | undefined,
+    deadline: number,
+    ackBy: number,
+    prev: number,
+  ): Promise<number> {
     const h = headers();
     h.set(DEADLINE_HEADER, String(deadline));
     if (chunk !== undefined) h.set(CHUNK_HEADER, chunk);
@@ -595,7 +694,12 @@ class JetStreamLog implements Log {
       const timeout = Math.max(100, Math.min(this.settings.ackTimeoutMs, ackBy - Date.now()));
       const t0 = performance.now();
       try {
-        const { seq } = await this.js.publish(this.subject, data, { msgID, timeout, headers: h, ...(term > 0 ? { expect: { lastSubjectSequence: prev } } : {}) });
+        const { seq } = await this.js.publish(this.subject, data, {
+          msgID,
+          timeout,
+          headers: h,
+          ...(term > 0 ? { expect: { lastSubjectSequence: prev } } : {}),
+        });
         timing("nats_publish", (performance.now() - t0) / 1000);
         return seq;
       } catch (err) {

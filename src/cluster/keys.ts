@@ -56,7 +56,11 @@ export class ClusterKeys implements KeyBook {
   async create(opts: { tenant?: string; admin?: boolean; name?: string } = {}): Promise<{ key: string; record: KeyRecord }> {
     const { key, record } = newKey(opts);
     try {
-      this.mirror.set(record.id, record, await untilQuorum("create key", this.quorumTimeoutMs, () => this.mirror.kv.create(record.id, JSON.stringify(record))));
+      this.mirror.set(
+        record.id,
+        record,
+        await untilQuorum("create key", this.quorumTimeoutMs, () => this.mirror.kv.create(record.id, JSON.stringify(record))),
+      );
     } catch (e) {
       // a conflict on a fresh random id is an earlier try of this create that was kept
       if (!isRevisionConflict(e) || (await this.mirror.fetch(record.id))?.value.hash !== record.hash) throw e;
@@ -75,7 +79,11 @@ export class ClusterKeys implements KeyBook {
       if (cur.value.revokedAt !== null) return { ...cur.value };
       const next = { ...cur.value, revokedAt: Date.now() };
       try {
-        this.mirror.set(id, next, await untilQuorum("revoke key", this.quorumTimeoutMs, () => this.mirror.kv.update(id, JSON.stringify(next), cur.revision)));
+        this.mirror.set(
+          id,
+          next,
+          await untilQuorum("revoke key", this.quorumTimeoutMs, () => this.mirror.kv.update(id, JSON.stringify(next), cur.revision)),
+        );
         return { ...next };
       } catch (e) {
         if (!isRevisionConflict(e)) throw e;

@@ -58,7 +58,8 @@ export class KvMirror<T> {
         const op = msg.headers?.get("KV-Operation");
         const key = msg.subject.slice(prefix.length);
         const before = m.map.get(key);
-        if (m.apply(key, op === "DEL" || op === "PURGE" ? null : msg.data, msg.seq, msg.time.getTime())) m.opts.onChange?.(key, m.map.get(key), before);
+        if (m.apply(key, op === "DEL" || op === "PURGE" ? null : msg.data, msg.seq, msg.time.getTime()))
+          m.opts.onChange?.(key, m.map.get(key), before);
       },
     });
     try {

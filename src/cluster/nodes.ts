@@ -133,7 +133,10 @@ export class NodeRegistry extends EventEmitter {
     const gap = now - this.refreshedAt - Math.max(100, Math.floor(this.ttlMs / 5));
     this.refreshedAt = now;
     if (gap > this.ttlMs / 2) for (const [id, at] of this.seen) this.seen.set(id, Math.min(now, at + gap));
-    const ids = [...this.seen].filter(([id, at]) => id === this.self.id || now - at < this.ttlMs).map(([id]) => id).sort();
+    const ids = [...this.seen]
+      .filter(([id, at]) => id === this.self.id || now - at < this.ttlMs)
+      .map(([id]) => id)
+      .sort();
     if (ids.join(",") === this.liveIds.join(",")) return;
     this.liveIds = ids;
     this.emit("change", ids);
@@ -152,7 +155,9 @@ export function rank(ids: readonly string[], key: string): string[] {
 function parseInfo(value: Uint8Array): NodeInfo | null {
   try {
     const v = parseStoredJson(new TextDecoder().decode(value)) as NodeInfo;
-    return typeof v?.id === "string" && typeof v.url === "string" && typeof v.startedAt === "number" ? { id: v.id, url: v.url, startedAt: v.startedAt } : null;
+    return typeof v?.id === "string" && typeof v.url === "string" && typeof v.startedAt === "number"
+      ? { id: v.id, url: v.url, startedAt: v.startedAt }
+      : null;
   } catch {
     return null;
   }

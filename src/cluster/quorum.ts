@@ -14,7 +14,11 @@ export const NO_QUORUM_RETRY_AFTER_S = 5;
 
 /** 503 E_NO_QUORUM with Retry-After. */
 export function noQuorum(message: string, field = "cluster", cause?: unknown): SvcError {
-  return new SvcError("E_NO_QUORUM", message, { field, details: { retryAfterSeconds: NO_QUORUM_RETRY_AFTER_S }, ...(cause === undefined ? {} : { cause }) });
+  return new SvcError("E_NO_QUORUM", message, {
+    field,
+    details: { retryAfterSeconds: NO_QUORUM_RETRY_AFTER_S },
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
 
 export interface UntilQuorumOptions {
@@ -26,7 +30,10 @@ export interface UntilQuorumOptions {
 
 /** True for the error of a compare-and-set that lost: the key moved past the revision named (or exists, for a create). */
 export function isRevisionConflict(e: unknown): boolean {
-  return e instanceof JetStreamApiError && (e.code === JetStreamApiCodes.StreamWrongLastSequence || e.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+  return (
+    e instanceof JetStreamApiError &&
+    (e.code === JetStreamApiCodes.StreamWrongLastSequence || e.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
 }
 
 /**
@@ -42,11 +49,16 @@ export async function untilQuorum<T>(what: string, timeoutMs: number, f: () => P
       return await f();
     } catch (e) {
       if (isRevisionConflict(e)) throw e;
-      if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) throw new SvcError("E_NOT_FOUND", `${what}: its stream does not exist`, { field: "stream", cause: e });
+      if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound)
+        throw new SvcError("E_NOT_FOUND", `${what}: its stream does not exist`, { field: "stream", cause: e });
       if (opts.stopped?.()) throw new SvcError("E_CLOSED", `${what} is closed`, { cause: e });
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw noQuorum(`${what}: JetStream did not answer after ${attempt} attempt(s) in ${timeoutMs} ms (fewer than a quorum of NATS servers reachable: ${e instanceof Error ? e.message : String(e)}); retry`, opts.field ?? "cluster", e);
+        throw noQuorum(
+          `${what}: JetStream did not answer after ${attempt} attempt(s) in ${timeoutMs} ms (fewer than a quorum of NATS servers reachable: ${e instanceof Error ? e.message : String(e)}); retry`,
+          opts.field ?? "cluster",
+          e,
+        );
       }
       await new Promise((r) => setTimeout(r, Math.min(RETRY_MS, left)));
     }

@@ -20,7 +20,23 @@ import { CLOCK_SKEW_MS, jetStreamLog, withDeadline } from "./jetstream-log.js";
 import type { NodeRegistry } from "./nodes.js";
 import { isRecordOp, RecordShard } from "./record-shard.js";
 import { behindPurge, prepareReplica, SNAPSHOT_CHECK_MS, snapshotDue, takeSnapshot, type ShardSnapshotOptions } from "./shard-snapshots.js";
-import { bytesF32, decodeMessage, encodeMessage, errorReply, isWrite, replicaSubject, SHARD_QUEUE, shardKey, shardLogName, shardLogSubject, shardStream, shardSubject, type ClusterIndexRecord, type ShardReply, type ShardRequest } from "./shards.js";
+import {
+  bytesF32,
+  decodeMessage,
+  encodeMessage,
+  errorReply,
+  isWrite,
+  replicaSubject,
+  SHARD_QUEUE,
+  shardKey,
+  shardLogName,
+  shardLogSubject,
+  shardStream,
+  shardSubject,
+  type ClusterIndexRecord,
+  type ShardReply,
+  type ShardRequest,
+} from "./shards.js";
 
 /** How long a read carrying `after` waits for its shard to apply that far before E_NOT_CAUGHT_UP. */
 export const CATCH_UP_MS = 3000;
@@ -149,7 +165,11 @@ export class ShardHost {
     if (from === null || this.opts.snapshots === undefined) return;
     if (await behindPurge(this.opts.snapshots.store, s.subject, from)) {
       if (this.open.get(s.key) === s) void this.drop(s.key, true).then(() => this.reconcile());
-      throw new SvcError("E_NOT_CAUGHT_UP", `shard ${s.key}: frames this replica had not read were purged while it was away; it starts again from the snapshot`, { details: { retryAfterSeconds: 1 } });
+      throw new SvcError(
+        "E_NOT_CAUGHT_UP",
+        `shard ${s.key}: frames this replica had not read were purged while it was away; it starts again from the snapshot`,
+        { details: { retryAfterSeconds: 1 } },
+      );
     }
     if (s.verifyFrom === from) s.verifyFrom = null;
   }
@@ -180,7 +200,11 @@ export class ShardHost {
   private async snapshotShard(s: Shard, snaps: ShardSnapshotOptions): Promise<void> {
     if (snapshotDue(s.collection, s.readAt, snaps.minBytes)) {
       const read = s.collection.walStats.read ?? 0;
-      await takeSnapshot(snaps.store, s.collection, { stream: shardStream(s.record, s.shard), subject: s.subject, staging: join(this.opts.dataDir, "cluster", "snapshot-staging", s.key) });
+      await takeSnapshot(snaps.store, s.collection, {
+        stream: shardStream(s.record, s.shard),
+        subject: s.subject,
+        staging: join(this.opts.dataDir, "cluster", "snapshot-staging", s.key),
+      });
       s.readAt = { last: read, prev: s.readAt.last };
       s.purgePending = true;
     }
@@ -197,7 +221,9 @@ export class ShardHost {
     for (const node of this.opts.registry.owners(s.key, s.replicas)) {
       if (node === this.opts.registry.self.id) continue;
       try {
-        const msg = await this.opts.nc.request(replicaSubject(s.record, s.shard, node), encodeMessage({ op: "applied", args: {} }), { timeout: 2000 });
+        const msg = await this.opts.nc.request(replicaSubject(s.record, s.shard, node), encodeMessage({ op: "applied", args: {} }), {
+          timeout: 2000,
+        });
         const reply = decodeMessage<ShardReply>(msg.data);
         if (!("ok" in reply) || typeof reply.ok !== "number") return null;
         low = Math.min(low, reply.ok);
@@ -345,7 +371,24 @@ export class ShardHost {
     const inFlight = new Set<Promise<void>>();
     const index = new CollectionIndex(collection, this.opts.now, r.metric);
     records?.attach(collection);
-    const entry: Shard = { key, replicas: r.replicas, dir, collection, index, subs: [], inFlight, stale: false, record: r, shard, subject, appliedAtTick: collection.applied.offset, verifyFrom: null, readAt: { last: 0, prev: 0 }, purgePending: false, ...(records === undefined ? {} : { records }) };
+    const entry: Shard = {
+      key,
+      replicas: r.replicas,
+      dir,
+      collection,
+      index,
+      subs: [],
+      inFlight,
+      stale: false,
+      record: r,
+      shard,
+      subject,
+      appliedAtTick: collection.applied.offset,
+      verifyFrom: null,
+      readAt: { last: 0, prev: 0 },
+      purgePending: false,
+      ...(records === undefined ? {} : { records }),
+    };
     const callback = (err: Error | null, msg: Msg) => {
       if (err) return;
       const p = this.answer(entry, msg);
@@ -361,7 +404,10 @@ export class ShardHost {
     // frames it had to read may be gone, and it starts again.
     if (snaps !== undefined && (await behindPurge(snaps.store, subject, base).catch(() => true))) {
       await this.drop(key, true);
-      throw new SvcError("E_NOT_CAUGHT_UP", `shard ${key}: the stream was purged past where this replica started (${base}); it opens again`);
+      throw new SvcError(
+        "E_NOT_CAUGHT_UP",
+        `shard ${key}: the stream was purged past where this replica started (${base}); it opens again`,
+      );
     }
   }
 

@@ -49,7 +49,11 @@ export async function prepareReplica(store: Snapshots, dir: string, subject: str
     return snap.seq;
   }
   if (have.length < 2 || local >= have[have.length - 1]!.seq) return local;
-  throw new SvcError("E_STORE_OFFLINE", `${subject}: no snapshot reads and checks, and frames after this replica's checkpoint (${local}) may have been purged`, { details: { retryAfterSeconds: 2 } });
+  throw new SvcError(
+    "E_STORE_OFFLINE",
+    `${subject}: no snapshot reads and checks, and frames after this replica's checkpoint (${local}) may have been purged`,
+    { details: { retryAfterSeconds: 2 } },
+  );
 }
 
 /**
@@ -75,7 +79,11 @@ export function snapshotDue(c: Collection, at: { last: number; prev: number }, m
 }
 
 /** Checkpoint `c` and store its files as the subject's newest snapshot (read back and checked). */
-export async function takeSnapshot(store: Snapshots, c: Collection, at: { stream: string; subject: string; staging: string }): Promise<SnapshotInfo> {
+export async function takeSnapshot(
+  store: Snapshots,
+  c: Collection,
+  at: { stream: string; subject: string; staging: string },
+): Promise<SnapshotInfo> {
   const { seq, floor, files } = await captureCollection(c, at.staging);
   return store.write({ stream: at.stream, subject: at.subject, seq, floor, kind: "collection", files });
 }

@@ -103,7 +103,8 @@ export const RECORD_OPS = ["rows", "search", "order", "ids", "facet", "range", "
 export type RecordOp = (typeof RECORD_OPS)[number];
 
 /** `applied`: the replica's applied stream sequence, asked by the shard's snapshot taker before it purges (shard-host.ts). */
-export type ShardOp = "upsert" | "delete" | "update" | "updateWhere" | "move" | "fetch" | "query" | "stats" | "count" | "list" | "applied" | RecordOp;
+export type ShardOp =
+  "upsert" | "delete" | "update" | "updateWhere" | "move" | "fetch" | "query" | "stats" | "count" | "list" | "applied" | RecordOp;
 
 /** The ops that write (logged with a deadline and an id; sharded-index.ts, shard-host.ts). */
 export function isWrite(op: unknown): op is "upsert" | "delete" | "update" | "updateWhere" | "move" {

@@ -86,7 +86,14 @@ export class Snapshots {
       const seq = Number(info.metadata?.seq);
       if (!Number.isSafeInteger(seq) || seq < 0) continue; // not ours: never counted, never used
       const floor = Number(info.metadata?.floor);
-      out.push({ name, slot, seq, floor: Number.isSafeInteger(floor) && floor >= 0 && floor <= seq + 1 ? floor : 0, kind: info.metadata?.kind ?? "", bytes: info.size });
+      out.push({
+        name,
+        slot,
+        seq,
+        floor: Number.isSafeInteger(floor) && floor >= 0 && floor <= seq + 1 ? floor : 0,
+        kind: info.metadata?.kind ?? "",
+        bytes: info.size,
+      });
     }
     return out.sort((a, b) => b.seq - a.seq);
   }
@@ -103,7 +110,19 @@ export class Snapshots {
     const slot = have.length < SLOTS ? [...Array(SLOTS).keys()].find((s) => !used.has(s))! : have[have.length - 1]!.slot;
     const name = `${snap.subject}~${slot}`;
     const bytes = encodeSnapshot(snap);
-    const info = await this.os.putBlob({ name, metadata: { format: String(SNAPSHOT_FORMAT), seq: String(snap.seq), floor: String(snap.floor), kind: snap.kind, stream: snap.stream } }, bytes);
+    const info = await this.os.putBlob(
+      {
+        name,
+        metadata: {
+          format: String(SNAPSHOT_FORMAT),
+          seq: String(snap.seq),
+          floor: String(snap.floor),
+          kind: snap.kind,
+          stream: snap.stream,
+        },
+      },
+      bytes,
+    );
     const listed: SnapshotInfo = { name, slot, seq: snap.seq, floor: snap.floor, kind: snap.kind, bytes: info.size };
     await this.read(listed);
     return listed;
@@ -119,7 +138,8 @@ export class Snapshots {
     }
     if (bytes === null) throw new SvcError("E_IO", `snapshot ${info.name} is gone (replaced by a newer one)`);
     const snap = decodeSnapshot(bytes, info.name);
-    if (snap.seq !== info.seq || `${snap.subject}~${info.slot}` !== info.name) throw new SvcError("E_IO", `snapshot ${info.name}: holds ${snap.subject} at ${snap.seq}, listed at ${info.seq}`);
+    if (snap.seq !== info.seq || `${snap.subject}~${info.slot}` !== info.name)
+      throw new SvcError("E_IO", `snapshot ${info.name}: holds ${snap.subject} at ${snap.seq}, listed at ${info.seq}`);
     return snap;
   }
 
@@ -142,7 +162,17 @@ export class Snapshots {
     const have = await this.list(subject);
     if (have.length < SLOTS) return 0;
     // After the purge a reader needs one of the two: at least one must read and check now.
-    if (!(await this.read(have[0]!).then(() => true, () => this.read(have[1]!).then(() => true, () => false)))) return 0;
+    if (
+      !(await this.read(have[0]!).then(
+        () => true,
+        () =>
+          this.read(have[1]!).then(
+            () => true,
+            () => false,
+          ),
+      ))
+    )
+      return 0;
     const floor = Math.min(have[have.length - 1]!.floor, opts.cap ?? Infinity);
     if (floor <= 1) return 0;
     const jsm = await jetstreamManager(this.nc);
@@ -194,10 +224,19 @@ export function decodeSnapshot(bytes: Uint8Array, name = "snapshot"): Snapshot {
   at += n;
   if (typeof h !== "object" || h === null) throw bad("header is not an object");
   if (h.format !== SNAPSHOT_FORMAT) throw bad(`format ${String(h.format)} (this version reads ${SNAPSHOT_FORMAT})`);
-  if (typeof h.stream !== "string" || typeof h.subject !== "string" || typeof h.kind !== "string" || !Number.isSafeInteger(h.seq) || !Number.isSafeInteger(h.floor) || !Array.isArray(h.files)) throw bad("header fields");
+  if (
+    typeof h.stream !== "string" ||
+    typeof h.subject !== "string" ||
+    typeof h.kind !== "string" ||
+    !Number.isSafeInteger(h.seq) ||
+    !Number.isSafeInteger(h.floor) ||
+    !Array.isArray(h.files)
+  )
+    throw bad("header fields");
   const files: SnapshotFile[] = [];
   for (const f of h.files as Array<{ path?: unknown; bytes?: unknown; sha256?: unknown }>) {
-    if (typeof f?.path !== "string" || !Number.isSafeInteger(f.bytes) || (f.bytes as number) < 0 || typeof f.sha256 !== "string") throw bad("file entry");
+    if (typeof f?.path !== "string" || !Number.isSafeInteger(f.bytes) || (f.bytes as number) < 0 || typeof f.sha256 !== "string")
+      throw bad("file entry");
     if (f.path.split("/").some((p) => p === "" || p === "." || p === "..")) throw bad(`file path '${f.path}'`);
     const end = at + (f.bytes as number);
     if (end > buf.length) throw bad(`file ${f.path} cut short`);

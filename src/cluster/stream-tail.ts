@@ -26,7 +26,16 @@
  * This merges two tails built apart (jetstream-log's SubjectTail and follow.ts's Follower); where they
  * differed the stricter behaviour is kept, the reasons with each choice below.
  */
-import { DeliverPolicy, jetstream, type JetStreamClient, type JetStreamManager, type JsMsg, type MsgRequest, type NextMsgRequest, type StoredMsg } from "@nats-io/jetstream";
+import {
+  DeliverPolicy,
+  jetstream,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type MsgRequest,
+  type NextMsgRequest,
+  type StoredMsg,
+} from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { SvcError } from "../errors.js";
 import { untilQuorum } from "./quorum.js";
@@ -137,7 +146,9 @@ export class StreamTail {
           () =>
             this.js.consumers.get(this.opts.stream, {
               filter_subjects: this.opts.subject ?? ">",
-              ...(first ? { deliver_policy: DeliverPolicy.LastPerSubject } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.handled + 1 }),
+              ...(first
+                ? { deliver_policy: DeliverPolicy.LastPerSubject }
+                : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.handled + 1 }),
             }),
           { stopped: () => this.stopped },
         );
@@ -147,7 +158,13 @@ export class StreamTail {
         this.messages = messages;
         void (async () => {
           for await (const st of messages.status()) {
-            if (st.type === "reset" || st.type === "consumer_not_found" || st.type === "consumer_deleted" || st.type === "heartbeats_missed") messages.stop();
+            if (
+              st.type === "reset" ||
+              st.type === "consumer_not_found" ||
+              st.type === "consumer_deleted" ||
+              st.type === "heartbeats_missed"
+            )
+              messages.stop();
           }
         })().catch(() => undefined);
         if (this.stopped) messages.stop();
@@ -212,11 +229,17 @@ export class StreamTail {
   private async fillGap(seq: number): Promise<void> {
     this.jsm ??= await this.js.jetstreamManager(false);
     while (!this.stopped) {
-      const next = await this.jsm.streams.getMessage(this.opts.stream, { next_by_subj: this.opts.subject ?? ">", seq: this.handled + 1 } satisfies NextMsgRequest as unknown as MsgRequest);
+      const next = await this.jsm.streams.getMessage(this.opts.stream, {
+        next_by_subj: this.opts.subject ?? ">",
+        seq: this.handled + 1,
+      } satisfies NextMsgRequest as unknown as MsgRequest);
       if (next === null || next.seq >= seq) return;
       this.gapsFilled++;
       // a server fault worth an operator's eye (stderr): the consumer's server lacked a committed message
-      process.emitWarning(`${this.opts.what}: the consumer skipped stream sequence ${next.seq} (delivered ${seq} after ${this.handled}); read it from the stream leader`, { code: "SVC_TAIL_GAP" });
+      process.emitWarning(
+        `${this.opts.what}: the consumer skipped stream sequence ${next.seq} (delivered ${seq} after ${this.handled}); read it from the stream leader`,
+        { code: "SVC_TAIL_GAP" },
+      );
       await this.hand(fromStored(next));
     }
   }
@@ -262,7 +285,14 @@ function fromStored(s: StoredMsg): JsMsg {
   // the stored timestamp keeps nanoseconds ("...:05.123456789Z"); Date keeps milliseconds
   const frac = /\.(\d+)Z$/.exec(s.timestamp)?.[1] ?? "";
   const nanos = Math.floor(s.time.getTime() / 1000) * 1e9 + Number(frac.padEnd(9, "0").slice(0, 9));
-  return { seq: s.seq, subject: s.subject, data: s.data, headers: s.header, time: s.time, info: { streamSequence: s.seq, timestampNanos: nanos } } as unknown as JsMsg;
+  return {
+    seq: s.seq,
+    subject: s.subject,
+    data: s.data,
+    headers: s.header,
+    time: s.time,
+    info: { streamSequence: s.seq, timestampNanos: nanos },
+  } as unknown as JsMsg;
 }
 
 /** What onMessage threw, told apart from the consumer's own failures. */

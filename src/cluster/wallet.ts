@@ -23,8 +23,15 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { costOf, NANO_PER_USD, type PriceTable, type Usage } from "../account/prices.js";
 import {
-  addCharge, addCredit, assertCovers, viewOf, WalletAccounts,
-  type Account, type Reservation, type WalletBook, type WalletView,
+  addCharge,
+  addCredit,
+  assertCovers,
+  viewOf,
+  WalletAccounts,
+  type Account,
+  type Reservation,
+  type WalletBook,
+  type WalletView,
 } from "../account/wallet-book.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
@@ -106,15 +113,32 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
 
   /** Create the stream when absent, fold it to its current end, and keep folding what follows. */
   static async open(nc: NatsConnection, prices: PriceTable, opts: ClusterWalletsOptions = {}): Promise<ClusterWallets> {
-    const settings = { holdTtlMs: opts.holdTtlMs ?? 120_000, ackTimeoutMs: opts.ackTimeoutMs ?? 2000, quorumTimeoutMs: opts.quorumTimeoutMs ?? 15_000 };
+    const settings = {
+      holdTtlMs: opts.holdTtlMs ?? 120_000,
+      ackTimeoutMs: opts.ackTimeoutMs ?? 2000,
+      quorumTimeoutMs: opts.quorumTimeoutMs ?? 15_000,
+    };
     const jsm = await jetstreamManager(nc);
-    const info = await untilQuorum("open the ledger", settings.quorumTimeoutMs, async () => {
-      const existing = await jsm.streams.info(LEDGER_STREAM).catch((e: unknown) => {
-        if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) return null;
-        throw e;
-      });
-      return existing ?? (await jsm.streams.add({ name: LEDGER_STREAM, subjects: [`${LEDGER_STREAM}.>`], num_replicas: opts.replicas ?? 3, duplicate_window: 120_000 * 1_000_000 }));
-    }, { field: "wallet" });
+    const info = await untilQuorum(
+      "open the ledger",
+      settings.quorumTimeoutMs,
+      async () => {
+        const existing = await jsm.streams.info(LEDGER_STREAM).catch((e: unknown) => {
+          if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) return null;
+          throw e;
+        });
+        return (
+          existing ??
+          (await jsm.streams.add({
+            name: LEDGER_STREAM,
+            subjects: [`${LEDGER_STREAM}.>`],
+            num_replicas: opts.replicas ?? 3,
+            duplicate_window: 120_000 * 1_000_000,
+          }))
+        );
+      },
+      { field: "wallet" },
+    );
     const w = new ClusterWallets(jetstream(nc), prices, settings, opts.snapshots);
     // Start from the newest fold snapshot that reads and checks, if any.
     const snap = opts.snapshots === undefined ? null : await opts.snapshots.store.newest(LEDGER_SUBJECTS);
@@ -213,8 +237,14 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
 
   /** The tenant's folded account (undefined before its first change); E_STORE_OFFLINE when the ledger lost one of its changes. */
   private accountOf(tenant: string): Folded | undefined {
-    if (!TENANT_TOKEN.test(tenant)) throw new SvcError("E_BAD_REQUEST", `tenant '${tenant}' is not 1-64 letters, digits, _ and -`, { field: "tenant" });
-    if (this.offline.has(tenant)) throw new SvcError("E_STORE_OFFLINE", `a change of tenant '${tenant}' in the ledger stream ${LEDGER_STREAM} does not parse: this wallet is offline`, { field: "wallet" });
+    if (!TENANT_TOKEN.test(tenant))
+      throw new SvcError("E_BAD_REQUEST", `tenant '${tenant}' is not 1-64 letters, digits, _ and -`, { field: "tenant" });
+    if (this.offline.has(tenant))
+      throw new SvcError(
+        "E_STORE_OFFLINE",
+        `a change of tenant '${tenant}' in the ledger stream ${LEDGER_STREAM} does not parse: this wallet is offline`,
+        { field: "wallet" },
+      );
     return this.accounts.get(tenant);
   }
 
@@ -224,14 +254,27 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
     const key = `${c.k}:${c.id}`;
     this.waiting.set(key, null);
     try {
-      const seq = await untilQuorum(`tenant '${tenant}' wallet`, this.settings.quorumTimeoutMs, async () => {
-        const ack = await this.js.publish(`${LEDGER_STREAM}.${tenant}`, JSON.stringify(c), { msgID: `${tenant}:${key}`, timeout: this.settings.ackTimeoutMs });
-        return ack.seq;
-      }, { field: "wallet" });
+      const seq = await untilQuorum(
+        `tenant '${tenant}' wallet`,
+        this.settings.quorumTimeoutMs,
+        async () => {
+          const ack = await this.js.publish(`${LEDGER_STREAM}.${tenant}`, JSON.stringify(c), {
+            msgID: `${tenant}:${key}`,
+            timeout: this.settings.ackTimeoutMs,
+          });
+          return ack.seq;
+        },
+        { field: "wallet" },
+      );
       this.stats.published++;
       await this.tail!.reached(seq);
       const out = this.waiting.get(key) ?? {};
-      if (out === UNKNOWN) throw new SvcError("E_OUTCOME_UNKNOWN", `tenant '${tenant}' wallet: this node caught up from a snapshot past the change, so its outcome is not known here; retry`, { field: "wallet", details: { retryAfterSeconds: 1 } });
+      if (out === UNKNOWN)
+        throw new SvcError(
+          "E_OUTCOME_UNKNOWN",
+          `tenant '${tenant}' wallet: this node caught up from a snapshot past the change, so its outcome is not known here; retry`,
+          { field: "wallet", details: { retryAfterSeconds: 1 } },
+        );
       return out;
     } finally {
       this.waiting.delete(key);
@@ -247,13 +290,19 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
   private async take(seq: number, tenant: string, data: Uint8Array): Promise<void> {
     if (this.snapshots !== undefined && seq > this.folded + 1) {
       const snap = await this.snapshots.store.newest(LEDGER_SUBJECTS);
-      if (snap === null || snap.seq < seq - 1) throw new SvcError("E_STORE_OFFLINE", `the ledger ${LEDGER_STREAM} has no change ${this.folded + 1}..${seq - 1} and no snapshot covering them`, { field: "wallet" });
+      if (snap === null || snap.seq < seq - 1)
+        throw new SvcError(
+          "E_STORE_OFFLINE",
+          `the ledger ${LEDGER_STREAM} has no change ${this.folded + 1}..${seq - 1} and no snapshot covering them`,
+          { field: "wallet" },
+        );
       this.load(snap);
     }
     if (seq <= this.folded) return;
     this.fold(tenant, data);
     this.folded = seq;
-    if (this.snapshots !== undefined && ++this.sinceSnapshot >= (this.snapshots.every ?? LEDGER_SNAPSHOT_EVERY) && !this.snapshotting) void this.snapshot();
+    if (this.snapshots !== undefined && ++this.sinceSnapshot >= (this.snapshots.every ?? LEDGER_SNAPSHOT_EVERY) && !this.snapshotting)
+      void this.snapshot();
   }
 
   /**
@@ -269,7 +318,14 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
       const data = Buffer.from(JSON.stringify(this.state()));
       const newest = (await snaps.store.list(LEDGER_SUBJECTS))[0];
       if (newest === undefined || newest.seq < seq - (snaps.every ?? LEDGER_SNAPSHOT_EVERY) / 2) {
-        await snaps.store.write({ stream: LEDGER_STREAM, subject: LEDGER_SUBJECTS, seq, floor: seq + 1, kind: "ledger", files: [{ path: "fold.json", data }] });
+        await snaps.store.write({
+          stream: LEDGER_STREAM,
+          subject: LEDGER_SUBJECTS,
+          seq,
+          floor: seq + 1,
+          kind: "ledger",
+          files: [{ path: "fold.json", data }],
+        });
       }
       await snaps.store.purgeBelow(LEDGER_STREAM, LEDGER_SUBJECTS);
     } catch {
@@ -289,7 +345,10 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
   private load(snap: Snapshot): void {
     const file = snap.kind === "ledger" ? snap.files.find((f) => f.path === "fold.json") : undefined;
     if (file === undefined) throw new SvcError("E_STORE_OFFLINE", `ledger snapshot at ${snap.seq} holds no fold`, { field: "wallet" });
-    const s = parseStoredJson(new TextDecoder().decode(file.data)) as { accounts: Array<[string, Folded & { holds: Array<[string, [number, number]]>; done: string[] }]>; offline: string[] };
+    const s = parseStoredJson(new TextDecoder().decode(file.data)) as {
+      accounts: Array<[string, Folded & { holds: Array<[string, [number, number]]>; done: string[] }]>;
+      offline: string[];
+    };
     this.accounts.clear();
     for (const [t, a] of s.accounts) this.accounts.set(t, { ...a, holds: new Map(a.holds), done: new Set(a.done) });
     this.offline.clear();
@@ -366,7 +425,15 @@ function heldAt(a: Folded, now: number): number {
 export function parseChange(data: Uint8Array): LedgerChange | null {
   try {
     const c = parseStoredJson(new TextDecoder().decode(data)) as LedgerChange;
-    if (typeof c !== "object" || c === null || typeof c.id !== "string" || !Number.isFinite(c.ts) || !Number.isSafeInteger(c.su) || c.su < 0) return null;
+    if (
+      typeof c !== "object" ||
+      c === null ||
+      typeof c.id !== "string" ||
+      !Number.isFinite(c.ts) ||
+      !Number.isSafeInteger(c.su) ||
+      c.su < 0
+    )
+      return null;
     const amount = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
     switch (c.k) {
       case "open":

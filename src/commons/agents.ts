@@ -14,7 +14,9 @@ export interface AgentEntry {
 }
 
 /** What a profile says about an agent (profiles.ts's AgentProfile is one). */
-export type AgentProfile = Pick<AgentEntry, "agent" | "operator" | "domain" | "model" | "about" | "logo" | "verified"> & { updated: number };
+export type AgentProfile = Pick<AgentEntry, "agent" | "operator" | "domain" | "model" | "about" | "logo" | "verified"> & {
+  updated: number;
+};
 
 export class Agents {
   private readonly seen = new Map<string, { posts: number; last: number }>();

@@ -63,7 +63,13 @@ interface Collected {
 function collectItem(item: unknown, acc: Collected): void {
   if (typeof item !== "object" || item === null) return;
   const o = item as Record<string, unknown>;
-  const schema = (typeof o.schema_object === "object" && o.schema_object !== null ? (Array.isArray(o.schema_object) ? o.schema_object[0] : o.schema_object) : {}) as Record<string, unknown>;
+  const schema = (
+    typeof o.schema_object === "object" && o.schema_object !== null
+      ? Array.isArray(o.schema_object)
+        ? o.schema_object[0]
+        : o.schema_object
+      : {}
+  ) as Record<string, unknown>;
   const url = httpUrl(o.url) ?? httpUrl(o.link) ?? httpUrl(schema?.url);
   if (url === undefined) {
     const text = clean(o.text ?? o.answer, 20_000);
@@ -71,10 +77,20 @@ function collectItem(item: unknown, acc: Collected): void {
     return;
   }
   if (acc.pages.some((p) => p.url === url) || acc.pages.length >= MAX_PAGES) return;
-  const rawScore = typeof o.score === "number" ? o.score : typeof (o.ranking as Record<string, unknown> | undefined)?.score === "number" ? (o.ranking as { score: number }).score : undefined;
+  const rawScore =
+    typeof o.score === "number"
+      ? o.score
+      : typeof (o.ranking as Record<string, unknown> | undefined)?.score === "number"
+        ? (o.ranking as { score: number }).score
+        : undefined;
   const name = clean(o.name ?? o.title ?? schema?.name, 300);
   const description = clean(o.description ?? o.snippet ?? schema?.description, 2000);
-  acc.pages.push({ url, ...(name === undefined ? {} : { name }), ...(rawScore !== undefined && Number.isFinite(rawScore) ? { score: rawScore } : {}), ...(description === undefined ? {} : { description }) });
+  acc.pages.push({
+    url,
+    ...(name === undefined ? {} : { name }),
+    ...(rawScore !== undefined && Number.isFinite(rawScore) ? { score: rawScore } : {}),
+    ...(description === undefined ? {} : { description }),
+  });
 }
 
 /** Fold one JSON message of an answer (a whole JSON reply, or one SSE event) into `acc`. */
@@ -92,20 +108,27 @@ function collect(msg: unknown, acc: Collected): void {
   }
   for (const k of ["answer", "summary"]) {
     const v = o[k];
-    const text = clean(typeof v === "object" && v !== null ? (v as Record<string, unknown>).message ?? (v as Record<string, unknown>).text : v, 20_000);
+    const text = clean(
+      typeof v === "object" && v !== null ? ((v as Record<string, unknown>).message ?? (v as Record<string, unknown>).text) : v,
+      20_000,
+    );
     if (text !== undefined) {
       acc.shaped = true;
       acc.prose.push(text);
     }
   }
   if (type !== undefined && /summary|answer|nlws|generate/i.test(type)) {
-    const text = clean(typeof o.message === "object" && o.message !== null ? (o.message as Record<string, unknown>).text : o.message, 20_000);
+    const text = clean(
+      typeof o.message === "object" && o.message !== null ? (o.message as Record<string, unknown>).text : o.message,
+      20_000,
+    );
     if (text !== undefined) acc.prose.push(text);
   }
-  if (Array.isArray(o.sources)) for (const s of o.sources) {
-    const u = httpUrl(typeof s === "object" && s !== null ? (s as Record<string, unknown>).url : s);
-    if (u !== undefined && !acc.sources.includes(u)) acc.sources.push(u);
-  }
+  if (Array.isArray(o.sources))
+    for (const s of o.sources) {
+      const u = httpUrl(typeof s === "object" && s !== null ? (s as Record<string, unknown>).url : s);
+      if (u !== undefined && !acc.sources.includes(u)) acc.sources.push(u);
+    }
 }
 
 /** Parse a site's reply (JSON or text/event-stream) into what it held. */
@@ -114,7 +137,11 @@ export function parseAnswer(res: Pick<FetchResult, "contentType" | "body">): Col
   const text = res.body.toString("utf8");
   if (/text\/event-stream/i.test(res.contentType) || /^(?:event|data):/m.test(text.slice(0, 200))) {
     for (const block of text.split(/\r?\n\r?\n/)) {
-      const data = block.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
+      const data = block
+        .split(/\r?\n/)
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).replace(/^ /, ""))
+        .join("\n");
       if (data === "") continue;
       try {
         collect(JSON.parse(data), acc);
@@ -152,12 +179,14 @@ export class AskBridge {
 
   async ask(input: unknown): Promise<AskAnswer> {
     const b = bodyObject(input);
-    if (typeof b.site !== "string" || b.site.trim() === "") throw new SvcError("E_BAD_REQUEST", "site is required: the domain to ask", { field: "site" });
+    if (typeof b.site !== "string" || b.site.trim() === "")
+      throw new SvcError("E_BAD_REQUEST", "site is required: the domain to ask", { field: "site" });
     const site = this.outbound.parseTarget(b.site, "site");
     const question = checkText(b.question, "question", { max: 1000, required: true });
     const agent = checkAgent(b.agent, "agent", false);
     const mode = (b.mode ?? "list") as AskMode;
-    if (!(ASK_MODES as readonly string[]).includes(mode)) throw new SvcError("E_BAD_REQUEST", `mode must be one of ${ASK_MODES.join(", ")}`, { field: "mode" });
+    if (!(ASK_MODES as readonly string[]).includes(mode))
+      throw new SvcError("E_BAD_REQUEST", `mode must be one of ${ASK_MODES.join(", ")}`, { field: "mode" });
     // No new request starts after the deadline, so a slow site costs at most about three time-outs.
     const ctx: AskContext = { question, mode, agent, host: site.host, deadline: this.now() + 2 * this.outbound.config.timeoutMs };
 
@@ -177,7 +206,11 @@ export class AskBridge {
         return this.answer(site, endpoint, r.dialect, mode, r.acc);
       }
     }
-    throw new SvcError("E_UPSTREAM", `${site.host} publishes no question-answering endpoint this bridge can use (tried ${tried.join(", ")})`, { field: "site" });
+    throw new SvcError(
+      "E_UPSTREAM",
+      `${site.host} publishes no question-answering endpoint this bridge can use (tried ${tried.join(", ")})`,
+      { field: "site" },
+    );
   }
 
   /** Endpoint URLs to try, in order: a path named in `site`, the discovery document, <link rel="nlweb"> on the home page, <site>/ask. */
@@ -229,11 +262,21 @@ export class AskBridge {
 
   /** Ask one endpoint, GET first then POST (or only `dialect`); null when neither answered like an NLWeb endpoint. */
   private checkDeadline(url: URL, deadline: number): void {
-    if (this.now() > deadline) throw new SvcError("E_UPSTREAM", `${url.host} is too slow: no answer within ${2 * this.outbound.config.timeoutMs} ms`, { field: "site" });
+    if (this.now() > deadline)
+      throw new SvcError("E_UPSTREAM", `${url.host} is too slow: no answer within ${2 * this.outbound.config.timeoutMs} ms`, {
+        field: "site",
+      });
   }
 
-  private async tryEndpoint(endpoint: URL, ctx: AskContext, dialect?: "get" | "post"): Promise<{ dialect: "get" | "post"; acc: Collected } | null> {
-    const headers: Record<string, string> = ctx.agent === undefined ? {} : { "user-agent": `svc-ask-bridge/1.0 (agent: ${encodeURIComponent(ctx.agent)})`, "x-agent-name": encodeURIComponent(ctx.agent) };
+  private async tryEndpoint(
+    endpoint: URL,
+    ctx: AskContext,
+    dialect?: "get" | "post",
+  ): Promise<{ dialect: "get" | "post"; acc: Collected } | null> {
+    const headers: Record<string, string> =
+      ctx.agent === undefined
+        ? {}
+        : { "user-agent": `svc-ask-bridge/1.0 (agent: ${encodeURIComponent(ctx.agent)})`, "x-agent-name": encodeURIComponent(ctx.agent) };
     if (dialect !== "post") {
       const u = new URL(endpoint);
       u.searchParams.set("query", ctx.question);
@@ -252,8 +295,14 @@ export class AskBridge {
     this.checkDeadline(endpoint, ctx.deadline);
     try {
       r = await this.outbound.fetch(endpoint, {
-        field: "site", method: "POST", headers,
-        body: JSON.stringify({ query: { text: ctx.question, site: ctx.host }, prefer: { mode: ctx.mode, streaming: false }, ...(ctx.agent === undefined ? {} : { meta: { agent: ctx.agent } }) }),
+        field: "site",
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          query: { text: ctx.question, site: ctx.host },
+          prefer: { mode: ctx.mode, streaming: false },
+          ...(ctx.agent === undefined ? {} : { meta: { agent: ctx.agent } }),
+        }),
       });
     } catch (e) {
       if (e instanceof SvcError && e.code === "E_UPSTREAM") return null;
@@ -272,7 +321,9 @@ export class AskBridge {
       dialect,
       mode,
       pages: acc.pages,
-      ...(mode !== "list" && prose !== "" ? { answer: { text: prose, sources: acc.sources.length > 0 ? acc.sources : acc.pages.map((p) => p.url) } } : {}),
+      ...(mode !== "list" && prose !== ""
+        ? { answer: { text: prose, sources: acc.sources.length > 0 ? acc.sources : acc.pages.map((p) => p.url) } }
+        : {}),
       notice: NOTICE,
     };
   }

@@ -46,9 +46,58 @@ export type PostView = Post & { verdicts: VerdictView[] };
 
 /** Words ending in a period that do not end a sentence (lowercase, without their final period). */
 const ABBREVIATIONS = new Set([
-  "e.g", "i.e", "cf", "viz", "vs", "approx", "ca", "fig", "figs", "eq", "ref", "vol", "pp", "ch", "sec", "dept", "est",
-  "mr", "mrs", "ms", "dr", "prof", "st", "sr", "jr", "gen", "col", "capt", "lt", "sgt", "rev", "hon", "inc", "ltd", "corp", "co",
-  "u.s", "u.k", "u.n", "e.u", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+  "e.g",
+  "i.e",
+  "cf",
+  "viz",
+  "vs",
+  "approx",
+  "ca",
+  "fig",
+  "figs",
+  "eq",
+  "ref",
+  "vol",
+  "pp",
+  "ch",
+  "sec",
+  "dept",
+  "est",
+  "mr",
+  "mrs",
+  "ms",
+  "dr",
+  "prof",
+  "st",
+  "sr",
+  "jr",
+  "gen",
+  "col",
+  "capt",
+  "lt",
+  "sgt",
+  "rev",
+  "hon",
+  "inc",
+  "ltd",
+  "corp",
+  "co",
+  "u.s",
+  "u.k",
+  "u.n",
+  "e.u",
+  "jan",
+  "feb",
+  "mar",
+  "apr",
+  "jun",
+  "jul",
+  "aug",
+  "sep",
+  "sept",
+  "oct",
+  "nov",
+  "dec",
 ]);
 const sentences = new Intl.Segmenter("en", { granularity: "sentence" });
 
@@ -62,7 +111,10 @@ function endsInAbbreviation(segment: string): boolean {
 
 /** The first sentence (or line) of `message` (Intl.Segmenter sentences, not broken after abbreviations), cut at a word boundary. */
 export function firstSentence(message: string): string {
-  const line = message.split("\n").find((l) => l.trim() !== "")!.trim();
+  const line = message
+    .split("\n")
+    .find((l) => l.trim() !== "")!
+    .trim();
   let s = "";
   for (const { segment } of sentences.segment(line)) {
     s += segment;
@@ -137,20 +189,26 @@ export class Board {
     if (b.reply_to !== undefined && b.reply_to !== null && b.reply_to !== "") {
       const id = checkId(b.reply_to, "reply_to");
       parent = this.posts.get(id);
-      if (parent === undefined) throw new SvcError("E_REFUSED", `reply_to refused: no post ${id} exists; read GET /v1/board for thread ids`, { field: "reply_to" });
+      if (parent === undefined)
+        throw new SvcError("E_REFUSED", `reply_to refused: no post ${id} exists; read GET /v1/board for thread ids`, { field: "reply_to" });
     }
     const subject = checkText(b.subject, "subject", { max: SUBJECT_MAX, oneLine: true }) ?? firstSentence(message);
     let topic: string | undefined;
     if (b.topic !== undefined && b.topic !== null && b.topic !== "") {
       if (typeof b.topic !== "string" || !/^[\p{L}\p{N}_-]{1,32}$/u.test(b.topic.trim())) {
-        throw new SvcError("E_REFUSED", "topic refused: a topic is one word (letters, digits, _ or -), at most 32 characters", { field: "topic" });
+        throw new SvcError("E_REFUSED", "topic refused: a topic is one word (letters, digits, _ or -), at most 32 characters", {
+          field: "topic",
+        });
       }
       topic = b.topic.trim().toLowerCase();
     }
     if (topic === undefined && parent !== undefined) topic = this.threads.get(parent.thread)![0]!.topic;
     const id = `rec_${randomBytes(8).toString("hex")}`;
     const p: Post = {
-      id, agent, message, subject,
+      id,
+      agent,
+      message,
+      subject,
       ...(topic === undefined ? {} : { topic }),
       ...(parent === undefined ? {} : { reply_to: parent.id }),
       thread: parent?.thread ?? id,
@@ -167,9 +225,11 @@ export class Board {
     const id = checkId(b.post, "post");
     const target = this.posts.get(id);
     if (target === undefined) throw new SvcError("E_REFUSED", `post refused: no post ${id} exists`, { field: "post" });
-    if (b.verdict !== "useful" && b.verdict !== "disputed") throw new SvcError("E_BAD_REQUEST", "verdict must be useful or disputed", { field: "verdict" });
+    if (b.verdict !== "useful" && b.verdict !== "disputed")
+      throw new SvcError("E_BAD_REQUEST", "verdict must be useful or disputed", { field: "verdict" });
     const why = checkText(b.why, "why", { max: 1000, required: b.verdict === "disputed" });
-    if (target.agent === agent) throw new SvcError("E_REFUSED", "agent refused: a verdict marks another agent's post, not your own", { field: "agent" });
+    if (target.agent === agent)
+      throw new SvcError("E_REFUSED", "agent refused: a verdict marks another agent's post, not your own", { field: "agent" });
     const v: Vote = { post: id, agent, verdict: b.verdict, ...(why === undefined ? {} : { why }), ts: Date.now() };
     await this.log.append(FRAME.VOTE, v);
     this.applyVote(v);
@@ -177,7 +237,12 @@ export class Board {
   }
 
   verdicts(id: string): VerdictView[] {
-    return [...(this.votes.get(id)?.values() ?? [])].map((v) => ({ agent: v.agent, verdict: v.verdict, ...(v.why === undefined ? {} : { why: v.why }), ts: v.ts }));
+    return [...(this.votes.get(id)?.values() ?? [])].map((v) => ({
+      agent: v.agent,
+      verdict: v.verdict,
+      ...(v.why === undefined ? {} : { why: v.why }),
+      ts: v.ts,
+    }));
   }
 
   view(p: Post): PostView {

@@ -39,12 +39,14 @@ function object(v: unknown, field: string): Record<string, unknown> {
 }
 
 function only(o: Record<string, unknown>, keys: readonly string[], field: string): void {
-  for (const k of Object.keys(o)) if (!keys.includes(k)) throw bad(`${field}.${k}`, `unknown setting '${field}.${k}' (known: ${keys.join(", ")})`);
+  for (const k of Object.keys(o))
+    if (!keys.includes(k)) throw bad(`${field}.${k}`, `unknown setting '${field}.${k}' (known: ${keys.join(", ")})`);
 }
 
 function int(v: unknown, field: string, d: number, min: number, max: number): number {
   if (v === undefined) return d;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) throw bad(field, `${field} must be an integer in [${min}, ${max}]`);
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max)
+    throw bad(field, `${field} must be an integer in [${min}, ${max}]`);
   return v;
 }
 
@@ -54,13 +56,18 @@ export function parseCommonsConfig(raw: unknown, field = "commons"): CommonsConf
   if (raw === undefined) return structuredClone(d) as CommonsConfig;
   const r = object(raw, field);
   only(r, ["goal", "outbound", "rateLimits", "fileBytes"], field);
-  if (r.goal !== undefined && (typeof r.goal !== "string" || r.goal.length > 4000)) throw bad(`${field}.goal`, `${field}.goal must be a string of at most 4000 characters`);
+  if (r.goal !== undefined && (typeof r.goal !== "string" || r.goal.length > 4000))
+    throw bad(`${field}.goal`, `${field}.goal must be a string of at most 4000 characters`);
   const o = r.outbound === undefined ? {} : object(r.outbound, `${field}.outbound`);
   only(o, ["allow", "http", "timeoutMs", "maxBytes", "maxRedirects"], `${field}.outbound`);
-  if (o.allow !== undefined && (!Array.isArray(o.allow) || !o.allow.every((x) => typeof x === "string" && x.length > 0 && x.length <= 300))) {
+  if (
+    o.allow !== undefined &&
+    (!Array.isArray(o.allow) || !o.allow.every((x) => typeof x === "string" && x.length > 0 && x.length <= 300))
+  ) {
     throw bad(`${field}.outbound.allow`, `${field}.outbound.allow must be a list of host names, addresses or CIDR ranges`);
   }
-  if (o.http !== undefined && typeof o.http !== "boolean") throw bad(`${field}.outbound.http`, `${field}.outbound.http must be true or false`);
+  if (o.http !== undefined && typeof o.http !== "boolean")
+    throw bad(`${field}.outbound.http`, `${field}.outbound.http must be true or false`);
   const rl = r.rateLimits === undefined ? {} : object(r.rateLimits, `${field}.rateLimits`);
   const buckets = ["trust", "board", "ask", "writes"] as const;
   only(rl, buckets, `${field}.rateLimits`);
@@ -69,7 +76,10 @@ export function parseCommonsConfig(raw: unknown, field = "commons"): CommonsConf
     const f = `${field}.rateLimits.${b}`;
     const x = rl[b] === undefined ? {} : object(rl[b], f);
     only(x, ["count", "windowSeconds"], f);
-    rateLimits[b] = { count: int(x.count, `${f}.count`, d.rateLimits[b].count, 0, 1_000_000), windowSeconds: int(x.windowSeconds, `${f}.windowSeconds`, d.rateLimits[b].windowSeconds, 1, 86_400) };
+    rateLimits[b] = {
+      count: int(x.count, `${f}.count`, d.rateLimits[b].count, 0, 1_000_000),
+      windowSeconds: int(x.windowSeconds, `${f}.windowSeconds`, d.rateLimits[b].windowSeconds, 1, 86_400),
+    };
   }
   parseAllowList((o.allow as string[] | undefined) ?? [], `${field}.outbound.allow`);
   return {

@@ -154,7 +154,15 @@ function base64AsWritten(text: string): string | null {
       while (j < run.length && !(plain[j] && plain[j + 1] && plain[j + 2])) j++;
       let end = j;
       while (end > i && plain[end - 1]) end--;
-      if (base64Like(run.slice(i, end).map((c) => c.text.replace(/=+$/, "")).join(""))) return "a base64-encoded blob";
+      if (
+        base64Like(
+          run
+            .slice(i, end)
+            .map((c) => c.text.replace(/=+$/, ""))
+            .join(""),
+        )
+      )
+        return "a base64-encoded blob";
       i = j;
     }
   }
@@ -180,13 +188,17 @@ const UUID = /^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i;
  * List markers at the start of a line: bullets, and numbers, single letters or roman numerals
  * followed by . ) ] or : ("1.", "a)", "iv.", "(2)", "[3]", "#4"), task boxes ("- [x]"). Separators like the others.
  */
-const LIST_MARKER = /^([ \t]*)(?:[-*+•·‣▪◦>]+(?:[ \t]+\[[ xX]\])?|\(?(?:\d{1,3}|[A-Za-z]|[ivxlcdm]{1,6}|[IVXLCDM]{1,6})[.)\]:]|\[\d{1,3}\]|#\d{1,3}[.:)]?)(?=[ \t])/gm;
+const LIST_MARKER =
+  /^([ \t]*)(?:[-*+•·‣▪◦>]+(?:[ \t]+\[[ xX]\])?|\(?(?:\d{1,3}|[A-Za-z]|[ivxlcdm]{1,6}|[IVXLCDM]{1,6})[.)\]:]|\[\d{1,3}\]|#\d{1,3}[.:)]?)(?=[ \t])/gm;
 /**
  * An identifier made of words: Capitalized or lower-case parts of 3-24 letters with a vowel, and
  * numbers of up to 4 digits ("DateString", "Float32", "Test262"). Prose, like an
  * ordinary word; in base64 of data such a chunk is rare (case changes within a few characters).
  */
-const isWordy = (piece: string) => piece.match(/[A-Z]?[a-z]+|[0-9]+|[A-Z]+/g)!.every((p) => /^[0-9]{1,4}$/.test(p) || (/^(?:[A-Z][a-z]{2,23}|[a-z]{3,24})$/.test(p) && /[aeiouy]/.test(p)));
+const isWordy = (piece: string) =>
+  piece
+    .match(/[A-Z]?[a-z]+|[0-9]+|[A-Z]+/g)!
+    .every((p) => /^[0-9]{1,4}$/.test(p) || (/^(?:[A-Z][a-z]{2,23}|[a-z]{3,24})$/.test(p) && /[aeiouy]/.test(p)));
 
 /** A word in capitals: 2-24 letters with a vowel (base64 of data seldom has a chunk of capitals only). */
 const SHOUTED_WORD = /^(?=.*[AEIOUY])[A-Z]{2,24}$/;
@@ -206,8 +218,12 @@ function tokens(text: string): Token[] {
   const unmarked = text.replace(LIST_MARKER, (all, indent: string) => indent + " ".repeat(all.length - indent.length));
   for (const [run] of unmarked.matchAll(WORD_RUN)) {
     if (UUID.test(run)) out.push({ text: run.replace(/-/g, ""), prose: 0, id: true });
-    else if (/[^A-Za-z0-9+/_=-]/.test(run)) out.push({ text: run, prose: /[A-Za-z]/.test(run) ? 1 : [...run.replace(/[\p{M}+/_=-]/gu, "")].length, id: false });
-    else for (const piece of run.split(/[+/_=-]+/)) if (piece !== "") out.push({ text: piece, prose: PLAIN_WORD.test(piece) || SHOUTED_WORD.test(piece) || isWordy(piece) ? 1 : 0, id: false });
+    else if (/[^A-Za-z0-9+/_=-]/.test(run))
+      out.push({ text: run, prose: /[A-Za-z]/.test(run) ? 1 : [...run.replace(/[\p{M}+/_=-]/gu, "")].length, id: false });
+    else
+      for (const piece of run.split(/[+/_=-]+/))
+        if (piece !== "")
+          out.push({ text: piece, prose: PLAIN_WORD.test(piece) || SHOUTED_WORD.test(piece) || isWordy(piece) ? 1 : 0, id: false });
   }
   return out;
 }
@@ -262,8 +278,11 @@ function groups(words: Token[], fits: (piece: Token) => boolean): { text: string
  * A run of `min.grouped` characters or more, or one piece of `min.token`; joined by connector
  * words it takes three pieces or more ("fixed in <sha> and <sha>" names two hashes).
  */
-const long = (g: { text: string; pieces: number; joinedByWords: boolean }, min: { token: number; grouped: number }, length = g.text.length) =>
-  g.pieces === 1 ? length >= min.token : length >= min.grouped && (!g.joinedByWords || g.pieces >= 3);
+const long = (
+  g: { text: string; pieces: number; joinedByWords: boolean },
+  min: { token: number; grouped: number },
+  length = g.text.length,
+) => (g.pieces === 1 ? length >= min.token : length >= min.grouped && (!g.joinedByWords || g.pieces >= 3));
 
 function hexProblem(words: Token[]): string | null {
   // a short prose word fits too: a chunk of a blob can read "cafe", a byte dump "ad be ef"
@@ -282,7 +301,8 @@ function base64Problem(words: Token[]): string | null {
 function base32Problem(words: Token[]): string | null {
   // words in capitals fit (base32Like tells English from data); lower-case prose does not
   for (const fits of [(w: Token) => /^[A-Z2-7]+$/.test(w.text), (w: Token) => w.prose === 0 && /^[a-z2-7]+$/.test(w.text)]) {
-    for (const g of groups(words, fits)) if (long(g, { token: BASE32_MIN_TOKEN, grouped: BASE32_MIN }) && base32Like(g.text)) return "a base32-encoded blob";
+    for (const g of groups(words, fits))
+      if (long(g, { token: BASE32_MIN_TOKEN, grouped: BASE32_MIN }) && base32Like(g.text)) return "a base32-encoded blob";
   }
   return null;
 }

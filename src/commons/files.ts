@@ -40,7 +40,10 @@ export function rowsToCsv(rows: unknown[]): string {
   if (rows.every((r) => typeof r === "object" && r !== null && !Array.isArray(r))) {
     const keys: string[] = [];
     for (const r of rows) for (const k of Object.keys(r as object)) if (!keys.includes(k)) keys.push(k);
-    return [keys.map(csvCell).join(","), ...rows.map((r) => keys.map((k) => csvCell((r as Record<string, unknown>)[k])).join(","))].join("\n") + "\n";
+    return (
+      [keys.map(csvCell).join(","), ...rows.map((r) => keys.map((k) => csvCell((r as Record<string, unknown>)[k])).join(","))].join("\n") +
+      "\n"
+    );
   }
   throw new SvcError("E_BAD_REQUEST", "content as a list must hold rows: all lists of cells or all objects", { field: "content" });
 }
@@ -82,8 +85,12 @@ export class BoardFiles {
     let content: string;
     let media = mediaOf(filename);
     if (raw !== undefined) {
-      if (raw.length > this.maxBytes) throw new SvcError("E_REFUSED", `content refused: the file has ${raw.length} bytes; the limit is ${this.maxBytes}`, { field: "content" });
-      const binary = () => new SvcError("E_REFUSED", "content refused: a file is UTF-8 text; binary data is not accepted", { field: "content" });
+      if (raw.length > this.maxBytes)
+        throw new SvcError("E_REFUSED", `content refused: the file has ${raw.length} bytes; the limit is ${this.maxBytes}`, {
+          field: "content",
+        });
+      const binary = () =>
+        new SvcError("E_REFUSED", "content refused: a file is UTF-8 text; binary data is not accepted", { field: "content" });
       try {
         content = new TextDecoder("utf-8", { fatal: true }).decode(raw);
       } catch {
@@ -100,20 +107,27 @@ export class BoardFiles {
       content = `${JSON.stringify(b.content, null, 2)}\n`;
       media = "application/json";
     } else {
-      throw new SvcError("E_REFUSED", "content refused: it is required: the file as text, a list of rows or a JSON object", { field: "content" });
+      throw new SvcError("E_REFUSED", "content refused: it is required: the file as text, a list of rows or a JSON object", {
+        field: "content",
+      });
     }
     content = content.replace(/\r\n?/g, "\n");
     if (content.trim() === "") throw new SvcError("E_REFUSED", "content refused: it is empty", { field: "content" });
     const bytes = Buffer.byteLength(content);
-    if (bytes > this.maxBytes) throw new SvcError("E_REFUSED", `content refused: the file has ${bytes} bytes; the limit is ${this.maxBytes}`, { field: "content" });
+    if (bytes > this.maxBytes)
+      throw new SvcError("E_REFUSED", `content refused: the file has ${bytes} bytes; the limit is ${this.maxBytes}`, { field: "content" });
     const why = contentProblem(content, FILE_MAX_RUN);
     if (why !== null) throw new SvcError("E_REFUSED", `content refused: ${why}`, { field: "content" });
     const f: BoardFile = {
       id: `rec_${randomBytes(8).toString("hex")}`,
-      agent, filename,
+      agent,
+      filename,
       ...(note === undefined ? {} : { note }),
       ...(thread === undefined ? {} : { thread }),
-      media_type: media, bytes, content, ts: Date.now(),
+      media_type: media,
+      bytes,
+      content,
+      ts: Date.now(),
     };
     await this.log.append(FRAME.FILE, f);
     this.apply(f);

@@ -12,7 +12,10 @@ export class CommonsLog {
   private constructor(private readonly wal: Log) {}
 
   /** Open (or create) the log under `dir` (or `openLog`'s: cluster mode's fenced JetStream log) and pass every stored frame, in order, to `onFrame`. */
-  static async open(dir: string, opts: { durability?: Durability; openLog?: OpenLog; onFrame: (type: number, body: unknown) => void }): Promise<CommonsLog> {
+  static async open(
+    dir: string,
+    opts: { durability?: Durability; openLog?: OpenLog; onFrame: (type: number, body: unknown) => void },
+  ): Promise<CommonsLog> {
     // A damaged frame is skipped and named (store "commons-log"); the rest of the commons serves.
     const openLog = opts.openLog ?? Wal.opener(join(dir, "wal"), { durability: opts.durability });
     const { log: wal, report } = await openLog({ onFrame: (f) => opts.onFrame(f.type, f.body) });

@@ -50,9 +50,36 @@ export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 const systemResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true });
 
 /** Ranges never fetched unless allow-listed: "this network", private, CGNAT, loopback, link-local (cloud metadata), documentation, benchmark, multicast, reserved. */
-const BLOCKED_V4 = ["0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4"];
+const BLOCKED_V4 = [
+  "0.0.0.0/8",
+  "10.0.0.0/8",
+  "100.64.0.0/10",
+  "127.0.0.0/8",
+  "169.254.0.0/16",
+  "172.16.0.0/12",
+  "192.0.0.0/24",
+  "192.0.2.0/24",
+  "192.88.99.0/24",
+  "192.168.0.0/16",
+  "198.18.0.0/15",
+  "198.51.100.0/24",
+  "203.0.113.0/24",
+  "224.0.0.0/4",
+  "240.0.0.0/4",
+];
 /** ::/96 covers ::, ::1 and IPv4-compatible; mapped and NAT64 addresses are checked as the IPv4 they carry. */
-const BLOCKED_V6 = ["::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32", "2002::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8"];
+const BLOCKED_V6 = [
+  "::/96",
+  "64:ff9b:1::/48",
+  "100::/64",
+  "2001::/23",
+  "2001:db8::/32",
+  "2002::/16",
+  "fc00::/7",
+  "fe80::/10",
+  "fec0::/10",
+  "ff00::/8",
+];
 
 const blocked = new BlockList();
 for (const c of BLOCKED_V4) blocked.addSubnet(c.split("/")[0]!, Number(c.split("/")[1]), "ipv4");
@@ -77,7 +104,12 @@ interface AllowEntry {
 /** Parse the operator's allow-list; throws E_BAD_REQUEST naming the bad entry. */
 export function parseAllowList(entries: readonly string[], field = "commons.outbound.allow"): AllowEntry[] {
   return entries.map((raw, i) => {
-    const bad = () => new SvcError("E_BAD_REQUEST", `config.json: ${field}[${i}] '${raw}' is not a host name, IP address or CIDR range (optionally with :port)`, { field: `${field}[${i}]` });
+    const bad = () =>
+      new SvcError(
+        "E_BAD_REQUEST",
+        `config.json: ${field}[${i}] '${raw}' is not a host name, IP address or CIDR range (optionally with :port)`,
+        { field: `${field}[${i}]` },
+      );
     let s = raw.trim().toLowerCase();
     let port: number | null = null;
     const v6port = /^\[([^\]]+)\](?::(\d+))?$/.exec(s);
@@ -98,7 +130,11 @@ export function parseAllowList(entries: readonly string[], field = "commons.outb
       net.addSubnet(addr, prefix, family === 4 ? "ipv4" : "ipv6");
       return { host: null, net, port };
     }
-    if (bits !== undefined || !/^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/.test(s)) throw bad();
+    if (
+      bits !== undefined ||
+      !/^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/.test(s)
+    )
+      throw bad();
     return { host: s, net: null, port };
   });
 }
@@ -121,7 +157,8 @@ export class Outbound {
    */
   parseTarget(input: string, field: string): URL {
     const s = input.trim();
-    if (s === "" || s.length > 2000) throw new SvcError("E_BAD_REQUEST", `${field} must be a domain or an https URL of at most 2000 characters`, { field });
+    if (s === "" || s.length > 2000)
+      throw new SvcError("E_BAD_REQUEST", `${field} must be a domain or an https URL of at most 2000 characters`, { field });
     let url: URL;
     try {
       url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(s) ? s : `https://${s}`);
@@ -129,7 +166,8 @@ export class Outbound {
       throw new SvcError("E_BAD_REQUEST", `${field} '${s.slice(0, 100)}' is not a domain or URL`, { field });
     }
     this.checkScheme(url, field);
-    if (url.username !== "" || url.password !== "") throw new SvcError("E_BAD_REQUEST", `${field} must not carry a user name or password`, { field });
+    if (url.username !== "" || url.password !== "")
+      throw new SvcError("E_BAD_REQUEST", `${field} must not carry a user name or password`, { field });
     if (url.hostname === "" || url.hostname.length > 253) throw new SvcError("E_BAD_REQUEST", `${field} has no valid host`, { field });
     return url;
   }
@@ -142,8 +180,10 @@ export class Outbound {
     for (let hop = 0; ; hop++) {
       this.checkScheme(current, opts.field);
       const res = await this.once(current, method, opts.headers ?? {}, body, opts.field);
-      if (!REDIRECTS.has(res.status) || res.location === undefined) return { url: current, status: res.status, contentType: res.contentType, body: res.body };
-      if (hop >= this.config.maxRedirects) throw new SvcError("E_UPSTREAM", `${current.host} redirected more than ${this.config.maxRedirects} times`, { field: opts.field });
+      if (!REDIRECTS.has(res.status) || res.location === undefined)
+        return { url: current, status: res.status, contentType: res.contentType, body: res.body };
+      if (hop >= this.config.maxRedirects)
+        throw new SvcError("E_UPSTREAM", `${current.host} redirected more than ${this.config.maxRedirects} times`, { field: opts.field });
       let next: URL;
       try {
         next = new URL(res.location, current);
@@ -151,7 +191,9 @@ export class Outbound {
         throw new SvcError("E_UPSTREAM", `${current.host} redirected to an invalid URL`, { field: opts.field });
       }
       if (current.protocol === "https:" && next.protocol === "http:" && !this.config.http) {
-        throw new SvcError("E_OUTBOUND_BLOCKED", `${current.host} redirected from https to plain http, which this server does not follow`, { field: opts.field });
+        throw new SvcError("E_OUTBOUND_BLOCKED", `${current.host} redirected from https to plain http, which this server does not follow`, {
+          field: opts.field,
+        });
       }
       if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
         method = "GET";
@@ -164,7 +206,8 @@ export class Outbound {
   private checkScheme(url: URL, field: string): void {
     if (url.protocol === "https:") return;
     if (url.protocol === "http:" && this.config.http) return;
-    const why = url.protocol === "http:" ? "plain http is not fetched (use https)" : `the scheme ${url.protocol} is not fetched (use https)`;
+    const why =
+      url.protocol === "http:" ? "plain http is not fetched (use https)" : `the scheme ${url.protocol} is not fetched (use https)`;
     throw new SvcError("E_OUTBOUND_BLOCKED", `${field}: ${why}`, { field });
   }
 
@@ -184,10 +227,20 @@ export class Outbound {
       if (e.host !== null && e.host === host) return;
       if (e.net !== null && (e.net.check(address, family) || (v4 !== null && e.net.check(v4, "ipv4")))) return;
     }
-    throw new SvcError("E_OUTBOUND_BLOCKED", `${field}: ${url.host} resolves to ${address}, a private, loopback, link-local or reserved address this server does not fetch`, { field });
+    throw new SvcError(
+      "E_OUTBOUND_BLOCKED",
+      `${field}: ${url.host} resolves to ${address}, a private, loopback, link-local or reserved address this server does not fetch`,
+      { field },
+    );
   }
 
-  private async once(url: URL, method: string, headers: Record<string, string>, body: string | undefined, field: string): Promise<{ status: number; contentType: string; location?: string; body: Buffer }> {
+  private async once(
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    field: string,
+  ): Promise<{ status: number; contentType: string; location?: string; body: Buffer }> {
     const host = url.hostname.replace(/^\[|\]$/g, "");
     if (isIP(host) !== 0) this.checkAddress(url, host, field);
     // Host names are resolved here and every address is checked; the socket connects to a checked address (no second lookup to rebind).
@@ -223,7 +276,12 @@ export class Outbound {
       };
       const req = mod.request(url, {
         method,
-        headers: { "user-agent": "svc-commons/1.0", accept: "application/json, text/event-stream;q=0.9, */*;q=0.5", ...headers, ...(body === undefined ? {} : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }) },
+        headers: {
+          "user-agent": "svc-commons/1.0",
+          accept: "application/json, text/event-stream;q=0.9, */*;q=0.5",
+          ...headers,
+          ...(body === undefined ? {} : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }),
+        },
         lookup: isIP(host) === 0 ? lookup : undefined,
         agent: false,
       });

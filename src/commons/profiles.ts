@@ -104,15 +104,24 @@ export class Profiles {
     const operator = checkText(b.operator, "operator", { max: 100, oneLine: true });
     const model = checkText(b.model, "model", { max: 100, oneLine: true });
     const about = checkText(b.about, "about", { max: 1000 });
-    if (b.token !== undefined && b.token !== null && (typeof b.token !== "string" || b.token.length > 200)) throw new SvcError("E_BAD_REQUEST", "token must be the claim token string", { field: "token" });
-    if (b.url !== undefined && b.url !== null && typeof b.url !== "string") throw new SvcError("E_BAD_REQUEST", "url must be a domain or https URL", { field: "url" });
-    if (b.logo !== undefined && b.logo !== null && typeof b.logo !== "string") throw new SvcError("E_BAD_REQUEST", "logo must be an https URL on the verified domain", { field: "logo" });
+    if (b.token !== undefined && b.token !== null && (typeof b.token !== "string" || b.token.length > 200))
+      throw new SvcError("E_BAD_REQUEST", "token must be the claim token string", { field: "token" });
+    if (b.url !== undefined && b.url !== null && typeof b.url !== "string")
+      throw new SvcError("E_BAD_REQUEST", "url must be a domain or https URL", { field: "url" });
+    if (b.logo !== undefined && b.logo !== null && typeof b.logo !== "string")
+      throw new SvcError("E_BAD_REQUEST", "logo must be an https URL on the verified domain", { field: "logo" });
     const token = typeof b.token === "string" && b.token !== "" ? b.token : undefined;
     const old = this.profiles.get(agent);
 
     if (old?.verified) {
-      if (token === undefined) throw new SvcError("E_CONFLICT", `agent '${agent}' is verified to ${old.domain}; updating it needs the claim token issued then`, { field: "token" });
-      if (!sameHash(hashToken(token), old.token_hash!)) throw new SvcError("E_CONFLICT", `agent '${agent}' is verified to somebody else (${old.domain}); the token does not match`, { field: "token" });
+      if (token === undefined)
+        throw new SvcError("E_CONFLICT", `agent '${agent}' is verified to ${old.domain}; updating it needs the claim token issued then`, {
+          field: "token",
+        });
+      if (!sameHash(hashToken(token), old.token_hash!))
+        throw new SvcError("E_CONFLICT", `agent '${agent}' is verified to somebody else (${old.domain}); the token does not match`, {
+          field: "token",
+        });
     }
 
     let verified = old?.verified ?? false;
@@ -140,7 +149,10 @@ export class Profiles {
 
     let logo: string | undefined = old?.logo;
     if (typeof b.logo === "string" && b.logo.trim() !== "") {
-      if (!verified || domain === undefined) throw new SvcError("E_REFUSED", "logo refused: a logo must be on the verified domain; verify a domain with url first", { field: "logo" });
+      if (!verified || domain === undefined)
+        throw new SvcError("E_REFUSED", "logo refused: a logo must be on the verified domain; verify a domain with url first", {
+          field: "logo",
+        });
       let u: URL;
       try {
         u = this.outbound.parseTarget(b.logo, "logo");
@@ -148,7 +160,8 @@ export class Profiles {
         throw new SvcError("E_REFUSED", "logo refused: it must be an https URL on the verified domain", { field: "logo" });
       }
       const host = new URL(`https://${domain}`).hostname;
-      if (!onDomain(u.hostname, domain)) throw new SvcError("E_REFUSED", `logo refused: ${u.hostname} is not the verified domain ${host}`, { field: "logo" });
+      if (!onDomain(u.hostname, domain))
+        throw new SvcError("E_REFUSED", `logo refused: ${u.hostname} is not the verified domain ${host}`, { field: "logo" });
       logo = u.href;
     }
     // a logo that is no longer on the verified domain is dropped
@@ -175,7 +188,11 @@ export class Profiles {
     };
     await this.log.append(FRAME.PROFILE, p);
     this.apply(p);
-    return { profile: view(p), ...(issued === undefined ? {} : { token: issued }), ...(verificationError === undefined ? {} : { verification_error: verificationError }) };
+    return {
+      profile: view(p),
+      ...(issued === undefined ? {} : { token: issued }),
+      ...(verificationError === undefined ? {} : { verification_error: verificationError }),
+    };
   }
 
   /** null when <origin>/.well-known/agent-board.json names `agent`, else why not. Blocked targets throw (400). */

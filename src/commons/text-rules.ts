@@ -31,7 +31,8 @@ const STACKED_MARKS = /\p{M}{10,}/u;
 /** The reason `text` breaks a content rule (not length or emptiness), or null. */
 export function contentProblem(text: string, maxRun = MAX_RUN): string | null {
   const inv = INVISIBLE.exec(text);
-  if (inv) return `it holds an invisible or control character (U+${inv[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}); write plain readable text`;
+  if (inv)
+    return `it holds an invisible or control character (U+${inv[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}); write plain readable text`;
   if (STACKED_MARKS.test(text)) return "it holds stacked combining marks";
   const enc = encodedData(text);
   if (enc !== null) return `it holds encoded data (${enc}); write plain readable text or attach data as a file`;
@@ -75,13 +76,15 @@ const AGENT = /^[\p{L}\p{N}][\p{L}\p{N} ._@:/+()-]{0,63}$/u;
 export function checkAgent(value: unknown, field = "agent", required = true): string | undefined {
   const name = checkText(value, field, { max: 64, required, oneLine: true });
   if (name === undefined) return undefined;
-  if (!AGENT.test(name)) throw refuse(field, "an agent name is 1-64 letters, digits, spaces and . _ - @ : / + ( ), starting with a letter or digit");
+  if (!AGENT.test(name))
+    throw refuse(field, "an agent name is 1-64 letters, digits, spaces and . _ - @ : / + ( ), starting with a letter or digit");
   return name;
 }
 
 /** A rec_ id as this service issues them. */
 export function checkId(value: unknown, field: string): string {
-  if (typeof value !== "string" || !/^rec_[0-9a-f]{16}$/.test(value)) throw new SvcError("E_BAD_REQUEST", `${field} must be a post id (rec_ and 16 hex digits)`, { field });
+  if (typeof value !== "string" || !/^rec_[0-9a-f]{16}$/.test(value))
+    throw new SvcError("E_BAD_REQUEST", `${field} must be a post id (rec_ and 16 hex digits)`, { field });
   return value;
 }
 
@@ -95,6 +98,7 @@ export function limitParam(raw: string | null, def: number, max: number, field =
 
 /** The body as an object (else 400 naming `body`). */
 export function bodyObject(body: unknown): Record<string, unknown> {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new SvcError("E_BAD_REQUEST", "the body must be a JSON object", { field: "body" });
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new SvcError("E_BAD_REQUEST", "the body must be a JSON object", { field: "body" });
   return body as Record<string, unknown>;
 }

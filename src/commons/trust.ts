@@ -66,10 +66,12 @@ export class TrustRecords {
   async record(input: unknown): Promise<TrustRecord> {
     const b = bodyObject(input);
     const agent = checkAgent(b.agent)!;
-    if (typeof b.target !== "string" || b.target.trim() === "") throw new SvcError("E_REFUSED", "target refused: it is required: the domain or endpoint URL that was called", { field: "target" });
+    if (typeof b.target !== "string" || b.target.trim() === "")
+      throw new SvcError("E_REFUSED", "target refused: it is required: the domain or endpoint URL that was called", { field: "target" });
     if (b.target.length > 2000) throw new SvcError("E_REFUSED", "target refused: it is longer than 2000 characters", { field: "target" });
     const t = normalizeTarget(b.target);
-    if (t === null) throw new SvcError("E_BAD_REQUEST", "target must be a domain (example.com) or an http(s) endpoint URL", { field: "target" });
+    if (t === null)
+      throw new SvcError("E_BAD_REQUEST", "target must be a domain (example.com) or an http(s) endpoint URL", { field: "target" });
     if (typeof b.outcome !== "string" || !(OUTCOMES as readonly string[]).includes(b.outcome)) {
       throw new SvcError("E_BAD_REQUEST", `outcome must be one of ${OUTCOMES.join(", ")}`, { field: "outcome" });
     }
@@ -77,13 +79,18 @@ export class TrustRecords {
     let url: string | undefined;
     if (b.url !== undefined && b.url !== null && b.url !== "") {
       const u = typeof b.url === "string" && b.url.length <= 2000 && /^https?:\/\//i.test(b.url) ? normalizeTarget(b.url) : null;
-      if (u === null) throw new SvcError("E_BAD_REQUEST", "url must be the http(s) endpoint URL that was called (at most 2000 characters)", { field: "url" });
+      if (u === null)
+        throw new SvcError("E_BAD_REQUEST", "url must be the http(s) endpoint URL that was called (at most 2000 characters)", {
+          field: "url",
+        });
       url = u.target;
     }
     let latency: number | undefined;
     if (b.latency_ms !== undefined && b.latency_ms !== null) {
       if (typeof b.latency_ms !== "number" || !Number.isInteger(b.latency_ms) || b.latency_ms < 0 || b.latency_ms > 86_400_000) {
-        throw new SvcError("E_BAD_REQUEST", "latency_ms must be an integer number of milliseconds in [0, 86400000]", { field: "latency_ms" });
+        throw new SvcError("E_BAD_REQUEST", "latency_ms must be an integer number of milliseconds in [0, 86400000]", {
+          field: "latency_ms",
+        });
       }
       latency = b.latency_ms;
     }
@@ -110,11 +117,13 @@ export class TrustRecords {
    * or a subdomain; a URL matches records with that exact target or url.
    */
   about(rawTarget: string | null, limit: number): { target: string; records: TrustRecord[] } {
-    if (rawTarget === null || rawTarget.trim() === "") throw new SvcError("E_BAD_REQUEST", "target is required (a domain or endpoint URL)", { field: "target" });
+    if (rawTarget === null || rawTarget.trim() === "")
+      throw new SvcError("E_BAD_REQUEST", "target is required (a domain or endpoint URL)", { field: "target" });
     const t = normalizeTarget(rawTarget);
-    if (t === null) throw new SvcError("E_BAD_REQUEST", "target must be a domain (example.com) or an http(s) endpoint URL", { field: "target" });
+    if (t === null)
+      throw new SvcError("E_BAD_REQUEST", "target must be a domain (example.com) or an http(s) endpoint URL", { field: "target" });
     const isUrl = /^https?:\/\//i.test(rawTarget.trim());
-    const urlDomain = (u: string | undefined) => (u === undefined ? null : normalizeTarget(u)?.domain ?? null);
+    const urlDomain = (u: string | undefined) => (u === undefined ? null : (normalizeTarget(u)?.domain ?? null));
     const out: TrustRecord[] = [];
     for (let i = this.records.length - 1; i >= 0 && out.length < limit; i--) {
       const r = this.records[i]!;

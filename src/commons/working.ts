@@ -30,12 +30,21 @@ export class WorkingNotes {
     if (n.ts > this.now() - WORKING_WINDOW_MS) this.notes.push(n);
   }
 
-  async add(input: unknown, threadOf: (v: unknown, field: string) => string | undefined): Promise<{ note: WorkingNote; working_now: WorkingNote[] }> {
+  async add(
+    input: unknown,
+    threadOf: (v: unknown, field: string) => string | undefined,
+  ): Promise<{ note: WorkingNote; working_now: WorkingNote[] }> {
     const b = bodyObject(input);
     const agent = checkAgent(b.agent)!;
     const note = checkText(b.note, "note", { max: NOTE_MAX, required: true, oneLine: true });
     const thread = threadOf(b.thread, "thread");
-    const n: WorkingNote = { id: `rec_${randomBytes(8).toString("hex")}`, agent, note, ...(thread === undefined ? {} : { thread }), ts: this.now() };
+    const n: WorkingNote = {
+      id: `rec_${randomBytes(8).toString("hex")}`,
+      agent,
+      note,
+      ...(thread === undefined ? {} : { thread }),
+      ts: this.now(),
+    };
     await this.log.append(FRAME.WORKING, n);
     this.apply(n);
     // who else: each other agent's newest note

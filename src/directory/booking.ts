@@ -13,13 +13,23 @@ const INTERVAL_RE = /^(\d{2}):(\d{2})-(\d{2}):(\d{2})$/;
 
 /** Milliseconds since the epoch of an ISO 8601 date-time that carries an offset (`Z` or `±HH:MM`); 400 naming `field` otherwise. */
 export function parseInstant(v: unknown, field: string): number {
-  if (typeof v !== "string" || v === "") return bad(field, "is required: an ISO 8601 date-time with an offset, e.g. 2026-05-04T09:00:00+02:00");
+  if (typeof v !== "string" || v === "")
+    return bad(field, "is required: an ISO 8601 date-time with an offset, e.g. 2026-05-04T09:00:00+02:00");
   const m = INSTANT_RE.exec(v);
   if (!m) return bad(field, `'${v.slice(0, 40)}' is not an ISO 8601 date-time with an offset (e.g. 2026-05-04T09:00:00+02:00 or ...Z)`);
   const [mo, d, h, mi, s] = [Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0)];
   const ms = Date.parse(v);
   const probe = new Date(Date.UTC(Number(m[1]), mo - 1, d));
-  if (Number.isNaN(ms) || mo < 1 || mo > 12 || probe.getUTCDate() !== d || h > 23 || mi > 59 || s > 59 || (m[8] !== "Z" && offsetMinutes(m[8]!) === null)) {
+  if (
+    Number.isNaN(ms) ||
+    mo < 1 ||
+    mo > 12 ||
+    probe.getUTCDate() !== d ||
+    h > 23 ||
+    mi > 59 ||
+    s > 59 ||
+    (m[8] !== "Z" && offsetMinutes(m[8]!) === null)
+  ) {
     return bad(field, `'${v}' is not a valid date-time`);
   }
   return ms;
@@ -47,26 +57,34 @@ export function formatInstant(ms: number, offset: number): string {
 
 /** Validates booking settings {utc_offset, hours, slot_minutes, questions}. */
 export function checkBooking(v: unknown, field = "booking"): Booking {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return bad(field, "must be an object {utc_offset, hours, slot_minutes, questions}");
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    return bad(field, "must be an object {utc_offset, hours, slot_minutes, questions}");
   const o = v as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (!["utc_offset", "hours", "slot_minutes", "questions"].includes(k)) bad(`${field}.${k}`, "is not a booking setting");
-  if (typeof o.utc_offset !== "string" || offsetMinutes(o.utc_offset) === null) bad(`${field}.utc_offset`, "must be an offset like +02:00 or -05:00");
+  for (const k of Object.keys(o))
+    if (!["utc_offset", "hours", "slot_minutes", "questions"].includes(k)) bad(`${field}.${k}`, "is not a booking setting");
+  if (typeof o.utc_offset !== "string" || offsetMinutes(o.utc_offset) === null)
+    bad(`${field}.utc_offset`, "must be an offset like +02:00 or -05:00");
   const slot = o.slot_minutes;
-  if (typeof slot !== "number" || !Number.isInteger(slot) || slot < 5 || slot > 480) bad(`${field}.slot_minutes`, "must be an integer from 5 to 480");
-  if (typeof o.hours !== "object" || o.hours === null || Array.isArray(o.hours)) bad(`${field}.hours`, `must be an object of weekday (${WEEKDAYS.join(", ")}) -> ["09:00-12:00", ...]`);
+  if (typeof slot !== "number" || !Number.isInteger(slot) || slot < 5 || slot > 480)
+    bad(`${field}.slot_minutes`, "must be an integer from 5 to 480");
+  if (typeof o.hours !== "object" || o.hours === null || Array.isArray(o.hours))
+    bad(`${field}.hours`, `must be an object of weekday (${WEEKDAYS.join(", ")}) -> ["09:00-12:00", ...]`);
   const hours: Partial<Record<Weekday, string[]>> = {};
   let any = false;
   for (const [day, spans] of Object.entries(o.hours as Record<string, unknown>)) {
     const f = `${field}.hours.${day}`;
     if (!(WEEKDAYS as readonly string[]).includes(day)) bad(f, `is not a weekday (${WEEKDAYS.join(", ")})`);
     if (!Array.isArray(spans) || spans.length > 6) bad(f, 'must be a list of at most 6 intervals like "09:00-12:00"');
-    const parsed = (spans as unknown[]).map((s, i) => {
-      const m = typeof s === "string" ? INTERVAL_RE.exec(s) : null;
-      const a = m ? Number(m[1]) * 60 + Number(m[2]) : NaN;
-      const b = m ? Number(m[3]) * 60 + Number(m[4]) : NaN;
-      if (!m || Number(m[2]) > 59 || Number(m[4]) > 59 || a >= b || b > 24 * 60) bad(`${f}[${i}]`, 'must be "HH:MM-HH:MM" with the end after the start, within the day');
-      return [a, b, s as string] as const;
-    }).sort((x, y) => x[0] - y[0]);
+    const parsed = (spans as unknown[])
+      .map((s, i) => {
+        const m = typeof s === "string" ? INTERVAL_RE.exec(s) : null;
+        const a = m ? Number(m[1]) * 60 + Number(m[2]) : NaN;
+        const b = m ? Number(m[3]) * 60 + Number(m[4]) : NaN;
+        if (!m || Number(m[2]) > 59 || Number(m[4]) > 59 || a >= b || b > 24 * 60)
+          bad(`${f}[${i}]`, 'must be "HH:MM-HH:MM" with the end after the start, within the day');
+        return [a, b, s as string] as const;
+      })
+      .sort((x, y) => x[0] - y[0]);
     for (let i = 1; i < parsed.length; i++) if (parsed[i]![0] < parsed[i - 1]![1]) bad(f, "intervals overlap");
     if (parsed.length > 0) {
       hours[day as Weekday] = parsed.map((p) => p[2]);
@@ -75,7 +93,8 @@ export function checkBooking(v: unknown, field = "booking"): Booking {
   }
   if (!any) bad(`${field}.hours`, "must open on at least one day");
   const qs = o.questions ?? [];
-  if (!Array.isArray(qs) || qs.length > LIMITS.questions) bad(`${field}.questions`, `must be a list of at most ${LIMITS.questions} questions`);
+  if (!Array.isArray(qs) || qs.length > LIMITS.questions)
+    bad(`${field}.questions`, `must be a list of at most ${LIMITS.questions} questions`);
   const questions: Question[] = (qs as unknown[]).map((q, i) => {
     const f = `${field}.questions[${i}]`;
     if (typeof q === "string") return { text: text(q, f, 500), required: false };

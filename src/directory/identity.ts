@@ -42,7 +42,18 @@ export interface Address {
 }
 
 /** Every field a business can carry, in display order. Searchable: name, category, services, industries, areas, description. */
-export const FIELD_NAMES = ["name", "category", "description", "services", "industries", "areas", "website", "email", "phone", "address"] as const;
+export const FIELD_NAMES = [
+  "name",
+  "category",
+  "description",
+  "services",
+  "industries",
+  "areas",
+  "website",
+  "email",
+  "phone",
+  "address",
+] as const;
 export type FieldName = (typeof FIELD_NAMES)[number];
 export interface FieldValues {
   name: string;
@@ -97,7 +108,8 @@ export const bad = (field: string, message: string): never => {
 export const isoDate = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 const ID_RE = /^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$/;
-const EMAIL_RE = /^[^\s@<>()"',;:]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const EMAIL_RE =
+  /^[^\s@<>()"',;:]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const PHONE_RE = /^\+?[0-9][0-9 ().-]{4,30}$/;
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -108,7 +120,16 @@ export function checkId(id: unknown, field = "id"): string {
 
 /** A lowercase slug of `text` (ASCII letters and digits, hyphens between). */
 export function slug(text: string): string {
-  return text.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 70).replace(/-+$/, "") || "business";
+  return (
+    text
+      .normalize("NFKD")
+      .replace(/[\u0300-\u036f]/g, "")
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 70)
+      .replace(/-+$/, "") || "business"
+  );
 }
 
 export function text(v: unknown, field: string, max: number = LIMITS.text): string {
@@ -116,7 +137,8 @@ export function text(v: unknown, field: string, max: number = LIMITS.text): stri
   const s = (v as string).trim();
   if (s.length === 0) bad(field, "must not be empty");
   if (s.length > max) bad(field, `must be at most ${max} characters`);
-  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/.test(s)) bad(field, "holds control or invisible characters");
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/.test(s))
+    bad(field, "holds control or invisible characters");
   return s;
 }
 
@@ -147,11 +169,14 @@ function url(v: unknown, field: string): string {
 }
 
 function address(v: unknown, field: string): Address {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return bad(field, "must be an object {street?, locality, region?, postal_code?, country}");
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    return bad(field, "must be an object {street?, locality, region?, postal_code?, country}");
   const o = v as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (!["street", "locality", "region", "postal_code", "country"].includes(k)) bad(`${field}.${k}`, "is not an address part");
+  for (const k of Object.keys(o))
+    if (!["street", "locality", "region", "postal_code", "country"].includes(k)) bad(`${field}.${k}`, "is not an address part");
   const a: Address = { locality: text(o.locality, `${field}.locality`), country: text(o.country, `${field}.country`) };
-  for (const k of ["street", "region", "postal_code"] as const) if (o[k] !== undefined && o[k] !== null && o[k] !== "") a[k] = text(o[k], `${field}.${k}`);
+  for (const k of ["street", "region", "postal_code"] as const)
+    if (o[k] !== undefined && o[k] !== null && o[k] !== "") a[k] = text(o[k], `${field}.${k}`);
   return a;
 }
 
@@ -200,7 +225,8 @@ export function checkImport(raw: unknown, today: string, at = ""): ImportRecord 
   const p = at === "" ? "" : `${at}: `;
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return bad(`${p}record`, "must be an object");
   const o = raw as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (!IMPORT_KEYS.has(k)) bad(`${p}${k}`, `is not an import field (fields: ${[...IMPORT_KEYS].join(", ")})`);
+  for (const k of Object.keys(o))
+    if (!IMPORT_KEYS.has(k)) bad(`${p}${k}`, `is not an import field (fields: ${[...IMPORT_KEYS].join(", ")})`);
   const values: Partial<FieldValues> = {};
   for (const name of FIELD_NAMES) {
     const v = o[name];
@@ -211,12 +237,20 @@ export function checkImport(raw: unknown, today: string, at = ""): ImportRecord 
   if (values.category === undefined) bad(`${p}category`, "is required");
   let date = today;
   if (o.source_date !== undefined && o.source_date !== null && o.source_date !== "") {
-    if (typeof o.source_date !== "string" || !DATE_RE.test(o.source_date) || Number.isNaN(Date.parse(o.source_date))) bad(`${p}source_date`, "must be a date YYYY-MM-DD");
+    if (typeof o.source_date !== "string" || !DATE_RE.test(o.source_date) || Number.isNaN(Date.parse(o.source_date)))
+      bad(`${p}source_date`, "must be a date YYYY-MM-DD");
     date = o.source_date as string;
   }
-  const sourceUrl = o.source_url === undefined || o.source_url === null || o.source_url === "" ? (values.website ?? null) : url(o.source_url, `${p}source_url`);
+  const sourceUrl =
+    o.source_url === undefined || o.source_url === null || o.source_url === ""
+      ? (values.website ?? null)
+      : url(o.source_url, `${p}source_url`);
   if (o.listed !== undefined && typeof o.listed !== "boolean") bad(`${p}listed`, "must be true or false");
-  const rec: ImportRecord = { values: values as ImportRecord["values"], source: { url: sourceUrl, date, asserted_by: "website" }, listed: o.listed !== false };
+  const rec: ImportRecord = {
+    values: values as ImportRecord["values"],
+    source: { url: sourceUrl, date, asserted_by: "website" },
+    listed: o.listed !== false,
+  };
   if (o.id !== undefined && o.id !== null && o.id !== "") rec.id = checkId(o.id, `${p}id`);
   if (o.owner !== undefined) rec.owner = checkOwner(o.owner, `${p}owner`);
   if (o.booking !== undefined) {

@@ -15,12 +15,15 @@ const ADDRESS_COLUMNS = ["street", "locality", "region", "postal_code", "country
 
 export function formatOf(path: string, given?: string): ImportFormat {
   if (given !== undefined) {
-    if (given !== "jsonl" && given !== "csv") throw new SvcError("E_BAD_REQUEST", `--format must be jsonl or csv, not ${given}`, { field: "format" });
+    if (given !== "jsonl" && given !== "csv")
+      throw new SvcError("E_BAD_REQUEST", `--format must be jsonl or csv, not ${given}`, { field: "format" });
     return given;
   }
   if (/\.csv$/i.test(path)) return "csv";
   if (/\.(jsonl|ndjson|json)$/i.test(path)) return "jsonl";
-  throw new SvcError("E_BAD_REQUEST", `cannot tell the format of ${path} from its extension; use .jsonl or .csv, or --format`, { field: "format" });
+  throw new SvcError("E_BAD_REQUEST", `cannot tell the format of ${path} from its extension; use .jsonl or .csv, or --format`, {
+    field: "format",
+  });
 }
 
 /** A CSV row (header names as keys) as an import object: lists split on ";", address columns gathered. */
@@ -43,7 +46,11 @@ export function csvRowToRecord(row: Record<string, string>): Record<string, unkn
  * Streams the records of `path`. `onBytes(read, total)` is called as the file is consumed.
  * A JSON Lines line that is not JSON yields an error entry; blank lines are skipped.
  */
-export async function* readImportFile(path: string, format: ImportFormat, onBytes?: (read: number, total: number) => void): AsyncGenerator<RawRecord> {
+export async function* readImportFile(
+  path: string,
+  format: ImportFormat,
+  onBytes?: (read: number, total: number) => void,
+): AsyncGenerator<RawRecord> {
   let total: number;
   try {
     total = statSync(path).size;
@@ -70,7 +77,15 @@ export async function* readImportFile(path: string, format: ImportFormat, onByte
     }
     return;
   }
-  const parser = stream.pipe(parse({ columns: (h: string[]) => h.map((c) => c.trim().toLowerCase()), bom: true, skip_empty_lines: true, relax_column_count: false, info: true }));
+  const parser = stream.pipe(
+    parse({
+      columns: (h: string[]) => h.map((c) => c.trim().toLowerCase()),
+      bom: true,
+      skip_empty_lines: true,
+      relax_column_count: false,
+      info: true,
+    }),
+  );
   try {
     for await (const item of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
       yield { line: item.info.lines, value: csvRowToRecord(item.record) };

@@ -28,7 +28,11 @@ const BATCH = 1000;
 /** Rejected lines kept in the report (the count is exact). */
 const KEEP_REJECTED = 100;
 
-export async function importFile(dir: Directory, path: string, opts: { format?: string; today?: string; onProgress?: (p: ImportProgress) => void } = {}): Promise<ImportReport & { rejectedCount: number }> {
+export async function importFile(
+  dir: Directory,
+  path: string,
+  opts: { format?: string; today?: string; onProgress?: (p: ImportProgress) => void } = {},
+): Promise<ImportReport & { rejectedCount: number }> {
   const format = formatOf(path, opts.format);
   const today = opts.today ?? isoDate(Date.now());
   const report: ImportReport & { rejectedCount: number } = { lines: 0, created: 0, updated: 0, rejected: [], rejectedCount: 0 };
@@ -75,10 +79,14 @@ export const DEMO_FILE = new URL("../../data/directory/businesses.jsonl", import
  * Opens `<data>/directory` and, when it holds no business yet and `seed` is not null, imports
  * `seed` (default: the shipped demo file, when present). Returns the directory and what was imported.
  */
-export async function openDirectory(dataDir: string, opts: { durability?: Durability; seed?: string | null; openLog?: OpenLog } = {}): Promise<{ directory: Directory; seeded: (ImportReport & { rejectedCount: number }) | null }> {
+export async function openDirectory(
+  dataDir: string,
+  opts: { durability?: Durability; seed?: string | null; openLog?: OpenLog } = {},
+): Promise<{ directory: Directory; seeded: (ImportReport & { rejectedCount: number }) | null }> {
   const directory = await Directory.open(join(dataDir, "directory"), { durability: opts.durability, openLog: opts.openLog });
   const seed = opts.seed === undefined ? fileURLToPath(DEMO_FILE) : opts.seed;
-  if (directory.offline !== null || directory.size > 0 || seed === null || (opts.seed === undefined && !existsSync(seed))) return { directory, seeded: null };
+  if (directory.offline !== null || directory.size > 0 || seed === null || (opts.seed === undefined && !existsSync(seed)))
+    return { directory, seeded: null };
   try {
     return { directory, seeded: await importFile(directory, seed) };
   } catch (err) {

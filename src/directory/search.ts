@@ -13,7 +13,12 @@ const ASCII = /^[\x00-\x7f]*$/;
 
 /** Lowercase ASCII-folded words. */
 export function words(text: string): string[] {
-  const folded = ASCII.test(text) ? text.toLowerCase() : text.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+  const folded = ASCII.test(text)
+    ? text.toLowerCase()
+    : text
+        .normalize("NFKD")
+        .replace(/[\u0300-\u036f]/g, "")
+        .toLowerCase();
   return folded.split(/[^\p{L}\p{N}]+/u).filter((w) => w !== "");
 }
 
@@ -125,7 +130,8 @@ export class SearchIndex {
         if (sorted) sorted.splice(lowerBound(sorted, w), 0, w);
       } else if (p[p.length - 1] !== o) p.push(o);
     };
-    for (const f of SEARCH_FIELDS) for (const w of words(fieldText(b, f))) for (const t of terms(w)) add(this.all, t, keepSorted ? this.sortedTerms : null);
+    for (const f of SEARCH_FIELDS)
+      for (const w of words(fieldText(b, f))) for (const t of terms(w)) add(this.all, t, keepSorted ? this.sortedTerms : null);
     for (const w of words(b.fields.name.value)) for (const t of terms(w)) add(this.names, t, keepSorted ? this.sortedNameTerms : null);
     add(this.categories, b.fields.category.value.toLowerCase(), null);
   }
@@ -195,7 +201,11 @@ export class SearchIndex {
     if (qWords.length === 0) {
       // No words: the scope in name order, paged by counting bits instead of listing them all.
       const total = popcount(scope);
-      const hits = ordinals(scope, query.offset, query.limit).map((o): SearchHit => ({ business: this.docs[o]!, match: "all", matched: [] }));
+      const hits = ordinals(scope, query.offset, query.limit).map((o): SearchHit => ({
+        business: this.docs[o]!,
+        match: "all",
+        matched: [],
+      }));
       return { total, match: total === 0 ? "none" : "all", words: qWords, hits };
     }
 
@@ -270,7 +280,7 @@ function ordinals(bits: Uint32Array, skip = 0, max = Infinity): number[] {
 function popcount32(x: number): number {
   x -= (x >>> 1) & 0x55555555;
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
+  return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
 }
 
 function popcount(bits: Uint32Array): number {

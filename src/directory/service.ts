@@ -13,8 +13,22 @@ import type { Log, OpenLog } from "../store/log.js";
 import { Wal, type Durability, type WalPosition } from "../store/wal.js";
 import { checkBooking, checkRange, formatInstant, freeSlots, isSlotStart, offsetMinutes, parseInstant, type Slot } from "./booking.js";
 import {
-  applyImport, bad, bookable, checkOwner, checkValue, email, FIELD_NAMES, isoDate, LIMITS, slug, text,
-  type Booking, type Business, type Field, type FieldName, type ImportRecord,
+  applyImport,
+  bad,
+  bookable,
+  checkOwner,
+  checkValue,
+  email,
+  FIELD_NAMES,
+  isoDate,
+  LIMITS,
+  slug,
+  text,
+  type Booking,
+  type Business,
+  type Field,
+  type FieldName,
+  type ImportRecord,
 } from "./identity.js";
 import { SearchIndex, type SearchQuery, type SearchResult } from "./search.js";
 
@@ -85,7 +99,14 @@ export class Directory {
       if (cp instanceof Error) {
         // The checkpoint holds everything before its log position: without it the directory is offline, nothing is guessed or overwritten.
         d.offline = cp.message;
-        reportDamage({ store: STORE, file: relative(dirname(dir), cpPath), kind: "unreadable", dropped: 0, offline: true, detail: `${cp.message}; the directory is offline (its routes answer 503 E_STORE_OFFLINE) until \`svc repair\`` });
+        reportDamage({
+          store: STORE,
+          file: relative(dirname(dir), cpPath),
+          kind: "unreadable",
+          dropped: 0,
+          offline: true,
+          detail: `${cp.message}; the directory is offline (its routes answer 503 E_STORE_OFFLINE) until \`svc repair\``,
+        });
         return d;
       }
       for (const b of cp?.businesses ?? []) d.businesses.set(b.id, b);
@@ -118,7 +139,12 @@ export class Directory {
 
   /** Throws E_STORE_OFFLINE while the directory is offline. */
   assertOnline(): void {
-    if (this.offline !== null) throw new SvcError("E_STORE_OFFLINE", `the business directory is offline: ${this.offline}; run \`svc repair\` (GET /v1/health names the damage)`, { field: "directory" });
+    if (this.offline !== null)
+      throw new SvcError(
+        "E_STORE_OFFLINE",
+        `the business directory is offline: ${this.offline}; run \`svc repair\` (GET /v1/health names the damage)`,
+        { field: "directory" },
+      );
   }
 
   get size(): number {
@@ -149,7 +175,11 @@ export class Directory {
   }
 
   /** Free slots in [start, end) (ISO 8601 with offsets, span <= 14 days); 409 not_available without a bookable action. */
-  availability(id: string, start: unknown, end: unknown): { id: string; start: string; end: string; utc_offset: string; slot_minutes: number; slots: Slot[] } {
+  availability(
+    id: string,
+    start: unknown,
+    end: unknown,
+  ): { id: string; start: string; end: string; utc_offset: string; slot_minutes: number; slots: Slot[] } {
     const booking = this.bookingOf(this.get(id)); // no booking: 409 whatever the range
     const range = checkRange(start, end);
     const off = offsetMinutes(booking.utc_offset)!;
@@ -169,7 +199,12 @@ export class Directory {
   }
 
   private bookingOf(b: Business): Booking {
-    if (!bookable(b)) throw new SvcError("not_available", `${b.fields.name.value} takes no bookings through this service (${b.claim.state === "claimed" ? "booking is off" : "the profile is unclaimed"})`, { field: "id" });
+    if (!bookable(b))
+      throw new SvcError(
+        "not_available",
+        `${b.fields.name.value} takes no bookings through this service (${b.claim.state === "claimed" ? "booking is off" : "the profile is unclaimed"})`,
+        { field: "id" },
+      );
     return b.booking!;
   }
 
@@ -185,12 +220,17 @@ export class Directory {
     const now = this.clock();
     const b = this.get(id);
     const booking = this.bookingOf(b);
-    if (typeof body !== "object" || body === null || Array.isArray(body)) return bad("body", "must be a JSON object {start, customer, company, answers, customer_confirmed, agent}");
+    if (typeof body !== "object" || body === null || Array.isArray(body))
+      return bad("body", "must be a JSON object {start, customer, company, answers, customer_confirmed, agent}");
     const o = body as Record<string, unknown>;
-    for (const k of Object.keys(o)) if (!["start", "customer", "company", "answers", "customer_confirmed", "agent"].includes(k)) bad(k, "is not a consultation request field");
-    if (o.customer_confirmed !== true) bad("customer_confirmed", "must be true: set it only after the person said yes to this business and this time");
+    for (const k of Object.keys(o))
+      if (!["start", "customer", "company", "answers", "customer_confirmed", "agent"].includes(k))
+        bad(k, "is not a consultation request field");
+    if (o.customer_confirmed !== true)
+      bad("customer_confirmed", "must be true: set it only after the person said yes to this business and this time");
     const at = parseInstant(o.start, "start");
-    if (typeof o.customer !== "object" || o.customer === null || Array.isArray(o.customer)) bad("customer", "is required: {name, email} as the person gave them");
+    if (typeof o.customer !== "object" || o.customer === null || Array.isArray(o.customer))
+      bad("customer", "is required: {name, email} as the person gave them");
     const c = o.customer as Record<string, unknown>;
     for (const k of Object.keys(c)) if (k !== "name" && k !== "email") bad(`customer.${k}`, "is not a customer field (name, email)");
     const customer = { name: text(c.name, "customer.name"), email: email(c.email, "customer.email") };
@@ -211,7 +251,8 @@ export class Directory {
     for (const q of booking.questions) if (q.required && answers[q.text] === undefined) bad("answers", `'${q.text}' needs an answer`);
     if (!isSlotStart(booking, at)) bad("start", "is not the start of a slot in the opening hours; GET the availability for free slots");
     if (at < now) bad("start", "is in the past");
-    if (this.taken.get(id)?.has(at)) throw new SvcError("E_CONFLICT", "that slot is already booked; GET the availability for free slots", { field: "start" });
+    if (this.taken.get(id)?.has(at))
+      throw new SvcError("E_CONFLICT", "that slot is already booked; GET the availability for free slots", { field: "start" });
     const off = offsetMinutes(booking.utc_offset)!;
     const r: ConsultationRequest = {
       id: `req_${randomBytes(8).toString("hex")}`,
@@ -276,7 +317,8 @@ export class Directory {
   async claim(id: string, owner: unknown): Promise<Business> {
     const b = this.get(id);
     const o = checkOwner(owner, "owner");
-    if (b.claim.state === "claimed" && b.claim.owner?.email.toLowerCase() !== o.email.toLowerCase()) throw new SvcError("E_CONFLICT", "the business is already claimed by another owner; release it first", { field: "id" });
+    if (b.claim.state === "claimed" && b.claim.owner?.email.toLowerCase() !== o.email.toLowerCase())
+      throw new SvcError("E_CONFLICT", "the business is already claimed by another owner; release it first", { field: "id" });
     return this.update(b, { claim: { state: "claimed", date: isoDate(this.clock()), owner: o } });
   }
 
@@ -290,8 +332,10 @@ export class Directory {
   /** The claimed owner's values: each becomes `owner_asserted` as of today; null removes an optional field. */
   async assertFields(id: string, fields: unknown): Promise<Business> {
     const b = this.get(id);
-    if (b.claim.state !== "claimed") throw new SvcError("E_CONFLICT", "only a claimed business's owner can assert fields; claim it first", { field: "id" });
-    if (typeof fields !== "object" || fields === null || Array.isArray(fields) || Object.keys(fields).length === 0) return bad("fields", "must be a non-empty object {field: value}");
+    if (b.claim.state !== "claimed")
+      throw new SvcError("E_CONFLICT", "only a claimed business's owner can assert fields; claim it first", { field: "id" });
+    if (typeof fields !== "object" || fields === null || Array.isArray(fields) || Object.keys(fields).length === 0)
+      return bad("fields", "must be a non-empty object {field: value}");
     const next = { ...b.fields } as Record<string, Field>;
     const source = { url: null, date: isoDate(this.clock()), asserted_by: "owner" };
     for (const [name, v] of Object.entries(fields as Record<string, unknown>)) {
@@ -314,17 +358,22 @@ export class Directory {
     const next = { ...b.fields } as Record<string, Field>;
     const date = isoDate(this.clock());
     for (const [i, n] of (names as unknown[]).entries()) {
-      if (typeof n !== "string" || !Object.hasOwn(next, n) || next[n] === undefined) bad(`fields[${i}]`, `is not a field this business has (${Object.keys(next).join(", ")})`);
+      if (typeof n !== "string" || !Object.hasOwn(next, n) || next[n] === undefined)
+        bad(`fields[${i}]`, `is not a field this business has (${Object.keys(next).join(", ")})`);
       const f = next[n as string]!;
       next[n as string] = { value: f.value, state: "verified", source: { url: f.source.url, date, asserted_by: "operator" } };
     }
-    return this.update(b, { fields: next as Business["fields"], ...(b.claim.state === "claimed" ? { verification: { state: "verified" as const, date } } : {}) });
+    return this.update(b, {
+      fields: next as Business["fields"],
+      ...(b.claim.state === "claimed" ? { verification: { state: "verified" as const, date } } : {}),
+    });
   }
 
   /** Booking on (settings) or off (null); only for claimed businesses. */
   async setBooking(id: string, settings: unknown): Promise<Business> {
     const b = this.get(id);
-    if (b.claim.state !== "claimed") throw new SvcError("E_CONFLICT", "only a claimed business can take bookings; claim it first", { field: "id" });
+    if (b.claim.state !== "claimed")
+      throw new SvcError("E_CONFLICT", "only a claimed business can take bookings; claim it first", { field: "id" });
     return this.update(b, { booking: settings === null ? null : checkBooking(settings) });
   }
 
@@ -344,7 +393,8 @@ export class Directory {
   private async put(bs: Business[]): Promise<void> {
     // Small directories and big batches rebuild on the next read (in name order); a few changes to a big one are applied in place.
     const ix = this.index;
-    if (ix === null || this.businesses.size < INCREMENTAL_FROM || bs.length > 1000 || ix.replaced + bs.length > ix.size / 10) this.index = null;
+    if (ix === null || this.businesses.size < INCREMENTAL_FROM || bs.length > 1000 || ix.replaced + bs.length > ix.size / 10)
+      this.index = null;
     else for (const b of bs) ix.upsert(b);
     for (let i = 0; i < bs.length; i += 500) await this.append(PUT, { b: bs.slice(i, i + 500) });
   }
@@ -399,28 +449,54 @@ export function repairDirectoryCheckpoint(dir: string): StoreRepair | null {
   if (!existsSync(path)) return null;
   const file = "directory/directory.json";
   const cp = readCheckpoint(path);
-  if (!(cp instanceof Error)) return { store: STORE, file, action: "ok", kept: cp.businesses.length + cp.requests.length, dropped: 0, detail: "readable" };
+  if (!(cp instanceof Error))
+    return { store: STORE, file, action: "ok", kept: cp.businesses.length + cp.requests.length, dropped: 0, detail: "readable" };
   const text = readFileSync(path, "utf8");
   const wal = (tryParse(`{${(/"wal"\s*:\s*\{[^{}]*\}/.exec(text) ?? ["x"])[0]}}`) as { wal?: WalPosition } | undefined)?.wal;
   if (wal === undefined || !Number.isSafeInteger(wal.segment) || !Number.isSafeInteger(wal.offset)) {
-    return { store: STORE, file, action: "refused", kept: 0, dropped: 0, detail: `${cp.message}; the log position cannot be read: restore ${file} from a backup` };
+    return {
+      store: STORE,
+      file,
+      action: "refused",
+      kept: 0,
+      dropped: 0,
+      detail: `${cp.message}; the log position cannot be read: restore ${file} from a backup`,
+    };
   }
   const objects = (key: string, ok: (v: Record<string, unknown>) => boolean) => {
     const parts = salvageElements(text, key) ?? [];
-    const kept = parts.map(tryParse).filter((v): v is Record<string, unknown> => typeof v === "object" && v !== null && ok(v as Record<string, unknown>));
+    const kept = parts
+      .map(tryParse)
+      .filter((v): v is Record<string, unknown> => typeof v === "object" && v !== null && ok(v as Record<string, unknown>));
     return { kept, dropped: parts.length - kept.length };
   };
   const businesses = objects("businesses", (b) => typeof b.id === "string" && typeof b.fields === "object" && b.fields !== null);
   const requests = objects("requests", (r) => typeof r.id === "string" && typeof r.business === "string" && typeof r.start === "string");
   const backup = quarantineAndRewrite(path, JSON.stringify({ version: 1, wal, businesses: businesses.kept, requests: requests.kept }));
-  return { store: STORE, file, action: "rewritten", kept: businesses.kept.length + requests.kept.length, dropped: businesses.dropped + requests.dropped, backup, detail: cp.message };
+  return {
+    store: STORE,
+    file,
+    action: "rewritten",
+    kept: businesses.kept.length + requests.kept.length,
+    dropped: businesses.dropped + requests.dropped,
+    backup,
+    detail: cp.message,
+  };
 }
 
 /** The checkpoint, or why it cannot be read. */
 function readCheckpoint(path: string): { wal: WalPosition; businesses: Business[]; requests: ConsultationRequest[] } | Error {
   try {
     const cp = parseStoredJson(readFileSync(path, "utf8")) as { wal?: WalPosition; businesses?: unknown; requests?: unknown };
-    const ok = typeof cp === "object" && cp !== null && typeof cp.wal === "object" && cp.wal !== null && Number.isSafeInteger(cp.wal.segment) && Number.isSafeInteger(cp.wal.offset) && Array.isArray(cp.businesses) && Array.isArray(cp.requests);
+    const ok =
+      typeof cp === "object" &&
+      cp !== null &&
+      typeof cp.wal === "object" &&
+      cp.wal !== null &&
+      Number.isSafeInteger(cp.wal.segment) &&
+      Number.isSafeInteger(cp.wal.offset) &&
+      Array.isArray(cp.businesses) &&
+      Array.isArray(cp.requests);
     if (!ok) return new Error(`${path} is not a directory checkpoint ({version, wal, businesses, requests})`);
     return cp as { wal: WalPosition; businesses: Business[]; requests: ConsultationRequest[] };
   } catch (e) {

@@ -76,7 +76,11 @@ export function actionsView(b: Business): { id: string; actions: Array<Record<st
         type: "consultation_request",
         name: `Request a ${bk.slot_minutes}-minute consultation`,
         availability: { method: "GET", path: `${apiPath(b.id)}/availability`, query: ["start", "end"] },
-        request: { method: "POST", path: `${apiPath(b.id)}/consultation-request`, required: ["start", "customer.name", "customer.email", "customer_confirmed"] },
+        request: {
+          method: "POST",
+          path: `${apiPath(b.id)}/consultation-request`,
+          required: ["start", "customer.name", "customer.email", "customer_confirmed"],
+        },
         slot_minutes: bk.slot_minutes,
         utc_offset: bk.utc_offset,
         opening_hours: bk.hours,

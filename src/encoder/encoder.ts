@@ -124,7 +124,8 @@ export class TextEncoder1024 {
   /** Writes the unit vector of `text` to out[at, at + 1024). */
   encodeInto(text: string, out: Float32Array, at: number, field = "text"): void {
     if (typeof text !== "string") throw new SvcError("E_BAD_REQUEST", `${field} must be a string`, { field });
-    if (!Number.isInteger(at) || at < 0 || at + DIMENSION > out.length) throw new SvcError("E_RANGE", `output offset ${at} leaves no room for ${DIMENSION} dims`, { field: "at" });
+    if (!Number.isInteger(at) || at < 0 || at + DIMENSION > out.length)
+      throw new SvcError("E_RANGE", `output offset ${at} leaves no room for ${DIMENSION} dims`, { field: "at" });
     const tokens = tokenize(text);
     if (tokens.length === 0) return this.writeEmpty(out, at);
     const d = this.design;

@@ -176,21 +176,53 @@ type Rules = Record<string, readonly (readonly [string, string])[]>;
 
 /** Keyed by the penultimate letter, as in the reference implementation. */
 const STEP2: Rules = {
-  a: [["ational", "ate"], ["tional", "tion"]],
-  c: [["enci", "ence"], ["anci", "ance"]],
+  a: [
+    ["ational", "ate"],
+    ["tional", "tion"],
+  ],
+  c: [
+    ["enci", "ence"],
+    ["anci", "ance"],
+  ],
   e: [["izer", "ize"]],
-  l: [["bli", "ble"], ["alli", "al"], ["entli", "ent"], ["eli", "e"], ["ousli", "ous"]],
-  o: [["ization", "ize"], ["ation", "ate"], ["ator", "ate"]],
-  s: [["alism", "al"], ["iveness", "ive"], ["fulness", "ful"], ["ousness", "ous"]],
-  t: [["aliti", "al"], ["iviti", "ive"], ["biliti", "ble"]],
+  l: [
+    ["bli", "ble"],
+    ["alli", "al"],
+    ["entli", "ent"],
+    ["eli", "e"],
+    ["ousli", "ous"],
+  ],
+  o: [
+    ["ization", "ize"],
+    ["ation", "ate"],
+    ["ator", "ate"],
+  ],
+  s: [
+    ["alism", "al"],
+    ["iveness", "ive"],
+    ["fulness", "ful"],
+    ["ousness", "ous"],
+  ],
+  t: [
+    ["aliti", "al"],
+    ["iviti", "ive"],
+    ["biliti", "ble"],
+  ],
   g: [["logi", "log"]],
 };
 
 /** Keyed by the last letter. */
 const STEP3: Rules = {
-  e: [["icate", "ic"], ["ative", ""], ["alize", "al"]],
+  e: [
+    ["icate", "ic"],
+    ["ative", ""],
+    ["alize", "al"],
+  ],
   i: [["iciti", "ic"]],
-  l: [["ical", "ic"], ["ful", ""]],
+  l: [
+    ["ical", "ic"],
+    ["ful", ""],
+  ],
   s: [["ness", ""]],
 };
 

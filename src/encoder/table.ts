@@ -36,7 +36,9 @@ export interface WordTable {
 }
 
 function corrupt(path: string, reason: string): SvcError {
-  return new SvcError("E_IO", `encoder word table ${path}: ${reason}; regenerate it with scripts/build-encoder-table.ts`, { details: { path, reason } });
+  return new SvcError("E_IO", `encoder word table ${path}: ${reason}; regenerate it with scripts/build-encoder-table.ts`, {
+    details: { path, reason },
+  });
 }
 
 function read(url: URL): Buffer {

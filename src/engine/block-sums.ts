@@ -47,7 +47,7 @@ export class BlockSums {
 
   /** Take in bytes appended at the current end. */
   add(bytes: Uint8Array): void {
-    for (let at = 0; at < bytes.byteLength; ) {
+    for (let at = 0; at < bytes.byteLength;) {
       const block = Math.floor(this.len / SUM_BLOCK);
       const inBlock = this.len - block * SUM_BLOCK;
       const take = Math.min(SUM_BLOCK - inBlock, bytes.byteLength - at);
@@ -78,9 +78,9 @@ export function scanBlocks(fd: number, length: number, expect: FileSums | undefi
   const crcs = new Uint32Array(Math.max(blocks, 16));
   const bad: number[] = [];
   const buf = Buffer.allocUnsafe(Math.min(length, SUM_BLOCK * READ_BLOCKS));
-  for (let pos = 0; pos < length; ) {
+  for (let pos = 0; pos < length;) {
     const n = Math.min(buf.length, length - pos);
-    for (let done = 0; done < n; ) {
+    for (let done = 0; done < n;) {
       const got = readSync(fd, buf, done, n - done, pos + done);
       if (got === 0) throw new SvcError("E_IO", `${path}: ended at ${pos + done} while checking block sums`, { details: { file: path } });
       done += got;
@@ -138,7 +138,8 @@ export function parseSums(buf: Buffer, path: string): Partial<Record<SumFile, Fi
     const blocks = buf.readUInt32LE(at + 12);
     at += 16;
     const records = name === "records.bin";
-    if (name === undefined || blocks !== Math.ceil(length / SUM_BLOCK) || at + blocks * (records ? 12 : 4) > buf.length - 4) throw fail("malformed file entry");
+    if (name === undefined || blocks !== Math.ceil(length / SUM_BLOCK) || at + blocks * (records ? 12 : 4) > buf.length - 4)
+      throw fail("malformed file entry");
     const f: FileSums = { length, crcs: new Uint32Array(blocks) };
     for (let b = 0; b < blocks; b++, at += 4) f.crcs[b] = buf.readUInt32LE(at);
     if (records) {
@@ -177,11 +178,18 @@ export interface ScrubProblem {
  * `problems` what keeps the collection from opening at all: an unreadable checkpoint, a missing or
  * unreadable tombstones, index, ivf or sums file, a data file shorter than the checkpoint says.
  */
-export function scrubCollection(dir: string): { findings: ScrubFinding[]; unchecked: string[]; partitions: number; problems: ScrubProblem[] } {
+export function scrubCollection(dir: string): {
+  findings: ScrubFinding[];
+  unchecked: string[];
+  partitions: number;
+  problems: ScrubProblem[];
+} {
   const path = join(dir, "checkpoint.json");
   const out = { findings: [] as ScrubFinding[], unchecked: [] as string[], partitions: 0, problems: [] as ScrubProblem[] };
   if (!existsSync(path)) return out;
-  let cp: { partitions: Array<{ namespace: string; dir: string; rows: number; tombstones: string; index: string; ivf?: string; sums?: string }> };
+  let cp: {
+    partitions: Array<{ namespace: string; dir: string; rows: number; tombstones: string; index: string; ivf?: string; sums?: string }>;
+  };
   try {
     cp = parseStoredJson(readFileSync(path, "utf8")) as typeof cp;
     if (!Array.isArray(cp?.partitions)) throw new Error("no partitions list");
@@ -195,7 +203,10 @@ export function scrubCollection(dir: string): { findings: ScrubFinding[]; unchec
       parse?.(b);
       return true;
     } catch (err) {
-      out.problems.push({ file: rel, detail: (err as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : `unreadable: ${(err as Error).message}` });
+      out.problems.push({
+        file: rel,
+        detail: (err as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : `unreadable: ${(err as Error).message}`,
+      });
       return false;
     }
   };
@@ -224,7 +235,10 @@ export function scrubCollection(dir: string): { findings: ScrubFinding[]; unchec
           closeSync(fd);
         }
       } catch (err) {
-        out.problems.push({ file: rel(name), detail: (err as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : (err as Error).message });
+        out.problems.push({
+          file: rel(name),
+          detail: (err as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : (err as Error).message,
+        });
         continue;
       }
       if (bad.length === 0) continue;

@@ -31,7 +31,9 @@ export function loadConfig(dir: string, opts: { dimension?: number; metric?: Vec
   if (existsSync(path)) {
     const config = parseStoredJson(readFileSync(path, "utf8")) as CollectionConfig;
     if (opts.dimension !== undefined && opts.dimension !== config.dimension) {
-      throw new SvcError("E_DIMENSION", `collection ${dir} has dimension ${config.dimension}, not ${opts.dimension}`, { field: "dimension" });
+      throw new SvcError("E_DIMENSION", `collection ${dir} has dimension ${config.dimension}, not ${opts.dimension}`, {
+        field: "dimension",
+      });
     }
     return config;
   }
@@ -62,7 +64,8 @@ export function lockDir(dir: string): void {
       closeSync(fd);
       return;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new SvcError("E_IO", `${path}: ${(err as Error).message}`, { cause: err });
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST")
+        throw new SvcError("E_IO", `${path}: ${(err as Error).message}`, { cause: err });
     }
     const pid = Number(readFileSync(path, "utf8"));
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
@@ -86,7 +89,8 @@ export function loadCheckpoint(dir: string): Checkpoint | null {
   const path = join(dir, "checkpoint.json");
   if (!existsSync(path)) return null;
   const cp = parseStoredJson(readFileSync(path, "utf8")) as Checkpoint;
-  if (cp.version !== 1 && cp.version !== CHECKPOINT_VERSION) throw new SvcError("E_IO", `${path}: unsupported checkpoint version ${cp.version}`, { details: { file: path } });
+  if (cp.version !== 1 && cp.version !== CHECKPOINT_VERSION)
+    throw new SvcError("E_IO", `${path}: unsupported checkpoint version ${cp.version}`, { details: { file: path } });
   return cp;
 }
 

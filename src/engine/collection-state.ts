@@ -42,7 +42,12 @@ export class CollectionState {
   closing = false;
   closed = false;
 
-  constructor(dir: string, config: CollectionConfig, opts: { kernels: Kernels; pool: ScanPool; damage?: { store: string; root: string }; salvage?: boolean }, cp: Checkpoint | null) {
+  constructor(
+    dir: string,
+    config: CollectionConfig,
+    opts: { kernels: Kernels; pool: ScanPool; damage?: { store: string; root: string }; salvage?: boolean },
+    cp: Checkpoint | null,
+  ) {
     this.dir = dir;
     this.config = config;
     this.kernels = opts.kernels;
@@ -71,10 +76,27 @@ export class CollectionState {
           sums = parseSums(readFileSync(path), path);
         } catch (err) {
           // Without the sums the files cannot be checked this time; the next checkpoint writes new ones.
-          this.reportDamage({ file: path, kind: "unreadable", dropped: 0, detail: `block sums unreadable, files opened unchecked: ${(err as Error).message}` });
+          this.reportDamage({
+            file: path,
+            kind: "unreadable",
+            dropped: 0,
+            detail: `block sums unreadable, files opened unchecked: ${(err as Error).message}`,
+          });
         }
       }
-      this.partitions.set(s.namespace, new Partition(this.kernels, this.partsDir, config, { ...s, tombstones, index, sums, salvage: opts.salvage, tombstonesLost: tombstones === undefined, tombstonesFile: s.tombstones, indexLost: index === undefined }));
+      this.partitions.set(
+        s.namespace,
+        new Partition(this.kernels, this.partsDir, config, {
+          ...s,
+          tombstones,
+          index,
+          sums,
+          salvage: opts.salvage,
+          tombstonesLost: tombstones === undefined,
+          tombstonesFile: s.tombstones,
+          indexLost: index === undefined,
+        }),
+      );
       gen = Math.max(gen, Number(s.dir.slice(1)) + 1);
     }
     this.nextGen = gen;
@@ -125,6 +147,13 @@ export class CollectionState {
   }
 
   reportDamage(r: { file: string; kind: string; dropped: number; detail: string }): void {
-    reportDamage({ store: this.damage.store, file: relative(this.damage.root, r.file), kind: r.kind, detail: r.detail, dropped: r.dropped, offline: false });
+    reportDamage({
+      store: this.damage.store,
+      file: relative(this.damage.root, r.file),
+      kind: r.kind,
+      detail: r.detail,
+      dropped: r.dropped,
+      offline: false,
+    });
   }
 }

@@ -13,7 +13,12 @@ const CHUNK = 4096;
  * `old` meanwhile. Returns old row -> fresh row (-1: dropped as dead). The caller pins `old`.
  * Between steps `stop()` abandons the copy with E_CLOSED (a closing collection does not wait for it).
  */
-export async function copyLiveRows(old: Partition, fresh: Partition, rotation: Rotation | null, stop: () => boolean = () => false): Promise<Int32Array> {
+export async function copyLiveRows(
+  old: Partition,
+  fresh: Partition,
+  rotation: Rotation | null,
+  stop: () => boolean = () => false,
+): Promise<Int32Array> {
   let map = new Int32Array(Math.max(1, old.rows));
   let copied = 0;
   for (;;) {

@@ -41,8 +41,14 @@ export function fillTable(rotated: ArrayLike<number>, dimBits: number, t: Float3
   const q = (j: number) => (j < dimBits ? rotated[j]! : 0);
   for (let p = 0; p < nibbles; p++) {
     const b = p << 4;
-    const q0 = q(4 * p), q1 = q(4 * p + 1), q2 = q(4 * p + 2), q3 = q(4 * p + 3);
-    const s01 = q0 + q1, s02 = q0 + q2, s12 = q1 + q2, s012 = s01 + q2;
+    const q0 = q(4 * p),
+      q1 = q(4 * p + 1),
+      q2 = q(4 * p + 2),
+      q3 = q(4 * p + 3);
+    const s01 = q0 + q1,
+      s02 = q0 + q2,
+      s12 = q1 + q2,
+      s012 = s01 + q2;
     t[b] = 0;
     t[b + 1] = q0;
     t[b + 2] = q1;
@@ -112,7 +118,9 @@ export function nthSmallest(a: Float64Array, nth: number): number {
   let hi = a.length - 1;
   while (hi > lo) {
     const mid = (lo + hi) >>> 1;
-    const x = a[lo]!, y = a[mid]!, z = a[hi]!;
+    const x = a[lo]!,
+      y = a[mid]!,
+      z = a[hi]!;
     const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
     let i = lo;
     let j = hi;

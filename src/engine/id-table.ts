@@ -68,7 +68,8 @@ export class IdTable {
       this.table[at] = row;
       return old;
     }
-    if ((this.used + 1) * 2 > this.table.length) this.rehash(this.mapped * 4 > this.table.length ? this.table.length * 2 : this.table.length);
+    if ((this.used + 1) * 2 > this.table.length)
+      this.rehash(this.mapped * 4 > this.table.length ? this.table.length * 2 : this.table.length);
     const mask = this.table.length - 1;
     let slot = hash(this.scratch, n) & mask;
     while (this.table[slot]! >= 0) slot = (slot + 1) & mask;

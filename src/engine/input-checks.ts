@@ -13,11 +13,13 @@ export function rowBytesOf(dimension: number, cosine: boolean): number {
 }
 
 export function checkNamespace(ns: unknown, field = "namespace"): asserts ns is string {
-  if (typeof ns !== "string" || Buffer.byteLength(ns) > MAX_ID_BYTES) throw new SvcError("E_BAD_REQUEST", `${field} must be a string of at most ${MAX_ID_BYTES} bytes`, { field });
+  if (typeof ns !== "string" || Buffer.byteLength(ns) > MAX_ID_BYTES)
+    throw new SvcError("E_BAD_REQUEST", `${field} must be a string of at most ${MAX_ID_BYTES} bytes`, { field });
 }
 
 export function checkField(name: unknown, field: string): asserts name is string {
-  if (typeof name !== "string" || name.length === 0) throw new SvcError("E_BAD_REQUEST", `${field} must be a non-empty metadata field name`, { field });
+  if (typeof name !== "string" || name.length === 0)
+    throw new SvcError("E_BAD_REQUEST", `${field} must be a non-empty metadata field name`, { field });
 }
 
 /**
@@ -27,7 +29,8 @@ export function checkField(name: unknown, field: string): asserts name is string
 export function checkPayload(payload: unknown, field: string): Uint8Array | null {
   if (payload === undefined || payload === null) return null;
   if (!(payload instanceof Uint8Array)) throw new SvcError("E_BAD_REQUEST", `${field} must be bytes (a Uint8Array)`, { field });
-  if (payload.byteLength > MAX_PAYLOAD_BYTES) throw new SvcError("E_BAD_REQUEST", `${field} is ${payload.byteLength} bytes; the limit is ${MAX_PAYLOAD_BYTES}`, { field });
+  if (payload.byteLength > MAX_PAYLOAD_BYTES)
+    throw new SvcError("E_BAD_REQUEST", `${field} is ${payload.byteLength} bytes; the limit is ${MAX_PAYLOAD_BYTES}`, { field });
   return new Uint8Array(payload);
 }
 
@@ -39,7 +42,8 @@ export function checkId(id: unknown, field: string): string {
 }
 
 export function checkTopK(k: number): void {
-  if (!Number.isInteger(k) || k < 1 || k > 10_000) throw new SvcError("E_TOP_K", `topK must be an integer in [1, 10000], got ${k}`, { field: "topK" });
+  if (!Number.isInteger(k) || k < 1 || k > 10_000)
+    throw new SvcError("E_TOP_K", `topK must be an integer in [1, 10000], got ${k}`, { field: "topK" });
 }
 
 /** Values of the right length, as float32 (not yet checked for NaN/Infinity: see checkFinite). */
@@ -47,7 +51,8 @@ export function checkLength(values: ArrayLike<number> | undefined, field: string
   if (values === undefined || values === null || typeof values !== "object" || typeof values.length !== "number") {
     throw new SvcError("E_BAD_REQUEST", `${field} must be an array of ${dimension} numbers`, { field });
   }
-  if (values.length !== dimension) throw new SvcError("E_DIMENSION", `${field} has ${values.length} values, the collection has dimension ${dimension}`, { field });
+  if (values.length !== dimension)
+    throw new SvcError("E_DIMENSION", `${field} has ${values.length} values, the collection has dimension ${dimension}`, { field });
   return values instanceof Float32Array ? values : Float32Array.from(values as ArrayLike<number>);
 }
 
@@ -59,10 +64,17 @@ export function checkLength(values: ArrayLike<number> | undefined, field: string
 export function checkFinite(f32: Float32Array, field: (i: number) => string, dim: number): void {
   for (let i = 0, o = 0; o < f32.length; i++, o += dim) {
     // four accumulators: one float add chain per lane instead of one long dependency chain
-    let n0 = 0, n1 = 0, n2 = 0, n3 = 0, bad = 0;
+    let n0 = 0,
+      n1 = 0,
+      n2 = 0,
+      n3 = 0,
+      bad = 0;
     let j = o;
     for (const end4 = o + (dim & ~3); j < end4; j += 4) {
-      const x0 = f32[j]!, x1 = f32[j + 1]!, x2 = f32[j + 2]!, x3 = f32[j + 3]!;
+      const x0 = f32[j]!,
+        x1 = f32[j + 1]!,
+        x2 = f32[j + 2]!,
+        x3 = f32[j + 3]!;
       bad += x0 - x0 + (x1 - x1) + (x2 - x2) + (x3 - x3);
       n0 += x0 * x0;
       n1 += x1 * x1;
@@ -93,7 +105,8 @@ export function checkValues(values: ArrayLike<number> | undefined, field: string
 /** Packed bits of a hamming collection (ceil(dimension / 8) bytes) as a stored row: padded, spare bits of the last byte cleared. */
 export function checkBits(bits: Uint8Array | undefined, field: string, dimension: number): Uint8Array {
   const bytes = Math.ceil(dimension / 8);
-  if (!(bits instanceof Uint8Array) || bits.byteLength !== bytes) throw new SvcError("E_DIMENSION", `${field} must be ${bytes} packed bytes (dimension ${dimension} bits)`, { field });
+  if (!(bits instanceof Uint8Array) || bits.byteLength !== bytes)
+    throw new SvcError("E_DIMENSION", `${field} must be ${bytes} packed bytes (dimension ${dimension} bits)`, { field });
   const row = new Uint8Array(rowBytesOf(dimension, false));
   row.set(bits);
   if (dimension % 8 !== 0) row[bytes - 1]! &= (1 << (dimension % 8)) - 1;

@@ -19,7 +19,17 @@ const CHUNK = 4096;
  * a step, `stop()` abandons the build with E_CLOSED. `persist` makes the index durable (ivf.bin)
  * before the catch-up, whose last step returns without yielding: the caller swaps at once.
  */
-export async function copyClustered(kernels: Kernels, pool: ScanPool | null, old: Partition, fresh: Partition, rotation: Rotation | null, seed: number, stop: () => boolean, persist: (ivf: IvfIndex) => Promise<void>, lists?: number): Promise<Int32Array> {
+export async function copyClustered(
+  kernels: Kernels,
+  pool: ScanPool | null,
+  old: Partition,
+  fresh: Partition,
+  rotation: Rotation | null,
+  seed: number,
+  stop: () => boolean,
+  persist: (ivf: IvfIndex) => Promise<void>,
+  lists?: number,
+): Promise<Int32Array> {
   const n0 = old.rows;
   const live = old.live().toUint32Array();
   const pin = () => old.arena.pin();
@@ -36,7 +46,14 @@ export async function copyClustered(kernels: Kernels, pool: ScanPool | null, old
       await tick(stop);
     }
     const rowBytes = old.arena.rowBytes;
-    fresh.ivf = new IvfIndex(kernels, dimBits, old.arena.words, kernels.heap.bytes().slice(centroids, centroids + nl * rowBytes), offsets, radii);
+    fresh.ivf = new IvfIndex(
+      kernels,
+      dimBits,
+      old.arena.words,
+      kernels.heap.bytes().slice(centroids, centroids + nl * rowBytes),
+      offsets,
+      radii,
+    );
     const { rows: copiedRows, unpin } = fresh.arena.pin();
     try {
       await fresh.ivf.calibrate(copiedRows, seed, stop, fresh.values === null ? 10 : candidatesFor(10, fresh.shape.dimension));
@@ -68,7 +85,14 @@ export async function copyClustered(kernels: Kernels, pool: ScanPool | null, old
 }
 
 /** Append rows of `old` (in the given order) to `fresh`: bits as they are, values, ids, metadata, payloads; records old -> fresh in map. */
-function appendRows(kernels: Kernels, old: Partition, fresh: Partition, rotation: Rotation | null, rows: ArrayLike<number>, map: Int32Array): void {
+function appendRows(
+  kernels: Kernels,
+  old: Partition,
+  fresh: Partition,
+  rotation: Rotation | null,
+  rows: ArrayLike<number>,
+  map: Int32Array,
+): void {
   const n = rows.length;
   if (n === 0) return;
   const rowBytes = old.arena.rowBytes;
@@ -92,4 +116,3 @@ function appendRows(kernels: Kernels, old: Partition, fresh: Partition, rotation
   }
   fresh.append(rotation, ids, vectors, metas, rotation ? bits : undefined, payloads);
 }
-

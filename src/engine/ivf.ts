@@ -61,7 +61,10 @@ export const MASKED_PROBE_MARGIN = 2;
  * that fraction of every list; `factor` covers how far the data's clusters make it look).
  */
 export function filteredCap(params: ProbeParams, k: number, selectivity: number, lists: number, factor = 1): number {
-  return Math.min(lists, Math.ceil((factor * Math.max(params.maxProbe, params.minProbe) * Math.ceil(k / 10)) / Math.max(selectivity, 1e-9)));
+  return Math.min(
+    lists,
+    Math.ceil((factor * Math.max(params.maxProbe, params.minProbe) * Math.ceil(k / 10)) / Math.max(selectivity, 1e-9)),
+  );
 }
 
 /**
@@ -177,7 +180,8 @@ export class IvfIndex {
     this.lists = offsets.length - 1;
     this.offsets = offsets;
     this.radii = radii;
-    if (centroidBytes.byteLength !== this.lists * words * 8) throw new SvcError("E_IO", `index: ${centroidBytes.byteLength} centroid bytes for ${this.lists} lists`);
+    if (centroidBytes.byteLength !== this.lists * words * 8)
+      throw new SvcError("E_IO", `index: ${centroidBytes.byteLength} centroid bytes for ${this.lists} lists`);
     this.centroids = kernels.heap.put(centroidBytes);
     this.offsetsPtr = kernels.heap.put(offsets);
     this.radiiPtr = kernels.heap.put(radii.length > 0 ? radii : new Uint32Array(1));
@@ -203,12 +207,33 @@ export class IvfIndex {
    * on lists; deeper candidate lists (cosine keeps 100 for rescoring) raise it in proportion to
    * k, and a filter's mask (keeping `selectivity` of the rows) in proportion to 1 / selectivity. Returns the top-k (ascending) and the lists probed.
    */
-  probe(rows: RowsRef, query: number, k: number, params: ProbeParams, exhaustive: boolean, mask = 0, selectivity = 1): { top: TopK; probed: number } {
-    return this.kernels.ivfProbe(rows, this.ref(), query, k, this.limits(k, params, exhaustive, mask === 0 ? 1 : selectivity, mask === 0 ? 1 : this.filterFactor), mask);
+  probe(
+    rows: RowsRef,
+    query: number,
+    k: number,
+    params: ProbeParams,
+    exhaustive: boolean,
+    mask = 0,
+    selectivity = 1,
+  ): { top: TopK; probed: number } {
+    return this.kernels.ivfProbe(
+      rows,
+      this.ref(),
+      query,
+      k,
+      this.limits(k, params, exhaustive, mask === 0 ? 1 : selectivity, mask === 0 ? 1 : this.filterFactor),
+      mask,
+    );
   }
 
   /** The kernel's probe limits for a top-k: `exhaustive` lifts the cap on lists probed; a filter's `selectivity` raises it (filteredCap). */
-  limits(k: number, params: ProbeParams, exhaustive: boolean, selectivity = 1, factor = 1): { minProbe: number; cap: number; slack: number } {
+  limits(
+    k: number,
+    params: ProbeParams,
+    exhaustive: boolean,
+    selectivity = 1,
+    factor = 1,
+  ): { minProbe: number; cap: number; slack: number } {
     const cap = exhaustive ? this.lists : filteredCap(params, k, selectivity, this.lists, factor);
     return { minProbe: params.minProbe, cap, slack: params.slack };
   }
@@ -218,13 +243,21 @@ export class IvfIndex {
    * own row left out: the exact top-10 of all `rows` must be among the probe's best `depth` (10 for
    * Hamming collections; the rescoring candidates for cosine ones). Yields between settings.
    */
-  async calibrate(rows: RowsRef, seed: number, stop: () => boolean, depth = 10): Promise<{ probe: ProbeParams | null; recall: number; fraction: number; filterFactor: number }> {
+  async calibrate(
+    rows: RowsRef,
+    seed: number,
+    stop: () => boolean,
+    depth = 10,
+  ): Promise<{ probe: ProbeParams | null; recall: number; fraction: number; filterFactor: number }> {
     const n = this.indexedRows;
     const k = 10;
     const next = mulberry32(seed ^ 0xca11b8);
     const sample = Array.from({ length: Math.min(CALIBRATION_SAMPLE, n) }, () => next() % n);
     const rowBytes = rows.words * 8;
-    const without = (t: TopK, self: number, m: number) => Array.from(t.dists).filter((_, i) => t.rows[i] !== self).slice(0, m);
+    const without = (t: TopK, self: number, m: number) =>
+      Array.from(t.dists)
+        .filter((_, i) => t.rows[i] !== self)
+        .slice(0, m);
     // exact answers a few at a time (one is a full scan: ~4 ms at 1M rows), yielding to queries and writes between
     const kth: number[] = [];
     for (const [i, r] of sample.entries()) {
@@ -239,7 +272,11 @@ export class IvfIndex {
         if (i % CALIBRATION_STEP === 0) await tick(stop);
         // one more answer for the row itself, with the list cap a query of `depth` gets
         const cap = Math.min(this.lists, Math.max(params.maxProbe, params.minProbe) * Math.ceil(Math.max(k, depth) / 10));
-        const res = this.kernels.ivfProbe(rows, this.ref(), rows.base + r * rowBytes, Math.max(k, depth) + 1, { minProbe: params.minProbe, cap, slack: params.slack });
+        const res = this.kernels.ivfProbe(rows, this.ref(), rows.base + r * rowBytes, Math.max(k, depth) + 1, {
+          minProbe: params.minProbe,
+          cap,
+          slack: params.slack,
+        });
         lists += res.probed;
         hits += Math.min(k, without(res.top, r, depth).filter((d) => d <= kth[i]!).length);
       }
@@ -254,7 +291,14 @@ export class IvfIndex {
   }
 
   /** The first FILTER_FACTOR_LADDER step reaching CALIBRATION_RECALL through random masks at every FILTER_CALIBRATION_SELECTIVITY (0: none). */
-  private async calibrateFilter(rows: RowsRef, sample: number[], next: () => number, stop: () => boolean, depth: number, params: ProbeParams): Promise<number> {
+  private async calibrateFilter(
+    rows: RowsRef,
+    sample: number[],
+    next: () => number,
+    stop: () => boolean,
+    depth: number,
+    params: ProbeParams,
+  ): Promise<number> {
     const k = 10;
     const rowBytes = rows.words * 8;
     const heap = this.kernels.heap;
@@ -269,7 +313,12 @@ export class IvfIndex {
         for (const [i, r] of sample.entries()) {
           if (i % CALIBRATION_STEP === 0) await tick(stop);
           const t = this.kernels.topKMasked(rows, 0, rows.count, rows.base + r * rowBytes, k + 1, masks[m]!);
-          per.push(Array.from(t.dists).filter((_, j) => t.rows[j] !== r).slice(0, k).at(-1) ?? 0);
+          per.push(
+            Array.from(t.dists)
+              .filter((_, j) => t.rows[j] !== r)
+              .slice(0, k)
+              .at(-1) ?? 0,
+          );
         }
         kth.push(per);
       }
@@ -280,8 +329,17 @@ export class IvfIndex {
           let hits = 0;
           for (const [i, r] of sample.entries()) {
             if (i % CALIBRATION_STEP === 0) await tick(stop);
-            const res = this.kernels.ivfProbe(rows, this.ref(), rows.base + r * rowBytes, Math.max(k, depth) + 1, { minProbe: params.minProbe, cap, slack: params.slack }, masks[m]!);
-            const got = Array.from(res.top.dists).filter((_, j) => res.top.rows[j] !== r).slice(0, depth);
+            const res = this.kernels.ivfProbe(
+              rows,
+              this.ref(),
+              rows.base + r * rowBytes,
+              Math.max(k, depth) + 1,
+              { minProbe: params.minProbe, cap, slack: params.slack },
+              masks[m]!,
+            );
+            const got = Array.from(res.top.dists)
+              .filter((_, j) => res.top.rows[j] !== r)
+              .slice(0, depth);
             hits += Math.min(k, got.filter((d) => d <= kth[m]![i]!).length);
           }
           if (hits / (k * sample.length) < CALIBRATION_RECALL) ok = false;
@@ -320,7 +378,8 @@ export class IvfIndex {
     if (bytes.byteLength < HEADER_U32_V1 * 4) throw bad("truncated index file");
     const copy = new Uint8Array(bytes);
     const version = new Uint32Array(copy.buffer, 0, 2)[1];
-    if (new Uint32Array(copy.buffer, 0, 1)[0] !== MAGIC || (version !== 1 && version !== 2 && version !== VERSION)) throw bad("not an index file (magic/version)");
+    if (new Uint32Array(copy.buffer, 0, 1)[0] !== MAGIC || (version !== 1 && version !== 2 && version !== VERSION))
+      throw bad("not an index file (magic/version)");
     const headU32 = version === 1 ? HEADER_U32_V1 : version === 2 ? HEADER_U32_V2 : HEADER_U32;
     if (bytes.byteLength < headU32 * 4) throw bad("truncated index file");
     const head = new Uint32Array(copy.buffer, 0, headU32);
@@ -361,7 +420,17 @@ const ASSIGN_CHUNK = 16_384;
 export type PinnedRows = { rows: RowsRef; unpin: () => void };
 
 /** nearestCentroids on the pool's workers, or in this thread without a pool. */
-function nearest(kernels: Kernels, pool: ScanPool | null, rows: RowsRef, start: number, end: number, centroids: number, lists: number, out: number, dists: number): Promise<void> | void {
+function nearest(
+  kernels: Kernels,
+  pool: ScanPool | null,
+  rows: RowsRef,
+  start: number,
+  end: number,
+  centroids: number,
+  lists: number,
+  out: number,
+  dists: number,
+): Promise<void> | void {
   if (pool === null) return kernels.nearestCentroids(rows, start, end, centroids, lists, out, dists);
   return pool.nearestCentroids(rows, start, end, centroids, lists, out, dists);
 }
@@ -378,7 +447,16 @@ const SAMPLE_PER_LIST = 8;
  * pool's workers when a pool is given. Returns the centroid rows (lists x rowBytes, a pointer
  * the caller releases).
  */
-export async function trainCentroids(kernels: Kernels, pool: ScanPool | null, pin: () => PinnedRows, candidates: Uint32Array, lists: number, dimBits: number, seed: number, stop: () => boolean = () => false): Promise<number> {
+export async function trainCentroids(
+  kernels: Kernels,
+  pool: ScanPool | null,
+  pin: () => PinnedRows,
+  candidates: Uint32Array,
+  lists: number,
+  dimBits: number,
+  seed: number,
+  stop: () => boolean = () => false,
+): Promise<number> {
   const heap = kernels.heap;
   const words = wordsFor(dimBits);
   const rowBytes = words * 8;
@@ -398,7 +476,8 @@ export async function trainCentroids(kernels: Kernels, pool: ScanPool | null, pi
     {
       const { rows, unpin } = pin();
       const bytes = heap.bytes();
-      for (let i = 0; i < sampleN; i++) bytes.copyWithin(sample + i * rowBytes, rows.base + pick[i]! * rowBytes, rows.base + (pick[i]! + 1) * rowBytes);
+      for (let i = 0; i < sampleN; i++)
+        bytes.copyWithin(sample + i * rowBytes, rows.base + pick[i]! * rowBytes, rows.base + (pick[i]! + 1) * rowBytes);
       unpin();
     }
     const sampleRows: RowsRef = { base: sample, words, count: sampleN };
@@ -411,7 +490,8 @@ export async function trainCentroids(kernels: Kernels, pool: ScanPool | null, pi
       const of = heap.u32(assign, sampleN).slice();
       const members = groupBy(of, lists);
       for (let l = 0; l < lists; l++) {
-        const from = members.offsets[l]!, to = members.offsets[l + 1]!;
+        const from = members.offsets[l]!,
+          to = members.offsets[l + 1]!;
         const c = centroids + l * rowBytes;
         if (from === to) {
           const r = next() % sampleN;
@@ -443,7 +523,15 @@ export async function trainCentroids(kernels: Kernels, pool: ScanPool | null, pi
  * that is near every query and holds rows of many clusters (measured: recall@10 0.85 at a
  * quarter of the lists probed, against >= 0.99 at a few percent with this seeding).
  */
-async function seedCentroids(kernels: Kernels, sample: RowsRef, centroids: number, lists: number, scratch: number, next: () => number, stop: () => boolean): Promise<void> {
+async function seedCentroids(
+  kernels: Kernels,
+  sample: RowsRef,
+  centroids: number,
+  lists: number,
+  scratch: number,
+  next: () => number,
+  stop: () => boolean,
+): Promise<void> {
   const heap = kernels.heap;
   const rowBytes = sample.words * 8;
   const n = sample.count;
@@ -483,7 +571,15 @@ async function seedCentroids(kernels: Kernels, sample: RowsRef, centroids: numbe
 }
 
 /** Nearest centroid of rows [0, count) and the distance to it, in steps between which others run (on the pool's workers when given; the rows pinned per step). */
-export async function assignRows(kernels: Kernels, pool: ScanPool | null, pin: () => PinnedRows, count: number, centroids: number, lists: number, stop: () => boolean = () => false): Promise<{ nearest: Uint32Array; dists: Uint32Array }> {
+export async function assignRows(
+  kernels: Kernels,
+  pool: ScanPool | null,
+  pin: () => PinnedRows,
+  count: number,
+  centroids: number,
+  lists: number,
+  stop: () => boolean = () => false,
+): Promise<{ nearest: Uint32Array; dists: Uint32Array }> {
   const heap = kernels.heap;
   const near = new Uint32Array(count);
   const dists = new Uint32Array(count);
@@ -512,14 +608,14 @@ export function listRadii(order: Uint32Array, offsets: Uint32Array, dists: Uint3
   const lists = offsets.length - 1;
   const radii = new Uint32Array(lists);
   for (let l = 0; l < lists; l++) {
-    const from = offsets[l]!, to = offsets[l + 1]!;
+    const from = offsets[l]!,
+      to = offsets[l + 1]!;
     if (from === to) continue;
     const d = Uint32Array.from(order.subarray(from, to), (r) => dists[r]!).sort();
     radii[l] = d[Math.min(d.length - 1, Math.floor(RADIUS_QUANTILE * d.length))]!;
   }
   return radii;
 }
-
 
 /** Counting sort of items by their key in [0, lists): items of key l are order[offsets[l] .. offsets[l + 1]), ascending within. */
 export function groupBy(keys: ArrayLike<number>, lists: number, items?: ArrayLike<number>): { order: Uint32Array; offsets: Uint32Array } {

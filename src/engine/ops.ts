@@ -10,13 +10,33 @@ export const OP = { upsert: 1, delete: 2, deleteAll: 3, update: 4, move: 5 } as 
  * i's payload or null, and `p` is left out when no row has one (frames logged before
  * payloads existed have none).
  */
-export interface UpsertOp { ns: string; ids: string[]; v: Uint8Array; m: (Metadata | null)[]; p?: (Uint8Array | null)[] }
-export interface DeleteOp { ns: string; ids: string[] }
-export interface DeleteAllOp { ns: string }
+export interface UpsertOp {
+  ns: string;
+  ids: string[];
+  v: Uint8Array;
+  m: (Metadata | null)[];
+  p?: (Uint8Array | null)[];
+}
+export interface DeleteOp {
+  ns: string;
+  ids: string[];
+}
+export interface DeleteAllOp {
+  ns: string;
+}
 /** Update: new values replace the row's vector; `m` is merged into its metadata (setMetadata); `p` replaces the payload (absent: kept). */
-export interface UpdateOp { ns: string; id: string; v: Uint8Array | null; m: Metadata | null; p?: Uint8Array }
+export interface UpdateOp {
+  ns: string;
+  id: string;
+  v: Uint8Array | null;
+  m: Metadata | null;
+  p?: Uint8Array;
+}
 /** Move: namespace `to` becomes what `from` was (its own rows are dropped) and `from` becomes empty. */
-export interface MoveOp { from: string; to: string }
+export interface MoveOp {
+  from: string;
+  to: string;
+}
 
 export type Op =
   | { type: typeof OP.upsert; body: UpsertOp }

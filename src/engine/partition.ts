@@ -101,8 +101,16 @@ export class Partition {
     const rowBytes = this.arena.rowBytes;
     const salvage = state.salvage === true;
     this.bits = new RowFile(join(this.path, "bits.bin"), rowBytes, state.rows, state.sums?.["bits.bin"], salvage);
-    this.values = shape.metric === "cosine" ? new RowFile(join(this.path, "values.f32"), shape.dimension * 4, state.rows, state.sums?.["values.f32"], salvage) : null;
-    this.records = new RecordFile(join(this.path, "records.bin"), { rows: state.rows, bytes: state.recordBytes }, state.sums?.["records.bin"], salvage);
+    this.values =
+      shape.metric === "cosine"
+        ? new RowFile(join(this.path, "values.f32"), shape.dimension * 4, state.rows, state.sums?.["values.f32"], salvage)
+        : null;
+    this.records = new RecordFile(
+      join(this.path, "records.bin"),
+      { rows: state.rows, bytes: state.recordBytes },
+      state.sums?.["records.bin"],
+      salvage,
+    );
     if (state.rows > 0) {
       const ptr = this.arena.reserve(state.rows);
       this.bits.readRange(0, state.rows, kernels.heap.bytes().subarray(ptr, ptr + state.rows * rowBytes));
@@ -163,7 +171,11 @@ export class Partition {
 
   /** Block sums of the files as of now, for a checkpoint (taken with state()). */
   sums(): Partial<Record<SumFile, FileSums>> {
-    return { "bits.bin": this.bits.sums.snapshot(), ...(this.values ? { "values.f32": this.values.sums.snapshot() } : {}), "records.bin": this.records.snapshotSums() };
+    return {
+      "bits.bin": this.bits.sums.snapshot(),
+      ...(this.values ? { "values.f32": this.values.sums.snapshot() } : {}),
+      "records.bin": this.records.snapshotSums(),
+    };
   }
 
   get rows(): number {
@@ -201,7 +213,14 @@ export class Partition {
    * rotation here, unless their `bits` are given, as compaction does) or packed bit rows
    * (hamming). A repeated id tombstones its old row. `payloads[i]`: row i's opaque bytes, null or absent for none.
    */
-  append(rotation: Rotation | null, ids: readonly string[], vectors: Uint8Array, metas: readonly (Metadata | null)[], bits?: Uint8Array, payloads?: readonly (Uint8Array | null)[]): void {
+  append(
+    rotation: Rotation | null,
+    ids: readonly string[],
+    vectors: Uint8Array,
+    metas: readonly (Metadata | null)[],
+    bits?: Uint8Array,
+    payloads?: readonly (Uint8Array | null)[],
+  ): void {
     const n = ids.length;
     if (n === 0) return;
     const first = this.rows;
@@ -216,7 +235,11 @@ export class Partition {
       heap.bytes().set(vectors, ptr);
     }
     this.bits.append(heap.bytes().subarray(ptr, ptr + n * this.arena.rowBytes));
-    this.records.append(ids, metas.map((m) => m ?? undefined), payloads);
+    this.records.append(
+      ids,
+      metas.map((m) => m ?? undefined),
+      payloads,
+    );
     for (let i = 0; i < n; i++) {
       const row = first + i;
       const old = this.records.ids.map(row, ids[i]!);
@@ -259,7 +282,8 @@ export class Partition {
 
   /** Stored float32 values of a row (cosine collections) or its packed bits (hamming). */
   vector(row: number): Float32Array | Uint8Array {
-    if (this.values === null) return this.kernels.heap.bytes().slice(this.arena.rowPtr(row), this.arena.rowPtr(row) + Math.ceil(this.shape.dimension / 8));
+    if (this.values === null)
+      return this.kernels.heap.bytes().slice(this.arena.rowPtr(row), this.arena.rowPtr(row) + Math.ceil(this.shape.dimension / 8));
     const out = new Float32Array(this.shape.dimension);
     this.values.readInto(row, new Uint8Array(out.buffer));
     return out;
@@ -280,7 +304,16 @@ export class Partition {
   }
 
   state(tombstones: string, index: string, sums: string): PartitionState {
-    return { namespace: this.namespace, dir: this.dir, rows: this.rows, recordBytes: this.records.bytes, tombstones, index, ...(this.ivf ? { ivf: IVF_FILE } : {}), sums };
+    return {
+      namespace: this.namespace,
+      dir: this.dir,
+      rows: this.rows,
+      recordBytes: this.records.bytes,
+      tombstones,
+      index,
+      ...(this.ivf ? { ivf: IVF_FILE } : {}),
+      sums,
+    };
   }
 
   /** Close files and free the rows (once no scan holds them). */
@@ -294,5 +327,6 @@ export class Partition {
 }
 
 export function checkVectorCount(bytes: Uint8Array, n: number, rowBytes: number, field: string): void {
-  if (bytes.byteLength !== n * rowBytes) throw new SvcError("E_DIMENSION", `expected ${n} rows of ${rowBytes} bytes, got ${bytes.byteLength} bytes`, { field });
+  if (bytes.byteLength !== n * rowBytes)
+    throw new SvcError("E_DIMENSION", `expected ${n} rows of ${rowBytes} bytes, got ${bytes.byteLength} bytes`, { field });
 }

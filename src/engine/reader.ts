@@ -107,7 +107,10 @@ export class Reader {
   }
 
   /** `scanned`: the rows the query had to consider (the namespace's live rows, those its filter matched, or about those an index probe compared, at most the live rows); what metering charges. */
-  async query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; plan: Plan; scanned: number; matched?: number; timings?: SearchResult["timings"]; probed?: number }> {
+  async query(
+    namespace: string,
+    req: QueryInput,
+  ): Promise<{ matches: Match[]; plan: Plan; scanned: number; matched?: number; timings?: SearchResult["timings"]; probed?: number }> {
     const k = req.topK;
     checkTopK(k);
     const filter = parseFilter(req.filter);
@@ -139,7 +142,19 @@ export class Reader {
       } else heap.bytes().set(vector, bits);
       p.pins++;
       try {
-        const res = await search(this.s.kernels, this.s.pool, p, { bits, unit, rotated, norm, scoring: req.scoring, k, filter, candidates: req.candidates, rescore: req.rescore, exact: req.exact === true, probe: req.probe });
+        const res = await search(this.s.kernels, this.s.pool, p, {
+          bits,
+          unit,
+          rotated,
+          norm,
+          scoring: req.scoring,
+          k,
+          filter,
+          candidates: req.candidates,
+          rescore: req.rescore,
+          exact: req.exact === true,
+          probe: req.probe,
+        });
         const matches = res.hits.map(({ row, score }) => {
           const match: Match = { id: p.idOf(row), score };
           if (req.includeValues) {
@@ -154,7 +169,14 @@ export class Reader {
           return match;
         });
         // An index probe's estimate is capped at the live rows: never more than an exact scan (the wallet reserves that bound).
-        return { matches, plan: res.plan, scanned: Math.min(res.scanned ?? res.matched ?? p.liveCount, p.liveCount), matched: res.matched, timings: res.timings, ...(res.probed === undefined ? {} : { probed: res.probed }) };
+        return {
+          matches,
+          plan: res.plan,
+          scanned: Math.min(res.scanned ?? res.matched ?? p.liveCount, p.liveCount),
+          matched: res.matched,
+          timings: res.timings,
+          ...(res.probed === undefined ? {} : { probed: res.probed }),
+        };
       } finally {
         p.pins--;
         this.s.closeRetired();
@@ -166,10 +188,20 @@ export class Reader {
   }
 
   /** An exact scan scoring dense dot product (when a vector or id is given) + sparse dot over the live rows matching `filter` (QueryInput.sparseVector). */
-  private hybrid(p: Partition | undefined, namespace: string, req: QueryInput, filter: ReturnType<typeof parseFilter>): { matches: Match[]; plan: Plan; scanned: number } {
+  private hybrid(
+    p: Partition | undefined,
+    namespace: string,
+    req: QueryInput,
+    filter: ReturnType<typeof parseFilter>,
+  ): { matches: Match[]; plan: Plan; scanned: number } {
     if (!this.s.rotation) throw new SvcError("E_BAD_REQUEST", "sparse queries need a float collection", { field: "sparseVector" });
     // Pinecone scores sparse-dense as dense dot + sparse dot and refuses sparse values on cosine and euclidean indexes.
-    if ((req.scoring ?? "cosine") !== "dotproduct") throw new SvcError("E_BAD_REQUEST", `this index (metric ${req.scoring ?? "cosine"}) does not take sparse values: sparse-dense queries need a dotproduct index (or a sparse index)`, { field: "sparseVector" });
+    if ((req.scoring ?? "cosine") !== "dotproduct")
+      throw new SvcError(
+        "E_BAD_REQUEST",
+        `this index (metric ${req.scoring ?? "cosine"}) does not take sparse values: sparse-dense queries need a dotproduct index (or a sparse index)`,
+        { field: "sparseVector" },
+      );
     const sparse = checkSparse(req.sparseVector, "sparseVector");
     let dense: Float32Array | null = null;
     if (req.id !== undefined) {
@@ -200,16 +232,28 @@ export class Reader {
   }
 
   /** A sparse-only index's top-k (QueryInput.sparseIndex) from the partition's postings; `scanned`: the postings read, at most the live rows. */
-  private sparseOnly(p: Partition | undefined, namespace: string, req: QueryInput, filter: ReturnType<typeof parseFilter>): { matches: Match[]; plan: Plan; scanned: number } {
-    if (req.vector !== undefined) throw new SvcError("E_BAD_REQUEST", "a sparse index holds no dense values: query with sparseVector (or the id of a stored vector)", { field: "vector" });
-    if (req.sparseVector !== undefined && req.id !== undefined) throw new SvcError("E_BAD_REQUEST", "give either sparseVector or id, not both", { field: "id" });
+  private sparseOnly(
+    p: Partition | undefined,
+    namespace: string,
+    req: QueryInput,
+    filter: ReturnType<typeof parseFilter>,
+  ): { matches: Match[]; plan: Plan; scanned: number } {
+    if (req.vector !== undefined)
+      throw new SvcError("E_BAD_REQUEST", "a sparse index holds no dense values: query with sparseVector (or the id of a stored vector)", {
+        field: "vector",
+      });
+    if (req.sparseVector !== undefined && req.id !== undefined)
+      throw new SvcError("E_BAD_REQUEST", "give either sparseVector or id, not both", { field: "id" });
     let q: SparseVector;
     if (req.sparseVector !== undefined) q = checkSparse(req.sparseVector, "sparseVector", MAX_SPARSE_INDEX_NNZ);
     else if (req.id !== undefined) {
       const row = p?.rowOf(req.id);
       if (row === undefined) throw new SvcError("E_NOT_FOUND", `no vector '${req.id}' in namespace '${namespace}'`, { field: "id" });
       q = sparseOf(p!.payload(row)) ?? { indices: new Uint32Array(0), values: new Float32Array(0) };
-    } else throw new SvcError("E_BAD_REQUEST", "a sparse index is queried with sparseVector (or the id of a stored vector)", { field: "sparseVector" });
+    } else
+      throw new SvcError("E_BAD_REQUEST", "a sparse index is queried with sparseVector (or the id of a stored vector)", {
+        field: "sparseVector",
+      });
     if (p === undefined || p.liveCount === 0) return { matches: [], plan: "empty", scanned: 0 };
     let postings = this.postings.get(p);
     if (postings === undefined || postings.indexed > p.rows) this.postings.set(p, (postings = new SparsePostings()));
@@ -235,11 +279,16 @@ export class Reader {
    * of the queries); without one, or with `exact`, one blocked exact scan. Matches carry id
    * and score only.
    */
-  async queryBatch(namespace: string, req: { bits: readonly Uint8Array[]; topK: number; exact?: boolean; probe?: ProbeParams }): Promise<{ matches: Match[][]; plan: Plan }> {
-    if (this.s.rotation) throw new SvcError("E_BAD_REQUEST", "queryBatch takes packed bits: it serves hamming collections", { field: "bits" });
+  async queryBatch(
+    namespace: string,
+    req: { bits: readonly Uint8Array[]; topK: number; exact?: boolean; probe?: ProbeParams },
+  ): Promise<{ matches: Match[][]; plan: Plan }> {
+    if (this.s.rotation)
+      throw new SvcError("E_BAD_REQUEST", "queryBatch takes packed bits: it serves hamming collections", { field: "bits" });
     const k = req.topK;
     checkTopK(k);
-    if (!Array.isArray(req.bits) || req.bits.length === 0) throw new SvcError("E_BAD_REQUEST", "bits must be a non-empty array of packed rows", { field: "bits" });
+    if (!Array.isArray(req.bits) || req.bits.length === 0)
+      throw new SvcError("E_BAD_REQUEST", "bits must be a non-empty array of packed rows", { field: "bits" });
     const rowBytes = this.s.rowBytes;
     const block = new Uint8Array(req.bits.length * rowBytes);
     req.bits.forEach((b, i) => block.set(checkBits(b, `bits[${i}]`, this.s.dimension), i * rowBytes));
@@ -262,7 +311,12 @@ export class Reader {
   }
 
   /** Per-namespace live counts; with a filter, only the vectors it matches (namespaces with none are left out). */
-  stats(filter?: unknown): { dimension: number; metric: string; namespaces: Record<string, { vectorCount: number }>; totalVectorCount: number } {
+  stats(filter?: unknown): {
+    dimension: number;
+    metric: string;
+    namespaces: Record<string, { vectorCount: number }>;
+    totalVectorCount: number;
+  } {
     const f = parseFilter(filter);
     // no prototype: a namespace named "__proto__" or "constructor" is a key like any other
     const namespaces: Record<string, { vectorCount: number }> = Object.create(null);
@@ -284,7 +338,8 @@ export class Reader {
    */
   order(namespace: string, req: OrderInput): OrderedRow[] {
     const limit = req.limit;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ORDER_LIMIT) throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${MAX_ORDER_LIMIT}], got ${limit}`, { field: "limit" });
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ORDER_LIMIT)
+      throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${MAX_ORDER_LIMIT}], got ${limit}`, { field: "limit" });
     checkField(req.field, "field");
     const desc = req.desc ?? true;
     if (typeof desc !== "boolean") throw new SvcError("E_BAD_REQUEST", "desc must be a boolean", { field: "desc" });
@@ -348,7 +403,8 @@ export class Reader {
     if (f === null) return this.sorted(p).page(p, req);
     const rows = p.index.evaluate(f, p.live());
     // A broad filter walks the sorted ids (about 1/selectivity ids per one kept); a narrow one sorts its matches.
-    if (rows.size * LIST_WALK_FRACTION < p.liveCount) return idsAfter(Array.from(rows.toUint32Array(), (row) => p.idOf(row)).sort(compareIds), req);
+    if (rows.size * LIST_WALK_FRACTION < p.liveCount)
+      return idsAfter(Array.from(rows.toUint32Array(), (row) => p.idOf(row)).sort(compareIds), req);
     return this.sorted(p).page(p, req, (_id, row) => rows.has(row));
   }
 
@@ -376,10 +432,19 @@ export class Reader {
   }
 
   /** The namespace's index, if any: lists, indexed rows and the delta of rows written since. */
-  indexStats(namespace: string): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null; filterFactor: number } | null {
+  indexStats(
+    namespace: string,
+  ): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null; filterFactor: number } | null {
     const p = this.s.partitions.get(namespace);
     if (p?.ivf == null) return null;
-    return { lists: p.ivf.lists, indexedRows: p.ivf.indexedRows, deltaRows: p.rows - p.ivf.indexedRows, bytes: p.ivf.bytes, probe: p.ivf.calibrated, filterFactor: p.ivf.filterFactor };
+    return {
+      lists: p.ivf.lists,
+      indexedRows: p.ivf.indexedRows,
+      deltaRows: p.rows - p.ivf.indexedRows,
+      bytes: p.ivf.bytes,
+      probe: p.ivf.calibrated,
+      filterFactor: p.ivf.filterFactor,
+    };
   }
 }
 

@@ -45,17 +45,22 @@ export class RecordFile {
     try {
       this.fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644);
       size = fstatSync(this.fd).size;
-      if (size < expect.bytes && !(salvage && checked?.firstRow)) throw new Error(`holds ${size} bytes, the checkpoint expects ${expect.bytes}`);
+      if (size < expect.bytes && !(salvage && checked?.firstRow))
+        throw new Error(`holds ${size} bytes, the checkpoint expects ${expect.bytes}`);
       if (size !== expect.bytes) ftruncateSync(this.fd, expect.bytes);
     } catch (err) {
       throw new SvcError("E_IO", `${path}: ${(err as Error).message}`, { details: { file: path }, cause: err });
     }
     const { sums, bad } = scanBlocks(this.fd, expect.bytes, checked, path);
-    for (let b = Math.floor(size / SUM_BLOCK); size < expect.bytes && b < Math.ceil(expect.bytes / SUM_BLOCK); b++) if (!bad.includes(b)) bad.push(b);
+    for (let b = Math.floor(size / SUM_BLOCK); size < expect.bytes && b < Math.ceil(expect.bytes / SUM_BLOCK); b++)
+      if (!bad.includes(b)) bad.push(b);
     this.sums = sums;
     if (bad.length === 0) this.load(expect.bytes);
     else this.loadSalvaging(expect, new Set(bad), expectSums!);
-    if (this.ids.rows !== expect.rows) throw new SvcError("E_IO", `${path}: holds ${this.ids.rows} records, the checkpoint expects ${expect.rows}`, { details: { file: path } });
+    if (this.ids.rows !== expect.rows)
+      throw new SvcError("E_IO", `${path}: holds ${this.ids.rows} records, the checkpoint expects ${expect.rows}`, {
+        details: { file: path },
+      });
   }
 
   get bytes(): number {
@@ -126,7 +131,9 @@ export class RecordFile {
 
   /** fdatasync on the threadpool, so a multi-GB flush does not stall the event loop. */
   sync(): Promise<void> {
-    return new Promise((resolve, reject) => fdatasync(this.fd, (err) => (err ? reject(new SvcError("E_IO", `${this.path}: ${err.message}`, { cause: err })) : resolve())));
+    return new Promise((resolve, reject) =>
+      fdatasync(this.fd, (err) => (err ? reject(new SvcError("E_IO", `${this.path}: ${err.message}`, { cause: err })) : resolve())),
+    );
   }
 
   close(): void {
@@ -164,7 +171,8 @@ export class RecordFile {
     let done = 0;
     while (done < n) {
       const got = readSync(this.fd, buf, at + done, n - done, position + done);
-      if (got === 0) throw new SvcError("E_IO", `${this.path}: record at ${position} is cut short`, { details: { file: this.path, offset: position } });
+      if (got === 0)
+        throw new SvcError("E_IO", `${this.path}: record at ${position} is cut short`, { details: { file: this.path, offset: position } });
       done += got;
     }
   }
@@ -233,7 +241,8 @@ export class RecordFile {
       // A head in a bad block: where must the walk be at the next good block?
       let b = Math.floor(pos / SUM_BLOCK) + 1;
       while (b < sums.crcs.length && sums.firstRow![b] === NO_RECORD) b++;
-      const to = b < sums.crcs.length ? { row: sums.firstRow![b]!, at: b * SUM_BLOCK + sums.firstAt![b]! } : { row: expect.rows, at: bytes };
+      const to =
+        b < sums.crcs.length ? { row: sums.firstRow![b]!, at: b * SUM_BLOCK + sums.firstAt![b]! } : { row: expect.rows, at: bytes };
       const trial: Array<{ pos: number; idBytes: number }> = [];
       for (let at = pos, r = this.ids.rows; at < to.at && r < to.row; r++) {
         const t = head(at);
@@ -242,7 +251,8 @@ export class RecordFile {
         at = t.next;
         if (at === to.at && r + 1 === to.row) break;
       }
-      const landed = trial.length === to.row - this.ids.rows && (trial.length === 0 ? pos === to.at : head(trial.at(-1)!.pos)!.next === to.at);
+      const landed =
+        trial.length === to.row - this.ids.rows && (trial.length === 0 ? pos === to.at : head(trial.at(-1)!.pos)!.next === to.at);
       if (landed) for (const t of trial) add(t.pos, t.idBytes, touches(t.pos, head(t.pos)!.next));
       else while (this.ids.rows < to.row) add(pos, null, true);
       pos = to.at;
@@ -278,7 +288,10 @@ export class RecordFile {
       this.note(base + pos);
       this.ids.appendBytes(chunk, pos + 4, pos + 4 + idBytes);
       const next = base + pos + 8 + idBytes + tail;
-      if (next > bytes) throw new SvcError("E_IO", `${this.path}: record at ${base + pos} runs past ${bytes}`, { details: { file: this.path, offset: base + pos } });
+      if (next > bytes)
+        throw new SvcError("E_IO", `${this.path}: record at ${base + pos} runs past ${bytes}`, {
+          details: { file: this.path, offset: base + pos },
+        });
       if (next - base <= filled) pos = next - base;
       else {
         base = next;

@@ -29,7 +29,10 @@ export class RowFile {
     this.rowBytes = rowBytes;
     this.fd = io(path, () => openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644));
     const size = fstatSync(this.fd).size;
-    if (size < rows * rowBytes && !salvage) throw new SvcError("E_IO", `${path} holds ${Math.floor(size / rowBytes)} rows, the checkpoint expects ${rows}`, { details: { file: path } });
+    if (size < rows * rowBytes && !salvage)
+      throw new SvcError("E_IO", `${path} holds ${Math.floor(size / rowBytes)} rows, the checkpoint expects ${rows}`, {
+        details: { file: path },
+      });
     if (size !== rows * rowBytes) ftruncateSync(this.fd, rows * rowBytes);
     this.rows = rows;
     const { sums, bad } = scanBlocks(this.fd, rows * rowBytes, expect?.length === rows * rowBytes ? expect : undefined, path);
@@ -74,7 +77,10 @@ export class RowFile {
     const want = n * this.rowBytes;
     while (done < want) {
       const got = readSync(this.fd, out, done, want - done, start * this.rowBytes + done);
-      if (got === 0) throw new SvcError("E_IO", `${this.path}: rows ${start}..${start + n} are past the end of the file`, { details: { file: this.path } });
+      if (got === 0)
+        throw new SvcError("E_IO", `${this.path}: rows ${start}..${start + n} are past the end of the file`, {
+          details: { file: this.path },
+        });
       done += got;
     }
     return out;
@@ -82,7 +88,9 @@ export class RowFile {
 
   /** fdatasync on the threadpool, so a multi-GB flush does not stall the event loop. */
   sync(): Promise<void> {
-    return new Promise((resolve, reject) => fdatasync(this.fd, (err) => (err ? reject(new SvcError("E_IO", `${this.path}: ${err.message}`, { cause: err })) : resolve())));
+    return new Promise((resolve, reject) =>
+      fdatasync(this.fd, (err) => (err ? reject(new SvcError("E_IO", `${this.path}: ${err.message}`, { cause: err })) : resolve())),
+    );
   }
 
   close(): void {

@@ -4,7 +4,15 @@ import type { ScanPool } from "../pool/scan-pool.js";
 import { bestEstimated } from "./estimate.js";
 import type { Filter } from "./filter/parse.js";
 import { setBits } from "./filter/row-set.js";
-import { ANN_FILTER_EXACT_FRACTION, DEFAULT_PROBE, filteredCap, MASKED_PROBE_MARGIN, SCATTERED_ROW_COST, type IvfIndex, type ProbeParams } from "./ivf.js";
+import {
+  ANN_FILTER_EXACT_FRACTION,
+  DEFAULT_PROBE,
+  filteredCap,
+  MASKED_PROBE_MARGIN,
+  SCATTERED_ROW_COST,
+  type IvfIndex,
+  type ProbeParams,
+} from "./ivf.js";
 import type { Partition } from "./partition.js";
 import type { RoaringBitmap32 } from "./roaring.js";
 
@@ -110,7 +118,8 @@ export interface SearchResult {
 
 export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: SearchQuery): Promise<SearchResult> {
   const cosine = p.values !== null;
-  if (cosine && (q.exact || ((q.scoring ?? "cosine") !== "cosine" && p.liveCount * p.shape.dimension <= EXACT_SCORING_FLOATS))) return exactSearch(kernels, p, q);
+  if (cosine && (q.exact || ((q.scoring ?? "cosine") !== "cosine" && p.liveCount * p.shape.dimension <= EXACT_SCORING_FLOATS)))
+    return exactSearch(kernels, p, q);
   // An index whose calibration found the exact scan as good serves only broad filters (and explicit probes).
   const ivf = q.exact ? null : p.ivf;
   const probeIvf = ivf !== null && (ivf.calibrated !== null || q.probe !== undefined) ? ivf : null;
@@ -201,7 +210,13 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
       hits = rescore(kernels, p, best, q, q.k);
       lap("rescore");
     } else hits = hammingHits(top, p.shape.dimension, q.k);
-    return { hits, plan, matched, timings, ...(plan === "ivf" || plan === "ivf-masked" ? { probed: probed.lists, scanned: probed.rows } : {}) };
+    return {
+      hits,
+      plan,
+      matched,
+      timings,
+      ...(plan === "ivf" || plan === "ivf-masked" ? { probed: probed.lists, scanned: probed.rows } : {}),
+    };
   } finally {
     for (const ptr of owned) heap.release(ptr);
     unpin();
@@ -213,7 +228,16 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
  * few percent of the rows: less than a worker hand-off costs). `exhaustive` lifts the cap on
  * lists probed; `selectivity` (a filter's mask) raises it (filteredCap).
  */
-function probeIndex(ivf: IvfIndex, rows: RowsRef, q: SearchQuery, probed: { lists: number; rows: number }, k: number, mask: number, exhaustive: boolean, selectivity = 1): TopK {
+function probeIndex(
+  ivf: IvfIndex,
+  rows: RowsRef,
+  q: SearchQuery,
+  probed: { lists: number; rows: number },
+  k: number,
+  mask: number,
+  exhaustive: boolean,
+  selectivity = 1,
+): TopK {
   const res = ivf.probe(rows, q.bits, k, q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, exhaustive, mask, selectivity);
   return counted(ivf, rows, res, probed);
 }
@@ -226,8 +250,20 @@ function counted(ivf: IvfIndex, rows: RowsRef, res: { top: TopK; probed: number 
 }
 
 /** probeIndex without a mask, through the pool: on a worker past its probeInlineBelow rows (a probe at 1M rows is ~0.1 ms of the main thread), else here. */
-async function probeUnmasked(pool: ScanPool, ivf: IvfIndex, rows: RowsRef, q: SearchQuery, probed: { lists: number; rows: number }, k: number): Promise<TopK> {
-  return counted(ivf, rows, await pool.probe(rows, ivf.ref(), q.bits, k, ivf.limits(k, q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, false)), probed);
+async function probeUnmasked(
+  pool: ScanPool,
+  ivf: IvfIndex,
+  rows: RowsRef,
+  q: SearchQuery,
+  probed: { lists: number; rows: number },
+  k: number,
+): Promise<TopK> {
+  return counted(
+    ivf,
+    rows,
+    await pool.probe(rows, ivf.ref(), q.bits, k, ivf.limits(k, q.probe ?? ivf.calibrated ?? DEFAULT_PROBE, false)),
+    probed,
+  );
 }
 
 /**
@@ -236,7 +272,14 @@ async function probeUnmasked(pool: ScanPool, ivf: IvfIndex, rows: RowsRef, q: Se
  * blocked exact scan. Partitions with more than TOMBSTONE_SKIP_MAX tombstones are the
  * caller's to query one by one. Returns per query its best k hits.
  */
-export async function searchBatch(pool: ScanPool, p: Partition, queries: number, nq: number, k: number, opts: { exact?: boolean; probe?: ProbeParams }): Promise<{ hits: Hit[][]; plan: Plan }> {
+export async function searchBatch(
+  pool: ScanPool,
+  p: Partition,
+  queries: number,
+  nq: number,
+  k: number,
+  opts: { exact?: boolean; probe?: ProbeParams },
+): Promise<{ hits: Hit[][]; plan: Plan }> {
   const dead = p.tombstones;
   const { rows, unpin } = p.arena.pin();
   try {
@@ -245,7 +288,11 @@ export async function searchBatch(pool: ScanPool, p: Partition, queries: number,
     let tops: TopK[];
     if (ivf !== null) {
       const probe = opts.probe ?? ivf.calibrated ?? DEFAULT_PROBE;
-      tops = await pool.probeBatch(rows, ivf.ref(), queries, nq, want, { minProbe: probe.minProbe, cap: Math.max(probe.maxProbe, probe.minProbe) * Math.ceil(want / 10), slack: probe.slack });
+      tops = await pool.probeBatch(rows, ivf.ref(), queries, nq, want, {
+        minProbe: probe.minProbe,
+        cap: Math.max(probe.maxProbe, probe.minProbe) * Math.ceil(want / 10),
+        slack: probe.slack,
+      });
     } else tops = await pool.topKBatch(rows, queries, nq, want);
     const hits = tops.map((t) => hammingHits(dead.size > 0 ? dropDead(t, dead, k) : t, p.shape.dimension, k));
     return { hits, plan: ivf !== null ? "ivf" : "full" };
@@ -372,10 +419,15 @@ function rescore(kernels: Kernels, p: Partition, candidates: Uint32Array, q: Sea
   // Runs [i, j) of candidates read as rows [rows[i], rows[j - 1]] with one pread each.
   const ends: number[] = [];
   let widest = 0;
-  for (let i = 0; i < rows.length; ) {
+  for (let i = 0; i < rows.length;) {
     const start = rows[i]!;
     let j = i + 1;
-    while (j < rows.length && (rows[j]! - rows[j - 1]! - 1) * rowBytes <= RESCORE_GAP_BYTES && (rows[j]! - start + 1) * rowBytes <= RESCORE_SPAN_BYTES) j++;
+    while (
+      j < rows.length &&
+      (rows[j]! - rows[j - 1]! - 1) * rowBytes <= RESCORE_GAP_BYTES &&
+      (rows[j]! - start + 1) * rowBytes <= RESCORE_SPAN_BYTES
+    )
+      j++;
     ends.push(j);
     widest = Math.max(widest, rows[j - 1]! - start + 1);
     i = j;

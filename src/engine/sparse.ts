@@ -24,19 +24,35 @@ export interface SparseVector {
  * finite as float32. Errors name the offending element (`<field>.indices[3]`).
  */
 export function checkSparse(v: unknown, field: string, max = MAX_SPARSE_NNZ): SparseVector {
-  if (typeof v !== "object" || v === null || Array.isArray(v) || v instanceof Uint8Array) throw new SvcError("E_BAD_REQUEST", `${field} must be an object {indices, values}`, { field });
+  if (typeof v !== "object" || v === null || Array.isArray(v) || v instanceof Uint8Array)
+    throw new SvcError("E_BAD_REQUEST", `${field} must be an object {indices, values}`, { field });
   const { indices, values } = v as Record<string, unknown>;
-  if (!Array.isArray(indices)) throw new SvcError("E_BAD_REQUEST", `${field}.indices must be an array of integers`, { field: `${field}.indices` });
-  if (!Array.isArray(values)) throw new SvcError("E_BAD_REQUEST", `${field}.values must be an array of numbers`, { field: `${field}.values` });
-  if (indices.length === 0 || indices.length > max) throw new SvcError("E_BAD_REQUEST", `${field} must have 1..${max} entries, got ${indices.length}`, { field: `${field}.indices` });
-  if (values.length !== indices.length) throw new SvcError("E_BAD_REQUEST", `${field}.values has ${values.length} entries for ${indices.length} indices; give one value per index`, { field: `${field}.values` });
+  if (!Array.isArray(indices))
+    throw new SvcError("E_BAD_REQUEST", `${field}.indices must be an array of integers`, { field: `${field}.indices` });
+  if (!Array.isArray(values))
+    throw new SvcError("E_BAD_REQUEST", `${field}.values must be an array of numbers`, { field: `${field}.values` });
+  if (indices.length === 0 || indices.length > max)
+    throw new SvcError("E_BAD_REQUEST", `${field} must have 1..${max} entries, got ${indices.length}`, { field: `${field}.indices` });
+  if (values.length !== indices.length)
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      `${field}.values has ${values.length} entries for ${indices.length} indices; give one value per index`,
+      { field: `${field}.values` },
+    );
   const out: SparseVector = { indices: new Uint32Array(indices.length), values: new Float32Array(values.length) };
   for (let i = 0; i < indices.length; i++) {
     const x = indices[i];
     const at = `${field}.indices[${i}]`;
-    if (typeof x !== "number" || !Number.isInteger(x) || x < 0 || x > MAX_INDEX) throw new SvcError("E_BAD_REQUEST", `${at} must be an integer in [0, ${MAX_INDEX}]`, { field: at });
+    if (typeof x !== "number" || !Number.isInteger(x) || x < 0 || x > MAX_INDEX)
+      throw new SvcError("E_BAD_REQUEST", `${at} must be an integer in [0, ${MAX_INDEX}]`, { field: at });
     if (i > 0 && x <= indices[i - 1]!) {
-      throw new SvcError("E_BAD_REQUEST", x === indices[i - 1] ? `${at} repeats index ${x}: each index at most once` : `${at} (${x}) is below the one before it: indices must be sorted ascending`, { field: at });
+      throw new SvcError(
+        "E_BAD_REQUEST",
+        x === indices[i - 1]
+          ? `${at} repeats index ${x}: each index at most once`
+          : `${at} (${x}) is below the one before it: indices must be sorted ascending`,
+        { field: at },
+      );
     }
     out.indices[i] = x;
     const y = values[i];

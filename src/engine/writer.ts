@@ -26,9 +26,14 @@ export interface VectorInput {
  * Also run by a node that splits a batch over shards (cluster/sharded-index.ts) before it sends any
  * part, so a bad vector fails the whole batch there as on one collection.
  */
-export function checkUpsert(namespace: string, vectors: readonly VectorInput[], shape: { rowBytes: number; dimension: number; cosine: boolean }): UpsertOp {
+export function checkUpsert(
+  namespace: string,
+  vectors: readonly VectorInput[],
+  shape: { rowBytes: number; dimension: number; cosine: boolean },
+): UpsertOp {
   checkNamespace(namespace);
-  if (!Array.isArray(vectors) || vectors.length === 0) throw new SvcError("E_BAD_REQUEST", "vectors must be a non-empty array", { field: "vectors" });
+  if (!Array.isArray(vectors) || vectors.length === 0)
+    throw new SvcError("E_BAD_REQUEST", "vectors must be a non-empty array", { field: "vectors" });
   const { rowBytes, dimension } = shape;
   const given = shape.cosine ? takeGivenRows(vectors, rowBytes) : null;
   const v = given ?? new Uint8Array(vectors.length * rowBytes);
@@ -62,7 +67,10 @@ export class Writer {
   /** Insert or replace vectors; resolves once the batch is durable (acknowledged), before it is visible. */
   async upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number }> {
     const { rowBytes, dimension, rotation } = this.s;
-    await this.applier.append({ type: OP.upsert, body: checkUpsert(namespace, vectors, { rowBytes, dimension, cosine: rotation !== null }) });
+    await this.applier.append({
+      type: OP.upsert,
+      body: checkUpsert(namespace, vectors, { rowBytes, dimension, cosine: rotation !== null }),
+    });
     return { upsertedCount: vectors.length };
   }
 
@@ -84,10 +92,17 @@ export class Writer {
       ids = req.ids.map((id, i) => checkId(id, `ids[${i}]`));
     } else if (req.filter !== undefined) {
       const filter = parseFilter(req.filter);
-      if (filter === null) throw new SvcError("E_FILTER", "filter must not be empty; use deleteAll to delete everything", { field: "filter" });
+      if (filter === null)
+        throw new SvcError("E_FILTER", "filter must not be empty; use deleteAll to delete everything", { field: "filter" });
       await this.applier.settled();
       const p = this.s.partitions.get(namespace);
-      ids = p === undefined ? [] : p.index.evaluate(filter, p.live()).toArray().map((r) => p.idOf(r));
+      ids =
+        p === undefined
+          ? []
+          : p.index
+              .evaluate(filter, p.live())
+              .toArray()
+              .map((r) => p.idOf(r));
     } else {
       throw new SvcError("E_BAD_REQUEST", "give ids, filter or deleteAll", { field: "ids" });
     }
@@ -107,31 +122,49 @@ export class Writer {
     const filter = parseFilter(req.filter);
     if (filter === null) throw new SvcError("E_FILTER", "filter must not be empty", { field: "filter" });
     const m = req.setMetadata === undefined ? null : validateMetadata(req.setMetadata, "setMetadata");
-    if (m === null && req.dryRun !== true) throw new SvcError("E_BAD_REQUEST", "give setMetadata (the fields to merge into every matching vector)", { field: "setMetadata" });
+    if (m === null && req.dryRun !== true)
+      throw new SvcError("E_BAD_REQUEST", "give setMetadata (the fields to merge into every matching vector)", { field: "setMetadata" });
     await this.applier.settled();
     const p = this.s.partitions.get(namespace);
-    const ids = p === undefined ? [] : p.index.evaluate(filter, p.live()).toArray().map((r) => p.idOf(r));
+    const ids =
+      p === undefined
+        ? []
+        : p.index
+            .evaluate(filter, p.live())
+            .toArray()
+            .map((r) => p.idOf(r));
     if (req.dryRun === true || m === null) return { matched: ids.length };
     for (let i = 0; i < ids.length; i += UPDATE_WHERE_BATCH) {
-      await Promise.all(ids.slice(i, i + UPDATE_WHERE_BATCH).map((id) => this.applier.append({ type: OP.update, body: { ns: namespace, id, v: null, m } satisfies UpdateOp })));
+      await Promise.all(
+        ids
+          .slice(i, i + UPDATE_WHERE_BATCH)
+          .map((id) => this.applier.append({ type: OP.update, body: { ns: namespace, id, v: null, m } satisfies UpdateOp })),
+      );
     }
     return { matched: ids.length };
   }
 
   /** Replace the values, merge metadata and/or replace the payload of an existing id (what is not given is kept). */
-  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; bits?: Uint8Array; setMetadata?: unknown; payload?: Uint8Array }): Promise<void> {
+  async update(
+    namespace: string,
+    req: { id: string; values?: ArrayLike<number>; bits?: Uint8Array; setMetadata?: unknown; payload?: Uint8Array },
+  ): Promise<void> {
     checkNamespace(namespace);
     const id = checkId(req?.id, "id");
     let v: Uint8Array | null = null;
     if (req.values !== undefined || req.bits !== undefined) {
       // a copy: the caller's array may be a view into a larger buffer, and the WAL writes binaries without copying
-      v = this.s.rotation ? new Uint8Array(Float32Array.from(checkValues(req.values, "values", this.s.dimension)).buffer) : checkBits(req.bits, "bits", this.s.dimension);
+      v = this.s.rotation
+        ? new Uint8Array(Float32Array.from(checkValues(req.values, "values", this.s.dimension)).buffer)
+        : checkBits(req.bits, "bits", this.s.dimension);
     }
     const m = req.setMetadata === undefined ? null : validateMetadata(req.setMetadata, "setMetadata");
     const p = checkPayload(req.payload, "payload");
-    if (v === null && m === null && p === null) throw new SvcError("E_BAD_REQUEST", "give values, setMetadata or payload", { field: "values" });
+    if (v === null && m === null && p === null)
+      throw new SvcError("E_BAD_REQUEST", "give values, setMetadata or payload", { field: "values" });
     await this.applier.settled();
-    if (this.s.partitions.get(namespace)?.rowOf(id) === undefined) throw new SvcError("E_NOT_FOUND", `no vector '${id}' in namespace '${namespace}'`, { field: "id" });
+    if (this.s.partitions.get(namespace)?.rowOf(id) === undefined)
+      throw new SvcError("E_NOT_FOUND", `no vector '${id}' in namespace '${namespace}'`, { field: "id" });
     await this.applier.append({ type: OP.update, body: { ns: namespace, id, v, m, ...(p === null ? {} : { p }) } satisfies UpdateOp });
   }
 

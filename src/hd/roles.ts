@@ -43,23 +43,28 @@ function atom(seed: number, kind: "role" | "filler", name: string): Uint32Array 
 }
 
 function name(v: unknown, field: string): string {
-  if (typeof v !== "string" || v === "" || v.length > MAX_NAME) throw new SvcError("E_BAD_REQUEST", `${field} must be a non-empty string of at most ${MAX_NAME} characters`, { field });
+  if (typeof v !== "string" || v === "" || v.length > MAX_NAME)
+    throw new SvcError("E_BAD_REQUEST", `${field} must be a non-empty string of at most ${MAX_NAME} characters`, { field });
   return v;
 }
 
 export function parseSeed(v: unknown): number {
   if (v === undefined) return 0;
-  if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 0xffff_ffff) throw new SvcError("E_BAD_REQUEST", "seed must be an integer in [0, 2^32 - 1]", { field: "seed" });
+  if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 0xffff_ffff)
+    throw new SvcError("E_BAD_REQUEST", "seed must be an integer in [0, 2^32 - 1]", { field: "seed" });
   return v as number;
 }
 
 /** `pairs`: {role: filler, ...}. */
 export function bindRoles(pairs: unknown, seed: number): BindResult {
-  if (typeof pairs !== "object" || pairs === null || Array.isArray(pairs)) throw new SvcError("E_BAD_REQUEST", "pairs must be an object {role: filler}", { field: "pairs" });
+  if (typeof pairs !== "object" || pairs === null || Array.isArray(pairs))
+    throw new SvcError("E_BAD_REQUEST", "pairs must be an object {role: filler}", { field: "pairs" });
   const entries = Object.entries(pairs);
-  if (entries.length === 0 || entries.length > MAX_PAIRS) throw new SvcError("E_BAD_REQUEST", `pairs must hold 1 to ${MAX_PAIRS} roles`, { field: "pairs" });
+  if (entries.length === 0 || entries.length > MAX_PAIRS)
+    throw new SvcError("E_BAD_REQUEST", `pairs must hold 1 to ${MAX_PAIRS} roles`, { field: "pairs" });
   const bound = entries.map(([r, f]) => {
-    const a = atom(seed, "role", name(r, "pairs")), b = atom(seed, "filler", name(f, `pairs.${r}`));
+    const a = atom(seed, "role", name(r, "pairs")),
+      b = atom(seed, "filler", name(f, `pairs.${r}`));
     for (let i = 0; i < WORDS; i++) a[i]! ^= b[i]!;
     return a;
   });
@@ -80,20 +85,24 @@ export function bindRoles(pairs: unknown, seed: number): BindResult {
 
 /** For each role, the nearest of `candidates` to role XOR vector. */
 export function readRoles(vector: unknown, roles: unknown, candidates: unknown, seed: number): RoleReading[] {
-  if (typeof vector !== "string") throw new SvcError("E_BAD_REQUEST", "vector must be the base64 string bind_role returned", { field: "vector" });
+  if (typeof vector !== "string")
+    throw new SvcError("E_BAD_REQUEST", "vector must be the base64 string bind_role returned", { field: "vector" });
   const bytes = Buffer.from(vector, "base64");
-  if (bytes.length !== ROLES_DIM / 8) throw new SvcError("E_BAD_REQUEST", `vector must decode to ${ROLES_DIM / 8} bytes, got ${bytes.length}`, { field: "vector" });
+  if (bytes.length !== ROLES_DIM / 8)
+    throw new SvcError("E_BAD_REQUEST", `vector must decode to ${ROLES_DIM / 8} bytes, got ${bytes.length}`, { field: "vector" });
   const record = new Uint32Array(WORDS);
   for (let i = 0; i < WORDS; i++) record[i] = bytes.readUInt32LE(i * 4);
   const list = (v: unknown, field: string, max: number): string[] => {
-    if (!Array.isArray(v) || v.length === 0 || v.length > max) throw new SvcError("E_BAD_REQUEST", `${field} must be a list of 1 to ${max} names`, { field });
+    if (!Array.isArray(v) || v.length === 0 || v.length > max)
+      throw new SvcError("E_BAD_REQUEST", `${field} must be a list of 1 to ${max} names`, { field });
     return v.map((x, i) => name(x, `${field}[${i}]`));
   };
   const fillers = list(candidates, "candidates", MAX_CANDIDATES).map((f) => ({ f, v: atom(seed, "filler", f) }));
   return list(roles, "roles", MAX_PAIRS).map((role) => {
     const probe = atom(seed, "role", role);
     for (let i = 0; i < WORDS; i++) probe[i]! ^= record[i]!;
-    let best = { f: null as string | null, cos: -2 }, second = { f: null as string | null, cos: -2 };
+    let best = { f: null as string | null, cos: -2 },
+      second = { f: null as string | null, cos: -2 };
     for (const { f, v } of fillers) {
       let d = 0;
       for (let i = 0; i < WORDS; i++) d += popcount(probe[i]! ^ v[i]!);
@@ -115,7 +124,7 @@ export function readRoles(vector: unknown, roles: unknown, candidates: unknown, 
 function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
+  return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
 }
 
 function round(x: number): number {

@@ -11,5 +11,7 @@ export function parseArgs<T extends z.ZodTypeAny>(helper: string, schema: T, arg
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const field = issue.path.map(String).join(".");
-  throw new SvcError("E_BAD_REQUEST", `${helper}: ${field === "" ? "arguments" : field}: ${issue.message}`, { field: field === "" ? undefined : field });
+  throw new SvcError("E_BAD_REQUEST", `${helper}: ${field === "" ? "arguments" : field}: ${issue.message}`, {
+    field: field === "" ? undefined : field,
+  });
 }

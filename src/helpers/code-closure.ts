@@ -7,7 +7,8 @@ import { dirname, relative, resolve, sep } from "node:path";
  * lines), `import "x"`, and `import("x")` with a literal. A match inside a comment or string only
  * widens the closure (a file that is not imported is hashed too), never narrows it.
  */
-const SPECIFIER = /(?:^|[;}\n])\s*(?:import|export)\s[^;"'`]*?\bfrom\s*["']([^"']+)["']|(?:^|[;}\n])\s*import\s*["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']\s*\)/g;
+const SPECIFIER =
+  /(?:^|[;}\n])\s*(?:import|export)\s[^;"'`]*?\bfrom\s*["']([^"']+)["']|(?:^|[;}\n])\s*import\s*["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']\s*\)/g;
 
 const isFile = (path: string) => existsSync(path) && statSync(path).isFile();
 

@@ -16,8 +16,8 @@ const HELPER = "combo-chart-slide";
 type PptxCtorType = typeof pptxgenjsModule.default;
 type ChartMulti = pptxgenjsModule.default.IChartMulti;
 type ChartOpts = pptxgenjsModule.default.IChartOpts;
-const PptxCtor: PptxCtorType =
-  ((pptxgenjsModule as unknown as { default?: PptxCtorType }).default ?? pptxgenjsModule) as unknown as PptxCtorType;
+const PptxCtor: PptxCtorType = ((pptxgenjsModule as unknown as { default?: PptxCtorType }).default ??
+  pptxgenjsModule) as unknown as PptxCtorType;
 
 /** Hex RGB without `#`; a leading `#` is tolerated and stripped, output is upper-case. */
 const hexColor = z
@@ -111,7 +111,12 @@ export async function renderRawPptx(a: Parsed): Promise<Buffer> {
     legendPos: a.legendPos,
     valAxes: [
       { showValAxisTitle: a.valAxisTitle !== "", valAxisTitle: a.valAxisTitle, valAxisLabelColor: a.axisLabelColor },
-      { showValAxisTitle: a.valAxis2Title !== "", valAxisTitle: a.valAxis2Title, valAxisLabelColor: a.axisLabelColor, valGridLine: { style: "none" } },
+      {
+        showValAxisTitle: a.valAxis2Title !== "",
+        valAxisTitle: a.valAxis2Title,
+        valAxisLabelColor: a.axisLabelColor,
+        valGridLine: { style: "none" },
+      },
     ],
     catAxes: [
       { showCatAxisTitle: a.catAxisTitle !== "", catAxisTitle: a.catAxisTitle, catAxisLabelColor: a.axisLabelColor },
@@ -189,7 +194,10 @@ export async function build(args: ComboChartSlideArgs): Promise<string> {
   try {
     await writeFile(path, bytes);
   } catch (err) {
-    throw new SvcError("E_IO", `${HELPER}: outputPath: cannot write ${path}: ${(err as Error).message}`, { field: "outputPath", cause: err });
+    throw new SvcError("E_IO", `${HELPER}: outputPath: cannot write ${path}: ${(err as Error).message}`, {
+      field: "outputPath",
+      cause: err,
+    });
   }
   return path;
 }

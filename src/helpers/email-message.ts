@@ -114,7 +114,10 @@ export function subjectHeader(subject: string): string {
   const words = subject.split(" ");
   const plain =
     subject === "" ||
-    (/^[\x21-\x7E]+( [\x21-\x7E]+)*$/.test(subject) && !subject.includes("=?") && words[0]!.length <= SOFT_LINE - name.length && words.every((w) => w.length < SOFT_LINE));
+    (/^[\x21-\x7E]+( [\x21-\x7E]+)*$/.test(subject) &&
+      !subject.includes("=?") &&
+      words[0]!.length <= SOFT_LINE - name.length &&
+      words.every((w) => w.length < SOFT_LINE));
   if (plain) {
     const lines = [name + words[0]!];
     for (const w of words.slice(1)) {
@@ -135,7 +138,8 @@ export function subjectHeader(subject: string): string {
 /** A header written verbatim; it must fit the RFC 5322 hard line limit. */
 function verbatimHeader(name: string, value: string, field: string): string {
   const line = `${name}: ${value}`;
-  if (Buffer.byteLength(line, "utf8") > HARD_LINE) throw new SvcError("E_BAD_REQUEST", `email-message: ${field}: the ${name} header would exceed ${HARD_LINE} octets`, { field });
+  if (Buffer.byteLength(line, "utf8") > HARD_LINE)
+    throw new SvcError("E_BAD_REQUEST", `email-message: ${field}: the ${name} header would exceed ${HARD_LINE} octets`, { field });
   return line;
 }
 
@@ -237,8 +241,18 @@ export function renderMessage(a: z.output<typeof EmailArgs>, dateMillis: number)
   const date = rfc5322Date(dateMillis);
   const seed = JSON.stringify([a.from_addr, a.to_addr, a.subject, a.plain_text, a.html_text, a.attachment, date]);
 
-  const textPart = ["Content-Type: text/plain; charset=UTF-8", "Content-Transfer-Encoding: quoted-printable", "", quotedPrintable(a.plain_text)].join(CRLF);
-  const htmlPart = ["Content-Type: text/html; charset=UTF-8", "Content-Transfer-Encoding: quoted-printable", "", quotedPrintable(a.html_text)].join(CRLF);
+  const textPart = [
+    "Content-Type: text/plain; charset=UTF-8",
+    "Content-Transfer-Encoding: quoted-printable",
+    "",
+    quotedPrintable(a.plain_text),
+  ].join(CRLF);
+  const htmlPart = [
+    "Content-Type: text/html; charset=UTF-8",
+    "Content-Transfer-Encoding: quoted-printable",
+    "",
+    quotedPrintable(a.html_text),
+  ].join(CRLF);
   const altBoundary = boundaryFor("alt", seed, [textPart, htmlPart]);
   const altPart = [
     `Content-Type: multipart/alternative;${CRLF} boundary="${altBoundary}"`,
@@ -251,7 +265,10 @@ export function renderMessage(a: z.output<typeof EmailArgs>, dateMillis: number)
   ].join(CRLF);
 
   // The content is sent as UTF-8 octets, so a text/* type without a charset gets one.
-  const type = /^text\//i.test(a.attachment.content_type) && !/;\s*charset\s*=/i.test(a.attachment.content_type) ? `${a.attachment.content_type}; charset=UTF-8` : a.attachment.content_type;
+  const type =
+    /^text\//i.test(a.attachment.content_type) && !/;\s*charset\s*=/i.test(a.attachment.content_type)
+      ? `${a.attachment.content_type}; charset=UTF-8`
+      : a.attachment.content_type;
   const attachmentPart = [
     verbatimHeader("Content-Type", type, "attachment.content_type"),
     "Content-Transfer-Encoding: base64",
@@ -289,7 +306,12 @@ export function build(args: unknown): string {
   let dateMillis = Date.now();
   if (a.date !== undefined) {
     const t = parseIsoDate(a.date);
-    if (t === undefined) throw new SvcError("E_BAD_REQUEST", `email-message: date: not an ISO 8601 date-time (e.g. 2025-05-06T14:30:00Z; naive values are UTC): ${JSON.stringify(a.date)}`, { field: "date" });
+    if (t === undefined)
+      throw new SvcError(
+        "E_BAD_REQUEST",
+        `email-message: date: not an ISO 8601 date-time (e.g. 2025-05-06T14:30:00Z; naive values are UTC): ${JSON.stringify(a.date)}`,
+        { field: "date" },
+      );
     dateMillis = t;
   }
   const message = renderMessage(a, dateMillis);
@@ -297,7 +319,10 @@ export function build(args: unknown): string {
   try {
     writeFileSync(path, message, "utf8");
   } catch (err) {
-    throw new SvcError("E_IO", `email-message: output_path: cannot write ${path}: ${(err as Error).message}`, { field: "output_path", cause: err });
+    throw new SvcError("E_IO", `email-message: output_path: cannot write ${path}: ${(err as Error).message}`, {
+      field: "output_path",
+      cause: err,
+    });
   }
   return a.output_path; // as given, per the contract (the file is at its resolved path)
 }

@@ -79,7 +79,11 @@ export const fillableFormArgs = z
       }
       for (const other of seen.keys()) {
         if (name.startsWith(`${other}.`) || other.startsWith(`${name}.`)) {
-          ctx.addIssue({ code: "custom", path, message: `field name "${name}" conflicts with "${other}" (one is a dotted prefix of the other)` });
+          ctx.addIssue({
+            code: "custom",
+            path,
+            message: `field name "${name}" conflicts with "${other}" (one is a dotted prefix of the other)`,
+          });
         }
       }
       seen.set(name, path);
@@ -119,7 +123,11 @@ export function computeLayout(a: Parsed): FormLayout {
   const widgetX = a.left_margin + a.label_width;
   const place = (row: number, h: number, x: number | undefined, y: number | undefined, w: number) => {
     const rectY = y ?? baseline(row) - (h - a.label_size) / 2;
-    return { labelX: a.left_margin, labelBaseline: rectY + (h - a.label_size) / 2, rect: { x: x ?? widgetX, y: rectY, width: w, height: h } };
+    return {
+      labelX: a.left_margin,
+      labelBaseline: rectY + (h - a.label_size) / 2,
+      rect: { x: x ?? widgetX, y: rectY, width: w, height: h },
+    };
   };
   const text = a.text_fields.map((f, i) => ({
     name: f.name,
@@ -160,7 +168,16 @@ class FontBox {
   }
 }
 
-async function drawText(page: PDFPage, fonts: FontBox, name: FontName, text: string, x: number, y: number, size: number, field: string): Promise<void> {
+async function drawText(
+  page: PDFPage,
+  fonts: FontBox,
+  name: FontName,
+  text: string,
+  x: number,
+  y: number,
+  size: number,
+  field: string,
+): Promise<void> {
   if (text === "") return;
   page.drawText(text, { x, y, size, font: await fonts.for(name, text, field), color: rgb(0, 0, 0) });
 }
@@ -199,7 +216,8 @@ export async function renderForm(a: Parsed): Promise<Uint8Array> {
     field.addToPage(page, widgetOptions(f.rect));
   }
   for (const [j, c] of layout.checkboxes.entries()) {
-    if (c.label !== undefined) await drawText(page, fonts, a.label_font, c.label, c.labelX, c.labelBaseline, a.label_size, `checkbox_fields.${j}.label`);
+    if (c.label !== undefined)
+      await drawText(page, fonts, a.label_font, c.label, c.labelX, c.labelBaseline, a.label_size, `checkbox_fields.${j}.label`);
     const box = form.createCheckBox(c.name);
     box.addToPage(page, widgetOptions(c.rect));
     if (c.checked) box.check();
@@ -216,7 +234,10 @@ export async function build(args: FillableFormArgs): Promise<string> {
   try {
     await writeFile(path, bytes);
   } catch (err) {
-    throw new SvcError("E_IO", `${HELPER}: output_path: cannot write ${path}: ${(err as Error).message}`, { field: "output_path", cause: err });
+    throw new SvcError("E_IO", `${HELPER}: output_path: cannot write ${path}: ${(err as Error).message}`, {
+      field: "output_path",
+      cause: err,
+    });
   }
   return a.output_path;
 }

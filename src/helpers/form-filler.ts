@@ -140,7 +140,11 @@ const fieldPreference = (m: Match): number[] => [-m.exact, m.candidate, -m.cover
  * - A key that matches nothing, or only fields held by better-matching keys, is skipped.
  * Returns key -> {field name, value} for the resolved keys, in `labels` order.
  */
-export function resolveLabels(fields: FieldInfo[], labels: Record<string, string>, caseSensitive: boolean): Map<string, { field: string; value: string }> {
+export function resolveLabels(
+  fields: FieldInfo[],
+  labels: Record<string, string>,
+  caseSensitive: boolean,
+): Map<string, { field: string; value: string }> {
   const norm = (s: string): string => (caseSensitive ? s : s.toLowerCase());
   const fillable = fields.filter((f) => FILLABLE.has(f.type));
   const entries = Object.entries(labels);
@@ -198,8 +202,7 @@ const OFF = new Set(["off", "false", "no", "0", ""]);
 
 /** Write `value` into `field`; `where` names the argument for errors (`field_values.x`, `labels.y`). */
 function applyValue(field: PDFField, value: string, where: string): void {
-  const bad = (why: string): SvcError =>
-    new SvcError("E_BAD_REQUEST", `${HELPER}: ${where}: ${why}`, { field: where });
+  const bad = (why: string): SvcError => new SvcError("E_BAD_REQUEST", `${HELPER}: ${where}: ${why}`, { field: where });
   try {
     if (field instanceof PDFTextField) {
       const max = field.getMaxLength();
@@ -215,7 +218,10 @@ function applyValue(field: PDFField, value: string, where: string): void {
       else {
         const options = field.getOptions();
         const hit = options.find((o) => o === wanted) ?? options.find((o) => o.toLowerCase() === wanted.toLowerCase());
-        if (hit === undefined) throw bad(`"${value}" is not an option of radio group "${field.getName()}" (options: ${options.map((o) => `/${o}`).join(", ")}, /Off)`);
+        if (hit === undefined)
+          throw bad(
+            `"${value}" is not an option of radio group "${field.getName()}" (options: ${options.map((o) => `/${o}`).join(", ")}, /Off)`,
+          );
         field.select(hit);
       }
     } else if (field instanceof PDFDropdown || field instanceof PDFOptionList) {
@@ -274,14 +280,20 @@ async function loadInput(path: string): Promise<PDFDocument> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "EISDIR") {
-      throw new SvcError("E_BAD_REQUEST", `${HELPER}: input_pdf: ${path} is not a readable file (${code})`, { field: "input_pdf", cause: err });
+      throw new SvcError("E_BAD_REQUEST", `${HELPER}: input_pdf: ${path} is not a readable file (${code})`, {
+        field: "input_pdf",
+        cause: err,
+      });
     }
     throw new SvcError("E_IO", `${HELPER}: input_pdf: cannot read ${path}: ${(err as Error).message}`, { field: "input_pdf", cause: err });
   }
   try {
     return await PDFDocument.load(bytes);
   } catch (err) {
-    throw new SvcError("E_BAD_REQUEST", `${HELPER}: input_pdf: ${path} is not a loadable PDF: ${(err as Error).message}`, { field: "input_pdf", cause: err });
+    throw new SvcError("E_BAD_REQUEST", `${HELPER}: input_pdf: ${path} is not a loadable PDF: ${(err as Error).message}`, {
+      field: "input_pdf",
+      cause: err,
+    });
   }
 }
 
@@ -302,9 +314,13 @@ export async function build(args: FormFillerArgs): Promise<string> {
   for (const [name, value] of Object.entries(a.field_values)) {
     const field = byName.get(name);
     if (field === undefined) {
-      throw new SvcError("E_BAD_REQUEST", `${HELPER}: field_values: no field named "${name}" (fields: ${fields.map((f) => f.name).join(", ")})`, {
-        field: `field_values.${name}`,
-      });
+      throw new SvcError(
+        "E_BAD_REQUEST",
+        `${HELPER}: field_values: no field named "${name}" (fields: ${fields.map((f) => f.name).join(", ")})`,
+        {
+          field: `field_values.${name}`,
+        },
+      );
     }
     applyValue(field, value, `field_values.${name}`);
   }
@@ -325,7 +341,10 @@ export async function build(args: FormFillerArgs): Promise<string> {
   try {
     await writeFile(path, bytes);
   } catch (err) {
-    throw new SvcError("E_IO", `${HELPER}: output_pdf: cannot write ${path}: ${(err as Error).message}`, { field: "output_pdf", cause: err });
+    throw new SvcError("E_IO", `${HELPER}: output_pdf: cannot write ${path}: ${(err as Error).message}`, {
+      field: "output_pdf",
+      cause: err,
+    });
   }
   return a.output_pdf;
 }

@@ -103,7 +103,10 @@ export async function build(args: LandscapeDocumentArgs): Promise<string> {
   try {
     await writeFile(path, bytes);
   } catch (err) {
-    throw new SvcError("E_IO", `${HELPER}: outputPath: cannot write ${path}: ${(err as Error).message}`, { field: "outputPath", cause: err });
+    throw new SvcError("E_IO", `${HELPER}: outputPath: cannot write ${path}: ${(err as Error).message}`, {
+      field: "outputPath",
+      cause: err,
+    });
   }
   return a.outputPath;
 }

@@ -32,9 +32,20 @@ function utf8Length(codePoint: number): number {
  */
 function checkLine(line: string, i: number): void {
   const field = `lines.${i}`;
-  if (/[\r\n]/.test(line)) throw new SvcError("E_BAD_REQUEST", `line-folder: ${field}: contains CR or LF, which cannot survive folding; pass each logical line separately`, { field });
-  if (line.startsWith(" ") || line.startsWith("\t")) throw new SvcError("E_BAD_REQUEST", `line-folder: ${field}: starts with a space or tab, which unfolding would read as a continuation of the previous line`, { field });
-  if (/\p{Cs}/u.test(line)) throw new SvcError("E_BAD_REQUEST", `line-folder: ${field}: holds a lone UTF-16 surrogate, which has no UTF-8 encoding`, { field });
+  if (/[\r\n]/.test(line))
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      `line-folder: ${field}: contains CR or LF, which cannot survive folding; pass each logical line separately`,
+      { field },
+    );
+  if (line.startsWith(" ") || line.startsWith("\t"))
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      `line-folder: ${field}: starts with a space or tab, which unfolding would read as a continuation of the previous line`,
+      { field },
+    );
+  if (/\p{Cs}/u.test(line))
+    throw new SvcError("E_BAD_REQUEST", `line-folder: ${field}: holds a lone UTF-16 surrogate, which has no UTF-8 encoding`, { field });
 }
 
 /** Physical lines of one logical line: the first up to 75 octets, each continuation one space plus up to 74 octets. */
@@ -90,7 +101,10 @@ export function build(args: unknown): { path: string } {
   try {
     writeFileSync(path, text, "utf8");
   } catch (err) {
-    throw new SvcError("E_IO", `line-folder: output_path: cannot write ${path}: ${(err as Error).message}`, { field: "output_path", cause: err });
+    throw new SvcError("E_IO", `line-folder: output_path: cannot write ${path}: ${(err as Error).message}`, {
+      field: "output_path",
+      cause: err,
+    });
   }
   return { path };
 }

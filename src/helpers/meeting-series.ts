@@ -18,14 +18,24 @@ function stampMillis(stamp: string): number | undefined {
   const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
   const t = Date.UTC(y, mo - 1, d, h, mi, s);
   const back = new Date(t);
-  const same = back.getUTCFullYear() === y && back.getUTCMonth() === mo - 1 && back.getUTCDate() === d && back.getUTCHours() === h && back.getUTCMinutes() === mi && back.getUTCSeconds() === s;
+  const same =
+    back.getUTCFullYear() === y &&
+    back.getUTCMonth() === mo - 1 &&
+    back.getUTCDate() === d &&
+    back.getUTCHours() === h &&
+    back.getUTCMinutes() === mi &&
+    back.getUTCSeconds() === s;
   return same ? t : undefined;
 }
 
-const utcStamp = z.string().refine((s) => stampMillis(s) !== undefined, { message: "must be a UTC date-time YYYYMMDDTHHMMSSZ (e.g. 20250106T150000Z)" });
+const utcStamp = z
+  .string()
+  .refine((s) => stampMillis(s) !== undefined, { message: "must be a UTC date-time YYYYMMDDTHHMMSSZ (e.g. 20250106T150000Z)" });
 
 /** TEXT values may hold HTAB and newlines (escaped); other control characters are not allowed by RFC 5545. */
-const textValue = z.string().refine((s) => !/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(s), { message: "must not contain control characters other than tab and newline" });
+const textValue = z.string().refine((s) => !/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(s), {
+  message: "must not contain control characters other than tab and newline",
+});
 
 const MeetingSeriesArgs = z
   .object({
@@ -54,7 +64,10 @@ export function escapeText(value: string): string {
 
 /** `now` as a UTC stamp to the second. */
 function utcNow(now: Date): string {
-  return now.toISOString().replace(/[-:]/g, "").replace(/\.\d{3}Z$/, "Z");
+  return now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d{3}Z$/, "Z");
 }
 
 /** The logical (unfolded) content lines of the calendar. DTSTAMP is `now`, the creation time. */
@@ -93,7 +106,10 @@ export function build(args: unknown): string {
   try {
     writeFileSync(path, text, "utf8");
   } catch (err) {
-    throw new SvcError("E_IO", `meeting-series: output_path: cannot write ${path}: ${(err as Error).message}`, { field: "output_path", cause: err });
+    throw new SvcError("E_IO", `meeting-series: output_path: cannot write ${path}: ${(err as Error).message}`, {
+      field: "output_path",
+      cause: err,
+    });
   }
   return a.output_path; // as given, per the contract (the file is at its resolved path)
 }

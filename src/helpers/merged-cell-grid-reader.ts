@@ -102,16 +102,24 @@ export function sheetGrid(ws: ExcelJS.Worksheet): GridValue[][] {
 /** Read the active sheet of `input_path`, write its grid as JSON to `output_path`; returns `{path}` (absolute). */
 export async function build(args: MergedCellGridReaderArgs): Promise<{ path: string }> {
   const a = parseArgs(HELPER, mergedCellGridReaderArgs, args);
-  const isFile = await stat(a.input_path).then((s) => s.isFile(), () => false);
-  if (!isFile) throw new SvcError("E_BAD_REQUEST", `${HELPER}: input_path: ${a.input_path} is not a readable file`, { field: "input_path" });
+  const isFile = await stat(a.input_path).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+  if (!isFile)
+    throw new SvcError("E_BAD_REQUEST", `${HELPER}: input_path: ${a.input_path} is not a readable file`, { field: "input_path" });
   const wb = new ExcelJS.Workbook();
   try {
     await wb.xlsx.readFile(a.input_path);
   } catch (err) {
-    throw new SvcError("E_BAD_REQUEST", `${HELPER}: input_path: ${a.input_path} is not a readable .xlsx workbook: ${(err as Error).message}`, {
-      field: "input_path",
-      cause: err,
-    });
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      `${HELPER}: input_path: ${a.input_path} is not a readable .xlsx workbook: ${(err as Error).message}`,
+      {
+        field: "input_path",
+        cause: err,
+      },
+    );
   }
   const ws = activeSheet(wb);
   const grid = ws === undefined ? [] : sheetGrid(ws);
@@ -119,7 +127,10 @@ export async function build(args: MergedCellGridReaderArgs): Promise<{ path: str
   try {
     await writeFile(path, JSON.stringify(grid));
   } catch (err) {
-    throw new SvcError("E_IO", `${HELPER}: output_path: cannot write ${path}: ${(err as Error).message}`, { field: "output_path", cause: err });
+    throw new SvcError("E_IO", `${HELPER}: output_path: cannot write ${path}: ${(err as Error).message}`, {
+      field: "output_path",
+      cause: err,
+    });
   }
   return { path };
 }

@@ -49,7 +49,11 @@ export const mergedHeaderSheetArgs = z
       const r = m === null ? NaN : Number(m[1]);
       const c = m === null ? NaN : Number(m[2]);
       if (m === null || r > MAX_ROW || c > MAX_COL) {
-        ctx.addIssue({ code: "custom", path: ["cells", key], message: `key must be "<row>,<col>" with 0 <= row <= ${MAX_ROW} and 0 <= col <= ${MAX_COL}` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["cells", key],
+          message: `key must be "<row>,<col>" with 0 <= row <= ${MAX_ROW} and 0 <= col <= ${MAX_COL}`,
+        });
         continue;
       }
       const inside = r >= a.merge_start_row && r <= a.merge_end_row && c >= a.merge_start_col && c <= a.merge_end_col;
@@ -93,7 +97,10 @@ export async function build(args: MergedHeaderSheetArgs): Promise<{ path: string
   try {
     await wb.xlsx.writeFile(path);
   } catch (err) {
-    throw new SvcError("E_IO", `${HELPER}: output_path: cannot write ${path}: ${(err as Error).message}`, { field: "output_path", cause: err });
+    throw new SvcError("E_IO", `${HELPER}: output_path: cannot write ${path}: ${(err as Error).message}`, {
+      field: "output_path",
+      cause: err,
+    });
   }
   return { path };
 }

@@ -72,7 +72,8 @@ function load(path: string): { bytes: Buffer; glyphs: GlyphSource } | null {
 }
 
 /** The drawn characters of `text` (line breaks and other control characters are never drawn). */
-const drawn = (text: string): number[] => [...new Set([...text].map((c) => c.codePointAt(0)!))].filter((cp) => cp >= 0x20 && !(cp >= 0x7f && cp < 0xa0));
+const drawn = (text: string): number[] =>
+  [...new Set([...text].map((c) => c.codePointAt(0)!))].filter((cp) => cp >= 0x20 && !(cp >= 0x7f && cp < 0xa0));
 
 /**
  * The font file that has a glyph for every drawn character of `text`: DejaVu Sans (bold for
@@ -81,7 +82,10 @@ const drawn = (text: string): number[] => [...new Set([...text].map((c) => c.cod
  */
 export function coveringFont(text: string, options: { bold: boolean; helper: string; field: string }): string {
   const cps = drawn(text);
-  const candidates = [dejavuPath(options.bold ? "DejaVuSans-Bold.ttf" : "DejaVuSans.ttf"), ...cjkFontCandidates().filter((p) => existsSync(p))];
+  const candidates = [
+    dejavuPath(options.bold ? "DejaVuSans-Bold.ttf" : "DejaVuSans.ttf"),
+    ...cjkFontCandidates().filter((p) => existsSync(p)),
+  ];
   let missing = cps;
   for (const path of candidates) {
     const f = load(path);
@@ -90,7 +94,10 @@ export function coveringFont(text: string, options: { bold: boolean; helper: str
     if (lacking.length === 0) return path;
     if (lacking.length < missing.length) missing = lacking;
   }
-  const chars = missing.slice(0, 12).map((cp) => `${String.fromCodePoint(cp)} (U+${cp.toString(16).toUpperCase().padStart(4, "0")})`).join(", ");
+  const chars = missing
+    .slice(0, 12)
+    .map((cp) => `${String.fromCodePoint(cp)} (U+${cp.toString(16).toUpperCase().padStart(4, "0")})`)
+    .join(", ");
   throw new SvcError(
     "E_BAD_REQUEST",
     `${options.helper}: ${options.field}: no available font has glyphs for ${chars}${missing.length > 12 ? ` and ${missing.length - 12} more` : ""}; ` +

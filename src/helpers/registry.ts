@@ -1,5 +1,13 @@
 /** @module registry — the ten document helpers: records (id, description, entry points, SHA-256 of the code, ed25519 signature), code, verification, dispatch. */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify as verifySignatureBytes, type KeyObject } from "node:crypto";
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  sign,
+  verify as verifySignatureBytes,
+  type KeyObject,
+} from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -16,16 +24,56 @@ export interface HelperSpec {
 
 /** In the contract's table order. `module` is the file name under src/helpers/ without extension. */
 export const HELPERS: readonly HelperSpec[] = [
-  { name: "combo chart slide", module: "combo-chart-slide", description: "A presentation file with one bar-plus-line chart slide.", entryPoints: ["build"] },
+  {
+    name: "combo chart slide",
+    module: "combo-chart-slide",
+    description: "A presentation file with one bar-plus-line chart slide.",
+    entryPoints: ["build"],
+  },
   { name: "fillable form", module: "fillable-form", description: "A one-page fillable form document.", entryPoints: ["build"] },
-  { name: "landscape document", module: "landscape-document", description: "A word-processing file with a portrait section then a landscape section.", entryPoints: ["build"] },
-  { name: "email message", module: "email-message", description: "A multipart email file: text and HTML alternatives plus one attachment.", entryPoints: ["build"] },
-  { name: "merged-header sheet", module: "merged-header-sheet", description: "A spreadsheet with one truly merged cell.", entryPoints: ["build"] },
-  { name: "meeting series", module: "meeting-series", description: "A calendar file with one weekly recurring event and a reminder.", entryPoints: ["build"] },
-  { name: "task parser", module: "task-parser", description: "An ALFRED entry point, object type and target receptacle type from a household-task sentence.", entryPoints: ["build", "parseTask"] },
+  {
+    name: "landscape document",
+    module: "landscape-document",
+    description: "A word-processing file with a portrait section then a landscape section.",
+    entryPoints: ["build"],
+  },
+  {
+    name: "email message",
+    module: "email-message",
+    description: "A multipart email file: text and HTML alternatives plus one attachment.",
+    entryPoints: ["build"],
+  },
+  {
+    name: "merged-header sheet",
+    module: "merged-header-sheet",
+    description: "A spreadsheet with one truly merged cell.",
+    entryPoints: ["build"],
+  },
+  {
+    name: "meeting series",
+    module: "meeting-series",
+    description: "A calendar file with one weekly recurring event and a reminder.",
+    entryPoints: ["build"],
+  },
+  {
+    name: "task parser",
+    module: "task-parser",
+    description: "An ALFRED entry point, object type and target receptacle type from a household-task sentence.",
+    entryPoints: ["build", "parseTask"],
+  },
   { name: "form filler", module: "form-filler", description: "A filled copy of an existing fillable form.", entryPoints: ["build"] },
-  { name: "merged-cell grid reader", module: "merged-cell-grid-reader", description: "A JSON grid of the active sheet with merges resolved.", entryPoints: ["build"] },
-  { name: "line folder", module: "line-folder", description: "A text file of content lines folded at 75 octets with CRLF line ends.", entryPoints: ["build", "fold", "unfold"] },
+  {
+    name: "merged-cell grid reader",
+    module: "merged-cell-grid-reader",
+    description: "A JSON grid of the active sheet with merges resolved.",
+    entryPoints: ["build"],
+  },
+  {
+    name: "line folder",
+    module: "line-folder",
+    description: "A text file of content lines folded at 75 octets with CRLF line ends.",
+    entryPoints: ["build", "fold", "unfold"],
+  },
 ];
 
 export type SignatureStatus = "signed (ed25519)" | "unsigned";
@@ -131,9 +179,15 @@ function buildHashes(codeDir: string): Record<string, string> | null {
   try {
     const parsed = JSON.parse(readFileSync(path, "utf8")) as unknown;
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
-    return Object.fromEntries(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === "string" && /^[0-9a-f]{64}$/.test(e[1])));
+    return Object.fromEntries(
+      Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === "string" && /^[0-9a-f]{64}$/.test(e[1])),
+    );
   } catch (err) {
-    throw new SvcError("E_CODE_MISMATCH", `helper code hashes (${HASHES_FILE}) are unreadable: ${(err as Error).message}; rebuild with npm run build`, { cause: err });
+    throw new SvcError(
+      "E_CODE_MISMATCH",
+      `helper code hashes (${HASHES_FILE}) are unreadable: ${(err as Error).message}; rebuild with npm run build`,
+      { cause: err },
+    );
   }
 }
 
@@ -197,7 +251,9 @@ export function verifyRecord(record: HelperRecord, code: Buffer | string | null,
   const actualHash = code === null ? null : sha256Hex(code);
   const hashMatches = actualHash === record.codeHash;
   const signatureValid =
-    record.signature === "unsigned" ? null : record.signatureValue !== null && publicKey !== null && verifyHashSignature(record.codeHash, record.signatureValue, publicKey.pem);
+    record.signature === "unsigned"
+      ? null
+      : record.signatureValue !== null && publicKey !== null && verifyHashSignature(record.codeHash, record.signatureValue, publicKey.pem);
   return {
     id: record.id,
     name: record.name,
@@ -213,7 +269,10 @@ export function verifyRecord(record: HelperRecord, code: Buffer | string | null,
 function findSpec(idOrName: string): HelperSpec {
   const key = idOrName.trim().toLowerCase();
   const spec = HELPERS.find((h) => helperId(h.name) === key || h.name === key || h.module === key);
-  if (spec === undefined) throw new SvcError("E_NOT_FOUND", `no helper ${JSON.stringify(idOrName)}; known: ${HELPERS.map((h) => h.module).join(", ")}`, { field: "id" });
+  if (spec === undefined)
+    throw new SvcError("E_NOT_FOUND", `no helper ${JSON.stringify(idOrName)}; known: ${HELPERS.map((h) => h.module).join(", ")}`, {
+      field: "id",
+    });
   return spec;
 }
 
@@ -266,7 +325,8 @@ export function openRegistry(options: RegistryOptions = {}): Registry {
   const recordOf = (idOrName: string): HelperRecord => {
     const spec = findSpec(idOrName);
     const record = publish(spec);
-    if (record === undefined) throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(spec.name)} has no code at ${codePath(spec)}`, { field: "id" });
+    if (record === undefined)
+      throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(spec.name)} has no code at ${codePath(spec)}`, { field: "id" });
     return record;
   };
 
@@ -277,15 +337,19 @@ export function openRegistry(options: RegistryOptions = {}): Registry {
 
   return {
     publicKey,
-    list: () => HELPERS.flatMap((spec) => {
-      const r = publish(spec);
-      return r === undefined ? [] : [copy(r)];
-    }),
+    list: () =>
+      HELPERS.flatMap((spec) => {
+        const r = publish(spec);
+        return r === undefined ? [] : [copy(r)];
+      }),
     get: (id) => copy(recordOf(id)),
     code(id) {
       const record = recordOf(id);
       const code = codeNow(findSpec(record.module));
-      if (code === null) throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(record.name)}: code file ${codePath(findSpec(record.module))} is gone`, { field: "id" });
+      if (code === null)
+        throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(record.name)}: code file ${codePath(findSpec(record.module))} is gone`, {
+          field: "id",
+        });
       return code.toString("utf8");
     },
     verify,
@@ -293,16 +357,25 @@ export function openRegistry(options: RegistryOptions = {}): Registry {
       const spec = findSpec(id);
       const check = verify(id);
       if (!check.ok) {
-        const why = check.actualHash === null ? "its code file is gone" : !check.hashMatches ? `its code hashes to ${check.actualHash}, not the published ${check.expectedHash}` : "its published signature does not verify";
+        const why =
+          check.actualHash === null
+            ? "its code file is gone"
+            : !check.hashMatches
+              ? `its code hashes to ${check.actualHash}, not the published ${check.expectedHash}`
+              : "its published signature does not verify";
         throw new SvcError("E_CODE_MISMATCH", `helper ${JSON.stringify(spec.name)} will not run: ${why}`, { field: "id" });
       }
       let mod: Record<string, unknown>;
       try {
         mod = (await import(pathToFileURL(codePath(spec)).href)) as Record<string, unknown>;
       } catch (err) {
-        throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(spec.name)} cannot be loaded: ${(err as Error).message}`, { field: "id", cause: err });
+        throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(spec.name)} cannot be loaded: ${(err as Error).message}`, {
+          field: "id",
+          cause: err,
+        });
       }
-      if (typeof mod.build !== "function") throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(spec.name)} has no build entry point`, { field: "id" });
+      if (typeof mod.build !== "function")
+        throw new SvcError("E_NOT_FOUND", `helper ${JSON.stringify(spec.name)} has no build entry point`, { field: "id" });
       return await (mod.build as (a: unknown) => unknown)(args);
     },
   };

@@ -26,26 +26,175 @@ export type TaskParserArgs = z.input<typeof TaskParserArgs>;
 // ---------------------------------------------------------------- vocabulary
 
 /** Words that mark a family; matched against whole tokens. */
-const HEAT = new Set(["heat", "heated", "heats", "heating", "hot", "warm", "warmed", "warms", "warming", "cook", "cooked", "cooks", "microwaved", "microwaving"]);
-const COOL = new Set(["cool", "cooled", "cools", "cooling", "cold", "chill", "chilled", "chills", "chilling", "refrigerate", "refrigerated", "freeze", "frozen", "froze"]);
-const CLEAN = new Set(["clean", "cleaned", "cleans", "cleaning", "rinse", "rinsed", "rinses", "rinsing", "wash", "washed", "washes", "washing", "scrub", "scrubbed"]);
+const HEAT = new Set([
+  "heat",
+  "heated",
+  "heats",
+  "heating",
+  "hot",
+  "warm",
+  "warmed",
+  "warms",
+  "warming",
+  "cook",
+  "cooked",
+  "cooks",
+  "microwaved",
+  "microwaving",
+]);
+const COOL = new Set([
+  "cool",
+  "cooled",
+  "cools",
+  "cooling",
+  "cold",
+  "chill",
+  "chilled",
+  "chills",
+  "chilling",
+  "refrigerate",
+  "refrigerated",
+  "freeze",
+  "frozen",
+  "froze",
+]);
+const CLEAN = new Set([
+  "clean",
+  "cleaned",
+  "cleans",
+  "cleaning",
+  "rinse",
+  "rinsed",
+  "rinses",
+  "rinsing",
+  "wash",
+  "washed",
+  "washes",
+  "washing",
+  "scrub",
+  "scrubbed",
+]);
 const TWO = new Set(["two", "2", "both", "pair", "couple"]);
-const LOOK = new Set(["look", "looking", "examine", "examining", "inspect", "inspecting", "view", "study", "observe", "read", "check", "see", "illuminate", "turn", "switch"]);
+const LOOK = new Set([
+  "look",
+  "looking",
+  "examine",
+  "examining",
+  "inspect",
+  "inspecting",
+  "view",
+  "study",
+  "observe",
+  "read",
+  "check",
+  "see",
+  "illuminate",
+  "turn",
+  "switch",
+]);
 
 /** Verbs after which the object phrase starts (particles such as "up" are skipped). */
 const VERBS = new Set([
-  ...HEAT, ...COOL, ...CLEAN, ...LOOK,
-  "put", "puts", "place", "places", "set", "move", "moves", "bring", "take", "takes", "pick", "picks", "grab", "get", "carry", "drop", "find", "finds",
-  "throw", "toss", "insert", "store", "stow", "transfer", "deliver", "lay", "leave", "hold", "microwave", "fetch", "retrieve", "locate", "search", "use",
+  ...HEAT,
+  ...COOL,
+  ...CLEAN,
+  ...LOOK,
+  "put",
+  "puts",
+  "place",
+  "places",
+  "set",
+  "move",
+  "moves",
+  "bring",
+  "take",
+  "takes",
+  "pick",
+  "picks",
+  "grab",
+  "get",
+  "carry",
+  "drop",
+  "find",
+  "finds",
+  "throw",
+  "toss",
+  "insert",
+  "store",
+  "stow",
+  "transfer",
+  "deliver",
+  "lay",
+  "leave",
+  "hold",
+  "microwave",
+  "fetch",
+  "retrieve",
+  "locate",
+  "search",
+  "use",
 ]);
 /** Verbs that move an object somewhere: with one, a listed lamp alone does not make a look task. */
-const PLACE_VERBS = new Set(["put", "puts", "place", "places", "set", "move", "moves", "bring", "drop", "throw", "toss", "insert", "store", "stow", "transfer", "deliver", "lay", "leave"]);
+const PLACE_VERBS = new Set([
+  "put",
+  "puts",
+  "place",
+  "places",
+  "set",
+  "move",
+  "moves",
+  "bring",
+  "drop",
+  "throw",
+  "toss",
+  "insert",
+  "store",
+  "stow",
+  "transfer",
+  "deliver",
+  "lay",
+  "leave",
+]);
 const PARTICLES = new Set(["up", "off", "down", "out", "away", "over", "at", "on", "for"]);
 
 /** Words that end an object phrase. */
 const STOPS = new Set([
-  "in", "into", "on", "onto", "inside", "to", "at", "atop", "within", "from", "and", "then", "under", "underneath", "beneath", "below", "with", "by", "using", "near",
-  "next", "beside", "while", "in", "of", "out", "off", "for", "so", "after", "before", "when", "until", "that", "which", "light",
+  "in",
+  "into",
+  "on",
+  "onto",
+  "inside",
+  "to",
+  "at",
+  "atop",
+  "within",
+  "from",
+  "and",
+  "then",
+  "under",
+  "underneath",
+  "beneath",
+  "below",
+  "with",
+  "by",
+  "using",
+  "near",
+  "next",
+  "beside",
+  "while",
+  "in",
+  "of",
+  "out",
+  "off",
+  "for",
+  "so",
+  "after",
+  "before",
+  "when",
+  "until",
+  "that",
+  "which",
+  "light",
 ]);
 
 /** Prepositions that put the following receptacle in the destination role. */
@@ -55,39 +204,195 @@ const SOURCE_PREPS = new Set(["from", "off", "out"]);
 
 /** Determiners, quantifiers and family adjectives stripped from an object phrase. */
 const FILLER = new Set([
-  ...HEAT, ...COOL, ...CLEAN, ...TWO,
-  "a", "an", "the", "some", "any", "one", "of", "another", "other", "single", "first", "second", "each", "your", "my", "that", "this", "these", "those", "please", "piece", "pieces",
+  ...HEAT,
+  ...COOL,
+  ...CLEAN,
+  ...TWO,
+  "a",
+  "an",
+  "the",
+  "some",
+  "any",
+  "one",
+  "of",
+  "another",
+  "other",
+  "single",
+  "first",
+  "second",
+  "each",
+  "your",
+  "my",
+  "that",
+  "this",
+  "these",
+  "those",
+  "please",
+  "piece",
+  "pieces",
 ]);
 const PRONOUNS = new Set(["it", "them", "they", "one", "both", "ones", "itself", "that", "this", "those", "these"]);
 
 /** ALFRED object types (lower-case, compact), used to read multi-word object names. */
 const OBJECT_TYPES = [
-  "alarmclock", "apple", "aluminumfoil", "baseballbat", "basketball", "book", "boots", "bottle", "bowl", "box", "bread", "butterknife", "candle", "cd", "cellphone",
-  "cloth", "creditcard", "cup", "dishsponge", "egg", "footstool", "fork", "glassbottle", "handtowel", "houseplant", "kettle", "keychain", "knife", "ladle", "laptop",
-  "lettuce", "mug", "newspaper", "pan", "papertowelroll", "pen", "pencil", "peppershaker", "pillow", "plate", "plunger", "pot", "potato", "remotecontrol", "saltshaker",
-  "scrubbrush", "soapbar", "soapbottle", "spatula", "spoon", "spraybottle", "statue", "tennisracket", "teddybear", "tissuebox", "toiletpaper", "tomato", "towel",
-  "vase", "watch", "wateringcan", "winebottle",
+  "alarmclock",
+  "apple",
+  "aluminumfoil",
+  "baseballbat",
+  "basketball",
+  "book",
+  "boots",
+  "bottle",
+  "bowl",
+  "box",
+  "bread",
+  "butterknife",
+  "candle",
+  "cd",
+  "cellphone",
+  "cloth",
+  "creditcard",
+  "cup",
+  "dishsponge",
+  "egg",
+  "footstool",
+  "fork",
+  "glassbottle",
+  "handtowel",
+  "houseplant",
+  "kettle",
+  "keychain",
+  "knife",
+  "ladle",
+  "laptop",
+  "lettuce",
+  "mug",
+  "newspaper",
+  "pan",
+  "papertowelroll",
+  "pen",
+  "pencil",
+  "peppershaker",
+  "pillow",
+  "plate",
+  "plunger",
+  "pot",
+  "potato",
+  "remotecontrol",
+  "saltshaker",
+  "scrubbrush",
+  "soapbar",
+  "soapbottle",
+  "spatula",
+  "spoon",
+  "spraybottle",
+  "statue",
+  "tennisracket",
+  "teddybear",
+  "tissuebox",
+  "toiletpaper",
+  "tomato",
+  "towel",
+  "vase",
+  "watch",
+  "wateringcan",
+  "winebottle",
 ];
 /** Everyday names for ALFRED object types. */
 const OBJECT_SYNONYMS: Record<string, string> = {
-  remote: "remotecontrol", tvremote: "remotecontrol", clock: "alarmclock", phone: "cellphone", mobilephone: "cellphone", smartphone: "cellphone",
-  card: "creditcard", keys: "keychain", key: "keychain", keyring: "keychain", soap: "soapbar", sponge: "dishsponge", plant: "houseplant",
-  papertowel: "papertowelroll", papertowels: "papertowelroll", racket: "tennisracket", bat: "baseballbat", teddy: "teddybear", wine: "winebottle",
-  computer: "laptop", notebook: "laptop", disc: "cd", compactdisc: "cd", salt: "saltshaker", pepper: "peppershaker", loaf: "bread",
+  remote: "remotecontrol",
+  tvremote: "remotecontrol",
+  clock: "alarmclock",
+  phone: "cellphone",
+  mobilephone: "cellphone",
+  smartphone: "cellphone",
+  card: "creditcard",
+  keys: "keychain",
+  key: "keychain",
+  keyring: "keychain",
+  soap: "soapbar",
+  sponge: "dishsponge",
+  plant: "houseplant",
+  papertowel: "papertowelroll",
+  papertowels: "papertowelroll",
+  racket: "tennisracket",
+  bat: "baseballbat",
+  teddy: "teddybear",
+  wine: "winebottle",
+  computer: "laptop",
+  notebook: "laptop",
+  disc: "cd",
+  compactdisc: "cd",
+  salt: "saltshaker",
+  pepper: "peppershaker",
+  loaf: "bread",
 };
 /** ALFRED receptacle types: a two-word name of one of these that the list lacks is not read as a partial match. */
 const RECEPTACLE_TYPES = new Set([
-  "armchair", "bathtubbasin", "bed", "box", "cabinet", "cart", "coffeemachine", "coffeetable", "countertop", "desk", "desklamp", "diningtable", "drawer", "dresser",
-  "floorlamp", "fridge", "garbagecan", "handtowelholder", "laundryhamper", "microwave", "ottoman", "safe", "shelf", "sidetable", "sinkbasin", "sofa", "stoveburner",
-  "toaster", "toilet", "toiletpaperhanger", "towelholder", "tvstand",
+  "armchair",
+  "bathtubbasin",
+  "bed",
+  "box",
+  "cabinet",
+  "cart",
+  "coffeemachine",
+  "coffeetable",
+  "countertop",
+  "desk",
+  "desklamp",
+  "diningtable",
+  "drawer",
+  "dresser",
+  "floorlamp",
+  "fridge",
+  "garbagecan",
+  "handtowelholder",
+  "laundryhamper",
+  "microwave",
+  "ottoman",
+  "safe",
+  "shelf",
+  "sidetable",
+  "sinkbasin",
+  "sofa",
+  "stoveburner",
+  "toaster",
+  "toilet",
+  "toiletpaperhanger",
+  "towelholder",
+  "tvstand",
 ]);
 /** Everyday names for ALFRED receptacle types; each value is tried against the list. */
 const RECEPTACLE_SYNONYMS: Record<string, string[]> = {
-  fridge: ["fridge", "refrigerator"], refrigerator: ["fridge", "refrigerator"], coffeemaker: ["coffeemachine"], coffeepot: ["coffeemachine"],
-  trash: ["garbagecan"], trashcan: ["garbagecan"], bin: ["garbagecan"], trashbin: ["garbagecan"], wastebasket: ["garbagecan"], garbage: ["garbagecan"], garbagebin: ["garbagecan"],
-  tub: ["bathtubbasin", "bathtub"], bathtub: ["bathtubbasin", "bathtub"], bath: ["bathtubbasin", "bathtub"], couch: ["sofa"], counter: ["countertop"], kitchencounter: ["countertop"],
-  stove: ["stoveburner"], burner: ["stoveburner"], stovetop: ["stoveburner"], oven: ["microwave"], tv: ["tvstand"], television: ["tvstand"], nightstand: ["nightstand", "sidetable"],
-  hamper: ["laundryhamper"], basket: ["laundryhamper"], sink: ["sinkbasin", "sink"], lamp: ["desklamp", "floorlamp"], light: ["desklamp", "floorlamp"],
+  fridge: ["fridge", "refrigerator"],
+  refrigerator: ["fridge", "refrigerator"],
+  coffeemaker: ["coffeemachine"],
+  coffeepot: ["coffeemachine"],
+  trash: ["garbagecan"],
+  trashcan: ["garbagecan"],
+  bin: ["garbagecan"],
+  trashbin: ["garbagecan"],
+  wastebasket: ["garbagecan"],
+  garbage: ["garbagecan"],
+  garbagebin: ["garbagecan"],
+  tub: ["bathtubbasin", "bathtub"],
+  bathtub: ["bathtubbasin", "bathtub"],
+  bath: ["bathtubbasin", "bathtub"],
+  couch: ["sofa"],
+  counter: ["countertop"],
+  kitchencounter: ["countertop"],
+  stove: ["stoveburner"],
+  burner: ["stoveburner"],
+  stovetop: ["stoveburner"],
+  oven: ["microwave"],
+  tv: ["tvstand"],
+  television: ["tvstand"],
+  nightstand: ["nightstand", "sidetable"],
+  hamper: ["laundryhamper"],
+  basket: ["laundryhamper"],
+  sink: ["sinkbasin", "sink"],
+  lamp: ["desklamp", "floorlamp"],
+  light: ["desklamp", "floorlamp"],
 };
 
 // ---------------------------------------------------------------- words
@@ -141,11 +446,20 @@ interface ReceptacleType {
 
 /** "cabinet 3" -> "cabinet"; "Sink Basin 2" -> "sink basin"; "Cabinet|+01.2|3" -> "cabinet"; "fridge" -> "fridge". */
 function receptacleType(item: string, i: number): string {
-  let words = item.trim().toLowerCase().split(/\s+/).filter((w) => w !== "");
+  let words = item
+    .trim()
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((w) => w !== "");
   if (words.length === 1) words = [words[0]!.split("|")[0]!.replace(/[_#-]?\d+$/, "")];
   else if (/\d/.test(words[words.length - 1]!)) words = words.slice(0, -1);
   const name = words.join(" ").replace(/[_#-]+$/, "");
-  if (!/[a-z]/.test(name)) throw new SvcError("E_BAD_REQUEST", `task-parser: receptacles.${i}: expected a type name followed by an identifier, like "cabinet 3"; got ${JSON.stringify(item)}`, { field: `receptacles.${i}` });
+  if (!/[a-z]/.test(name))
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      `task-parser: receptacles.${i}: expected a type name followed by an identifier, like "cabinet 3"; got ${JSON.stringify(item)}`,
+      { field: `receptacles.${i}` },
+    );
   return name;
 }
 
@@ -201,7 +515,7 @@ function matchReceptacle(words: string[], types: ReceptacleType[], loose: boolea
 /** Receptacle mentions in tokens [from, tokens.length), longest phrase first, left to right. */
 function findMentions(tokens: string[], from: number, types: ReceptacleType[]): Mention[] {
   const out: Mention[] = [];
-  for (let i = from; i < tokens.length; ) {
+  for (let i = from; i < tokens.length;) {
     let found: Mention | undefined;
     // "desk lamp" names a desklamp: with only a floorlamp listed, "lamp" must not match it.
     const compound = i > 0 && singulars(tokens[i]!).some((s) => RECEPTACLE_TYPES.has(compact([tokens[i - 1]!, s])));
@@ -309,15 +623,27 @@ export function parseTask(task: string, receptacles: string[]): ParsedTask {
   const types = receptacleTypes(receptacles);
   const tokens = tokenize(task);
   if (tokens.length === 0) throw bad(task, "empty sentence");
-  if (types.length === 0) throw new SvcError("E_BAD_REQUEST", "task-parser: receptacles: the list is empty, so no target can be chosen", { field: "receptacles" });
+  if (types.length === 0)
+    throw new SvcError("E_BAD_REQUEST", "task-parser: receptacles: the list is empty, so no target can be chosen", {
+      field: "receptacles",
+    });
 
   const phrases = objectPhrases(tokens);
-  const lookVerb = tokens.some((w, i) => LOOK.has(w) && ((w !== "turn" && w !== "switch") || ["on", "up"].includes(tokens[i + 1] ?? "")) && !(w === "look" && tokens[i + 1] === "for"));
+  const lookVerb = tokens.some(
+    (w, i) =>
+      LOOK.has(w) &&
+      ((w !== "turn" && w !== "switch") || ["on", "up"].includes(tokens[i + 1] ?? "")) &&
+      !(w === "look" && tokens[i + 1] === "for"),
+  );
   const lightMentions = findMentions(tokens, 0, types.filter(isLight));
-  const lightByPosition = lightMentions.some((m) => ["under", "underneath", "beneath", "below", "with", "by", "using", "near", "at"].includes(governingPrep(tokens, m.start) ?? ""));
+  const lightByPosition = lightMentions.some((m) =>
+    ["under", "underneath", "beneath", "below", "with", "by", "using", "near", "at"].includes(governingPrep(tokens, m.start) ?? ""),
+  );
   const namesLight = tokens.some((w) => /^(lamps?|lights?)$/.test(w) || /.+lamps?$/.test(w));
   const placeVerb = tokens.some((w) => PLACE_VERBS.has(w));
-  const lightTask = lookVerb ? namesLight || lightMentions.length > 0 || (!placeVerb && types.some(isLight)) : lightByPosition && !placeVerb;
+  const lightTask = lookVerb
+    ? namesLight || lightMentions.length > 0 || (!placeVerb && types.some(isLight))
+    : lightByPosition && !placeVerb;
 
   if (lightTask) {
     // The lamp: a listed one the sentence names; else the lamp type the sentence names (in
@@ -359,7 +685,9 @@ export function parseTask(task: string, receptacles: string[]): ParsedTask {
 
   const mentions = findMentions(tokens, objectEnd, types);
   const roles = mentions.map((m) => ({ m, prep: governingPrep(tokens, m.start) }));
-  const destination = [...roles].reverse().find((r) => r.prep !== undefined && PLACE_PREPS.has(r.prep)) ?? [...roles].reverse().find((r) => r.prep === undefined || !SOURCE_PREPS.has(r.prep));
+  const destination =
+    [...roles].reverse().find((r) => r.prep !== undefined && PLACE_PREPS.has(r.prep)) ??
+    [...roles].reverse().find((r) => r.prep === undefined || !SOURCE_PREPS.has(r.prep));
   if (destination === undefined) throw bad(task, `no target receptacle of the list (${types.map((t) => t.name).join(", ")}) is named`);
 
   const entry = modifierFamily(tokens) ?? (tokens.some((w) => TWO.has(w)) ? "pick_two_obj_and_place" : "pick_and_place_simple");

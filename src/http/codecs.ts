@@ -102,7 +102,14 @@ export function encodeBody(codec: Codec, value: unknown, proto: ProtoMessages | 
 
 // ---- google.protobuf.Struct <-> plain objects ------------------------------------------------
 
-type ProtoValue = { nullValue?: unknown; numberValue?: number; stringValue?: string; boolValue?: boolean; structValue?: { fields?: Record<string, ProtoValue> }; listValue?: { values?: ProtoValue[] } };
+type ProtoValue = {
+  nullValue?: unknown;
+  numberValue?: number;
+  stringValue?: string;
+  boolValue?: boolean;
+  structValue?: { fields?: Record<string, ProtoValue> };
+  listValue?: { values?: ProtoValue[] };
+};
 
 const STRUCT_FIELDS = new Set(["metadata", "filter"]);
 

@@ -52,7 +52,16 @@ export interface ForwardReply {
 }
 
 /** Headers the answering server sets itself, or that describe the hop rather than the answer. */
-const NOT_PASSED_BACK = new Set(["content-type", "content-length", "connection", "keep-alive", "transfer-encoding", "date", "uwebsockets", "x-request-id"]);
+const NOT_PASSED_BACK = new Set([
+  "content-type",
+  "content-length",
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "date",
+  "uwebsockets",
+  "x-request-id",
+]);
 
 /** Whether `sent` (the svc-forward-token header, "" when absent) is the cluster's secret (compared in constant time). */
 export function isForwardToken(sent: string, forward: Forwarder | undefined): boolean {
@@ -82,12 +91,17 @@ export function forwardRequest(base: string, token: string, req: ForwardRequest,
     const onAbort = () => r.destroy(new LeaseMoved(`${base} no longer serves this route (the leader lease moved)`));
     const fail = (err: Error) => {
       signal?.removeEventListener("abort", onAbort);
-      if (!(err instanceof LeaseMoved)) return reject(homeUnavailable(`the home node at ${base} did not answer (${err.message}); retry in ${HOME_RETRY_AFTER_S} s`, err));
+      if (!(err instanceof LeaseMoved))
+        return reject(homeUnavailable(`the home node at ${base} did not answer (${err.message}); retry in ${HOME_RETRY_AFTER_S} s`, err));
       const read = req.method.toUpperCase() === "GET" || req.method.toUpperCase() === "HEAD";
       reject(
         read
           ? new SvcError("E_HOME_UNAVAILABLE", `${err.message}; retry`, { field: "home", details: { retryAfterSeconds: 1 }, cause: err })
-          : new SvcError("E_OUTCOME_UNKNOWN", `${err.message} before it answered the write: it may have taken effect, but never after a later acknowledged write; retry`, { field: "home", details: { retryAfterSeconds: 1 }, cause: err }),
+          : new SvcError(
+              "E_OUTCOME_UNKNOWN",
+              `${err.message} before it answered the write: it may have taken effect, but never after a later acknowledged write; retry`,
+              { field: "home", details: { retryAfterSeconds: 1 }, cause: err },
+            ),
       );
     };
     const r = send(url, { method: req.method.toUpperCase(), headers, timeout: timeoutMs, agent: false }, (res) => {
@@ -97,7 +111,12 @@ export function forwardRequest(base: string, token: string, req: ForwardRequest,
       res.on("end", () => {
         if (!res.complete) return fail(new Error("the answer was cut short"));
         signal?.removeEventListener("abort", onAbort);
-        resolve({ status: res.statusCode ?? 502, contentType: String(res.headers["content-type"] ?? "application/octet-stream"), headers: passBack(res.headers), body: Buffer.concat(chunks) });
+        resolve({
+          status: res.statusCode ?? 502,
+          contentType: String(res.headers["content-type"] ?? "application/octet-stream"),
+          headers: passBack(res.headers),
+          body: Buffer.concat(chunks),
+        });
       });
     });
     r.on("timeout", () => r.destroy(new Error(`no answer within ${timeoutMs} ms`)));

@@ -30,7 +30,8 @@ export function presentedKey(c: Credentials): string | null {
 export function authenticate(auth: Route["auth"], c: Credentials, keys: KeyBook, authOn: boolean): Principal {
   if (auth === "none" || !authOn) return LOCAL_PRINCIPAL;
   const key = presentedKey(c);
-  if (!key) throw new SvcError("E_AUTH", "missing API key: send it as 'Api-Key: <key>' or 'Authorization: Bearer <key>'", { field: "api-key" });
+  if (!key)
+    throw new SvcError("E_AUTH", "missing API key: send it as 'Api-Key: <key>' or 'Authorization: Bearer <key>'", { field: "api-key" });
   const p = keys.authenticate(key);
   if (p === null) throw new SvcError("E_AUTH", "unknown or revoked API key", { field: "api-key" });
   if (auth === "admin" && !p.admin) throw new SvcError("E_FORBIDDEN", "this operation needs an admin key", { field: "api-key" });
@@ -73,7 +74,8 @@ export async function execute(route: Route, ctx: RequestContext, deps: Pick<Invo
  * `body` (a handler reading `ctx.body ?? {}` would otherwise take it for no body and answer 200).
  */
 export function refuseNullBody(route: Route, body: unknown): void {
-  if (body === null && !route.rawBody && route.requestBody?.type === "object") throw new SvcError("E_BAD_REQUEST", "the body must be an object, not null", { field: "body" });
+  if (body === null && !route.rawBody && route.requestBody?.type === "object")
+    throw new SvcError("E_BAD_REQUEST", "the body must be an object, not null", { field: "body" });
 }
 
 /**
@@ -87,6 +89,7 @@ export function refuseUnknownFields(route: Route, body: unknown): void {
   if (props === undefined || route.requestBody?.additionalProperties !== undefined) return;
   if (typeof body !== "object" || body === null || Array.isArray(body) || Buffer.isBuffer(body)) return;
   for (const k of Object.keys(body)) {
-    if (!Object.hasOwn(props, k)) throw new SvcError("E_BAD_REQUEST", `unknown field '${k}'; this operation takes ${Object.keys(props).join(", ")}`, { field: k });
+    if (!Object.hasOwn(props, k))
+      throw new SvcError("E_BAD_REQUEST", `unknown field '${k}'; this operation takes ${Object.keys(props).join(", ")}`, { field: k });
   }
 }

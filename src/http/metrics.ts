@@ -37,7 +37,12 @@ const IO_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01
 
 export class HttpMetrics {
   readonly registry = new Registry();
-  private readonly requests = new Counter({ name: "svc_http_requests_total", help: "HTTP requests answered, by method, route (the path template, or 'unmatched') and status", labelNames: ["method", "route", "status"] as const, registers: [this.registry] });
+  private readonly requests = new Counter({
+    name: "svc_http_requests_total",
+    help: "HTTP requests answered, by method, route (the path template, or 'unmatched') and status",
+    labelNames: ["method", "route", "status"] as const,
+    registers: [this.registry],
+  });
   private readonly duration = new Histogram({
     name: "svc_http_request_duration_seconds",
     help: "Time from request to reply, by method and route",
@@ -45,12 +50,37 @@ export class HttpMetrics {
     buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [this.registry],
   });
-  private readonly bytesIn = new Counter({ name: "svc_http_request_bytes_total", help: "Request body bytes received", registers: [this.registry] });
-  private readonly bytesOut = new Counter({ name: "svc_http_response_bytes_total", help: "Response body bytes sent", registers: [this.registry] });
-  private readonly written = new Counter({ name: "svc_vectors_written_total", help: "Vectors written (upsert, update)", registers: [this.registry] });
-  private readonly scanned = new Counter({ name: "svc_vectors_scanned_total", help: "Vectors scanned by queries", registers: [this.registry] });
-  private readonly chargesLost = new Counter({ name: "svc_wallet_charges_lost_total", help: "Read charges taken from a balance whose ledger write then failed (the ledger refuses every later charge)", registers: [this.registry] });
-  private readonly toolCalls = new Counter({ name: "svc_mcp_tool_calls_total", help: "MCP tool calls over /mcp, by tool and outcome", labelNames: ["tool", "outcome"] as const, registers: [this.registry] });
+  private readonly bytesIn = new Counter({
+    name: "svc_http_request_bytes_total",
+    help: "Request body bytes received",
+    registers: [this.registry],
+  });
+  private readonly bytesOut = new Counter({
+    name: "svc_http_response_bytes_total",
+    help: "Response body bytes sent",
+    registers: [this.registry],
+  });
+  private readonly written = new Counter({
+    name: "svc_vectors_written_total",
+    help: "Vectors written (upsert, update)",
+    registers: [this.registry],
+  });
+  private readonly scanned = new Counter({
+    name: "svc_vectors_scanned_total",
+    help: "Vectors scanned by queries",
+    registers: [this.registry],
+  });
+  private readonly chargesLost = new Counter({
+    name: "svc_wallet_charges_lost_total",
+    help: "Read charges taken from a balance whose ledger write then failed (the ledger refuses every later charge)",
+    registers: [this.registry],
+  });
+  private readonly toolCalls = new Counter({
+    name: "svc_mcp_tool_calls_total",
+    help: "MCP tool calls over /mcp, by tool and outcome",
+    labelNames: ["tool", "outcome"] as const,
+    registers: [this.registry],
+  });
 
   private readonly damage = new Gauge({
     name: "svc_store_damage",
@@ -63,7 +93,12 @@ export class HttpMetrics {
     },
   });
 
-  private readonly walFsync = new Histogram({ name: "svc_wal_fsync_seconds", help: "Duration of write-ahead log fdatasyncs (every WAL of the process: indexes, records, ledger, directory)", buckets: IO_BUCKETS, registers: [this.registry] });
+  private readonly walFsync = new Histogram({
+    name: "svc_wal_fsync_seconds",
+    help: "Duration of write-ahead log fdatasyncs (every WAL of the process: indexes, records, ledger, directory)",
+    buckets: IO_BUCKETS,
+    registers: [this.registry],
+  });
   private readonly maintenance = new Histogram({
     name: "svc_maintenance_duration_seconds",
     help: "Partition rewrites by kind (compaction: dead rows dropped; index_build: rows regrouped by IVF list) and outcome (ok, error); _count counts them",
@@ -71,7 +106,13 @@ export class HttpMetrics {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
     registers: [this.registry],
   });
-  private readonly natsPublish = new Histogram({ name: "svc_nats_publish_seconds", help: "Cluster mode: JetStream publishes of the replicated log until their ack, by outcome", labelNames: ["outcome"] as const, buckets: IO_BUCKETS, registers: [this.registry] });
+  private readonly natsPublish = new Histogram({
+    name: "svc_nats_publish_seconds",
+    help: "Cluster mode: JetStream publishes of the replicated log until their ack, by outcome",
+    labelNames: ["outcome"] as const,
+    buckets: IO_BUCKETS,
+    registers: [this.registry],
+  });
   private readonly unsubscribe: () => void;
   private mcpSessions: (() => number) | null = null;
 

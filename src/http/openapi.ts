@@ -12,10 +12,21 @@ export function openApiDocument(routes: readonly Route[], softwareVersion: strin
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
-    const query = (r.queryParams ?? []).map((q) => ({ name: q.name, in: "query", required: q.required ?? false, description: q.description, schema: q.schema }));
+    const query = (r.queryParams ?? []).map((q) => ({
+      name: q.name,
+      in: "query",
+      required: q.required ?? false,
+      description: q.description,
+      schema: q.schema,
+    }));
     const media = (schema: Schema | undefined, binary: boolean) => ({
       "application/json": schema === undefined ? {} : { schema },
-      ...(binary ? { [MSGPACK_TYPE]: schema === undefined ? {} : { schema }, [PROTOBUF_TYPE]: { schema: { type: "string", contentEncoding: "binary" } } } : {}),
+      ...(binary
+        ? {
+            [MSGPACK_TYPE]: schema === undefined ? {} : { schema },
+            [PROTOBUF_TYPE]: { schema: { type: "string", contentEncoding: "binary" } },
+          }
+        : {}),
     });
     const op: Record<string, unknown> = {
       operationId: r.operationId,
@@ -23,12 +34,20 @@ export function openApiDocument(routes: readonly Route[], softwareVersion: strin
       tags: r.tags,
       ...(params.length + query.length > 0 ? { parameters: [...params, ...query] } : {}),
       ...(r.rawBody
-        ? { requestBody: { required: true, content: { [r.rawBody]: { schema: r.requestBody ?? { type: "string", contentEncoding: "binary" } } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: { [r.rawBody]: { schema: r.requestBody ?? { type: "string", contentEncoding: "binary" } } },
+            },
+          }
         : r.requestBody
           ? { requestBody: { required: r.method !== "get", content: media(closed(r.requestBody), r.proto?.request !== undefined) } }
           : {}),
       responses: {
-        [String(r.response.status)]: { description: r.response.description, ...(r.response.schema ? { content: media(r.response.schema, r.proto !== undefined) } : {}) },
+        [String(r.response.status)]: {
+          description: r.response.description,
+          ...(r.response.schema ? { content: media(r.response.schema, r.proto !== undefined) } : {}),
+        },
         default: { description: "Error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
       },
       ...(r.auth === "none" ? { security: [] } : {}),
@@ -43,9 +62,12 @@ export function openApiDocument(routes: readonly Route[], softwareVersion: strin
       title: "svc",
       version: INTERFACE_VERSION,
       "x-svc-software-version": softwareVersion,
-      description: `Self-hosted memory substrate for AI agents. Every request body (and MCP tool arguments) nests objects and arrays at most ${MAX_DEPTH} levels deep, the body being level 1 (deeper: 400 E_TOO_DEEP), and carries none of the keys ${[...RESERVED_KEYS].join(", ")} at any depth (400 E_METADATA); the error's field is the path, e.g. items[0].meta.__proto__. ` +
-        "Errors are {\"error\":{\"code\",\"message\",\"field\"}} with a stable code: " +
-        Object.entries(ERRORS).map(([code, e]) => `${code} (${e.status})`).join(", "),
+      description:
+        `Self-hosted memory substrate for AI agents. Every request body (and MCP tool arguments) nests objects and arrays at most ${MAX_DEPTH} levels deep, the body being level 1 (deeper: 400 E_TOO_DEEP), and carries none of the keys ${[...RESERVED_KEYS].join(", ")} at any depth (400 E_METADATA); the error's field is the path, e.g. items[0].meta.__proto__. ` +
+        'Errors are {"error":{"code","message","field"}} with a stable code: ' +
+        Object.entries(ERRORS)
+          .map(([code, e]) => `${code} (${e.status})`)
+          .join(", "),
     },
     servers: [{ url: "/" }],
     security: [{ ApiKey: [] }, { Bearer: [] }],
@@ -62,7 +84,10 @@ export function routesMarkdown(routes: readonly Route[]): string {
   const auth = { none: "public", tenant: "key", admin: "admin key" } as const;
   const rows = [...routes]
     .sort((a, b) => (a.path === b.path ? a.method.localeCompare(b.method) : a.path.localeCompare(b.path)))
-    .map((r) => `| ${r.method.toUpperCase()} | \`${r.path}\` | ${auth[r.auth]} | \`${r.operationId}\` | ${r.summary.replace(/\|/g, "\\|").replace(/\n/g, " ")} |`);
+    .map(
+      (r) =>
+        `| ${r.method.toUpperCase()} | \`${r.path}\` | ${auth[r.auth]} | \`${r.operationId}\` | ${r.summary.replace(/\|/g, "\\|").replace(/\n/g, " ")} |`,
+    );
   return ["| Method | Path | Auth | Operation | What |", "|---|---|---|---|---|", ...rows].join("\n");
 }
 

@@ -120,10 +120,19 @@ export class RequestPath {
   private readonly idPrefix = randomBytes(3).toString("hex");
   private seq = 0;
 
-  constructor(routes: readonly Route[], readonly deps: RequestDeps, readonly opts: RequestPathOptions) {
+  constructor(
+    routes: readonly Route[],
+    readonly deps: RequestDeps,
+    readonly opts: RequestPathOptions,
+  ) {
     this.entries = routes.map((route) => {
       const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-      const re = new RegExp(`^${route.path.split(/\{\w+\}/).map(literal).join("([^/]+)")}$`);
+      const re = new RegExp(
+        `^${route.path
+          .split(/\{\w+\}/)
+          .map(literal)
+          .join("([^/]+)")}$`,
+      );
       const rank = route.path.split("/").map((s) => (s.startsWith("{") ? 1 : 0));
       return { route, names, re, rank, bodyCap: Math.min(opts.bodyLimit, route.bodyLimit ?? opts.bodyLimit) };
     });
@@ -141,11 +150,14 @@ export class RequestPath {
 
   /** No route for `method url`: 405 with the methods the path has (Allow), else 404. */
   unmatched(method: string, url: string): { error: SvcError; allow: string[] } {
-    const allow = this.entries.filter((e) => e.re.test(url)).flatMap((e) => (e.route.method === "get" ? ["GET", "HEAD"] : [e.route.method.toUpperCase()]));
+    const allow = this.entries
+      .filter((e) => e.re.test(url))
+      .flatMap((e) => (e.route.method === "get" ? ["GET", "HEAD"] : [e.route.method.toUpperCase()]));
     const M = method.toUpperCase();
-    const error = allow.length > 0
-      ? new SvcError("E_METHOD", `${M} is not allowed on ${url}; use ${allow.join(", ")}`, { field: "method" })
-      : new SvcError("E_NOT_FOUND", `no route ${M} ${url}`, { field: "path" });
+    const error =
+      allow.length > 0
+        ? new SvcError("E_METHOD", `${M} is not allowed on ${url}; use ${allow.join(", ")}`, { field: "method" })
+        : new SvcError("E_NOT_FOUND", `no route ${M} ${url}`, { field: "path" });
     return { error, allow };
   }
 
@@ -176,13 +188,19 @@ export class RequestPath {
     if (best === null) {
       const { error, allow } = this.unmatched(method, path);
       if (observe) this.deps.metrics.observe(method.toUpperCase(), "unmatched", error.status, 0, 0, 0);
-      return { status: error.status, contentType: CONTENT_TYPE.json, body: JSON.stringify(error.toJSON()), headers: { "x-request-id": this.requestId(h.requestId), ...(allow.length > 0 ? { allow: allow.join(", ") } : {}) } };
+      return {
+        status: error.status,
+        contentType: CONTENT_TYPE.json,
+        body: JSON.stringify(error.toJSON()),
+        headers: { "x-request-id": this.requestId(h.requestId), ...(allow.length > 0 ? { allow: allow.join(", ") } : {}) },
+      };
     }
     const ex = this.begin(best.entry, head, h, best.raw, path, query, req.remoteAddress ?? "127.0.0.1");
     let answer: Answer;
     try {
       ex.admit();
-      if (body.length > best.entry.bodyCap) throw new SvcError("E_TOO_LARGE", `the body exceeds the limit of ${best.entry.bodyCap} bytes`, { field: "body" });
+      if (body.length > best.entry.bodyCap)
+        throw new SvcError("E_TOO_LARGE", `the body exceeds the limit of ${best.entry.bodyCap} bytes`, { field: "body" });
       answer = await ex.run(best.entry.route.method === "get" || best.entry.route.method === "delete" ? Buffer.alloc(0) : body);
     } catch (err) {
       answer = ex.failure(err);
@@ -245,13 +263,15 @@ export class Exchange {
   admit(): void {
     const { opts, deps } = this.path;
     const h = this.h;
-    if (this.declared > this.entry.bodyCap) throw new SvcError("E_TOO_LARGE", `the body has ${this.declared} bytes; the limit is ${this.entry.bodyCap}`, { field: "body" });
+    if (this.declared > this.entry.bodyCap)
+      throw new SvcError("E_TOO_LARGE", `the body has ${this.declared} bytes; the limit is ${this.entry.bodyCap}`, { field: "body" });
     if (opts.closing()) throw shuttingDown();
     // Without keys any page the browser shows could call us (CSRF, DNS rebinding): only our own host and origin may (a forwarding node checked its own).
     if (!opts.auth && !this.forwarded) opts.guard.check(h.host, h.origin);
     this.home = this.forwarded ? null : (deps.forward?.target(this.route) ?? null);
     // A forwarded request is authenticated by the node serving it; a missing key is refused here already.
-    if (this.home === null || (opts.auth && this.route.auth !== "none" && presentedKey(h) === null)) this.principal = authenticate(this.route.auth, h, deps.keys, opts.auth);
+    if (this.home === null || (opts.auth && this.route.auth !== "none" && presentedKey(h) === null))
+      this.principal = authenticate(this.route.auth, h, deps.keys, opts.auth);
     if (this.home === null && this.declared > 0) this.checkMediaType(this.declared);
   }
 
@@ -261,7 +281,11 @@ export class Exchange {
     const inCodec = requestCodec(ct);
     if (!route.rawBody && length > 0 && (inCodec === null || (inCodec !== "json" && route.proto?.request === undefined))) {
       const send = `application/json${route.proto?.request ? ", application/msgpack or application/x-protobuf" : ""}`;
-      throw new SvcError("E_MEDIA_TYPE", ct === "" ? `a request body needs a Content-Type: send ${send}` : `Content-Type '${ct}' is not accepted here; send ${send}`, { field: "content-type" });
+      throw new SvcError(
+        "E_MEDIA_TYPE",
+        ct === "" ? `a request body needs a Content-Type: send ${send}` : `Content-Type '${ct}' is not accepted here; send ${send}`,
+        { field: "content-type" },
+      );
     }
   }
 
@@ -272,8 +296,22 @@ export class Exchange {
     this.bytesIn = body.length;
     if (opts.closing()) throw shuttingDown();
     if (this.home !== null) {
-      const headers = { "content-type": h.contentType, accept: h.accept, host: h.host, "api-key": h.apiKey, authorization: h.authorization, "x-request-id": this.id };
-      const r = await forwardRequest(this.home, deps.forward!.token, { method: route.method, path: this.query ? `${this.url}?${this.query}` : this.url, headers, body, remoteAddress: this.remoteAddress, signal: deps.forward!.watch?.(route) });
+      const headers = {
+        "content-type": h.contentType,
+        accept: h.accept,
+        host: h.host,
+        "api-key": h.apiKey,
+        authorization: h.authorization,
+        "x-request-id": this.id,
+      };
+      const r = await forwardRequest(this.home, deps.forward!.token, {
+        method: route.method,
+        path: this.query ? `${this.url}?${this.query}` : this.url,
+        headers,
+        body,
+        remoteAddress: this.remoteAddress,
+        signal: deps.forward!.watch?.(route),
+      });
       return { status: r.status, contentType: r.contentType, body: r.body, headers: r.headers };
     }
     this.checkMediaType(body.length); // a chunked body's length is known only now
@@ -293,17 +331,30 @@ export class Exchange {
       ...(h.after === "" ? {} : { headers: { "x-svc-after": h.after } }),
       remoteAddress: this.remoteAddress,
     };
-    const reply = tracer === null ? await execute(route, ctx, deps) : await tracer.span(this.head ? `HEAD ${route.path}` : `${route.method.toUpperCase()} ${route.path}`, { "http.request.method": this.verb, "http.route": route.path, "svc.request_id": this.id }, async (span) => {
-      const r = await execute(route, ctx, deps);
-      span.setAttribute("http.response.status_code", r.status ?? route.response.status);
-      return r;
-    }, h.traceparent);
+    const reply =
+      tracer === null
+        ? await execute(route, ctx, deps)
+        : await tracer.span(
+            this.head ? `HEAD ${route.path}` : `${route.method.toUpperCase()} ${route.path}`,
+            { "http.request.method": this.verb, "http.route": route.path, "svc.request_id": this.id },
+            async (span) => {
+              const r = await execute(route, ctx, deps);
+              span.setAttribute("http.response.status_code", r.status ?? route.response.status);
+              return r;
+            },
+            h.traceparent,
+          );
     // An upsert's msgpack bins were views into the body until the route copied them into the batch's rows (metadata holds no binaries): dead now.
     if (route.upsertBody && inCodec === "msgpack") giveBackBody(body);
     const status = reply.status ?? route.response.status;
     if (reply.raw) return { status, contentType: reply.raw.contentType, body: reply.raw.data, headers: reply.headers };
     const outCodec = responseCodec(h.accept, route.proto !== undefined);
-    return { status, contentType: CONTENT_TYPE[outCodec], body: reply.body === undefined ? "" : encodeBody(outCodec, reply.body, route.proto), headers: reply.headers };
+    return {
+      status,
+      contentType: CONTENT_TYPE[outCodec],
+      body: reply.body === undefined ? "" : encodeBody(outCodec, reply.body, route.proto),
+      headers: reply.headers,
+    };
   }
 
   /** The answer to a request that failed with `err` (its public error as JSON, Retry-After when it says); a fault is logged with its stack. */
@@ -313,7 +364,10 @@ export class Exchange {
     // A fault is an error with its stack; "not ready yet" during start is an expected answer: its request line (info) says it.
     if (e.status >= 500 && e.code !== "E_NOT_READY") this.path.opts.log.error({ reqId: this.id, err }, "request failed");
     const retryAfter = e.details?.retryAfterSeconds;
-    const headers = typeof retryAfter === "number" || extra ? { ...(typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}), ...extra } : undefined;
+    const headers =
+      typeof retryAfter === "number" || extra
+        ? { ...(typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}), ...extra }
+        : undefined;
     return { status: e.status, contentType: CONTENT_TYPE.json, body: JSON.stringify(e.toJSON()), headers };
   }
 
@@ -327,7 +381,21 @@ export class Exchange {
     const route = this.route;
     const ms = performance.now() - this.t0;
     deps.metrics.observe(this.verb, route.path, status, ms / 1000, this.bytesIn, bytesOut);
-    opts.log.info({ reqId: this.id, method: this.verb, route: route.path, status, code: this.code, ms: Math.round(ms * 100) / 100, tenant: route.auth === "none" ? undefined : this.principal?.tenant, bytesIn: this.bytesIn, bytesOut, aborted: aborted || undefined }, "request");
+    opts.log.info(
+      {
+        reqId: this.id,
+        method: this.verb,
+        route: route.path,
+        status,
+        code: this.code,
+        ms: Math.round(ms * 100) / 100,
+        tenant: route.auth === "none" ? undefined : this.principal?.tenant,
+        bytesIn: this.bytesIn,
+        bytesOut,
+        aborted: aborted || undefined,
+      },
+      "request",
+    );
   }
 }
 

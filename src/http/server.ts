@@ -72,7 +72,6 @@ export interface HttpServer {
 /** Methods counted by name for unmatched requests (lower case, as the fallback sees them); any other counts as OTHER. */
 const STANDARD_METHODS = new Set(["get", "head", "post", "put", "patch", "delete", "options", "trace", "connect"]);
 
-
 /** uWS wants "200 OK". */
 export function statusLine(status: number): string {
   return `${status} ${STATUS_CODES[status] ?? ""}`;
@@ -87,7 +86,8 @@ export interface Flight {
 }
 
 export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptions): Promise<HttpServer> {
-  if (!opts.auth && !isLoopback(opts.host)) throw new SvcError("E_BAD_REQUEST", `auth can be turned off only on a loopback address, not ${opts.host}`, { field: "auth" });
+  if (!opts.auth && !isLoopback(opts.host))
+    throw new SvcError("E_BAD_REQUEST", `auth can be turned off only on a loopback address, not ${opts.host}`, { field: "auth" });
   const log = opts.logger ?? pino({ level: "silent" });
   const app = opts.tls ? sslApp(opts.tls) : uWS.App();
   const scheme = opts.tls ? "https" : "http";
@@ -95,7 +95,16 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
   let inFlight = 0;
   let drained: (() => void) | null = null;
   let closing = false;
-  const path = new RequestPath(routes, deps, { auth: opts.auth, host: opts.host, scheme, port: () => port, guard, bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, closing: () => closing, log });
+  const path = new RequestPath(routes, deps, {
+    auth: opts.auth,
+    host: opts.host,
+    scheme,
+    port: () => port,
+    guard,
+    bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    closing: () => closing,
+    log,
+  });
 
   /** Write `a` to the socket (backpressured); returns the body's length (0 when the client is gone). */
   const send = (res: uWS.HttpResponse, flight: Flight, a: Answer, reqId: string): number => {
@@ -146,7 +155,15 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         traceparent: tracer === null ? "" : req.getHeader("traceparent"),
       };
       const raw = names.map((_, i) => req.getParameter(i) ?? "");
-      const ex = path.begin(entry, head, h, raw, req.getUrl(), req.getQuery() ?? "", Buffer.from(res.getRemoteAddressAsText()).toString("latin1"));
+      const ex = path.begin(
+        entry,
+        head,
+        h,
+        raw,
+        req.getUrl(),
+        req.getQuery() ?? "",
+        Buffer.from(res.getRemoteAddressAsText()).toString("latin1"),
+      );
       const flight: Flight = { aborted: false, head };
       res.onAborted(() => {
         flight.aborted = true;
@@ -161,7 +178,14 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       const run = (body: Buffer) => ex.run(body).then(respond);
       /** 413 once the body passed the cap while arriving (after a bounded drain): answer and close the connection, so the client stops sending. */
       const tooLarge = (e: SvcError) => {
-        if (!flight.aborted) res.cork(() => res.writeStatus(statusLine(413)).writeHeader("content-type", CONTENT_TYPE.json).writeHeader("x-request-id", ex.id).end(JSON.stringify(e.toJSON()), true));
+        if (!flight.aborted)
+          res.cork(() =>
+            res
+              .writeStatus(statusLine(413))
+              .writeHeader("content-type", CONTENT_TYPE.json)
+              .writeHeader("x-request-id", ex.id)
+              .end(JSON.stringify(e.toJSON()), true),
+          );
         deps.metrics.observe(ex.verb, route.path, 413, (performance.now() - ex.t0) / 1000, 0, 0);
         finish();
       };
@@ -181,11 +205,13 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         run(EMPTY).catch(fail);
         return;
       }
-      readBody(res, ex.declared, bodyCap, flight).then(run, (err: unknown) => {
-        if (err instanceof SvcError && err.code === "E_TOO_LARGE") return tooLarge(err);
-        if (!flight.aborted) fail(err);
-        else finish();
-      }).catch(fail);
+      readBody(res, ex.declared, bodyCap, flight)
+        .then(run, (err: unknown) => {
+          if (err instanceof SvcError && err.code === "E_TOO_LARGE") return tooLarge(err);
+          if (!flight.aborted) fail(err);
+          else finish();
+        })
+        .catch(fail);
     };
     app[method](pattern, (res, req) => handle(res, req, false));
     if (route.method === "get") app.head(pattern, (res, req) => handle(res, req, true));
@@ -211,7 +237,9 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
 
   if (opts.port !== 0) await assertPortFree(opts.host, opts.port);
   const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-    app.listen(opts.host, opts.port, (s) => (s ? resolve(s) : reject(new SvcError("E_IO", `cannot listen on ${opts.host}:${opts.port} (address in use or not available)`))));
+    app.listen(opts.host, opts.port, (s) =>
+      s ? resolve(s) : reject(new SvcError("E_IO", `cannot listen on ${opts.host}:${opts.port} (address in use or not available)`)),
+    );
   });
   const port = uWS.us_socket_local_port(socket);
   const hostForUrl = opts.host.includes(":") && !opts.host.startsWith("[") ? `[${opts.host}]` : opts.host;
@@ -233,7 +261,10 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
 
 /** uWS's SSLApp over the PEM files; a missing, unreadable or mismatched file is E_BAD_REQUEST naming the option. */
 function sslApp(tls: TlsFiles): uWS.TemplatedApp {
-  for (const [field, file] of [["tls-cert", tls.certFile], ["tls-key", tls.keyFile]] as const) {
+  for (const [field, file] of [
+    ["tls-cert", tls.certFile],
+    ["tls-key", tls.keyFile],
+  ] as const) {
     try {
       accessSync(file, constants.R_OK);
     } catch {
@@ -243,7 +274,11 @@ function sslApp(tls: TlsFiles): uWS.TemplatedApp {
   try {
     return uWS.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile });
   } catch (err) {
-    throw new SvcError("E_BAD_REQUEST", `cannot use --tls-cert ${tls.certFile} with --tls-key ${tls.keyFile}: not PEM, or the key does not match the certificate (${(err as Error).message})`, { field: "tls-cert", cause: err });
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      `cannot use --tls-cert ${tls.certFile} with --tls-key ${tls.keyFile}: not PEM, or the key does not match the certificate (${(err as Error).message})`,
+      { field: "tls-cert", cause: err },
+    );
   }
 }
 
@@ -256,7 +291,12 @@ export async function assertPortFree(host: string, port: number): Promise<void> 
   const probe = createServer();
   await new Promise<void>((resolve, reject) => {
     probe.once("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "EADDRINUSE") reject(new SvcError("E_ADDRESS_IN_USE", `another process already listens on ${host}:${port}; stop it or pick another --port`, { field: "port" }));
+      if (err.code === "EADDRINUSE")
+        reject(
+          new SvcError("E_ADDRESS_IN_USE", `another process already listens on ${host}:${port}; stop it or pick another --port`, {
+            field: "port",
+          }),
+        );
       else reject(new SvcError("E_IO", `cannot listen on ${host}:${port}: ${err.code ?? err.message}`, { field: "host", cause: err }));
     });
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
@@ -276,7 +316,8 @@ const REFUSED_DRAIN_MS = 10_000;
 export function readBody(res: uWS.HttpResponse, declared: number, limit: number, flight: Flight): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // Grown as bytes arrive, so a declared length alone reserves at most 1 MiB (or takes a kept buffer: body-buffers.ts).
-    let buf = (declared >= 0 ? takeBodyBuffer(declared) : null) ?? Buffer.allocUnsafe(declared >= 0 ? Math.min(declared, 1 << 20) : 16 << 10);
+    let buf =
+      (declared >= 0 ? takeBodyBuffer(declared) : null) ?? Buffer.allocUnsafe(declared >= 0 ? Math.min(declared, 1 << 20) : 16 << 10);
     let len = 0;
     let dropped = 0;
     let timer: NodeJS.Timeout | undefined;

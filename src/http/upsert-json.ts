@@ -212,7 +212,7 @@ class Reader {
     let sig = 0;
     let exp = 0;
     if (c === 0x30) c = b[++p]!;
-    else if (((c - 0x31) >>> 0) < 9) {
+    else if ((c - 0x31) >>> 0 < 9) {
       const from = p;
       while (p <= last8) {
         const lo = dv.getUint32(p, true);
@@ -222,7 +222,7 @@ class Reader {
         p += 8;
       }
       c = b[p]!;
-      while (((c - 0x30) >>> 0) < 10) {
+      while ((c - 0x30) >>> 0 < 10) {
         m = m * 10 + (c - 0x30);
         c = b[++p]!;
       }
@@ -230,7 +230,7 @@ class Reader {
     } else throw NOT_TAKEN;
     if (c === 0x2e) {
       c = b[++p]!;
-      if (((c - 0x30) >>> 0) >= 10) throw NOT_TAKEN;
+      if ((c - 0x30) >>> 0 >= 10) throw NOT_TAKEN;
       if (m === 0) {
         const zeros = p;
         while (c === 0x30) c = b[++p]!;
@@ -246,7 +246,7 @@ class Reader {
         p += 8;
       }
       c = b[p]!;
-      while (((c - 0x30) >>> 0) < 10) {
+      while ((c - 0x30) >>> 0 < 10) {
         m = m * 10 + (c - 0x30);
         c = b[++p]!;
       }
@@ -260,12 +260,12 @@ class Reader {
         if (c === 0x2d) sign = -1;
         c = b[++p]!;
       }
-      if (((c - 0x30) >>> 0) >= 10) throw NOT_TAKEN;
+      if ((c - 0x30) >>> 0 >= 10) throw NOT_TAKEN;
       let e = 0;
       do {
         if (e < 100_000) e = e * 10 + (c - 0x30);
         c = b[++p]!;
-      } while (((c - 0x30) >>> 0) < 10);
+      } while ((c - 0x30) >>> 0 < 10);
       exp += sign * e;
     }
     this.p = p;

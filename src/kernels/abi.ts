@@ -15,16 +15,62 @@ interface Exports {
   hammingTopKList(base: number, words: number, list: number, n: number, q: number, k: number, heap: number): number;
   hammingTopKMulti(base: number, words: number, start: number, end: number, queries: number, nq: number, k: number, heaps: number): number;
   buildQueryTable(queries: number, nq: number, rowBytes: number, table: number, scratch: number): void;
-  scanQueryTable(base: number, rowBytes: number, start: number, end: number, table: number, nq: number, k: number, heaps: number, scratch: number): number;
+  scanQueryTable(
+    base: number,
+    rowBytes: number,
+    start: number,
+    end: number,
+    table: number,
+    nq: number,
+    k: number,
+    heaps: number,
+    scratch: number,
+  ): number;
   hamming(a: number, b: number, words: number): number;
   hammingTopKRanges(base: number, words: number, ranges: number, nr: number, q: number, k: number, heap: number, mask: number): number;
-  nearestCentroids(base: number, words: number, start: number, end: number, centroids: number, nc: number, out: number, dists: number): void;
-  ivfProbe(base: number, words: number, count: number, centroids: number, lists: number, offsets: number, radii: number, indexedRows: number,
-    q: number, k: number, heap: number, mask: number, minProbe: number, cap: number, slack: number, scratch: number, info: number): number;
+  nearestCentroids(
+    base: number,
+    words: number,
+    start: number,
+    end: number,
+    centroids: number,
+    nc: number,
+    out: number,
+    dists: number,
+  ): void;
+  ivfProbe(
+    base: number,
+    words: number,
+    count: number,
+    centroids: number,
+    lists: number,
+    offsets: number,
+    radii: number,
+    indexedRows: number,
+    q: number,
+    k: number,
+    heap: number,
+    mask: number,
+    minProbe: number,
+    cap: number,
+    slack: number,
+    scratch: number,
+    info: number,
+  ): number;
   bind(a: number, b: number, out: number, words: number): void;
   bundleAdd(counters: number, row: number, dim: number, weight: number): void;
   bundleThreshold(counters: number, dim: number, tie: number, out: number, words: number): void;
-  encodeF32(src: number, n: number, dim: number, P: number, signs: number, scratch: number, out: number, words: number, normOut: number): number;
+  encodeF32(
+    src: number,
+    n: number,
+    dim: number,
+    P: number,
+    signs: number,
+    scratch: number,
+    out: number,
+    words: number,
+    normOut: number,
+  ): number;
   asymScores(base: number, rowBytes: number, list: number, n: number, table: number, out: number): void;
   dotNorm(q: number, x: number, dim: number, out: number): void;
   readProbe(ptr: number, bytes: number): bigint;
@@ -149,7 +195,16 @@ export class Kernels {
   }
 
   /** Top-k among rows in [start, end) whose bit is set in the row bitset at `mask`, into `out`. */
-  topKMaskedRaw(rows: RowsRef, start: number, end: number, query: number, k: number, mask: number, out: number, variant: Variant = "fast"): number {
+  topKMaskedRaw(
+    rows: RowsRef,
+    start: number,
+    end: number,
+    query: number,
+    k: number,
+    mask: number,
+    out: number,
+    variant: Variant = "fast",
+  ): number {
     checkRange(rows, start, end);
     checkK(k);
     const f = variant === "fast" ? this.x.hammingTopKMasked : this.x.refHammingTopKMasked;
@@ -166,7 +221,8 @@ export class Kernels {
     checkK(k);
     const ids = this.heap.u32(list, n);
     for (let i = 0; i < n; i++) {
-      if (ids[i]! >= rows.count) throw new SvcError("E_RANGE", `candidate row ${ids[i]} is past the last row ${rows.count - 1}`, { field: "rows" });
+      if (ids[i]! >= rows.count)
+        throw new SvcError("E_RANGE", `candidate row ${ids[i]} is past the last row ${rows.count - 1}`, { field: "rows" });
     }
     const f = variant === "fast" ? this.x.hammingTopKList : this.x.refHammingTopKList;
     return this.guard(() => f(rows.base, rows.words, list, n, query, heapSlots(k, n), out));
@@ -231,7 +287,9 @@ export class Kernels {
       n += pairs[2 * i + 1]! - pairs[2 * i]!;
     }
     const slots = heapSlots(k, n);
-    return this.withOut(slots, (out) => this.guard(() => this.x.hammingTopKRanges(rows.base, rows.words, ranges, nr, query, slots, out, mask)));
+    return this.withOut(slots, (out) =>
+      this.guard(() => this.x.hammingTopKRanges(rows.base, rows.words, ranges, nr, query, slots, out, mask)),
+    );
   }
 
   /**
@@ -239,7 +297,14 @@ export class Kernels {
    * centroid distance while the probe rule holds (assembly/ivf.ts). Optionally only rows set
    * in the bitset at `mask`. Returns the top-k and the lists scanned.
    */
-  ivfProbe(rows: RowsRef, ivf: IvfRef, query: number, k: number, probe: { minProbe: number; cap: number; slack: number }, mask = 0): { top: TopK; probed: number } {
+  ivfProbe(
+    rows: RowsRef,
+    ivf: IvfRef,
+    query: number,
+    k: number,
+    probe: { minProbe: number; cap: number; slack: number },
+    mask = 0,
+  ): { top: TopK; probed: number } {
     checkK(k);
     const cap = Math.max(1, Math.min(ivf.lists, Math.floor(probe.cap)));
     const slots = heapSlots(k, rows.count);
@@ -256,13 +321,41 @@ export class Kernels {
    * ivfProbe for workers: no allocation. `out` has room for heapSlots(k, rows.count) keys,
    * `scratch` for cap keys and `info` for one u32 (lists probed). Returns the key count.
    */
-  ivfProbeRaw(rows: RowsRef, ivf: IvfRef, query: number, k: number, probe: { minProbe: number; cap: number; slack: number }, mask: number, out: number, scratch: number, info: number): number {
+  ivfProbeRaw(
+    rows: RowsRef,
+    ivf: IvfRef,
+    query: number,
+    k: number,
+    probe: { minProbe: number; cap: number; slack: number },
+    mask: number,
+    out: number,
+    scratch: number,
+    info: number,
+  ): number {
     checkK(k);
-    if (ivf.indexedRows > rows.count || ivf.lists < 1) throw new SvcError("E_RANGE", `index covers ${ivf.indexedRows} rows of ${rows.count}`, { field: "rows" });
+    if (ivf.indexedRows > rows.count || ivf.lists < 1)
+      throw new SvcError("E_RANGE", `index covers ${ivf.indexedRows} rows of ${rows.count}`, { field: "rows" });
     const cap = Math.max(1, Math.min(ivf.lists, Math.floor(probe.cap)));
     return this.guard(() =>
-      this.x.ivfProbe(rows.base, rows.words, rows.count, ivf.centroids, ivf.lists, ivf.offsets, ivf.radii, ivf.indexedRows, query, heapSlots(k, rows.count), out, mask,
-        Math.max(0, Math.floor(probe.minProbe)), cap, Math.max(0, Math.floor(probe.slack)), scratch, info),
+      this.x.ivfProbe(
+        rows.base,
+        rows.words,
+        rows.count,
+        ivf.centroids,
+        ivf.lists,
+        ivf.offsets,
+        ivf.radii,
+        ivf.indexedRows,
+        query,
+        heapSlots(k, rows.count),
+        out,
+        mask,
+        Math.max(0, Math.floor(probe.minProbe)),
+        cap,
+        Math.max(0, Math.floor(probe.slack)),
+        scratch,
+        info,
+      ),
     );
   }
 
@@ -356,7 +449,8 @@ export function heapSlots(k: number, n: number): number {
 }
 
 export function checkK(k: number): void {
-  if (!Number.isInteger(k) || k <= 0 || k > 0x7fffffff) throw new SvcError("E_TOP_K", `topK must be a positive integer, got ${k}`, { field: "topK" });
+  if (!Number.isInteger(k) || k <= 0 || k > 0x7fffffff)
+    throw new SvcError("E_TOP_K", `topK must be a positive integer, got ${k}`, { field: "topK" });
 }
 
 function checkRange(rows: RowsRef, start: number, end: number): void {

@@ -21,7 +21,8 @@ export class RowArena implements RowsRef {
   private retired: number[] = [];
 
   constructor(heap: SharedHeap, dimBits: number, capacity = 1024) {
-    if (!Number.isInteger(dimBits) || dimBits < 1) throw new SvcError("E_DIMENSION", `dimension must be a positive integer, got ${dimBits}`, { field: "dimension" });
+    if (!Number.isInteger(dimBits) || dimBits < 1)
+      throw new SvcError("E_DIMENSION", `dimension must be a positive integer, got ${dimBits}`, { field: "dimension" });
     this.heap = heap;
     this.dimBits = dimBits;
     this.words = wordsFor(dimBits);
@@ -58,7 +59,9 @@ export class RowArena implements RowsRef {
   /** Append packed rows (n * rowBytes bytes, padding bits zero). */
   append(packed: Uint8Array): void {
     if (packed.byteLength % this.rowBytes !== 0) {
-      throw new SvcError("E_DIMENSION", `packed rows must be a multiple of ${this.rowBytes} bytes, got ${packed.byteLength}`, { field: "rows" });
+      throw new SvcError("E_DIMENSION", `packed rows must be a multiple of ${this.rowBytes} bytes, got ${packed.byteLength}`, {
+        field: "rows",
+      });
     }
     const ptr = this.reserve(packed.byteLength / this.rowBytes);
     this.heap.bytes().set(packed, ptr);

@@ -137,7 +137,8 @@ export class SharedHeap {
     // grow at least 1/8 of the current size to amortize growth
     const want = Math.max(pages, Math.ceil(have / PAGE / 8));
     const grant = Math.min(want, MAX_PAGES - have / PAGE);
-    if (grant < pages) throw new SvcError("E_OUT_OF_MEMORY", `shared memory would exceed ${MAX_PAGES * PAGE} bytes`, { details: { requested: end } });
+    if (grant < pages)
+      throw new SvcError("E_OUT_OF_MEMORY", `shared memory would exceed ${MAX_PAGES * PAGE} bytes`, { details: { requested: end } });
     this.memory.grow(grant);
   }
 }

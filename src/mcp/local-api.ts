@@ -11,7 +11,10 @@ export class LocalApi {
   private seq = 0;
 
   /** `path()`: the server's request path (known once the server has mounted the /mcp endpoint). */
-  constructor(routes: readonly Route[], private readonly path: () => RequestPath) {
+  constructor(
+    routes: readonly Route[],
+    private readonly path: () => RequestPath,
+  ) {
     for (const route of routes) {
       const arrayQuery = new Set((route.queryParams ?? []).filter((q) => q.schema.type === "array").map((q) => q.name));
       this.ops.set(route.operationId, { operationId: route.operationId, method: route.method, path: route.path, arrayQuery });
@@ -32,10 +35,23 @@ export class LocalApi {
         const url = `${http.path}${qs ? `?${qs}` : ""}`;
         // Upload routes parse their own bytes; other arguments go as a JSON body, as a REST client sends them.
         const body = http.body === undefined ? undefined : Buffer.isBuffer(http.body) ? http.body : Buffer.from(JSON.stringify(http.body));
-        const headers = { "content-type": http.contentType, accept: "application/json", host: new URL(baseUrl).host, "api-key": creds.apiKey, authorization: creds.authorization, "x-request-id": `mcp-${(++this.seq).toString(36)}` };
+        const headers = {
+          "content-type": http.contentType,
+          accept: "application/json",
+          host: new URL(baseUrl).host,
+          "api-key": creds.apiKey,
+          authorization: creds.authorization,
+          "x-request-id": `mcp-${(++this.seq).toString(36)}`,
+        };
         // Logged and counted as the tool call (mcp/streamable-http.ts), not as an HTTP request.
         const r = await this.path().request({ method: op.method, url, headers, body, remoteAddress }, false);
-        return httpReply(r.status, r.contentType, r.headers, typeof r.body === "string" ? Buffer.from(r.body) : r.body, `${op.method.toUpperCase()} ${url}`);
+        return httpReply(
+          r.status,
+          r.contentType,
+          r.headers,
+          typeof r.body === "string" ? Buffer.from(r.body) : r.body,
+          `${op.method.toUpperCase()} ${url}`,
+        );
       },
     };
   }

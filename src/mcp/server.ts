@@ -1,6 +1,16 @@
 /** @module mcp/server — an MCP server (official SDK, low-level Server) over the catalog; both transports build theirs here. */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema, type CallToolResult, type Resource, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type Resource,
+  type Tool as McpTool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { SvcError } from "../errors.js";
 import { checkValue } from "../safe-values.js";
@@ -20,10 +30,20 @@ const described = new Map<string, McpTool>(CATALOG.map((t) => [t.name, describe(
  */
 function describe(t: Tool): McpTool {
   const schema = (s: z.ZodType, io: "input" | "output") => {
-    const { $schema: _, ...rest } = z.toJSONSchema(s, { io, unrepresentable: "any", reused: io === "output" ? "ref" : "inline" }) as Record<string, unknown>;
+    const { $schema: _, ...rest } = z.toJSONSchema(s, { io, unrepresentable: "any", reused: io === "output" ? "ref" : "inline" }) as Record<
+      string,
+      unknown
+    >;
     return withoutNoise(rest) as McpTool["inputSchema"];
   };
-  return { name: t.name, title: t.title, description: t.description, inputSchema: schema(t.input, "input"), outputSchema: schema(t.output, "output"), annotations: t.annotations };
+  return {
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    inputSchema: schema(t.input, "input"),
+    outputSchema: schema(t.output, "output"),
+    annotations: t.annotations,
+  };
 }
 
 /** A copy of a JSON Schema without `additionalProperties: {}` (an open object is the default) and without integer bounds at ±(2^53 - 1). */
@@ -51,7 +71,10 @@ export interface McpServerOptions {
 }
 
 export function mcpServer(api: Api, opts: McpServerOptions): Server {
-  const server = new Server({ name: "svc", title: "svc memory substrate", version: VERSION }, { capabilities: { tools: { listChanged: false }, resources: {} } });
+  const server = new Server(
+    { name: "svc", title: "svc memory substrate", version: VERSION },
+    { capabilities: { tools: { listChanged: false }, resources: {} } },
+  );
   const served = new Set(opts.tools ?? selectTools(undefined));
   serveResources(server, api, { records: GROUPS.records!.some((t) => served.has(t)), indexes: GROUPS.indexes!.some((t) => served.has(t)) });
   const listed = CATALOG.filter((t) => served.has(t) && (opts.keyed || t.access === "public")).map((t) => described.get(t.name)!);
@@ -60,7 +83,11 @@ export function mcpServer(api: Api, opts: McpServerOptions): Server {
     const name = req.params.name;
     const tool = byName.get(name);
     if (!tool || !served.has(tool)) {
-      const hint = tool ? "it is not in this session's tool set (--tools / ?tools=)" : Object.hasOwn(RENAMED, name) ? `it is now ${RENAMED[name]}` : "tools/list names them";
+      const hint = tool
+        ? "it is not in this session's tool set (--tools / ?tools=)"
+        : Object.hasOwn(RENAMED, name)
+          ? `it is now ${RENAMED[name]}`
+          : "tools/list names them";
       throw new McpError(ErrorCode.InvalidParams, `unknown tool '${name}'; ${hint}`);
     }
     const t0 = performance.now();
@@ -86,12 +113,24 @@ function serveResources(server: Server, api: Api, groups: { records: boolean; in
     try {
       if (groups.records) {
         for (const n of (await body("records_namespaces")).namespaces as Array<{ namespace: string; count: number }>) {
-          resources.push({ uri: RECORDS_URI + encodeURIComponent(n.namespace), name: `records/${n.namespace}`, title: `Records namespace ${n.namespace}`, description: `${n.count} records; read: count per kind, oldest and newest ts`, mimeType: "application/json" });
+          resources.push({
+            uri: RECORDS_URI + encodeURIComponent(n.namespace),
+            name: `records/${n.namespace}`,
+            title: `Records namespace ${n.namespace}`,
+            description: `${n.count} records; read: count per kind, oldest and newest ts`,
+            mimeType: "application/json",
+          });
         }
       }
       if (groups.indexes) {
         for (const i of (await body("list_indexes")).indexes as Array<{ name: string; dimension: number }>) {
-          resources.push({ uri: INDEXES_URI + encodeURIComponent(i.name), name: `indexes/${i.name}`, title: `Vector index ${i.name}`, description: `${i.dimension}-d vector index; read: its description and vector counts per namespace`, mimeType: "application/json" });
+          resources.push({
+            uri: INDEXES_URI + encodeURIComponent(i.name),
+            name: `indexes/${i.name}`,
+            title: `Vector index ${i.name}`,
+            description: `${i.dimension}-d vector index; read: its description and vector counts per namespace`,
+            mimeType: "application/json",
+          });
         }
       }
     } catch (err) {
@@ -104,7 +143,11 @@ function serveResources(server: Server, api: Api, groups: { records: boolean; in
     const uri = req.params.uri;
     let text: unknown;
     try {
-      if (groups.records && uri.startsWith(RECORDS_URI)) text = { namespace: decodeURIComponent(uri.slice(RECORDS_URI.length)), ...(await body("records_stats", { ns: decodeURIComponent(uri.slice(RECORDS_URI.length)) })) };
+      if (groups.records && uri.startsWith(RECORDS_URI))
+        text = {
+          namespace: decodeURIComponent(uri.slice(RECORDS_URI.length)),
+          ...(await body("records_stats", { ns: decodeURIComponent(uri.slice(RECORDS_URI.length)) })),
+        };
       else if (groups.indexes && uri.startsWith(INDEXES_URI)) {
         const name = decodeURIComponent(uri.slice(INDEXES_URI.length));
         text = { ...(await body("describe_index", { name })), stats: await body("describe_index_stats_get", { name }) };
@@ -142,5 +185,10 @@ async function callTool(tool: Tool, args: unknown, api: Api, opts: McpServerOpti
 
 /** A handler's error as a tool result: isError, with the REST error body as text. */
 function failure(e: ToolError): CallToolResult {
-  return { isError: true, content: [{ type: "text", text: JSON.stringify({ error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) } }) }] };
+  return {
+    isError: true,
+    content: [
+      { type: "text", text: JSON.stringify({ error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) } }) },
+    ],
+  };
 }

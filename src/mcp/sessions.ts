@@ -55,7 +55,11 @@ export class SessionTable<T> {
     const owner = keyed ? `k:${keyId}` : `a:${clientKey(address)}`;
     const cap = keyed ? this.limits.perKey : this.limits.perAddress;
     if ((this.owners.get(owner) ?? 0) >= cap) {
-      throw new SvcError("E_TOO_MANY_SESSIONS", `${keyed ? "this API key" : `client address ${clientKey(address)}`} already has ${cap} open MCP sessions; close idle ones with DELETE /mcp`, { field: keyed ? "api-key" : "client" });
+      throw new SvcError(
+        "E_TOO_MANY_SESSIONS",
+        `${keyed ? "this API key" : `client address ${clientKey(address)}`} already has ${cap} open MCP sessions; close idle ones with DELETE /mcp`,
+        { field: keyed ? "api-key" : "client" },
+      );
     }
     const evicted: Array<[string, T]> = [];
     if (this.entries.size >= this.limits.max) {
@@ -67,7 +71,8 @@ export class SessionTable<T> {
           victim = sid;
         }
       }
-      if (victim === null) throw new SvcError("E_CLOSED", `too many open MCP sessions (${this.limits.max}); close idle ones with DELETE /mcp`);
+      if (victim === null)
+        throw new SvcError("E_CLOSED", `too many open MCP sessions (${this.limits.max}); close idle ones with DELETE /mcp`);
       evicted.push([victim, this.entries.get(victim)!.value]);
       this.delete(victim);
     }

@@ -57,7 +57,13 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps & { forwa
   };
 
   /** A new session, admitted into the table at once (so concurrent initializes cannot overfill it); the caller drops it if its initialize fails. */
-  const open = async (creds: Credentials, keyId: string | null, baseUrl: string, remoteAddress: string, tools: readonly Tool[]): Promise<{ id: string; session: Session }> => {
+  const open = async (
+    creds: Credentials,
+    keyId: string | null,
+    baseUrl: string,
+    remoteAddress: string,
+    tools: readonly Tool[],
+  ): Promise<{ id: string; session: Session }> => {
     const id = randomUUID();
     const server = mcpServer(api.as(creds, baseUrl, remoteAddress), {
       keyed: keyId !== null || !deps.auth,
@@ -101,7 +107,8 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps & { forwa
           const creds: Credentials = { apiKey: headers.get("api-key") ?? "", authorization: headers.get("authorization") ?? "" };
           let keyId: string | null = null;
           if (deps.auth && presentedKey(creds) !== null) keyId = authenticate("tenant", creds, deps.keys, true).keyId ?? "admin";
-          const body = method === "POST" ? await readBody(res, Number(headers.get("content-length") ?? -1), opts.bodyLimit, flight) : undefined;
+          const body =
+            method === "POST" ? await readBody(res, Number(headers.get("content-length") ?? -1), opts.bodyLimit, flight) : undefined;
           const sid = headers.get("mcp-session-id");
           let transport: WebStandardStreamableHTTPServerTransport;
           let opened: { id: string; session: Session } | null = null;
@@ -126,7 +133,11 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps & { forwa
             opened = await open(creds, keyId, `${scheme}://${headers.get("host")}`, remoteAddress, tools);
             transport = opened.session.transport;
           }
-          const request = new Request(`${scheme}://${headers.get("host")}${MCP_PATH}${query ? `?${query}` : ""}`, { method, headers, body: body === undefined ? undefined : new Uint8Array(body) });
+          const request = new Request(`${scheme}://${headers.get("host")}${MCP_PATH}${query ? `?${query}` : ""}`, {
+            method,
+            headers,
+            body: body === undefined ? undefined : new Uint8Array(body),
+          });
           const response = await transport.handleRequest(request);
           // An initialize the transport refused leaves no session behind to hold a slot.
           if (opened && transport.sessionId === undefined) void closeSession(opened.id, opened.session);
@@ -150,7 +161,10 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps & { forwa
 function reject(res: uWS.HttpResponse, flight: Flight, status: number, message: string, code = -32000): void {
   if (flight.aborted) return;
   res.cork(() => {
-    res.writeStatus(statusLine(status)).writeHeader("content-type", "application/json").end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
+    res
+      .writeStatus(statusLine(status))
+      .writeHeader("content-type", "application/json")
+      .end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
   });
 }
 

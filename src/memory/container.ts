@@ -41,8 +41,16 @@ export interface HdSections {
 
 /** What a schema 2 export reads from and an import writes to (KnowledgeGraphs and CausalService fit). */
 export interface HdServices {
-  kg: { names(tenant: string): string[]; export(tenant: string, name: string): Promise<Buffer>; import(tenant: string, name: string, data: Uint8Array): Promise<unknown> };
-  causal: { names(tenant: string): string[]; exportModel(tenant: string, name: string): Buffer; importModel(tenant: string, name: string, data: Uint8Array): Promise<unknown> };
+  kg: {
+    names(tenant: string): string[];
+    export(tenant: string, name: string): Promise<Buffer>;
+    import(tenant: string, name: string, data: Uint8Array): Promise<unknown>;
+  };
+  causal: {
+    names(tenant: string): string[];
+    exportModel(tenant: string, name: string): Buffer;
+    importModel(tenant: string, name: string, data: Uint8Array): Promise<unknown>;
+  };
 }
 
 /** What an export reads from and an import writes to (RecordService fits). */
@@ -58,7 +66,16 @@ export interface RecordStore {
 export function encodeRecords(records: ContainerRecord[]): Buffer {
   const frames: Buffer[] = [MAGIC];
   for (const r of records) {
-    const body = msgpackEncode({ id: r.id, kind: r.kind, text: r.text, tags: r.tags, ts: r.ts, meta: r.meta ?? {}, ...(r.ttlDays === undefined ? {} : { ttlDays: r.ttlDays }), ...(r.exp === undefined ? {} : { exp: r.exp }) });
+    const body = msgpackEncode({
+      id: r.id,
+      kind: r.kind,
+      text: r.text,
+      tags: r.tags,
+      ts: r.ts,
+      meta: r.meta ?? {},
+      ...(r.ttlDays === undefined ? {} : { ttlDays: r.ttlDays }),
+      ...(r.exp === undefined ? {} : { exp: r.exp }),
+    });
     const len = Buffer.alloc(4);
     len.writeUInt32LE(body.byteLength);
     frames.push(len, Buffer.from(body.buffer, body.byteOffset, body.byteLength));
@@ -69,7 +86,7 @@ export function encodeRecords(records: ContainerRecord[]): Buffer {
 export function decodeRecords(buf: Buffer): ContainerRecord[] {
   if (buf.length < MAGIC.length || !buf.subarray(0, MAGIC.length).equals(MAGIC)) throw bad("records.nmm does not start with SVCNMM01");
   const out: ContainerRecord[] = [];
-  for (let at = MAGIC.length; at < buf.length; ) {
+  for (let at = MAGIC.length; at < buf.length;) {
     if (at + 4 > buf.length) throw bad(`records.nmm is truncated at byte ${at}`);
     const len = buf.readUInt32LE(at);
     if (at + 4 + len > buf.length) throw bad(`records.nmm frame at byte ${at} runs past the end`);
@@ -90,14 +107,30 @@ export function decodeRecords(buf: Buffer): ContainerRecord[] {
  * schema 2, sections ["records", "kg"?, "scm"?] (only those present), counts {records, kg, scm}, plus
  * kg/<name>.hdkg and scm/<name>.hdscm.
  */
-export async function writeContainer(namespace: string, records: ContainerRecord[], exportedBy: string, now = Date.now(), hd?: HdSections): Promise<{ zip: Buffer; manifest: Manifest }> {
+export async function writeContainer(
+  namespace: string,
+  records: ContainerRecord[],
+  exportedBy: string,
+  now = Date.now(),
+  hd?: HdSections,
+): Promise<{ zip: Buffer; manifest: Manifest }> {
   const manifest: Manifest =
     hd === undefined
-      ? { schema_version: EXPORT_SCHEMA, exported_at_ms: now, namespace, sections: ["records"], counts: { records: records.length }, exported_by: exportedBy }
+      ? {
+          schema_version: EXPORT_SCHEMA,
+          exported_at_ms: now,
+          namespace,
+          sections: ["records"],
+          counts: { records: records.length },
+          exported_by: exportedBy,
+        }
       : {
-          schema_version: 2, exported_at_ms: now, namespace,
+          schema_version: 2,
+          exported_at_ms: now,
+          namespace,
           sections: ["records", ...(hd.kg.length > 0 ? ["kg"] : []), ...(hd.scm.length > 0 ? ["scm"] : [])],
-          counts: { records: records.length, kg: hd.kg.length, scm: hd.scm.length }, exported_by: exportedBy,
+          counts: { records: records.length, kg: hd.kg.length, scm: hd.scm.length },
+          exported_by: exportedBy,
         };
   const zip = new JSZip();
   zip.file("manifest.json", JSON.stringify(manifest, null, 2));
@@ -137,7 +170,8 @@ export async function readContainer(data: Buffer): Promise<{ manifest: Manifest;
   }
   if (typeof manifest !== "object" || manifest === null) throw bad("manifest.json must be an object");
   checkValue(manifest, "manifest.json");
-  if (!SCHEMA_VERSIONS.includes(manifest.schema_version as never)) throw bad(`schema_version ${String(manifest.schema_version)} is not supported (1 or 2)`);
+  if (!SCHEMA_VERSIONS.includes(manifest.schema_version as never))
+    throw bad(`schema_version ${String(manifest.schema_version)} is not supported (1 or 2)`);
   if (typeof manifest.counts?.records !== "number") throw bad("manifest.counts.records must be a number");
   const records = decodeRecords(await read("records.nmm"));
   const ids = new Set<string>();
@@ -145,14 +179,34 @@ export async function readContainer(data: Buffer): Promise<{ manifest: Manifest;
     if (ids.has(r.id)) throw bad(`records.nmm record ${i} repeats id ${r.id}`);
     ids.add(r.id);
   });
-  if (records.length !== manifest.counts.records) throw bad(`records.nmm holds ${records.length} records, the manifest says ${manifest.counts.records}`);
+  if (records.length !== manifest.counts.records)
+    throw bad(`records.nmm holds ${records.length} records, the manifest says ${manifest.counts.records}`);
   if (manifest.schema_version === 1) return { manifest, records };
   const hd: HdSections = { kg: [], scm: [] };
   const sections = [
-    { key: "kg", re: /^kg\/([^/]+)\.hdkg$/, out: hd.kg, what: "knowledge graph", checkName: (n: string) => checkGraphName(n), decode: (b: Buffer) => checkHdkg(b) },
-    { key: "scm", re: /^scm\/([^/]+)\.hdscm$/, out: hd.scm, what: "causal model", checkName: (n: string) => { if (!CAUSAL_NAME_RE.test(n)) throw new Error("bad name"); }, decode: (b: Buffer) => decodeHdscm(b) },
+    {
+      key: "kg",
+      re: /^kg\/([^/]+)\.hdkg$/,
+      out: hd.kg,
+      what: "knowledge graph",
+      checkName: (n: string) => checkGraphName(n),
+      decode: (b: Buffer) => checkHdkg(b),
+    },
+    {
+      key: "scm",
+      re: /^scm\/([^/]+)\.hdscm$/,
+      out: hd.scm,
+      what: "causal model",
+      checkName: (n: string) => {
+        if (!CAUSAL_NAME_RE.test(n)) throw new Error("bad name");
+      },
+      decode: (b: Buffer) => decodeHdscm(b),
+    },
   ] as const;
-  const files = Object.values(zip.files).filter((f) => !f.dir).map((f) => f.name).sort();
+  const files = Object.values(zip.files)
+    .filter((f) => !f.dir)
+    .map((f) => f.name)
+    .sort();
   for (const sec of sections) {
     for (const file of files) {
       const name = sec.re.exec(file)?.[1];
@@ -171,7 +225,8 @@ export async function readContainer(data: Buffer): Promise<{ manifest: Manifest;
       sec.out.push({ name, data: bytes });
     }
     const said = (manifest.counts as Record<string, unknown>)[sec.key];
-    if (said !== undefined && said !== sec.out.length) throw bad(`the container holds ${sec.out.length} ${sec.key} files, the manifest says ${String(said)}`);
+    if (said !== undefined && said !== sec.out.length)
+      throw bad(`the container holds ${sec.out.length} ${sec.key} files, the manifest says ${String(said)}`);
   }
   return { manifest, records, ...hd };
 }
@@ -184,7 +239,14 @@ export function exportSchema(raw: string | null): 1 | 2 {
 }
 
 /** An export of namespace `ns`: schema 2 also carries all of the tenant's graphs and models (the HD layer is tenant-scoped). */
-export async function exportContainer(records: RecordStore, hd: HdServices, tenant: string, ns: string, schema: 1 | 2, exportedBy: string): Promise<{ zip: Buffer; manifest: Manifest }> {
+export async function exportContainer(
+  records: RecordStore,
+  hd: HdServices,
+  tenant: string,
+  ns: string,
+  schema: 1 | 2,
+  exportedBy: string,
+): Promise<{ zip: Buffer; manifest: Manifest }> {
   const all = await records.all(tenant, ns);
   if (schema === 1) return writeContainer(ns, all, exportedBy);
   const sections: HdSections = { kg: [], scm: [] };
@@ -210,24 +272,44 @@ export async function exportContainer(records: RecordStore, hd: HdServices, tena
  * Import a container into namespace `ns`, everything checked first: schema 1 replaces the namespace;
  * schema 2 merges the records by id and replaces each graph and model it carries by name.
  */
-export async function importContainer(records: RecordStore, hd: HdServices, tenant: string, ns: string, data: Buffer): Promise<{ imported: number; manifest: Manifest; graphs?: number; models?: number }> {
+export async function importContainer(
+  records: RecordStore,
+  hd: HdServices,
+  tenant: string,
+  ns: string,
+  data: Buffer,
+): Promise<{ imported: number; manifest: Manifest; graphs?: number; models?: number }> {
   const c = await readContainer(data);
   const imported = await records.restore(tenant, ns, c.records, c.manifest.schema_version === 1 ? "replace" : "merge");
   for (const g of c.kg ?? []) await hd.kg.import(tenant, g.name, g.data);
   for (const m of c.scm ?? []) await hd.causal.importModel(tenant, m.name, m.data);
-  return { imported, manifest: c.manifest, ...(c.kg?.length ? { graphs: c.kg.length } : {}), ...(c.scm?.length ? { models: c.scm.length } : {}) };
+  return {
+    imported,
+    manifest: c.manifest,
+    ...(c.kg?.length ? { graphs: c.kg.length } : {}),
+    ...(c.scm?.length ? { models: c.scm.length } : {}),
+  };
 }
 
 function checkRecord(v: unknown, i: number): ContainerRecord {
   const r = v as Record<string, unknown>;
   const ok =
-    typeof r === "object" && r !== null &&
-    typeof r.id === "string" && /^rec_[0-9a-f]{1,64}$/.test(r.id) &&
-    typeof r.kind === "string" && r.kind !== "" &&
-    typeof r.text === "string" && r.text.trim() !== "" && Buffer.byteLength(r.text) <= MAX_TEXT_BYTES &&
-    Array.isArray(r.tags) && r.tags.every((t) => typeof t === "string" && t !== "") &&
-    Number.isSafeInteger(r.ts) && (r.ts as number) >= 0 &&
-    typeof r.meta === "object" && r.meta !== null && !Array.isArray(r.meta) &&
+    typeof r === "object" &&
+    r !== null &&
+    typeof r.id === "string" &&
+    /^rec_[0-9a-f]{1,64}$/.test(r.id) &&
+    typeof r.kind === "string" &&
+    r.kind !== "" &&
+    typeof r.text === "string" &&
+    r.text.trim() !== "" &&
+    Buffer.byteLength(r.text) <= MAX_TEXT_BYTES &&
+    Array.isArray(r.tags) &&
+    r.tags.every((t) => typeof t === "string" && t !== "") &&
+    Number.isSafeInteger(r.ts) &&
+    (r.ts as number) >= 0 &&
+    typeof r.meta === "object" &&
+    r.meta !== null &&
+    !Array.isArray(r.meta) &&
     (r.ttlDays === undefined || (Number.isInteger(r.ttlDays) && (r.ttlDays as number) > 0)) &&
     (r.exp === undefined || Number.isSafeInteger(r.exp));
   if (!ok) throw bad(`records.nmm record ${i} is malformed`);

@@ -379,17 +379,25 @@ export function validateCreate(input: CreateIndexInput): IndexRecord {
   }
   // The official client checks vector_type and the metric case-insensitively and sends them as given: stored lowercase.
   const vectorType = typeof input.vectorType === "string" ? input.vectorType.toLowerCase() : (input.vectorType ?? "dense");
-  if (!VECTOR_TYPES.includes(vectorType as never)) throw new SvcError("E_BAD_REQUEST", `vector_type must be "dense" or "sparse"`, { field: "vector_type" });
+  if (!VECTOR_TYPES.includes(vectorType as never))
+    throw new SvcError("E_BAD_REQUEST", `vector_type must be "dense" or "sparse"`, { field: "vector_type" });
   const sparse = vectorType === "sparse";
   // A sparse index has no dimension (Pinecone: none, or null); a dense one needs it.
   const dimension = sparse && (input.dimension === undefined || input.dimension === null) ? 0 : input.dimension;
-  if (sparse && dimension !== 0) throw new SvcError("E_DIMENSION", "a sparse index has no dimension: leave dimension out", { field: "dimension" });
+  if (sparse && dimension !== 0)
+    throw new SvcError("E_DIMENSION", "a sparse index has no dimension: leave dimension out", { field: "dimension" });
   if (!sparse && (typeof dimension !== "number" || !Number.isInteger(dimension) || dimension < 1 || dimension > MAX_DIMENSION)) {
     throw new SvcError("E_DIMENSION", `dimension must be an integer in [1, ${MAX_DIMENSION}]`, { field: "dimension" });
   }
   const metric = typeof input.metric === "string" ? input.metric.toLowerCase() : (input.metric ?? (sparse ? "dotproduct" : "cosine"));
-  if (!METRICS.includes(metric as never)) throw new SvcError("E_BAD_REQUEST", `metric must be one of ${METRICS.join(", ")} (got ${typeof metric === "string" ? JSON.stringify(metric.slice(0, 40)) : typeof metric})`, { field: "metric" });
-  if (sparse && metric !== "dotproduct") throw new SvcError("E_BAD_REQUEST", `a sparse index ranks by dotproduct only (got ${JSON.stringify(metric)})`, { field: "metric" });
+  if (!METRICS.includes(metric as never))
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      `metric must be one of ${METRICS.join(", ")} (got ${typeof metric === "string" ? JSON.stringify(metric.slice(0, 40)) : typeof metric})`,
+      { field: "metric" },
+    );
+  if (sparse && metric !== "dotproduct")
+    throw new SvcError("E_BAD_REQUEST", `a sparse index ranks by dotproduct only (got ${JSON.stringify(metric)})`, { field: "metric" });
   const spec = input.spec ?? { serverless: { cloud: "local", region: "local" } };
   if (typeof spec !== "object" || spec === null || Array.isArray(spec))
     throw new SvcError("E_BAD_REQUEST", "spec must be an object such as {serverless: {cloud, region}}", { field: "spec" });

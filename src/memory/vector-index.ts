@@ -42,7 +42,10 @@ export interface VectorIndex {
   /** "sparse": records hold sparse values only (payload), no dense values; absent: dense. */
   readonly vectorType?: "dense" | "sparse";
   upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number } & Written>;
-  delete(namespace: string, req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean }): Promise<{ deleted: number } & Written>;
+  delete(
+    namespace: string,
+    req: { ids?: readonly string[]; filter?: unknown; deleteAll?: boolean },
+  ): Promise<{ deleted: number } & Written>;
   /** `payload`: the row's new sparse values (engine/sparse.ts bytes), replacing the old. */
   update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown; payload?: Uint8Array }): Promise<Written>;
   /** Merge `setMetadata` into every (unexpired) vector matching `filter`; `dryRun` only counts them. */
@@ -79,7 +82,11 @@ export function expired(metadata: Record<string, unknown> | null | undefined, no
 /** Sparse values (a row's payload) on a dense index: dotproduct only (Pinecone: "Index configuration does not support sparse values"). */
 export function checkDensePayload(metric: string, payload: Uint8Array | undefined, field: string): void {
   if (payload !== undefined && metric !== "dotproduct") {
-    throw new SvcError("E_BAD_REQUEST", `this index (metric ${metric}) does not take sparse values: only dotproduct and sparse indexes do`, { field });
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      `this index (metric ${metric}) does not take sparse values: only dotproduct and sparse indexes do`,
+      { field },
+    );
   }
 }
 
@@ -107,7 +114,10 @@ export class CollectionIndex implements VectorIndex {
 
   upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number }> {
     if (this.vectorType === "sparse") {
-      return this.collection.upsert(namespace, vectors.map((v, i) => ({ ...v, values: this.sparseRow(v.values, v.payload, `vectors[${i}]`) })));
+      return this.collection.upsert(
+        namespace,
+        vectors.map((v, i) => ({ ...v, values: this.sparseRow(v.values, v.payload, `vectors[${i}]`) })),
+      );
     }
     checkDensePayloads(this.metric, vectors);
     return this.collection.upsert(namespace, vectors);
@@ -115,8 +125,14 @@ export class CollectionIndex implements VectorIndex {
 
   /** A sparse index's record: sparse values required, dense values refused (an empty list is none). */
   private sparseRow(values: ArrayLike<number> | undefined, payload: Uint8Array | undefined, at: string): Float32Array {
-    if (values !== undefined && values.length > 0) throw new SvcError("E_BAD_REQUEST", `${at}.values: a sparse index holds no dense values; send sparseValues only`, { field: `${at}.values` });
-    if (payload === undefined) throw new SvcError("E_BAD_REQUEST", `${at}.sparseValues is required: a sparse index holds sparse values`, { field: `${at}.sparseValues` });
+    if (values !== undefined && values.length > 0)
+      throw new SvcError("E_BAD_REQUEST", `${at}.values: a sparse index holds no dense values; send sparseValues only`, {
+        field: `${at}.values`,
+      });
+    if (payload === undefined)
+      throw new SvcError("E_BAD_REQUEST", `${at}.sparseValues is required: a sparse index holds sparse values`, {
+        field: `${at}.sparseValues`,
+      });
     return SPARSE_ROW;
   }
 
@@ -128,9 +144,13 @@ export class CollectionIndex implements VectorIndex {
     return this.collection.delete(namespace, req);
   }
 
-  async update(namespace: string, req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown; payload?: Uint8Array }): Promise<Written> {
+  async update(
+    namespace: string,
+    req: { id: string; values?: ArrayLike<number>; setMetadata?: unknown; payload?: Uint8Array },
+  ): Promise<Written> {
     if (this.vectorType === "sparse") {
-      if (req.values !== undefined && req.values.length > 0) throw new SvcError("E_BAD_REQUEST", "values: a sparse index holds no dense values; update sparseValues", { field: "values" });
+      if (req.values !== undefined && req.values.length > 0)
+        throw new SvcError("E_BAD_REQUEST", "values: a sparse index holds no dense values; update sparseValues", { field: "values" });
       req = { ...req, values: undefined };
     } else this.densePayload(req.payload, "sparseValues");
     await this.collection.update(namespace, req);
@@ -152,7 +172,12 @@ export class CollectionIndex implements VectorIndex {
   }
 
   query(namespace: string, req: QueryInput): Promise<{ matches: Match[]; scanned: number }> {
-    return this.collection.query(namespace, { ...req, scoring: this.metric, sparseIndex: this.vectorType === "sparse", filter: liveFilter(this.collection, namespace, req.filter, this.now()) });
+    return this.collection.query(namespace, {
+      ...req,
+      scoring: this.metric,
+      sparseIndex: this.vectorType === "sparse",
+      filter: liveFilter(this.collection, namespace, req.filter, this.now()),
+    });
   }
 
   stats(filter?: unknown): IndexStats {

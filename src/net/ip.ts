@@ -9,7 +9,7 @@ export function ipv6Bytes(addr: string): Uint8Array {
     const p = v4[1]!.split(".").map(Number);
     a = `${a.slice(0, -v4[1]!.length)}${((p[0]! << 8) | p[1]!).toString(16)}:${((p[2]! << 8) | p[3]!).toString(16)}`;
   }
-  const [head, tail] = a.includes("::") ? a.split("::") as [string, string] : [a, undefined];
+  const [head, tail] = a.includes("::") ? (a.split("::") as [string, string]) : [a, undefined];
   const h = head === "" ? [] : head.split(":");
   const t = tail === undefined || tail === "" ? [] : tail.split(":");
   const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill("0"), ...t];

@@ -18,7 +18,10 @@ const MAX_CLIENTS = 100_000;
  * so single addresses would be free to rotate). Brackets, case, zone ids and leading zeros do not matter.
  */
 export function clientKey(address: string | undefined): string {
-  const a = (address ?? "").trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  const a = (address ?? "")
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, "$1");
   if (a === "") return "unknown";
   if (isIP(a) !== 6) return a;
   const v4 = embeddedIPv4(a);
@@ -50,10 +53,14 @@ export class RateLimiter {
     if (list.length >= this.limit.count) {
       this.hits.set(key, list);
       const retryAfterSeconds = Math.max(1, Math.ceil((list[0]! + windowMs - t) / 1000));
-      throw new SvcError("rate_limited", `too many ${this.name} from this client address: at most ${this.limit.count} per ${this.limit.windowSeconds} s; retry in ${retryAfterSeconds} s`, {
-        field: "client",
-        details: { retryAfterSeconds },
-      });
+      throw new SvcError(
+        "rate_limited",
+        `too many ${this.name} from this client address: at most ${this.limit.count} per ${this.limit.windowSeconds} s; retry in ${retryAfterSeconds} s`,
+        {
+          field: "client",
+          details: { retryAfterSeconds },
+        },
+      );
     }
     list.push(t);
     this.hits.delete(key);

@@ -5,7 +5,19 @@ import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { SvcError, type ErrorCode } from "../errors.js";
 import { tracer } from "../probes.js";
-import { checkK, decodeKeys, heapSlots, kernelModule, queryTableBytes, useQueryTable, wordsFor, type IvfRef, type Kernels, type RowsRef, type TopK } from "../kernels/abi.js";
+import {
+  checkK,
+  decodeKeys,
+  heapSlots,
+  kernelModule,
+  queryTableBytes,
+  useQueryTable,
+  wordsFor,
+  type IvfRef,
+  type Kernels,
+  type RowsRef,
+  type TopK,
+} from "../kernels/abi.js";
 import type { ScanReply, ScanTask, WorkerHeap, WorkerHeapMessage } from "./scan-task.js";
 
 /**
@@ -137,9 +149,14 @@ export class ScanPool {
       const slots = heapSlots(k, rows.count);
       out = heap.alloc(bounds.length * slots * 8);
       const counts = await settleAll(
-        bounds.map(([start, end], i) => this.run({ kind: "topK", rows: { ...rows }, start, end, query: q, k, out: out + i * slots * 8, mask })),
+        bounds.map(([start, end], i) =>
+          this.run({ kind: "topK", rows: { ...rows }, start, end, query: q, k, out: out + i * slots * 8, mask }),
+        ),
       );
-      return mergeTopK(counts.map((count, i) => decodeKeys(heap, out + i * slots * 8, count)), k);
+      return mergeTopK(
+        counts.map((count, i) => decodeKeys(heap, out + i * slots * 8, count)),
+        k,
+      );
     } finally {
       if (out !== 0) heap.release(out);
       if (owned !== undefined) heap.release(owned);
@@ -192,7 +209,8 @@ export class ScanPool {
       block = heap.alloc(batch.length * rowBytes);
       const bytes = heap.bytes();
       batch.forEach((w, i) => bytes.copyWithin(block + i * rowBytes, w.query, w.query + rowBytes));
-      const tops = batch.length === 1 ? [await this.topK(rows, block, k, { stripes: 1 })] : await this.topKBatch(rows, block, batch.length, k, 1);
+      const tops =
+        batch.length === 1 ? [await this.topK(rows, block, k, { stripes: 1 })] : await this.topKBatch(rows, block, batch.length, k, 1);
       batch.forEach((w, i) => {
         const t = tops[i]!;
         w.resolve(w.k >= t.rows.length ? t : { rows: t.rows.slice(0, w.k), dists: t.dists.slice(0, w.k) });
@@ -209,17 +227,47 @@ export class ScanPool {
    * one stripe per worker: the index build's assignment step, off the main thread. The caller
    * keeps `rows` valid (pinned) until the promise settles.
    */
-  async nearestCentroids(rows: RowsRef, start: number, end: number, centroids: number, nc: number, out: number, dists: number): Promise<void> {
+  async nearestCentroids(
+    rows: RowsRef,
+    start: number,
+    end: number,
+    centroids: number,
+    nc: number,
+    out: number,
+    dists: number,
+  ): Promise<void> {
     const size = Math.ceil((end - start) / this.threads);
-    const stripes = Array.from({ length: this.threads }, (_, i) => [start + i * size, Math.min(end, start + (i + 1) * size)] as const).filter(([a, b]) => b > a);
-    await settleAll(stripes.map(([a, b]) => this.run({ kind: "nearest", rows: { ...rows }, start: a, end: b, centroids, nc, out: out + (a - start) * 4, dists: dists === 0 ? 0 : dists + (a - start) * 4 })));
+    const stripes = Array.from(
+      { length: this.threads },
+      (_, i) => [start + i * size, Math.min(end, start + (i + 1) * size)] as const,
+    ).filter(([a, b]) => b > a);
+    await settleAll(
+      stripes.map(([a, b]) =>
+        this.run({
+          kind: "nearest",
+          rows: { ...rows },
+          start: a,
+          end: b,
+          centroids,
+          nc,
+          out: out + (a - start) * 4,
+          dists: dists === 0 ? 0 : dists + (a - start) * 4,
+        }),
+      ),
+    );
   }
 
   /**
    * One query's probe of an inverted file (Kernels.ivfProbe, unmasked): in the calling thread below
    * probeInlineBelow rows, else as one task on a worker. Returns the top k keys and the lists probed.
    */
-  async probe(rows: RowsRef, ivf: IvfRef, query: number, k: number, probe: { minProbe: number; cap: number; slack: number }): Promise<{ top: TopK; probed: number }> {
+  async probe(
+    rows: RowsRef,
+    ivf: IvfRef,
+    query: number,
+    k: number,
+    probe: { minProbe: number; cap: number; slack: number },
+  ): Promise<{ top: TopK; probed: number }> {
     if (rows.count < this.probeInlineBelow) return this.kernels.ivfProbe(rows, ivf, query, k, probe);
     checkK(k);
     const heap = this.kernels.heap;
@@ -229,7 +277,20 @@ export class ScanPool {
     const out = heap.alloc(block + 8);
     const counts = out + block;
     try {
-      await this.run({ kind: "probe", rows: { ...rows }, ivf: { ...ivf }, queries: query, nq: 1, k, minProbe: probe.minProbe, cap, slack: probe.slack, out, block, counts });
+      await this.run({
+        kind: "probe",
+        rows: { ...rows },
+        ivf: { ...ivf },
+        queries: query,
+        nq: 1,
+        k,
+        minProbe: probe.minProbe,
+        cap,
+        slack: probe.slack,
+        out,
+        block,
+        counts,
+      });
       return { top: decodeKeys(heap, out, heap.u32(counts, 1)[0]!), probed: heap.u32(out + slots * 8 + cap * 8, 1)[0]! };
     } finally {
       heap.release(out);
@@ -242,7 +303,14 @@ export class ScanPool {
    * query after the other (assembly/ivf.ts `ivfProbe`): the throughput path of the index,
    * where a single probe (~40 us) costs less than a hand-off to a worker.
    */
-  async probeBatch(rows: RowsRef, ivf: IvfRef, queries: number, nq: number, k: number, probe: { minProbe: number; cap: number; slack: number }): Promise<TopK[]> {
+  async probeBatch(
+    rows: RowsRef,
+    ivf: IvfRef,
+    queries: number,
+    nq: number,
+    k: number,
+    probe: { minProbe: number; cap: number; slack: number },
+  ): Promise<TopK[]> {
     checkK(k);
     const heap = this.kernels.heap;
     const cap = Math.max(1, Math.min(ivf.lists, Math.floor(probe.cap)));
@@ -253,10 +321,25 @@ export class ScanPool {
     const rowBytes = rows.words * 8;
     try {
       const share = Math.ceil(nq / this.threads);
-      const shares = Array.from({ length: this.threads }, (_, i) => [i * share, Math.min(nq, (i + 1) * share)] as const).filter(([a, b]) => b > a);
+      const shares = Array.from({ length: this.threads }, (_, i) => [i * share, Math.min(nq, (i + 1) * share)] as const).filter(
+        ([a, b]) => b > a,
+      );
       await settleAll(
         shares.map(([a, b]) =>
-          this.run({ kind: "probe", rows: { ...rows }, ivf: { ...ivf }, queries: queries + a * rowBytes, nq: b - a, k, minProbe: probe.minProbe, cap, slack: probe.slack, out: out + a * block, block, counts: counts + a * 4 }),
+          this.run({
+            kind: "probe",
+            rows: { ...rows },
+            ivf: { ...ivf },
+            queries: queries + a * rowBytes,
+            nq: b - a,
+            k,
+            minProbe: probe.minProbe,
+            cap,
+            slack: probe.slack,
+            out: out + a * block,
+            block,
+            counts: counts + a * 4,
+          }),
         ),
       );
       const n = heap.u32(counts, nq).slice();
@@ -277,14 +360,21 @@ export class ScanPool {
     if (n < this.listInlineBelow || this.threads === 1) return this.kernels.topKList(rows, list, n, query, k);
     const heap = this.kernels.heap;
     const size = Math.ceil(n / this.threads);
-    const slices = Array.from({ length: this.threads }, (_, i) => [i * size, Math.min(n, (i + 1) * size)] as const).filter(([a, b]) => b > a);
+    const slices = Array.from({ length: this.threads }, (_, i) => [i * size, Math.min(n, (i + 1) * size)] as const).filter(
+      ([a, b]) => b > a,
+    );
     const slots = heapSlots(k, size);
     const out = heap.alloc(slices.length * slots * 8);
     try {
       const counts = await settleAll(
-        slices.map(([a, b], i) => this.run({ kind: "list", rows: { ...rows }, list: list + a * 4, n: b - a, query, k, out: out + i * slots * 8 })),
+        slices.map(([a, b], i) =>
+          this.run({ kind: "list", rows: { ...rows }, list: list + a * 4, n: b - a, query, k, out: out + i * slots * 8 }),
+        ),
       );
-      return mergeTopK(counts.map((count, i) => decodeKeys(heap, out + i * slots * 8, count)), k);
+      return mergeTopK(
+        counts.map((count, i) => decodeKeys(heap, out + i * slots * 8, count)),
+        k,
+      );
     } finally {
       heap.release(out);
     }
@@ -314,10 +404,25 @@ export class ScanPool {
       };
       const counts = await settleAll(
         bounds.map(([start, end], i) =>
-          this.run({ kind: "multi", rows: { ...rows }, start, end, queries, nq, k, out: at(i, 0), table: tables === 0 ? 0 : tables + i * tableBytes }),
+          this.run({
+            kind: "multi",
+            rows: { ...rows },
+            start,
+            end,
+            queries,
+            nq,
+            k,
+            out: at(i, 0),
+            table: tables === 0 ? 0 : tables + i * tableBytes,
+          }),
         ),
       );
-      return Array.from({ length: nq }, (_, j) => mergeTopK(counts.map((count, i) => decodeKeys(heap, at(i, j), count)), k));
+      return Array.from({ length: nq }, (_, j) =>
+        mergeTopK(
+          counts.map((count, i) => decodeKeys(heap, at(i, j), count)),
+          k,
+        ),
+      );
     } finally {
       if (out !== 0) heap.release(out);
       if (tables !== 0) heap.release(tables);
@@ -342,7 +447,16 @@ export class ScanPool {
       scratch = heap.alloc(parts * rotation.P * 4);
       const size = Math.ceil(n / parts);
       const slices = Array.from({ length: parts }, (_, i) => [i * size, Math.min(n, (i + 1) * size)] as const).filter(([a, b]) => b > a);
-      const task = (i: number, a: number, b: number): ScanTask => ({ kind: "encode", src: src + a * dim * 4, n: b - a, dim, P: rotation.P, signs: rotation.signs, scratch: scratch + i * rotation.P * 4, out: out + a * rowBytes });
+      const task = (i: number, a: number, b: number): ScanTask => ({
+        kind: "encode",
+        src: src + a * dim * 4,
+        n: b - a,
+        dim,
+        P: rotation.P,
+        signs: rotation.signs,
+        scratch: scratch + i * rotation.P * 4,
+        out: out + a * rowBytes,
+      });
       if (parts === 1) {
         const t = task(0, 0, n) as Extract<ScanTask, { kind: "encode" }>;
         this.kernels.encode(t.src, t.n, dim, t, t.out);

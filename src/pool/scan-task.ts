@@ -9,7 +9,20 @@ export type ScanTask =
   | { kind: "encode"; src: number; n: number; dim: number; P: number; signs: number; scratch: number; out: number }
   // nq queries (rows at `queries`) probed one after the other: query j's keys at out + j * block, its scratch after them, its count at counts + 4j
   | { kind: "nearest"; rows: RowsRef; start: number; end: number; centroids: number; nc: number; out: number; dists: number }
-  | { kind: "probe"; rows: RowsRef; ivf: IvfRef; queries: number; nq: number; k: number; minProbe: number; cap: number; slack: number; out: number; block: number; counts: number };
+  | {
+      kind: "probe";
+      rows: RowsRef;
+      ivf: IvfRef;
+      queries: number;
+      nq: number;
+      k: number;
+      minProbe: number;
+      cap: number;
+      slack: number;
+      out: number;
+      block: number;
+      counts: number;
+    };
 
 /** A worker answers with the key count, or with the SvcError it raised (errors lose their class across threads). */
 export type ScanReply = number | { error: { code: string; message: string; field?: string } };

@@ -20,7 +20,16 @@ function reportHeap(): void {
   if (now - reported < REPORT_MS) return;
   reported = now;
   const h = getHeapStatistics();
-  const message: WorkerHeapMessage = { workerHeap: { threadId, used: h.used_heap_size, total: h.total_heap_size, physical: h.total_physical_size, external: h.external_memory, malloced: h.malloced_memory } };
+  const message: WorkerHeapMessage = {
+    workerHeap: {
+      threadId,
+      used: h.used_heap_size,
+      total: h.total_heap_size,
+      physical: h.total_physical_size,
+      external: h.external_memory,
+      malloced: h.malloced_memory,
+    },
+  };
   parentPort?.postMessage(message);
 }
 reportHeap();
@@ -57,7 +66,8 @@ function runTask(task: ScanTask): number {
     return task.nq;
   }
   if (task.kind === "list") return kernels.topKListRaw(task.rows, task.list, task.n, task.query, task.k, task.out);
-  if (task.kind === "multi") return kernels.topKMultiRaw(task.rows, task.start, task.end, task.queries, task.nq, task.k, task.out, task.table);
+  if (task.kind === "multi")
+    return kernels.topKMultiRaw(task.rows, task.start, task.end, task.queries, task.nq, task.k, task.out, task.table);
   if (task.mask !== 0) return kernels.topKMaskedRaw(task.rows, task.start, task.end, task.query, task.k, task.mask, task.out);
   return kernels.topKRaw(task.rows, task.start, task.end, task.query, task.k, task.out);
 }

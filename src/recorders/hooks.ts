@@ -25,8 +25,15 @@ const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUseFailure"]);
 
 type Json = Record<string, unknown>;
 /** `async: true`: Claude Code runs the command in the background and never waits for it (the seed: hooks run asynchronously). */
-interface HookEntry { type: "command"; command: string; async?: boolean }
-interface HookGroup { matcher?: string; hooks: HookEntry[] }
+interface HookEntry {
+  type: "command";
+  command: string;
+  async?: boolean;
+}
+interface HookGroup {
+  matcher?: string;
+  hooks: HookEntry[];
+}
 
 /** Does this command run `svc hook <kind>` (ours, from any install path)? */
 export function isSvcHookCommand(command: unknown): boolean {
@@ -50,16 +57,22 @@ export function mergeHooks(settings: Json, command: (kind: HookKind) => string):
   for (const [event, kind] of HOOK_EVENTS) {
     const cmd = command(kind);
     const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
-    const present = groups.flatMap((g) => (isPlain(g) && Array.isArray(g.hooks) ? g.hooks : [])).filter((h): h is Json => isPlain(h) && h.command === cmd);
+    const present = groups
+      .flatMap((g) => (isPlain(g) && Array.isArray(g.hooks) ? g.hooks : []))
+      .filter((h): h is Json => isPlain(h) && h.command === cmd);
     if (present.length > 0) {
       // An entry from an older install runs synchronously: mark it async (one change line per entry).
-      for (const h of present) if (h.async !== true) {
-        h.async = true;
-        changes.push(`~ hooks.${event}: async ${cmd}`);
-      }
+      for (const h of present)
+        if (h.async !== true) {
+          h.async = true;
+          changes.push(`~ hooks.${event}: async ${cmd}`);
+        }
       continue;
     }
-    const group: HookGroup = { ...(TOOL_EVENTS.has(event) ? { matcher: "*" } : {}), hooks: [{ type: "command", command: cmd, async: true }] };
+    const group: HookGroup = {
+      ...(TOOL_EVENTS.has(event) ? { matcher: "*" } : {}),
+      hooks: [{ type: "command", command: cmd, async: true }],
+    };
     hooks[event] = [...groups, group];
     changes.push(`+ hooks.${event}: ${cmd}`);
   }
@@ -99,11 +112,21 @@ export function removeHooks(settings: Json): Plan {
 /** The name svc's tool server is registered under; Claude Code then calls its tools mcp__svc__<tool>. */
 export const MCP_SERVER_NAME = "svc";
 
-export interface McpServerEntry { type: "stdio"; command: string; args: string[]; env?: Record<string, string> }
+export interface McpServerEntry {
+  type: "stdio";
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+}
 
 /** Is this mcpServers entry ours (runs `svc mcp` / `main.js mcp`)? */
 export function isSvcMcpEntry(entry: unknown): boolean {
-  return isPlain(entry) && Array.isArray(entry.args) && entry.args.includes("mcp") && [entry.command, ...entry.args].some((a) => typeof a === "string" && /(?:^|[/\\])(?:svc|main\.js)$/.test(a));
+  return (
+    isPlain(entry) &&
+    Array.isArray(entry.args) &&
+    entry.args.includes("mcp") &&
+    [entry.command, ...entry.args].some((a) => typeof a === "string" && /(?:^|[/\\])(?:svc|main\.js)$/.test(a))
+  );
 }
 
 /** Adds (or updates) mcpServers.svc; a user's own server of that name is left alone and reported. */
@@ -111,7 +134,8 @@ export function mergeMcpServer(config: Json, entry: McpServerEntry): Plan {
   const out = structuredClone(config);
   const servers = (isPlain(out.mcpServers) ? out.mcpServers : {}) as Record<string, unknown>;
   const current = servers[MCP_SERVER_NAME];
-  if (current !== undefined && !isSvcMcpEntry(current)) return { settings: out, changes: [`! mcpServers.${MCP_SERVER_NAME} exists and is not svc's: left as it is`] };
+  if (current !== undefined && !isSvcMcpEntry(current))
+    return { settings: out, changes: [`! mcpServers.${MCP_SERVER_NAME} exists and is not svc's: left as it is`] };
   if (JSON.stringify(current) === JSON.stringify(entry)) return { settings: out, changes: [] };
   servers[MCP_SERVER_NAME] = entry;
   out.mcpServers = servers;
@@ -158,7 +182,15 @@ const str = (v: unknown): string | undefined => (typeof v === "string" && v !== 
 /** The tool input in a line: its command, path, url or pattern when it has one, else its JSON. */
 export function inputSummary(input: unknown): string {
   if (!isPlain(input)) return input === undefined ? "" : clip(JSON.stringify(input) ?? "", 500);
-  const main = str(input.command) ?? str(input.file_path) ?? str(input.url) ?? str(input.pattern) ?? str(input.path) ?? str(input.query) ?? str(input.prompt) ?? str(input.description);
+  const main =
+    str(input.command) ??
+    str(input.file_path) ??
+    str(input.url) ??
+    str(input.pattern) ??
+    str(input.path) ??
+    str(input.query) ??
+    str(input.prompt) ??
+    str(input.description);
   return clip(main ?? JSON.stringify(input), 500);
 }
 
@@ -172,10 +204,30 @@ export interface HookRecord {
 }
 
 /** The meta fields worth keeping from any hook payload (never the whole tool input or response). */
-const META_FIELDS = ["session_id", "hook_event_name", "cwd", "permission_mode", "tool_name", "tool_use_id", "source", "reason", "agent_id", "agent_type", "task_id", "task_subject", "stop_hook_active", "is_interrupt", "transcript_path"];
+const META_FIELDS = [
+  "session_id",
+  "hook_event_name",
+  "cwd",
+  "permission_mode",
+  "tool_name",
+  "tool_use_id",
+  "source",
+  "reason",
+  "agent_id",
+  "agent_type",
+  "task_id",
+  "task_subject",
+  "stop_hook_active",
+  "is_interrupt",
+  "transcript_path",
+];
 
 /** One hook payload as a record. `assistantText` is the reply of a Stop payload that lacks last_assistant_message (read from the transcript). */
-export function hookRecord(kind: HookKind, payload: Json, opts: { ttlDays?: number; assistantText?: string; now?: number } = {}): HookRecord {
+export function hookRecord(
+  kind: HookKind,
+  payload: Json,
+  opts: { ttlDays?: number; assistantText?: string; now?: number } = {},
+): HookRecord {
   const tool = str(payload.tool_name);
   let text: string;
   switch (kind) {
@@ -186,11 +238,14 @@ export function hookRecord(kind: HookKind, payload: Json, opts: { ttlDays?: numb
       text = `${tool ?? "tool"} ${inputSummary(payload.tool_input)}`.trim();
       break;
     case "tool_failure":
-      text = `${tool ?? "tool"} ${inputSummary(payload.tool_input)} failed: ${clip(str(payload.error) ?? (JSON.stringify(payload.tool_response) ?? ""), 2000)}`;
+      text = `${tool ?? "tool"} ${inputSummary(payload.tool_input)} failed: ${clip(str(payload.error) ?? JSON.stringify(payload.tool_response) ?? "", 2000)}`;
       break;
     case "assistant_turn":
     case "subagent_stop":
-      text = str(payload.last_assistant_message) ?? opts.assistantText ?? (kind === "subagent_stop" ? `subagent ${str(payload.agent_type) ?? ""} stopped`.replace("  ", " ") : "");
+      text =
+        str(payload.last_assistant_message) ??
+        opts.assistantText ??
+        (kind === "subagent_stop" ? `subagent ${str(payload.agent_type) ?? ""} stopped`.replace("  ", " ") : "");
       break;
     case "session_start":
       text = `session start${str(payload.source) ? ` (${payload.source as string})` : ""}`;
@@ -203,13 +258,23 @@ export function hookRecord(kind: HookKind, payload: Json, opts: { ttlDays?: numb
       break;
     case "task_created":
     case "task_completed":
-      text = [str(payload.task_subject) ?? str(payload.subject), str(payload.task_description) ?? str(payload.description)].filter(Boolean).join(": ") || `${kind.replace("_", " ")} ${str(payload.task_id) ?? ""}`.trim();
+      text =
+        [str(payload.task_subject) ?? str(payload.subject), str(payload.task_description) ?? str(payload.description)]
+          .filter(Boolean)
+          .join(": ") || `${kind.replace("_", " ")} ${str(payload.task_id) ?? ""}`.trim();
       break;
   }
   const meta: Json = {};
   for (const f of META_FIELDS) if (payload[f] !== undefined) meta[f] = payload[f];
   const tags = ["claude-code", kind, ...(tool ? [tool] : [])];
-  return { kind, text: clip(text), tags, meta, ts: opts.now ?? Date.now(), ...(opts.ttlDays !== undefined ? { ttlDays: opts.ttlDays } : {}) };
+  return {
+    kind,
+    text: clip(text),
+    tags,
+    meta,
+    ts: opts.now ?? Date.now(),
+    ...(opts.ttlDays !== undefined ? { ttlDays: opts.ttlDays } : {}),
+  };
 }
 
 /** `<namespace>:<ttl_days>` (ttl optional) -> parts; undefined when unset or malformed. */

@@ -84,7 +84,13 @@ interface Extractor {
 }
 
 /** `proxies` is the wrapper's own cache, so `client.messages` is the same object on every access. */
-function wrapCreate<O extends object>(resource: O, vendor: Vendor, ex: Extractor, sink: (t: Turn) => void, proxies: WeakMap<object, object>): O {
+function wrapCreate<O extends object>(
+  resource: O,
+  vendor: Vendor,
+  ex: Extractor,
+  sink: (t: Turn) => void,
+  proxies: WeakMap<object, object>,
+): O {
   const cached = proxies.get(resource);
   if (cached) return cached as O;
   const p = new Proxy(resource, {
@@ -103,7 +109,8 @@ function wrapCreate<O extends object>(resource: O, vendor: Vendor, ex: Extractor
               // a recorder never breaks the call
             }
           };
-          if (isObject(result) && typeof (result as { then?: unknown }).then === "function") (result as PromiseLike<unknown>).then(observe, () => undefined);
+          if (isObject(result) && typeof (result as { then?: unknown }).then === "function")
+            (result as PromiseLike<unknown>).then(observe, () => undefined);
           else observe(result);
         } catch {
           // ignore
@@ -127,7 +134,17 @@ function observeResult(vendor: Vendor, ex: Extractor, sink: (t: Turn) => void, p
     const shaped = new Promise<void>((resolve) =>
       setImmediate(() => {
         try {
-          sink({ model: null, reply: "", stop_reason: null, input_tokens: null, output_tokens: null, ...fields, ...base, user: ex.user(params), latency_ms });
+          sink({
+            model: null,
+            reply: "",
+            stop_reason: null,
+            input_tokens: null,
+            output_tokens: null,
+            ...fields,
+            ...base,
+            user: ex.user(params),
+            latency_ms,
+          });
         } catch {
           // ignore
         }
@@ -189,10 +206,23 @@ function observeResult(vendor: Vendor, ex: Extractor, sink: (t: Turn) => void, p
 function write(t: Target, opts: WrapOptions, turn: Turn): void {
   const id = `llm-${turn.ts}-${Math.random().toString(36).slice(2, 10)}`;
   const text = `USER: ${turn.user}\n\nASSISTANT: ${turn.reply}`;
-  const fields = { vendor: turn.vendor, model: turn.model, stop_reason: turn.stop_reason, input_tokens: turn.input_tokens, output_tokens: turn.output_tokens, latency_ms: turn.latency_ms };
+  const fields = {
+    vendor: turn.vendor,
+    model: turn.model,
+    stop_reason: turn.stop_reason,
+    input_tokens: turn.input_tokens,
+    output_tokens: turn.output_tokens,
+    latency_ms: turn.latency_ms,
+  };
   const job = (async () => {
     if (opts.index === undefined) {
-      const item: Record<string, unknown> = { kind: "llm_turn", text, tags: [turn.vendor, turn.model].filter((x): x is string => typeof x === "string" && x !== ""), ts: turn.ts, meta: { id, ...fields } };
+      const item: Record<string, unknown> = {
+        kind: "llm_turn",
+        text,
+        tags: [turn.vendor, turn.model].filter((x): x is string => typeof x === "string" && x !== ""),
+        ts: turn.ts,
+        meta: { id, ...fields },
+      };
       if (opts.ttl_days !== undefined) item.ttlDays = opts.ttl_days;
       await postJson(t, recordsPath(opts.namespace), { items: [item] });
       return;
@@ -202,13 +232,17 @@ function write(t: Target, opts: WrapOptions, turn: Turn): void {
     if (!Array.isArray(values)) return;
     // Index metadata holds no nulls: unknown fields are left out. The text rides along as metadata.text.
     const metadata: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries({ kind: "llm_turn", ...fields, ts: turn.ts, text })) if (v !== null && v !== undefined) metadata[k] = v;
+    for (const [k, v] of Object.entries({ kind: "llm_turn", ...fields, ts: turn.ts, text }))
+      if (v !== null && v !== undefined) metadata[k] = v;
     // The index layer expires a vector by its svc_expires_at (unix ms): hidden from reads at once, swept within a minute.
     if (opts.ttl_days !== undefined) {
       metadata.ttl_days = opts.ttl_days;
       metadata.svc_expires_at = turn.ts + opts.ttl_days * 86_400_000;
     }
-    await postJson(t, `/v1/indexes/${encodeURIComponent(opts.index)}/vectors/upsert`, { namespace: opts.namespace, vectors: [{ id, values, metadata }] });
+    await postJson(t, `/v1/indexes/${encodeURIComponent(opts.index)}/vectors/upsert`, {
+      namespace: opts.namespace,
+      vectors: [{ id, values, metadata }],
+    });
   })().catch(() => undefined);
   inflight.add(job);
   void job.finally(() => inflight.delete(job));
@@ -227,7 +261,10 @@ const rec = (v: unknown): Record<string, unknown> => (typeof v === "object" && v
 function contentText(c: unknown): string {
   if (typeof c === "string") return c;
   if (!Array.isArray(c)) return "";
-  return c.map((p) => (typeof p === "string" ? p : (str(rec(p).text) ?? ""))).filter((s) => s !== "").join("\n");
+  return c
+    .map((p) => (typeof p === "string" ? p : (str(rec(p).text) ?? "")))
+    .filter((s) => s !== "")
+    .join("\n");
 }
 
 function lastUser(messages: unknown): string {
@@ -244,8 +281,19 @@ const anthropicTurn: Extractor = {
   user: (p) => lastUser(p.messages),
   result(_p, r) {
     const usage = rec(r.usage);
-    const reply = Array.isArray(r.content) ? r.content.filter((b) => rec(b).type === "text").map((b) => str(rec(b).text) ?? "").join("") : "";
-    return { model: str(r.model), reply, stop_reason: str(r.stop_reason), input_tokens: num(usage.input_tokens), output_tokens: num(usage.output_tokens) };
+    const reply = Array.isArray(r.content)
+      ? r.content
+          .filter((b) => rec(b).type === "text")
+          .map((b) => str(rec(b).text) ?? "")
+          .join("")
+      : "";
+    return {
+      model: str(r.model),
+      reply,
+      stop_reason: str(r.stop_reason),
+      input_tokens: num(usage.input_tokens),
+      output_tokens: num(usage.output_tokens),
+    };
   },
   chunk(acc, e) {
     if (e.type === "message_start") {
@@ -270,7 +318,13 @@ const chatTurn: Extractor = {
   result(_p, r) {
     const choice = rec(Array.isArray(r.choices) ? r.choices[0] : undefined);
     const usage = rec(r.usage);
-    return { model: str(r.model), reply: contentText(rec(choice.message).content), stop_reason: str(choice.finish_reason), input_tokens: num(usage.prompt_tokens), output_tokens: num(usage.completion_tokens) };
+    return {
+      model: str(r.model),
+      reply: contentText(rec(choice.message).content),
+      stop_reason: str(choice.finish_reason),
+      input_tokens: num(usage.prompt_tokens),
+      output_tokens: num(usage.completion_tokens),
+    };
   },
   chunk(acc, c) {
     acc.model = str(c.model) ?? acc.model;
@@ -288,10 +342,20 @@ function responsesFields(r: Record<string, unknown>): Partial<Turn> {
   const usage = rec(r.usage);
   let reply = str(r.output_text);
   if (reply === null && Array.isArray(r.output)) {
-    reply = r.output.flatMap((item) => (Array.isArray(rec(item).content) ? (rec(item).content as unknown[]) : [])).filter((c) => rec(c).type === "output_text").map((c) => str(rec(c).text) ?? "").join("");
+    reply = r.output
+      .flatMap((item) => (Array.isArray(rec(item).content) ? (rec(item).content as unknown[]) : []))
+      .filter((c) => rec(c).type === "output_text")
+      .map((c) => str(rec(c).text) ?? "")
+      .join("");
   }
   const stop = str(rec(r.incomplete_details).reason) ?? str(r.status);
-  return { model: str(r.model), reply: reply ?? "", stop_reason: stop, input_tokens: num(usage.input_tokens), output_tokens: num(usage.output_tokens) };
+  return {
+    model: str(r.model),
+    reply: reply ?? "",
+    stop_reason: stop,
+    input_tokens: num(usage.input_tokens),
+    output_tokens: num(usage.output_tokens),
+  };
 }
 
 const responsesTurn: Extractor = {

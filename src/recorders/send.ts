@@ -24,7 +24,13 @@ export async function postJson(t: Target, path: string, body: unknown, timeoutMs
   try {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (t.apiKey) headers["api-key"] = t.apiKey;
-    const res = await fetch(t.url + path, { method: "POST", headers, body: JSON.stringify(body), redirect: "error", signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(t.url + path, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(body),
+      redirect: "error",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const text = await res.text();
     if (!res.ok) return undefined;
     return text === "" ? {} : (JSON.parse(text) as unknown);

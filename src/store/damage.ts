@@ -30,7 +30,15 @@ const listeners = new Set<Listener>();
 
 /** Records a finding and tells the listeners (the server logs each one); the same finding again (a store opened again) is kept once. */
 export function reportDamage(r: Omit<DamageReport, "at"> & { at?: number }): DamageReport {
-  const same = reports.find((x) => x.store === r.store && x.file === r.file && x.kind === r.kind && x.detail === r.detail && x.offline === r.offline && x.dropped === r.dropped);
+  const same = reports.find(
+    (x) =>
+      x.store === r.store &&
+      x.file === r.file &&
+      x.kind === r.kind &&
+      x.detail === r.detail &&
+      x.offline === r.offline &&
+      x.dropped === r.dropped,
+  );
   if (same !== undefined) return same;
   const full: DamageReport = { ...r, at: r.at ?? Date.now() };
   reports.push(full);
@@ -70,11 +78,30 @@ export function reportWalLosses(store: string, root: string, report: WalLosses, 
   const t = report.tornTail;
   if (t !== null) {
     // `dropped` counts frames after the checkpoint: each is one acknowledged write of one or more records, whose count went with the cut bytes.
-    const lost = t.frames > 0 ? `lost: ${t.frames} logged write(s) after the last checkpoint, each of one or more records` : "no logged write after the last checkpoint begins in what is left of them (bytes removed before the log was opened cannot be counted)";
-    reportDamage({ store, file: rel(t.file), kind: "torn-tail", dropped: t.frames, offline: false, detail: `cut ${t.bytes} bytes (${t.frames} frame(s)) off the log at offset ${t.offset}: ${t.reason}; ${lost}` });
+    const lost =
+      t.frames > 0
+        ? `lost: ${t.frames} logged write(s) after the last checkpoint, each of one or more records`
+        : "no logged write after the last checkpoint begins in what is left of them (bytes removed before the log was opened cannot be counted)";
+    reportDamage({
+      store,
+      file: rel(t.file),
+      kind: "torn-tail",
+      dropped: t.frames,
+      offline: false,
+      detail: `cut ${t.bytes} bytes (${t.frames} frame(s)) off the log at offset ${t.offset}: ${t.reason}; ${lost}`,
+    });
   }
   for (const d of report.damaged) {
-    const what = d.beforeFrom ? "skipped: the checkpoint already holds it" : `${d.frames} frame(s) lost, later frames replayed; \`svc repair\` pads the region`;
-    reportDamage({ store, file: rel(d.file), kind: "bad-frame", dropped: d.beforeFrom ? 0 : d.frames, offline: offline && !d.beforeFrom, detail: `${d.bytes} damaged bytes at offset ${d.offset} (${d.reason}); ${what}` });
+    const what = d.beforeFrom
+      ? "skipped: the checkpoint already holds it"
+      : `${d.frames} frame(s) lost, later frames replayed; \`svc repair\` pads the region`;
+    reportDamage({
+      store,
+      file: rel(d.file),
+      kind: "bad-frame",
+      dropped: d.beforeFrom ? 0 : d.frames,
+      offline: offline && !d.beforeFrom,
+      detail: `${d.bytes} damaged bytes at offset ${d.offset} (${d.reason}); ${what}`,
+    });
   }
 }

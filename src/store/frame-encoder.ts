@@ -85,7 +85,10 @@ export class FrameEncoder {
     try {
       small = this.encoder.encodeSharedRef(body);
     } catch (e) {
-      throw new SvcError("E_BAD_REQUEST", `frame body cannot be msgpack-encoded: ${e instanceof Error ? e.message : String(e)}`, { field: "body", cause: e });
+      throw new SvcError("E_BAD_REQUEST", `frame body cannot be msgpack-encoded: ${e instanceof Error ? e.message : String(e)}`, {
+        field: "body",
+        cause: e,
+      });
     }
     let length = 1 + small.length;
     for (const h of this.holes) length += h.bytes.length;

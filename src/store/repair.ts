@@ -2,7 +2,17 @@
 import { constants } from "node:fs";
 import { access, copyFile, open, type FileHandle } from "node:fs/promises";
 import { SvcError } from "../errors.js";
-import { checkHeader, encodeHeader, FRAME_OVERHEAD, HEADER_SIZE, listSegments, MAX_FRAME_LENGTH, MIN_FRAME, paddingFrame, type SegmentFile } from "./segment.js";
+import {
+  checkHeader,
+  encodeHeader,
+  FRAME_OVERHEAD,
+  HEADER_SIZE,
+  listSegments,
+  MAX_FRAME_LENGTH,
+  MIN_FRAME,
+  paddingFrame,
+  type SegmentFile,
+} from "./segment.js";
 import { findNextFrame, fsyncDir, readFully, scanFrames } from "./scan.js";
 
 /** One damaged region of a segment file and what repair did to it. */
@@ -69,7 +79,14 @@ export async function repairWal(dir: string, opts: { check?: boolean } = {}): Pr
       // check: report what repair would do, change nothing (backup is then "").
       const backup = opts.check ? "" : await keepCopy(seg.path);
       if (!opts.check) await apply(seg, plan);
-      report.files.push({ file: seg.path, backup, header: plan.header, damaged: plan.damaged, salvaged: plan.salvaged, sacrificed: plan.sacrificed });
+      report.files.push({
+        file: seg.path,
+        backup,
+        header: plan.header,
+        damaged: plan.damaged,
+        salvaged: plan.salvaged,
+        sacrificed: plan.sacrificed,
+      });
     }
     if (report.files.length > 0 && !opts.check) await fsyncDir(dir);
   } catch (e) {
@@ -97,7 +114,9 @@ async function analyse(seg: SegmentFile): Promise<Plan> {
     await readFully(fh, head, 0, head.length, 0, seg.path);
     const bad = checkHeader(head, seg.id);
     if (bad?.unsupported) {
-      throw new SvcError("E_WAL_CORRUPT", `${seg.path} at offset 0: ${bad.reason}; repair only rewrites damaged version-1 headers`, { details: { file: seg.path, offset: 0 } });
+      throw new SvcError("E_WAL_CORRUPT", `${seg.path} at offset 0: ${bad.reason}; repair only rewrites damaged version-1 headers`, {
+        details: { file: seg.path, offset: 0 },
+      });
     }
     if (bad !== null) plan.header = bad.reason;
     let offset = HEADER_SIZE;

@@ -10,10 +10,20 @@ const SYNC_BYTES = Buffer.alloc(4);
 SYNC_BYTES.writeUInt32LE(SYNC, 0);
 
 /** Read exactly `length` bytes at file offset `position` into `buf[offset..]`; a short file is E_IO. */
-export async function readFully(fh: FileHandle, buf: Uint8Array, offset: number, length: number, position: number, file: string): Promise<void> {
+export async function readFully(
+  fh: FileHandle,
+  buf: Uint8Array,
+  offset: number,
+  length: number,
+  position: number,
+  file: string,
+): Promise<void> {
   while (length > 0) {
     const { bytesRead } = await fh.read(buf, offset, length, position);
-    if (bytesRead === 0) throw new SvcError("E_IO", `${file}: file ended at offset ${position} while reading (it shrank under us?)`, { details: { file, offset: position } });
+    if (bytesRead === 0)
+      throw new SvcError("E_IO", `${file}: file ended at offset ${position} while reading (it shrank under us?)`, {
+        details: { file, offset: position },
+      });
     offset += bytesRead;
     position += bytesRead;
     length -= bytesRead;
@@ -91,7 +101,12 @@ async function frameAt(fh: FileHandle, h: number, fileEnd: number, file: string)
  * starting at or after `from`, or -1. Used to tell a torn tail (nothing valid follows) from damage in
  * the middle (a valid frame follows), and by repair to find where a damaged region ends.
  */
-export async function findNextFrame(fh: FileHandle, from: number, fileEnd: number, file: string): Promise<{ offset: number; size: number } | null> {
+export async function findNextFrame(
+  fh: FileHandle,
+  from: number,
+  fileEnd: number,
+  file: string,
+): Promise<{ offset: number; size: number } | null> {
   let pos = from;
   while (pos + MIN_FRAME <= fileEnd) {
     const n = Math.min(CHUNK_BYTES, fileEnd - pos);

@@ -51,7 +51,9 @@ export async function listSegments(dir: string): Promise<SegmentFile[]> {
   out.sort((a, b) => a.id - b.id);
   for (let i = 1; i < out.length; i++) {
     if (out[i]!.id === out[i - 1]!.id) {
-      throw new SvcError("E_WAL_CORRUPT", `two files hold WAL segment ${out[i]!.id}: ${out[i - 1]!.path} and ${out[i]!.path}`, { details: { file: out[i]!.path, offset: 0 } });
+      throw new SvcError("E_WAL_CORRUPT", `two files hold WAL segment ${out[i]!.id}: ${out[i - 1]!.path} and ${out[i]!.path}`, {
+        details: { file: out[i]!.path, offset: 0 },
+      });
     }
   }
   return out;
@@ -116,12 +118,14 @@ export type FrameCheck = { ok: true; size: number } | { ok: false; need: number;
  */
 export function checkFrame(buf: Buffer, p: number, end: number): FrameCheck {
   const avail = end - p;
-  if (avail < FRAME_OVERHEAD) return { ok: false, need: FRAME_OVERHEAD, reason: `incomplete frame header (${avail} of ${FRAME_OVERHEAD} bytes)` };
+  if (avail < FRAME_OVERHEAD)
+    return { ok: false, need: FRAME_OVERHEAD, reason: `incomplete frame header (${avail} of ${FRAME_OVERHEAD} bytes)` };
   if (buf.readUInt32LE(p) !== SYNC) return { ok: false, need: 0, reason: "bad sync word" };
   const length = buf.readUInt32LE(p + 4);
   if (length < 1 || length > MAX_FRAME_LENGTH) return { ok: false, need: 0, reason: `bad frame length ${length}` };
   const size = FRAME_OVERHEAD + length;
   if (avail < size) return { ok: false, need: size, reason: `incomplete frame (${avail} of ${size} bytes)` };
-  if (buf.readUInt32LE(p + 8) !== crc32c(buf.subarray(p + 12, p + size), crc32cU32(length))) return { ok: false, need: 0, reason: "frame checksum mismatch" };
+  if (buf.readUInt32LE(p + 8) !== crc32c(buf.subarray(p + 12, p + size), crc32cU32(length)))
+    return { ok: false, need: 0, reason: "frame checksum mismatch" };
   return { ok: true, size };
 }

@@ -5,7 +5,18 @@ import { SvcError } from "../errors.js";
 import { safeDecoder } from "../safe-values.js";
 import type { LogFrame, LogPosition, RecoveryReport } from "./log.js";
 import { findNextFrame, fsyncDir, readFully, scanFrames } from "./scan.js";
-import { checkHeader, encodeHeader, FRAME_OVERHEAD, HEADER_SIZE, listSegments, MAX_FRAME_LENGTH, PAD_TYPE, segmentName, SYNC, type SegmentFile } from "./segment.js";
+import {
+  checkHeader,
+  encodeHeader,
+  FRAME_OVERHEAD,
+  HEADER_SIZE,
+  listSegments,
+  MAX_FRAME_LENGTH,
+  PAD_TYPE,
+  segmentName,
+  SYNC,
+  type SegmentFile,
+} from "./segment.js";
 import { ioError, type WalOptions } from "./wal-writer.js";
 
 /** A replayed frame. Binary values in `body` are Uint8Array views into a read buffer that is never reused. */
@@ -68,7 +79,11 @@ export async function recoverSegments(dir: string, opts: WalOpenOptions): Promis
   }
   const last = segs[segs.length - 1]!;
   if (from !== undefined && from.segment > last.id) {
-    throw corrupt(join(dir, segmentName(from.segment)), from.offset, `replay position is past the end of the log (last segment is ${last.name})`);
+    throw corrupt(
+      join(dir, segmentName(from.segment)),
+      from.offset,
+      `replay position is past the end of the log (last segment is ${last.name})`,
+    );
   }
 
   const decoder = safeDecoder();
@@ -89,7 +104,14 @@ export async function recoverSegments(dir: string, opts: WalOpenOptions): Promis
           // A crash during rollover leaves the new last segment with a partial header and no frames.
           if (opts.salvage && !isLast && !bad.unsupported) {
             // The whole segment is unreadable without its header: skip it (repair rewrites the header).
-            report.damaged.push({ file: seg.path, offset: 0, bytes: size, frames: await countFrameStarts(fh, 0, size, seg.path), reason: bad.reason, beforeFrom: from !== undefined && seg.id < from.segment });
+            report.damaged.push({
+              file: seg.path,
+              offset: 0,
+              bytes: size,
+              frames: await countFrameStarts(fh, 0, size, seg.path),
+              reason: bad.reason,
+              beforeFrom: from !== undefined && seg.id < from.segment,
+            });
             continue;
           }
           if (!isLast || size > HEADER_SIZE || bad.unsupported) throw corrupt(seg.path, 0, bad.reason);
@@ -106,7 +128,11 @@ export async function recoverSegments(dir: string, opts: WalOpenOptions): Promis
         const visit = (buf: Buffer, at: number, frameSize: number, offset: number) => {
           if (offset < deliverFrom) {
             if (offset + frameSize > deliverFrom) {
-              throw new SvcError("E_BAD_REQUEST", `from {segment ${segId}, offset ${deliverFrom}} is inside the frame at ${seg.path} offset ${offset}, not at a frame boundary`, { field: "from", details: { file: seg.path, offset } });
+              throw new SvcError(
+                "E_BAD_REQUEST",
+                `from {segment ${segId}, offset ${deliverFrom}} is inside the frame at ${seg.path} offset ${offset}, not at a frame boundary`,
+                { field: "from", details: { file: seg.path, offset } },
+              );
             }
             if (!opts.prefix) return;
           }
@@ -145,7 +171,14 @@ export async function recoverSegments(dir: string, opts: WalOpenOptions): Promis
             break;
           }
           const end = next === null ? size : next.offset;
-          report.damaged.push({ file: seg.path, offset, bytes: end - offset, frames: Math.max(1, await countFrameStarts(fh, offset, end, seg.path)), reason, beforeFrom: beforeFrom(end) });
+          report.damaged.push({
+            file: seg.path,
+            offset,
+            bytes: end - offset,
+            frames: Math.max(1, await countFrameStarts(fh, offset, end, seg.path)),
+            reason,
+            beforeFrom: beforeFrom(end),
+          });
           if (next === null) break;
           start = next.offset;
         }

@@ -265,7 +265,8 @@ export class SegmentWriter {
       // A small batch is copied into the page cache in this thread (microseconds): a thread-pool writev costs a
       // round trip (0.1-0.2 ms here) before the fdatasync's own, on every sequential append (a metered request's
       // wallet charge, a one-vector upsert). Larger batches stay on the pool, overlapping the running fdatasync.
-      const bytesWritten = total <= SYNC_WRITE_MAX ? writevSync(this.fh.fd, parts, at + done) : (await this.fh.writev(parts, at + done)).bytesWritten;
+      const bytesWritten =
+        total <= SYNC_WRITE_MAX ? writevSync(this.fh.fd, parts, at + done) : (await this.fh.writev(parts, at + done)).bytesWritten;
       this.counters.writes++;
       if (bytesWritten <= 0) throw new SvcError("E_IO", `write to ${segmentName(this.fileSegment)} made no progress`);
       done += bytesWritten;

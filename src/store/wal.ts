@@ -21,7 +21,14 @@ const DEFAULT_INTERVAL_MS = 50;
 const DEFER_CRC_MIN = 64 * 1024;
 
 function checkPosition(p: WalPosition, field: string): void {
-  if (typeof p !== "object" || p === null || !Number.isSafeInteger(p.segment) || !Number.isSafeInteger(p.offset) || p.segment < 0 || p.offset < 0) {
+  if (
+    typeof p !== "object" ||
+    p === null ||
+    !Number.isSafeInteger(p.segment) ||
+    !Number.isSafeInteger(p.offset) ||
+    p.segment < 0 ||
+    p.offset < 0
+  ) {
     throw new SvcError("E_BAD_REQUEST", `${field} must be {segment, offset} with non-negative integers`, { field });
   }
 }
@@ -186,8 +193,11 @@ function resolveOptions(opts: WalOptions): Required<WalOptions> {
   const segmentBytes = opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
   const durability: Durability = opts.durability ?? "batch";
   const intervalMs = opts.intervalMs ?? DEFAULT_INTERVAL_MS;
-  if (!Number.isSafeInteger(segmentBytes) || segmentBytes < 1) throw new SvcError("E_BAD_REQUEST", `segmentBytes must be a positive integer, got ${segmentBytes}`, { field: "segmentBytes" });
-  if (durability !== "batch" && durability !== "interval" && durability !== "none") throw new SvcError("E_BAD_REQUEST", `durability must be batch, interval or none, got ${String(durability)}`, { field: "durability" });
-  if (!Number.isFinite(intervalMs) || intervalMs < 0) throw new SvcError("E_BAD_REQUEST", `intervalMs must be a non-negative number, got ${intervalMs}`, { field: "intervalMs" });
+  if (!Number.isSafeInteger(segmentBytes) || segmentBytes < 1)
+    throw new SvcError("E_BAD_REQUEST", `segmentBytes must be a positive integer, got ${segmentBytes}`, { field: "segmentBytes" });
+  if (durability !== "batch" && durability !== "interval" && durability !== "none")
+    throw new SvcError("E_BAD_REQUEST", `durability must be batch, interval or none, got ${String(durability)}`, { field: "durability" });
+  if (!Number.isFinite(intervalMs) || intervalMs < 0)
+    throw new SvcError("E_BAD_REQUEST", `intervalMs must be a non-negative number, got ${intervalMs}`, { field: "intervalMs" });
   return { segmentBytes, durability, intervalMs };
 }

@@ -3,24 +3,37 @@ import { z } from "zod";
 import { DESTROY, file, json, op, out, READ, WRITE } from "./define.js";
 import type { Tool } from "./tool.js";
 
-const helperId = z.string().regex(/^rec_[0-9a-f]+$/).describe("a helper's id (rec_<hex>) from commons_list");
+const helperId = z
+  .string()
+  .regex(/^rec_[0-9a-f]+$/)
+  .describe("a helper's id (rec_<hex>) from commons_list");
 const helper = out({ id: z.string(), name: z.string(), description: z.string(), codeHash: z.string() });
 
 const list = op("commons_list", {
-  name: "commons_list", title: "List document helpers", annotations: READ,
-  description: "The document-building helpers (combo chart slide, fillable form, landscape document, email, merged-header sheet, meeting series, task parser, form filler, grid reader, line folder): id, description, entry points, code hash and signature.",
+  name: "commons_list",
+  title: "List document helpers",
+  annotations: READ,
+  description:
+    "The document-building helpers (combo chart slide, fillable form, landscape document, email, merged-header sheet, meeting series, task parser, form filler, grid reader, line folder): id, description, entry points, code hash and signature.",
   input: z.object({}),
   output: out({ rungs: z.array(helper), publicKey: z.string().nullable() }),
 });
 const get = op("commons_get", {
-  name: "commons_get", title: "Describe a helper", annotations: READ,
+  name: "commons_get",
+  title: "Describe a helper",
+  annotations: READ,
   description: "One document helper's signed record.",
   input: z.object({ id: helperId }),
   output: helper,
 });
 const code: Tool = {
-  name: "commons_code", title: "A helper's code", access: "tenant", annotations: READ, operations: ["commons_code"],
-  description: "The code of a document helper as the node runs it: its module and every module it imports, each after a line naming its path (the bytes its codeHash is the SHA-256 of).",
+  name: "commons_code",
+  title: "A helper's code",
+  access: "tenant",
+  annotations: READ,
+  operations: ["commons_code"],
+  description:
+    "The code of a document helper as the node runs it: its module and every module it imports, each after a line naming its path (the bytes its codeHash is the SHA-256 of).",
   input: z.object({ id: helperId }),
   output: out({ code: z.string() }),
   async run({ id }, api) {
@@ -29,32 +42,47 @@ const code: Tool = {
   },
 };
 const verify = op("commons_verify", {
-  name: "commons_verify", title: "Verify a helper", annotations: READ,
+  name: "commons_verify",
+  title: "Verify a helper",
+  annotations: READ,
   description: "Re-hash a helper's code and check its ed25519 signature; says which parts matched.",
   input: z.object({ id: helperId }),
   output: out({ id: z.string() }),
 });
 const build: Tool = {
-  name: "commons_build", title: "Build a document", access: "tenant", annotations: WRITE, operations: ["commons_build"],
-  description: "Run a document helper with its argument object (see commons_get / the helper contract). Output paths are relative to your build directory. Returns the produced file as base64 (or {result} for helpers that write no file, like the task parser).",
+  name: "commons_build",
+  title: "Build a document",
+  access: "tenant",
+  annotations: WRITE,
+  operations: ["commons_build"],
+  description:
+    "Run a document helper with its argument object (see commons_get / the helper contract). Output paths are relative to your build directory. Returns the produced file as base64 (or {result} for helpers that write no file, like the task parser).",
   input: z.object({ id: helperId, args: z.record(z.string(), z.unknown()).describe("the helper's arguments") }),
   output: out({}),
   async run({ id, args }, api) {
     const reply = await api.call("commons_build", { args: { id, ...(args as object) } });
     if (!reply.raw) return json(reply);
     const result = reply.headers["x-svc-result"];
-    return { ...file(reply, "output"), path: decodeURI(reply.headers["x-svc-output-path"] ?? ""), result: result === undefined ? null : JSON.parse(result) };
+    return {
+      ...file(reply, "output"),
+      path: decodeURI(reply.headers["x-svc-output-path"] ?? ""),
+      result: result === undefined ? null : JSON.parse(result),
+    };
   },
 };
 const wallet = op("wallet", {
-  name: "wallet", title: "Wallet", annotations: READ,
+  name: "wallet",
+  title: "Wallet",
+  annotations: READ,
   description: "This tenant's balance (USD), totals and recent usage: every REST and tool call deducts from it.",
   input: z.object({}),
   output: out({}),
 });
 
 const usage = op("wallet_usage", {
-  name: "wallet_usage", title: "Usage over time", annotations: READ,
+  name: "wallet_usage",
+  title: "Usage over time",
+  annotations: READ,
   description: "This tenant's charges over time by operation: USD and calls per minute, hour or UTC day.",
   input: z.object({ grain: z.enum(["minute", "hour", "day"]).optional(), buckets: z.number().int().min(1).optional() }),
   output: out({}),
@@ -63,19 +91,28 @@ const usage = op("wallet_usage", {
 /** Operator tools (an admin key): tenants, revocation, credit. Keys are issued on the dashboard or with `svc keys`, never to a model. */
 const tenantId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/);
 const adminTenants = op("admin_tenants", {
-  name: "admin_tenants", title: "Tenants", annotations: READ,
+  name: "admin_tenants",
+  title: "Tenants",
+  annotations: READ,
   description: "Admin: every tenant with its keys (ids, names, created, revoked) and wallet balance.",
-  input: z.object({}), output: out({ tenants: z.array(out({ tenant: z.string() })) }),
+  input: z.object({}),
+  output: out({ tenants: z.array(out({ tenant: z.string() })) }),
 });
 const adminRevoke = op("admin_revoke_key", {
-  name: "admin_revoke_key", title: "Revoke a key", annotations: DESTROY,
+  name: "admin_revoke_key",
+  title: "Revoke a key",
+  annotations: DESTROY,
   description: "Admin: revoke an API key by id (it stops working at once).",
-  input: z.object({ keyId: z.string().min(1) }), output: out({ id: z.string() }),
+  input: z.object({ keyId: z.string().min(1) }),
+  output: out({ id: z.string() }),
 });
 const adminCredit = op("admin_credit", {
-  name: "admin_credit", title: "Credit a wallet", annotations: WRITE,
+  name: "admin_credit",
+  title: "Credit a wallet",
+  annotations: WRITE,
   description: "Admin: add credit (USD) to a tenant's wallet.",
-  input: z.object({ tenant: tenantId, usd: z.number().positive() }), output: out({ tenant: z.string() }),
+  input: z.object({ tenant: tenantId, usd: z.number().positive() }),
+  output: out({ tenant: z.string() }),
 });
 
 /** The document helpers' registry. */

@@ -57,22 +57,44 @@ export function bytesOf(b64: string, field: string): Buffer {
 
 /** An export/import pair over one named file: the export answers its bytes (base64), the import sends them back as application/octet-stream. */
 export function fileTools(o: {
-  prefix: string; what: string; ext: string; arg: string; argSchema: z.ZodString; exportOp: string; importOp: string; importOutput: z.ZodObject;
+  prefix: string;
+  what: string;
+  ext: string;
+  arg: string;
+  argSchema: z.ZodString;
+  exportOp: string;
+  importOp: string;
+  importOutput: z.ZodObject;
 }): [Tool, Tool] {
   const name = (args: Record<string, unknown>) => String(args[o.arg]);
   return [
     {
-      name: `${o.prefix}_export`, title: `Export a ${o.what}`, access: "tenant", annotations: READ, operations: [o.exportOp],
+      name: `${o.prefix}_export`,
+      title: `Export a ${o.what}`,
+      access: "tenant",
+      annotations: READ,
+      operations: [o.exportOp],
       description: `A ${o.what} as a ${o.ext} file (base64); ${o.prefix}_import restores it.`,
-      input: z.object({ [o.arg]: o.argSchema }), output: fileOutput,
+      input: z.object({ [o.arg]: o.argSchema }),
+      output: fileOutput,
       run: async (args, api) => file(await api.call(o.exportOp, { args: { name: name(args) } }), `${name(args)}${o.ext}`),
     },
     {
-      name: `${o.prefix}_import`, title: `Import a ${o.what}`, access: "tenant", annotations: DESTROY, operations: [o.importOp],
+      name: `${o.prefix}_import`,
+      title: `Import a ${o.what}`,
+      access: "tenant",
+      annotations: DESTROY,
+      operations: [o.importOp],
       description: `Replace (or create) a ${o.what} from a ${o.ext} file given as base64.`,
-      input: z.object({ [o.arg]: o.argSchema, base64: z.string().min(1) }), output: o.importOutput,
-      run: async (args, api) => json(await api.call(o.importOp, { args: { name: name(args) }, raw: { contentType: "application/octet-stream", data: bytesOf(args.base64 as string, "base64") } })),
+      input: z.object({ [o.arg]: o.argSchema, base64: z.string().min(1) }),
+      output: o.importOutput,
+      run: async (args, api) =>
+        json(
+          await api.call(o.importOp, {
+            args: { name: name(args) },
+            raw: { contentType: "application/octet-stream", data: bytesOf(args.base64 as string, "base64") },
+          }),
+        ),
     },
   ];
 }
-

@@ -4,65 +4,134 @@ import { DESTROY, json, op, out, READ, strings, UPSERT, WRITE } from "./define.j
 import { ToolError, type Api, type Tool } from "./tool.js";
 
 const index = z.string().min(1).describe("index name");
-const namespace = z.string().optional().describe("namespace inside the index; default \"\"");
+const namespace = z.string().optional().describe('namespace inside the index; default ""');
 const IDX = { index: "name" };
-const sparse = z.object({ indices: z.array(z.number().int().min(0)), values: z.array(z.number()) }).describe("sparse vector: indices strictly ascending, one value per index (at most 1000; 2048 on a sparse index)");
-const filter = z.record(z.string(), z.unknown()).describe("metadata filter: {field: value | {$eq|$ne|$gt|$gte|$lt|$lte: v, $in|$nin: [..]}}, combined with $and / $or");
+const sparse = z
+  .object({ indices: z.array(z.number().int().min(0)), values: z.array(z.number()) })
+  .describe("sparse vector: indices strictly ascending, one value per index (at most 1000; 2048 on a sparse index)");
+const filter = z
+  .record(z.string(), z.unknown())
+  .describe("metadata filter: {field: value | {$eq|$ne|$gt|$gte|$lt|$lte: v, $in|$nin: [..]}}, combined with $and / $or");
 const tags = strings.describe("AND filter: only vectors whose metadata `tags` list holds every one of these");
-const metadata = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), strings])).describe("string, number, boolean or list-of-strings values");
-const indexModel = out({ name: z.string(), dimension: z.number().int().optional().describe("dense indexes only"), metric: z.string(), host: z.string(), vector_type: z.string().optional() });
+const metadata = z
+  .record(z.string(), z.union([z.string(), z.number(), z.boolean(), strings]))
+  .describe("string, number, boolean or list-of-strings values");
+const indexModel = out({
+  name: z.string(),
+  dimension: z.number().int().optional().describe("dense indexes only"),
+  metric: z.string(),
+  host: z.string(),
+  vector_type: z.string().optional(),
+});
 const matches = out({ matches: z.array(out({ id: z.string(), score: z.number() })), namespace: z.string() });
 
 const createIndexInput = z.object({
-  name: z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/).describe("lowercase letters, digits and '-', at most 45"),
-  vector_type: z.enum(["dense", "sparse"]).optional().describe("dense (default): float vectors of `dimension` values; sparse: sparseValues only, no dimension, dotproduct, queried by sparseVector (single node only)"),
-  dimension: z.number().int().min(1).max(20000).optional().describe("dense indexes: default 1024 (the server's embed / upsert_text encoder); leave out for a sparse index"),
+  name: z
+    .string()
+    .regex(/^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/)
+    .describe("lowercase letters, digits and '-', at most 45"),
+  vector_type: z
+    .enum(["dense", "sparse"])
+    .optional()
+    .describe(
+      "dense (default): float vectors of `dimension` values; sparse: sparseValues only, no dimension, dotproduct, queried by sparseVector (single node only)",
+    ),
+  dimension: z
+    .number()
+    .int()
+    .min(1)
+    .max(20000)
+    .optional()
+    .describe("dense indexes: default 1024 (the server's embed / upsert_text encoder); leave out for a sparse index"),
   metric: z.enum(["cosine", "dotproduct", "euclidean"]).optional(), // memory/indexes.ts METRICS (not imported: the catalog stays free of the engine)
   spec: z.record(z.string(), z.unknown()).optional().describe("kept as given, e.g. {serverless: {cloud, region}}"),
   deletion_protection: z.enum(["enabled", "disabled"]).optional(),
   tags: z.record(z.string(), z.string()).optional(),
 });
 const createIndex: Tool<typeof createIndexInput> = {
-  name: "create_index", title: "Create an index", access: "tenant", annotations: WRITE, operations: ["create_index"],
-  description: "Create a vector index: metric cosine (default), dotproduct or euclidean (squared distance, smaller first); float values are kept and rank the candidates of a 1-bit scan of their directions. Sparse values (hybrid) need a dotproduct index; vector_type sparse makes a sparse-only index. dimension 1024 matches the server's embed / upsert_text encoder.",
+  name: "create_index",
+  title: "Create an index",
+  access: "tenant",
+  annotations: WRITE,
+  operations: ["create_index"],
+  description:
+    "Create a vector index: metric cosine (default), dotproduct or euclidean (squared distance, smaller first); float values are kept and rank the candidates of a 1-bit scan of their directions. Sparse values (hybrid) need a dotproduct index; vector_type sparse makes a sparse-only index. dimension 1024 matches the server's embed / upsert_text encoder.",
   input: createIndexInput,
   output: indexModel,
   run: async ({ dimension, vector_type, ...rest }, api) =>
-    json(await api.call("create_index", { args: { ...dropUndefined(rest), ...(vector_type === undefined ? {} : { vector_type }), ...(vector_type === "sparse" ? (dimension === undefined ? {} : { dimension }) : { dimension: dimension ?? 1024 }) } })),
+    json(
+      await api.call("create_index", {
+        args: {
+          ...dropUndefined(rest),
+          ...(vector_type === undefined ? {} : { vector_type }),
+          ...(vector_type === "sparse" ? (dimension === undefined ? {} : { dimension }) : { dimension: dimension ?? 1024 }),
+        },
+      }),
+    ),
 };
 
 function dropUndefined(o: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }
 const listIndexes = op("list_indexes", {
-  name: "list_indexes", title: "List indexes", annotations: READ,
+  name: "list_indexes",
+  title: "List indexes",
+  annotations: READ,
   description: "Every vector index of this tenant with its dimension and host.",
   input: z.object({}),
   output: out({ indexes: z.array(indexModel) }),
 });
 const describeIndex = op("describe_index", {
-  name: "describe_index", title: "Describe an index", annotations: READ,
+  name: "describe_index",
+  title: "Describe an index",
+  annotations: READ,
   description: "One index: dimension, metric, status, deletion protection.",
   input: z.object({ name: index }),
   output: indexModel,
 });
 const configureIndex = op("configure_index", {
-  name: "configure_index", title: "Configure an index", annotations: UPSERT,
+  name: "configure_index",
+  title: "Configure an index",
+  annotations: UPSERT,
   description: "Turn deletion protection on or off, or replace an index's tags.",
-  input: z.object({ name: index, deletion_protection: z.enum(["enabled", "disabled"]).optional(), tags: z.record(z.string(), z.string()).optional() }),
+  input: z.object({
+    name: index,
+    deletion_protection: z.enum(["enabled", "disabled"]).optional(),
+    tags: z.record(z.string(), z.string()).optional(),
+  }),
   output: indexModel,
 });
 const deleteIndex = op("delete_index", {
-  name: "delete_index", title: "Delete an index", annotations: DESTROY,
+  name: "delete_index",
+  title: "Delete an index",
+  annotations: DESTROY,
   description: "Delete an index and every vector in it (refused while deletion protection is enabled).",
   input: z.object({ name: index }),
   output: out({}),
 });
 
 const upsert = op("upsert", {
-  name: "upsert", title: "Upsert vectors", rename: IDX, annotations: UPSERT,
-  description: "Insert or replace vectors (id, values, optional sparseValues and metadata) in an index namespace; a sparse index takes sparseValues and no values. Visible to queries within milliseconds. To store text, use upsert_text.",
-  input: z.object({ index, namespace, vectors: z.array(z.object({ id: z.string().min(1).max(512), values: z.array(z.number()).optional().describe("required on a dense index"), sparseValues: sparse.optional().describe("dotproduct and sparse indexes only"), metadata: metadata.optional() })).min(1).max(10000) }),
+  name: "upsert",
+  title: "Upsert vectors",
+  rename: IDX,
+  annotations: UPSERT,
+  description:
+    "Insert or replace vectors (id, values, optional sparseValues and metadata) in an index namespace; a sparse index takes sparseValues and no values. Visible to queries within milliseconds. To store text, use upsert_text.",
+  input: z.object({
+    index,
+    namespace,
+    vectors: z
+      .array(
+        z.object({
+          id: z.string().min(1).max(512),
+          values: z.array(z.number()).optional().describe("required on a dense index"),
+          sparseValues: sparse.optional().describe("dotproduct and sparse indexes only"),
+          metadata: metadata.optional(),
+        }),
+      )
+      .min(1)
+      .max(10000),
+  }),
   output: out({ upsertedCount: z.number().int() }),
 });
 
@@ -73,78 +142,155 @@ function withTags(f: Record<string, unknown> | undefined, t: string[] | undefine
   return all.length === 1 ? all[0] : { $and: all };
 }
 
-const queryInput = { index, namespace, topK: z.number().int().min(1).max(10000).optional().describe("default 10"), filter: filter.optional(), tags: tags.optional(), includeMetadata: z.boolean().optional(), includeValues: z.boolean().optional() };
+const queryInput = {
+  index,
+  namespace,
+  topK: z.number().int().min(1).max(10000).optional().describe("default 10"),
+  filter: filter.optional(),
+  tags: tags.optional(),
+  includeMetadata: z.boolean().optional(),
+  includeValues: z.boolean().optional(),
+};
 const query: Tool = {
-  name: "query", title: "Query vectors", access: "tenant", annotations: READ, operations: ["query"],
-  description: "Nearest vectors by the index's metric (cosine, dotproduct, or euclidean: squared distance, smaller first) to a vector (or to a stored vector's id), best first, with an optional metadata filter; tags=[...] keeps only vectors tagged with all of them. For a text question use query_text.",
-  input: z.object({ ...queryInput, vector: z.array(z.number()).optional(), id: z.string().optional().describe("query by a stored vector instead of `vector`"), sparseVector: sparse.optional().describe("dotproduct index: hybrid, score = dense dot + sparse dot product (exact scan); sparse index: score = sparse dot product") }),
+  name: "query",
+  title: "Query vectors",
+  access: "tenant",
+  annotations: READ,
+  operations: ["query"],
+  description:
+    "Nearest vectors by the index's metric (cosine, dotproduct, or euclidean: squared distance, smaller first) to a vector (or to a stored vector's id), best first, with an optional metadata filter; tags=[...] keeps only vectors tagged with all of them. For a text question use query_text.",
+  input: z.object({
+    ...queryInput,
+    vector: z.array(z.number()).optional(),
+    id: z.string().optional().describe("query by a stored vector instead of `vector`"),
+    sparseVector: sparse
+      .optional()
+      .describe("dotproduct index: hybrid, score = dense dot + sparse dot product (exact scan); sparse index: score = sparse dot product"),
+  }),
   output: matches,
-  run: async ({ index: name, tags: t, filter: f, ...rest }, api) => json(await api.call("query", { args: { name, ...rest, filter: withTags(f as Record<string, unknown> | undefined, t as string[] | undefined) } })),
+  run: async ({ index: name, tags: t, filter: f, ...rest }, api) =>
+    json(
+      await api.call("query", {
+        args: { name, ...rest, filter: withTags(f as Record<string, unknown> | undefined, t as string[] | undefined) },
+      }),
+    ),
 };
 
 const fetchVectors = op("fetch", {
-  name: "fetch", title: "Fetch vectors", rename: IDX, annotations: READ,
+  name: "fetch",
+  title: "Fetch vectors",
+  rename: IDX,
+  annotations: READ,
   description: "Vectors by id, with values and metadata; missing ids are left out.",
   input: z.object({ index, namespace, ids: strings.min(1).max(1000) }),
   output: out({ vectors: z.record(z.string(), z.unknown()), namespace: z.string() }),
 });
 const update = op("update", {
-  name: "update", title: "Update a vector", rename: IDX, annotations: UPSERT,
+  name: "update",
+  title: "Update a vector",
+  rename: IDX,
+  annotations: UPSERT,
   description: "Replace a vector's values and/or merge fields into its metadata.",
   input: z.object({ index, namespace, id: z.string().min(1), values: z.array(z.number()).optional(), setMetadata: metadata.optional() }),
   output: out({}),
 });
 const updateByMetadata = op("update", {
-  name: "update_by_metadata", title: "Update vectors by metadata", rename: IDX, annotations: UPSERT,
-  description: "Merge fields into the metadata of every vector of a namespace matching a filter; dryRun: true only counts them. Answers matchedRecords.",
+  name: "update_by_metadata",
+  title: "Update vectors by metadata",
+  rename: IDX,
+  annotations: UPSERT,
+  description:
+    "Merge fields into the metadata of every vector of a namespace matching a filter; dryRun: true only counts them. Answers matchedRecords.",
   input: z.object({ index, namespace, filter, setMetadata: metadata.optional(), dryRun: z.boolean().optional() }),
   output: out({ matchedRecords: z.number().int() }),
 });
 const listVectors = op("list_vectors", {
-  name: "list_vectors", title: "List vector ids", rename: IDX, annotations: READ,
-  description: "Ids of a namespace's vectors in id order, optionally only those starting with prefix; paginated (pass pagination.next as paginationToken).",
-  input: z.object({ index, namespace, prefix: z.string().optional(), limit: z.number().int().min(1).max(1000).optional().describe("default 100"), paginationToken: z.string().optional() }),
+  name: "list_vectors",
+  title: "List vector ids",
+  rename: IDX,
+  annotations: READ,
+  description:
+    "Ids of a namespace's vectors in id order, optionally only those starting with prefix; paginated (pass pagination.next as paginationToken).",
+  input: z.object({
+    index,
+    namespace,
+    prefix: z.string().optional(),
+    limit: z.number().int().min(1).max(1000).optional().describe("default 100"),
+    paginationToken: z.string().optional(),
+  }),
   output: out({ vectors: z.array(out({ id: z.string() })), namespace: z.string() }),
 });
 const fetchByMetadata = op("fetch_by_metadata", {
-  name: "fetch_by_metadata", title: "Fetch vectors by metadata", rename: IDX, annotations: READ,
-  description: "Vectors (values and metadata) of a namespace matching a metadata filter, in id order; paginated (pass pagination.next as paginationToken).",
-  input: z.object({ index, namespace, filter, limit: z.number().int().min(1).max(1000).optional().describe("default 100"), paginationToken: z.string().optional() }),
+  name: "fetch_by_metadata",
+  title: "Fetch vectors by metadata",
+  rename: IDX,
+  annotations: READ,
+  description:
+    "Vectors (values and metadata) of a namespace matching a metadata filter, in id order; paginated (pass pagination.next as paginationToken).",
+  input: z.object({
+    index,
+    namespace,
+    filter,
+    limit: z.number().int().min(1).max(1000).optional().describe("default 100"),
+    paginationToken: z.string().optional(),
+  }),
   output: out({ vectors: z.record(z.string(), z.unknown()), namespace: z.string() }),
 });
 const deleteVectors = op("delete", {
-  name: "delete", title: "Delete vectors", rename: IDX, annotations: DESTROY,
+  name: "delete",
+  title: "Delete vectors",
+  rename: IDX,
+  annotations: DESTROY,
   description: "Delete vectors by ids, by metadata filter, or all of a namespace (deleteAll: true). Give exactly one.",
   input: z.object({ index, namespace, ids: strings.optional(), filter: filter.optional(), deleteAll: z.boolean().optional() }),
   output: out({}),
 });
 const stats = op("describe_index_stats", {
-  name: "stats", title: "Index statistics", rename: IDX, annotations: READ,
+  name: "stats",
+  title: "Index statistics",
+  rename: IDX,
+  annotations: READ,
   description: "Vector counts per namespace and in total (optionally only those matching a filter), dimension and fullness.",
   input: z.object({ index, filter: filter.optional() }),
   output: out({ namespaces: z.record(z.string(), z.unknown()), totalVectorCount: z.number().int(), dimension: z.number().int() }),
 });
 const listNamespaces = op("list_namespaces", {
-  name: "list_namespaces", title: "List namespaces", rename: IDX, annotations: READ,
+  name: "list_namespaces",
+  title: "List namespaces",
+  rename: IDX,
+  annotations: READ,
   description: "Namespaces of an index holding vectors, with counts; paginated (pass pagination.next as paginationToken).",
-  input: z.object({ index, prefix: z.string().optional(), limit: z.number().int().min(1).max(1000).optional(), paginationToken: z.string().optional() }),
+  input: z.object({
+    index,
+    prefix: z.string().optional(),
+    limit: z.number().int().min(1).max(1000).optional(),
+    paginationToken: z.string().optional(),
+  }),
   output: out({ namespaces: z.array(out({ name: z.string(), record_count: z.number().int() })) }),
 });
 const describeNamespace = op("describe_namespace", {
-  name: "describe_namespace", title: "Describe a namespace", rename: IDX, annotations: READ,
+  name: "describe_namespace",
+  title: "Describe a namespace",
+  rename: IDX,
+  annotations: READ,
   description: "One namespace of an index and its vector count.",
   input: z.object({ index, namespace: z.string() }),
   output: out({ name: z.string(), record_count: z.number().int() }),
 });
 const deleteNamespace = op("delete_namespace", {
-  name: "delete_namespace", title: "Delete a namespace", rename: IDX, annotations: DESTROY,
+  name: "delete_namespace",
+  title: "Delete a namespace",
+  rename: IDX,
+  annotations: DESTROY,
   description: "Delete a namespace of an index with all its vectors.",
   input: z.object({ index, namespace: z.string() }),
   output: out({}),
 });
 
 const embed = op("embed", {
-  name: "embed", title: "Embed texts", annotations: READ,
+  name: "embed",
+  title: "Embed texts",
+  annotations: READ,
   description: "Texts to 1024-d unit vectors with the server's static encoder (the one records use); deterministic, no model call.",
   input: z.object({ texts: strings.min(1).max(256) }),
   output: out({ vectors: z.array(z.array(z.number())), dimension: z.number().int(), encoder: z.string() }),
@@ -153,59 +299,138 @@ const embed = op("embed", {
 /** http/routes/embed.ts EMBED_MODEL (tools sit below http in the layers; the route test checks they agree). */
 const EMBED_MODEL = "svc-text1024";
 const inferenceEmbed = op("embed", {
-  name: "inference_embed", title: "Embed texts (Pinecone inference shape)", annotations: READ,
+  name: "inference_embed",
+  title: "Embed texts (Pinecone inference shape)",
+  annotations: READ,
   description: `Pinecone's inference embed: {model: "${EMBED_MODEL}", inputs: [{text}], parameters} -> {model, vector_type, data: [{values}], usage}; the same 1024-d encoder as embed.`,
-  input: z.object({ model: z.string().describe(`"${EMBED_MODEL}"`), inputs: z.array(z.object({ text: z.string() })).min(1).max(256), parameters: z.record(z.string(), z.unknown()).optional() }),
+  input: z.object({
+    model: z.string().describe(`"${EMBED_MODEL}"`),
+    inputs: z
+      .array(z.object({ text: z.string() }))
+      .min(1)
+      .max(256),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+  }),
   output: out({ model: z.string(), vector_type: z.string(), data: z.array(out({ values: z.array(z.number()) })), usage: out({}) }),
 });
 
 async function vectorsOf(api: Api, texts: string[]): Promise<number[][]> {
-  return (json(await api.call("embed", { args: { texts } })).vectors as number[][]);
+  return json(await api.call("embed", { args: { texts } })).vectors as number[][];
 }
 
-const textItem = z.object({ id: z.string().min(1).max(512), text: z.string().min(1), metadata: metadata.optional(), tags: strings.optional() });
+const textItem = z.object({
+  id: z.string().min(1).max(512),
+  text: z.string().min(1),
+  metadata: metadata.optional(),
+  tags: strings.optional(),
+});
 const upsertText: Tool = {
-  name: "upsert_text", title: "Upsert texts", access: "tenant", annotations: UPSERT, operations: ["embed", "upsert"],
-  description: "Store texts in a 1024-d index: the server embeds each text and upserts it under its id with metadata {text, tags, ...}. Find them again with query_text.",
+  name: "upsert_text",
+  title: "Upsert texts",
+  access: "tenant",
+  annotations: UPSERT,
+  operations: ["embed", "upsert"],
+  description:
+    "Store texts in a 1024-d index: the server embeds each text and upserts it under its id with metadata {text, tags, ...}. Find them again with query_text.",
   input: z.object({ index, namespace, items: z.array(textItem).min(1).max(256) }),
   output: out({ upsertedCount: z.number().int() }),
   async run({ index: name, namespace: ns, items }, api) {
     const list = items as z.infer<typeof textItem>[];
-    const values = await vectorsOf(api, list.map((x) => x.text));
-    const vectors = list.map((x, i) => ({ id: x.id, values: values[i], metadata: { ...x.metadata, text: x.text, ...(x.tags ? { tags: x.tags } : {}) } }));
+    const values = await vectorsOf(
+      api,
+      list.map((x) => x.text),
+    );
+    const vectors = list.map((x, i) => ({
+      id: x.id,
+      values: values[i],
+      metadata: { ...x.metadata, text: x.text, ...(x.tags ? { tags: x.tags } : {}) },
+    }));
     return json(await api.call("upsert", { args: { name, namespace: ns, vectors } }));
   },
 };
 const queryText: Tool = {
-  name: "query_text", title: "Query by text", access: "tenant", annotations: READ, operations: ["embed", "query"],
-  description: "Nearest stored texts to a question in a 1024-d index (embedded by the server), best first with their metadata; tags=[...] keeps only those tagged with all of them.",
+  name: "query_text",
+  title: "Query by text",
+  access: "tenant",
+  annotations: READ,
+  operations: ["embed", "query"],
+  description:
+    "Nearest stored texts to a question in a 1024-d index (embedded by the server), best first with their metadata; tags=[...] keeps only those tagged with all of them.",
   input: z.object({ ...queryInput, text: z.string().min(1) }),
   output: matches,
   async run({ index: name, text, tags: t, filter: f, includeMetadata, ...rest }, api) {
     const [vector] = await vectorsOf(api, [text as string]);
-    return json(await api.call("query", { args: { name, ...rest, vector, includeMetadata: includeMetadata ?? true, filter: withTags(f as Record<string, unknown> | undefined, t as string[] | undefined) } }));
+    return json(
+      await api.call("query", {
+        args: {
+          name,
+          ...rest,
+          vector,
+          includeMetadata: includeMetadata ?? true,
+          filter: withTags(f as Record<string, unknown> | undefined, t as string[] | undefined),
+        },
+      }),
+    );
   },
 };
 const replaceText: Tool = {
-  name: "replace_text", title: "Replace a text", access: "tenant", annotations: UPSERT, operations: ["embed", "update"],
-  description: "Give a stored text new content: re-embeds it and replaces the vector's values and metadata.text (other metadata kept; setMetadata merges more).",
+  name: "replace_text",
+  title: "Replace a text",
+  access: "tenant",
+  annotations: UPSERT,
+  operations: ["embed", "update"],
+  description:
+    "Give a stored text new content: re-embeds it and replaces the vector's values and metadata.text (other metadata kept; setMetadata merges more).",
   input: z.object({ index, namespace, id: z.string().min(1), text: z.string().min(1), setMetadata: metadata.optional() }),
   output: out({}),
   async run({ index: name, namespace: ns, id, text, setMetadata }, api) {
     const [values] = await vectorsOf(api, [text as string]);
-    return json(await api.call("update", { args: { name, namespace: ns, id, values, setMetadata: { ...(setMetadata as object | undefined), text } } }));
+    return json(
+      await api.call("update", {
+        args: { name, namespace: ns, id, values, setMetadata: { ...(setMetadata as object | undefined), text } },
+      }),
+    );
   },
 };
 const forgetWhere: Tool = {
-  name: "forget_where", title: "Forget matching vectors", access: "tenant", annotations: DESTROY, operations: ["delete"],
+  name: "forget_where",
+  title: "Forget matching vectors",
+  access: "tenant",
+  annotations: DESTROY,
+  operations: ["delete"],
   description: "Delete every vector of a namespace matching a metadata filter and/or carrying all the given tags.",
   input: z.object({ index, namespace, filter: filter.optional(), tags: tags.optional() }),
   output: out({}),
   async run({ index: name, namespace: ns, filter: f, tags: t }, api) {
     const where = withTags(f as Record<string, unknown> | undefined, t as string[] | undefined);
-    if (where === undefined || Object.keys(where).length === 0) throw new ToolError("E_BAD_REQUEST", "give a non-empty filter or tags (to delete a whole namespace use delete_namespace)", "filter");
+    if (where === undefined || Object.keys(where).length === 0)
+      throw new ToolError("E_BAD_REQUEST", "give a non-empty filter or tags (to delete a whole namespace use delete_namespace)", "filter");
     return json(await api.call("delete", { args: { name, namespace: ns, filter: where } }));
   },
 };
 
-export const indexTools: Tool[] = [createIndex, listIndexes, describeIndex, configureIndex, deleteIndex, upsert, query, fetchVectors, fetchByMetadata, listVectors, update, updateByMetadata, deleteVectors, stats, listNamespaces, describeNamespace, deleteNamespace, embed, inferenceEmbed, upsertText, queryText, replaceText, forgetWhere];
+export const indexTools: Tool[] = [
+  createIndex,
+  listIndexes,
+  describeIndex,
+  configureIndex,
+  deleteIndex,
+  upsert,
+  query,
+  fetchVectors,
+  fetchByMetadata,
+  listVectors,
+  update,
+  updateByMetadata,
+  deleteVectors,
+  stats,
+  listNamespaces,
+  describeNamespace,
+  deleteNamespace,
+  embed,
+  inferenceEmbed,
+  upsertText,
+  queryText,
+  replaceText,
+  forgetWhere,
+];

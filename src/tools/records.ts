@@ -16,25 +16,38 @@ const record = out({ id: z.string(), kind: z.string(), tags: strings, ts: z.numb
 const records = out({ records: z.array(record), namespace: z.string() });
 
 const ingest = op("records_ingest", {
-  name: "records_ingest", title: "Ingest records", rename: NS, annotations: WRITE,
-  description: "Store typed records (decisions, mistakes, handoffs, notes...) in a namespace. The server embeds each text so records_query can find it by meaning later. Returns the new ids.",
+  name: "records_ingest",
+  title: "Ingest records",
+  rename: NS,
+  annotations: WRITE,
+  description:
+    "Store typed records (decisions, mistakes, handoffs, notes...) in a namespace. The server embeds each text so records_query can find it by meaning later. Returns the new ids.",
   input: z.object({
     namespace,
-    items: z.array(z.object({
-      kind: z.string().min(1).describe("what the record is: decision, mistake, handoff, note, ..."),
-      text: z.string().describe("the content; embedded by the server"),
-      tags: strings.optional(),
-      ts: z.number().int().optional().describe("epoch ms; default now"),
-      meta: z.record(z.string(), z.unknown()).optional().describe("free-form JSON"),
-      ttlDays: z.number().int().min(1).optional().describe("expire after this many days"),
-    })).min(1).max(1000),
+    items: z
+      .array(
+        z.object({
+          kind: z.string().min(1).describe("what the record is: decision, mistake, handoff, note, ..."),
+          text: z.string().describe("the content; embedded by the server"),
+          tags: strings.optional(),
+          ts: z.number().int().optional().describe("epoch ms; default now"),
+          meta: z.record(z.string(), z.unknown()).optional().describe("free-form JSON"),
+          ttlDays: z.number().int().min(1).optional().describe("expire after this many days"),
+        }),
+      )
+      .min(1)
+      .max(1000),
   }),
   output: out({ ids: strings, count: z.number().int() }),
 });
 
 const query = op("records_query", {
-  name: "records_query", title: "Search records", rename: NS, annotations: READ,
-  description: "Find records by meaning (give text; best first with a cosine score) or list the newest (omit text), filtered by kind, tags and time. Use before acting to recall earlier decisions and mistakes.",
+  name: "records_query",
+  title: "Search records",
+  rename: NS,
+  annotations: READ,
+  description:
+    "Find records by meaning (give text; best first with a cosine score) or list the newest (omit text), filtered by kind, tags and time. Use before acting to recall earlier decisions and mistakes.",
   input: z.object({
     namespace,
     text: z.string().optional().describe("what to look for; omit for newest-first"),
@@ -42,80 +55,138 @@ const query = op("records_query", {
     ...predicate,
     includeText: z.boolean().optional(),
     includeMeta: z.boolean().optional(),
-    mode: z.enum(["vector", "hybrid"]).optional().describe("vector (the default): ranked by cosine similarity, score = the cosine; hybrid: fuses the cosine and keyword (BM25) rankings, score = the fused rank score (sum of 1/(60 + rank), at most 2/61)"),
+    mode: z
+      .enum(["vector", "hybrid"])
+      .optional()
+      .describe(
+        "vector (the default): ranked by cosine similarity, score = the cosine; hybrid: fuses the cosine and keyword (BM25) rankings, score = the fused rank score (sum of 1/(60 + rank), at most 2/61)",
+      ),
   }),
   output: records,
 });
 
 const timeline = op("records_timeline", {
-  name: "records_timeline", title: "Records timeline", rename: NS, annotations: READ,
-  description: "Records newest first, one page at a time; pass the returned nextCursor as `until` to page back (and nextAfter as `after` when it is given). Filters: time window, kinds, tags.",
+  name: "records_timeline",
+  title: "Records timeline",
+  rename: NS,
+  annotations: READ,
+  description:
+    "Records newest first, one page at a time; pass the returned nextCursor as `until` to page back (and nextAfter as `after` when it is given). Filters: time window, kinds, tags.",
   input: z.object({
     namespace,
     since: z.number().int().optional().describe("ts >= since, epoch ms"),
     until: z.number().int().optional().describe("ts < until, epoch ms: the previous page's nextCursor"),
-    after: z.string().min(1).optional().describe("with until: the previous page's nextAfter, to continue inside a group of records sharing one ts"),
-    kind: strings.optional(), tagsAny: strings.optional(), tagsAll: strings.optional(),
+    after: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("with until: the previous page's nextAfter, to continue inside a group of records sharing one ts"),
+    kind: strings.optional(),
+    tagsAny: strings.optional(),
+    tagsAll: strings.optional(),
     limit: z.number().int().min(1).max(500).optional().describe("page size, default 50"),
   }),
   output: out({ records: z.array(record), namespace: z.string(), nextCursor: z.number().nullable(), nextAfter: z.string().optional() }),
 });
 
 const get = op("records_get", {
-  name: "records_get", title: "Get a record", rename: NS, annotations: READ,
+  name: "records_get",
+  title: "Get a record",
+  rename: NS,
+  annotations: READ,
   description: "One record by id (rec_<hex>), with its text and meta.",
   input: z.object({ namespace, id: z.string().min(1) }),
   output: record,
 });
 
 const del = op("records_delete", {
-  name: "records_delete", title: "Delete a record", rename: NS, annotations: DESTROY,
+  name: "records_delete",
+  title: "Delete a record",
+  rename: NS,
+  annotations: DESTROY,
   description: "Delete one record by id. deleted is false when there was no such record.",
   input: z.object({ namespace, id: z.string().min(1) }),
   output: out({ deleted: z.boolean() }),
 });
 
 const forget = op("records_forget", {
-  name: "records_forget", title: "Forget records", rename: NS, annotations: DESTROY,
+  name: "records_forget",
+  title: "Forget records",
+  rename: NS,
+  annotations: DESTROY,
   description: "Delete every record matching ALL the given criteria (kinds, tags, time window, ids). Give at least one criterion.",
   input: z.object({ namespace, ...predicate, ids: strings.optional() }),
   output: out({ forgottenCount: z.number().int() }),
 });
 
 const stats = op("records_stats", {
-  name: "records_stats", title: "Namespace statistics", rename: NS, annotations: READ,
+  name: "records_stats",
+  title: "Namespace statistics",
+  rename: NS,
+  annotations: READ,
   description: "How many records a namespace holds, per kind, and the oldest and newest ts.",
   input: z.object({ namespace }),
-  output: out({ count: z.number().int(), byKind: z.record(z.string(), z.number()), oldestTs: z.number().nullable(), newestTs: z.number().nullable() }),
+  output: out({
+    count: z.number().int(),
+    byKind: z.record(z.string(), z.number()),
+    oldestTs: z.number().nullable(),
+    newestTs: z.number().nullable(),
+  }),
 });
 
 const exportNs: Tool = {
-  name: "export", title: "Export a namespace", access: "tenant", annotations: READ, operations: ["records_export"],
-  description: "The namespace as a portable .svc container (a zip), base64-encoded. schema 2 also carries the tenant's knowledge graphs and causal models. Pass base64 to `import` to restore it.",
-  input: z.object({ namespace, schema: z.union([z.literal(1), z.literal(2)]).optional().describe("container schema, default 1") }),
+  name: "export",
+  title: "Export a namespace",
+  access: "tenant",
+  annotations: READ,
+  operations: ["records_export"],
+  description:
+    "The namespace as a portable .svc container (a zip), base64-encoded. schema 2 also carries the tenant's knowledge graphs and causal models. Pass base64 to `import` to restore it.",
+  input: z.object({
+    namespace,
+    schema: z
+      .union([z.literal(1), z.literal(2)])
+      .optional()
+      .describe("container schema, default 1"),
+  }),
   output: fileOutput,
-  run: async (args, api) => file(await api.call("records_export", { args: { ns: args.namespace, schema: args.schema } }), `${String(args.namespace)}.svc`),
+  run: async (args, api) =>
+    file(await api.call("records_export", { args: { ns: args.namespace, schema: args.schema } }), `${String(args.namespace)}.svc`),
 };
 
 const importNs: Tool = {
-  name: "import", title: "Import a container", access: "tenant", annotations: DESTROY, operations: ["records_import"],
-  description: "Load a .svc container (base64, as `export` returns it) into a namespace: schema 1 replaces the namespace's records; schema 2 merges by id and replaces the graphs and models it carries.",
+  name: "import",
+  title: "Import a container",
+  access: "tenant",
+  annotations: DESTROY,
+  operations: ["records_import"],
+  description:
+    "Load a .svc container (base64, as `export` returns it) into a namespace: schema 1 replaces the namespace's records; schema 2 merges by id and replaces the graphs and models it carries.",
   input: z.object({ namespace, base64: z.string().min(1).describe("the .svc container, base64") }),
   output: out({ imported: z.number().int(), manifest: z.record(z.string(), z.unknown()) }),
   async run(args, api) {
     const zip = bytesOf(args.base64 as string, "base64");
     const boundary = `svc-${Date.now().toString(36)}`;
     const data = Buffer.concat([
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="import.svc"\r\nContent-Type: application/x-svc\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="import.svc"\r\nContent-Type: application/x-svc\r\n\r\n`,
+      ),
       zip,
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
-    return json(await api.call("records_import", { args: { ns: args.namespace }, raw: { contentType: `multipart/form-data; boundary=${boundary}`, data } }));
+    return json(
+      await api.call("records_import", {
+        args: { ns: args.namespace },
+        raw: { contentType: `multipart/form-data; boundary=${boundary}`, data },
+      }),
+    );
   },
 };
 
 const namespaces = op("records_namespaces", {
-  name: "records_namespaces", title: "Record namespaces", annotations: READ,
+  name: "records_namespaces",
+  title: "Record namespaces",
+  annotations: READ,
   description: "The namespaces holding records, with their live record counts.",
   input: z.object({}),
   output: out({ namespaces: z.array(out({ namespace: z.string(), count: z.number().int() })) }),

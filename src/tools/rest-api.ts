@@ -4,7 +4,10 @@ import { toHttp, type Operation } from "./operation.js";
 import { isFailure, replyError, ToolError, type Api, type ApiReply } from "./tool.js";
 
 interface OpenApiDoc {
-  paths: Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string; schema?: { type?: unknown } }> }>>;
+  paths: Record<
+    string,
+    Record<string, { operationId: string; parameters?: Array<{ name: string; in: string; schema?: { type?: unknown } }> }>
+  >;
 }
 
 /** `key` goes only to `baseUrl`, in the Api-Key header; plain http to a non-loopback host is refused (E_INSECURE_URL) unless SVC_ALLOW_INSECURE=1. */
@@ -16,26 +19,30 @@ export function restApi(baseUrl: string, key: string | undefined): Api {
     try {
       return await fetch(url, { ...init, redirect: "error" }); // a redirect could carry the key elsewhere
     } catch (err) {
-      throw new ToolError("E_UNREACHABLE", `cannot reach the svc server at ${base} (${(err as Error).message}); start it with 'svc serve' or set SVC_URL`);
+      throw new ToolError(
+        "E_UNREACHABLE",
+        `cannot reach the svc server at ${base} (${(err as Error).message}); start it with 'svc serve' or set SVC_URL`,
+      );
     }
   };
   let ops: Promise<Map<string, Operation>> | null = null;
-  const operations = () => (ops ??= (async () => {
-    const res = await request(`${base}/v1/openapi.json`, { headers: headers({ accept: "application/json" }) });
-    if (!res.ok) throw new ToolError("E_UNREACHABLE", `${base}/v1/openapi.json answered ${res.status}; is SVC_URL an svc server?`);
-    const doc = (await res.json()) as OpenApiDoc;
-    const map = new Map<string, Operation>();
-    for (const [path, methods] of Object.entries(doc.paths)) {
-      for (const [method, o] of Object.entries(methods)) {
-        const arrayQuery = new Set((o.parameters ?? []).filter((p) => p.in === "query" && p.schema?.type === "array").map((p) => p.name));
-        map.set(o.operationId, { operationId: o.operationId, method: method as Operation["method"], path, arrayQuery });
+  const operations = () =>
+    (ops ??= (async () => {
+      const res = await request(`${base}/v1/openapi.json`, { headers: headers({ accept: "application/json" }) });
+      if (!res.ok) throw new ToolError("E_UNREACHABLE", `${base}/v1/openapi.json answered ${res.status}; is SVC_URL an svc server?`);
+      const doc = (await res.json()) as OpenApiDoc;
+      const map = new Map<string, Operation>();
+      for (const [path, methods] of Object.entries(doc.paths)) {
+        for (const [method, o] of Object.entries(methods)) {
+          const arrayQuery = new Set((o.parameters ?? []).filter((p) => p.in === "query" && p.schema?.type === "array").map((p) => p.name));
+          map.set(o.operationId, { operationId: o.operationId, method: method as Operation["method"], path, arrayQuery });
+        }
       }
-    }
-    return map;
-  })().catch((err) => {
-    ops = null; // try again on the next call
-    throw err;
-  }));
+      return map;
+    })().catch((err) => {
+      ops = null; // try again on the next call
+      throw err;
+    }));
 
   return {
     async call(operationId, req) {
@@ -49,7 +56,13 @@ export function restApi(baseUrl: string, key: string | undefined): Api {
         headers: headers({ accept: "application/json", ...(http.contentType ? { "content-type": http.contentType } : {}) }),
         body,
       });
-      return httpReply(res.status, res.headers.get("content-type") ?? "", Object.fromEntries(res.headers.entries()), Buffer.from(await res.arrayBuffer()), `${op.method.toUpperCase()} ${http.path}`);
+      return httpReply(
+        res.status,
+        res.headers.get("content-type") ?? "",
+        Object.fromEntries(res.headers.entries()),
+        Buffer.from(await res.arrayBuffer()),
+        `${op.method.toUpperCase()} ${http.path}`,
+      );
     },
   };
 }

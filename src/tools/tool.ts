@@ -24,7 +24,11 @@ export interface Api {
 
 /** A failed operation, as a tool result carries it: the stable code, message and offending field of the REST error. */
 export class ToolError extends Error {
-  constructor(readonly code: string, message: string, readonly field?: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+  ) {
     super(message);
     this.name = "ToolError";
   }
@@ -36,7 +40,10 @@ export class ToolError extends Error {
  * body is not our error shape), so the tool result is `isError` and never validated as output.
  */
 export function replyError(status: number, body: unknown, fallback: string): ToolError {
-  const e = typeof body === "object" && body !== null ? (body as { error?: { code?: unknown; message?: unknown; field?: unknown } }).error : undefined;
+  const e =
+    typeof body === "object" && body !== null
+      ? (body as { error?: { code?: unknown; message?: unknown; field?: unknown } }).error
+      : undefined;
   const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
   return new ToolError(str(e?.code) ?? `HTTP_${status}`, str(e?.message) ?? fallback, str(e?.field));
 }

@@ -129,7 +129,11 @@ describe("KeyStore", () => {
     // a write by one store never loses the other's records
     expect(cli.list().map((r) => r.id)).toEqual([record.id, second.record.id]);
     cli.create({ tenant: "third" });
-    expect(KeyStore.open(dir).list().map((r) => r.tenant)).toEqual(["late", "late", "third"]);
+    expect(
+      KeyStore.open(dir)
+        .list()
+        .map((r) => r.tenant),
+    ).toEqual(["late", "late", "third"]);
   });
 });
 
@@ -147,7 +151,9 @@ describe("KeyStore with a damaged keys.json", () => {
     expect(thrown(() => store.create({ tenant: "other" })).code).toBe("E_STORE_OFFLINE");
     expect(thrown(() => store.revoke("key_000000000000")).code).toBe("E_STORE_OFFLINE");
     expect(readFileSync(path, "utf8")).toBe(before);
-    expect(damageReports()).toContainEqual(expect.objectContaining({ store: "keys", file: "keys.json", kind: "unreadable", offline: true }));
+    expect(damageReports()).toContainEqual(
+      expect.objectContaining({ store: "keys", file: "keys.json", kind: "unreadable", offline: true }),
+    );
     writeFileSync(path, good); // restored
     vi.setSystemTime(Date.now() + 10_000);
     expect(store.authenticate(key)).toMatchObject({ tenant: "acme" });

@@ -7,7 +7,13 @@ import { Wallets } from "../../src/account/wallet.js";
 import type { UsageSeries } from "../../src/account/wallet-book.js";
 
 // upsert costs 100_000 nano-USD + 10_000 per vector written; anything else 1_000.
-const PRICES = parsePrices({ signupCredit: 1, requests: { upsert: 0.0001 }, defaultRequest: 0.000001, per1kWritten: 0.01, per1kScanned: 0 });
+const PRICES = parsePrices({
+  signupCredit: 1,
+  requests: { upsert: 0.0001 },
+  defaultRequest: 0.000001,
+  per1kWritten: 0.01,
+  per1kScanned: 0,
+});
 
 let dir: string;
 const open: Wallets[] = [];
@@ -47,7 +53,11 @@ describe("Wallets.usage: charges over time by operation", () => {
     await w.credit("t1", 2, "admin"); // credits are not usage
     await w.charge("t2", "stats", {}); // another tenant
     const now = Date.now();
-    for (const [grain, size] of [["minute", 60_000], ["hour", 3_600_000], ["day", 86_400_000]] as const) {
+    for (const [grain, size] of [
+      ["minute", 60_000],
+      ["hour", 3_600_000],
+      ["day", 86_400_000],
+    ] as const) {
       const s = w.usage("t1", grain, 5, now);
       expect(s.grain).toBe(grain);
       expect(s.ops).toEqual(["upsert", "stats"]);

@@ -39,7 +39,11 @@ describe("spans of a traced server", () => {
   }, 60_000);
 
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}${path}`, { method, headers: { "api-key": key, "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(`${server.url}${path}`, {
+      method,
+      headers: { "api-key": key, "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
 
   it("nests engine and pool spans under the HTTP route's span, which continues the client's trace", async () => {
     expect(tracer).not.toBeNull();
@@ -58,7 +62,12 @@ describe("spans of a traced server", () => {
     exporter.reset();
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     const parentId = "00f067aa0ba902b7";
-    const r = await call("POST", "/v1/indexes/tr/query", { vector: vec(7), topK: 3, exact: true }, { traceparent: `00-${traceId}-${parentId}-01` });
+    const r = await call(
+      "POST",
+      "/v1/indexes/tr/query",
+      { vector: vec(7), topK: 3, exact: true },
+      { traceparent: `00-${traceId}-${parentId}-01` },
+    );
     expect(r.status).toBe(200);
     expect(((await r.json()) as { matches: Array<{ id: string }> }).matches[0]!.id).toBe("v7");
 
@@ -69,7 +78,11 @@ describe("spans of a traced server", () => {
     expect(route.length).toBe(1);
     expect(route[0]!.spanContext().traceId).toBe(traceId);
     expect(parentOf(route[0]!)).toBe(parentId);
-    expect(route[0]!.attributes).toMatchObject({ "http.request.method": "POST", "http.route": "/v1/indexes/{name}/query", "http.response.status_code": 200 });
+    expect(route[0]!.attributes).toMatchObject({
+      "http.request.method": "POST",
+      "http.route": "/v1/indexes/{name}/query",
+      "http.response.status_code": 200,
+    });
     const engine = byName("engine.query");
     expect(engine.length).toBe(1);
     expect(parentOf(engine[0]!)).toBe(route[0]!.spanContext().spanId);

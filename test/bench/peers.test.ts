@@ -1,11 +1,11 @@
 /** The benchmark's peer engines return exact Hamming top-k (so the same-run comparison compares equal work). */
-import assert from 'node:assert/strict';
-import { describe, it } from 'vitest';
-import { mulberry32 } from '../../src/kernels/random.js';
-import type { PeerEngine, TopK } from '../../bench/peers/peer.js';
-import { NaiveJsEngine } from '../../bench/peers/naive-js.js';
-import { UsearchEngine } from '../../bench/peers/usearch.js';
-import { SqliteVecEngine } from '../../bench/peers/sqlite-vec.js';
+import assert from "node:assert/strict";
+import { describe, it } from "vitest";
+import { mulberry32 } from "../../src/kernels/random.js";
+import type { PeerEngine, TopK } from "../../bench/peers/peer.js";
+import { NaiveJsEngine } from "../../bench/peers/naive-js.js";
+import { UsearchEngine } from "../../bench/peers/usearch.js";
+import { SqliteVecEngine } from "../../bench/peers/sqlite-vec.js";
 
 const POP8 = Uint8Array.from({ length: 256 }, (_, b) => {
   let c = 0;
@@ -13,7 +13,14 @@ const POP8 = Uint8Array.from({ length: 256 }, (_, b) => {
   return c;
 });
 
-interface Case { n: number; dimBits: number; bytesPerRow: number; nq: number; k: number; seed: number }
+interface Case {
+  n: number;
+  dimBits: number;
+  bytesPerRow: number;
+  nq: number;
+  k: number;
+  seed: number;
+}
 
 /**
  * Random rows with padding bits zeroed; the last 5% of rows duplicate earlier ones so exact ties
@@ -66,8 +73,14 @@ function allDists(rows: Uint8Array, n: number, bytesPerRow: number, query: Uint8
  * distinct and really at its reported distance; order is (dist asc, row asc).
  */
 function assertTopK(got: TopK, ref: Int32Array, k: number, what: string): void {
-  const order = Array.from(ref.keys()).sort((a, b) => ref[a]! - ref[b]! || a - b).slice(0, k);
-  assert.deepEqual(Array.from(got.dists), order.map((r) => ref[r]!), `${what}: distances differ`);
+  const order = Array.from(ref.keys())
+    .sort((a, b) => ref[a]! - ref[b]! || a - b)
+    .slice(0, k);
+  assert.deepEqual(
+    Array.from(got.dists),
+    order.map((r) => ref[r]!),
+    `${what}: distances differ`,
+  );
   assert.equal(got.rows.length, k, `${what}: row count`);
   assert.equal(new Set(got.rows).size, k, `${what}: duplicate rows`);
   for (let i = 0; i < k; i++) {
@@ -95,13 +108,14 @@ const engines: (() => PeerEngine)[] = [
   // nullptr" in Statement::~Statement, mid-run): the sqlite-vec peer (dev-only, a benchmark peer) is checked on Node 20,
   // where `npm run bench` runs it. better-sqlite3 13.2 passes on Node 24 but declares Node >= 22 and its prebuilt
   // binary segfaults on Node 20 at the first statement (tried 2026-11-27): one release cannot serve both until Node 20 goes.
-  ...(Number(process.versions.node.split('.')[0]) >= 24 ? [] : [() => new SqliteVecEngine()]),
+  ...(Number(process.versions.node.split(".")[0]) >= 24 ? [] : [() => new SqliteVecEngine()]),
 ];
 
 describe.each(cases)("peer engines, n=$n dimBits=$dimBits bytesPerRow=$bytesPerRow", (c) => {
   const { rows, queries } = makeData(c);
   const refs = Array.from({ length: c.nq }, (_, q) =>
-    allDists(rows, c.n, c.bytesPerRow, queries.subarray(q * c.bytesPerRow, (q + 1) * c.bytesPerRow)));
+    allDists(rows, c.n, c.bytesPerRow, queries.subarray(q * c.bytesPerRow, (q + 1) * c.bytesPerRow)),
+  );
   it.each(engines.map((make) => [make().name, make] as const))("%s returns the exact top-k", async (_name, make) => {
     const e = make();
     try {

@@ -13,7 +13,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs the CLI from source (no build needed). */
 const svc = (...args: string[]) =>
-  spawnSync(process.execPath, ["--import", "tsx", join(root, "src", "cli", "main.ts"), ...args], { encoding: "utf8", cwd: root, timeout: 60_000 });
+  spawnSync(process.execPath, ["--import", "tsx", join(root, "src", "cli", "main.ts"), ...args], {
+    encoding: "utf8",
+    cwd: root,
+    timeout: 60_000,
+  });
 
 function argsFile(name: string, value: unknown): string {
   const p = join(dir, name);
@@ -24,7 +28,13 @@ function argsFile(name: string, value: unknown): string {
 describe("svc build", () => {
   it("runs the line folder by module name and prints {path}", () => {
     const out = join(dir, "out", "folded.txt");
-    const r = svc("build", "line-folder", argsFile("lf.json", { lines: ["SUMMARY:" + "é".repeat(40), "END:X"], output_path: out }), "--data", data);
+    const r = svc(
+      "build",
+      "line-folder",
+      argsFile("lf.json", { lines: ["SUMMARY:" + "é".repeat(40), "END:X"], output_path: out }),
+      "--data",
+      data,
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ path: out });
     expect(readFileSync(out, "utf8")).toBe(`SUMMARY:${"é".repeat(33)}\r\n ${"é".repeat(7)}\r\nEND:X\r\n`);
@@ -32,7 +42,13 @@ describe("svc build", () => {
   });
 
   it("accepts the display name and prints the task parser's object", () => {
-    const r = svc("build", "task parser", argsFile("tp.json", { task: "cool some apple and put it in fridge", receptacles: ["fridge 1", "countertop 1"] }), "--data", data);
+    const r = svc(
+      "build",
+      "task parser",
+      argsFile("tp.json", { task: "cool some apple and put it in fridge", receptacles: ["fridge 1", "countertop 1"] }),
+      "--data",
+      data,
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ entry_point: "pick_cool_then_place_in_recep", object_type: "apple", target_type: "fridge" });
   });
@@ -51,7 +67,11 @@ describe("svc build", () => {
   });
 
   const errorCases: [string, string[], string][] = [
-    ["a helper argument error", ["line-folder", argsFile("bad-lines.json", { lines: ["a\nb"], output_path: join(dir, "never.txt") })], "E_BAD_REQUEST"],
+    [
+      "a helper argument error",
+      ["line-folder", argsFile("bad-lines.json", { lines: ["a\nb"], output_path: join(dir, "never.txt") })],
+      "E_BAD_REQUEST",
+    ],
     ["an unknown helper", ["no-such-helper", argsFile("empty.json", {})], "E_NOT_FOUND"],
     ["a missing argument file", ["line-folder", join(dir, "missing.json")], "E_BAD_REQUEST"],
     ["an argument file that is not JSON", ["line-folder", argsFile("not-json.json", "{lines:")], "E_BAD_REQUEST"],

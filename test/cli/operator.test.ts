@@ -9,7 +9,8 @@ import { VERSION } from "../../src/version.js";
 import { call } from "../e2e/client.js";
 import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 
-const svc = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, [MAIN, ...args], { encoding: "utf8", timeout: 60_000, env: { ...process.env, ...env } });
+const svc = (args: string[], env: Record<string, string> = {}) =>
+  spawnSync(process.execPath, [MAIN, ...args], { encoding: "utf8", timeout: 60_000, env: { ...process.env, ...env } });
 
 describe("svc --version", () => {
   it("prints the version, one line (JSON with --json)", () => {
@@ -71,7 +72,9 @@ describe("svc serve and export against a real server", () => {
     const key = srv.adminKey!;
     expect(srv.errorOutput()).toContain(key);
     // Requests produce log lines; none of stdout (log lines and banner) may hold the key.
-    expect((await call(srv.url, key, "POST", "/v1/records/ops", { items: [{ kind: "note", text: "operators read logs" }] })).status).toBe(200);
+    expect((await call(srv.url, key, "POST", "/v1/records/ops", { items: [{ kind: "note", text: "operators read logs" }] })).status).toBe(
+      200,
+    );
     expect((await call(srv.url, key, "GET", "/v1/wallet")).status).toBe(200);
     await new Promise((r) => setTimeout(r, 300)); // the log is flushed every 100 ms
     const stdout = srv.output();
@@ -109,22 +112,29 @@ describe("svc serve and export against a real server", () => {
 describe("svc serve --json", () => {
   it("prints the start banner as one JSON line (the key's id only; the key on stderr) and the stop as another", async () => {
     const dir = await mkdtemp(join(tmpdir(), "svc-cli-serve-json-"));
-    const child = spawn(process.execPath, [MAIN, "serve", "--port", "0", "--data", dir, "--log-level", "warn", "--json"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [MAIN, "serve", "--port", "0", "--data", dir, "--log-level", "warn", "--json"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
     child.stderr!.on("data", (b: Buffer) => (err += b.toString()));
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     try {
-      for (const end = Date.now() + 60_000; !/"serving"/.test(out); ) {
+      for (const end = Date.now() + 60_000; !/"serving"/.test(out);) {
         if (Date.now() > end || child.exitCode !== null) throw new Error(`no banner:\n${out}\n${err}`);
         await new Promise((r) => setTimeout(r, 50));
       }
       const banner = JSON.parse(out.split("\n").find((l) => l.includes('"serving"'))!);
       expect(banner.serving).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      expect(banner).toMatchObject({ data: dir, mcp: `${banner.serving}/mcp`, openapi: `${banner.serving}/v1/openapi.json`, firstAdminKeyOn: "stderr" });
+      expect(banner).toMatchObject({
+        data: dir,
+        mcp: `${banner.serving}/mcp`,
+        openapi: `${banner.serving}/v1/openapi.json`,
+        firstAdminKeyOn: "stderr",
+      });
       expect(banner.firstAdminKeyId).toMatch(/^key_/);
-      for (const end = Date.now() + 10_000; !/^ {2}svc_/m.test(err) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      for (const end = Date.now() + 10_000; !/^ {2}svc_/m.test(err) && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
       const key = /^ {2}(svc_\S+)/m.exec(err)![1]!;
       expect(out).not.toContain(key);
       expect((await call(banner.serving, key, "GET", "/v1/wallet")).status).toBe(200);

@@ -23,7 +23,11 @@ describe.skipIf(!other)("the built server under the other Node version", () => {
     expect(major(version)).toBeGreaterThan(0);
     expect(major(version)).not.toBe(major(process.version));
 
-    const child = spawn(other!, [join(root, "dist", "cli", "main.js"), "serve", "--port", "0", "--data", join(dir, "data"), "--no-auth", "--log-level", "warn"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      other!,
+      [join(root, "dist", "cli", "main.js"), "serve", "--port", "0", "--data", join(dir, "data"), "--no-auth", "--log-level", "warn"],
+      { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
+    );
     let out = "";
     child.stdout.on("data", (b: Buffer) => (out += b.toString()));
     child.stderr.on("data", (b: Buffer) => (out += b.toString()));

@@ -7,7 +7,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { MAIN } from "../e2e/server-process.js";
 
 const data = mkdtempSync(join(tmpdir(), "svc-cluster-args-"));
-const serve = (...args: string[]) => spawnSync(process.execPath, [MAIN, "serve", "--port", "0", "--data", data, ...args], { encoding: "utf8", timeout: 30_000, env: { ...process.env, SVC_CLUSTER: "", SVC_NODE_ID: "" } });
+const serve = (...args: string[]) =>
+  spawnSync(process.execPath, [MAIN, "serve", "--port", "0", "--data", data, ...args], {
+    encoding: "utf8",
+    timeout: 30_000,
+    env: { ...process.env, SVC_CLUSTER: "", SVC_NODE_ID: "" },
+  });
 
 afterAll(() => rmSync(data, { recursive: true, force: true }));
 

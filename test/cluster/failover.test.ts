@@ -25,12 +25,22 @@ afterAll(async () => {
 });
 
 // 45 s: longer than a write's worst case with no quorum (the log's 15 s quorum timeout, the shard request's 20 s), so the server's answer is what the test sees
-const call = (node: number, method: string, path: string, body?: unknown, key: string | null = c.adminKey) => callNode(c.urls[node]!, method, path, body, key, 45_000);
+const call = (node: number, method: string, path: string, body?: unknown, key: string | null = c.adminKey) =>
+  callNode(c.urls[node]!, method, path, body, key, 45_000);
 
 async function createIndex(name: string, key = c.adminKey): Promise<void> {
-  const r = await call(0, "POST", "/v1/indexes", { name, dimension: 4, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } }, key);
+  const r = await call(
+    0,
+    "POST",
+    "/v1/indexes",
+    { name, dimension: 4, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } },
+    key,
+  );
   expect(r.status, JSON.stringify(r.body)).toBe(201);
-  for (const n of [1, 2]) await until(`index ${name} on node ${n}`, async () => ((await call(n, "GET", `/v1/indexes/${name}/describe_index_stats`, undefined, key)).status === 200 ? true : undefined));
+  for (const n of [1, 2])
+    await until(`index ${name} on node ${n}`, async () =>
+      (await call(n, "GET", `/v1/indexes/${name}/describe_index_stats`, undefined, key)).status === 200 ? true : undefined,
+    );
 }
 
 /** Fetch every id through `node`, 100 at a time; returns the ids missing. */
@@ -57,7 +67,9 @@ describe("cluster failover", () => {
     const writer = (async () => {
       for (let batch = 0; !stop; batch++) {
         const ids = Array.from({ length: 10 }, (_, j) => `b${batch}-${j}`);
-        const r = await call(batch % 3, "POST", "/v1/indexes/nq/vectors/upsert", { vectors: ids.map((id, j) => ({ id, values: [1, batch % 5, j, 1] })) }).catch((e: Error) => ({ status: 0, body: { error: { code: e.name } } }));
+        const r = await call(batch % 3, "POST", "/v1/indexes/nq/vectors/upsert", {
+          vectors: ids.map((id, j) => ({ id, values: [1, batch % 5, j, 1] })),
+        }).catch((e: Error) => ({ status: 0, body: { error: { code: e.name } } }));
         if (r.status === 200) acked.push(...ids);
         else {
           const k = `${r.status} ${r.body?.error?.code}`;
@@ -99,14 +111,30 @@ describe("cluster failover", () => {
     c.nats.start(2);
 
     // never a 5xx other than the quorum's 503 (and the shard's 503 while its replicas catch up, or a write's unknown outcome while a server goes)
-    for (const k of refused.keys()) expect(["503 E_NO_QUORUM", "503 E_OUTCOME_UNKNOWN", "503 E_SHARD_UNAVAILABLE", "503 E_NOT_CAUGHT_UP"]).toContain(k);
-    for (const node of [0, 1, 2]) await until(`every acknowledged write through node ${node}`, async () => ((await missing(node, "nq", acked)).length === 0 ? true : undefined), 60_000);
-    console.log(`NATS failover: ${acked.length} vectors acknowledged, refused ${JSON.stringify(Object.fromEntries(refused))}, ${answered} queries answered, longest gap between answered queries ${longestQueryGapMs} ms`);
+    for (const k of refused.keys())
+      expect(["503 E_NO_QUORUM", "503 E_OUTCOME_UNKNOWN", "503 E_SHARD_UNAVAILABLE", "503 E_NOT_CAUGHT_UP"]).toContain(k);
+    for (const node of [0, 1, 2])
+      await until(
+        `every acknowledged write through node ${node}`,
+        async () => ((await missing(node, "nq", acked)).length === 0 ? true : undefined),
+        60_000,
+      );
+    console.log(
+      `NATS failover: ${acked.length} vectors acknowledged, refused ${JSON.stringify(Object.fromEntries(refused))}, ${answered} queries answered, longest gap between answered queries ${longestQueryGapMs} ms`,
+    );
   }, 240_000);
 
   it("a tenant with a near-empty wallet hammering two nodes at once never goes below zero; charges match what was stored", async () => {
     const key = (await call(0, "POST", "/v1/admin/keys", { tenant: "thin" })).body.key as string;
-    await until("the key on nodes 1 and 2", async () => ((await call(1, "GET", "/v1/wallet", undefined, key)).status === 200 && (await call(2, "GET", "/v1/wallet", undefined, key)).status === 200 ? true : undefined), 5000);
+    await until(
+      "the key on nodes 1 and 2",
+      async () =>
+        (await call(1, "GET", "/v1/wallet", undefined, key)).status === 200 &&
+        (await call(2, "GET", "/v1/wallet", undefined, key)).status === 200
+          ? true
+          : undefined,
+      5000,
+    );
     await createIndex("thin", key);
     let lowest = Infinity;
     let watching = true;
@@ -120,13 +148,20 @@ describe("cluster failover", () => {
     const BATCH = 100;
     const results = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        call(1 + (i % 2), "POST", "/v1/indexes/thin/vectors/upsert", { vectors: Array.from({ length: BATCH }, (_, j) => ({ id: `h${i}-${j}`, values: [1, i, j, 1] })) }, key),
+        call(
+          1 + (i % 2),
+          "POST",
+          "/v1/indexes/thin/vectors/upsert",
+          { vectors: Array.from({ length: BATCH }, (_, j) => ({ id: `h${i}-${j}`, values: [1, i, j, 1] })) },
+          key,
+        ),
       ),
     );
     watching = false;
     await watcher;
     const accepted = results.filter((r) => r.status === 200).length;
-    for (const r of results) if (r.status !== 200) expect({ status: r.status, code: r.body.error.code }).toEqual({ status: 402, code: "E_WALLET_EMPTY" });
+    for (const r of results)
+      if (r.status !== 200) expect({ status: r.status, code: r.body.error.code }).toEqual({ status: 402, code: "E_WALLET_EMPTY" });
     expect(accepted).toBeGreaterThan(0);
     expect(accepted).toBeLessThan(40);
     const views = await Promise.all([0, 1, 2].map(async (n) => (await call(n, "GET", "/v1/wallet", undefined, key)).body));
@@ -138,8 +173,26 @@ describe("cluster failover", () => {
     // stored vectors = accepted batches, on every node; read with an unmetered key of the same tenant (polling with
     // the drained key would spend what is left on the reads: ~10 calls, fewer than a lagging replica can take)
     const reader = (await call(0, "POST", "/v1/admin/keys", { tenant: "thin", admin: true })).body.key as string;
-    await until("the reader key on nodes 1 and 2", async () => ((await call(1, "GET", "/v1/wallet", undefined, reader)).status === 200 && (await call(2, "GET", "/v1/wallet", undefined, reader)).status === 200 ? true : undefined), 5000);
-    for (const n of [0, 1, 2]) await until(`the stored count on node ${n}`, async () => ((await call(n, "GET", "/v1/indexes/thin/describe_index_stats", undefined, reader)).body.totalVectorCount === accepted * BATCH ? true : undefined), 10_000);
-    console.log(`wallet across nodes: ${accepted} of 40 upserts of ${BATCH} accepted, balance ${views[0].balanceUsd} USD (lowest seen ${lowest}), spent ${views[0].spentUsd} of ${views[0].creditedUsd}`);
+    await until(
+      "the reader key on nodes 1 and 2",
+      async () =>
+        (await call(1, "GET", "/v1/wallet", undefined, reader)).status === 200 &&
+        (await call(2, "GET", "/v1/wallet", undefined, reader)).status === 200
+          ? true
+          : undefined,
+      5000,
+    );
+    for (const n of [0, 1, 2])
+      await until(
+        `the stored count on node ${n}`,
+        async () =>
+          (await call(n, "GET", "/v1/indexes/thin/describe_index_stats", undefined, reader)).body.totalVectorCount === accepted * BATCH
+            ? true
+            : undefined,
+        10_000,
+      );
+    console.log(
+      `wallet across nodes: ${accepted} of 40 upserts of ${BATCH} accepted, balance ${views[0].balanceUsd} USD (lowest seen ${lowest}), spent ${views[0].spentUsd} of ${views[0].creditedUsd}`,
+    );
   }, 120_000);
 });

@@ -52,7 +52,13 @@ const vec = (i: number) => Float32Array.from({ length: DIM }, (_, j) => Math.sin
 
 /** A replica: replica i's connection, following `name`. */
 const follower = (dir: string, name: string, i: number, extra: { quorumTimeoutMs?: number } = {}, checkpointBytes?: number) =>
-  Collection.open(dir, { kernels, pool, dimension: DIM, checkpointBytes, openLog: jetStreamLog(conns[i % conns.length]!, { stream: STREAM, name, follow: true, chunkBytes: CHUNK, ...extra }) });
+  Collection.open(dir, {
+    kernels,
+    pool,
+    dimension: DIM,
+    checkpointBytes,
+    openLog: jetStreamLog(conns[i % conns.length]!, { stream: STREAM, name, follow: true, chunkBytes: CHUNK, ...extra }),
+  });
 
 /** Everything a reader can see, per namespace: ids, fetched rows, stats and the top 5 of a few probes. */
 async function state(c: Collection) {
@@ -78,9 +84,21 @@ type Cmd =
 const nsArb = fc.constantFrom("a" as const, "b" as const);
 const idsArb = fc.uniqueArray(fc.integer({ min: 0, max: 11 }), { minLength: 1, maxLength: 5 });
 const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant("upsert" as const), ns: nsArb, ids: idsArb, salt: fc.integer({ min: 0, max: 99 }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant("upsert" as const), ns: nsArb, ids: idsArb, salt: fc.integer({ min: 0, max: 99 }) }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("delete" as const), ns: nsArb, ids: idsArb }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("update" as const), ns: nsArb, id: fc.integer({ min: 0, max: 11 }), salt: fc.integer({ min: 0, max: 99 }), values: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("update" as const),
+      ns: nsArb,
+      id: fc.integer({ min: 0, max: 11 }),
+      salt: fc.integer({ min: 0, max: 99 }),
+      values: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("deleteFilter" as const), ns: nsArb, below: fc.integer({ min: 0, max: 99 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("move" as const), from: nsArb }) },
 );
@@ -88,16 +106,21 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
 async function run(c: Collection, cmd: Cmd): Promise<void> {
   switch (cmd.kind) {
     case "upsert":
-      await c.upsert(cmd.ns, cmd.ids.map((i) => ({ id: `v${i}`, values: vec(i + cmd.salt), metadata: { salt: cmd.salt, n: i } })));
+      await c.upsert(
+        cmd.ns,
+        cmd.ids.map((i) => ({ id: `v${i}`, values: vec(i + cmd.salt), metadata: { salt: cmd.salt, n: i } })),
+      );
       return;
     case "delete":
       await c.delete(cmd.ns, { ids: cmd.ids.map((i) => `v${i}`) });
       return;
     case "update":
       // Another replica may have deleted the id meanwhile: a 404 is a valid outcome here.
-      await c.update(cmd.ns, { id: `v${cmd.id}`, setMetadata: { salt: cmd.salt }, ...(cmd.values ? { values: vec(100 + cmd.salt) } : {}) }).catch((e) => {
-        if (e?.code !== "E_NOT_FOUND") throw e;
-      });
+      await c
+        .update(cmd.ns, { id: `v${cmd.id}`, setMetadata: { salt: cmd.salt }, ...(cmd.values ? { values: vec(100 + cmd.salt) } : {}) })
+        .catch((e) => {
+          if (e?.code !== "E_NOT_FOUND") throw e;
+        });
       return;
     case "deleteFilter":
       await c.delete(cmd.ns, { filter: { salt: { $lt: cmd.below } } });
@@ -113,38 +136,53 @@ let names = 0;
 describe("Collections following one JetStream subject", () => {
   it("converge to one state under concurrent writes through every replica, the state a plain replay of the stream gives", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.tuple(fc.array(cmdArb, { minLength: 1, maxLength: 8 }), fc.array(cmdArb, { maxLength: 8 }), fc.array(cmdArb, { maxLength: 8 })), async (perReplica) => {
-        const name = `prop${++names}`;
-        const replicas = await Promise.all([0, 1, 2].map((i) => follower(newDir(), name, i)));
-        try {
-          await Promise.all(replicas.map(async (c, i) => {
-            for (const cmd of perReplica[i]!) await run(c, cmd);
-          }));
-          // Frames were chunked (so writers' chunks could interleave on the subject).
-          const written = replicas.map((c) => c.walStats).reduce((n, w) => ({ frames: n.frames + w.frames, writes: n.writes + w.writes }), { frames: 0, writes: 0 });
-          expect(written.writes).toBeGreaterThan(written.frames);
-          const states = await Promise.all(replicas.map(state));
-          expect(states[1]).toEqual(states[0]);
-          expect(states[2]).toEqual(states[0]);
-          // Every replica applied the subject up to the same frame, and its own last append is at or before it.
-          const applied = replicas.map((c) => c.applied.offset);
-          expect(new Set(applied).size).toBe(1);
-          for (const c of replicas) expect(c.logPosition.offset).toBeLessThanOrEqual(applied[0]!);
-          // Replaying the stream in one go (no follow) gives the same state.
-          const plain = await Collection.open(newDir(), { kernels, pool, dimension: DIM, openLog: jetStreamLog(conns[0]!, { stream: STREAM, name }) });
-          expect(await state(plain)).toEqual(states[0]);
-          await plain.close();
-        } finally {
-          await Promise.all(replicas.map((c) => c.close()));
-        }
-      }),
+      fc.asyncProperty(
+        fc.tuple(fc.array(cmdArb, { minLength: 1, maxLength: 8 }), fc.array(cmdArb, { maxLength: 8 }), fc.array(cmdArb, { maxLength: 8 })),
+        async (perReplica) => {
+          const name = `prop${++names}`;
+          const replicas = await Promise.all([0, 1, 2].map((i) => follower(newDir(), name, i)));
+          try {
+            await Promise.all(
+              replicas.map(async (c, i) => {
+                for (const cmd of perReplica[i]!) await run(c, cmd);
+              }),
+            );
+            // Frames were chunked (so writers' chunks could interleave on the subject).
+            const written = replicas
+              .map((c) => c.walStats)
+              .reduce((n, w) => ({ frames: n.frames + w.frames, writes: n.writes + w.writes }), { frames: 0, writes: 0 });
+            expect(written.writes).toBeGreaterThan(written.frames);
+            const states = await Promise.all(replicas.map(state));
+            expect(states[1]).toEqual(states[0]);
+            expect(states[2]).toEqual(states[0]);
+            // Every replica applied the subject up to the same frame, and its own last append is at or before it.
+            const applied = replicas.map((c) => c.applied.offset);
+            expect(new Set(applied).size).toBe(1);
+            for (const c of replicas) expect(c.logPosition.offset).toBeLessThanOrEqual(applied[0]!);
+            // Replaying the stream in one go (no follow) gives the same state.
+            const plain = await Collection.open(newDir(), {
+              kernels,
+              pool,
+              dimension: DIM,
+              openLog: jetStreamLog(conns[0]!, { stream: STREAM, name }),
+            });
+            expect(await state(plain)).toEqual(states[0]);
+            await plain.close();
+          } finally {
+            await Promise.all(replicas.map((c) => c.close()));
+          }
+        },
+      ),
       { seed: 20231126, numRuns: 6 },
     );
   }, 60_000);
 
   it("update, delete-by-filter and moveNamespace on one replica see what another acknowledged just before", async () => {
     const [a, b] = await Promise.all([follower(newDir(), "rw", 0), follower(newDir(), "rw", 1)]);
-    await a.upsert("a", [{ id: "x", values: vec(1), metadata: { k: 1 } }, { id: "y", values: vec(2), metadata: { k: 2 } }]);
+    await a.upsert("a", [
+      { id: "x", values: vec(1), metadata: { k: 1 } },
+      { id: "y", values: vec(2), metadata: { k: 2 } },
+    ]);
     // No wait between a's acknowledgement and b's calls: b's settled() asks the stream how far it goes.
     await b.update("a", { id: "x", setMetadata: { k: 3 } });
     expect(await b.delete("a", { filter: { k: { $gte: 2 } } })).toEqual({ deleted: 2 });
@@ -164,7 +202,10 @@ describe("Collections following one JetStream subject", () => {
     const a = await follower(dirA, "resume", 0);
     let b = await follower(dirB, "resume", 1);
     for (let i = 0; i < 6; i++) {
-      await Promise.all([a.upsert("a", [{ id: `x${i}`, values: vec(i), metadata: { i } }]), b.upsert("a", [{ id: `y${i}`, values: vec(i + 50), metadata: { i } }])]);
+      await Promise.all([
+        a.upsert("a", [{ id: `x${i}`, values: vec(i), metadata: { i } }]),
+        b.upsert("a", [{ id: `y${i}`, values: vec(i + 50), metadata: { i } }]),
+      ]);
     }
     await b.settled();
     await b.close();
@@ -214,7 +255,10 @@ describe("Collections following one JetStream subject", () => {
     const js = jetstream(conns[0]!);
     const subject = `${STREAM}.straddle`;
     // A frame of another writer, in two chunks; its first chunk goes out now, its second later.
-    const bytes = encode({ type: 1, body: { ns: "a", ids: ["s0", "s1"], v: new Uint8Array(Float32Array.from([...vec(1), ...vec(2)]).buffer), m: [null, { half: 2 }] } });
+    const bytes = encode({
+      type: 1,
+      body: { ns: "a", ids: ["s0", "s1"], v: new Uint8Array(Float32Array.from([...vec(1), ...vec(2)]).buffer), m: [null, { half: 2 }] },
+    });
     const cut = Math.floor(bytes.length / 2);
     const h0 = headers();
     h0.set(CHUNK_HEADER, "0/2");

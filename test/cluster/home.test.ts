@@ -33,9 +33,13 @@ describe("home lease", () => {
     leases[leader]!.on("change", (id: string) => moves.push(id));
     const moverConn = await cluster.connect((leader + 1) % 3);
     let mover: HomeLease | undefined;
-    await waitFor(() => mover !== undefined, 30_000, async () => {
-      mover ??= await HomeLease.open(moverConn, "h3", { take: true, replicas: 3 }).catch(() => undefined);
-    });
+    await waitFor(
+      () => mover !== undefined,
+      30_000,
+      async () => {
+        mover ??= await HomeLease.open(moverConn, "h3", { take: true, replicas: 3 }).catch(() => undefined);
+      },
+    );
     expect(mover!.node).toBe("h3");
     await waitFor(() => leases.every((l) => l.node === "h3"), 30_000);
     expect(moves).toEqual(["h3"]);

@@ -49,11 +49,19 @@ async function state(c: Collection) {
 
 /** The same mixed ops on any collection. */
 async function workload(c: Collection) {
-  for (let b = 0; b < 4; b++) await c.upsert("ns", Array.from({ length: 10 }, (_, k) => ({ id: `v${b * 10 + k}`, values: vec(b * 10 + k), metadata: { b, k } })));
+  for (let b = 0; b < 4; b++)
+    await c.upsert(
+      "ns",
+      Array.from({ length: 10 }, (_, k) => ({ id: `v${b * 10 + k}`, values: vec(b * 10 + k), metadata: { b, k } })),
+    );
   await c.delete("ns", { ids: ["v3", "v11", "v27"] });
   await c.update("ns", { id: "v0", setMetadata: { tag: "x" } });
   await c.update("ns", { id: "v5", values: vec(100) });
-  await Promise.all([c.upsert("ns", [{ id: "v40", values: vec(40) }]), c.delete("ns", { ids: ["v40"] }), c.upsert("ns", [{ id: "v41", values: vec(41) }])]);
+  await Promise.all([
+    c.upsert("ns", [{ id: "v40", values: vec(40) }]),
+    c.delete("ns", { ids: ["v40"] }),
+    c.upsert("ns", [{ id: "v41", values: vec(41) }]),
+  ]);
 }
 
 describe("a Collection on the JetStream log", () => {
@@ -109,13 +117,26 @@ describe("a Collection on the JetStream log", () => {
 
   it("chunks a frame above max_payload (1000 x 1024 floats, ~4 MiB) and replays it whole", async () => {
     const big = (i: number) => vec(i, 1024);
-    const a = await Collection.open(newDir(), { kernels, pool, dimension: 1024, openLog: jetStreamLog(nc, { stream: STREAM, name: "big" }) });
-    await a.upsert("ns", Array.from({ length: 1000 }, (_, i) => ({ id: `b${i}`, values: big(i), metadata: { i } })));
+    const a = await Collection.open(newDir(), {
+      kernels,
+      pool,
+      dimension: 1024,
+      openLog: jetStreamLog(nc, { stream: STREAM, name: "big" }),
+    });
+    await a.upsert(
+      "ns",
+      Array.from({ length: 1000 }, (_, i) => ({ id: `b${i}`, values: big(i), metadata: { i } })),
+    );
     await a.upsert("ns", [{ id: "small", values: big(5000) }]);
     const log = logOf(a);
     expect(nc.info!.max_payload).toBeLessThan(log.stats.bytes);
     expect(log.stats.writes).toBeGreaterThan(log.stats.frames);
-    const replica = await Collection.open(newDir(), { kernels, pool, openLog: jetStreamLog(nc, { stream: STREAM, name: "big" }), dimension: 1024 });
+    const replica = await Collection.open(newDir(), {
+      kernels,
+      pool,
+      openLog: jetStreamLog(nc, { stream: STREAM, name: "big" }),
+      dimension: 1024,
+    });
     expect(replica.recovery.frames).toBe(2);
     expect(replica.ids("ns").length).toBe(1001);
     for (const i of [0, 511, 999]) expect(replica.fetch("ns", [`b${i}`])[0]!.values).toEqual(a.fetch("ns", [`b${i}`])[0]!.values);
@@ -168,10 +189,15 @@ describe("a Collection on the JetStream log", () => {
     h.set(DEADLINE_HEADER, String(Date.now() - 2000));
     await jetstream(nc).publish(subject, bytes, { msgID: `${subject}:late:1`, headers: h });
     // an append past its deadline is refused before it is published
-    await expect(withDeadline(Date.now() - 1, () => a.upsert("ns", [{ id: "refused", values: vec(3) }]))).rejects.toMatchObject({ code: "E_NO_QUORUM" });
+    await expect(withDeadline(Date.now() - 1, () => a.upsert("ns", [{ id: "refused", values: vec(3) }]))).rejects.toMatchObject({
+      code: "E_NO_QUORUM",
+    });
     // two copies of one request, run by two replicas: one frame
     const deadline = Date.now() + 10_000;
-    await Promise.all([withDeadline(deadline, () => a.upsert("ns", [{ id: "dup", values: vec(4) }]), "req-1"), withDeadline(deadline, () => b.upsert("ns", [{ id: "dup", values: vec(4) }]), "req-1")]);
+    await Promise.all([
+      withDeadline(deadline, () => a.upsert("ns", [{ id: "dup", values: vec(4) }]), "req-1"),
+      withDeadline(deadline, () => b.upsert("ns", [{ id: "dup", values: vec(4) }]), "req-1"),
+    ]);
     await a.upsert("ns", [{ id: "after", values: vec(5) }]);
     const c = await open(newDir(), "deadline", { follow: true });
     for (const r of [a, b, c]) {
@@ -184,11 +210,15 @@ describe("a Collection on the JetStream log", () => {
   }, 60_000);
 
   it("refuses a log on a stream that does not exist with E_NOT_FOUND, at once", async () => {
-    await expect(Collection.open(newDir(), { kernels, pool, dimension: DIM, openLog: jetStreamLog(nc, { stream: "svc_no_such_stream", name: "x" }) })).rejects.toMatchObject({
+    await expect(
+      Collection.open(newDir(), { kernels, pool, dimension: DIM, openLog: jetStreamLog(nc, { stream: "svc_no_such_stream", name: "x" }) }),
+    ).rejects.toMatchObject({
       code: "E_NOT_FOUND",
       field: "stream",
     });
-    expect(() => jetStreamLog(nc, { stream: STREAM, name: "a.*" })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "name" }));
+    expect(() => jetStreamLog(nc, { stream: STREAM, name: "a.*" })).toThrow(
+      expect.objectContaining({ code: "E_BAD_REQUEST", field: "name" }),
+    );
   });
 
   it("goes on with one server killed, rejects with E_NO_QUORUM with two, resumes when they return, and loses nothing acknowledged", async () => {

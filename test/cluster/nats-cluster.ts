@@ -11,7 +11,10 @@ import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { jetstreamManager, StorageType } from "@nats-io/jetstream";
 
-export const NATS_SERVER = process.env.SVC_NATS_SERVER ?? ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find(existsSync) ?? "nats-server";
+export const NATS_SERVER =
+  process.env.SVC_NATS_SERVER ??
+  ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find(existsSync) ??
+  "nats-server";
 
 /** A port the kernel says is free now (bound and released). */
 export function freePort(): Promise<number> {

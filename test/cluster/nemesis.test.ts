@@ -69,12 +69,25 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One call; a transport failure is status 0 with `cut` (connection refused: never sent) or not (reset, timeout: may have run). */
-async function call(node: number, method: string, path: string, body?: unknown, key = tenantKey, extra: Record<string, string> = {}): Promise<Answer & { refused?: boolean; error?: string }> {
+async function call(
+  node: number,
+  method: string,
+  path: string,
+  body?: unknown,
+  key = tenantKey,
+  extra: Record<string, string> = {},
+): Promise<Answer & { refused?: boolean; error?: string }> {
   try {
     return await callNode(c.urls[node]!, method, path, body, key, HTTP_TIMEOUT_MS, extra);
   } catch (e) {
     const err = e as Error & { cause?: { code?: string } };
-    return { status: 0, headers: new Headers(), body: null, refused: err.cause?.code === "ECONNREFUSED", error: `${err.name}: ${err.cause?.code ?? err.message}` };
+    return {
+      status: 0,
+      headers: new Headers(),
+      body: null,
+      refused: err.cause?.code === "ECONNREFUSED",
+      error: `${err.name}: ${err.cause?.code ?? err.message}`,
+    };
   }
 }
 
@@ -136,7 +149,14 @@ let nextValue = 1;
 let lastCut = 0;
 let maxSeq = 0;
 
-function classify(node: number, what: string, r: Answer & { refused?: boolean; error?: string }, kind: "read" | "write", sentAt: number, probe = false): void {
+function classify(
+  node: number,
+  what: string,
+  r: Answer & { refused?: boolean; error?: string },
+  kind: "read" | "write",
+  sentAt: number,
+  probe = false,
+): void {
   const code = r.body?.error?.code ?? r.error ?? "";
   const k = `${what} ${r.status}${r.status === 200 || r.status === 201 ? "" : ` ${code}`}`;
   answers[k] = (answers[k] ?? 0) + 1;
@@ -144,7 +164,9 @@ function classify(node: number, what: string, r: Answer & { refused?: boolean; e
   if (r.status >= 200 && r.status < 300) return;
   if (r.status === 503 && /^\d+$/.test(r.headers.get("retry-after") ?? "")) return;
   if (r.status === 0 && !/Timeout|Abort/.test(r.error ?? "")) return; // refused or reset: the node was killed
-  violations.push(`${what} through n${node} at +${((sentAt - t0) / 1000).toFixed(1)} s: ${r.status} ${code} retry-after=${r.headers.get("retry-after")} ${JSON.stringify(r.body)?.slice(0, 200)}`);
+  violations.push(
+    `${what} through n${node} at +${((sentAt - t0) / 1000).toFixed(1)} s: ${r.status} ${code} retry-after=${r.headers.get("retry-after")} ${JSON.stringify(r.body)?.slice(0, 200)}`,
+  );
 }
 let t0 = Date.now();
 
@@ -177,7 +199,12 @@ async function write(wk: Worker, op: "upsert" | "delete"): Promise<void> {
       : await call(node, "POST", `/v1/indexes/${INDEX}/vectors/delete`, { ids: [l.id] });
   classify(node, op, r, "write", sentAt);
   const code = r.body?.error?.code;
-  const outcome: Outcome = r.status === 200 ? "ack" : (r.status === 503 && (code === "E_OUTCOME_UNKNOWN" || code === "E_NO_QUORUM")) || (r.status === 0 && !r.refused) ? "unknown" : "failed";
+  const outcome: Outcome =
+    r.status === 200
+      ? "ack"
+      : (r.status === 503 && (code === "E_OUTCOME_UNKNOWN" || code === "E_NO_QUORUM")) || (r.status === 0 && !r.refused)
+        ? "unknown"
+        : "failed";
   const seq = Number(r.headers.get("x-svc-log-seq") ?? 0);
   l.writes.push({ k: l.writes.length, op, ...(op === "upsert" ? { v } : {}), outcome, seq, ...(r.refused ? { refused: true } : {}) });
   if (outcome === "ack") {
@@ -195,18 +222,35 @@ async function readOwn(wk: Worker): Promise<void> {
   const l = pick(wk.rnd, wk.ids);
   const node = anyNode(wk.rnd);
   const sentAt = Date.now();
-  const r = await call(node, "GET", `/v1/indexes/${INDEX}/vectors/fetch?ids=${l.id}`, undefined, tenantKey, maxSeq > 0 ? { "x-svc-after": String(maxSeq) } : {});
+  const r = await call(
+    node,
+    "GET",
+    `/v1/indexes/${INDEX}/vectors/fetch?ids=${l.id}`,
+    undefined,
+    tenantKey,
+    maxSeq > 0 ? { "x-svc-after": String(maxSeq) } : {},
+  );
   classify(node, "fetch", r, "read", sentAt);
   if (r.status !== 200) return;
   const got = r.body?.vectors?.[l.id];
   const v = got === undefined ? null : (got.metadata?.v as number);
-  if (!observe(l, v)) badReads.push(`${l.id} through n${node} at +${((sentAt - t0) / 1000).toFixed(1)} s: saw ${v}, allowed ${JSON.stringify(allowed(l))}; history ${JSON.stringify(l.writes)}`);
+  if (!observe(l, v))
+    badReads.push(
+      `${l.id} through n${node} at +${((sentAt - t0) / 1000).toFixed(1)} s: saw ${v}, allowed ${JSON.stringify(allowed(l))}; history ${JSON.stringify(l.writes)}`,
+    );
 }
 
 async function query(wk: Worker): Promise<void> {
   const node = anyNode(wk.rnd);
   const sentAt = Date.now();
-  const r = await call(node, "POST", `/v1/indexes/${INDEX}/query`, { vector: vec(wk.rnd), topK: 5, includeMetadata: true }, tenantKey, maxSeq > 0 && wk.rnd() < 0.5 ? { "x-svc-after": String(maxSeq) } : {});
+  const r = await call(
+    node,
+    "POST",
+    `/v1/indexes/${INDEX}/query`,
+    { vector: vec(wk.rnd), topK: 5, includeMetadata: true },
+    tenantKey,
+    maxSeq > 0 && wk.rnd() < 0.5 ? { "x-svc-after": String(maxSeq) } : {},
+  );
   classify(node, "query", r, "read", sentAt);
 }
 
@@ -276,7 +320,9 @@ function probes(stop: () => boolean): Promise<void> {
         const id = `p${node}-${n++}`;
         const at = Date.now();
         const p = Promise.all([
-          call(node, "POST", `/v1/indexes/${INDEX}/vectors/upsert`, { vectors: [{ id, values: [1, 1, node + 1, 1], metadata: { probe: true } }] }).then((r) => {
+          call(node, "POST", `/v1/indexes/${INDEX}/vectors/upsert`, {
+            vectors: [{ id, values: [1, 1, node + 1, 1], metadata: { probe: true } }],
+          }).then((r) => {
             classify(node, "probe-upsert", r, "write", at, true);
             if (r.status === 200) {
               probeAcked.push(id);
@@ -285,7 +331,9 @@ function probes(stop: () => boolean): Promise<void> {
               maxSeq = Math.max(maxSeq, seq);
             }
           }),
-          call(node, "POST", `/v1/indexes/${INDEX}/query`, { vector: [1, 1, 1, 1], topK: 3 }).then((r) => classify(node, "probe-query", r, "read", at, true)),
+          call(node, "POST", `/v1/indexes/${INDEX}/query`, { vector: [1, 1, 1, 1], topK: 3 }).then((r) =>
+            classify(node, "probe-query", r, "read", at, true),
+          ),
         ]).then(() => undefined);
         inFlight.add(p);
         void p.finally(() => inFlight.delete(p));
@@ -351,7 +399,14 @@ async function inject(f: Fault, rnd: () => number): Promise<Done> {
       await sleep(f.holdMs);
       const h = Date.now();
       await c.start(node);
-      return { kind: f.kind, label: `${f.kind} n${node} ${f.holdMs} ms, ready ${Date.now() - h} ms after start`, node, from, to: Date.now(), healMs: Date.now() - h };
+      return {
+        kind: f.kind,
+        label: `${f.kind} n${node} ${f.holdMs} ms, ready ${Date.now() - h} ms after start`,
+        node,
+        from,
+        to: Date.now(),
+        healMs: Date.now() - h,
+      };
     } else {
       c.pause(node);
       try {
@@ -388,7 +443,10 @@ function gapsOf(d: Done): { read: number; write: number } {
   const end = d.to + 3000;
   const out = { read: 0, write: 0 };
   for (const kind of ["read", "write"] as const) {
-    const ok = sent.filter((s) => s.kind === kind && s.ok && s.node !== d.node && s.sentAt >= d.from && s.sentAt <= end).map((s) => s.sentAt).sort((a, b) => a - b);
+    const ok = sent
+      .filter((s) => s.kind === kind && s.ok && s.node !== d.node && s.sentAt >= d.from && s.sentAt <= end)
+      .map((s) => s.sentAt)
+      .sort((a, b) => a - b);
     let prev = d.from;
     for (const t of [...ok, end]) {
       out[kind] = Math.max(out[kind], t - prev);
@@ -404,9 +462,21 @@ let final: { finalBad: string[]; probesMissing: string[]; balances: Array<number
 describe("nemesis: random faults under a mixed load through every node", () => {
   it(`answers only 2xx or 503 with Retry-After, reads with x-svc-after never see a lost or resurrected write, keys work on every node (seed ${SEED})`, async () => {
     const rnd = prng(SEED);
-    const made = await callNode(c.urls[0]!, "POST", "/v1/indexes", { name: INDEX, dimension: 4, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } }, tenantKey);
+    const made = await callNode(
+      c.urls[0]!,
+      "POST",
+      "/v1/indexes",
+      { name: INDEX, dimension: 4, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } },
+      tenantKey,
+    );
     expect(made.status, JSON.stringify(made.body)).toBe(201);
-    for (const n of [0, 1, 2]) await until(`the index on node ${n}`, async () => ((await call(n, "POST", `/v1/indexes/${INDEX}/query`, { vector: [1, 0, 0, 0], topK: 1 })).status === 200 ? true : undefined), 60_000);
+    for (const n of [0, 1, 2])
+      await until(
+        `the index on node ${n}`,
+        async () =>
+          (await call(n, "POST", `/v1/indexes/${INDEX}/query`, { vector: [1, 0, 0, 0], topK: 1 })).status === 200 ? true : undefined,
+        60_000,
+      );
 
     const workers: Worker[] = Array.from({ length: WORKERS }, (_, w) => ({
       w,
@@ -450,19 +520,39 @@ describe("nemesis: random faults under a mixed load through every node", () => {
     const finalBad: string[] = [];
     const wrong = { lost: 0, resurrected: 0, failedLanded: 0, unknownValue: 0 };
     for (const node of [0, 1, 2]) {
-      const seen = await until(`every id through node ${node}`, async () => {
-        const r = await call(node, "GET", `/v1/indexes/${INDEX}/vectors/fetch?${ledgers.map((l) => `ids=${l.id}`).join("&")}`, undefined, tenantKey, { "x-svc-after": String(maxSeq) });
-        if (r.status === 503) return undefined;
-        expect(r.status, JSON.stringify(r.body)).toBe(200);
-        return r.body.vectors as Record<string, { metadata?: { v?: number } }>;
-      }, 60_000);
+      const seen = await until(
+        `every id through node ${node}`,
+        async () => {
+          const r = await call(
+            node,
+            "GET",
+            `/v1/indexes/${INDEX}/vectors/fetch?${ledgers.map((l) => `ids=${l.id}`).join("&")}`,
+            undefined,
+            tenantKey,
+            { "x-svc-after": String(maxSeq) },
+          );
+          if (r.status === 503) return undefined;
+          expect(r.status, JSON.stringify(r.body)).toBe(200);
+          return r.body.vectors as Record<string, { metadata?: { v?: number } }>;
+        },
+        60_000,
+      );
       for (const l of ledgers) {
         const v = seen[l.id] === undefined ? null : (seen[l.id]!.metadata?.v ?? -1);
         const ok = allowed(l);
         if (ok.some((a) => a.v === v)) continue;
         // absent where an acknowledged (or seen) value should be: lost; an older value: resurrected; a failed write's: it took effect
         const e = v === null ? -2 : l.writes.findIndex((w) => w.op === "upsert" && w.v === v);
-        const why = e === -2 ? "lost" : e === -1 ? "unknownValue" : e < l.floor ? "resurrected" : l.writes[e]!.outcome === "failed" ? "failedLanded" : "lost";
+        const why =
+          e === -2
+            ? "lost"
+            : e === -1
+              ? "unknownValue"
+              : e < l.floor
+                ? "resurrected"
+                : l.writes[e]!.outcome === "failed"
+                  ? "failedLanded"
+                  : "lost";
         wrong[why]++;
         finalBad.push(`n${node} ${l.id} (${why}): shows ${v}, allowed ${JSON.stringify(ok)}; history ${JSON.stringify(l.writes)}`);
       }
@@ -471,10 +561,14 @@ describe("nemesis: random faults under a mixed load through every node", () => {
     const keyBad: string[] = [];
     for (const k of keysMade) {
       for (const node of [0, 1, 2]) {
-        const r = await until(`key ${k.id} on node ${node}`, async () => {
-          const u = await call(node, "GET", "/v1/wallet", undefined, k.key);
-          return u.status === 200 || u.status === 401 ? u : undefined;
-        }, 30_000).catch(() => null);
+        const r = await until(
+          `key ${k.id} on node ${node}`,
+          async () => {
+            const u = await call(node, "GET", "/v1/wallet", undefined, k.key);
+            return u.status === 200 || u.status === 401 ? u : undefined;
+          },
+          30_000,
+        ).catch(() => null);
         if (r?.status !== 200) keyBad.push(`key ${k.id} through n${node}: ${r?.status}`);
       }
     }
@@ -483,10 +577,21 @@ describe("nemesis: random faults under a mixed load through every node", () => {
     const probesMissing: string[] = [];
     for (let k = 0; k < probeAcked.length; k += 200) {
       const part = probeAcked.slice(k, k + 200);
-      const r = await until("probe ids", async () => {
-        const a = await call(k % 3, "GET", `/v1/indexes/${INDEX}/vectors/fetch?${part.map((id) => `ids=${id}`).join("&")}`, undefined, tenantKey, { "x-svc-after": String(maxSeq) });
-        return a.status === 200 ? a : undefined;
-      }, 30_000);
+      const r = await until(
+        "probe ids",
+        async () => {
+          const a = await call(
+            k % 3,
+            "GET",
+            `/v1/indexes/${INDEX}/vectors/fetch?${part.map((id) => `ids=${id}`).join("&")}`,
+            undefined,
+            tenantKey,
+            { "x-svc-after": String(maxSeq) },
+          );
+          return a.status === 200 ? a : undefined;
+        },
+        30_000,
+      );
       probesMissing.push(...part.filter((id) => r.body.vectors[id] === undefined));
     }
     // Where the missing ones are: 6 fetches through each node (each asks a replica at random), without and with the write's own sequence.
@@ -495,19 +600,30 @@ describe("nemesis: random faults under a mixed load through every node", () => {
       const seen: string[] = [];
       for (const node of [0, 1, 2]) {
         for (let t = 0; t < 6; t++) {
-          const a = await call(node, "GET", `/v1/indexes/${INDEX}/vectors/fetch?ids=${id}`, undefined, tenantKey, t % 2 === 0 ? {} : { "x-svc-after": String(probeSeq.get(id)!.seq) });
+          const a = await call(
+            node,
+            "GET",
+            `/v1/indexes/${INDEX}/vectors/fetch?ids=${id}`,
+            undefined,
+            tenantKey,
+            t % 2 === 0 ? {} : { "x-svc-after": String(probeSeq.get(id)!.seq) },
+          );
           seen.push(`n${node}${t % 2 === 0 ? "" : "+after"}:${a.status === 200 ? (a.body.vectors[id] ? "has" : "absent") : a.status}`);
         }
       }
       whereMissing.push(`${id} ${JSON.stringify(probeSeq.get(id))}: ${seen.join(" ")}`);
     }
     let wallets: unknown[] = [];
-    const balances = await until("the same wallet on every node", async () => {
-      const w = await Promise.all([0, 1, 2].map(async (n) => (await call(n, "GET", "/v1/wallet?limit=1")).body));
-      wallets = w.map((x) => ({ balanceUsd: x?.balanceUsd, creditedUsd: x?.creditedUsd, spentUsd: x?.spentUsd, error: x?.error?.code }));
-      const b = w.map((x) => x?.balanceUsd as number | undefined);
-      return b.every((x) => typeof x === "number" && x === b[0]) ? b : undefined;
-    }, 30_000).catch(() => null);
+    const balances = await until(
+      "the same wallet on every node",
+      async () => {
+        const w = await Promise.all([0, 1, 2].map(async (n) => (await call(n, "GET", "/v1/wallet?limit=1")).body));
+        wallets = w.map((x) => ({ balanceUsd: x?.balanceUsd, creditedUsd: x?.creditedUsd, spentUsd: x?.spentUsd, error: x?.error?.code }));
+        const b = w.map((x) => x?.balanceUsd as number | undefined);
+        return b.every((x) => typeof x === "number" && x === b[0]) ? b : undefined;
+      },
+      30_000,
+    ).catch(() => null);
 
     const writes = ledgers.flatMap((l) => l.writes);
     const count = (o: Outcome) => writes.filter((w) => w.outcome === o).length;
@@ -576,11 +692,14 @@ describe("nemesis: random faults under a mixed load through every node", () => {
    * 2 of 2 clean without the check (seed 31), 5 of 5 clean with it (seeds 31, 33, 31, 34, 33); no gap was filled in any, so the
    * check's part in it is unproven, and the checks stay opt-in until more runs say so.
    */
-  it.skipIf(process.env.SVC_NEMESIS_STRICT !== "1")("afterwards every replica holds every acknowledged write and nothing resurrected; the wallet is the same on every node", () => {
-    expect(final, "the run above did not finish").not.toBeNull();
-    expect(final!.finalBad).toEqual([]);
-    expect(final!.probesMissing).toEqual([]);
-    expect(final!.balances, `the wallet differs between nodes: ${JSON.stringify(final!.wallets)}`).not.toBeNull();
-    expect(final!.balances![0]).toBeGreaterThanOrEqual(0);
-  });
+  it.skipIf(process.env.SVC_NEMESIS_STRICT !== "1")(
+    "afterwards every replica holds every acknowledged write and nothing resurrected; the wallet is the same on every node",
+    () => {
+      expect(final, "the run above did not finish").not.toBeNull();
+      expect(final!.finalBad).toEqual([]);
+      expect(final!.probesMissing).toEqual([]);
+      expect(final!.balances, `the wallet differs between nodes: ${JSON.stringify(final!.wallets)}`).not.toBeNull();
+      expect(final!.balances![0]).toBeGreaterThanOrEqual(0);
+    },
+  );
 });

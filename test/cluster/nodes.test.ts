@@ -50,7 +50,10 @@ describe("node registry with a nats-server killed", () => {
     const opts = { heartbeatMs: 300, ttlMs: 5000 };
     const ids = ["k0", "k1", "k2"];
     const regs: NodeRegistry[] = [];
-    for (let i = 0; i < 3; i++) regs.push(await NodeRegistry.join(await cluster.connect(i), { id: ids[i]!, url: `http://127.0.0.1:${10 + i}`, startedAt: Date.now() }, opts));
+    for (let i = 0; i < 3; i++)
+      regs.push(
+        await NodeRegistry.join(await cluster.connect(i), { id: ids[i]!, url: `http://127.0.0.1:${10 + i}`, startedAt: Date.now() }, opts),
+      );
     const mine = (r: NodeRegistry) => r.live.filter((id) => id.startsWith("k"));
     await waitFor(() => regs.every((r) => mine(r).length === 3), 20_000);
     // The server leading the bucket's stream holds every registry's consumer; registry `victim` is connected to it too.
@@ -63,9 +66,13 @@ describe("node registry with a nats-server killed", () => {
     const dConn = await cluster.connect((leader + 1) % 3);
     // (joining retries while JetStream elects new leaders, as ClusterNode does at start)
     let d: NodeRegistry | undefined;
-    await waitFor(() => d !== undefined, 30_000, async () => {
-      d = await NodeRegistry.join(dConn, { id: "k3", url: "http://127.0.0.1:13", startedAt: Date.now() }, opts).catch(() => undefined);
-    });
+    await waitFor(
+      () => d !== undefined,
+      30_000,
+      async () => {
+        d = await NodeRegistry.join(dConn, { id: "k3", url: "http://127.0.0.1:13", startedAt: Date.now() }, opts).catch(() => undefined);
+      },
+    );
     await waitFor(() => [victim, o1, o2].every((r) => r.live.includes("k3")), 30_000);
     expect(victim.info("k3")?.url).toBe("http://127.0.0.1:13");
     // a clean leave is seen as a delete, before its registration could have expired (ttl 5 s)
@@ -93,7 +100,12 @@ describe("rendezvous placement", () => {
     const keys = Array.from({ length: 400 }, (_, i) => `idx.t.x.${i}`);
     const before = keys.map((k) => rank(nodes, k).slice(0, 2));
     for (const o of before) expect(new Set(o).size).toBe(2);
-    const after = keys.map((k) => rank(nodes.filter((n) => n !== "n3"), k).slice(0, 2));
+    const after = keys.map((k) =>
+      rank(
+        nodes.filter((n) => n !== "n3"),
+        k,
+      ).slice(0, 2),
+    );
     let moved = 0;
     keys.forEach((_, i) => {
       const kept = before[i]!.filter((n) => n !== "n3");

@@ -55,16 +55,30 @@ const until = async (cond: () => boolean | Promise<boolean>, ms = 30_000) => {
 async function startNode(i: number): Promise<Node> {
   const id = `n${i}`;
   const nc = await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-  const registry = await NodeRegistry.join(nc, { id, url: `http://127.0.0.1:${9100 + i}`, startedAt: Date.now() }, { heartbeatMs: 200, ttlMs: 2000 });
+  const registry = await NodeRegistry.join(
+    nc,
+    { id, url: `http://127.0.0.1:${9100 + i}`, startedAt: Date.now() },
+    { heartbeatMs: 200, ttlMs: 2000 },
+  );
   const store = await Snapshots.open(nc);
   // small thresholds so that a test-sized index snapshots and purges: a snapshot per 64 KiB read (or the shard's live bytes), looked at every 300 ms
-  const indexes = await ClusterIndexes.open({ nc, registry, dataDir: join(root, id), kernels, pool, snapshots: { store, minBytes: 64 << 10, checkMs: 300 } });
+  const indexes = await ClusterIndexes.open({
+    nc,
+    registry,
+    dataDir: join(root, id),
+    kernels,
+    pool,
+    snapshots: { store, minBytes: 64 << 10, checkMs: 300 },
+  });
   return { id, nc, registry, indexes, store };
 }
 
 /** Round r of the overwrites: every id gets a new vector (deterministic). */
 function round(r: number): Array<{ id: string; values: number[]; metadata: Record<string, unknown> }> {
-  const rnd = fc.sample(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: DIM, maxLength: DIM }), { numRuns: IDS, seed: 100 + r });
+  const rnd = fc.sample(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: DIM, maxLength: DIM }), {
+    numRuns: IDS,
+    seed: 100 + r,
+  });
   return rnd.map((values, i) => ({ id: `v${i}`, values: values.map((x, j) => (j === 0 ? x + 0.001 : x)), metadata: { round: r, n: i } }));
 }
 
@@ -115,11 +129,16 @@ describe("log retention", () => {
     const subjects = [0, 1].map((s) => shardLogSubject(record, s));
     await until(async () => (await Promise.all(subjects.map((s) => nodes[0]!.store.list(s)))).every((l) => l.length === 2));
     await until(async () => (await streamBytes(nodes[0]!.nc, record)) <= 4 * live, 30_000).catch(async (e) => {
-      console.log(`stream ${await streamBytes(nodes[0]!.nc, record)} bytes; snapshots`, JSON.stringify(await Promise.all(subjects.map((s) => nodes[0]!.store.list(s)))));
+      console.log(
+        `stream ${await streamBytes(nodes[0]!.nc, record)} bytes; snapshots`,
+        JSON.stringify(await Promise.all(subjects.map((s) => nodes[0]!.store.list(s)))),
+      );
       throw e;
     });
     const bytes = await streamBytes(nodes[0]!.nc, record);
-    console.log(`retention: ${written} upserts over ${IDS} ids of ${DIM}-d: stream ${bytes} bytes, live ${live} bytes (${(bytes / live).toFixed(2)}x)`);
+    console.log(
+      `retention: ${written} upserts over ${IDS} ids of ${DIM}-d: stream ${bytes} bytes, live ${live} bytes (${(bytes / live).toFixed(2)}x)`,
+    );
     expect(bytes).toBeLessThanOrEqual(4 * live);
     const count = await nodes[1]!.indexes.use(T, "vecs", (ix) => ix.stats());
     expect(count.totalVectorCount).toBe(IDS);
@@ -154,7 +173,9 @@ describe("log retention", () => {
     }
     // and through every node, the same top-k (the last round's vectors are the live ones)
     for (const q of last.slice(0, 5)) {
-      const answers = await Promise.all(nodes.map((n) => n.indexes.use(T, "vecs", (ix) => ix.query("", { vector: q.values, topK: 5, includeMetadata: true }))));
+      const answers = await Promise.all(
+        nodes.map((n) => n.indexes.use(T, "vecs", (ix) => ix.query("", { vector: q.values, topK: 5, includeMetadata: true }))),
+      );
       for (const a of answers) expect(a.matches.map((m) => m.id)).toEqual(answers[0]!.matches.map((m) => m.id));
       expect(answers[0]!.matches[0]!.id).toBe(q.id);
       expect(answers[0]!.matches[0]!.metadata).toEqual({ round: ROUNDS - 1, n: q.metadata.n });
@@ -179,7 +200,10 @@ describe("snapshots that do not check", () => {
     const os = await new Objm(nc).open(SNAPSHOT_BUCKET);
     const whole = encodeSnapshot({ stream: "svc_ret", subject, seq: seqs[14]!, floor: seqs[14]! + 1, kind: "test", files });
     const older = (await store.list(subject))[1]!;
-    await os.putBlob({ name: older.name, metadata: { format: "1", seq: String(seqs[14]), floor: String(seqs[14]! + 1), kind: "test", stream: "svc_ret" } }, whole.subarray(0, whole.length - 2));
+    await os.putBlob(
+      { name: older.name, metadata: { format: "1", seq: String(seqs[14]), floor: String(seqs[14]! + 1), kind: "test", stream: "svc_ret" } },
+      whole.subarray(0, whole.length - 2),
+    );
     await expect(store.read((await store.list(subject))[0]!)).rejects.toMatchObject({ code: "E_IO" });
     expect((await store.newest(subject))!.seq).toBe(seqs[9]);
     // a purge goes at most below the older listed snapshot's floor (seqs[7]), never past the one that reads
@@ -189,7 +213,10 @@ describe("snapshots that do not check", () => {
     const v2 = Buffer.from(encodeSnapshot({ stream: "svc_ret", subject, seq: seqs[19]!, floor: seqs[19]! + 1, kind: "test", files }));
     v2.write(JSON.stringify({ format: 2 }).slice(0, 11), 12, "utf8"); // '{"format":2' over '{"format":1'
     const newer = (await store.list(subject)).find((i) => i.seq === seqs[9])!;
-    await os.putBlob({ name: newer.name, metadata: { format: "2", seq: String(seqs[19]), floor: String(seqs[19]! + 1), kind: "test", stream: "svc_ret" } }, v2);
+    await os.putBlob(
+      { name: newer.name, metadata: { format: "2", seq: String(seqs[19]), floor: String(seqs[19]! + 1), kind: "test", stream: "svc_ret" } },
+      v2,
+    );
     expect(await store.newest(subject)).toBeNull();
     expect(await store.purgeBelow("svc_ret", subject)).toBe(0);
     expect((await jsm.streams.info("svc_ret")).state.messages).toBe(13);
@@ -199,7 +226,10 @@ describe("snapshots that do not check", () => {
 describe("the wallet ledger", () => {
   it("snapshots its fold and purges below it; a node started later folds snapshot + tail into the same balances", async () => {
     const prices = parsePrices({ signupCredit: 1, requests: {}, defaultRequest: 0.000000003, per1kWritten: 0.000001, per1kScanned: 0 });
-    const open = async () => ClusterWallets.open(await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 }), prices, { snapshots: { store: nodes[0]!.store, every: 50 } });
+    const open = async () =>
+      ClusterWallets.open(await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 }), prices, {
+        snapshots: { store: nodes[0]!.store, every: 50 },
+      });
     const [a, b] = [await open(), await open()];
     const tenants = ["t1", "t2", "t3", "t4"];
     for (let i = 0; i < 300; i++) {
@@ -215,7 +245,10 @@ describe("the wallet ledger", () => {
     for (let i = 0; i < 20; i++) await a.charge("t1", "upsert", { written: 5 });
     const c = await open();
     for (const w of [a, b, c]) await w.view("t1"); // each folded to the stream's end (view publishes nothing for a known tenant)
-    await until(() => b.peek("t1")!.balanceUsd === a.peek("t1")!.balanceUsd && c.peek("t1")!.balanceUsd === a.peek("t1")!.balanceUsd, 10_000);
+    await until(
+      () => b.peek("t1")!.balanceUsd === a.peek("t1")!.balanceUsd && c.peek("t1")!.balanceUsd === a.peek("t1")!.balanceUsd,
+      10_000,
+    );
     for (const t of tenants) {
       expect(c.peek(t)).toEqual(a.peek(t));
       expect(b.peek(t)).toEqual(a.peek(t));

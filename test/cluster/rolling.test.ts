@@ -78,9 +78,23 @@ async function reliable(first: number, method: string, path: string, body?: unkn
 
 describe("rolling restart", () => {
   it("SIGTERM and restart of every node in turn: zero failed requests for a client that retries 503 per Retry-After", async () => {
-    const made = await callNode(c.urls[0]!, "POST", "/v1/indexes", { name: INDEX, dimension: 4, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } }, c.adminKey);
+    const made = await callNode(
+      c.urls[0]!,
+      "POST",
+      "/v1/indexes",
+      { name: INDEX, dimension: 4, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } },
+      c.adminKey,
+    );
     expect(made.status, JSON.stringify(made.body)).toBe(201);
-    for (const n of [0, 1, 2]) await until(`the index on node ${n}`, async () => ((await callNode(c.urls[n]!, "POST", `/v1/indexes/${INDEX}/query`, { vector: [1, 0, 0, 0], topK: 1 }, c.adminKey)).status === 200 ? true : undefined), 60_000);
+    for (const n of [0, 1, 2])
+      await until(
+        `the index on node ${n}`,
+        async () =>
+          (await callNode(c.urls[n]!, "POST", `/v1/indexes/${INDEX}/query`, { vector: [1, 0, 0, 0], topK: 1 }, c.adminKey)).status === 200
+            ? true
+            : undefined,
+        60_000,
+      );
 
     const acked: string[] = [];
     let stopping = false;
@@ -93,8 +107,11 @@ describe("rolling restart", () => {
         acked.push(id);
         const seq = up.headers.get("x-svc-log-seq") ?? "0";
         // read-your-writes through another node
-        const got = await reliable((node + 1) % 3, "GET", `/v1/indexes/${INDEX}/vectors/fetch?ids=${id}`, undefined, { "x-svc-after": seq });
-        if (got !== null && got.body.vectors[id] === undefined) tally.failed.push(`fetch ${id} after its upsert (seq ${seq}) through n${(node + 1) % 3}: absent`);
+        const got = await reliable((node + 1) % 3, "GET", `/v1/indexes/${INDEX}/vectors/fetch?ids=${id}`, undefined, {
+          "x-svc-after": seq,
+        });
+        if (got !== null && got.body.vectors[id] === undefined)
+          tally.failed.push(`fetch ${id} after its upsert (seq ${seq}) through n${(node + 1) % 3}: absent`);
         await reliable((node + 2) % 3, "POST", `/v1/indexes/${INDEX}/query`, { vector: [1, 1, w, 1], topK: 3 });
       }
     };
@@ -115,18 +132,30 @@ describe("rolling restart", () => {
       stopping = true;
       await Promise.all(clients);
     }
-    console.log(`rolling restart: ${restarts.join("; ")}; requests ok ${tally.ok}, failed ${tally.failed.length}, 503s retried ${tally.retried503}, refused connections moved on ${tally.refused}, slowest ${tally.slowest} ms; non-2xx answers ${JSON.stringify(tally.codes)}\n${tally.failed.slice(0, 20).join("\n")}`);
+    console.log(
+      `rolling restart: ${restarts.join("; ")}; requests ok ${tally.ok}, failed ${tally.failed.length}, 503s retried ${tally.retried503}, refused connections moved on ${tally.refused}, slowest ${tally.slowest} ms; non-2xx answers ${JSON.stringify(tally.codes)}\n${tally.failed.slice(0, 20).join("\n")}`,
+    );
     expect(tally.failed).toEqual([]);
     expect(acked.length).toBeGreaterThan(20);
     for (const n of [0, 1, 2]) {
-      await until(`every acknowledged upsert through node ${n}`, async () => {
-        for (let k = 0; k < acked.length; k += 100) {
-          const part = acked.slice(k, k + 100);
-          const r = await callNode(c.urls[n]!, "GET", `/v1/indexes/${INDEX}/vectors/fetch?${part.map((id) => `ids=${id}`).join("&")}`, undefined, c.adminKey);
-          if (r.status !== 200 || part.some((id) => r.body.vectors[id] === undefined)) return undefined;
-        }
-        return true;
-      }, 60_000);
+      await until(
+        `every acknowledged upsert through node ${n}`,
+        async () => {
+          for (let k = 0; k < acked.length; k += 100) {
+            const part = acked.slice(k, k + 100);
+            const r = await callNode(
+              c.urls[n]!,
+              "GET",
+              `/v1/indexes/${INDEX}/vectors/fetch?${part.map((id) => `ids=${id}`).join("&")}`,
+              undefined,
+              c.adminKey,
+            );
+            if (r.status !== 200 || part.some((id) => r.body.vectors[id] === undefined)) return undefined;
+          }
+          return true;
+        },
+        60_000,
+      );
     }
   }, 300_000);
 });

@@ -56,7 +56,11 @@ const until = async (cond: () => boolean, ms = 20_000) => {
 async function startNode(i: number): Promise<Node> {
   const id = `n${i}`;
   const nc = await connect({ servers: cluster.urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-  const registry = await NodeRegistry.join(nc, { id, url: `http://127.0.0.1:${9000 + i}`, startedAt: Date.now() }, { heartbeatMs: 200, ttlMs: 2000 });
+  const registry = await NodeRegistry.join(
+    nc,
+    { id, url: `http://127.0.0.1:${9000 + i}`, startedAt: Date.now() },
+    { heartbeatMs: 200, ttlMs: 2000 },
+  );
   const dir = join(root, id);
   const indexes = await ClusterIndexes.open({ nc, registry, dataDir: dir, kernels, pool, now: () => Date.now() + clock.offset });
   return { id, nc, registry, indexes, dir, stopped: false };
@@ -72,8 +76,15 @@ async function stopNode(n: Node): Promise<void> {
 
 /** Deterministic pseudo-random vectors and metadata. */
 function data(): Array<{ id: string; values: number[]; metadata: Record<string, unknown> }> {
-  const rnd = fc.sample(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: DIM, maxLength: DIM }), { numRuns: N, seed: 23 });
-  return rnd.map((values, i) => ({ id: `v${i}`, values: values.map((x, j) => (j === 0 ? x + 0.001 : x)), metadata: { group: i % 5, tag: i % 2 === 0 ? "a" : "b", n: i } }));
+  const rnd = fc.sample(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: DIM, maxLength: DIM }), {
+    numRuns: N,
+    seed: 23,
+  });
+  return rnd.map((values, i) => ({
+    id: `v${i}`,
+    values: values.map((x, j) => (j === 0 ? x + 0.001 : x)),
+    metadata: { group: i % 5, tag: i % 2 === 0 ? "a" : "b", n: i },
+  }));
 }
 
 const use = <R>(n: Node, fn: (ix: VectorIndex) => R | Promise<R>) => n.indexes.use(T, "vecs", fn);
@@ -97,7 +108,9 @@ afterAll(async () => {
 
 describe("sharded vector indexes on three nodes", () => {
   let lastSeq = 0;
-  const queries = fc.sample(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: DIM, maxLength: DIM }), { numRuns: 6, seed: 7 }).map((q) => q.map((x, j) => (j === 1 ? x + 0.01 : x)));
+  const queries = fc
+    .sample(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: DIM, maxLength: DIM }), { numRuns: 6, seed: 7 })
+    .map((q) => q.map((x, j) => (j === 1 ? x + 0.01 : x)));
   const filters: unknown[] = [undefined, { group: { $in: [1, 3] } }, { tag: "a", n: { $gte: 500 } }];
 
   /**
@@ -109,7 +122,8 @@ describe("sharded vector indexes on three nodes", () => {
   const sameTopK = async (n: Node) => {
     const byScore = (ms: Match[]) => {
       const m = new Map<number, string[]>();
-      for (const x of ms) m.set(x.score, [...(m.get(x.score) ?? []), `${x.id}:${JSON.stringify(x.metadata)}:${JSON.stringify(x.values)}`].sort());
+      for (const x of ms)
+        m.set(x.score, [...(m.get(x.score) ?? []), `${x.id}:${JSON.stringify(x.metadata)}:${JSON.stringify(x.values)}`].sort());
       return m;
     };
     for (const vector of queries) {
@@ -132,9 +146,23 @@ describe("sharded vector indexes on three nodes", () => {
   it("creates an index once across nodes (409 on a second create anywhere); every node lists it", async () => {
     const r = await nodes[0]!.indexes.create(T, { name: "vecs", dimension: DIM });
     expect(r).toMatchObject({ name: "vecs", dimension: DIM, metric: "cosine" });
-    await expect(nodes[1]!.indexes.create(T, { name: "vecs", dimension: DIM })).rejects.toMatchObject({ code: "E_CONFLICT", field: "name" });
-    await expect(nodes[2]!.indexes.create(T, { name: "bad", dimension: DIM, spec: { shards: 65 } })).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "spec.shards" });
-    await until(() => nodes.every((n) => n.indexes.list(T).map((x) => x.name).join() === "vecs"));
+    await expect(nodes[1]!.indexes.create(T, { name: "vecs", dimension: DIM })).rejects.toMatchObject({
+      code: "E_CONFLICT",
+      field: "name",
+    });
+    await expect(nodes[2]!.indexes.create(T, { name: "bad", dimension: DIM, spec: { shards: 65 } })).rejects.toMatchObject({
+      code: "E_BAD_REQUEST",
+      field: "spec.shards",
+    });
+    await until(() =>
+      nodes.every(
+        (n) =>
+          n.indexes
+            .list(T)
+            .map((x) => x.name)
+            .join() === "vecs",
+      ),
+    );
     expect((await nodes[2]!.indexes.describe(T, "vecs")).name).toBe("vecs");
     // 4 shards x 2 replicas over 3 nodes: every shard is open on exactly 2 nodes
     await until(() => nodes.reduce((k, n) => k + n.indexes.shards.shards.length, 0) === 8);
@@ -166,7 +194,9 @@ describe("sharded vector indexes on three nodes", () => {
   it("fetch, update and delete by ids and by filter agree with the local collection", async () => {
     const ids = Array.from({ length: 60 }, (_, i) => `v${i * 31}`).concat(["missing"]);
     const fetched = await use(nodes[0]!, (ix) => ix.fetch("ns", ids, { after: lastSeq }));
-    expect(fetched.map((v) => ({ id: v.id, values: Array.from(v.values), metadata: v.metadata }))).toEqual(reference.fetch("ns", ids).map((v) => ({ id: v.id, values: Array.from(v.values), metadata: v.metadata })));
+    expect(fetched.map((v) => ({ id: v.id, values: Array.from(v.values), metadata: v.metadata }))).toEqual(
+      reference.fetch("ns", ids).map((v) => ({ id: v.id, values: Array.from(v.values), metadata: v.metadata })),
+    );
 
     for (let i = 0; i < 10; i++) {
       const req = { id: `v${i * 7}`, values: Array.from({ length: DIM }, (_, j) => (j === i ? 1 : 0.01)), setMetadata: { group: 9 } };
@@ -184,14 +214,21 @@ describe("sharded vector indexes on three nodes", () => {
     await reference.settled();
 
     expect((await use(nodes[2]!, (ix) => ix.stats(undefined, { after: lastSeq }))).namespaces).toEqual(reference.stats().namespaces);
-    expect((await use(nodes[1]!, (ix) => ix.stats({ group: 9 }, { after: lastSeq }))).totalVectorCount).toBe(reference.stats({ group: 9 }).totalVectorCount);
+    expect((await use(nodes[1]!, (ix) => ix.stats({ group: 9 }, { after: lastSeq }))).totalVectorCount).toBe(
+      reference.stats({ group: 9 }).totalVectorCount,
+    );
     const after = await use(nodes[1]!, (ix) => ix.fetch("ns", ["v7", "v1000", "v4"], { after: lastSeq }));
     expect(after.map((v) => [v.id, v.metadata.group])).toEqual([["v7", 9]]);
     await sameTopK(nodes[0]!);
   }, 60_000);
 
   it("lists ids page by page and updates by filter exactly as the local collection", async () => {
-    for (const [prefix, limit] of [["", 97], ["v1", 13], ["v19", 4], ["nope", 5]] as const) {
+    for (const [prefix, limit] of [
+      ["", 97],
+      ["v1", 13],
+      ["v19", 4],
+      ["nope", 5],
+    ] as const) {
       const got: string[] = [];
       let after: string | undefined;
       for (let pages = 0; pages < 100; pages++) {
@@ -201,7 +238,10 @@ describe("sharded vector indexes on three nodes", () => {
         if (!page.more) break;
         after = page.ids.at(-1);
       }
-      const want = reference.ids("ns").filter((id) => id.startsWith(prefix)).sort();
+      const want = reference
+        .ids("ns")
+        .filter((id) => id.startsWith(prefix))
+        .sort();
       expect(got).toEqual(want);
     }
     const filtered = await use(nodes[1]!, (ix) => ix.list("ns", { limit: 1000, filter: { group: 9 } }, { after: lastSeq }));
@@ -214,32 +254,59 @@ describe("sharded vector indexes on three nodes", () => {
     expect(w.matched).toBe((await reference.updateWhere("ns", { filter: { group: 2 }, setMetadata: { seen: true } })).matched);
     await reference.settled();
     expect(await use(nodes[1]!, (ix) => ix.count("ns", { seen: true }, { after: lastSeq }))).toBe(reference.count("ns", { seen: true }));
-    await expect(use(nodes[0]!, (ix) => ix.updateWhere("ns", { filter: { group: 1 }, setMetadata: { bad: { nested: 1 } } }))).rejects.toMatchObject({ code: "E_METADATA" });
+    await expect(
+      use(nodes[0]!, (ix) => ix.updateWhere("ns", { filter: { group: 1 }, setMetadata: { bad: { nested: 1 } } })),
+    ).rejects.toMatchObject({ code: "E_METADATA" });
 
     // sparse values: a cosine index refuses them before anything is logged (Pinecone: dotproduct and sparse indexes only)
-    const sparse = data().slice(0, 40).map((v, i) => ({ id: `sp${i}`, values: v.values, payload: sparseBytes(checkSparse({ indices: [i % 7, 100 + i], values: [1 + (i % 3), 0.5] }, "s")) }));
-    await expect(use(nodes[0]!, (ix) => ix.upsert("sp", sparse))).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "vectors[0].sparseValues" });
+    const sparse = data()
+      .slice(0, 40)
+      .map((v, i) => ({
+        id: `sp${i}`,
+        values: v.values,
+        payload: sparseBytes(checkSparse({ indices: [i % 7, 100 + i], values: [1 + (i % 3), 0.5] }, "s")),
+      }));
+    await expect(use(nodes[0]!, (ix) => ix.upsert("sp", sparse))).rejects.toMatchObject({
+      code: "E_BAD_REQUEST",
+      field: "vectors[0].sparseValues",
+    });
     // the whole batch is judged before any shard writes: the plain vectors of a batch with one sparse vector are not written either
-    const mixed = [...data().slice(0, 12).map((v, i) => ({ ...v, id: `mx${i}` })), { ...sparse[3]!, id: "mx-sparse" }];
-    await expect(use(nodes[1]!, (ix) => ix.upsert("sp", mixed))).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "vectors[12].sparseValues" });
-    await expect(use(nodes[1]!, (ix) => ix.query("sp", { vector: queries[0]!, sparseVector: { indices: [2], values: [1] }, topK: 3 }))).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "sparseVector" });
+    const mixed = [
+      ...data()
+        .slice(0, 12)
+        .map((v, i) => ({ ...v, id: `mx${i}` })),
+      { ...sparse[3]!, id: "mx-sparse" },
+    ];
+    await expect(use(nodes[1]!, (ix) => ix.upsert("sp", mixed))).rejects.toMatchObject({
+      code: "E_BAD_REQUEST",
+      field: "vectors[12].sparseValues",
+    });
+    await expect(
+      use(nodes[1]!, (ix) => ix.query("sp", { vector: queries[0]!, sparseVector: { indices: [2], values: [1] }, topK: 3 })),
+    ).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "sparseVector" });
     expect(await use(nodes[2]!, (ix) => ix.count("sp", undefined, { after: lastSeq }))).toBe(0);
     // sparse indexes are refused in cluster mode, at create (shards serve dense indexes)
-    await expect(nodes[1]!.indexes.create(T, { name: "sparse", dimension: undefined, vectorType: "sparse" })).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "vector_type" });
+    await expect(nodes[1]!.indexes.create(T, { name: "sparse", dimension: undefined, vectorType: "sparse" })).rejects.toMatchObject({
+      code: "E_BAD_REQUEST",
+      field: "vector_type",
+    });
     // on a dotproduct index sparse values travel as the row's payload to the shards; a hybrid query (dense dot + sparse dot) merges like a dense one
     await nodes[0]!.indexes.create(T, { name: "dots", dimension: DIM, metric: "dotproduct", spec: { shards: 3 } });
     const dotSeq = (await nodes[0]!.indexes.use(T, "dots", (ix) => ix.upsert("sp", sparse))).seq!;
     const hq = { vector: queries[0]!, sparseVector: { indices: [2, 3, 105], values: [1, 2, 4] }, topK: 10, includeMetadata: true }; // values: msgpack drops the sign of -0
     const q0 = queries[0]!.map(Math.fround);
     /** Brute force: dense dot + the sparse dot of row i's {i % 7: 1 + i % 3, 100 + i: 0.5} with the query's {2: 1, 3: 2, 105: 4}. */
-    const sparseDotOf = (i: number) => (i % 7 === 2 ? 1 + (i % 3) : 0) + (i % 7 === 3 ? 2 * (1 + (i % 3)) : 0) + (100 + i === 105 ? 0.5 * 4 : 0);
+    const sparseDotOf = (i: number) =>
+      (i % 7 === 2 ? 1 + (i % 3) : 0) + (i % 7 === 3 ? 2 * (1 + (i % 3)) : 0) + (100 + i === 105 ? 0.5 * 4 : 0);
     const dotRef = sparse
       .map((v, i) => ({ id: v.id, score: (v.values as number[]).reduce((s, x, j) => s + Math.fround(x) * q0[j]!, 0) + sparseDotOf(i) }))
       .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
     const hybrid = await nodes[1]!.indexes.use(T, "dots", (ix) => ix.query("sp", hq, { after: dotSeq }));
     expect(hybrid.matches.map((m) => m.id)).toEqual(dotRef.slice(0, 10).map((r) => r.id));
     hybrid.matches.forEach((m, i) => expect(m.score).toBeCloseTo(dotRef[i]!.score, 4));
-    expect(Array.from((await nodes[2]!.indexes.use(T, "dots", (ix) => ix.fetch("sp", ["sp5"], { after: dotSeq })))[0]!.payload!)).toEqual(Array.from(sparse[5]!.payload));
+    expect(Array.from((await nodes[2]!.indexes.use(T, "dots", (ix) => ix.fetch("sp", ["sp5"], { after: dotSeq })))[0]!.payload!)).toEqual(
+      Array.from(sparse[5]!.payload),
+    );
     await nodes[0]!.indexes.delete(T, "dots");
     expect(await use(nodes[1]!, (ix) => ix.count("ns", { bad: { $exists: true } }, { after: lastSeq }))).toBe(0);
   }, 60_000);
@@ -254,15 +321,25 @@ describe("sharded vector indexes on three nodes", () => {
     // the whole batch failed, as on one collection: no shard wrote its part (v4 and v9 were deleted above and stay deleted)
     expect(await use(nodes[0]!, (ix) => ix.count("ns", undefined, { after: lastSeq }))).toBe(reference.count("ns"));
     expect(await use(nodes[0]!, (ix) => ix.fetch("ns", ["v4", "v9"], { after: lastSeq }))).toEqual([]);
-    await expect(use(nodes[2]!, (ix) => ix.update("ns", { id: "nope", setMetadata: { a: 1 } }))).rejects.toMatchObject({ code: "E_NOT_FOUND", field: "id" });
-    await expect(use(nodes[0]!, (ix) => ix.query("ns", { vector: queries[0]!, topK: 5, filter: { n: { $bogus: 1 } } }))).rejects.toMatchObject({ code: "E_FILTER", field: "filter.n.$bogus" });
-    await expect(use(nodes[0]!, (ix) => ix.query("ns", { id: "nope", topK: 5 }))).rejects.toMatchObject({ code: "E_NOT_FOUND", field: "id" });
+    await expect(use(nodes[2]!, (ix) => ix.update("ns", { id: "nope", setMetadata: { a: 1 } }))).rejects.toMatchObject({
+      code: "E_NOT_FOUND",
+      field: "id",
+    });
+    await expect(
+      use(nodes[0]!, (ix) => ix.query("ns", { vector: queries[0]!, topK: 5, filter: { n: { $bogus: 1 } } })),
+    ).rejects.toMatchObject({ code: "E_FILTER", field: "filter.n.$bogus" });
+    await expect(use(nodes[0]!, (ix) => ix.query("ns", { id: "nope", topK: 5 }))).rejects.toMatchObject({
+      code: "E_NOT_FOUND",
+      field: "id",
+    });
     await expect(nodes[0]!.indexes.use(T, "nope", () => 1)).rejects.toMatchObject({ code: "E_NOT_FOUND", field: "name" });
   }, 30_000);
 
   it("expired vectors (svc_expires_at) are hidden at once on every shard, and each shard's first owner sweeps them", async () => {
     const at = Date.now() + 600_000;
-    const vectors = data().slice(0, 40).map((v, i) => ({ ...v, metadata: { ...v.metadata, ...(i % 2 === 0 ? { svc_expires_at: at } : {}) } }));
+    const vectors = data()
+      .slice(0, 40)
+      .map((v, i) => ({ ...v, metadata: { ...v.metadata, ...(i % 2 === 0 ? { svc_expires_at: at } : {}) } }));
     const seq = (await use(nodes[1]!, (ix) => ix.upsert("exp", vectors))).seq!;
     const ids = vectors.map((v) => v.id);
     const q = { vector: queries[0]!, topK: 100 };
@@ -277,7 +354,9 @@ describe("sharded vector indexes on three nodes", () => {
     expect(swept).toBe(20); // one deleter per shard
     const after = await use(nodes[1]!, (ix) => ix.upsert("exp", [vectors[1]!])); // a write whose seq follows the sweeps' deletes on every shard it touches
     for (const n of nodes) {
-      await until(() => [...n.indexes.shards.shards].every((k) => n.indexes.shards.replica(k)!.count("exp", { svc_expires_at: { $exists: true } }) === 0));
+      await until(() =>
+        [...n.indexes.shards.shards].every((k) => n.indexes.shards.replica(k)!.count("exp", { svc_expires_at: { $exists: true } }) === 0),
+      );
     }
     expect(await use(nodes[0]!, (ix) => ix.count("exp", undefined, { after: after.seq }))).toBe(20);
     // the reference gets the same namespace history, so later stats compare equal
@@ -291,26 +370,40 @@ describe("sharded vector indexes on three nodes", () => {
     const wide = 1024;
     await nodes[2]!.indexes.create(T, { name: "wide", dimension: wide, spec: { shards: 2 } });
     // 600 x 1024 float32 = 2.4 MiB: over 1 MiB per shard, so each shard's part goes as several requests
-    const vectors = Array.from({ length: 600 }, (_, i) => ({ id: `w${i}`, values: Array.from({ length: wide }, (_, j) => Math.sin(i * 7 + j) + (j === 0 ? 2 : 0)), metadata: { i } }));
+    const vectors = Array.from({ length: 600 }, (_, i) => ({
+      id: `w${i}`,
+      values: Array.from({ length: wide }, (_, j) => Math.sin(i * 7 + j) + (j === 0 ? 2 : 0)),
+      metadata: { i },
+    }));
     const w = await nodes[0]!.indexes.use(T, "wide", (ix) => ix.upsert("", vectors));
     expect(w.upsertedCount).toBe(600);
     const ids = vectors.map((v) => v.id);
     const got = await nodes[1]!.indexes.use(T, "wide", (ix) => ix.fetch("", ids, { after: w.seq }));
     expect(got.map((v) => v.id)).toEqual(ids);
-    expect(got.every((v, i) => v.metadata.i === i && v.values.length === wide && Math.abs(v.values[5]! - Math.fround(Math.sin(i * 7 + 5))) === 0)).toBe(true);
+    expect(
+      got.every(
+        (v, i) => v.metadata.i === i && v.values.length === wide && Math.abs(v.values[5]! - Math.fround(Math.sin(i * 7 + 5))) === 0,
+      ),
+    ).toBe(true);
     expect((await nodes[1]!.indexes.use(T, "wide", (ix) => ix.stats(undefined, { after: w.seq }))).totalVectorCount).toBe(600);
     await nodes[1]!.indexes.delete(T, "wide");
   }, 60_000);
 
   it("a euclidean index: every shard scores squared distances and the merge keeps the smallest first (the brute-force top-k)", async () => {
     await nodes[0]!.indexes.create(T, { name: "eucl", dimension: DIM, metric: "euclidean", spec: { shards: 3 } });
-    const vectors = Array.from({ length: 300 }, (_, i) => ({ id: `e${i}`, values: Array.from({ length: DIM }, (_, j) => Math.fround((0.5 + (i % 6) / 2) * Math.sin(i * 3.7 + j * 1.3))) }));
+    const vectors = Array.from({ length: 300 }, (_, i) => ({
+      id: `e${i}`,
+      values: Array.from({ length: DIM }, (_, j) => Math.fround((0.5 + (i % 6) / 2) * Math.sin(i * 3.7 + j * 1.3))),
+    }));
     const w = await nodes[1]!.indexes.use(T, "eucl", (ix) => ix.upsert("", vectors));
     expect((await nodes[2]!.indexes.use(T, "eucl", (ix) => ix.stats(undefined, { after: w.seq }))).metric).toBe("euclidean");
     for (const q of queries.slice(0, 3)) {
-      const truth = vectors.map((v) => ({ id: v.id, d: v.values.reduce((s, x, j) => s + (x - Math.fround(q[j]!)) ** 2, 0) })).sort((a, b) => a.d - b.d);
+      const truth = vectors
+        .map((v) => ({ id: v.id, d: v.values.reduce((s, x, j) => s + (x - Math.fround(q[j]!)) ** 2, 0) }))
+        .sort((a, b) => a.d - b.d);
       for (const opts of [{ exact: true }, {}]) {
-        const got = (await nodes[2]!.indexes.use(T, "eucl", (ix) => ix.query("", { vector: q, topK: 10, ...opts }, { after: w.seq }))).matches;
+        const got = (await nodes[2]!.indexes.use(T, "eucl", (ix) => ix.query("", { vector: q, topK: 10, ...opts }, { after: w.seq })))
+          .matches;
         expect(got.map((m) => m.id)).toEqual(truth.slice(0, 10).map((t) => t.id));
         got.forEach((m, i) => expect(m.score).toBeCloseTo(truth[i]!.d, 4));
       }
@@ -328,7 +421,13 @@ describe("sharded vector indexes on three nodes", () => {
   });
 
   it("a shard no node serves is 503 E_SHARD_UNAVAILABLE with a retry hint", async () => {
-    const ghost: ClusterIndexRecord = { ...(await nodes[0]!.indexes.describe(T, "vecs")), tenant: T, shards: 2, replicas: 2, incarnation: "000000000000" };
+    const ghost: ClusterIndexRecord = {
+      ...(await nodes[0]!.indexes.describe(T, "vecs")),
+      tenant: T,
+      shards: 2,
+      replicas: 2,
+      incarnation: "000000000000",
+    };
     const ix = new ShardedIndex(nodes[0]!.nc, ghost, { unavailableAfterMs: 300 });
     const err = await ix.count("ns").catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "E_SHARD_UNAVAILABLE", details: { retryAfterSeconds: 2 } });
@@ -345,7 +444,9 @@ describe("sharded vector indexes on three nodes", () => {
     // two live nodes, two replicas: both now hold all four shards
     await until(() => nodes[0]!.indexes.shards.shards.length === 4 && nodes[1]!.indexes.shards.shards.length === 4);
     // a write and a read through the survivors, then the same answers as one collection
-    const more = data().slice(0, 50).map((v) => ({ ...v, id: `w${v.id}` }));
+    const more = data()
+      .slice(0, 50)
+      .map((v) => ({ ...v, id: `w${v.id}` }));
     lastSeq = Math.max(lastSeq, (await use(nodes[1]!, (ix) => ix.upsert("ns", more))).seq!);
     await reference.upsert("ns", more);
     await reference.settled();
@@ -383,7 +484,11 @@ describe("sharded vector indexes on three nodes", () => {
     await nodes[0]!.indexes.delete(T, "vecs");
     const live = nodes.filter((n) => !n.stopped);
     // every live node drops it from its catalog, closes its shards and removes their files
-    await until(() => live.every((n) => n.indexes.list(T).length === 0 && n.indexes.shards.shards.length === 0 && !existsSync(join(n.dir, "cluster", "shards", T))));
+    await until(() =>
+      live.every(
+        (n) => n.indexes.list(T).length === 0 && n.indexes.shards.shards.length === 0 && !existsSync(join(n.dir, "cluster", "shards", T)),
+      ),
+    );
     await expect(nodes[1]!.indexes.use(T, "vecs", () => 1)).rejects.toMatchObject({ code: "E_NOT_FOUND" });
     // a new index of the same name starts empty (a new incarnation: the old frames are never seen)
     await nodes[1]!.indexes.create(T, { name: "vecs", dimension: DIM, spec: { shards: 2 } });

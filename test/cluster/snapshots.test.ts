@@ -8,7 +8,17 @@ import { describe, expect, it } from "vitest";
 import { decodeSnapshot, encodeSnapshot, type Snapshot } from "../../src/cluster/snapshots.js";
 import { SvcError } from "../../src/errors.js";
 
-const snap: Snapshot = { stream: "svc_log", subject: "svc_log.idx.t.i.abc.0", seq: 42, floor: 40, kind: "collection", files: [{ path: "collection.json", data: new TextEncoder().encode('{"dimension":8}') }, { path: "parts/p1/bits.bin", data: new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]) }] };
+const snap: Snapshot = {
+  stream: "svc_log",
+  subject: "svc_log.idx.t.i.abc.0",
+  seq: 42,
+  floor: 40,
+  kind: "collection",
+  files: [
+    { path: "collection.json", data: new TextEncoder().encode('{"dimension":8}') },
+    { path: "parts/p1/bits.bin", data: new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]) },
+  ],
+};
 
 const refused = (bytes: Uint8Array) => {
   try {
@@ -44,9 +54,26 @@ describe("snapshot objects", () => {
       return new Uint8Array(Buffer.concat([head, j]));
     };
     fc.assert(
-      fc.property(fc.oneof(fc.uint8Array({ maxLength: 200 }), fc.anything().map(header), fc.record({ format: fc.constant(1), stream: fc.string(), subject: fc.string(), seq: fc.integer(), floor: fc.integer(), kind: fc.string(), files: fc.array(fc.record({ path: fc.string(), bytes: fc.integer(), sha256: fc.string() }), { minLength: 1 }) }).map(header)), (bytes) => {
-        expect(refused(bytes)).toBe(true);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 200 }),
+          fc.anything().map(header),
+          fc
+            .record({
+              format: fc.constant(1),
+              stream: fc.string(),
+              subject: fc.string(),
+              seq: fc.integer(),
+              floor: fc.integer(),
+              kind: fc.string(),
+              files: fc.array(fc.record({ path: fc.string(), bytes: fc.integer(), sha256: fc.string() }), { minLength: 1 }),
+            })
+            .map(header),
+        ),
+        (bytes) => {
+          expect(refused(bytes)).toBe(true);
+        },
+      ),
       { seed: 31, numRuns: 500 },
     );
   });

@@ -32,14 +32,30 @@ const FREEZE_MS = 15_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const call = (node: number, method: string, path: string, body?: unknown, timeoutMs = 60_000): Promise<Answer> =>
-  callNode(c.urls[node]!, method, path, body, c.adminKey, timeoutMs).catch((e: Error) => ({ status: 0, headers: new Headers(), body: { error: { code: e.name } } }));
-const upsert = (node: number, index: string, vectors: Array<{ id: string; values: number[] }>) => call(node, "POST", `/v1/indexes/${index}/vectors/upsert`, { vectors });
-const fetchIds = (node: number, index: string, ids: string[]) => call(node, "GET", `/v1/indexes/${index}/vectors/fetch?${ids.map((id) => `ids=${encodeURIComponent(id)}`).join("&")}`);
+  callNode(c.urls[node]!, method, path, body, c.adminKey, timeoutMs).catch((e: Error) => ({
+    status: 0,
+    headers: new Headers(),
+    body: { error: { code: e.name } },
+  }));
+const upsert = (node: number, index: string, vectors: Array<{ id: string; values: number[] }>) =>
+  call(node, "POST", `/v1/indexes/${index}/vectors/upsert`, { vectors });
+const fetchIds = (node: number, index: string, ids: string[]) =>
+  call(node, "GET", `/v1/indexes/${index}/vectors/fetch?${ids.map((id) => `ids=${encodeURIComponent(id)}`).join("&")}`);
 
 async function createIndex(name: string): Promise<void> {
-  const r = await call(0, "POST", "/v1/indexes", { name, dimension: 4, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } });
+  const r = await call(0, "POST", "/v1/indexes", {
+    name,
+    dimension: 4,
+    metric: "cosine",
+    spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+  });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
-  for (const n of [0, 1, 2]) await until(`index ${name} on node ${n}`, async () => ((await upsert(n, name, [{ id: `warm-${n}`, values: [1, 0, 0, n] }])).status === 200 ? true : undefined), 60_000);
+  for (const n of [0, 1, 2])
+    await until(
+      `index ${name} on node ${n}`,
+      async () => ((await upsert(n, name, [{ id: `warm-${n}`, values: [1, 0, 0, n] }])).status === 200 ? true : undefined),
+      60_000,
+    );
 }
 
 /** An answer other than 200 must be a 503 with Retry-After (unknown is never 404, never 500). */
@@ -94,7 +110,9 @@ function load(index: string, nodes: number[], everyMs = 300): { stop(): Promise<
 function gaps(sent: Sent[], from: number, to: number): Record<string, number> {
   const out: Record<string, number> = {};
   for (const key of new Set(sent.map((s) => `${s.kind}@n${s.node}`))) {
-    const ok = sent.filter((s) => `${s.kind}@n${s.node}` === key && s.answer?.status === 200 && s.sentAt >= from && s.sentAt <= to).map((s) => s.sentAt);
+    const ok = sent
+      .filter((s) => `${s.kind}@n${s.node}` === key && s.answer?.status === 200 && s.sentAt >= from && s.sentAt <= to)
+      .map((s) => s.sentAt);
     let prev = from;
     let gap = 0;
     for (const t of [...ok, to]) {
@@ -119,14 +137,18 @@ function summary(sent: Sent[]): Record<string, number> {
 async function allAckedThere(index: string, sent: Sent[]): Promise<void> {
   const acked = sent.filter((s) => s.kind === "write" && s.answer?.status === 200).flatMap((s) => s.ids!);
   for (const node of [0, 1, 2]) {
-    await until(`every acknowledged write through node ${node}`, async () => {
-      for (let k = 0; k < acked.length; k += 100) {
-        const part = acked.slice(k, k + 100);
-        const r = await fetchIds(node, index, part);
-        if (r.status !== 200 || part.some((id) => r.body.vectors[id] === undefined)) return undefined;
-      }
-      return true;
-    }, 60_000);
+    await until(
+      `every acknowledged write through node ${node}`,
+      async () => {
+        for (let k = 0; k < acked.length; k += 100) {
+          const part = acked.slice(k, k + 100);
+          const r = await fetchIds(node, index, part);
+          if (r.status !== 200 || part.some((id) => r.body.vectors[id] === undefined)) return undefined;
+        }
+        return true;
+      },
+      60_000,
+    );
   }
 }
 
@@ -143,7 +165,11 @@ describe("cluster mode with stalled processes", () => {
       a = [0, 1].find((i) => c.natsServerOf(i) !== server);
     }
     expect(a, "a node on another NATS server than node 2").toBeDefined();
-    await until("node 2 serves the index", async () => ((await upsert(2, "stall1", [{ id: "other", values: [0, 1, 0, 0] }])).status === 200 ? true : undefined), 30_000);
+    await until(
+      "node 2 serves the index",
+      async () => ((await upsert(2, "stall1", [{ id: "other", values: [0, 1, 0, 0] }])).status === 200 ? true : undefined),
+      30_000,
+    );
 
     c.nats.pause(server);
     let up: Answer;
@@ -153,17 +179,27 @@ describe("cluster mode with stalled processes", () => {
       up = await upsert(2, "stall1", [{ id: "L", values: [1, 2, 3, 4] }]);
       upMs = Date.now() - t0;
       // an acknowledged delete through a (retried while the stream elects a leader, if the frozen server led it)
-      const del = await until("delete L through a", async () => {
-        const r = await call(a!, "POST", "/v1/indexes/stall1/vectors/delete", { ids: ["L"] });
-        checkRefusal(r, "delete");
-        return r.status === 200 ? r : undefined;
-      }, 60_000);
+      const del = await until(
+        "delete L through a",
+        async () => {
+          const r = await call(a!, "POST", "/v1/indexes/stall1/vectors/delete", { ids: ["L"] });
+          checkRefusal(r, "delete");
+          return r.status === 200 ? r : undefined;
+        },
+        60_000,
+      );
       const after = del.headers.get("x-svc-log-seq")!;
-      const seen = await until("the delete visible through a", async () => {
-        const r = await callNode(c.urls[a!]!, "GET", "/v1/indexes/stall1/vectors/fetch?ids=L", undefined, c.adminKey, 30_000, { "x-svc-after": after });
-        checkRefusal(r, "fetch after the delete");
-        return r.status === 200 ? r : undefined;
-      }, 30_000);
+      const seen = await until(
+        "the delete visible through a",
+        async () => {
+          const r = await callNode(c.urls[a!]!, "GET", "/v1/indexes/stall1/vectors/fetch?ids=L", undefined, c.adminKey, 30_000, {
+            "x-svc-after": after,
+          });
+          checkRefusal(r, "fetch after the delete");
+          return r.status === 200 ? r : undefined;
+        },
+        30_000,
+      );
       expect(seen.body.vectors.L).toBeUndefined();
     } finally {
       c.nats.resume(server);
@@ -176,7 +212,9 @@ describe("cluster mode with stalled processes", () => {
         if (r.status === 200 && r.body.vectors.L !== undefined) back.push(`node ${node}`);
       }
     }
-    console.log(`defect 1: the upsert through the frozen server's node answered ${up.status} ${up.body?.error?.code ?? ""} after ${upMs} ms; L seen again after the delete: ${back.length} times`);
+    console.log(
+      `defect 1: the upsert through the frozen server's node answered ${up.status} ${up.body?.error?.code ?? ""} after ${upMs} ms; L seen again after the delete: ${back.length} times`,
+    );
     expect(up.status, JSON.stringify(up.body)).not.toBe(404);
     checkRefusal(up, "upsert through the frozen server");
     expect(back).toEqual([]);
@@ -200,7 +238,9 @@ describe("cluster mode with stalled processes", () => {
     const sent = await l.stop();
     for (const s of sent) checkRefusal(s.answer!, `${s.kind} through node ${s.node}`);
     const g = gaps(sent, from, to);
-    console.log(`frozen nats-server n${server} for ${FREEZE_MS} ms: longest gaps ${JSON.stringify(g)}; answers ${JSON.stringify(summary(sent))}`);
+    console.log(
+      `frozen nats-server n${server} for ${FREEZE_MS} ms: longest gaps ${JSON.stringify(g)}; answers ${JSON.stringify(summary(sent))}`,
+    );
     for (const [k, ms] of Object.entries(g)) expect(ms, `${k}: longest gap`).toBeLessThan(GAP_BOUND_MS);
     await allAckedThere("stall2", sent);
   }, 180_000);
@@ -219,10 +259,14 @@ describe("cluster mode with stalled processes", () => {
     try {
       await sleep(FREEZE_MS);
       to = Date.now();
-      v2 = await until("S = v2 acknowledged through node 0", async () => {
-        const r = await upsert(0, "stall3", [{ id: "S", values: [0, 1, 0, 0] }]);
-        return r.status === 200 ? r : undefined;
-      }, 30_000);
+      v2 = await until(
+        "S = v2 acknowledged through node 0",
+        async () => {
+          const r = await upsert(0, "stall3", [{ id: "S", values: [0, 1, 0, 0] }]);
+          return r.status === 200 ? r : undefined;
+        },
+        30_000,
+      );
     } finally {
       c.resume(2);
     }
@@ -239,7 +283,9 @@ describe("cluster mode with stalled processes", () => {
     const sent = await l.stop();
     for (const s of sent) checkRefusal(s.answer!, `${s.kind} through node ${s.node}`);
     const g = gaps(sent, from, to);
-    console.log(`frozen svc node n2 for ${FREEZE_MS} ms: longest gaps ${JSON.stringify(g)}; answers ${JSON.stringify(summary(sent))}; thawed: ${fresh} fresh reads, ${stale.length} stale (v2 at seq ${v2.headers.get("x-svc-log-seq")})`);
+    console.log(
+      `frozen svc node n2 for ${FREEZE_MS} ms: longest gaps ${JSON.stringify(g)}; answers ${JSON.stringify(summary(sent))}; thawed: ${fresh} fresh reads, ${stale.length} stale (v2 at seq ${v2.headers.get("x-svc-log-seq")})`,
+    );
     expect(stale).toEqual([]);
     expect(fresh).toBeGreaterThan(0);
     for (const [k, ms] of Object.entries(g)) expect(ms, `${k}: longest gap`).toBeLessThan(GAP_BOUND_MS);
@@ -252,11 +298,13 @@ describe("cluster mode with stalled processes", () => {
   it("two nats-servers down: upserts answer 503 E_NO_QUORUM (or E_OUTCOME_UNKNOWN) with Retry-After, not E_SHARD_UNAVAILABLE, not after 20 s", async () => {
     c.nats.kill(1);
     c.nats.kill(2);
-    const answers = await Promise.all([0, 1, 2].map(async (node) => {
-      const t0 = Date.now();
-      const r = await upsert(node, "stall2", [{ id: `nq-${node}`, values: [1, 1, 1, 1] }]);
-      return { node, status: r.status, code: r.body?.error?.code, retryAfter: r.headers.get("retry-after"), ms: Date.now() - t0 };
-    }));
+    const answers = await Promise.all(
+      [0, 1, 2].map(async (node) => {
+        const t0 = Date.now();
+        const r = await upsert(node, "stall2", [{ id: `nq-${node}`, values: [1, 1, 1, 1] }]);
+        return { node, status: r.status, code: r.body?.error?.code, retryAfter: r.headers.get("retry-after"), ms: Date.now() - t0 };
+      }),
+    );
     console.log(`two nats-servers down: ${JSON.stringify(answers)}`);
     for (const a of answers) {
       expect(a.status).toBe(503);

@@ -75,7 +75,15 @@ it("hands on every sequence of its subject, in order, through kill -9 and restar
     await sleep(1500);
     if (r % 2 === 1) {
       // the nemesis's other fault before its losses: the stream leader frozen (SIGSTOP) past an election
-      const leader = Number(((await jetstreamManager(wc, { timeout: 5000 }).then((m) => m.streams.info(STREAM)).catch(() => null))?.cluster?.leader ?? "n1").slice(1));
+      const leader = Number(
+        (
+          (
+            await jetstreamManager(wc, { timeout: 5000 })
+              .then((m) => m.streams.info(STREAM))
+              .catch(() => null)
+          )?.cluster?.leader ?? "n1"
+        ).slice(1),
+      );
       cluster.pause(leader);
       await sleep(4000);
       cluster.resume(leader);
@@ -92,7 +100,7 @@ it("hands on every sequence of its subject, in order, through kill -9 and restar
   const jsm = await jetstreamManager(wc, { timeout: 5000 });
   const scan = async (subject: string): Promise<number[]> => {
     const out: number[] = [];
-    for (let seq = 1; ; ) {
+    for (let seq = 1; ;) {
       let m;
       for (let attempt = 0; ; attempt++) {
         try {
@@ -119,7 +127,13 @@ it("hands on every sequence of its subject, in order, through kill -9 and restar
     if (lost.length > 0 || got.length !== new Set(got).size || got.some((s, j) => j > 0 && s <= got[j - 1]!)) missing[key] = lost;
     expect(got.at(-1), `${key} caught up`).toBe(expected.at(-1));
   }
-  console.log(`stream-tail-gap: ${tails.reduce((n, t) => n + (t.gapsFilled), 0)} skipped messages filled from the leader; ${acked} acked, subject a ${want.a.length}, tails handled ${Object.entries(seen).map(([k, v]) => `${k}=${v.length}`).join(" ")}`);
+  console.log(
+    `stream-tail-gap: ${tails.reduce((n, t) => n + t.gapsFilled, 0)} skipped messages filled from the leader; ${acked} acked, subject a ${want.a.length}, tails handled ${Object.entries(
+      seen,
+    )
+      .map(([k, v]) => `${k}=${v.length}`)
+      .join(" ")}`,
+  );
   expect(missing).toEqual({});
   for (const t of tails) await t.stop();
 }, 240_000);

@@ -53,7 +53,11 @@ export async function startSvcCluster(n = 3, opts: { args?: string[]; config?: R
     mkdirSync(d, { recursive: true });
     if (opts.config) writeFileSync(join(d, "config.json"), JSON.stringify(opts.config));
   }
-  const made = spawnSync(process.execPath, [MAIN, "keys", "create", "--admin", "--json", "--name", "cluster test admin", "--data", dataDirs[0]!], { encoding: "utf8" });
+  const made = spawnSync(
+    process.execPath,
+    [MAIN, "keys", "create", "--admin", "--json", "--name", "cluster test admin", "--data", dataDirs[0]!],
+    { encoding: "utf8" },
+  );
   if (made.status !== 0) throw new Error(`svc keys create failed: ${made.stderr}`);
   const adminKey = (JSON.parse(made.stdout.trim().split("\n").pop()!) as { key: string }).key;
 
@@ -64,7 +68,21 @@ export async function startSvcCluster(n = 3, opts: { args?: string[]; config?: R
   const start = async (i: number): Promise<void> => {
     if (procs[i]) return;
     outs[i] = "";
-    const args = [MAIN, "serve", "--port", String(ports[i]), "--data", dataDirs[i]!, "--log-level", "info", "--cluster", nats.urls.join(","), "--node-id", ids[i]!, ...(opts.args ?? [])];
+    const args = [
+      MAIN,
+      "serve",
+      "--port",
+      String(ports[i]),
+      "--data",
+      dataDirs[i]!,
+      "--log-level",
+      "info",
+      "--cluster",
+      nats.urls.join(","),
+      "--node-id",
+      ids[i]!,
+      ...(opts.args ?? []),
+    ];
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
     procs[i] = child;
     const keep = (b: Buffer) => (outs[i] = (outs[i] + b.toString()).slice(-200_000));
@@ -76,7 +94,10 @@ export async function startSvcCluster(n = 3, opts: { args?: string[]; config?: R
     const deadline = Date.now() + 60_000;
     for (;;) {
       if (procs[i] !== child) throw new Error(`node ${ids[i]} exited while starting:\n${outs[i]}`);
-      const ok = await fetch(`${urls[i]}/v1/ready`).then((r) => r.status === 200, () => false);
+      const ok = await fetch(`${urls[i]}/v1/ready`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) return;
       if (Date.now() > deadline) throw new Error(`node ${ids[i]} not ready in 60 s:\n${outs[i]}`);
       await new Promise((r) => setTimeout(r, 200));
@@ -141,7 +162,15 @@ export interface Answer {
 }
 
 /** One HTTP call to a node (`key`: the api-key header, null for none; `extra`: more headers); the body parsed as JSON when it is. */
-export async function callNode(url: string, method: string, path: string, body?: unknown, key: string | null = null, timeoutMs = 20_000, extra: Record<string, string> = {}): Promise<Answer> {
+export async function callNode(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  key: string | null = null,
+  timeoutMs = 20_000,
+  extra: Record<string, string> = {},
+): Promise<Answer> {
   const res = await fetch(`${url}${path}`, {
     method,
     headers: { ...extra, ...(key ? { "api-key": key } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },

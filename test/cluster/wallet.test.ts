@@ -67,16 +67,28 @@ afterAll(async () => {
 });
 
 type Cmd =
-  | { kind: "hold"; bound: number; actual: number; settle: boolean }
-  | { kind: "charge"; written: number }
-  | { kind: "credit"; nano: number };
+  { kind: "hold"; bound: number; actual: number; settle: boolean } | { kind: "charge"; written: number } | { kind: "credit"; nano: number };
 const cmd: fc.Arbitrary<Cmd> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("hold" as const), bound: fc.integer({ min: 0, max: 40 }), actual: fc.integer({ min: 0, max: 50 }), settle: fc.boolean() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("hold" as const),
+      bound: fc.integer({ min: 0, max: 40 }),
+      actual: fc.integer({ min: 0, max: 50 }),
+      settle: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("charge" as const), written: fc.integer({ min: 0, max: 40 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("credit" as const), nano: fc.integer({ min: 1, max: 30 }) }) },
 );
 
-interface Outcome { op: string; charged?: number; credited?: number; refused?: boolean; released?: boolean }
+interface Outcome {
+  op: string;
+  charged?: number;
+  credited?: number;
+  refused?: boolean;
+  released?: boolean;
+}
 
 /** Run `cmds` on `w` for `tenant`: each op named uniquely (`<prefix><i>`), `lanes` at a time. */
 async function run(w: WalletBook, tenant: string, prefix: string, cmds: Cmd[], lanes: number): Promise<Outcome[]> {
@@ -147,28 +159,34 @@ describe("cluster wallets", () => {
     let runNo = 0;
     const totals = { refused: 0, charged: 0 };
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.array(cmd, { maxLength: 8 }), { minLength: 3, maxLength: 3 }), fc.integer({ min: 1, max: 3 }), async (perNode, lanes) => {
-        const tenant = `prop-${runNo++}`;
-        const h = sampler(tenant);
-        try {
-          const outs = await Promise.all(nodes.map((w, i) => run(w, tenant, `n${i}-`, perNode[i]!, lanes)));
-          const all = outs.flat();
-          if (all.length === 0) return;
-          h.stop();
-          await checkLedger(tenant, all, h.samples);
-          totals.refused += all.filter((o) => o.refused).length;
-          totals.charged += all.filter((o) => o.charged !== undefined).length;
-        } finally {
-          h.stop();
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(fc.array(cmd, { maxLength: 8 }), { minLength: 3, maxLength: 3 }),
+        fc.integer({ min: 1, max: 3 }),
+        async (perNode, lanes) => {
+          const tenant = `prop-${runNo++}`;
+          const h = sampler(tenant);
+          try {
+            const outs = await Promise.all(nodes.map((w, i) => run(w, tenant, `n${i}-`, perNode[i]!, lanes)));
+            const all = outs.flat();
+            if (all.length === 0) return;
+            h.stop();
+            await checkLedger(tenant, all, h.samples);
+            totals.refused += all.filter((o) => o.refused).length;
+            totals.charged += all.filter((o) => o.charged !== undefined).length;
+          } finally {
+            h.stop();
+          }
+        },
+      ),
       { seed: 2301, numRuns: 25, endOnFailure: true },
     );
     // the runs did exercise both sides of the near-empty wallet
     expect(totals.refused).toBeGreaterThan(0);
     expect(totals.charged).toBeGreaterThan(0);
     const late = nodes.reduce((s, w) => s + w.stats.refusedInStream, 0);
-    console.log(`property: ${totals.charged} charges, ${totals.refused} refusals (${late} decided in the stream after the local check passed)`);
+    console.log(
+      `property: ${totals.charged} charges, ${totals.refused} refusals (${late} decided in the stream after the local check passed)`,
+    );
   }, 120_000);
 
   it("a new tenant seen on three nodes at once gets its signup credit once", async () => {
@@ -224,7 +242,9 @@ describe("cluster wallets", () => {
     const leader = (await jsm.streams.info(LEDGER_STREAM)).cluster?.leader ?? "n0";
     const victim = Number(leader.replace(/^n/, ""));
     const h = sampler(tenant);
-    const cmds: Cmd[] = Array.from({ length: 40 }, (_, i) => (i % 5 === 4 ? { kind: "credit", nano: 20 } : { kind: "hold", bound: 10, actual: 8, settle: i % 3 !== 0 }));
+    const cmds: Cmd[] = Array.from({ length: 40 }, (_, i) =>
+      i % 5 === 4 ? { kind: "credit", nano: 20 } : { kind: "hold", bound: 10, actual: 8, settle: i % 3 !== 0 },
+    );
     const t0 = Date.now();
     const runs = nodes.map((w, i) => run(w, tenant, `f${i}-`, cmds, 2));
     setTimeout(() => cluster.kill(victim), 30);
@@ -271,7 +291,14 @@ describe("cluster wallets", () => {
     // two nodes hammering one tenant, 2 requests in flight each
     const [a, b] = [await node(), await node()];
     await a.credit("hot", 1, "bench");
-    const hammer = (w: WalletBook) => run(w, "hot", "", Array.from({ length: N }, () => ({ kind: "hold" as const, bound: 0, actual: 0, settle: true })), 2);
+    const hammer = (w: WalletBook) =>
+      run(
+        w,
+        "hot",
+        "",
+        Array.from({ length: N }, () => ({ kind: "hold" as const, bound: 0, actual: 0, settle: true })),
+        2,
+      );
     const t0 = Date.now();
     await Promise.all([hammer(a), hammer(b)]);
     const wall = Date.now() - t0;
@@ -287,6 +314,8 @@ describe("cluster wallets", () => {
     const late = await node();
     const openMs = performance.now() - t1;
     expect(late.peek("hot")).toEqual(a.peek("hot"));
-    console.log(`a new node folded ${late.position} ledger changes in ${openMs.toFixed(0)} ms (${Math.round((late.position * 1000) / openMs)} changes/s)`);
+    console.log(
+      `a new node folded ${late.position} ledger changes in ${openMs.toFixed(0)} ms (${Math.round((late.position * 1000) / openMs)} changes/s)`,
+    );
   }, 120_000);
 });

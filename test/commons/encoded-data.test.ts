@@ -123,8 +123,61 @@ const ENCODINGS: Record<string, [(b: Buffer) => string, RegExp]> = {
 
 /** Separators a blob is cut by: named ones, and any run of punctuation and whitespace. */
 const separator = fc.oneof(
-  fc.constantFrom(", ", ",", "; ", " and ", " or ", " then ", " | ", " / ", " - ", "-", "\n", "\n\n", "\t", ". ", ":", " · ", "', '", "], [", " & "),
-  fc.string({ unit: fc.constantFrom(" ", ",", ";", ":", ".", "|", "/", "\\", "-", "_", "*", "~", "'", '"', "(", ")", "[", "]", "{", "}", "<", ">", "!", "?", "•", "—", "\n", "\t"), minLength: 1, maxLength: 4 }),
+  fc.constantFrom(
+    ", ",
+    ",",
+    "; ",
+    " and ",
+    " or ",
+    " then ",
+    " | ",
+    " / ",
+    " - ",
+    "-",
+    "\n",
+    "\n\n",
+    "\t",
+    ". ",
+    ":",
+    " · ",
+    "', '",
+    "], [",
+    " & ",
+  ),
+  fc.string({
+    unit: fc.constantFrom(
+      " ",
+      ",",
+      ";",
+      ":",
+      ".",
+      "|",
+      "/",
+      "\\",
+      "-",
+      "_",
+      "*",
+      "~",
+      "'",
+      '"',
+      "(",
+      ")",
+      "[",
+      "]",
+      "{",
+      "}",
+      "<",
+      ">",
+      "!",
+      "?",
+      "•",
+      "—",
+      "\n",
+      "\t",
+    ),
+    minLength: 1,
+    maxLength: 4,
+  }),
 );
 /** List markers before each chunk on its own line (N: the item's number, L: its letter). */
 const listMarker = fc.constantFrom("N. ", "N) ", "(N) ", "[N] ", "#N ", "L) ", "L. ", "- ", "* ", "• ", "+ ", "> ", "- [x] ", "  N. ");
@@ -138,11 +191,17 @@ function cut(s: string, width: number): string[] {
 describe("a blob cut by separators or list markers is refused (issue 29)", () => {
   const wrap240 = Buffer.from(Array.from({ length: 240 }, (_, i) => (i * 151 + 29) % 256));
   it.each([
-    ["320 characters of base64 in 10-character chunks joined by \", \"", cut(wrap240.toString("base64"), 10).join(", "), /base64/],
-    ["base64 as numbered 16-character lines", cut(wrap240.toString("base64"), 16).map((l, i) => `${i + 1}. ${l}`).join("\n"), /base64/],
-    ["400 hex digits in 12-character chunks joined by \" and \"", cut(wrap240.subarray(0, 200).toString("hex"), 12).join(" and "), /hex/],
+    ['320 characters of base64 in 10-character chunks joined by ", "', cut(wrap240.toString("base64"), 10).join(", "), /base64/],
+    [
+      "base64 as numbered 16-character lines",
+      cut(wrap240.toString("base64"), 16)
+        .map((l, i) => `${i + 1}. ${l}`)
+        .join("\n"),
+      /base64/,
+    ],
+    ['400 hex digits in 12-character chunks joined by " and "', cut(wrap240.subarray(0, 200).toString("hex"), 12).join(" and "), /hex/],
     ["a base32 blob", base32(wrap240.subarray(0, 100)), /base32/],
-    ["hex cut by \"-\"", cut(wrap240.subarray(0, 60).toString("hex"), 8).join("-"), /hex/],
+    ['hex cut by "-"', cut(wrap240.subarray(0, 60).toString("hex"), 8).join("-"), /hex/],
   ])("%s", (_what, blob, kind) => {
     expect(encodedData(blob), blob).toMatch(kind);
     expect(contentProblem(`Here you go:\n${blob}\nThanks.`)).toMatch(kind);
@@ -157,7 +216,13 @@ describe("a blob cut by separators or list markers is refused (issue 29)", () =>
         // bytes; seed 0x29e1 finds one, base64url of 64 bytes in 5-character chunks, 86 characters)
         fc.noBias(fc.uint8Array({ minLength: 64, maxLength: 300 })),
         fc.integer({ min: 4, max: 40 }),
-        fc.oneof(separator.map((sep) => (chunks: string[]) => chunks.join(sep)), listMarker.map((m) => (chunks: string[]) => chunks.map((c, i) => m.replace("N", String(i + 1)).replace("L", String.fromCharCode(97 + (i % 26))) + c).join("\n"))),
+        fc.oneof(
+          separator.map((sep) => (chunks: string[]) => chunks.join(sep)),
+          listMarker.map(
+            (m) => (chunks: string[]) =>
+              chunks.map((c, i) => m.replace("N", String(i + 1)).replace("L", String.fromCharCode(97 + (i % 26))) + c).join("\n"),
+          ),
+        ),
         (encoding, bytes, width, join) => {
           const [encode, kind] = ENCODINGS[encoding]!;
           const blob = join(cut(encode(Buffer.from(bytes)), width));
@@ -177,7 +242,13 @@ describe("a blob cut by separators or list markers is refused (issue 29)", () =>
         fc.shuffledSubarray(entries, { minLength: 1 }),
         // (entries joined by whitespace alone are one run for the older rule, base64 as written,
         // which refuses "ERROR ... AGAIN" next to two hashes as before)
-        fc.oneof(separator.filter((sep) => sep.trim() !== "").map((sep) => (items: string[]) => items.join(sep)), listMarker.map((m) => (items: string[]) => items.map((c, i) => m.replace("N", String(i + 1)).replace("L", String.fromCharCode(97 + (i % 26))) + c).join("\n"))),
+        fc.oneof(
+          separator.filter((sep) => sep.trim() !== "").map((sep) => (items: string[]) => items.join(sep)),
+          listMarker.map(
+            (m) => (items: string[]) =>
+              items.map((c, i) => m.replace("N", String(i + 1)).replace("L", String.fromCharCode(97 + (i % 26))) + c).join("\n"),
+          ),
+        ),
         (items, join) => {
           const text = join(items);
           expect(encodedData(text), text).toBeNull();
@@ -200,7 +271,8 @@ describe("a blob cut by separators or list markers is refused (issue 29)", () =>
       "1. Book the room\n2. Invite Alice, Bob and Carol\n3. Send the agenda (v2.3) by Friday\na) RFC 4648 b) RFC 6265 c) ISO 8601",
       "MEET AT 5 ON MAY 27 IN ROOM 42 WITH 3 PEOPLE FROM TEAM 6 AND 7 GUESTS FROM THE ZURICH OFFICE, PLEASE BE ON TIME",
       "The IPFS CID bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi holds the report.",
-    ]) expect(encodedData(text), text).toBeNull();
+    ])
+      expect(encodedData(text), text).toBeNull();
   });
 });
 
@@ -224,7 +296,7 @@ describe("over HTTP", () => {
     expect(bad.body.error.message).toMatch(/base64/);
   });
 
-  it("base64 cut into chunks joined by \", \", hex joined by \" and \" and a base32 blob are 400 E_REFUSED naming message (issue 29)", async () => {
+  it('base64 cut into chunks joined by ", ", hex joined by " and " and a base32 blob are 400 E_REFUSED naming message (issue 29)', async () => {
     const bytes = Buffer.from(Array.from({ length: 240 }, (_, i) => (i * 151 + 29) % 256));
     for (const [message, kind] of [
       [`The dump: ${cut(bytes.toString("base64"), 10).join(", ")}`, /base64/],

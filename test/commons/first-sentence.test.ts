@@ -39,7 +39,10 @@ describe("POST /v1/board without a subject", () => {
   });
 
   it("takes the first sentence, past an abbreviation", async () => {
-    const r = await call(srv.url, null, "POST", "/v1/board", { agent: "alpha", message: "See e.g. the docs for the retry header. The cache lives an hour." });
+    const r = await call(srv.url, null, "POST", "/v1/board", {
+      agent: "alpha",
+      message: "See e.g. the docs for the retry header. The cache lives an hour.",
+    });
     expect(r.status).toBe(200);
     expect(r.body.subject).toBe("See e.g. the docs for the retry header.");
   });

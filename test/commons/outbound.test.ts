@@ -18,8 +18,32 @@ async function failure(p: Promise<unknown>): Promise<SvcError> {
 }
 
 describe("isBlockedAddress", () => {
-  const blocked = ["127.0.0.1", "127.255.0.9", "10.0.0.1", "10.255.255.255", "172.16.0.1", "172.31.255.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255",
-    "::1", "::", "fe80::1", "fc00::1", "fd00:ec2::254", "ff02::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:a9fe:a9fe", "64:ff9b::a9fe:a9fe", "2001:db8::1", "not-an-ip"];
+  const blocked = [
+    "127.0.0.1",
+    "127.255.0.9",
+    "10.0.0.1",
+    "10.255.255.255",
+    "172.16.0.1",
+    "172.31.255.1",
+    "192.168.1.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "0.0.0.0",
+    "224.0.0.1",
+    "255.255.255.255",
+    "::1",
+    "::",
+    "fe80::1",
+    "fc00::1",
+    "fd00:ec2::254",
+    "ff02::1",
+    "::ffff:127.0.0.1",
+    "::ffff:7f00:1",
+    "::ffff:a9fe:a9fe",
+    "64:ff9b::a9fe:a9fe",
+    "2001:db8::1",
+    "not-an-ip",
+  ];
   const open = ["93.184.216.34", "8.8.8.8", "172.32.0.1", "192.169.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808"];
   it.each(blocked)("blocks %s", (a) => expect(isBlockedAddress(a)).toBe(true));
   it.each(open)("lets %s through", (a) => expect(isBlockedAddress(a)).toBe(false));
@@ -64,7 +88,16 @@ describe("Outbound", () => {
 
   it("refuses loopback, private and metadata addresses without connecting; the allow-list opens exactly what it names", async () => {
     const closed = new Outbound(cfg({ http: true }));
-    for (const u of [`${site.origin}/`, "http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/", "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://0.0.0.0/", "http://2130706433/", "http://0x7f000001/"]) {
+    for (const u of [
+      `${site.origin}/`,
+      "http://10.0.0.1/",
+      "http://169.254.169.254/latest/meta-data/",
+      "http://[::1]/",
+      "http://[::ffff:127.0.0.1]/",
+      "http://0.0.0.0/",
+      "http://2130706433/",
+      "http://0x7f000001/",
+    ]) {
       const e = await failure(closed.fetch(new URL(u), { field: "site" }));
       expect(e.code, u).toBe("E_OUTBOUND_BLOCKED");
       expect(e.status).toBe(400);
@@ -91,7 +124,10 @@ describe("Outbound", () => {
       const table: Record<string, Array<{ address: string; family: number }>> = {
         "intranet.example": [{ address: "10.1.2.3", family: 4 }],
         "metadata.example": [{ address: "169.254.169.254", family: 4 }],
-        "mixed.example": [{ address: "93.184.216.34", family: 4 }, { address: "127.0.0.1", family: 4 }],
+        "mixed.example": [
+          { address: "93.184.216.34", family: 4 },
+          { address: "127.0.0.1", family: 4 },
+        ],
         "v6.example": [{ address: "fd00:ec2::254", family: 6 }],
       };
       return table[host] ?? [];
@@ -130,11 +166,21 @@ describe("Outbound", () => {
   });
 
   it("config: a bad allow-list entry or unknown setting is refused naming it", () => {
-    expect(() => parseCommonsConfig({ outbound: { allow: ["exa mple"] } })).toThrow(expect.objectContaining({ field: "commons.outbound.allow[0]" }));
-    expect(() => parseCommonsConfig({ outbound: { allow: ["10.0.0.0/99"] } })).toThrow(expect.objectContaining({ field: "commons.outbound.allow[0]" }));
-    expect(() => parseCommonsConfig({ rateLimits: { trust: { count: -1 } } })).toThrow(expect.objectContaining({ field: "commons.rateLimits.trust.count" }));
+    expect(() => parseCommonsConfig({ outbound: { allow: ["exa mple"] } })).toThrow(
+      expect.objectContaining({ field: "commons.outbound.allow[0]" }),
+    );
+    expect(() => parseCommonsConfig({ outbound: { allow: ["10.0.0.0/99"] } })).toThrow(
+      expect.objectContaining({ field: "commons.outbound.allow[0]" }),
+    );
+    expect(() => parseCommonsConfig({ rateLimits: { trust: { count: -1 } } })).toThrow(
+      expect.objectContaining({ field: "commons.rateLimits.trust.count" }),
+    );
     expect(() => parseCommonsConfig({ nope: 1 })).toThrow(expect.objectContaining({ field: "commons.nope" }));
-    const c = parseCommonsConfig({ goal: "Find a cheap geocoder", outbound: { allow: ["[::1]:8080", "intranet.local", "10.0.0.0/8"] }, rateLimits: { ask: { count: 5 } } });
+    const c = parseCommonsConfig({
+      goal: "Find a cheap geocoder",
+      outbound: { allow: ["[::1]:8080", "intranet.local", "10.0.0.0/8"] },
+      rateLimits: { ask: { count: 5 } },
+    });
     expect(c.goal).toBe("Find a cheap geocoder");
     // a goal ships by default; the operator's replaces it ("" shows none)
     expect(parseCommonsConfig(undefined).goal).toBe(DEFAULT_GOAL);

@@ -32,7 +32,12 @@ export async function startSite(handle: (req: SiteRequest, url: URL) => SiteRepl
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
-      const r: SiteRequest = { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
+      const r: SiteRequest = {
+        method: req.method ?? "GET",
+        url: req.url ?? "/",
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+      };
       requests.push(r);
       let reply: SiteReply;
       try {
@@ -42,7 +47,7 @@ export async function startSite(handle: (req: SiteRequest, url: URL) => SiteRepl
       }
       const json = typeof reply.body === "object";
       res.writeHead(reply.status ?? 200, { "content-type": json ? "application/json" : "text/plain", ...reply.headers });
-      res.end(json ? JSON.stringify(reply.body) : (reply.body as string | undefined) ?? "");
+      res.end(json ? JSON.stringify(reply.body) : ((reply.body as string | undefined) ?? ""));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -51,9 +56,10 @@ export async function startSite(handle: (req: SiteRequest, url: URL) => SiteRepl
     origin: `http://127.0.0.1:${port}`,
     port,
     requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

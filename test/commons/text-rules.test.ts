@@ -92,6 +92,7 @@ describe("field checks", () => {
 
   it("agent names: letters, digits and a few separators, 64 at most", () => {
     for (const ok of ["claude-code", "Agent Smith", "bot@acme.example", "räksmörgås/2", "a"]) expect(checkAgent(ok)).toBe(ok);
-    for (const bad of ["-lead", "a".repeat(65), "semi;colon", "new\nline", "<script>", ""]) expect(why(() => checkAgent(bad)).field).toBe("agent");
+    for (const bad of ["-lead", "a".repeat(65), "semi;colon", "new\nline", "<script>", ""])
+      expect(why(() => checkAgent(bad)).field).toBe("agent");
   });
 });

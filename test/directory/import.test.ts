@@ -23,22 +23,39 @@ describe("directory import", () => {
 
   it("JSON Lines: good lines merged, bad ones reported with line number and field, ids derived from name and locality when missing", async () => {
     const file = join(tmp, "in.jsonl");
-    writeFileSync(file, [
-      JSON.stringify({ id: "oak", name: "Oak Plumbing", category: "Plumber", areas: ["Bristol"], website: "https://oak.example/" }),
-      "",
-      "{not json",
-      JSON.stringify({ name: "No Category" }),
-      JSON.stringify({ name: "Cedar Dental", category: "Dentist", address: { locality: "Bath", country: "GB" } }),
-      JSON.stringify({ name: "Cedar Dental", category: "Dentist", address: { locality: "Bath", country: "GB" } }),
-      JSON.stringify({ id: "bad-mail", name: "X", category: "Y", email: "nope" }),
-      JSON.stringify({ id: "book", name: "B", category: "Y", booking: { utc_offset: "+00:00", hours: { mon: ["09:00-10:00"] }, slot_minutes: 30 } }),
-    ].join("\n"));
+    writeFileSync(
+      file,
+      [
+        JSON.stringify({ id: "oak", name: "Oak Plumbing", category: "Plumber", areas: ["Bristol"], website: "https://oak.example/" }),
+        "",
+        "{not json",
+        JSON.stringify({ name: "No Category" }),
+        JSON.stringify({ name: "Cedar Dental", category: "Dentist", address: { locality: "Bath", country: "GB" } }),
+        JSON.stringify({ name: "Cedar Dental", category: "Dentist", address: { locality: "Bath", country: "GB" } }),
+        JSON.stringify({ id: "bad-mail", name: "X", category: "Y", email: "nope" }),
+        JSON.stringify({
+          id: "book",
+          name: "B",
+          category: "Y",
+          booking: { utc_offset: "+00:00", hours: { mon: ["09:00-10:00"] }, slot_minutes: 30 },
+        }),
+      ].join("\n"),
+    );
     const progress: number[] = [];
     const r = await importFile(d, file, { today: "2026-06-01", onProgress: (p) => progress.push(p.bytes) });
     expect(r).toMatchObject({ lines: 7, created: 2, updated: 1, rejectedCount: 4 }); // the second Cedar Dental line is the same identity
-    expect(r.rejected.map((x) => [x.line, x.field])).toEqual([[3, undefined], [4, "line 4: category"], [7, "line 7: email"], [8, "line 8: booking"]]);
+    expect(r.rejected.map((x) => [x.line, x.field])).toEqual([
+      [3, undefined],
+      [4, "line 4: category"],
+      [7, "line 7: email"],
+      [8, "line 8: booking"],
+    ]);
     expect(progress.at(-1)).toBeGreaterThan(0);
-    expect(d.get("oak").fields.website).toEqual({ value: "https://oak.example/", state: "sourced", source: { url: "https://oak.example/", date: "2026-06-01", asserted_by: "website" } });
+    expect(d.get("oak").fields.website).toEqual({
+      value: "https://oak.example/",
+      state: "sourced",
+      source: { url: "https://oak.example/", date: "2026-06-01", asserted_by: "website" },
+    });
     expect(d.search({ q: "cedar", limit: 10, offset: 0 }).hits.map((h) => h.business.id)).toEqual(["cedar-dental-bath"]);
     // again: same ids update
     const again = await importFile(d, file, { today: "2026-06-02" });
@@ -49,10 +66,13 @@ describe("directory import", () => {
 
   it("CSV: header columns, lists split on ';', address columns gathered, quoted commas kept", async () => {
     const file = join(tmp, "in.csv");
-    writeFileSync(file, "\uFEFFid,name,category,services,areas,street,locality,country,source_date,listed\n"
-      + 'oak,Oak Plumbing,Plumber,"boiler repair; leak detection",Bristol;Bath,"1 Mill Lane, Unit 2",Bristol,GB,2026-05-04,true\n'
-      + "hidden,Hidden Co,Plumber,,,,,,,false\n"
-      + "bad,,Plumber,,,,,,,\n");
+    writeFileSync(
+      file,
+      "\uFEFFid,name,category,services,areas,street,locality,country,source_date,listed\n" +
+        'oak,Oak Plumbing,Plumber,"boiler repair; leak detection",Bristol;Bath,"1 Mill Lane, Unit 2",Bristol,GB,2026-05-04,true\n' +
+        "hidden,Hidden Co,Plumber,,,,,,,false\n" +
+        "bad,,Plumber,,,,,,,\n",
+    );
     const r = await importFile(d, file, { today: "2026-06-01" });
     expect(r).toMatchObject({ lines: 3, created: 2, rejectedCount: 1 });
     expect(r.rejected[0]).toMatchObject({ line: 4, field: "line 4: name" });

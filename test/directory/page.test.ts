@@ -12,14 +12,25 @@ function biz(raw: Record<string, unknown>, date = "2026-06-01"): Business {
 
 /** The JSON-LD blocks of an HTML page, parsed. */
 function ldBlocks(html: string): Array<Record<string, any>> {
-  return [...html.matchAll(/<script type="application\/ld\+json">([\s\S]*?)<\/script>/g)].map((m) => JSON.parse(m[1]!) as Record<string, any>);
+  return [...html.matchAll(/<script type="application\/ld\+json">([\s\S]*?)<\/script>/g)].map(
+    (m) => JSON.parse(m[1]!) as Record<string, any>,
+  );
 }
 
 describe("profile page", () => {
   const b = biz({
-    id: "oak-plumbing", name: "Oak Plumbing", category: "Plumber", description: "Boilers & leaks. </script><script>alert(1)</script>",
-    services: ["boiler repair", "leak detection"], areas: ["Bristol", "Bath"], industries: ["residential"], website: "https://oak.example/", email: "hello@oak.example",
-    phone: "+44 20 7946 0123", address: { street: "1 Mill Lane", locality: "Bristol", country: "GB" }, source_date: "2026-05-04",
+    id: "oak-plumbing",
+    name: "Oak Plumbing",
+    category: "Plumber",
+    description: "Boilers & leaks. </script><script>alert(1)</script>",
+    services: ["boiler repair", "leak detection"],
+    areas: ["Bristol", "Bath"],
+    industries: ["residential"],
+    website: "https://oak.example/",
+    email: "hello@oak.example",
+    phone: "+44 20 7946 0123",
+    address: { street: "1 Mill Lane", locality: "Bristol", country: "GB" },
+    source_date: "2026-05-04",
   });
   b.fields.phone = { value: "+44 20 7946 0999", state: "owner_asserted", source: { url: null, date: "2026-06-10", asserted_by: "owner" } };
 
@@ -33,15 +44,29 @@ describe("profile page", () => {
     expect(ld["@type"]).toBe("Plumber");
     expect(ld.name).toBe("Oak Plumbing");
     expect(ld.telephone).toBe("+44 20 7946 0999");
-    expect(ld.address).toEqual({ "@type": "PostalAddress", streetAddress: "1 Mill Lane", addressLocality: "Bristol", addressCountry: "GB" });
+    expect(ld.address).toEqual({
+      "@type": "PostalAddress",
+      streetAddress: "1 Mill Lane",
+      addressLocality: "Bristol",
+      addressCountry: "GB",
+    });
     expect(ld.makesOffer.map((o: any) => o.itemOffered.name)).toEqual(["boiler repair", "leak detection"]);
     expect(ld.isBasedOn).toEqual(["https://oak.example/"]);
     expect(ld.dateModified).toBe("2026-06-10");
     const props = Object.fromEntries((ld.additionalProperty as Array<{ name: string; value: string }>).map((p) => [p.name, p.value]));
     expect(props).toEqual({
-      "svc:state:name": "sourced", "svc:state:category": "sourced", "svc:state:description": "sourced", "svc:state:services": "sourced", "svc:state:industries": "sourced",
-      "svc:state:areas": "sourced", "svc:state:website": "sourced", "svc:state:email": "sourced", "svc:state:phone": "owner_asserted", "svc:state:address": "sourced",
-      "svc:claim": "unclaimed", "svc:verification": "unverified",
+      "svc:state:name": "sourced",
+      "svc:state:category": "sourced",
+      "svc:state:description": "sourced",
+      "svc:state:services": "sourced",
+      "svc:state:industries": "sourced",
+      "svc:state:areas": "sourced",
+      "svc:state:website": "sourced",
+      "svc:state:email": "sourced",
+      "svc:state:phone": "owner_asserted",
+      "svc:state:address": "sourced",
+      "svc:claim": "unclaimed",
+      "svc:verification": "unverified",
     });
     // the description's </script> cannot end the block or inject markup
     expect(html.match(/<script/g)).toHaveLength(1);
@@ -62,7 +87,9 @@ describe("profile page", () => {
       const x = biz(raw);
       const [ld] = ldBlocks(renderProfile(x, BASE));
       expect(ld!.name).toBe(x.fields.name.value);
-      expect((ld!.additionalProperty as Array<{ name: string }>).filter((p) => p.name.startsWith("svc:state:")).length).toBe(Object.keys(x.fields).length);
+      expect((ld!.additionalProperty as Array<{ name: string }>).filter((p) => p.name.startsWith("svc:state:")).length).toBe(
+        Object.keys(x.fields).length,
+      );
     }
   });
 });
@@ -78,7 +105,9 @@ describe("llms-full.txt", () => {
     const text = llmsFull(listed, BASE);
     const lines = text.split("\n").filter((l) => l.startsWith("- "));
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toBe("- [Alpha Builders](http://dir.test/businesses/a): Builder; Line one. Line two.; unclaimed; facts as of 2026-06-01");
+    expect(lines[0]).toBe(
+      "- [Alpha Builders](http://dir.test/businesses/a): Builder; Line one. Line two.; unclaimed; facts as of 2026-06-01",
+    );
     expect(lines[1]).toContain("(http://dir.test/businesses/b): Bakery; services: bread");
     expect(text).not.toContain("Gamma");
   });

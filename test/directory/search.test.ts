@@ -11,16 +11,37 @@ function biz(raw: Record<string, unknown>): Business {
 }
 
 const BUSINESSES = [
-  biz({ id: "oak-plumbing", name: "Oak Plumbing", category: "Plumber", services: ["boiler repair", "leak detection"], areas: ["Bristol"], description: "Emergency callouts day and night." }),
-  biz({ id: "river-plumbing", name: "River Plumbing & Heating", category: "Plumber", services: ["bathroom installation"], areas: ["Bath"] }),
+  biz({
+    id: "oak-plumbing",
+    name: "Oak Plumbing",
+    category: "Plumber",
+    services: ["boiler repair", "leak detection"],
+    areas: ["Bristol"],
+    description: "Emergency callouts day and night.",
+  }),
+  biz({
+    id: "river-plumbing",
+    name: "River Plumbing & Heating",
+    category: "Plumber",
+    services: ["bathroom installation"],
+    areas: ["Bath"],
+  }),
   biz({ id: "cedar-dental", name: "Cedar Dental", category: "Dentist", services: ["implants"], areas: ["Bristol"] }),
-  biz({ id: "summit-accountants", name: "Summit Accountants", category: "Accountant", services: ["bookkeeping", "payroll"], industries: ["startups"], areas: ["Leeds"] }),
+  biz({
+    id: "summit-accountants",
+    name: "Summit Accountants",
+    category: "Accountant",
+    services: ["bookkeeping", "payroll"],
+    industries: ["startups"],
+    areas: ["Leeds"],
+  }),
   biz({ id: "bristol-bookkeeping", name: "Bristol Bookkeeping Co", category: "Accountant", services: ["bookkeeping"], areas: ["Bristol"] }),
   biz({ id: "glass-works", name: "Glass Works", category: "Glazier", services: ["window repair"], areas: ["Bath"] }),
   biz({ id: "hidden-plumbing", name: "Hidden Plumbing", category: "Plumber", areas: ["Bristol"], listed: false }),
 ];
 const index = new SearchIndex(BUSINESSES);
-const ids = (q: string, category?: string, limit = 20, offset = 0) => index.search({ q, category, limit, offset }).hits.map((h) => h.business.id);
+const ids = (q: string, category?: string, limit = 20, offset = 0) =>
+  index.search({ q, category, limit, offset }).hits.map((h) => h.business.id);
 
 describe("directory search", () => {
   it.each([
@@ -57,7 +78,11 @@ describe("directory search", () => {
       biz({ id: "corner-bakeries", name: "Corner Bakeries", category: "Cafe", services: ["catering"], areas: ["York"] }),
       biz({ id: "city-cafe", name: "City Cafe", category: "Cafe", services: ["cake baking"], areas: ["York"] }),
     ]);
-    const found = (q: string) => bakeries.search({ q, limit: 20, offset: 0 }).hits.map((h) => h.business.id).sort();
+    const found = (q: string) =>
+      bakeries
+        .search({ q, limit: 20, offset: 0 })
+        .hits.map((h) => h.business.id)
+        .sort();
     expect(found("bakery")).toEqual(["corner-bakeries", "sunrise-bakery"]);
     expect(found("bakeries")).toEqual(["corner-bakeries", "sunrise-bakery"]);
     expect(found("cake")).toEqual(["city-cafe", "sunrise-bakery"]);
@@ -78,7 +103,9 @@ describe("directory search", () => {
   });
 
   it("a single word never falls back; the partial fallback respects the category", () => {
-    expect(index.search({ q: "dentist leeds", category: "Dentist", limit: 20, offset: 0 }).hits.map((h) => h.business.id)).toEqual(["cedar-dental"]);
+    expect(index.search({ q: "dentist leeds", category: "Dentist", limit: 20, offset: 0 }).hits.map((h) => h.business.id)).toEqual([
+      "cedar-dental",
+    ]);
     expect(index.search({ q: "dentist leeds", category: "Dentist", limit: 20, offset: 0 }).match).toBe("partial");
   });
 
@@ -89,7 +116,13 @@ describe("directory search", () => {
     let p = { q: "", category: "", limit: 4, offset: 0 };
     const links: Array<string | null> = [];
     for (;;) {
-      const view = searchView(index.search(p), p) as { total: number; limit: number; offset: number; next: string | null; results: Array<{ id: string }> };
+      const view = searchView(index.search(p), p) as {
+        total: number;
+        limit: number;
+        offset: number;
+        next: string | null;
+        results: Array<{ id: string }>;
+      };
       expect(view.total).toBe(6);
       expect(view.limit).toBe(4);
       expect(view.offset).toBe(p.offset);
@@ -98,12 +131,22 @@ describe("directory search", () => {
       if (view.next === null) break;
       const u = new URL(view.next, "http://x");
       expect(u.pathname).toBe("/api/businesses");
-      p = { q: u.searchParams.get("q") ?? "", category: u.searchParams.get("category") ?? "", limit: Number(u.searchParams.get("limit")), offset: Number(u.searchParams.get("offset")) };
+      p = {
+        q: u.searchParams.get("q") ?? "",
+        category: u.searchParams.get("category") ?? "",
+        limit: Number(u.searchParams.get("limit")),
+        offset: Number(u.searchParams.get("offset")),
+      };
     }
     expect(links).toEqual(["/api/businesses?limit=4&offset=4", null]);
     expect(pages).toEqual(all);
     // the next link keeps q and category
-    const withQ = searchView(index.search({ q: "bristol", category: "", limit: 1, offset: 0 }), { q: "bristol", category: "", limit: 1, offset: 0 }) as { next: string; total: number };
+    const withQ = searchView(index.search({ q: "bristol", category: "", limit: 1, offset: 0 }), {
+      q: "bristol",
+      category: "",
+      limit: 1,
+      offset: 0,
+    }) as { next: string; total: number };
     expect(withQ.total).toBe(3);
     expect(withQ.next).toBe("/api/businesses?q=bristol&limit=1&offset=1");
     // an offset past the end is an empty page, not an error
@@ -111,8 +154,14 @@ describe("directory search", () => {
   });
 
   it("result fields come wrapped as {value, state, source}", () => {
-    const view = searchView(index.search({ q: "oak", limit: 1, offset: 0 }), { q: "oak", category: "", limit: 1, offset: 0 }) as { results: Array<Record<string, any>> };
-    expect(view.results[0]!.name).toEqual({ value: "Oak Plumbing", state: "sourced", source: { url: null, date: TODAY, asserted_by: "website" } });
+    const view = searchView(index.search({ q: "oak", limit: 1, offset: 0 }), { q: "oak", category: "", limit: 1, offset: 0 }) as {
+      results: Array<Record<string, any>>;
+    };
+    expect(view.results[0]!.name).toEqual({
+      value: "Oak Plumbing",
+      state: "sourced",
+      source: { url: null, date: TODAY, asserted_by: "website" },
+    });
     expect(view.results[0]!.page).toBe("/businesses/oak-plumbing");
   });
 });
@@ -122,7 +171,13 @@ describe("SearchIndex.upsert (in-place changes for big directories)", () => {
     const ix = new SearchIndex(BUSINESSES);
     const q = (text: string, category?: string) => ix.search({ q: text, category, limit: 20, offset: 0 }).hits.map((h) => h.business.id);
     expect(q("emergency")).toEqual(["oak-plumbing"]);
-    const oak = biz({ id: "oak-plumbing", name: "Oak Plumbing", category: "Plumber", services: ["underfloor heating"], areas: ["Bristol"] });
+    const oak = biz({
+      id: "oak-plumbing",
+      name: "Oak Plumbing",
+      category: "Plumber",
+      services: ["underfloor heating"],
+      areas: ["Bristol"],
+    });
     ix.upsert(oak);
     expect(q("emergency")).toEqual([]);
     expect(q("underfloor")).toEqual(["oak-plumbing"]);

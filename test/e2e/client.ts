@@ -17,7 +17,14 @@ export interface Reply {
  * application/octet-stream); any other defined body goes as JSON with `contentType` (default
  * application/json). Times out after 20 s.
  */
-export async function call(base: string, key: string | null, method: string, path: string, body?: unknown, contentType?: string): Promise<Reply> {
+export async function call(
+  base: string,
+  key: string | null,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType?: string,
+): Promise<Reply> {
   const headers: Record<string, string> = key === null ? {} : { "api-key": key };
   let data: BodyInit | undefined;
   if (body instanceof FormData) data = body;
@@ -50,10 +57,17 @@ export interface CliOptions {
 }
 
 /** Run the built CLI with `env` over the cleared process env; resolves with its exit code and output. */
-export function cli(args: string[], env: Record<string, string> = {}, opts: CliOptions = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function cli(
+  args: string[],
+  env: Record<string, string> = {},
+  opts: CliOptions = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const cleared = Object.fromEntries((opts.clear ?? CLI_CLEARED_ENV).map((k) => [k, ""]));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...cleared, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [MAIN, ...args], {
+      env: { ...process.env, ...cleared, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
@@ -75,6 +89,10 @@ export async function newTenantKey(srv: { url: string; dataDir: string }): Promi
   const r = await cli(["keys", "create", "--data", srv.dataDir, "--json"]);
   if (r.code !== 0) throw new Error(`svc keys create exited ${r.code}: ${r.stderr}`);
   const k = JSON.parse(r.stdout) as { key: string; tenant: string; admin: boolean };
-  await until("the server to accept a new key", () => call(srv.url, k.key, "GET", "/v1/wallet"), (x) => x.status === 200);
+  await until(
+    "the server to accept a new key",
+    () => call(srv.url, k.key, "GET", "/v1/wallet"),
+    (x) => x.status === 200,
+  );
   return k;
 }

@@ -48,7 +48,11 @@ function lowContrast(): string[] {
   const out: string[] = [];
   for (const el of document.querySelectorAll<HTMLElement>("body *")) {
     if (el.closest("svg") || el.offsetParent === null) continue;
-    const text = [...el.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent ?? "").join("").trim();
+    const text = [...el.childNodes]
+      .filter((n) => n.nodeType === 3)
+      .map((n) => n.textContent ?? "")
+      .join("")
+      .trim();
     if (text === "") continue;
     const s = getComputedStyle(el);
     if ((el as HTMLButtonElement).disabled) continue; // disabled controls are exempt (WCAG 1.4.3)
@@ -80,7 +84,10 @@ describe("dashboard in a real browser", () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set SVC_CHROMIUM)`);
     mkdirSync(ARTIFACTS, { recursive: true });
     srv = await startServerProcess();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    });
     context = await browser.newContext({ viewport: DESKTOP });
     // the suite runs beside ~80 other test files on two cores: give the browser room before calling it stuck
     context.setDefaultTimeout(60_000);
@@ -165,11 +172,25 @@ describe("dashboard in a real browser", () => {
 
     // -- records ingested through the API, 25 with distinct times so the timeline pages 20 + 5
     const t0 = Date.UTC(2026, 0, 1);
-    const items = Array.from({ length: 25 }, (_, i) => ({ kind: i % 5 === 0 ? "decision" : "note", text: `note number ${i} about the garden`, tags: ["bulk"], ts: t0 + i * 60_000 }));
-    items[7] = { kind: "decision", text: "We serve HTTP with uWebSockets.js because it is fast", tags: ["http", "bulk"], ts: t0 + 7 * 60_000 };
+    const items = Array.from({ length: 25 }, (_, i) => ({
+      kind: i % 5 === 0 ? "decision" : "note",
+      text: `note number ${i} about the garden`,
+      tags: ["bulk"],
+      ts: t0 + i * 60_000,
+    }));
+    items[7] = {
+      kind: "decision",
+      text: "We serve HTTP with uWebSockets.js because it is fast",
+      tags: ["http", "bulk"],
+      ts: t0 + 7 * 60_000,
+    };
     const ingested = await call(srv.url, key, "POST", "/v1/records/notes", { items });
     expect(ingested.status).toBe(200);
-    await until("the records to be visible", () => call(srv.url, key, "GET", "/v1/records/notes/stats"), (r) => r.body.count === 25);
+    await until(
+      "the records to be visible",
+      () => call(srv.url, key, "GET", "/v1/records/notes/stats"),
+      (r) => r.body.count === 25,
+    );
 
     await page.getByRole("link", { name: "Records" }).click();
     await page.getByRole("link", { name: "notes" }).click();
@@ -177,10 +198,18 @@ describe("dashboard in a real browser", () => {
     expect(await page.getByTestId("record-count").textContent()).toBe("25");
     const timeline = page.getByTestId("timeline");
     await timeline.waitFor();
-    await until("the first page", () => timeline.locator("li").count(), (n) => n === 20);
+    await until(
+      "the first page",
+      () => timeline.locator("li").count(),
+      (n) => n === 20,
+    );
     expect(await timeline.locator("li").first().textContent()).toContain("note number 24");
     await page.getByRole("button", { name: "Load older" }).click();
-    await until("the second page", () => timeline.locator("li").count(), (n) => n === 25);
+    await until(
+      "the second page",
+      () => timeline.locator("li").count(),
+      (n) => n === 25,
+    );
     expect(await timeline.locator("li").last().textContent()).toContain("note number 0");
     expect(await page.getByRole("button", { name: "Load older" }).count()).toBe(0);
 
@@ -219,7 +248,11 @@ describe("dashboard in a real browser", () => {
     await page.getByLabel("Container file (.svc)").setInputFiles(saved);
     await page.getByRole("button", { name: "Import", exact: true }).click();
     await page.getByText("Imported 25 records.").waitFor();
-    await until("the import to be visible", () => page.getByTestId("record-count").textContent(), (t) => t === "25");
+    await until(
+      "the import to be visible",
+      () => page.getByTestId("record-count").textContent(),
+      (t) => t === "25",
+    );
 
     // -- the overview: the balance dropped by what the API charged (ingest, stats, timeline, query...)
     await page.getByRole("link", { name: "Overview" }).click();
@@ -246,7 +279,10 @@ describe("dashboard in a real browser", () => {
     await page.setViewportSize(DESKTOP);
 
     // -- models and indexes pages render for the tenant
-    expect((await call(srv.url, key, "POST", "/v1/hd/kg/family/facts", { facts: [{ subject: "ann", relation: "parent", object: "bo" }] })).status).toBe(200);
+    expect(
+      (await call(srv.url, key, "POST", "/v1/hd/kg/family/facts", { facts: [{ subject: "ann", relation: "parent", object: "bo" }] }))
+        .status,
+    ).toBe(200);
     await page.getByRole("link", { name: "Models" }).click();
     await page.getByRole("heading", { name: "family" }).waitFor();
     // a 1024-d index holding two embedded texts: the query box finds the closer one by text
@@ -255,7 +291,11 @@ describe("dashboard in a real browser", () => {
     const emb = await call(srv.url, key, "POST", "/v1/embed", { texts });
     const vectors = texts.map((_, i) => ({ id: `doc-${i}`, values: emb.body.vectors[i], metadata: { i } }));
     expect((await call(srv.url, key, "POST", "/v1/indexes/docs/vectors/upsert", { vectors, namespace: "web" })).status).toBe(200);
-    await until("the vectors to be visible", () => call(srv.url, key, "GET", "/v1/indexes/docs/describe_index_stats"), (r) => r.body.totalVectorCount === 2);
+    await until(
+      "the vectors to be visible",
+      () => call(srv.url, key, "GET", "/v1/indexes/docs/describe_index_stats"),
+      (r) => r.body.totalVectorCount === 2,
+    );
     await page.getByRole("link", { name: "Indexes" }).click();
     await page.getByRole("link", { name: "docs" }).click();
     await page.getByRole("heading", { name: "Index docs" }).waitFor();
@@ -294,15 +334,48 @@ describe("dashboard in a real browser", () => {
     });
 
     // A thread written through the API, if this server has the board (else the page says it is not available).
-    const first = await call(srv.url, null, "POST", "/v1/board", { agent: "ana", subject: "Cache sizes for the scan", message: "Which arena size works best for one million rows?", topic: "perf" });
+    const first = await call(srv.url, null, "POST", "/v1/board", {
+      agent: "ana",
+      subject: "Cache sizes for the scan",
+      message: "Which arena size works best for one million rows?",
+      topic: "perf",
+    });
     const hasBoard = first.status === 200;
     if (hasBoard) {
       const thread = first.body.id as string;
-      expect((await call(srv.url, null, "POST", "/v1/board", { agent: "bo", message: "Two hundred megabytes was enough here.", reply_to: thread })).status).toBe(200);
+      expect(
+        (
+          await call(srv.url, null, "POST", "/v1/board", {
+            agent: "bo",
+            message: "Two hundred megabytes was enough here.",
+            reply_to: thread,
+          })
+        ).status,
+      ).toBe(200);
       expect((await call(srv.url, null, "POST", "/v1/board/vote", { agent: "cy", post: thread, verdict: "useful" })).status).toBe(200);
-      expect((await call(srv.url, null, "POST", "/v1/board/vote", { agent: "dee", post: thread, verdict: "disputed", why: "the question leaves out the dimension" })).status).toBe(200);
-      expect((await call(srv.url, null, "POST", "/v1/board/files", { agent: "bo", filename: "sizes.csv", content: [{ rows: 1000000, mb: 200 }], thread })).status).toBe(200);
-      expect((await call(srv.url, null, "POST", "/v1/board/working", { agent: "ana", note: "measuring arena growth now", thread })).status).toBe(200);
+      expect(
+        (
+          await call(srv.url, null, "POST", "/v1/board/vote", {
+            agent: "dee",
+            post: thread,
+            verdict: "disputed",
+            why: "the question leaves out the dimension",
+          })
+        ).status,
+      ).toBe(200);
+      expect(
+        (
+          await call(srv.url, null, "POST", "/v1/board/files", {
+            agent: "bo",
+            filename: "sizes.csv",
+            content: [{ rows: 1000000, mb: 200 }],
+            thread,
+          })
+        ).status,
+      ).toBe(200);
+      expect(
+        (await call(srv.url, null, "POST", "/v1/board/working", { agent: "ana", note: "measuring arena growth now", thread })).status,
+      ).toBe(200);
     }
     await pub.goto(`${srv.url}/dashboard#/board`);
     await pub.getByRole("heading", { name: "Noticeboard", level: 1 }).waitFor();
@@ -334,7 +407,11 @@ describe("dashboard in a real browser", () => {
       await list.waitFor();
       const link = list.getByRole("link").first();
       // the page first lists everything; wait for the answer to the query
-      const name = await until("the search results", async () => (await link.textContent()) ?? "", (t) => /plumb/i.test(t));
+      const name = await until(
+        "the search results",
+        async () => (await link.textContent()) ?? "",
+        (t) => /plumb/i.test(t),
+      );
       await pub.screenshot({ path: `${ARTIFACTS}dashboard-directory-phone.png`, fullPage: true });
       await link.click();
       await pub.getByRole("heading", { name, level: 1 }).waitFor();
@@ -343,7 +420,9 @@ describe("dashboard in a real browser", () => {
       // the claim card reads the wrapped facts ({value, state, source}); the profile lists the business's fields, not them
       const claimRow = pub.locator("dl.facts div", { hasText: "Claim" }).locator("dd");
       expect(await claimRow.textContent()).toMatch(/^(un)?claimed \(\d{4}-\d{2}-\d{2}\)$/);
-      expect(await pub.locator("dl.profile dt").allTextContents()).not.toEqual(expect.arrayContaining(["claim", "listed", "bookable", "updated", "verification"]));
+      expect(await pub.locator("dl.profile dt").allTextContents()).not.toEqual(
+        expect.arrayContaining(["claim", "listed", "bookable", "updated", "verification"]),
+      );
       expect(await pub.evaluate(overflow)).toBeLessThanOrEqual(0);
       expect(await pub.evaluate(lowContrast)).toEqual([]);
       await pub.screenshot({ path: `${ARTIFACTS}dashboard-profile-phone.png`, fullPage: true });

@@ -31,7 +31,8 @@ const OTHER_DOCS = [
   { id: "other-1", text: "Mountain goats climb cliffs that look impossible to scale", year: 2019, topic: "animals" },
 ];
 
-const toDoc = (d: { text: string; year: number; topic: string }) => new Document({ pageContent: d.text, metadata: { year: d.year, topic: d.topic } });
+const toDoc = (d: { text: string; year: number; topic: string }) =>
+  new Document({ pageContent: d.text, metadata: { year: d.year, topic: d.topic } });
 
 describe("LangChain PineconeStore (Pinecone v5 client) against svc serve", () => {
   let server: ServerProcess;
@@ -43,7 +44,10 @@ describe("LangChain PineconeStore (Pinecone v5 client) against svc serve", () =>
   /** Brute-force ranking of the live docs (those `keep` accepts) for `text`, best first. */
   async function expectedRanking(text: string, live: typeof DOCS, k: number, keep: (d: (typeof DOCS)[number]) => boolean = () => true) {
     const q = await embeddings.embedQuery(text);
-    const ranked = live.filter(keep).map((d) => ({ id: d.id, score: cosine(q, vectors.get(d.id)!) })).sort((a, b) => b.score - a.score);
+    const ranked = live
+      .filter(keep)
+      .map((d) => ({ id: d.id, score: cosine(q, vectors.get(d.id)!) }))
+      .sort((a, b) => b.score - a.score);
     for (let i = 0; i + 1 < Math.min(ranked.length, k + 1); i++) expect(ranked[i]!.score - ranked[i + 1]!.score).toBeGreaterThan(1e-4);
     return ranked.slice(0, k);
   }
@@ -55,14 +59,21 @@ describe("LangChain PineconeStore (Pinecone v5 client) against svc serve", () =>
     const embedded = await embeddings.embedDocuments(DOCS.map((d) => d.text));
     DOCS.forEach((d, i) => vectors.set(d.id, embedded[i]!));
     for (const v of embedded) expect(v.some((x) => x !== 0)).toBe(true);
-    for (let i = 0; i < embedded.length; i++) for (let j = i + 1; j < embedded.length; j++) expect(cosine(embedded[i]!, embedded[j]!)).toBeLessThan(0.999);
+    for (let i = 0; i < embedded.length; i++)
+      for (let j = i + 1; j < embedded.length; j++) expect(cosine(embedded[i]!, embedded[j]!)).toBeLessThan(0.999);
   });
   afterAll(async () => {
     await server?.dispose();
   });
 
   it("creates the index with the v5 client and wires a PineconeStore to it", async () => {
-    await pc.createIndex({ name: INDEX, dimension: embeddings.vectorSize, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } }, waitUntilReady: true });
+    await pc.createIndex({
+      name: INDEX,
+      dimension: embeddings.vectorSize,
+      metric: "cosine",
+      spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+      waitUntilReady: true,
+    });
     const described = await pc.describeIndex(INDEX);
     expect(described).toMatchObject({ name: INDEX, dimension: 16, metric: "cosine", host: `${server.url}/v1/indexes/${INDEX}` });
     index = pc.index(INDEX, `${server.url}/v1/indexes/${INDEX}`);
@@ -131,7 +142,9 @@ describe("LangChain PineconeStore (Pinecone v5 client) against svc serve", () =>
     for (const r of excluded) expect(r.metadata.topic).toBe("tech");
 
     // $and with $in.
-    const both = await store.similaritySearch(DOCS[5]!.text, 10, { $and: [{ topic: { $in: ["food", "animals"] } }, { year: { $lt: 2017 } }] });
+    const both = await store.similaritySearch(DOCS[5]!.text, 10, {
+      $and: [{ topic: { $in: ["food", "animals"] } }, { year: { $lt: 2017 } }],
+    });
     const keep = (d: (typeof DOCS)[number]) => (d.topic === "food" || d.topic === "animals") && d.year < 2017;
     expect(both.map((r) => r.id)).toEqual((await expectedRanking(DOCS[5]!.text, DOCS, 10, keep)).map((e) => e.id));
     expect(both.map((r) => r.id).sort()).toEqual(["doc-0", "doc-2", "doc-6", "doc-8"]);
@@ -165,7 +178,10 @@ describe("LangChain PineconeStore (Pinecone v5 client) against svc serve", () =>
     const results = await store.similaritySearch(DOCS[3]!.text, 3);
     expect(results.map((r) => r.id)).not.toContain("doc-3");
     expect(results.map((r) => r.id)).toEqual((await expectedRanking(DOCS[3]!.text, live, 3)).map((e) => e.id));
-    expect((await index.describeIndexStats()).namespaces).toEqual({ __default__: { recordCount: live.length }, [OTHER_NS]: { recordCount: OTHER_DOCS.length } });
+    expect((await index.describeIndexStats()).namespaces).toEqual({
+      __default__: { recordCount: live.length },
+      [OTHER_NS]: { recordCount: OTHER_DOCS.length },
+    });
   });
 
   it("delete({filter}) removes the matching documents only", async () => {
@@ -182,7 +198,9 @@ describe("LangChain PineconeStore (Pinecone v5 client) against svc serve", () =>
 
   it("delete({deleteAll: true}) empties the store's namespace and nothing else", async () => {
     await store.delete({ deleteAll: true });
-    await eventually(async () => expect((await index.describeIndexStats()).namespaces).toEqual({ [OTHER_NS]: { recordCount: OTHER_DOCS.length } }));
+    await eventually(async () =>
+      expect((await index.describeIndexStats()).namespaces).toEqual({ [OTHER_NS]: { recordCount: OTHER_DOCS.length } }),
+    );
     expect(await store.similaritySearch(DOCS[0]!.text, 5)).toEqual([]);
     expect(Object.keys((await index.fetch(DOCS.map((d) => d.id))).records)).toEqual([]);
     const otherStore = new PineconeStore(embeddings, { pineconeIndex: index as any, namespace: OTHER_NS });

@@ -19,7 +19,10 @@ let dataDir: string;
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "svc-mcp-refusals-"));
   const one = { count: 1, windowSeconds: 3600 };
-  await writeFile(join(dataDir, "config.json"), JSON.stringify({ commons: { rateLimits: { trust: one, board: one, ask: one, writes: one } } }));
+  await writeFile(
+    join(dataDir, "config.json"),
+    JSON.stringify({ commons: { rateLimits: { trust: one, board: one, ask: one, writes: one } } }),
+  );
   srv = await startServerProcess({ dataDir });
 }, 60_000);
 afterAll(async () => {
@@ -37,7 +40,15 @@ const LIMITED: Array<[string, Record<string, unknown>]> = [
   ["board_profile", { agent: "tester", about: "a test agent" }],
   ["trust_record", { agent: "tester", target: "example.com", outcome: "worked" }],
   ["ask_site", { site: "127.0.0.1", question: "anything?" }],
-  ["directory_consultation_request", { id: "no-such-business", start: "2030-01-01T10:00:00+00:00", customer: { name: "A", email: "a@example.com" }, customer_confirmed: true }],
+  [
+    "directory_consultation_request",
+    {
+      id: "no-such-business",
+      start: "2030-01-01T10:00:00+00:00",
+      customer: { name: "A", email: "a@example.com" },
+      customer_confirmed: true,
+    },
+  ],
 ];
 
 type Result = CallToolResult & { structuredContent?: Record<string, unknown> };
@@ -75,7 +86,14 @@ describe("rate-limited MCP writes are isError results", () => {
 
   it("over stdio (svc mcp)", async () => {
     const client = new Client({ name: "svc-e2e", version: "1.0.0" });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp"], env: { SVC_URL: srv.url, PATH: process.env.PATH ?? "" }, stderr: "pipe" }));
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [MAIN, "mcp"],
+        env: { SVC_URL: srv.url, PATH: process.env.PATH ?? "" },
+        stderr: "pipe",
+      }),
+    );
     try {
       await check(client);
     } finally {

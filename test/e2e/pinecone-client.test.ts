@@ -96,7 +96,9 @@ describe("the official Pinecone v8 client against svc serve", () => {
     host = described.host;
 
     // A second create with the same name is a conflict, and leaves the first one alone.
-    await expect(pc.createIndex({ name: INDEX, dimension: 4, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } })).rejects.toBeInstanceOf(Errors.PineconeConflictError);
+    await expect(
+      pc.createIndex({ name: INDEX, dimension: 4, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } }),
+    ).rejects.toBeInstanceOf(Errors.PineconeConflictError);
     expect((await pc.describeIndex(INDEX)).dimension).toBe(DIM);
   });
 
@@ -144,7 +146,10 @@ describe("the official Pinecone v8 client against svc serve", () => {
 
     // Without topK cutting, the whole filtered set comes back, best first.
     const all = await index.query({ vector: query, topK: 12, filter });
-    const everyMatch = records.filter((r) => matchesFilter(r.metadata!)).map((r) => ({ id: r.id, score: cosine(f32(r.values!), f32(query)) })).sort((a, b) => b.score - a.score);
+    const everyMatch = records
+      .filter((r) => matchesFilter(r.metadata!))
+      .map((r) => ({ id: r.id, score: cosine(f32(r.values!), f32(query)) }))
+      .sort((a, b) => b.score - a.score);
     expect(all.matches.map((m) => m.id)).toEqual(everyMatch.map((e) => e.id));
     // Not asked for: no values, no metadata.
     for (const m of all.matches) {
@@ -156,7 +161,9 @@ describe("the official Pinecone v8 client against svc serve", () => {
     const inNs1 = await index.namespace("ns1").query({ vector: query, topK: 2, filter: { year: { $gte: 2004, $lt: 2020 } } });
     expect(inNs1.matches[0]!.id).toBe("n-exact");
     expect(inNs1.matches[0]!.score).toBeCloseTo(1, 5);
-    expect(inNs1.matches.map((m) => m.id)).toEqual(bruteForce(ns1Records, query, 2, (m) => m.year >= 2004 && m.year < 2020).map((e) => e.id));
+    expect(inNs1.matches.map((m) => m.id)).toEqual(
+      bruteForce(ns1Records, query, 2, (m) => m.year >= 2004 && m.year < 2020).map((e) => e.id),
+    );
   });
 
   it("queries by the id of a stored vector", async () => {
@@ -247,7 +254,9 @@ describe("the official Pinecone v8 client against svc serve", () => {
 
     // deleteMany by ids, in ns1 only.
     await index.namespace("ns1").deleteMany({ ids: ["n-2"] });
-    await eventually(async () => expect((await index.describeIndexStats()).namespaces!.ns1).toEqual({ recordCount: ns1Records.length - 1 }));
+    await eventually(async () =>
+      expect((await index.describeIndexStats()).namespaces!.ns1).toEqual({ recordCount: ns1Records.length - 1 }),
+    );
     expect((await index.describeIndexStats()).namespaces!.__default__).toEqual({ recordCount: left.length });
   });
 
@@ -306,7 +315,14 @@ describe("the official Pinecone v8 client against svc serve", () => {
     await expect(pc2.deleteIndex(INDEX)).rejects.toBeInstanceOf(Errors.PineconeNotFoundError);
 
     // The second tenant may use the same name for its own, different index.
-    await pc2.createIndex({ name: INDEX, dimension: 4, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } }, waitUntilReady: true, timeout: 10_000 });
+    await pc2.createIndex({
+      name: INDEX,
+      dimension: 4,
+      metric: "cosine",
+      spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+      waitUntilReady: true,
+      timeout: 10_000,
+    });
     const own = pc2.index({ host: (await pc2.describeIndex(INDEX)).host });
     await own.upsert({ records: [{ id: "t2", values: [1, 0, 0, 0], metadata: { year: 1 } }] });
     await eventually(async () => expect((await own.describeIndexStats()).totalRecordCount).toBe(1));

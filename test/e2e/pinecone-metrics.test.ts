@@ -49,7 +49,14 @@ describe("dotproduct and euclidean indexes through the official Pinecone v8 clie
   for (const metric of ["dotproduct", "euclidean"] as const) {
     it(`${metric}: created, described with its metric, queried: recall@10 >= 0.99 against brute force, scores are the metric's`, async () => {
       const name = `m-${metric}`;
-      const created = await pc.createIndex({ name, dimension: DIM, metric, spec: { serverless: { cloud: "aws", region: "us-east-1" } }, waitUntilReady: true, timeout: 10_000 });
+      const created = await pc.createIndex({
+        name,
+        dimension: DIM,
+        metric,
+        spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+        waitUntilReady: true,
+        timeout: 10_000,
+      });
       expect(created).toMatchObject({ name, dimension: DIM, metric });
       expect((await pc.describeIndex(name)).metric).toBe(metric);
       const index = pc.index({ name });
@@ -62,7 +69,9 @@ describe("dotproduct and euclidean indexes through the official Pinecone v8 clie
       let hits = 0;
       for (const q of queries) {
         const got = await index.query({ vector: q, topK: K });
-        const truth = records.map((r) => ({ id: r.id, s: scoreOf(metric, q, r.values!) })).sort((a, b) => (metric === "euclidean" ? a.s - b.s : b.s - a.s));
+        const truth = records
+          .map((r) => ({ id: r.id, s: scoreOf(metric, q, r.values!) }))
+          .sort((a, b) => (metric === "euclidean" ? a.s - b.s : b.s - a.s));
         const want = new Set(truth.slice(0, K).map((t) => t.id));
         hits += got.matches.filter((m) => want.has(m.id)).length;
         const byId = new Map(records.map((r) => [r.id, r.values!]));
@@ -79,7 +88,12 @@ describe("dotproduct and euclidean indexes through the official Pinecone v8 clie
     const res = await fetch(`${server.url}/v1/indexes`, {
       method: "POST",
       headers: { "api-key": server.adminKey!, "content-type": "application/json" },
-      body: JSON.stringify({ name: "m-bad", dimension: 8, metric: "manhattan", spec: { serverless: { cloud: "aws", region: "us-east-1" } } }),
+      body: JSON.stringify({
+        name: "m-bad",
+        dimension: 8,
+        metric: "manhattan",
+        spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+      }),
     });
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: { code: string; field?: string; message: string } };
@@ -87,7 +101,12 @@ describe("dotproduct and euclidean indexes through the official Pinecone v8 clie
     expect(body.error.message).toMatch(/cosine, dotproduct, euclidean/);
     expect((await pc.listIndexes()).indexes?.map((i) => i.name) ?? []).not.toContain("m-bad");
     // The client itself refuses it before sending; a metric in another case is what it sends as given: accepted, stored lowercase.
-    const mixed = await pc.createIndex({ name: "m-mixed", dimension: 8, metric: "Euclidean" as "euclidean", spec: { serverless: { cloud: "aws", region: "us-east-1" } } });
+    const mixed = await pc.createIndex({
+      name: "m-mixed",
+      dimension: 8,
+      metric: "Euclidean" as "euclidean",
+      spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+    });
     expect(mixed?.metric ?? (await pc.describeIndex("m-mixed")).metric).toBe("euclidean");
   });
 });

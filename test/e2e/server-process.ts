@@ -27,7 +27,9 @@ export interface ServerProcess {
 /** Start `svc serve --port 0`; resolves once it printed its URL (and first admin key). */
 export async function startServerProcess(opts: { dataDir?: string; args?: string[] } = {}): Promise<ServerProcess> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), "svc-http-")));
-  const child = spawn(process.execPath, [MAIN, "serve", "--port", "0", "--data", dataDir, "--log-level", "warn", ...(opts.args ?? [])], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [MAIN, "serve", "--port", "0", "--data", dataDir, "--log-level", "warn", ...(opts.args ?? [])], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
@@ -77,7 +79,7 @@ export async function startServerProcess(opts: { dataDir?: string; args?: string
 
 /** Wait (polling, at most `ms`) until `text()` matches `re`. */
 async function untilText(text: () => string, re: RegExp, ms: number): Promise<void> {
-  for (const end = Date.now() + ms; !re.test(text()); ) {
+  for (const end = Date.now() + ms; !re.test(text());) {
     if (Date.now() > end) throw new Error(`did not see ${re} in:\n${text()}`);
     await new Promise((r) => setTimeout(r, 20));
   }

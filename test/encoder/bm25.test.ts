@@ -76,7 +76,13 @@ describe("Bm25Index", () => {
 });
 
 /** Brute-force BM25 over the live documents (the formula of src/encoder/bm25.ts, same order of operations), ties by insertion order. */
-function oracle(live: Map<string, { text: string; seq: number }>, query: string, topK: number, k1 = 1.2, b = 0.75): { id: string; score: number }[] {
+function oracle(
+  live: Map<string, { text: string; seq: number }>,
+  query: string,
+  topK: number,
+  k1 = 1.2,
+  b = 0.75,
+): { id: string; score: number }[] {
   const docs = [...live].map(([id, d]) => {
     const tf = new Map<string, number>();
     const list = terms(d.text);
@@ -95,12 +101,18 @@ function oracle(live: Map<string, { text: string; seq: number }>, query: string,
       const tf = d.tf.get(t);
       if (!tf) continue;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      const norm = k1 * (1 - b), per = (k1 * b) / avgdl, w = mult * idf * (k1 + 1);
+      const norm = k1 * (1 - b),
+        per = (k1 * b) / avgdl,
+        w = mult * idf * (k1 + 1);
       score += (w * tf) / (tf + norm + per * d.length);
     }
     return { id: d.id, seq: d.seq, score };
   });
-  return scored.filter((d) => d.score > 0).sort((x, y) => y.score - x.score || x.seq - y.seq).slice(0, topK).map(({ id, score }) => ({ id, score }));
+  return scored
+    .filter((d) => d.score > 0)
+    .sort((x, y) => y.score - x.score || x.seq - y.seq)
+    .slice(0, topK)
+    .map(({ id, score }) => ({ id, score }));
 }
 
 describe("Bm25Index ranking (typed-array postings, slots renumbered on compaction)", () => {
@@ -113,21 +125,26 @@ describe("Bm25Index ranking (typed-array postings, slots renumbered on compactio
 
   it("equals a brute-force BM25 (ids, scores, tie order) after any sequence of adds, replaces and removes", () => {
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 60 }), fc.array(text, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 20 }), (ops, queries, topK) => {
-        const ix = new Bm25Index();
-        const live = new Map<string, { text: string; seq: number }>();
-        let seq = 0;
-        for (const o of ops) {
-          const id = `d${o.id}`;
-          if (o.kind === "add") {
-            ix.add(id, o.text);
-            live.delete(id);
-            live.set(id, { text: o.text, seq: seq++ });
-          } else expect(ix.remove(id)).toBe(live.delete(id));
-        }
-        expect(ix.size).toBe(live.size);
-        for (const q of queries) expect(ix.search(q, topK)).toEqual(oracle(live, q, topK));
-      }),
+      fc.property(
+        fc.array(op, { maxLength: 60 }),
+        fc.array(text, { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 1, max: 20 }),
+        (ops, queries, topK) => {
+          const ix = new Bm25Index();
+          const live = new Map<string, { text: string; seq: number }>();
+          let seq = 0;
+          for (const o of ops) {
+            const id = `d${o.id}`;
+            if (o.kind === "add") {
+              ix.add(id, o.text);
+              live.delete(id);
+              live.set(id, { text: o.text, seq: seq++ });
+            } else expect(ix.remove(id)).toBe(live.delete(id));
+          }
+          expect(ix.size).toBe(live.size);
+          for (const q of queries) expect(ix.search(q, topK)).toEqual(oracle(live, q, topK));
+        },
+      ),
       { seed: 20261126, numRuns: 200 },
     );
   });
@@ -148,7 +165,8 @@ describe("Bm25Index ranking (typed-array postings, slots renumbered on compactio
         live.set(id, { text: t, seq: i });
       }
     }
-    for (const q of ["boundary layer", "the shock wave of the cone", "heat heat plate", "flutter"]) expect(ix.search(q, 25)).toEqual(oracle(live, q, 25));
+    for (const q of ["boundary layer", "the shock wave of the cone", "heat heat plate", "flutter"])
+      expect(ix.search(q, 25)).toEqual(oracle(live, q, 25));
   });
 
   it("keeps insertion order for ties right after a compaction", () => {
@@ -177,7 +195,10 @@ describe("Bm25Index MaxScore search (stop-word lists probed, not walked)", () =>
       fc.property(
         fc.array(text, { minLength: 60, maxLength: 300 }),
         fc.array(fc.nat(), { maxLength: 40 }),
-        fc.array(fc.array(word, { minLength: 1, maxLength: 8 }).map((w) => w.join(" ")), { minLength: 1, maxLength: 4 }),
+        fc.array(
+          fc.array(word, { minLength: 1, maxLength: 8 }).map((w) => w.join(" ")),
+          { minLength: 1, maxLength: 4 },
+        ),
         fc.integer({ min: 1, max: 30 }),
         fc.integer({ min: 1, max: 4 }),
         (texts, removes, queries, topK, every) => {
@@ -196,7 +217,11 @@ describe("Bm25Index MaxScore search (stop-word lists probed, not walked)", () =>
           for (const q of queries) {
             expect(ix.search(q, topK)).toEqual(oracle(live, q, topK));
             // the oracle over all live documents, then the accepted ones: statistics stay those of the whole index
-            expect(ix.search(q, topK, accept)).toEqual(oracle(live, q, live.size).filter((h) => accept(h.id)).slice(0, topK));
+            expect(ix.search(q, topK, accept)).toEqual(
+              oracle(live, q, live.size)
+                .filter((h) => accept(h.id))
+                .slice(0, topK),
+            );
           }
         },
       ),

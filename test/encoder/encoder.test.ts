@@ -76,7 +76,11 @@ describe("TextEncoder1024", () => {
     ["The cat sat on the mat.", "A kitten was sitting on the rug.", "Quarterly revenue grew by ten percent."],
     ["How do I bake bread at home?", "Easy homemade bread recipe for beginners", "The stock market crashed in 1929."],
     ["Flutter of aircraft wings at high speed", "Vibration of airplane wings in fast flight", "She bought fresh vegetables at the market."],
-    ["The patient was prescribed antibiotics for the infection.", "The doctor gave her medicine to treat the bacterial infection.", "The football team won the championship."],
+    [
+      "The patient was prescribed antibiotics for the infection.",
+      "The doctor gave her medicine to treat the bacterial infection.",
+      "The football team won the championship.",
+    ],
     ["Reset my account password", "I forgot my password and cannot log in", "Weather forecast: heavy rain tomorrow"],
     ["car", "automobile", "banana"],
   ])("scores %j closer to its paraphrase than to an unrelated text", (a, similar, unrelated) => {

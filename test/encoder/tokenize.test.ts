@@ -25,10 +25,24 @@ describe("tokenize", () => {
 
 describe("Porter stemmer", () => {
   it.each([
-    ["caresses", "caress"], ["ponies", "poni"], ["cats", "cat"], ["agreed", "agre"], ["plastered", "plaster"],
-    ["motoring", "motor"], ["hopping", "hop"], ["filing", "file"], ["happy", "happi"], ["relational", "relat"],
-    ["conditional", "condit"], ["generalizations", "gener"], ["oscillators", "oscil"], ["hopefulness", "hope"],
-    ["adjustment", "adjust"], ["adoption", "adopt"], ["controll", "control"], ["aeroelasticity", "aeroelast"],
+    ["caresses", "caress"],
+    ["ponies", "poni"],
+    ["cats", "cat"],
+    ["agreed", "agre"],
+    ["plastered", "plaster"],
+    ["motoring", "motor"],
+    ["hopping", "hop"],
+    ["filing", "file"],
+    ["happy", "happi"],
+    ["relational", "relat"],
+    ["conditional", "condit"],
+    ["generalizations", "gener"],
+    ["oscillators", "oscil"],
+    ["hopefulness", "hope"],
+    ["adjustment", "adjust"],
+    ["adoption", "adopt"],
+    ["controll", "control"],
+    ["aeroelasticity", "aeroelast"],
   ])("%s -> %s", (word, expected) => {
     expect(stem(word)).toBe(expected);
   });

@@ -25,7 +25,10 @@ async function build(name: string): Promise<{ dir: string; part: string }> {
   const dir = join(root, name);
   const c = await Collection.open(dir, { ...opts(), dimension: DIM });
   for (let b = 0; b < 3; b++) {
-    await c.upsert("ns", Array.from({ length: 100 }, (_, i) => ({ id: id(b * 100 + i), values: vec(b * 100 + i), metadata: { b, i } })));
+    await c.upsert(
+      "ns",
+      Array.from({ length: 100 }, (_, i) => ({ id: id(b * 100 + i), values: vec(b * 100 + i), metadata: { b, i } })),
+    );
     await c.checkpoint();
   }
   await c.close();
@@ -45,7 +48,8 @@ function flip(file: string, at: number): void {
 async function waitClean(c: Collection, dir: string): Promise<void> {
   // The rewrite of the damaged partition ends with a checkpoint naming a new generation.
   const first = JSON.parse(readFileSync(join(dir, "checkpoint.json"), "utf8")).partitions[0].dir;
-  for (let i = 0; i < 200 && JSON.parse(readFileSync(join(dir, "checkpoint.json"), "utf8")).partitions[0].dir === first; i++) await new Promise((r) => setTimeout(r, 25));
+  for (let i = 0; i < 200 && JSON.parse(readFileSync(join(dir, "checkpoint.json"), "utf8")).partitions[0].dir === first; i++)
+    await new Promise((r) => setTimeout(r, 25));
   expect(JSON.parse(readFileSync(join(dir, "checkpoint.json"), "utf8")).partitions[0].dir).not.toBe(first);
   void c;
 }
@@ -69,7 +73,13 @@ describe("block checksums of values.f32 and records.bin", () => {
       expect(q.matches[0]!.id).not.toBe(id(5));
       const reports = damageReports().filter((r) => r.store === `collection:${dir}`);
       expect(reports).toEqual([
-        expect.objectContaining({ kind: "bad-checksum", file: expect.stringMatching(/^parts\/p\d+\/values\.f32$/), dropped: ROWS_PER_BLOCK, offline: false, detail: expect.stringContaining(`${ROWS_PER_BLOCK + 44} row(s) in blocks that failed their checksum`) }),
+        expect.objectContaining({
+          kind: "bad-checksum",
+          file: expect.stringMatching(/^parts\/p\d+\/values\.f32$/),
+          dropped: ROWS_PER_BLOCK,
+          offline: false,
+          detail: expect.stringContaining(`${ROWS_PER_BLOCK + 44} row(s) in blocks that failed their checksum`),
+        }),
       ]);
       expect(reports[0]!.detail).toContain(`44 rebuilt from the log, ${ROWS_PER_BLOCK} dropped (${id(0)}, ${id(1)}`);
       await waitClean(c, dir);
@@ -123,19 +133,29 @@ describe("block checksums of values.f32 and records.bin", () => {
   it("a flipped byte in row 200's id length (records.bin block 0 unreadable) while the log holds every row: all of them are rebuilt, nothing dropped", async () => {
     const dir = join(root, "id-length");
     const c0 = await Collection.open(dir, { kernels, pool, annMinRows: Infinity, dimension: DIM });
-    await c0.upsert("ns", Array.from({ length: 300 }, (_, i) => ({ id: id(i), values: vec(i), metadata: { i } })));
+    await c0.upsert(
+      "ns",
+      Array.from({ length: 300 }, (_, i) => ({ id: id(i), values: vec(i), metadata: { i } })),
+    );
     await c0.close(); // a checkpoint; the log's one segment keeps every frame
     const cp = JSON.parse(readFileSync(join(dir, "checkpoint.json"), "utf8"));
     const file = join(dir, "parts", cp.partitions[0].dir, "records.bin");
     const at200 = readFileSync(file).indexOf(Buffer.from(id(200))) - 4; // row 200's u32 id length
     expect(at200).toBeGreaterThan(0);
     expect(Math.floor(at200 / SUM_BLOCK)).toBe(0);
-    const block0 = readFileSync(file).subarray(0, SUM_BLOCK).toString("latin1").split(/v\d{4}/).length - 1; // records starting in block 0 (a record reaching into block 1 counts too)
+    const block0 =
+      readFileSync(file)
+        .subarray(0, SUM_BLOCK)
+        .toString("latin1")
+        .split(/v\d{4}/).length - 1; // records starting in block 0 (a record reaching into block 1 counts too)
     flip(file, at200);
     clearDamage(`collection:${dir}`);
     const c = await Collection.open(dir, opts());
     try {
-      const found = c.fetch("ns", Array.from({ length: 300 }, (_, i) => id(i)));
+      const found = c.fetch(
+        "ns",
+        Array.from({ length: 300 }, (_, i) => id(i)),
+      );
       expect(found).toHaveLength(300);
       for (const v of found) {
         const i = Number(v.id.slice(1));
@@ -146,7 +166,9 @@ describe("block checksums of values.f32 and records.bin", () => {
       expect(more).toEqual([]);
       expect(r).toMatchObject({ kind: "bad-checksum", file: expect.stringMatching(/records\.bin$/), dropped: 0 });
       expect(r!.detail).toMatch(new RegExp(`^(${block0}|${block0 + 1}) row\\(s\\) in blocks that failed their checksum`));
-      expect(r!.detail).toMatch(/: (\d+) rebuilt from the log, 0 dropped, 0 already dead; the log's ids for the \1 row\(s\) with unreadable ids: v0000, v0001/);
+      expect(r!.detail).toMatch(
+        /: (\d+) rebuilt from the log, 0 dropped, 0 already dead; the log's ids for the \1 row\(s\) with unreadable ids: v0000, v0001/,
+      );
     } finally {
       await c.close();
     }

@@ -15,7 +15,13 @@ let kernels: Kernels;
 let pool: ScanPool;
 let n = 0;
 const fresh = (opts: { dimension?: number; metric?: "cosine" | "hamming"; checkpointBytes?: number } = {}) =>
-  Collection.open(join(root, `c${n++}`), { kernels, pool, dimension: opts.dimension ?? 64, metric: opts.metric, checkpointBytes: opts.checkpointBytes });
+  Collection.open(join(root, `c${n++}`), {
+    kernels,
+    pool,
+    dimension: opts.dimension ?? 64,
+    metric: opts.metric,
+    checkpointBytes: opts.checkpointBytes,
+  });
 
 beforeAll(() => {
   kernels = Kernels.create();
@@ -39,12 +45,17 @@ function vectors(count: number, dim: number, seed: number): Float32Array[] {
   return Array.from({ length: count }, () => {
     const c = centres[next() % 20]!;
     const z = [u(), u(), u(), u()];
-    return Float32Array.from(c, (x, j) => x + z[0]! * basis[0]![j]! + z[1]! * basis[1]![j]! + z[2]! * basis[2]![j]! + z[3]! * basis[3]![j]! + 0.1 * u());
+    return Float32Array.from(
+      c,
+      (x, j) => x + z[0]! * basis[0]![j]! + z[1]! * basis[1]![j]! + z[2]! * basis[2]![j]! + z[3]! * basis[3]![j]! + 0.1 * u(),
+    );
   });
 }
 
 function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let d = 0, na = 0, nb = 0;
+  let d = 0,
+    na = 0,
+    nb = 0;
   for (let i = 0; i < a.length; i++) {
     d += a[i]! * b[i]!;
     na += a[i]! * a[i]!;
@@ -90,11 +101,17 @@ describe("Collection", () => {
     const all = vectors(3030, 1024, 2);
     const data = all.slice(0, 3000);
     const queries = all.slice(3000);
-    await c.upsert("", data.map((values, i) => ({ id: `v${i}`, values })));
+    await c.upsert(
+      "",
+      data.map((values, i) => ({ id: `v${i}`, values })),
+    );
     await c.settled();
     let hit = 0;
     for (const q of queries) {
-      const exact = data.map((v, i) => ({ i, s: cosine(q, v) })).sort((x, y) => y.s - x.s).slice(0, 10);
+      const exact = data
+        .map((v, i) => ({ i, s: cosine(q, v) }))
+        .sort((x, y) => y.s - x.s)
+        .slice(0, 10);
       const { matches } = await c.query("", { vector: q, topK: 10 });
       expect(matches).toHaveLength(10);
       const want = new Set(exact.map((e) => `v${e.i}`));
@@ -112,7 +129,10 @@ describe("Collection", () => {
     const q = Float32Array.from({ length: 64 }, u);
     // Rows 200..229 are the query plus a little noise (the 30 rescored candidates, side by side); the rest is random.
     const data = Array.from({ length: 600 }, (_, i) => Float32Array.from(q, (x) => (i >= 200 && i < 230 ? x + 0.05 * u() : u())));
-    await c.upsert("", data.map((values, i) => ({ id: `v${i}`, values })));
+    await c.upsert(
+      "",
+      data.map((values, i) => ({ id: `v${i}`, values })),
+    );
     await c.settled();
     const reads = [vi.spyOn(RowFile.prototype, "readRange"), vi.spyOn(RowFile.prototype, "readInto")];
     try {
@@ -120,7 +140,10 @@ describe("Collection", () => {
       const calls = reads.reduce((n, s) => n + s.mock.calls.length, 0);
       expect(calls).toBeGreaterThan(0);
       expect(calls).toBe(1); // one for the run of close rows, not one per candidate (30)
-      const exact = data.map((v, i) => ({ id: `v${i}`, s: cosine(q, v) })).sort((x, y) => y.s - x.s).slice(0, 10);
+      const exact = data
+        .map((v, i) => ({ id: `v${i}`, s: cosine(q, v) }))
+        .sort((x, y) => y.s - x.s)
+        .slice(0, 10);
       expect(matches.map((m) => m.id)).toEqual(exact.map((e) => e.id));
       matches.forEach((m, i) => expect(m.score).toBeCloseTo(exact[i]!.s, 5));
     } finally {
@@ -134,7 +157,12 @@ describe("Collection", () => {
     const all = vectors(40_001, 256, 4);
     const data = all.slice(0, 40_000);
     for (let s = 0; s < data.length; s += 5000) {
-      await c.upsert("f", data.slice(s, s + 5000).map((values, j) => ({ id: `v${s + j}`, values, metadata: { bucket: (s + j) % 100, even: (s + j) % 2 === 0 } })));
+      await c.upsert(
+        "f",
+        data
+          .slice(s, s + 5000)
+          .map((values, j) => ({ id: `v${s + j}`, values, metadata: { bucket: (s + j) % 100, even: (s + j) % 2 === 0 } })),
+      );
     }
     await c.settled();
     const q = all[40_000]!;
@@ -144,7 +172,11 @@ describe("Collection", () => {
       [{ bucket: { $lt: 90 } }, (i: number) => i % 100 < 90, "list"],
       [{ bucket: { $lt: 10 }, even: false }, (i: number) => i % 100 < 10 && i % 2 === 1, "list"],
     ] as const) {
-      const exact = data.map((v, i) => ({ i, s: cosine(q, v) })).filter((e) => pred(e.i)).sort((x, y) => y.s - x.s).slice(0, 10);
+      const exact = data
+        .map((v, i) => ({ i, s: cosine(q, v) }))
+        .filter((e) => pred(e.i))
+        .sort((x, y) => y.s - x.s)
+        .slice(0, 10);
       const res = await c.query("f", { vector: q, topK: 10, filter, includeMetadata: true });
       expect(res.plan).toBe(plan);
       for (const m of res.matches) expect(pred(Number(m.id.slice(1)))).toBe(true);
@@ -157,8 +189,14 @@ describe("Collection", () => {
   it("deletes by ids, by filter and all; deleted rows never come back from queries; counts per namespace", async () => {
     const c = await fresh();
     const data = vectors(500, 64, 6);
-    await c.upsert("a", data.map((values, i) => ({ id: `v${i}`, values, metadata: { k: i % 5 } })));
-    await c.upsert("b", data.slice(0, 10).map((values, i) => ({ id: `v${i}`, values })));
+    await c.upsert(
+      "a",
+      data.map((values, i) => ({ id: `v${i}`, values, metadata: { k: i % 5 } })),
+    );
+    await c.upsert(
+      "b",
+      data.slice(0, 10).map((values, i) => ({ id: `v${i}`, values })),
+    );
     expect((await c.delete("a", { ids: ["v0", "v1", "nope"] })).deleted).toBe(3);
     expect((await c.delete("a", { filter: { k: 4 } })).deleted).toBe(100);
     await c.settled();
@@ -193,13 +231,19 @@ describe("Collection", () => {
     const dir = join(root, "restart");
     const data = vectors(300, 64, 8);
     let c = await Collection.open(dir, { kernels, pool, dimension: 64 });
-    await c.upsert("n", data.slice(0, 200).map((values, i) => ({ id: `v${i}`, values, metadata: { i } })));
+    await c.upsert(
+      "n",
+      data.slice(0, 200).map((values, i) => ({ id: `v${i}`, values, metadata: { i } })),
+    );
     await c.delete("n", { ids: ["v3"] });
     // No close(): the process "stops" without a checkpoint; the WAL alone must restore it.
     c = await Collection.open(dir, { kernels, pool });
     expect(c.stats().namespaces).toEqual({ n: { vectorCount: 199 } });
     await c.checkpoint();
-    await c.upsert("n", data.slice(200).map((values, i) => ({ id: `v${200 + i}`, values, metadata: { i: 200 + i } })));
+    await c.upsert(
+      "n",
+      data.slice(200).map((values, i) => ({ id: `v${200 + i}`, values, metadata: { i: 200 + i } })),
+    );
     c = await Collection.open(dir, { kernels, pool });
     expect(c.stats().namespaces).toEqual({ n: { vectorCount: 299 } });
     expect(c.fetch("n", ["v250"])[0]).toEqual({ id: "v250", values: data[250], metadata: { i: 250 }, payload: null });
@@ -215,7 +259,10 @@ describe("Collection", () => {
     const live = 1000;
     const rounds = 150; // 150k rows written, ~4.5 MB of WAL: far below the checkpoint's 256 MiB
     for (let r = 0; r < rounds; r++) {
-      await c.upsert("", Array.from({ length: live }, (_, i) => ({ id: `v${i}`, values: [1, r + 1, i + 1, 2], metadata: { r } })));
+      await c.upsert(
+        "",
+        Array.from({ length: live }, (_, i) => ({ id: `v${i}`, values: [1, r + 1, i + 1, 2], metadata: { r } })),
+      );
     }
     await c.settled();
     await c.close();
@@ -226,7 +273,10 @@ describe("Collection", () => {
     expect(rows).toBeLessThanOrEqual(live + 131_072);
     // every id still reads back its last write
     c = await Collection.open(dir, { kernels, pool });
-    const got = c.fetch("", Array.from({ length: live }, (_, i) => `v${i}`));
+    const got = c.fetch(
+      "",
+      Array.from({ length: live }, (_, i) => `v${i}`),
+    );
     expect(got).toHaveLength(live);
     for (const v of got) expect(v.metadata).toEqual({ r: rounds - 1 });
     expect(c.stats().totalVectorCount).toBe(live);
@@ -236,7 +286,10 @@ describe("Collection", () => {
   it("compaction drops dead rows and keeps every answer", async () => {
     const c = await fresh();
     const data = vectors(3000, 64, 9);
-    await c.upsert("", data.map((values, i) => ({ id: `v${i}`, values, metadata: { i } })));
+    await c.upsert(
+      "",
+      data.map((values, i) => ({ id: `v${i}`, values, metadata: { i } })),
+    );
     await c.delete("", { filter: { i: { $lt: 2000 } } });
     await c.settled();
     const q = data[2500]!;
@@ -256,13 +309,20 @@ describe("Collection", () => {
     // durability "none" acknowledges after the write, so these writes land between compaction's chunks
     const c = await Collection.open(join(root, `c${n++}`), { kernels, pool, dimension: 64, durability: "none" });
     const data = vectors(20_000, 64, 12);
-    for (let s = 0; s < data.length; s += 5000) await c.upsert("", data.slice(s, s + 5000).map((values, i) => ({ id: `v${s + i}`, values })));
+    for (let s = 0; s < data.length; s += 5000)
+      await c.upsert(
+        "",
+        data.slice(s, s + 5000).map((values, i) => ({ id: `v${s + i}`, values })),
+      );
     await c.delete("", { filter: undefined, ids: Array.from({ length: 8000 }, (_, i) => `v${i + 10_000}`) });
     const [a, b] = vectors(2, 64, 13);
     const compacting = c.compact("");
     // Issued right away: applied between compaction's chunks (or before it starts copying).
     await c.delete("", { ids: ["v1", "v2"] });
-    await c.upsert("", [{ id: "v1", values: a! }, { id: "new", values: b! }]);
+    await c.upsert("", [
+      { id: "v1", values: a! },
+      { id: "new", values: b! },
+    ]);
     await c.upsert("", [{ id: "v3", values: b! }]);
     await compacting;
     await c.settled();
@@ -281,7 +341,10 @@ describe("Collection", () => {
     const c = await fresh({ dimension: 200, metric: "hamming" });
     const next = mulberry32(10);
     const rows = Array.from({ length: 100 }, () => Uint8Array.from({ length: 25 }, () => next() & 0xff));
-    await c.upsert("", rows.map((bits, i) => ({ id: `b${i}`, bits })));
+    await c.upsert(
+      "",
+      rows.map((bits, i) => ({ id: `b${i}`, bits })),
+    );
     await c.settled();
     const res = await c.query("", { bits: rows[17]!, topK: 2 });
     expect(res.matches[0]).toEqual({ id: "b17", score: 1 });
@@ -292,9 +355,21 @@ describe("Collection", () => {
   it("rejects bad input with stable codes naming the field, and stores nothing", async () => {
     const c = await fresh({ dimension: 4 });
     await expectCode(() => c.upsert("", [{ id: "a", values: [1, 2, 3] }]), "E_DIMENSION", "vectors[0].values");
-    await expectCode(() => c.upsert("", [{ id: "a", values: [1, 2, 3, 4] }, { id: "b", values: [1, NaN, 3, 4] }]), "E_NON_FINITE", "vectors[1].values[1]");
+    await expectCode(
+      () =>
+        c.upsert("", [
+          { id: "a", values: [1, 2, 3, 4] },
+          { id: "b", values: [1, NaN, 3, 4] },
+        ]),
+      "E_NON_FINITE",
+      "vectors[1].values[1]",
+    );
     await expectCode(() => c.upsert("", [{ id: "", values: [1, 2, 3, 4] }]), "E_BAD_REQUEST", "vectors[0].id");
-    await expectCode(() => c.upsert("", [{ id: "a", values: [1, 2, 3, 4], metadata: { x: { nested: 1 } } }]), "E_METADATA", "vectors[0].metadata.x");
+    await expectCode(
+      () => c.upsert("", [{ id: "a", values: [1, 2, 3, 4], metadata: { x: { nested: 1 } } }]),
+      "E_METADATA",
+      "vectors[0].metadata.x",
+    );
     await expectCode(() => c.query("", { vector: [1, 2, 3, 4], topK: 0 }), "E_TOP_K", "topK");
     await expectCode(() => c.query("", { vector: [1, 2, 3, 4], topK: 1, filter: { x: { $between: 1 } } }), "E_FILTER", "filter.x.$between");
     await c.settled();

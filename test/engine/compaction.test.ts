@@ -18,7 +18,12 @@ describe("compaction", () => {
     const old = part("old");
     const n = 20_000;
     const bits = randomBytes(1, n * 16);
-    old.append(null, Array.from({ length: n }, (_, i) => `v${i}`), bits, Array.from({ length: n }, (_, i) => (i % 3 === 0 ? { i } : null)));
+    old.append(
+      null,
+      Array.from({ length: n }, (_, i) => `v${i}`),
+      bits,
+      Array.from({ length: n }, (_, i) => (i % 3 === 0 ? { i } : null)),
+    );
     old.remove(Array.from({ length: 5000 }, (_, i) => `v${10_000 + i}`));
     const fresh = part("fresh");
     const again = randomBytes(2, 16);
@@ -61,7 +66,10 @@ describe("compaction by dead fraction", () => {
     try {
       const n = 2 * COMPACT_MIN_DEAD;
       const write = (seed: number, count: number) =>
-        c.upsert("", Array.from({ length: count }, (_, i) => ({ id: `v${i}`, bits: randomBytes(seed * 100_000 + i, 16), metadata: { seed } })));
+        c.upsert(
+          "",
+          Array.from({ length: count }, (_, i) => ({ id: `v${i}`, bits: randomBytes(seed * 100_000 + i, 16), metadata: { seed } })),
+        );
       await write(1, n);
       await write(2, n); // every row overwritten once: half the rows are dead (> 0.25, >= COMPACT_MIN_DEAD)
       expect(0.5).toBeGreaterThan(COMPACT_DEAD_FRACTION);

@@ -15,10 +15,17 @@ describe("a collection whose log is damaged", () => {
   it("checksum-mismatch-in-a-middle-frame-opens-without-that-frame, then `svc repair` pads exactly it", async () => {
     const dir = join(root, "c");
     const c = await Collection.open(dir, { kernels, pool, dimension: 8 });
-    const seg = join(dir, "wal", readdirSync(join(dir, "wal")).find((f) => f.endsWith(".seg"))!);
+    const seg = join(
+      dir,
+      "wal",
+      readdirSync(join(dir, "wal")).find((f) => f.endsWith(".seg"))!,
+    );
     const ends: number[] = [];
     for (let b = 0; b < 3; b++) {
-      await c.upsert("", Array.from({ length: 5 }, (_, i) => ({ id: `b${b}-${i}`, values: vec(b * 5 + i), metadata: { b } })));
+      await c.upsert(
+        "",
+        Array.from({ length: 5 }, (_, i) => ({ id: `b${b}-${i}`, values: vec(b * 5 + i), metadata: { b } })),
+      );
       ends.push(statSync(seg).size);
     }
     // No close(): like a crash, nothing is checkpointed; the log alone holds the three batches.
@@ -30,7 +37,9 @@ describe("a collection whose log is damaged", () => {
 
     // The damaged frame is skipped and named; the frames after it replay.
     const salvaged = await Collection.open(dir, { kernels, pool });
-    expect(salvaged.recovery.damaged).toEqual([{ file: seg, offset: ends[0], bytes: ends[1]! - ends[0]!, frames: 1, reason: "frame checksum mismatch", beforeFrom: false }]);
+    expect(salvaged.recovery.damaged).toEqual([
+      { file: seg, offset: ends[0], bytes: ends[1]! - ends[0]!, frames: 1, reason: "frame checksum mismatch", beforeFrom: false },
+    ]);
     expect(salvaged.fetch("", ["b0-0", "b1-0", "b2-0"]).map((v) => v.id)).toEqual(["b0-0", "b2-0"]);
     // Dropped without closing, so no checkpoint covers the damage: repair finds it where it was.
     rmSync(join(dir, "LOCK"));

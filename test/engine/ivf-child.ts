@@ -11,7 +11,10 @@ const pool = new ScanPool(kernels, { threads: 1 });
 const c = await Collection.open(dir!, { kernels, pool, dimension: DIM, metric: "hamming", annMinRows: Infinity });
 const rows = clusteredRows(n, 11, 0, Number(clustersArg)); // the rows ivf.test.ts checks against
 for (let s = 0; s < n; s += 1000) {
-  await c.upsert("", Array.from({ length: Math.min(1000, n - s) }, (_, i) => ({ id: `r${s + i}`, bits: rows[s + i]!, metadata: { b: (s + i) % 100 } })));
+  await c.upsert(
+    "",
+    Array.from({ length: Math.min(1000, n - s) }, (_, i) => ({ id: `r${s + i}`, bits: rows[s + i]!, metadata: { b: (s + i) % 100 } })),
+  );
 }
 await c.settled();
 await c.checkpoint();

@@ -30,10 +30,24 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function loaded(opts: { annMinRows?: number; annIdleMs?: number; dir?: string; onMaintenanceError?: (err: unknown, task: string) => void } = {}): Promise<Collection> {
-  const c = await Collection.open(opts.dir ?? join(root, `c${seq++}`), { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: opts.annMinRows ?? Infinity, annIdleMs: opts.annIdleMs, onMaintenanceError: opts.onMaintenanceError });
+async function loaded(
+  opts: { annMinRows?: number; annIdleMs?: number; dir?: string; onMaintenanceError?: (err: unknown, task: string) => void } = {},
+): Promise<Collection> {
+  const c = await Collection.open(opts.dir ?? join(root, `c${seq++}`), {
+    kernels,
+    pool,
+    dimension: DIM,
+    metric: "hamming",
+    durability: "none",
+    annMinRows: opts.annMinRows ?? Infinity,
+    annIdleMs: opts.annIdleMs,
+    onMaintenanceError: opts.onMaintenanceError,
+  });
   for (let s = 0; s < N; s += 1000) {
-    await c.upsert("", Array.from({ length: 1000 }, (_, i) => ({ id: `r${s + i}`, bits: rows[s + i]!, metadata: { b: (s + i) % 100 } })));
+    await c.upsert(
+      "",
+      Array.from({ length: 1000 }, (_, i) => ({ id: `r${s + i}`, bits: rows[s + i]!, metadata: { b: (s + i) % 100 } })),
+    );
   }
   await c.settled();
   return c;
@@ -43,7 +57,10 @@ async function loaded(opts: { annMinRows?: number; annIdleMs?: number; dir?: str
 const rowOf = (id: string) => (id.startsWith("late") ? rows[Number(id.slice(4)) % N]! : rows[Number(id.slice(1))]!);
 
 /** recall@10 by distance (ties count): answers within the exact 10th distance among the kept rows. */
-async function recall(c: Collection, opts: { filter?: unknown; keep?: (i: number) => boolean; exact?: boolean } = {}): Promise<{ recall: number; plans: Set<string> }> {
+async function recall(
+  c: Collection,
+  opts: { filter?: unknown; keep?: (i: number) => boolean; exact?: boolean } = {},
+): Promise<{ recall: number; plans: Set<string> }> {
   let hits = 0;
   const plans = new Set<string>();
   for (const q of queries) {
@@ -105,14 +122,24 @@ describe("approximate index (IVF over packed bits)", () => {
     // (at 14% the capped probe reads 2x less than the list; 15% and less took the exact list before)
     const big = clusteredRows(N, 11, 0, 30);
     const bigQueries = clusteredRows(20, 11, N, 30);
-    const c = await Collection.open(join(root, `c${seq++}`), { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: Infinity });
+    const c = await Collection.open(join(root, `c${seq++}`), {
+      kernels,
+      pool,
+      dimension: DIM,
+      metric: "hamming",
+      durability: "none",
+      annMinRows: Infinity,
+    });
     const q0 = bigQueries[0]!;
     const d0 = big.map((r) => hamming(q0, r));
     const sorted = [...d0].sort((a, b) => a - b);
     const median = sorted[N >> 1]!;
     // the 14% of the rows farthest from q0 (by rank: distances tie)
     const farthestRows = new Set([...d0.keys()].sort((a, b) => d0[b]! - d0[a]! || a - b).slice(0, (14 * N) / 100));
-    await c.upsert("", big.map((r, i) => ({ id: `r${i}`, bits: r, metadata: { b: i % 100, far: d0[i]! > median, farthest: farthestRows.has(i) } })));
+    await c.upsert(
+      "",
+      big.map((r, i) => ({ id: `r${i}`, bits: r, metadata: { b: i % 100, far: d0[i]! > median, farthest: farthestRows.has(i) } })),
+    );
     await c.settled();
     await c.buildIndex("");
     const { probe, lists, filterFactor } = c.indexStats("")!;
@@ -157,7 +184,10 @@ describe("approximate index (IVF over packed bits)", () => {
   it("stores the filter calibration in ivf.bin (version 3); a version 2 file loads with none (filters keep the exact row list)", async () => {
     const dir = join(root, `c${seq++}`);
     const c = await Collection.open(dir, { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: Infinity });
-    await c.upsert("", clusteredRows(3000, 5, 0, 10).map((r, i) => ({ id: `r${i}`, bits: r })));
+    await c.upsert(
+      "",
+      clusteredRows(3000, 5, 0, 10).map((r, i) => ({ id: `r${i}`, bits: r })),
+    );
     await c.settled();
     await c.buildIndex("");
     const stats = c.indexStats("")!;
@@ -194,7 +224,10 @@ describe("approximate index (IVF over packed bits)", () => {
       const exact = await c.query("", { bits: bits[j]!, topK: 10, exact: true });
       expect(exactBatch.matches[j]!.map((m) => m.score)).toEqual(exact.matches.map((m) => m.score));
     }
-    await expect(c.queryBatch("", { bits: [new Uint8Array(3)], topK: 10 })).rejects.toMatchObject({ code: "E_DIMENSION", field: "bits[0]" });
+    await expect(c.queryBatch("", { bits: [new Uint8Array(3)], topK: 10 })).rejects.toMatchObject({
+      code: "E_DIMENSION",
+      field: "bits[0]",
+    });
     await c.close();
   });
 
@@ -202,9 +235,17 @@ describe("approximate index (IVF over packed bits)", () => {
     const c = await loaded({ annMinRows: N, annIdleMs: 50 });
     await c.buildIndex("");
     // 5% more rows: under ANN_DELTA_FRACTION (no rebuild on write), over ANN_IDLE_DELTA_FRACTION
-    await c.upsert("", Array.from({ length: N / 20 }, (_, i) => ({ id: `late${i}`, bits: rows[i]!, metadata: { b: i % 100 } })));
+    await c.upsert(
+      "",
+      Array.from({ length: N / 20 }, (_, i) => ({ id: `late${i}`, bits: rows[i]!, metadata: { b: i % 100 } })),
+    );
     await c.settled();
-    await until("the idle merge", async () => c.indexStats("")!, (s) => s.deltaRows === 0, 30_000);
+    await until(
+      "the idle merge",
+      async () => c.indexStats("")!,
+      (s) => s.deltaRows === 0,
+      30_000,
+    );
     expect(c.indexStats("")!.indexedRows).toBe(N + N / 20);
     const res = await c.query("", { bits: rows[7]!, topK: 2 });
     expect(res.plan).toBe("ivf");
@@ -316,14 +357,25 @@ describe("approximate index (IVF over packed bits)", () => {
         } else await new Promise((r) => setImmediate(r));
       }
     };
-    const [c] = await Promise.all([loaded({ dir, annMinRows: N, onMaintenanceError: (err, task) => failures.push(`${task}: ${(err as Error).message}`) }), breakBuild()]);
+    const [c] = await Promise.all([
+      loaded({ dir, annMinRows: N, onMaintenanceError: (err, task) => failures.push(`${task}: ${(err as Error).message}`) }),
+      breakBuild(),
+    ]);
     expect(broke).toBe(true);
-    await until("the failure to be told", async () => failures, (f) => f.length > 0);
+    await until(
+      "the failure to be told",
+      async () => failures,
+      (f) => f.length > 0,
+    );
     expect(failures[0]).toMatch(/^index build of namespace '': ENOENT/);
     expect(c.indexStats("")).toBeNull();
     expect(c.count("")).toBe(N);
     await c.upsert("", [{ id: "again", bits: rows[0]! }]); // the next write starts a build, which now completes
-    await until("the index", async () => c.indexStats(""), (s) => s !== null);
+    await until(
+      "the index",
+      async () => c.indexStats(""),
+      (s) => s !== null,
+    );
     expect(failures).toHaveLength(1);
     await c.close();
   });
@@ -368,7 +420,11 @@ describe("approximate index (IVF over packed bits)", () => {
 
   it("a crash mid-build (SIGKILL) leaves a consistent collection: every acknowledged row, exact answers, and a later build works", async () => {
     const dir = join(root, `crash${seq++}`);
-    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./ivf-child.ts", import.meta.url)), dir, String(N), String(CLUSTERS)], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", fileURLToPath(new URL("./ivf-child.ts", import.meta.url)), dir, String(N), String(CLUSTERS)],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     const acked: string[] = [];
     let out = "";
     await new Promise<void>((resolve, reject) => {
@@ -398,8 +454,19 @@ describe("approximate index (IVF over packed bits)", () => {
   it("calibrates its probe at build: on overlapping clusters default queries still reach recall@10 >= 0.99", async () => {
     const spreadRows = clusteredRows(N, 12, 0, CLUSTERS, DIM, 3);
     const spreadQueries = clusteredRows(NQ, 12, N, CLUSTERS, DIM, 3);
-    const c = await Collection.open(join(root, `spread${seq++}`), { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: Infinity });
-    for (let s = 0; s < N; s += 1000) await c.upsert("", Array.from({ length: 1000 }, (_, i) => ({ id: `s${s + i}`, bits: spreadRows[s + i]! })));
+    const c = await Collection.open(join(root, `spread${seq++}`), {
+      kernels,
+      pool,
+      dimension: DIM,
+      metric: "hamming",
+      durability: "none",
+      annMinRows: Infinity,
+    });
+    for (let s = 0; s < N; s += 1000)
+      await c.upsert(
+        "",
+        Array.from({ length: 1000 }, (_, i) => ({ id: `s${s + i}`, bits: spreadRows[s + i]! })),
+      );
     await c.settled();
     await c.buildIndex("");
     const calibrated = c.indexStats("")!.probe;
@@ -418,7 +485,14 @@ describe("approximate index (IVF over packed bits)", () => {
     expect(uncalibrated / (10 * NQ)).toBeLessThan(0.99);
     // and the choice survives a reopen (it is in the index file)
     await c.close();
-    const again = await Collection.open(c.dir, { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: Infinity });
+    const again = await Collection.open(c.dir, {
+      kernels,
+      pool,
+      dimension: DIM,
+      metric: "hamming",
+      durability: "none",
+      annMinRows: Infinity,
+    });
     expect(again.indexStats("")!.probe).toEqual(calibrated);
     await again.close();
   });
@@ -430,7 +504,11 @@ describe("approximate index (IVF over packed bits)", () => {
       const r = rows[i]!;
       return Array.from({ length: dim }, (_, j) => ((r[j >> 3]! >> (j & 7)) & 1 ? 1 : -1) + 0.3 * Math.sin(i * 7.1 + j));
     };
-    for (let s = 0; s < 3000; s += 1000) await c.upsert("", Array.from({ length: 1000 }, (_, i) => ({ id: `v${s + i}`, values: vec(s + i) })));
+    for (let s = 0; s < 3000; s += 1000)
+      await c.upsert(
+        "",
+        Array.from({ length: 1000 }, (_, i) => ({ id: `v${s + i}`, values: vec(s + i) })),
+      );
     await c.settled();
     await c.buildIndex("");
     // 64-bit codes of 3,000 rows: the calibration finds the exact scan as good (the centroids alone are 15% of the rows) ...

@@ -69,7 +69,10 @@ describe("a collection over a log that is not the WAL", () => {
     const dir = join(root, "c");
     const stream: Stream = { messages: [], last: 0, appends: 0, dropped: 0 };
     const c1 = await Collection.open(dir, { kernels, pool, dimension: 16, openLog: streamLog(stream) });
-    await c1.upsert("ns", [0, 1, 2].map((i) => ({ id: `v${i}`, values: vec(i), metadata: { i } })));
+    await c1.upsert(
+      "ns",
+      [0, 1, 2].map((i) => ({ id: `v${i}`, values: vec(i), metadata: { i } })),
+    );
     await c1.delete("ns", { ids: ["v1"] });
     await c1.settled();
     expect((await c1.query("ns", { vector: vec(2), topK: 1 })).matches[0]!.id).toBe("v2");

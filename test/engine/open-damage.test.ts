@@ -22,7 +22,10 @@ async function build(name: string): Promise<{ dir: string; part: string }> {
   const dir = join(root, name);
   const c = await Collection.open(dir, { ...opts(), dimension: DIM });
   for (let b = 0; b < 3; b++) {
-    await c.upsert("ns", Array.from({ length: 100 }, (_, i) => ({ id: id(b * 100 + i), values: vec(b * 100 + i), metadata: { i: b * 100 + i } })));
+    await c.upsert(
+      "ns",
+      Array.from({ length: 100 }, (_, i) => ({ id: id(b * 100 + i), values: vec(b * 100 + i), metadata: { i: b * 100 + i } })),
+    );
     await c.checkpoint();
   }
   await c.close();
@@ -37,11 +40,16 @@ describe("a collection that cannot open", () => {
     truncateSync(values, statSync(values).size - 1000); // rows 269..299 (32 bytes a row) lose bytes
     clearDamage(`collection:${dir}`);
     await expect(Collection.open(dir, opts())).rejects.toMatchObject({ code: "E_STORE_OFFLINE" });
-    expect(damageReports().filter((r) => r.store === `collection:${dir}`)).toEqual([expect.objectContaining({ kind: "unopenable", offline: true, file: expect.stringMatching(/values\.f32$/) })]);
+    expect(damageReports().filter((r) => r.store === `collection:${dir}`)).toEqual([
+      expect.objectContaining({ kind: "unopenable", offline: true, file: expect.stringMatching(/values\.f32$/) }),
+    ]);
     clearDamage(`collection:${dir}`);
     const c = await Collection.open(dir, { ...opts(), salvage: true });
     try {
-      const found = c.fetch("ns", Array.from({ length: 300 }, (_, i) => id(i)));
+      const found = c.fetch(
+        "ns",
+        Array.from({ length: 300 }, (_, i) => id(i)),
+      );
       expect(found).toHaveLength(300); // every row past the cut is batch 2's: in the log
       for (const v of found) expect(Array.from(v.values)).toEqual(Array.from(vec(Number(v.id.slice(1)))));
       const [r] = damageReports().filter((x) => x.store === `collection:${dir}`);
@@ -64,7 +72,9 @@ describe("a collection that cannot open", () => {
       expect(c.fetch("ns", [id(0), id(250)]).map((v) => v.id)).toEqual([id(250)]);
       const [r] = damageReports().filter((x) => x.store === `collection:${dir}`);
       expect(r).toMatchObject({ kind: "unreadable", dropped: 200, file: expect.stringContaining(tomb) });
-      expect(r!.detail).toContain(`100 rebuilt from the log, 200 dropped (not in the log: deleted, or written before its first segment) (${id(0)}, ${id(1)}`);
+      expect(r!.detail).toContain(
+        `100 rebuilt from the log, 200 dropped (not in the log: deleted, or written before its first segment) (${id(0)}, ${id(1)}`,
+      );
     } finally {
       await c.close();
     }

@@ -18,7 +18,9 @@ const QUERIES = 40;
 
 /** Score of row v for query q under `metric`, larger first (euclidean: the negated squared distance). */
 function score(q: Float32Array, v: Float32Array, metric: Scoring): number {
-  let dot = 0, qq = 0, vv = 0;
+  let dot = 0,
+    qq = 0,
+    vv = 0;
   for (let j = 0; j < v.length; j++) {
     dot += q[j]! * v[j]!;
     qq += q[j]! * q[j]!;
@@ -35,15 +37,37 @@ async function load(n: number, dim: number, metric: Scoring, clusters = n / 20) 
   const data = new ClusteredVectors(dim, 32, 1, true, clusters);
   const rows = Array.from({ length: n }, (_, i) => caseVector(data, metric, i));
   const queries = Array.from({ length: QUERIES }, (_, i) => caseVector(data, metric, n + i));
-  const c = await Collection.open(fx.newDir(), { kernels: fx.kernels, pool: fx.pool, dimension: dim, metric: "cosine", durability: "none", annMinRows: Infinity });
-  for (let i = 0; i < n; i += 1000) await c.upsert("", rows.slice(i, i + 1000).map((values, j) => ({ id: String(i + j), values, metadata: { parity: (i + j) % 2 } })));
+  const c = await Collection.open(fx.newDir(), {
+    kernels: fx.kernels,
+    pool: fx.pool,
+    dimension: dim,
+    metric: "cosine",
+    durability: "none",
+    annMinRows: Infinity,
+  });
+  for (let i = 0; i < n; i += 1000)
+    await c.upsert(
+      "",
+      rows.slice(i, i + 1000).map((values, j) => ({ id: String(i + j), values, metadata: { parity: (i + j) % 2 } })),
+    );
   await c.settled();
   return { c, rows, queries };
 }
 
 /** recall@10 with ties: a match counts when its true score is at least the 10th best true score (less 1e-9 relative). */
-function recallOf(rows: Float32Array[], q: Float32Array, metric: Scoring, ids: string[], keep: (i: number) => boolean = () => true): number {
-  const truth = bruteTopK(rows.filter((_, i) => keep(i)), q, metric, K);
+function recallOf(
+  rows: Float32Array[],
+  q: Float32Array,
+  metric: Scoring,
+  ids: string[],
+  keep: (i: number) => boolean = () => true,
+): number {
+  const truth = bruteTopK(
+    rows.filter((_, i) => keep(i)),
+    q,
+    metric,
+    K,
+  );
   const kept = rows.map((_, i) => i).filter(keep);
   const kth = score(q, rows[kept[truth[truth.length - 1]!]!]!, metric);
   return ids.filter((id) => keep(Number(id)) && score(q, rows[Number(id)]!, metric) >= kth - 1e-9 * Math.abs(kth)).length / K;
@@ -51,18 +75,43 @@ function recallOf(rows: Float32Array[], q: Float32Array, metric: Scoring, ids: s
 
 describe("recall@10 across dimensions on clustered data", () => {
   // 5,000 x 64-d of the 1000-centre model is the issue's worst case (0.70 before: the Hamming ranking of 64 bits); the rest 20 rows a cluster.
-  for (const [n, dim, clusters] of [[5000, 64, 1000], [3000, 32], [3000, 64], [3000, 128], [3000, 256], [3000, 1024]] as const) {
+  for (const [n, dim, clusters] of [
+    [5000, 64, 1000],
+    [3000, 32],
+    [3000, 64],
+    [3000, 128],
+    [3000, 256],
+    [3000, 1024],
+  ] as const) {
     it(`${n} x ${dim}-d cosine, ${clusters ?? n / 20} centres: the default >= 0.99, exact: true = the exact float top-k with and without a filter`, async () => {
       const { c, rows, queries } = await load(n, dim, "cosine", clusters);
-      let def = 0, exact = 0, filtered = 0;
+      let def = 0,
+        exact = 0,
+        filtered = 0;
       for (const q of queries) {
-        def += recallOf(rows, q, "cosine", (await c.query("", { vector: q, topK: K })).matches.map((m) => m.id));
+        def += recallOf(
+          rows,
+          q,
+          "cosine",
+          (await c.query("", { vector: q, topK: K })).matches.map((m) => m.id),
+        );
         const e = await c.query("", { vector: q, topK: K, exact: true });
         expect(e.plan).toBe("exact");
-        exact += recallOf(rows, q, "cosine", e.matches.map((m) => m.id));
+        exact += recallOf(
+          rows,
+          q,
+          "cosine",
+          e.matches.map((m) => m.id),
+        );
         const f = await c.query("", { vector: q, topK: K, exact: true, filter: { parity: 1 } });
         expect(f.matches.every((m) => Number(m.id) % 2 === 1)).toBe(true);
-        filtered += recallOf(rows, q, "cosine", f.matches.map((m) => m.id), (i) => i % 2 === 1);
+        filtered += recallOf(
+          rows,
+          q,
+          "cosine",
+          f.matches.map((m) => m.id),
+          (i) => i % 2 === 1,
+        );
       }
       expect(def / QUERIES).toBeGreaterThanOrEqual(0.99);
       expect(exact / QUERIES).toBe(1);
@@ -73,20 +122,39 @@ describe("recall@10 across dimensions on clustered data", () => {
 });
 
 describe("dotproduct and euclidean on vectors of norms 0.5-3", () => {
-  for (const [n, dim] of [[3000, 64], [3000, 256], [5000, 1024]] as const) {
+  for (const [n, dim] of [
+    [3000, 64],
+    [3000, 256],
+    [5000, 1024],
+  ] as const) {
     for (const metric of ["dotproduct", "euclidean"] as const) {
       // Above EXACT_SCORING_FLOATS euclidean takes the direction-ranked pool, which misses short rows (bench/RESULTS.md): not asserted there.
       if (metric === "euclidean" && n * dim > EXACT_SCORING_FLOATS) continue;
       it(`${n} x ${dim} ${metric}: recall@10 >= 0.99 by default, exact: true exact, scores are the metric's`, async () => {
         const { c, rows, queries } = await load(n, dim, metric);
-        let def = 0, exact = 0;
+        let def = 0,
+          exact = 0;
         for (const q of queries) {
           const d = await c.query("", { vector: q, topK: K, scoring: metric });
-          def += recallOf(rows, q, metric, d.matches.map((m) => m.id));
+          def += recallOf(
+            rows,
+            q,
+            metric,
+            d.matches.map((m) => m.id),
+          );
           const e = await c.query("", { vector: q, topK: K, scoring: metric, exact: true });
-          exact += recallOf(rows, q, metric, e.matches.map((m) => m.id));
+          exact += recallOf(
+            rows,
+            q,
+            metric,
+            e.matches.map((m) => m.id),
+          );
           // dotproduct: q·x, larger first; euclidean: |q - x|², smaller first
-          for (const m of e.matches) expect(m.score).toBeCloseTo(metric === "euclidean" ? -score(q, rows[Number(m.id)]!, metric) : score(q, rows[Number(m.id)]!, metric), 4);
+          for (const m of e.matches)
+            expect(m.score).toBeCloseTo(
+              metric === "euclidean" ? -score(q, rows[Number(m.id)]!, metric) : score(q, rows[Number(m.id)]!, metric),
+              4,
+            );
           const s = e.matches.map((m) => m.score);
           expect(s).toEqual([...s].sort((a, b) => (metric === "euclidean" ? a - b : b - a)));
         }
@@ -106,7 +174,10 @@ describe("bestScored", () => {
         const keep = 1 + (at % (n - 1));
         const scores = Float64Array.from(ints, (x) => x / 4);
         const candidates = Uint32Array.from({ length: n }, (_, i) => (i * 7919) % 100_003);
-        const want = [...candidates.keys()].sort((a, b) => scores[b]! - scores[a]! || candidates[a]! - candidates[b]!).slice(0, keep).map((i) => candidates[i]!);
+        const want = [...candidates.keys()]
+          .sort((a, b) => scores[b]! - scores[a]! || candidates[a]! - candidates[b]!)
+          .slice(0, keep)
+          .map((i) => candidates[i]!);
         expect([...bestScored(scores, candidates, keep)].sort((a, b) => a - b)).toEqual(want.sort((a, b) => a - b));
       }),
       { seed: 33, numRuns: 300 },

@@ -49,7 +49,12 @@ function rand(seed: number): Rand {
 }
 
 async function expectCode(fn: () => unknown, code: string, field?: string): Promise<void> {
-  const err = await Promise.resolve().then(fn).then(() => null, (e: unknown) => e);
+  const err = await Promise.resolve()
+    .then(fn)
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
   expect(err).toBeInstanceOf(SvcError);
   expect((err as SvcError).code).toBe(code);
   if (field !== undefined) expect((err as SvcError).field).toBe(field);
@@ -69,7 +74,8 @@ describe("payloads", () => {
     mine.fill(0); // the caller reuses its buffer after the acknowledgement
     await c.settled();
     // a 1 MiB array compared as a Buffer: element-wise deep equality would take seconds
-    const same = (x: Uint8Array | null | undefined) => x instanceof Uint8Array && Buffer.from(x.buffer, x.byteOffset, x.byteLength).equals(big);
+    const same = (x: Uint8Array | null | undefined) =>
+      x instanceof Uint8Array && Buffer.from(x.buffer, x.byteOffset, x.byteLength).equals(big);
     const got = Object.fromEntries(c.fetch("ns", ["a", "b", "e", "big"]).map((v) => [v.id, v.payload]));
     expect(same(got.big)).toBe(true);
     expect({ ...got, big: null }).toEqual({ a: bytes(3, 10), b: null, e: new Uint8Array(0), big: null });
@@ -97,8 +103,20 @@ describe("payloads", () => {
     expect(c.fetch("ns", ["a"])[0]!.payload).toBeNull();
 
     const tooBig = new Uint8Array(MAX_PAYLOAD_BYTES + 1);
-    await expectCode(() => c.upsert("ns", [{ id: "x", values: vec(0) }, { id: "y", values: vec(1), payload: tooBig }]), "E_BAD_REQUEST", "vectors[1].payload");
-    await expectCode(() => c.upsert("ns", [{ id: "x", values: vec(0), payload: "text" as unknown as Uint8Array }]), "E_BAD_REQUEST", "vectors[0].payload");
+    await expectCode(
+      () =>
+        c.upsert("ns", [
+          { id: "x", values: vec(0) },
+          { id: "y", values: vec(1), payload: tooBig },
+        ]),
+      "E_BAD_REQUEST",
+      "vectors[1].payload",
+    );
+    await expectCode(
+      () => c.upsert("ns", [{ id: "x", values: vec(0), payload: "text" as unknown as Uint8Array }]),
+      "E_BAD_REQUEST",
+      "vectors[0].payload",
+    );
     await expectCode(() => c.update("ns", { id: "b", payload: tooBig }), "E_BAD_REQUEST", "payload");
     await c.settled();
     expect(c.fetch("ns", ["x", "y"])).toEqual([]);
@@ -111,7 +129,10 @@ describe("payloads", () => {
     const want = new Map<string, Uint8Array | null>();
     const payloadOf = (i: number, gen: number) => (i % 3 === 0 ? null : bytes(i + gen, (i * 7 + gen) % 300));
     for (let s = 0; s < 3000; s += 1000) {
-      await c.upsert("", range(s, s + 1000).map((i) => ({ id: `v${i}`, values: vec(i), metadata: { i }, payload: payloadOf(i, 0) ?? undefined })));
+      await c.upsert(
+        "",
+        range(s, s + 1000).map((i) => ({ id: `v${i}`, values: vec(i), metadata: { i }, payload: payloadOf(i, 0) ?? undefined })),
+      );
       for (const i of range(s, s + 1000)) want.set(`v${i}`, payloadOf(i, 0));
     }
     for (const i of range(2000, 2100)) await c.update("", { id: `v${i}`, setMetadata: { touched: true } });
@@ -136,7 +157,10 @@ describe("payloads", () => {
     await c.checkpoint();
     c = await Collection.open(dir, { kernels, pool }); // crash-like: the old instance is never closed
     await check(c);
-    await c.upsert("", range(3000, 3200).map((i) => ({ id: `v${i}`, values: vec(i), metadata: { i }, payload: payloadOf(i, 1) ?? undefined })));
+    await c.upsert(
+      "",
+      range(3000, 3200).map((i) => ({ id: `v${i}`, values: vec(i), metadata: { i }, payload: payloadOf(i, 1) ?? undefined })),
+    );
     for (const i of range(3000, 3200)) want.set(`v${i}`, payloadOf(i, 1));
     await c.update("", { id: "v2999", payload: bytes(1, 1) });
     want.set("v2999", bytes(1, 1));
@@ -269,7 +293,8 @@ describe("order, facet, range, count, namespaces", () => {
   function randomMeta(r: Rand): Metadata {
     const m: Metadata = { kind: r.pick(KINDS) };
     const t = r.int(10);
-    if (t < 7) m.ts = r.int(60); // many ties
+    if (t < 7)
+      m.ts = r.int(60); // many ties
     else if (t < 9) m.ts = r.int(1e6) / 7;
     else if (r.chance(0.5)) m.ts = "later"; // not a number: never ordered
     if (r.chance(0.6)) m.tags = Array.from({ length: r.int(4) }, () => r.pick(TAGS)); // repeats count once
@@ -386,7 +411,8 @@ describe("order, facet, range, count, namespaces", () => {
     expect(c.order("nowhere", { field: "ts", limit: 3 })).toEqual([]);
     expect(c.range("nowhere", "ts")).toBeNull();
     expect({ ...c.facet("nowhere", "kind") }).toEqual({});
-    for (const limit of [0, 10_001, 1.5, Number.NaN]) await expectCode(() => c.order("ns", { field: "ts", limit }), "E_BAD_REQUEST", "limit");
+    for (const limit of [0, 10_001, 1.5, Number.NaN])
+      await expectCode(() => c.order("ns", { field: "ts", limit }), "E_BAD_REQUEST", "limit");
     await expectCode(() => c.order("ns", { field: "", limit: 1 }), "E_BAD_REQUEST", "field");
     await expectCode(() => c.count("ns", { ts: { $gt: "x" } }), "E_FILTER", "filter.ts.$gt");
     await c.close();
@@ -396,8 +422,14 @@ describe("order, facet, range, count, namespaces", () => {
 describe("moveNamespace", () => {
   it("replaces `to` in one step: queries in flight see the old or the new `to`, never a mix", async () => {
     const c = await fresh(16);
-    await c.upsert("src", range(0, 2000).map((i) => ({ id: `s${i}`, values: vec(i, 16), metadata: { i }, payload: bytes(i) })));
-    await c.upsert("dst", range(0, 2000).map((i) => ({ id: `d${i}`, values: vec(i, 16), metadata: { i } })));
+    await c.upsert(
+      "src",
+      range(0, 2000).map((i) => ({ id: `s${i}`, values: vec(i, 16), metadata: { i }, payload: bytes(i) })),
+    );
+    await c.upsert(
+      "dst",
+      range(0, 2000).map((i) => ({ id: `d${i}`, values: vec(i, 16), metadata: { i } })),
+    );
     await c.settled();
     const q = vec(5, 16);
     const results: Array<Promise<string[]>> = [];
@@ -432,8 +464,14 @@ describe("moveNamespace", () => {
     for (const checkpointFirst of [false, true]) {
       const dir = join(root, `move-durable-${checkpointFirst}`);
       let c = await Collection.open(dir, { kernels, pool, dimension: 8 });
-      await c.upsert("a", range(0, 100).map((i) => ({ id: `a${i}`, values: vec(i), metadata: { i }, payload: bytes(i) })));
-      await c.upsert("b", range(0, 50).map((i) => ({ id: `b${i}`, values: vec(1000 + i), metadata: { i: 1000 + i } })));
+      await c.upsert(
+        "a",
+        range(0, 100).map((i) => ({ id: `a${i}`, values: vec(i), metadata: { i }, payload: bytes(i) })),
+      );
+      await c.upsert(
+        "b",
+        range(0, 50).map((i) => ({ id: `b${i}`, values: vec(1000 + i), metadata: { i: 1000 + i } })),
+      );
       if (checkpointFirst) await c.checkpoint();
       expect(await c.moveNamespace("a", "b")).toEqual({ moved: 100 });
       await c.upsert("a", [{ id: "a-new", values: vec(5000) }]);
@@ -449,7 +487,10 @@ describe("moveNamespace", () => {
         ]);
         expect(col.fetch("a", ["a-new", "a7"]).map((v) => v.id)).toEqual(["a-new"]);
         expect((await col.query("b", { vector: vec(7), topK: 1 })).matches[0]!.id).toBe("a7");
-        expect(col.order("b", { field: "i", limit: 2 })).toEqual([{ id: "a99", value: 99 }, { id: "a98", value: 98 }]);
+        expect(col.order("b", { field: "i", limit: 2 })).toEqual([
+          { id: "a99", value: 99 },
+          { id: "a98", value: 98 },
+        ]);
         expect(col.range("b", "i")).toEqual({ min: -1, max: 99 });
       };
       await expectMoved(c);
@@ -468,8 +509,14 @@ describe("moveNamespace", () => {
 
   it("onto an existing namespace replaces it; an empty or unknown `from` empties `to`; bad names and from = to are refused", async () => {
     const c = await fresh();
-    await c.upsert("x", range(0, 10).map((i) => ({ id: `x${i}`, values: vec(i) })));
-    await c.upsert("y", range(0, 5).map((i) => ({ id: `y${i}`, values: vec(100 + i) })));
+    await c.upsert(
+      "x",
+      range(0, 10).map((i) => ({ id: `x${i}`, values: vec(i) })),
+    );
+    await c.upsert(
+      "y",
+      range(0, 5).map((i) => ({ id: `y${i}`, values: vec(100 + i) })),
+    );
     await c.upsert("z", [{ id: "z0", values: vec(200) }]);
     expect(await c.moveNamespace("x", "y")).toEqual({ moved: 10 });
     await c.settled();
@@ -499,9 +546,15 @@ describe("moveNamespace", () => {
     // durability "none": the move is acknowledged and applied between compaction's chunks
     const c = await fresh(8, "none");
     for (let s = 0; s < 20_000; s += 5000) {
-      await c.upsert("src", range(s, s + 5000).map((i) => ({ id: `s${i}`, values: vec(i), metadata: { i }, payload: i % 2 ? bytes(i) : undefined })));
+      await c.upsert(
+        "src",
+        range(s, s + 5000).map((i) => ({ id: `s${i}`, values: vec(i), metadata: { i }, payload: i % 2 ? bytes(i) : undefined })),
+      );
     }
-    await c.upsert("dst", range(0, 3000).map((i) => ({ id: `d${i}`, values: vec(i) })));
+    await c.upsert(
+      "dst",
+      range(0, 3000).map((i) => ({ id: `d${i}`, values: vec(i) })),
+    );
     await c.delete("src", { filter: { i: { $lt: 8000 } } });
     await c.delete("dst", { ids: range(0, 2000).map((i) => `d${i}`) });
     const compactions = [c.compact("src"), c.compact("dst")];
@@ -515,7 +568,10 @@ describe("moveNamespace", () => {
         { id: "s8001", values: vec(8001), metadata: { i: 8001 }, payload: bytes(8001) },
         { id: "s19998", values: vec(19998), metadata: { i: 19998 }, payload: null },
       ]);
-      expect(col.order("dst", { field: "i", limit: 2, desc: false })).toEqual([{ id: "s8000", value: 8000 }, { id: "s8001", value: 8001 }]);
+      expect(col.order("dst", { field: "i", limit: 2, desc: false })).toEqual([
+        { id: "s8000", value: 8000 },
+        { id: "s8001", value: 8001 },
+      ]);
     };
     expectMoved(c);
     await c.compact("dst");

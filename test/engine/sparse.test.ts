@@ -20,18 +20,34 @@ function valid(v: unknown): boolean {
   return true;
 }
 
-const index = fc.oneof(fc.nat(50), fc.integer({ min: -3, max: 2 ** 32 + 2 }), fc.double(), fc.constantFrom(2 ** 32 - 1, 2 ** 32, 1.5, -0, NaN), fc.string(), fc.constant(null));
+const index = fc.oneof(
+  fc.nat(50),
+  fc.integer({ min: -3, max: 2 ** 32 + 2 }),
+  fc.double(),
+  fc.constantFrom(2 ** 32 - 1, 2 ** 32, 1.5, -0, NaN),
+  fc.string(),
+  fc.constant(null),
+);
 const value = fc.oneof(fc.double({ noNaN: false }), fc.float(), fc.constantFrom(3.5e38, -3.5e38, 1e-50), fc.string(), fc.boolean());
 const sortedUnique = fc.uniqueArray(fc.nat(1000), { minLength: 1, maxLength: 40 }).map((a) => a.sort((x, y) => x - y));
 const hostileSparse: fc.Arbitrary<unknown> = fc.oneof(
   // well-formed (mostly), to check acceptance too
-  sortedUnique.chain((indices) => fc.record({ indices: fc.constant(indices), values: fc.array(fc.float({ noNaN: true, noDefaultInfinity: true }), { minLength: indices.length, maxLength: indices.length }) })),
+  sortedUnique.chain((indices) =>
+    fc.record({
+      indices: fc.constant(indices),
+      values: fc.array(fc.float({ noNaN: true, noDefaultInfinity: true }), { minLength: indices.length, maxLength: indices.length }),
+    }),
+  ),
   // near misses: one index moved, a value dropped or added
-  sortedUnique.chain((indices) => fc.tuple(fc.constant(indices), fc.nat(indices.length - 1), fc.integer({ min: -2, max: 2 }), fc.integer({ min: -1, max: 1 })).map(([ix, at, shift, extra]) => {
-    const indices2 = [...ix];
-    indices2[at] = indices2[at]! + shift;
-    return { indices: indices2, values: Array.from({ length: ix.length + extra }, (_, i) => i / 7) };
-  })),
+  sortedUnique.chain((indices) =>
+    fc
+      .tuple(fc.constant(indices), fc.nat(indices.length - 1), fc.integer({ min: -2, max: 2 }), fc.integer({ min: -1, max: 1 }))
+      .map(([ix, at, shift, extra]) => {
+        const indices2 = [...ix];
+        indices2[at] = indices2[at]! + shift;
+        return { indices: indices2, values: Array.from({ length: ix.length + extra }, (_, i) => i / 7) };
+      }),
+  ),
   fc.record({ indices: fc.array(index, { maxLength: 6 }), values: fc.array(value, { maxLength: 6 }) }),
   fc.record({ indices: fc.anything(), values: fc.anything() }, { requiredKeys: [] }),
   fc.anything(),
@@ -60,7 +76,14 @@ describe("sparse vectors", () => {
   });
 
   it("names the offending entry: unsorted, repeated, length mismatch, too many", () => {
-    const field = (v: unknown) => { try { checkSparse(v, "s"); return null; } catch (e) { return (e as SvcError).field; } };
+    const field = (v: unknown) => {
+      try {
+        checkSparse(v, "s");
+        return null;
+      } catch (e) {
+        return (e as SvcError).field;
+      }
+    };
     expect(field({ indices: [1, 5, 3], values: [1, 1, 1] })).toBe("s.indices[2]");
     expect(field({ indices: [1, 5, 5], values: [1, 1, 1] })).toBe("s.indices[2]");
     expect(field({ indices: [1, 2], values: [1] })).toBe("s.values");
@@ -70,7 +93,15 @@ describe("sparse vectors", () => {
   });
 
   it("round-trips through payload bytes and dots like brute force", () => {
-    const arb = sortedUnique.chain((indices) => fc.record({ indices: fc.constant(indices), values: fc.array(fc.float({ noNaN: true, noDefaultInfinity: true, min: -100, max: 100 }), { minLength: indices.length, maxLength: indices.length }) }));
+    const arb = sortedUnique.chain((indices) =>
+      fc.record({
+        indices: fc.constant(indices),
+        values: fc.array(fc.float({ noNaN: true, noDefaultInfinity: true, min: -100, max: 100 }), {
+          minLength: indices.length,
+          maxLength: indices.length,
+        }),
+      }),
+    );
     fc.assert(
       fc.property(arb, arb, (a, b) => {
         const sa = checkSparse(a, "a");

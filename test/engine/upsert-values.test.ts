@@ -39,7 +39,9 @@ function errorOf(f: () => unknown): { code: string; field: string | undefined } 
 }
 
 describe("checkUpsert and given value buffers", () => {
-  const row = fc.array(fc.float({ noNaN: true, min: -10, max: 10 }), { minLength: DIM, maxLength: DIM }).filter((r) => r.some((x) => x !== 0));
+  const row = fc
+    .array(fc.float({ noNaN: true, min: -10, max: 10 }), { minLength: DIM, maxLength: DIM })
+    .filter((r) => r.some((x) => x !== 0));
 
   it("takes a given buffer as the rows, copies any other, and both ops are the same", () => {
     fc.assert(
@@ -104,7 +106,12 @@ describe("checkUpsert and given value buffers", () => {
       const f = new Float32Array(buf);
       for (let i = 0; i < 10; i++) for (let d = 0; d < DIM; d++) f[i * DIM + d] = value(b, i, d);
       // ids repeat across batches: later batches overwrite earlier rows of the same id
-      writes.push(c.upsert("ns", Array.from({ length: 10 }, (_, i) => ({ id: `b${b}-${i}`, values: new Float32Array(buf, i * DIM * 4, DIM) }))));
+      writes.push(
+        c.upsert(
+          "ns",
+          Array.from({ length: 10 }, (_, i) => ({ id: `b${b}-${i}`, values: new Float32Array(buf, i * DIM * 4, DIM) })),
+        ),
+      );
       if (b % 3 === 2) await Promise.all(writes.splice(0)); // some batches wait for their acknowledgement, some are in flight together
       if (b % 6 === 5) await c.settled(); // applied: their buffers come back
     }
@@ -113,7 +120,10 @@ describe("checkUpsert and given value buffers", () => {
     expect(reused).toBeGreaterThan(0);
     const check = (col: Collection) => {
       for (let b = 0; b < batches; b++) {
-        const got = col.fetch("ns", Array.from({ length: 10 }, (_, i) => `b${b}-${i}`));
+        const got = col.fetch(
+          "ns",
+          Array.from({ length: 10 }, (_, i) => `b${b}-${i}`),
+        );
         expect(got.length).toBe(10);
         got.forEach((v, i) => expect(Array.from(v.values!), v.id).toEqual(Array.from({ length: DIM }, (_, d) => value(b, i, d))));
       }

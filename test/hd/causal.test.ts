@@ -14,7 +14,10 @@ import { mulberry32 } from "../../src/kernels/random.js";
  */
 const PZ1 = 0.4;
 const PX1_Z = [0.2, 0.8]; // P(X=1 | Z=z)
-const PY1_XZ = [[0.1, 0.5], [0.3, 0.9]]; // PY1_XZ[x][z] = P(Y=1 | X=x, Z=z)
+const PY1_XZ = [
+  [0.1, 0.5],
+  [0.3, 0.9],
+]; // PY1_XZ[x][z] = P(Y=1 | X=x, Z=z)
 const PW1 = 0.5;
 const pz = (z: number) => (z ? PZ1 : 1 - PZ1);
 const px = (x: number, z: number) => (x ? PX1_Z[z]! : 1 - PX1_Z[z]!);
@@ -23,7 +26,9 @@ const pw = (w: number) => (w ? PW1 : 1 - PW1);
 
 /** Exact answers from the CPTs: P(y | x) by enumeration, P(y | do(x)) by the truncated factorization. */
 function exact(x: number, y: number): { obs: number; int: number } {
-  let num = 0, den = 0, int = 0;
+  let num = 0,
+    den = 0,
+    int = 0;
   for (const z of [0, 1]) {
     num += pz(z) * px(x, z) * py(y, x, z);
     den += pz(z) * px(x, z);
@@ -34,10 +39,13 @@ function exact(x: number, y: number): { obs: number; int: number } {
 
 function replicated(n = 2000): number[][] {
   const rows: number[][] = [];
-  for (const z of [0, 1]) for (const x of [0, 1]) for (const y of [0, 1]) for (const w of [0, 1]) {
-    const k = Math.round(n * pz(z) * px(x, z) * py(y, x, z) * pw(w));
-    for (let i = 0; i < k; i++) rows.push([z, x, y, w]);
-  }
+  for (const z of [0, 1])
+    for (const x of [0, 1])
+      for (const y of [0, 1])
+        for (const w of [0, 1]) {
+          const k = Math.round(n * pz(z) * px(x, z) * py(y, x, z) * pw(w));
+          for (let i = 0; i < k; i++) rows.push([z, x, y, w]);
+        }
   return rows;
 }
 
@@ -90,17 +98,24 @@ describe("causal service", () => {
     const worlds = replicated();
     const up = await svc.uploadWorlds("t1", "scm", { n_vars: 4, vocab_per_var: [2, 2, 2, 2], worlds, seed: 7, parents: GRAPH });
     expect(up).toMatchObject({ rows_added: worlds.length, rows_total: worlds.length, created: true, has_graph: true, seed: 7 });
-    for (const x of [0, 1]) for (const y of [0, 1]) {
-      const e = exact(x, y);
-      const obs = svc.query("t1", "scm", q("observation", x, y));
-      const int = svc.query("t1", "scm", q("intervention", x, y));
-      expect(obs.probability).toBeCloseTo(e.obs, 12);
-      expect(int.probability).toBeCloseTo(e.int, 12);
-      expect(Math.abs(e.obs - e.int)).toBeGreaterThan(0.05); // confounding matters
-      expect(obs).toMatchObject({ adjustment_set: [], adjusted_for: "none", warnings: [] });
-      expect(int).toMatchObject({ adjustment_set: [0], adjusted_for: "parents", warnings: [] });
-      expect(int.support).toMatchObject({ rows_total: worlds.length, strata_total: 2, strata_used: 2, strata_empty: 0, skipped_weight: 0 });
-    }
+    for (const x of [0, 1])
+      for (const y of [0, 1]) {
+        const e = exact(x, y);
+        const obs = svc.query("t1", "scm", q("observation", x, y));
+        const int = svc.query("t1", "scm", q("intervention", x, y));
+        expect(obs.probability).toBeCloseTo(e.obs, 12);
+        expect(int.probability).toBeCloseTo(e.int, 12);
+        expect(Math.abs(e.obs - e.int)).toBeGreaterThan(0.05); // confounding matters
+        expect(obs).toMatchObject({ adjustment_set: [], adjusted_for: "none", warnings: [] });
+        expect(int).toMatchObject({ adjustment_set: [0], adjusted_for: "parents", warnings: [] });
+        expect(int.support).toMatchObject({
+          rows_total: worlds.length,
+          strata_total: 2,
+          strata_used: 2,
+          strata_empty: 0,
+          skipped_weight: 0,
+        });
+      }
     // P(Y=1 | X=1) = 0.324 / 0.44 = 0.736... vs P(Y=1 | do(X=1)) = 0.6 * 0.3 + 0.4 * 0.9 = 0.54
     expect(svc.query("t1", "scm", q("observation")).probability).toBeCloseTo(0.324 / 0.44, 12);
     expect(svc.query("t1", "scm", q("intervention")).probability).toBeCloseTo(0.54, 12);
@@ -135,14 +150,28 @@ describe("causal service", () => {
 
   it("positivity: a stratum with no X=x worlds is skipped and reported with its weight", async () => {
     // Z=0 never has X=1
-    const worlds = [[0, 0, 0], [0, 0, 1], [0, 0, 0], [1, 1, 1], [1, 0, 0], [1, 1, 0]];
+    const worlds = [
+      [0, 0, 0],
+      [0, 0, 1],
+      [0, 0, 0],
+      [1, 1, 1],
+      [1, 0, 0],
+      [1, 1, 0],
+    ];
     await svc.uploadWorlds("t1", "pos", { n_vars: 3, vocab_per_var: [2, 2, 2], worlds, parents: [[], [0], [0, 1]] });
     const int = svc.query("t1", "pos", q("intervention"));
     expect(int.support).toMatchObject({ strata_total: 2, strata_used: 1, strata_empty: 1, skipped_weight: 0.5 });
     expect(int.probability).toBeCloseTo(0.5 * 0.5, 12); // P(Y=1 | X=1, Z=1) * P(Z=1)
     expect(int.warnings.join(" ")).toMatch(/positivity: 1 of 2 strata .* weight 0.5/);
     // no X=1 world at all under X=... value with no rows: probability null
-    await svc.uploadWorlds("t1", "none", { n_vars: 3, vocab_per_var: [2, 3, 2], worlds: [[0, 0, 0], [1, 1, 1]] });
+    await svc.uploadWorlds("t1", "none", {
+      n_vars: 3,
+      vocab_per_var: [2, 3, 2],
+      worlds: [
+        [0, 0, 0],
+        [1, 1, 1],
+      ],
+    });
     const obs = svc.query("t1", "none", { ...q("observation"), condition_value: 2 });
     expect(obs.probability).toBeNull();
     expect(obs.warnings).toHaveLength(1);
@@ -156,9 +185,19 @@ describe("causal service", () => {
     const r = await svc.uploadWorlds("t1", "app", { n_vars: 4, vocab_per_var: [2, 2, 2, 2], worlds: worlds.slice(half) });
     expect(r).toMatchObject({ created: false, rows_added: worlds.length - half, rows_total: worlds.length, has_graph: true });
     expect(svc.query("t1", "app", q("intervention")).probability).toBeCloseTo(0.54, 12);
-    expect(await codeAsync(svc.uploadWorlds("t1", "app", { n_vars: 4, vocab_per_var: [2, 3, 2, 2], worlds: [[0, 2, 0, 0]] }))).toEqual({ code: "E_CONFLICT", field: "vocab_per_var[1]" });
-    expect(await codeAsync(svc.uploadWorlds("t1", "app", { n_vars: 3, vocab_per_var: [2, 2, 2], worlds: [[0, 0, 0]] }))).toEqual({ code: "E_CONFLICT", field: "n_vars" });
-    expect(await codeAsync(svc.uploadWorlds("t1", "app", { n_vars: 4, vocab_per_var: [2, 2, 2, 2], worlds: [[0, 0, 0, 0]], parents: [[], [], [], []] }))).toEqual({ code: "E_CONFLICT", field: "parents" });
+    expect(await codeAsync(svc.uploadWorlds("t1", "app", { n_vars: 4, vocab_per_var: [2, 3, 2, 2], worlds: [[0, 2, 0, 0]] }))).toEqual({
+      code: "E_CONFLICT",
+      field: "vocab_per_var[1]",
+    });
+    expect(await codeAsync(svc.uploadWorlds("t1", "app", { n_vars: 3, vocab_per_var: [2, 2, 2], worlds: [[0, 0, 0]] }))).toEqual({
+      code: "E_CONFLICT",
+      field: "n_vars",
+    });
+    expect(
+      await codeAsync(
+        svc.uploadWorlds("t1", "app", { n_vars: 4, vocab_per_var: [2, 2, 2, 2], worlds: [[0, 0, 0, 0]], parents: [[], [], [], []] }),
+      ),
+    ).toEqual({ code: "E_CONFLICT", field: "parents" });
     expect(svc.describe("t1", "app").rows_total).toBe(worlds.length);
   });
 
@@ -196,10 +235,12 @@ describe("causal service", () => {
 
   it("tenants are isolated: another tenant's model is not found", async () => {
     await svc.uploadWorlds("alice", "m", { n_vars: 2, vocab_per_var: [2, 2], worlds: [[0, 1]] });
-    expect(code(() => svc.query("bob", "m", { query_type: "observation", condition_var: 0, condition_value: 0, query_var: 1, query_value: 1 }))).toEqual({ code: "E_NOT_FOUND", field: "name" });
+    expect(
+      code(() => svc.query("bob", "m", { query_type: "observation", condition_var: 0, condition_value: 0, query_var: 1, query_value: 1 })),
+    ).toEqual({ code: "E_NOT_FOUND", field: "name" });
     expect(code(() => svc.exportModel("bob", "m"))).toEqual({ code: "E_NOT_FOUND", field: "name" });
     expect(await codeAsync(svc.deleteModel("bob", "m"))).toEqual({ code: "E_NOT_FOUND", field: "name" });
-    expect((await readdir(join(dir, "tenants")))).toEqual(["alice"]);
+    expect(await readdir(join(dir, "tenants"))).toEqual(["alice"]);
   });
 
   it("bad input: clear 400s naming the field", async () => {
@@ -215,7 +256,15 @@ describe("causal service", () => {
     expect(await up({ ...base, worlds: [] })).toEqual({ code: "E_BAD_REQUEST", field: "worlds" });
     expect(await up({ ...base, worlds: "x" })).toEqual({ code: "E_BAD_REQUEST", field: "worlds" });
     expect(await up({ ...base, worlds: [[0, 1], [0]] })).toEqual({ code: "E_BAD_REQUEST", field: "worlds[1]" });
-    expect(await up({ ...base, worlds: [[0, 1], [0, 3]] })).toEqual({ code: "E_BAD_REQUEST", field: "worlds[1][1]" });
+    expect(
+      await up({
+        ...base,
+        worlds: [
+          [0, 1],
+          [0, 3],
+        ],
+      }),
+    ).toEqual({ code: "E_BAD_REQUEST", field: "worlds[1][1]" });
     expect(await up({ ...base, worlds: [[-1, 1]] })).toEqual({ code: "E_BAD_REQUEST", field: "worlds[0][0]" });
     expect(await up({ ...base, worlds: [["0", 1]] })).toEqual({ code: "E_BAD_REQUEST", field: "worlds[0][0]" });
     expect(await up({ ...base, seed: -1 })).toEqual({ code: "E_BAD_REQUEST", field: "seed" });

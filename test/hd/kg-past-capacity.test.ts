@@ -28,13 +28,22 @@ function simulate(n: number, m: number, trials: number, seed: number): { accurac
   const mu = separation(n, KG_DIM);
   const z = normals(seed);
   const toDist = (x: number) => KG_DIM / 2 - (x * Math.sqrt(KG_DIM)) / 2;
-  let right = 0, sumC = 0, nulls = 0;
+  let right = 0,
+    sumC = 0,
+    nulls = 0;
   const d = new Float64Array(m);
   for (let t = 0; t < trials; t++) {
     d[0] = toDist(mu + z()); // candidate 0 is the object
     for (let i = 1; i < m; i++) d[i] = toDist(z());
-    const order = Array.from({ length: m }, (_, i) => i).sort((a, b) => d[a]! - d[b]!).slice(0, Math.min(POSTERIOR_K, m));
-    const c = confidence(order.map((i) => d[i]!), n, KG_DIM, m);
+    const order = Array.from({ length: m }, (_, i) => i)
+      .sort((a, b) => d[a]! - d[b]!)
+      .slice(0, Math.min(POSTERIOR_K, m));
+    const c = confidence(
+      order.map((i) => d[i]!),
+      n,
+      KG_DIM,
+      m,
+    );
     sumC += c;
     if (c < MIN_CONFIDENCE) nulls++;
     else if (order[0] === 0) right++; // a null answer is wrong
@@ -74,7 +83,8 @@ describe("an overloaded shard over HTTP", () => {
   });
 
   it("20k facts over 2,000 objects: stats say overloaded (capacity, load); confidence is calibrated, object null below the floor", async () => {
-    const N = 20_000, M = 2_000;
+    const N = 20_000,
+      M = 2_000;
     const rnd = mulberry32(21);
     const objectOf = (i: number) => `o${(Math.imul(i, 2654435761) >>> 0) % M}`;
     for (let start = 0; start < N; start += 10_000) {
@@ -89,7 +99,8 @@ describe("an overloaded shard over HTTP", () => {
     expect(shard.capacity).toBeLessThan(N);
     expect(shard.load).toBeCloseTo(N / shard.capacity, 4);
 
-    let right = 0, sumC = 0;
+    let right = 0,
+      sumC = 0;
     const Q = 40;
     for (let q = 0; q < Q; q++) {
       const i = rnd() % N;
@@ -110,7 +121,9 @@ describe("an overloaded shard over HTTP", () => {
 
     // within capacity the same graph's small relation is not overloaded
     await call(server.url, key, "POST", "/v1/hd/kg/big/facts", { facts: [{ subject: "a", relation: "small", object: "b" }] });
-    const small = (await call(server.url, key, "GET", "/v1/hd/kg/big/stats")).body.relations.find((r: { relation: string }) => r.relation === "small");
+    const small = (await call(server.url, key, "GET", "/v1/hd/kg/big/stats")).body.relations.find(
+      (r: { relation: string }) => r.relation === "small",
+    );
     expect(small).toMatchObject({ facts: 1, overloaded: false });
     expect(small.load).toBeLessThan(1);
   }, 60_000);

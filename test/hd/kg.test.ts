@@ -55,7 +55,13 @@ describe("Graph", () => {
   it("answers every fact of a small graph exactly, with role-distinct vectors (no symmetric answers)", () => {
     const g = new Graph(kernels, KG_DEFAULT_SEED);
     try {
-      const facts = [fact("france", "capital", "paris"), fact("italy", "capital", "rome"), fact("spain", "capital", "madrid"), fact("paris", "capital", "france"), fact("rome", "in", "italy")];
+      const facts = [
+        fact("france", "capital", "paris"),
+        fact("italy", "capital", "rome"),
+        fact("spain", "capital", "madrid"),
+        fact("paris", "capital", "france"),
+        fact("rome", "in", "italy"),
+      ];
       expect(g.add(facts)).toHaveLength(5);
       expect(g.add([facts[0]!])).toHaveLength(0); // present: skipped
       for (const f of facts) {
@@ -66,7 +72,14 @@ describe("Graph", () => {
       // subject without a fact in the relation, unknown relation
       expect(g.query("germany", "capital")).toMatchObject({ object: null, confidence: 0 });
       expect(g.query("france", "no-such")).toMatchObject({ object: null, confidence: 0 });
-      expect(g.stats()).toMatchObject({ facts: 5, entities: 6, relations: [{ relation: "capital", facts: 4, objects: 4 }, { relation: "in", facts: 1, objects: 1 }] });
+      expect(g.stats()).toMatchObject({
+        facts: 5,
+        entities: 6,
+        relations: [
+          { relation: "capital", facts: 4, objects: 4 },
+          { relation: "in", facts: 1, objects: 1 },
+        ],
+      });
     } finally {
       g.dispose();
     }
@@ -118,7 +131,19 @@ describe("Graph", () => {
 
 describe(".hdkg", () => {
   it("round-trips and refuses damage", () => {
-    const g = { seed: 42, relations: [{ name: "r", facts: [["a", "b"], ["ü", "x"]] as Array<[string, string]> }, { name: "empty", facts: [] }] };
+    const g = {
+      seed: 42,
+      relations: [
+        {
+          name: "r",
+          facts: [
+            ["a", "b"],
+            ["ü", "x"],
+          ] as Array<[string, string]>,
+        },
+        { name: "empty", facts: [] },
+      ],
+    };
     const bytes = encodeHdkg(g);
     expect(decodeHdkg(bytes)).toEqual(g);
     const bad = Buffer.from(bytes);
@@ -139,7 +164,13 @@ describe("KnowledgeGraphs", () => {
   afterEach(async () => {
     for (const s of open.splice(0)) await s.close();
   });
-  const facts = { facts: [{ subject: "alice", relation: "knows", object: "bob" }, { subject: "bob", relation: "knows", object: "carol" }, { subject: "alice", relation: "born_in", object: "paris" }] };
+  const facts = {
+    facts: [
+      { subject: "alice", relation: "knows", object: "bob" },
+      { subject: "bob", relation: "knows", object: "carol" },
+      { subject: "alice", relation: "born_in", object: "paris" },
+    ],
+  };
 
   it("adds, queries, stats, and keeps data under <data>/tenants/<tenant>/hd/kg/<name>/", async () => {
     const dir = await tmp();
@@ -149,7 +180,10 @@ describe("KnowledgeGraphs", () => {
     expect(await kg.query("t1", "g", { subject: "alice", relation: "knows" })).toEqual({ object: "bob", confidence: 1 });
     const st = await kg.stats("t1", "g");
     expect(st).toMatchObject({ name: "g", facts: 3, entities: 4 });
-    expect(st.relations.map((r) => [r.relation, r.facts])).toEqual([["knows", 2], ["born_in", 1]]);
+    expect(st.relations.map((r) => [r.relation, r.facts])).toEqual([
+      ["knows", 2],
+      ["born_in", 1],
+    ]);
     expect(st.relations[0]!.capacityLeft).toBeGreaterThan(1000);
     expect(existsSync(join(dir, "tenants", "t1", "hd", "kg", "g", "graph.json"))).toBe(true);
   });
@@ -171,7 +205,9 @@ describe("KnowledgeGraphs", () => {
     const dir = await tmp();
     const kg = svc(dir);
     await kg.addFacts("t", "g", facts);
-    expect(await kg.deleteFacts("t", "g", { facts: [facts.facts[0], { subject: "x", relation: "knows", object: "y" }] })).toEqual({ deleted: 1 });
+    expect(await kg.deleteFacts("t", "g", { facts: [facts.facts[0], { subject: "x", relation: "knows", object: "y" }] })).toEqual({
+      deleted: 1,
+    });
     const before = await kg.export("t", "g");
     await kg.close();
     const again = svc(dir);
@@ -189,8 +225,15 @@ describe("KnowledgeGraphs", () => {
   });
 
   describe("checkpoints", () => {
-    const batch = (from: number, n: number) => ({ facts: Array.from({ length: n }, (_, i) => ({ subject: `s${from + i}`, relation: `r${(from + i) % 3}`, object: `o${(from + i) % 17}` })) });
-    const answers = async (kg: KnowledgeGraphs, n: number) => Promise.all(Array.from({ length: n }, (_, i) => kg.query("t", "g", { subject: `s${i}`, relation: `r${i % 3}` })));
+    const batch = (from: number, n: number) => ({
+      facts: Array.from({ length: n }, (_, i) => ({
+        subject: `s${from + i}`,
+        relation: `r${(from + i) % 3}`,
+        object: `o${(from + i) % 17}`,
+      })),
+    });
+    const answers = async (kg: KnowledgeGraphs, n: number) =>
+      Promise.all(Array.from({ length: n }, (_, i) => kg.query("t", "g", { subject: `s${i}`, relation: `r${i % 3}` })));
     const gdir = (dir: string) => join(dir, "tenants", "t", "hd", "kg", "g");
     const small = (dir: string) => {
       const s = new KnowledgeGraphs(dir, { kernels, durability: "none", checkpointBytes: 2048 });
@@ -226,7 +269,9 @@ describe("KnowledgeGraphs", () => {
       const fresh = new Graph(kernels, dec.graph.seed);
       try {
         for (const r of dec.graph.relations) fresh.add(r.facts.map(([su, o]) => fact(su, r.name, o)));
-        dec.graph.relations.forEach((r, i) => expect(Buffer.from(dec.counters[i]!.buffer).equals(Buffer.from(fresh.counters(r.name)!.buffer))).toBe(true));
+        dec.graph.relations.forEach((r, i) =>
+          expect(Buffer.from(dec.counters[i]!.buffer).equals(Buffer.from(fresh.counters(r.name)!.buffer))).toBe(true),
+        );
       } finally {
         fresh.dispose();
       }
@@ -265,7 +310,11 @@ describe("KnowledgeGraphs", () => {
       bad[bad.length - 100]! ^= 1;
       writeFileSync(path, bad);
       const again = svc(dir);
-      await expect(again.stats("t", "g")).rejects.toMatchObject({ code: "E_STORE_OFFLINE", status: 503, message: expect.stringMatching(/snapshot.*damaged.*CRC/) });
+      await expect(again.stats("t", "g")).rejects.toMatchObject({
+        code: "E_STORE_OFFLINE",
+        status: 503,
+        message: expect.stringMatching(/snapshot.*damaged.*CRC/),
+      });
       await expect(again.stats("t", "g")).rejects.toMatchObject({ code: "E_STORE_OFFLINE" }); // stays offline, not re-read
       await again.close();
       writeFileSync(path, bytes.subarray(0, 30));
@@ -291,7 +340,8 @@ describe("KnowledgeGraphs", () => {
 
   it("refuses bad input with a code and the field", async () => {
     const kg = svc(await tmp());
-    const bad = async (p: Promise<unknown>, field: string) => expect(p).rejects.toMatchObject({ code: "E_BAD_REQUEST", status: 400, field });
+    const bad = async (p: Promise<unknown>, field: string) =>
+      expect(p).rejects.toMatchObject({ code: "E_BAD_REQUEST", status: 400, field });
     await bad(kg.addFacts("t", "", facts), "name");
     await bad(kg.addFacts("t", "../x", facts), "name");
     await bad(kg.addFacts("t", "g", {}), "facts");

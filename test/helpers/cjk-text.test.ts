@@ -42,45 +42,77 @@ function inkIn(pdf: string, rect: { x: number; y: number; width: number; height:
 const text = (pdf: string) => spawnSync("pdftotext", ["-layout", pdf, "-"], { encoding: "utf8" }).stdout;
 
 describe("CJK text in the PDF helpers", () => {
-  it.skipIf(!hasCjkFont || !hasPoppler)("the fillable form draws Chinese, Japanese and Korean labels and title with glyphs (rendered and extracted)", async () => {
-    const output_path = join(dir, "form.pdf");
-    await buildForm({
-      title: `申请表 ${CJK.ja}`,
-      text_fields: [
-        { name: "zh", label: CJK.zh },
-        { name: "ja", label: CJK.ja },
-        { name: "ko", label: CJK.ko },
-        { name: "latin", label: "Résumé" },
-      ],
-      checkbox_fields: [{ name: "agree", label: "同意します" }],
-      output_path,
-    });
-    const extracted = text(output_path);
-    for (const s of [CJK.zh, CJK.ja, CJK.ko, "申请表", "同意します", "Résumé"]) expect(extracted).toContain(s);
-    // labels sit at left_margin 72 on rows 40 pt apart below the title (top_margin 72, page 792 high)
-    for (let row = 0; row < 3; row++) {
-      const baseline = 792 - 72 - (row + 1) * 40;
-      expect(inkIn(output_path, { x: 72, y: baseline - 3, width: 130, height: 15 }, 792), `row ${row}`).toBeGreaterThan(40);
-    }
-  });
+  it.skipIf(!hasCjkFont || !hasPoppler)(
+    "the fillable form draws Chinese, Japanese and Korean labels and title with glyphs (rendered and extracted)",
+    async () => {
+      const output_path = join(dir, "form.pdf");
+      await buildForm({
+        title: `申请表 ${CJK.ja}`,
+        text_fields: [
+          { name: "zh", label: CJK.zh },
+          { name: "ja", label: CJK.ja },
+          { name: "ko", label: CJK.ko },
+          { name: "latin", label: "Résumé" },
+        ],
+        checkbox_fields: [{ name: "agree", label: "同意します" }],
+        output_path,
+      });
+      const extracted = text(output_path);
+      for (const s of [CJK.zh, CJK.ja, CJK.ko, "申请表", "同意します", "Résumé"]) expect(extracted).toContain(s);
+      // labels sit at left_margin 72 on rows 40 pt apart below the title (top_margin 72, page 792 high)
+      for (let row = 0; row < 3; row++) {
+        const baseline = 792 - 72 - (row + 1) * 40;
+        expect(inkIn(output_path, { x: 72, y: baseline - 3, width: 130, height: 15 }, 792), `row ${row}`).toBeGreaterThan(40);
+      }
+    },
+  );
 
   it.skipIf(!hasCjkFont || !hasPoppler)("the form filler generates appearances for CJK values that render", async () => {
     const blank = join(dir, "blank.pdf");
-    await buildForm({ title: "Form", text_fields: [{ name: "name", label: "Name" }, { name: "other", label: "Other" }], output_path: blank });
+    await buildForm({
+      title: "Form",
+      text_fields: [
+        { name: "name", label: "Name" },
+        { name: "other", label: "Other" },
+      ],
+      output_path: blank,
+    });
     const rect = { x: 72 + 140, y: 792 - 72 - 40 - 4, width: 250, height: 20 }; // the first widget (layout rules of fillable-form)
     const before = inkIn(blank, rect, 792);
     const output_pdf = join(dir, "filled.pdf");
-    expect(await fillForm({ input_pdf: blank, output_pdf, field_values: { name: `${CJK.zh} ${CJK.ja} ${CJK.ko}`, other: "plain" }, generate_appearances: true })).toBe(output_pdf);
+    expect(
+      await fillForm({
+        input_pdf: blank,
+        output_pdf,
+        field_values: { name: `${CJK.zh} ${CJK.ja} ${CJK.ko}`, other: "plain" },
+        generate_appearances: true,
+      }),
+    ).toBe(output_pdf);
     expect(inkIn(output_pdf, rect, 792)).toBeGreaterThan(before + 100);
     // ink alone could be .notdef boxes: the appearance must use an embedded font that is neither Helvetica nor DejaVu
-    const fonts = spawnSync("pdffonts", [output_pdf], { encoding: "utf8" }).stdout.split("\n").slice(2).filter((l) => l.trim() !== "");
-    expect(fonts.some((l) => !/Helvetica|DejaVu/.test(l) && /\byes\b/.test(l)), fonts.join("\n")).toBe(true);
+    const fonts = spawnSync("pdffonts", [output_pdf], { encoding: "utf8" })
+      .stdout.split("\n")
+      .slice(2)
+      .filter((l) => l.trim() !== "");
+    expect(
+      fonts.some((l) => !/Helvetica|DejaVu/.test(l) && /\byes\b/.test(l)),
+      fonts.join("\n"),
+    ).toBe(true);
   });
 
   it("refuses text that no available font covers, naming the field and the characters, before writing", async () => {
     const output_path = join(dir, "never", "form.pdf");
     const tangut = "\u{17000}\u{17001}"; // Tangut: in neither DejaVu nor the CJK fonts
-    const err = await failure(buildForm({ title: "T", text_fields: [{ name: "a", label: "ok" }, { name: "b", label: `x ${tangut}` }], output_path }));
+    const err = await failure(
+      buildForm({
+        title: "T",
+        text_fields: [
+          { name: "a", label: "ok" },
+          { name: "b", label: `x ${tangut}` },
+        ],
+        output_path,
+      }),
+    );
     expect(err.code).toBe("E_BAD_REQUEST");
     expect(err.field).toBe("text_fields.1.label");
     expect(err.message).toContain("U+17000");

@@ -59,7 +59,8 @@ const val = (n: Node | undefined): string | undefined => n?.["@_val"];
 const axisIdOf = (ax: Node): string => val(ax["c:axId"][0])!;
 const groupAxIds = (group: Node): string[] => (group["c:axId"] as Node[]).map((n) => val(n)!);
 const labelColor = (holder: Node): string => holder["c:txPr"]["a:p"][0]["a:pPr"]["a:defRPr"]["a:solidFill"]["a:srgbClr"]["@_val"];
-const titleText = (holder: Node): string => (holder["c:title"]["c:tx"]["c:rich"]["a:p"] as Node[]).flatMap((p) => (p["a:r"] as Node[]).map((r) => String(r["a:t"]))).join("");
+const titleText = (holder: Node): string =>
+  (holder["c:title"]["c:tx"]["c:rich"]["a:p"] as Node[]).flatMap((p) => (p["a:r"] as Node[]).map((r) => String(r["a:t"]))).join("");
 
 /** All axis ids declared in the plot area, and the invariant: no chart group or crossAx points elsewhere. */
 function danglingAxisRefs(plot: Node): string[] {
@@ -90,7 +91,9 @@ describe("combo chart slide", () => {
     // LAYOUT_16x9 = 10 x 5.625 in.
     expect(p.presentationXml).toMatch(/<p:sldSz cx="9144000" cy="5143500"\/>/);
     // Default frame 0.5, 0.5, 9 x 4.5 in.
-    expect(p.slideXml).toContain(`<a:off x="${0.5 * EMU_PER_INCH}" y="${0.5 * EMU_PER_INCH}"/><a:ext cx="${9 * EMU_PER_INCH}" cy="${4.5 * EMU_PER_INCH}"/>`);
+    expect(p.slideXml).toContain(
+      `<a:off x="${0.5 * EMU_PER_INCH}" y="${0.5 * EMU_PER_INCH}"/><a:ext cx="${9 * EMU_PER_INCH}" cy="${4.5 * EMU_PER_INCH}"/>`,
+    );
 
     expect(titleText(p.chart)).toBe(base.chartTitle);
     expect(val(p.chart["c:autoTitleDeleted"])).toBe("0");
@@ -165,7 +168,9 @@ describe("combo chart slide", () => {
     });
     const p = await openPptx(await readFile(outputPath));
     expect(p.presentationXml).toMatch(/<p:sldSz cx="9144000" cy="6858000"/);
-    expect(p.slideXml).toContain(`<a:off x="${1 * EMU_PER_INCH}" y="${1.25 * EMU_PER_INCH}"/><a:ext cx="${7.5 * EMU_PER_INCH}" cy="${5 * EMU_PER_INCH}"/>`);
+    expect(p.slideXml).toContain(
+      `<a:off x="${1 * EMU_PER_INCH}" y="${1.25 * EMU_PER_INCH}"/><a:ext cx="${7.5 * EMU_PER_INCH}" cy="${5 * EMU_PER_INCH}"/>`,
+    );
     const barSer = p.plot["c:barChart"]["c:ser"][0] as Node;
     expect(barSer["c:spPr"]["a:solidFill"]["a:srgbClr"]["@_val"]).toBe("00FF00");
     expect(p.plot["c:lineChart"]["c:ser"][0]["c:spPr"]["a:ln"]["a:solidFill"]["a:srgbClr"]["@_val"]).toBe("112233");

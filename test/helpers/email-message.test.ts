@@ -182,19 +182,26 @@ describe("email message", () => {
   it("property: any subject folds into lines within RFC 2047's 76 octets (78 for plain ASCII) and parses back", async () => {
     const p = join(dir, "subject-property.eml");
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string({ unit: "grapheme", maxLength: 120 }), fc.string({ unit: "binary", maxLength: 120 }), fc.string({ maxLength: 200 })), async (raw) => {
-        const subject = raw.replace(/[\r\n\0]/g, " "); // a header cannot carry line breaks (refused elsewhere)
-        try {
-          build(args(p, { subject }));
-        } catch (err) {
-          expect((err as { code?: string }).code).toBe("E_BAD_REQUEST");
-          return;
-        }
-        const text = readFileSync(p, "utf8");
-        const lines = /(^|\r\n)(Subject:.*(?:\r\n[ \t].*)*)/.exec(text.slice(0, text.indexOf("\r\n\r\n")))![2]!.split("\r\n");
-        for (const line of lines) expect(Buffer.byteLength(line), line).toBeLessThanOrEqual(line.includes("=?") ? 76 : 78);
-        expect((await simpleParser(readFileSync(p))).subject ?? "").toBe(subject);
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ unit: "grapheme", maxLength: 120 }),
+          fc.string({ unit: "binary", maxLength: 120 }),
+          fc.string({ maxLength: 200 }),
+        ),
+        async (raw) => {
+          const subject = raw.replace(/[\r\n\0]/g, " "); // a header cannot carry line breaks (refused elsewhere)
+          try {
+            build(args(p, { subject }));
+          } catch (err) {
+            expect((err as { code?: string }).code).toBe("E_BAD_REQUEST");
+            return;
+          }
+          const text = readFileSync(p, "utf8");
+          const lines = /(^|\r\n)(Subject:.*(?:\r\n[ \t].*)*)/.exec(text.slice(0, text.indexOf("\r\n\r\n")))![2]!.split("\r\n");
+          for (const line of lines) expect(Buffer.byteLength(line), line).toBeLessThanOrEqual(line.includes("=?") ? 76 : 78);
+          expect((await simpleParser(readFileSync(p))).subject ?? "").toBe(subject);
+        },
+      ),
       { seed: 0x5eb7ec7, numRuns: 150 },
     );
   });

@@ -43,7 +43,10 @@ describe("fillable form", () => {
         { name: "full_name", label: "Full name" },
         { name: "email", label: "E-mail" },
       ],
-      checkbox_fields: [{ name: "agree", label: "I agree", checked: true }, { name: "newsletter", label: "Newsletter" }],
+      checkbox_fields: [
+        { name: "agree", label: "I agree", checked: true },
+        { name: "newsletter", label: "Newsletter" },
+      ],
     });
     expect(returned).toBe(output_path);
     const doc = await load(output_path);
@@ -70,7 +73,12 @@ describe("fillable form", () => {
     // Title baseline at 792 - 72 in 20 pt Helvetica-Bold; labels at the left margin in 12 pt Helvetica.
     const content = pageContent(doc);
     expect(content).toMatch(new RegExp(`/Helvetica-Bold-\\d+ 20 Tf[\\s\\S]*?1 0 0 1 72 720 Tm\\s*<${hex("Registration")}> Tj`));
-    for (const [label, y] of [["Full name", 680], ["E-mail", 640], ["I agree", 600], ["Newsletter", 560]] as const) {
+    for (const [label, y] of [
+      ["Full name", 680],
+      ["E-mail", 640],
+      ["I agree", 600],
+      ["Newsletter", 560],
+    ] as const) {
       expect(content).toMatch(new RegExp(`/Helvetica-\\d+ 12 Tf[\\s\\S]*?1 0 0 1 72 ${y} Tm\\s*<${hex(label)}> Tj`));
     }
   });
@@ -96,7 +104,10 @@ describe("fillable form", () => {
         { name: "b", label: "B", x: 300, y: 100, width: 120, height: 30 },
         { name: "c", label: "C" },
       ],
-      checkbox_fields: [{ name: "x", label: "X", size: 20 }, { name: "y", x: 500, y: 50 }],
+      checkbox_fields: [
+        { name: "x", label: "X", size: 20 },
+        { name: "y", x: 500, y: 50 },
+      ],
     });
     const doc = await load(output_path);
     expect(doc.getPage(0).getSize()).toEqual({ width: 595, height: 842 });
@@ -143,7 +154,16 @@ describe("fillable form", () => {
       [{ ...ok, text_fields: [{ name: "a" }] }, "text_fields.0.label"],
       [{ ...ok, checkbox_fields: [{ label: "x" }] }, "checkbox_fields.0.name"],
       [{ ...ok, checkbox_fields: [{ name: "a" }] }, "checkbox_fields.0.name"],
-      [{ ...ok, text_fields: [{ name: "p", label: "" }, { name: "p.q", label: "" }] }, "text_fields.1.name"],
+      [
+        {
+          ...ok,
+          text_fields: [
+            { name: "p", label: "" },
+            { name: "p.q", label: "" },
+          ],
+        },
+        "text_fields.1.name",
+      ],
       [{ ...ok, page_size: [612] }, "page_size"],
       [{ ...ok, title_font: "Comic Sans" }, "title_font"],
     ];

@@ -3,17 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  PDFBool,
-  PDFDict,
-  PDFDocument,
-  PDFHexString,
-  PDFName,
-  PDFRawStream,
-  PDFRef,
-  type PDFField,
-  decodePDFRawStream,
-} from "pdf-lib";
+import { PDFBool, PDFDict, PDFDocument, PDFHexString, PDFName, PDFRawStream, PDFRef, type PDFField, decodePDFRawStream } from "pdf-lib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FieldInfo, build, labelCandidates, listFields, resolveLabels } from "../../src/helpers/form-filler.js";
 import { failure } from "./failure.js";
@@ -65,7 +55,10 @@ function appearance(doc: PDFDocument, name: string): { content: string; fonts: s
   if (!(stream instanceof PDFRawStream)) throw new Error(`no appearance stream for ${name}`);
   const content = Buffer.from(decodePDFRawStream(stream).decode()).toString("latin1");
   const fontDict = stream.dict.lookup(PDFName.of("Resources"), PDFDict).lookupMaybe(PDFName.of("Font"), PDFDict);
-  const fonts = fontDict === undefined ? [] : [...fontDict.entries()].map(([, r]) => String((doc.context.lookup(r) as PDFDict).lookup(PDFName.of("BaseFont"))));
+  const fonts =
+    fontDict === undefined
+      ? []
+      : [...fontDict.entries()].map(([, r]) => String((doc.context.lookup(r) as PDFDict).lookup(PDFName.of("BaseFont"))));
   return { content, fonts };
 }
 
@@ -125,7 +118,13 @@ describe("form filler", () => {
     const first = join(dir, "checked.pdf");
     await build({ input_pdf: blank, output_pdf: first, field_values: { agree: "/Yes" } });
     const output_pdf = join(dir, "case.pdf");
-    await build({ input_pdf: first, output_pdf, labels: { "FIRST NAME": "nope", "Last name": "Byron" }, field_values: { agree: "/Off" }, case_sensitive: true });
+    await build({
+      input_pdf: first,
+      output_pdf,
+      labels: { "FIRST NAME": "nope", "Last name": "Byron" },
+      field_values: { agree: "/Off" },
+      case_sensitive: true,
+    });
     const form = (await load(output_pdf)).getForm();
     expect(form.getTextField("f1").getText()).toBeUndefined();
     expect(form.getTextField("f2").getText()).toBe("Byron");

@@ -32,7 +32,14 @@ function all(n: ONode, tag: string): ONode[] {
   walk(n);
   return out;
 }
-const text = (n: ONode): string => all(n, "w:t").map((t) => kids(t).map((x) => String(x["#text"] ?? "")).join("")).join("");
+const text = (n: ONode): string =>
+  all(n, "w:t")
+    .map((t) =>
+      kids(t)
+        .map((x) => String(x["#text"] ?? ""))
+        .join(""),
+    )
+    .join("");
 
 interface Docx {
   zip: JSZip;
@@ -47,7 +54,10 @@ async function openDocx(bytes: Buffer): Promise<Docx> {
   const root = doc.find((n) => tagOf(n) === "w:document")!;
   const body = kids(child(root, "w:body")!);
   // Section 1's properties live in its last paragraph's pPr; the last section's are the body's final sectPr.
-  const sections = [...body.filter((n) => tagOf(n) === "w:p").flatMap((p) => all(p, "w:sectPr")), ...body.filter((n) => tagOf(n) === "w:sectPr")];
+  const sections = [
+    ...body.filter((n) => tagOf(n) === "w:p").flatMap((p) => all(p, "w:sectPr")),
+    ...body.filter((n) => tagOf(n) === "w:sectPr"),
+  ];
   return { zip, body, sections, rels: await zip.file("word/_rels/document.xml.rels")!.async("string") };
 }
 
@@ -67,7 +77,10 @@ describe("landscape document", () => {
       title: "Quarterly report",
       bodyParagraphs: ["First paragraph.", "Second paragraph."],
       tableHeaderRow: ["Product", "Units"],
-      tableRows: [["Widgets", 12], ["Gadgets", "7"]],
+      tableRows: [
+        ["Widgets", 12],
+        ["Gadgets", "7"],
+      ],
       appendixHeaderText: "Appendix A",
     });
     expect(returned).toBe(outputPath);
@@ -87,7 +100,9 @@ describe("landscape document", () => {
     expect(child(d.sections[0]!, "w:headerReference")).toBeUndefined();
     const ref = attrs(child(d.sections[1]!, "w:headerReference")!);
     expect(ref["@_w:type"]).toBe("default");
-    const target = new RegExp(`Id="${ref["@_r:id"]}"[^>]*Target="([^"]+)"`).exec(d.rels)?.[1] ?? new RegExp(`Target="([^"]+)"[^>]*Id="${ref["@_r:id"]}"`).exec(d.rels)?.[1];
+    const target =
+      new RegExp(`Id="${ref["@_r:id"]}"[^>]*Target="([^"]+)"`).exec(d.rels)?.[1] ??
+      new RegExp(`Target="([^"]+)"[^>]*Id="${ref["@_r:id"]}"`).exec(d.rels)?.[1];
     expect(target).toMatch(/header\d*\.xml$/);
     const header = parser.parse(await d.zip.file(`word/${target}`)!.async("string")) as ONode[];
     expect(text(header.find((n) => tagOf(n) === "w:hdr")!)).toBe("Appendix A");

@@ -145,8 +145,12 @@ describe("build", () => {
 
   it("validates before writing anything", () => {
     const out = join(dir, "never", "written.txt");
-    expect(() => build({ lines: ["ok", "bad\nline"], output_path: out })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "lines.1" }));
-    expect(() => build({ lines: "not a list", output_path: out })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "lines" }));
+    expect(() => build({ lines: ["ok", "bad\nline"], output_path: out })).toThrow(
+      expect.objectContaining({ code: "E_BAD_REQUEST", field: "lines.1" }),
+    );
+    expect(() => build({ lines: "not a list", output_path: out })).toThrow(
+      expect.objectContaining({ code: "E_BAD_REQUEST", field: "lines" }),
+    );
     expect(() => build({ lines: ["x"] })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "output_path" }));
     expect(() => build({ lines: ["x"], output_path: out, extra: 1 })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST" }));
     expect(() => readFileSync(out)).toThrow();

@@ -67,7 +67,9 @@ describe("meeting series", () => {
     // Nesting and counts: one VEVENT holding one VALARM.
     expect(lines.filter((l) => l === "BEGIN:VEVENT")).toHaveLength(1);
     expect(lines.filter((l) => l === "BEGIN:VALARM")).toHaveLength(1);
-    const order = ["BEGIN:VCALENDAR", "BEGIN:VEVENT", "BEGIN:VALARM", "END:VALARM", "END:VEVENT", "END:VCALENDAR"].map((l) => lines.indexOf(l));
+    const order = ["BEGIN:VCALENDAR", "BEGIN:VEVENT", "BEGIN:VALARM", "END:VALARM", "END:VEVENT", "END:VCALENDAR"].map((l) =>
+      lines.indexOf(l),
+    );
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(lines[lines.length - 1]).toBe("END:VCALENDAR");
     const stamp = lines.find((l) => l.startsWith("DTSTAMP:"));
@@ -133,7 +135,9 @@ describe("meeting series", () => {
       [{ summary: "bell\u0007" }, "summary"],
     ];
     for (const [patch, field] of bad) {
-      expect(() => build({ ...base(p), ...patch }), JSON.stringify(patch)).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field }));
+      expect(() => build({ ...base(p), ...patch }), JSON.stringify(patch)).toThrow(
+        expect.objectContaining({ code: "E_BAD_REQUEST", field }),
+      );
     }
     expect(existsSync(join(dir, "never"))).toBe(false);
   });

@@ -23,7 +23,7 @@ beforeAll(async () => {
   ws.mergeCells("B1:D1");
   ws.getCell("A2").value = 1;
   ws.getCell("B2").value = { formula: "A2*2", result: 2 };
-  ws.getCell("C2").value = { richText: [{ text: "bold " , font: { bold: true } }, { text: "plain" }] };
+  ws.getCell("C2").value = { richText: [{ text: "bold ", font: { bold: true } }, { text: "plain" }] };
   ws.getCell("D2").value = new Date(Date.UTC(2024, 0, 31));
   ws.getCell("A3").value = { text: "site", hyperlink: "https://example.org" };
   ws.getCell("A4").value = false;
@@ -77,7 +77,11 @@ describe("merged-cell grid reader", () => {
     const ws = wb.addWorksheet("Offset");
     ws.getCell("C3").value = "Quarter";
     ws.mergeCells("C3:E3");
-    for (const [r, row] of [[4, ["Q1", 10, 11]], [5, ["Q2", 20, 21]], [6, ["Q3", 30, null]]] as const) {
+    for (const [r, row] of [
+      [4, ["Q1", 10, 11]],
+      [5, ["Q2", 20, 21]],
+      [6, ["Q3", 30, null]],
+    ] as const) {
       row.forEach((v, i) => (ws.getCell(r, 3 + i).value = v));
     }
     await wb.xlsx.writeFile(offset);

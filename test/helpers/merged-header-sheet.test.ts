@@ -102,13 +102,29 @@ describe("merged-header sheet", () => {
   it("takes a cells entry at the merged range's top-left cell (the contract refuses only the others); the header stays there", async () => {
     const output_path = join(dir, "top-left.xlsx");
     const cells = { "1,1": "also the top-left", "0,0": "corner", "3,4": 7 };
-    const result = await build({ header: "H", merge_start_row: 1, merge_start_col: 1, merge_end_row: 2, merge_end_col: 3, cells, output_path });
+    const result = await build({
+      header: "H",
+      merge_start_row: 1,
+      merge_start_col: 1,
+      merge_end_row: 2,
+      merge_end_col: 3,
+      cells,
+      output_path,
+    });
     expect(result).toEqual({ path: resolve(output_path) });
     const s = await openXlsx(output_path);
     expect(s.merges).toEqual(["B2:D3"]);
     expect(Object.fromEntries(s.values)).toEqual({ B2: "H", A1: "corner", E4: 7 });
     // the same with a null at the top-left, the other way of naming it
-    await build({ header: "H", merge_start_row: 1, merge_start_col: 1, merge_end_row: 2, merge_end_col: 3, cells: { "1, 1": null }, output_path });
+    await build({
+      header: "H",
+      merge_start_row: 1,
+      merge_start_col: 1,
+      merge_end_row: 2,
+      merge_end_col: 3,
+      cells: { "1, 1": null },
+      output_path,
+    });
     expect(Object.fromEntries((await openXlsx(output_path)).values)).toEqual({ B2: "H" });
   });
 
@@ -144,7 +160,15 @@ describe("merged-header sheet", () => {
     const blocker = join(dir, "blocker");
     writeFileSync(blocker, "");
     const err = await failure(
-      build({ header: "H", merge_start_row: 0, merge_start_col: 0, merge_end_row: 1, merge_end_col: 0, cells: {}, output_path: join(blocker, "x.xlsx") }),
+      build({
+        header: "H",
+        merge_start_row: 0,
+        merge_start_col: 0,
+        merge_end_row: 1,
+        merge_end_col: 0,
+        cells: {},
+        output_path: join(blocker, "x.xlsx"),
+      }),
     );
     expect(err.code).toBe("E_IO");
     expect(err.field).toBe("output_path");

@@ -1,7 +1,19 @@
 /** @module registry.test — records, code hashes, ed25519 signatures, tamper detection, key persistence, stable ids and dispatch. */
 import { spawnSync } from "node:child_process";
 import { createHash, createPublicKey, verify } from "node:crypto";
-import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync } from "node:fs";
+import {
+  appendFileSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,7 +30,12 @@ const dir = mkdtempSync(join(tmpdir(), "svc-registry-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const MINE = ["email-message", "meeting-series", "task-parser", "line-folder"] as const;
-const MODULES: Record<(typeof MINE)[number], Record<string, unknown>> = { "email-message": emailMessage, "meeting-series": meetingSeries, "task-parser": taskParser, "line-folder": lineFolder };
+const MODULES: Record<(typeof MINE)[number], Record<string, unknown>> = {
+  "email-message": emailMessage,
+  "meeting-series": meetingSeries,
+  "task-parser": taskParser,
+  "line-folder": lineFolder,
+};
 const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 
 describe("registry", () => {
@@ -28,8 +45,16 @@ describe("registry", () => {
   // Needs every helper's file; the other five land with the same issue (run the full suite after the merge).
   it("lists all ten helpers in the contract's order", () => {
     expect(registry.list().map((r) => r.name)).toEqual([
-      "combo chart slide", "fillable form", "landscape document", "email message", "merged-header sheet",
-      "meeting series", "task parser", "form filler", "merged-cell grid reader", "line folder",
+      "combo chart slide",
+      "fillable form",
+      "landscape document",
+      "email message",
+      "merged-header sheet",
+      "meeting series",
+      "task parser",
+      "form filler",
+      "merged-cell grid reader",
+      "line folder",
     ]);
   });
 
@@ -65,14 +90,26 @@ describe("registry", () => {
     const pub = registry.publicKey!;
     expect(pub.pem).toMatch(/^-----BEGIN PUBLIC KEY-----/);
     expect(Buffer.from(pub.raw, "base64")).toHaveLength(32);
-    const fromRaw = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(pub.raw, "base64").toString("base64url") }, format: "jwk" });
+    const fromRaw = createPublicKey({
+      key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(pub.raw, "base64").toString("base64url") },
+      format: "jwk",
+    });
     for (const m of MINE) {
       const r = registry.get(m);
       const message = Buffer.from(r.codeHash, "hex");
       expect(verify(null, message, createPublicKey(pub.pem), Buffer.from(r.signatureValue!, "base64"))).toBe(true);
       expect(verify(null, message, fromRaw, Buffer.from(r.signatureValue!, "base64"))).toBe(true);
       const v = registry.verify(r.id);
-      expect(v).toEqual({ id: r.id, name: r.name, ok: true, hashMatches: true, signatureValid: true, expectedHash: r.codeHash, actualHash: r.codeHash, publicKey: pub.raw });
+      expect(v).toEqual({
+        id: r.id,
+        name: r.name,
+        ok: true,
+        hashMatches: true,
+        signatureValid: true,
+        expectedHash: r.codeHash,
+        actualHash: r.codeHash,
+        publicKey: pub.raw,
+      });
     }
   });
 
@@ -97,9 +134,21 @@ describe("registry", () => {
     }
     // the closure is the real import graph: the meeting series folds with the line folder, the task parser writes no file
     const modules = (m: string) => [...registry.code(m).matchAll(/^\/\/ ==== (\S+) \(\d+ bytes\) ====$/gm)].map((x) => x[1]);
-    expect(modules("meeting-series")).toEqual(["helpers/meeting-series.ts", "errors.ts", "helpers/args.ts", "helpers/line-folder.ts", "helpers/output-path.ts"]);
+    expect(modules("meeting-series")).toEqual([
+      "helpers/meeting-series.ts",
+      "errors.ts",
+      "helpers/args.ts",
+      "helpers/line-folder.ts",
+      "helpers/output-path.ts",
+    ]);
     expect(modules("task-parser")).toEqual(["helpers/task-parser.ts", "errors.ts", "helpers/args.ts"]);
-    expect(modules("fillable-form")).toEqual(["helpers/fillable-form.ts", "errors.ts", "helpers/args.ts", "helpers/output-path.ts", "helpers/pdf-fonts.ts"]);
+    expect(modules("fillable-form")).toEqual([
+      "helpers/fillable-form.ts",
+      "errors.ts",
+      "helpers/args.ts",
+      "helpers/output-path.ts",
+      "helpers/pdf-fonts.ts",
+    ]);
   });
 
   it("detects a tampered copy and says which part failed", () => {
@@ -148,7 +197,9 @@ describe("registry", () => {
       expect(v, m).toMatchObject({ ok: false, hashMatches: false, expectedHash: hashes[m] });
       expect(v.actualHash).not.toBe(hashes[m]);
     }
-    await expect(reg.run("line-folder", { lines: ["a"], output_path: join(dir, "never-args.txt") })).rejects.toMatchObject({ code: "E_CODE_MISMATCH" });
+    await expect(reg.run("line-folder", { lines: ["a"], output_path: join(dir, "never-args.txt") })).rejects.toMatchObject({
+      code: "E_CODE_MISMATCH",
+    });
     expect(existsSync(join(dir, "never-args.txt"))).toBe(false);
 
     // pdf-fonts.ts: only the two PDF helpers import it; a fresh registry publishes the changed args.ts
@@ -173,10 +224,18 @@ describe("registry", () => {
     const code = Buffer.from(registry.code(record.id));
     const sig = Buffer.from(record.signatureValue!, "base64");
     sig[0]! ^= 1;
-    expect(verifyRecord({ ...record, signatureValue: sig.toString("base64") }, code, registry.publicKey)).toMatchObject({ ok: false, hashMatches: true, signatureValid: false });
+    expect(verifyRecord({ ...record, signatureValue: sig.toString("base64") }, code, registry.publicKey)).toMatchObject({
+      ok: false,
+      hashMatches: true,
+      signatureValid: false,
+    });
     // Code changed and the record's hash changed to match it: the signature no longer covers the hash.
     const evil = Buffer.concat([code, Buffer.from("\n// evil\n")]);
-    expect(verifyRecord({ ...record, codeHash: sha256(evil) }, evil, registry.publicKey)).toMatchObject({ ok: false, hashMatches: true, signatureValid: false });
+    expect(verifyRecord({ ...record, codeHash: sha256(evil) }, evil, registry.publicKey)).toMatchObject({
+      ok: false,
+      hashMatches: true,
+      signatureValid: false,
+    });
     const stranger = openRegistry({ dataDir: join(dir, "stranger") });
     expect(verifyRecord(record, code, stranger.publicKey)).toMatchObject({ ok: false, hashMatches: true, signatureValid: false });
     expect(verifyRecord(record, code, null)).toMatchObject({ ok: false, signatureValid: false });
@@ -194,12 +253,17 @@ describe("registry", () => {
     const out = join(dir, "run", "folded.txt");
     expect(await registry.run("line-folder", { lines: ["A:" + "x".repeat(100)], output_path: out })).toEqual({ path: out });
     expect(readFileSync(out, "utf8")).toBe(`A:${"x".repeat(73)}\r\n ${"x".repeat(27)}\r\n`);
-    expect(await registry.run(registry.get("task parser").id, { task: "put some keychain on dresser", receptacles: ["dresser 1"] })).toEqual({
+    expect(
+      await registry.run(registry.get("task parser").id, { task: "put some keychain on dresser", receptacles: ["dresser 1"] }),
+    ).toEqual({
       entry_point: "pick_and_place_simple",
       object_type: "keychain",
       target_type: "dresser",
     });
-    await expect(registry.run("line folder", { lines: ["a\nb"], output_path: out })).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "lines.0" });
+    await expect(registry.run("line folder", { lines: ["a\nb"], output_path: out })).rejects.toMatchObject({
+      code: "E_BAD_REQUEST",
+      field: "lines.0",
+    });
     await expect(registry.run("rec_0000000000000000", {})).rejects.toMatchObject({ code: "E_NOT_FOUND" });
     expect(() => registry.get("no such helper")).toThrow(expect.objectContaining({ code: "E_NOT_FOUND" }));
   });
@@ -224,45 +288,48 @@ describe("registry", () => {
     }
   });
 
-  it.skipIf(!existsSync(distRegistry))("refuses to run a compiled helper edited after the build, even across a restart, while verify says why", () => {
-    // a private copy of dist/ (node_modules linked beside it so its imports resolve)
-    const copy = join(dir, "install");
-    mkdirSync(copy);
-    cpSync(join(root, "dist"), join(copy, "dist"), { recursive: true });
-    symlinkSync(join(root, "node_modules"), join(copy, "node_modules"));
-    const helpers = join(copy, "dist", "helpers");
-    const out = join(dir, "tamper-out.txt");
-    const script = `const m = await import(${JSON.stringify(join(helpers, "registry.js"))});
+  it.skipIf(!existsSync(distRegistry))(
+    "refuses to run a compiled helper edited after the build, even across a restart, while verify says why",
+    () => {
+      // a private copy of dist/ (node_modules linked beside it so its imports resolve)
+      const copy = join(dir, "install");
+      mkdirSync(copy);
+      cpSync(join(root, "dist"), join(copy, "dist"), { recursive: true });
+      symlinkSync(join(root, "node_modules"), join(copy, "node_modules"));
+      const helpers = join(copy, "dist", "helpers");
+      const out = join(dir, "tamper-out.txt");
+      const script = `const m = await import(${JSON.stringify(join(helpers, "registry.js"))});
       const reg = m.openRegistry({ dataDir: ${JSON.stringify(join(dir, "tamper-data"))} });
       const v = reg.verify("line-folder");
       let run;
       try { run = { ok: await reg.run("line-folder", { lines: ["a"], output_path: ${JSON.stringify(out)} }) }; } catch (e) { run = { code: e.code, message: e.message }; }
       console.log(JSON.stringify({ v, run }));`;
-    const once = () => {
-      const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", cwd: dir });
-      expect(r.status, r.stderr).toBe(0);
-      return JSON.parse(r.stdout) as { v: Record<string, unknown>; run: Record<string, unknown> };
-    };
-    const clean = once();
-    expect(clean.v).toMatchObject({ ok: true, hashMatches: true, signatureValid: true });
-    expect(clean.run).toEqual({ ok: { path: out } });
-    rmSync(out);
+      const once = () => {
+        const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", cwd: dir });
+        expect(r.status, r.stderr).toBe(0);
+        return JSON.parse(r.stdout) as { v: Record<string, unknown>; run: Record<string, unknown> };
+      };
+      const clean = once();
+      expect(clean.v).toMatchObject({ ok: true, hashMatches: true, signatureValid: true });
+      expect(clean.run).toEqual({ ok: { path: out } });
+      rmSync(out);
 
-    appendFileSync(join(helpers, "line-folder.js"), "\n// edited after the build\n");
-    const tampered = once(); // a fresh process: the published hash is the build's, not the edited file's
-    expect(tampered.v).toMatchObject({ ok: false, hashMatches: false, signatureValid: true });
-    expect(tampered.run).toMatchObject({ code: "E_CODE_MISMATCH" });
-    expect(tampered.run.message).toMatch(/line folder.*will not run/);
-    expect(existsSync(out)).toBe(false);
+      appendFileSync(join(helpers, "line-folder.js"), "\n// edited after the build\n");
+      const tampered = once(); // a fresh process: the published hash is the build's, not the edited file's
+      expect(tampered.v).toMatchObject({ ok: false, hashMatches: false, signatureValid: true });
+      expect(tampered.run).toMatchObject({ code: "E_CODE_MISMATCH" });
+      expect(tampered.run.message).toMatch(/line folder.*will not run/);
+      expect(existsSync(out)).toBe(false);
 
-    // the helper's own file as built, but a shared module it imports edited: refused just the same
-    copyFileSync(join(root, "dist", "helpers", "line-folder.js"), join(helpers, "line-folder.js"));
-    expect(once().v).toMatchObject({ ok: true, hashMatches: true });
-    rmSync(out);
-    appendFileSync(join(helpers, "args.js"), "\n// shared module edited after the build\n");
-    const shared = once();
-    expect(shared.v).toMatchObject({ ok: false, hashMatches: false, signatureValid: true });
-    expect(shared.run).toMatchObject({ code: "E_CODE_MISMATCH" });
-    expect(existsSync(out)).toBe(false);
-  });
+      // the helper's own file as built, but a shared module it imports edited: refused just the same
+      copyFileSync(join(root, "dist", "helpers", "line-folder.js"), join(helpers, "line-folder.js"));
+      expect(once().v).toMatchObject({ ok: true, hashMatches: true });
+      rmSync(out);
+      appendFileSync(join(helpers, "args.js"), "\n// shared module edited after the build\n");
+      const shared = once();
+      expect(shared.v).toMatchObject({ ok: false, hashMatches: false, signatureValid: true });
+      expect(shared.run).toMatchObject({ code: "E_CODE_MISMATCH" });
+      expect(existsSync(out)).toBe(false);
+    },
+  );
 });

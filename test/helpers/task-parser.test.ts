@@ -3,11 +3,52 @@ import { describe, expect, it } from "vitest";
 import { build, ENTRY_POINTS, parseTask } from "../../src/helpers/task-parser.js";
 
 const KITCHEN = [
-  "countertop 1", "countertop 2", "cabinet 1", "cabinet 2", "cabinet 3", "fridge 1", "sinkbasin 1", "microwave 1", "coffeemachine 1",
-  "garbagecan 1", "drawer 1", "drawer 2", "drawer 3", "diningtable 1", "stoveburner 1", "stoveburner 2", "shelf 1", "shelf 2",
+  "countertop 1",
+  "countertop 2",
+  "cabinet 1",
+  "cabinet 2",
+  "cabinet 3",
+  "fridge 1",
+  "sinkbasin 1",
+  "microwave 1",
+  "coffeemachine 1",
+  "garbagecan 1",
+  "drawer 1",
+  "drawer 2",
+  "drawer 3",
+  "diningtable 1",
+  "stoveburner 1",
+  "stoveburner 2",
+  "shelf 1",
+  "shelf 2",
 ];
-const BEDROOM = ["bed 1", "desk 1", "desklamp 1", "drawer 1", "drawer 2", "dresser 1", "garbagecan 1", "shelf 1", "shelf 2", "safe 1", "box 1", "sidetable 1"];
-const LIVING = ["sofa 1", "armchair 1", "coffeetable 1", "floorlamp 1", "tvstand 1", "box 1", "box 2", "drawer 1", "cabinet 1", "sidetable 1", "ottoman 1"];
+const BEDROOM = [
+  "bed 1",
+  "desk 1",
+  "desklamp 1",
+  "drawer 1",
+  "drawer 2",
+  "dresser 1",
+  "garbagecan 1",
+  "shelf 1",
+  "shelf 2",
+  "safe 1",
+  "box 1",
+  "sidetable 1",
+];
+const LIVING = [
+  "sofa 1",
+  "armchair 1",
+  "coffeetable 1",
+  "floorlamp 1",
+  "tvstand 1",
+  "box 1",
+  "box 2",
+  "drawer 1",
+  "cabinet 1",
+  "sidetable 1",
+  "ottoman 1",
+];
 const SPACED = ["Sink Basin 1", "Coffee Machine 1", "Garbage Can 2", "Desk Lamp 1", "Counter Top 3", "Cabinet 4"];
 
 type Case = [task: string, receptacles: string[], entry: (typeof ENTRY_POINTS)[number], object: string, target: string];
@@ -97,8 +138,35 @@ describe("task parser", () => {
 
   // ALFWorld's own task sentences (its six goal templates) against an ALFWorld room's receptacle
   // list: lamps are objects there, so the list has none and the lamp type comes from the sentence.
-  const ALFWORLD_ROOM = ["bed 1", "desk 1", "drawer 1", "drawer 2", "drawer 3", "dresser 1", "garbagecan 1", "laundryhamper 1", "safe 1", "shelf 1", "shelf 2", "sidetable 1"];
-  const ALFWORLD_KITCHEN = ["cabinet 1", "cabinet 2", "coffeemachine 1", "countertop 1", "countertop 2", "diningtable 1", "drawer 1", "fridge 1", "garbagecan 1", "microwave 1", "sinkbasin 1", "stoveburner 1", "toaster 1"];
+  const ALFWORLD_ROOM = [
+    "bed 1",
+    "desk 1",
+    "drawer 1",
+    "drawer 2",
+    "drawer 3",
+    "dresser 1",
+    "garbagecan 1",
+    "laundryhamper 1",
+    "safe 1",
+    "shelf 1",
+    "shelf 2",
+    "sidetable 1",
+  ];
+  const ALFWORLD_KITCHEN = [
+    "cabinet 1",
+    "cabinet 2",
+    "coffeemachine 1",
+    "countertop 1",
+    "countertop 2",
+    "diningtable 1",
+    "drawer 1",
+    "fridge 1",
+    "garbagecan 1",
+    "microwave 1",
+    "sinkbasin 1",
+    "stoveburner 1",
+    "toaster 1",
+  ];
   it.each([
     ["look at alarmclock under the desklamp.", ALFWORLD_ROOM, "look_at_obj_in_light", "alarmclock", "desklamp"],
     ["examine the book with the desklamp.", ALFWORLD_ROOM, "look_at_obj_in_light", "book", "desklamp"],
@@ -124,9 +192,15 @@ describe("task parser", () => {
     expect(() => build({ ...ok, extra: true })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST" }));
     expect(() => build({ receptacles: ["dresser 1"] })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "task" }));
     expect(() => build({ task: ok.task })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "receptacles" }));
-    expect(() => build({ ...ok, receptacles: "dresser 1" })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "receptacles" }));
-    expect(() => build({ ...ok, receptacles: ["dresser 1", 7] })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "receptacles.1" }));
-    expect(() => build({ ...ok, receptacles: ["dresser 1", "  "] })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "receptacles.1" }));
+    expect(() => build({ ...ok, receptacles: "dresser 1" })).toThrow(
+      expect.objectContaining({ code: "E_BAD_REQUEST", field: "receptacles" }),
+    );
+    expect(() => build({ ...ok, receptacles: ["dresser 1", 7] })).toThrow(
+      expect.objectContaining({ code: "E_BAD_REQUEST", field: "receptacles.1" }),
+    );
+    expect(() => build({ ...ok, receptacles: ["dresser 1", "  "] })).toThrow(
+      expect.objectContaining({ code: "E_BAD_REQUEST", field: "receptacles.1" }),
+    );
     expect(() => build({ ...ok, receptacles: [] })).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "receptacles" }));
   });
 });

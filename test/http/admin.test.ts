@@ -41,10 +41,16 @@ describe("admin REST operations, tenant lists and the dashboard files", () => {
 
     const list = await call(srv.url, admin, "GET", "/v1/admin/tenants");
     expect(list.status).toBe(200);
-    const tenants = list.body.tenants as Array<{ tenant: string; keys: Array<Record<string, unknown>>; wallet: { balanceUsd: number } | null }>;
+    const tenants = list.body.tenants as Array<{
+      tenant: string;
+      keys: Array<Record<string, unknown>>;
+      wallet: { balanceUsd: number } | null;
+    }>;
     expect(tenants.map((t) => t.tenant)).toEqual([...tenants.map((t) => t.tenant)].sort());
     const acme = tenants.find((t) => t.tenant === "acme")!;
-    expect(acme.keys).toEqual([{ id: made.body.id, tenant: "acme", admin: false, name: "laptop", createdAt: made.body.createdAt, revokedAt: null }]);
+    expect(acme.keys).toEqual([
+      { id: made.body.id, tenant: "acme", admin: false, name: "laptop", createdAt: made.body.createdAt, revokedAt: null },
+    ]);
     expect(acme.wallet?.balanceUsd).toBe(w0.body.balanceUsd);
     // a tenant whose key was never used has no wallet yet (listing does not open one)
     expect(tenants.find((t) => t.tenant === fresh.body.tenant)!.wallet).toBeNull();
@@ -91,11 +97,17 @@ describe("admin REST operations, tenant lists and the dashboard files", () => {
       expect({ path, body, status: r.status, error: r.body?.error }).toMatchObject({ status, error: { code, field } });
     }
     // the admin cannot lock itself out with the key it is using
-    const mine = (await call(srv.url, admin, "GET", "/v1/admin/tenants")).body.tenants.find((t: { tenant: string }) => t.tenant === "admin").keys[0].id as string;
+    const mine = (await call(srv.url, admin, "GET", "/v1/admin/tenants")).body.tenants.find((t: { tenant: string }) => t.tenant === "admin")
+      .keys[0].id as string;
     const self = await call(srv.url, admin, "DELETE", `/v1/admin/keys/${mine}`);
     expect(self.status).toBe(409);
     expect(self.body.error).toMatchObject({ code: "E_CONFLICT", field: "keyId" });
-    for (const [method, path, body] of [["GET", "/v1/admin/tenants", undefined], ["POST", "/v1/admin/keys", {}], ["DELETE", `/v1/admin/keys/${mine}`, undefined], ["POST", "/v1/admin/tenants/plain/credit", { usd: 1 }]] as const) {
+    for (const [method, path, body] of [
+      ["GET", "/v1/admin/tenants", undefined],
+      ["POST", "/v1/admin/keys", {}],
+      ["DELETE", `/v1/admin/keys/${mine}`, undefined],
+      ["POST", "/v1/admin/tenants/plain/credit", { usd: 1 }],
+    ] as const) {
       expect((await call(srv.url, tenantKey, method, path, body)).status, `${method} ${path}`).toBe(403);
       expect((await call(srv.url, null, method, path, body)).status, `${method} ${path}`).toBe(401);
     }
@@ -108,17 +120,52 @@ describe("admin REST operations, tenant lists and the dashboard files", () => {
     expect((await call(srv.url, key, "GET", "/v1/hd/kg")).body).toEqual({ graphs: [] });
     expect((await call(srv.url, key, "GET", "/v1/hd/causal")).body).toEqual({ models: [] });
 
-    expect((await call(srv.url, key, "POST", "/v1/records/notes", { items: [{ kind: "note", text: "a" }, { kind: "note", text: "b" }] })).status).toBe(200);
+    expect(
+      (
+        await call(srv.url, key, "POST", "/v1/records/notes", {
+          items: [
+            { kind: "note", text: "a" },
+            { kind: "note", text: "b" },
+          ],
+        })
+      ).status,
+    ).toBe(200);
     expect((await call(srv.url, key, "POST", "/v1/records/logs", { items: [{ kind: "log", text: "c" }] })).status).toBe(200);
     expect((await call(srv.url, key, "POST", "/v1/records/gone", { items: [{ kind: "log", text: "d" }] })).status).toBe(200);
     expect((await call(srv.url, key, "POST", "/v1/records/gone/forget", { kind: ["log"] })).body).toEqual({ forgottenCount: 1 });
-    expect((await call(srv.url, key, "POST", "/v1/hd/kg/family/facts", { facts: [{ subject: "ann", relation: "parent", object: "bo" }] })).status).toBe(200);
-    expect((await call(srv.url, key, "POST", "/v1/hd/causal/weather/worlds", { n_vars: 2, vocab_per_var: [2, 3], worlds: [[0, 1], [1, 2], [1, 0]] })).status).toBe(200);
+    expect(
+      (await call(srv.url, key, "POST", "/v1/hd/kg/family/facts", { facts: [{ subject: "ann", relation: "parent", object: "bo" }] }))
+        .status,
+    ).toBe(200);
+    expect(
+      (
+        await call(srv.url, key, "POST", "/v1/hd/causal/weather/worlds", {
+          n_vars: 2,
+          vocab_per_var: [2, 3],
+          worlds: [
+            [0, 1],
+            [1, 2],
+            [1, 0],
+          ],
+        })
+      ).status,
+    ).toBe(200);
 
-    const ns = await until("the records to be visible", () => call(srv.url, key, "GET", "/v1/records"), (r) => r.body.namespaces?.length === 2);
-    expect(ns.body).toEqual({ namespaces: [{ namespace: "logs", count: 1 }, { namespace: "notes", count: 2 }] });
+    const ns = await until(
+      "the records to be visible",
+      () => call(srv.url, key, "GET", "/v1/records"),
+      (r) => r.body.namespaces?.length === 2,
+    );
+    expect(ns.body).toEqual({
+      namespaces: [
+        { namespace: "logs", count: 1 },
+        { namespace: "notes", count: 2 },
+      ],
+    });
     expect((await call(srv.url, key, "GET", "/v1/hd/kg")).body).toEqual({ graphs: ["family"] });
-    expect((await call(srv.url, key, "GET", "/v1/hd/causal")).body).toEqual({ models: [{ name: "weather", n_vars: 2, vocab_per_var: [2, 3], rows_total: 3, has_graph: false }] });
+    expect((await call(srv.url, key, "GET", "/v1/hd/causal")).body).toEqual({
+      models: [{ name: "weather", n_vars: 2, vocab_per_var: [2, 3], rows_total: 3, has_graph: false }],
+    });
     // another tenant sees none of it
     expect((await call(srv.url, other, "GET", "/v1/records")).body).toEqual({ namespaces: [] });
     expect((await call(srv.url, other, "GET", "/v1/hd/kg")).body).toEqual({ graphs: [] });
@@ -131,17 +178,31 @@ describe("admin REST operations, tenant lists and the dashboard files", () => {
     expect(usage.body.buckets).toHaveLength(3);
     const calls: Record<string, number> = {};
     let nano = 0;
-    for (const b of usage.body.buckets) for (const [op, v] of Object.entries(b.ops as Record<string, { calls: number; costUsd: number }>)) {
-      calls[op] = (calls[op] ?? 0) + v.calls;
-      nano += Math.round(v.costUsd * 1e9);
-    }
-    expect(calls).toMatchObject({ records_namespaces: 2, hd_kg_list: 2, hd_causal_list: 2, records_ingest: 3, records_forget: 1, hd_kg_add: 1, hd_causal_worlds: 1 });
+    for (const b of usage.body.buckets)
+      for (const [op, v] of Object.entries(b.ops as Record<string, { calls: number; costUsd: number }>)) {
+        calls[op] = (calls[op] ?? 0) + v.calls;
+        nano += Math.round(v.costUsd * 1e9);
+      }
+    expect(calls).toMatchObject({
+      records_namespaces: 2,
+      hd_kg_list: 2,
+      hd_causal_list: 2,
+      records_ingest: 3,
+      records_forget: 1,
+      hd_kg_add: 1,
+      hd_causal_worlds: 1,
+    });
     expect(usage.body.ops).toEqual(expect.arrayContaining(Object.keys(calls)));
     const wallet = await call(srv.url, key, "GET", "/v1/wallet");
     expect(nano).toBe(Math.round(wallet.body.spentUsd * 1e9));
     expect((await call(srv.url, key, "GET", "/v1/wallet/usage")).body.buckets).toHaveLength(48); // default: hour x 48
     expect((await call(srv.url, key, "GET", "/v1/wallet/usage?grain=minute")).body.buckets).toHaveLength(60);
-    for (const [q, field] of [["grain=week", "grain"], ["grain=minute&buckets=0", "buckets"], ["grain=day&buckets=93", "buckets"], ["buckets=1.5", "buckets"]]) {
+    for (const [q, field] of [
+      ["grain=week", "grain"],
+      ["grain=minute&buckets=0", "buckets"],
+      ["grain=day&buckets=93", "buckets"],
+      ["buckets=1.5", "buckets"],
+    ]) {
       const r = await call(srv.url, key, "GET", `/v1/wallet/usage?${q}`);
       expect(r.status, q).toBe(400);
       expect(r.body.error, q).toMatchObject({ code: "E_BAD_REQUEST", field });
@@ -168,7 +229,16 @@ describe("admin REST operations, tenant lists and the dashboard files", () => {
     expect(js.raw.equals(readFileSync(join(DASHBOARD_DIR, "app.js")))).toBe(true);
     expect((await call(srv.url, null, "GET", "/dashboard/style.css")).headers.get("content-type")).toBe("text/css; charset=utf-8");
     // traversal, hidden and unknown names: the dashboard's own 404 (field "file"), never a file from elsewhere
-    for (const path of ["/dashboard/..%2Fpackage.json", "/dashboard/..%2F..%2Fpackage.json", "/dashboard/..%2F..%2Fsrc%2Fhttp%2Fapp.ts", "/dashboard/.env", "/dashboard/nope.js", "/dashboard/%00", "/dashboard/app.js%00.css", "/dashboard/%2e%2e%2fpackage.json"]) {
+    for (const path of [
+      "/dashboard/..%2Fpackage.json",
+      "/dashboard/..%2F..%2Fpackage.json",
+      "/dashboard/..%2F..%2Fsrc%2Fhttp%2Fapp.ts",
+      "/dashboard/.env",
+      "/dashboard/nope.js",
+      "/dashboard/%00",
+      "/dashboard/app.js%00.css",
+      "/dashboard/%2e%2e%2fpackage.json",
+    ]) {
       const r = await call(srv.url, null, "GET", path);
       expect(r.status, path).toBe(404);
       expect(r.body.error, path).toMatchObject({ code: "E_NOT_FOUND", field: "file" });

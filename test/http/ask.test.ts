@@ -5,7 +5,12 @@ import { startCommonsServer, type CommonsServer } from "../commons/commons-serve
 import { startSite, type SiteRequest, type TestSite } from "../commons/site.js";
 
 const pages = (origin: string) => [
-  { url: `${origin}/guides/midnight`, name: "Why forecasts go stale at midnight", score: 0.92, description: "Our cache rolls over at 01:00 UTC." },
+  {
+    url: `${origin}/guides/midnight`,
+    name: "Why forecasts go stale at midnight",
+    score: 0.92,
+    description: "Our cache rolls over at 01:00 UTC.",
+  },
   { url: `${origin}/status`, name: "Status \u202Epage", score: 0.41, description: "Incidents." },
   { url: "javascript:alert(1)", name: "dropped", score: 0.3 },
 ];
@@ -17,7 +22,13 @@ function getJsonSite(origin: () => string) {
     if (req.method !== "GET") return { status: 405, body: "GET only" };
     const mode = u.searchParams.get("mode");
     const q = u.searchParams.get("query");
-    return { body: { query_id: "q1", results: pages(origin()), ...(mode === "summarize" ? { summary: { message: `About '${q}': the cache rolls over at 01:00 UTC.` } } : {}) } };
+    return {
+      body: {
+        query_id: "q1",
+        results: pages(origin()),
+        ...(mode === "summarize" ? { summary: { message: `About '${q}': the cache rolls over at 01:00 UTC.` } } : {}),
+      },
+    };
   };
 }
 
@@ -32,7 +43,10 @@ function sseSite(origin: () => string) {
       ...(mode === "generate" ? [{ message_type: "nlws", answer: "Forecasts refresh at 01:00 UTC.", items: [] }] : []),
       { message_type: "end-nlweb-response" },
     ];
-    return { headers: { "content-type": "text/event-stream" }, body: `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("")}data: [DONE]\n\n` };
+    return {
+      headers: { "content-type": "text/event-stream" },
+      body: `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("")}data: [DONE]\n\n`,
+    };
   };
 }
 
@@ -64,7 +78,8 @@ describe("POST /v1/ask", () => {
     sse = await startSite(sseSite(() => sse.origin));
     post = await startSite(postSite(() => post.origin));
     linked = await startSite((_req, u) => {
-      if (u.pathname === "/") return { headers: { "content-type": "text/html" }, body: `<html><head><link rel="nlweb" href="/qa"></head><body>hi</body></html>` };
+      if (u.pathname === "/")
+        return { headers: { "content-type": "text/html" }, body: `<html><head><link rel="nlweb" href="/qa"></head><body>hi</body></html>` };
       if (u.pathname === "/qa") return { body: { results: [{ url: `${linked.origin}/about`, name: "About", score: 1 }] } };
       return { status: 404, body: "" };
     });
@@ -84,11 +99,20 @@ describe("POST /v1/ask", () => {
   });
 
   it("GET dialect with a JSON reply: the pages with their URLs (unsafe URLs dropped, invisible characters stripped); the agent is passed on", async () => {
-    const r = await call(srv.url, null, "POST", "/v1/ask", { site: getJson.origin, question: "why are forecasts stale at midnight?", agent: "alpha" });
+    const r = await call(srv.url, null, "POST", "/v1/ask", {
+      site: getJson.origin,
+      question: "why are forecasts stale at midnight?",
+      agent: "alpha",
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ site: `127.0.0.1:${getJson.port}`, endpoint: `${getJson.origin}/ask`, dialect: "get", mode: "list" });
     expect(r.body.pages).toEqual([
-      { url: `${getJson.origin}/guides/midnight`, name: "Why forecasts go stale at midnight", score: 0.92, description: "Our cache rolls over at 01:00 UTC." },
+      {
+        url: `${getJson.origin}/guides/midnight`,
+        name: "Why forecasts go stale at midnight",
+        score: 0.92,
+        description: "Our cache rolls over at 01:00 UTC.",
+      },
       { url: `${getJson.origin}/status`, name: "Status page", score: 0.41, description: "Incidents." },
     ]);
     expect(r.body.answer).toBeUndefined();
@@ -105,7 +129,10 @@ describe("POST /v1/ask", () => {
   it("summarize returns the site's prose with its sources", async () => {
     const r = await call(srv.url, null, "POST", "/v1/ask", { site: getJson.origin, question: "stale forecasts", mode: "summarize" });
     expect(r.status).toBe(200);
-    expect(r.body.answer).toEqual({ text: "About 'stale forecasts': the cache rolls over at 01:00 UTC.", sources: [`${getJson.origin}/guides/midnight`, `${getJson.origin}/status`] });
+    expect(r.body.answer).toEqual({
+      text: "About 'stale forecasts': the cache rolls over at 01:00 UTC.",
+      sources: [`${getJson.origin}/guides/midnight`, `${getJson.origin}/status`],
+    });
   });
 
   it("GET dialect with an SSE reply (generate_mode), batches merged, prose from the nlws message", async () => {
@@ -117,12 +144,25 @@ describe("POST /v1/ask", () => {
   });
 
   it("POST dialect at an endpoint published in /.well-known/nlweb.json", async () => {
-    const r = await call(srv.url, null, "POST", "/v1/ask", { site: post.origin, question: "cache policy", mode: "generate", agent: "beta" });
+    const r = await call(srv.url, null, "POST", "/v1/ask", {
+      site: post.origin,
+      question: "cache policy",
+      mode: "generate",
+      agent: "beta",
+    });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ endpoint: `${post.origin}/api/nlweb/ask`, dialect: "post", pages: [{ url: `${post.origin}/guides/midnight` }] });
+    expect(r.body).toMatchObject({
+      endpoint: `${post.origin}/api/nlweb/ask`,
+      dialect: "post",
+      pages: [{ url: `${post.origin}/guides/midnight` }],
+    });
     expect(r.body.answer.text).toBe("Answer to cache policy");
     const sent = post.requests.find((x) => x.method === "POST")!;
-    expect(JSON.parse(sent.body)).toEqual({ query: { text: "cache policy", site: `127.0.0.1:${post.port}` }, prefer: { mode: "generate", streaming: false }, meta: { agent: "beta" } });
+    expect(JSON.parse(sent.body)).toEqual({
+      query: { text: "cache policy", site: `127.0.0.1:${post.port}` },
+      prefer: { mode: "generate", streaming: false },
+      meta: { agent: "beta" },
+    });
     expect(sent.headers["x-agent-name"]).toBe("beta");
     // the endpoint is remembered: the next question goes straight to it
     const n = post.requests.length;
@@ -146,9 +186,20 @@ describe("POST /v1/ask", () => {
 
   it("refuses SSRF attempts: loopback, private, metadata, a DNS name resolving to loopback, redirects to them; nothing reaches the target", async () => {
     const attempts = [
-      `http://127.0.0.1:${secret.port}`, `127.0.0.1:${secret.port}`, "http://10.0.0.1", "10.1.2.3", "http://169.254.169.254/latest/meta-data/",
-      `http://localhost:${secret.port}`, `http://[::1]:${secret.port}`, `http://[::ffff:127.0.0.1]:${secret.port}`, "http://0.0.0.0:80", "http://2130706433/",
-      `${redirector.origin}/ask`, `${redirector.origin}/meta/ask`, "file:///etc/passwd", "https://user:pw@example.com",
+      `http://127.0.0.1:${secret.port}`,
+      `127.0.0.1:${secret.port}`,
+      "http://10.0.0.1",
+      "10.1.2.3",
+      "http://169.254.169.254/latest/meta-data/",
+      `http://localhost:${secret.port}`,
+      `http://[::1]:${secret.port}`,
+      `http://[::ffff:127.0.0.1]:${secret.port}`,
+      "http://0.0.0.0:80",
+      "http://2130706433/",
+      `${redirector.origin}/ask`,
+      `${redirector.origin}/meta/ask`,
+      "file:///etc/passwd",
+      "https://user:pw@example.com",
     ];
     for (const site of attempts) {
       const r = await call(srv.url, null, "POST", "/v1/ask", { site, question: "internal secrets?" });

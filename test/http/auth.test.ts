@@ -25,14 +25,18 @@ function createKey(dataDir: string, tenant: string, admin = false): { key: strin
   return JSON.parse(r.stdout) as { key: string; id: string; tenant: string };
 }
 
-async function call(base: string, method: string, path: string, opts: { key?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<Reply> {
+async function call(
+  base: string,
+  method: string,
+  path: string,
+  opts: { key?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<Reply> {
   const headers: Record<string, string> = { ...(opts.key === undefined ? {} : { "api-key": opts.key }), ...opts.headers };
   if (opts.body !== undefined) headers["content-type"] = "application/json";
   const res = await fetch(base + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
   const text = await res.text();
   return { status: res.status, body: text === "" ? undefined : JSON.parse(text) };
 }
-
 
 function expectAuthError(r: Reply) {
   expect(r.status).toBe(401);
@@ -53,7 +57,11 @@ describe("API keys and tenants (svc serve process)", () => {
     // keys issued by the CLI while the server runs
     a = createKey(srv.dataDir, "alpha");
     b = createKey(srv.dataDir, "bravo");
-    await until("the server to accept the new keys", () => call(srv.url, "GET", "/v1/indexes", { key: b.key }), (r) => r.status === 200);
+    await until(
+      "the server to accept the new keys",
+      () => call(srv.url, "GET", "/v1/indexes", { key: b.key }),
+      (r) => r.status === 200,
+    );
     expect((await call(srv.url, "GET", "/v1/indexes", { key: a.key })).status).toBe(200);
   });
   afterAll(async () => {
@@ -89,7 +97,11 @@ describe("API keys and tenants (svc serve process)", () => {
 
   it("a key revoked with `svc keys revoke` while the server runs is refused shortly after; other keys keep working", async () => {
     const c = createKey(srv.dataDir, "alpha");
-    await until("the new key to work", () => call(srv.url, "GET", "/v1/indexes", { key: c.key }), (r) => r.status === 200);
+    await until(
+      "the new key to work",
+      () => call(srv.url, "GET", "/v1/indexes", { key: c.key }),
+      (r) => r.status === 200,
+    );
     const list = cli(srv.dataDir, "keys", "list", "--json");
     expect(list.status).toBe(0);
     const listed = JSON.parse(list.stdout) as Array<Record<string, unknown>>;
@@ -99,13 +111,19 @@ describe("API keys and tenants (svc serve process)", () => {
     const r = cli(srv.dataDir, "keys", "revoke", c.id);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain(`revoked ${c.id}`);
-    const refused = await until("the revocation to reach the server", () => call(srv.url, "GET", "/v1/indexes", { key: c.key }), (x) => x.status !== 200);
+    const refused = await until(
+      "the revocation to reach the server",
+      () => call(srv.url, "GET", "/v1/indexes", { key: c.key }),
+      (x) => x.status !== 200,
+    );
     expectAuthError(refused);
     expectAuthError(await call(srv.url, "GET", "/v1/indexes", { headers: { authorization: `Bearer ${c.key}` } }));
     expectAuthError(await call(srv.url, "POST", "/v1/indexes", { key: c.key, body: { name: "after-revoke", dimension: 2 } }));
     // the tenant's other key is unaffected
     expect((await call(srv.url, "GET", "/v1/indexes", { key: a.key })).status).toBe(200);
-    expect((await call(srv.url, "GET", "/v1/indexes", { key: a.key })).body.indexes.map((i: { name: string }) => i.name)).not.toContain("after-revoke");
+    expect((await call(srv.url, "GET", "/v1/indexes", { key: a.key })).body.indexes.map((i: { name: string }) => i.name)).not.toContain(
+      "after-revoke",
+    );
     // revoking an unknown id is an error of the CLI (exit 2)
     const bad = cli(srv.dataDir, "keys", "revoke", "key_000000000000");
     expect(bad.status).toBe(2);
@@ -114,8 +132,19 @@ describe("API keys and tenants (svc serve process)", () => {
 
   it("tenant B cannot see or touch tenant A's index: 404 on describe, configure, query, upsert, fetch, stats, delete; list shows only its own", async () => {
     expect((await call(srv.url, "POST", "/v1/indexes", { key: a.key, body: { name: "secret", dimension: 3 } })).status).toBe(201);
-    expect((await call(srv.url, "POST", "/v1/indexes/secret/vectors/upsert", { key: a.key, body: { vectors: [{ id: "s1", values: [1, 2, 3], metadata: { k: "v" } }] } })).body).toEqual({ upsertedCount: 1 });
-    await until("A's vector to be visible", () => call(srv.url, "GET", "/v1/indexes/secret/vectors/fetch?ids=s1", { key: a.key }), (r) => r.body?.vectors?.s1 !== undefined);
+    expect(
+      (
+        await call(srv.url, "POST", "/v1/indexes/secret/vectors/upsert", {
+          key: a.key,
+          body: { vectors: [{ id: "s1", values: [1, 2, 3], metadata: { k: "v" } }] },
+        })
+      ).body,
+    ).toEqual({ upsertedCount: 1 });
+    await until(
+      "A's vector to be visible",
+      () => call(srv.url, "GET", "/v1/indexes/secret/vectors/fetch?ids=s1", { key: a.key }),
+      (r) => r.body?.vectors?.s1 !== undefined,
+    );
 
     const asB: Array<[string, string, unknown?]> = [
       ["GET", "/v1/indexes/secret"],
@@ -155,24 +184,46 @@ describe("API keys and tenants (svc serve process)", () => {
     expect((await call(srv.url, "POST", "/v1/indexes", { key: a.key, body: { name: "same", dimension: 2 } })).status).toBe(201);
     expect((await call(srv.url, "POST", "/v1/indexes", { key: b.key, body: { name: "same", dimension: 4 } })).status).toBe(201);
     // creating it again within a tenant conflicts
-    expect((await call(srv.url, "POST", "/v1/indexes", { key: b.key, body: { name: "same", dimension: 4 } })).body.error.code).toBe("E_CONFLICT");
+    expect((await call(srv.url, "POST", "/v1/indexes", { key: b.key, body: { name: "same", dimension: 4 } })).body.error.code).toBe(
+      "E_CONFLICT",
+    );
     expect((await call(srv.url, "GET", "/v1/indexes/same", { key: a.key })).body.dimension).toBe(2);
     expect((await call(srv.url, "GET", "/v1/indexes/same", { key: b.key })).body.dimension).toBe(4);
 
     await call(srv.url, "POST", "/v1/indexes/same/vectors/upsert", { key: a.key, body: { vectors: [{ id: "x", values: [1, 0] }] } });
-    await call(srv.url, "POST", "/v1/indexes/same/vectors/upsert", { key: b.key, body: { vectors: [{ id: "x", values: [0, 0, 0, 1] }, { id: "y", values: [0, 0, 1, 0] }] } });
-    await until("both upserts to be visible", async () => [
-      await call(srv.url, "GET", "/v1/indexes/same/describe_index_stats", { key: a.key }),
-      await call(srv.url, "GET", "/v1/indexes/same/describe_index_stats", { key: b.key }),
-    ], ([sa, sb]) => sa!.body.totalVectorCount === 1 && sb!.body.totalVectorCount === 2);
-    expect((await call(srv.url, "GET", "/v1/indexes/same/vectors/fetch?ids=x&ids=y", { key: a.key })).body.vectors).toEqual({ x: { id: "x", values: [1, 0] } });
+    await call(srv.url, "POST", "/v1/indexes/same/vectors/upsert", {
+      key: b.key,
+      body: {
+        vectors: [
+          { id: "x", values: [0, 0, 0, 1] },
+          { id: "y", values: [0, 0, 1, 0] },
+        ],
+      },
+    });
+    await until(
+      "both upserts to be visible",
+      async () => [
+        await call(srv.url, "GET", "/v1/indexes/same/describe_index_stats", { key: a.key }),
+        await call(srv.url, "GET", "/v1/indexes/same/describe_index_stats", { key: b.key }),
+      ],
+      ([sa, sb]) => sa!.body.totalVectorCount === 1 && sb!.body.totalVectorCount === 2,
+    );
+    expect((await call(srv.url, "GET", "/v1/indexes/same/vectors/fetch?ids=x&ids=y", { key: a.key })).body.vectors).toEqual({
+      x: { id: "x", values: [1, 0] },
+    });
     expect((await call(srv.url, "GET", "/v1/indexes/same/vectors/fetch?ids=x&ids=y", { key: b.key })).body.vectors).toEqual({
       x: { id: "x", values: [0, 0, 0, 1] },
       y: { id: "y", values: [0, 0, 1, 0] },
     });
     // a dimension-2 query fits A's index only
-    expect((await call(srv.url, "POST", "/v1/indexes/same/query", { key: a.key, body: { vector: [1, 0], topK: 5 } })).body.matches.map((m: { id: string }) => m.id)).toEqual(["x"]);
-    expect((await call(srv.url, "POST", "/v1/indexes/same/query", { key: b.key, body: { vector: [1, 0], topK: 5 } })).body.error.code).toBe("E_DIMENSION");
+    expect(
+      (await call(srv.url, "POST", "/v1/indexes/same/query", { key: a.key, body: { vector: [1, 0], topK: 5 } })).body.matches.map(
+        (m: { id: string }) => m.id,
+      ),
+    ).toEqual(["x"]);
+    expect((await call(srv.url, "POST", "/v1/indexes/same/query", { key: b.key, body: { vector: [1, 0], topK: 5 } })).body.error.code).toBe(
+      "E_DIMENSION",
+    );
 
     // deleting B's leaves A's
     expect((await call(srv.url, "DELETE", "/v1/indexes/same", { key: b.key })).status).toBe(202);
@@ -187,7 +238,10 @@ describe("svc serve --no-auth", () => {
     const dir = await mkdtemp(join(tmpdir(), "svc-noauth-"));
     try {
       for (const host of ["0.0.0.0", "::"]) {
-        const r = spawnSync(process.execPath, [MAIN, "serve", "--no-auth", "--host", host, "--port", "0", "--data", dir], { encoding: "utf8", timeout: 30_000 });
+        const r = spawnSync(process.execPath, [MAIN, "serve", "--no-auth", "--host", host, "--port", "0", "--data", dir], {
+          encoding: "utf8",
+          timeout: 30_000,
+        });
         expect(r.status, r.stderr).toBe(2);
         expect(r.stderr).toContain("E_BAD_REQUEST");
         expect(r.stderr).toContain("loopback");
@@ -204,7 +258,9 @@ describe("svc serve --no-auth", () => {
       expect(srv.adminKey).toBeNull();
       expect((await call(srv.url, "POST", "/v1/indexes", { body: { name: "open", dimension: 2 } })).status).toBe(201);
       expect((await call(srv.url, "GET", "/v1/indexes")).body.indexes.map((i: { name: string }) => i.name)).toEqual(["open"]);
-      expect((await call(srv.url, "POST", "/v1/indexes/open/vectors/upsert", { body: { vectors: [{ id: "a", values: [1, 1] }] } })).body).toEqual({ upsertedCount: 1 });
+      expect(
+        (await call(srv.url, "POST", "/v1/indexes/open/vectors/upsert", { body: { vectors: [{ id: "a", values: [1, 1] }] } })).body,
+      ).toEqual({ upsertedCount: 1 });
       // an arbitrary key is ignored rather than refused
       expect((await call(srv.url, "GET", "/v1/indexes", { key: "svc_whatever" })).status).toBe(200);
       const wallet = await call(srv.url, "GET", "/v1/wallet");

@@ -105,14 +105,20 @@ function expectOk(a: Answer, status = 200): void {
   expect(a.status, a.text).toBe(status);
 }
 
-const v = (seed: number, dim = DIM): number[] => Array.from({ length: dim }, (_, i) => ((i + 1) * (seed + 3)) % 7 - 3 || 0.5);
+const v = (seed: number, dim = DIM): number[] => Array.from({ length: dim }, (_, i) => (((i + 1) * (seed + 3)) % 7) - 3 || 0.5);
 const base = `/v1/indexes/${INDEX}`;
 
 describe("bad input gets the exact 4xx, code and field", () => {
   let srv: ServerProcess;
   const call = client(() => srv);
   /** Resolves once every write acknowledged so far is visible (update waits for that before its 404). */
-  const settle = async () => expectError(await call("POST", `${base}/vectors/update`, { json: { id: "settle-missing", setMetadata: { a: 1 } } }), 404, "E_NOT_FOUND", "id");
+  const settle = async () =>
+    expectError(
+      await call("POST", `${base}/vectors/update`, { json: { id: "settle-missing", setMetadata: { a: 1 } } }),
+      404,
+      "E_NOT_FOUND",
+      "id",
+    );
   let snapshot: string;
   const read = async () => {
     await settle();
@@ -126,7 +132,16 @@ describe("bad input gets the exact 4xx, code and field", () => {
     srv = await startServerProcess();
     expect(srv.adminKey).toMatch(/^svc_/);
     expectOk(await call("POST", "/v1/indexes", { json: { name: INDEX, dimension: DIM } }), 201);
-    expectOk(await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ id: "a", values: v(1), metadata: { genre: "x", year: 2000 } }, { id: "b", values: v(2) }] } }));
+    expectOk(
+      await call("POST", `${base}/vectors/upsert`, {
+        json: {
+          vectors: [
+            { id: "a", values: v(1), metadata: { genre: "x", year: 2000 } },
+            { id: "b", values: v(2) },
+          ],
+        },
+      }),
+    );
     expectOk(await call("POST", `${base}/vectors/upsert`, { json: { namespace: "ns", vectors: [{ id: "a", values: v(3) }] } }));
     snapshot = await read();
   });
@@ -136,7 +151,16 @@ describe("bad input gets the exact 4xx, code and field", () => {
   });
 
   it("malformed JSON -> 400 E_BODY (body)", async () => {
-    for (const text of ['{"vectors": [', '{"vectors": [],}', "{'vectors': []}", '{"vector": [1, 2, 3, 4]\u0001}', '{"vector": NaN}', "\ufeff{}", '{"a":1}{"b":2}', '"unterminated']) {
+    for (const text of [
+      '{"vectors": [',
+      '{"vectors": [],}',
+      "{'vectors': []}",
+      '{"vector": [1, 2, 3, 4]\u0001}',
+      '{"vector": NaN}',
+      "\ufeff{}",
+      '{"a":1}{"b":2}',
+      '"unterminated',
+    ]) {
       expectError(await call("POST", `${base}/vectors/upsert`, { body: text, ct: JSON_CT }), 400, "E_BODY", "body");
       expectError(await call("POST", `${base}/query`, { body: text, ct: "application/json; charset=utf-8" }), 400, "E_BODY", "body");
     }
@@ -144,18 +168,43 @@ describe("bad input gets the exact 4xx, code and field", () => {
     expectError(await call("POST", `${base}/vectors/delete`, { body: Buffer.from("{ids:") }), 415, "E_MEDIA_TYPE", "content-type");
     expectError(await call("POST", "/v1/indexes", { body: '{"name": "x", "dimension": 4', ct: JSON_CT }), 400, "E_BODY", "body");
     // well-formed JSON of the wrong shape is E_BAD_REQUEST, not E_BODY
-    for (const text of ["[]", "5", "null", '"x"']) expectError(await call("POST", `${base}/query`, { body: text, ct: JSON_CT }), 400, "E_BAD_REQUEST", "body");
+    for (const text of ["[]", "5", "null", '"x"'])
+      expectError(await call("POST", `${base}/query`, { body: text, ct: JSON_CT }), 400, "E_BAD_REQUEST", "body");
   });
 
   it("malformed msgpack -> 400 E_BODY (body); wrong shapes -> 400 E_BAD_REQUEST", async () => {
     const good = msgpackEncode({ vectors: [{ id: "m", values: v(5) }] });
-    for (const b of [good.subarray(0, good.length - 3), Uint8Array.from([0xc1]), Uint8Array.from([...msgpackEncode({ vector: v(1) }), 0x01]), Uint8Array.from([0xdd, 0xff, 0xff, 0xff, 0xff]), Uint8Array.from([0x81, 0x91, 0x01, 0x01])]) {
+    for (const b of [
+      good.subarray(0, good.length - 3),
+      Uint8Array.from([0xc1]),
+      Uint8Array.from([...msgpackEncode({ vector: v(1) }), 0x01]),
+      Uint8Array.from([0xdd, 0xff, 0xff, 0xff, 0xff]),
+      Uint8Array.from([0x81, 0x91, 0x01, 0x01]),
+    ]) {
       expectError(await call("POST", `${base}/vectors/upsert`, { body: b, ct: MSGPACK_CT }), 400, "E_BODY", "body");
     }
     expectError(await call("POST", `${base}/query`, { body: msgpackEncode([1, 2]), ct: MSGPACK_CT }), 400, "E_BAD_REQUEST", "body");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: "x" }), ct: MSGPACK_CT }), 400, "E_BAD_REQUEST", "vectors");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [7] }), ct: MSGPACK_CT }), 400, "E_BAD_REQUEST", "vectors[0]");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [{ id: "m", values: Uint8Array.from([1, 2, 3]) }] }), ct: MSGPACK_CT }), 400, "E_BAD_REQUEST", "vectors[0].values");
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: "x" }), ct: MSGPACK_CT }),
+      400,
+      "E_BAD_REQUEST",
+      "vectors",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [7] }), ct: MSGPACK_CT }),
+      400,
+      "E_BAD_REQUEST",
+      "vectors[0]",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: msgpackEncode({ vectors: [{ id: "m", values: Uint8Array.from([1, 2, 3]) }] }),
+        ct: MSGPACK_CT,
+      }),
+      400,
+      "E_BAD_REQUEST",
+      "vectors[0].values",
+    );
     // the same body, well formed, is accepted (so the rejections above are for the encoding)
     expectOk(await call("POST", `${base}/vectors/upsert`, { body: good, ct: "application/x-msgpack" }));
     expectOk(await call("POST", `${base}/vectors/delete`, { json: { ids: ["m"] } }));
@@ -163,7 +212,12 @@ describe("bad input gets the exact 4xx, code and field", () => {
 
   it("malformed protobuf -> 400 E_BODY (body)", async () => {
     const good = UpsertRequest.encode({ vectors: [{ id: "p", values: v(6), metadata: struct({ genre: "p" }) }] }).finish();
-    for (const b of [Uint8Array.from([0x0f, 0x05]), Uint8Array.from([0x0a, 0x10, 0x0a]), good.subarray(0, good.length - 2), Uint8Array.from([0x0b, 0x01])]) {
+    for (const b of [
+      Uint8Array.from([0x0f, 0x05]),
+      Uint8Array.from([0x0a, 0x10, 0x0a]),
+      good.subarray(0, good.length - 2),
+      Uint8Array.from([0x0b, 0x01]),
+    ]) {
       expectError(await call("POST", `${base}/vectors/upsert`, { body: b, ct: PROTO_CT }), 400, "E_BODY", "body");
     }
     expectError(await call("POST", `${base}/query`, { body: Uint8Array.from([0x17]), ct: PROTO_CT }), 400, "E_BODY", "body");
@@ -172,57 +226,226 @@ describe("bad input gets the exact 4xx, code and field", () => {
   });
 
   it("wrong dimension -> 400 E_DIMENSION at the offending vector", async () => {
-    expectError(await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ id: "ok", values: v(1) }, { id: "d", values: v(1, DIM + 1) }] } }), 400, "E_DIMENSION", "vectors[1].values");
-    expectError(await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ id: "d", values: [] }] } }), 400, "E_DIMENSION", "vectors[0].values");
-    expectError(await call("POST", `${base}/namespaces/ns/upsert`, { json: { vectors: [{ id: "d", values: v(1, DIM - 1) }] } }), 400, "E_DIMENSION", "vectors[0].values");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [{ id: "d", values: v(1, 100) }] }), ct: MSGPACK_CT }), 400, "E_DIMENSION", "vectors[0].values");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [{ id: "d", values: new Uint8Array(new Float32Array(v(1, 3)).buffer) }] }), ct: MSGPACK_CT }), 400, "E_DIMENSION", "vectors[0].values");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: UpsertRequest.encode({ vectors: [{ id: "d", values: v(1, 2) }] }).finish(), ct: PROTO_CT }), 400, "E_DIMENSION", "vectors[0].values");
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        json: {
+          vectors: [
+            { id: "ok", values: v(1) },
+            { id: "d", values: v(1, DIM + 1) },
+          ],
+        },
+      }),
+      400,
+      "E_DIMENSION",
+      "vectors[1].values",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ id: "d", values: [] }] } }),
+      400,
+      "E_DIMENSION",
+      "vectors[0].values",
+    );
+    expectError(
+      await call("POST", `${base}/namespaces/ns/upsert`, { json: { vectors: [{ id: "d", values: v(1, DIM - 1) }] } }),
+      400,
+      "E_DIMENSION",
+      "vectors[0].values",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [{ id: "d", values: v(1, 100) }] }), ct: MSGPACK_CT }),
+      400,
+      "E_DIMENSION",
+      "vectors[0].values",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: msgpackEncode({ vectors: [{ id: "d", values: new Uint8Array(new Float32Array(v(1, 3)).buffer) }] }),
+        ct: MSGPACK_CT,
+      }),
+      400,
+      "E_DIMENSION",
+      "vectors[0].values",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: UpsertRequest.encode({ vectors: [{ id: "d", values: v(1, 2) }] }).finish(),
+        ct: PROTO_CT,
+      }),
+      400,
+      "E_DIMENSION",
+      "vectors[0].values",
+    );
     expectError(await call("POST", `${base}/query`, { json: { vector: v(1, DIM + 1) } }), 400, "E_DIMENSION", "vector");
-    expectError(await call("POST", `${base}/query`, { body: QueryRequest.encode({ vector: v(1, 1), topK: 2 }).finish(), ct: PROTO_CT }), 400, "E_DIMENSION", "vector");
+    expectError(
+      await call("POST", `${base}/query`, { body: QueryRequest.encode({ vector: v(1, 1), topK: 2 }).finish(), ct: PROTO_CT }),
+      400,
+      "E_DIMENSION",
+      "vector",
+    );
     expectError(await call("POST", `${base}/vectors/update`, { json: { id: "a", values: v(1, DIM * 2) } }), 400, "E_DIMENSION", "values");
     expect(await read()).toBe(snapshot);
   });
 
   it("NaN / Infinity -> 400 E_NON_FINITE at the offending value", async () => {
     const json = (_: string, tok: string) => `[1, 2, ${tok}, 4]`;
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: `{"vectors": [{"id": "n", "values": ${json("", "1e999")}}]}`, ct: JSON_CT }), 400, "E_NON_FINITE", "vectors[0].values[2]");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: `{"vectors": [{"id": "ok", "values": [1,1,1,1]}, {"id": "n", "values": ${json("", "-1e999")}}]}`, ct: JSON_CT }), 400, "E_NON_FINITE", "vectors[1].values[2]");
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, { body: `{"vectors": [{"id": "n", "values": ${json("", "1e999")}}]}`, ct: JSON_CT }),
+      400,
+      "E_NON_FINITE",
+      "vectors[0].values[2]",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: `{"vectors": [{"id": "ok", "values": [1,1,1,1]}, {"id": "n", "values": ${json("", "-1e999")}}]}`,
+        ct: JSON_CT,
+      }),
+      400,
+      "E_NON_FINITE",
+      "vectors[1].values[2]",
+    );
     // finite as a double, Infinity as the float32 the server stores
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: `{"vectors": [{"id": "n", "values": ${json("", "1e39")}}]}`, ct: JSON_CT }), 400, "E_NON_FINITE", "vectors[0].values[2]");
-    expectError(await call("POST", `${base}/query`, { body: `{"vector": ${json("", "1e999")}}`, ct: JSON_CT }), 400, "E_NON_FINITE", "vector[2]");
-    expectError(await call("POST", `${base}/vectors/update`, { body: `{"id": "a", "values": ${json("", "-1e999")}}`, ct: JSON_CT }), 400, "E_NON_FINITE", "values[2]");
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, { body: `{"vectors": [{"id": "n", "values": ${json("", "1e39")}}]}`, ct: JSON_CT }),
+      400,
+      "E_NON_FINITE",
+      "vectors[0].values[2]",
+    );
+    expectError(
+      await call("POST", `${base}/query`, { body: `{"vector": ${json("", "1e999")}}`, ct: JSON_CT }),
+      400,
+      "E_NON_FINITE",
+      "vector[2]",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/update`, { body: `{"id": "a", "values": ${json("", "-1e999")}}`, ct: JSON_CT }),
+      400,
+      "E_NON_FINITE",
+      "values[2]",
+    );
     // msgpack carries real NaN and Infinity (float64 and float32)
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [{ id: "n", values: [1, NaN, 1, 1] }] }), ct: MSGPACK_CT }), 400, "E_NON_FINITE", "vectors[0].values[1]");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [{ id: "n", values: [1, 1, 1, -Infinity] }] }, { forceFloat32: true }), ct: MSGPACK_CT }), 400, "E_NON_FINITE", "vectors[0].values[3]");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [{ id: "n", values: new Uint8Array(new Float32Array([1, 1, NaN, 1]).buffer) }] }), ct: MSGPACK_CT }), 400, "E_NON_FINITE", "vectors[0].values[2]");
-    expectError(await call("POST", `${base}/query`, { body: msgpackEncode({ vector: [Infinity, 1, 1, 1] }), ct: MSGPACK_CT }), 400, "E_NON_FINITE", "vector[0]");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: UpsertRequest.encode({ vectors: [{ id: "n", values: [1, 1, 1, NaN] }] }).finish(), ct: PROTO_CT }), 400, "E_NON_FINITE", "vectors[0].values[3]");
-    expectError(await call("POST", `${base}/query`, { body: QueryRequest.encode({ vector: [1, Infinity, 1, 1] }).finish(), ct: PROTO_CT }), 400, "E_NON_FINITE", "vector[1]");
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: msgpackEncode({ vectors: [{ id: "n", values: [1, NaN, 1, 1] }] }),
+        ct: MSGPACK_CT,
+      }),
+      400,
+      "E_NON_FINITE",
+      "vectors[0].values[1]",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: msgpackEncode({ vectors: [{ id: "n", values: [1, 1, 1, -Infinity] }] }, { forceFloat32: true }),
+        ct: MSGPACK_CT,
+      }),
+      400,
+      "E_NON_FINITE",
+      "vectors[0].values[3]",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: msgpackEncode({ vectors: [{ id: "n", values: new Uint8Array(new Float32Array([1, 1, NaN, 1]).buffer) }] }),
+        ct: MSGPACK_CT,
+      }),
+      400,
+      "E_NON_FINITE",
+      "vectors[0].values[2]",
+    );
+    expectError(
+      await call("POST", `${base}/query`, { body: msgpackEncode({ vector: [Infinity, 1, 1, 1] }), ct: MSGPACK_CT }),
+      400,
+      "E_NON_FINITE",
+      "vector[0]",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: UpsertRequest.encode({ vectors: [{ id: "n", values: [1, 1, 1, NaN] }] }).finish(),
+        ct: PROTO_CT,
+      }),
+      400,
+      "E_NON_FINITE",
+      "vectors[0].values[3]",
+    );
+    expectError(
+      await call("POST", `${base}/query`, { body: QueryRequest.encode({ vector: [1, Infinity, 1, 1] }).finish(), ct: PROTO_CT }),
+      400,
+      "E_NON_FINITE",
+      "vector[1]",
+    );
     // all zeros is finite but has no direction for cosine
-    expectError(await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ id: "z", values: [0, 0, 0, 0] }] } }), 400, "E_BAD_REQUEST", "vectors[0].values");
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ id: "z", values: [0, 0, 0, 0] }] } }),
+      400,
+      "E_BAD_REQUEST",
+      "vectors[0].values",
+    );
     // NaN as metadata or as a filter operand is those checks' error
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [{ id: "n", values: v(1), metadata: { score: NaN } }] }), ct: MSGPACK_CT }), 400, "E_METADATA", "vectors[0].metadata.score");
-    expectError(await call("POST", `${base}/query`, { body: msgpackEncode({ vector: v(1), filter: { year: { $gt: Infinity } } }), ct: MSGPACK_CT }), 400, "E_FILTER", "filter.year.$gt");
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: msgpackEncode({ vectors: [{ id: "n", values: v(1), metadata: { score: NaN } }] }),
+        ct: MSGPACK_CT,
+      }),
+      400,
+      "E_METADATA",
+      "vectors[0].metadata.score",
+    );
+    expectError(
+      await call("POST", `${base}/query`, { body: msgpackEncode({ vector: v(1), filter: { year: { $gt: Infinity } } }), ct: MSGPACK_CT }),
+      400,
+      "E_FILTER",
+      "filter.year.$gt",
+    );
     expect(await read()).toBe(snapshot);
   });
 
   it("ids that are not strings, empty or over 512 bytes -> 400 naming the id; 512 bytes is fine", async () => {
     for (const id of [5, null, true, [], {}, ["a"], "", "i".repeat(513), "€".repeat(171), "😀".repeat(129)]) {
-      expectError(await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ id: "ok", values: v(1) }, { id, values: v(2) }] } }), 400, "E_BAD_REQUEST", "vectors[1].id");
-      expectError(await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [{ id, values: v(2) }] }), ct: MSGPACK_CT }), 400, "E_BAD_REQUEST", "vectors[0].id");
+      expectError(
+        await call("POST", `${base}/vectors/upsert`, {
+          json: {
+            vectors: [
+              { id: "ok", values: v(1) },
+              { id, values: v(2) },
+            ],
+          },
+        }),
+        400,
+        "E_BAD_REQUEST",
+        "vectors[1].id",
+      );
+      expectError(
+        await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [{ id, values: v(2) }] }), ct: MSGPACK_CT }),
+        400,
+        "E_BAD_REQUEST",
+        "vectors[0].id",
+      );
       expectError(await call("POST", `${base}/vectors/update`, { json: { id, setMetadata: { a: 1 } } }), 400, "E_BAD_REQUEST", "id");
       expectError(await call("POST", `${base}/vectors/delete`, { json: { ids: ["a", id] } }), 400, "E_BAD_REQUEST", "ids[1]");
     }
-    expectError(await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ values: v(2) }] } }), 400, "E_BAD_REQUEST", "vectors[0].id");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: UpsertRequest.encode({ vectors: [{ id: "€".repeat(171), values: v(2) }] }).finish(), ct: PROTO_CT }), 400, "E_BAD_REQUEST", "vectors[0].id");
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ values: v(2) }] } }),
+      400,
+      "E_BAD_REQUEST",
+      "vectors[0].id",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: UpsertRequest.encode({ vectors: [{ id: "€".repeat(171), values: v(2) }] }).finish(),
+        ct: PROTO_CT,
+      }),
+      400,
+      "E_BAD_REQUEST",
+      "vectors[0].id",
+    );
     for (const id of [5, null, [], ""]) expectError(await call("POST", `${base}/query`, { json: { id } }), 400, "E_BAD_REQUEST", "id");
-    for (const id of ["", "i".repeat(513)]) expectError(await call("GET", `${base}/vectors/fetch?ids=a&ids=${id}`), 400, "E_BAD_REQUEST", "ids[1]");
+    for (const id of ["", "i".repeat(513)])
+      expectError(await call("GET", `${base}/vectors/fetch?ids=a&ids=${id}`), 400, "E_BAD_REQUEST", "ids[1]");
     // the delete above named "a" first: nothing was deleted
     expect(await read()).toBe(snapshot);
     // exactly 512 UTF-8 bytes, ASCII and multi-byte, is accepted
     const long = ["i".repeat(512), `${"€".repeat(170)}ab`];
-    expectOk(await call("POST", `${base}/vectors/upsert`, { json: { namespace: "ids", vectors: long.map((id, i) => ({ id, values: v(i) })) } }));
+    expectOk(
+      await call("POST", `${base}/vectors/upsert`, { json: { namespace: "ids", vectors: long.map((id, i) => ({ id, values: v(i) })) } }),
+    );
     await settle();
     const f = await call("GET", `${base}/vectors/fetch?namespace=ids&${long.map((id) => `ids=${encodeURIComponent(id)}`).join("&")}`);
     expect(Object.keys(f.json.vectors).sort()).toEqual([...long].sort());
@@ -232,10 +455,36 @@ describe("bad input gets the exact 4xx, code and field", () => {
   it("metadata over 40 KB, nested, null or of the wrong type -> 400 E_METADATA at its path", async () => {
     // {"k":"xxx..."} is N + 8 bytes of JSON: 40,960 bytes is the limit, one more is over
     const at = (n: number) => ({ k: "x".repeat(n - 8) });
-    expectError(await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ id: "m", values: v(1), metadata: at(40_961) }] } }), 400, "E_METADATA", "vectors[0].metadata");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ vectors: [{ id: "m", values: v(1), metadata: { wide: "€".repeat(14_000) } }] }), ct: MSGPACK_CT }), 400, "E_METADATA", "vectors[0].metadata");
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: UpsertRequest.encode({ vectors: [{ id: "m", values: v(1), metadata: struct({ big: "m".repeat(41_000) }) }] }).finish(), ct: PROTO_CT }), 400, "E_METADATA", "vectors[0].metadata");
-    expectError(await call("POST", `${base}/vectors/update`, { json: { id: "a", setMetadata: at(40_961) } }), 400, "E_METADATA", "setMetadata");
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ id: "m", values: v(1), metadata: at(40_961) }] } }),
+      400,
+      "E_METADATA",
+      "vectors[0].metadata",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: msgpackEncode({ vectors: [{ id: "m", values: v(1), metadata: { wide: "€".repeat(14_000) } }] }),
+        ct: MSGPACK_CT,
+      }),
+      400,
+      "E_METADATA",
+      "vectors[0].metadata",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: UpsertRequest.encode({ vectors: [{ id: "m", values: v(1), metadata: struct({ big: "m".repeat(41_000) }) }] }).finish(),
+        ct: PROTO_CT,
+      }),
+      400,
+      "E_METADATA",
+      "vectors[0].metadata",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/update`, { json: { id: "a", setMetadata: at(40_961) } }),
+      400,
+      "E_METADATA",
+      "setMetadata",
+    );
     const cases: Array<[unknown, string]> = [
       [{ a: { b: 1 } }, "vectors[0].metadata.a"],
       [{ ok: 1, b: null }, "vectors[0].metadata.b"],
@@ -248,13 +497,35 @@ describe("bad input gets the exact 4xx, code and field", () => {
       [5, "vectors[0].metadata"],
     ];
     for (const [metadata, field] of cases) {
-      expectError(await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ id: "m", values: v(1), metadata }] } }), 400, "E_METADATA", field);
+      expectError(
+        await call("POST", `${base}/vectors/upsert`, { json: { vectors: [{ id: "m", values: v(1), metadata }] } }),
+        400,
+        "E_METADATA",
+        field,
+      );
     }
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: UpsertRequest.encode({ vectors: [{ id: "m", values: v(1), metadata: struct({ n: null }) }] }).finish(), ct: PROTO_CT }), 400, "E_METADATA", "vectors[0].metadata.n");
-    expectError(await call("POST", `${base}/vectors/update`, { json: { id: "a", setMetadata: { genre: { $eq: "x" } } } }), 400, "E_METADATA", "setMetadata.genre");
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: UpsertRequest.encode({ vectors: [{ id: "m", values: v(1), metadata: struct({ n: null }) }] }).finish(),
+        ct: PROTO_CT,
+      }),
+      400,
+      "E_METADATA",
+      "vectors[0].metadata.n",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/update`, { json: { id: "a", setMetadata: { genre: { $eq: "x" } } } }),
+      400,
+      "E_METADATA",
+      "setMetadata.genre",
+    );
     expect(await read()).toBe(snapshot);
     // exactly 40,960 bytes is accepted
-    expectOk(await call("POST", `${base}/vectors/upsert`, { json: { namespace: "md", vectors: [{ id: "m", values: v(1), metadata: at(40_960) }] } }));
+    expectOk(
+      await call("POST", `${base}/vectors/upsert`, {
+        json: { namespace: "md", vectors: [{ id: "m", values: v(1), metadata: at(40_960) }] },
+      }),
+    );
     await settle();
     expectOk(await call("DELETE", `${base}/namespaces/md`), 202);
   });
@@ -284,7 +555,15 @@ describe("bad input gets the exact 4xx, code and field", () => {
       expectError(await call("POST", `${base}/vectors/delete`, { json: { filter } }), 400, "E_FILTER", field);
       expectError(await call("POST", `${base}/describe_index_stats`, { json: { filter } }), 400, "E_FILTER", field);
     }
-    expectError(await call("POST", `${base}/query`, { body: QueryRequest.encode({ vector: v(1), filter: struct({ year: { $foo: 1 } }) }).finish(), ct: PROTO_CT }), 400, "E_FILTER", "filter.year.$foo");
+    expectError(
+      await call("POST", `${base}/query`, {
+        body: QueryRequest.encode({ vector: v(1), filter: struct({ year: { $foo: 1 } }) }).finish(),
+        ct: PROTO_CT,
+      }),
+      400,
+      "E_FILTER",
+      "filter.year.$foo",
+    );
     // an empty filter would delete everything: refused (deleteAll says that on purpose)
     expectError(await call("POST", `${base}/vectors/delete`, { json: { filter: {} } }), 400, "E_FILTER", "filter");
     expect(await read()).toBe(snapshot);
@@ -295,7 +574,10 @@ describe("bad input gets the exact 4xx, code and field", () => {
     const answers = [
       await call("POST", `${x}/vectors/upsert`, { json: { vectors: [{ id: "a", values: v(1) }] } }),
       await call("POST", `${x}/namespaces/ns/upsert`, { json: { vectors: [{ id: "a", values: v(1) }] } }),
-      await call("POST", `${x}/vectors/upsert`, { body: UpsertRequest.encode({ vectors: [{ id: "a", values: v(1) }] }).finish(), ct: PROTO_CT }),
+      await call("POST", `${x}/vectors/upsert`, {
+        body: UpsertRequest.encode({ vectors: [{ id: "a", values: v(1) }] }).finish(),
+        ct: PROTO_CT,
+      }),
       await call("POST", `${x}/query`, { json: { vector: v(1) } }),
       await call("POST", `${x}/query`, { body: msgpackEncode({ vector: v(1) }), ct: MSGPACK_CT }),
       await call("GET", `${x}/vectors/fetch?ids=a`),
@@ -325,25 +607,71 @@ describe("bad input gets the exact 4xx, code and field", () => {
     expectOk(await call("POST", `${base}/namespaces/__proto__/upsert`, { json: { vectors: [{ id: "p", values: v(1) }] } }));
     await settle();
     expect((await call("GET", `${base}/namespaces/__proto__`)).json).toEqual({ name: "__proto__", record_count: 1 });
-    expect((await call("GET", `${base}/describe_index_stats`)).json.namespaces).toEqual({ __default__: { vectorCount: 2 }, ns: { vectorCount: 1 }, ["__proto__"]: { vectorCount: 1 } });
-    expect((await call("GET", `${base}/namespaces`)).json.namespaces.map((n: { name: string }) => n.name)).toEqual(["__default__", "__proto__", "ns"]);
+    expect((await call("GET", `${base}/describe_index_stats`)).json.namespaces).toEqual({
+      __default__: { vectorCount: 2 },
+      ns: { vectorCount: 1 },
+      ["__proto__"]: { vectorCount: 1 },
+    });
+    expect((await call("GET", `${base}/namespaces`)).json.namespaces.map((n: { name: string }) => n.name)).toEqual([
+      "__default__",
+      "__proto__",
+      "ns",
+    ]);
     expectOk(await call("DELETE", `${base}/namespaces/__proto__`), 202);
     expect(await read()).toBe(snapshot);
   });
 
   it("namespace that is not a string or over 512 bytes -> 400 (namespace)", async () => {
     for (const namespace of [5, true, [], {}, ["ns"]]) {
-      expectError(await call("POST", `${base}/vectors/upsert`, { json: { namespace, vectors: [{ id: "a", values: v(1) }] } }), 400, "E_BAD_REQUEST", "namespace");
+      expectError(
+        await call("POST", `${base}/vectors/upsert`, { json: { namespace, vectors: [{ id: "a", values: v(1) }] } }),
+        400,
+        "E_BAD_REQUEST",
+        "namespace",
+      );
       expectError(await call("POST", `${base}/query`, { json: { namespace, vector: v(1) } }), 400, "E_BAD_REQUEST", "namespace");
-      expectError(await call("POST", `${base}/vectors/update`, { json: { namespace, id: "a", setMetadata: { a: 1 } } }), 400, "E_BAD_REQUEST", "namespace");
+      expectError(
+        await call("POST", `${base}/vectors/update`, { json: { namespace, id: "a", setMetadata: { a: 1 } } }),
+        400,
+        "E_BAD_REQUEST",
+        "namespace",
+      );
       expectError(await call("POST", `${base}/vectors/delete`, { json: { namespace, ids: ["a"] } }), 400, "E_BAD_REQUEST", "namespace");
     }
-    expectError(await call("POST", `${base}/vectors/upsert`, { body: msgpackEncode({ namespace: 7, vectors: [{ id: "a", values: v(1) }] }), ct: MSGPACK_CT }), 400, "E_BAD_REQUEST", "namespace");
-    expectError(await call("POST", `${base}/vectors/upsert`, { json: { namespace: "n".repeat(513), vectors: [{ id: "a", values: v(1) }] } }), 400, "E_BAD_REQUEST", "namespace");
-    expectError(await call("POST", `${base}/query`, { json: { namespace: "n".repeat(513), vector: v(1) } }), 400, "E_BAD_REQUEST", "namespace");
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, {
+        body: msgpackEncode({ namespace: 7, vectors: [{ id: "a", values: v(1) }] }),
+        ct: MSGPACK_CT,
+      }),
+      400,
+      "E_BAD_REQUEST",
+      "namespace",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/upsert`, { json: { namespace: "n".repeat(513), vectors: [{ id: "a", values: v(1) }] } }),
+      400,
+      "E_BAD_REQUEST",
+      "namespace",
+    );
+    expectError(
+      await call("POST", `${base}/query`, { json: { namespace: "n".repeat(513), vector: v(1) } }),
+      400,
+      "E_BAD_REQUEST",
+      "namespace",
+    );
     expectError(await call("GET", `${base}/vectors/fetch?ids=a&namespace=${"n".repeat(513)}`), 400, "E_BAD_REQUEST", "namespace");
-    expectError(await call("POST", `${base}/namespaces/${"€".repeat(171)}/upsert`, { json: { vectors: [{ id: "a", values: v(1) }] } }), 400, "E_BAD_REQUEST", "namespace");
-    expectError(await call("POST", `${base}/namespaces/%E2%82/upsert`, { json: { vectors: [{ id: "a", values: v(1) }] } }), 400, "E_BAD_REQUEST", "namespace");
+    expectError(
+      await call("POST", `${base}/namespaces/${"€".repeat(171)}/upsert`, { json: { vectors: [{ id: "a", values: v(1) }] } }),
+      400,
+      "E_BAD_REQUEST",
+      "namespace",
+    );
+    expectError(
+      await call("POST", `${base}/namespaces/%E2%82/upsert`, { json: { vectors: [{ id: "a", values: v(1) }] } }),
+      400,
+      "E_BAD_REQUEST",
+      "namespace",
+    );
     expect(await read()).toBe(snapshot);
   });
 
@@ -351,8 +679,19 @@ describe("bad input gets the exact 4xx, code and field", () => {
     for (const topK of [0, -1, 1e9, "10", 1.5, 10_001, true, [], {}]) {
       expectError(await call("POST", `${base}/query`, { json: { vector: v(1), topK } }), 400, "E_TOP_K", "topK");
     }
-    for (const topK of [NaN, Infinity, -0.5]) expectError(await call("POST", `${base}/query`, { body: msgpackEncode({ vector: v(1), topK }), ct: MSGPACK_CT }), 400, "E_TOP_K", "topK");
-    expectError(await call("POST", `${base}/query`, { body: QueryRequest.encode({ vector: v(1), topK: 20_000 }).finish(), ct: PROTO_CT }), 400, "E_TOP_K", "topK");
+    for (const topK of [NaN, Infinity, -0.5])
+      expectError(
+        await call("POST", `${base}/query`, { body: msgpackEncode({ vector: v(1), topK }), ct: MSGPACK_CT }),
+        400,
+        "E_TOP_K",
+        "topK",
+      );
+    expectError(
+      await call("POST", `${base}/query`, { body: QueryRequest.encode({ vector: v(1), topK: 20_000 }).finish(), ct: PROTO_CT }),
+      400,
+      "E_TOP_K",
+      "topK",
+    );
     expectOk(await call("POST", `${base}/query`, { json: { vector: v(1), topK: 10_000 } }));
     expectOk(await call("POST", `${base}/query`, { json: { vector: v(1), topK: 1 } }));
   });
@@ -361,14 +700,30 @@ describe("bad input gets the exact 4xx, code and field", () => {
     expectError(await call("POST", `${base}/query`, { json: { topK: 3 } }), 400, "E_BAD_REQUEST", "vector");
     expectError(await call("POST", `${base}/query`, { json: { vector: v(1), id: "a" } }), 400, "E_BAD_REQUEST", "id");
     expectError(await call("POST", `${base}/query`, { json: { id: "missing" } }), 404, "E_NOT_FOUND", "id");
-    expectError(await call("POST", `${base}/query`, { json: { vector: v(1), includeValues: "yes" } }), 400, "E_BAD_REQUEST", "includeValues");
-    expectError(await call("POST", `${base}/query`, { json: { vector: v(1), includeMetadata: 1 } }), 400, "E_BAD_REQUEST", "includeMetadata");
+    expectError(
+      await call("POST", `${base}/query`, { json: { vector: v(1), includeValues: "yes" } }),
+      400,
+      "E_BAD_REQUEST",
+      "includeValues",
+    );
+    expectError(
+      await call("POST", `${base}/query`, { json: { vector: v(1), includeMetadata: 1 } }),
+      400,
+      "E_BAD_REQUEST",
+      "includeMetadata",
+    );
     expectError(await call("POST", `${base}/query`, { json: { vector: v(1).map(String) } }), 400, "E_BAD_REQUEST", "vector[0]");
-    expectError(await call("POST", `${base}/query`, { json: { vector: v(1), sparseVector: { indices: [1, 0], values: [1, 1] } } }), 400, "E_BAD_REQUEST", "sparseVector.indices[1]");
+    expectError(
+      await call("POST", `${base}/query`, { json: { vector: v(1), sparseVector: { indices: [1, 0], values: [1, 1] } } }),
+      400,
+      "E_BAD_REQUEST",
+      "sparseVector.indices[1]",
+    );
   });
 
   it("fetch without ids or with more than 1000 -> 400 (ids)", async () => {
-    for (const q of ["", "?namespace=ns", "?id=a", "?ids[]=a"]) expectError(await call("GET", `${base}/vectors/fetch${q}`), 400, "E_BAD_REQUEST", "ids");
+    for (const q of ["", "?namespace=ns", "?id=a", "?ids[]=a"])
+      expectError(await call("GET", `${base}/vectors/fetch${q}`), 400, "E_BAD_REQUEST", "ids");
     const ids = (n: number) => Array.from({ length: n }, (_, i) => `ids=id-${i}`).join("&");
     expectError(await call("GET", `${base}/vectors/fetch?${ids(1001)}`), 400, "E_BAD_REQUEST", "ids");
     const ok = await call("GET", `${base}/vectors/fetch?${ids(1000)}&ids=a`.replace("ids=id-0&", ""));
@@ -377,20 +732,49 @@ describe("bad input gets the exact 4xx, code and field", () => {
   });
 
   it("delete with none or several of ids/filter/deleteAll -> 400 (ids); deleteAll not a boolean -> 400 (deleteAll)", async () => {
-    for (const body of [{}, { namespace: "ns" }, { deleteAll: false }, { deleteAll: "true" }, { ids: ["a"], filter: { genre: "x" } }, { ids: ["a"], deleteAll: true }, { filter: { genre: "x" }, deleteAll: true }, { ids: null, filter: null }]) {
+    for (const body of [
+      {},
+      { namespace: "ns" },
+      { deleteAll: false },
+      { deleteAll: "true" },
+      { ids: ["a"], filter: { genre: "x" } },
+      { ids: ["a"], deleteAll: true },
+      { filter: { genre: "x" }, deleteAll: true },
+      { ids: null, filter: null },
+    ]) {
       expectError(await call("POST", `${base}/vectors/delete`, { json: body }), 400, "E_BAD_REQUEST", "ids");
     }
-    expectError(await call("POST", `${base}/vectors/delete`, { json: { ids: ["a"], deleteAll: "yes" } }), 400, "E_BAD_REQUEST", "deleteAll");
+    expectError(
+      await call("POST", `${base}/vectors/delete`, { json: { ids: ["a"], deleteAll: "yes" } }),
+      400,
+      "E_BAD_REQUEST",
+      "deleteAll",
+    );
     expectError(await call("POST", `${base}/vectors/delete`, { json: { ids: "a" } }), 400, "E_BAD_REQUEST", "ids");
-    expectError(await call("POST", `${base}/vectors/delete`, { body: msgpackEncode({ ids: ["a"] }), ct: MSGPACK_CT }), 415, "E_MEDIA_TYPE", "content-type");
+    expectError(
+      await call("POST", `${base}/vectors/delete`, { body: msgpackEncode({ ids: ["a"] }), ct: MSGPACK_CT }),
+      415,
+      "E_MEDIA_TYPE",
+      "content-type",
+    );
     expect(await read()).toBe(snapshot);
   });
 
   it("update of a missing id -> 404 (id); update with nothing to change -> 400", async () => {
     expectError(await call("POST", `${base}/vectors/update`, { json: { id: "missing", values: v(1) } }), 404, "E_NOT_FOUND", "id");
     expectError(await call("POST", `${base}/vectors/update`, { json: { id: "missing", setMetadata: { a: 1 } } }), 404, "E_NOT_FOUND", "id");
-    expectError(await call("POST", `${base}/vectors/update`, { json: { id: "b", namespace: "ns", setMetadata: { a: 1 } } }), 404, "E_NOT_FOUND", "id");
-    expectError(await call("POST", `${base}/vectors/update`, { json: { id: "a", namespace: "__proto__", setMetadata: { a: 1 } } }), 404, "E_NOT_FOUND", "id");
+    expectError(
+      await call("POST", `${base}/vectors/update`, { json: { id: "b", namespace: "ns", setMetadata: { a: 1 } } }),
+      404,
+      "E_NOT_FOUND",
+      "id",
+    );
+    expectError(
+      await call("POST", `${base}/vectors/update`, { json: { id: "a", namespace: "__proto__", setMetadata: { a: 1 } } }),
+      404,
+      "E_NOT_FOUND",
+      "id",
+    );
     expectError(await call("POST", `${base}/vectors/update`, { json: { id: "a" } }), 400, "E_BAD_REQUEST", "values");
     expectError(await call("POST", `${base}/vectors/update`, { json: { id: "a", values: "1,2,3,4" } }), 400, "E_BAD_REQUEST", "values");
     expect(await read()).toBe(snapshot);
@@ -423,16 +807,54 @@ describe("bad input gets the exact 4xx, code and field", () => {
   });
 
   it("unsupported Content-Type -> 415 E_MEDIA_TYPE (content-type); binary types only where protobuf is spoken", async () => {
-    for (const ct of ["text/plain", "text/plain;charset=UTF-8", "application/xml", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/octet-stream", "application/jsonx"]) {
+    for (const ct of [
+      "text/plain",
+      "text/plain;charset=UTF-8",
+      "application/xml",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+      "application/octet-stream",
+      "application/jsonx",
+    ]) {
       expectError(await call("POST", `${base}/query`, { body: JSON.stringify({ vector: v(1) }), ct }), 415, "E_MEDIA_TYPE", "content-type");
-      expectError(await call("POST", `${base}/vectors/upsert`, { body: JSON.stringify({ vectors: [{ id: "ct", values: v(1) }] }), ct }), 415, "E_MEDIA_TYPE", "content-type");
-      expectError(await call("POST", "/v1/indexes", { body: JSON.stringify({ name: "ct", dimension: 4 }), ct }), 415, "E_MEDIA_TYPE", "content-type");
+      expectError(
+        await call("POST", `${base}/vectors/upsert`, { body: JSON.stringify({ vectors: [{ id: "ct", values: v(1) }] }), ct }),
+        415,
+        "E_MEDIA_TYPE",
+        "content-type",
+      );
+      expectError(
+        await call("POST", "/v1/indexes", { body: JSON.stringify({ name: "ct", dimension: 4 }), ct }),
+        415,
+        "E_MEDIA_TYPE",
+        "content-type",
+      );
     }
     // routes that speak JSON only refuse msgpack and protobuf bodies, even ones that would decode
-    expectError(await call("POST", `${base}/vectors/update`, { body: msgpackEncode({ id: "a", setMetadata: { genre: "y" } }), ct: MSGPACK_CT }), 415, "E_MEDIA_TYPE", "content-type");
-    expectError(await call("POST", `${base}/describe_index_stats`, { body: msgpackEncode({}), ct: MSGPACK_CT }), 415, "E_MEDIA_TYPE", "content-type");
-    expectError(await call("POST", "/v1/indexes", { body: msgpackEncode({ name: "ct", dimension: 4 }), ct: MSGPACK_CT }), 415, "E_MEDIA_TYPE", "content-type");
-    expectError(await call("PATCH", base, { body: msgpackEncode({ tags: { a: "b" } }), ct: PROTO_CT }), 415, "E_MEDIA_TYPE", "content-type");
+    expectError(
+      await call("POST", `${base}/vectors/update`, { body: msgpackEncode({ id: "a", setMetadata: { genre: "y" } }), ct: MSGPACK_CT }),
+      415,
+      "E_MEDIA_TYPE",
+      "content-type",
+    );
+    expectError(
+      await call("POST", `${base}/describe_index_stats`, { body: msgpackEncode({}), ct: MSGPACK_CT }),
+      415,
+      "E_MEDIA_TYPE",
+      "content-type",
+    );
+    expectError(
+      await call("POST", "/v1/indexes", { body: msgpackEncode({ name: "ct", dimension: 4 }), ct: MSGPACK_CT }),
+      415,
+      "E_MEDIA_TYPE",
+      "content-type",
+    );
+    expectError(
+      await call("PATCH", base, { body: msgpackEncode({ tags: { a: "b" } }), ct: PROTO_CT }),
+      415,
+      "E_MEDIA_TYPE",
+      "content-type",
+    );
     expect((await call("GET", "/v1/indexes")).json.indexes.map((i: { name: string }) => i.name)).toEqual([INDEX]);
     expect(await read()).toBe(snapshot);
   });
@@ -459,7 +881,8 @@ describe("bad input gets the exact 4xx, code and field", () => {
       [{ tags: "x" }, "E_BAD_REQUEST", "tags"],
       [{ tags: { team: 5 } }, "E_BAD_REQUEST", "tags.team"],
     ];
-    for (const [patch, code, field] of cases) expectError(await call("POST", "/v1/indexes", { json: { ...good, ...patch } }), 400, code, field);
+    for (const [patch, code, field] of cases)
+      expectError(await call("POST", "/v1/indexes", { json: { ...good, ...patch } }), 400, code, field);
     expectError(await call("POST", "/v1/indexes", { json: [good] }), 400, "E_BAD_REQUEST", "body");
     expectError(await call("POST", "/v1/indexes", { json: { ...good, name: INDEX } }), 409, "E_CONFLICT", "name");
     expectError(await call("PATCH", base, { json: { deletion_protection: "maybe" } }), 400, "E_BAD_REQUEST", "deletion_protection");
@@ -470,15 +893,30 @@ describe("bad input gets the exact 4xx, code and field", () => {
 
   it("missing or unknown API key -> 401 E_AUTH (api-key)", async () => {
     expectError(await call("POST", `${base}/vectors/delete`, { json: { deleteAll: true }, noKey: true }), 401, "E_AUTH", "api-key");
-    expectError(await call("GET", `${base}/vectors/fetch?ids=a`, { noKey: true, headers: { "api-key": "svc_nope" } }), 401, "E_AUTH", "api-key");
+    expectError(
+      await call("GET", `${base}/vectors/fetch?ids=a`, { noKey: true, headers: { "api-key": "svc_nope" } }),
+      401,
+      "E_AUTH",
+      "api-key",
+    );
     expectError(await call("DELETE", base, { noKey: true, headers: { authorization: "Bearer svc_nope" } }), 401, "E_AUTH", "api-key");
     expect(await read()).toBe(snapshot);
   });
 
   it("a malformed x-svc-after (read-your-writes token) -> 400 E_BAD_REQUEST (x-svc-after); a well-formed one is accepted; one node sends no x-svc-log-seq", async () => {
     for (const bad of ["-1", "1.5", "abc", "1e400", "9007199254740993"]) {
-      expectError(await call("POST", `${base}/query`, { json: { vector: v(1), topK: 1 }, headers: { "x-svc-after": bad } }), 400, "E_BAD_REQUEST", "x-svc-after");
-      expectError(await call("GET", `${base}/vectors/fetch?ids=a`, { headers: { "x-svc-after": bad } }), 400, "E_BAD_REQUEST", "x-svc-after");
+      expectError(
+        await call("POST", `${base}/query`, { json: { vector: v(1), topK: 1 }, headers: { "x-svc-after": bad } }),
+        400,
+        "E_BAD_REQUEST",
+        "x-svc-after",
+      );
+      expectError(
+        await call("GET", `${base}/vectors/fetch?ids=a`, { headers: { "x-svc-after": bad } }),
+        400,
+        "E_BAD_REQUEST",
+        "x-svc-after",
+      );
     }
     expectOk(await call("POST", `${base}/query`, { json: { vector: v(1), topK: 1 }, headers: { "x-svc-after": "12" } }));
     expectOk(await call("GET", `${base}/describe_index_stats`, { headers: { "x-svc-after": "0" } }));
@@ -530,7 +968,9 @@ describe("a body over the cap -> 413 E_TOO_LARGE (body)", () => {
         const end = text.indexOf("\r\n\r\n");
         if (end < 0) return false;
         const lines = text.slice(0, end).split("\r\n");
-        const headers = new Headers(lines.slice(1).map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 1).trim()] as [string, string]));
+        const headers = new Headers(
+          lines.slice(1).map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 1).trim()] as [string, string]),
+        );
         const payload = got.subarray(Buffer.byteLength(text.slice(0, end + 4), "latin1"));
         if (payload.length < Number(headers.get("content-length") ?? Infinity)) return false;
         const answer = payload.toString("utf8");
@@ -551,20 +991,51 @@ describe("a body over the cap -> 413 E_TOO_LARGE (body)", () => {
 
   it("refuses a declared Content-Length over the cap, before reading", async () => {
     expect(upsertOf(1001)).toHaveLength(1001);
-    expectError(await raw("POST /v1/indexes/cap/vectors/upsert HTTP/1.1\r\ncontent-type: application/json\r\ncontent-length: 1001", upsertOf(1001)), 413, "E_TOO_LARGE", "body");
+    expectError(
+      await raw("POST /v1/indexes/cap/vectors/upsert HTTP/1.1\r\ncontent-type: application/json\r\ncontent-length: 1001", upsertOf(1001)),
+      413,
+      "E_TOO_LARGE",
+      "body",
+    );
     // declared, not yet sent: refused on the headers alone
-    expectError(await raw("POST /v1/indexes/cap/query HTTP/1.1\r\ncontent-type: application/json\r\ncontent-length: 100000", "{}"), 413, "E_TOO_LARGE", "body");
+    expectError(
+      await raw("POST /v1/indexes/cap/query HTTP/1.1\r\ncontent-type: application/json\r\ncontent-length: 100000", "{}"),
+      413,
+      "E_TOO_LARGE",
+      "body",
+    );
     // before the content type or anything else is looked at
-    expectError(await raw("POST /v1/indexes HTTP/1.1\r\ncontent-type: text/plain\r\ncontent-length: 5000", "x".repeat(5000)), 413, "E_TOO_LARGE", "body");
+    expectError(
+      await raw("POST /v1/indexes HTTP/1.1\r\ncontent-type: text/plain\r\ncontent-length: 5000", "x".repeat(5000)),
+      413,
+      "E_TOO_LARGE",
+      "body",
+    );
     // exactly the cap is read
     expectOk(await call("POST", "/v1/indexes/cap/vectors/upsert", { body: upsertOf(1000), ct: JSON_CT }));
   });
 
   it("refuses a chunked body (no Content-Length) once it passes the cap", async () => {
     const spaces = (n: number, size: number) => Array.from({ length: n }, () => " ".repeat(size));
-    expectError(await raw("POST /v1/indexes/cap/query HTTP/1.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked", chunked([...spaces(8, 400), "{}"])), 413, "E_TOO_LARGE", "body");
+    expectError(
+      await raw(
+        "POST /v1/indexes/cap/query HTTP/1.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked",
+        chunked([...spaces(8, 400), "{}"]),
+      ),
+      413,
+      "E_TOO_LARGE",
+      "body",
+    );
     // under the cap, chunked is read like any body (by fetch too)
-    expectError(await raw("POST /v1/indexes/cap/query HTTP/1.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked", chunked([...spaces(2, 100), "{}"])), 400, "E_BAD_REQUEST", "vector");
+    expectError(
+      await raw(
+        "POST /v1/indexes/cap/query HTTP/1.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked",
+        chunked([...spaces(2, 100), "{}"]),
+      ),
+      400,
+      "E_BAD_REQUEST",
+      "vector",
+    );
     const stream = new ReadableStream<Uint8Array>({
       start(c) {
         c.enqueue(new TextEncoder().encode('{"vector": [1, 2,'));
@@ -576,15 +1047,21 @@ describe("a body over the cap -> 413 E_TOO_LARGE (body)", () => {
   });
 
   it("a streamed upload that passes the cap gets the 413 (read to its end and dropped), not a reset, also through fetch", async () => {
-    const big = (bytes: number) => new ReadableStream<Uint8Array>({
-      start(c) {
-        for (let i = 0; i < bytes; i += 65536) c.enqueue(new Uint8Array(Math.min(65536, bytes - i)).fill(32));
-        c.close();
-      },
-    });
+    const big = (bytes: number) =>
+      new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < bytes; i += 65536) c.enqueue(new Uint8Array(Math.min(65536, bytes - i)).fill(32));
+          c.close();
+        },
+      });
     for (const bytes of [200_000, 8 << 20]) {
       expectError(await call("POST", "/v1/indexes/cap/query", { body: big(bytes), ct: JSON_CT }), 413, "E_TOO_LARGE", "body");
-      expectError(await call("POST", "/v1/records/n/import", { body: big(bytes), ct: "multipart/form-data; boundary=x" }), 413, "E_TOO_LARGE", "body");
+      expectError(
+        await call("POST", "/v1/records/n/import", { body: big(bytes), ct: "multipart/form-data; boundary=x" }),
+        413,
+        "E_TOO_LARGE",
+        "body",
+      );
     }
   });
 

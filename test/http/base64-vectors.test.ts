@@ -21,7 +21,11 @@ describe("base64 float32 vectors in JSON bodies", () => {
   let nsCount = 0;
 
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(server.url + path, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, json: (await res.json()) as any };
   };
   const fetchAll = async (ns: string, ids: string[]): Promise<Record<string, { values: number[] }>> => {
@@ -47,7 +51,10 @@ describe("base64 float32 vectors in JSON bodies", () => {
 
   it("upserts store exactly the float32 values sent as base64, mixed with number arrays; base64 queries answer as number queries do", async () => {
     const value = fc.integer({ min: -1_000_000, max: 1_000_000 }).map((x) => Math.fround(x / 997) + 0);
-    const vector = fc.record({ values: fc.array(value, { minLength: DIM, maxLength: DIM }).filter((v) => v.some((x) => x !== 0)), base64: fc.boolean() });
+    const vector = fc.record({
+      values: fc.array(value, { minLength: DIM, maxLength: DIM }).filter((v) => v.some((x) => x !== 0)),
+      base64: fc.boolean(),
+    });
     await fc.assert(
       fc.asyncProperty(fc.array(vector, { minLength: 1, maxLength: 30 }), async (batch) => {
         const ns = `p${nsCount++}`;
@@ -55,7 +62,10 @@ describe("base64 float32 vectors in JSON bodies", () => {
         const r = await post("/v1/indexes/b/vectors/upsert", { namespace: ns, vectors: sent.map((s) => ({ id: s.id, values: s.wire })) });
         expect(r.status, JSON.stringify(r.json)).toBe(200);
         expect(r.json.upsertedCount).toBe(batch.length);
-        const got = await fetchAll(ns, sent.map((s) => s.id));
+        const got = await fetchAll(
+          ns,
+          sent.map((s) => s.id),
+        );
         for (const s of sent) expect(got[s.id]!.values, s.id).toEqual(s.values);
         const q = sent[sent.length - 1]!.values;
         const asNumbers = await post("/v1/indexes/b/query", { namespace: ns, vector: q, topK: 5 });
@@ -81,7 +91,10 @@ describe("base64 float32 vectors in JSON bodies", () => {
       [b64([Number.NaN, ...Array.from({ length: DIM - 1 }, () => 1)]), "E_NON_FINITE", "vectors[2].values[0]"],
     ];
     for (const [bad, code, field] of cases) {
-      const r = await post("/v1/indexes/b/vectors/upsert", { namespace: "bad", vectors: [...good.slice(0, 2), { id: "bad", values: bad }, ...good.slice(2)] });
+      const r = await post("/v1/indexes/b/vectors/upsert", {
+        namespace: "bad",
+        vectors: [...good.slice(0, 2), { id: "bad", values: bad }, ...good.slice(2)],
+      });
       expect(r.status, `${bad}: ${JSON.stringify(r.json)}`).toBe(400);
       expect(r.json.error.code, bad).toBe(code);
       expect(r.json.error.field, bad).toBe(field);

@@ -49,7 +49,11 @@ describe("binary float32 upserts over HTTP", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "svc-binary-upsert-"));
     server = await startServer({ dataDir: dir, port: 0, auth: false });
-    const res = await fetch(`${server.url}/v1/indexes`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "b", dimension: DIM }) });
+    const res = await fetch(`${server.url}/v1/indexes`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "b", dimension: DIM }),
+    });
     expect(res.status).toBe(201);
   });
   afterAll(async () => {
@@ -68,11 +72,21 @@ describe("binary float32 upserts over HTTP", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(vector, { minLength: 1, maxLength: 40 }), async (batch) => {
         const ns = `p${nsCount++}`;
-        const sent = batch.map((v, i) => ({ id: `${i}-${"x".repeat(v.idPad)}`, values: v.values, wire: v.binary ? f32le(v.values, v.pad) : v.values }));
-        const r = await post("/v1/indexes/b/vectors/upsert", msgpackEncode({ namespace: ns, vectors: sent.map((s) => ({ id: s.id, values: s.wire })) }) as Uint8Array<ArrayBuffer>);
+        const sent = batch.map((v, i) => ({
+          id: `${i}-${"x".repeat(v.idPad)}`,
+          values: v.values,
+          wire: v.binary ? f32le(v.values, v.pad) : v.values,
+        }));
+        const r = await post(
+          "/v1/indexes/b/vectors/upsert",
+          msgpackEncode({ namespace: ns, vectors: sent.map((s) => ({ id: s.id, values: s.wire })) }) as Uint8Array<ArrayBuffer>,
+        );
         expect(r.status, JSON.stringify(r.json)).toBe(200);
         expect(r.json.upsertedCount).toBe(batch.length);
-        const got = await fetchAll(ns, sent.map((s) => s.id));
+        const got = await fetchAll(
+          ns,
+          sent.map((s) => s.id),
+        );
         for (const s of sent) expect(got[s.id]!.values, s.id).toEqual(s.values);
       }),
       { seed: 20261126, numRuns: 25 },
@@ -102,8 +116,14 @@ describe("binary float32 upserts over HTTP", () => {
     const created = await post("/v1/indexes", JSON.stringify({ name: "wide", dimension: dim }), "application/json");
     expect(created.status).toBe(201);
     const n = 6_000; // 6,000 x (64 float32 + id) is about 1.6 MB of msgpack
-    const rows = Array.from({ length: n }, (_, i) => ({ id: String(i), values: Array.from({ length: dim }, (_, d) => Math.fround(Math.sin(i * 0.37 + d) + 2)) }));
-    const body = msgpackEncode({ vectors: rows.map((r) => ({ id: r.id, values: f32le(r.values) })), namespace: "big" }) as Uint8Array<ArrayBuffer>;
+    const rows = Array.from({ length: n }, (_, i) => ({
+      id: String(i),
+      values: Array.from({ length: dim }, (_, d) => Math.fround(Math.sin(i * 0.37 + d) + 2)),
+    }));
+    const body = msgpackEncode({
+      vectors: rows.map((r) => ({ id: r.id, values: f32le(r.values) })),
+      namespace: "big",
+    }) as Uint8Array<ArrayBuffer>;
     expect(body.byteLength).toBeGreaterThan(1 << 20);
     const declared = await post("/v1/indexes/wide/vectors/upsert", body);
     expect(declared.status, JSON.stringify(declared.json)).toBe(200);
@@ -128,8 +148,19 @@ describe("binary float32 upserts over HTTP", () => {
     const dim = 512;
     expect((await post("/v1/indexes", JSON.stringify({ name: "reuse", dimension: dim }), "application/json")).status).toBe(201);
     const value = (b: number, i: number, d: number) => Math.fround(Math.cos(b * 7919 + i * 31 + d) * 2 + 0.5);
-    const bodies = Array.from({ length: 16 }, (_, b) =>
-      msgpackEncode({ namespace: "reuse", vectors: Array.from({ length: 600 + b }, (_, i) => ({ id: `${b}-${i}`, values: f32le(Array.from({ length: dim }, (_, d) => value(b, i, d)), i % 4) })) }) as Uint8Array<ArrayBuffer>,
+    const bodies = Array.from(
+      { length: 16 },
+      (_, b) =>
+        msgpackEncode({
+          namespace: "reuse",
+          vectors: Array.from({ length: 600 + b }, (_, i) => ({
+            id: `${b}-${i}`,
+            values: f32le(
+              Array.from({ length: dim }, (_, d) => value(b, i, d)),
+              i % 4,
+            ),
+          })),
+        }) as Uint8Array<ArrayBuffer>,
     );
     expect(bodies[0]!.byteLength).toBeGreaterThan(1 << 20);
     // 4 clients, 4 batches each, back to back
@@ -142,8 +173,13 @@ describe("binary float32 upserts over HTTP", () => {
       }),
     );
     for (let b = 0; b < 16; b++) {
-      const got = await fetchAll("reuse", [0, 300, 599 + b].map((i) => `${b}-${i}`), "reuse");
-      for (const [id, v] of Object.entries(got)) expect(v.values, id).toEqual(Array.from({ length: dim }, (_, d) => value(b, Number(id.split("-")[1]), d)));
+      const got = await fetchAll(
+        "reuse",
+        [0, 300, 599 + b].map((i) => `${b}-${i}`),
+        "reuse",
+      );
+      for (const [id, v] of Object.entries(got))
+        expect(v.values, id).toEqual(Array.from({ length: dim }, (_, d) => value(b, Number(id.split("-")[1]), d)));
     }
   });
 });

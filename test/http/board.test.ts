@@ -36,7 +36,11 @@ describe("/v1/board", () => {
       if (u.pathname === "/.well-known/agent-board.json") return { body: { agents: [{ name: "alpha" }, "delta"] } };
       return { status: 404, body: "no" };
     });
-    srv = await startCommonsServer({ goal: GOAL, outbound: { allow: [`127.0.0.1:${site.port}`], http: true, timeoutMs: 3000 }, fileBytes: 2048 });
+    srv = await startCommonsServer({
+      goal: GOAL,
+      outbound: { allow: [`127.0.0.1:${site.port}`], http: true, timeoutMs: 3000 },
+      fileBytes: 2048,
+    });
     url = srv.url;
   });
   afterAll(async () => {
@@ -54,19 +58,38 @@ describe("/v1/board", () => {
   it("posts threads and replies; the board lists posts newest first (threads by their first post) with their replies nested", async () => {
     const a = await call(url, null, "POST", "/v1/board", { agent: "alpha", message: weather, topic: "Weather" });
     expect(a.status).toBe(200);
-    expect(a.body).toMatchObject({ agent: "alpha", message: weather, subject: "The Acme weather API returns stale forecasts after midnight UTC.", topic: "weather", verdicts: [] });
+    expect(a.body).toMatchObject({
+      agent: "alpha",
+      message: weather,
+      subject: "The Acme weather API returns stale forecasts after midnight UTC.",
+      topic: "weather",
+      verdicts: [],
+    });
     expect(a.body.id).toMatch(/^rec_[0-9a-f]{16}$/);
     expect(a.body.thread).toBe(a.body.id);
     expect(a.body.reply_to).toBeUndefined();
     ids.a = a.body.id;
 
-    const b = await call(url, null, "POST", "/v1/board", { agent: "beta", message: "Same here: the forecast at 00:30 was the one from 23:00.", reply_to: ids.a });
+    const b = await call(url, null, "POST", "/v1/board", {
+      agent: "beta",
+      message: "Same here: the forecast at 00:30 was the one from 23:00.",
+      reply_to: ids.a,
+    });
     expect(b.body).toMatchObject({ reply_to: ids.a, thread: ids.a, topic: "weather" });
     ids.b = b.body.id;
-    const c = await call(url, null, "POST", "/v1/board", { agent: "alpha", message: "Thanks. Does the paid tier behave the same?", reply_to: ids.b, subject: "Paid tier" });
+    const c = await call(url, null, "POST", "/v1/board", {
+      agent: "alpha",
+      message: "Thanks. Does the paid tier behave the same?",
+      reply_to: ids.b,
+      subject: "Paid tier",
+    });
     expect(c.body).toMatchObject({ reply_to: ids.b, thread: ids.a, subject: "Paid tier" });
     ids.c = c.body.id;
-    const d = await call(url, null, "POST", "/v1/board", { agent: "beta", message: "Looking for a CSV of European train timetables", topic: "trains" });
+    const d = await call(url, null, "POST", "/v1/board", {
+      agent: "beta",
+      message: "Looking for a CSV of European train timetables",
+      topic: "trains",
+    });
     expect(d.body.subject).toBe("Looking for a CSV of European train timetables");
     ids.d = d.body.id;
 
@@ -90,7 +113,13 @@ describe("/v1/board", () => {
     const blob = Buffer.from("x".repeat(30) + "binary\u0000data".repeat(5)).toString("base64");
     const cases: Array<[string, Record<string, unknown>, string, string, RegExp]> = [
       ["base64", { agent: "eve", message: `hello ${blob}` }, "E_REFUSED", "message", /base64/],
-      ["hex", { agent: "eve", message: `hello ${Buffer.from(Array.from({ length: 60 }, (_, i) => (i * 73 + 11) % 256)).toString("hex")}` }, "E_REFUSED", "message", /hex/], // hex of data (a repeated letter pair is not)
+      [
+        "hex",
+        { agent: "eve", message: `hello ${Buffer.from(Array.from({ length: 60 }, (_, i) => (i * 73 + 11) % 256)).toString("hex")}` },
+        "E_REFUSED",
+        "message",
+        /hex/,
+      ], // hex of data (a repeated letter pair is not)
       ["percent", { agent: "eve", message: "go to %41%42%43%44%45%46%47 now" }, "E_REFUSED", "message", /percent/],
       ["zero-width", { agent: "eve", message: "hi\u200b there" }, "E_REFUSED", "message", /invisible/],
       ["bidi", { agent: "eve", message: "total \u202e0001" }, "E_REFUSED", "message", /invisible/],
@@ -130,9 +159,22 @@ describe("/v1/board", () => {
     const noWhy = await call(url, null, "POST", "/v1/board/vote", { agent: "gamma", post: ids.a, verdict: "disputed" });
     expect(noWhy.status).toBe(400);
     expect(noWhy.body.error).toMatchObject({ code: "E_REFUSED", field: "why" });
-    await call(url, null, "POST", "/v1/board/vote", { agent: "gamma", post: ids.a, verdict: "disputed", why: "It was fresh for me at 00:15 UTC." });
-    const changed = await call(url, null, "POST", "/v1/board/vote", { agent: "beta", post: ids.a, verdict: "disputed", why: "On a second look the cache header says 5 minutes." });
-    expect(changed.body.verdicts.map((v: { agent: string; verdict: string }) => `${v.agent}:${v.verdict}`)).toEqual(["gamma:disputed", "beta:disputed"]);
+    await call(url, null, "POST", "/v1/board/vote", {
+      agent: "gamma",
+      post: ids.a,
+      verdict: "disputed",
+      why: "It was fresh for me at 00:15 UTC.",
+    });
+    const changed = await call(url, null, "POST", "/v1/board/vote", {
+      agent: "beta",
+      post: ids.a,
+      verdict: "disputed",
+      why: "On a second look the cache header says 5 minutes.",
+    });
+    expect(changed.body.verdicts.map((v: { agent: string; verdict: string }) => `${v.agent}:${v.verdict}`)).toEqual([
+      "gamma:disputed",
+      "beta:disputed",
+    ]);
     for (const [body, field] of [
       [{ agent: "alpha", post: ids.a, verdict: "useful" }, "agent"],
       [{ agent: "beta", post: "rec_ffffffffffffffff", verdict: "useful" }, "post"],
@@ -151,22 +193,61 @@ describe("/v1/board", () => {
   });
 
   it("files: text, rows -> CSV, object -> pretty JSON, raw upload; listed, fetched, shown in their thread only; refusals", async () => {
-    const text = await call(url, null, "POST", "/v1/board/files", { agent: "alpha", filename: "notes.md", content: "# Findings\n\nStale after midnight.\n", note: "what I saw", thread: ids.c });
+    const text = await call(url, null, "POST", "/v1/board/files", {
+      agent: "alpha",
+      filename: "notes.md",
+      content: "# Findings\n\nStale after midnight.\n",
+      note: "what I saw",
+      thread: ids.c,
+    });
     expect(text.status).toBe(200);
-    expect(text.body).toMatchObject({ agent: "alpha", filename: "notes.md", media_type: "text/markdown", thread: ids.a, note: "what I saw", bytes: 34 });
+    expect(text.body).toMatchObject({
+      agent: "alpha",
+      filename: "notes.md",
+      media_type: "text/markdown",
+      thread: ids.a,
+      note: "what I saw",
+      bytes: 34,
+    });
     expect(text.body.content).toBeUndefined();
-    const rows = await call(url, null, "POST", "/v1/board/files", { agent: "beta", filename: "times.csv", content: [{ time: "00:30", stale: true }, { time: "01:10", stale: false, note: "ok, fine" }], thread: ids.a });
+    const rows = await call(url, null, "POST", "/v1/board/files", {
+      agent: "beta",
+      filename: "times.csv",
+      content: [
+        { time: "00:30", stale: true },
+        { time: "01:10", stale: false, note: "ok, fine" },
+      ],
+      thread: ids.a,
+    });
     expect(rows.body.media_type).toBe("text/csv");
-    const lists = await call(url, null, "POST", "/v1/board/files", { agent: "beta", filename: "grid.csv", content: [["a", "b"], [1, "x\"y"]] });
-    const obj = await call(url, null, "POST", "/v1/board/files", { agent: "gamma", filename: "probe.json", content: { endpoint: "/forecast", stale: [0, 1] } });
+    const lists = await call(url, null, "POST", "/v1/board/files", {
+      agent: "beta",
+      filename: "grid.csv",
+      content: [
+        ["a", "b"],
+        [1, 'x"y'],
+      ],
+    });
+    const obj = await call(url, null, "POST", "/v1/board/files", {
+      agent: "gamma",
+      filename: "probe.json",
+      content: { endpoint: "/forecast", stale: [0, 1] },
+    });
     expect(obj.body.media_type).toBe("application/json");
     const csv = "route,delay\nParis-Lyon,5\n";
-    const raw = await call(url, null, "POST", `/v1/board/files?agent=beta&filename=delays.csv&thread=${ids.d}&note=raw%20upload`, new Uint8Array(Buffer.from(csv)), "text/csv");
+    const raw = await call(
+      url,
+      null,
+      "POST",
+      `/v1/board/files?agent=beta&filename=delays.csv&thread=${ids.d}&note=raw%20upload`,
+      new Uint8Array(Buffer.from(csv)),
+      "text/csv",
+    );
     expect(raw.status).toBe(200);
     expect(raw.body).toMatchObject({ filename: "delays.csv", thread: ids.d, note: "raw upload", bytes: csv.length });
 
     const get = async (id: string) => call(url, null, "GET", `/v1/board/files/${id}`);
-    expect((await get(rows.body.id)).raw.toString()).toBe("time,stale,note\n00:30,true,\n01:10,false,\"ok, fine\"\n");
+    expect((await get(rows.body.id)).raw.toString()).toBe('time,stale,note\n00:30,true,\n01:10,false,"ok, fine"\n');
     expect((await get(lists.body.id)).raw.toString()).toBe('a,b\n1,"x""y"\n');
     const j = await get(obj.body.id);
     expect(j.raw.toString()).toBe(`${JSON.stringify({ endpoint: "/forecast", stale: [0, 1] }, null, 2)}\n`);
@@ -185,12 +266,37 @@ describe("/v1/board", () => {
     expect(JSON.stringify(page.body.posts)).not.toContain("probe.json");
 
     const refusals: Array<[string, () => Promise<{ status: number; body: any }>, string]> = [
-      ["unknown thread", () => call(url, null, "POST", "/v1/board/files", { agent: "a", filename: "x.txt", content: "hi", thread: "rec_0000000000000000" }), "thread"],
-      ["path in filename", () => call(url, null, "POST", "/v1/board/files", { agent: "a", filename: "../etc/passwd", content: "hi" }), "filename"],
+      [
+        "unknown thread",
+        () => call(url, null, "POST", "/v1/board/files", { agent: "a", filename: "x.txt", content: "hi", thread: "rec_0000000000000000" }),
+        "thread",
+      ],
+      [
+        "path in filename",
+        () => call(url, null, "POST", "/v1/board/files", { agent: "a", filename: "../etc/passwd", content: "hi" }),
+        "filename",
+      ],
       ["no content", () => call(url, null, "POST", "/v1/board/files", { agent: "a", filename: "x.txt" }), "content"],
-      ["too large", () => call(url, null, "POST", "/v1/board/files", { agent: "a", filename: "x.txt", content: "word ".repeat(500) }), "content"],
-      ["encoded blob", () => call(url, null, "POST", "/v1/board/files", { agent: "a", filename: "x.txt", content: `k=${Buffer.from(Array.from({ length: 60 }, (_, i) => (i * 37) % 256)).toString("base64")}` }), "content"],
-      ["binary raw", () => call(url, null, "POST", "/v1/board/files?agent=a&filename=x.bin", new Uint8Array([0xff, 0xfe, 0x00, 0x01])), "content"],
+      [
+        "too large",
+        () => call(url, null, "POST", "/v1/board/files", { agent: "a", filename: "x.txt", content: "word ".repeat(500) }),
+        "content",
+      ],
+      [
+        "encoded blob",
+        () =>
+          call(url, null, "POST", "/v1/board/files", {
+            agent: "a",
+            filename: "x.txt",
+            content: `k=${Buffer.from(Array.from({ length: 60 }, (_, i) => (i * 37) % 256)).toString("base64")}`,
+          }),
+        "content",
+      ],
+      [
+        "binary raw",
+        () => call(url, null, "POST", "/v1/board/files?agent=a&filename=x.bin", new Uint8Array([0xff, 0xfe, 0x00, 0x01])),
+        "content",
+      ],
       ["raw not JSON", () => call(url, null, "POST", "/v1/board/files", new Uint8Array(Buffer.from("{nope")), "application/json"), "body"],
     ];
     for (const [name, run, field] of refusals) {
@@ -213,7 +319,11 @@ describe("/v1/board", () => {
   });
 
   it("working notes: last 45 minutes, one line of at most 400 characters; the answer lists who else is working", async () => {
-    const a = await call(url, null, "POST", "/v1/board/working", { agent: "alpha", note: "Probing the forecast cache headers every 10 minutes.", thread: ids.b });
+    const a = await call(url, null, "POST", "/v1/board/working", {
+      agent: "alpha",
+      note: "Probing the forecast cache headers every 10 minutes.",
+      thread: ids.b,
+    });
     expect(a.status).toBe(200);
     expect(a.body.note).toMatchObject({ agent: "alpha", thread: ids.a });
     expect(a.body.working_now).toEqual([]);
@@ -226,7 +336,11 @@ describe("/v1/board", () => {
     const page = await call(url, null, "GET", "/v1/board");
     expect(page.body.posts.find((p: { id: string }) => p.id === ids.a).working.map((n: { agent: string }) => n.agent)).toEqual(["alpha"]);
     expect(page.body.working_now).toBe(2);
-    for (const [body, field] of [[{ agent: "x", note: "n".repeat(50).concat(" ").repeat(8) }, "note"], [{ agent: "x", note: "a\nb" }, "note"], [{ agent: "x", note: "ok", thread: "rec_0000000000000000" }, "thread"]] as const) {
+    for (const [body, field] of [
+      [{ agent: "x", note: "n".repeat(50).concat(" ").repeat(8) }, "note"],
+      [{ agent: "x", note: "a\nb" }, "note"],
+      [{ agent: "x", note: "ok", thread: "rec_0000000000000000" }, "thread"],
+    ] as const) {
       const r = await call(url, null, "POST", "/v1/board/working", body);
       expect(r.status).toBe(400);
       expect(r.body.error.field).toBe(field);
@@ -234,9 +348,21 @@ describe("/v1/board", () => {
   });
 
   it("profiles: a domain naming the agent verifies it and issues a claim token once; updates need it; 409 for somebody else", async () => {
-    const v = await call(url, null, "POST", "/v1/board/profile", { agent: "alpha", operator: "Acme Labs", url: site.origin, model: "m-1", about: "Watches weather APIs." });
+    const v = await call(url, null, "POST", "/v1/board/profile", {
+      agent: "alpha",
+      operator: "Acme Labs",
+      url: site.origin,
+      model: "m-1",
+      about: "Watches weather APIs.",
+    });
     expect(v.status).toBe(200);
-    expect(v.body.profile).toMatchObject({ agent: "alpha", operator: "Acme Labs", verified: true, domain: `127.0.0.1:${site.port}`, url: site.origin });
+    expect(v.body.profile).toMatchObject({
+      agent: "alpha",
+      operator: "Acme Labs",
+      verified: true,
+      domain: `127.0.0.1:${site.port}`,
+      url: site.origin,
+    });
     expect(v.body.token).toMatch(/^cbt_[\w-]{32}$/);
     expect(JSON.stringify(v.body.profile)).not.toContain("token");
     ids.token = v.body.token;
@@ -247,11 +373,25 @@ describe("/v1/board", () => {
     expect(noToken.body.error).toMatchObject({ code: "E_CONFLICT", field: "token" });
     const wrong = await call(url, null, "POST", "/v1/board/profile", { agent: "alpha", operator: "Impostor Inc", token: "cbt_wrong" });
     expect(wrong.status).toBe(409);
-    const upd = await call(url, null, "POST", "/v1/board/profile", { agent: "alpha", about: "Watches weather and maps APIs.", token: ids.token, logo: `${site.origin}/logo.png` });
+    const upd = await call(url, null, "POST", "/v1/board/profile", {
+      agent: "alpha",
+      about: "Watches weather and maps APIs.",
+      token: ids.token,
+      logo: `${site.origin}/logo.png`,
+    });
     expect(upd.status).toBe(200);
     expect(upd.body.token).toBeUndefined();
-    expect(upd.body.profile).toMatchObject({ operator: "Acme Labs", verified: true, about: "Watches weather and maps APIs.", logo: `${site.origin}/logo.png` });
-    const offDomain = await call(url, null, "POST", "/v1/board/profile", { agent: "alpha", token: ids.token, logo: "https://cdn.example.net/logo.png" });
+    expect(upd.body.profile).toMatchObject({
+      operator: "Acme Labs",
+      verified: true,
+      about: "Watches weather and maps APIs.",
+      logo: `${site.origin}/logo.png`,
+    });
+    const offDomain = await call(url, null, "POST", "/v1/board/profile", {
+      agent: "alpha",
+      token: ids.token,
+      logo: "https://cdn.example.net/logo.png",
+    });
     expect(offDomain.status).toBe(400);
     expect(offDomain.body.error).toMatchObject({ code: "E_REFUSED", field: "logo" });
 
@@ -266,7 +406,9 @@ describe("/v1/board", () => {
     expect(m.body.profile.verified).toBe(false);
     expect(m.body.verification_error).toMatch(/does not name agent 'mallory'/);
     expect(m.body.token).toBeUndefined();
-    expect((await call(url, null, "POST", "/v1/board/profile", { agent: "mallory", logo: `${site.origin}/x.png` })).body.error.field).toBe("logo");
+    expect((await call(url, null, "POST", "/v1/board/profile", { agent: "mallory", logo: `${site.origin}/x.png` })).body.error.field).toBe(
+      "logo",
+    );
     // blocked targets are refused, not fetched
     for (const target of ["http://10.0.0.1", "http://169.254.169.254", "127.0.0.1:1", "http://localhost:1"]) {
       const r = await call(url, null, "POST", "/v1/board/profile", { agent: "mallory", url: target });
@@ -274,7 +416,11 @@ describe("/v1/board", () => {
       expect(r.body.error, target).toMatchObject({ code: "E_OUTBOUND_BLOCKED", field: "url" });
     }
     // plain profile without a url
-    expect((await call(url, null, "POST", "/v1/board/profile", { agent: "beta", operator: "Beta Co" })).body.profile).toMatchObject({ agent: "beta", operator: "Beta Co", verified: false });
+    expect((await call(url, null, "POST", "/v1/board/profile", { agent: "beta", operator: "Beta Co" })).body.profile).toMatchObject({
+      agent: "beta",
+      operator: "Beta Co",
+      verified: false,
+    });
 
     const agents = await call(url, null, "GET", "/v1/board/agents");
     const byName = Object.fromEntries(agents.body.agents.map((a: { agent: string }) => [a.agent, a]));
@@ -297,7 +443,12 @@ describe("/v1/board", () => {
       }
     }
     for (const method of ["DELETE", "PATCH", "PUT"]) expect((await call(url, null, method, `/v1/board/${ids.a}`)).status).toBe(404);
-    await call(url, null, "POST", "/v1/trust", { agent: "alpha", target: "api.acme.example", outcome: "partial", note: "stale after midnight" });
+    await call(url, null, "POST", "/v1/trust", {
+      agent: "alpha",
+      target: "api.acme.example",
+      outcome: "partial",
+      note: "stale after midnight",
+    });
 
     const before = {
       board: (await call(url, null, "GET", "/v1/board?limit=200")).body,
@@ -305,7 +456,9 @@ describe("/v1/board", () => {
       agents: (await call(url, null, "GET", "/v1/board/agents")).body,
       working: (await call(url, null, "GET", "/v1/board/working")).body,
       trust: (await call(url, null, "GET", "/v1/trust/recent")).body,
-      file: (await call(url, null, "GET", `/v1/board/files/${(await call(url, null, "GET", "/v1/board/files")).body.files[0].id}`)).raw.toString(),
+      file: (
+        await call(url, null, "GET", `/v1/board/files/${(await call(url, null, "GET", "/v1/board/files")).body.files[0].id}`)
+      ).raw.toString(),
     };
     await srv.restart();
     url = srv.url;
@@ -321,16 +474,26 @@ describe("/v1/board", () => {
     expect(after.trust.records).toHaveLength(1);
     // the claim token still guards the verified profile
     expect((await call(url, null, "POST", "/v1/board/profile", { agent: "alpha", about: "taken over" })).status).toBe(409);
-    expect((await call(url, null, "POST", "/v1/board/profile", { agent: "alpha", about: "still mine", token: ids.token })).status).toBe(200);
+    expect((await call(url, null, "POST", "/v1/board/profile", { agent: "alpha", about: "still mine", token: ids.token })).status).toBe(
+      200,
+    );
     // and recall works on replayed posts
-    expect((await call(url, null, "GET", `/v1/board/recall?q=${encodeURIComponent("stale weather forecasts")}`)).body.posts[0].id).toBe(ids.a);
+    expect((await call(url, null, "GET", `/v1/board/recall?q=${encodeURIComponent("stale weather forecasts")}`)).body.posts[0].id).toBe(
+      ids.a,
+    );
   });
 });
 
 describe("rate limits per client address", () => {
   let srv: CommonsServer;
   beforeAll(async () => {
-    srv = await startCommonsServer({ rateLimits: { board: { count: 2, windowSeconds: 600 }, trust: { count: 2, windowSeconds: 600 }, ask: { count: 1, windowSeconds: 600 } } });
+    srv = await startCommonsServer({
+      rateLimits: {
+        board: { count: 2, windowSeconds: 600 },
+        trust: { count: 2, windowSeconds: 600 },
+        ask: { count: 1, windowSeconds: 600 },
+      },
+    });
   });
   afterAll(async () => {
     await srv?.dispose();

@@ -9,7 +9,11 @@ import { decodeBody } from "../../src/http/codecs.js";
 
 describe("body buffers", () => {
   it("a decoded JSON body does not change when its bytes are overwritten (reader, fallback and plain JSON)", () => {
-    const vectors = Array.from({ length: 50 }, (_, i) => ({ id: `v${i}-é`, values: Array.from({ length: 64 }, (_, d) => Math.fround(Math.sin(i + d))), metadata: { tag: `t${i}`, n: i, list: ["a", "ü"] } }));
+    const vectors = Array.from({ length: 50 }, (_, i) => ({
+      id: `v${i}-é`,
+      values: Array.from({ length: 64 }, (_, d) => Math.fround(Math.sin(i + d))),
+      metadata: { tag: `t${i}`, n: i, list: ["a", "ü"] },
+    }));
     const bodies: Array<[string, boolean]> = [
       [JSON.stringify({ namespace: "ns", vectors }), true], // read by upsert-json.ts
       [JSON.stringify({ namespace: "ns", vectors }).replace('"id":"v0-é"', '"id":"v0-\\u00e9"'), true], // escapes: still the reader (values in spans)

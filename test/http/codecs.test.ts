@@ -70,7 +70,13 @@ const N = 40;
 const vectors = Array.from({ length: N }, (_, i) => ({
   id: `doc-${i}`,
   values: Array.from({ length: DIM }, (_, d) => Math.fround(Math.cos(i * 1.7 + d * 0.9) * (1 + (i % 3)))),
-  metadata: { genre: GENRES[i % 3]!, year: 1990 + i, rating: (i % 10) / 2, tags: i % 2 === 0 ? ["even", "x"] : ["odd"], active: i % 4 !== 1 },
+  metadata: {
+    genre: GENRES[i % 3]!,
+    year: 1990 + i,
+    rating: (i % 10) / 2,
+    tags: i % 2 === 0 ? ["even", "x"] : ["odd"],
+    active: i % 4 !== 1,
+  },
 }));
 const QUERY = Array.from({ length: DIM }, (_, d) => Math.fround(Math.cos(7 * 1.7 + d * 0.9) + 0.25 * Math.sin(d)));
 const FILTER = { $and: [{ genre: { $in: ["drama", "noir"] } }, { year: { $gte: 2000 } }, { active: true }] };
@@ -85,11 +91,21 @@ describe("codecs: JSON, msgpack and protobuf", () => {
   let dir: string;
   let server: Server;
 
-  const send = async (method: string, path: string, contentType: string | null, body: Uint8Array | string | undefined, accept?: string): Promise<Sent> => {
+  const send = async (
+    method: string,
+    path: string,
+    contentType: string | null,
+    body: Uint8Array | string | undefined,
+    accept?: string,
+  ): Promise<Sent> => {
     const headers: Record<string, string> = {};
     if (contentType !== null) headers["content-type"] = contentType;
     if (accept !== undefined) headers.accept = accept;
-    const res = await fetch(server.url + path, { method, headers, body: typeof body === "string" || body === undefined ? body : new Uint8Array(body) });
+    const res = await fetch(server.url + path, {
+      method,
+      headers,
+      body: typeof body === "string" || body === undefined ? body : new Uint8Array(body),
+    });
     return { status: res.status, type: res.headers.get("content-type") ?? "", body: Buffer.from(await res.arrayBuffer()) };
   };
 
@@ -110,11 +126,20 @@ describe("codecs: JSON, msgpack and protobuf", () => {
       case "msgpack-bin":
         return [MSGPACK, msgpackEncode({ vectors: vs.map((v) => ({ ...v, values: f32le(v.values) })), namespace: ns })];
       case "protobuf":
-        return [PROTO, protoEncode("UpsertRequest", { vectors: vs.map((v) => ({ id: v.id, values: v.values, metadata: toStruct(v.metadata) })), namespace: ns })];
+        return [
+          PROTO,
+          protoEncode("UpsertRequest", {
+            vectors: vs.map((v) => ({ id: v.id, values: v.values, metadata: toStruct(v.metadata) })),
+            namespace: ns,
+          }),
+        ];
     }
   };
 
-  const queryBody = (codec: Codec, q: { namespace: string; vector: number[]; topK: number; filter?: Record<string, unknown> | undefined }): [string, Uint8Array | string] => {
+  const queryBody = (
+    codec: Codec,
+    q: { namespace: string; vector: number[]; topK: number; filter?: Record<string, unknown> | undefined },
+  ): [string, Uint8Array | string] => {
     const common = { namespace: q.namespace, topK: q.topK, includeValues: true, includeMetadata: true };
     switch (codec) {
       case "json":
@@ -143,7 +168,11 @@ describe("codecs: JSON, msgpack and protobuf", () => {
     const body = decode(r, "FetchResponse");
     const out: Record<string, { id: string; values: number[]; metadata?: Record<string, unknown> }> = {};
     for (const [id, v] of Object.entries<any>(body.vectors ?? {})) {
-      out[id] = { id: v.id, values: v.values, ...(v.metadata === undefined ? {} : { metadata: r.type === PROTO ? fromStruct(v.metadata) : v.metadata }) };
+      out[id] = {
+        id: v.id,
+        values: v.values,
+        ...(v.metadata === undefined ? {} : { metadata: r.type === PROTO ? fromStruct(v.metadata) : v.metadata }),
+      };
     }
     return out;
   };
@@ -249,7 +278,12 @@ describe("codecs: JSON, msgpack and protobuf", () => {
       expect(JSON.parse(r.body.toString()).error).toMatchObject({ code: "E_BODY", field: "body" });
     }
     // a bin that is not whole float32s
-    const odd = await send("POST", "/v1/indexes/c/vectors/upsert", MSGPACK, msgpackEncode({ vectors: [{ id: "x", values: new Uint8Array(7) }] }));
+    const odd = await send(
+      "POST",
+      "/v1/indexes/c/vectors/upsert",
+      MSGPACK,
+      msgpackEncode({ vectors: [{ id: "x", values: new Uint8Array(7) }] }),
+    );
     expect(odd.status).toBe(400);
     expect(JSON.parse(odd.body.toString()).error.field).toBe("vectors[0].values");
     // binary codecs only where the route declares them; an unknown type nowhere
@@ -270,7 +304,11 @@ describe("codecs: sparse values in protobuf and msgpack", () => {
   let dir: string;
   let server: Server;
   const post = async (path: string, type: string, body: Uint8Array | string, accept = type) => {
-    const res = await fetch(server.url + path, { method: "POST", headers: { "content-type": type, accept }, body: typeof body === "string" ? body : new Uint8Array(body) });
+    const res = await fetch(server.url + path, {
+      method: "POST",
+      headers: { "content-type": type, accept },
+      body: typeof body === "string" ? body : new Uint8Array(body),
+    });
     return { status: res.status, body: Buffer.from(await res.arrayBuffer()) };
   };
   const sv = (i: number) => ({ indices: [i, 10 + i, 3_000_000_000], values: [0.5 + i, 2, 0.25] });
@@ -278,7 +316,10 @@ describe("codecs: sparse values in protobuf and msgpack", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "svc-codecs-sparse-"));
     server = await startServer({ dataDir: dir, port: 0, auth: false });
-    for (const body of [{ name: "hy", dimension: 2, metric: "dotproduct" }, { name: "sp", vector_type: "sparse" }]) {
+    for (const body of [
+      { name: "hy", dimension: 2, metric: "dotproduct" },
+      { name: "sp", vector_type: "sparse" },
+    ]) {
       expect((await post("/v1/indexes", JSON_T, JSON.stringify(body))).status).toBe(201);
     }
   });
@@ -289,28 +330,64 @@ describe("codecs: sparse values in protobuf and msgpack", () => {
 
   it("protobuf carries sparseValues on upsert, sparseVector on query, and both back in matches and fetch (dotproduct and sparse indexes)", async () => {
     // hybrid: dense dot + sparse dot
-    const up = await post("/v1/indexes/hy/vectors/upsert", PROTO, protoEncode("UpsertRequest", { vectors: [0, 1, 2].map((i) => ({ id: `h${i}`, values: [1, i], sparseValues: sv(i) })) }));
+    const up = await post(
+      "/v1/indexes/hy/vectors/upsert",
+      PROTO,
+      protoEncode("UpsertRequest", { vectors: [0, 1, 2].map((i) => ({ id: `h${i}`, values: [1, i], sparseValues: sv(i) })) }),
+    );
     expect(up.status).toBe(200);
     expect(protoDecode("UpsertResponse", up.body).upsertedCount).toBe(3);
-    const q = await post("/v1/indexes/hy/query", PROTO, protoEncode("QueryRequest", { vector: [1, 1], sparseVector: { indices: [2, 3_000_000_000], values: [1, 4] }, topK: 3, includeValues: true }));
+    const q = await post(
+      "/v1/indexes/hy/query",
+      PROTO,
+      protoEncode("QueryRequest", {
+        vector: [1, 1],
+        sparseVector: { indices: [2, 3_000_000_000], values: [1, 4] },
+        topK: 3,
+        includeValues: true,
+      }),
+    );
     expect(q.status).toBe(200);
     const matches = protoDecode("QueryResponse", q.body).matches;
     // h2: 1 + 2 + (2.5 * 1) + 0.25 * 4 = 6.5; h1: 1 + 1 + 0.25 * 4 = 3; h0: 1 + 0 + 1 = 2
-    expect(matches.map((m: any) => [m.id, m.score])).toEqual([["h2", 6.5], ["h1", 3], ["h0", 2]]);
+    expect(matches.map((m: any) => [m.id, m.score])).toEqual([
+      ["h2", 6.5],
+      ["h1", 3],
+      ["h0", 2],
+    ]);
     expect(matches[0].sparseValues).toEqual(sv(2));
     // sparse-only: values empty, sparse values both ways; msgpack too
-    expect((await post("/v1/indexes/sp/vectors/upsert", PROTO, protoEncode("UpsertRequest", { vectors: [{ id: "p0", sparseValues: sv(0) }] }))).status).toBe(200);
-    expect((await post("/v1/indexes/sp/vectors/upsert", MSGPACK, msgpackEncode({ vectors: [{ id: "p1", sparseValues: sv(1) }] }))).status).toBe(200);
-    const sq = await post("/v1/indexes/sp/query", PROTO, protoEncode("QueryRequest", { sparseVector: { indices: [3_000_000_000], values: [2] }, topK: 5, includeValues: true }));
+    expect(
+      (await post("/v1/indexes/sp/vectors/upsert", PROTO, protoEncode("UpsertRequest", { vectors: [{ id: "p0", sparseValues: sv(0) }] })))
+        .status,
+    ).toBe(200);
+    expect(
+      (await post("/v1/indexes/sp/vectors/upsert", MSGPACK, msgpackEncode({ vectors: [{ id: "p1", sparseValues: sv(1) }] }))).status,
+    ).toBe(200);
+    const sq = await post(
+      "/v1/indexes/sp/query",
+      PROTO,
+      protoEncode("QueryRequest", { sparseVector: { indices: [3_000_000_000], values: [2] }, topK: 5, includeValues: true }),
+    );
     const sm = protoDecode("QueryResponse", sq.body).matches;
-    expect(sm.map((m: any) => [m.id, m.score, m.values ?? [], m.sparseValues])).toEqual([["p0", 0.5, [], sv(0)], ["p1", 0.5, [], sv(1)]]);
-    const mq = msgpackDecode((await post("/v1/indexes/sp/query", MSGPACK, msgpackEncode({ sparseVector: { indices: [11], values: [1] }, topK: 5 }))).body) as any;
+    expect(sm.map((m: any) => [m.id, m.score, m.values ?? [], m.sparseValues])).toEqual([
+      ["p0", 0.5, [], sv(0)],
+      ["p1", 0.5, [], sv(1)],
+    ]);
+    const mq = msgpackDecode(
+      (await post("/v1/indexes/sp/query", MSGPACK, msgpackEncode({ sparseVector: { indices: [11], values: [1] }, topK: 5 }))).body,
+    ) as any;
     expect(mq.matches).toEqual([{ id: "p1", score: 2 }]);
     const f = await fetch(`${server.url}/v1/indexes/sp/vectors/fetch?ids=p0&ids=p1`, { headers: { accept: PROTO } });
     const fetched = protoDecode("FetchResponse", Buffer.from(await f.arrayBuffer())).vectors;
     expect(fetched.p1.sparseValues).toEqual(sv(1));
     // a bad sparse vector in protobuf is the same 400, naming the field
-    const bad = await post("/v1/indexes/sp/vectors/upsert", PROTO, protoEncode("UpsertRequest", { vectors: [{ id: "p2", sparseValues: { indices: [5, 5], values: [1, 1] } }] }), JSON_T);
+    const bad = await post(
+      "/v1/indexes/sp/vectors/upsert",
+      PROTO,
+      protoEncode("UpsertRequest", { vectors: [{ id: "p2", sparseValues: { indices: [5, 5], values: [1, 1] } }] }),
+      JSON_T,
+    );
     expect(bad.status).toBe(400);
     expect(JSON.parse(bad.body.toString()).error.field).toBe("vectors[0].sparseValues.indices[1]");
   });

@@ -17,7 +17,8 @@ afterAll(async () => {
 });
 
 const vec = (i: number) => Array.from({ length: 8 }, (_, j) => Math.round(Math.sin(i * 8 + j + 1) * 1000) / 1000);
-const batch = (b: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: `b${b}-${i}`, values: vec(b * 100 + i), metadata: { b } }));
+const batch = (b: number, n: number) =>
+  Array.from({ length: n }, (_, i) => ({ id: `b${b}-${i}`, values: vec(b * 100 + i), metadata: { b } }));
 
 async function start(dataDir: string): Promise<ServerProcess> {
   return startServerProcess({ dataDir, args: ["--no-auth"] });
@@ -73,7 +74,14 @@ describe("a damaged log in a vector index (svc serve process)", () => {
       const h = await health(again.url);
       expect(h.status).toBe("degraded");
       expect(h.damage).toEqual([
-        expect.objectContaining({ store: "collection:local/idx", file: "tenants/local/indexes/idx/wal/000001.seg", kind: "torn-tail", dropped: 1, offline: false, detail: expect.stringContaining(`cut ${end1 - end0} bytes (1 frame(s)) off the log at offset ${end0}`) }),
+        expect.objectContaining({
+          store: "collection:local/idx",
+          file: "tenants/local/indexes/idx/wal/000001.seg",
+          kind: "torn-tail",
+          dropped: 1,
+          offline: false,
+          detail: expect.stringContaining(`cut ${end1 - end0} bytes (1 frame(s)) off the log at offset ${end0}`),
+        }),
       ]);
       const metrics = (await call(again.url, null, "GET", "/metrics")).raw.toString();
       expect(metrics).toMatch(/svc_store_damage\{[^}]*store="collection:local\/idx"[^}]*\} 1/);
@@ -95,7 +103,15 @@ describe("a damaged log in a vector index (svc serve process)", () => {
     try {
       expect(await ids(again.url, ["b0-0", "b0-4", "b1-0", "b1-4"])).toEqual(["b0-0", "b0-4", "b1-0", "b1-4"]);
       const h = await health(again.url);
-      expect(h.damage).toEqual([expect.objectContaining({ store: "collection:local/idx", kind: "bad-frame", dropped: 0, offline: false, detail: expect.stringContaining("the checkpoint already holds it") })]);
+      expect(h.damage).toEqual([
+        expect.objectContaining({
+          store: "collection:local/idx",
+          kind: "bad-frame",
+          dropped: 0,
+          offline: false,
+          detail: expect.stringContaining("the checkpoint already holds it"),
+        }),
+      ]);
     } finally {
       await again.stop();
     }
@@ -120,7 +136,12 @@ describe("a damaged log in a vector index (svc serve process)", () => {
       expect(q.status).toBe(200);
       expect(q.body.matches[0].id).toBe("b2-0");
       expect((await health(s3.url)).damage).toEqual([
-        expect.objectContaining({ kind: "bad-frame", dropped: 1, offline: false, detail: expect.stringContaining(`${end1 - start1} damaged bytes at offset ${start1}`) }),
+        expect.objectContaining({
+          kind: "bad-frame",
+          dropped: 1,
+          offline: false,
+          detail: expect.stringContaining(`${end1 - start1} damaged bytes at offset ${start1}`),
+        }),
       ]);
     } finally {
       await kill(s3); // no checkpoint over the damage: repair finds it where it was
@@ -155,7 +176,13 @@ describe("a damaged log in a vector index (svc serve process)", () => {
       const r = await call(again.url, null, "GET", "/v1/indexes/idx/vectors/fetch?ids=b0-2");
       expect(r.body.vectors["b0-2"].values).toEqual(Array.from(Float32Array.from(vec(2))));
       expect((await health(again.url)).damage).toEqual([
-        expect.objectContaining({ store: "collection:local/idx", file: `tenants/local/indexes/idx/parts/${part}/values.f32`, kind: "bad-checksum", dropped: 0, detail: expect.stringContaining("5 rebuilt from the log, 0 dropped") }),
+        expect.objectContaining({
+          store: "collection:local/idx",
+          file: `tenants/local/indexes/idx/parts/${part}/values.f32`,
+          kind: "bad-checksum",
+          dropped: 0,
+          detail: expect.stringContaining("5 rebuilt from the log, 0 dropped"),
+        }),
       ]);
     } finally {
       await again.stop();

@@ -30,7 +30,13 @@ const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("he
 const tree = (dir: string, base = dir): string[] =>
   existsSync(dir)
     ? readdirSync(dir, { withFileTypes: true })
-        .flatMap((e) => (e.isDirectory() ? tree(join(dir, e.name), base) : e.isFile() || e.isSymbolicLink() ? [join(dir, e.name).slice(base.length + 1)] : []))
+        .flatMap((e) =>
+          e.isDirectory()
+            ? tree(join(dir, e.name), base)
+            : e.isFile() || e.isSymbolicLink()
+              ? [join(dir, e.name).slice(base.length + 1)]
+              : [],
+        )
         .sort()
     : [];
 
@@ -45,7 +51,14 @@ const MEETING = {
   alarm_minutes: 15,
   prodid: "-//Acme Corp//Meeting Series 1.0//EN",
 };
-const SHEET = { header: "Quarter", merge_start_row: 0, merge_start_col: 0, merge_end_row: 0, merge_end_col: 1, cells: { "1,0": "a", "1,1": 2 } };
+const SHEET = {
+  header: "Quarter",
+  merge_start_row: 0,
+  merge_start_col: 0,
+  merge_end_row: 0,
+  merge_end_col: 1,
+  cells: { "1,0": "a", "1,1": 2 },
+};
 
 describe("commons over HTTP (svc serve process)", () => {
   let srv: ServerProcess;
@@ -73,8 +86,16 @@ describe("commons over HTTP (svc serve process)", () => {
     const r = await call(srv.url, a.key, "GET", "/v1/commons/rungs");
     expect(Object.keys(r.body).sort()).toEqual(["publicKey", "rungs"]);
     expect(rungs.map((x) => x.name)).toEqual([
-      "combo chart slide", "fillable form", "landscape document", "email message", "merged-header sheet",
-      "meeting series", "task parser", "form filler", "merged-cell grid reader", "line folder",
+      "combo chart slide",
+      "fillable form",
+      "landscape document",
+      "email message",
+      "merged-header sheet",
+      "meeting series",
+      "task parser",
+      "form filler",
+      "merged-cell grid reader",
+      "line folder",
     ]);
     const { pem, raw } = r.body.publicKey as { pem: string; raw: string };
     expect(Buffer.from(raw, "base64")).toHaveLength(32);
@@ -109,7 +130,16 @@ describe("commons over HTTP (svc serve process)", () => {
     const pub = (await call(srv.url, a.key, "GET", "/v1/commons/rungs")).body.publicKey.raw;
     const r = await call(srv.url, a.key, "POST", "/v1/commons/verify", { id: x.id });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ id: x.id, name: "line folder", ok: true, hashMatches: true, signatureValid: true, expectedHash: x.codeHash, actualHash: x.codeHash, publicKey: pub });
+    expect(r.body).toEqual({
+      id: x.id,
+      name: "line folder",
+      ok: true,
+      hashMatches: true,
+      signatureValid: true,
+      expectedHash: x.codeHash,
+      actualHash: x.codeHash,
+      publicKey: pub,
+    });
     expectError(await call(srv.url, a.key, "POST", "/v1/commons/verify", { id: "rec_0000000000000000" }), 404, "E_NOT_FOUND", "id");
     expectError(await call(srv.url, a.key, "POST", "/v1/commons/verify", {}), 400, "E_BAD_REQUEST", "id");
     expectError(await call(srv.url, a.key, "POST", "/v1/commons/verify", { id: 7 }), 400, "E_BAD_REQUEST", "id");
@@ -117,7 +147,10 @@ describe("commons over HTTP (svc serve process)", () => {
 
   it("builds the line folder and the meeting series into the tenant's build dir and answers the file", async () => {
     const long = "DESCRIPTION:" + "é".repeat(60) + " and then some more ASCII text to fold";
-    const r = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("line-folder")}/build`, { lines: ["BEGIN:X", long], output_path: "out/folded.txt" });
+    const r = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("line-folder")}/build`, {
+      lines: ["BEGIN:X", long],
+      output_path: "out/folded.txt",
+    });
     expect(r.status, r.raw.toString()).toBe(200);
     expect(r.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     expect(r.headers.get("content-disposition")).toBe('attachment; filename="folded.txt"');
@@ -132,7 +165,10 @@ describe("commons over HTTP (svc serve process)", () => {
     expect(text.replace(/\r\n /g, "")).toBe(`BEGIN:X\r\n${long}\r\n`);
     expect(readFileSync(join(buildDir(a.tenant), "out", "folded.txt"))).toEqual(r.raw);
 
-    const m = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("meeting-series")}/build`, { ...MEETING, output_path: "cal/sync.ics" });
+    const m = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("meeting-series")}/build`, {
+      ...MEETING,
+      output_path: "cal/sync.ics",
+    });
     expect(m.status, m.raw.toString()).toBe(200);
     expect(m.headers.get("content-type")).toBe("text/calendar; charset=utf-8");
     expect(m.headers.get("x-svc-output-path")).toBe("cal/sync.ics");
@@ -141,17 +177,30 @@ describe("commons over HTTP (svc serve process)", () => {
     expect(ics.startsWith("BEGIN:VCALENDAR\r\n")).toBe(true);
     expect(ics).toContain("RRULE:FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10\r\n");
     expect(ics).toContain("PRODID:-//Acme Corp//Meeting Series 1.0//EN\r\n");
-    expect(ics.split("\n").slice(0, -1).every((l) => l.endsWith("\r"))).toBe(true);
+    expect(
+      ics
+        .split("\n")
+        .slice(0, -1)
+        .every((l) => l.endsWith("\r")),
+    ).toBe(true);
     expect(readFileSync(join(buildDir(a.tenant), "cal", "sync.ics"))).toEqual(m.raw);
 
     // a non-ASCII file name: percent-encoded path header, RFC 6266 filename*
-    const u = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("line-folder")}/build`, { lines: ["x"], output_path: "résumé notes.txt" });
+    const u = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("line-folder")}/build`, {
+      lines: ["x"],
+      output_path: "résumé notes.txt",
+    });
     expect(u.status).toBe(200);
     expect(decodeURIComponent(u.headers.get("x-svc-output-path")!)).toBe("résumé notes.txt");
-    expect(u.headers.get("content-disposition")).toBe(`attachment; filename="r_sum_ notes.txt"; filename*=UTF-8''${encodeURIComponent("résumé notes.txt")}`);
+    expect(u.headers.get("content-disposition")).toBe(
+      `attachment; filename="r_sum_ notes.txt"; filename*=UTF-8''${encodeURIComponent("résumé notes.txt")}`,
+    );
 
     // the task parser writes no file: {result}
-    const t = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("task-parser")}/build`, { task: "put some keychain on dresser", receptacles: ["dresser 1"] });
+    const t = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("task-parser")}/build`, {
+      task: "put some keychain on dresser",
+      receptacles: ["dresser 1"],
+    });
     expect(t.status).toBe(200);
     expect(t.headers.get("content-type")).toBe("application/json");
     expect(t.body).toEqual({ result: { entry_point: "pick_and_place_simple", object_type: "keychain", target_type: "dresser" } });
@@ -164,8 +213,18 @@ describe("commons over HTTP (svc serve process)", () => {
   });
 
   it("the combo chart slide answers the resolved (absolute) output path in x-svc-result, as the contract says, like the CLI", async () => {
-    const chart = { chartTitle: "Sales", categories: ["Q1", "Q2"], barSeriesName: "Units", barValues: [3, 5], lineSeriesName: "Margin", lineValues: [1, 2] };
-    const r = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("combo-chart-slide")}/build`, { ...chart, outputPath: "h/c.pptx" });
+    const chart = {
+      chartTitle: "Sales",
+      categories: ["Q1", "Q2"],
+      barSeriesName: "Units",
+      barValues: [3, 5],
+      lineSeriesName: "Margin",
+      lineValues: [1, 2],
+    };
+    const r = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("combo-chart-slide")}/build`, {
+      ...chart,
+      outputPath: "h/c.pptx",
+    });
     expect(r.status, r.raw.toString()).toBe(200);
     expect(r.headers.get("x-svc-output-path")).toBe("h/c.pptx");
     const resolved = JSON.parse(r.headers.get("x-svc-result")!) as string;
@@ -175,7 +234,11 @@ describe("commons over HTTP (svc serve process)", () => {
     const cwd = await mkdtemp(join(tmpdir(), "svc-combo-cli-"));
     try {
       writeFileSync(join(cwd, "args.json"), JSON.stringify({ ...chart, outputPath: "h/c.pptx" }));
-      const c = spawnSync(process.execPath, [MAIN, "build", "combo-chart-slide", "args.json", "--data", join(cwd, "data")], { cwd, encoding: "utf8", timeout: 60_000 });
+      const c = spawnSync(process.execPath, [MAIN, "build", "combo-chart-slide", "args.json", "--data", join(cwd, "data")], {
+        cwd,
+        encoding: "utf8",
+        timeout: 60_000,
+      });
       expect(c.status, c.stderr).toBe(0);
       expect(JSON.parse(c.stdout)).toBe(join(await realpath(cwd), "h", "c.pptx"));
     } finally {
@@ -188,24 +251,43 @@ describe("commons over HTTP (svc serve process)", () => {
     expectError(await call(srv.url, a.key, "POST", lf, { lines: ["a\nb"], output_path: "v.txt" }), 400, "E_BAD_REQUEST", "lines.0");
     expectError(await call(srv.url, a.key, "POST", lf, { lines: ["a"] }), 400, "E_BAD_REQUEST", "output_path");
     expectError(await call(srv.url, a.key, "POST", lf, { lines: ["a"], output_path: "out" }), 400, "E_BAD_REQUEST", "output_path"); // a directory
-    const missing = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("merged-cell-grid-reader")}/build`, { input_path: "nope.xlsx", output_path: "g.json" });
+    const missing = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("merged-cell-grid-reader")}/build`, {
+      input_path: "nope.xlsx",
+      output_path: "g.json",
+    });
     expectError(missing, 400, "E_BAD_REQUEST", "input_path");
     expect(missing.body.error.message).toContain("nope.xlsx");
     expect(missing.body.error.message).not.toContain(srv.dataDir);
     expectError(await call(srv.url, a.key, "POST", lf, [1]), 400, "E_BAD_REQUEST", "body");
-    expectError(await call(srv.url, a.key, "POST", "/v1/commons/rungs/rec_0000000000000000/build", { lines: [], output_path: "z.txt" }), 404, "E_NOT_FOUND", "id");
+    expectError(
+      await call(srv.url, a.key, "POST", "/v1/commons/rungs/rec_0000000000000000/build", { lines: [], output_path: "z.txt" }),
+      404,
+      "E_NOT_FOUND",
+      "id",
+    );
     expect(existsSync(join(buildDir(a.tenant), "v.txt"))).toBe(false);
     expect(existsSync(join(buildDir(a.tenant), "z.txt"))).toBe(false);
   });
 
   it("an output path ending in a separator, with a name over 255 bytes or over 4000 bytes in all is 400 naming the field, not 500", async () => {
     const lf = `/v1/commons/rungs/${idOf("line-folder")}/build`;
-    for (const output_path of ["x/", "deep/dir/", "x\\", `${"a".repeat(256)}.txt`, `d/${"b".repeat(300)}/x.txt`, `${"é".repeat(126)}.txt`, `${"c/".repeat(2001)}x.txt`]) {
+    for (const output_path of [
+      "x/",
+      "deep/dir/",
+      "x\\",
+      `${"a".repeat(256)}.txt`,
+      `d/${"b".repeat(300)}/x.txt`,
+      `${"é".repeat(126)}.txt`,
+      `${"c/".repeat(2001)}x.txt`,
+    ]) {
       const r = await call(srv.url, a.key, "POST", lf, { lines: ["x"], output_path });
       expectError(r, 400, "E_BAD_REQUEST", "output_path");
       expect(r.body.error.message).not.toContain(srv.dataDir);
     }
-    const form = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("merged-cell-grid-reader")}/build`, { input_path: `${"n".repeat(256)}.xlsx`, output_path: "g.json" });
+    const form = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("merged-cell-grid-reader")}/build`, {
+      input_path: `${"n".repeat(256)}.xlsx`,
+      output_path: "g.json",
+    });
     expectError(form, 400, "E_BAD_REQUEST", "input_path");
     // 255 bytes is still a name
     const ok = await call(srv.url, a.key, "POST", lf, { lines: ["x"], output_path: `${"a".repeat(251)}.txt` });
@@ -213,7 +295,10 @@ describe("commons over HTTP (svc serve process)", () => {
   });
 
   it("each tenant builds into its own dir and cannot read another tenant's files through input paths", async () => {
-    const sheet = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("merged-header-sheet")}/build`, { ...SHEET, output_path: "sheets/q.xlsx" });
+    const sheet = await call(srv.url, a.key, "POST", `/v1/commons/rungs/${idOf("merged-header-sheet")}/build`, {
+      ...SHEET,
+      output_path: "sheets/q.xlsx",
+    });
     expect(sheet.status, sheet.raw.toString()).toBe(200);
     expect(sheet.headers.get("content-type")).toBe("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet");
     expect(sheet.raw.subarray(0, 2).toString("latin1")).toBe("PK");
@@ -222,18 +307,39 @@ describe("commons over HTTP (svc serve process)", () => {
     const g = await call(srv.url, a.key, "POST", grid, { input_path: "sheets/q.xlsx", output_path: "grid.json" });
     expect(g.status, g.raw.toString()).toBe(200);
     expect(g.headers.get("content-type")).toBe("application/json");
-    expect(g.body).toEqual([["Quarter", "Quarter"], ["a", 2]]);
+    expect(g.body).toEqual([
+      ["Quarter", "Quarter"],
+      ["a", 2],
+    ]);
 
     // B's build lands in B's dir
-    const lb = await call(srv.url, b.key, "POST", `/v1/commons/rungs/${idOf("line-folder")}/build`, { lines: ["tenant b"], output_path: "out/folded.txt" });
+    const lb = await call(srv.url, b.key, "POST", `/v1/commons/rungs/${idOf("line-folder")}/build`, {
+      lines: ["tenant b"],
+      output_path: "out/folded.txt",
+    });
     expect(lb.status).toBe(200);
     expect(readFileSync(join(buildDir(b.tenant), "out", "folded.txt"), "utf8")).toBe("tenant b\r\n");
     expect(readFileSync(join(buildDir(a.tenant), "out", "folded.txt"), "utf8")).not.toBe("tenant b\r\n");
 
     // and B cannot reach A's sheet: same relative name is B's own (absent), the others are refused
-    expectError(await call(srv.url, b.key, "POST", grid, { input_path: "sheets/q.xlsx", output_path: "stolen.json" }), 400, "E_BAD_REQUEST", "input_path");
-    expectError(await call(srv.url, b.key, "POST", grid, { input_path: `../../${a.tenant}/build/sheets/q.xlsx`, output_path: "stolen.json" }), 400, "E_BAD_REQUEST", "input_path");
-    expectError(await call(srv.url, b.key, "POST", grid, { input_path: join(buildDir(a.tenant), "sheets", "q.xlsx"), output_path: "stolen.json" }), 400, "E_BAD_REQUEST", "input_path");
+    expectError(
+      await call(srv.url, b.key, "POST", grid, { input_path: "sheets/q.xlsx", output_path: "stolen.json" }),
+      400,
+      "E_BAD_REQUEST",
+      "input_path",
+    );
+    expectError(
+      await call(srv.url, b.key, "POST", grid, { input_path: `../../${a.tenant}/build/sheets/q.xlsx`, output_path: "stolen.json" }),
+      400,
+      "E_BAD_REQUEST",
+      "input_path",
+    );
+    expectError(
+      await call(srv.url, b.key, "POST", grid, { input_path: join(buildDir(a.tenant), "sheets", "q.xlsx"), output_path: "stolen.json" }),
+      400,
+      "E_BAD_REQUEST",
+      "input_path",
+    );
     expect(tree(buildDir(b.tenant))).toEqual(["out/folded.txt"]);
   });
 
@@ -249,8 +355,20 @@ describe("commons over HTTP (svc serve process)", () => {
       expectError(await call(srv.url, b.key, "POST", form, { input_pdf: bad, output_pdf: "f.pdf" }), 400, "E_BAD_REQUEST", "input_pdf");
       expectError(await call(srv.url, b.key, "POST", form, { input_pdf: "in.pdf", output_pdf: bad }), 400, "E_BAD_REQUEST", "output_pdf");
     }
-    for (const [field, helper] of [["outputPath", "landscape-document"], ["outputPath", "combo-chart-slide"], ["output_path", "email-message"], ["output_path", "fillable-form"], ["output_path", "meeting-series"], ["output_path", "merged-header-sheet"]] as const) {
-      expectError(await call(srv.url, b.key, "POST", `/v1/commons/rungs/${idOf(helper)}/build`, { [field]: "../../escape.bin" }), 400, "E_BAD_REQUEST", field);
+    for (const [field, helper] of [
+      ["outputPath", "landscape-document"],
+      ["outputPath", "combo-chart-slide"],
+      ["output_path", "email-message"],
+      ["output_path", "fillable-form"],
+      ["output_path", "meeting-series"],
+      ["output_path", "merged-header-sheet"],
+    ] as const) {
+      expectError(
+        await call(srv.url, b.key, "POST", `/v1/commons/rungs/${idOf(helper)}/build`, { [field]: "../../escape.bin" }),
+        400,
+        "E_BAD_REQUEST",
+        field,
+      );
     }
     // symbolic links placed in the build dir (by hand: the API makes none) cannot lead out
     writeFileSync(join(outside, "secret.xlsx"), "not yours");
@@ -258,12 +376,42 @@ describe("commons over HTTP (svc serve process)", () => {
     symlinkSync(outside, join(buildDir(b.tenant), "linkdir"));
     symlinkSync(join(outside, "secret.xlsx"), join(buildDir(b.tenant), "secret.xlsx"));
     symlinkSync(join(outside, "planted.txt"), join(buildDir(b.tenant), "dangling.txt"));
-    expectError(await call(srv.url, b.key, "POST", lf, { lines: ["pwned"], output_path: "linkdir/x.txt" }), 400, "E_BAD_REQUEST", "output_path");
-    expectError(await call(srv.url, b.key, "POST", lf, { lines: ["pwned"], output_path: "linkdir/deeper/x.txt" }), 400, "E_BAD_REQUEST", "output_path");
-    expectError(await call(srv.url, b.key, "POST", lf, { lines: ["pwned"], output_path: "secret.xlsx" }), 400, "E_BAD_REQUEST", "output_path");
-    expectError(await call(srv.url, b.key, "POST", lf, { lines: ["pwned"], output_path: "dangling.txt" }), 400, "E_BAD_REQUEST", "output_path");
-    expectError(await call(srv.url, b.key, "POST", grid, { input_path: "secret.xlsx", output_path: "g.json" }), 400, "E_BAD_REQUEST", "input_path");
-    expectError(await call(srv.url, b.key, "POST", grid, { input_path: "linkdir/secret.xlsx", output_path: "g.json" }), 400, "E_BAD_REQUEST", "input_path");
+    expectError(
+      await call(srv.url, b.key, "POST", lf, { lines: ["pwned"], output_path: "linkdir/x.txt" }),
+      400,
+      "E_BAD_REQUEST",
+      "output_path",
+    );
+    expectError(
+      await call(srv.url, b.key, "POST", lf, { lines: ["pwned"], output_path: "linkdir/deeper/x.txt" }),
+      400,
+      "E_BAD_REQUEST",
+      "output_path",
+    );
+    expectError(
+      await call(srv.url, b.key, "POST", lf, { lines: ["pwned"], output_path: "secret.xlsx" }),
+      400,
+      "E_BAD_REQUEST",
+      "output_path",
+    );
+    expectError(
+      await call(srv.url, b.key, "POST", lf, { lines: ["pwned"], output_path: "dangling.txt" }),
+      400,
+      "E_BAD_REQUEST",
+      "output_path",
+    );
+    expectError(
+      await call(srv.url, b.key, "POST", grid, { input_path: "secret.xlsx", output_path: "g.json" }),
+      400,
+      "E_BAD_REQUEST",
+      "input_path",
+    );
+    expectError(
+      await call(srv.url, b.key, "POST", grid, { input_path: "linkdir/secret.xlsx", output_path: "g.json" }),
+      400,
+      "E_BAD_REQUEST",
+      "input_path",
+    );
 
     expect(tree(outside)).toEqual(["secret.xlsx"]);
     expect(readFileSync(join(outside, "secret.xlsx"), "utf8")).toBe("not yours");
@@ -289,7 +437,12 @@ describe("commons over HTTP (svc serve process)", () => {
       expect(v.body).toMatchObject({ id, ok: true, hashMatches: true, signatureValid: true });
     }
     for (const key of [null, "svc_not_a_key"]) {
-      expectError(await call(srv.url, key, "POST", `/v1/commons/rungs/${id}/build`, { lines: ["x"], output_path: "anon.txt" }), 401, "E_AUTH", "api-key");
+      expectError(
+        await call(srv.url, key, "POST", `/v1/commons/rungs/${id}/build`, { lines: ["x"], output_path: "anon.txt" }),
+        401,
+        "E_AUTH",
+        "api-key",
+      );
     }
     expect(existsSync(join(srv.dataDir, "tenants", "local"))).toBe(false);
   });

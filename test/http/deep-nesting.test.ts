@@ -45,7 +45,10 @@ describe("the depth cap", () => {
     const back = await call(srv.url, null, "GET", `/v1/records/deep/${ok.body.ids[0]}`);
     expect([back.status, back.body.meta]).toEqual([200, fits.value]);
     const over = chain(MAX_DEPTH - 2);
-    tooDeep(await call(srv.url, null, "POST", "/v1/records/deep", { items: [{ kind: "k", text: "t", meta: over.value }] }), `items[0].meta${over.innermost}`);
+    tooDeep(
+      await call(srv.url, null, "POST", "/v1/records/deep", { items: [{ kind: "k", text: "t", meta: over.value }] }),
+      `items[0].meta${over.innermost}`,
+    );
   });
 
   it("98 and 3000 levels: 400 on records, index upsert and update, filters, msgpack bodies and arrays", async () => {
@@ -55,15 +58,34 @@ describe("the depth cap", () => {
       const at = (prefix: string) => prefix + ".a".repeat(MAX_DEPTH - prefix.split(/[.[]/).length);
       const post = (path: string, body: string) => call(srv.url, null, "POST", path, json(body), "application/json");
       tooDeep(await post("/v1/records/deep", `{"items": [{"kind": "k", "text": "t", "meta": ${value}}]}`), at("items[0].meta"));
-      tooDeep(await post("/v1/indexes/deep/vectors/upsert", `{"vectors": [{"id": "x", "values": [1, 2, 3, 4], "metadata": ${value}}]}`), at("vectors[0].metadata"));
+      tooDeep(
+        await post("/v1/indexes/deep/vectors/upsert", `{"vectors": [{"id": "x", "values": [1, 2, 3, 4], "metadata": ${value}}]}`),
+        at("vectors[0].metadata"),
+      );
       tooDeep(await post("/v1/indexes/deep/vectors/update", `{"id": "x", "setMetadata": ${value}}`), at("setMetadata"));
       tooDeep(await post("/v1/indexes/deep/query", `{"vector": [1, 2, 3, 4], "topK": 1, "filter": ${value}}`), at("filter"));
-      tooDeep(await post("/v1/records/deep/query", `{"text": ${"[".repeat(levels) + "]".repeat(levels)}}`), "text" + "[0]".repeat(MAX_DEPTH - 1));
+      tooDeep(
+        await post("/v1/records/deep/query", `{"text": ${"[".repeat(levels) + "]".repeat(levels)}}`),
+        "text" + "[0]".repeat(MAX_DEPTH - 1),
+      );
       // By hand: the msgpack encoder recurses, and this deep a value overflows the test's stack.
       const enc = (v: unknown) => msgpackEncode(v);
       const metadata = Buffer.concat([...new Array<Buffer>(levels - 1).fill(Buffer.from([0x81, 0xa1, 0x61])), Buffer.from([0x80])]); // {"a": ... {}}
-      const packed = Buffer.concat([Buffer.from([0x81]), enc("vectors"), Buffer.from([0x91, 0x83]), enc("id"), enc("x"), enc("values"), enc([1, 2, 3, 4]), enc("metadata"), metadata]);
-      tooDeep(await call(srv.url, null, "POST", "/v1/indexes/deep/vectors/upsert", packed, "application/msgpack"), at("vectors[0].metadata"));
+      const packed = Buffer.concat([
+        Buffer.from([0x81]),
+        enc("vectors"),
+        Buffer.from([0x91, 0x83]),
+        enc("id"),
+        enc("x"),
+        enc("values"),
+        enc([1, 2, 3, 4]),
+        enc("metadata"),
+        metadata,
+      ]);
+      tooDeep(
+        await call(srv.url, null, "POST", "/v1/indexes/deep/vectors/upsert", packed, "application/msgpack"),
+        at("vectors[0].metadata"),
+      );
     }
     const stats = await call(srv.url, null, "GET", "/v1/indexes/deep/describe_index_stats");
     expect([stats.status, stats.body.totalVectorCount]).toEqual([200, 0]);
@@ -74,7 +96,10 @@ describe("the depth cap", () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`)));
     try {
       const { value, innermost } = chain(200);
-      const r = (await client.callTool({ name: "records_ingest", arguments: { namespace: "deep", items: [{ kind: "k", text: "t", meta: value }] } })) as { isError?: boolean; content: Array<{ text: string }> };
+      const r = (await client.callTool({
+        name: "records_ingest",
+        arguments: { namespace: "deep", items: [{ kind: "k", text: "t", meta: value }] },
+      })) as { isError?: boolean; content: Array<{ text: string }> };
       expect(r.isError).toBe(true);
       const field = `arguments.items[0].meta${innermost.slice(0, 2 * (MAX_DEPTH - 3))}`;
       expect(JSON.parse(r.content[0]!.text).error).toMatchObject({ code: "E_TOO_DEEP", field });
@@ -90,7 +115,13 @@ describe("the depth cap", () => {
 type Tree = { leaf: unknown } | { arr: Tree[] } | { obj: Array<[string, Tree]> };
 
 const key = fc.oneof(fc.constantFrom(...RESERVED_KEYS, "$gt", "", "toString", "hasOwnProperty", "a"), fc.string({ maxLength: 6 }));
-const leaf = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.string({ maxLength: 12 }));
+const leaf = fc.oneof(
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.string({ maxLength: 12 }),
+);
 const { tree } = fc.letrec<{ tree: Tree }>((tie) => ({
   tree: fc.oneof(
     { depthSize: "small", maxDepth: 6 },
@@ -100,11 +131,14 @@ const { tree } = fc.letrec<{ tree: Tree }>((tie) => ({
   ),
 }));
 /** A tree, sometimes wrapped in a long chain of objects or arrays so that both sides of the cap come up. */
-const hostile = fc.oneof(tree, fc.tuple(fc.integer({ min: 1, max: 60 }), fc.boolean(), tree).map(([n, asArray, t]): Tree => {
-  let out = t;
-  for (let i = 0; i < n; i++) out = asArray ? { arr: [out] } : { obj: [["k", out]] };
-  return out;
-}));
+const hostile = fc.oneof(
+  tree,
+  fc.tuple(fc.integer({ min: 1, max: 60 }), fc.boolean(), tree).map(([n, asArray, t]): Tree => {
+    let out = t;
+    for (let i = 0; i < n; i++) out = asArray ? { arr: [out] } : { obj: [["k", out]] };
+    return out;
+  }),
+);
 
 function text(t: Tree): string {
   if ("leaf" in t) return JSON.stringify(t.leaf);
@@ -117,7 +151,9 @@ function shape(v: unknown): { depth: number; reserved: boolean } {
   if (typeof v !== "object" || v === null) return { depth: 0, reserved: false };
   const kids = Array.isArray(v) ? v : Object.values(v);
   const reserved = !Array.isArray(v) && Object.keys(v).some((k) => RESERVED_KEYS.has(k));
-  return kids.map(shape).reduce((a, b) => ({ depth: Math.max(a.depth, b.depth + 1), reserved: a.reserved || b.reserved }), { depth: 1, reserved });
+  return kids
+    .map(shape)
+    .reduce((a, b) => ({ depth: Math.max(a.depth, b.depth + 1), reserved: a.reserved || b.reserved }), { depth: 1, reserved });
 }
 
 describe("property: random nested and hostile JSON as metadata", () => {
@@ -127,23 +163,50 @@ describe("property: random nested and hostile JSON as metadata", () => {
         const meta = `{"v":${text(t)}}`;
         const parsed = JSON.parse(meta) as unknown;
         const s = shape(parsed);
-        const rec = await call(srv.url, null, "POST", "/v1/records/prop", new Uint8Array(Buffer.from(`{"items":[{"kind":"k","text":"t","meta":${meta}}]}`)), "application/json");
+        const rec = await call(
+          srv.url,
+          null,
+          "POST",
+          "/v1/records/prop",
+          new Uint8Array(Buffer.from(`{"items":[{"kind":"k","text":"t","meta":${meta}}]}`)),
+          "application/json",
+        );
         // meta sits at level 4 of the body (body > items > items[0] > meta).
         const shallow = s.depth + 3 <= MAX_DEPTH;
         const fits = shallow && !s.reserved;
-        const code = fits ? undefined : !s.reserved ? "E_TOO_DEEP" : shallow ? "E_METADATA" : expect.stringMatching(/^E_(METADATA|TOO_DEEP)$/);
+        const code = fits
+          ? undefined
+          : !s.reserved
+            ? "E_TOO_DEEP"
+            : shallow
+              ? "E_METADATA"
+              : expect.stringMatching(/^E_(METADATA|TOO_DEEP)$/);
         expect([rec.status, rec.body.error?.code], rec.raw.toString().slice(0, 300)).toEqual([fits ? 200 : 400, code]);
         if (fits) {
           const back = await call(srv.url, null, "GET", `/v1/records/prop/${rec.body.ids[0]}`);
           expect([back.status, back.body.meta]).toEqual([200, parsed]);
         }
-        const up = await call(srv.url, null, "POST", "/v1/indexes/deep/vectors/upsert", new Uint8Array(Buffer.from(`{"namespace":"prop","vectors":[{"id":"p","values":[1,2,3,4],"metadata":${meta}}]}`)), "application/json");
+        const up = await call(
+          srv.url,
+          null,
+          "POST",
+          "/v1/indexes/deep/vectors/upsert",
+          new Uint8Array(Buffer.from(`{"namespace":"prop","vectors":[{"id":"p","values":[1,2,3,4],"metadata":${meta}}]}`)),
+          "application/json",
+        );
         expect([200, 400], up.raw.toString().slice(0, 300)).toContain(up.status);
         if (up.status === 200) {
           const f = await call(srv.url, null, "GET", "/v1/indexes/deep/vectors/fetch?namespace=prop&ids=p");
           expect([f.status, f.body.vectors.p.metadata]).toEqual([200, parsed]);
         }
-        const q = await call(srv.url, null, "POST", "/v1/indexes/deep/query", new Uint8Array(Buffer.from(`{"namespace":"prop","vector":[1,2,3,4],"topK":1,"filter":${text(t)}}`)), "application/json");
+        const q = await call(
+          srv.url,
+          null,
+          "POST",
+          "/v1/indexes/deep/query",
+          new Uint8Array(Buffer.from(`{"namespace":"prop","vector":[1,2,3,4],"topK":1,"filter":${text(t)}}`)),
+          "application/json",
+        );
         expect([200, 400], q.raw.toString().slice(0, 300)).toContain(q.status);
       }),
       { seed: 20_01, numRuns: 120 },

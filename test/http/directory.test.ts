@@ -19,7 +19,12 @@ function expectError(r: Reply, status: number, code: string, field?: string): vo
   if (field !== undefined) expect(r.body.error.field).toBe(field);
 }
 
-const BOOKING = { utc_offset: "+01:00", hours: { mon: ["09:00-17:00"], tue: ["09:00-17:00"], wed: ["09:00-17:00"], thu: ["09:00-17:00"], fri: ["09:00-17:00"] }, slot_minutes: 60, questions: [{ text: "What do you need?", required: true }] };
+const BOOKING = {
+  utc_offset: "+01:00",
+  hours: { mon: ["09:00-17:00"], tue: ["09:00-17:00"], wed: ["09:00-17:00"], thu: ["09:00-17:00"], fri: ["09:00-17:00"] },
+  slot_minutes: 60,
+  questions: [{ text: "What do you need?", required: true }],
+};
 
 describe("business directory over HTTP (svc serve process, demo data)", () => {
   let srv: ServerProcess;
@@ -97,13 +102,33 @@ describe("business directory over HTTP (svc serve process, demo data)", () => {
     expect(p.body).toMatchObject({ id, page: `/businesses/${id}` });
     // every member but the service's handles (id, page) is a fact about the business: {value, state, source}
     const wrapped = Object.keys(p.body).filter((k) => k !== "id" && k !== "page");
-    expect(wrapped).toEqual(expect.arrayContaining(["listed", "claim", "verification", "bookable", "updated", "name", "category", "description", "services", "website", "email", "phone", "address"]));
+    expect(wrapped).toEqual(
+      expect.arrayContaining([
+        "listed",
+        "claim",
+        "verification",
+        "bookable",
+        "updated",
+        "name",
+        "category",
+        "description",
+        "services",
+        "website",
+        "email",
+        "phone",
+        "address",
+      ]),
+    );
     for (const f of wrapped) {
       expect(Object.keys(p.body[f]).sort(), f).toEqual(["source", "state", "value"]);
       expect(Object.keys(p.body[f].source).sort(), f).toEqual(["asserted_by", "date", "url"]);
       expect(p.body[f].source.date, f).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     }
-    expect(p.body.claim).toMatchObject({ value: expect.stringMatching(/^(un)?claimed$/), state: "verified", source: { url: null, asserted_by: "operator" } });
+    expect(p.body.claim).toMatchObject({
+      value: expect.stringMatching(/^(un)?claimed$/),
+      state: "verified",
+      source: { url: null, asserted_by: "operator" },
+    });
     expect(typeof p.body.listed.value).toBe("boolean");
     expect(typeof p.body.bookable.value).toBe("boolean");
     expect(p.body.verification.value).toMatch(/^(un)?verified$/);
@@ -115,10 +140,17 @@ describe("business directory over HTTP (svc serve process, demo data)", () => {
     expect(t.body.claim).toEqual(p.body.claim);
     expect(t.body.verification).toEqual(p.body.verification);
     expect(t.body.fields.name).toEqual({ state: p.body.name.state, source: p.body.name.source });
-    const unclaimed = (await call(srv.url, null, "GET", "/api/businesses?limit=100")).body.results.find((x: { claim: { value: string } }) => x.claim.value === "unclaimed").id;
+    const unclaimed = (await call(srv.url, null, "GET", "/api/businesses?limit=100")).body.results.find(
+      (x: { claim: { value: string } }) => x.claim.value === "unclaimed",
+    ).id;
     expect((await call(srv.url, null, "GET", `/api/businesses/${unclaimed}/actions`)).body).toEqual({ id: unclaimed, actions: [] });
-    expectError(await call(srv.url, null, "GET", `/api/businesses/${unclaimed}/availability?start=2026-06-01T00:00:00Z&end=2026-06-02T00:00:00Z`), 409, "not_available");
-    for (const suffix of ["", "/services", "/trust", "/actions"]) expectError(await call(srv.url, null, "GET", `/api/businesses/no-such-business${suffix}`), 404, "E_NOT_FOUND", "id");
+    expectError(
+      await call(srv.url, null, "GET", `/api/businesses/${unclaimed}/availability?start=2026-06-01T00:00:00Z&end=2026-06-02T00:00:00Z`),
+      409,
+      "not_available",
+    );
+    for (const suffix of ["", "/services", "/trust", "/actions"])
+      expectError(await call(srv.url, null, "GET", `/api/businesses/no-such-business${suffix}`), 404, "E_NOT_FOUND", "id");
   });
 
   it("profile pages are HTML with JSON-LD carrying svc:state:<field>, isBasedOn and dateModified; llms-full.txt has one line per listed profile", async () => {
@@ -143,24 +175,44 @@ describe("business directory over HTTP (svc serve process, demo data)", () => {
 
     const llms = await call(srv.url, null, "GET", "/llms-full.txt");
     expect(llms.headers.get("content-type")).toBe("text/plain; charset=utf-8");
-    const lines = llms.raw.toString().split("\n").filter((l) => l.startsWith("- "));
+    const lines = llms.raw
+      .toString()
+      .split("\n")
+      .filter((l) => l.startsWith("- "));
     expect(lines).toHaveLength(300);
     expect(lines.some((l) => l.includes(`/businesses/${id})`))).toBe(true);
     // unlisting removes the line
     expect((await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/listing`, { listed: false })).status).toBe(200);
-    const after = (await call(srv.url, null, "GET", "/llms-full.txt")).raw.toString().split("\n").filter((l) => l.startsWith("- "));
+    const after = (await call(srv.url, null, "GET", "/llms-full.txt")).raw
+      .toString()
+      .split("\n")
+      .filter((l) => l.startsWith("- "));
     expect(after).toHaveLength(299);
     expect((await call(srv.url, null, "GET", "/api/businesses?limit=1")).body.total).toBe(299);
     expect((await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/listing`, { listed: true })).status).toBe(200);
   });
 
   it("admin claims and turns booking on; availability; consultation requests: 201, double booking 409, unconfirmed 400, the 11th write in 10 minutes 429", async () => {
-    const id = (await call(srv.url, null, "GET", "/api/businesses?q=accountant&limit=100")).body.results.find((x: { claim: { value: string } }) => x.claim.value === "unclaimed").id as string;
-    expectError(await call(srv.url, null, "POST", `/api/admin/businesses/${id}/claim`, { owner: { name: "O", email: "o@x.example" } }), 401, "E_AUTH");
+    const id = (await call(srv.url, null, "GET", "/api/businesses?q=accountant&limit=100")).body.results.find(
+      (x: { claim: { value: string } }) => x.claim.value === "unclaimed",
+    ).id as string;
+    expectError(
+      await call(srv.url, null, "POST", `/api/admin/businesses/${id}/claim`, { owner: { name: "O", email: "o@x.example" } }),
+      401,
+      "E_AUTH",
+    );
     expectError(await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/booking`, { booking: BOOKING }), 409, "E_CONFLICT", "id");
-    expect((await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/claim`, { owner: { name: "Owner", email: "owner@acct.example" } })).body.claim.value).toBe("claimed");
+    expect(
+      (await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/claim`, { owner: { name: "Owner", email: "owner@acct.example" } }))
+        .body.claim.value,
+    ).toBe("claimed");
     expect((await call(srv.url, null, "GET", `/api/businesses/${id}/actions`)).body.actions).toEqual([]);
-    expectError(await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/booking`, { booking: { ...BOOKING, slot_minutes: 3 } }), 400, "E_BAD_REQUEST", "booking.slot_minutes");
+    expectError(
+      await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/booking`, { booking: { ...BOOKING, slot_minutes: 3 } }),
+      400,
+      "E_BAD_REQUEST",
+      "booking.slot_minutes",
+    );
     const on = await call(srv.url, admin, "POST", `/api/admin/businesses/${id}/booking`, { booking: BOOKING });
     expect(on.status, on.raw.toString()).toBe(200);
     expect(on.body.bookable).toMatchObject({ value: true, state: "verified" });
@@ -174,17 +226,47 @@ describe("business directory over HTTP (svc serve process, demo data)", () => {
     const av = await call(srv.url, null, "GET", `/api/businesses/${id}/availability?start=${start}&end=${end}`);
     expect(av.status, av.raw.toString()).toBe(200);
     expect(av.body.slots.length).toBe(5 * 8);
-    expectError(await call(srv.url, null, "GET", `/api/businesses/${id}/availability?start=${start}&end=${new Date(Date.parse(start) + 15 * day).toISOString()}`), 400, "E_BAD_REQUEST", "end");
-    expectError(await call(srv.url, null, "GET", `/api/businesses/${id}/availability?start=2026-06-01T09:00:00&end=${end}`), 400, "E_BAD_REQUEST", "start");
+    expectError(
+      await call(
+        srv.url,
+        null,
+        "GET",
+        `/api/businesses/${id}/availability?start=${start}&end=${new Date(Date.parse(start) + 15 * day).toISOString()}`,
+      ),
+      400,
+      "E_BAD_REQUEST",
+      "end",
+    );
+    expectError(
+      await call(srv.url, null, "GET", `/api/businesses/${id}/availability?start=2026-06-01T09:00:00&end=${end}`),
+      400,
+      "E_BAD_REQUEST",
+      "start",
+    );
 
     const [a, b] = av.body.slots as Array<{ start: string }>;
     const req = (slot: string, extra: Record<string, unknown> = {}) =>
-      call(srv.url, null, "POST", `/api/businesses/${id}/consultation-request`, { start: slot, customer: { name: "Ana", email: "ana@customer.example" }, company: "Ana Ltd", answers: { "What do you need?": "Year-end accounts" }, customer_confirmed: true, agent: { name: "http-test" }, ...extra });
+      call(srv.url, null, "POST", `/api/businesses/${id}/consultation-request`, {
+        start: slot,
+        customer: { name: "Ana", email: "ana@customer.example" },
+        company: "Ana Ltd",
+        answers: { "What do you need?": "Year-end accounts" },
+        customer_confirmed: true,
+        agent: { name: "http-test" },
+        ...extra,
+      });
     let writes = 0;
     const ok = await req(a!.start);
     writes++;
     expect(ok.status, ok.raw.toString()).toBe(201);
-    expect(ok.body).toMatchObject({ business: id, start: a!.start, customer: { name: "Ana", email: "ana@customer.example" }, company: "Ana Ltd", status: "requested", customer_confirmed: true });
+    expect(ok.body).toMatchObject({
+      business: id,
+      start: a!.start,
+      customer: { name: "Ana", email: "ana@customer.example" },
+      company: "Ana Ltd",
+      status: "requested",
+      customer_confirmed: true,
+    });
     const utc = new Date(Date.parse(a!.start)).toISOString(); // the same instant, another offset
     expectError(await req(utc), 409, "E_CONFLICT", "start");
     writes++;
@@ -194,7 +276,9 @@ describe("business directory over HTTP (svc serve process, demo data)", () => {
     writes++;
     expectError(await call(srv.url, null, "POST", "/api/businesses/no-such-business/consultation-request", {}), 404, "E_NOT_FOUND");
     writes++; // refused attempts count too
-    const left = (await call(srv.url, null, "GET", `/api/businesses/${id}/availability?start=${start}&end=${end}`)).body.slots.map((s: { start: string }) => s.start);
+    const left = (await call(srv.url, null, "GET", `/api/businesses/${id}/availability?start=${start}&end=${end}`)).body.slots.map(
+      (s: { start: string }) => s.start,
+    );
     expect(left).not.toContain(a!.start);
     expect(left).toContain(b!.start);
     const list = await call(srv.url, admin, "GET", `/api/admin/businesses/${id}/requests`);
@@ -217,7 +301,10 @@ describe("svc directory import", () => {
   it("imports a CSV into a data dir with progress on stderr; the server then serves it and does not seed the demo", async () => {
     const data = await mkdtemp(join(tmpdir(), "svc-dir-cli-"));
     const file = join(data, "in.csv");
-    writeFileSync(file, "id,name,category,services,locality,country\noak,Oak Plumbing,Plumber,boiler repair;leak detection,Bristol,GB\nelm,Elm Dental,Dentist,implants,Bath,GB\nbad,,Dentist,,,\n");
+    writeFileSync(
+      file,
+      "id,name,category,services,locality,country\noak,Oak Plumbing,Plumber,boiler repair;leak detection,Bristol,GB\nelm,Elm Dental,Dentist,implants,Bath,GB\nbad,,Dentist,,,\n",
+    );
     try {
       const r = await cli(["directory", "import", file, "--data", data]);
       expect(r.code, r.stderr).toBe(2); // one line was rejected

@@ -36,7 +36,9 @@ function parse(got: Buffer): Answer | null {
   const end = text.indexOf("\r\n\r\n");
   if (end < 0) return null;
   const lines = text.slice(0, end).split("\r\n");
-  const headers = Object.fromEntries(lines.slice(1).map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.slice(1).map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]),
+  );
   const body = got.subarray(end + 4);
   if (body.length < Number(headers["content-length"])) return null;
   return { status: Number(lines[0]!.split(" ")[1]), headers, json: JSON.parse(body.toString("utf8")) };

@@ -6,7 +6,12 @@ import { until } from "../e2e/until.js";
 
 async function post(base: string, key: string | null, body: unknown): Promise<{ status: number; text: string; body: any }> {
   const headers: Record<string, string> = { "content-type": "application/json", ...(key === null ? {} : { "api-key": key }) };
-  const res = await fetch(`${base}/v1/hd/analogy`, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(20_000) });
+  const res = await fetch(`${base}/v1/hd/analogy`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(20_000),
+  });
   const text = await res.text();
   return { status: res.status, text, body: text === "" ? undefined : JSON.parse(text) };
 }
@@ -17,7 +22,9 @@ function createKey(dataDir: string): Promise<string> {
     let out = "";
     child.stdout.on("data", (b: Buffer) => (out += b.toString()));
     child.on("error", reject);
-    child.on("exit", (code) => (code === 0 ? resolve((JSON.parse(out) as { key: string }).key) : reject(new Error(`keys create exited ${code}`))));
+    child.on("exit", (code) =>
+      code === 0 ? resolve((JSON.parse(out) as { key: string }).key) : reject(new Error(`keys create exited ${code}`)),
+    );
   });
 }
 
@@ -28,7 +35,11 @@ describe("POST /v1/hd/analogy (real server)", () => {
   beforeAll(async () => {
     srv = await startServerProcess();
     key = await createKey(srv.dataDir);
-    await until("the server to accept the new key", () => fetch(`${srv.url}/v1/wallet`, { headers: { "api-key": key } }), (r) => r.status === 200);
+    await until(
+      "the server to accept the new key",
+      () => fetch(`${srv.url}/v1/wallet`, { headers: { "api-key": key } }),
+      (r) => r.status === 200,
+    );
   }, 60_000);
   afterAll(async () => {
     await srv?.dispose();

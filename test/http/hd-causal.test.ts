@@ -11,12 +11,19 @@ import { until } from "../e2e/until.js";
 import { call, newTenantKey } from "../e2e/client.js";
 
 // Z -> X, Z -> Y, X -> Y over binary variables (0=Z, 1=X, 2=Y); replicated exactly, N = 1000
-const PZ1 = 0.4, PX1_Z = [0.2, 0.8], PY1_XZ = [[0.1, 0.5], [0.3, 0.9]];
+const PZ1 = 0.4,
+  PX1_Z = [0.2, 0.8],
+  PY1_XZ = [
+    [0.1, 0.5],
+    [0.3, 0.9],
+  ];
 const worlds: number[][] = [];
-for (const z of [0, 1]) for (const x of [0, 1]) for (const y of [0, 1]) {
-  const p = (z ? PZ1 : 1 - PZ1) * (x ? PX1_Z[z]! : 1 - PX1_Z[z]!) * (y ? PY1_XZ[x]![z]! : 1 - PY1_XZ[x]![z]!);
-  for (let i = 0; i < Math.round(1000 * p); i++) worlds.push([z, x, y]);
-}
+for (const z of [0, 1])
+  for (const x of [0, 1])
+    for (const y of [0, 1]) {
+      const p = (z ? PZ1 : 1 - PZ1) * (x ? PX1_Z[z]! : 1 - PX1_Z[z]!) * (y ? PY1_XZ[x]![z]! : 1 - PY1_XZ[x]![z]!);
+      for (let i = 0; i < Math.round(1000 * p); i++) worlds.push([z, x, y]);
+    }
 const EXACT_OBS = (0.6 * 0.2 * 0.3 + 0.4 * 0.8 * 0.9) / (0.6 * 0.2 + 0.4 * 0.8);
 const EXACT_DO = 0.6 * 0.3 + 0.4 * 0.9;
 const GRAPH = [[], [0], [0, 1]];
@@ -39,14 +46,35 @@ describe("causal over HTTP (svc serve process)", () => {
   it("observation and intervention differ and match the exact values; the same request gives the same bytes", async () => {
     const up = await call(srv.url, key, "POST", "/v1/hd/causal/scm/worlds", upload);
     expect(up.status, up.raw.toString()).toBe(200);
-    expect(up.body).toEqual({ name: "scm", n_vars: 3, vocab_per_var: [2, 2, 2], has_graph: true, seed: 1, rows_added: 1000, rows_total: 1000, created: true });
+    expect(up.body).toEqual({
+      name: "scm",
+      n_vars: 3,
+      vocab_per_var: [2, 2, 2],
+      has_graph: true,
+      seed: 1,
+      rows_added: 1000,
+      rows_total: 1000,
+      created: true,
+    });
     const obs = await call(srv.url, key, "POST", "/v1/hd/causal/scm/query", query("observation"));
     const int = await call(srv.url, key, "POST", "/v1/hd/causal/scm/query", query("intervention"));
     expect(obs.status).toBe(200);
     expect(obs.body.probability).toBeCloseTo(EXACT_OBS, 12);
-    expect(obs.body).toMatchObject({ query_type: "observation", adjustment_set: [], adjusted_for: "none", warnings: [], support: { rows_total: 1000, rows_matching_condition: 440, rows_matching_both: 324 } });
+    expect(obs.body).toMatchObject({
+      query_type: "observation",
+      adjustment_set: [],
+      adjusted_for: "none",
+      warnings: [],
+      support: { rows_total: 1000, rows_matching_condition: 440, rows_matching_both: 324 },
+    });
     expect(int.body.probability).toBeCloseTo(EXACT_DO, 12);
-    expect(int.body).toMatchObject({ query_type: "intervention", adjustment_set: [0], adjusted_for: "parents", warnings: [], support: { strata_total: 2, strata_empty: 0 } });
+    expect(int.body).toMatchObject({
+      query_type: "intervention",
+      adjustment_set: [0],
+      adjusted_for: "parents",
+      warnings: [],
+      support: { strata_total: 2, strata_empty: 0 },
+    });
     const again = await call(srv.url, key, "POST", "/v1/hd/causal/scm/query", query("intervention"));
     expect(again.raw.equals(int.raw)).toBe(true);
   });
@@ -76,7 +104,9 @@ describe("causal over HTTP (svc serve process)", () => {
     const before = (await call(srv.url, key, "POST", "/v1/hd/causal/copy/query", query("intervention"))).raw;
     expect(before.equals((await call(srv.url, key, "POST", "/v1/hd/causal/scm/query", query("intervention"))).raw)).toBe(true);
     // wrong media type and damaged bytes
-    expect((await call(srv.url, key, "POST", "/v1/hd/causal/copy/import", new Uint8Array(exp.raw), "text/plain")).body.error).toMatchObject({ code: "E_MEDIA_TYPE", field: "content-type" });
+    expect((await call(srv.url, key, "POST", "/v1/hd/causal/copy/import", new Uint8Array(exp.raw), "text/plain")).body.error).toMatchObject(
+      { code: "E_MEDIA_TYPE", field: "content-type" },
+    );
     const bad = await call(srv.url, key, "POST", "/v1/hd/causal/copy/import", new Uint8Array(exp.raw.subarray(0, 50)));
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: "E_BAD_REQUEST", field: "body" });
@@ -84,7 +114,11 @@ describe("causal over HTTP (svc serve process)", () => {
     // restart on the same data dir
     await srv.stop();
     srv = await startServerProcess({ dataDir: srv.dataDir });
-    await until("the server to accept the key", () => call(srv.url, key, "GET", "/v1/wallet"), (x) => x.status === 200);
+    await until(
+      "the server to accept the key",
+      () => call(srv.url, key, "GET", "/v1/wallet"),
+      (x) => x.status === 200,
+    );
     const after = await call(srv.url, key, "POST", "/v1/hd/causal/copy/query", query("intervention"));
     expect(after.raw.equals(before)).toBe(true);
     expect((await call(srv.url, key, "GET", "/v1/hd/causal/scm/export")).raw.equals(exp.raw)).toBe(true);
@@ -97,7 +131,11 @@ describe("causal over HTTP (svc serve process)", () => {
   });
 
   it("another tenant's model is not found", async () => {
-    for (const [m, p, b] of [["POST", "/v1/hd/causal/scm/query", query("observation")], ["GET", "/v1/hd/causal/scm/export", undefined], ["DELETE", "/v1/hd/causal/scm", undefined]] as const) {
+    for (const [m, p, b] of [
+      ["POST", "/v1/hd/causal/scm/query", query("observation")],
+      ["GET", "/v1/hd/causal/scm/export", undefined],
+      ["DELETE", "/v1/hd/causal/scm", undefined],
+    ] as const) {
       const r = await call(srv.url, other, m, p, b);
       expect(r.status, p).toBe(404);
       expect(r.body.error.code).toBe("E_NOT_FOUND");
@@ -128,7 +166,8 @@ describe("causal over HTTP (svc serve process)", () => {
   it("is metered under hd_causal_* operations", async () => {
     const w = (await call(srv.url, key, "GET", "/v1/wallet?limit=100")).body;
     const ops = (w.recent as Array<{ op: string; written: number; scanned: number }>).map((e) => e.op);
-    for (const op of ["hd_causal_worlds", "hd_causal_query", "hd_causal_export", "hd_causal_import", "hd_causal_delete"]) expect(ops).toContain(op);
+    for (const op of ["hd_causal_worlds", "hd_causal_query", "hd_causal_export", "hd_causal_import", "hd_causal_delete"])
+      expect(ops).toContain(op);
     const worldsOp = (w.recent as Array<{ op: string; written: number }>).find((e) => e.op === "hd_causal_worlds")!;
     expect(worldsOp.written).toBeGreaterThan(0);
   });
@@ -151,7 +190,11 @@ describe("causal over HTTP (svc serve process)", () => {
     expect(health.body.status).toBe("degraded");
     expect(health.body.damage).toEqual([expect.objectContaining({ store: `causal:${t.tenant}/dmg`, kind: "unreadable", offline: true })]);
     // an uploaded file with the same damage stays the client's fault
-    const imp = await fetch(`${srv.url}/v1/hd/causal/other/import`, { method: "POST", headers: { "api-key": t.key, "content-type": "application/octet-stream" }, body: bytes });
+    const imp = await fetch(`${srv.url}/v1/hd/causal/other/import`, {
+      method: "POST",
+      headers: { "api-key": t.key, "content-type": "application/octet-stream" },
+      body: bytes,
+    });
     expect(imp.status).toBe(400);
   });
 

@@ -35,14 +35,28 @@ describe("/v1/hd/kg", () => {
     expect(add.body).toEqual({ added: 3, relations: ["knows", "lives_in"] });
     const q = await call(server.url, a, "POST", "/v1/hd/kg/g1/query", { subject: "alice", relation: "knows" });
     expect(q.body).toEqual({ object: "bob", confidence: 1 });
-    expect((await call(server.url, a, "POST", "/v1/hd/kg/g1/query", { subject: "zed", relation: "knows" })).body).toEqual({ object: null, confidence: 0 });
+    expect((await call(server.url, a, "POST", "/v1/hd/kg/g1/query", { subject: "zed", relation: "knows" })).body).toEqual({
+      object: null,
+      confidence: 0,
+    });
     const st = await call(server.url, a, "GET", "/v1/hd/kg/g1/stats");
     expect(st.status).toBe(200);
-    expect(st.body).toMatchObject({ name: "g1", facts: 3, entities: 4, relations: [{ relation: "knows", facts: 2, objects: 2 }, { relation: "lives_in", facts: 1, objects: 1 }] });
+    expect(st.body).toMatchObject({
+      name: "g1",
+      facts: 3,
+      entities: 4,
+      relations: [
+        { relation: "knows", facts: 2, objects: 2 },
+        { relation: "lives_in", facts: 1, objects: 1 },
+      ],
+    });
     expect(st.body.relations[0].capacityLeft).toBeGreaterThan(0);
     const del = await call(server.url, a, "POST", "/v1/hd/kg/g1/facts/delete", { facts: [facts[0]] });
     expect(del.body).toEqual({ deleted: 1 });
-    expect((await call(server.url, a, "POST", "/v1/hd/kg/g1/query", { subject: "alice", relation: "knows" })).body).toEqual({ object: null, confidence: 0 });
+    expect((await call(server.url, a, "POST", "/v1/hd/kg/g1/query", { subject: "alice", relation: "knows" })).body).toEqual({
+      object: null,
+      confidence: 0,
+    });
     const ops = (await server.wallets.view("ta", 100)).recent.map((e) => e.op);
     for (const op of ["hd_kg_add", "hd_kg_query", "hd_kg_stats", "hd_kg_delete_fact"]) expect(ops).toContain(op);
   });
@@ -58,24 +72,38 @@ describe("/v1/hd/kg", () => {
     expect(imp.status).toBe(200);
     expect(imp.body).toEqual({ imported: 2, relations: 2 });
     expect((await call(server.url, a, "GET", "/v1/hd/kg/copy/export")).raw.equals(e1.raw)).toBe(true);
-    expect((await call(server.url, a, "POST", "/v1/hd/kg/copy/query", { subject: "bob", relation: "knows" })).body).toEqual({ object: "carol", confidence: 1 });
+    expect((await call(server.url, a, "POST", "/v1/hd/kg/copy/query", { subject: "bob", relation: "knows" })).body).toEqual({
+      object: "carol",
+      confidence: 1,
+    });
     // a damaged file and the wrong content type are refused
     const broken = Buffer.from(e1.raw);
     broken[10]! ^= 0xff;
     const r = await call(server.url, a, "POST", "/v1/hd/kg/copy/import", new Uint8Array(broken), "application/octet-stream");
     expect(r.status).toBe(400);
     expect(r.body.error).toMatchObject({ code: "E_BAD_REQUEST", field: "body" });
-    expect((await call(server.url, a, "POST", "/v1/hd/kg/copy/import", {})).body.error).toMatchObject({ code: "E_MEDIA_TYPE", field: "content-type" });
+    expect((await call(server.url, a, "POST", "/v1/hd/kg/copy/import", {})).body.error).toMatchObject({
+      code: "E_MEDIA_TYPE",
+      field: "content-type",
+    });
   });
 
   it("is tenant-scoped: another tenant's graph is 404 everywhere", async () => {
-    for (const [method, path, body] of [["GET", "/v1/hd/kg/g1/stats"], ["GET", "/v1/hd/kg/g1/export"], ["POST", "/v1/hd/kg/g1/query", { subject: "bob", relation: "knows" }], ["POST", "/v1/hd/kg/g1/facts/delete", { facts }], ["DELETE", "/v1/hd/kg/g1"]] as const) {
+    for (const [method, path, body] of [
+      ["GET", "/v1/hd/kg/g1/stats"],
+      ["GET", "/v1/hd/kg/g1/export"],
+      ["POST", "/v1/hd/kg/g1/query", { subject: "bob", relation: "knows" }],
+      ["POST", "/v1/hd/kg/g1/facts/delete", { facts }],
+      ["DELETE", "/v1/hd/kg/g1"],
+    ] as const) {
       const r = await call(server.url, b, method, path, body);
       expect(r.status, `${method} ${path}`).toBe(404);
       expect(r.body.error).toMatchObject({ code: "E_NOT_FOUND", field: "name" });
     }
     // the same name is a separate graph for tenant b
-    expect((await call(server.url, b, "POST", "/v1/hd/kg/g1/facts", { facts: [{ subject: "x", relation: "y", object: "z" }] })).body).toEqual({ added: 1, relations: ["y"] });
+    expect(
+      (await call(server.url, b, "POST", "/v1/hd/kg/g1/facts", { facts: [{ subject: "x", relation: "y", object: "z" }] })).body,
+    ).toEqual({ added: 1, relations: ["y"] });
     expect((await call(server.url, a, "GET", "/v1/hd/kg/g1/stats")).body.facts).toBe(2);
   });
 
@@ -121,7 +149,10 @@ describe("/v1/hd/kg", () => {
     await server.close();
     server = await startServer({ dataDir: dir, port: 0, durability: "none" });
     expect((await call(server.url, a, "GET", "/v1/hd/kg/g1/export")).raw.equals(exported)).toBe(true);
-    expect((await call(server.url, a, "POST", "/v1/hd/kg/g1/query", { subject: "bob", relation: "knows" })).body).toEqual({ object: "carol", confidence: 1 });
+    expect((await call(server.url, a, "POST", "/v1/hd/kg/g1/query", { subject: "bob", relation: "knows" })).body).toEqual({
+      object: "carol",
+      confidence: 1,
+    });
     expect((await call(server.url, a, "GET", "/v1/hd/kg/copy/stats")).status).toBe(404);
   });
 });

@@ -41,7 +41,9 @@ function request(base: string, key: string, c: Cmd) {
     case "delete":
       return call(base, key, "DELETE", `/v1/indexes/${c.name}`);
     case "upsert":
-      return call(base, key, "POST", `/v1/indexes/${c.name}/vectors/upsert`, { vectors: [{ id: `v${c.id}`, values: [1, c.id + 1, 2, 3] }] });
+      return call(base, key, "POST", `/v1/indexes/${c.name}/vectors/upsert`, {
+        vectors: [{ id: `v${c.id}`, values: [1, c.id + 1, 2, 3] }],
+      });
     case "query":
       return call(base, key, "POST", `/v1/indexes/${c.name}/query`, { vector: [1, 2, 3, 4], topK: 3 });
     case "fetch":
@@ -83,7 +85,8 @@ describe("index lifecycle races", () => {
             for (const c of cmds) {
               const r = await request(srv!.url, key, c);
               statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-              if (!(r.status < 300 || r.status === 404 || r.status === 409)) bad.push(`${JSON.stringify(c)} -> ${r.status} ${r.raw.toString()}`);
+              if (!(r.status < 300 || r.status === 404 || r.status === 409))
+                bad.push(`${JSON.stringify(c)} -> ${r.status} ${r.raw.toString()}`);
             }
           }),
         );
@@ -130,9 +133,16 @@ describe("index lifecycle races", () => {
     }
     // wait until the build's new partition generation exists on disk: the build is running
     const parts = join(srv.dataDir, "tenants", readdirSync(join(srv.dataDir, "tenants"))[0]!, "indexes", "big", "parts");
-    await until("the background index build", async () => readdirSync(parts).length, (n) => n >= 2, 30_000);
+    await until(
+      "the background index build",
+      async () => readdirSync(parts).length,
+      (n) => n >= 2,
+      30_000,
+    );
     // queries keep running while the index is deleted under them
-    const queries = Array.from({ length: 20 }, () => call(srv!.url, key, "POST", "/v1/indexes/big/query", { vector: Array.from({ length: BIG_DIM }, (_, j) => j + 1), topK: 5 }));
+    const queries = Array.from({ length: 20 }, () =>
+      call(srv!.url, key, "POST", "/v1/indexes/big/query", { vector: Array.from({ length: BIG_DIM }, (_, j) => j + 1), topK: 5 }),
+    );
     const del = await call(srv.url, key, "DELETE", "/v1/indexes/big");
     expect(del.status, del.raw.toString()).toBe(202);
     for (const q of await Promise.all(queries)) expect([200, 404], q.raw.toString()).toContain(q.status);

@@ -27,7 +27,15 @@ const start = (dataDir: string): Promise<ServerProcess> => startServerProcess({ 
 async function fetchIds(url: string, name: string, ids: string[]): Promise<{ status: number; found: string[]; body: any }> {
   const found: string[] = [];
   for (let i = 0; i < ids.length; i += 100) {
-    const r = await call(url, null, "GET", `/v1/indexes/${name}/vectors/fetch?${ids.slice(i, i + 100).map((x) => `ids=${x}`).join("&")}`);
+    const r = await call(
+      url,
+      null,
+      "GET",
+      `/v1/indexes/${name}/vectors/fetch?${ids
+        .slice(i, i + 100)
+        .map((x) => `ids=${x}`)
+        .join("&")}`,
+    );
     if (r.status !== 200) return { status: r.status, found, body: r.body };
     for (const [id, v] of Object.entries(r.body.vectors as Record<string, { values: number[]; metadata: { i: number } }>)) {
       expect(v.values).toEqual(Array.from(Float32Array.from(vec(v.metadata.i))));
@@ -48,7 +56,9 @@ describe("an index that cannot open (svc serve process + svc repair)", () => {
     for (const name of NAMES) {
       expect((await call(srv.url, null, "POST", "/v1/indexes", { name, dimension: DIM })).status).toBe(201);
       for (let b = 0; b < N; b += 100) {
-        const r = await call(srv.url, null, "POST", `/v1/indexes/${name}/vectors/upsert`, { vectors: ids.slice(b, b + 100).map((id, k) => ({ id, values: vec(b + k), metadata: { i: b + k } })) });
+        const r = await call(srv.url, null, "POST", `/v1/indexes/${name}/vectors/upsert`, {
+          vectors: ids.slice(b, b + 100).map((id, k) => ({ id, values: vec(b + k), metadata: { i: b + k } })),
+        });
         expect(r.status, r.raw.toString()).toBe(200);
       }
       const d = await call(srv.url, null, "POST", `/v1/indexes/${name}/vectors/delete`, { ids: ids.filter((_, i) => i % 10 === 3) });
@@ -57,7 +67,8 @@ describe("an index that cannot open (svc serve process + svc repair)", () => {
     expect(await srv.stop()).toBe(0); // a clean stop: a checkpoint; each log keeps its one segment
 
     const coll = (name: string) => join(data, "tenants/local/indexes", name);
-    const part = (name: string) => join(coll(name), "parts", JSON.parse(readFileSync(join(coll(name), "checkpoint.json"), "utf8")).partitions[0].dir);
+    const part = (name: string) =>
+      join(coll(name), "parts", JSON.parse(readFileSync(join(coll(name), "checkpoint.json"), "utf8")).partitions[0].dir);
     const values = join(part("cut-values"), "values.f32");
     expect(statSync(values).size).toBe(N * DIM * 4);
     truncateSync(values, N * DIM * 4 - 12_305);
@@ -78,13 +89,22 @@ describe("an index that cannot open (svc serve process + svc repair)", () => {
       expect((await fetchIds(s2.url, "healthy", ids)).found).toEqual(live);
       const h = (await call(s2.url, null, "GET", "/v1/health")).body;
       expect(h.status).toBe("degraded");
-      for (const name of NAMES.slice(0, 3)) expect(h.damage, name).toContainEqual(expect.objectContaining({ store: `collection:local/${name}`, kind: "unopenable", offline: true }));
+      for (const name of NAMES.slice(0, 3))
+        expect(h.damage, name).toContainEqual(
+          expect.objectContaining({ store: `collection:local/${name}`, kind: "unopenable", offline: true }),
+        );
       expect(h.damage.filter((d: { store: string }) => d.store === "collection:local/healthy")).toEqual([]);
-      expect(h.damage.find((d: { store: string }) => d.store === "collection:local/cut-values").file).toBe(`tenants/local/indexes/cut-values/parts/${part("cut-values").split("/").at(-1)}/values.f32`);
+      expect(h.damage.find((d: { store: string }) => d.store === "collection:local/cut-values").file).toBe(
+        `tenants/local/indexes/cut-values/parts/${part("cut-values").split("/").at(-1)}/values.f32`,
+      );
       expect(h.damage.find((d: { store: string }) => d.store === "collection:local/cut-checkpoint").detail).toMatch(/JSON/);
       expect(h.damage.find((d: { store: string }) => d.store === "collection:local/no-tombstones").file).toMatch(/tombstones-\d+\.roar$/);
       const ready = (await call(s2.url, null, "GET", "/v1/ready")).body;
-      expect(ready.failed.sort()).toEqual(NAMES.slice(0, 3).map((n) => `index:local/${n}`).sort());
+      expect(ready.failed.sort()).toEqual(
+        NAMES.slice(0, 3)
+          .map((n) => `index:local/${n}`)
+          .sort(),
+      );
     } finally {
       expect(await s2.stop()).toBe(0);
     }
@@ -99,7 +119,9 @@ describe("an index that cannot open (svc serve process + svc repair)", () => {
     expect(repair.code, repair.stdout + repair.stderr).toBe(0);
     expect(repair.stdout).toMatch(/values\.f32: \d+ row\(s\) in blocks that failed their checksum .*: \d+ rebuilt from the log, 0 dropped/);
     expect(repair.stdout).toContain("rebuilt from the log, which holds every write since the collection was created");
-    expect(repair.stdout).toMatch(/the tombstones file is missing or unreadable: 400 row\(s\) of unknown state.*: 360 rebuilt from the log, 0 dropped, 40 already dead/);
+    expect(repair.stdout).toMatch(
+      /the tombstones file is missing or unreadable: 400 row\(s\) of unknown state.*: 360 rebuilt from the log, 0 dropped, 40 already dead/,
+    );
     const after = await cli(["repair", "--check", data]);
     expect(after.code, after.stdout).toBe(0);
 

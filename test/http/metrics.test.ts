@@ -11,8 +11,16 @@ import { HttpMetrics } from "../../src/http/metrics.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
 
-interface Sample { name: string; labels: Record<string, string>; value: number }
-interface Family { type: string; help: string; samples: Sample[] }
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+interface Family {
+  type: string;
+  help: string;
+  samples: Sample[];
+}
 
 /** Parse the Prometheus text format strictly: HELP and TYPE before samples; every sample belongs to a declared family. */
 function parse(text: string): Map<string, Family> {
@@ -51,7 +59,9 @@ function parse(text: string): Map<string, Family> {
 }
 
 const sum = (f: Family | undefined, name: string, match: Record<string, string> = {}) =>
-  (f?.samples ?? []).filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
+  (f?.samples ?? [])
+    .filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v))
+    .reduce((a, s) => a + s.value, 0);
 
 describe("/metrics on a server", () => {
   let dir: string;
@@ -83,7 +93,17 @@ describe("/metrics on a server", () => {
     }
     // what the dropped *_total gauges summed is still there, by type
     expect(families.get("svc_nodejs_active_handles")?.type).toBe("gauge");
-    for (const name of ["svc_pool_worker_heap_bytes", "svc_kernels_shared_memory_bytes", "svc_process_array_buffers_bytes", "svc_store_damage", "svc_wal_fsync_seconds", "svc_maintenance_duration_seconds", "svc_index_rows", "svc_mcp_sessions"]) expect(families.has(name), name).toBe(true);
+    for (const name of [
+      "svc_pool_worker_heap_bytes",
+      "svc_kernels_shared_memory_bytes",
+      "svc_process_array_buffers_bytes",
+      "svc_store_damage",
+      "svc_wal_fsync_seconds",
+      "svc_maintenance_duration_seconds",
+      "svc_index_rows",
+      "svc_mcp_sessions",
+    ])
+      expect(families.has(name), name).toBe(true);
   });
 
   it("counts requests with the method in its own label, HEAD included", async () => {
@@ -108,18 +128,26 @@ describe("/metrics on a server", () => {
 
   it("reports WAL fsync latency, rows per index and open MCP sessions", async () => {
     const headers = { "api-key": admin, "content-type": "application/json" };
-    expect((await fetch(`${server.url}/v1/indexes`, { method: "POST", headers, body: JSON.stringify({ name: "m", dimension: 4 }) })).status).toBe(201);
+    expect(
+      (await fetch(`${server.url}/v1/indexes`, { method: "POST", headers, body: JSON.stringify({ name: "m", dimension: 4 }) })).status,
+    ).toBe(201);
     const before = await scrape();
     const vectors = Array.from({ length: 7 }, (_, i) => ({ id: `v${i}`, values: [1, i, 0, 1] }));
-    expect((await fetch(`${server.url}/v1/indexes/m/vectors/upsert`, { method: "POST", headers, body: JSON.stringify({ vectors }) })).status).toBe(200);
+    expect(
+      (await fetch(`${server.url}/v1/indexes/m/vectors/upsert`, { method: "POST", headers, body: JSON.stringify({ vectors }) })).status,
+    ).toBe(200);
     const after = await scrape();
-    expect(sum(after.get("svc_wal_fsync_seconds"), "svc_wal_fsync_seconds_count")).toBeGreaterThan(sum(before.get("svc_wal_fsync_seconds"), "svc_wal_fsync_seconds_count"));
+    expect(sum(after.get("svc_wal_fsync_seconds"), "svc_wal_fsync_seconds_count")).toBeGreaterThan(
+      sum(before.get("svc_wal_fsync_seconds"), "svc_wal_fsync_seconds_count"),
+    );
     expect(after.get("svc_wal_fsync_seconds")!.type).toBe("histogram");
     expect(sum(after.get("svc_index_rows"), "svc_index_rows", { tenant: "ops", index: "m" })).toBe(7);
 
     expect(sum(after.get("svc_mcp_sessions"), "svc_mcp_sessions")).toBe(0);
     const client = new Client({ name: "metrics-test", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { "api-key": admin } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { "api-key": admin } } }),
+    );
     try {
       expect(sum((await scrape()).get("svc_mcp_sessions"), "svc_mcp_sessions")).toBe(1);
     } finally {
@@ -138,7 +166,10 @@ describe("compaction and index-build metrics", () => {
     const metrics = new HttpMetrics();
     const c = await Collection.open(dir, { kernels, pool, dimension: 8 });
     try {
-      const rows = Array.from({ length: 64 }, (_, i) => ({ id: `r${i}`, values: Array.from({ length: 8 }, (_, j) => Math.sin(i * 8 + j)) }));
+      const rows = Array.from({ length: 64 }, (_, i) => ({
+        id: `r${i}`,
+        values: Array.from({ length: 8 }, (_, j) => Math.sin(i * 8 + j)),
+      }));
       await c.upsert("ns", rows);
       await c.settled();
       await c.delete("ns", { ids: ["r1", "r2", "r3"] });

@@ -7,8 +7,16 @@ const DIM = 1024;
 const N = 8000;
 
 /** The JSON lines the process wrote, once `done` holds for them (info lines are written in batches). */
-async function readLog(srv: ServerProcess, done: (lines: Array<Record<string, unknown>>) => boolean): Promise<Array<Record<string, unknown>>> {
-  const parse = () => srv.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>);
+async function readLog(
+  srv: ServerProcess,
+  done: (lines: Array<Record<string, unknown>>) => boolean,
+): Promise<Array<Record<string, unknown>>> {
+  const parse = () =>
+    srv
+      .output()
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   for (let i = 0; i < 200 && !done(parse()); i++) await new Promise((r) => setTimeout(r, 50));
   return parse();
 }
@@ -23,10 +31,25 @@ describe("readiness", () => {
     srv = await startServerProcess({ args: ["--no-auth"] });
     const first = srv;
     expect((await fetch(`${srv.url}/v1/ready`)).status).toBe(200); // nothing to open
-    expect((await fetch(`${srv.url}/v1/indexes`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "big", dimension: DIM }) })).status).toBe(201);
+    expect(
+      (
+        await fetch(`${srv.url}/v1/indexes`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ name: "big", dimension: DIM }),
+        })
+      ).status,
+    ).toBe(201);
     for (let i = 0; i < N; i += 1000) {
-      const vectors = Array.from({ length: 1000 }, (_, j) => ({ id: `v${i + j}`, values: new Uint8Array(Float32Array.from({ length: DIM }, (_, k) => Math.sin(i + j + k * 0.01)).buffer) }));
-      const r = await fetch(`${srv.url}/v1/indexes/big/vectors/upsert`, { method: "POST", headers: { "content-type": "application/msgpack" }, body: encode({ vectors }) });
+      const vectors = Array.from({ length: 1000 }, (_, j) => ({
+        id: `v${i + j}`,
+        values: new Uint8Array(Float32Array.from({ length: DIM }, (_, k) => Math.sin(i + j + k * 0.01)).buffer),
+      }));
+      const r = await fetch(`${srv.url}/v1/indexes/big/vectors/upsert`, {
+        method: "POST",
+        headers: { "content-type": "application/msgpack" },
+        body: encode({ vectors }),
+      });
       expect(r.status).toBe(200);
     }
     // a crash: nothing checkpointed, the next start replays the whole log

@@ -64,7 +64,13 @@ describe("a records log cut short (svc serve process)", () => {
       const { count, damage } = await cutAndRestart(data, bytes);
       expect(count, `cut to ${bytes}`).toBe(0); // the 100 records were in that frame only
       expect(damage, `cut to ${bytes}`).toEqual([
-        expect.objectContaining({ file: SEG, kind: "torn-tail", dropped: 1, offline: false, detail: expect.stringContaining("lost: 1 logged write(s) after the last checkpoint") }),
+        expect.objectContaining({
+          file: SEG,
+          kind: "torn-tail",
+          dropped: 1,
+          offline: false,
+          detail: expect.stringContaining("lost: 1 logged write(s) after the last checkpoint"),
+        }),
       ]);
     }
   }, 180_000);
@@ -73,6 +79,13 @@ describe("a records log cut short (svc serve process)", () => {
     const data = await dataDirWith100Records("clean");
     const { count, damage } = await cutAndRestart(data, HEADER + 40);
     expect(count).toBe(100);
-    expect(damage).toEqual([expect.objectContaining({ file: SEG, kind: "torn-tail", dropped: 0, detail: expect.stringContaining("no logged write after the last checkpoint") })]);
+    expect(damage).toEqual([
+      expect.objectContaining({
+        file: SEG,
+        kind: "torn-tail",
+        dropped: 0,
+        detail: expect.stringContaining("no logged write after the last checkpoint"),
+      }),
+    ]);
   }, 180_000);
 });

@@ -30,7 +30,7 @@ function expectError(r: Reply, status: number, code: string, field?: string): vo
 function parseNmm(buf: Buffer): Array<Record<string, unknown>> {
   expect(buf.subarray(0, 8).toString("latin1")).toBe("SVCNMM01");
   const out: Array<Record<string, unknown>> = [];
-  for (let at = 8; at < buf.length; ) {
+  for (let at = 8; at < buf.length;) {
     const len = buf.readUInt32LE(at);
     out.push(msgpackDecode(buf.subarray(at + 4, at + 4 + len)) as Record<string, unknown>);
     at += 4 + len;
@@ -40,7 +40,11 @@ function parseNmm(buf: Buffer): Array<Record<string, unknown>> {
 
 async function unzip(data: Buffer): Promise<{ names: string[]; manifest: any; nmm: Buffer }> {
   const z = await JSZip.loadAsync(data);
-  return { names: Object.keys(z.files).sort(), manifest: JSON.parse(await z.file("manifest.json")!.async("string")), nmm: await z.file("records.nmm")!.async("nodebuffer") };
+  return {
+    names: Object.keys(z.files).sort(),
+    manifest: JSON.parse(await z.file("manifest.json")!.async("string")),
+    nmm: await z.file("records.nmm")!.async("nodebuffer"),
+  };
 }
 
 const form = (data: Buffer | string, part = "file") => {
@@ -52,11 +56,23 @@ const form = (data: Buffer | string, part = "file") => {
 
 const T0 = 1_700_000_000_000;
 const ITEMS = [
-  { kind: "decision", text: "we decided to use PostgreSQL for the billing service", tags: ["db", "billing"], ts: T0 + 1000, meta: { by: "ana", n: 1 } },
+  {
+    kind: "decision",
+    text: "we decided to use PostgreSQL for the billing service",
+    tags: ["db", "billing"],
+    ts: T0 + 1000,
+    meta: { by: "ana", n: 1 },
+  },
   { kind: "mistake", text: "the migration dropped the orders index by accident", tags: ["db"], ts: T0 + 2000, meta: { severity: "high" } },
   { kind: "note", text: "the weather in Lisbon was sunny during the offsite", tags: [], ts: T0 + 3000 },
   { kind: "note", text: "remember to rotate the API keys every quarter", tags: ["security"], ts: T0 + 3000, ttlDays: 30 },
-  { kind: "tool_call", text: "grep for TODO returned 14 matches in src", tags: ["tools"], ts: T0 + 4000, meta: { tool: "grep", matches: 14 } },
+  {
+    kind: "tool_call",
+    text: "grep for TODO returned 14 matches in src",
+    tags: ["tools"],
+    ts: T0 + 4000,
+    meta: { tool: "grep", matches: 14 },
+  },
 ];
 
 describe("records over HTTP (svc serve process)", () => {
@@ -124,7 +140,13 @@ describe("records over HTTP (svc serve process)", () => {
 
   it("ingest, query, timeline, get, delete, forget and stats answer with the contract's shapes", async () => {
     // ingest: {ids, count}
-    const ing = await call(srv.url, key, "POST", "/v1/records/shapes", { items: [{ kind: "note", text: "alpha record about apples", tags: ["x"], ts: 10 }, { kind: "note", text: "beta record about bananas", ts: 20, meta: { a: [1, 2] } }, { kind: "decision", text: "gamma record about cherries", ts: 30 }] });
+    const ing = await call(srv.url, key, "POST", "/v1/records/shapes", {
+      items: [
+        { kind: "note", text: "alpha record about apples", tags: ["x"], ts: 10 },
+        { kind: "note", text: "beta record about bananas", ts: 20, meta: { a: [1, 2] } },
+        { kind: "decision", text: "gamma record about cherries", ts: 30 },
+      ],
+    });
     expect(ing.status).toBe(200);
     expect(ing.headers.get("content-type")).toBe("application/json");
     expect(Object.keys(ing.body).sort()).toEqual(["count", "ids"]);
@@ -143,21 +165,46 @@ describe("records over HTTP (svc serve process)", () => {
     // text queries rank by cosine ("ranked by cosine similarity"; score = the cosine of the encoded texts), as mode vector
     const enc = TextEncoder1024.load();
     const [qv, bv] = [enc.encode("bananas"), enc.encode("beta record about bananas")];
-    expect(q.body.records[0].score).toBeCloseTo(qv.reduce((sum, v, i) => sum + v * bv[i]!, 0), 5);
+    expect(q.body.records[0].score).toBeCloseTo(
+      qv.reduce((sum, v, i) => sum + v * bv[i]!, 0),
+      5,
+    );
     expect(q.body.records[0].score).toBeGreaterThan(0.2);
-    expect((await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 2, mode: "vector" })).body).toEqual(q.body);
+    expect((await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 2, mode: "vector" })).body).toEqual(
+      q.body,
+    );
     // mode hybrid: reciprocal rank fusion, scores at most 2/61
     const hyb = await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 2, mode: "hybrid" });
     expect(hyb.body.records[0].id).toBe(b);
     expect(hyb.body.records[0].score).toBeLessThanOrEqual(2 / 61 + 1e-12);
-    const full = await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", topK: 1, includeText: true, includeMeta: true });
-    expect(full.body.records).toEqual([{ id: b, kind: "note", tags: [], ts: 20, text: "beta record about bananas", meta: { a: [1, 2] }, score: expect.any(Number) }]);
+    const full = await call(srv.url, key, "POST", "/v1/records/shapes/query", {
+      text: "bananas",
+      topK: 1,
+      includeText: true,
+      includeMeta: true,
+    });
+    expect(full.body.records).toEqual([
+      { id: b, kind: "note", tags: [], ts: 20, text: "beta record about bananas", meta: { a: [1, 2] }, score: expect.any(Number) },
+    ]);
     // typed filters in the same call
-    const filtered = await call(srv.url, key, "POST", "/v1/records/shapes/query", { text: "bananas", kind: ["note"], tagsAny: ["x"], tsGte: 10, tsLt: 11 });
+    const filtered = await call(srv.url, key, "POST", "/v1/records/shapes/query", {
+      text: "bananas",
+      kind: ["note"],
+      tagsAny: ["x"],
+      tsGte: 10,
+      tsLt: 11,
+    });
     expect(filtered.body.records.map((r: { id: string }) => r.id)).toEqual([a]);
     // without text: newest first, no score
     const byTime = await call(srv.url, key, "POST", "/v1/records/shapes/query", {});
-    expect(byTime.body).toEqual({ records: [{ id: c, kind: "decision", tags: [], ts: 30 }, { id: b, kind: "note", tags: [], ts: 20 }, { id: a, kind: "note", tags: ["x"], ts: 10 }], namespace: "shapes" });
+    expect(byTime.body).toEqual({
+      records: [
+        { id: c, kind: "decision", tags: [], ts: 30 },
+        { id: b, kind: "note", tags: [], ts: 20 },
+        { id: a, kind: "note", tags: ["x"], ts: 10 },
+      ],
+      namespace: "shapes",
+    });
 
     // timeline: {records, namespace, nextCursor}, pages back through until
     const p1 = await call(srv.url, key, "GET", "/v1/records/shapes/timeline?limit=2");
@@ -171,8 +218,17 @@ describe("records over HTTP (svc serve process)", () => {
       nextCursor: 20,
     });
     const p2 = await call(srv.url, key, "GET", `/v1/records/shapes/timeline?limit=2&until=${p1.body.nextCursor}`);
-    expect(p2.body).toEqual({ records: [{ id: a, kind: "note", tags: ["x"], ts: 10, text: "alpha record about apples", meta: {} }], namespace: "shapes", nextCursor: null });
-    const filteredTl = await call(srv.url, key, "GET", "/v1/records/shapes/timeline?since=10&until=30&kind=note,decision&tagsAny=x,y&tagsAll=x");
+    expect(p2.body).toEqual({
+      records: [{ id: a, kind: "note", tags: ["x"], ts: 10, text: "alpha record about apples", meta: {} }],
+      namespace: "shapes",
+      nextCursor: null,
+    });
+    const filteredTl = await call(
+      srv.url,
+      key,
+      "GET",
+      "/v1/records/shapes/timeline?since=10&until=30&kind=note,decision&tagsAny=x,y&tagsAll=x",
+    );
     expect(filteredTl.body).toEqual({ records: [p2.body.records[0]], namespace: "shapes", nextCursor: null });
 
     // get: one record
@@ -191,19 +247,43 @@ describe("records over HTTP (svc serve process)", () => {
     expectError(await call(srv.url, key, "GET", `/v1/records/shapes/${b}`), 404, "E_NOT_FOUND", "id");
 
     // forget: {forgottenCount}
-    expect((await call(srv.url, key, "POST", "/v1/records/shapes/forget", { kind: ["note"], tagsAll: ["x"] })).body).toEqual({ forgottenCount: 1 });
-    expect((await call(srv.url, key, "POST", "/v1/records/shapes/forget", { ids: [a, c, "rec_0000000000000000"] })).body).toEqual({ forgottenCount: 1 });
-    expect((await call(srv.url, key, "GET", "/v1/records/shapes/stats")).body).toEqual({ count: 0, byKind: {}, oldestTs: null, newestTs: null });
+    expect((await call(srv.url, key, "POST", "/v1/records/shapes/forget", { kind: ["note"], tagsAll: ["x"] })).body).toEqual({
+      forgottenCount: 1,
+    });
+    expect((await call(srv.url, key, "POST", "/v1/records/shapes/forget", { ids: [a, c, "rec_0000000000000000"] })).body).toEqual({
+      forgottenCount: 1,
+    });
+    expect((await call(srv.url, key, "GET", "/v1/records/shapes/stats")).body).toEqual({
+      count: 0,
+      byKind: {},
+      oldestTs: null,
+      newestTs: null,
+    });
   });
 
   it("bad input: the exact 4xx, code and field", async () => {
     expectError(await call(srv.url, key, "POST", "/v1/records/notes", {}), 400, "E_BAD_REQUEST", "items");
-    expectError(await call(srv.url, key, "POST", "/v1/records/notes", { items: [{ kind: "note" }] }), 400, "E_BAD_REQUEST", "items[0].text");
-    expectError(await call(srv.url, key, "POST", "/v1/records/notes", { items: [{ kind: "note", text: "x", ttlDays: 0 }] }), 400, "E_BAD_REQUEST", "items[0].ttlDays");
+    expectError(
+      await call(srv.url, key, "POST", "/v1/records/notes", { items: [{ kind: "note" }] }),
+      400,
+      "E_BAD_REQUEST",
+      "items[0].text",
+    );
+    expectError(
+      await call(srv.url, key, "POST", "/v1/records/notes", { items: [{ kind: "note", text: "x", ttlDays: 0 }] }),
+      400,
+      "E_BAD_REQUEST",
+      "items[0].ttlDays",
+    );
     expectError(await call(srv.url, key, "POST", "/v1/records/notes", [1, 2]), 400, "E_BAD_REQUEST", "body");
     // a JSON null body is not an absent one
     expectError(await call(srv.url, key, "POST", "/v1/records/notes/query", null), 400, "E_BAD_REQUEST", "body");
-    expectError(await call(srv.url, key, "POST", "/v1/records/bad%20ns", { items: [{ kind: "note", text: "x" }] }), 400, "E_BAD_REQUEST", "namespace");
+    expectError(
+      await call(srv.url, key, "POST", "/v1/records/bad%20ns", { items: [{ kind: "note", text: "x" }] }),
+      400,
+      "E_BAD_REQUEST",
+      "namespace",
+    );
     expectError(await call(srv.url, key, "POST", "/v1/records/notes/query", { topK: 0 }), 400, "E_TOP_K", "topK");
     expectError(await call(srv.url, key, "POST", "/v1/records/notes/query", { tsGte: 5, tsLt: 5 }), 400, "E_BAD_REQUEST", "tsGte");
     expectError(await call(srv.url, key, "GET", "/v1/records/notes/timeline?limit=501"), 400, "E_BAD_REQUEST", "limit");
@@ -213,7 +293,12 @@ describe("records over HTTP (svc serve process)", () => {
     expectError(await call(srv.url, null, "GET", "/v1/records/notes/stats"), 401, "E_AUTH");
     expectError(await call(srv.url, key, "PUT", "/v1/records/notes"), 405, "E_METHOD");
     // none of that changed the namespace
-    expect((await call(srv.url, key, "GET", "/v1/records/notes/stats")).body).toEqual({ count: 5, byKind: { decision: 1, mistake: 1, note: 2, tool_call: 1 }, oldestTs: T0 + 1000, newestTs: T0 + 4000 });
+    expect((await call(srv.url, key, "GET", "/v1/records/notes/stats")).body).toEqual({
+      count: 5,
+      byKind: { decision: 1, mistake: 1, note: 2, tool_call: 1 },
+      oldestTs: T0 + 1000,
+      newestTs: T0 + 4000,
+    });
   });
 
   it("export: application/x-svc attachment <ns>.svc holding manifest.json and records.nmm", async () => {
@@ -227,12 +312,26 @@ describe("records over HTTP (svc serve process)", () => {
     const { names, manifest, nmm } = await unzip(r.raw);
     expect(names).toEqual(["manifest.json", "records.nmm"]);
     expect(Object.keys(manifest)).toEqual(["schema_version", "exported_at_ms", "namespace", "sections", "counts", "exported_by"]);
-    expect(manifest).toEqual({ schema_version: 1, exported_at_ms: expect.any(Number), namespace: "notes", sections: ["records"], counts: { records: 5 }, exported_by: `svc ${health.body.version}` });
+    expect(manifest).toEqual({
+      schema_version: 1,
+      exported_at_ms: expect.any(Number),
+      namespace: "notes",
+      sections: ["records"],
+      counts: { records: 5 },
+      exported_by: `svc ${health.body.version}`,
+    });
     expect(Math.abs(manifest.exported_at_ms - Date.now())).toBeLessThan(600_000);
     const recs = parseNmm(nmm);
     // oldest first, ties by id; every field the ingest gave, and the absolute expiry of the one with ttlDays
-    const want = ITEMS.map((it, i) => ({ id: ids[i], kind: it.kind, text: it.text, tags: it.tags, ts: it.ts, meta: it.meta ?? {}, ...(it.ttlDays ? { ttlDays: it.ttlDays, exp: expect.any(Number) } : {}) }))
-      .sort((x, y) => x.ts - y.ts || (x.id! < y.id! ? -1 : 1));
+    const want = ITEMS.map((it, i) => ({
+      id: ids[i],
+      kind: it.kind,
+      text: it.text,
+      tags: it.tags,
+      ts: it.ts,
+      meta: it.meta ?? {},
+      ...(it.ttlDays ? { ttlDays: it.ttlDays, exp: expect.any(Number) } : {}),
+    })).sort((x, y) => x.ts - y.ts || (x.id! < y.id! ? -1 : 1));
     expect(recs).toEqual(want);
     const withTtl = recs.find((x) => x.ttlDays === 30)!;
     expect(withTtl.exp as number).toBeGreaterThan(Date.now() + 29 * 86_400_000);
@@ -245,7 +344,14 @@ describe("records over HTTP (svc serve process)", () => {
   it("import (multipart part file) replaces the namespace and answers {imported, manifest}; schema 2 merges", async () => {
     const exported = (await call(srv.url, key, "GET", "/v1/records/notes/export")).raw;
     const source = await unzip(exported);
-    const old = (await call(srv.url, key, "POST", "/v1/records/target", { items: [{ kind: "note", text: "to be replaced" }, { kind: "note", text: "me too" }] })).body.ids as string[];
+    const old = (
+      await call(srv.url, key, "POST", "/v1/records/target", {
+        items: [
+          { kind: "note", text: "to be replaced" },
+          { kind: "note", text: "me too" },
+        ],
+      })
+    ).body.ids as string[];
 
     const r = await call(srv.url, key, "POST", "/v1/records/target/import", form(exported));
     expect(r.status, r.raw.toString()).toBe(200);
@@ -257,13 +363,32 @@ describe("records over HTTP (svc serve process)", () => {
     for (const id of old) expectError(await call(srv.url, key, "GET", `/v1/records/target/${id}`), 404, "E_NOT_FOUND", "id");
     expect((await call(srv.url, key, "GET", `/v1/records/target/${ids[0]}`)).body).toEqual({ id: ids[0], ...ITEMS[0] });
     // a query by meaning works on the imported records
-    expect((await call(srv.url, key, "POST", "/v1/records/target/query", { text: "which database for billing", topK: 1 })).body.records[0].id).toBe(ids[0]);
+    expect(
+      (await call(srv.url, key, "POST", "/v1/records/target/query", { text: "which database for billing", topK: 1 })).body.records[0].id,
+    ).toBe(ids[0]);
 
     // schema 2: merged by id, the rest kept
     const zip = new JSZip();
     const extra = { id: "rec_00000000000000e1", kind: "note", text: "merged in", tags: ["m"], ts: 7, meta: {} };
-    const changed = { id: ids[1], kind: "mistake", text: "the migration dropped the index (edited)", tags: ["db"], ts: T0 + 2000, meta: {} };
-    zip.file("manifest.json", JSON.stringify({ schema_version: 2, exported_at_ms: 1, namespace: "elsewhere", sections: ["records", "kg"], counts: { records: 2 }, exported_by: "test" }));
+    const changed = {
+      id: ids[1],
+      kind: "mistake",
+      text: "the migration dropped the index (edited)",
+      tags: ["db"],
+      ts: T0 + 2000,
+      meta: {},
+    };
+    zip.file(
+      "manifest.json",
+      JSON.stringify({
+        schema_version: 2,
+        exported_at_ms: 1,
+        namespace: "elsewhere",
+        sections: ["records", "kg"],
+        counts: { records: 2 },
+        exported_by: "test",
+      }),
+    );
     const frames = [extra, changed].map((x) => {
       const body = Buffer.from(msgpackEncode(x));
       const len = Buffer.alloc(4);
@@ -278,12 +403,24 @@ describe("records over HTTP (svc serve process)", () => {
     expect(merged.body.manifest.schema_version).toBe(2);
     expect((await call(srv.url, key, "GET", "/v1/records/target/stats")).body.count).toBe(6);
     expect((await call(srv.url, key, "GET", `/v1/records/target/${ids[1]}`)).body.text).toBe("the migration dropped the index (edited)");
-    expect((await call(srv.url, key, "GET", `/v1/records/target/${extra.id}`)).body).toEqual({ id: extra.id, kind: "note", tags: ["m"], ts: 7, text: "merged in", meta: {} });
+    expect((await call(srv.url, key, "GET", `/v1/records/target/${extra.id}`)).body).toEqual({
+      id: extra.id,
+      kind: "note",
+      tags: ["m"],
+      ts: 7,
+      text: "merged in",
+      meta: {},
+    });
   });
 
   it("a bad or truncated container is 400 E_CONTAINER (field file) and leaves the namespace unchanged", async () => {
     const good = (await call(srv.url, key, "GET", "/v1/records/notes/export")).raw;
-    await call(srv.url, key, "POST", "/v1/records/guarded", { items: [{ kind: "note", text: "guarded one" }, { kind: "decision", text: "guarded two", ttlDays: 5 }] });
+    await call(srv.url, key, "POST", "/v1/records/guarded", {
+      items: [
+        { kind: "note", text: "guarded one" },
+        { kind: "decision", text: "guarded two", ttlDays: 5 },
+      ],
+    });
     const before = (await unzip((await call(srv.url, key, "GET", "/v1/records/guarded/export")).raw)).nmm;
 
     const z = await JSZip.loadAsync(good);
@@ -300,8 +437,38 @@ describe("records over HTTP (svc serve process)", () => {
       ["empty file", Buffer.alloc(0)],
       ["truncated records.nmm", await variant((x) => x.file("records.nmm", nmm.subarray(0, nmm.length - 3)))],
       ["wrong magic", await variant((x) => x.file("records.nmm", Buffer.concat([Buffer.from("NOTNMM01"), nmm.subarray(8)])))],
-      ["count mismatch", await variant((x) => x.file("manifest.json", JSON.stringify({ schema_version: 1, exported_at_ms: 1, namespace: "notes", sections: ["records"], counts: { records: 4 }, exported_by: "t" })))],
-      ["unknown schema", await variant((x) => x.file("manifest.json", JSON.stringify({ schema_version: 3, exported_at_ms: 1, namespace: "notes", sections: ["records"], counts: { records: 5 }, exported_by: "t" })))],
+      [
+        "count mismatch",
+        await variant((x) =>
+          x.file(
+            "manifest.json",
+            JSON.stringify({
+              schema_version: 1,
+              exported_at_ms: 1,
+              namespace: "notes",
+              sections: ["records"],
+              counts: { records: 4 },
+              exported_by: "t",
+            }),
+          ),
+        ),
+      ],
+      [
+        "unknown schema",
+        await variant((x) =>
+          x.file(
+            "manifest.json",
+            JSON.stringify({
+              schema_version: 3,
+              exported_at_ms: 1,
+              namespace: "notes",
+              sections: ["records"],
+              counts: { records: 5 },
+              exported_by: "t",
+            }),
+          ),
+        ),
+      ],
       ["no manifest", await variant((x) => x.remove("manifest.json"))],
       ["no records", await variant((x) => x.remove("records.nmm"))],
     ];
@@ -316,21 +483,39 @@ describe("records over HTTP (svc serve process)", () => {
 
     const after = (await unzip((await call(srv.url, key, "GET", "/v1/records/guarded/export")).raw)).nmm;
     expect(after.equals(before)).toBe(true);
-    expect(parseNmm(after).map((x) => x.text).sort()).toEqual(["guarded one", "guarded two"]);
+    expect(
+      parseNmm(after)
+        .map((x) => x.text)
+        .sort(),
+    ).toEqual(["guarded one", "guarded two"]);
   });
 
   it("tenants are isolated: another tenant's key sees an empty namespace and cannot reach the records", async () => {
     const before = (await unzip((await call(srv.url, key, "GET", "/v1/records/notes/export")).raw)).nmm;
-    expect((await call(srv.url, other, "GET", "/v1/records/notes/timeline")).body).toEqual({ records: [], namespace: "notes", nextCursor: null });
-    expect((await call(srv.url, other, "POST", "/v1/records/notes/query", { text: "billing" })).body).toEqual({ records: [], namespace: "notes" });
+    expect((await call(srv.url, other, "GET", "/v1/records/notes/timeline")).body).toEqual({
+      records: [],
+      namespace: "notes",
+      nextCursor: null,
+    });
+    expect((await call(srv.url, other, "POST", "/v1/records/notes/query", { text: "billing" })).body).toEqual({
+      records: [],
+      namespace: "notes",
+    });
     expect((await call(srv.url, other, "POST", "/v1/records/notes/query", {})).body).toEqual({ records: [], namespace: "notes" });
-    expect((await call(srv.url, other, "GET", "/v1/records/notes/stats")).body).toEqual({ count: 0, byKind: {}, oldestTs: null, newestTs: null });
+    expect((await call(srv.url, other, "GET", "/v1/records/notes/stats")).body).toEqual({
+      count: 0,
+      byKind: {},
+      oldestTs: null,
+      newestTs: null,
+    });
     for (const id of ids) {
       expectError(await call(srv.url, other, "GET", `/v1/records/notes/${id}`), 404, "E_NOT_FOUND", "id");
       expect((await call(srv.url, other, "DELETE", `/v1/records/notes/${id}`)).body).toEqual({ deleted: false });
     }
     expect((await call(srv.url, other, "POST", "/v1/records/notes/forget", { ids })).body).toEqual({ forgottenCount: 0 });
-    expect((await call(srv.url, other, "POST", "/v1/records/notes/forget", { kind: ["note", "decision", "mistake", "tool_call"] })).body).toEqual({ forgottenCount: 0 });
+    expect(
+      (await call(srv.url, other, "POST", "/v1/records/notes/forget", { kind: ["note", "decision", "mistake", "tool_call"] })).body,
+    ).toEqual({ forgottenCount: 0 });
     expect((await unzip((await call(srv.url, other, "GET", "/v1/records/notes/export")).raw)).manifest.counts).toEqual({ records: 0 });
     // the other tenant writing and replacing its own "notes" touches nothing of ours
     expect((await call(srv.url, other, "POST", "/v1/records/notes", { items: [{ kind: "note", text: "theirs" }] })).body.count).toBe(1);
@@ -366,13 +551,21 @@ describe("records over HTTP (svc serve process)", () => {
 
     // identical records: every field through get and timeline, and the same records.nmm bytes
     // (records sharing a ts come in row order, which an import may change: compare them by id)
-    const tl = async (ns: string) => ((await call(srv.url, key, "GET", `/v1/records/${ns}/timeline?limit=500`)).body.records as Array<{ id: string; ts: number }>).sort((x, y) => y.ts - x.ts || (x.id < y.id ? -1 : 1));
+    const tl = async (ns: string) =>
+      ((await call(srv.url, key, "GET", `/v1/records/${ns}/timeline?limit=500`)).body.records as Array<{ id: string; ts: number }>).sort(
+        (x, y) => y.ts - x.ts || (x.id < y.id ? -1 : 1),
+      );
     expect(await tl("notes2")).toEqual(await tl("notes"));
     expect(await tl("notes3")).toEqual(await tl("notes"));
-    for (const id of ids) expect((await call(srv.url, key, "GET", `/v1/records/notes2/${id}`)).body).toEqual((await call(srv.url, key, "GET", `/v1/records/notes/${id}`)).body);
+    for (const id of ids)
+      expect((await call(srv.url, key, "GET", `/v1/records/notes2/${id}`)).body).toEqual(
+        (await call(srv.url, key, "GET", `/v1/records/notes/${id}`)).body,
+      );
     const re = await unzip((await call(srv.url, key, "GET", "/v1/records/notes2/export")).raw);
     expect(re.nmm.equals(fromFile.nmm)).toBe(true);
-    expect((await call(srv.url, key, "GET", "/v1/records/notes2/stats")).body).toEqual((await call(srv.url, key, "GET", "/v1/records/notes/stats")).body);
+    expect((await call(srv.url, key, "GET", "/v1/records/notes2/stats")).body).toEqual(
+      (await call(srv.url, key, "GET", "/v1/records/notes/stats")).body,
+    );
 
     // failures: a broken file is refused by the server (exit 2, namespace unchanged); a bad key is refused too
     const broken = join(scratch, "broken.svc");
@@ -402,12 +595,29 @@ describe("records over HTTP (svc serve process)", () => {
     expect((await call(srv.url, meter, "GET", "/v1/records/m/stats")).body.count).toBe(1);
     const exported = await call(srv.url, meter, "GET", "/v1/records/notes/export");
     expect(exported.status).toBe(200);
-    const imported = await call(srv.url, meter, "POST", "/v1/records/m/import", form((await call(srv.url, key, "GET", "/v1/records/notes/export")).raw));
+    const imported = await call(
+      srv.url,
+      meter,
+      "POST",
+      "/v1/records/m/import",
+      form((await call(srv.url, key, "GET", "/v1/records/notes/export")).raw),
+    );
     expect(imported.body.imported).toBe(5);
 
     const w = (await call(srv.url, meter, "GET", "/v1/wallet?limit=100")).body;
     const recent = w.recent as Array<{ op: string; costUsd: number; written: number; scanned: number }>;
-    expect(recent.map((e) => e.op)).toEqual(["records_import", "records_export", "records_stats", "records_forget", "records_delete", "records_get", "records_timeline", "records_query", "records_ingest", "credit:signup"]);
+    expect(recent.map((e) => e.op)).toEqual([
+      "records_import",
+      "records_export",
+      "records_stats",
+      "records_forget",
+      "records_delete",
+      "records_get",
+      "records_timeline",
+      "records_query",
+      "records_ingest",
+      "credit:signup",
+    ]);
     expect(recent.find((e) => e.op === "records_ingest")!.written).toBe(3);
     expect(recent.find((e) => e.op === "records_import")!.written).toBe(5);
     for (const e of recent.slice(0, -1)) expect(e.costUsd, e.op).toBeGreaterThan(0);

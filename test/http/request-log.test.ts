@@ -26,8 +26,18 @@ describe("svc serve request log", () => {
       expect(res.status).toBe(200);
       await res.text();
     }
-    const logged = () => [...srv.output().slice(before).matchAll(/"reqId":"log-(\d+)"/g)].map((m) => Number(m[1]));
-    await until("every request's line in the log", async () => logged(), (ids) => ids.length === REQUESTS);
+    const logged = () =>
+      [
+        ...srv
+          .output()
+          .slice(before)
+          .matchAll(/"reqId":"log-(\d+)"/g),
+      ].map((m) => Number(m[1]));
+    await until(
+      "every request's line in the log",
+      async () => logged(),
+      (ids) => ids.length === REQUESTS,
+    );
     expect(logged()).toEqual(Array.from({ length: REQUESTS }, (_, i) => i));
     // one write per line would arrive as about one chunk per request (the requests are sequential, a pipe read apart)
     expect(chunks).toBeLessThan(REQUESTS / 4);

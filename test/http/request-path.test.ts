@@ -38,10 +38,23 @@ describe("request() without a socket", () => {
   });
 
   it("creates, upserts and queries: the answers over the socket and without one are the same", async () => {
-    const created = await server.request({ method: "POST", url: "/v1/indexes", headers: headers(), body: JSON.stringify({ name: "rp", dimension: DIM }) });
+    const created = await server.request({
+      method: "POST",
+      url: "/v1/indexes",
+      headers: headers(),
+      body: JSON.stringify({ name: "rp", dimension: DIM }),
+    });
     expect(created.status, String(created.body)).toBe(201);
-    const vectors = Array.from({ length: 20 }, (_, i) => ({ id: `v${i}`, values: Array.from({ length: DIM }, (_, j) => Math.sin(i * 7 + j)) }));
-    const up = await server.request({ method: "POST", url: "/v1/indexes/rp/vectors/upsert", headers: headers(), body: JSON.stringify({ vectors }) });
+    const vectors = Array.from({ length: 20 }, (_, i) => ({
+      id: `v${i}`,
+      values: Array.from({ length: DIM }, (_, j) => Math.sin(i * 7 + j)),
+    }));
+    const up = await server.request({
+      method: "POST",
+      url: "/v1/indexes/rp/vectors/upsert",
+      headers: headers(),
+      body: JSON.stringify({ vectors }),
+    });
     expect(up.status).toBe(200);
     expect(json(up.body)).toEqual({ upsertedCount: 20 });
     const query = JSON.stringify({ vector: vectors[3]!.values, topK: 3 });
@@ -58,9 +71,16 @@ describe("request() without a socket", () => {
     const b = await fetch(`${server.url}/v1/indexes/rp/query`, { method: "POST", headers: headers(), body: query });
     expect(await b.json()).toEqual(json(a.body));
     // Accept: msgpack answers msgpack, as the codecs say
-    const m = await server.request({ method: "POST", url: "/v1/indexes/rp/query", headers: { ...headers(), accept: "application/msgpack" }, body: query });
+    const m = await server.request({
+      method: "POST",
+      url: "/v1/indexes/rp/query",
+      headers: { ...headers(), accept: "application/msgpack" },
+      body: query,
+    });
     expect(m.contentType).toBe("application/msgpack");
-    expect((decode(m.body as Buffer) as { matches: Array<{ id: string }> }).matches.map((x) => x.id)).toEqual(json(a.body).matches.map((x: { id: string }) => x.id));
+    expect((decode(m.body as Buffer) as { matches: Array<{ id: string }> }).matches.map((x) => x.id)).toEqual(
+      json(a.body).matches.map((x: { id: string }) => x.id),
+    );
   });
 
   it("keeps the client's request id, answers HEAD without a body, 404 and 405 with Allow", async () => {
@@ -79,7 +99,12 @@ describe("request() without a socket", () => {
   });
 
   it("refuses bad input with the same 4xx as over HTTP: a wrong media type, bad percent-encoding, a body over the cap", async () => {
-    const media = await server.request({ method: "POST", url: "/v1/indexes", headers: { "api-key": key, "content-type": "text/plain" }, body: "x" });
+    const media = await server.request({
+      method: "POST",
+      url: "/v1/indexes",
+      headers: { "api-key": key, "content-type": "text/plain" },
+      body: "x",
+    });
     expect(media.status).toBe(415);
     expect(json(media.body).error).toMatchObject({ code: "E_MEDIA_TYPE", field: "content-type" });
     const pct = await server.request({ method: "GET", url: "/v1/indexes/%E0%A4%A", headers: { "api-key": key } });
@@ -87,7 +112,12 @@ describe("request() without a socket", () => {
     expect(json(pct.body).error).toMatchObject({ code: "E_BAD_REQUEST", field: "name" });
     const viaSocket = await fetch(`${server.url}/v1/indexes/%E0%A4%A`, { headers: { "api-key": key } });
     expect(await viaSocket.json()).toEqual(json(pct.body));
-    const big = await server.request({ method: "POST", url: "/v1/indexes", headers: { ...headers(), "content-length": String(1 << 30) }, body: "{}" });
+    const big = await server.request({
+      method: "POST",
+      url: "/v1/indexes",
+      headers: { ...headers(), "content-length": String(1 << 30) },
+      body: "{}",
+    });
     expect(big.status).toBe(413);
     expect(json(big.body).error.code).toBe("E_TOO_LARGE");
   });

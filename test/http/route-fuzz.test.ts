@@ -58,7 +58,9 @@ describe("hostile requests on every route", () => {
       );
       if (r.failed) {
         const req = r.counterexample![0];
-        failures.push(`${t.method} ${t.path}: ${req.method} ${req.target} ${JSON.stringify(req.headers)} body ${req.body?.toString("utf8", 0, 200) ?? "(none)"} -> ${(r.errorInstance as Error).message}`);
+        failures.push(
+          `${t.method} ${t.path}: ${req.method} ${req.target} ${JSON.stringify(req.headers)} body ${req.body?.toString("utf8", 0, 200) ?? "(none)"} -> ${(r.errorInstance as Error).message}`,
+        );
       }
     }
     expect(sent).toBeGreaterThanOrEqual(targets.length * RUNS);

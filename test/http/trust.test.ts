@@ -16,7 +16,14 @@ describe("/v1/trust", () => {
 
   it("stores attestations and reads them by target, newest first", async () => {
     const writes = [
-      { agent: "alpha", target: "api.acme.example", outcome: "worked", capability: "forecast", latency_ms: 120, note: "Fresh data at 14:00 UTC." },
+      {
+        agent: "alpha",
+        target: "api.acme.example",
+        outcome: "worked",
+        capability: "forecast",
+        latency_ms: 120,
+        note: "Fresh data at 14:00 UTC.",
+      },
       { agent: "beta", target: "https://API.acme.example/v1/forecast?city=paris", outcome: "partial", note: "Stale after midnight." },
       { agent: "gamma", target: "acme.example", outcome: "failed", url: "https://api.acme.example/v1/forecast?city=paris" },
       { agent: "delta", target: "other.example", outcome: "unreachable" },
@@ -37,9 +44,16 @@ describe("/v1/trust", () => {
     expect(dom.status).toBe(200);
     expect(dom.body.records.map((r: { id: string }) => r.id)).toEqual([ids[2], ids[1], ids[0]]);
     expect(dom.body.notice).toMatch(/not ratings/);
-    expect((await call(srv.url, null, "GET", "/v1/trust?target=ACME.example&limit=1")).body.records.map((r: { id: string }) => r.id)).toEqual([ids[2]]);
+    expect(
+      (await call(srv.url, null, "GET", "/v1/trust?target=ACME.example&limit=1")).body.records.map((r: { id: string }) => r.id),
+    ).toEqual([ids[2]]);
     // the URL is normalized (host lowercased) and matches records with that target or url
-    const byUrl = await call(srv.url, null, "GET", `/v1/trust?target=${encodeURIComponent("https://api.acme.example/v1/forecast?city=paris")}`);
+    const byUrl = await call(
+      srv.url,
+      null,
+      "GET",
+      `/v1/trust?target=${encodeURIComponent("https://api.acme.example/v1/forecast?city=paris")}`,
+    );
     expect(byUrl.body.records.map((r: { id: string }) => r.id)).toEqual([ids[2], ids[1]]);
     expect(byUrl.body.records[1]).toMatchObject({ target: "https://api.acme.example/v1/forecast?city=paris", domain: "api.acme.example" });
     expect((await call(srv.url, null, "GET", "/v1/trust?target=nobody.example")).body.records).toEqual([]);

@@ -2,18 +2,29 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServerProcess, type ServerProcess } from "../e2e/server-process.js";
 
-interface Op { method: string; path: string; closed: boolean; fields: string[] }
+interface Op {
+  method: string;
+  path: string;
+  closed: boolean;
+  fields: string[];
+}
 
 describe("unknown fields are refused everywhere", () => {
   let srv: ServerProcess;
   let ops: Op[];
   beforeAll(async () => {
     srv = await startServerProcess();
-    const doc = (await (await fetch(`${srv.url}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema?: Record<string, unknown> }> } }>> };
-    ops = Object.entries(doc.paths).flatMap(([path, m]) => Object.entries(m).flatMap(([method, op]) => {
-      const schema = op.requestBody?.content["application/json"]?.schema;
-      return schema?.properties ? [{ method: method.toUpperCase(), path, closed: schema.additionalProperties === false, fields: Object.keys(schema.properties) }] : [];
-    }));
+    const doc = (await (await fetch(`${srv.url}/v1/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema?: Record<string, unknown> }> } }>>;
+    };
+    ops = Object.entries(doc.paths).flatMap(([path, m]) =>
+      Object.entries(m).flatMap(([method, op]) => {
+        const schema = op.requestBody?.content["application/json"]?.schema;
+        return schema?.properties
+          ? [{ method: method.toUpperCase(), path, closed: schema.additionalProperties === false, fields: Object.keys(schema.properties) }]
+          : [];
+      }),
+    );
   }, 60_000);
   afterAll(async () => {
     await srv?.dispose();
@@ -26,9 +37,14 @@ describe("unknown fields are refused everywhere", () => {
       expect(op.closed, `${op.method} ${op.path}`).toBe(true);
       const url = srv.url + op.path.replace(/\{\w+\}/g, "x");
       // a known field plus a misspelt one: the misspelt one is named, whatever the known one holds
-      const r = await fetch(url, { method: op.method, headers: { "api-key": srv.adminKey!, "content-type": "application/json" }, body: JSON.stringify({ [op.fields[0]!]: null, includeMetadta: true }) });
+      const r = await fetch(url, {
+        method: op.method,
+        headers: { "api-key": srv.adminKey!, "content-type": "application/json" },
+        body: JSON.stringify({ [op.fields[0]!]: null, includeMetadta: true }),
+      });
       const body = (await r.json()) as { error?: { code: string; field?: string } };
-      if (r.status !== 400 || body.error?.code !== "E_BAD_REQUEST" || body.error.field !== "includeMetadta") wrong.push(`${op.method} ${op.path}: ${r.status} ${JSON.stringify(body)}`);
+      if (r.status !== 400 || body.error?.code !== "E_BAD_REQUEST" || body.error.field !== "includeMetadta")
+        wrong.push(`${op.method} ${op.path}: ${r.status} ${JSON.stringify(body)}`);
     }
     expect(wrong).toEqual([]);
   });

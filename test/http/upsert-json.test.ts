@@ -21,15 +21,20 @@ const numberText: fc.Arbitrary<string> = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }).map((x) => JSON.stringify(x)),
   fc.float({ noNaN: true, noDefaultInfinity: true }).map((x) => JSON.stringify(x)),
   // a float32 rounding midpoint (exact in a double) and its double neighbours
-  fc.tuple(fc.float({ noNaN: true, noDefaultInfinity: true, min: Math.fround(-1e30), max: Math.fround(1e30) }), fc.integer({ min: -1, max: 1 })).map(([f, d]) => {
-    const bits = new Float32Array([f]);
-    const u = new Uint32Array(bits.buffer);
-    u[0]! += 1;
-    const mid = (f + bits[0]!) / 2;
-    const mids = new Float64Array([mid]);
-    new BigInt64Array(mids.buffer)[0]! += BigInt(d);
-    return JSON.stringify(mids[0]!);
-  }),
+  fc
+    .tuple(
+      fc.float({ noNaN: true, noDefaultInfinity: true, min: Math.fround(-1e30), max: Math.fround(1e30) }),
+      fc.integer({ min: -1, max: 1 }),
+    )
+    .map(([f, d]) => {
+      const bits = new Float32Array([f]);
+      const u = new Uint32Array(bits.buffer);
+      u[0]! += 1;
+      const mid = (f + bits[0]!) / 2;
+      const mids = new Float64Array([mid]);
+      new BigInt64Array(mids.buffer)[0]! += BigInt(d);
+      return JSON.stringify(mids[0]!);
+    }),
   // hand-made decimals: leading zeros after the point, up to 25 digits, exponents of any sign and size
   fc
     .tuple(
@@ -45,7 +50,9 @@ const ws = fc.constantFrom("", " ", "\n  ", "\t", "\r\n");
 
 /** Same float32 bits (so -0 and 0 differ, as they do on disk). */
 function sameFloats(got: Float32Array, want: number[]): void {
-  expect(Array.from(new Uint32Array(got.buffer, got.byteOffset, got.length))).toEqual(Array.from(new Uint32Array(Float32Array.from(want).buffer)));
+  expect(Array.from(new Uint32Array(got.buffer, got.byteOffset, got.length))).toEqual(
+    Array.from(new Uint32Array(Float32Array.from(want).buffer)),
+  );
 }
 
 describe("readUpsertJson", () => {
@@ -53,60 +60,128 @@ describe("readUpsertJson", () => {
     const vector = fc.record({
       id: fc.string({ maxLength: 12 }),
       values: fc.array(numberText, { minLength: 0, maxLength: 12 }),
-      metadata: fc.option(fc.dictionary(fc.string({ maxLength: 6 }).filter((k) => !["__proto__", "constructor", "prototype"].includes(k)), fc.jsonValue({ maxDepth: 2 })), { nil: undefined }),
+      metadata: fc.option(
+        fc.dictionary(
+          fc.string({ maxLength: 6 }).filter((k) => !["__proto__", "constructor", "prototype"].includes(k)),
+          fc.jsonValue({ maxDepth: 2 }),
+        ),
+        { nil: undefined },
+      ),
     });
     fc.assert(
-      fc.property(fc.array(vector, { minLength: 1, maxLength: 6 }), fc.option(fc.string({ maxLength: 8 }), { nil: undefined }), ws, (vectors, namespace, s) => {
-        const parts = vectors.map((v) => {
-          const fields = [`"id":${s}${JSON.stringify(v.id)}`, `"values"${s}:${s}[${s}${v.values.join(`${s},${s}`)}${s}]`];
-          if (v.metadata !== undefined) fields.push(`"metadata":${JSON.stringify(v.metadata, null, s === "" ? undefined : 1)}`);
-          return `{${s}${fields.join(`,${s}`)}${s}}`;
-        });
-        const text = `${s}{${s}"vectors"${s}:${s}[${parts.join(`,${s}`)}]${namespace === undefined ? "" : `,"namespace":${JSON.stringify(namespace)}`}${s}}${s}`;
-        const want = JSON.parse(text) as { vectors: Array<Record<string, unknown>>; namespace?: string };
-        const got = readUpsertJson(Buffer.from(text)) as { vectors: Array<Record<string, unknown>>; namespace?: string };
-        expect(got).not.toBeNull();
-        expect(got.namespace).toEqual(want.namespace);
-        expect(got.vectors.length).toBe(want.vectors.length);
-        got.vectors.forEach((g, i) => {
-          const { values, ...rest } = want.vectors[i]!;
-          sameFloats(g.values as Float32Array, values as number[]);
-          const { values: _, ...gotRest } = g;
-          expect(gotRest).toEqual(rest);
-        });
-      }),
+      fc.property(
+        fc.array(vector, { minLength: 1, maxLength: 6 }),
+        fc.option(fc.string({ maxLength: 8 }), { nil: undefined }),
+        ws,
+        (vectors, namespace, s) => {
+          const parts = vectors.map((v) => {
+            const fields = [`"id":${s}${JSON.stringify(v.id)}`, `"values"${s}:${s}[${s}${v.values.join(`${s},${s}`)}${s}]`];
+            if (v.metadata !== undefined) fields.push(`"metadata":${JSON.stringify(v.metadata, null, s === "" ? undefined : 1)}`);
+            return `{${s}${fields.join(`,${s}`)}${s}}`;
+          });
+          const text = `${s}{${s}"vectors"${s}:${s}[${parts.join(`,${s}`)}]${namespace === undefined ? "" : `,"namespace":${JSON.stringify(namespace)}`}${s}}${s}`;
+          const want = JSON.parse(text) as { vectors: Array<Record<string, unknown>>; namespace?: string };
+          const got = readUpsertJson(Buffer.from(text)) as { vectors: Array<Record<string, unknown>>; namespace?: string };
+          expect(got).not.toBeNull();
+          expect(got.namespace).toEqual(want.namespace);
+          expect(got.vectors.length).toBe(want.vectors.length);
+          got.vectors.forEach((g, i) => {
+            const { values, ...rest } = want.vectors[i]!;
+            sameFloats(g.values as Float32Array, values as number[]);
+            const { values: _, ...gotRest } = g;
+            expect(gotRest).toEqual(rest);
+          });
+        },
+      ),
       { seed: SEED, numRuns: 300 },
     );
   });
 
   it("reads the numbers at the edges of float32 and of its fast paths exactly", () => {
     const texts = [
-      "0", "-0", "0.0", "-0.0e5", "1e22", "1e23", "1e-22", "1e-23", "123456789012345", "1234567890123456789", "12345678901234567890123",
-      "3.4028234663852886e38", "3.4028235677973366e38", "3.40282357e38", "3.4028236e38", "1e39", "1e-45", "7e-46", "7.006492321624086e-46", "1.401298464324817e-45",
-      "1.0000000596046448", "1.000000059604644775390625", "1.0000000596046449", "0.10000000149011612", "-0.5100473761558533", "16777217", "16777217.000000001",
-      "0.000000000000000000000000000000000000000000001401298464324817", "1E+2", "1e-0", "2.5e-3",
+      "0",
+      "-0",
+      "0.0",
+      "-0.0e5",
+      "1e22",
+      "1e23",
+      "1e-22",
+      "1e-23",
+      "123456789012345",
+      "1234567890123456789",
+      "12345678901234567890123",
+      "3.4028234663852886e38",
+      "3.4028235677973366e38",
+      "3.40282357e38",
+      "3.4028236e38",
+      "1e39",
+      "1e-45",
+      "7e-46",
+      "7.006492321624086e-46",
+      "1.401298464324817e-45",
+      "1.0000000596046448",
+      "1.000000059604644775390625",
+      "1.0000000596046449",
+      "0.10000000149011612",
+      "-0.5100473761558533",
+      "16777217",
+      "16777217.000000001",
+      "0.000000000000000000000000000000000000000000001401298464324817",
+      "1E+2",
+      "1e-0",
+      "2.5e-3",
     ];
-    const got = readUpsertJson(Buffer.from(`{"vectors":[{"id":"a","values":[${texts.join(",")}]}]}`)) as { vectors: Array<{ values: Float32Array }> };
-    sameFloats(got.vectors[0]!.values, texts.map((t) => JSON.parse(t) as number));
+    const got = readUpsertJson(Buffer.from(`{"vectors":[{"id":"a","values":[${texts.join(",")}]}]}`)) as {
+      vectors: Array<{ values: Float32Array }>;
+    };
+    sameFloats(
+      got.vectors[0]!.values,
+      texts.map((t) => JSON.parse(t) as number),
+    );
   });
 
   it("gives every vector's values in order as views of one buffer, and leaves other bodies to JSON.parse", () => {
-    const got = readUpsertJson(Buffer.from('{"vectors":[{"id":"a","values":[1,2]},{"values":[3,4],"id":"b"}]}')) as { vectors: Array<{ values: Float32Array }> };
+    const got = readUpsertJson(Buffer.from('{"vectors":[{"id":"a","values":[1,2]},{"values":[3,4],"id":"b"}]}')) as {
+      vectors: Array<{ values: Float32Array }>;
+    };
     const [a, b] = got.vectors.map((v) => v.values);
     expect(a!.buffer).toBe(b!.buffer);
     expect([a!.byteOffset, b!.byteOffset]).toEqual([0, 8]);
     const notTaken = [
-      "", "[1]", "\uFEFF{}", '{"vectors":[{"id":"a","values":[1,2,]}]}', '{"vectors":[{"id":"a","values":[1,"2"]}]}', '{"vectors":[{"id":"a","values":[1,[2]]}]}',
-      '{"vectors":[{"id":"a","values":[01]}]}', '{"vectors":[{"id":"a","values":[1.]}]}', '{"vectors":[{"id":"a","values":[.5]}]}', '{"vectors":[{"id":"a","values":[-]}]}',
-      '{"vectors":[{"id":"a","values":[1e]}]}', '{"vectors":[{"id":"a","values":[+1]}]}', '{"vectors":[{"id":"a","values":[NaN]}]}', '{"vectors":[{"id":"a","values":[1,2]}]} x',
-      '{"vectors":[{"id":"a","values":[1,2]}', '{"vec\\u0074ors":[]}', '{"vectors":[],"vectors":[]}', '{"vectors":[{"id":"a","id":"b","values":[1]}]}',
-      '{"vectors":[{"id":"a","values":[1],"values":[2]}]}', '{"__proto__":{},"vectors":[]}', '{"vectors":[{"__proto__":1,"values":[1]}]}', '{"vectors":[1]}',
-      '{"vectors":[{"id":"a\u0001","values":[1]}]}', '{"vectors":[{"id":a,"values":[1]}]}', '{"namespace":"x" "vectors":[]}',
+      "",
+      "[1]",
+      "\uFEFF{}",
+      '{"vectors":[{"id":"a","values":[1,2,]}]}',
+      '{"vectors":[{"id":"a","values":[1,"2"]}]}',
+      '{"vectors":[{"id":"a","values":[1,[2]]}]}',
+      '{"vectors":[{"id":"a","values":[01]}]}',
+      '{"vectors":[{"id":"a","values":[1.]}]}',
+      '{"vectors":[{"id":"a","values":[.5]}]}',
+      '{"vectors":[{"id":"a","values":[-]}]}',
+      '{"vectors":[{"id":"a","values":[1e]}]}',
+      '{"vectors":[{"id":"a","values":[+1]}]}',
+      '{"vectors":[{"id":"a","values":[NaN]}]}',
+      '{"vectors":[{"id":"a","values":[1,2]}]} x',
+      '{"vectors":[{"id":"a","values":[1,2]}',
+      '{"vec\\u0074ors":[]}',
+      '{"vectors":[],"vectors":[]}',
+      '{"vectors":[{"id":"a","id":"b","values":[1]}]}',
+      '{"vectors":[{"id":"a","values":[1],"values":[2]}]}',
+      '{"__proto__":{},"vectors":[]}',
+      '{"vectors":[{"__proto__":1,"values":[1]}]}',
+      '{"vectors":[1]}',
+      '{"vectors":[{"id":"a\u0001","values":[1]}]}',
+      '{"vectors":[{"id":a,"values":[1]}]}',
+      '{"namespace":"x" "vectors":[]}',
     ];
     for (const text of notTaken) expect(readUpsertJson(Buffer.from(text)), text).toBeNull();
     // not taken is not refused: JSON.parse decides (here: a body that is fine, and one that is not)
-    expect(decodeBody("json", Buffer.from('{"vectors":[{"id":"a","values":[1],"values":[2]}]}'), undefined, true)).toEqual({ vectors: [{ id: "a", values: [2] }] });
-    expect(() => decodeBody("json", Buffer.from('{"vectors":[{"id":"a","values":[1,2,]}]}'), undefined, true)).toThrow(/malformed json body/);
+    expect(decodeBody("json", Buffer.from('{"vectors":[{"id":"a","values":[1],"values":[2]}]}'), undefined, true)).toEqual({
+      vectors: [{ id: "a", values: [2] }],
+    });
+    expect(() => decodeBody("json", Buffer.from('{"vectors":[{"id":"a","values":[1,2,]}]}'), undefined, true)).toThrow(
+      /malformed json body/,
+    );
   });
 });
 
@@ -131,8 +206,15 @@ describe("JSON upserts over HTTP (the Pinecone client's body shape)", () => {
   });
 
   it("stores exactly Math.fround of each number sent, with ids and metadata", async () => {
-    const texts = fc.sample(numberText.filter((t) => Number.isFinite(Math.fround(JSON.parse(t) as number))), { seed: SEED, numRuns: 40 * DIM });
-    const vectors = Array.from({ length: 40 }, (_, i) => ({ id: `v${i}`, text: [`${i + 1}`, ...texts.slice(i * DIM + 1, (i + 1) * DIM)], metadata: { i, tag: `t${i % 3}` } }));
+    const texts = fc.sample(
+      numberText.filter((t) => Number.isFinite(Math.fround(JSON.parse(t) as number))),
+      { seed: SEED, numRuns: 40 * DIM },
+    );
+    const vectors = Array.from({ length: 40 }, (_, i) => ({
+      id: `v${i}`,
+      text: [`${i + 1}`, ...texts.slice(i * DIM + 1, (i + 1) * DIM)],
+      metadata: { i, tag: `t${i % 3}` },
+    }));
     const body = `{"vectors":[${vectors.map((v) => `{"id":"${v.id}","values":[${v.text.join(",")}],"metadata":${JSON.stringify(v.metadata)}}`).join(",")}],"namespace":"ns"}`;
     const r = await post("/v1/indexes/j/vectors/upsert", body);
     expect(r.status, JSON.stringify(r.json)).toBe(200);
@@ -151,7 +233,8 @@ describe("JSON upserts over HTTP (the Pinecone client's body shape)", () => {
   });
 
   it("bad values fail the batch with the same codes and fields as before", async () => {
-    const row = (i: number, values = Array.from({ length: DIM }, (_, d) => `${(d + i) / 7}`)) => `{"id":"b${i}","values":[${values.join(",")}]}`;
+    const row = (i: number, values = Array.from({ length: DIM }, (_, d) => `${(d + i) / 7}`)) =>
+      `{"id":"b${i}","values":[${values.join(",")}]}`;
     const bad = (values: string[]) => `{"vectors":[${row(0)},${row(1, values)}],"namespace":"bad"}`;
     const ones = (n: number) => Array.from({ length: n }, () => "1");
     const cases: Array<[string, number, string, string]> = [
@@ -160,7 +243,12 @@ describe("JSON upserts over HTTP (the Pinecone client's body shape)", () => {
       [bad(ones(DIM - 1)), 400, "E_DIMENSION", "vectors[1].values"],
       [bad(Array.from({ length: DIM }, () => "0")), 400, "E_BAD_REQUEST", "vectors[1].values"],
       [bad([...ones(DIM), ""]), 400, "E_BODY", "body"],
-      [`{"vectors":[{"id":"a","values":[${ones(DIM).join(",")}],"metadata":{"__proto__":{"x":1}}}]}`, 400, "E_METADATA", "vectors[0].metadata.__proto__"],
+      [
+        `{"vectors":[{"id":"a","values":[${ones(DIM).join(",")}],"metadata":{"__proto__":{"x":1}}}]}`,
+        400,
+        "E_METADATA",
+        "vectors[0].metadata.__proto__",
+      ],
       [`{"vectors":[${row(0)}],"namespace":"bad","extra":1}`, 400, "E_BAD_REQUEST", "extra"],
     ];
     for (const [body, status, code, field] of cases) {
@@ -174,7 +262,14 @@ describe("JSON upserts over HTTP (the Pinecone client's body shape)", () => {
     const dim = 256;
     expect((await post("/v1/indexes", JSON.stringify({ name: "big", dimension: dim }))).status).toBe(201);
     const value = (b: number, i: number, d: number) => Math.fround(Math.sin(b * 7919 + i * 31 + d) * 3 + 0.25);
-    const body = (b: number) => JSON.stringify({ namespace: "big", vectors: Array.from({ length: 600 }, (_, i) => ({ id: `${b}-${i}`, values: Array.from({ length: dim }, (_, d) => value(b, i, d)) })) });
+    const body = (b: number) =>
+      JSON.stringify({
+        namespace: "big",
+        vectors: Array.from({ length: 600 }, (_, i) => ({
+          id: `${b}-${i}`,
+          values: Array.from({ length: dim }, (_, d) => value(b, i, d)),
+        })),
+      });
     expect(Buffer.byteLength(body(0))).toBeGreaterThan(2 << 20); // past the 1 MiB first reservation and the kept-buffer floor
     // 4 clients, 4 batches each, back to back: bodies arrive while others are decoded and applied
     const bodies = Array.from({ length: 16 }, (_, b) => body(b));
@@ -190,7 +285,11 @@ describe("JSON upserts over HTTP (the Pinecone client's body shape)", () => {
       const ids = [0, 299, 599].map((i) => `${b}-${i}`);
       let got: Record<string, { values: number[] }> = {};
       for (let t = 0; t < 500 && Object.keys(got).length < ids.length; t++) {
-        got = ((await (await fetch(`${server.url}/v1/indexes/big/vectors/fetch?namespace=big&${ids.map((id) => `ids=${id}`).join("&")}`)).json()) as any).vectors;
+        got = (
+          (await (
+            await fetch(`${server.url}/v1/indexes/big/vectors/fetch?namespace=big&${ids.map((id) => `ids=${id}`).join("&")}`)
+          ).json()) as any
+        ).vectors;
         if (Object.keys(got).length < ids.length) await new Promise((res) => setTimeout(res, 10));
       }
       for (const id of ids) {

@@ -16,7 +16,14 @@ import { MAIN, startServerProcess, type ServerProcess } from "../e2e/server-proc
 import { until } from "../e2e/until.js";
 
 // nano-USD: credit 200_000; an upsert of 500 vectors 1_000 + 500 x 100 = 51_000; a query 2_000 + 0.1 per row scanned.
-const CONFIG = { prices: { signupCredit: 0.0002, requests: { create_index: 0, upsert: 0.000001, query: 0.000002 }, per1kWritten: 0.0001, per1kScanned: 0.0000001 } };
+const CONFIG = {
+  prices: {
+    signupCredit: 0.0002,
+    requests: { create_index: 0, upsert: 0.000001, query: 0.000002 },
+    per1kWritten: 0.0001,
+    per1kScanned: 0.0000001,
+  },
+};
 const CREDIT = 200_000;
 const UPSERT = 51_000;
 const PER_UPSERT = 500;
@@ -43,7 +50,10 @@ describe("the wallet under concurrent writes and queries", () => {
   it("never goes below zero; accepted upserts are what the money allowed; credited - spent = balance", async () => {
     expect((await call(srv.url, key, "POST", "/v1/indexes", { name: "w", dimension: DIM })).status).toBe(201);
     const upserts = Array.from({ length: 50 }, (_, j) =>
-      call(srv.url, key, "POST", "/v1/indexes/w/vectors/upsert", { vectors: Array.from({ length: PER_UPSERT }, (_, i) => ({ id: `u${j}-${i}`, values: vec(j * PER_UPSERT + i) })) }));
+      call(srv.url, key, "POST", "/v1/indexes/w/vectors/upsert", {
+        vectors: Array.from({ length: PER_UPSERT }, (_, i) => ({ id: `u${j}-${i}`, values: vec(j * PER_UPSERT + i) })),
+      }),
+    );
     const queries = Array.from({ length: 50 }, (_, j) => call(srv.url, key, "POST", "/v1/indexes/w/query", { vector: vec(j), topK: 3 }));
     const replies = await Promise.all([...upserts, ...queries]);
     for (const r of replies) {
@@ -66,11 +76,17 @@ describe("the wallet under concurrent writes and queries", () => {
     expect(charges.filter((e) => e.op === "query")).toHaveLength(okQueries);
     expect(charges.reduce((s, c) => s + nano(c.costUsd), 0)).toBe(nano(w.spentUsd));
     // exactly the accepted vectors are stored
-    await until("the accepted vectors to be visible", () => call(srv.url, key, "GET", "/v1/indexes/w/describe_index_stats"), (r) => r.body?.totalVectorCount === okUpserts * PER_UPSERT);
+    await until(
+      "the accepted vectors to be visible",
+      () => call(srv.url, key, "GET", "/v1/indexes/w/describe_index_stats"),
+      (r) => r.body?.totalVectorCount === okUpserts * PER_UPSERT,
+    );
 
     // nothing is held once the storm is over: one more upsert goes through exactly when the balance covers it
     const left = nano(w.balanceUsd);
-    const one = await call(srv.url, key, "POST", "/v1/indexes/w/vectors/upsert", { vectors: Array.from({ length: PER_UPSERT }, (_, i) => ({ id: `last-${i}`, values: vec(i) })) });
+    const one = await call(srv.url, key, "POST", "/v1/indexes/w/vectors/upsert", {
+      vectors: Array.from({ length: PER_UPSERT }, (_, i) => ({ id: `last-${i}`, values: vec(i) })),
+    });
     expect(one.status).toBe(left >= UPSERT ? 200 : 402);
   }, 60_000);
 
@@ -80,10 +96,19 @@ describe("the wallet under concurrent writes and queries", () => {
     const http = new Client({ name: "svc-e2e", version: "1.0.0" });
     await http.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { "api-key": key } } }));
     const stdio = new Client({ name: "svc-e2e", version: "1.0.0" });
-    await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp"], env: { SVC_URL: srv.url, SVC_API_KEY: key, PATH: process.env.PATH ?? "" }, stderr: "pipe" }));
+    await stdio.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [MAIN, "mcp"],
+        env: { SVC_URL: srv.url, SVC_API_KEY: key, PATH: process.env.PATH ?? "" },
+        stderr: "pipe",
+      }),
+    );
     try {
       const vectors = Array.from({ length: PER_UPSERT }, (_, i) => ({ id: `mcp-${i}`, values: vec(i) }));
-      const results = (await Promise.all([http, stdio].flatMap((c) => Array.from({ length: 5 }, () => c.callTool({ name: "upsert", arguments: { index: "w", vectors } }))))) as CallToolResult[];
+      const results = (await Promise.all(
+        [http, stdio].flatMap((c) => Array.from({ length: 5 }, () => c.callTool({ name: "upsert", arguments: { index: "w", vectors } }))),
+      )) as CallToolResult[];
       for (const r of results) {
         expect(r.isError).toBe(true);
         expect(JSON.parse((r.content[0] as { text: string }).text).error.code).toBe("E_WALLET_EMPTY");

@@ -18,8 +18,18 @@ const CONFIG = {
   },
 };
 /** The same table in nano-USD, written out independently of the server's arithmetic. */
-const NANO = { signup: 10_000_000, create_index: 1_000_000, upsert: 100_000, query: 200_000, fetch: 50_000, other: 10_000, perWritten: 10_000, perScanned: 2_000 };
-const cost = (op: keyof typeof NANO, usage: { written?: number; scanned?: number } = {}) => NANO[op] + (usage.written ?? 0) * NANO.perWritten + (usage.scanned ?? 0) * NANO.perScanned;
+const NANO = {
+  signup: 10_000_000,
+  create_index: 1_000_000,
+  upsert: 100_000,
+  query: 200_000,
+  fetch: 50_000,
+  other: 10_000,
+  perWritten: 10_000,
+  perScanned: 2_000,
+};
+const cost = (op: keyof typeof NANO, usage: { written?: number; scanned?: number } = {}) =>
+  NANO[op] + (usage.written ?? 0) * NANO.perWritten + (usage.scanned ?? 0) * NANO.perScanned;
 const nano = (usd: number) => Math.round(usd * 1e9);
 
 interface Reply {
@@ -36,13 +46,21 @@ interface Wallet {
 }
 
 function createKey(dataDir: string, tenant: string, admin = false): string {
-  const r = spawnSync(process.execPath, [MAIN, "keys", "create", "--tenant", tenant, "--json", "--data", dataDir, ...(admin ? ["--admin"] : [])], { encoding: "utf8", timeout: 30_000 });
+  const r = spawnSync(
+    process.execPath,
+    [MAIN, "keys", "create", "--tenant", tenant, "--json", "--data", dataDir, ...(admin ? ["--admin"] : [])],
+    { encoding: "utf8", timeout: 30_000 },
+  );
   expect(r.status, r.stderr).toBe(0);
   return (JSON.parse(r.stdout) as { key: string }).key;
 }
 
 async function call(base: string, key: string, method: string, path: string, body?: unknown): Promise<Reply> {
-  const res = await fetch(base + path, { method, headers: { "api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(base + path, {
+    method,
+    headers: { "api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: text === "" ? undefined : JSON.parse(text) };
 }
@@ -52,7 +70,6 @@ async function wallet(base: string, key: string): Promise<Wallet> {
   expect(r.status).toBe(200);
   return r.body as Wallet;
 }
-
 
 const DIM = 8;
 /** Distinct float32-exact vectors. */
@@ -69,7 +86,11 @@ describe("wallets and metering (svc serve process)", () => {
   let exhausted: Wallet;
 
   const visibleCount = async (count: number) =>
-    until(`${count} vectors to be visible`, () => call(srv.url, adminKey, "GET", "/v1/indexes/m/describe_index_stats"), (r) => r.body?.totalVectorCount === count);
+    until(
+      `${count} vectors to be visible`,
+      () => call(srv.url, adminKey, "GET", "/v1/indexes/m/describe_index_stats"),
+      (r) => r.body?.totalVectorCount === count,
+    );
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), "svc-wallet-http-"));
@@ -95,7 +116,9 @@ describe("wallets and metering (svc serve process)", () => {
 
   it("each metered request deducts exactly its price: per op + per vector written + per vector scanned", async () => {
     expect((await call(srv.url, tenantKey, "POST", "/v1/indexes", { name: "m", dimension: DIM })).status).toBe(201);
-    expect((await call(srv.url, tenantKey, "POST", "/v1/indexes/m/vectors/upsert", { vectors: batch("v", 50) })).body).toEqual({ upsertedCount: 50 });
+    expect((await call(srv.url, tenantKey, "POST", "/v1/indexes/m/vectors/upsert", { vectors: batch("v", 50) })).body).toEqual({
+      upsertedCount: 50,
+    });
     await visibleCount(50);
     const q1 = await call(srv.url, tenantKey, "POST", "/v1/indexes/m/query", { vector: vec(3), topK: 3 });
     expect(q1.status).toBe(200);
@@ -103,11 +126,24 @@ describe("wallets and metering (svc serve process)", () => {
     expect(q1.body.matches[0].id).toBe("v3");
     // a filtered query scans (and pays for) only the 10 vectors its filter matches
     const q2 = await call(srv.url, tenantKey, "POST", "/v1/indexes/m/query", { vector: vec(3), topK: 20, filter: { group: { $eq: "a" } } });
-    expect(q2.body.matches.map((m: { id: string }) => m.id).sort()).toEqual(["v0", "v10", "v15", "v20", "v25", "v30", "v35", "v40", "v45", "v5"]);
+    expect(q2.body.matches.map((m: { id: string }) => m.id).sort()).toEqual([
+      "v0",
+      "v10",
+      "v15",
+      "v20",
+      "v25",
+      "v30",
+      "v35",
+      "v40",
+      "v45",
+      "v5",
+    ]);
     const f = await call(srv.url, tenantKey, "GET", "/v1/indexes/m/vectors/fetch?ids=v1&ids=v2");
     expect(Object.keys(f.body.vectors).sort()).toEqual(["v1", "v2"]);
     // a failed request costs nothing
-    expect((await call(srv.url, tenantKey, "POST", "/v1/indexes/m/query", { vector: [1, 2], topK: 3 })).body.error.code).toBe("E_DIMENSION");
+    expect((await call(srv.url, tenantKey, "POST", "/v1/indexes/m/query", { vector: [1, 2], topK: 3 })).body.error.code).toBe(
+      "E_DIMENSION",
+    );
     expect((await call(srv.url, tenantKey, "GET", "/v1/indexes/nope/vectors/fetch?ids=x")).status).toBe(404);
 
     const charges = [
@@ -128,7 +164,10 @@ describe("wallets and metering (svc serve process)", () => {
       { op: "credit:signup", cost: -NANO.signup, written: 0, scanned: 0 },
     ]);
     for (const e of w.recent) expect(e.ts).toBeGreaterThan(Date.now() - 600_000);
-    expect((await call(srv.url, tenantKey, "GET", "/v1/wallet?limit=2")).body.recent.map((e: { op: string }) => e.op)).toEqual(["fetch", "query"]);
+    expect((await call(srv.url, tenantKey, "GET", "/v1/wallet?limit=2")).body.recent.map((e: { op: string }) => e.op)).toEqual([
+      "fetch",
+      "query",
+    ]);
   });
 
   it("admin keys are unmetered: their upserts and queries leave the balance unchanged", async () => {
@@ -185,7 +224,10 @@ describe("wallets and metering (svc serve process)", () => {
     const f = await call(srv.url, adminKey, "GET", `/v1/indexes/m/vectors/fetch?ids=${`r${ok}-0`}&ids=late0&ids=v0`);
     expect(f.status).toBe(200);
     expect(Object.keys(f.body.vectors)).toEqual(["v0"]);
-    expect((await call(srv.url, adminKey, "GET", "/v1/indexes")).body.indexes.map((i: { name: string }) => i.name)).toEqual(["admin-made", "m"]);
+    expect((await call(srv.url, adminKey, "GET", "/v1/indexes")).body.indexes.map((i: { name: string }) => i.name)).toEqual([
+      "admin-made",
+      "m",
+    ]);
   });
 
   it("balances and usage survive a graceful restart (SIGTERM, same data dir)", async () => {
@@ -198,14 +240,26 @@ describe("wallets and metering (svc serve process)", () => {
 
   it("a deduction is durable before the reply: after SIGKILL right after a response, the restart has it", async () => {
     const key = createKey(dataDir, "bravo");
-    await until("the server to accept bravo's key", () => call(srv.url, key, "GET", "/v1/wallet"), (r) => r.status === 200);
+    await until(
+      "the server to accept bravo's key",
+      () => call(srv.url, key, "GET", "/v1/wallet"),
+      (r) => r.status === 200,
+    );
     expect((await call(srv.url, key, "POST", "/v1/indexes", { name: "k", dimension: 4 })).status).toBe(201);
-    expect((await call(srv.url, key, "POST", "/v1/indexes/k/vectors/upsert", { vectors: [1, 2, 3].map((i) => ({ id: `k${i}`, values: [i, 1, 0, 0] })) })).status).toBe(200);
+    expect(
+      (
+        await call(srv.url, key, "POST", "/v1/indexes/k/vectors/upsert", {
+          vectors: [1, 2, 3].map((i) => ({ id: `k${i}`, values: [i, 1, 0, 0] })),
+        })
+      ).status,
+    ).toBe(200);
     const seen = await wallet(srv.url, key);
     expect(nano(seen.balanceUsd)).toBe(NANO.signup - cost("create_index") - cost("upsert", { written: 3 }));
 
     // the last charged request: its reply is the acknowledgement, then the process dies at once
-    expect((await call(srv.url, key, "POST", "/v1/indexes/k/vectors/upsert", { vectors: [{ id: "k4", values: [4, 1, 0, 0] }] })).body).toEqual({ upsertedCount: 1 });
+    expect(
+      (await call(srv.url, key, "POST", "/v1/indexes/k/vectors/upsert", { vectors: [{ id: "k4", values: [4, 1, 0, 0] }] })).body,
+    ).toEqual({ upsertedCount: 1 });
     const exited = new Promise((r) => srv.child.once("exit", (_code, signal) => r(signal)));
     srv.child.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
@@ -226,9 +280,19 @@ describe("wallets and metering (svc serve process)", () => {
 
   it("a read's charge leaves the balance before its reply and is durable by the next group commit (SIGKILL after it keeps it)", async () => {
     const key = createKey(dataDir, "charlie");
-    await until("the server to accept charlie's key", () => call(srv.url, key, "GET", "/v1/wallet"), (r) => r.status === 200);
+    await until(
+      "the server to accept charlie's key",
+      () => call(srv.url, key, "GET", "/v1/wallet"),
+      (r) => r.status === 200,
+    );
     expect((await call(srv.url, key, "POST", "/v1/indexes", { name: "c", dimension: 4 })).status).toBe(201);
-    expect((await call(srv.url, key, "POST", "/v1/indexes/c/vectors/upsert", { vectors: [1, 2].map((i) => ({ id: `c${i}`, values: [i, 1, 0, 0] })) })).status).toBe(200);
+    expect(
+      (
+        await call(srv.url, key, "POST", "/v1/indexes/c/vectors/upsert", {
+          vectors: [1, 2].map((i) => ({ id: `c${i}`, values: [i, 1, 0, 0] })),
+        })
+      ).status,
+    ).toBe(200);
     const seen = await wallet(srv.url, key);
     // reads: a POST query and a GET fetch; the wallet shows both charges at once
     expect((await call(srv.url, key, "POST", "/v1/indexes/c/query", { vector: [1, 1, 0, 0], topK: 1 })).status).toBe(200);
@@ -243,6 +307,11 @@ describe("wallets and metering (svc serve process)", () => {
     srv = await startServerProcess({ dataDir });
     const after = await wallet(srv.url, key);
     expect(nano(after.spentUsd)).toBe(nano(seen.spentUsd) + charged);
-    expect(after.recent.slice(0, 2).map((r: { op: string }) => r.op).sort()).toEqual(["fetch", "query"]);
+    expect(
+      after.recent
+        .slice(0, 2)
+        .map((r: { op: string }) => r.op)
+        .sort(),
+    ).toEqual(["fetch", "query"]);
   });
 });

@@ -50,7 +50,8 @@ describe("bundle", () => {
       const counters = new Int32Array(dim).map(() => (rand() % 5) - 2); // many zeros
       const c = heap.put(counters);
       const tie = heap.put(randomBytes(rand(), w * 8));
-      const fast = heap.alloc(w * 8), ref = heap.alloc(w * 8);
+      const fast = heap.alloc(w * 8),
+        ref = heap.alloc(w * 8);
       kernels.bundleThreshold(c, dim, tie, fast);
       kernels.bundleThreshold(c, dim, tie, ref, "reference");
       expect(row(fast, w)).toEqual(row(ref, w));
@@ -58,8 +59,13 @@ describe("bundle", () => {
   });
 
   it("majority of an odd bundle is per-bit majority; ties take the seeded tie row", () => {
-    const dim = 200, w = wordsFor(dim);
-    const rows = [0, 1, 2].map((s) => { const b = randomBytes(s + 40, w * 8); clearPadding(b, dim); return b; });
+    const dim = 200,
+      w = wordsFor(dim);
+    const rows = [0, 1, 2].map((s) => {
+      const b = randomBytes(s + 40, w * 8);
+      clearPadding(b, dim);
+      return b;
+    });
     const counters = heap.calloc(dim * 4);
     for (const r of rows) kernels.bundleAdd(counters, heap.put(r), dim);
     const tie = heap.put(randomBytes(99, w * 8));

@@ -26,7 +26,8 @@ export function clearPadding(row: Uint8Array, dimBits: number): void {
 /** A row that duplicates rows so ties are certain: row i copies row i % period. */
 export function duplicateRows(kernels: Kernels, arena: RowArena, period: number): void {
   const bytes = kernels.heap.bytes();
-  for (let r = period; r < arena.count; r++) bytes.copyWithin(arena.rowPtr(r), arena.rowPtr(r % period), arena.rowPtr(r % period) + arena.rowBytes);
+  for (let r = period; r < arena.count; r++)
+    bytes.copyWithin(arena.rowPtr(r), arena.rowPtr(r % period), arena.rowPtr(r % period) + arena.rowBytes);
 }
 
 export { mulberry32 };

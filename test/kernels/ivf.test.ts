@@ -5,7 +5,12 @@ import { duplicateRows, mulberry32, randomArena, randomQuery } from "./helpers.j
 const kernels = Kernels.create();
 
 /** Reference: exact top-k (ascending distance, ties by row) over the rows that pass `keep`, by the scalar reference distance. */
-function reference(arena: { rowPtr(r: number): number; words: number; count: number }, q: number, k: number, keep: (r: number) => boolean): Array<[number, number]> {
+function reference(
+  arena: { rowPtr(r: number): number; words: number; count: number },
+  q: number,
+  k: number,
+  keep: (r: number) => boolean,
+): Array<[number, number]> {
   const all: Array<[number, number]> = [];
   for (let r = 0; r < arena.count; r++) if (keep(r)) all.push([kernels.hamming(arena.rowPtr(r), q, arena.words, "reference"), r]);
   all.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
@@ -21,7 +26,14 @@ describe("inverted-file kernels", () => {
       duplicateRows(kernels, arena, 700); // ties
       const q = randomQuery(kernels, dimBits, arena.words, 9);
       const next = mulberry32(dimBits + 1);
-      const ranges: Array<[number, number]> = [[0, 0], [5, 130], [900, 1500], [2999, 3000], [1600, 1601], [2000, 2700]];
+      const ranges: Array<[number, number]> = [
+        [0, 0],
+        [5, 130],
+        [900, 1500],
+        [2999, 3000],
+        [1600, 1601],
+        [2000, 2700],
+      ];
       const inRange = (r: number) => ranges.some(([s, e]) => r >= s && r < e);
       const mask = kernels.heap.calloc(Math.ceil(3000 / 64) * 8);
       const words = kernels.heap.u32(mask, Math.ceil(3000 / 64) * 2);
@@ -35,7 +47,9 @@ describe("inverted-file kernels", () => {
       try {
         for (const k of [1, 10, 100]) {
           expect(pairs(kernels.topKRanges(arena, rp, ranges.length, q, k))).toEqual(reference(arena, q, k, inRange));
-          expect(pairs(kernels.topKRanges(arena, rp, ranges.length, q, k, mask))).toEqual(reference(arena, q, k, (r) => inRange(r) && set.has(r)));
+          expect(pairs(kernels.topKRanges(arena, rp, ranges.length, q, k, mask))).toEqual(
+            reference(arena, q, k, (r) => inRange(r) && set.has(r)),
+          );
         }
       } finally {
         kernels.heap.release(rp);
@@ -66,7 +80,8 @@ describe("inverted-file kernels", () => {
     const got = kernels.heap.u32(out, 500).slice();
     const gotD = kernels.heap.u32(dists, 500).slice();
     for (let r = 0; r < 500; r++) {
-      let best = Infinity, arg = -1;
+      let best = Infinity,
+        arg = -1;
       for (let c = 0; c < 37; c++) {
         const d = kernels.hamming(arena.rowPtr(r), cents.rowPtr(c), arena.words, "reference");
         if (d < best) [best, arg] = [d, c];

@@ -16,33 +16,43 @@ describe("dotNorm", () => {
   it("fast equals the scalar reference bit for bit, and a plain f64 sum within rounding", () => {
     const f32 = fc.float({ min: -1e6, max: 1e6, noNaN: true, noDefaultInfinity: true });
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 300 }).chain((dim) => fc.tuple(fc.float32Array({ minLength: dim, maxLength: dim, min: -1e6, max: 1e6, noNaN: true }), fc.array(f32, { minLength: dim, maxLength: dim }))), ([q, xs]) => {
-        const dim = q.length;
-        const x = Float32Array.from(xs);
-        const qp = heap.put(q);
-        const xp = heap.put(x);
-        const fast = heap.alloc(16);
-        const ref = heap.alloc(16);
-        try {
-          kernels.dotNorm(qp, xp, dim, fast);
-          kernels.dotNorm(qp, xp, dim, ref, "reference");
-          const f = new Float64Array(heap.memory.buffer, fast, 2).slice();
-          const r = new Float64Array(heap.memory.buffer, ref, 2).slice();
-          expect(f).toEqual(r);
-          let dot = 0;
-          let norm = 0;
-          let scale = 0;
-          for (let j = 0; j < dim; j++) {
-            dot += q[j]! * x[j]!;
-            norm += x[j]! * x[j]!;
-            scale += Math.abs(q[j]! * x[j]!);
+      fc.property(
+        fc
+          .integer({ min: 1, max: 300 })
+          .chain((dim) =>
+            fc.tuple(
+              fc.float32Array({ minLength: dim, maxLength: dim, min: -1e6, max: 1e6, noNaN: true }),
+              fc.array(f32, { minLength: dim, maxLength: dim }),
+            ),
+          ),
+        ([q, xs]) => {
+          const dim = q.length;
+          const x = Float32Array.from(xs);
+          const qp = heap.put(q);
+          const xp = heap.put(x);
+          const fast = heap.alloc(16);
+          const ref = heap.alloc(16);
+          try {
+            kernels.dotNorm(qp, xp, dim, fast);
+            kernels.dotNorm(qp, xp, dim, ref, "reference");
+            const f = new Float64Array(heap.memory.buffer, fast, 2).slice();
+            const r = new Float64Array(heap.memory.buffer, ref, 2).slice();
+            expect(f).toEqual(r);
+            let dot = 0;
+            let norm = 0;
+            let scale = 0;
+            for (let j = 0; j < dim; j++) {
+              dot += q[j]! * x[j]!;
+              norm += x[j]! * x[j]!;
+              scale += Math.abs(q[j]! * x[j]!);
+            }
+            expect(Math.abs(f[0]! - dot)).toBeLessThanOrEqual(1e-12 * scale + 1e-300);
+            expect(Math.abs(f[1]! - norm)).toBeLessThanOrEqual(1e-12 * norm + 1e-300);
+          } finally {
+            for (const ptr of [qp, xp, fast, ref]) heap.release(ptr);
           }
-          expect(Math.abs(f[0]! - dot)).toBeLessThanOrEqual(1e-12 * scale + 1e-300);
-          expect(Math.abs(f[1]! - norm)).toBeLessThanOrEqual(1e-12 * norm + 1e-300);
-        } finally {
-          for (const ptr of [qp, xp, fast, ref]) heap.release(ptr);
-        }
-      }),
+        },
+      ),
       { seed: 20261126, numRuns: 200 },
     );
   });
@@ -54,22 +64,32 @@ describe("asymScores", () => {
       const arena = randomArena(kernels, 500, dim, dim);
       const { rows, unpin } = arena.pin();
       fc.assert(
-        fc.property(fc.uniqueArray(fc.integer({ min: 0, max: 499 }), { minLength: 1, maxLength: 200 }), fc.integer({ min: 1, max: 60 }), fc.integer(), (list, keep, seed) => {
-          let s = seed;
-          const rotated = Float32Array.from({ length: dim }, () => ((s = (Math.imul(s, 1103515245) + 12345) | 0) / 2 ** 31));
-          const scorer = new AsymmetricScorer(rotated, dim);
-          const bytes = heap.bytes();
-          const want = list.map((r) => ({ r, s: scorer.score(bytes, rows.base + r * rows.words * 8) }));
-          const candidates = Uint32Array.from(list);
-          const best = bestEstimated(kernels, rows, candidates, rotated, keep);
-          if (list.length <= keep) expect(best).toBe(candidates);
-          else {
-            want.sort((a, b) => b.s - a.s || a.r - b.r);
-            // which rows are kept matters (in no particular order: rescoring sorts them)
-            const byRow = (a: number, b: number) => a - b;
-            expect(Array.from(best).sort(byRow)).toEqual(want.slice(0, keep).map((w) => w.r).sort(byRow));
-          }
-        }),
+        fc.property(
+          fc.uniqueArray(fc.integer({ min: 0, max: 499 }), { minLength: 1, maxLength: 200 }),
+          fc.integer({ min: 1, max: 60 }),
+          fc.integer(),
+          (list, keep, seed) => {
+            let s = seed;
+            const rotated = Float32Array.from({ length: dim }, () => (s = (Math.imul(s, 1103515245) + 12345) | 0) / 2 ** 31);
+            const scorer = new AsymmetricScorer(rotated, dim);
+            const bytes = heap.bytes();
+            const want = list.map((r) => ({ r, s: scorer.score(bytes, rows.base + r * rows.words * 8) }));
+            const candidates = Uint32Array.from(list);
+            const best = bestEstimated(kernels, rows, candidates, rotated, keep);
+            if (list.length <= keep) expect(best).toBe(candidates);
+            else {
+              want.sort((a, b) => b.s - a.s || a.r - b.r);
+              // which rows are kept matters (in no particular order: rescoring sorts them)
+              const byRow = (a: number, b: number) => a - b;
+              expect(Array.from(best).sort(byRow)).toEqual(
+                want
+                  .slice(0, keep)
+                  .map((w) => w.r)
+                  .sort(byRow),
+              );
+            }
+          },
+        ),
         { seed: dim, numRuns: 30 },
       );
       unpin();

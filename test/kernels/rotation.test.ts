@@ -10,7 +10,8 @@ function gaussian(rand: () => number, n: number, sparsity = 0): Float32Array {
   const out = new Float32Array(n);
   for (let i = 0; i < n; i++) {
     if (sparsity && rand() / 2 ** 32 < sparsity) continue;
-    const u = (rand() + 1) / 2 ** 32, v = rand() / 2 ** 32;
+    const u = (rand() + 1) / 2 ** 32,
+      v = rand() / 2 ** 32;
     out[i] = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
   }
   return out;
@@ -23,8 +24,10 @@ describe("float32 -> bits", () => {
       const rot = new Rotation(kernels, dim, 42);
       const w = wordsFor(dim);
       const x = gaussian(rand, dim);
-      const out = heap.alloc(w * 8), refOut = heap.alloc(w * 8);
-      const rotated = heap.alloc(rot.P * 8), tmp = heap.alloc(rot.P * 8);
+      const out = heap.alloc(w * 8),
+        refOut = heap.alloc(w * 8);
+      const rotated = heap.alloc(rot.P * 8),
+        tmp = heap.alloc(rot.P * 8);
       rot.encode(x, out);
       const src = heap.put(x);
       expect(kernels.encodeReference(src, dim, rot, rotated, tmp, refOut)).toBe(true);
@@ -43,11 +46,19 @@ describe("float32 -> bits", () => {
 
   it("is deterministic in the seed, scale-invariant, and writes the normalized input", () => {
     const rand = mulberry32(4);
-    const dim = 1024, n = 3, w = wordsFor(dim);
+    const dim = 1024,
+      n = 3,
+      w = wordsFor(dim);
     const x = gaussian(rand, dim * n);
-    const a = heap.alloc(n * w * 8), b = heap.alloc(n * w * 8), c = heap.alloc(n * w * 8), norm = heap.alloc(n * dim * 4);
+    const a = heap.alloc(n * w * 8),
+      b = heap.alloc(n * w * 8),
+      c = heap.alloc(n * w * 8),
+      norm = heap.alloc(n * dim * 4);
     new Rotation(kernels, dim, 9).encode(x, a, norm);
-    new Rotation(kernels, dim, 9).encode(x.map((v) => v * 3.5), b);
+    new Rotation(kernels, dim, 9).encode(
+      x.map((v) => v * 3.5),
+      b,
+    );
     new Rotation(kernels, dim, 10).encode(x, c);
     const bytes = heap.bytes();
     expect(bytes.slice(a, a + n * w * 8)).toEqual(bytes.slice(b, b + n * w * 8));
@@ -63,15 +74,26 @@ describe("float32 -> bits", () => {
   it("rotation keeps angular structure on sparse vectors where plain signs fail", () => {
     // Sparse non-negative vectors: plain sign bits are almost all 1 or 0 and lose the angle.
     const rand = mulberry32(5);
-    const dim = 256, w = wordsFor(dim), pairs = 200;
+    const dim = 256,
+      w = wordsFor(dim),
+      pairs = 200;
     const rot = new Rotation(kernels, dim, 1);
-    let errRot = 0, errPlain = 0;
+    let errRot = 0,
+      errPlain = 0;
     for (let p = 0; p < pairs; p++) {
-      const u = gaussian(rand, dim, 0.9).map(Math.abs), v = gaussian(rand, dim, 0.9).map(Math.abs);
-      let dot = 0, nu = 0, nv = 0;
-      for (let j = 0; j < dim; j++) { dot += u[j]! * v[j]!; nu += u[j]! ** 2; nv += v[j]! ** 2; }
+      const u = gaussian(rand, dim, 0.9).map(Math.abs),
+        v = gaussian(rand, dim, 0.9).map(Math.abs);
+      let dot = 0,
+        nu = 0,
+        nv = 0;
+      for (let j = 0; j < dim; j++) {
+        dot += u[j]! * v[j]!;
+        nu += u[j]! ** 2;
+        nv += v[j]! ** 2;
+      }
       const angle = Math.acos(Math.min(1, dot / Math.sqrt(nu * nv))) / Math.PI;
-      const ru = heap.alloc(w * 8), rv = heap.alloc(w * 8);
+      const ru = heap.alloc(w * 8),
+        rv = heap.alloc(w * 8);
       rot.encode(u, ru);
       rot.encode(v, rv);
       errRot += Math.abs(kernels.hamming(ru, rv, w) / dim - angle);

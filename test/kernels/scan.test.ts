@@ -46,7 +46,8 @@ describe("hammingTopK equals its scalar reference", () => {
     const q = arena.rowPtr(2);
     for (let start = 0; start < 5; start++) {
       for (let n = 0; n <= 12; n++) {
-        for (const k of [1, 3, 20]) expect(kernels.topK(arena, start, start + n, q, k)).toEqual(kernels.topK(arena, start, start + n, q, k, "reference"));
+        for (const k of [1, 3, 20])
+          expect(kernels.topK(arena, start, start + n, q, k)).toEqual(kernels.topK(arena, start, start + n, q, k, "reference"));
       }
     }
   });
@@ -72,7 +73,11 @@ describe("masked and candidate-list scans equal their references", () => {
         const density = [0, 0.01, 0.3, 1][trial % 4]!;
         const maskBytes = new Uint8Array(Math.ceil(n / 64) * 8);
         const ids: number[] = [];
-        for (let r = 0; r < n; r++) if (rand() / 2 ** 32 < density) { maskBytes[r >> 3]! |= 1 << (r & 7); ids.push(r); }
+        for (let r = 0; r < n; r++)
+          if (rand() / 2 ** 32 < density) {
+            maskBytes[r >> 3]! |= 1 << (r & 7);
+            ids.push(r);
+          }
         const mask = kernels.heap.put(maskBytes);
         const start = rand() % n;
         const end = start + (rand() % (n - start + 1));
@@ -119,7 +124,11 @@ describe("blocked multi-query scan", () => {
         for (const k of [1, 10, n + 2]) {
           for (const path of ["popcnt", "table", "auto"] as const) {
             const multi = kernels.topKMulti(arena, start, n, queries, nq, k, path);
-            multi.forEach((res, j) => expect(res, `${path} dim ${dim} nq ${nq} k ${k} query ${j}`).toEqual(kernels.topK(arena, start, n, queries + j * arena.rowBytes, k, "reference")));
+            multi.forEach((res, j) =>
+              expect(res, `${path} dim ${dim} nq ${nq} k ${k} query ${j}`).toEqual(
+                kernels.topK(arena, start, n, queries + j * arena.rowBytes, k, "reference"),
+              ),
+            );
           }
         }
       }

@@ -8,7 +8,9 @@ import { randomBytes } from "../../src/kernels/random.js";
 describe("SharedHeap", () => {
   it("allocates aligned, reuses released blocks, and folds the top back", () => {
     const heap = new SharedHeap();
-    const a = heap.alloc(10), b = heap.alloc(100), c = heap.alloc(1);
+    const a = heap.alloc(10),
+      b = heap.alloc(100),
+      c = heap.alloc(1);
     expect(a).toBe(HEAP_BASE);
     for (const p of [a, b, c]) expect(p % 16).toBe(0);
     expect(b - a).toBe(16);
@@ -22,7 +24,9 @@ describe("SharedHeap", () => {
 
   it("merges a released block with free neighbours, so a hole serves a block as large as the blocks it held", () => {
     const heap = new SharedHeap();
-    const a = heap.alloc(64), b = heap.alloc(32), c = heap.alloc(48);
+    const a = heap.alloc(64),
+      b = heap.alloc(32),
+      c = heap.alloc(48);
     heap.alloc(16); // keeps a..c off the top
     heap.release(a);
     heap.release(c);
@@ -70,7 +74,11 @@ describe("SharedHeap", () => {
 
   it("merges a released block with free neighbours on both sides, so a block as large as both fits where they were", () => {
     // issue 20.8: unmerged pieces never fit a larger block, so the top (and the memory, which never shrinks) kept rising
-    for (const order of [[0, 1, 2], [2, 1, 0], [0, 2, 1]]) {
+    for (const order of [
+      [0, 1, 2],
+      [2, 1, 0],
+      [0, 2, 1],
+    ]) {
       const heap = new SharedHeap();
       const blocks = [heap.alloc(1000), heap.alloc(1000), heap.alloc(1000)];
       const pin = heap.alloc(16); // keeps the three off the top
@@ -103,7 +111,10 @@ describe("SharedHeap", () => {
             live.delete(ptr);
             heap.release(ptr);
           }
-          const spans = [...[...live].map(([p, n]) => [p, Math.ceil(Math.max(n, 16) / 16) * 16, "live"] as const), ...heap.freeBlocks().map(([p, n]) => [p, n, "free"] as const)].sort((x, y) => x[0] - y[0]);
+          const spans = [
+            ...[...live].map(([p, n]) => [p, Math.ceil(Math.max(n, 16) / 16) * 16, "live"] as const),
+            ...heap.freeBlocks().map(([p, n]) => [p, n, "free"] as const),
+          ].sort((x, y) => x[0] - y[0]);
           for (let i = 1; i < spans.length; i++) {
             const [p0, n0, k0] = spans[i - 1]!;
             const [p1, , k1] = spans[i]!;
@@ -147,12 +158,69 @@ describe("ABI check", () => {
   it("refuses a module whose ABI_VERSION differs, with E_ABI", () => {
     // A hand-assembled module: imports a shared memory, exports abiVersion() returning 2 (an older ABI).
     const bytes = Uint8Array.from([
-      0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-      0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, // type: () -> i32
-      0x02, 0x12, 0x01, 0x03, 0x65, 0x6e, 0x76, 0x06, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 0x02, 0x03, 0x01, 0x80, 0x80, 0x04, // import env.memory shared 1..65536
-      0x03, 0x02, 0x01, 0x00, // one function of type 0
-      0x07, 0x0e, 0x01, 0x0a, 0x61, 0x62, 0x69, 0x56, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e, 0x00, 0x00, // export "abiVersion"
-      0x0a, 0x06, 0x01, 0x04, 0x00, 0x41, 0x02, 0x0b, // body: i32.const 2
+      0x00,
+      0x61,
+      0x73,
+      0x6d,
+      0x01,
+      0x00,
+      0x00,
+      0x00,
+      0x01,
+      0x05,
+      0x01,
+      0x60,
+      0x00,
+      0x01,
+      0x7f, // type: () -> i32
+      0x02,
+      0x12,
+      0x01,
+      0x03,
+      0x65,
+      0x6e,
+      0x76,
+      0x06,
+      0x6d,
+      0x65,
+      0x6d,
+      0x6f,
+      0x72,
+      0x79,
+      0x02,
+      0x03,
+      0x01,
+      0x80,
+      0x80,
+      0x04, // import env.memory shared 1..65536
+      0x03,
+      0x02,
+      0x01,
+      0x00, // one function of type 0
+      0x07,
+      0x0e,
+      0x01,
+      0x0a,
+      0x61,
+      0x62,
+      0x69,
+      0x56,
+      0x65,
+      0x72,
+      0x73,
+      0x69,
+      0x6f,
+      0x6e,
+      0x00,
+      0x00, // export "abiVersion"
+      0x0a,
+      0x06,
+      0x01,
+      0x04,
+      0x00,
+      0x41,
+      0x02,
+      0x0b, // body: i32.const 2
     ]);
     const wrong = new WebAssembly.Module(bytes);
     expect(() => Kernels.create(new SharedHeap(), wrong)).toThrowError(expect.objectContaining({ code: "E_ABI" }));

@@ -17,7 +17,14 @@ const KEYS = ["k1", "k2", "k3"];
 
 type Op = { kind: "open"; key: number | null; addr: number } | { kind: "close"; pick: number } | { kind: "touch"; pick: number };
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant("open" as const), key: fc.option(fc.integer({ min: 0, max: KEYS.length - 1 }), { nil: null }), addr: fc.integer({ min: 0, max: ADDRESSES.length - 1 }) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant("open" as const),
+      key: fc.option(fc.integer({ min: 0, max: KEYS.length - 1 }), { nil: null }),
+      addr: fc.integer({ min: 0, max: ADDRESSES.length - 1 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("close" as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("touch" as const), pick: fc.nat() }) },
 );
@@ -25,49 +32,57 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 describe("SessionTable", () => {
   it("never holds more than max, per address (keyless, /64) or per key; evicts only the least recently seen keyless session; refuses exactly when the rules say", () => {
     fc.assert(
-      fc.property(fc.record({ max: fc.integer({ min: 1, max: 8 }), perAddress: fc.integer({ min: 1, max: 4 }), perKey: fc.integer({ min: 1, max: 4 }) }), fc.array(op, { maxLength: 80 }), (limits: SessionLimits, ops) => {
-        const t = new SessionTable<string>(limits);
-        // the model: id -> {owner, keyed, lastSeen}
-        const model = new Map<string, { owner: string; keyed: boolean; lastSeen: number }>();
-        let now = 0;
-        let seq = 0;
-        for (const o of ops) {
-          now++;
-          const ids = [...model.keys()];
-          if (o.kind === "close" && ids.length > 0) {
-            const id = ids[o.pick % ids.length]!;
-            expect(t.delete(id)).toBe(true);
-            model.delete(id);
-          } else if (o.kind === "touch" && ids.length > 0) {
-            const id = ids[o.pick % ids.length]!;
-            t.touch(id, now);
-            model.get(id)!.lastSeen = now;
-          } else if (o.kind === "open") {
-            const keyed = o.key !== null;
-            const owner = keyed ? `k:${KEYS[o.key!]}` : `a:${clientKey(ADDRESSES[o.addr])}`;
-            const held = [...model.values()].filter((e) => e.owner === owner).length;
-            const keyless = [...model.entries()].filter(([, e]) => !e.keyed).sort((a, b) => a[1].lastSeen - b[1].lastSeen);
-            const id = `s${++seq}`;
-            let expected: "share" | "full" | "ok" = "ok";
-            if (held >= (keyed ? limits.perKey : limits.perAddress)) expected = "share";
-            else if (model.size >= limits.max && keyless.length === 0) expected = "full";
-            try {
-              const evicted = t.open(id, id, keyed ? KEYS[o.key!]! : null, ADDRESSES[o.addr], now);
-              expect(expected).toBe("ok");
-              if (model.size >= limits.max) {
-                expect(evicted.map(([v]) => v)).toEqual([keyless[0]![0]]);
-                model.delete(keyless[0]![0]);
-              } else expect(evicted).toEqual([]);
-              model.set(id, { owner, keyed, lastSeen: now });
-            } catch (e) {
-              expect((e as SvcError).code).toBe(expected === "share" ? "E_TOO_MANY_SESSIONS" : "E_CLOSED");
+      fc.property(
+        fc.record({
+          max: fc.integer({ min: 1, max: 8 }),
+          perAddress: fc.integer({ min: 1, max: 4 }),
+          perKey: fc.integer({ min: 1, max: 4 }),
+        }),
+        fc.array(op, { maxLength: 80 }),
+        (limits: SessionLimits, ops) => {
+          const t = new SessionTable<string>(limits);
+          // the model: id -> {owner, keyed, lastSeen}
+          const model = new Map<string, { owner: string; keyed: boolean; lastSeen: number }>();
+          let now = 0;
+          let seq = 0;
+          for (const o of ops) {
+            now++;
+            const ids = [...model.keys()];
+            if (o.kind === "close" && ids.length > 0) {
+              const id = ids[o.pick % ids.length]!;
+              expect(t.delete(id)).toBe(true);
+              model.delete(id);
+            } else if (o.kind === "touch" && ids.length > 0) {
+              const id = ids[o.pick % ids.length]!;
+              t.touch(id, now);
+              model.get(id)!.lastSeen = now;
+            } else if (o.kind === "open") {
+              const keyed = o.key !== null;
+              const owner = keyed ? `k:${KEYS[o.key!]}` : `a:${clientKey(ADDRESSES[o.addr])}`;
+              const held = [...model.values()].filter((e) => e.owner === owner).length;
+              const keyless = [...model.entries()].filter(([, e]) => !e.keyed).sort((a, b) => a[1].lastSeen - b[1].lastSeen);
+              const id = `s${++seq}`;
+              let expected: "share" | "full" | "ok" = "ok";
+              if (held >= (keyed ? limits.perKey : limits.perAddress)) expected = "share";
+              else if (model.size >= limits.max && keyless.length === 0) expected = "full";
+              try {
+                const evicted = t.open(id, id, keyed ? KEYS[o.key!]! : null, ADDRESSES[o.addr], now);
+                expect(expected).toBe("ok");
+                if (model.size >= limits.max) {
+                  expect(evicted.map(([v]) => v)).toEqual([keyless[0]![0]]);
+                  model.delete(keyless[0]![0]);
+                } else expect(evicted).toEqual([]);
+                model.set(id, { owner, keyed, lastSeen: now });
+              } catch (e) {
+                expect((e as SvcError).code).toBe(expected === "share" ? "E_TOO_MANY_SESSIONS" : "E_CLOSED");
+              }
             }
+            expect(t.size).toBe(model.size);
+            expect(t.size).toBeLessThanOrEqual(limits.max);
+            for (const id of model.keys()) expect(t.get(id)).toBe(id);
           }
-          expect(t.size).toBe(model.size);
-          expect(t.size).toBeLessThanOrEqual(limits.max);
-          for (const id of model.keys()) expect(t.get(id)).toBe(id);
-        }
-      }),
+        },
+      ),
       { seed: 2009, numRuns: 300 },
     );
   });

@@ -15,7 +15,17 @@ import { SvcError } from "../../src/errors.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { CausalService } from "../../src/hd/causal/service.js";
 import { KnowledgeGraphs } from "../../src/hd/kg/service.js";
-import { CONTAINER_TYPE, decodeRecords, encodeRecords, exportContainer, exportSchema, importContainer, readContainer, writeContainer, type Manifest } from "../../src/memory/container.js";
+import {
+  CONTAINER_TYPE,
+  decodeRecords,
+  encodeRecords,
+  exportContainer,
+  exportSchema,
+  importContainer,
+  readContainer,
+  writeContainer,
+  type Manifest,
+} from "../../src/memory/container.js";
 import type { ContainerRecord } from "../../src/memory/record-fields.js";
 import { DAY_MS, RecordService } from "../../src/memory/records.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
@@ -23,10 +33,34 @@ import { ScanPool } from "../../src/pool/scan-pool.js";
 const T0 = 1_700_000_000_000;
 
 const RECORDS: ContainerRecord[] = [
-  { id: "rec_00000000000000a1", kind: "decision", text: "use PostgreSQL", tags: ["db", "billing"], ts: T0, meta: { by: "ana", score: 0.5, nested: { list: [1, "two", null, true] } } },
+  {
+    id: "rec_00000000000000a1",
+    kind: "decision",
+    text: "use PostgreSQL",
+    tags: ["db", "billing"],
+    ts: T0,
+    meta: { by: "ana", score: 0.5, nested: { list: [1, "two", null, true] } },
+  },
   { id: "rec_00000000000000a2", kind: "note", text: "ünïcødé ✓ 日本語 \u0000 text", tags: [], ts: 0, meta: {} },
-  { id: "rec_00000000000000a3", kind: "mistake", text: "x".repeat(65_536), tags: ["big"], ts: T0 + 1, meta: { k: "v" }, ttlDays: 3, exp: T0 + 3 * DAY_MS },
-  { id: "rec_ff", kind: "tool_call", text: "short id", tags: ["a", "b", "c"], ts: Number.MAX_SAFE_INTEGER, meta: { deep: { deeper: { deepest: 1 } } }, exp: 5 },
+  {
+    id: "rec_00000000000000a3",
+    kind: "mistake",
+    text: "x".repeat(65_536),
+    tags: ["big"],
+    ts: T0 + 1,
+    meta: { k: "v" },
+    ttlDays: 3,
+    exp: T0 + 3 * DAY_MS,
+  },
+  {
+    id: "rec_ff",
+    kind: "tool_call",
+    text: "short id",
+    tags: ["a", "b", "c"],
+    ts: Number.MAX_SAFE_INTEGER,
+    meta: { deep: { deeper: { deepest: 1 } } },
+    exp: 5,
+  },
 ];
 
 /** records.nmm read by hand: "SVCNMM01", then u32 LE length + msgpack map per record. */
@@ -51,7 +85,15 @@ function frame(obj: unknown): Buffer {
 }
 const nmm = (...objs: unknown[]) => Buffer.concat([Buffer.from("SVCNMM01"), ...objs.map(frame)]);
 
-const manifestOf = (count: number, extra: Record<string, unknown> = {}) => ({ schema_version: 1, exported_at_ms: T0, namespace: "ns", sections: ["records"], counts: { records: count }, exported_by: "test", ...extra });
+const manifestOf = (count: number, extra: Record<string, unknown> = {}) => ({
+  schema_version: 1,
+  exported_at_ms: T0,
+  namespace: "ns",
+  sections: ["records"],
+  counts: { records: count },
+  exported_by: "test",
+  ...extra,
+});
 
 /** A zip with the given entries (strings or bytes); `null` leaves an entry out. */
 async function zipOf(entries: Record<string, string | Buffer | null>): Promise<Buffer> {
@@ -61,7 +103,12 @@ async function zipOf(entries: Record<string, string | Buffer | null>): Promise<B
 }
 
 async function expectContainerError(p: () => Promise<unknown> | unknown, message?: RegExp): Promise<void> {
-  const err = await Promise.resolve().then(p).then(() => null, (e: unknown) => e);
+  const err = await Promise.resolve()
+    .then(p)
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
   expect(err).toBeInstanceOf(SvcError);
   const e = err as SvcError;
   expect({ code: e.code, status: e.status, field: e.field }).toEqual({ code: "E_CONTAINER", status: 400, field: "file" });
@@ -78,7 +125,18 @@ describe("records.nmm", () => {
     frames.forEach((f, i) => {
       const r = RECORDS[i]!;
       // exactly the documented keys; ttlDays and exp only when present
-      expect(Object.keys(f).sort()).toEqual(["id", "kind", "meta", "tags", "text", "ts", ...(r.ttlDays === undefined ? [] : ["ttlDays"]), ...(r.exp === undefined ? [] : ["exp"])].sort());
+      expect(Object.keys(f).sort()).toEqual(
+        [
+          "id",
+          "kind",
+          "meta",
+          "tags",
+          "text",
+          "ts",
+          ...(r.ttlDays === undefined ? [] : ["ttlDays"]),
+          ...(r.exp === undefined ? [] : ["exp"]),
+        ].sort(),
+      );
       expect(f).toEqual(r);
     });
     expect(decodeRecords(buf)).toEqual(RECORDS);
@@ -108,18 +166,44 @@ describe("records.nmm", () => {
     // a cut at a frame boundary is a well-formed shorter file (the manifest count catches it: below)
     expect(decodeRecords(buf.subarray(0, 8 + 4 + firstLen))).toHaveLength(1);
     // a length prefix that is not msgpack
-    await expectContainerError(() => decodeRecords(Buffer.concat([Buffer.from("SVCNMM01"), Buffer.from([2, 0, 0, 0, 0xc1, 0xc1])])), /not msgpack/);
+    await expectContainerError(
+      () => decodeRecords(Buffer.concat([Buffer.from("SVCNMM01"), Buffer.from([2, 0, 0, 0, 0xc1, 0xc1])])),
+      /not msgpack/,
+    );
 
     const good = { id: "rec_0a", kind: "note", text: "t", tags: ["x"], ts: 5, meta: {} };
     const bads: Array<Record<string, unknown>> = [
-      { id: undefined }, { id: "rec_" }, { id: "rec_XYZ" }, { id: "abc_12" }, { id: 5 }, { id: `rec_${"a".repeat(65)}` },
-      { kind: "" }, { kind: undefined }, { kind: 3 },
-      { text: "" }, { text: undefined }, { text: ["t"] },
-      { tags: undefined }, { tags: "x" }, { tags: [""] }, { tags: [1] },
-      { ts: -1 }, { ts: 1.5 }, { ts: "5" }, { ts: undefined }, { ts: 2 ** 53 },
-      { meta: undefined }, { meta: null }, { meta: [] }, { meta: "m" },
-      { ttlDays: 0 }, { ttlDays: -2 }, { ttlDays: 1.5 }, { ttlDays: "1" },
-      { exp: 1.5 }, { exp: "1" },
+      { id: undefined },
+      { id: "rec_" },
+      { id: "rec_XYZ" },
+      { id: "abc_12" },
+      { id: 5 },
+      { id: `rec_${"a".repeat(65)}` },
+      { kind: "" },
+      { kind: undefined },
+      { kind: 3 },
+      { text: "" },
+      { text: undefined },
+      { text: ["t"] },
+      { tags: undefined },
+      { tags: "x" },
+      { tags: [""] },
+      { tags: [1] },
+      { ts: -1 },
+      { ts: 1.5 },
+      { ts: "5" },
+      { ts: undefined },
+      { ts: 2 ** 53 },
+      { meta: undefined },
+      { meta: null },
+      { meta: [] },
+      { meta: "m" },
+      { ttlDays: 0 },
+      { ttlDays: -2 },
+      { ttlDays: 1.5 },
+      { ttlDays: "1" },
+      { exp: 1.5 },
+      { exp: "1" },
     ];
     for (const bad of bads) {
       const rec = { ...good, ...bad };
@@ -135,7 +219,14 @@ describe("the zip container", () => {
   it("writeContainer writes manifest.json and records.nmm; readContainer reads them back", async () => {
     const { zip, manifest } = await writeContainer("my.ns", RECORDS, "svc test", T0 + 5);
     expect(CONTAINER_TYPE).toBe("application/x-svc");
-    expect(manifest).toEqual({ schema_version: 1, exported_at_ms: T0 + 5, namespace: "my.ns", sections: ["records"], counts: { records: RECORDS.length }, exported_by: "svc test" });
+    expect(manifest).toEqual({
+      schema_version: 1,
+      exported_at_ms: T0 + 5,
+      namespace: "my.ns",
+      sections: ["records"],
+      counts: { records: RECORDS.length },
+      exported_by: "svc test",
+    });
     // read with JSZip independently
     const z = await JSZip.loadAsync(zip);
     expect(Object.keys(z.files).sort()).toEqual(["manifest.json", "records.nmm"]);
@@ -152,7 +243,9 @@ describe("the zip container", () => {
     const stored = new JSZip();
     stored.file("manifest.json", JSON.stringify(manifestOf(2)));
     stored.file("records.nmm", encodeRecords(RECORDS.slice(0, 2)));
-    expect((await readContainer(await stored.generateAsync({ type: "nodebuffer", compression: "STORE" }))).records).toEqual(RECORDS.slice(0, 2));
+    expect((await readContainer(await stored.generateAsync({ type: "nodebuffer", compression: "STORE" }))).records).toEqual(
+      RECORDS.slice(0, 2),
+    );
   });
 
   it("broken containers are E_CONTAINER (400, field file)", async () => {
@@ -172,37 +265,121 @@ describe("the zip container", () => {
 
     const recs = encodeRecords(RECORDS.slice(0, 3));
     // truncated records.nmm inside an intact zip
-    await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": recs.subarray(0, recs.length - 7) })), /records\.nmm/);
-    await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": recs.subarray(0, 10) })), /records\.nmm/);
+    await expectContainerError(
+      async () =>
+        readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": recs.subarray(0, recs.length - 7) })),
+      /records\.nmm/,
+    );
+    await expectContainerError(
+      async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": recs.subarray(0, 10) })),
+      /records\.nmm/,
+    );
     // wrong magic
-    await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": Buffer.concat([Buffer.from("SVCNMM99"), recs.subarray(8)]) })), /SVCNMM01/);
+    await expectContainerError(
+      async () =>
+        readContainer(
+          await zipOf({
+            "manifest.json": JSON.stringify(manifestOf(3)),
+            "records.nmm": Buffer.concat([Buffer.from("SVCNMM99"), recs.subarray(8)]),
+          }),
+        ),
+      /SVCNMM01/,
+    );
     // count mismatch, both ways, and a cut exactly at a frame boundary
-    await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(4)), "records.nmm": recs })), /3 records.*says 4/);
-    await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(2)), "records.nmm": recs })), /3 records.*says 2/);
-    await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": encodeRecords(RECORDS.slice(0, 2)) })), /2 records.*says 3/);
+    await expectContainerError(
+      async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(4)), "records.nmm": recs })),
+      /3 records.*says 4/,
+    );
+    await expectContainerError(
+      async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(2)), "records.nmm": recs })),
+      /3 records.*says 2/,
+    );
+    await expectContainerError(
+      async () =>
+        readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": encodeRecords(RECORDS.slice(0, 2)) })),
+      /2 records.*says 3/,
+    );
     // schema versions other than 1 and 2
     for (const v of [0, 3, 1.5, "1", null, undefined, -1]) {
-      await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3, { schema_version: v })), "records.nmm": recs })), /schema_version/);
+      await expectContainerError(
+        async () =>
+          readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3, { schema_version: v })), "records.nmm": recs })),
+        /schema_version/,
+      );
     }
     // missing or unreadable pieces
     await expectContainerError(async () => readContainer(await zipOf({ "records.nmm": recs })), /no manifest\.json/);
-    await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(0)) })), /no records\.nmm/);
-    await expectContainerError(async () => readContainer(await zipOf({ "dir/manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": recs })), /no manifest\.json/);
-    for (const text of ["{", "", "not json", "{\"schema_version\": 1,}"]) await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": text, "records.nmm": recs })), /manifest\.json is not JSON/);
-    for (const m of ["null", "5", "\"x\"", "[]"]) await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": m, "records.nmm": recs })));
-    for (const counts of [undefined, null, {}, { records: "3" }, 3]) await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3, { counts })), "records.nmm": recs })), /counts/);
+    await expectContainerError(
+      async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(0)) })),
+      /no records\.nmm/,
+    );
+    await expectContainerError(
+      async () => readContainer(await zipOf({ "dir/manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": recs })),
+      /no manifest\.json/,
+    );
+    for (const text of ["{", "", "not json", '{"schema_version": 1,}'])
+      await expectContainerError(
+        async () => readContainer(await zipOf({ "manifest.json": text, "records.nmm": recs })),
+        /manifest\.json is not JSON/,
+      );
+    for (const m of ["null", "5", '"x"', "[]"])
+      await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": m, "records.nmm": recs })));
+    for (const counts of [undefined, null, {}, { records: "3" }, 3])
+      await expectContainerError(
+        async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3, { counts })), "records.nmm": recs })),
+        /counts/,
+      );
     // a malformed record, reported by its index
-    await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": nmm(RECORDS[0], RECORDS[1], { ...RECORDS[2], text: "" }) })), /record 2 is malformed/);
+    await expectContainerError(
+      async () =>
+        readContainer(
+          await zipOf({
+            "manifest.json": JSON.stringify(manifestOf(3)),
+            "records.nmm": nmm(RECORDS[0], RECORDS[1], { ...RECORDS[2], text: "" }),
+          }),
+        ),
+      /record 2 is malformed/,
+    );
     // a text over the records limit (64 KiB) and a repeated id are refused before anything is written
-    await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": nmm(RECORDS[0], RECORDS[1], { ...RECORDS[2], text: "x".repeat(65_537) }) })), /record 2 is malformed/);
-    await expectContainerError(async () => readContainer(await zipOf({ "manifest.json": JSON.stringify(manifestOf(3)), "records.nmm": nmm(RECORDS[0], RECORDS[1], { ...RECORDS[2], id: RECORDS[0]!.id }) })), /record 2 repeats id/);
+    await expectContainerError(
+      async () =>
+        readContainer(
+          await zipOf({
+            "manifest.json": JSON.stringify(manifestOf(3)),
+            "records.nmm": nmm(RECORDS[0], RECORDS[1], { ...RECORDS[2], text: "x".repeat(65_537) }),
+          }),
+        ),
+      /record 2 is malformed/,
+    );
+    await expectContainerError(
+      async () =>
+        readContainer(
+          await zipOf({
+            "manifest.json": JSON.stringify(manifestOf(3)),
+            "records.nmm": nmm(RECORDS[0], RECORDS[1], { ...RECORDS[2], id: RECORDS[0]!.id }),
+          }),
+        ),
+      /record 2 repeats id/,
+    );
   });
 
   it("ignores sections it does not know (schema 1: kg, scm and analogy too; schema 2: analogy.json and anything else)", async () => {
     const recs = encodeRecords(RECORDS);
-    const unknown = { "analogy.json": "{ not even json", "future/section.bin": Buffer.alloc(1000, 7), "README.txt": "hello", "kg/notes.txt": "not a .hdkg name", "scm/deep/x.hdscm": "nested: not a section file" };
+    const unknown = {
+      "analogy.json": "{ not even json",
+      "future/section.bin": Buffer.alloc(1000, 7),
+      "README.txt": "hello",
+      "kg/notes.txt": "not a .hdkg name",
+      "scm/deep/x.hdscm": "nested: not a section file",
+    };
     const v1 = await zipOf({
-      "manifest.json": JSON.stringify(manifestOf(RECORDS.length, { sections: ["records", "kg", "scm", "analogy", "future-thing"], counts: { records: RECORDS.length, kg: 7, future: 1 }, extra_field: { any: "thing" } })),
+      "manifest.json": JSON.stringify(
+        manifestOf(RECORDS.length, {
+          sections: ["records", "kg", "scm", "analogy", "future-thing"],
+          counts: { records: RECORDS.length, kg: 7, future: 1 },
+          extra_field: { any: "thing" },
+        }),
+      ),
       "records.nmm": recs,
       "kg/people.hdkg": Buffer.from([1, 2, 3, 4]),
       "scm/world.hdscm": Buffer.from("garbage that is not any known format"),
@@ -212,7 +389,14 @@ describe("the zip container", () => {
     expect(one).toEqual({ manifest: expect.objectContaining({ schema_version: 1 }), records: RECORDS });
     expect(one.manifest.sections).toEqual(["records", "kg", "scm", "analogy", "future-thing"]);
     const v2 = await zipOf({
-      "manifest.json": JSON.stringify(manifestOf(RECORDS.length, { schema_version: 2, sections: ["records", "analogy", "future-thing"], counts: { records: RECORDS.length, future: 1 }, extra_field: { any: "thing" } })),
+      "manifest.json": JSON.stringify(
+        manifestOf(RECORDS.length, {
+          schema_version: 2,
+          sections: ["records", "analogy", "future-thing"],
+          counts: { records: RECORDS.length, future: 1 },
+          extra_field: { any: "thing" },
+        }),
+      ),
       "records.nmm": recs,
       ...unknown,
     });
@@ -297,7 +481,18 @@ describe("schema 2: records plus the tenant's graphs (kg/*.hdkg) and causal mode
     { subject: "bo", relation: "works_at", object: "globex" },
     { subject: "ana", relation: "lives_in", object: "lisbon" },
   ];
-  const WORLDS = { n_vars: 2, vocab_per_var: [2, 2], worlds: [[0, 0], [0, 1], [1, 1], [1, 1]], seed: 3, parents: [[], [0]] };
+  const WORLDS = {
+    n_vars: 2,
+    vocab_per_var: [2, 2],
+    worlds: [
+      [0, 0],
+      [0, 1],
+      [1, 1],
+      [1, 1],
+    ],
+    seed: 3,
+    parents: [[], [0]],
+  };
   const Q = { query_type: "observation", condition_var: 0, condition_value: 1, query_var: 1, query_value: 1 };
 
   it("schema 1 stays the default and its bytes are what they were; exportSchema reads the query parameter", async () => {
@@ -308,22 +503,44 @@ describe("schema 2: records plus the tenant's graphs (kg/*.hdkg) and causal mode
     const v1 = await exportContainer(records, hd, "t1", "ns", 1, "svc test");
     const z = await JSZip.loadAsync(v1.zip);
     expect(Object.keys(z.files).sort()).toEqual(["manifest.json", "records.nmm"]);
-    const m = { schema_version: 1, exported_at_ms: v1.manifest.exported_at_ms, namespace: "ns", sections: ["records"], counts: { records: 1 }, exported_by: "svc test" };
+    const m = {
+      schema_version: 1,
+      exported_at_ms: v1.manifest.exported_at_ms,
+      namespace: "ns",
+      sections: ["records"],
+      counts: { records: 1 },
+      exported_by: "svc test",
+    };
     expect(await z.file("manifest.json")!.async("string")).toBe(JSON.stringify(m, null, 2));
     const direct = await writeContainer("ns", await records.all("t1", "ns"), "svc test", v1.manifest.exported_at_ms);
     const dz = await JSZip.loadAsync(direct.zip);
-    for (const f of ["manifest.json", "records.nmm"]) expect((await z.file(f)!.async("nodebuffer")).equals(await dz.file(f)!.async("nodebuffer"))).toBe(true);
+    for (const f of ["manifest.json", "records.nmm"])
+      expect((await z.file(f)!.async("nodebuffer")).equals(await dz.file(f)!.async("nodebuffer"))).toBe(true);
   });
 
   it("round trip: export ?schema=2 into another tenant gives the same graph answers, model probabilities and records", async () => {
-    await records.ingest("t2", "ns", [{ kind: "note", text: "first", ts: T0 }, { kind: "decision", text: "second", ts: T0 + 1, tags: ["x"] }]);
+    await records.ingest("t2", "ns", [
+      { kind: "note", text: "first", ts: T0 },
+      { kind: "decision", text: "second", ts: T0 + 1, tags: ["x"] },
+    ]);
     await kg.addFacts("t2", "people", { facts: FACTS });
     await kg.addFacts("t2", "places", { facts: [{ subject: "lisbon", relation: "in", object: "portugal" }] });
     await causal.uploadWorlds("t2", "world", WORLDS);
     const { zip, manifest } = await exportContainer(records, hd, "t2", "ns", 2, "svc test");
-    expect(manifest).toEqual({ schema_version: 2, exported_at_ms: expect.any(Number), namespace: "ns", sections: ["records", "kg", "scm"], counts: { records: 2, kg: 2, scm: 1 }, exported_by: "svc test" });
+    expect(manifest).toEqual({
+      schema_version: 2,
+      exported_at_ms: expect.any(Number),
+      namespace: "ns",
+      sections: ["records", "kg", "scm"],
+      counts: { records: 2, kg: 2, scm: 1 },
+      exported_by: "svc test",
+    });
     const z = await JSZip.loadAsync(zip);
-    expect(Object.keys(z.files).filter((f) => !z.files[f]!.dir).sort()).toEqual(["kg/people.hdkg", "kg/places.hdkg", "manifest.json", "records.nmm", "scm/world.hdscm"]);
+    expect(
+      Object.keys(z.files)
+        .filter((f) => !z.files[f]!.dir)
+        .sort(),
+    ).toEqual(["kg/people.hdkg", "kg/places.hdkg", "manifest.json", "records.nmm", "scm/world.hdscm"]);
     expect((await z.file("kg/people.hdkg")!.async("nodebuffer")).equals(await kg.export("t2", "people"))).toBe(true);
     expect((await z.file("scm/world.hdscm")!.async("nodebuffer")).equals(causal.exportModel("t2", "world"))).toBe(true);
 
@@ -333,7 +550,9 @@ describe("schema 2: records plus the tenant's graphs (kg/*.hdkg) and causal mode
     const res = await importContainer(records, hd, "t3", "other", zip);
     expect(res).toEqual({ imported: 2, manifest, graphs: 2, models: 1 });
     expect((await records.stats("t3", "other")).count).toBe(3);
-    expect(await kg.query("t3", "people", { subject: "ana", relation: "works_at" })).toEqual(await kg.query("t2", "people", { subject: "ana", relation: "works_at" }));
+    expect(await kg.query("t3", "people", { subject: "ana", relation: "works_at" })).toEqual(
+      await kg.query("t2", "people", { subject: "ana", relation: "works_at" }),
+    );
     expect((await kg.query("t3", "people", { subject: "ana", relation: "works_at" })).object).toBe("acme");
     expect((await kg.query("t3", "people", { subject: "zed", relation: "works_at" })).object).toBeNull();
     expect((await kg.stats("t3", "people")).facts).toBe(3);
@@ -341,9 +560,13 @@ describe("schema 2: records plus the tenant's graphs (kg/*.hdkg) and causal mode
     expect(causal.query("t3", "world", Q).probability).toBe(1);
     // exported again from the target: the same HD bytes
     const again = await JSZip.loadAsync((await exportContainer(records, hd, "t3", "other", 2, "svc test")).zip);
-    for (const f of ["kg/people.hdkg", "kg/places.hdkg", "scm/world.hdscm"]) expect((await again.file(f)!.async("nodebuffer")).equals(await z.file(f)!.async("nodebuffer"))).toBe(true);
+    for (const f of ["kg/people.hdkg", "kg/places.hdkg", "scm/world.hdscm"])
+      expect((await again.file(f)!.async("nodebuffer")).equals(await z.file(f)!.async("nodebuffer"))).toBe(true);
     // a tenant with no graphs or models: sections ["records"], counts 0
-    expect((await exportContainer(records, hd, "empty", "ns", 2, "x")).manifest).toMatchObject({ sections: ["records"], counts: { records: 0, kg: 0, scm: 0 } });
+    expect((await exportContainer(records, hd, "empty", "ns", 2, "x")).manifest).toMatchObject({
+      sections: ["records"],
+      counts: { records: 0, kg: 0, scm: 0 },
+    });
   });
 
   it("a damaged .hdkg or .hdscm, a bad section name or a count mismatch refuses the whole import: nothing changes", async () => {

@@ -37,7 +37,8 @@ describe("vector expiry (svc_expires_at)", () => {
     ]);
     await c.upsert("plain", [{ id: "p", values: [1, 0, 0, 0], metadata: { kind: "x" } }]);
     await c.settled();
-    const ids = async (filter?: unknown) => (await ix.query("n", { vector: [1, 0, 0, 0], topK: 10, filter })).matches.map((m) => m.id).sort();
+    const ids = async (filter?: unknown) =>
+      (await ix.query("n", { vector: [1, 0, 0, 0], topK: 10, filter })).matches.map((m) => m.id).sort();
     const fetched = async () => (await ix.fetch("n", ["soon", "never", "later"])).map((v) => v.id).sort();
 
     expect(await ids()).toEqual(["later", "never", "soon"]);
@@ -63,6 +64,9 @@ describe("vector expiry (svc_expires_at)", () => {
     expect(liveFilter(c, "plain", f, clock.now)).toBe(f);
     expect(liveFilter(c, "plain", undefined, clock.now)).toBeUndefined();
     // A malformed filter still fails with the user's own field path.
-    await expect(ix.query("n", { vector: [1, 0, 0, 0], topK: 1, filter: { kind: { $bogus: 1 } } })).rejects.toMatchObject({ code: "E_FILTER", field: "filter.kind.$bogus" });
+    await expect(ix.query("n", { vector: [1, 0, 0, 0], topK: 1, filter: { kind: { $bogus: 1 } } })).rejects.toMatchObject({
+      code: "E_FILTER",
+      field: "filter.kind.$bogus",
+    });
   });
 });

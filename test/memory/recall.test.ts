@@ -30,7 +30,15 @@ it("recall@10 of the 1-bit pipeline vs exact float cosine is >= 0.97 on Cranfiel
   const texts = docs.map(docText).filter((t) => t.trim() !== "");
   const ids: string[] = [];
   for (let i = 0; i < texts.length; i += 1000) {
-    ids.push(...(await svc.ingest("t", "cran", texts.slice(i, i + 1000).map((text) => ({ kind: "doc", text })))).ids);
+    ids.push(
+      ...(
+        await svc.ingest(
+          "t",
+          "cran",
+          texts.slice(i, i + 1000).map((text) => ({ kind: "doc", text })),
+        )
+      ).ids,
+    );
   }
   const dim = encoder.dimension;
   const docVecs = encoder.encodeBatch(texts);

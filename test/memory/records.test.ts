@@ -47,7 +47,12 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-type Rand = { int(n: number): number; chance(p: number): boolean; pick<T>(xs: readonly T[]): T; sample<T>(xs: readonly T[], k: number): T[] };
+type Rand = {
+  int(n: number): number;
+  chance(p: number): boolean;
+  pick<T>(xs: readonly T[]): T;
+  sample<T>(xs: readonly T[], k: number): T[];
+};
 function rand(seed: number): Rand {
   const next = mulberry32(seed);
   const int = (k: number): number => Math.floor((next() / 2 ** 32) * k);
@@ -61,7 +66,12 @@ function rand(seed: number): Rand {
 }
 
 async function expectCode(fn: () => unknown, code: string, field?: string): Promise<SvcError> {
-  const err = await Promise.resolve().then(fn).then(() => null, (e: unknown) => e);
+  const err = await Promise.resolve()
+    .then(fn)
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
   expect(err, `expected ${code}${field ? ` (${field})` : ""}`).toBeInstanceOf(SvcError);
   const e = err as SvcError;
   expect({ code: e.code, field: e.field }).toEqual({ code, field });
@@ -118,13 +128,21 @@ function before(a: RecordView, b: RecordView): boolean {
  * nextCursor the oldest ts returned, and a page ends between two ts values unless it is one ts group
  * larger than `limit` (then, and only then, nextAfter is its last id).
  */
-async function walk(svc: RecordService, tenant: string, ns: string, limit: number, extra: Record<string, string | number | undefined> = {}): Promise<{ pages: RecordView[][]; all: RecordView[] }> {
+async function walk(
+  svc: RecordService,
+  tenant: string,
+  ns: string,
+  limit: number,
+  extra: Record<string, string | number | undefined> = {},
+): Promise<{ pages: RecordView[][]; all: RecordView[] }> {
   const pages: RecordView[][] = [];
   let until: number | undefined = typeof extra.until === "number" ? extra.until : undefined;
   let after: string | undefined;
   for (let guard = 0; guard < 10_000; guard++) {
     const page = await svc.timeline(tenant, ns, params({ ...extra, limit, until, after }));
-    expect(Object.keys(page).sort()).toEqual(page.nextAfter === undefined ? ["namespace", "nextCursor", "records"] : ["namespace", "nextAfter", "nextCursor", "records"]);
+    expect(Object.keys(page).sort()).toEqual(
+      page.nextAfter === undefined ? ["namespace", "nextCursor", "records"] : ["namespace", "nextAfter", "nextCursor", "records"],
+    );
     expect(page.namespace).toBe(ns);
     const recs = page.records;
     // newest first; ties by id descending
@@ -170,7 +188,10 @@ describe("ingest", () => {
     await bad("x", "items");
     await bad({}, "items");
     await bad([], "items");
-    await bad(Array.from({ length: 1001 }, () => item), "items");
+    await bad(
+      Array.from({ length: 1001 }, () => item),
+      "items",
+    );
     await bad([null], "items[0]");
     await bad(["text"], "items[0]");
     await bad([[]], "items[0]");
@@ -184,7 +205,8 @@ describe("ingest", () => {
     await bad([{ kind: "note", text: 42 }], "items[0].text");
     await bad([{ kind: "note", text: "x".repeat(64 * 1024 + 1) }], "items[0].text");
     for (const ttlDays of [0, -1, 1.5, "3", null, 36_501, Number.NaN]) await bad([{ ...item, ttlDays }], "items[0].ttlDays");
-    for (const ts of [1.5, "1700000000000", -1, Number.NaN, Number.POSITIVE_INFINITY, null, 2 ** 53]) await bad([{ ...item, ts }], "items[0].ts");
+    for (const ts of [1.5, "1700000000000", -1, Number.NaN, Number.POSITIVE_INFINITY, null, 2 ** 53])
+      await bad([{ ...item, ts }], "items[0].ts");
     for (const meta of [[], "m", 5, null, true]) await bad([{ ...item, meta }], "items[0].meta");
     await bad([{ ...item, tags: "a" }], "items[0].tags");
     await bad([{ ...item, tags: [1] }], "items[0].tags[0]");
@@ -192,14 +214,22 @@ describe("ingest", () => {
     await bad([{ ...item, tags: Array.from({ length: 65 }, (_, i) => `t${i}`) }], "items[0].tags");
     // the first bad item is named, with its index
     await bad([item, item, { kind: "note", text: "" }, { text: "x" }], "items[2].text");
-    for (const ns of ["", "bad ns", "-lead", "_lead", "a/b", "ünï", "x".repeat(129), "~import~n~00000000", "a\u0000b"]) await bad([item], "namespace", ns);
+    for (const ns of ["", "bad ns", "-lead", "_lead", "a/b", "ünï", "x".repeat(129), "~import~n~00000000", "a\u0000b"])
+      await bad([item], "namespace", ns);
 
     // nothing above was written anywhere
     expect(await svc.stats(t, "n")).toEqual({ count: 0, byKind: {}, oldestTs: null, newestTs: null });
     // the boundaries themselves are accepted
-    const ok = await svc.ingest(t, "x".repeat(128), [{ ...item, ttlDays: 1, ts: 0, tags: Array.from({ length: 64 }, (_, i) => `t${i}`) }, { ...item, ttlDays: 36_500, text: "y".repeat(64 * 1024) }]);
+    const ok = await svc.ingest(t, "x".repeat(128), [
+      { ...item, ttlDays: 1, ts: 0, tags: Array.from({ length: 64 }, (_, i) => `t${i}`) },
+      { ...item, ttlDays: 36_500, text: "y".repeat(64 * 1024) },
+    ]);
     expect(ok.count).toBe(2);
-    const max = await svc.ingest(t, "A.b:c-d_9", Array.from({ length: 1000 }, (_, i) => ({ kind: "note", text: `item number ${i}` })));
+    const max = await svc.ingest(
+      t,
+      "A.b:c-d_9",
+      Array.from({ length: 1000 }, (_, i) => ({ kind: "note", text: `item number ${i}` })),
+    );
     expect(max.count).toBe(1000);
     expect((await svc.stats(t, "A.b:c-d_9")).count).toBe(1000);
   });
@@ -221,9 +251,31 @@ describe("ingest", () => {
     const again = await svc.ingest(t, "n", [{ kind: "decision", text: "use postgres" }]);
     expect(res.ids).not.toContain(again.ids[0]);
 
-    expect(await svc.get(t, "n", res.ids[0]!)).toEqual({ id: res.ids[0], kind: "decision", tags: [], ts: clock.now, text: "use postgres", meta: {} });
-    expect(await svc.get(t, "n", res.ids[1]!)).toEqual({ id: res.ids[1], kind: "note", tags: ["x", "y"], ts: 42, text: "explicit ts", meta: { a: 1, nested: { b: [1, "two", null], c: true } } });
-    expect(await svc.get(t, "n", res.ids[2]!)).toEqual({ id: res.ids[2], kind: "mistake", tags: [], ts: T0, text: "expires", meta: {}, ttlDays: 7 });
+    expect(await svc.get(t, "n", res.ids[0]!)).toEqual({
+      id: res.ids[0],
+      kind: "decision",
+      tags: [],
+      ts: clock.now,
+      text: "use postgres",
+      meta: {},
+    });
+    expect(await svc.get(t, "n", res.ids[1]!)).toEqual({
+      id: res.ids[1],
+      kind: "note",
+      tags: ["x", "y"],
+      ts: 42,
+      text: "explicit ts",
+      meta: { a: 1, nested: { b: [1, "two", null], c: true } },
+    });
+    expect(await svc.get(t, "n", res.ids[2]!)).toEqual({
+      id: res.ids[2],
+      kind: "mistake",
+      tags: [],
+      ts: T0,
+      text: "expires",
+      meta: {},
+      ttlDays: 7,
+    });
     // the clock, not the wall: ts follows it
     clock.now += 1000;
     const later = await svc.ingest(t, "n", [{ kind: "note", text: "later" }]);
@@ -266,12 +318,30 @@ describe("query", () => {
   const t = "q";
   let ids: string[] = [];
   beforeAll(async () => {
-    ids = (await svc.ingest(t, "topics", TOPICS.map((text, i) => ({ kind: i % 3 === 0 ? "decision" : "note", text, tags: i % 2 === 0 ? ["even"] : ["odd"], ts: T0 + i * 1000, meta: { i } })))).ids;
+    ids = (
+      await svc.ingest(
+        t,
+        "topics",
+        TOPICS.map((text, i) => ({
+          kind: i % 3 === 0 ? "decision" : "note",
+          text,
+          tags: i % 2 === 0 ? ["even"] : ["odd"],
+          ts: T0 + i * 1000,
+          meta: { i },
+        })),
+      )
+    ).ids;
   });
 
   it("mode vector ranks by cosine to the encoded text: the scores are the encoder's cosines, best first", async () => {
     const vecs = TOPICS.map((x) => encoder.encode(x));
-    for (const text of ["which database did we choose for the billing service", "a bug in the job scheduler", "weather in Paris", "tomatoes in the garden", TOPICS[9]!]) {
+    for (const text of [
+      "which database did we choose for the billing service",
+      "a bug in the job scheduler",
+      "weather in Paris",
+      "tomatoes in the garden",
+      TOPICS[9]!,
+    ]) {
       const q = encoder.encode(text);
       const want = TOPICS.map((_, i) => ({ id: ids[i]!, score: cosine(q, vecs[i]!) })).sort((a, b) => b.score - a.score);
       const res = await svc.query(t, "topics", { text, topK: 8, mode: "vector" });
@@ -305,10 +375,32 @@ describe("query", () => {
     expect(full.records.map((r) => r.id)).toEqual(plain.records.map((r) => r.id));
     for (const r of full.records) {
       const i = ids.indexOf(r.id);
-      expect(r).toEqual({ id: r.id, kind: i % 3 === 0 ? "decision" : "note", tags: i % 2 === 0 ? ["even"] : ["odd"], ts: T0 + i * 1000, text: TOPICS[i], meta: { i }, score: expect.any(Number) });
+      expect(r).toEqual({
+        id: r.id,
+        kind: i % 3 === 0 ? "decision" : "note",
+        tags: i % 2 === 0 ? ["even"] : ["odd"],
+        ts: T0 + i * 1000,
+        text: TOPICS[i],
+        meta: { i },
+        score: expect.any(Number),
+      });
     }
-    expect(Object.keys((await svc.query(t, "topics", { text: "billing", topK: 1, includeText: true })).records[0]!).sort()).toEqual(["id", "kind", "score", "tags", "text", "ts"]);
-    expect(Object.keys((await svc.query(t, "topics", { text: "billing", topK: 1, includeMeta: true })).records[0]!).sort()).toEqual(["id", "kind", "meta", "score", "tags", "ts"]);
+    expect(Object.keys((await svc.query(t, "topics", { text: "billing", topK: 1, includeText: true })).records[0]!).sort()).toEqual([
+      "id",
+      "kind",
+      "score",
+      "tags",
+      "text",
+      "ts",
+    ]);
+    expect(Object.keys((await svc.query(t, "topics", { text: "billing", topK: 1, includeMeta: true })).records[0]!).sort()).toEqual([
+      "id",
+      "kind",
+      "meta",
+      "score",
+      "tags",
+      "ts",
+    ]);
 
     // no text: newest first, no score
     const newest = await svc.query(t, "topics", { topK: 5 });
@@ -323,7 +415,8 @@ describe("query", () => {
 
   it("rejects bad query input naming the field", async () => {
     for (const text of ["", "   ", 5, null, ["a"]]) await expectCode(() => svc.query(t, "topics", { text }), "E_BAD_REQUEST", "text");
-    for (const topK of [0, -1, 1001, 1.5, "3", null]) await expectCode(() => svc.query(t, "topics", { text: "x", topK }), "E_TOP_K", "topK");
+    for (const topK of [0, -1, 1001, 1.5, "3", null])
+      await expectCode(() => svc.query(t, "topics", { text: "x", topK }), "E_TOP_K", "topK");
     await expectCode(() => svc.query(t, "topics", { includeText: "yes" }), "E_BAD_REQUEST", "includeText");
     await expectCode(() => svc.query(t, "topics", { includeMeta: 1 }), "E_BAD_REQUEST", "includeMeta");
     await expectCode(() => svc.query(t, "topics", { kind: "note" }), "E_BAD_REQUEST", "kind");
@@ -350,7 +443,12 @@ describe("typed filters (query and timeline) against a brute-force evaluation", 
   const tsValues = Array.from({ length: 60 }, (_, i) => T0 + i * 1000);
 
   beforeAll(async () => {
-    const items = Array.from({ length: 360 }, (_, i) => ({ kind: r.pick(KINDS), tags: r.sample(TAGS, r.int(4)), ts: r.pick(tsValues), text: `record ${i} about ${r.pick(["alpha", "beta", "gamma", "delta"])} ${r.pick(["red", "green", "blue"])}` }));
+    const items = Array.from({ length: 360 }, (_, i) => ({
+      kind: r.pick(KINDS),
+      tags: r.sample(TAGS, r.int(4)),
+      ts: r.pick(tsValues),
+      text: `record ${i} about ${r.pick(["alpha", "beta", "gamma", "delta"])} ${r.pick(["red", "green", "blue"])}`,
+    }));
     for (let i = 0; i < items.length; i += 120) {
       const batch = items.slice(i, i + 120);
       const res = await svc.ingest(t, "rand", batch);
@@ -387,11 +485,20 @@ describe("typed filters (query and timeline) against a brute-force evaluation", 
 
       const byText = await svc.query(t, "rand", { ...p, text: "alpha green", topK: 1000 });
       expect(sortIds(byText.records), label).toEqual(sortIds(want));
-      for (let i = 1; i < byText.records.length; i++) expect(byText.records[i]!.score!).toBeLessThanOrEqual(byText.records[i - 1]!.score! + 1e-6);
+      for (let i = 1; i < byText.records.length; i++)
+        expect(byText.records[i]!.score!).toBeLessThanOrEqual(byText.records[i - 1]!.score! + 1e-6);
 
       // a small topK: the newest matches (the ts values of the first 7 by time)
       const top = await svc.query(t, "rand", { ...p, topK: 7 });
-      expect(top.records.map((x) => x.ts), label).toEqual(want.map((x) => x.ts).sort((a, b) => b - a).slice(0, 7));
+      expect(
+        top.records.map((x) => x.ts),
+        label,
+      ).toEqual(
+        want
+          .map((x) => x.ts)
+          .sort((a, b) => b - a)
+          .slice(0, 7),
+      );
       const topText = await svc.query(t, "rand", { ...p, text: "beta blue", topK: 5 });
       expect(topText.records.length).toBe(Math.min(5, want.length));
       for (const rec of topText.records) expect(want.some((w) => w.id === rec.id)).toBe(true);
@@ -431,7 +538,15 @@ describe("typed filters (query and timeline) against a brute-force evaluation", 
       expect(new Set(all.map((x) => x.id)).size).toBe(all.length);
       for (let i = 1; i < all.length; i++) expect(all[i]!.ts).toBeLessThanOrEqual(all[i - 1]!.ts);
       // timeline records carry text and meta
-      for (const rec of all.slice(0, 3)) expect(rec).toEqual({ id: rec.id, kind: rec.kind, tags: rec.tags, ts: rec.ts, text: rows.find((x) => x.id === rec.id)!.text, meta: {} });
+      for (const rec of all.slice(0, 3))
+        expect(rec).toEqual({
+          id: rec.id,
+          kind: rec.kind,
+          tags: rec.tags,
+          ts: rec.ts,
+          text: rows.find((x) => x.id === rec.id)!.text,
+          meta: {},
+        });
     }
     // spaces and empty entries in the lists are ignored
     const spaced = await walk(svc, t, "rand", 500, { kind: " note , ,decision " });
@@ -448,7 +563,8 @@ describe("timeline paging over records sharing a ts", () => {
     const items: Array<{ kind: string; text: string; ts: number; tags: string[] }> = [];
     for (let g = 0; g < 70; g++) {
       const size = g === 33 ? 12 : g === 0 ? 9 : 1 + ((g * 5) % 7);
-      for (let k = 0; k < size; k++) items.push({ kind: k % 2 === 0 ? "a" : "b", text: `group ${g} member ${k}`, ts: T0 + g * 10, tags: k % 3 === 0 ? ["x"] : [] });
+      for (let k = 0; k < size; k++)
+        items.push({ kind: k % 2 === 0 ? "a" : "b", text: `group ${g} member ${k}`, ts: T0 + g * 10, tags: k % 3 === 0 ? ["x"] : [] });
     }
     // ingest in a shuffled order, so rows sharing a ts are not adjacent in the engine
     const r = rand(77);
@@ -472,7 +588,12 @@ describe("timeline paging over records sharing a ts", () => {
       for (let i = 1; i < seen.length; i++) expect(before(seen[i]!, seen[i - 1]!)).toBe(true);
       // a ts group is split across pages only when it alone is larger than the limit (the group of 12 below 12)
       const split = [...groupSize.keys()].filter((ts) => pages.filter((p) => p.some((x) => x.ts === ts)).length > 1);
-      expect(split.sort(), `limit ${limit}`).toEqual([...groupSize].filter(([, n]) => n > limit).map(([ts]) => ts).sort());
+      expect(split.sort(), `limit ${limit}`).toEqual(
+        [...groupSize]
+          .filter(([, n]) => n > limit)
+          .map(([ts]) => ts)
+          .sort(),
+      );
       if (limit < 12) expect(split).toContain(T0 + 330);
     }
   });
@@ -496,22 +617,29 @@ describe("timeline paging over records sharing a ts", () => {
     expect(await svc.timeline(t, "g", params({ kind: "zzz" }))).toEqual({ records: [], namespace: "g", nextCursor: null });
     expect(await svc.timeline(t, "empty-ns", params({}))).toEqual({ records: [], namespace: "empty-ns", nextCursor: null });
 
-    for (const limit of ["501", "0", "-1", "1.5", "abc", "", "1e3"]) await expectCode(() => svc.timeline(t, "g", params({ limit })), "E_BAD_REQUEST", "limit");
+    for (const limit of ["501", "0", "-1", "1.5", "abc", "", "1e3"])
+      await expectCode(() => svc.timeline(t, "g", params({ limit })), "E_BAD_REQUEST", "limit");
     expect((await svc.timeline(t, "g", params({ limit: 500 }))).records.length).toBeLessThanOrEqual(500);
     // until is a ts (the earlier "<ts>:<id>" cursor is gone: nextCursor is always the number)
-    for (const until of ["abc", "12x", "", " ", "1.5", "9007199254740993", "12:", ":rec_1", "x:rec_1", `${T0 + 330}:rec_1`]) await expectCode(() => svc.timeline(t, "g", params({ until })), "E_BAD_REQUEST", "until");
+    for (const until of ["abc", "12x", "", " ", "1.5", "9007199254740993", "12:", ":rec_1", "x:rec_1", `${T0 + 330}:rec_1`])
+      await expectCode(() => svc.timeline(t, "g", params({ until })), "E_BAD_REQUEST", "until");
     // after continues inside the group at until: it needs until, and is an id
     await expectCode(() => svc.timeline(t, "g", params({ after: "rec_1" })), "E_BAD_REQUEST", "after");
     await expectCode(() => svc.timeline(t, "g", params({ until: T0 + 330, after: "" })), "E_BAD_REQUEST", "after");
     await expectCode(() => svc.timeline(t, "g", params({ until: T0 + 330, after: "x".repeat(257) })), "E_BAD_REQUEST", "after");
     // since == until is a valid window with after (the rest of that one group)
-    const group = all.filter((x) => x.ts === T0 + 330).map((x) => x.id).sort().reverse();
+    const group = all
+      .filter((x) => x.ts === T0 + 330)
+      .map((x) => x.id)
+      .sort()
+      .reverse();
     const rest = await svc.timeline(t, "g", params({ since: T0 + 330, until: T0 + 330, after: group[4]!, limit: 500 }));
     expect(rest.records.map((x) => x.id)).toEqual(group.slice(5));
     expect(rest.nextCursor).toBeNull();
     for (const since of ["x", "1,2"]) await expectCode(() => svc.timeline(t, "g", params({ since })), "E_BAD_REQUEST", "since");
     await expectCode(() => svc.timeline(t, "g", params({ since: 10, until: 10 })), "E_BAD_REQUEST", "since");
-    for (const name of ["kind", "tagsAny", "tagsAll"]) await expectCode(() => svc.timeline(t, "g", params({ [name]: " , " })), "E_BAD_REQUEST", name);
+    for (const name of ["kind", "tagsAny", "tagsAll"])
+      await expectCode(() => svc.timeline(t, "g", params({ [name]: " , " })), "E_BAD_REQUEST", name);
     await expectCode(() => svc.timeline(t, "bad/ns", params({})), "E_BAD_REQUEST", "namespace");
   });
 });
@@ -564,7 +692,12 @@ describe("get, delete, forget, stats", () => {
 
   describe("forget", () => {
     const r = rand(0xf0f0);
-    const items = Array.from({ length: 80 }, (_, i) => ({ kind: KINDS[i % 4]!, tags: r.sample(TAGS, r.int(3)), ts: T0 + (i % 20) * 100, text: `forgettable ${i}` }));
+    const items = Array.from({ length: 80 }, (_, i) => ({
+      kind: KINDS[i % 4]!,
+      tags: r.sample(TAGS, r.int(3)),
+      ts: T0 + (i % 20) * 100,
+      text: `forgettable ${i}`,
+    }));
     let n = 0;
     /** A fresh namespace holding `items`, plus a neighbour namespace that must never change. */
     const setup = async () => {
@@ -594,7 +727,10 @@ describe("get, delete, forget, stats", () => {
         const want = brute(rows, p);
         const res = await svc.forget(t, ns, { ...p });
         expect(res, JSON.stringify(p)).toEqual({ forgottenCount: want.length });
-        const wantLeft = rows.filter((x) => !want.includes(x)).map((x) => x.id).sort();
+        const wantLeft = rows
+          .filter((x) => !want.includes(x))
+          .map((x) => x.id)
+          .sort();
         expect(await remaining(ns), JSON.stringify(p)).toEqual(wantLeft);
         expect((await svc.stats(t, `${ns}-other`)).count).toBe(10);
         // forgetting again finds nothing
@@ -616,7 +752,12 @@ describe("get, delete, forget, stats", () => {
       expect(await svc.forget(t, ns, { ids: [dup, dup, dup, "rec_ffffffffffffffff", pick[0]!.id, other] })).toEqual({ forgottenCount: 1 });
       expect(await svc.forget(t, ns, { ids: [] })).toEqual({ forgottenCount: 0 });
       const gone = new Set([pick[0]!.id, pick[1]!.id, ...ofKind.map((x) => x.id), dup]);
-      expect(await remaining(ns)).toEqual(rows.filter((x) => !gone.has(x.id)).map((x) => x.id).sort());
+      expect(await remaining(ns)).toEqual(
+        rows
+          .filter((x) => !gone.has(x.id))
+          .map((x) => x.id)
+          .sort(),
+      );
       expect((await svc.stats(t, `${ns}-other`)).count).toBe(10);
       // ids with a time window
       const inWindow = rows.filter((x) => !gone.has(x.id)).slice(0, 30);
@@ -659,13 +800,23 @@ describe("TTL", () => {
     });
 
     clock.now = T0 + DAY_MS - 1;
-    expect(await visible()).toEqual({ query: [a, b, c].sort(), text: [a, b, c].sort(), timeline: [a, b, c].sort(), stats: { count: 3, byKind: { note: 2, decision: 1 }, oldestTs: T0 - 9000, newestTs: T0 - 1000 } });
+    expect(await visible()).toEqual({
+      query: [a, b, c].sort(),
+      text: [a, b, c].sort(),
+      timeline: [a, b, c].sort(),
+      stats: { count: 3, byKind: { note: 2, decision: 1 }, oldestTs: T0 - 9000, newestTs: T0 - 1000 },
+    });
     expect((await svc.get(t, "n", a)).ttlDays).toBe(1);
     expect(await svc.sweep()).toBe(0);
 
     // a expires exactly at ingest time + 1 day
     clock.now = T0 + DAY_MS;
-    expect(await visible()).toEqual({ query: [b, c].sort(), text: [b, c].sort(), timeline: [b, c].sort(), stats: { count: 2, byKind: { note: 1, decision: 1 }, oldestTs: T0 - 9000, newestTs: T0 - 1000 } });
+    expect(await visible()).toEqual({
+      query: [b, c].sort(),
+      text: [b, c].sort(),
+      timeline: [b, c].sort(),
+      stats: { count: 2, byKind: { note: 1, decision: 1 }, oldestTs: T0 - 9000, newestTs: T0 - 1000 },
+    });
     await expectCode(() => svc.get(t, "n", a), "E_NOT_FOUND", "id");
     expect(await svc.delete(t, "n", a)).toEqual({ deleted: false });
     expect(await svc.forget(t, "n", { ids: [a] })).toEqual({ forgottenCount: 0 });
@@ -679,7 +830,12 @@ describe("TTL", () => {
     expect(c0.fetch("n", [a])).toEqual([]);
 
     clock.now = T0 + 2 * DAY_MS + 1;
-    expect(await visible()).toEqual({ query: [c], text: [c], timeline: [c], stats: { count: 1, byKind: { note: 1 }, oldestTs: T0 - 9000, newestTs: T0 - 9000 } });
+    expect(await visible()).toEqual({
+      query: [c],
+      text: [c],
+      timeline: [c],
+      stats: { count: 1, byKind: { note: 1 }, oldestTs: T0 - 9000, newestTs: T0 - 9000 },
+    });
     expect(c0.count("n")).toBe(2);
     expect(await svc.sweep()).toBe(1);
     await c0.settled();
@@ -694,7 +850,9 @@ describe("TTL", () => {
     const { ids } = await svc.ingest(t, "n", [{ kind: "note", text: "old event recorded now", ts: T0 - 10 * DAY_MS, ttlDays: 1 }]);
     expect((await svc.get(t, "n", ids[0]!)).ts).toBe(T0 - 10 * DAY_MS);
     const exported = await svc.all(t, "n");
-    expect(exported).toEqual([{ id: ids[0], kind: "note", tags: [], ts: T0 - 10 * DAY_MS, text: "old event recorded now", meta: {}, ttlDays: 1, exp: T0 + DAY_MS }]);
+    expect(exported).toEqual([
+      { id: ids[0], kind: "note", tags: [], ts: T0 - 10 * DAY_MS, text: "old event recorded now", meta: {}, ttlDays: 1, exp: T0 + DAY_MS },
+    ]);
     clock.now = T0 + DAY_MS / 2;
     await svc.restore(t, "copy", exported, "replace");
     expect((await svc.get(t, "copy", ids[0]!)).ttlDays).toBe(1);
@@ -715,17 +873,36 @@ describe("restore", () => {
     await c.settled();
     return c.namespaces().filter((ns) => !/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/.test(ns));
   };
-  const containerRecord = (i: number, extra: Partial<ContainerRecord> = {}): ContainerRecord => ({ id: `rec_${(0xabc000 + i).toString(16).padStart(16, "0")}`, kind: i % 2 ? "note" : "decision", text: `restored record ${i}`, tags: i % 3 ? ["r"] : [], ts: T0 + i, meta: { i }, ...extra });
+  const containerRecord = (i: number, extra: Partial<ContainerRecord> = {}): ContainerRecord => ({
+    id: `rec_${(0xabc000 + i).toString(16).padStart(16, "0")}`,
+    kind: i % 2 ? "note" : "decision",
+    text: `restored record ${i}`,
+    tags: i % 3 ? ["r"] : [],
+    ts: T0 + i,
+    meta: { i },
+    ...extra,
+  });
 
   it("replace: the namespace holds exactly the container's records afterwards", async () => {
-    await svc.ingest(t, "rep", [{ kind: "note", text: "old one" }, { kind: "note", text: "old two" }]);
+    await svc.ingest(t, "rep", [
+      { kind: "note", text: "old one" },
+      { kind: "note", text: "old two" },
+    ]);
     const recs = Array.from({ length: 5 }, (_, i) => containerRecord(i, i === 4 ? { ttlDays: 30, exp: T0 + 30 * DAY_MS } : {}));
     const { zip } = await writeContainer("rep", recs, "test");
     const { manifest, records } = await readContainer(zip);
     expect(manifest.schema_version).toBe(1);
     expect(await svc.restore(t, "rep", records, "replace")).toBe(5);
     expect(await snapshot("rep")).toEqual(recs.map((x) => ({ ...x })));
-    expect(await svc.get(t, "rep", recs[4]!.id)).toEqual({ id: recs[4]!.id, kind: "decision", text: "restored record 4", tags: ["r"], ts: T0 + 4, meta: { i: 4 }, ttlDays: 30 });
+    expect(await svc.get(t, "rep", recs[4]!.id)).toEqual({
+      id: recs[4]!.id,
+      kind: "decision",
+      text: "restored record 4",
+      tags: ["r"],
+      ts: T0 + 4,
+      meta: { i: 4 },
+      ttlDays: 30,
+    });
     expect(await stagingNamespaces()).toEqual([]);
     // an empty container empties the namespace
     expect(await svc.restore(t, "rep", [], "replace")).toBe(0);
@@ -733,7 +910,12 @@ describe("restore", () => {
   });
 
   it("a container whose record N is malformed is refused by readContainer before anything is written", async () => {
-    const before = (await svc.ingest(t, "keep", [{ kind: "note", text: "must survive" }, { kind: "decision", text: "me too", tags: ["x"] }])).ids;
+    const before = (
+      await svc.ingest(t, "keep", [
+        { kind: "note", text: "must survive" },
+        { kind: "decision", text: "me too", tags: ["x"] },
+      ])
+    ).ids;
     const snap = await snapshot("keep");
     const good = Array.from({ length: 40 }, (_, i) => containerRecord(i));
     for (const bad of [{ ts: -1 }, { text: "" }, { id: "not-a-rec" }, { tags: ["ok", 3] }, { meta: [1] }, { kind: "" }]) {
@@ -743,7 +925,17 @@ describe("restore", () => {
       len.writeUInt32LE(badFrame.length);
       const nmm = Buffer.concat([frames, len, badFrame, encodeRecords(good.slice(18)).subarray(8)]);
       const zip = new JSZip();
-      zip.file("manifest.json", JSON.stringify({ schema_version: 1, exported_at_ms: T0, namespace: "keep", sections: ["records"], counts: { records: 40 }, exported_by: "test" }));
+      zip.file(
+        "manifest.json",
+        JSON.stringify({
+          schema_version: 1,
+          exported_at_ms: T0,
+          namespace: "keep",
+          sections: ["records"],
+          counts: { records: 40 },
+          exported_by: "test",
+        }),
+      );
       zip.file("records.nmm", nmm);
       const data = await zip.generateAsync({ type: "nodebuffer" });
       const err = await expectCode(() => readContainer(data), "E_CONTAINER", "file");
@@ -754,7 +946,11 @@ describe("restore", () => {
   });
 
   it("replace is atomic: a write failing midway leaves the namespace as it was and no staging namespace behind", async () => {
-    await svc.ingest(t, "atomic", [{ kind: "note", text: "original a" }, { kind: "note", text: "original b" }, { kind: "mistake", text: "original c" }]);
+    await svc.ingest(t, "atomic", [
+      { kind: "note", text: "original a" },
+      { kind: "note", text: "original b" },
+      { kind: "mistake", text: "original c" },
+    ]);
     const snap = await snapshot("atomic");
     // record 1500 (in the second batch of 1000) is refused by the engine
     const recs = Array.from({ length: 1800 }, (_, i) => containerRecord(i, i === 1500 ? { tags: [42 as unknown as string] } : {}));
@@ -765,7 +961,13 @@ describe("restore", () => {
   });
 
   it("readers see the old or the new namespace during a replace, never a mix, and never the staging namespace", async () => {
-    const old = (await svc.ingest(t, "live", Array.from({ length: 30 }, (_, i) => ({ kind: "note", text: `live old ${i}` })))).ids.sort();
+    const old = (
+      await svc.ingest(
+        t,
+        "live",
+        Array.from({ length: 30 }, (_, i) => ({ kind: "note", text: `live old ${i}` })),
+      )
+    ).ids.sort();
     const recs = Array.from({ length: 2600 }, (_, i) => containerRecord(10_000 + i));
     const next = recs.map((x) => x.id).sort();
     const c = await engine(t);
@@ -824,7 +1026,11 @@ describe("restore", () => {
   });
 
   it("merge (schema 2) keeps records the container does not name and replaces those it does", async () => {
-    const { ids } = await svc.ingest(t, "merge", [{ kind: "note", text: "kept one", ts: 1 }, { kind: "note", text: "kept two", ts: 2 }, { kind: "note", text: "to be replaced", ts: 3 }]);
+    const { ids } = await svc.ingest(t, "merge", [
+      { kind: "note", text: "kept one", ts: 1 },
+      { kind: "note", text: "kept two", ts: 2 },
+      { kind: "note", text: "to be replaced", ts: 3 },
+    ]);
     const incoming: ContainerRecord[] = [
       { id: ids[2]!, kind: "decision", text: "replacement", tags: ["m"], ts: 30, meta: { v: 2 } },
       containerRecord(500),
@@ -832,7 +1038,14 @@ describe("restore", () => {
     expect(await svc.restore(t, "merge", incoming, "merge")).toBe(2);
     const after = await snapshot("merge");
     expect(after.map((x) => x.id).sort()).toEqual([ids[0]!, ids[1]!, ids[2]!, incoming[1]!.id].sort());
-    expect(await svc.get(t, "merge", ids[2]!)).toEqual({ id: ids[2], kind: "decision", text: "replacement", tags: ["m"], ts: 30, meta: { v: 2 } });
+    expect(await svc.get(t, "merge", ids[2]!)).toEqual({
+      id: ids[2],
+      kind: "decision",
+      text: "replacement",
+      tags: ["m"],
+      ts: 30,
+      meta: { v: 2 },
+    });
     expect((await svc.get(t, "merge", ids[0]!)).text).toBe("kept one");
     expect(await svc.stats(t, "merge")).toEqual({ count: 4, byKind: { note: 2, decision: 2 }, oldestTs: 1, newestTs: T0 + 500 });
   });
@@ -855,7 +1068,9 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
     const filtered = await svc.query("t", "h", { text: "compressor blade flutter", mode: "hybrid", topK: 3, kind: ["decision"] });
     expect(filtered.records.map((r) => r.kind)).toEqual(["decision"]);
     // a write after the BM25 index was built is in the next hybrid answer (the index is updated in place)
-    const { ids } = await svc.ingest("t", "h", [{ kind: "note", text: "flutter flutter of the compressor blade, second test run", tags: ["aero"] }]);
+    const { ids } = await svc.ingest("t", "h", [
+      { kind: "note", text: "flutter flutter of the compressor blade, second test run", tags: ["aero"] },
+    ]);
     const second = await svc.query("t", "h", { text: "compressor blade flutter", mode: "hybrid", topK: 4 });
     expect(second.records.map((r) => r.id)).toContain(ids[0]);
     await svc.delete("t", "h", ids[0]!);
@@ -867,14 +1082,25 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
 
   it("text queries rank by cosine by default (score = the cosine of the query's and the record's vectors); hybrid only when asked", async () => {
     const { svc } = service();
-    const { ids } = await svc.ingest("t", "d", TOPICS.map((text, i) => ({ kind: "note", text, ts: T0 + i })));
+    const { ids } = await svc.ingest(
+      "t",
+      "d",
+      TOPICS.map((text, i) => ({ kind: "note", text, ts: T0 + i })),
+    );
     const vecs = TOPICS.map((x) => encoder.encode(x));
-    for (const text of ["which database did we choose for the billing service", "race condition dropping jobs in the scheduler", "offsite in Lisbon"]) {
+    for (const text of [
+      "which database did we choose for the billing service",
+      "race condition dropping jobs in the scheduler",
+      "offsite in Lisbon",
+    ]) {
       const q = encoder.encode(text);
       const byDefault = await svc.query("t", "d", { text, topK: 5 });
       expect(byDefault).toEqual(await svc.query("t", "d", { text, topK: 5, mode: "vector" }));
       // each score is that record's cosine, in order, and they are the 5 best cosines of the namespace
-      const want = vecs.map((v, i) => ({ id: ids[i]!, score: cosine(q, v) })).sort((a, b) => b.score - a.score).slice(0, 5);
+      const want = vecs
+        .map((v, i) => ({ id: ids[i]!, score: cosine(q, v) }))
+        .sort((a, b) => b.score - a.score)
+        .slice(0, 5);
       expect(byDefault.records).toHaveLength(5);
       byDefault.records.forEach((r, i) => {
         expect(r.score).toBeCloseTo(cosine(q, vecs[ids.indexOf(r.id)]!), 5);
@@ -892,7 +1118,12 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
   it("the BM25 side ranks among the records the predicate keeps, however many others outrank them", async () => {
     const { svc } = service();
     // 1,200 records of kind "a" outrank every "b" record on the words: a cut of BM25 at any depth <= 1,200 before the predicate holds no "b"
-    for (let i = 0; i < 1200; i += 600) await svc.ingest("t", "deep", Array.from({ length: 600 }, (_, j) => ({ kind: "a", text: `turbine turbine turbine blade ${i + j}` })));
+    for (let i = 0; i < 1200; i += 600)
+      await svc.ingest(
+        "t",
+        "deep",
+        Array.from({ length: 600 }, (_, j) => ({ kind: "a", text: `turbine turbine turbine blade ${i + j}` })),
+      );
     const { ids } = await svc.ingest("t", "deep", [
       { kind: "b", text: "turbine blade with the long coolant passage and several other words in it" },
       { kind: "b", text: "an unrelated note about lunch" },
@@ -958,6 +1189,7 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
 
   it("timeline integers must be plain decimal: 0x10, 1e3 and 12x are refused", async () => {
     const { svc } = service();
-    for (const until of ["0x10", "1e3", "12x", " 5", ""]) await expectCode(() => svc.timeline("t", "h", params({ until })), "E_BAD_REQUEST", "until");
+    for (const until of ["0x10", "1e3", "12x", " 5", ""])
+      await expectCode(() => svc.timeline("t", "h", params({ until })), "E_BAD_REQUEST", "until");
   });
 });

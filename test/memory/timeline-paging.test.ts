@@ -46,7 +46,12 @@ async function walk(ns: string, limit: number, exact: boolean, kind?: string): P
   let after: string | undefined;
   for (let guard = 0; guard < 1000; guard++) {
     const p = await svc.timeline("t", ns, params({ limit, until, after, kind }));
-    pages.push({ ids: p.records.map((r) => r.id), ts: p.records.map((r) => r.ts), nextCursor: p.nextCursor, ...(p.nextAfter === undefined ? {} : { nextAfter: p.nextAfter }) });
+    pages.push({
+      ids: p.records.map((r) => r.id),
+      ts: p.records.map((r) => r.ts),
+      nextCursor: p.nextCursor,
+      ...(p.nextAfter === undefined ? {} : { nextAfter: p.nextAfter }),
+    });
     if (p.nextCursor === null) return pages;
     until = p.nextCursor;
     after = exact ? p.nextAfter : undefined;
@@ -65,7 +70,16 @@ describe("timeline paging (property)", () => {
         fc.boolean(),
         async (items, limit, filtered) => {
           const ns = `p${run++}`;
-          const written = items.length === 0 ? [] : (await svc.ingest("t", ns, items.map((x, i) => ({ kind: x.kind, text: `record ${i}`, ts: 5000 + x.ts * 1000 })))).ids.map((id, i) => ({ id, ts: 5000 + items[i]!.ts * 1000, kind: items[i]!.kind }));
+          const written =
+            items.length === 0
+              ? []
+              : (
+                  await svc.ingest(
+                    "t",
+                    ns,
+                    items.map((x, i) => ({ kind: x.kind, text: `record ${i}`, ts: 5000 + x.ts * 1000 })),
+                  )
+                ).ids.map((id, i) => ({ id, ts: 5000 + items[i]!.ts * 1000, kind: items[i]!.kind }));
           const kind = filtered ? "a" : undefined;
           const want = written.filter((x) => kind === undefined || x.kind === kind).sort((a, b) => b.ts - a.ts || (a.id < b.id ? 1 : -1));
           const groups = new Map<number, number>();

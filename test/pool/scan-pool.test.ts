@@ -130,7 +130,10 @@ describe("ScanPool", () => {
     // The workers are told to stop first; topK posts its stripes synchronously, before the
     // pool hears of their exit, so the stripes land on dying workers.
     const dying = pool.workers.map((w) => w.terminate());
-    const pending = pool.topK(big, q, 10).then(() => undefined, (err: unknown) => err);
+    const pending = pool.topK(big, q, 10).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     await Promise.all(dying);
     expect(await pending).toMatchObject({ code: "E_WORKER_FAILED" });
     // the pool replaces dead workers; the next query answers correctly
@@ -141,18 +144,31 @@ describe("ScanPool", () => {
 
 describe("stripes and merge", () => {
   it("stripes cover [0, n) without overlap, aligned to 64 rows", () => {
-    for (const [n, parts] of [[0, 2], [1, 2], [63, 2], [64, 2], [1000, 3], [1_000_003, 2]] as const) {
+    for (const [n, parts] of [
+      [0, 2],
+      [1, 2],
+      [63, 2],
+      [64, 2],
+      [1000, 3],
+      [1_000_003, 2],
+    ] as const) {
       const b = stripeBounds(n, parts);
       expect(b[0]![0]).toBe(0);
       expect(b[b.length - 1]![1]).toBe(n);
-      for (let i = 1; i < b.length; i++) { expect(b[i]![0]).toBe(b[i - 1]![1]); expect(b[i]![0] % 64).toBe(0); }
+      for (let i = 1; i < b.length; i++) {
+        expect(b[i]![0]).toBe(b[i - 1]![1]);
+        expect(b[i]![0] % 64).toBe(0);
+      }
     }
   });
   it("merge keeps distance-then-row order", () => {
-    const m = mergeTopK([
-      { rows: Uint32Array.of(5, 9), dists: Uint32Array.of(1, 3) },
-      { rows: Uint32Array.of(2, 7), dists: Uint32Array.of(3, 3) },
-    ], 3);
+    const m = mergeTopK(
+      [
+        { rows: Uint32Array.of(5, 9), dists: Uint32Array.of(1, 3) },
+        { rows: Uint32Array.of(2, 7), dists: Uint32Array.of(3, 3) },
+      ],
+      3,
+    );
     expect(Array.from(m.rows)).toEqual([5, 2, 7]);
     expect(Array.from(m.dists)).toEqual([1, 3, 3]);
   });

@@ -60,10 +60,23 @@ describe("hook merge logic", () => {
   });
 
   it("shapes records from payloads", () => {
-    const r = hookRecord("tool_call", { session_id: "s1", tool_name: "Bash", tool_input: { command: "ls -la", description: "list" }, cwd: "/w" }, { ttlDays: 7, now: 5 });
-    expect(r).toEqual({ kind: "tool_call", text: "Bash ls -la", tags: ["claude-code", "tool_call", "Bash"], meta: { session_id: "s1", tool_name: "Bash", cwd: "/w" }, ts: 5, ttlDays: 7 });
+    const r = hookRecord(
+      "tool_call",
+      { session_id: "s1", tool_name: "Bash", tool_input: { command: "ls -la", description: "list" }, cwd: "/w" },
+      { ttlDays: 7, now: 5 },
+    );
+    expect(r).toEqual({
+      kind: "tool_call",
+      text: "Bash ls -la",
+      tags: ["claude-code", "tool_call", "Bash"],
+      meta: { session_id: "s1", tool_name: "Bash", cwd: "/w" },
+      ts: 5,
+      ttlDays: 7,
+    });
     expect(hookRecord("assistant_turn", { last_assistant_message: "done" }).text).toBe("done");
-    expect(hookRecord("tool_failure", { tool_name: "Read", tool_input: { file_path: "/nope" }, error: "ENOENT" }).text).toBe("Read /nope failed: ENOENT");
+    expect(hookRecord("tool_failure", { tool_name: "Read", tool_input: { file_path: "/nope" }, error: "ENOENT" }).text).toBe(
+      "Read /nope failed: ENOENT",
+    );
   });
 });
 
@@ -81,7 +94,10 @@ describe("svc install-hooks (built CLI, temp settings files)", () => {
     expect(r.code).toBe(0);
     const s = JSON.parse(await readFile(path, "utf8"));
     expect(Object.keys(s.hooks)).toHaveLength(10);
-    expect(s.hooks.PreToolUse[0]).toEqual({ matcher: "*", hooks: [{ type: "command", command: `${process.execPath} ${MAIN} hook tool_call --namespace proj --ttl 30`, async: true }] });
+    expect(s.hooks.PreToolUse[0]).toEqual({
+      matcher: "*",
+      hooks: [{ type: "command", command: `${process.execPath} ${MAIN} hook tool_call --namespace proj --ttl 30`, async: true }],
+    });
     for (const [event] of HOOK_EVENTS) expect(s.hooks[event][0].hooks[0].async, event).toBe(true);
     expect(s.mcpServers).toBeUndefined();
   });
@@ -157,10 +173,17 @@ describe("svc install-hooks (built CLI, temp settings files)", () => {
 });
 
 /** Run the built `svc hook <kind>` with `input` on stdin. */
-function runHook(args: string[], input: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function runHook(
+  args: string[],
+  input: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
-    const child = spawn(process.execPath, [MAIN, "hook", ...args], { env: { ...process.env, SVC_API_KEY: "", SVC_URL: "", SVC_AUTO_RECORD: "", ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [MAIN, "hook", ...args], {
+      env: { ...process.env, SVC_API_KEY: "", SVC_URL: "", SVC_AUTO_RECORD: "", ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
@@ -180,7 +203,10 @@ describe("svc hook start-up", () => {
       const hooks = `import { appendFileSync } from "node:fs"; export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(trace)}, r.url + "\\n"); return r; }`;
       const preload = `data:text/javascript,${encodeURIComponent(`import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`)}`;
       const r = await new Promise<number | null>((resolve, reject) => {
-        const child = spawn(process.execPath, ["--import", preload, MAIN, "hook", "tool_call"], { env: { ...process.env, SVC_URL: "http://127.0.0.1:1", SVC_API_KEY: "", SVC_AUTO_RECORD: "" }, stdio: ["pipe", "ignore", "ignore"] });
+        const child = spawn(process.execPath, ["--import", preload, MAIN, "hook", "tool_call"], {
+          env: { ...process.env, SVC_URL: "http://127.0.0.1:1", SVC_API_KEY: "", SVC_AUTO_RECORD: "" },
+          stdio: ["pipe", "ignore", "ignore"],
+        });
         child.on("error", reject);
         child.on("exit", resolve);
         child.stdin.end(JSON.stringify({ session_id: "s", tool_name: "Bash", tool_input: { command: "ls" } }));
@@ -188,7 +214,9 @@ describe("svc hook start-up", () => {
       expect(r).toBe(0);
       const loaded = (await readFile(trace, "utf8")).split("\n").filter((u) => u.startsWith("file:"));
       expect(loaded.some((u) => u.endsWith("/dist/cli/hook.js"))).toBe(true);
-      const heavy = loaded.filter((u) => /\/dist\/(http|engine|memory|kernels|pool|tools|store)\/|node_modules|\/dist\/cli\/(serve|mcp|demo|install-hooks)\.js/.test(u));
+      const heavy = loaded.filter((u) =>
+        /\/dist\/(http|engine|memory|kernels|pool|tools|store)\/|node_modules|\/dist\/cli\/(serve|mcp|demo|install-hooks)\.js/.test(u),
+      );
       expect(heavy).toEqual([]);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -202,29 +230,62 @@ describe("svc hook against a running server", () => {
     server = await startServerProcess();
   }, 60_000);
   afterAll(async () => server?.dispose());
-  const records = async (ns: string) => (await call(server.url, server.adminKey, "POST", `/v1/records/${ns}/query`, { includeText: true, includeMeta: true, topK: 100 })).body.records as any[];
+  const records = async (ns: string) =>
+    (await call(server.url, server.adminKey, "POST", `/v1/records/${ns}/query`, { includeText: true, includeMeta: true, topK: 100 })).body
+      .records as any[];
 
   it("writes the record, exits at once with empty stdout, skips svc's own tools", async () => {
     const env = { SVC_URL: server.url, SVC_API_KEY: server.adminKey!, SVC_AUTO_RECORD: "agent:14" };
-    const r = await runHook(["user_prompt"], JSON.stringify({ session_id: "s1", hook_event_name: "UserPromptSubmit", prompt: "fix the flaky test", cwd: "/w" }), env);
+    const r = await runHook(
+      ["user_prompt"],
+      JSON.stringify({ session_id: "s1", hook_event_name: "UserPromptSubmit", prompt: "fix the flaky test", cwd: "/w" }),
+      env,
+    );
     expect(r).toMatchObject({ code: 0, stdout: "", stderr: "" });
     console.log(`svc hook returned in ${r.ms} ms (process start included)`);
-    const skipped = await runHook(["tool_call", "--namespace", "agent"], JSON.stringify({ session_id: "s1", tool_name: "mcp__svc__records_query", tool_input: {} }), env);
+    const skipped = await runHook(
+      ["tool_call", "--namespace", "agent"],
+      JSON.stringify({ session_id: "s1", tool_name: "mcp__svc__records_query", tool_input: {} }),
+      env,
+    );
     expect(skipped).toMatchObject({ code: 0, stdout: "" });
-    const tool = await runHook(["tool_call", "--namespace", "agent"], JSON.stringify({ session_id: "s1", tool_name: "Bash", tool_input: { command: "npm test" } }), env);
+    const tool = await runHook(
+      ["tool_call", "--namespace", "agent"],
+      JSON.stringify({ session_id: "s1", tool_name: "Bash", tool_input: { command: "npm test" } }),
+      env,
+    );
     expect(tool).toMatchObject({ code: 0, stdout: "" });
     // Another MCP server whose name merely starts with "svc" is not ours: recorded.
-    const other = await runHook(["tool_call", "--namespace", "agent"], JSON.stringify({ session_id: "s1", tool_name: "mcp__svcnow__incident_create", tool_input: { title: "db down" } }), env);
+    const other = await runHook(
+      ["tool_call", "--namespace", "agent"],
+      JSON.stringify({ session_id: "s1", tool_name: "mcp__svcnow__incident_create", tool_input: { title: "db down" } }),
+      env,
+    );
     expect(other).toMatchObject({ code: 0, stdout: "" });
     expect((await runHook(["user_prompt"], "not json", env)).stdout).toBe("");
-    const rs = await until("three records", () => records("agent"), (x) => x.length >= 3);
+    const rs = await until(
+      "three records",
+      () => records("agent"),
+      (x) => x.length >= 3,
+    );
     await new Promise((res) => setTimeout(res, 300));
     const all = await records("agent");
     expect(all).toHaveLength(3);
-    expect(all.find((x) => x.meta?.tool_name === "mcp__svcnow__incident_create")).toMatchObject({ kind: "tool_call", tags: ["claude-code", "tool_call", "mcp__svcnow__incident_create"] });
+    expect(all.find((x) => x.meta?.tool_name === "mcp__svcnow__incident_create")).toMatchObject({
+      kind: "tool_call",
+      tags: ["claude-code", "tool_call", "mcp__svcnow__incident_create"],
+    });
     const prompt = all.find((x) => x.kind === "user_prompt");
-    expect(prompt).toMatchObject({ text: "fix the flaky test", tags: ["claude-code", "user_prompt"], ttlDays: 14, meta: { session_id: "s1", hook_event_name: "UserPromptSubmit", cwd: "/w" } });
-    expect(all.find((x) => x.meta?.tool_name === "Bash")).toMatchObject({ text: "Bash npm test", tags: ["claude-code", "tool_call", "Bash"] });
+    expect(prompt).toMatchObject({
+      text: "fix the flaky test",
+      tags: ["claude-code", "user_prompt"],
+      ttlDays: 14,
+      meta: { session_id: "s1", hook_event_name: "UserPromptSubmit", cwd: "/w" },
+    });
+    expect(all.find((x) => x.meta?.tool_name === "Bash")).toMatchObject({
+      text: "Bash npm test",
+      tags: ["claude-code", "tool_call", "Bash"],
+    });
     expect(rs.some((x) => x.meta?.tool_name?.startsWith("mcp__svc__"))).toBe(false);
   });
 });

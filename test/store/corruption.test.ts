@@ -16,11 +16,15 @@ const sizeOf = async (p: string): Promise<number> => (await stat(p)).size;
 /** Frames {i, pad} in one segment; returns their end positions (frame k starts at ends[k-1], or the header end). */
 async function writeFrames(n: number, opts: { segmentBytes?: number } = {}): Promise<WalPosition[]> {
   const { wal } = await Wal.open(tmp.dir, opts);
-  const ends = await appendAll(wal, Array.from({ length: n }, (_, i) => ({ i, pad: pattern(200, i) })));
+  const ends = await appendAll(
+    wal,
+    Array.from({ length: n }, (_, i) => ({ i, pad: pattern(200, i) })),
+  );
   await wal.close();
   return ends;
 }
-const startOf = (ends: WalPosition[], k: number): number => (k === 0 || ends[k - 1]!.segment !== ends[k]!.segment ? HEADER_SIZE : ends[k - 1]!.offset);
+const startOf = (ends: WalPosition[], k: number): number =>
+  k === 0 || ends[k - 1]!.segment !== ends[k]!.segment ? HEADER_SIZE : ends[k - 1]!.offset;
 const ids = (frames: { body: unknown }[]): number[] => frames.map((f) => (f.body as { i: number }).i);
 
 async function openError(opts: Parameters<typeof Wal.open>[1] = {}): Promise<SvcError> {
@@ -43,7 +47,13 @@ describe("WAL recovery", () => {
     const { wal, frames, report } = await openCollect(tmp.dir);
     expect(ids(frames)).toEqual([0, 1, 2, 3]);
     const cut = startOf(ends, 4);
-    expect(report.tornTail).toEqual({ file, offset: cut, bytes: full - 50 - cut, frames: 1, reason: expect.stringContaining("incomplete frame") });
+    expect(report.tornTail).toEqual({
+      file,
+      offset: cut,
+      bytes: full - 50 - cut,
+      frames: 1,
+      reason: expect.stringContaining("incomplete frame"),
+    });
     expect(await sizeOf(file)).toBe(cut);
     expect(wal.position).toEqual({ segment: 1, offset: cut });
     const again = await wal.append(1, { i: 99, pad: pattern(1, 1) });
@@ -60,7 +70,11 @@ describe("WAL recovery", () => {
     const file = seg(1);
     await writeFile(file, Buffer.concat([await readFile(file), Buffer.from([0xf7, 0x5a, 0xd6])]), { flag: "w" });
     const { wal, report } = await openCollect(tmp.dir);
-    expect(report.tornTail).toMatchObject({ offset: ends[2]!.offset, bytes: 3, reason: expect.stringContaining("incomplete frame header") });
+    expect(report.tornTail).toMatchObject({
+      offset: ends[2]!.offset,
+      bytes: 3,
+      reason: expect.stringContaining("incomplete frame header"),
+    });
     await wal.close();
     await writeFile(file, Buffer.concat([await readFile(file), Buffer.alloc(4096)]));
     const { wal: w2, frames, report: r2 } = await openCollect(tmp.dir);
@@ -114,7 +128,12 @@ describe("WAL recovery", () => {
     expect(err.message).toContain(seg(2));
     // Replaying from a later segment does not read segment 2.
     const { wal, frames } = await openCollect(tmp.dir, { from: { segment: 3, offset: 0 } });
-    expect(ids(frames)).toEqual(ends.map((e, i) => [e, i] as const).filter(([e]) => e.segment >= 3).map(([, i]) => i));
+    expect(ids(frames)).toEqual(
+      ends
+        .map((e, i) => [e, i] as const)
+        .filter(([e]) => e.segment >= 3)
+        .map(([, i]) => i),
+    );
     await wal.close();
   });
 
@@ -124,7 +143,13 @@ describe("WAL recovery", () => {
     await writeFile(seg(last + 1), Buffer.from("SVCWAL\r\n\x01\x00"));
     const { wal, frames, report } = await openCollect(tmp.dir);
     expect(ids(frames)).toEqual([0, 1, 2, 3, 4, 5]);
-    expect(report.tornTail).toEqual({ file: seg(last + 1), offset: 0, bytes: 10, frames: 0, reason: expect.stringContaining("incomplete segment header") });
+    expect(report.tornTail).toEqual({
+      file: seg(last + 1),
+      offset: 0,
+      bytes: 10,
+      frames: 0,
+      reason: expect.stringContaining("incomplete segment header"),
+    });
     expect(await sizeOf(seg(last + 1))).toBe(HEADER_SIZE);
     expect(await wal.append(1, { i: 6, pad: pattern(1, 1) })).toEqual({ segment: last + 1, offset: expect.any(Number) });
     await wal.close();
@@ -150,7 +175,11 @@ describe("WAL recovery", () => {
 
   it("salvage: skips a damaged last frame of a middle segment, a damaged middle frame and a bad middle header, reporting each and replaying the rest", async () => {
     const ends = await writeFrames(20, { segmentBytes: 1024 });
-    const inSeg = (id: number) => ends.map((e, i) => [e, i] as const).filter(([e]) => e.segment === id).map(([, i]) => i);
+    const inSeg = (id: number) =>
+      ends
+        .map((e, i) => [e, i] as const)
+        .filter(([e]) => e.segment === id)
+        .map(([, i]) => i);
     const [two, three, four] = [inSeg(2), inSeg(3), inSeg(4)];
     expect(four.length).toBeGreaterThan(0);
     const lastOfTwo = two.at(-1)!;
@@ -162,9 +191,27 @@ describe("WAL recovery", () => {
     const lost = new Set([two[0]!, lastOfTwo, ...three, midOfFour]); // two[0] ends at `from`: not delivered
     expect(ids(frames)).toEqual(ends.map((_, i) => i).filter((i) => ends[i]!.segment >= 2 && !lost.has(i)));
     expect(report.damaged).toEqual([
-      { file: seg(2), offset: startOf(ends, lastOfTwo), bytes: ends[lastOfTwo]!.offset - startOf(ends, lastOfTwo), frames: 1, reason: "frame checksum mismatch", beforeFrom: false },
+      {
+        file: seg(2),
+        offset: startOf(ends, lastOfTwo),
+        bytes: ends[lastOfTwo]!.offset - startOf(ends, lastOfTwo),
+        frames: 1,
+        reason: "frame checksum mismatch",
+        beforeFrom: false,
+      },
       { file: seg(3), offset: 0, bytes: ends[three.at(-1)!]!.offset, frames: three.length, reason: "bad segment magic", beforeFrom: false },
-      ...(midOfFour >= 0 ? [{ file: seg(4), offset: startOf(ends, midOfFour), bytes: ends[midOfFour]!.offset - startOf(ends, midOfFour), frames: 1, reason: "frame checksum mismatch", beforeFrom: false }] : []),
+      ...(midOfFour >= 0
+        ? [
+            {
+              file: seg(4),
+              offset: startOf(ends, midOfFour),
+              bytes: ends[midOfFour]!.offset - startOf(ends, midOfFour),
+              frames: 1,
+              reason: "frame checksum mismatch",
+              beforeFrom: false,
+            },
+          ]
+        : []),
     ]);
     expect(report.tornTail).toBeNull();
     await wal.close();
@@ -211,8 +258,14 @@ describe("repairWal", () => {
     for (let id = 1; id <= segments; id++) original.set(id, await readFile(seg(id)));
 
     // Damage: a flipped payload byte in segment 1, a garbage length in segment 2, a torn tail in the last segment.
-    const inFirst = ends.map((e, i) => [e, i] as const).filter(([e]) => e.segment === 1).map(([, i]) => i);
-    const inSecond = ends.map((e, i) => [e, i] as const).filter(([e]) => e.segment === 2).map(([, i]) => i);
+    const inFirst = ends
+      .map((e, i) => [e, i] as const)
+      .filter(([e]) => e.segment === 1)
+      .map(([, i]) => i);
+    const inSecond = ends
+      .map((e, i) => [e, i] as const)
+      .filter(([e]) => e.segment === 2)
+      .map(([, i]) => i);
     const a = inFirst[1]!; // a middle frame of segment 1
     const b = inSecond[0]!; // the first frame of segment 2
     await flipByte(seg(1), startOf(ends, a) + 40);
@@ -228,12 +281,23 @@ describe("repairWal", () => {
     expect(report.files.map((f) => f.file)).toEqual([seg(1), seg(2), seg(segments)]);
     const [r1, r2, rl] = report.files;
     expect(r1!.header).toBeNull();
-    expect(r1!.damaged).toEqual([{ offset: startOf(ends, a), bytes: ends[a]!.offset - startOf(ends, a), reason: "frame checksum mismatch", action: "padded" }]);
+    expect(r1!.damaged).toEqual([
+      { offset: startOf(ends, a), bytes: ends[a]!.offset - startOf(ends, a), reason: "frame checksum mismatch", action: "padded" },
+    ]);
     expect(r1!.salvaged).toBe(inFirst.length - 2);
     expect(r1!.sacrificed).toBe(0);
-    expect(r2!.damaged).toEqual([{ offset: startOf(ends, b), bytes: ends[b]!.offset - startOf(ends, b), reason: expect.stringContaining("bad frame length"), action: "padded" }]);
+    expect(r2!.damaged).toEqual([
+      {
+        offset: startOf(ends, b),
+        bytes: ends[b]!.offset - startOf(ends, b),
+        reason: expect.stringContaining("bad frame length"),
+        action: "padded",
+      },
+    ]);
     expect(r2!.salvaged).toBe(inSecond.length - 1);
-    expect(rl!.damaged).toEqual([{ offset: lastStart, bytes: 30, reason: expect.stringContaining("incomplete frame"), action: "truncated" }]);
+    expect(rl!.damaged).toEqual([
+      { offset: lastStart, bytes: 30, reason: expect.stringContaining("incomplete frame"), action: "truncated" },
+    ]);
     expect(rl!.salvaged).toBe(0);
     // The copies hold the damaged bytes and are never taken for segments.
     expect((await readFile(r1!.backup)).equals(damagedFirst)).toBe(true);

@@ -43,7 +43,12 @@ describe("WAL format v1 fixture", () => {
     expect(report).toEqual({ segments: 1, frames: 4, bytes: 188, tornTail: null, damaged: [] });
     expect(frames).toEqual([
       { type: 1, body: { op: "put", id: "a", n: 1 }, start: { segment: 1, offset: 32 }, end: { segment: 1, offset: 61 } },
-      { type: 2, body: { ids: [7, 8], values: new Uint8Array(new Float32Array([1, -1, 0.5, 0.25]).buffer) }, start: { segment: 1, offset: 61 }, end: { segment: 1, offset: 107 } },
+      {
+        type: 2,
+        body: { ids: [7, 8], values: new Uint8Array(new Float32Array([1, -1, 0.5, 0.25]).buffer) },
+        start: { segment: 1, offset: 61 },
+        end: { segment: 1, offset: 107 },
+      },
       { type: 7, body: "hello, wal", start: { segment: 1, offset: 127 }, end: { segment: 1, offset: 151 } },
       { type: 255, body: [1, 2.5, null, true, { nested: ["x"] }], start: { segment: 1, offset: 151 }, end: { segment: 1, offset: 188 } },
     ]);

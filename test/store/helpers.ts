@@ -20,7 +20,10 @@ export function useTempDir(prepare?: (dir: string) => Promise<void>): { dir: str
 }
 
 /** Open, collect every replayed frame, return the log and what was replayed. */
-export async function openCollect(dir: string, opts: WalOpenOptions = {}): Promise<{ wal: Wal; frames: WalFrame[]; report: Awaited<ReturnType<typeof Wal.open>>["report"] }> {
+export async function openCollect(
+  dir: string,
+  opts: WalOpenOptions = {},
+): Promise<{ wal: Wal; frames: WalFrame[]; report: Awaited<ReturnType<typeof Wal.open>>["report"] }> {
   const frames: WalFrame[] = [];
   const { wal, report } = await Wal.open(dir, { ...opts, onFrame: (f) => frames.push(f) });
   return { wal, frames, report };

@@ -15,7 +15,10 @@ const record = fc.record({
 describe("salvageElements", () => {
   it("returns the elements of an intact array, of an object member, and null for a missing key", () => {
     expect(salvageElements('{"keys": [{"a": 1}, {"b": "x]}"}]}', "keys")!.map(tryParse)).toEqual([{ a: 1 }, { b: "x]}" }]);
-    expect(salvageElements('{"accounts":{"t1":{"balance":1},"t2":{"balance":2}}}', "accounts")!.map((p) => tryParse(`{${p}}`))).toEqual([{ t1: { balance: 1 } }, { t2: { balance: 2 } }]);
+    expect(salvageElements('{"accounts":{"t1":{"balance":1},"t2":{"balance":2}}}', "accounts")!.map((p) => tryParse(`{${p}}`))).toEqual([
+      { t1: { balance: 1 } },
+      { t2: { balance: 2 } },
+    ]);
     expect(salvageElements('{"keys": []}', "keys")).toEqual([]);
     expect(salvageElements('{"other": []}', "keys")).toBeNull();
   });

@@ -24,7 +24,11 @@ async function start(dataDir?: string): Promise<ServerProcess> {
   return s;
 }
 
-async function call(s: ServerProcess, path: string, opts: { key?: string | null; method?: string; body?: unknown } = {}): Promise<{ status: number; body: any }> {
+async function call(
+  s: ServerProcess,
+  path: string,
+  opts: { key?: string | null; method?: string; body?: unknown } = {},
+): Promise<{ status: number; body: any }> {
   const res = await fetch(`${s.url}${path}`, {
     method: opts.method ?? (opts.body === undefined ? "GET" : "POST"),
     headers: { ...(opts.key ? { "api-key": opts.key } : {}), ...(opts.body === undefined ? {} : { "content-type": "application/json" }) },
@@ -54,7 +58,7 @@ async function repair(dataDir: string): Promise<{ code: number; out: string }> {
 async function frames(file: string): Promise<Array<{ offset: number; size: number; type: number; body: any }>> {
   const buf = await readFile(file);
   const out = [];
-  for (let at = HEADER_SIZE; at + FRAME_OVERHEAD < buf.length; ) {
+  for (let at = HEADER_SIZE; at + FRAME_OVERHEAD < buf.length;) {
     const size = FRAME_OVERHEAD + buf.readUInt32LE(at + 4);
     out.push({ offset: at, size, type: buf[at + 12]!, body: decode(buf.subarray(at + FRAME_OVERHEAD + 1, at + size)) });
     at += size;
@@ -74,7 +78,11 @@ async function killHard(s: ServerProcess): Promise<void> {
   await exited;
 }
 
-const health = async (s: ServerProcess) => (await call(s, "/v1/health")).body as { status: string; damage?: Array<{ store: string; kind: string; file: string; dropped: number; offline: boolean }> };
+const health = async (s: ServerProcess) =>
+  (await call(s, "/v1/health")).body as {
+    status: string;
+    damage?: Array<{ store: string; kind: string; file: string; dropped: number; offline: boolean }>;
+  };
 
 describe("a damaged store is named and the rest serves", () => {
   it("wallet ledger: a flipped byte in one charge takes that tenant's wallet offline; repair loses only that charge", async () => {
@@ -95,7 +103,9 @@ describe("a damaged store is named and the rest serves", () => {
     const s2 = await start(s1.dataDir);
     const h = await health(s2);
     expect(h.status).toBe("degraded");
-    expect(h.damage).toEqual([expect.objectContaining({ store: "wallet-ledger", kind: "bad-frame", file: "wallet/wal/000001.seg", dropped: 1, offline: true })]);
+    expect(h.damage).toEqual([
+      expect.objectContaining({ store: "wallet-ledger", kind: "bad-frame", file: "wallet/wal/000001.seg", dropped: 1, offline: true }),
+    ]);
     expect(s2.output()).toContain("storage damage in wallet-ledger");
     const offline = await call(s2, "/v1/embed", { key: a.key, body: { texts: ["x"] } });
     expect(offline.status).toBe(503);
@@ -133,7 +143,9 @@ describe("a damaged store is named and the rest serves", () => {
 
     const s2 = await start(s1.dataDir);
     const h = await health(s2);
-    expect(h.damage).toEqual([expect.objectContaining({ store: "commons-log", kind: "bad-frame", file: "commons/wal/000001.seg", dropped: 1, offline: false })]);
+    expect(h.damage).toEqual([
+      expect.objectContaining({ store: "commons-log", kind: "bad-frame", file: "commons/wal/000001.seg", dropped: 1, offline: false }),
+    ]);
     const board = JSON.stringify((await call(s2, "/v1/board")).body);
     expect(board).toContain("first note about caching");
     expect(board).toContain("third note about backups");
@@ -160,7 +172,9 @@ describe("a damaged store is named and the rest serves", () => {
 
     const s2 = await start(s1.dataDir);
     expect(s2.output() + s2.errorOutput()).not.toMatch(/first admin key/); // the damaged file is never overwritten
-    expect((await health(s2)).damage).toEqual([expect.objectContaining({ store: "keys", kind: "unreadable", file: "keys.json", offline: true })]);
+    expect((await health(s2)).damage).toEqual([
+      expect.objectContaining({ store: "keys", kind: "unreadable", file: "keys.json", offline: true }),
+    ]);
     const refused = await call(s2, "/v1/admin/tenants", { key: s1.adminKey });
     expect(refused.status).toBe(503);
     expect(refused.body.error).toMatchObject({ code: "E_STORE_OFFLINE", field: "api-key" });
@@ -190,7 +204,9 @@ describe("a damaged store is named and the rest serves", () => {
     await writeFile(path, `${text.slice(0, at)}"listed":#${text.slice(at + '"listed":'.length + 1)}`);
 
     const s2 = await start(s1.dataDir);
-    expect((await health(s2)).damage).toEqual([expect.objectContaining({ store: "directory", kind: "unreadable", file: "directory/directory.json", offline: true })]);
+    expect((await health(s2)).damage).toEqual([
+      expect.objectContaining({ store: "directory", kind: "unreadable", file: "directory/directory.json", offline: true }),
+    ]);
     const off = await call(s2, "/api/businesses");
     expect(off.status).toBe(503);
     expect(off.body.error).toMatchObject({ code: "E_STORE_OFFLINE", field: "directory" });
@@ -216,7 +232,9 @@ describe("a damaged store is named and the rest serves", () => {
     await writeFile(path, text.replace('"balance":', '"bal#nce":'));
 
     const s2 = await start(s1.dataDir);
-    expect((await health(s2)).damage).toEqual([expect.objectContaining({ store: "wallet-ledger", kind: "unreadable", file: "wallet/wallets.json", offline: true })]);
+    expect((await health(s2)).damage).toEqual([
+      expect.objectContaining({ store: "wallet-ledger", kind: "unreadable", file: "wallet/wallets.json", offline: true }),
+    ]);
     expect((await call(s2, "/v1/embed", { key: t.key, body: { texts: ["x"] } })).body.error.code).toBe("E_STORE_OFFLINE");
     expect((await call(s2, "/v1/admin/tenants", { key: s1.adminKey })).status).toBe(200);
     await s2.stop();
@@ -229,7 +247,8 @@ describe("a damaged store is named and the rest serves", () => {
 
   it("knowledge graph: a damaged fact frame is skipped and named, other graphs serve; repair loses only that frame", async () => {
     const s1 = await start();
-    const add = (name: string, subject: string) => call(s1, `/v1/hd/kg/${name}/facts`, { key: s1.adminKey, body: { facts: [{ subject, relation: "knows", object: "carol" }] } });
+    const add = (name: string, subject: string) =>
+      call(s1, `/v1/hd/kg/${name}/facts`, { key: s1.adminKey, body: { facts: [{ subject, relation: "knows", object: "carol" }] } });
     for (const who of ["alice", "bob", "dave"]) expect((await add("g1", who)).status).toBe(200);
     expect((await add("g2", "erin")).status).toBe(200);
     await killHard(s1); // no closing snapshot: the frames stay in the log
@@ -241,7 +260,15 @@ describe("a damaged store is named and the rest serves", () => {
     const s2 = await start(s1.dataDir);
     expect((await health(s2)).status).toBe("ok"); // graphs open on first use: the damage is found then
     expect(((await call(s2, "/v1/hd/kg/g1/stats", { key: s1.adminKey })).body as { facts: number }).facts).toBe(2);
-    expect((await health(s2)).damage).toEqual([expect.objectContaining({ store: "kg:admin/g1", kind: "bad-frame", file: "tenants/admin/hd/kg/g1/wal/000001.seg", dropped: 1, offline: false })]);
+    expect((await health(s2)).damage).toEqual([
+      expect.objectContaining({
+        store: "kg:admin/g1",
+        kind: "bad-frame",
+        file: "tenants/admin/hd/kg/g1/wal/000001.seg",
+        dropped: 1,
+        offline: false,
+      }),
+    ]);
     expect(((await call(s2, "/v1/hd/kg/g2/stats", { key: s1.adminKey })).body as { facts: number }).facts).toBe(1);
     await s2.stop();
     expect(await frames(seg)).toHaveLength(3); // the damaged segment was kept: no closing snapshot dropped it
@@ -254,8 +281,18 @@ describe("a damaged store is named and the rest serves", () => {
 
   it("causal model: a flipped byte takes only that model offline; repair moves it aside", async () => {
     const s1 = await start();
-    const worlds = { n_vars: 2, vocab_per_var: [2, 2], worlds: [[0, 0], [1, 1], [1, 0], [0, 1]] };
-    for (const m of ["m1", "m2"]) expect((await call(s1, `/v1/hd/causal/${m}/worlds`, { key: s1.adminKey, body: worlds })).status).toBe(200);
+    const worlds = {
+      n_vars: 2,
+      vocab_per_var: [2, 2],
+      worlds: [
+        [0, 0],
+        [1, 1],
+        [1, 0],
+        [0, 1],
+      ],
+    };
+    for (const m of ["m1", "m2"])
+      expect((await call(s1, `/v1/hd/causal/${m}/worlds`, { key: s1.adminKey, body: worlds })).status).toBe(200);
     await s1.stop();
     const file = join(s1.dataDir, "tenants", "admin", "hd", "causal", "m1", "model.hdscm");
     await flipByte(file, 30);
@@ -265,9 +302,18 @@ describe("a damaged store is named and the rest serves", () => {
     const off = await call(s2, "/v1/hd/causal/m1/query", { key: s1.adminKey, body: q });
     expect(off.status).toBe(503);
     expect(off.body.error).toMatchObject({ code: "E_STORE_OFFLINE", field: "name" });
-    expect((await health(s2)).damage).toEqual([expect.objectContaining({ store: "causal:admin/m1", kind: "unreadable", file: "tenants/admin/hd/causal/m1/model.hdscm", offline: true })]);
+    expect((await health(s2)).damage).toEqual([
+      expect.objectContaining({
+        store: "causal:admin/m1",
+        kind: "unreadable",
+        file: "tenants/admin/hd/causal/m1/model.hdscm",
+        offline: true,
+      }),
+    ]);
     expect((await call(s2, "/v1/hd/causal/m2/query", { key: s1.adminKey, body: q })).status).toBe(200);
-    expect(((await call(s2, "/v1/hd/causal", { key: s1.adminKey })).body as { models: Array<{ name: string }> }).models.map((m) => m.name)).toEqual(["m2"]);
+    expect(
+      ((await call(s2, "/v1/hd/causal", { key: s1.adminKey })).body as { models: Array<{ name: string }> }).models.map((m) => m.name),
+    ).toEqual(["m2"]);
     await s2.stop();
 
     expect((await repair(s1.dataDir)).out).toMatch(/model\.hdscm \(causal:admin\/m1\): unreadable .*moved aside/);

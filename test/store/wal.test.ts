@@ -88,7 +88,10 @@ describe("Wal round trip", () => {
 
   it("replays only frames at or after `from`", async () => {
     const { wal } = await Wal.open(tmp.dir);
-    const ends = await appendAll(wal, Array.from({ length: 10 }, (_, i) => ({ i })));
+    const ends = await appendAll(
+      wal,
+      Array.from({ length: 10 }, (_, i) => ({ i })),
+    );
     await wal.close();
     const { wal: w1, frames } = await openCollect(tmp.dir, { from: ends[5]! });
     expect(frames.map((f) => (f.body as { i: number }).i)).toEqual([6, 7, 8, 9]);
@@ -141,7 +144,10 @@ describe("Wal round trip", () => {
 
   it("dropBefore deletes only whole segments that end at or before the position, never the active one", async () => {
     const { wal } = await Wal.open(tmp.dir, { segmentBytes: 2048 });
-    const ends = await appendAll(wal, Array.from({ length: 30 }, (_, i) => ({ i, pad: pattern(500, i) })));
+    const ends = await appendAll(
+      wal,
+      Array.from({ length: 30 }, (_, i) => ({ i, pad: pattern(500, i) })),
+    );
     const before = await segFiles(tmp.dir);
     expect(before.length).toBeGreaterThanOrEqual(5);
     // A position inside segment 3 (not its end) drops segments 1 and 2 only.
@@ -160,14 +166,23 @@ describe("Wal round trip", () => {
     await wal.close();
 
     const { wal: again, frames } = await openCollect(tmp.dir);
-    expect(frames.map((f) => (f.body as { i: number }).i)).toEqual(ends.map((e, i) => [e, i] as const).filter(([e]) => e.segment === last.segment).map(([, i]) => i).concat([30]));
+    expect(frames.map((f) => (f.body as { i: number }).i)).toEqual(
+      ends
+        .map((e, i) => [e, i] as const)
+        .filter(([e]) => e.segment === last.segment)
+        .map(([, i]) => i)
+        .concat([30]),
+    );
     expect(frames[frames.length - 1]!.end).toEqual(more);
     await again.close();
   });
 
   it("replay from a position in a dropped segment starts at the next existing segment", async () => {
     const { wal } = await Wal.open(tmp.dir, { segmentBytes: 2048 });
-    const ends = await appendAll(wal, Array.from({ length: 20 }, (_, i) => ({ i, pad: pattern(500, i) })));
+    const ends = await appendAll(
+      wal,
+      Array.from({ length: 20 }, (_, i) => ({ i, pad: pattern(500, i) })),
+    );
     const endOfSecond = [...ends].reverse().find((e) => e.segment === 2)!;
     expect(await wal.dropBefore(endOfSecond)).toBe(2);
     await wal.close();
@@ -226,7 +241,10 @@ describe("Wal errors", () => {
 
   it("refuses bad options with E_BAD_REQUEST", async () => {
     await expect(Wal.open(tmp.dir, { segmentBytes: 0 })).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "segmentBytes" });
-    await expect(Wal.open(tmp.dir, { durability: "always" as never })).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "durability" });
+    await expect(Wal.open(tmp.dir, { durability: "always" as never })).rejects.toMatchObject({
+      code: "E_BAD_REQUEST",
+      field: "durability",
+    });
     await expect(Wal.open(tmp.dir, { from: { segment: -1, offset: 0 } })).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "from" });
   });
 });
@@ -287,7 +305,10 @@ describe("Wal group commit and durability modes", () => {
 
   it("none: appends resolve after the write, fdatasync only on sync() and close()", async () => {
     const { wal } = await Wal.open(tmp.dir, { durability: "none" });
-    const ends = await appendAll(wal, Array.from({ length: 20 }, (_, i) => i));
+    const ends = await appendAll(
+      wal,
+      Array.from({ length: 20 }, (_, i) => i),
+    );
     expect(wal.stats).toMatchObject({ frames: 20, syncs: 0 });
     expect(wal.stats.writes).toBeGreaterThanOrEqual(20); // each append resolved (was written) before the next
     // resolved means written: the bytes are in the file already

@@ -25,8 +25,14 @@ describe("tool catalog", () => {
     const used = new Set(CATALOG.flatMap((t) => t.operations));
     const uncovered = [...routed].filter((op) => !used.has(op) && !(op in NOT_TOOLS));
     expect(uncovered, "REST operations without a tool (add one to src/tools, or a reason to NOT_TOOLS)").toEqual([]);
-    expect([...used].filter((op) => !routed.has(op)), "tools running operations the router lacks").toEqual([]);
-    expect(Object.keys(NOT_TOOLS).filter((op) => !routed.has(op)), "stale NOT_TOOLS entries").toEqual([]);
+    expect(
+      [...used].filter((op) => !routed.has(op)),
+      "tools running operations the router lacks",
+    ).toEqual([]);
+    expect(
+      Object.keys(NOT_TOOLS).filter((op) => !routed.has(op)),
+      "stale NOT_TOOLS entries",
+    ).toEqual([]);
   });
 
   it("names tools uniquely, in the pattern every major client accepts (OpenAI's ^[a-zA-Z0-9_-]{1,64}$), with the seed's names present", () => {
@@ -34,9 +40,42 @@ describe("tool catalog", () => {
     expect(new Set(names).size).toBe(names.length);
     for (const n of names) expect(n).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     const seed = [
-      "create_index", "list_indexes", "describe_index", "stats", "embed", "upsert", "upsert_text", "query", "query_text", "fetch", "update", "replace_text", "delete", "forget_where", "export", "import", "bind_role", "read_roles",
-      "records_ingest", "records_query", "records_timeline", "records_get", "records_delete", "records_forget", "records_stats",
-      "hd_kg_add_fact", "hd_kg_delete_fact", "hd_kg_query", "hd_kg_stats", "hd_kg_export", "hd_kg_import", "hd_causal_add_worlds", "hd_causal_query", "hd_causal_export", "hd_causal_import", "hd_analogy",
+      "create_index",
+      "list_indexes",
+      "describe_index",
+      "stats",
+      "embed",
+      "upsert",
+      "upsert_text",
+      "query",
+      "query_text",
+      "fetch",
+      "update",
+      "replace_text",
+      "delete",
+      "forget_where",
+      "export",
+      "import",
+      "bind_role",
+      "read_roles",
+      "records_ingest",
+      "records_query",
+      "records_timeline",
+      "records_get",
+      "records_delete",
+      "records_forget",
+      "records_stats",
+      "hd_kg_add_fact",
+      "hd_kg_delete_fact",
+      "hd_kg_query",
+      "hd_kg_stats",
+      "hd_kg_export",
+      "hd_kg_import",
+      "hd_causal_add_worlds",
+      "hd_causal_query",
+      "hd_causal_export",
+      "hd_causal_import",
+      "hd_analogy",
     ];
     expect(seed.filter((n) => !names.includes(n))).toEqual([]);
     // the dotted seed names and the aliases are gone; calling one names its replacement
@@ -103,7 +142,10 @@ describe("toHttp", () => {
   });
   it("sends a POST's other arguments as the JSON body, and refuses a missing path parameter", () => {
     const post = { ...op, method: "post" as const, path: "/v1/records/{ns}/query" };
-    expect(toHttp(post, { args: { ns: "n", text: "t", topK: 3 } })).toMatchObject({ body: { text: "t", topK: 3 }, contentType: "application/json" });
+    expect(toHttp(post, { args: { ns: "n", text: "t", topK: 3 } })).toMatchObject({
+      body: { text: "t", topK: 3 },
+      contentType: "application/json",
+    });
     expect(() => toHttp(post, { args: { text: "t" } })).toThrow(/ns is required/);
   });
 });

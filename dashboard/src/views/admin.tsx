@@ -32,14 +32,29 @@ function NewKey(props: { issued: KeyView & { key: string }; onDone: () => void }
   return (
     <div class="new-key" role="region" aria-labelledby="new-key-h" data-testid="new-key">
       <h3 id="new-key-h">New key for tenant {props.issued.tenant}</h3>
-      <p><strong>Copy it now: it is shown only once.</strong> The server keeps only its hash.</p>
+      <p>
+        <strong>Copy it now: it is shown only once.</strong> The server keeps only its hash.
+      </p>
       <div class="copy-row">
-        <label for="new-key-value" class="visually-hidden">New API key</label>
-        <input id="new-key-value" ref={input} readOnly value={props.issued.key} onFocus={(e) => e.currentTarget.select()} spellcheck={false} />
-        <button type="button" onClick={copy}>Copy</button>
+        <label for="new-key-value" class="visually-hidden">
+          New API key
+        </label>
+        <input
+          id="new-key-value"
+          ref={input}
+          readOnly
+          value={props.issued.key}
+          onFocus={(e) => e.currentTarget.select()}
+          spellcheck={false}
+        />
+        <button type="button" onClick={copy}>
+          Copy
+        </button>
       </div>
       {copied && <Status>{copied}</Status>}
-      <button type="button" class="secondary" onClick={props.onDone}>Done, hide it</button>
+      <button type="button" class="secondary" onClick={props.onDone}>
+        Done, hide it
+      </button>
     </div>
   );
 }
@@ -71,15 +86,31 @@ function CreateKey(props: { tenants: string[]; onCreated: () => void }) {
         <form onSubmit={submit} class="form-grid">
           <div class="field">
             <label for="key-tenant">Tenant</label>
-            <input id="key-tenant" list="tenant-list" value={tenant} onInput={(e) => setTenant(e.currentTarget.value)} placeholder="leave empty for a new tenant" aria-describedby="key-tenant-help" pattern="[a-z0-9][a-z0-9_\-]{0,63}" />
+            <input
+              id="key-tenant"
+              list="tenant-list"
+              value={tenant}
+              onInput={(e) => setTenant(e.currentTarget.value)}
+              placeholder="leave empty for a new tenant"
+              aria-describedby="key-tenant-help"
+              pattern="[a-z0-9][a-z0-9_\-]{0,63}"
+            />
             <datalist id="tenant-list">
-              {props.tenants.map((t) => <option key={t} value={t} />)}
+              {props.tenants.map((t) => (
+                <option key={t} value={t} />
+              ))}
             </datalist>
             <small id="key-tenant-help">An existing tenant gets another key; empty starts a new tenant with a fresh wallet.</small>
           </div>
           <div class="field">
             <label for="key-name">Name (optional)</label>
-            <input id="key-name" value={name} maxLength={100} onInput={(e) => setName(e.currentTarget.value)} placeholder="e.g. laptop, CI" />
+            <input
+              id="key-name"
+              value={name}
+              maxLength={100}
+              onInput={(e) => setName(e.currentTarget.value)}
+              placeholder="e.g. laptop, CI"
+            />
           </div>
           <CheckField id="key-admin" label="Admin key (unmetered, can manage keys)" checked={admin} onChange={setAdmin} />
           <SubmitField label="Create key" busy={busy} busyLabel="Creating…" />
@@ -105,7 +136,16 @@ function Credit(props: { tenant: string; onDone: (msg: string) => void }) {
   return (
     <form onSubmit={submit} class="inline-form">
       <label for={id}>Credit (USD)</label>
-      <input id={id} type="number" min="0.000001" step="any" required value={amount} onInput={(e) => setAmount(e.currentTarget.value)} inputMode="decimal" />
+      <input
+        id={id}
+        type="number"
+        min="0.000001"
+        step="any"
+        required
+        value={amount}
+        onInput={(e) => setAmount(e.currentTarget.value)}
+        inputMode="decimal"
+      />
       <button type="submit">Add credit</button>
       <ErrorNote error={error} />
     </form>
@@ -135,7 +175,9 @@ export function AdminView() {
       <section class="card" aria-labelledby="tenants-h">
         <div class="title-row">
           <h2 id="tenants-h">Tenants</h2>
-          <button type="button" onClick={tenants.reload}>Refresh</button>
+          <button type="button" onClick={tenants.reload}>
+            Refresh
+          </button>
         </div>
         {message && <Status kind={message.kind}>{message.text}</Status>}
         <Show value={tenants}>
@@ -148,19 +190,26 @@ export function AdminView() {
                   <li key={t.tenant} class="tenant" data-testid={`tenant-${t.tenant}`}>
                     <div class="tenant-head">
                       <h3>{t.tenant}</h3>
-                      <span class="balance">{t.wallet ? `balance ${usd(t.wallet.balanceUsd)} · spent ${usd(t.wallet.spentUsd)}` : "wallet not opened yet"}</span>
+                      <span class="balance">
+                        {t.wallet ? `balance ${usd(t.wallet.balanceUsd)} · spent ${usd(t.wallet.spentUsd)}` : "wallet not opened yet"}
+                      </span>
                     </div>
                     <Table caption={<>Keys of {t.tenant}</>} hideCaption cols={["Key id", "Name", ["Created", "opt"], "State"]}>
                       {t.keys.map((k) => (
                         <tr key={k.id}>
-                          <td><code>{k.id}</code>{k.admin && <span class="badge">admin</span>}</td>
+                          <td>
+                            <code>{k.id}</code>
+                            {k.admin && <span class="badge">admin</span>}
+                          </td>
                           <td>{k.name || "—"}</td>
                           <td class="opt">{when(k.createdAt)}</td>
                           <td>
                             <div class="state-cell">
                               {k.revokedAt === null ? "live" : `revoked ${when(k.revokedAt)}`}
                               {k.revokedAt === null && (
-                                <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Revoke ${k.id}`}>Revoke</button>
+                                <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Revoke ${k.id}`}>
+                                  Revoke
+                                </button>
                               )}
                             </div>
                           </td>

@@ -53,7 +53,11 @@ function Author(props: { p: { agent: string; operator?: string; verified?: boole
     <span class="author">
       <strong>{props.p.agent}</strong>
       {props.p.operator && <span class="muted"> for {props.p.operator}</span>}
-      {props.p.verified && <span class="badge ok" title="the operator proved control of a domain">verified</span>}
+      {props.p.verified && (
+        <span class="badge ok" title="the operator proved control of a domain">
+          verified
+        </span>
+      )}
     </span>
   );
 }
@@ -95,7 +99,12 @@ function FileList(props: { files: FileMeta[] }) {
   const show = async (f: FileMeta) => {
     try {
       const res = await fetch(`/v1/board/files/${seg(f.id)}`, { headers: { accept: "text/plain, application/json" }, credentials: "omit" });
-      if (!res.ok) throw new ApiError(res.status, `HTTP_${res.status}`, res.status === 404 ? "The file's content cannot be read from this server yet." : res.statusText);
+      if (!res.ok)
+        throw new ApiError(
+          res.status,
+          `HTTP_${res.status}`,
+          res.status === 404 ? "The file's content cannot be read from this server yet." : res.statusText,
+        );
       const text = await res.text();
       setOpen((o) => ({ ...o, [f.id]: text.length > 20_000 ? `${text.slice(0, 20_000)}\n…` : text }));
     } catch (err) {
@@ -109,12 +118,21 @@ function FileList(props: { files: FileMeta[] }) {
         const c = open[f.id];
         return (
           <li key={f.id}>
-            <strong>{f.filename}</strong> <span class="muted">by {f.agent}{f.bytes !== undefined ? `, ${f.bytes} bytes` : ""}{f.ts ? `, ${when(f.ts)}` : ""}</span>
+            <strong>{f.filename}</strong>{" "}
+            <span class="muted">
+              by {f.agent}
+              {f.bytes !== undefined ? `, ${f.bytes} bytes` : ""}
+              {f.ts ? `, ${when(f.ts)}` : ""}
+            </span>
             {f.note && <p>{f.note}</p>}
             {c === undefined ? (
-              <button type="button" class="link" onClick={() => show(f)} aria-label={`Show the content of ${f.filename}`}>Show content</button>
+              <button type="button" class="link" onClick={() => show(f)} aria-label={`Show the content of ${f.filename}`}>
+                Show content
+              </button>
             ) : typeof c === "string" ? (
-              <pre class="file-content" tabIndex={0}>{c}</pre>
+              <pre class="file-content" tabIndex={0}>
+                {c}
+              </pre>
             ) : (
               <ErrorNote error={c} />
             )}
@@ -130,7 +148,9 @@ function Notes(props: { notes: Note[]; empty: string }) {
   return (
     <ul class="notes">
       {props.notes.map((n, i) => (
-        <li key={n.id ?? i}><strong>{n.agent}</strong>: {n.note} {n.ts && <span class="muted">({when(n.ts)})</span>}</li>
+        <li key={n.id ?? i}>
+          <strong>{n.agent}</strong>: {n.note} {n.ts && <span class="muted">({when(n.ts)})</span>}
+        </li>
       ))}
     </ul>
   );
@@ -140,11 +160,14 @@ function Thread(props: { id: string }) {
   const page = useLoad((signal) => pub<BoardPage>("/v1/board?limit=200", signal), [props.id]);
   return (
     <>
-      <p class="crumbs"><a href={href("board")}>Noticeboard</a> / thread</p>
+      <p class="crumbs">
+        <a href={href("board")}>Noticeboard</a> / thread
+      </p>
       <Show value={page} what="The noticeboard">
         {(b) => {
           const t = b.posts.find((p) => p.id === props.id);
-          if (t === undefined) return <ErrorNote error={new ApiError(404, "E_NOT_FOUND", "This thread is not among the latest 200; it may be older.")} />;
+          if (t === undefined)
+            return <ErrorNote error={new ApiError(404, "E_NOT_FOUND", "This thread is not among the latest 200; it may be older.")} />;
           return (
             <>
               <h1>{t.subject ?? "Thread"}</h1>
@@ -152,10 +175,16 @@ function Thread(props: { id: string }) {
                 <PostBody p={t} />
                 {(t.replies ?? []).length > 0 && (
                   <ol class="replies" aria-label="Replies">
-                    {t.replies!.map((r) => <li key={r.id}><PostBody p={r} /></li>)}
+                    {t.replies!.map((r) => (
+                      <li key={r.id}>
+                        <PostBody p={r} />
+                      </li>
+                    ))}
                   </ol>
                 )}
-                <p class="muted">Reply with <code>reply_to: "{t.id}"</code> (POST /v1/board). Posts are claims by their writers, not facts or instructions.</p>
+                <p class="muted">
+                  Reply with <code>reply_to: "{t.id}"</code> (POST /v1/board). Posts are claims by their writers, not facts or instructions.
+                </p>
               </section>
               <Card id="tf-h" title="Files">
                 <FileList files={t.files ?? []} />
@@ -177,10 +206,13 @@ function Recall() {
   const { error, run } = useAction();
   const submit = (e: Event) => {
     e.preventDefault();
-    return run(async () => {
-      const r = await pub<unknown>(`/v1/board/recall?q=${encodeURIComponent(q)}&limit=10`);
-      setResults(listIn<Post>(r, ["posts", "results", "matches"]));
-    }, () => setResults(null));
+    return run(
+      async () => {
+        const r = await pub<unknown>(`/v1/board/recall?q=${encodeURIComponent(q)}&limit=10`);
+        setResults(listIn<Post>(r, ["posts", "results", "matches"]));
+      },
+      () => setResults(null),
+    );
   };
   return (
     <Card id="recall-h" title="Search the board">
@@ -192,8 +224,16 @@ function Recall() {
       <ErrorNote error={error} what="Board search" />
       {results !== null && (
         <div aria-live="polite">
-          <p class="muted">{results.length} posts. The search is by meaning and lossy: no result is not evidence that nobody wrote about it.</p>
-          <ol class="plain">{results.map((p) => <li key={p.id}><PostBody p={p} /></li>)}</ol>
+          <p class="muted">
+            {results.length} posts. The search is by meaning and lossy: no result is not evidence that nobody wrote about it.
+          </p>
+          <ol class="plain">
+            {results.map((p) => (
+              <li key={p.id}>
+                <PostBody p={p} />
+              </li>
+            ))}
+          </ol>
         </div>
       )}
     </Card>
@@ -207,22 +247,33 @@ function Sidebar() {
   return (
     <>
       <Card id="wn-h" title="Working now">
-        <Show value={working} what="Working notes">{(d) => <Notes notes={listIn<Note>(d, ["notes", "working"])} empty="No working notes in the last 45 minutes." />}</Show>
+        <Show value={working} what="Working notes">
+          {(d) => <Notes notes={listIn<Note>(d, ["notes", "working"])} empty="No working notes in the last 45 minutes." />}
+        </Show>
       </Card>
       <Card id="ag-h" title="Agents">
         <Show value={agents} what="The agent list">
           {(d) => {
             const list = listIn<{ agent: string; operator?: string; verified?: boolean; posts?: number }>(d, ["agents"]);
-            return list.length === 0 ? <p class="muted">No agents yet.</p> : (
+            return list.length === 0 ? (
+              <p class="muted">No agents yet.</p>
+            ) : (
               <ul class="plain">
-                {list.map((a) => <li key={a.agent}><Author p={a} />{a.posts !== undefined && <span class="muted"> · {a.posts} posts</span>}</li>)}
+                {list.map((a) => (
+                  <li key={a.agent}>
+                    <Author p={a} />
+                    {a.posts !== undefined && <span class="muted"> · {a.posts} posts</span>}
+                  </li>
+                ))}
               </ul>
             );
           }}
         </Show>
       </Card>
       <Card id="fl-h" title="Files">
-        <Show value={files} what="The file list">{(d) => <FileList files={listIn<FileMeta>(d, ["files"])} />}</Show>
+        <Show value={files} what="The file list">
+          {(d) => <FileList files={listIn<FileMeta>(d, ["files"])} />}
+        </Show>
       </Card>
     </>
   );
@@ -247,11 +298,15 @@ export function BoardView(props: { route: string[] }) {
               {b.notice && <p class="note">{b.notice}</p>}
               <Recall />
               <Card id="threads-h" title="Threads">
-                {b.posts.length === 0 ? <p class="muted">No posts yet.</p> : (
+                {b.posts.length === 0 ? (
+                  <p class="muted">No posts yet.</p>
+                ) : (
                   <ol class="threads" data-testid="threads">
                     {b.posts.map((t) => (
                       <li key={t.id} class="thread">
-                        <h3><a href={href("board", t.id)}>{t.subject ?? t.message.slice(0, 80)}</a></h3>
+                        <h3>
+                          <a href={href("board", t.id)}>{t.subject ?? t.message.slice(0, 80)}</a>
+                        </h3>
                         <PostBody p={t} />
                         <p class="muted">
                           {(t.replies ?? []).length} replies · {(t.files ?? []).length} files · {(t.working ?? []).length} working notes
@@ -262,7 +317,9 @@ export function BoardView(props: { route: string[] }) {
                 )}
               </Card>
             </div>
-            <div><Sidebar /></div>
+            <div>
+              <Sidebar />
+            </div>
           </div>
         )}
       </Show>

@@ -44,7 +44,11 @@ function fieldsOf(b: Business): Record<string, Field> {
 function text(v: unknown): string {
   if (v === null || v === undefined) return "";
   if (Array.isArray(v)) return v.map(text).join(", ");
-  if (typeof v === "object") return Object.values(v as Record<string, unknown>).filter((x) => x !== undefined && x !== "").map(text).join(", ");
+  if (typeof v === "object")
+    return Object.values(v as Record<string, unknown>)
+      .filter((x) => x !== undefined && x !== "")
+      .map(text)
+      .join(", ");
   return String(v);
 }
 
@@ -52,7 +56,12 @@ const nameOf = (b: Business) => text(fieldsOf(b).name?.value) || b.id;
 
 function Value(props: { name: string; value: unknown }) {
   const t = text(props.value);
-  if (props.name === "website" && /^https?:\/\//i.test(t)) return <a href={t} rel="noopener noreferrer nofollow" target="_blank">{t}</a>;
+  if (props.name === "website" && /^https?:\/\//i.test(t))
+    return (
+      <a href={t} rel="noopener noreferrer nofollow" target="_blank">
+        {t}
+      </a>
+    );
   if (props.name === "email" && t.includes("@")) return <a href={`mailto:${t}`}>{t}</a>;
   return <>{t}</>;
 }
@@ -63,7 +72,16 @@ function SourceNote(props: { f: Field }) {
   if (props.f.state) parts.push(<span class="badge">{props.f.state.replace(/_/g, " ")}</span>);
   if (s?.asserted_by) parts.push(<span> by {s.asserted_by}</span>);
   if (s?.date) parts.push(<span> on {s.date}</span>);
-  if (s?.url) parts.push(<span> · <a href={s.url} rel="noopener noreferrer nofollow" target="_blank">source</a></span>);
+  if (s?.url)
+    parts.push(
+      <span>
+        {" "}
+        ·{" "}
+        <a href={s.url} rel="noopener noreferrer nofollow" target="_blank">
+          source
+        </a>
+      </span>,
+    );
   return <span class="source">{parts}</span>;
 }
 
@@ -76,9 +94,15 @@ function Services(props: { base: string }) {
         {(d) => {
           const f = d.services;
           const list = f && Array.isArray(f.value) ? (f.value as unknown[]) : [];
-          return list.length === 0 ? <p class="muted">No services listed.</p> : (
+          return list.length === 0 ? (
+            <p class="muted">No services listed.</p>
+          ) : (
             <>
-              <ul class="plain bullets">{list.map((x, i) => <li key={i}>{text(x)}</li>)}</ul>
+              <ul class="plain bullets">
+                {list.map((x, i) => (
+                  <li key={i}>{text(x)}</li>
+                ))}
+              </ul>
               <SourceNote f={f!} />
             </>
           );
@@ -90,15 +114,34 @@ function Services(props: { base: string }) {
 
 /** GET .../trust: claim and verification state, and each field's state and source. */
 function Trust(props: { base: string }) {
-  const r = useLoad((signal) => pub<{ claim?: Field; verification?: Field; fields?: Record<string, { state?: string; source?: Source }> }>(`${props.base}/trust`, signal), [props.base]);
+  const r = useLoad(
+    (signal) =>
+      pub<{ claim?: Field; verification?: Field; fields?: Record<string, { state?: string; source?: Source }> }>(
+        `${props.base}/trust`,
+        signal,
+      ),
+    [props.base],
+  );
   return (
     <Card id="trust-h" title="Claim and verification">
       <Show value={r} what="The trust view">
         {(d) => (
           <>
             <dl class="facts">
-              <div><dt>Claim</dt><dd>{text(d.claim?.value) || "—"}{d.claim?.source?.date ? ` (${d.claim.source.date})` : ""}</dd></div>
-              <div><dt>Verification</dt><dd>{text(d.verification?.value) || "—"}{d.verification?.source?.date ? ` (${d.verification.source.date})` : ""}</dd></div>
+              <div>
+                <dt>Claim</dt>
+                <dd>
+                  {text(d.claim?.value) || "—"}
+                  {d.claim?.source?.date ? ` (${d.claim.source.date})` : ""}
+                </dd>
+              </div>
+              <div>
+                <dt>Verification</dt>
+                <dd>
+                  {text(d.verification?.value) || "—"}
+                  {d.verification?.source?.date ? ` (${d.verification.source.date})` : ""}
+                </dd>
+              </div>
             </dl>
             {d.fields && Object.keys(d.fields).length > 0 && (
               <Table class="compact" caption="Where each field comes from" cols={["Field", "State", "Source"]}>
@@ -106,7 +149,10 @@ function Trust(props: { base: string }) {
                   <tr key={k}>
                     <td>{k.replace(/_/g, " ")}</td>
                     <td>{(v.state ?? "").replace(/_/g, " ")}</td>
-                    <td>{v.source?.asserted_by ?? ""}{v.source?.date ? ` on ${v.source.date}` : ""}</td>
+                    <td>
+                      {v.source?.asserted_by ?? ""}
+                      {v.source?.date ? ` on ${v.source.date}` : ""}
+                    </td>
                   </tr>
                 ))}
               </Table>
@@ -126,8 +172,14 @@ function Actions(props: { base: string }) {
       <Show value={r} what="Actions">
         {(d) => {
           const list = listIn<Record<string, unknown>>(d, ["actions"]);
-          return list.length === 0 ? <p class="muted">No actions: only claimed businesses that turned on booking list actions.</p> : (
-            <ul class="plain bullets">{list.map((a, i) => <li key={i}>{text(a.name ?? a.type ?? a.description ?? JSON.stringify(a))}</li>)}</ul>
+          return list.length === 0 ? (
+            <p class="muted">No actions: only claimed businesses that turned on booking list actions.</p>
+          ) : (
+            <ul class="plain bullets">
+              {list.map((a, i) => (
+                <li key={i}>{text(a.name ?? a.type ?? a.description ?? JSON.stringify(a))}</li>
+              ))}
+            </ul>
           );
         }}
       </Show>
@@ -140,7 +192,9 @@ function Profile(props: { id: string }) {
   const base = `/api/businesses/${seg(props.id)}`;
   return (
     <>
-      <p class="crumbs"><a href={href("directory")}>Directory</a> / profile</p>
+      <p class="crumbs">
+        <a href={href("directory")}>Directory</a> / profile
+      </p>
       <Show value={b} what="The business directory">
         {(biz) => {
           const fields = fieldsOf(biz);
@@ -149,12 +203,17 @@ function Profile(props: { id: string }) {
             <>
               <h1>{nameOf(biz)}</h1>
               <Card id="prof-h" title="Profile">
-                <p class="muted">Sourced facts are what the company's website said on a date, not confirmed facts.{biz.claim?.value ? ` This profile is ${text(biz.claim.value)}.` : ""}</p>
+                <p class="muted">
+                  Sourced facts are what the company's website said on a date, not confirmed facts.
+                  {biz.claim?.value ? ` This profile is ${text(biz.claim.value)}.` : ""}
+                </p>
                 <dl class="profile">
                   {names.map((k) => (
                     <div key={k}>
                       <dt>{k.replace(/_/g, " ")}</dt>
-                      <dd><Value name={k} value={fields[k]!.value} /> <SourceNote f={fields[k]!} /></dd>
+                      <dd>
+                        <Value name={k} value={fields[k]!.value} /> <SourceNote f={fields[k]!} />
+                      </dd>
                     </div>
                   ))}
                 </dl>
@@ -191,7 +250,9 @@ function Search() {
     pub<SearchReply>(`/api/businesses?${params}`, ctl.signal).then(
       (body) => {
         const items = listIn<Record<string, unknown>>(body, ["results", "businesses", "items", "hits", "data"]).map((x) =>
-          typeof x.business === "object" && x.business !== null ? { b: x.business as Business, match: x.match as string | undefined } : { b: x as Business, match: x.match as string | undefined },
+          typeof x.business === "object" && x.business !== null
+            ? { b: x.business as Business, match: x.match as string | undefined }
+            : { b: x as Business, match: x.match as string | undefined },
         );
         setReply({ body, items });
       },
@@ -204,7 +265,14 @@ function Search() {
   return (
     <>
       <Card id="dir-search-h" title="Search businesses">
-        <form class="form-grid" role="search" onSubmit={(e) => { e.preventDefault(); setQuery({ q: q.trim(), category: category.trim(), offset: 0 }); }}>
+        <form
+          class="form-grid"
+          role="search"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setQuery({ q: q.trim(), category: category.trim(), offset: 0 });
+          }}
+        >
           <div class="field wide">
             <label for="dir-q">Words (name, services, industries, areas, description)</label>
             <input id="dir-q" type="search" value={q} onInput={(e) => setQ(e.currentTarget.value)} />
@@ -220,7 +288,9 @@ function Search() {
       {reply && (
         <Card id="dir-res-h" title={total !== undefined ? `${int(total)} businesses` : "Businesses"} live>
           {partial && <p class="note">No profile matched every word; these match some of them.</p>}
-          {reply.items.length === 0 ? <p class="muted">Nothing found.</p> : (
+          {reply.items.length === 0 ? (
+            <p class="muted">Nothing found.</p>
+          ) : (
             <ul class="link-list" data-testid="businesses">
               {reply.items.map(({ b }) => {
                 const f = fieldsOf(b);
@@ -235,9 +305,21 @@ function Search() {
             </ul>
           )}
           <div class="pager">
-            <button type="button" disabled={query.offset === 0} onClick={() => setQuery({ ...query, offset: Math.max(0, query.offset - PAGE) })}>Previous</button>
+            <button
+              type="button"
+              disabled={query.offset === 0}
+              onClick={() => setQuery({ ...query, offset: Math.max(0, query.offset - PAGE) })}
+            >
+              Previous
+            </button>
             <span class="muted">{reply.items.length > 0 ? `${query.offset + 1}–${query.offset + reply.items.length}` : ""}</span>
-            <button type="button" disabled={total !== undefined ? query.offset + PAGE >= total : reply.items.length < PAGE} onClick={() => setQuery({ ...query, offset: query.offset + PAGE })}>Next</button>
+            <button
+              type="button"
+              disabled={total !== undefined ? query.offset + PAGE >= total : reply.items.length < PAGE}
+              onClick={() => setQuery({ ...query, offset: query.offset + PAGE })}
+            >
+              Next
+            </button>
           </div>
         </Card>
       )}

@@ -35,29 +35,32 @@ function Query(props: { index: IndexModel; namespaces: string[] }) {
   const { busy, error, run } = useAction();
   const submit = (e: Event) => {
     e.preventDefault();
-    return run(async () => {
-      const body: Record<string, unknown> = { topK, includeMetadata: true, namespace: ns === DEFAULT_NS ? "" : ns };
-      if (filter.trim() !== "") {
-        try {
-          body.filter = JSON.parse(filter);
-        } catch {
-          throw new ApiError(0, "E_CLIENT", "The filter is not valid JSON.", "filter");
+    return run(
+      async () => {
+        const body: Record<string, unknown> = { topK, includeMetadata: true, namespace: ns === DEFAULT_NS ? "" : ns };
+        if (filter.trim() !== "") {
+          try {
+            body.filter = JSON.parse(filter);
+          } catch {
+            throw new ApiError(0, "E_CLIENT", "The filter is not valid JSON.", "filter");
+          }
         }
-      }
-      if (by === "id") body.id = input.trim();
-      else if (by === "vector") {
-        try {
-          body.vector = JSON.parse(input);
-        } catch {
-          throw new ApiError(0, "E_CLIENT", "The vector must be a JSON array of numbers.", "vector");
+        if (by === "id") body.id = input.trim();
+        else if (by === "vector") {
+          try {
+            body.vector = JSON.parse(input);
+          } catch {
+            throw new ApiError(0, "E_CLIENT", "The vector must be a JSON array of numbers.", "vector");
+          }
+        } else {
+          const emb = await api<{ vectors: number[][] }>("/v1/embed", { body: { texts: [input] } });
+          body.vector = emb.vectors[0];
         }
-      } else {
-        const emb = await api<{ vectors: number[][] }>("/v1/embed", { body: { texts: [input] } });
-        body.vector = emb.vectors[0];
-      }
-      const r = await api<{ matches: Match[] }>(`/v1/indexes/${seg(props.index.name)}/query`, { body });
-      setMatches(r.matches);
-    }, () => setMatches(null));
+        const r = await api<{ matches: Match[] }>(`/v1/indexes/${seg(props.index.name)}/query`, { body });
+        setMatches(r.matches);
+      },
+      () => setMatches(null),
+    );
   };
   return (
     <Card id="iq-h" title="Query">
@@ -82,12 +85,23 @@ function Query(props: { index: IndexModel; namespaces: string[] }) {
           <label for="iq-ns">Namespace</label>
           <select id="iq-ns" value={ns} onChange={(e) => setNs(e.currentTarget.value)}>
             {props.namespaces.length === 0 && <option value="">(default)</option>}
-            {props.namespaces.map((n) => <option key={n} value={n}>{n === DEFAULT_NS || n === "" ? "(default)" : n}</option>)}
+            {props.namespaces.map((n) => (
+              <option key={n} value={n}>
+                {n === DEFAULT_NS || n === "" ? "(default)" : n}
+              </option>
+            ))}
           </select>
         </div>
         <div class="field narrow">
           <label for="iq-topk">Top k</label>
-          <input id="iq-topk" type="number" min={1} max={1000} value={topK} onInput={(e) => setTopK(Math.max(1, Number(e.currentTarget.value) || 10))} />
+          <input
+            id="iq-topk"
+            type="number"
+            min={1}
+            max={1000}
+            value={topK}
+            onInput={(e) => setTopK(Math.max(1, Number(e.currentTarget.value) || 10))}
+          />
         </div>
         <div class="field wide">
           <label for="iq-filter">Metadata filter (JSON, optional)</label>
@@ -99,7 +113,13 @@ function Query(props: { index: IndexModel; namespaces: string[] }) {
       {matches !== null && (
         <Table cols={["Id", ["Score", "num"], "Metadata"]} caption={<>{matches.length} matches, best first</>} live>
           {matches.map((m) => (
-            <tr key={m.id}><td><code>{m.id}</code></td><td class="num">{m.score.toFixed(4)}</td><td>{m.metadata ? <Json value={m.metadata} /> : "—"}</td></tr>
+            <tr key={m.id}>
+              <td>
+                <code>{m.id}</code>
+              </td>
+              <td class="num">{m.score.toFixed(4)}</td>
+              <td>{m.metadata ? <Json value={m.metadata} /> : "—"}</td>
+            </tr>
           ))}
         </Table>
       )}
@@ -108,19 +128,33 @@ function Query(props: { index: IndexModel; namespaces: string[] }) {
 }
 
 function IndexPage(props: { index: IndexModel }) {
-  const stats = useLoad((signal) => api<IndexStats>(`/v1/indexes/${seg(props.index.name)}/describe_index_stats`, { signal }), [props.index.name]);
+  const stats = useLoad(
+    (signal) => api<IndexStats>(`/v1/indexes/${seg(props.index.name)}/describe_index_stats`, { signal }),
+    [props.index.name],
+  );
   return (
     <>
-      <p class="crumbs"><a href={href("indexes")}>Indexes</a> / {props.index.name}</p>
+      <p class="crumbs">
+        <a href={href("indexes")}>Indexes</a> / {props.index.name}
+      </p>
       <h1>Index {props.index.name}</h1>
       <Card id="is-h" title="Namespaces">
         <Show value={stats}>
           {(s) => (
             <>
-              <Facts items={[["Dimension", int(props.index.dimension)], ["Metric", props.index.metric], ["Vectors", int(s.totalVectorCount)]]} />
+              <Facts
+                items={[
+                  ["Dimension", int(props.index.dimension)],
+                  ["Metric", props.index.metric],
+                  ["Vectors", int(s.totalVectorCount)],
+                ]}
+              />
               <Table class="compact" cols={["Namespace", ["Vectors", "num"]]}>
                 {Object.entries(s.namespaces).map(([n, v]) => (
-                  <tr key={n}><td>{n === "" || n === DEFAULT_NS ? "(default)" : n}</td><td class="num">{int(v.vectorCount)}</td></tr>
+                  <tr key={n}>
+                    <td>{n === "" || n === DEFAULT_NS ? "(default)" : n}</td>
+                    <td class="num">{int(v.vectorCount)}</td>
+                  </tr>
                 ))}
               </Table>
             </>
@@ -152,12 +186,16 @@ export function IndexesView(props: { route: string[] }) {
         <Show value={list}>
           {(d) =>
             d.indexes.length === 0 ? (
-              <p class="muted">No indexes. Create one with <code>POST /v1/indexes</code> or a Pinecone client.</p>
+              <p class="muted">
+                No indexes. Create one with <code>POST /v1/indexes</code> or a Pinecone client.
+              </p>
             ) : (
               <Table cols={["Name", ["Dimension", "num"], "Metric", "State"]}>
                 {d.indexes.map((i) => (
                   <tr key={i.name}>
-                    <td><a href={href("indexes", i.name)}>{i.name}</a></td>
+                    <td>
+                      <a href={href("indexes", i.name)}>{i.name}</a>
+                    </td>
                     <td class="num">{int(i.dimension)}</td>
                     <td>{i.metric}</td>
                     <td>{i.status?.state ?? (i.status?.ready ? "Ready" : "—")}</td>

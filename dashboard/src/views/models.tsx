@@ -24,9 +24,18 @@ function Graph(props: { name: string }) {
       <Show value={stats}>
         {(s) => (
           <>
-            <Facts items={[["Facts", int(s.facts)], ["Entities", int(s.entities)], ["Relations", int(s.relations.length)]]} />
+            <Facts
+              items={[
+                ["Facts", int(s.facts)],
+                ["Entities", int(s.entities)],
+                ["Relations", int(s.relations.length)],
+              ]}
+            />
             {s.relations.length > 0 && (
-              <Table class="compact" cols={["Relation", ["Facts", "num"], ["Objects", "num"], ["Expected accuracy", "num"], ["Capacity left", "num"]]}>
+              <Table
+                class="compact"
+                cols={["Relation", ["Facts", "num"], ["Objects", "num"], ["Expected accuracy", "num"], ["Capacity left", "num"]]}
+              >
                 {s.relations.map((r) => (
                   <tr key={r.relation}>
                     <td>{r.relation}</td>
@@ -55,9 +64,15 @@ export function ModelsView() {
         <Show value={graphs} what="The graph list">
           {(d) =>
             d.graphs.length === 0 ? (
-              <p class="muted">No knowledge graphs. Add facts with <code>POST /v1/hd/kg/&lt;name&gt;/facts</code>.</p>
+              <p class="muted">
+                No knowledge graphs. Add facts with <code>POST /v1/hd/kg/&lt;name&gt;/facts</code>.
+              </p>
             ) : (
-              <ul class="model-list">{d.graphs.map((g) => <Graph key={g} name={g} />)}</ul>
+              <ul class="model-list">
+                {d.graphs.map((g) => (
+                  <Graph key={g} name={g} />
+                ))}
+              </ul>
             )
           }
         </Show>
@@ -66,7 +81,9 @@ export function ModelsView() {
         <Show value={causal} what="The model list">
           {(d) =>
             d.models.length === 0 ? (
-              <p class="muted">No causal models. Upload worlds with <code>POST /v1/hd/causal/&lt;name&gt;/worlds</code>.</p>
+              <p class="muted">
+                No causal models. Upload worlds with <code>POST /v1/hd/causal/&lt;name&gt;/worlds</code>.
+              </p>
             ) : (
               <Table cols={["Name", ["Variables", "num"], "Categories per variable", ["Worlds", "num"], "Causal graph"]}>
                 {d.models.map((m) => (

@@ -1,7 +1,23 @@
 /** @module views/records — record namespaces: stats by kind, a timeline paged by nextCursor, search with kind/tag filters and scores, export/import with progress. */
 import { useState } from "preact/hooks";
 import { api, ApiError, download, seg, upload } from "../api.js";
-import { Card, CheckField, ErrorNote, Facts, href, int, Json, Progress, Show, Status, SubmitField, Table, useAction, useLoad, when } from "../ui.js";
+import {
+  Card,
+  CheckField,
+  ErrorNote,
+  Facts,
+  href,
+  int,
+  Json,
+  Progress,
+  Show,
+  Status,
+  SubmitField,
+  Table,
+  useAction,
+  useLoad,
+  when,
+} from "../ui.js";
 
 interface RecordView {
   id: string;
@@ -27,12 +43,20 @@ function RecordItem(props: { r: RecordView }) {
     <li class="record">
       <div class="record-head">
         <span class="badge">{r.kind}</span>
-        {r.score !== undefined && <span class="score" title="similarity score">score {r.score.toFixed(4)}</span>}
+        {r.score !== undefined && (
+          <span class="score" title="similarity score">
+            score {r.score.toFixed(4)}
+          </span>
+        )}
         <time dateTime={new Date(r.ts).toISOString()}>{when(r.ts)}</time>
       </div>
       <p class="record-text">{r.text ?? <span class="muted">(no text)</span>}</p>
       <div class="record-foot">
-        {r.tags.map((t) => <span key={t} class="tag">#{t}</span>)}
+        {r.tags.map((t) => (
+          <span key={t} class="tag">
+            #{t}
+          </span>
+        ))}
         <code class="muted">{r.id}</code>
         {r.meta && Object.keys(r.meta).length > 0 && <Json value={r.meta} />}
       </div>
@@ -52,13 +76,17 @@ function Timeline(props: { ns: string; version: number }) {
   // where the next page starts: `until` (the oldest ts shown) and, inside a ts group larger than a page, `after`
   const [cursor, setCursor] = useState<string | null>(null);
   const { busy, error, run } = useAction();
-  const next = (p: TimelinePage) => (p.nextCursor === null ? null : `until=${p.nextCursor}${p.nextAfter === undefined ? "" : `&after=${encodeURIComponent(p.nextAfter)}`}`);
-  const first = useLoad(async (signal) => {
-    const p = await api<TimelinePage>(`/v1/records/${seg(props.ns)}/timeline?limit=20`, { signal });
-    setPages([p.records]);
-    setCursor(next(p));
-    return p;
-  }, [props.ns, props.version]);
+  const next = (p: TimelinePage) =>
+    p.nextCursor === null ? null : `until=${p.nextCursor}${p.nextAfter === undefined ? "" : `&after=${encodeURIComponent(p.nextAfter)}`}`;
+  const first = useLoad(
+    async (signal) => {
+      const p = await api<TimelinePage>(`/v1/records/${seg(props.ns)}/timeline?limit=20`, { signal });
+      setPages([p.records]);
+      setCursor(next(p));
+      return p;
+    },
+    [props.ns, props.version],
+  );
   const older = async () => {
     if (cursor === null) return;
     await run(async () => {
@@ -73,13 +101,23 @@ function Timeline(props: { ns: string; version: number }) {
       <Show value={first}>
         {() => (
           <>
-            {all.length === 0 ? <p class="muted">No records.</p> : (
+            {all.length === 0 ? (
+              <p class="muted">No records.</p>
+            ) : (
               <ol class="records" data-testid="timeline">
-                {all.map((r) => <RecordItem key={r.id} r={r} />)}
+                {all.map((r) => (
+                  <RecordItem key={r.id} r={r} />
+                ))}
               </ol>
             )}
-            <p class="muted" aria-live="polite">{all.length} shown{cursor === null ? ", the oldest reached" : ""}.</p>
-            {cursor !== null && <button type="button" onClick={older} disabled={busy}>{busy ? "Loading…" : "Load older"}</button>}
+            <p class="muted" aria-live="polite">
+              {all.length} shown{cursor === null ? ", the oldest reached" : ""}.
+            </p>
+            {cursor !== null && (
+              <button type="button" onClick={older} disabled={busy}>
+                {busy ? "Loading…" : "Load older"}
+              </button>
+            )}
             <ErrorNote error={error} />
           </>
         )}
@@ -98,17 +136,23 @@ function Search(props: { ns: string; kinds: string[] }) {
   const { busy, error, run } = useAction();
   const submit = (e: Event) => {
     e.preventDefault();
-    return run(async () => {
-      const body: Record<string, unknown> = { topK, includeText: true, includeMeta: true };
-      if (text.trim() !== "") body.text = text.trim();
-      // the mode is always named: "vector" ranks by cosine (score = the cosine), "hybrid" fuses it with BM25 (score = the fused rank score)
-      if (text.trim() !== "") body.mode = hybrid ? "hybrid" : "vector";
-      if (kind !== "") body.kind = [kind];
-      const tagList = tags.split(",").map((t) => t.trim()).filter((t) => t !== "");
-      if (tagList.length > 0) body.tagsAny = tagList;
-      const r = await api<{ records: RecordView[] }>(`/v1/records/${seg(props.ns)}/query`, { body });
-      setResults(r.records);
-    }, () => setResults(null));
+    return run(
+      async () => {
+        const body: Record<string, unknown> = { topK, includeText: true, includeMeta: true };
+        if (text.trim() !== "") body.text = text.trim();
+        // the mode is always named: "vector" ranks by cosine (score = the cosine), "hybrid" fuses it with BM25 (score = the fused rank score)
+        if (text.trim() !== "") body.mode = hybrid ? "hybrid" : "vector";
+        if (kind !== "") body.kind = [kind];
+        const tagList = tags
+          .split(",")
+          .map((t) => t.trim())
+          .filter((t) => t !== "");
+        if (tagList.length > 0) body.tagsAny = tagList;
+        const r = await api<{ records: RecordView[] }>(`/v1/records/${seg(props.ns)}/query`, { body });
+        setResults(r.records);
+      },
+      () => setResults(null),
+    );
   };
   return (
     <Card id="search-h" title="Search">
@@ -121,7 +165,11 @@ function Search(props: { ns: string; kinds: string[] }) {
           <label for="q-kind">Kind</label>
           <select id="q-kind" value={kind} onChange={(e) => setKind(e.currentTarget.value)}>
             <option value="">any kind</option>
-            {props.kinds.map((k) => <option key={k} value={k}>{k}</option>)}
+            {props.kinds.map((k) => (
+              <option key={k} value={k}>
+                {k}
+              </option>
+            ))}
           </select>
         </div>
         <div class="field">
@@ -130,7 +178,14 @@ function Search(props: { ns: string; kinds: string[] }) {
         </div>
         <div class="field narrow">
           <label for="q-topk">Results</label>
-          <input id="q-topk" type="number" min={1} max={100} value={topK} onInput={(e) => setTopK(Math.max(1, Math.min(100, Number(e.currentTarget.value) || 10)))} />
+          <input
+            id="q-topk"
+            type="number"
+            min={1}
+            max={100}
+            value={topK}
+            onInput={(e) => setTopK(Math.max(1, Math.min(100, Number(e.currentTarget.value) || 10)))}
+          />
         </div>
         <CheckField id="q-hybrid" label="Hybrid (meaning + keywords)" checked={hybrid} onChange={setHybrid} />
         <SubmitField label="Search" busy={busy} busyLabel="Searching…" />
@@ -138,9 +193,14 @@ function Search(props: { ns: string; kinds: string[] }) {
       <ErrorNote error={error} />
       {results !== null && (
         <div aria-live="polite">
-          <p class="muted">{results.length} result{results.length === 1 ? "" : "s"}{text.trim() ? ", best first" : ", newest first"}.</p>
+          <p class="muted">
+            {results.length} result{results.length === 1 ? "" : "s"}
+            {text.trim() ? ", best first" : ", newest first"}.
+          </p>
           <ol class="records" data-testid="search-results">
-            {results.map((r) => <RecordItem key={r.id} r={r} />)}
+            {results.map((r) => (
+              <RecordItem key={r.id} r={r} />
+            ))}
           </ol>
         </div>
       )}
@@ -156,7 +216,9 @@ function Transfer(props: { ns: string; onImported: () => void }) {
   const exportNs = async () => {
     setMessage(null);
     try {
-      const n = await download(`/v1/records/${seg(props.ns)}/export?schema=${schema}`, `${props.ns}.svc`, (done, total) => setProgress({ label: "Exporting:", done, total }));
+      const n = await download(`/v1/records/${seg(props.ns)}/export?schema=${schema}`, `${props.ns}.svc`, (done, total) =>
+        setProgress({ label: "Exporting:", done, total }),
+      );
       setMessage({ text: `Exported ${props.ns}.svc (${n.toLocaleString("en-US")} bytes).`, kind: "ok" });
     } catch (err) {
       setMessage({ text: (err as ApiError).message, kind: "error" });
@@ -172,7 +234,9 @@ function Transfer(props: { ns: string; onImported: () => void }) {
     const form = new FormData();
     form.append("file", file, file.name);
     try {
-      const r = await upload<{ imported: number }>(`/v1/records/${seg(props.ns)}/import`, form, (done, total) => setProgress({ label: "Uploading:", done, total: total || null }));
+      const r = await upload<{ imported: number }>(`/v1/records/${seg(props.ns)}/import`, form, (done, total) =>
+        setProgress({ label: "Uploading:", done, total: total || null }),
+      );
       setMessage({ text: `Imported ${int(r.imported)} records.`, kind: "ok" });
       props.onImported();
     } catch (err) {
@@ -191,14 +255,18 @@ function Transfer(props: { ns: string; onImported: () => void }) {
             <option value="2">schema 2: also graphs and causal models</option>
           </select>
         </label>
-        <button type="button" onClick={exportNs} disabled={progress !== null}>Export .svc</button>
+        <button type="button" onClick={exportNs} disabled={progress !== null}>
+          Export .svc
+        </button>
       </div>
       <form onSubmit={importNs} class="controls">
         <label>
           Container file (.svc){" "}
           <input type="file" accept=".svc,application/zip" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
         </label>
-        <button type="submit" disabled={file === null || progress !== null}>Import</button>
+        <button type="submit" disabled={file === null || progress !== null}>
+          Import
+        </button>
       </form>
       {progress && <Progress {...progress} />}
       {message && <Status kind={message.kind}>{message.text}</Status>}
@@ -212,21 +280,36 @@ function Namespace(props: { ns: string }) {
   const kinds = Object.keys(stats.data?.byKind ?? {}).sort();
   return (
     <>
-      <p class="crumbs"><a href={href("records")}>Records</a> / {props.ns}</p>
+      <p class="crumbs">
+        <a href={href("records")}>Records</a> / {props.ns}
+      </p>
       <div class="title-row">
         <h1>Namespace {props.ns}</h1>
-        <button type="button" onClick={() => setVersion((v) => v + 1)}>Refresh</button>
+        <button type="button" onClick={() => setVersion((v) => v + 1)}>
+          Refresh
+        </button>
       </div>
       <Card id="stats-h" title="Statistics">
         <Show value={stats}>
           {(s) => (
             <>
-              <Facts items={[["Records", <span data-testid="record-count">{int(s.count)}</span>], ["Oldest", when(s.oldestTs)], ["Newest", when(s.newestTs)]]} />
+              <Facts
+                items={[
+                  ["Records", <span data-testid="record-count">{int(s.count)}</span>],
+                  ["Oldest", when(s.oldestTs)],
+                  ["Newest", when(s.newestTs)],
+                ]}
+              />
               {kinds.length > 0 && (
                 <Table class="compact" caption="Records by kind" cols={["Kind", ["Records", "num"]]}>
-                  {Object.entries(s.byKind).sort((a, b) => b[1] - a[1]).map(([k, n]) => (
-                    <tr key={k}><td>{k}</td><td class="num">{int(n)}</td></tr>
-                  ))}
+                  {Object.entries(s.byKind)
+                    .sort((a, b) => b[1] - a[1])
+                    .map(([k, n]) => (
+                      <tr key={k}>
+                        <td>{k}</td>
+                        <td class="num">{int(n)}</td>
+                      </tr>
+                    ))}
                 </Table>
               )}
             </>
@@ -252,7 +335,9 @@ export function RecordsView(props: { route: string[] }) {
         <Show value={list} what="The namespace list">
           {(d) =>
             d.namespaces.length === 0 ? (
-              <p class="muted">No records yet. Ingest with <code>POST /v1/records/&lt;namespace&gt;</code>.</p>
+              <p class="muted">
+                No records yet. Ingest with <code>POST /v1/records/&lt;namespace&gt;</code>.
+              </p>
             ) : (
               <ul class="link-list" data-testid="namespaces">
                 {d.namespaces.map((n) => (
@@ -264,7 +349,13 @@ export function RecordsView(props: { route: string[] }) {
             )
           }
         </Show>
-        <form class="inline-form" onSubmit={(e) => { e.preventDefault(); if (NS_RE.test(goTo.trim())) location.hash = href("records", goTo.trim()); }}>
+        <form
+          class="inline-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (NS_RE.test(goTo.trim())) location.hash = href("records", goTo.trim());
+          }}
+        >
           <label for="ns-open">Open a namespace by name</label>
           <input id="ns-open" value={goTo} onInput={(e) => setGoTo(e.currentTarget.value)} required />
           <button type="submit">Open</button>

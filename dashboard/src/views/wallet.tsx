@@ -24,7 +24,10 @@ export function WalletView(props: { who: Who }) {
   const wallet = useLoad((signal) => api<Wallet>("/v1/wallet?limit=20", { signal }), []);
   const [range, setRange] = useState<keyof typeof RANGES>("1h");
   const [metric, setMetric] = useState<"costUsd" | "calls">("costUsd");
-  const usage = useLoad((signal) => api<UsageSeries>(`/v1/wallet/usage?grain=${RANGES[range].grain}&buckets=${RANGES[range].buckets}`, { signal }), [range]);
+  const usage = useLoad(
+    (signal) => api<UsageSeries>(`/v1/wallet/usage?grain=${RANGES[range].grain}&buckets=${RANGES[range].buckets}`, { signal }),
+    [range],
+  );
   const refresh = () => {
     wallet.reload();
     usage.reload();
@@ -33,7 +36,9 @@ export function WalletView(props: { who: Who }) {
     <>
       <div class="title-row">
         <h1>Overview</h1>
-        <button type="button" onClick={refresh}>Refresh</button>
+        <button type="button" onClick={refresh}>
+          Refresh
+        </button>
       </div>
       <Card id="wallet-h" title={<>Wallet of {props.who.tenant}</>}>
         <Show value={wallet}>
@@ -42,7 +47,9 @@ export function WalletView(props: { who: Who }) {
               <div class="stats" data-testid="wallet">
                 <div class="stat">
                   <span class="stat-label">Balance</span>
-                  <span class="stat-value" data-testid="balance">{usd(w.balanceUsd)}</span>
+                  <span class="stat-value" data-testid="balance">
+                    {usd(w.balanceUsd)}
+                  </span>
                 </div>
                 <div class="stat">
                   <span class="stat-label">Credited</span>
@@ -64,7 +71,9 @@ export function WalletView(props: { who: Who }) {
             Range{" "}
             <select value={range} onChange={(e) => setRange(e.currentTarget.value as keyof typeof RANGES)}>
               {Object.entries(RANGES).map(([k, v]) => (
-                <option key={k} value={k}>{v.label}</option>
+                <option key={k} value={k}>
+                  {v.label}
+                </option>
               ))}
             </select>
           </label>
@@ -89,7 +98,11 @@ export function WalletView(props: { who: Who }) {
               <Table testid="recent" cols={["Time", "Operation", ["Cost", "num"], ["Written", "num opt"], ["Scanned", "num opt"]]}>
                 {w.recent.map((r, i) => (
                   <tr key={i}>
-                    <td class="nowrap"><time dateTime={new Date(r.ts).toISOString()} title={when(r.ts)}>{whenShort(r.ts)}</time></td>
+                    <td class="nowrap">
+                      <time dateTime={new Date(r.ts).toISOString()} title={when(r.ts)}>
+                        {whenShort(r.ts)}
+                      </time>
+                    </td>
                     <td class="break">{r.op}</td>
                     <td class="num">{r.costUsd < 0 ? <span class="ok">+{usd(-r.costUsd)}</span> : usd(r.costUsd)}</td>
                     <td class="num opt">{int(r.written)}</td>

@@ -25,7 +25,12 @@ export function matches(filter: Filter, meta: Metadata): boolean {
     case "in": {
       const v = ownValue(meta, filter.field);
       let hit = false;
-      if (v !== undefined) for (const x of filter.values) if (equals(v, x)) { hit = true; break; }
+      if (v !== undefined)
+        for (const x of filter.values)
+          if (equals(v, x)) {
+            hit = true;
+            break;
+          }
       return hit !== filter.negate;
     }
     case "range": {

@@ -230,11 +230,17 @@ export class MetadataIndex {
         if (e.keys.length !== e.bitmaps.length) throw new Error(`field ${e.name}: ${e.keys.length} keys, ${e.bitmaps.length} bitmaps`);
         for (let i = 0; i < e.keys.length; i++) f.strings.set(e.keys[i]!, Posting.fromBitmap(bitmapOf(e.bitmaps[i]!)));
         const single = u32Of(e.singleRows);
-        if (single.length !== e.singleKeys.length) throw new Error(`field ${e.name}: ${e.singleKeys.length} single keys, ${single.length} rows`);
+        if (single.length !== e.singleKeys.length)
+          throw new Error(`field ${e.name}: ${e.singleKeys.length} single keys, ${single.length} rows`);
         for (let i = 0; i < single.length; i++) f.strings.set(e.singleKeys[i]!, single[i]!);
         if (e.yes !== null) f.yes = Posting.fromBitmap(bitmapOf(e.yes));
         if (e.no !== null) f.no = Posting.fromBitmap(bitmapOf(e.no));
-        if (e.num !== null) f.num = NumericColumn.restore(e.num.len, e.num.f32 ? Float64Array.from(f32Of(e.num.values)) : f64Of(e.num.values), u32Of(e.num.sorted));
+        if (e.num !== null)
+          f.num = NumericColumn.restore(
+            e.num.len,
+            e.num.f32 ? Float64Array.from(f32Of(e.num.values)) : f64Of(e.num.values),
+            u32Of(e.num.sorted),
+          );
         index.fields.set(e.name, f);
       }
       return index;
@@ -275,7 +281,10 @@ export class MetadataIndex {
       case "range": {
         const num = this.fields.get(filter.field)?.num;
         if (num === undefined || num === null) return new RoaringBitmap32();
-        return num.select({ kind: "range", min: filter.min, minInclusive: filter.minInclusive, max: filter.max, maxInclusive: filter.maxInclusive }, universe);
+        return num.select(
+          { kind: "range", min: filter.min, minInclusive: filter.minInclusive, max: filter.max, maxInclusive: filter.maxInclusive },
+          universe,
+        );
       }
       case "exists": {
         const f = this.fields.get(filter.field);
@@ -291,7 +300,11 @@ export class MetadataIndex {
    * Internal bitmaps are returned as they are (callers only read them) and may reach beyond
    * `universe`; `numericOnly` says the only part is a new bitmap already within `universe`.
    */
-  private positives(field: string, values: readonly Scalar[], universe: RoaringBitmap32): { parts: RoaringBitmap32[]; numericOnly: boolean } {
+  private positives(
+    field: string,
+    values: readonly Scalar[],
+    universe: RoaringBitmap32,
+  ): { parts: RoaringBitmap32[]; numericOnly: boolean } {
     const f = this.fields.get(field);
     if (f === undefined) return { parts: [], numericOnly: false };
     const out: RoaringBitmap32[] = [];
@@ -347,7 +360,13 @@ export class MetadataIndex {
       case "range": {
         const num = this.fields.get(filter.field)?.num;
         if (num === undefined || num === null) return 0;
-        return num.estimate({ kind: "range", min: filter.min, minInclusive: filter.minInclusive, max: filter.max, maxInclusive: filter.maxInclusive });
+        return num.estimate({
+          kind: "range",
+          min: filter.min,
+          minInclusive: filter.minInclusive,
+          max: filter.max,
+          maxInclusive: filter.maxInclusive,
+        });
       }
       case "exists": {
         const present = this.fields.get(filter.field)?.present.size ?? 0;

@@ -24,7 +24,11 @@ export const MAX_METADATA_BYTES = 40 * 1024;
 export function validateMetadata(value: unknown, field: string): Metadata {
   if (value === undefined || value === null) return {};
   if (typeof value !== "object" || Array.isArray(value)) {
-    throw new SvcError("E_METADATA", `metadata must be an object of string, number, boolean or string-list values, got ${describe(value)}`, { field });
+    throw new SvcError(
+      "E_METADATA",
+      `metadata must be an object of string, number, boolean or string-list values, got ${describe(value)}`,
+      { field },
+    );
   }
   const out: Metadata = {};
   // Upper bound of the JSON size in bytes: a UTF-16 unit is at most 6 JSON bytes ("\u001f");
@@ -35,7 +39,8 @@ export function validateMetadata(value: unknown, field: string): Metadata {
     if (v === undefined) continue;
     const path = keyPath(field, key);
     if (key.length === 0) throw new SvcError("E_METADATA", "metadata keys must be non-empty", { field: path });
-    if (key.charCodeAt(0) === 36 /* $ */) throw new SvcError("E_METADATA", `metadata key "${key}" must not start with "$" (reserved for filter operators)`, { field: path });
+    if (key.charCodeAt(0) === 36 /* $ */)
+      throw new SvcError("E_METADATA", `metadata key "${key}" must not start with "$" (reserved for filter operators)`, { field: path });
     checkKey(key, path);
     bound += key.length * 6 + 4;
     switch (typeof v) {
@@ -54,11 +59,15 @@ export function validateMetadata(value: unknown, field: string): Metadata {
         break;
       case "object": {
         if (v === null) throw new SvcError("E_METADATA", "metadata values must not be null; omit the key instead", { field: path });
-        if (!Array.isArray(v)) throw new SvcError("E_METADATA", "nested objects are not allowed in metadata; use a string, number, boolean or list of strings", { field: path });
+        if (!Array.isArray(v))
+          throw new SvcError("E_METADATA", "nested objects are not allowed in metadata; use a string, number, boolean or list of strings", {
+            field: path,
+          });
         const list: string[] = new Array<string>(v.length);
         for (let i = 0; i < v.length; i++) {
           const s: unknown = v[i];
-          if (typeof s !== "string") throw new SvcError("E_METADATA", `metadata lists may hold only strings, got ${describe(s)}`, { field: `${path}[${i}]` });
+          if (typeof s !== "string")
+            throw new SvcError("E_METADATA", `metadata lists may hold only strings, got ${describe(s)}`, { field: `${path}[${i}]` });
           bound += s.length * 6 + 3;
           list[i] = s;
         }
@@ -67,12 +76,17 @@ export function validateMetadata(value: unknown, field: string): Metadata {
         break;
       }
       default:
-        throw new SvcError("E_METADATA", `metadata values must be a string, finite number, boolean or list of strings, got ${describe(v)}`, { field: path });
+        throw new SvcError(
+          "E_METADATA",
+          `metadata values must be a string, finite number, boolean or list of strings, got ${describe(v)}`,
+          { field: path },
+        );
     }
   }
   if (bound > MAX_METADATA_BYTES) {
     const bytes = Buffer.byteLength(JSON.stringify(out), "utf8");
-    if (bytes > MAX_METADATA_BYTES) throw new SvcError("E_METADATA", `metadata is ${bytes} bytes as JSON; the limit is ${MAX_METADATA_BYTES}`, { field });
+    if (bytes > MAX_METADATA_BYTES)
+      throw new SvcError("E_METADATA", `metadata is ${bytes} bytes as JSON; the limit is ${MAX_METADATA_BYTES}`, { field });
   }
   return out;
 }

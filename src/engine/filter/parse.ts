@@ -57,24 +57,30 @@ export function parseFilter(filter: unknown, field = "filter"): Filter | null {
 
 function parseObject(obj: Record<string, unknown>, path: string, depth: number): Filter {
   const keys = Object.keys(obj);
-  if (keys.length === 0) throw new SvcError("E_FILTER", "a filter object inside $and/$or must hold at least one condition", { field: path });
+  if (keys.length === 0)
+    throw new SvcError("E_FILTER", "a filter object inside $and/$or must hold at least one condition", { field: path });
   const parts: Filter[] = [];
   for (const key of keys) {
     const value = obj[key];
     const at = `${path}.${key}`;
     if (key === "$and" || key === "$or") {
-      if (!Array.isArray(value) || value.length === 0) throw new SvcError("E_FILTER", `${key} takes a non-empty array of filter objects`, { field: at });
+      if (!Array.isArray(value) || value.length === 0)
+        throw new SvcError("E_FILTER", `${key} takes a non-empty array of filter objects`, { field: at });
       const children: Filter[] = [];
       for (let i = 0; i < value.length; i++) {
         const item: unknown = value[i];
         const itemPath = `${at}[${i}]`;
-        if (depth + 1 > MAX_FILTER_DEPTH) throw new SvcError("E_FILTER", `filters may nest at most ${MAX_FILTER_DEPTH} objects deep`, { field: itemPath });
-        if (!isObject(item)) throw new SvcError("E_FILTER", `${key} elements must be filter objects, got ${describe(item)}`, { field: itemPath });
+        if (depth + 1 > MAX_FILTER_DEPTH)
+          throw new SvcError("E_FILTER", `filters may nest at most ${MAX_FILTER_DEPTH} objects deep`, { field: itemPath });
+        if (!isObject(item))
+          throw new SvcError("E_FILTER", `${key} elements must be filter objects, got ${describe(item)}`, { field: itemPath });
         children.push(parseObject(item, itemPath, depth + 1));
       }
       parts.push(combine(key === "$and" ? "and" : "or", children));
     } else if (key.charCodeAt(0) === 36 /* $ */) {
-      const hint = FIELD_OP_SET.has(key) ? `${key} applies to a field, e.g. {"genre": {"${key}": ...}}` : `unknown operator ${key}; expected $and, $or or a field name`;
+      const hint = FIELD_OP_SET.has(key)
+        ? `${key} applies to a field, e.g. {"genre": {"${key}": ...}}`
+        : `unknown operator ${key}; expected $and, $or or a field name`;
       throw new SvcError("E_FILTER", hint, { field: at });
     } else if (key.length === 0) {
       throw new SvcError("E_FILTER", "field names must be non-empty", { field: at });
@@ -95,7 +101,10 @@ function parseField(name: string, value: unknown, path: string): Filter {
       const operand = value[op];
       const at = `${path}.${op}`;
       if (!FIELD_OP_SET.has(op)) {
-        const msg = op.charCodeAt(0) === 36 ? `unknown operator ${op}; expected one of ${FIELD_OPS.join(", ")}` : `expected an operator such as $eq inside field "${name}", got key "${op}"`;
+        const msg =
+          op.charCodeAt(0) === 36
+            ? `unknown operator ${op}; expected one of ${FIELD_OPS.join(", ")}`
+            : `expected an operator such as $eq inside field "${name}", got key "${op}"`;
         throw new SvcError("E_FILTER", msg, { field: at });
       }
       switch (op as FieldOp) {
@@ -111,7 +120,8 @@ function parseField(name: string, value: unknown, path: string): Filter {
         case "$gte":
         case "$lt":
         case "$lte": {
-          if (typeof operand !== "number" || !Number.isFinite(operand)) throw new SvcError("E_FILTER", `${op} takes a finite number, got ${describe(operand)}`, { field: at });
+          if (typeof operand !== "number" || !Number.isFinite(operand))
+            throw new SvcError("E_FILTER", `${op} takes a finite number, got ${describe(operand)}`, { field: at });
           const v = operand === 0 ? 0 : operand; // -0 -> 0
           range ??= { min: -Infinity, minInclusive: true, max: Infinity, maxInclusive: true };
           // Intersect with the bound already present: the tighter one wins; on a tie, exclusive wins.
@@ -127,7 +137,8 @@ function parseField(name: string, value: unknown, path: string): Filter {
           break;
         }
         case "$exists":
-          if (typeof operand !== "boolean") throw new SvcError("E_FILTER", `$exists takes true or false, got ${describe(operand)}`, { field: at });
+          if (typeof operand !== "boolean")
+            throw new SvcError("E_FILTER", `$exists takes true or false, got ${describe(operand)}`, { field: at });
           parts.push({ kind: "exists", field: name, exists: operand });
           break;
       }
@@ -135,7 +146,8 @@ function parseField(name: string, value: unknown, path: string): Filter {
     if (range !== null) parts.unshift({ kind: "range", field: name, ...range });
     return combine("and", parts);
   }
-  if (Array.isArray(value)) throw new SvcError("E_FILTER", `a list is not a filter value; use {"${name}": {"$in": [...]}}`, { field: path });
+  if (Array.isArray(value))
+    throw new SvcError("E_FILTER", `a list is not a filter value; use {"${name}": {"$in": [...]}}`, { field: path });
   if (value === null) throw new SvcError("E_FILTER", `null is not a filter value; use {"${name}": {"$exists": false}}`, { field: path });
   return { kind: "in", field: name, values: [scalar(value, "a bare value", path)], negate: false };
 }
@@ -147,8 +159,10 @@ function scalar(v: unknown, what: string, path: string): Scalar {
 }
 
 function scalarList(v: unknown, op: string, path: string): Scalar[] {
-  if (!Array.isArray(v) || v.length === 0) throw new SvcError("E_FILTER", `${op} takes a non-empty array of strings, numbers or booleans, got ${describe(v)}`, { field: path });
-  if (v.length > MAX_IN_VALUES) throw new SvcError("E_FILTER", `${op} takes at most ${MAX_IN_VALUES} values, got ${v.length}`, { field: path });
+  if (!Array.isArray(v) || v.length === 0)
+    throw new SvcError("E_FILTER", `${op} takes a non-empty array of strings, numbers or booleans, got ${describe(v)}`, { field: path });
+  if (v.length > MAX_IN_VALUES)
+    throw new SvcError("E_FILTER", `${op} takes at most ${MAX_IN_VALUES} values, got ${v.length}`, { field: path });
   // A Set keeps "1", 1 and true apart (SameValueZero), so deduplication never merges types.
   const seen = new Set<Scalar>();
   for (let i = 0; i < v.length; i++) seen.add(scalar(v[i], `${op} elements`, `${path}[${i}]`));

@@ -27,7 +27,7 @@ export function bitmapFromSorted(rows: Uint32Array, from: number, to: number): R
   if (to <= from) return new RoaringBitmap32();
   let containers = 0;
   let dataBytes = 0;
-  for (let i = from; i < to; ) {
+  for (let i = from; i < to;) {
     const key = rows[i]! >>> 16;
     let j = i + 1;
     while (j < to && rows[j]! >>> 16 === key) j++;
@@ -43,7 +43,7 @@ export function bitmapFromSorted(rows: Uint32Array, from: number, to: number): R
   view.setUint32(4, containers, true);
   let k = 0;
   let offset = headerBytes;
-  for (let i = from; i < to; ) {
+  for (let i = from; i < to;) {
     const key = rows[i]! >>> 16;
     let j = i + 1;
     while (j < to && rows[j]! >>> 16 === key) j++;

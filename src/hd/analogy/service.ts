@@ -49,7 +49,8 @@ export class AnalogyService {
     this.kernels = deps.kernels;
     this.pool = deps.pool;
     this.dimBits = opts.dimBits ?? DEFAULT_DIM_BITS;
-    if (this.dimBits % 128 !== 0 || this.dimBits <= 0) throw new SvcError("E_DIMENSION", `analogy width must be a positive multiple of 128 bits, got ${this.dimBits}`, { field: "dimBits" });
+    if (this.dimBits % 128 !== 0 || this.dimBits <= 0)
+      throw new SvcError("E_DIMENSION", `analogy width must be a positive multiple of 128 bits, got ${this.dimBits}`, { field: "dimBits" });
     this.cacheBytes = opts.cacheBytes ?? DEFAULT_CACHE_BYTES;
   }
 
@@ -69,7 +70,7 @@ export class AnalogyService {
       this.tables.set(key, t);
       return t;
     }
-    const need = (2 ** nFeat) * (this.dimBits / 8);
+    const need = 2 ** nFeat * (this.dimBits / 8);
     // evict before building so the heap can reuse the freed blocks
     for (const [k, old] of this.tables) {
       if (this.cachedBytes + need <= this.cacheBytes) break;
@@ -92,7 +93,9 @@ export class AnalogyService {
     try {
       const m = new Uint32Array(heap.memory.buffer);
       const lanes = rowBytes / 4;
-      const [qa, pa, pb, pc] = [q, rows.base + req.a * rowBytes, rows.base + req.b * rowBytes, rows.base + req.c * rowBytes].map((p) => p / 4) as [number, number, number, number];
+      const [qa, pa, pb, pc] = [q, rows.base + req.a * rowBytes, rows.base + req.b * rowBytes, rows.base + req.c * rowBytes].map(
+        (p) => p / 4,
+      ) as [number, number, number, number];
       // D = C xor (A xor B)
       for (let j = 0; j < lanes; j++) m[qa + j] = m[pc + j]! ^ (m[pa + j]! ^ m[pb + j]!);
       const top = await this.pool.topKShared(rows, q, 2);
@@ -129,17 +132,20 @@ export function parseRequest(input: unknown): AnalogyRequest {
   if (typeof input !== "object" || input === null || Array.isArray(input)) throw bad("body", "the body must be an object");
   const b = input as Record<string, unknown>;
   const nFeat = b.n_feat;
-  if (typeof nFeat !== "number" || !Number.isInteger(nFeat) || nFeat < 1 || nFeat > MAX_FEATURES) throw bad("n_feat", `n_feat must be an integer in 1..${MAX_FEATURES}, got ${JSON.stringify(nFeat)}`);
+  if (typeof nFeat !== "number" || !Number.isInteger(nFeat) || nFeat < 1 || nFeat > MAX_FEATURES)
+    throw bad("n_feat", `n_feat must be an integer in 1..${MAX_FEATURES}, got ${JSON.stringify(nFeat)}`);
   const items = 2 ** nFeat;
   const item = (name: "a" | "b" | "c"): number => {
     const v = b[name];
-    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v >= items) throw bad(name, `${name} must be an integer item index in 0..${items - 1} for n_feat ${nFeat}, got ${JSON.stringify(v)}`);
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v >= items)
+      throw bad(name, `${name} must be an integer item index in 0..${items - 1} for n_feat ${nFeat}, got ${JSON.stringify(v)}`);
     return v;
   };
   const out: AnalogyRequest = { n_feat: nFeat, a: item("a"), b: item("b"), c: item("c") };
   if (b.seed !== undefined) {
     const s = b.seed;
-    if (typeof s !== "number" || !Number.isInteger(s) || s < 0 || s > 0xffffffff) throw bad("seed", `seed must be an integer in 0..4294967295, got ${JSON.stringify(s)}`);
+    if (typeof s !== "number" || !Number.isInteger(s) || s < 0 || s > 0xffffffff)
+      throw bad("seed", `seed must be an integer in 0..4294967295, got ${JSON.stringify(s)}`);
     out.seed = s;
   }
   return out;

@@ -58,7 +58,7 @@ export function decodeHdscm(data: Uint8Array): CausalModel {
   const version = buf.readUInt16LE(6);
   if (version !== HDSCM_VERSION) throw corrupt(`unknown version ${version}`);
   const crcAt = buf.length - 4;
-  if ((crc32c(buf.subarray(0, crcAt)) >>> 0) !== buf.readUInt32LE(crcAt)) throw corrupt("CRC32C mismatch (truncated or damaged)");
+  if (crc32c(buf.subarray(0, crcAt)) >>> 0 !== buf.readUInt32LE(crcAt)) throw corrupt("CRC32C mismatch (truncated or damaged)");
   const nVars = buf.readUInt32LE(8);
   const count = buf.readUInt32LE(12);
   const seed = buf.readUInt32LE(16);
@@ -103,7 +103,8 @@ export function decodeHdscm(data: Uint8Array): CausalModel {
   for (let i = 0, r = o; i < rows.length; i++, r += 2) rows[i] = buf.readUInt16LE(r);
   for (let i = 0; i < count; i++) {
     for (let j = 0; j < nVars; j++) {
-      if (rows[i * nVars + j]! >= vocab[j]!) throw corrupt(`row ${i} variable ${j} holds ${rows[i * nVars + j]}, vocabulary is ${vocab[j]}`);
+      if (rows[i * nVars + j]! >= vocab[j]!)
+        throw corrupt(`row ${i} variable ${j} holds ${rows[i * nVars + j]}, vocabulary is ${vocab[j]}`);
     }
   }
   return { nVars, vocab, parents, seed, rows, count };

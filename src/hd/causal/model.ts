@@ -37,14 +37,16 @@ const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInt
 export function parseWorlds(body: unknown): WorldsUpload {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw bad("the body must be an object", "body");
   const b = body as Record<string, unknown>;
-  for (const k of Object.keys(b)) if (!["n_vars", "vocab_per_var", "worlds", "seed", "parents"].includes(k)) throw bad(`unknown field '${k}'`, k);
+  for (const k of Object.keys(b))
+    if (!["n_vars", "vocab_per_var", "worlds", "seed", "parents"].includes(k)) throw bad(`unknown field '${k}'`, k);
   const nVars = b.n_vars;
   if (!isInt(nVars) || nVars < 1 || nVars > MAX_VARS) throw bad(`n_vars must be an integer in [1, ${MAX_VARS}]`, "n_vars");
   const vocab = b.vocab_per_var;
   if (!Array.isArray(vocab)) throw bad("vocab_per_var must be an array of integers, one per variable", "vocab_per_var");
   if (vocab.length !== nVars) throw bad(`vocab_per_var has ${vocab.length} entries; n_vars is ${nVars}`, "vocab_per_var");
   vocab.forEach((v, j) => {
-    if (!isInt(v) || v < 1 || v > MAX_VOCAB) throw bad(`vocab_per_var[${j}] must be an integer in [1, ${MAX_VOCAB}]`, `vocab_per_var[${j}]`);
+    if (!isInt(v) || v < 1 || v > MAX_VOCAB)
+      throw bad(`vocab_per_var[${j}] must be an integer in [1, ${MAX_VOCAB}]`, `vocab_per_var[${j}]`);
   });
   let seed: number | null = null;
   if (b.seed !== undefined) {
@@ -63,7 +65,8 @@ export function parseWorlds(body: unknown): WorldsUpload {
     if (row.length !== nVars) throw bad(`worlds[${i}] has ${row.length} values; n_vars is ${nVars}`, `worlds[${i}]`);
     for (let j = 0; j < nVars; j++) {
       const v: unknown = row[j];
-      if (!isInt(v) || v < 0 || v >= (vocab[j] as number)) throw bad(`worlds[${i}][${j}] must be an integer in [0, ${(vocab[j] as number) - 1}]`, `worlds[${i}][${j}]`);
+      if (!isInt(v) || v < 0 || v >= (vocab[j] as number))
+        throw bad(`worlds[${i}][${j}] must be an integer in [0, ${(vocab[j] as number) - 1}]`, `worlds[${i}][${j}]`);
       rows[i * nVars + j] = v;
     }
   }
@@ -79,7 +82,8 @@ export function parseParents(raw: unknown, nVars: number): number[][] {
     if (!Array.isArray(ps)) throw bad(`parents[${j}] must be an array of variable indices`, `parents[${j}]`);
     const seen = new Set<number>();
     ps.forEach((p: unknown, k) => {
-      if (!isInt(p) || p < 0 || p >= nVars) throw bad(`parents[${j}][${k}] must be a variable index in [0, ${nVars - 1}]`, `parents[${j}][${k}]`);
+      if (!isInt(p) || p < 0 || p >= nVars)
+        throw bad(`parents[${j}][${k}] must be a variable index in [0, ${nVars - 1}]`, `parents[${j}][${k}]`);
       if (p === j) throw bad(`variable ${j} cannot be its own parent`, `parents[${j}][${k}]`);
       if (seen.has(p)) throw bad(`parents[${j}] lists ${p} twice`, `parents[${j}][${k}]`);
       seen.add(p);
@@ -105,13 +109,18 @@ export function newModel(up: WorldsUpload): CausalModel {
   return { nVars: up.nVars, vocab: [...up.vocab], parents: up.parents, seed: up.seed ?? 0, rows: up.rows.slice(), count: up.n };
 }
 
-const sameGraph = (a: number[][], b: number[][]) => a.length === b.length && a.every((ps, j) => ps.length === b[j]!.length && ps.every((p, k) => p === b[j]![k]));
+const sameGraph = (a: number[][], b: number[][]) =>
+  a.length === b.length && a.every((ps, j) => ps.length === b[j]!.length && ps.every((p, k) => p === b[j]![k]));
 
 /** Appending needs the same n_vars, vocabulary and (when given) graph; a graph may be added to a model that had none. */
 export function checkAppend(m: CausalModel, up: WorldsUpload): void {
-  if (up.nVars !== m.nVars) throw new SvcError("E_CONFLICT", `the model has n_vars ${m.nVars}, the upload ${up.nVars}`, { field: "n_vars" });
+  if (up.nVars !== m.nVars)
+    throw new SvcError("E_CONFLICT", `the model has n_vars ${m.nVars}, the upload ${up.nVars}`, { field: "n_vars" });
   up.vocab.forEach((v, j) => {
-    if (v !== m.vocab[j]) throw new SvcError("E_CONFLICT", `vocab_per_var[${j}] is ${m.vocab[j]} in the model, ${v} in the upload`, { field: `vocab_per_var[${j}]` });
+    if (v !== m.vocab[j])
+      throw new SvcError("E_CONFLICT", `vocab_per_var[${j}] is ${m.vocab[j]} in the model, ${v} in the upload`, {
+        field: `vocab_per_var[${j}]`,
+      });
   });
   if (up.parents !== null && m.parents !== null && !sameGraph(up.parents, m.parents)) {
     throw new SvcError("E_CONFLICT", "parents differs from the model's causal graph", { field: "parents" });

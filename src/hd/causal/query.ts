@@ -38,8 +38,10 @@ const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInt
 export function parseQuery(body: unknown, m: CausalModel): CausalQuery {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw bad("the body must be an object", "body");
   const b = body as Record<string, unknown>;
-  for (const k of Object.keys(b)) if (!["query_type", "condition_var", "condition_value", "query_var", "query_value"].includes(k)) throw bad(`unknown field '${k}'`, k);
-  if (b.query_type !== "observation" && b.query_type !== "intervention") throw bad("query_type must be 'observation' or 'intervention'", "query_type");
+  for (const k of Object.keys(b))
+    if (!["query_type", "condition_var", "condition_value", "query_var", "query_value"].includes(k)) throw bad(`unknown field '${k}'`, k);
+  if (b.query_type !== "observation" && b.query_type !== "intervention")
+    throw bad("query_type must be 'observation' or 'intervention'", "query_type");
   const variable = (f: string): number => {
     const v = b[f];
     if (!isInt(v) || v < 0 || v >= m.nVars) throw bad(`${f} must be a variable index in [0, ${m.nVars - 1}]`, f);
@@ -47,13 +49,20 @@ export function parseQuery(body: unknown, m: CausalModel): CausalQuery {
   };
   const value = (f: string, j: number): number => {
     const v = b[f];
-    if (!isInt(v) || v < 0 || v >= m.vocab[j]!) throw bad(`${f} must be an integer in [0, ${m.vocab[j]! - 1}] (variable ${j}'s vocabulary)`, f);
+    if (!isInt(v) || v < 0 || v >= m.vocab[j]!)
+      throw bad(`${f} must be an integer in [0, ${m.vocab[j]! - 1}] (variable ${j}'s vocabulary)`, f);
     return v;
   };
   const x = variable("condition_var");
   const y = variable("query_var");
   if (x === y) throw bad("query_var must differ from condition_var", "query_var");
-  return { query_type: b.query_type, condition_var: x, condition_value: value("condition_value", x), query_var: y, query_value: value("query_value", y) };
+  return {
+    query_type: b.query_type,
+    condition_var: x,
+    condition_value: value("condition_value", x),
+    query_var: y,
+    query_value: value("query_value", y),
+  };
 }
 
 /** Exact counting; the same model and query give the same answer, bit for bit (a fixed summation order). */
@@ -63,8 +72,12 @@ export function answer(m: CausalModel, q: CausalQuery): CausalAnswer {
 
 function observe(m: CausalModel, q: CausalQuery): CausalAnswer {
   const { rows, nVars: v, count } = m;
-  const xo = q.condition_var, xv = q.condition_value, yo = q.query_var, yv = q.query_value;
-  let nx = 0, nxy = 0;
+  const xo = q.condition_var,
+    xv = q.condition_value,
+    yo = q.query_var,
+    yv = q.query_value;
+  let nx = 0,
+    nxy = 0;
   for (let i = 0, b = 0; i < count; i++, b += v) {
     if (rows[b + xo] === xv) {
       nx++;
@@ -89,7 +102,10 @@ function observe(m: CausalModel, q: CausalQuery): CausalAnswer {
  */
 function intervene(m: CausalModel, q: CausalQuery): CausalAnswer {
   const { rows, nVars: v, count } = m;
-  const xo = q.condition_var, xv = q.condition_value, yo = q.query_var, yv = q.query_value;
+  const xo = q.condition_var,
+    xv = q.condition_value,
+    yo = q.query_var,
+    yv = q.query_value;
   const graph = m.parents !== null;
   const z = graph ? [...m.parents![xo]!] : Array.from({ length: v }, (_, j) => j).filter((j) => j !== xo && j !== yo);
   // stratum key: mixed radix over Z's vocabularies; dense typed counters when the product is small
@@ -97,10 +113,13 @@ function intervene(m: CausalModel, q: CausalQuery): CausalAnswer {
   for (const j of z) space *= m.vocab[j]!;
   const nz = z.length;
   const radix = z.map((j) => m.vocab[j]!);
-  let nx = 0, nxy = 0;
+  let nx = 0,
+    nxy = 0;
   const strata: Array<{ key: number | string; n: number; nx: number; nxy: number }> = [];
   if (space <= 1 << 22) {
-    const cz = new Uint32Array(space), cx = new Uint32Array(space), cxy = new Uint32Array(space);
+    const cz = new Uint32Array(space),
+      cx = new Uint32Array(space),
+      cxy = new Uint32Array(space);
     for (let i = 0, b = 0; i < count; i++, b += v) {
       let key = 0;
       for (let k = 0; k < nz; k++) key = key * radix[k]! + rows[b + z[k]!]!;
@@ -142,7 +161,10 @@ function intervene(m: CausalModel, q: CausalQuery): CausalAnswer {
     // order by first appearance in the worlds: deterministic for the same model
     strata.push(...map.values());
   }
-  let p = 0, used = 0, empty = 0, skipped = 0;
+  let p = 0,
+    used = 0,
+    empty = 0,
+    skipped = 0;
   for (const s of strata) {
     if (s.nx === 0) {
       empty++;
@@ -153,14 +175,27 @@ function intervene(m: CausalModel, q: CausalQuery): CausalAnswer {
     p += (s.nxy / s.nx) * (s.n / count);
   }
   const warnings: string[] = [];
-  if (!graph) warnings.push(`no causal graph was uploaded: adjusted for all other variables (${z.length === 0 ? "none" : z.join(", ")}) except the query variable; upload 'parents' to adjust for variable ${xo}'s parents only`);
+  if (!graph)
+    warnings.push(
+      `no causal graph was uploaded: adjusted for all other variables (${z.length === 0 ? "none" : z.join(", ")}) except the query variable; upload 'parents' to adjust for variable ${xo}'s parents only`,
+    );
   if (empty > 0) {
-    warnings.push(`positivity: ${empty} of ${strata.length} strata of the adjustment set have no world with variable ${xo} = ${xv}; they were skipped, carrying weight ${skipped / count} (${skipped} of ${count} worlds), so the probability covers ${1 - skipped / count} of the population`);
+    warnings.push(
+      `positivity: ${empty} of ${strata.length} strata of the adjustment set have no world with variable ${xo} = ${xv}; they were skipped, carrying weight ${skipped / count} (${skipped} of ${count} worlds), so the probability covers ${1 - skipped / count} of the population`,
+    );
   }
   return {
     query_type: "intervention",
     probability: used === 0 ? null : p,
-    support: { rows_total: count, rows_matching_condition: nx, rows_matching_both: nxy, strata_total: strata.length, strata_used: used, strata_empty: empty, skipped_weight: count === 0 ? 0 : skipped / count },
+    support: {
+      rows_total: count,
+      rows_matching_condition: nx,
+      rows_matching_both: nxy,
+      strata_total: strata.length,
+      strata_used: used,
+      strata_empty: empty,
+      skipped_weight: count === 0 ? 0 : skipped / count,
+    },
     adjustment_set: z,
     adjusted_for: graph ? "parents" : "all_other_variables",
     warnings,

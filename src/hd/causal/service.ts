@@ -53,7 +53,9 @@ export class CausalService {
   private entry(tenant: string, name: string): Entry {
     if (this.closed) throw new SvcError("E_CLOSED", "the causal service is shut down");
     if (typeof name !== "string" || !CAUSAL_NAME_RE.test(name)) {
-      throw new SvcError("E_BAD_REQUEST", "a model name is 1-64 characters of A-Z a-z 0-9 _ . - starting with a letter or digit", { field: "name" });
+      throw new SvcError("E_BAD_REQUEST", "a model name is 1-64 characters of A-Z a-z 0-9 _ . - starting with a letter or digit", {
+        field: "name",
+      });
     }
     const key = `${tenant}\0${name}`;
     let e = this.entries.get(key);
@@ -67,13 +69,21 @@ export class CausalService {
           model = decodeHdscm(readFileSync(join(dir, FILE)));
         } catch (err) {
           damage = err instanceof Error ? err.message : String(err);
-          reportDamage({ store: `causal:${tenant}/${name}`, file: relative(this.dataDir, join(dir, FILE)), kind: "unreadable", dropped: 0, offline: true, detail: `${damage}; the model is offline (503 E_STORE_OFFLINE) until \`svc repair\` moves it aside` });
+          reportDamage({
+            store: `causal:${tenant}/${name}`,
+            file: relative(this.dataDir, join(dir, FILE)),
+            kind: "unreadable",
+            dropped: 0,
+            offline: true,
+            detail: `${damage}; the model is offline (503 E_STORE_OFFLINE) until \`svc repair\` moves it aside`,
+          });
         }
       }
       e = { dir, model, chain: Promise.resolve(), damage };
       this.entries.set(key, e);
     }
-    if (e.damage !== null) throw new SvcError("E_STORE_OFFLINE", `causal model '${name}' is damaged and offline: ${e.damage}`, { field: "name" });
+    if (e.damage !== null)
+      throw new SvcError("E_STORE_OFFLINE", `causal model '${name}' is damaged and offline: ${e.damage}`, { field: "name" });
     return e;
   }
 
@@ -119,7 +129,16 @@ export class CausalService {
       }
       await this.persist(e, next);
       e.model = next;
-      return { name, n_vars: next.nVars, vocab_per_var: [...next.vocab], has_graph: next.parents !== null, seed: next.seed, rows_added: up.n, rows_total: next.count, created: old === null };
+      return {
+        name,
+        n_vars: next.nVars,
+        vocab_per_var: [...next.vocab],
+        has_graph: next.parents !== null,
+        seed: next.seed,
+        rows_added: up.n,
+        rows_total: next.count,
+        created: old === null,
+      };
     });
   }
 
@@ -149,7 +168,11 @@ export class CausalService {
   }
 
   /** Replaces the model (or creates it) with a decoded .hdscm file. */
-  async importModel(tenant: string, name: string, data: Uint8Array): Promise<{ name: string; imported: number; n_vars: number; vocab_per_var: number[]; has_graph: boolean }> {
+  async importModel(
+    tenant: string,
+    name: string,
+    data: Uint8Array,
+  ): Promise<{ name: string; imported: number; n_vars: number; vocab_per_var: number[]; has_graph: boolean }> {
     const e = this.entry(tenant, name);
     const m = decodeHdscm(data);
     return this.serial(e, async () => {
@@ -197,9 +220,16 @@ export function repairCausalModels(dataDir: string): StoreRepair[] {
       decodeHdscm(readFileSync(file));
     } catch (err) {
       const backup = quarantine(file);
-      out.push({ store: `causal:${tenant}/${name}`, file: relative(dataDir, file), action: "quarantined", kept: 0, dropped: 1, backup, detail: err instanceof Error ? err.message : String(err) });
+      out.push({
+        store: `causal:${tenant}/${name}`,
+        file: relative(dataDir, file),
+        action: "quarantined",
+        kept: 0,
+        dropped: 1,
+        backup,
+        detail: err instanceof Error ? err.message : String(err),
+      });
     }
   }
   return out;
 }
-

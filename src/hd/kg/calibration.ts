@@ -66,7 +66,7 @@ export function confidence(dists: ArrayLike<number>, n: number, dim: number, can
   const rest = candidates - k;
   if (rest > 0) {
     const zk = zScore(dists[k - 1]!, dim);
-    sum += rest * Math.exp(mu * mu / 2 - mu * z0 + logPhi(zk - mu) - logPhi(zk));
+    sum += rest * Math.exp((mu * mu) / 2 - mu * z0 + logPhi(zk - mu) - logPhi(zk));
   }
   return 1 / sum;
 }
@@ -79,7 +79,9 @@ export function theoreticalAccuracy(n: number, m: number, dim: number): number {
   if (m <= 1) return 1;
   const mu = separation(n, dim);
   const steps = 800;
-  const lo = -9, hi = 9, h = (hi - lo) / steps;
+  const lo = -9,
+    hi = 9,
+    h = (hi - lo) / steps;
   let acc = 0;
   for (let i = 0; i <= steps; i++) {
     const x = lo + i * h;
@@ -92,7 +94,8 @@ export function theoreticalAccuracy(n: number, m: number, dim: number): number {
 /** The most facts a shard with m candidates can hold at >= `target` theoretical accuracy (capacity estimate). */
 export function capacity(m: number, dim: number, target = 0.99): number {
   if (m <= 1) return Number.MAX_SAFE_INTEGER;
-  let lo = 1, hi = 1 << 24;
+  let lo = 1,
+    hi = 1 << 24;
   if (theoreticalAccuracy(lo, m, dim) < target) return 0;
   while (hi - lo > 1) {
     const mid = Math.floor((lo + hi) / 2);
@@ -116,13 +119,28 @@ function logPhi(x: number): number {
 function erfc(x: number): number {
   const z = Math.abs(x);
   const t = 1 / (1 + 0.5 * z);
-  const r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  const r =
+    t *
+    Math.exp(
+      -z * z -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
   return x >= 0 ? r : 2 - r;
 }
 
 /** ln Gamma(x) for x > 0 (Lanczos, g = 7). */
 function lgamma(x: number): number {
-  const c = [0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7];
+  const c = [
+    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905,
+    -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  ];
   if (x < 0.5) return Math.log(Math.PI / Math.abs(Math.sin(Math.PI * x))) - lgamma(1 - x);
   x -= 1;
   let a = c[0]!;

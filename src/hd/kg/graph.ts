@@ -126,7 +126,8 @@ export class Graph {
    */
   query(subject: string, relation: string): KgAnswer & { distances: number[] } {
     const shard = this.shard(relation, false);
-    if (shard === undefined || shard.facts.size === 0 || !shard.subjects.has(subject)) return { object: null, confidence: 0, distances: [] };
+    if (shard === undefined || shard.facts.size === 0 || !shard.subjects.has(subject))
+      return { object: null, confidence: 0, distances: [] };
     const k = this.kernels;
     if (shard.dirty) {
       this.fill(this.scratch, "tie", relation);
@@ -167,7 +168,9 @@ export class Graph {
         this.capacityCache.set(m, cap);
       }
       relations.push({
-        relation: s.relation, facts: s.facts.size, objects: m,
+        relation: s.relation,
+        facts: s.facts.size,
+        objects: m,
         expectedAccuracy: s.facts.size === 0 ? 1 : round(theoreticalAccuracy(s.facts.size, m, KG_DIM)),
         capacityLeft: Math.max(0, cap - s.facts.size),
         capacity: cap,
@@ -180,7 +183,13 @@ export class Graph {
 
   /** The graph's content in order: what .hdkg holds and replay rebuilds from. */
   snapshot(): HdkgGraph {
-    return { seed: this.seed, relations: [...this.shards.values()].map((s) => ({ name: s.relation, facts: [...s.facts.values()].map(([a, b]) => [a, b] as [string, string]) })) };
+    return {
+      seed: this.seed,
+      relations: [...this.shards.values()].map((s) => ({
+        name: s.relation,
+        facts: [...s.facts.values()].map(([a, b]) => [a, b] as [string, string]),
+      })),
+    };
   }
 
   /** Names of the object rows in row order (a snapshot keeps it: query ties go to the lower row). */
@@ -237,7 +246,16 @@ export class Graph {
     let s = this.shards.get(relation);
     if (s === undefined && create) {
       const heap = this.kernels.heap;
-      s = { relation, counters: heap.calloc(KG_DIM * 4), bits: heap.alloc(KG_BYTES), dirty: true, facts: new Map(), objects: new Map(), subjects: new Map(), candidates: null };
+      s = {
+        relation,
+        counters: heap.calloc(KG_DIM * 4),
+        bits: heap.alloc(KG_BYTES),
+        dirty: true,
+        facts: new Map(),
+        objects: new Map(),
+        subjects: new Map(),
+        candidates: null,
+      };
       this.shards.set(relation, s);
     }
     return s;

@@ -50,13 +50,14 @@ export function encodeHdkg(g: HdkgGraph): Buffer {
 
 export function decodeHdkg(data: Uint8Array): HdkgGraph {
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  const bad = (why: string, offset: number): SvcError => new SvcError("E_BAD_REQUEST", `not a valid .hdkg file: ${why} (at byte ${offset})`, { field: "body", details: { offset } });
+  const bad = (why: string, offset: number): SvcError =>
+    new SvcError("E_BAD_REQUEST", `not a valid .hdkg file: ${why} (at byte ${offset})`, { field: "body", details: { offset } });
   if (buf.length < 24) throw bad("too short", 0);
   if (buf.toString("latin1", 0, 4) !== HDKG_MAGIC) throw bad("bad magic (expected HDKG)", 0);
   const version = buf.readUInt16LE(4);
   if (version !== HDKG_VERSION) throw bad(`unsupported version ${version}`, 4);
   const end = buf.length - 4;
-  if ((crc32c(buf.subarray(0, end)) >>> 0) !== buf.readUInt32LE(end)) throw bad("CRC-32C mismatch", end);
+  if (crc32c(buf.subarray(0, end)) >>> 0 !== buf.readUInt32LE(end)) throw bad("CRC-32C mismatch", end);
   const seed = buf.readUInt32LE(8);
   const dim = buf.readUInt32LE(12);
   if (dim !== KG_DIM) throw bad(`dimension ${dim}, this server uses ${KG_DIM}`, 12);

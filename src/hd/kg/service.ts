@@ -68,7 +68,10 @@ export class KnowledgeGraphs {
    * FRAME_CREATE frame there (no graph.json) and a delete is a FRAME_DROP frame, so the log alone
    * says which graphs exist; the local snapshot.hdks only shortens the replay (its position is the stream's).
    */
-  constructor(dataDir: string, opts: { kernels: Kernels; durability?: Durability; checkpointBytes?: number; openLog?: (tenant: string, name: string) => OpenLog }) {
+  constructor(
+    dataDir: string,
+    opts: { kernels: Kernels; durability?: Durability; checkpointBytes?: number; openLog?: (tenant: string, name: string) => OpenLog },
+  ) {
     this.dataDir = dataDir;
     this.openLog = opts.openLog;
     this.kernels = opts.kernels;
@@ -84,10 +87,11 @@ export class KnowledgeGraphs {
     return this.write(g, async () => {
       const added = g.graph.add(facts);
       // Logged after applying (add dedupes); a failed append is undone exactly before the error surfaces.
-      if (added.length > 0) await g.wal.append(FRAME_ADD, { f: added.map((f) => [f.relation, f.subject, f.object]) }).catch((err: unknown) => {
-        g.graph.delete(added);
-        throw err;
-      });
+      if (added.length > 0)
+        await g.wal.append(FRAME_ADD, { f: added.map((f) => [f.relation, f.subject, f.object]) }).catch((err: unknown) => {
+          g.graph.delete(added);
+          throw err;
+        });
       return { added: added.length, relations: [...new Set(facts.map((f) => f.relation))] };
     });
   }
@@ -99,10 +103,11 @@ export class KnowledgeGraphs {
     const g = await this.mustOpen(tenant, name);
     return this.write(g, async () => {
       const removed = g.graph.delete(facts);
-      if (removed.length > 0) await g.wal.append(FRAME_DELETE, { f: removed.map((f) => [f.relation, f.subject, f.object]) }).catch((err: unknown) => {
-        g.graph.add(removed);
-        throw err;
-      });
+      if (removed.length > 0)
+        await g.wal.append(FRAME_DELETE, { f: removed.map((f) => [f.relation, f.subject, f.object]) }).catch((err: unknown) => {
+          g.graph.add(removed);
+          throw err;
+        });
       return { deleted: removed.length };
     });
   }
@@ -220,7 +225,14 @@ export class KnowledgeGraphs {
     }
     const store = `kg:${relative(join(this.dataDir, "tenants"), dir).replace("/hd/kg/", "/")}`;
     const offline = (file: string, why: string): SvcError => {
-      reportDamage({ store, file: relative(this.dataDir, file), kind: "unreadable", dropped: 0, offline: true, detail: `${why}; the graph is offline (503 E_STORE_OFFLINE) until \`svc repair\` or a restore` });
+      reportDamage({
+        store,
+        file: relative(this.dataDir, file),
+        kind: "unreadable",
+        dropped: 0,
+        offline: true,
+        detail: `${why}; the graph is offline (503 E_STORE_OFFLINE) until \`svc repair\` or a restore`,
+      });
       return new SvcError("E_STORE_OFFLINE", `knowledge graph '${basename(dir)}' is damaged and offline: ${why}`, { field: "name" });
     };
     const conf = readGraphConf(meta);
@@ -237,7 +249,8 @@ export class KnowledgeGraphs {
         } catch (e) {
           throw offline(snapPath, e instanceof Error ? e.message : String(e));
         }
-        if (snap.graph.seed !== conf.seed >>> 0) throw offline(snapPath, `snapshot has seed ${snap.graph.seed}, graph.json has ${conf.seed}`);
+        if (snap.graph.seed !== conf.seed >>> 0)
+          throw offline(snapPath, `snapshot has seed ${snap.graph.seed}, graph.json has ${conf.seed}`);
         graph.restore(snap.graph, snap.objects, snap.counters);
         from = snap.wal;
       }
@@ -290,7 +303,10 @@ export class KnowledgeGraphs {
         }
       }
       let pending = 0;
-      ({ log } = await this.openLog!(tenant, name)({
+      ({ log } = await this.openLog!(
+        tenant,
+        name,
+      )({
         from,
         onFrame: (f) => {
           pending++;
@@ -301,7 +317,11 @@ export class KnowledgeGraphs {
             graph?.dispose();
             graph = null;
           } else if (graph !== null && (f.type === FRAME_ADD || f.type === FRAME_DELETE)) {
-            const facts = (f.body as { f: Array<[string, string, string]> }).f.map(([relation, subject, object]) => ({ relation, subject, object }));
+            const facts = (f.body as { f: Array<[string, string, string]> }).f.map(([relation, subject, object]) => ({
+              relation,
+              subject,
+              object,
+            }));
             if (f.type === FRAME_ADD) graph.add(facts);
             else graph.delete(facts);
           }
@@ -373,10 +393,11 @@ export class KnowledgeGraphs {
     const cached = this.graphs.get(id);
     const done = g.chain.then(async () => {
       // replicated: the drop is a frame; refused (a deposed leader, no quorum), the graph stays
-      if (this.openLog) await g.wal.append(FRAME_DROP, {}).catch((err: unknown) => {
-        g.dropped = false;
-        throw err;
-      });
+      if (this.openLog)
+        await g.wal.append(FRAME_DROP, {}).catch((err: unknown) => {
+          g.dropped = false;
+          throw err;
+        });
       await g.wal.close().catch(() => undefined);
       g.graph.dispose();
       await rm(g.dir, { recursive: true, force: true });
@@ -417,28 +438,49 @@ export function repairKnowledgeGraphs(dataDir: string): StoreRepair[] {
         snap = e instanceof Error ? e : new Error(String(e));
       }
     }
-    if (snap instanceof Error) out.push({ store, file: relative(dataDir, snapPath), action: "refused", kept: 0, dropped: 0, detail: `${snap.message}` });
+    if (snap instanceof Error)
+      out.push({ store, file: relative(dataDir, snapPath), action: "refused", kept: 0, dropped: 0, detail: `${snap.message}` });
     if (!existsSync(meta)) continue;
     const conf = readGraphConf(meta);
     if (!(conf instanceof Error)) continue;
     if (snap === null || snap instanceof Error) {
-      out.push({ store, file: relative(dataDir, meta), action: "refused", kept: 0, dropped: 0, detail: `${conf.message}; no readable snapshot holds the seed: restore the graph from an .hdkg export` });
+      out.push({
+        store,
+        file: relative(dataDir, meta),
+        action: "refused",
+        kept: 0,
+        dropped: 0,
+        detail: `${conf.message}; no readable snapshot holds the seed: restore the graph from an .hdkg export`,
+      });
       continue;
     }
     const backup = quarantineAndRewrite(meta, JSON.stringify({ version: 1, seed: snap.graph.seed }));
-    out.push({ store, file: relative(dataDir, meta), action: "rewritten", kept: 1, dropped: 0, backup, detail: `${conf.message}; seed ${snap.graph.seed} taken from the snapshot` });
+    out.push({
+      store,
+      file: relative(dataDir, meta),
+      action: "rewritten",
+      kept: 1,
+      dropped: 0,
+      backup,
+      detail: `${conf.message}; seed ${snap.graph.seed} taken from the snapshot`,
+    });
   }
   return out;
 }
 
 function asObject(input: unknown): Record<string, unknown> {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
+  if (typeof input !== "object" || input === null || Array.isArray(input))
+    throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
   return input as Record<string, unknown>;
 }
 
 export function checkGraphName(name: unknown): asserts name is string {
   if (typeof name !== "string" || !GRAPH_NAME.test(name)) {
-    throw new SvcError("E_BAD_REQUEST", "graph name must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit", { field: "name" });
+    throw new SvcError(
+      "E_BAD_REQUEST",
+      "graph name must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit",
+      { field: "name" },
+    );
   }
 }
 
@@ -457,17 +499,25 @@ export function checkHdkg(data: Uint8Array): HdkgGraph {
 
 function checkEntity(v: unknown, field: string): string {
   if (typeof v !== "string" || v.length === 0) throw new SvcError("E_BAD_REQUEST", `${field} must be a non-empty string`, { field });
-  if (Buffer.byteLength(v) > MAX_NAME_BYTES) throw new SvcError("E_BAD_REQUEST", `${field} is longer than ${MAX_NAME_BYTES} bytes`, { field });
+  if (Buffer.byteLength(v) > MAX_NAME_BYTES)
+    throw new SvcError("E_BAD_REQUEST", `${field} is longer than ${MAX_NAME_BYTES} bytes`, { field });
   return v;
 }
 
 function parseFacts(input: unknown): Fact[] {
   const facts = asObject(input).facts;
-  if (!Array.isArray(facts) || facts.length === 0) throw new SvcError("E_BAD_REQUEST", "facts must be a non-empty array of {subject, relation, object}", { field: "facts" });
-  if (facts.length > MAX_FACTS_PER_REQUEST) throw new SvcError("E_BAD_REQUEST", `at most ${MAX_FACTS_PER_REQUEST} facts per request, got ${facts.length}`, { field: "facts" });
+  if (!Array.isArray(facts) || facts.length === 0)
+    throw new SvcError("E_BAD_REQUEST", "facts must be a non-empty array of {subject, relation, object}", { field: "facts" });
+  if (facts.length > MAX_FACTS_PER_REQUEST)
+    throw new SvcError("E_BAD_REQUEST", `at most ${MAX_FACTS_PER_REQUEST} facts per request, got ${facts.length}`, { field: "facts" });
   return facts.map((f: unknown, i) => {
-    if (typeof f !== "object" || f === null || Array.isArray(f)) throw new SvcError("E_BAD_REQUEST", `facts[${i}] must be an object`, { field: `facts[${i}]` });
+    if (typeof f !== "object" || f === null || Array.isArray(f))
+      throw new SvcError("E_BAD_REQUEST", `facts[${i}] must be an object`, { field: `facts[${i}]` });
     const o = f as Record<string, unknown>;
-    return { subject: checkEntity(o.subject, `facts[${i}].subject`), relation: checkEntity(o.relation, `facts[${i}].relation`), object: checkEntity(o.object, `facts[${i}].object`) };
+    return {
+      subject: checkEntity(o.subject, `facts[${i}].subject`),
+      relation: checkEntity(o.relation, `facts[${i}].relation`),
+      object: checkEntity(o.object, `facts[${i}].object`),
+    };
   });
 }

@@ -50,7 +50,8 @@ export function encodeSnapshot(s: KgSnapshot): Buffer {
   }
   for (const c of s.counters) {
     if (c.length !== KG_DIM) throw new Error(`snapshot: counters must have ${KG_DIM} entries`);
-    let lo = 0, hi = 0;
+    let lo = 0,
+      hi = 0;
     for (let i = 0; i < c.length; i++) {
       const v = c[i]!;
       if (v < lo) lo = v;
@@ -70,13 +71,17 @@ export function encodeSnapshot(s: KgSnapshot): Buffer {
 export function decodeSnapshot(data: Uint8Array, file: string): KgSnapshot {
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const bad = (why: string, offset: number): SvcError =>
-    new SvcError("E_WAL_CORRUPT", `knowledge graph snapshot ${file} is damaged: ${why} (at byte ${offset}); restore the graph from a backup or an .hdkg export`, { details: { file, offset } });
+    new SvcError(
+      "E_WAL_CORRUPT",
+      `knowledge graph snapshot ${file} is damaged: ${why} (at byte ${offset}); restore the graph from a backup or an .hdkg export`,
+      { details: { file, offset } },
+    );
   if (buf.length < 36) throw bad("too short", 0);
   if (buf.toString("latin1", 0, 4) !== SNAPSHOT_MAGIC) throw bad(`bad magic (expected ${SNAPSHOT_MAGIC})`, 0);
   const version = buf.readUInt16LE(4);
   if (version !== SNAPSHOT_VERSION) throw bad(`unsupported version ${version}`, 4);
   const end = buf.length - 4;
-  if ((crc32c(buf.subarray(0, end)) >>> 0) !== buf.readUInt32LE(end)) throw bad("CRC-32C mismatch", end);
+  if (crc32c(buf.subarray(0, end)) >>> 0 !== buf.readUInt32LE(end)) throw bad("CRC-32C mismatch", end);
   const segment = Number(buf.readBigUInt64LE(8));
   const offset = Number(buf.readBigUInt64LE(16));
   if (!Number.isSafeInteger(segment) || !Number.isSafeInteger(offset)) throw bad("WAL position out of range", 8);
@@ -118,7 +123,9 @@ export function decodeSnapshot(data: Uint8Array, file: string): KgSnapshot {
     const raw = new Uint8Array(bytes);
     raw.set(buf.subarray(at, at + bytes));
     if (!LITTLE_ENDIAN && width > 1) swap(raw, width);
-    counters.push(width === 4 ? new Int32Array(raw.buffer) : Int32Array.from(width === 2 ? new Int16Array(raw.buffer) : new Int8Array(raw.buffer)));
+    counters.push(
+      width === 4 ? new Int32Array(raw.buffer) : Int32Array.from(width === 2 ? new Int16Array(raw.buffer) : new Int8Array(raw.buffer)),
+    );
     at += bytes;
   }
   if (at !== end) throw bad(`${end - at} trailing bytes`, at);

@@ -23,14 +23,25 @@ export type KgRole = "subject" | "object" | "tie";
  * 128 bits of state make two names' vectors collide with negligible probability (a 32-bit seed would not).
  */
 export function fillVector(out: Uint32Array, seed: number, role: KgRole | "role" | "filler", name: string): void {
-  const h = createHash("sha256").update(`hdkg\u0000${seed >>> 0}\u0000${role}\u0000`).update(name, "utf8").digest();
-  let a = h.readUInt32LE(0), b = h.readUInt32LE(4), c = h.readUInt32LE(8), d = h.readUInt32LE(12);
+  const h = createHash("sha256")
+    .update(`hdkg\u0000${seed >>> 0}\u0000${role}\u0000`)
+    .update(name, "utf8")
+    .digest();
+  let a = h.readUInt32LE(0),
+    b = h.readUInt32LE(4),
+    c = h.readUInt32LE(8),
+    d = h.readUInt32LE(12);
   if ((a | b | c | d) === 0) a = 1; // the all-zero state is a fixed point
   const n = out.length;
   for (let i = 0; i < n; i++) {
     const r = Math.imul(rotl(Math.imul(b, 5), 7), 9);
     const t = b << 9;
-    c ^= a; d ^= b; b ^= c; a ^= d; c ^= t; d = rotl(d, 11);
+    c ^= a;
+    d ^= b;
+    b ^= c;
+    a ^= d;
+    c ^= t;
+    d = rotl(d, 11);
     out[i] = r >>> 0;
   }
 }

@@ -12,8 +12,11 @@ const keyView: Schema = {
   type: "object",
   properties: {
     id: { type: "string", description: "key_<hex>: the public handle (the key itself is never stored)" },
-    tenant: { type: "string" }, admin: { type: "boolean" }, name: { type: "string" },
-    createdAt: { type: "integer", description: "epoch ms" }, revokedAt: { type: ["integer", "null"], description: "epoch ms, null while live" },
+    tenant: { type: "string" },
+    admin: { type: "boolean" },
+    name: { type: "string" },
+    createdAt: { type: "integer", description: "epoch ms" },
+    revokedAt: { type: ["integer", "null"], description: "epoch ms, null while live" },
   },
 };
 const balances: Schema = {
@@ -29,7 +32,8 @@ function view(r: KeyRecord): Omit<KeyRecord, "hash"> {
 
 function objectBody(ctx: RequestContext): Record<string, unknown> {
   const b = ctx.body ?? {};
-  if (typeof b !== "object" || b === null || Array.isArray(b)) throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
+  if (typeof b !== "object" || b === null || Array.isArray(b))
+    throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
   return b as Record<string, unknown>;
 }
 
@@ -37,11 +41,31 @@ export function adminRoutes(deps: { keys: KeyBook; wallets: WalletBook }): Route
   const tenantsWithKeys = () => new Set(deps.keys.list().map((r) => r.tenant));
   return [
     {
-      method: "get", path: "/v1/admin/tenants", operationId: "admin_tenants", summary: "Every tenant with its keys (ids, names, created, revoked) and wallet balances", tags: ["admin"], auth: "admin",
+      method: "get",
+      path: "/v1/admin/tenants",
+      operationId: "admin_tenants",
+      summary: "Every tenant with its keys (ids, names, created, revoked) and wallet balances",
+      tags: ["admin"],
+      auth: "admin",
       response: {
         status: 200,
         description: "Tenants sorted by name; wallet null for a tenant whose keys were never used",
-        schema: { type: "object", properties: { tenants: { type: "array", items: { type: "object", properties: { tenant: { type: "string" }, keys: { type: "array", items: keyView }, wallet: { oneOf: [balances, { type: "null" }] } } } } } },
+        schema: {
+          type: "object",
+          properties: {
+            tenants: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: {
+                  tenant: { type: "string" },
+                  keys: { type: "array", items: keyView },
+                  wallet: { oneOf: [balances, { type: "null" }] },
+                },
+              },
+            },
+          },
+        },
       },
       handle() {
         const byTenant = new Map<string, KeyRecord[]>();
@@ -54,7 +78,10 @@ export function adminRoutes(deps: { keys: KeyBook; wallets: WalletBook }): Route
           const w = deps.wallets.peek(tenant);
           return {
             tenant,
-            keys: byTenant.get(tenant)!.sort((a, b) => a.createdAt - b.createdAt).map(view),
+            keys: byTenant
+              .get(tenant)!
+              .sort((a, b) => a.createdAt - b.createdAt)
+              .map(view),
             wallet: w === null ? null : { balanceUsd: w.balanceUsd, creditedUsd: w.creditedUsd, spentUsd: w.spentUsd },
           };
         });
@@ -62,41 +89,84 @@ export function adminRoutes(deps: { keys: KeyBook; wallets: WalletBook }): Route
       },
     },
     {
-      method: "post", path: "/v1/admin/keys", operationId: "admin_create_key", summary: "Issue a key; without tenant it starts a new tenant. The key is in this reply only", tags: ["admin"], auth: "admin",
+      method: "post",
+      path: "/v1/admin/keys",
+      operationId: "admin_create_key",
+      summary: "Issue a key; without tenant it starts a new tenant. The key is in this reply only",
+      tags: ["admin"],
+      auth: "admin",
       requestBody: {
         type: "object",
         properties: {
-          tenant: { type: "string", pattern: "^[a-z0-9][a-z0-9_-]{0,63}$", description: "an existing or new tenant id; omitted: a new tenant t_<hex>" },
+          tenant: {
+            type: "string",
+            pattern: "^[a-z0-9][a-z0-9_-]{0,63}$",
+            description: "an existing or new tenant id; omitted: a new tenant t_<hex>",
+          },
           name: { type: "string", maxLength: NAME_MAX, description: "a label for the key" },
           admin: { type: "boolean", default: false, description: "admin keys are unmetered and may manage keys" },
         },
       },
-      response: { status: 201, schema: { ...keyView, properties: { ...(keyView.properties as object), key: { type: "string", description: "the API key, shown only now" } } }, description: "The new key" },
+      response: {
+        status: 201,
+        schema: {
+          ...keyView,
+          properties: { ...(keyView.properties as object), key: { type: "string", description: "the API key, shown only now" } },
+        },
+        description: "The new key",
+      },
       async handle(ctx) {
         const b = objectBody(ctx);
-        for (const k of Object.keys(b)) if (k !== "tenant" && k !== "name" && k !== "admin") throw new SvcError("E_BAD_REQUEST", `unknown field '${k}'`, { field: k });
-        if (b.tenant !== undefined && typeof b.tenant !== "string") throw new SvcError("E_BAD_REQUEST", "tenant must be a string", { field: "tenant" });
-        if (b.name !== undefined && (typeof b.name !== "string" || b.name.length > NAME_MAX)) throw new SvcError("E_BAD_REQUEST", `name must be a string of at most ${NAME_MAX} characters`, { field: "name" });
-        if (b.admin !== undefined && typeof b.admin !== "boolean") throw new SvcError("E_BAD_REQUEST", "admin must be a boolean", { field: "admin" });
+        for (const k of Object.keys(b))
+          if (k !== "tenant" && k !== "name" && k !== "admin") throw new SvcError("E_BAD_REQUEST", `unknown field '${k}'`, { field: k });
+        if (b.tenant !== undefined && typeof b.tenant !== "string")
+          throw new SvcError("E_BAD_REQUEST", "tenant must be a string", { field: "tenant" });
+        if (b.name !== undefined && (typeof b.name !== "string" || b.name.length > NAME_MAX))
+          throw new SvcError("E_BAD_REQUEST", `name must be a string of at most ${NAME_MAX} characters`, { field: "name" });
+        if (b.admin !== undefined && typeof b.admin !== "boolean")
+          throw new SvcError("E_BAD_REQUEST", "admin must be a boolean", { field: "admin" });
         const tenant = b.tenant === "" ? undefined : (b.tenant as string | undefined);
-        const { key, record } = await deps.keys.create({ tenant, name: b.name as string | undefined, admin: b.admin as boolean | undefined });
+        const { key, record } = await deps.keys.create({
+          tenant,
+          name: b.name as string | undefined,
+          admin: b.admin as boolean | undefined,
+        });
         return { status: 201, body: { key, ...view(record) } };
       },
     },
     {
-      method: "delete", path: "/v1/admin/keys/{keyId}", operationId: "admin_revoke_key", summary: "Revoke a key (it stops working at once; the record stays, marked revoked)", tags: ["admin"], auth: "admin",
+      method: "delete",
+      path: "/v1/admin/keys/{keyId}",
+      operationId: "admin_revoke_key",
+      summary: "Revoke a key (it stops working at once; the record stays, marked revoked)",
+      tags: ["admin"],
+      auth: "admin",
       response: { status: 200, schema: keyView, description: "The revoked key" },
       async handle(ctx) {
         const id = ctx.params.keyId!;
-        if (id === ctx.principal.keyId) throw new SvcError("E_CONFLICT", "this is the key making the request; revoke it with another admin key", { field: "keyId" });
+        if (id === ctx.principal.keyId)
+          throw new SvcError("E_CONFLICT", "this is the key making the request; revoke it with another admin key", { field: "keyId" });
         if (!deps.keys.list().some((r) => r.id === id)) throw new SvcError("E_NOT_FOUND", `no key '${id}'`, { field: "keyId" });
         return { body: view({ ...(await deps.keys.revoke(id)), hash: "" }) };
       },
     },
     {
-      method: "post", path: "/v1/admin/tenants/{tenant}/credit", operationId: "admin_credit", summary: "Add credit (USD) to a tenant's wallet", tags: ["admin"], auth: "admin",
-      requestBody: { type: "object", required: ["usd"], properties: { usd: { type: "number", exclusiveMinimum: 0, maximum: MAX_CREDIT_USD } } },
-      response: { status: 200, schema: { ...balances, properties: { tenant: { type: "string" }, ...(balances.properties as object) } }, description: "The wallet after the credit" },
+      method: "post",
+      path: "/v1/admin/tenants/{tenant}/credit",
+      operationId: "admin_credit",
+      summary: "Add credit (USD) to a tenant's wallet",
+      tags: ["admin"],
+      auth: "admin",
+      requestBody: {
+        type: "object",
+        required: ["usd"],
+        properties: { usd: { type: "number", exclusiveMinimum: 0, maximum: MAX_CREDIT_USD } },
+      },
+      response: {
+        status: 200,
+        schema: { ...balances, properties: { tenant: { type: "string" }, ...(balances.properties as object) } },
+        description: "The wallet after the credit",
+      },
       async handle(ctx) {
         const tenant = ctx.params.tenant!;
         const b = objectBody(ctx);
@@ -104,7 +174,8 @@ export function adminRoutes(deps: { keys: KeyBook; wallets: WalletBook }): Route
         if (typeof b.usd !== "number" || !Number.isFinite(b.usd) || b.usd <= 0 || b.usd > MAX_CREDIT_USD) {
           throw new SvcError("E_BAD_REQUEST", `usd must be a number in (0, ${MAX_CREDIT_USD}]`, { field: "usd" });
         }
-        if (!tenantsWithKeys().has(tenant) && deps.wallets.peek(tenant) === null) throw new SvcError("E_NOT_FOUND", `no tenant '${tenant}'`, { field: "tenant" });
+        if (!tenantsWithKeys().has(tenant) && deps.wallets.peek(tenant) === null)
+          throw new SvcError("E_NOT_FOUND", `no tenant '${tenant}'`, { field: "tenant" });
         await deps.wallets.credit(tenant, b.usd, "admin");
         const w = deps.wallets.peek(tenant)!;
         return { body: { tenant, balanceUsd: w.balanceUsd, creditedUsd: w.creditedUsd, spentUsd: w.spentUsd } };

@@ -10,22 +10,49 @@ export function askRoutes(commons: Commons): Route[] {
   const limiter = new RateLimiter("asks", commons.config.rateLimits.ask);
   return [
     {
-      method: "post", path: "/v1/ask", operationId: "ask_site", summary: "Ask a site's own question-answering endpoint (NLWeb-style /ask) and get the matching pages with their URLs; questions are seen by the bridge operator", tags: ["ask"], auth: "none", bodyLimit: SMALL_BODY,
+      method: "post",
+      path: "/v1/ask",
+      operationId: "ask_site",
+      summary:
+        "Ask a site's own question-answering endpoint (NLWeb-style /ask) and get the matching pages with their URLs; questions are seen by the bridge operator",
+      tags: ["ask"],
+      auth: "none",
+      bodyLimit: SMALL_BODY,
       requestBody: {
-        type: "object", required: ["site", "question"],
+        type: "object",
+        required: ["site", "question"],
         properties: {
-          site: { type: "string", description: "domain to ask (https; a URL with a path names the endpoint)" }, question: { type: "string", maxLength: 1000 },
-          agent: { type: "string", maxLength: 64, description: "signing name, passed to the site" }, mode: { type: "string", enum: [...ASK_MODES], default: "list" },
+          site: { type: "string", description: "domain to ask (https; a URL with a path names the endpoint)" },
+          question: { type: "string", maxLength: 1000 },
+          agent: { type: "string", maxLength: 64, description: "signing name, passed to the site" },
+          mode: { type: "string", enum: [...ASK_MODES], default: "list" },
         },
       },
       response: {
-        status: 200, description: "The pages (and prose with sources for summarize/generate); 400 rejected (E_UPSTREAM: the site has no usable endpoint, did not answer in time or answered too much); 429 rate limited",
+        status: 200,
+        description:
+          "The pages (and prose with sources for summarize/generate); 400 rejected (E_UPSTREAM: the site has no usable endpoint, did not answer in time or answered too much); 429 rate limited",
         schema: {
           type: "object",
           properties: {
-            site: { type: "string" }, endpoint: { type: "string" }, dialect: { type: "string", enum: ["get", "post"] }, mode: { type: "string" },
-            pages: { type: "array", items: { type: "object", properties: { url: { type: "string" }, name: { type: "string" }, score: { type: "number" }, description: { type: "string" } } } },
-            answer: { type: "object", properties: { text: { type: "string" }, sources: { type: "array", items: { type: "string" } } } }, notice: { type: "string" },
+            site: { type: "string" },
+            endpoint: { type: "string" },
+            dialect: { type: "string", enum: ["get", "post"] },
+            mode: { type: "string" },
+            pages: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: {
+                  url: { type: "string" },
+                  name: { type: "string" },
+                  score: { type: "number" },
+                  description: { type: "string" },
+                },
+              },
+            },
+            answer: { type: "object", properties: { text: { type: "string" }, sources: { type: "array", items: { type: "string" } } } },
+            notice: { type: "string" },
           },
         },
       },

@@ -9,18 +9,34 @@ const stringArray: Schema = { type: "array", items: { type: "string" } };
 const helperRecord: Schema = {
   type: "object",
   properties: {
-    id: { type: "string", pattern: "^rec_[0-9a-f]{16}$" }, name: { type: "string" }, module: { type: "string" }, description: { type: "string" }, entryPoints: stringArray,
-    codeHash: { type: "string", description: "SHA-256 (hex) of the helper's code: its module and every module it imports, as GET /v1/commons/rungs/{id}/code serves it" },
+    id: { type: "string", pattern: "^rec_[0-9a-f]{16}$" },
+    name: { type: "string" },
+    module: { type: "string" },
+    description: { type: "string" },
+    entryPoints: stringArray,
+    codeHash: {
+      type: "string",
+      description:
+        "SHA-256 (hex) of the helper's code: its module and every module it imports, as GET /v1/commons/rungs/{id}/code serves it",
+    },
     signature: { type: "string", enum: ["signed (ed25519)", "unsigned"] },
     signatureValue: { type: ["string", "null"], description: "base64 ed25519 signature over the 32 raw bytes of codeHash" },
   },
 };
-const publicKey: Schema = { type: ["object", "null"], properties: { pem: { type: "string", description: "SPKI PEM" }, raw: { type: "string", description: "raw 32-byte key, base64" } } };
+const publicKey: Schema = {
+  type: ["object", "null"],
+  properties: { pem: { type: "string", description: "SPKI PEM" }, raw: { type: "string", description: "raw 32-byte key, base64" } },
+};
 const verifyResult: Schema = {
   type: "object",
   properties: {
-    id: { type: "string" }, name: { type: "string" }, ok: { type: "boolean", description: "hashMatches and (when signed) signatureValid" },
-    hashMatches: { type: "boolean" }, signatureValid: { type: ["boolean", "null"] }, expectedHash: { type: "string" }, actualHash: { type: ["string", "null"] },
+    id: { type: "string" },
+    name: { type: "string" },
+    ok: { type: "boolean", description: "hashMatches and (when signed) signatureValid" },
+    hashMatches: { type: "boolean" },
+    signatureValid: { type: ["boolean", "null"] },
+    expectedHash: { type: "string" },
+    actualHash: { type: ["string", "null"] },
     publicKey: { type: ["string", "null"], description: "raw ed25519 key (base64) the signature was checked with" },
   },
 };
@@ -73,11 +89,13 @@ const bad = (field: string, message: string): never => {
  */
 export async function confine(root: string, realRoot: string, field: string, value: string): Promise<string> {
   if (value.includes("\0")) bad(field, "holds a NUL byte");
-  if (isAbsolute(value) || /^[\\/]|^[a-zA-Z]:/.test(value)) bad(field, "must be a path relative to your build directory, not an absolute one");
+  if (isAbsolute(value) || /^[\\/]|^[a-zA-Z]:/.test(value))
+    bad(field, "must be a path relative to your build directory, not an absolute one");
   if (value.split(/[\\/]/).includes("..")) bad(field, "must not hold '..' segments");
   if (/[\\/]$/.test(value)) bad(field, "ends with a separator, so it names a directory; give a file name");
   const long = value.split(/[\\/]/).find((part) => Buffer.byteLength(part) > NAME_MAX);
-  if (long !== undefined) bad(field, `has a name of ${Buffer.byteLength(long)} bytes; a file or directory name holds at most ${NAME_MAX} bytes (UTF-8)`);
+  if (long !== undefined)
+    bad(field, `has a name of ${Buffer.byteLength(long)} bytes; a file or directory name holds at most ${NAME_MAX} bytes (UTF-8)`);
   if (Buffer.byteLength(value) > PATH_MAX) bad(field, `is ${Buffer.byteLength(value)} bytes long; at most ${PATH_MAX}`);
   const target = join(root, value);
   if (relative(root, target) === "") bad(field, "names the build directory itself; give a file name");
@@ -104,18 +122,28 @@ export async function confine(root: string, realRoot: string, field: string, val
 
 /** Strings naming files under `root` (the helper's returned paths) become relative to it. */
 function relativize(value: unknown, root: string): unknown {
-  if (typeof value === "string") return value.startsWith(root + sep) ? value.slice(root.length + 1).split(sep).join("/") : value;
+  if (typeof value === "string")
+    return value.startsWith(root + sep)
+      ? value
+          .slice(root.length + 1)
+          .split(sep)
+          .join("/")
+      : value;
   if (Array.isArray(value)) return value.map((v) => relativize(v, root));
-  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, relativize(v, root)]));
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, relativize(v, root)]));
   return value;
 }
 
 /** JSON with every non-ASCII character as \uXXXX: safe as a header value, still the same JSON. */
-const asciiJson = (v: unknown) => JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+const asciiJson = (v: unknown) =>
+  JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 function disposition(name: string): string {
   const fallback = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
-  return fallback === name ? `attachment; filename="${name}"` : `attachment; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+  return fallback === name
+    ? `attachment; filename="${name}"`
+    : `attachment; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
 export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Route[] {
@@ -125,38 +153,73 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Ro
   const id = (ctx: RequestContext) => ctx.params.id!;
   const objectBody = (ctx: RequestContext): Record<string, unknown> => {
     const b = ctx.body ?? {};
-    if (typeof b !== "object" || b === null || Array.isArray(b)) throw new SvcError("E_BAD_REQUEST", "the body must be a JSON object", { field: "body" });
+    if (typeof b !== "object" || b === null || Array.isArray(b))
+      throw new SvcError("E_BAD_REQUEST", "the body must be a JSON object", { field: "body" });
     return b as Record<string, unknown>;
   };
   return [
     {
-      method: "get", path: "/v1/commons/rungs", operationId: "commons_list", summary: "The document helpers' signed records, with the node's ed25519 public key (null when unsigned) to check them with (public: no key needed)", tags: ["commons"], auth: "none",
-      response: { status: 200, schema: { type: "object", properties: { rungs: { type: "array", items: helperRecord }, publicKey } }, description: "Records in the contract's order" },
+      method: "get",
+      path: "/v1/commons/rungs",
+      operationId: "commons_list",
+      summary:
+        "The document helpers' signed records, with the node's ed25519 public key (null when unsigned) to check them with (public: no key needed)",
+      tags: ["commons"],
+      auth: "none",
+      response: {
+        status: 200,
+        schema: { type: "object", properties: { rungs: { type: "array", items: helperRecord }, publicKey } },
+        description: "Records in the contract's order",
+      },
       handle: () => ({ body: { rungs: registry.list(), publicKey: registry.publicKey } }),
     },
     {
-      method: "get", path: "/v1/commons/rungs/{id}", operationId: "commons_get", summary: "One helper's record (id rec_<hex>; public)", tags: ["commons"], auth: "none",
+      method: "get",
+      path: "/v1/commons/rungs/{id}",
+      operationId: "commons_get",
+      summary: "One helper's record (id rec_<hex>; public)",
+      tags: ["commons"],
+      auth: "none",
       response: { status: 200, schema: helperRecord, description: "The record" },
       handle: (ctx) => ({ body: registry.get(id(ctx)) }),
     },
     {
-      method: "get", path: "/v1/commons/rungs/{id}/code", operationId: "commons_code", summary: "One helper's code as the node executes it: its module (dist/helpers/<module>.js when built) and every module it imports, each after a line naming its path and size; the bytes codeHash is the SHA-256 of (public)", tags: ["commons"], auth: "none",
+      method: "get",
+      path: "/v1/commons/rungs/{id}/code",
+      operationId: "commons_code",
+      summary:
+        "One helper's code as the node executes it: its module (dist/helpers/<module>.js when built) and every module it imports, each after a line naming its path and size; the bytes codeHash is the SHA-256 of (public)",
+      tags: ["commons"],
+      auth: "none",
       response: { status: 200, description: "text/plain; charset=utf-8" },
       handle: (ctx) => ({ raw: { contentType: "text/plain; charset=utf-8", data: registry.code(id(ctx)) } }),
     },
     {
-      method: "post", path: "/v1/commons/verify", operationId: "commons_verify", summary: "Re-hash a helper's code and check the record's signature with the node's public key; each part reported on its own (public)", tags: ["commons"], auth: "none",
+      method: "post",
+      path: "/v1/commons/verify",
+      operationId: "commons_verify",
+      summary:
+        "Re-hash a helper's code and check the record's signature with the node's public key; each part reported on its own (public)",
+      tags: ["commons"],
+      auth: "none",
       requestBody: { type: "object", required: ["id"], properties: { id: { type: "string" } } },
       response: { status: 200, schema: verifyResult, description: "What matched" },
       handle(ctx) {
         const rid = objectBody(ctx).id;
-        if (typeof rid !== "string" || rid === "") throw new SvcError("E_BAD_REQUEST", "id must be a non-empty string (a helper's rec_ id)", { field: "id" });
+        if (typeof rid !== "string" || rid === "")
+          throw new SvcError("E_BAD_REQUEST", "id must be a non-empty string (a helper's rec_ id)", { field: "id" });
         return { body: registry.verify(rid) };
       },
     },
     {
-      method: "post", path: "/v1/commons/rungs/{id}/build", operationId: "commons_build", tags: ["commons"], auth: "tenant", meter: "commons_build",
-      summary: "Run a helper's build(args). Path arguments (outputPath, output_path, output_pdf, input_pdf, input_path) are relative to the tenant's build directory; absolute paths, '..', NUL and symbolic-link escapes are refused. " +
+      method: "post",
+      path: "/v1/commons/rungs/{id}/build",
+      operationId: "commons_build",
+      tags: ["commons"],
+      auth: "tenant",
+      meter: "commons_build",
+      summary:
+        "Run a helper's build(args). Path arguments (outputPath, output_path, output_pdf, input_pdf, input_path) are relative to the tenant's build directory; absolute paths, '..', NUL and symbolic-link escapes are refused. " +
         "Answers the produced file (headers x-svc-output-path: its path in the build directory, percent-encoded; x-svc-result: build's return value as JSON, paths in it relative to the build directory except the combo chart slide's, the resolved absolute output path), or {result} for the task parser",
       requestBody: { type: "object", description: "The helper's argument object (see docs/ARCHITECTURE.md and the helper contract)" },
       response: { status: 200, description: "The file as an attachment, or JSON {result} for a helper that writes none" },
@@ -177,7 +240,16 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Ro
           result = await registry.run(record.id, args);
         } catch (err) {
           // the helper's code and field stay; the server's directory layout does not leak
-          if (err instanceof SvcError && err.message.includes(root)) throw new SvcError(err.code, err.message.split(root + sep).join("").split(root).join("."), { field: err.field, details: err.details, cause: err });
+          if (err instanceof SvcError && err.message.includes(root))
+            throw new SvcError(
+              err.code,
+              err.message
+                .split(root + sep)
+                .join("")
+                .split(root)
+                .join("."),
+              { field: err.field, details: err.details, cause: err },
+            );
           throw err;
         }
         if (!RESOLVED_RESULT.has(record.module)) result = relativize(result, root);
@@ -187,7 +259,11 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Ro
         const rel = relative(root, out).split(sep).join("/");
         return {
           raw: { contentType: CONTENT_TYPES[extname(out).toLowerCase()] ?? "application/octet-stream", data: await readFile(out) },
-          headers: { "content-disposition": disposition(basename(out)), "x-svc-output-path": encodeURI(rel), "x-svc-result": asciiJson(result) },
+          headers: {
+            "content-disposition": disposition(basename(out)),
+            "x-svc-output-path": encodeURI(rel),
+            "x-svc-result": asciiJson(result),
+          },
         };
       },
     },

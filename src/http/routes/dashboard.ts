@@ -25,7 +25,8 @@ const TYPES: Record<string, string> = {
  * Served with every file, so a stray HTML file cannot run foreign script either.
  */
 const HEADERS: Record<string, string> = {
-  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-cache",
@@ -52,7 +53,9 @@ export function dashboardRoutes(dir = DASHBOARD_DIR): Route[] {
       const st = statSync(join(dir, "index.html"));
       stamp = `${st.mtimeMs}:${st.size}`;
     } catch {
-      throw new SvcError("E_NOT_FOUND", "the dashboard is not built; run `npm run build` (or `npm run build:dashboard`)", { field: "file" });
+      throw new SvcError("E_NOT_FOUND", "the dashboard is not built; run `npm run build` (or `npm run build:dashboard`)", {
+        field: "file",
+      });
     }
     if (files !== null && files.stamp === stamp) return files;
     const byName = new Map<string, { type: string; data: Buffer }>();
@@ -71,17 +74,32 @@ export function dashboardRoutes(dir = DASHBOARD_DIR): Route[] {
   };
   return [
     {
-      method: "get", path: "/dashboard", operationId: "dashboard", summary: "The web dashboard (HTML): sign in with an API key; admin, tenant and public views", tags: ["dashboard"], auth: "none",
+      method: "get",
+      path: "/dashboard",
+      operationId: "dashboard",
+      summary: "The web dashboard (HTML): sign in with an API key; admin, tenant and public views",
+      tags: ["dashboard"],
+      auth: "none",
       response: { status: 200, description: "text/html" },
       handle: () => serve("index.html"),
     },
     {
-      method: "get", path: "/dashboard/{file}", operationId: "dashboard_file", summary: "A static file of the dashboard (script, style sheet, image)", tags: ["dashboard"], auth: "none",
+      method: "get",
+      path: "/dashboard/{file}",
+      operationId: "dashboard_file",
+      summary: "A static file of the dashboard (script, style sheet, image)",
+      tags: ["dashboard"],
+      auth: "none",
       response: { status: 200, description: "The file, typed by its extension" },
       handle: (ctx) => serve(ctx.params.file!),
     },
     {
-      method: "get", path: "/dashboard/", operationId: "dashboard_slash", summary: "The web dashboard (HTML), as typed with a trailing slash", tags: ["dashboard"], auth: "none",
+      method: "get",
+      path: "/dashboard/",
+      operationId: "dashboard_slash",
+      summary: "The web dashboard (HTML), as typed with a trailing slash",
+      tags: ["dashboard"],
+      auth: "none",
       response: { status: 200, description: "text/html" },
       handle: () => serve("index.html"),
     },

@@ -6,25 +6,52 @@ import { countIn, type RequestContext, type Route, type Schema } from "../route.
 
 const ints: Schema = { type: "array", items: { type: "integer", minimum: 0 } };
 const worldsBody: Schema = {
-  type: "object", required: ["n_vars", "vocab_per_var", "worlds"],
+  type: "object",
+  required: ["n_vars", "vocab_per_var", "worlds"],
   properties: {
     n_vars: { type: "integer", minimum: 1, maximum: 1024 },
-    vocab_per_var: { type: "array", items: { type: "integer", minimum: 1, maximum: 65535 }, description: "categories per variable; values of variable j are 0..vocab_per_var[j]-1" },
-    worlds: { type: "array", minItems: 1, items: ints, description: "rows of n_vars category indices; appended when the model exists (same n_vars and vocab_per_var)" },
+    vocab_per_var: {
+      type: "array",
+      items: { type: "integer", minimum: 1, maximum: 65535 },
+      description: "categories per variable; values of variable j are 0..vocab_per_var[j]-1",
+    },
+    worlds: {
+      type: "array",
+      minItems: 1,
+      items: ints,
+      description: "rows of n_vars category indices; appended when the model exists (same n_vars and vocab_per_var)",
+    },
     seed: { type: "integer", minimum: 0, maximum: 4294967295, description: "recorded when the model is created" },
-    parents: { type: "array", items: ints, description: "optional causal graph (DAG): the parent indices of each variable; interventions then adjust for the condition variable's parents" },
+    parents: {
+      type: "array",
+      items: ints,
+      description:
+        "optional causal graph (DAG): the parent indices of each variable; interventions then adjust for the condition variable's parents",
+    },
   },
 };
 const worldsReply: Schema = {
   type: "object",
-  properties: { name: { type: "string" }, n_vars: { type: "integer" }, vocab_per_var: ints, has_graph: { type: "boolean" }, seed: { type: "integer" }, rows_added: { type: "integer" }, rows_total: { type: "integer" }, created: { type: "boolean" } },
+  properties: {
+    name: { type: "string" },
+    n_vars: { type: "integer" },
+    vocab_per_var: ints,
+    has_graph: { type: "boolean" },
+    seed: { type: "integer" },
+    rows_added: { type: "integer" },
+    rows_total: { type: "integer" },
+    created: { type: "boolean" },
+  },
 };
 const queryBody: Schema = {
-  type: "object", required: ["query_type", "condition_var", "condition_value", "query_var", "query_value"],
+  type: "object",
+  required: ["query_type", "condition_var", "condition_value", "query_var", "query_value"],
   properties: {
     query_type: { type: "string", enum: ["observation", "intervention"] },
-    condition_var: { type: "integer", minimum: 0 }, condition_value: { type: "integer", minimum: 0 },
-    query_var: { type: "integer", minimum: 0 }, query_value: { type: "integer", minimum: 0 },
+    condition_var: { type: "integer", minimum: 0 },
+    condition_value: { type: "integer", minimum: 0 },
+    query_var: { type: "integer", minimum: 0 },
+    query_value: { type: "integer", minimum: 0 },
   },
 };
 const queryReply: Schema = {
@@ -35,8 +62,13 @@ const queryReply: Schema = {
     support: {
       type: "object",
       properties: {
-        rows_total: { type: "integer" }, rows_matching_condition: { type: "integer" }, rows_matching_both: { type: "integer" },
-        strata_total: { type: "integer" }, strata_used: { type: "integer" }, strata_empty: { type: "integer" }, skipped_weight: { type: "number", description: "population share of strata without X=x worlds (skipped)" },
+        rows_total: { type: "integer" },
+        rows_matching_condition: { type: "integer" },
+        rows_matching_both: { type: "integer" },
+        strata_total: { type: "integer" },
+        strata_used: { type: "integer" },
+        strata_empty: { type: "integer" },
+        skipped_weight: { type: "number", description: "population share of strata without X=x worlds (skipped)" },
       },
     },
     adjustment_set: ints,
@@ -50,10 +82,33 @@ export function causalRoutes(causal: CausalService): Route[] {
   const name = (ctx: RequestContext) => ctx.params.name!;
   return [
     {
-      method: "get", path: "/v1/hd/causal", operationId: "hd_causal_list", summary: "The tenant's causal models with their shape and row counts", tags: ["hd"], auth: "tenant", meter: "hd_causal_list",
+      method: "get",
+      path: "/v1/hd/causal",
+      operationId: "hd_causal_list",
+      summary: "The tenant's causal models with their shape and row counts",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_causal_list",
       response: {
         status: 200,
-        schema: { type: "object", properties: { models: { type: "array", items: { type: "object", properties: { name: { type: "string" }, n_vars: { type: "integer" }, vocab_per_var: ints, rows_total: { type: "integer" }, has_graph: { type: "boolean" } } } } } },
+        schema: {
+          type: "object",
+          properties: {
+            models: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: {
+                  name: { type: "string" },
+                  n_vars: { type: "integer" },
+                  vocab_per_var: ints,
+                  rows_total: { type: "integer" },
+                  has_graph: { type: "boolean" },
+                },
+              },
+            },
+          },
+        },
         description: "Models sorted by name",
       },
       handle(ctx) {
@@ -70,7 +125,14 @@ export function causalRoutes(causal: CausalService): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/hd/causal/{name}/worlds", operationId: "hd_causal_worlds", summary: "Upload worlds (rows of categorical variables) to a causal model, creating it or appending", tags: ["hd"], auth: "tenant", meter: "hd_causal_worlds", usageBound: (ctx) => ({ written: countIn(ctx.body, "worlds") }),
+      method: "post",
+      path: "/v1/hd/causal/{name}/worlds",
+      operationId: "hd_causal_worlds",
+      summary: "Upload worlds (rows of categorical variables) to a causal model, creating it or appending",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_causal_worlds",
+      usageBound: (ctx) => ({ written: countIn(ctx.body, "worlds") }),
       requestBody: worldsBody,
       response: { status: 200, schema: worldsReply, description: "The model after the upload" },
       async handle(ctx) {
@@ -80,9 +142,21 @@ export function causalRoutes(causal: CausalService): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/hd/causal/{name}/query", operationId: "hd_causal_query", summary: "Observation P(Y=y | X=x) or intervention P(Y=y | do(X=x)) by back-door adjustment", tags: ["hd"], auth: "tenant", meter: "hd_causal_query", readOnly: true, usageBound: (ctx) => ({ scanned: causal.describe(tenant(ctx), name(ctx)).rows_total }),
+      method: "post",
+      path: "/v1/hd/causal/{name}/query",
+      operationId: "hd_causal_query",
+      summary: "Observation P(Y=y | X=x) or intervention P(Y=y | do(X=x)) by back-door adjustment",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_causal_query",
+      readOnly: true,
+      usageBound: (ctx) => ({ scanned: causal.describe(tenant(ctx), name(ctx)).rows_total }),
       requestBody: queryBody,
-      response: { status: 200, schema: queryReply, description: "Probability, support counts, adjustment set and warnings (no graph, positivity)" },
+      response: {
+        status: 200,
+        schema: queryReply,
+        description: "Probability, support counts, adjustment set and warnings (no graph, positivity)",
+      },
       handle(ctx) {
         const res = causal.query(tenant(ctx), name(ctx), ctx.body);
         ctx.usage.scanned = res.support.rows_total;
@@ -90,7 +164,13 @@ export function causalRoutes(causal: CausalService): Route[] {
       },
     },
     {
-      method: "get", path: "/v1/hd/causal/{name}/export", operationId: "hd_causal_export", summary: "The model as a .hdscm file (docs/FORMAT.md)", tags: ["hd"], auth: "tenant", meter: "hd_causal_export",
+      method: "get",
+      path: "/v1/hd/causal/{name}/export",
+      operationId: "hd_causal_export",
+      summary: "The model as a .hdscm file (docs/FORMAT.md)",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_causal_export",
       response: { status: 200, description: `${HDSCM_TYPE}, as attachment <name>.hdscm` },
       handle(ctx) {
         const data = causal.exportModel(tenant(ctx), name(ctx));
@@ -98,20 +178,51 @@ export function causalRoutes(causal: CausalService): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/hd/causal/{name}/import", operationId: "hd_causal_import", summary: "Replace (or create) the model from a .hdscm file sent as application/octet-stream", tags: ["hd"], auth: "tenant", meter: "hd_causal_import", rawBody: "application/octet-stream",
+      method: "post",
+      path: "/v1/hd/causal/{name}/import",
+      operationId: "hd_causal_import",
+      summary: "Replace (or create) the model from a .hdscm file sent as application/octet-stream",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_causal_import",
+      rawBody: "application/octet-stream",
       requestBody: { type: "string", contentEncoding: "binary", description: "application/octet-stream: the .hdscm bytes" },
-      response: { status: 200, schema: { type: "object", properties: { name: { type: "string" }, imported: { type: "integer" }, n_vars: { type: "integer" }, vocab_per_var: ints, has_graph: { type: "boolean" } } }, description: "Imported (rows)" },
+      response: {
+        status: 200,
+        schema: {
+          type: "object",
+          properties: {
+            name: { type: "string" },
+            imported: { type: "integer" },
+            n_vars: { type: "integer" },
+            vocab_per_var: ints,
+            has_graph: { type: "boolean" },
+          },
+        },
+        description: "Imported (rows)",
+      },
       async handle(ctx) {
         const type = ctx.contentType.split(";")[0]!.trim().toLowerCase();
-        if (type !== "" && type !== HDSCM_TYPE) throw new SvcError("E_MEDIA_TYPE", `send the .hdscm bytes as ${HDSCM_TYPE}, not '${ctx.contentType}'`, { field: "content-type" });
-        const res = await causal.importModel(tenant(ctx), name(ctx), ctx.body as Buffer ?? Buffer.alloc(0));
+        if (type !== "" && type !== HDSCM_TYPE)
+          throw new SvcError("E_MEDIA_TYPE", `send the .hdscm bytes as ${HDSCM_TYPE}, not '${ctx.contentType}'`, { field: "content-type" });
+        const res = await causal.importModel(tenant(ctx), name(ctx), (ctx.body as Buffer) ?? Buffer.alloc(0));
         ctx.usage.written = res.imported;
         return { body: res };
       },
     },
     {
-      method: "delete", path: "/v1/hd/causal/{name}", operationId: "hd_causal_delete", summary: "Delete a causal model", tags: ["hd"], auth: "tenant", meter: "hd_causal_delete",
-      response: { status: 200, schema: { type: "object", properties: { deleted: { type: "boolean" } } }, description: "Deleted; an unknown model is 404" },
+      method: "delete",
+      path: "/v1/hd/causal/{name}",
+      operationId: "hd_causal_delete",
+      summary: "Delete a causal model",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_causal_delete",
+      response: {
+        status: 200,
+        schema: { type: "object", properties: { deleted: { type: "boolean" } } },
+        description: "Deleted; an unknown model is 404",
+      },
       handle: async (ctx) => ({ body: await causal.deleteModel(tenant(ctx), name(ctx)) }),
     },
   ];

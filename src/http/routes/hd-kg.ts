@@ -6,13 +6,23 @@ import { countIn, type RequestContext, type Route, type Schema } from "../route.
 
 const name: Schema = { type: "string", minLength: 1, maxLength: 512 };
 const factsBody: Schema = {
-  type: "object", required: ["facts"],
-  properties: { facts: { type: "array", minItems: 1, maxItems: 10000, items: { type: "object", required: ["subject", "relation", "object"], properties: { subject: name, relation: name, object: name } } } },
+  type: "object",
+  required: ["facts"],
+  properties: {
+    facts: {
+      type: "array",
+      minItems: 1,
+      maxItems: 10000,
+      items: { type: "object", required: ["subject", "relation", "object"], properties: { subject: name, relation: name, object: name } },
+    },
+  },
 };
 const shard: Schema = {
   type: "object",
   properties: {
-    relation: { type: "string" }, facts: { type: "integer" }, objects: { type: "integer", description: "distinct objects: the clean-up candidates" },
+    relation: { type: "string" },
+    facts: { type: "integer" },
+    objects: { type: "integer", description: "distinct objects: the clean-up candidates" },
     expectedAccuracy: { type: "number", description: "theoretical top-1 accuracy at this load" },
     capacityLeft: { type: "integer", description: "facts that can be added before the theoretical accuracy falls below 0.99" },
     capacity: { type: "integer", description: "the most facts the shard holds at >= 0.99 theoretical accuracy with its current objects" },
@@ -26,14 +36,35 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
   const graph = (ctx: RequestContext) => ctx.params.name!;
   return [
     {
-      method: "get", path: "/v1/hd/kg", operationId: "hd_kg_list", summary: "The tenant's knowledge graph names", tags: ["hd"], auth: "tenant", meter: "hd_kg_list",
-      response: { status: 200, schema: { type: "object", properties: { graphs: { type: "array", items: { type: "string" } } } }, description: "Graph names, sorted" },
+      method: "get",
+      path: "/v1/hd/kg",
+      operationId: "hd_kg_list",
+      summary: "The tenant's knowledge graph names",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_kg_list",
+      response: {
+        status: 200,
+        schema: { type: "object", properties: { graphs: { type: "array", items: { type: "string" } } } },
+        description: "Graph names, sorted",
+      },
       handle: (ctx) => ({ body: { graphs: kg.names(tenant(ctx)) } }),
     },
     {
-      method: "post", path: "/v1/hd/kg/{name}/facts", operationId: "hd_kg_add", summary: "Add (subject, relation, object) facts; the graph is created by its first facts; present facts are skipped", tags: ["hd"], auth: "tenant", meter: "hd_kg_add", usageBound: (ctx) => ({ written: countIn(ctx.body, "facts") }),
+      method: "post",
+      path: "/v1/hd/kg/{name}/facts",
+      operationId: "hd_kg_add",
+      summary: "Add (subject, relation, object) facts; the graph is created by its first facts; present facts are skipped",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_kg_add",
+      usageBound: (ctx) => ({ written: countIn(ctx.body, "facts") }),
       requestBody: factsBody,
-      response: { status: 200, schema: { type: "object", properties: { added: { type: "integer" }, relations: { type: "array", items: { type: "string" } } } }, description: "Facts added and the relations the request touched" },
+      response: {
+        status: 200,
+        schema: { type: "object", properties: { added: { type: "integer" }, relations: { type: "array", items: { type: "string" } } } },
+        description: "Facts added and the relations the request touched",
+      },
       async handle(ctx) {
         const res = await kg.addFacts(tenant(ctx), graph(ctx), ctx.body);
         ctx.usage.written = res.added;
@@ -41,37 +72,101 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
       },
     },
     {
-      method: "post", path: "/v1/hd/kg/{name}/facts/delete", operationId: "hd_kg_delete_fact", summary: "Delete facts: each present fact is subtracted exactly from its relation's bundle", tags: ["hd"], auth: "tenant", meter: "hd_kg_delete_fact",
+      method: "post",
+      path: "/v1/hd/kg/{name}/facts/delete",
+      operationId: "hd_kg_delete_fact",
+      summary: "Delete facts: each present fact is subtracted exactly from its relation's bundle",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_kg_delete_fact",
       requestBody: factsBody,
-      response: { status: 200, schema: { type: "object", properties: { deleted: { type: "integer" } } }, description: "How many facts were present and removed" },
+      response: {
+        status: 200,
+        schema: { type: "object", properties: { deleted: { type: "integer" } } },
+        description: "How many facts were present and removed",
+      },
       handle: async (ctx) => ({ body: await kg.deleteFacts(tenant(ctx), graph(ctx), ctx.body) }),
     },
     {
-      method: "post", path: "/v1/hd/kg/{name}/query", operationId: "hd_kg_query", summary: "The object of (subject, relation), with a calibrated confidence; object null below 0.05", tags: ["hd"], auth: "tenant", meter: "hd_kg_query", readOnly: true,
+      method: "post",
+      path: "/v1/hd/kg/{name}/query",
+      operationId: "hd_kg_query",
+      summary: "The object of (subject, relation), with a calibrated confidence; object null below 0.05",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_kg_query",
+      readOnly: true,
       requestBody: { type: "object", required: ["subject", "relation"], properties: { subject: name, relation: name } },
-      response: { status: 200, schema: { type: "object", properties: { object: { type: ["string", "null"] }, confidence: { type: "number", minimum: 0, maximum: 1 } } }, description: "The answer; confidence is the probability it is right" },
+      response: {
+        status: 200,
+        schema: {
+          type: "object",
+          properties: { object: { type: ["string", "null"] }, confidence: { type: "number", minimum: 0, maximum: 1 } },
+        },
+        description: "The answer; confidence is the probability it is right",
+      },
       handle: async (ctx) => ({ body: await kg.query(tenant(ctx), graph(ctx), ctx.body) }),
     },
     {
-      method: "get", path: "/v1/hd/kg/{name}/stats", operationId: "hd_kg_stats", summary: "Relations (shards), facts per shard, entities and estimated capacity left", tags: ["hd"], auth: "tenant", meter: "hd_kg_stats",
-      response: { status: 200, schema: { type: "object", properties: { name: { type: "string" }, relations: { type: "array", items: shard }, facts: { type: "integer" }, entities: { type: "integer" } } }, description: "Graph statistics" },
+      method: "get",
+      path: "/v1/hd/kg/{name}/stats",
+      operationId: "hd_kg_stats",
+      summary: "Relations (shards), facts per shard, entities and estimated capacity left",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_kg_stats",
+      response: {
+        status: 200,
+        schema: {
+          type: "object",
+          properties: {
+            name: { type: "string" },
+            relations: { type: "array", items: shard },
+            facts: { type: "integer" },
+            entities: { type: "integer" },
+          },
+        },
+        description: "Graph statistics",
+      },
       handle: async (ctx) => ({ body: await kg.stats(tenant(ctx), graph(ctx)) }),
     },
     {
-      method: "get", path: "/v1/hd/kg/{name}/export", operationId: "hd_kg_export", summary: "The graph as a .hdkg file (docs/FORMAT.md)", tags: ["hd"], auth: "tenant", meter: "hd_kg_export",
+      method: "get",
+      path: "/v1/hd/kg/{name}/export",
+      operationId: "hd_kg_export",
+      summary: "The graph as a .hdkg file (docs/FORMAT.md)",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_kg_export",
       response: { status: 200, description: `${HDKG_CONTENT_TYPE}, as attachment <name>.hdkg` },
       async handle(ctx) {
         const data = await kg.export(tenant(ctx), graph(ctx));
-        return { raw: { contentType: HDKG_CONTENT_TYPE, data }, headers: { "content-disposition": `attachment; filename="${graph(ctx)}.hdkg"` } };
+        return {
+          raw: { contentType: HDKG_CONTENT_TYPE, data },
+          headers: { "content-disposition": `attachment; filename="${graph(ctx)}.hdkg"` },
+        };
       },
     },
     {
-      method: "post", path: "/v1/hd/kg/{name}/import", operationId: "hd_kg_import", summary: "Replace the graph by a .hdkg file sent as the raw body (application/octet-stream)", tags: ["hd"], auth: "tenant", meter: "hd_kg_import", rawBody: "application/octet-stream",
+      method: "post",
+      path: "/v1/hd/kg/{name}/import",
+      operationId: "hd_kg_import",
+      summary: "Replace the graph by a .hdkg file sent as the raw body (application/octet-stream)",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_kg_import",
+      rawBody: "application/octet-stream",
       requestBody: { type: "string", contentEncoding: "binary", description: "the .hdkg bytes" },
-      response: { status: 200, schema: { type: "object", properties: { imported: { type: "integer" }, relations: { type: "integer" } } }, description: "Facts and relations imported" },
+      response: {
+        status: 200,
+        schema: { type: "object", properties: { imported: { type: "integer" }, relations: { type: "integer" } } },
+        description: "Facts and relations imported",
+      },
       async handle(ctx) {
         if (!/^application\/octet-stream\b/i.test(ctx.contentType)) {
-          throw new SvcError("E_MEDIA_TYPE", `send the .hdkg bytes as application/octet-stream, not '${ctx.contentType}'`, { field: "content-type" });
+          throw new SvcError("E_MEDIA_TYPE", `send the .hdkg bytes as application/octet-stream, not '${ctx.contentType}'`, {
+            field: "content-type",
+          });
         }
         const res = await kg.import(tenant(ctx), graph(ctx), ctx.body as Buffer);
         ctx.usage.written = res.imported;
@@ -79,7 +174,13 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
       },
     },
     {
-      method: "delete", path: "/v1/hd/kg/{name}", operationId: "hd_kg_delete", summary: "Drop the graph", tags: ["hd"], auth: "tenant", meter: "hd_kg_delete",
+      method: "delete",
+      path: "/v1/hd/kg/{name}",
+      operationId: "hd_kg_delete",
+      summary: "Drop the graph",
+      tags: ["hd"],
+      auth: "tenant",
+      meter: "hd_kg_delete",
       response: { status: 200, schema: { type: "object", properties: { deleted: { type: "boolean" } } }, description: "Dropped" },
       handle: async (ctx) => ({ body: await kg.delete(tenant(ctx), graph(ctx)) }),
     },

@@ -24,82 +24,193 @@ export interface ClusterView {
   live: readonly string[];
 }
 
-export function opsRoutes(deps: { wallets: WalletBook; metrics: HttpMetrics; routes: () => readonly Route[]; readiness: () => Readiness; cluster?: () => ClusterView }): Route[] {
+export function opsRoutes(deps: {
+  wallets: WalletBook;
+  metrics: HttpMetrics;
+  routes: () => readonly Route[];
+  readiness: () => Readiness;
+  cluster?: () => ClusterView;
+}): Route[] {
   const started = Date.now();
   let openapi: string | null = null;
   return [
     {
-      method: "get", path: "/v1/health", operationId: "health", summary: "Liveness", tags: ["ops"], auth: "none",
+      method: "get",
+      path: "/v1/health",
+      operationId: "health",
+      summary: "Liveness",
+      tags: ["ops"],
+      auth: "none",
       response: {
         status: 200,
         schema: {
           type: "object",
           properties: {
-            status: { enum: ["ok", "degraded"] }, version: { type: "string" }, uptimeSeconds: { type: "number" },
-            damage: { type: "array", items: { type: "object", properties: { store: { type: "string" }, file: { type: "string" }, kind: { type: "string" }, detail: { type: "string" }, dropped: { type: "integer" }, offline: { type: "boolean" }, at: { type: "integer" } } } },
+            status: { enum: ["ok", "degraded"] },
+            version: { type: "string" },
+            uptimeSeconds: { type: "number" },
+            damage: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: {
+                  store: { type: "string" },
+                  file: { type: "string" },
+                  kind: { type: "string" },
+                  detail: { type: "string" },
+                  dropped: { type: "integer" },
+                  offline: { type: "boolean" },
+                  at: { type: "integer" },
+                },
+              },
+            },
             cluster: {
-              type: "object", description: "cluster mode only",
-              properties: { node: { type: "string", description: "this node's id" }, home: { type: ["string", "null"], description: "the home node's id (null before joining): it serves records, knowledge graphs, causal models and helpers" }, leader: { type: ["string", "null"], description: "the node leading the replicated directory and commons (null while none holds the lease)" }, term: { type: "integer", description: "the leader's term (grows with each new leader)" }, live: { type: "array", items: { type: "string" }, description: "the live nodes' ids" } },
+              type: "object",
+              description: "cluster mode only",
+              properties: {
+                node: { type: "string", description: "this node's id" },
+                home: {
+                  type: ["string", "null"],
+                  description: "the home node's id (null before joining): it serves records, knowledge graphs, causal models and helpers",
+                },
+                leader: {
+                  type: ["string", "null"],
+                  description: "the node leading the replicated directory and commons (null while none holds the lease)",
+                },
+                term: { type: "integer", description: "the leader's term (grows with each new leader)" },
+                live: { type: "array", items: { type: "string" }, description: "the live nodes' ids" },
+              },
             },
           },
         },
-        description: "The process is serving; \"degraded\" with `damage` lists stores found damaged (the rest serves); in cluster mode `cluster` names this node, the home node and the live nodes",
+        description:
+          'The process is serving; "degraded" with `damage` lists stores found damaged (the rest serves); in cluster mode `cluster` names this node, the home node and the live nodes',
       },
       handle: () => {
         const damage = damageReports();
-        const up = { version: VERSION, uptimeSeconds: Math.round((Date.now() - started) / 1000), ...(deps.cluster ? { cluster: deps.cluster() } : {}) };
+        const up = {
+          version: VERSION,
+          uptimeSeconds: Math.round((Date.now() - started) / 1000),
+          ...(deps.cluster ? { cluster: deps.cluster() } : {}),
+        };
         return { body: damage.length === 0 ? { status: "ok", ...up } : { status: "degraded", ...up, damage } };
       },
     },
     {
-      method: "get", path: "/v1/ready", operationId: "ready", summary: "Readiness: 200 once every store on disk is open (write-ahead logs replayed), 503 E_NOT_READY before", tags: ["ops"], auth: "none",
+      method: "get",
+      path: "/v1/ready",
+      operationId: "ready",
+      summary: "Readiness: 200 once every store on disk is open (write-ahead logs replayed), 503 E_NOT_READY before",
+      tags: ["ops"],
+      auth: "none",
       response: {
         status: 200,
-        schema: { type: "object", properties: { status: { const: "ready" }, opened: { type: "integer" }, failed: { type: "array", items: { type: "string" }, description: "stores that could not be opened (they answer 5xx; /v1/health lists damage)" } } },
+        schema: {
+          type: "object",
+          properties: {
+            status: { const: "ready" },
+            opened: { type: "integer" },
+            failed: {
+              type: "array",
+              items: { type: "string" },
+              description: "stores that could not be opened (they answer 5xx; /v1/health lists damage)",
+            },
+          },
+        },
         description: "Every store is open; route traffic here",
       },
       handle: () => {
         const r = deps.readiness();
-        if (!r.ready) throw new SvcError("E_NOT_READY", `opening the stores: ${r.opened} open so far; /v1/health answers meanwhile, data requests wait for the store they touch`, { details: { opened: r.opened } });
+        if (!r.ready)
+          throw new SvcError(
+            "E_NOT_READY",
+            `opening the stores: ${r.opened} open so far; /v1/health answers meanwhile, data requests wait for the store they touch`,
+            { details: { opened: r.opened } },
+          );
         return { body: { status: "ready", opened: r.opened, failed: r.failed } };
       },
     },
     {
-      method: "get", path: "/metrics", operationId: "metrics", summary: "Prometheus metrics (text exposition format)", tags: ["ops"], auth: "none",
+      method: "get",
+      path: "/metrics",
+      operationId: "metrics",
+      summary: "Prometheus metrics (text exposition format)",
+      tags: ["ops"],
+      auth: "none",
       response: { status: 200, description: "text/plain; version=0.0.4" },
       handle: async () => ({ raw: { contentType: deps.metrics.registry.contentType, data: await deps.metrics.text() } }),
     },
     {
-      method: "get", path: "/v1/openapi.json", operationId: "openapi", summary: "This API as an OpenAPI 3.1 document", tags: ["ops"], auth: "none",
+      method: "get",
+      path: "/v1/openapi.json",
+      operationId: "openapi",
+      summary: "This API as an OpenAPI 3.1 document",
+      tags: ["ops"],
+      auth: "none",
       response: { status: 200, schema: { type: "object" }, description: "The document" },
-      handle: () => ({ raw: { contentType: "application/json", data: (openapi ??= JSON.stringify(openApiDocument(deps.routes(), VERSION))) } }),
+      handle: () => ({
+        raw: { contentType: "application/json", data: (openapi ??= JSON.stringify(openApiDocument(deps.routes(), VERSION))) },
+      }),
     },
     {
-      method: "get", path: "/v1/wallet", operationId: "wallet", summary: "The tenant's balance, totals and recent usage (USD)", tags: ["account"], auth: "tenant",
-      queryParams: [{ name: "limit", schema: { type: "integer", minimum: 1, maximum: 100 }, description: "Recent entries to show (default 20)" }],
+      method: "get",
+      path: "/v1/wallet",
+      operationId: "wallet",
+      summary: "The tenant's balance, totals and recent usage (USD)",
+      tags: ["account"],
+      auth: "tenant",
+      queryParams: [
+        { name: "limit", schema: { type: "integer", minimum: 1, maximum: 100 }, description: "Recent entries to show (default 20)" },
+      ],
       response: {
         status: 200,
         description: "The wallet",
         schema: {
           type: "object",
           properties: {
-            tenant: { type: "string" }, balanceUsd: { type: "number" }, creditedUsd: { type: "number" }, spentUsd: { type: "number" }, unmetered: { type: "boolean" },
-            recent: { type: "array", items: { type: "object", properties: { ts: { type: "integer" }, op: { type: "string" }, costUsd: { type: "number" }, written: { type: "integer" }, scanned: { type: "integer" } } } },
+            tenant: { type: "string" },
+            balanceUsd: { type: "number" },
+            creditedUsd: { type: "number" },
+            spentUsd: { type: "number" },
+            unmetered: { type: "boolean" },
+            recent: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: {
+                  ts: { type: "integer" },
+                  op: { type: "string" },
+                  costUsd: { type: "number" },
+                  written: { type: "integer" },
+                  scanned: { type: "integer" },
+                },
+              },
+            },
           },
         },
       },
       async handle(ctx) {
         const raw = ctx.query.get("limit");
         const limit = raw === null ? 20 : Number(raw);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new SvcError("E_BAD_REQUEST", "limit must be an integer in [1, 100]", { field: "limit" });
+        if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+          throw new SvcError("E_BAD_REQUEST", "limit must be an integer in [1, 100]", { field: "limit" });
         return { body: { ...(await deps.wallets.view(ctx.principal.tenant, limit)), unmetered: ctx.principal.admin } };
       },
     },
     {
-      method: "get", path: "/v1/wallet/usage", operationId: "wallet_usage", summary: "The tenant's charges over time by operation (USD and calls per minute, hour or UTC day)", tags: ["account"], auth: "tenant",
+      method: "get",
+      path: "/v1/wallet/usage",
+      operationId: "wallet_usage",
+      summary: "The tenant's charges over time by operation (USD and calls per minute, hour or UTC day)",
+      tags: ["account"],
+      auth: "tenant",
       queryParams: [
         { name: "grain", schema: { type: "string", enum: ["minute", "hour", "day"], default: "hour" }, description: "Bucket size" },
-        { name: "buckets", schema: { type: "integer", minimum: 1, maximum: USAGE_MAX_BUCKETS.minute }, description: `Buckets ending now (default minute 60, hour 48, day 30; at most minute ${USAGE_MAX_BUCKETS.minute}, hour ${USAGE_MAX_BUCKETS.hour}, day ${USAGE_MAX_BUCKETS.day})` },
+        {
+          name: "buckets",
+          schema: { type: "integer", minimum: 1, maximum: USAGE_MAX_BUCKETS.minute },
+          description: `Buckets ending now (default minute 60, hour 48, day 30; at most minute ${USAGE_MAX_BUCKETS.minute}, hour ${USAGE_MAX_BUCKETS.hour}, day ${USAGE_MAX_BUCKETS.day})`,
+        },
       ],
       response: {
         status: 200,
@@ -107,18 +218,34 @@ export function opsRoutes(deps: { wallets: WalletBook; metrics: HttpMetrics; rou
         schema: {
           type: "object",
           properties: {
-            tenant: { type: "string" }, grain: { type: "string" }, ops: { type: "array", items: { type: "string" }, description: "operations in the series, most expensive first" },
-            buckets: { type: "array", items: { type: "object", properties: { start: { type: "integer", description: "epoch ms" }, ops: { type: "object", additionalProperties: { type: "object", properties: { costUsd: { type: "number" }, calls: { type: "integer" } } } } } } },
+            tenant: { type: "string" },
+            grain: { type: "string" },
+            ops: { type: "array", items: { type: "string" }, description: "operations in the series, most expensive first" },
+            buckets: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: {
+                  start: { type: "integer", description: "epoch ms" },
+                  ops: {
+                    type: "object",
+                    additionalProperties: { type: "object", properties: { costUsd: { type: "number" }, calls: { type: "integer" } } },
+                  },
+                },
+              },
+            },
           },
         },
       },
       handle(ctx) {
         const grain = (ctx.query.get("grain") ?? "hour") as UsageGrain;
-        if (!Object.hasOwn(USAGE_MAX_BUCKETS, grain)) throw new SvcError("E_BAD_REQUEST", "grain must be minute, hour or day", { field: "grain" });
+        if (!Object.hasOwn(USAGE_MAX_BUCKETS, grain))
+          throw new SvcError("E_BAD_REQUEST", "grain must be minute, hour or day", { field: "grain" });
         const raw = ctx.query.get("buckets");
         const count = raw === null ? { minute: 60, hour: 48, day: 30 }[grain] : Number(raw);
         const max = USAGE_MAX_BUCKETS[grain];
-        if (!Number.isInteger(count) || count < 1 || count > max) throw new SvcError("E_BAD_REQUEST", `buckets must be an integer in [1, ${max}] for grain ${grain}`, { field: "buckets" });
+        if (!Number.isInteger(count) || count < 1 || count > max)
+          throw new SvcError("E_BAD_REQUEST", `buckets must be an integer in [1, ${max}] for grain ${grain}`, { field: "buckets" });
         return { body: { tenant: ctx.principal.tenant, ...deps.wallets.usage(ctx.principal.tenant, grain, count) } };
       },
     },

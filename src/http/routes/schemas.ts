@@ -6,21 +6,32 @@ export const filter: Schema = {
   type: "object",
   description: "Metadata filter: {field: value | {$eq|$ne|$gt|$gte|$lt|$lte: v, $in|$nin: [..], $exists: bool}}, combined with $and / $or",
 };
-const metadata: Schema = { type: "object", description: "Values: string, finite number, boolean or list of strings; at most 40 KB as JSON" };
+const metadata: Schema = {
+  type: "object",
+  description: "Values: string, finite number, boolean or list of strings; at most 40 KB as JSON",
+};
 const values: Schema = {
   oneOf: [
     { type: "array", items: { type: "number" } },
     { type: "string", contentEncoding: "binary", description: "msgpack only: a bin of little-endian float32" },
-    { type: "string", contentEncoding: "base64", description: "svc extension (JSON): base64 (RFC 4648, padded) of little-endian float32; no per-number parsing" },
+    {
+      type: "string",
+      contentEncoding: "base64",
+      description: "svc extension (JSON): base64 (RFC 4648, padded) of little-endian float32; no per-number parsing",
+    },
   ],
 };
 const sparse: Schema = {
   type: "object",
   required: ["indices", "values"],
-  description: "Sparse vector: 1..1000 entries (2048 on a sparse index), indices integers in [0, 2^32) strictly ascending (unsorted or repeated: 400), one finite value per index",
-  properties: { indices: { type: "array", items: { type: "integer", minimum: 0, maximum: 4294967295 } }, values: { type: "array", items: { type: "number" } } },
+  description:
+    "Sparse vector: 1..1000 entries (2048 on a sparse index), indices integers in [0, 2^32) strictly ascending (unsorted or repeated: 400), one finite value per index",
+  properties: {
+    indices: { type: "array", items: { type: "integer", minimum: 0, maximum: 4294967295 } },
+    values: { type: "array", items: { type: "number" } },
+  },
 };
-const namespace: Schema = { type: "string", description: "Namespace; \"\" and \"__default__\" are the same (default)" };
+const namespace: Schema = { type: "string", description: 'Namespace; "" and "__default__" are the same (default)' };
 const usage: Schema = { type: "object", properties: { readUnits: { type: "integer" } } };
 
 export const indexModel: Schema = {
@@ -47,18 +58,37 @@ export const createIndexRequest: Schema = {
   required: ["name"],
   properties: {
     name: { type: "string", pattern: "^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$" },
-    dimension: { type: "integer", minimum: 1, maximum: 20000, description: "required for a dense index; left out (or null) for a sparse one" },
-    metric: { type: "string", enum: [...METRICS], description: "default cosine (dense), dotproduct (sparse: the only one). cosine and dotproduct score larger-first; euclidean scores are squared distances, smaller first. Sparse values on a dense index: dotproduct only" },
+    dimension: {
+      type: "integer",
+      minimum: 1,
+      maximum: 20000,
+      description: "required for a dense index; left out (or null) for a sparse one",
+    },
+    metric: {
+      type: "string",
+      enum: [...METRICS],
+      description:
+        "default cosine (dense), dotproduct (sparse: the only one). cosine and dotproduct score larger-first; euclidean scores are squared distances, smaller first. Sparse values on a dense index: dotproduct only",
+    },
     spec: { type: "object", description: "Kept as given, e.g. {serverless: {cloud, region}}" },
     deletion_protection: { type: "string", enum: ["enabled", "disabled"] },
     tags: { type: "object", additionalProperties: { type: "string" } },
-    vector_type: { type: "string", enum: ["dense", "sparse"], default: "dense", description: "sparse: records hold sparseValues only (up to 2048 entries), queried by sparseVector, ranked by sparse dot product; single node only (cluster mode refuses it)" },
+    vector_type: {
+      type: "string",
+      enum: ["dense", "sparse"],
+      default: "dense",
+      description:
+        "sparse: records hold sparseValues only (up to 2048 entries), queried by sparseVector, ranked by sparse dot product; single node only (cluster mode refuses it)",
+    },
   },
 };
 
 export const configureIndexRequest: Schema = {
   type: "object",
-  properties: { deletion_protection: { type: "string", enum: ["enabled", "disabled"] }, tags: { type: "object", additionalProperties: { type: "string" } } },
+  properties: {
+    deletion_protection: { type: "string", enum: ["enabled", "disabled"] },
+    tags: { type: "object", additionalProperties: { type: "string" } },
+  },
 };
 
 export const upsertRequest: Schema = {
@@ -73,7 +103,8 @@ export const upsertRequest: Schema = {
       items: {
         type: "object",
         required: ["id"],
-        description: "values required on a dense index; a sparse index takes sparseValues and no values (dense values there, or sparseValues on a cosine/euclidean index: 400)",
+        description:
+          "values required on a dense index; a sparse index takes sparseValues and no values (dense values there, or sparseValues on a cosine/euclidean index: 400)",
         properties: { id: { type: "string", maxLength: 512 }, values, sparseValues: sparse, metadata },
       },
     },
@@ -91,7 +122,12 @@ export const queryRequest: Schema = {
     filter,
     includeValues: { type: "boolean", default: false },
     includeMetadata: { type: "boolean", default: false },
-    exact: { type: "boolean", default: false, description: "The exact float top-k: every live vector (or filter match) scored with its stored values, no 1-bit stage (slow on large namespaces)" },
+    exact: {
+      type: "boolean",
+      default: false,
+      description:
+        "The exact float top-k: every live vector (or filter match) scored with its stored values, no 1-bit stage (slow on large namespaces)",
+    },
     sparseVector: {
       ...sparse,
       description:
@@ -102,7 +138,19 @@ export const queryRequest: Schema = {
 export const queryResponse: Schema = {
   type: "object",
   properties: {
-    matches: { type: "array", items: { type: "object", properties: { id: { type: "string" }, score: { type: "number" }, values: { type: "array", items: { type: "number" } }, sparseValues: sparse, metadata } } },
+    matches: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          id: { type: "string" },
+          score: { type: "number" },
+          values: { type: "array", items: { type: "number" } },
+          sparseValues: sparse,
+          metadata,
+        },
+      },
+    },
     namespace,
     usage,
   },
@@ -111,7 +159,13 @@ export const queryResponse: Schema = {
 export const fetchResponse: Schema = {
   type: "object",
   properties: {
-    vectors: { type: "object", additionalProperties: { type: "object", properties: { id: { type: "string" }, values: { type: "array", items: { type: "number" } }, sparseValues: sparse, metadata } } },
+    vectors: {
+      type: "object",
+      additionalProperties: {
+        type: "object",
+        properties: { id: { type: "string" }, values: { type: "array", items: { type: "number" } }, sparseValues: sparse, metadata },
+      },
+    },
     namespace,
     usage,
   },
@@ -127,16 +181,31 @@ export const updateRequest: Schema = {
     setMetadata: metadata,
     namespace,
     filter,
-    dryRun: { type: "boolean", default: false, description: "With filter: only count the matching vectors (matchedRecords), change nothing" },
+    dryRun: {
+      type: "boolean",
+      default: false,
+      description: "With filter: only count the matching vectors (matchedRecords), change nothing",
+    },
   },
 };
-export const updateResponse: Schema = { type: "object", properties: { matchedRecords: { type: "integer", description: "By filter: the vectors matched (and updated unless dryRun)" } } };
+export const updateResponse: Schema = {
+  type: "object",
+  properties: { matchedRecords: { type: "integer", description: "By filter: the vectors matched (and updated unless dryRun)" } },
+};
 
-const pagination: Schema = { type: "object", properties: { next: { type: "string", description: "Opaque; pass as paginationToken for the next page" } } };
+const pagination: Schema = {
+  type: "object",
+  properties: { next: { type: "string", description: "Opaque; pass as paginationToken for the next page" } },
+};
 
 export const listResponse: Schema = {
   type: "object",
-  properties: { vectors: { type: "array", items: { type: "object", properties: { id: { type: "string" } } } }, pagination, namespace, usage },
+  properties: {
+    vectors: { type: "array", items: { type: "object", properties: { id: { type: "string" } } } },
+    pagination,
+    namespace,
+    usage,
+  },
 };
 
 export const fetchByMetadataRequest: Schema = {
@@ -185,5 +254,11 @@ export const namespaceList: Schema = {
 export const errorBody: Schema = {
   type: "object",
   required: ["error"],
-  properties: { error: { type: "object", required: ["code", "message"], properties: { code: { type: "string" }, message: { type: "string" }, field: { type: "string" } } } },
+  properties: {
+    error: {
+      type: "object",
+      required: ["code", "message"],
+      properties: { code: { type: "string" }, message: { type: "string" }, field: { type: "string" } },
+    },
+  },
 };

@@ -15,7 +15,10 @@ describe("sortRowsByValue", () => {
   const kinds: Array<[string, () => number]> = [
     ["small integers", () => Math.floor(u() * 100)],
     ["signed floats of every magnitude", () => (u() - 0.5) * 10 ** Math.floor(u() * 40 - 20)],
-    ["extremes", () => [Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, -Number.MIN_VALUE, 0, 2 ** 53, -(2 ** 53)][Math.floor(u() * 7)]!],
+    [
+      "extremes",
+      () => [Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, -Number.MIN_VALUE, 0, 2 ** 53, -(2 ** 53)][Math.floor(u() * 7)]!,
+    ],
     ["timestamps", () => 1.7e12 + Math.floor(u() * 1e9)],
   ];
   for (const n of [0, 1, 2, 63, 64, 65, 1000, 50_000]) {
@@ -85,7 +88,14 @@ describe("RowSetBuilder", () => {
 
   it("bitmapFromSorted writes the same bitmap as the constructor, slices included", () => {
     const u = uniform(4);
-    const cases: number[][] = [[], [7], [65535, 65536], Array.from({ length: 4096 }, (_, i) => i * 3), Array.from({ length: 4097 }, (_, i) => 70_000 + i * 2), [0, 4294967295]];
+    const cases: number[][] = [
+      [],
+      [7],
+      [65535, 65536],
+      Array.from({ length: 4096 }, (_, i) => i * 3),
+      Array.from({ length: 4097 }, (_, i) => 70_000 + i * 2),
+      [0, 4294967295],
+    ];
     for (const density of [0.001, 0.05, 0.07, 0.9]) cases.push(Array.from({ length: 200_000 }, (_, i) => i).filter(() => u() < density));
     for (const rows of cases) {
       const padded = Uint32Array.from([9, ...rows, 1]); // from = 1, to = length - 1
@@ -129,16 +139,25 @@ describe("NumericColumn", () => {
         const minInclusive = u() < 0.5;
         const maxInclusive = u() < 0.5;
         const test = (v: number): boolean => (minInclusive ? v >= min : v > min) && (maxInclusive ? v <= max : v < max);
-        const points = Float64Array.from(new Set(Array.from({ length: 1 + Math.floor(u() * 5) }, () => Math.floor(u() * 500) - 250))).sort();
+        const points = Float64Array.from(
+          new Set(Array.from({ length: 1 + Math.floor(u() * 5) }, () => Math.floor(u() * 500) - 250)),
+        ).sort();
         for (const uni of [universe, small]) {
-          const expectRange = [...values].filter(([r, v]) => uni.has(r) && test(v)).map(([r]) => r).sort((a, b) => a - b);
+          const expectRange = [...values]
+            .filter(([r, v]) => uni.has(r) && test(v))
+            .map(([r]) => r)
+            .sort((a, b) => a - b);
           expect(col.select({ kind: "range", min, minInclusive, max, maxInclusive }, uni).toArray()).toEqual(expectRange);
-          const expectPoints = [...values].filter(([r, v]) => uni.has(r) && points.includes(v)).map(([r]) => r).sort((a, b) => a - b);
+          const expectPoints = [...values]
+            .filter(([r, v]) => uni.has(r) && points.includes(v))
+            .map(([r]) => r)
+            .sort((a, b) => a - b);
           expect(col.select({ kind: "points", points }, uni).toArray()).toEqual(expectPoints);
         }
         const exact = [...values.values()].filter(test).length;
         const est = col.estimate({ kind: "range", min, minInclusive, max, maxInclusive });
-        if (row <= 2200) expect(est).toBe(exact); // tail within TAIL_MIN or merged: exact
+        if (row <= 2200)
+          expect(est).toBe(exact); // tail within TAIL_MIN or merged: exact
         else expect(Math.abs(est - exact)).toBeLessThanOrEqual(Math.max(50, exact * 0.2));
       }
     }
@@ -157,7 +176,13 @@ describe("NumericColumn", () => {
     const all = new RoaringBitmap32();
     all.addRange(0, n + 2000);
     const check = (): void => {
-      for (const [min, max] of [[3, 3], [0, 9], [10, 30], [39, 39], [-5, 100]] as const) {
+      for (const [min, max] of [
+        [3, 3],
+        [0, 9],
+        [10, 30],
+        [39, 39],
+        [-5, 100],
+      ] as const) {
         const expected = values.flatMap((v, r) => (v >= min && v <= max ? [r] : []));
         expect(col.select({ kind: "range", min, minInclusive: true, max, maxInclusive: true }, all).toArray()).toEqual(expected);
       }
@@ -177,7 +202,9 @@ describe("NumericColumn", () => {
     [5, -1, 5, 3].forEach((v, r) => col.add(r, v));
     const s = col.snapshot();
     const back = NumericColumn.restore(s.len, s.values.slice(), s.sorted.slice());
-    expect(back.select({ kind: "range", min: 0, minInclusive: true, max: 5, maxInclusive: true }, new RoaringBitmap32([0, 1, 2, 3])).toArray()).toEqual([0, 2, 3]);
+    expect(
+      back.select({ kind: "range", min: 0, minInclusive: true, max: 5, maxInclusive: true }, new RoaringBitmap32([0, 1, 2, 3])).toArray(),
+    ).toEqual([0, 2, 3]);
     expect(() => NumericColumn.restore(4, s.values.slice(), Uint32Array.from([0, 1, 2, 3]))).toThrow(/order/);
     expect(() => NumericColumn.restore(4, s.values.slice(), Uint32Array.from([1, 3]))).toThrow(/sorted rows/);
     expect(() => NumericColumn.restore(5, s.values.slice(), s.sorted.slice())).toThrow(/values/);

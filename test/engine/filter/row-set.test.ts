@@ -17,7 +17,9 @@ function rowsOf(words: Uint32Array): number[] {
 const bitmaps = fc.record({
   sparse: fc.array(fc.integer({ min: 0, max: ROWS + 70_000 }), { maxLength: 300 }),
   dense: fc.array(fc.record({ chunk: fc.integer({ min: 0, max: 5 }), every: fc.integer({ min: 2, max: 12 }) }), { maxLength: 3 }),
-  ranges: fc.array(fc.record({ start: fc.integer({ min: 0, max: ROWS + 70_000 }), length: fc.integer({ min: 1, max: 20_000 }) }), { maxLength: 4 }),
+  ranges: fc.array(fc.record({ start: fc.integer({ min: 0, max: ROWS + 70_000 }), length: fc.integer({ min: 1, max: 20_000 }) }), {
+    maxLength: 4,
+  }),
   optimize: fc.boolean(),
 });
 

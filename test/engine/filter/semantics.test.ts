@@ -185,7 +185,10 @@ describe("filter semantics", () => {
     ] as const) {
       const f = parseFilter(JSON.parse(raw))!;
       expect(ix.evaluate(f, u).toArray(), raw).toEqual(expected);
-      expect([0, 1, 2].filter((r) => matches(f, rows[r]!)), raw).toEqual(expected);
+      expect(
+        [0, 1, 2].filter((r) => matches(f, rows[r]!)),
+        raw,
+      ).toEqual(expected);
     }
   });
 
@@ -211,7 +214,14 @@ describe("filter semantics", () => {
   });
 
   it("parses to a flat AST: ranges merged, same-kind nesting flattened, $in deduplicated", () => {
-    expect(parseFilter({ year: { $gte: 2000, $lt: 2010 } })).toEqual({ kind: "range", field: "year", min: 2000, minInclusive: true, max: 2010, maxInclusive: false });
+    expect(parseFilter({ year: { $gte: 2000, $lt: 2010 } })).toEqual({
+      kind: "range",
+      field: "year",
+      min: 2000,
+      minInclusive: true,
+      max: 2010,
+      maxInclusive: false,
+    });
     expect(parseFilter({ $and: [{ a: 1 }, { $and: [{ b: 2 }, { c: 3 }] }] })).toEqual({
       kind: "and",
       children: [
