@@ -435,11 +435,13 @@ export class ShardHost {
 
   private async answer(s: Shard, msg: Msg): Promise<void> {
     let reply: Uint8Array;
+    let write = false;
     try {
       const req = decodeMessage<ShardRequest>(msg.data);
+      write = isWrite(req?.op);
       reply = encodeMessage({ ok: await this.run(s, req) });
     } catch (e) {
-      reply = encodeMessage(errorReply(e));
+      reply = encodeMessage(errorReply(e, write));
     }
     try {
       msg.respond(reply);

@@ -139,7 +139,22 @@ export function decodeMessage<T>(data: Uint8Array): T {
 }
 
 /** The reply for a failure: a SvcError keeps its code, message and field; anything else is E_INTERNAL. */
-export function errorReply(e: unknown): ShardReply {
+/** Error names of the NATS clients that mean "JetStream or a server is unavailable now" (nats-core, jetstream). */
+const NATS_UNAVAILABLE = new Set([
+  "JetStreamApiError",
+  "JetStreamError",
+  "JetStreamStatusError",
+  "JetStreamNotEnabled",
+  "TimeoutError",
+  "NoResponders",
+  "RequestError",
+  "ConnectionError",
+  "ClosedConnectionError",
+  "DrainingConnectionError",
+]);
+
+/** A shard's answer for a failure; `write`: the request was a write (its outcome may be unknown). */
+export function errorReply(e: unknown, write = false): ShardReply {
   if (e instanceof SvcError)
     return {
       error: {
@@ -149,6 +164,24 @@ export function errorReply(e: unknown): ShardReply {
         ...(e.details === undefined ? {} : { details: e.details }),
       },
     };
+  // NATS/JetStream unavailable (a server down or electing: "JetStream system temporarily unavailable", a timeout): not a fault of
+  // svc's, so never a 500. A read answers E_NOT_CAUGHT_UP (the sender asks another replica), a write E_NO_QUORUM (outcome unknown).
+  if (e instanceof Error && NATS_UNAVAILABLE.has(e.name))
+    return write
+      ? {
+          error: {
+            code: "E_NO_QUORUM",
+            message: `the shard could not reach JetStream (${e.message}); retry`,
+            details: { retryAfterSeconds: 5 },
+          },
+        }
+      : {
+          error: {
+            code: "E_NOT_CAUGHT_UP",
+            message: `the shard could not reach JetStream (${e.message}); retry`,
+            details: { retryAfterSeconds: 1 },
+          },
+        };
   return { error: { code: "E_INTERNAL", message: `shard request failed: ${(e as Error)?.message ?? String(e)}` } };
 }
 
