@@ -248,7 +248,7 @@ export class Wallets extends WalletAccounts implements WalletBook {
   private async append(type: number, frame: CreditFrame | ChargeFrame): Promise<void> {
     await this.wal.append(type, frame);
     if (this.wal.stats.bytes - this.walBytesAtCheckpoint > CHECKPOINT_BYTES && this.checkpointing === null)
-      void this.checkpoint().catch(() => {});
+      void this.checkpoint().catch(() => {}); // a failed checkpoint only leaves a longer WAL to replay; the next append past the threshold tries again
   }
 
   private account(t: string): Account {

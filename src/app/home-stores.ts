@@ -163,7 +163,7 @@ export class HomeStores {
         );
         return;
       } catch (err) {
-        await directory?.close().catch(() => undefined);
+        await directory?.close().catch(() => undefined); // the open failed: the error below is the one to report, a close of the half-open store adds nothing
         if (err instanceof SvcError && err.code === "E_HOME_UNAVAILABLE") {
           logger.warn({ err, term }, `cluster: a later leader fenced the home stores (term ${term}): ${err.message}`);
           return;

@@ -234,7 +234,7 @@ export class ClusterIndexes implements IndexCatalog {
     // The frames of every shard of this incarnation, on each of its log streams: no replica will read them again.
     const jsm = await jetstreamManager(this.opts.nc);
     for (const stream of indexStreams(record))
-      await jsm.streams.purge(stream, { filter: indexLogFilter(stream, record) }).catch(() => undefined);
+      await jsm.streams.purge(stream, { filter: indexLogFilter(stream, record) }).catch(() => undefined); // the delete already won in the fold: frames left behind belong to an incarnation no replica reads again
     // and their snapshots
     for (let s = 0; s < record.shards; s++) await this.opts.snapshots?.store.remove(shardLogSubject(record, s));
   }
