@@ -90,6 +90,17 @@ export const serveCommand: Command = {
       pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }),
     );
     const flushLog = () => new Promise<void>((resolve) => logger.flush(() => resolve()));
+    // The handlers go in before anything opens: a supervisor may send SIGTERM the moment it reads the URL (or sooner), and
+    // a signal that arrives before a listener exists takes the default action (exit by signal, LOCK left, logs lost).
+    // A signal during opening stops the server as soon as it is open; a second one takes the default action.
+    const stopSignal = new Promise<void>((resolve) => {
+      const stop = (signal: string) => {
+        logger.info({ signal }, "shutting down: no new connections, finishing requests, flushing the write-ahead logs");
+        resolve();
+      };
+      process.once("SIGTERM", () => stop("SIGTERM"));
+      process.once("SIGINT", () => stop("SIGINT"));
+    });
     const dataDir = (values.data as string | undefined) ?? DEFAULT_DATA_DIR;
     onDamage((r) => logger.error({ damage: r }, `storage damage in ${r.store}${r.file ? ` (${r.file})` : ""}: ${r.detail}`));
     const server = await startServer({
@@ -144,14 +155,7 @@ export const serveCommand: Command = {
         `  dashboard ${server.url}/dashboard · MCP ${server.url}/mcp · directory ${server.url}/businesses · API ${server.url}/v1/openapi.json`,
       );
     }
-    await new Promise<void>((resolve) => {
-      const stop = (signal: string) => {
-        logger.info({ signal }, "shutting down: no new connections, finishing requests, flushing the write-ahead logs");
-        resolve();
-      };
-      process.once("SIGTERM", () => stop("SIGTERM"));
-      process.once("SIGINT", () => stop("SIGINT"));
-    });
+    await stopSignal;
     await server.close();
     await flushLog();
     say(values.json === true ? JSON.stringify({ stopped: true }) : "svc stopped");
