@@ -574,9 +574,12 @@ export class ShardHost {
 }
 
 /**
- * Wait until `c` has applied the frame at stream sequence `after` (read-your-writes; Infinity:
- * everything on its subject now, for a replica that may be behind); bounded by CATCH_UP_MS, then
- * 503 E_NOT_CAUGHT_UP.
+ * Read-your-writes: when `after` (a write's x-svc-log-seq) is past what `c` has applied, wait until `c`
+ * has applied everything on its subject up to the stream's end now (settled()), not until its offset
+ * passes `after`: the token is a sequence of the writer's log stream, which this shard's stream may
+ * never reach (an index's shards spread over several streams), while an acknowledged write on this
+ * shard's stream is below the end. Infinity: a replica that may be behind. Bounded by CATCH_UP_MS,
+ * then 503 E_NOT_CAUGHT_UP.
  */
 async function caughtUp(c: Collection, after: unknown): Promise<void> {
   if (typeof after !== "number" || c.applied.offset >= after) return;
