@@ -2,7 +2,7 @@
  * A nemesis for cluster mode (issue 31, "Tests"): real processes (3 nats-servers, 3 `svc serve --cluster`
  * nodes, svc-cluster.ts), a mixed load through every node over the public HTTP surface, and a seeded
  * schedule of faults one at a time: kill -9 + restart and SIGSTOP/SIGCONT of svc nodes and of
- * nats-servers (the stream leader of svc_log, the server a node is connected to, or any).
+ * nats-servers (the leader of a log stream or of svc_home, the server a node is connected to, or any).
  *
  * The client keeps a ledger: every write to an id, in order (one worker owns each id, so its writes
  * are sequential), with its outcome: acknowledged (2xx), unknown (503 E_OUTCOME_UNKNOWN / E_NO_QUORUM,
@@ -254,12 +254,44 @@ async function query(wk: Worker): Promise<void> {
   classify(node, "query", r, "read", sentAt);
 }
 
+/**
+ * The knowledge graph (a home store: a fenced single-writer log on svc_home served by the lease holder):
+ * facts with fresh subjects, each added once. An acknowledged fact must answer its object through every
+ * node, during the run and at the end; a graph that exists never answers 404.
+ */
+const GRAPH = "nemesis_kg";
+const factsAcked: Array<{ subject: string; relation: string; object: string }> = [];
+let nextFact = 0;
+async function kgAdd(wk: Worker): Promise<void> {
+  const n = nextFact++;
+  const f = { subject: `s${n}`, relation: n % 2 ? "near" : "owns", object: `o${n}` };
+  const node = anyNode(wk.rnd);
+  const sentAt = Date.now();
+  const r = await call(node, "POST", `/v1/hd/kg/${GRAPH}/facts`, { facts: [f] });
+  classify(node, "kg-add", r, "write", sentAt);
+  if (r.status === 200) factsAcked.push(f);
+}
+async function kgRead(wk: Worker): Promise<void> {
+  if (factsAcked.length === 0) return kgAdd(wk);
+  const f = pick(wk.rnd, factsAcked);
+  const node = anyNode(wk.rnd);
+  const sentAt = Date.now();
+  const r = await call(node, "POST", `/v1/hd/kg/${GRAPH}/query`, { subject: f.subject, relation: f.relation });
+  classify(node, "kg-query", r, "read", sentAt);
+  if (r.status === 200 && r.body?.object !== f.object)
+    badReads.push(
+      `fact ${f.subject} ${f.relation} through n${node} at +${((sentAt - t0) / 1000).toFixed(1)} s: answered ${JSON.stringify(r.body)}, acknowledged ${f.object}`,
+    );
+}
+
 /** Operations of the load and their weights; each runs to its answer (a worker is one client, sequential). */
 const OPS: Array<[weight: number, run: (wk: Worker) => Promise<void>]> = [
   [40, (wk) => write(wk, "upsert")],
   [15, (wk) => write(wk, "delete")],
   [25, readOwn],
   [20, query],
+  [4, kgAdd],
+  [6, kgRead],
 ];
 
 async function worker(wk: Worker, stop: () => boolean): Promise<void> {
@@ -377,12 +409,14 @@ function schedule(rnd: () => number): Fault[] {
   }));
 }
 
+/** The streams whose leader a "leader" fault may hit: the three log streams and the home stores' (the knowledge graph below). */
+const LEADER_STREAMS = ["svc_log", "svc_log_1", "svc_log_2", "svc_home"] as const;
 let monitor: Promise<NatsConnection> | null = null;
-async function streamLeader(): Promise<number> {
+async function streamLeader(stream: string): Promise<number> {
   try {
     monitor ??= c.nats.connect();
     const jsm = await jetstreamManager(await monitor, { timeout: 2000 });
-    const info = await jsm.streams.info("svc_log");
+    const info = await jsm.streams.info(stream);
     const name = info.cluster?.leader ?? "";
     return /^n\d$/.test(name) ? Number(name.slice(1)) : -1;
   } catch {
@@ -418,9 +452,10 @@ async function inject(f: Fault, rnd: () => number): Promise<Done> {
     return { kind: f.kind, label: `${f.kind} n${node} ${f.holdMs} ms`, node, from, to: Date.now() };
   }
   let server = -1;
-  if (f.target === "leader") server = await streamLeader();
+  const stream = pick(rnd, LEADER_STREAMS);
+  if (f.target === "leader") server = await streamLeader(stream);
   if (f.target === "connected") server = c.natsServerOf(anyNode(rnd));
-  const how = server >= 0 ? f.target : "any";
+  const how = server < 0 ? "any" : f.target === "leader" ? `leader of ${stream}` : f.target;
   if (server < 0) server = anyNode(rnd);
   const from = Date.now();
   if (f.kind === "nats-kill") {
@@ -557,6 +592,21 @@ describe("nemesis: random faults under a mixed load through every node", () => {
         finalBad.push(`n${node} ${l.id} (${why}): shows ${v}, allowed ${JSON.stringify(ok)}; history ${JSON.stringify(l.writes)}`);
       }
     }
+    // Every acknowledged fact answers its object through every node.
+    const factsBad: string[] = [];
+    for (const node of [0, 1, 2])
+      for (const f of factsAcked) {
+        const r = await until(
+          `fact ${f.subject} through node ${node}`,
+          async () => {
+            const a = await call(node, "POST", `/v1/hd/kg/${GRAPH}/query`, { subject: f.subject, relation: f.relation });
+            return a.status === 503 ? undefined : a;
+          },
+          30_000,
+        ).catch(() => null);
+        if (r?.status !== 200 || r.body?.object !== f.object)
+          factsBad.push(`n${node} ${f.subject}: ${r?.status} ${JSON.stringify(r?.body)}`);
+      }
     // Keys made during the run authenticate on every node.
     const keyBad: string[] = [];
     for (const k of keysMade) {
@@ -640,11 +690,12 @@ describe("nemesis: random faults under a mixed load through every node", () => {
         `faults: ${done.map((d) => `${d.label} (gaps r/w ${gapsOf(d).read}/${gapsOf(d).write} ms)`).join("; ")}`,
         `longest gap per fault kind (ms, through nodes not under fault): ${JSON.stringify(gapReport)}`,
         `answers: ${JSON.stringify(answers)}`,
-        `wallets ${JSON.stringify(wallets)}; final ${JSON.stringify(wrong)}; acknowledged probe upserts ${probeAcked.length}, missing ${probesMissing.length}; bad reads during the run ${badReads.length}; violations ${violations.length}; tail gaps filled from the leader ${[0, 1, 2].map((i) => c.output(i).split("SVC_TAIL_GAP").length - 1).join("/")}`,
+        `wallets ${JSON.stringify(wallets)}; final ${JSON.stringify(wrong)}; acknowledged probe upserts ${probeAcked.length}, missing ${probesMissing.length}; facts acknowledged ${factsAcked.length}, wrong at the end ${factsBad.length}; bad reads during the run ${badReads.length}; violations ${violations.length}; tail gaps filled from the leader ${[0, 1, 2].map((i) => c.output(i).split("SVC_TAIL_GAP").length - 1).join("/")}`,
         ...violations.slice(0, 20).map((v) => `  violation: ${v}`),
         ...badReads.slice(0, 20).map((v) => `  bad read: ${v}`),
         ...finalBad.slice(0, 20).map((v) => `  final: ${v}`),
         ...keyBad.slice(0, 10).map((v) => `  key: ${v}`),
+        ...factsBad.slice(0, 10).map((v) => `  fact: ${v}`),
         ...whereMissing.map((v) => `  missing probe: ${v}`),
       ].join("\n"),
     );
@@ -652,6 +703,8 @@ describe("nemesis: random faults under a mixed load through every node", () => {
     expect(badReads).toEqual([]);
     expect(violations).toEqual([]);
     expect(keyBad).toEqual([]);
+    expect(factsAcked.length).toBeGreaterThan(5);
+    expect(factsBad).toEqual([]);
     final = { finalBad, probesMissing, balances, wallets };
     if (finalBad.length + probesMissing.length > 0 || balances === null) {
       // the nodes' logs of a run that diverged, for whoever hunts the bug described below
