@@ -11,7 +11,8 @@ import { SvcError } from "../../errors.js";
 import { parseStoredJson } from "../../safe-values.js";
 import type { Kernels } from "../../kernels/abi.js";
 import type { Log, OpenLog } from "../../store/log.js";
-import { reportDamage, reportWalLosses } from "../../store/damage.js";
+import { reportWalLosses } from "../../store/damage.js";
+import { stderrReporter, type Reporter } from "../../store/reporter.js";
 import { quarantineAndRewrite, tenantStoreDirs, type StoreRepair } from "../../store/salvage-json.js";
 import { fsyncDir } from "../../store/scan.js";
 import { Wal, type Durability, type WalPosition } from "../../store/wal.js";
@@ -58,6 +59,7 @@ export class KnowledgeGraphs {
   private readonly kernels: Kernels;
   private readonly durability: Durability | undefined;
   private readonly checkpointBytes: number;
+  private readonly reporter: Reporter;
   private readonly openLog: ((tenant: string, name: string) => OpenLog) | undefined;
   private readonly graphs = new Map<string, Promise<Open | null>>();
   private closed = false;
@@ -67,16 +69,24 @@ export class KnowledgeGraphs {
    * openLog (cluster mode, app/home-stores.ts): each graph's log, replicated; the graph's seed is its
    * FRAME_CREATE frame there (no graph.json) and a delete is a FRAME_DROP frame, so the log alone
    * says which graphs exist; the local snapshot.hdks only shortens the replay (its position is the stream's).
+   * reporter: told of damage found in a graph's files (default stderrReporter).
    */
   constructor(
     dataDir: string,
-    opts: { kernels: Kernels; durability?: Durability; checkpointBytes?: number; openLog?: (tenant: string, name: string) => OpenLog },
+    opts: {
+      kernels: Kernels;
+      durability?: Durability;
+      checkpointBytes?: number;
+      openLog?: (tenant: string, name: string) => OpenLog;
+      reporter?: Reporter;
+    },
   ) {
     this.dataDir = dataDir;
     this.openLog = opts.openLog;
     this.kernels = opts.kernels;
     this.durability = opts.durability;
     this.checkpointBytes = opts.checkpointBytes ?? KG_CHECKPOINT_BYTES;
+    this.reporter = opts.reporter ?? stderrReporter;
   }
 
   /** Add facts (the graph is created by its first facts); returns {added, relations: relations touched}. */
@@ -225,7 +235,7 @@ export class KnowledgeGraphs {
     }
     const store = `kg:${relative(join(this.dataDir, "tenants"), dir).replace("/hd/kg/", "/")}`;
     const offline = (file: string, why: string): SvcError => {
-      reportDamage({
+      this.reporter.damage({
         store,
         file: relative(this.dataDir, file),
         kind: "unreadable",
@@ -267,7 +277,7 @@ export class KnowledgeGraphs {
           else if (f.type === FRAME_DELETE) graph.delete(facts);
         },
       });
-      reportWalLosses(store, this.dataDir, report);
+      reportWalLosses(this.reporter, store, this.dataDir, report);
       return { graph, wal, dir, chain: Promise.resolve(), pending, unrepaired: report.damaged.some((d) => !d.beforeFrom), dropped: false };
     } catch (err) {
       graph.dispose();
