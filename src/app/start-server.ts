@@ -280,6 +280,7 @@ async function openServices(
     indexes,
     config: config.imports,
     wallet: wallets,
+    reporter,
     async fetchUrl(uri, field) {
       const res = await importOutbound.fetch(importOutbound.parseTarget(uri, field), { field });
       if (res.status !== 200) throw new SvcError("E_UPSTREAM", `${field}: ${res.url.host} answered ${res.status}`, { field });

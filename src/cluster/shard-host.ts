@@ -341,7 +341,7 @@ export class ShardHost {
   private async removeStrays(keep: Set<string>): Promise<void> {
     const top = join(this.opts.dataDir, "cluster", "shards");
     const ls = async (d: string) =>
-      (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => join(d, e.name));
+      (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => join(d, e.name)); // a folder gone (or never made) holds no strays
     for (const t of await ls(top)) {
       for (const i of await ls(t)) {
         for (const inc of await ls(i)) {
@@ -409,7 +409,7 @@ export class ShardHost {
     // Subscribed, so the snapshot taker now waits for this replica's answer before it purges; a purge
     // before that went at most up to the older snapshot: if that is past where this replica started,
     // frames it had to read may be gone, and it starts again.
-    if (snaps !== undefined && (await behindPurge(snaps.store, subject, base).catch(() => true))) {
+    if (snaps !== undefined && (await behindPurge(snaps.store, subject, base).catch(() => true))) { // unknown counts as behind: the replica starts again
       await this.drop(key, true);
       throw new SvcError(
         "E_NOT_CAUGHT_UP",

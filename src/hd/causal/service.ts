@@ -99,7 +99,7 @@ export class CausalService {
 
   private serial<T>(e: Entry, fn: () => Promise<T>): Promise<T> {
     const run = e.chain.then(fn, fn);
-    e.chain = run.catch(() => undefined);
+    e.chain = run.catch(() => undefined); // the chain goes on after a failed write: `run` (returned) carries its failure to the caller
     return run;
   }
 

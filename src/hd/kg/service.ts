@@ -183,11 +183,12 @@ export class KnowledgeGraphs {
     const all = [...this.graphs.values()];
     this.graphs.clear();
     for (const p of all) {
-      const g = await p.catch(() => null);
+      const g = await p.catch(() => null); // one that failed to open has nothing to close (its failure reached its caller)
       if (g === null || g.dropped) continue;
-      await g.chain.catch(() => undefined);
-      if (g.pending > 0) await this.checkpoint(g).catch(() => undefined);
-      await g.wal.close().catch(() => undefined);
+      await g.chain.catch(() => undefined); // only waits: each write's failure went to its caller
+      const what = `knowledge graph ${relative(this.dataDir, g.dir)}`;
+      if (g.pending > 0) await this.checkpoint(g).catch((err) => this.reporter.background(err, `checkpoint of ${what} on close`)); // the log still holds its writes
+      await g.wal.close().catch((err) => this.reporter.background(err, `log close of ${what}`));
       rmSync(join(g.dir, "LOCK"), { force: true });
       g.graph.dispose();
     }
@@ -349,7 +350,7 @@ export class KnowledgeGraphs {
       return { graph, wal: log, dir, chain: Promise.resolve(), pending, unrepaired: false, dropped: false };
     } catch (err) {
       (graph as Graph | null)?.dispose();
-      await log?.close().catch(() => undefined);
+      await log?.close().catch(() => undefined); // the open failed: the error rethrown below is the one to report, a close of the half-open log adds nothing
       rmSync(join(dir, "LOCK"), { force: true });
       throw err;
     }
@@ -365,7 +366,7 @@ export class KnowledgeGraphs {
       if (g.pending >= this.checkpointBytes) await this.checkpoint(g);
       return out;
     });
-    g.chain = next.catch(() => undefined);
+    g.chain = next.catch(() => undefined); // the chain goes on after a failed write: `next` (returned) carries its failure to the caller
     return next;
   }
 
@@ -408,11 +409,11 @@ export class KnowledgeGraphs {
           g.dropped = false;
           throw err;
         });
-      await g.wal.close().catch(() => undefined);
+      await g.wal.close().catch(() => undefined); // its files are removed next: nothing a failed close left behind is kept
       g.graph.dispose();
       await rm(g.dir, { recursive: true, force: true });
     });
-    g.chain = done.catch(() => undefined);
+    g.chain = done.catch(() => undefined); // the chain goes on after a failed drop: `done` (awaited below) carries its failure to the caller
     await done;
     if (this.graphs.get(id) === cached) this.graphs.delete(id);
   }
