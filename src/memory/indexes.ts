@@ -117,7 +117,8 @@ export class IndexService implements IndexCatalog {
     private readonly opts: IndexServiceOptions,
   ) {
     this.now = opts.now ?? Date.now;
-    this.sweeper = setInterval(() => void this.sweep().catch((err) => (opts.reporter ?? stderrReporter).background(err, "expiry sweep of the indexes")), SWEEP_MS);
+    const reporter = opts.reporter ?? stderrReporter;
+    this.sweeper = setInterval(() => void this.sweep().catch((err) => reporter.background(err, "expiry sweep of the indexes")), SWEEP_MS);
     this.sweeper.unref();
   }
 

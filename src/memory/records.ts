@@ -98,7 +98,8 @@ export class RecordService {
   ) {
     this.now = opts.now ?? Date.now;
     if (opts.stores === undefined) {
-      this.sweeper = setInterval(() => void this.sweep().catch((err) => (opts.reporter ?? stderrReporter).background(err, "expiry sweep of the records")), SWEEP_MS);
+      const reporter = opts.reporter ?? stderrReporter;
+      this.sweeper = setInterval(() => void this.sweep().catch((err) => reporter.background(err, "expiry sweep of the records")), SWEEP_MS);
       this.sweeper.unref();
     }
   }
