@@ -20,6 +20,7 @@ import { Commons, type CommonsOptions } from "../commons/service.js";
 import { openDirectory } from "../directory/import.js";
 import type { Directory } from "../directory/service.js";
 import { SvcError } from "../errors.js";
+import type { Reporter } from "../store/reporter.js";
 import type { Durability } from "../store/wal.js";
 import { KnowledgeGraphs } from "../hd/kg/service.js";
 import type { Kernels } from "../kernels/abi.js";
@@ -41,6 +42,8 @@ export interface HomeStoresOptions {
   /** The knowledge graphs' kernels (each graph's log is `svc_home.kg.<tenant>.<graph>`, tokens by kgLogName). */
   kernels: Kernels;
   logger: Logger;
+  /** Told of damage found in the stores' files and of their background failures (default stderrReporter). */
+  reporter?: Reporter;
 }
 
 interface Open {
@@ -147,7 +150,7 @@ export class HomeStores {
       let directory: Directory | null = null;
       try {
         directory = (
-          await openDirectory(root, { durability: this.opts.durability, seed: this.opts.directorySeed, openLog: log("directory") })
+          await openDirectory(root, { durability: this.opts.durability, seed: this.opts.directorySeed, openLog: log("directory"), reporter: this.opts.reporter })
         ).directory;
         const commons = await Commons.open(root, { ...this.opts.commons, durability: this.opts.durability, openLog: log("commons") });
         // each graph's log is opened (folded, fenced) at its first request on this leader
@@ -155,6 +158,7 @@ export class HomeStores {
           kernels: this.opts.kernels,
           durability: this.opts.durability,
           openLog: (t, g) => log(kgLogName(t, g)),
+          reporter: this.opts.reporter,
         });
         this.open = { term, directory, commons, kg };
         logger.info(
