@@ -92,7 +92,7 @@ export function forwardRequest(base: string, token: string, req: ForwardRequest,
     const fail = (err: Error) => {
       signal?.removeEventListener("abort", onAbort);
       if (!(err instanceof LeaseMoved))
-        return reject(homeUnavailable(`the home node at ${base} did not answer (${err.message}); retry in ${HOME_RETRY_AFTER_S} s`, err));
+        return reject(homeUnavailable(`the leader at ${base} did not answer (${err.message}); retry in ${HOME_RETRY_AFTER_S} s`, err));
       const read = req.method.toUpperCase() === "GET" || req.method.toUpperCase() === "HEAD";
       reject(
         read
