@@ -1,5 +1,5 @@
 /**
- * @module forward — requests served by another node (cluster mode's home node): which routes go where
+ * @module forward — requests served by another node (cluster mode's leader of the home stores): which routes go where
  * (`Forwarder`, given by the composition root) and the one HTTP hop that carries a request there and
  * its answer back. REST (server.ts) and in-process MCP calls (mcp/local-api.ts) both go through it.
  */
