@@ -7,6 +7,7 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { ensureLogStreams } from "../cluster/jetstream-log.js";
+import { ClusterBackups } from "../cluster/backups.js";
 import { ClusterIndexes } from "../cluster/catalog.js";
 import { HomeLease } from "../cluster/home.js";
 import { LeaderLease } from "../cluster/leader-lease.js";
@@ -174,6 +175,24 @@ export class ClusterNode {
     const snapshots = { store: await this.snapshotStore(), ...snapshotPolicyFromEnv() };
     return this.retrying("open the index catalog", () =>
       ClusterIndexes.open({ nc: this.nc, registry, ...opts, bucketReplicas: replicasFor(this.opts.servers), snapshots }),
+    );
+  }
+
+  /** The backups of the sharded indexes (records in the KV bucket svc_backups, copies in svc_snapshots). Call after openIndexes. */
+  async openBackups(catalog: ClusterIndexes, opts: { dataDir: string; kernels: Kernels; pool: ScanPool }): Promise<ClusterBackups> {
+    const registry = this.registry;
+    if (registry === null) throw new Error("ClusterNode.openBackups before join");
+    const store = await this.snapshotStore();
+    return this.retrying("open the backup bucket", () =>
+      ClusterBackups.open({
+        nc: this.nc,
+        catalog,
+        store,
+        ...opts,
+        self: registry.self.id,
+        isLive: (node) => registry.live.includes(node),
+        replicas: replicasFor(this.opts.servers),
+      }),
     );
   }
 
