@@ -51,6 +51,8 @@ import type { Snapshot, SnapshotFile, Snapshots } from "./snapshots.js";
 /** The KV bucket of backup records, key `<tenant>.<backup_id>`. */
 export const BACKUP_BUCKET = "svc_backups";
 const QUORUM_MS = 15_000;
+/** A backup's hold on its index's snapshots and purges lasts this long past its last renewal (ms); renewed every HOLD_MS / 3 while the copy is built. */
+const HOLD_MS = 30_000;
 
 /** A backup record of cluster mode: the one-node record plus where its copy comes from. */
 export interface ClusterBackupRecord extends BackupRecord {
@@ -76,6 +78,11 @@ export interface ClusterBackupsOptions {
   replicas?: number;
 }
 
+/** The KV key of a backup's hold on an index incarnation. */
+function holdKey(r: ClusterIndexRecord): string {
+  return `hold.${r.tenant}.${r.name}.${r.incarnation}`;
+}
+
 /** The object holding shard `shard` of a backup. */
 function objectName(tenant: string, backupId: string, shard: number): string {
   return `backup.${tenant}.${backupId}.${shard}`;
@@ -93,7 +100,22 @@ export class ClusterBackups implements Backups {
 
   static async open(opts: ClusterBackupsOptions): Promise<ClusterBackups> {
     const kv = await new Kvm(opts.nc).create(BACKUP_BUCKET, { replicas: opts.replicas ?? 3, history: 1 });
-    return new ClusterBackups(opts, kv);
+    const b = new ClusterBackups(opts, kv);
+    opts.catalog.shards.held = (r) => b.held(r);
+    return b;
+  }
+
+  /** Whether a backup holds the index (its snapshot takers then write no snapshot and purge nothing). */
+  private async held(r: ClusterIndexRecord): Promise<boolean> {
+    const e = await this.kv.get(holdKey(r));
+    return e !== null && e.operation === "PUT" && Number(e.string()) > Date.now();
+  }
+
+  /** Hold the index's snapshots and purges for HOLD_MS from now (a longer hold of another backup stays). */
+  private async hold(r: ClusterIndexRecord): Promise<void> {
+    const e = await this.kv.get(holdKey(r)).catch(() => null);
+    const until = Math.max(Date.now() + HOLD_MS, e?.operation === "PUT" ? Number(e.string()) || 0 : 0);
+    await untilQuorum("hold the index for a backup", QUORUM_MS, () => this.kv.put(holdKey(r), String(until)));
   }
 
   /** Take the cut of index `indexName` now, record the backup (Initializing) and build its copy in the background. */
@@ -101,6 +123,8 @@ export class ClusterBackups implements Backups {
     const name = backupText(input.name, "name");
     const description = backupText(input.description, "description");
     const source = await this.opts.catalog.record(tenant, indexName); // 404 once a delete won
+    // First the hold: from here at most one snapshot of a shard begun before it ends, and no purge, until the copies are built.
+    await this.hold(source);
     const jsm = await jetstreamManager(this.opts.nc, { timeout: 2000 });
     const cut = await Promise.all(
       Array.from({ length: source.shards }, (_, s) =>
@@ -214,6 +238,7 @@ export class ClusterBackups implements Backups {
   /** Build every shard's copy, then mark the backup Ready (or Failed with why, its objects removed). */
   private async build(tenant: string, record: ClusterBackupRecord): Promise<void> {
     const staging = join(this.opts.dataDir, "cluster", "backup-staging", record.backupId);
+    const renew = setInterval(() => void this.hold(record.source).catch(() => undefined), HOLD_MS / 3);
     try {
       let records = 0;
       let bytes = 0;
@@ -233,6 +258,7 @@ export class ClusterBackups implements Backups {
       for (let s = 0; s < record.source.shards; s++) await this.opts.store.removeNamed(objectName(tenant, record.backupId, s));
       await this.put(tenant, { ...record, status: "Failed", error: (err as Error).message }).catch(() => undefined);
     } finally {
+      clearInterval(renew);
       await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     }
   }

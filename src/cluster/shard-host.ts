@@ -112,6 +112,11 @@ export class ShardHost {
   private retry: NodeJS.Timeout | null = null;
   /** A snapshot round is running (rounds do not overlap). */
   private snapshotting = false;
+  /**
+   * Whether a backup holds the index's shards (cluster/backups.ts): while it does, no snapshot is
+   * written and nothing purged, so the snapshot and the frames its copy reads stay (an error reads as held).
+   */
+  held: ((r: ClusterIndexRecord) => Promise<boolean>) | null = null;
 
   private readonly sweeper: NodeJS.Timeout;
   private readonly ticker: NodeJS.Timeout;
@@ -198,6 +203,8 @@ export class ShardHost {
   }
 
   private async snapshotShard(s: Shard, snaps: ShardSnapshotOptions): Promise<void> {
+    const held = () => this.held?.(s.record).catch(() => true) ?? false;
+    if (await held()) return;
     if (snapshotDue(s.collection, s.readAt, snaps.minBytes)) {
       const read = s.collection.walStats.read ?? 0;
       await takeSnapshot(snaps.store, s.collection, {
@@ -211,6 +218,7 @@ export class ShardHost {
     if (!s.purgePending) return;
     const low = await this.lowestApplied(s);
     if (low === null) return; // an owner did not answer (frozen, or still opening): not now
+    if (await held()) return; // a backup began while the snapshot was written: its copy may read below it
     await snaps.store.purgeBelow(shardStream(s.record, s.shard), s.subject, { cap: low + 1 });
     s.purgePending = false;
   }
