@@ -37,7 +37,7 @@ import {
   type Backups,
   type RestoreJob,
 } from "../memory/backups.js";
-import type { IndexRecord } from "../memory/indexes.js";
+import { collectionDimension, type IndexRecord } from "../memory/indexes.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { parseStoredJson } from "../safe-values.js";
 import type { ClusterIndexes } from "./catalog.js";
@@ -291,7 +291,7 @@ export class ClusterBackups implements Backups {
     const c = await Collection.open(dir, {
       kernels: this.opts.kernels,
       pool: this.opts.pool,
-      dimension: src.dimension,
+      dimension: collectionDimension(src),
       metric: "cosine", // as shard-host.ts opens every shard
       openLog: jetStreamLog(this.opts.nc, { name: shardLogName(src, s), stream, until: cut }),
     });

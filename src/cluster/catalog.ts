@@ -134,13 +134,6 @@ export class ClusterIndexes implements IndexCatalog {
   ): Promise<IndexRecord> {
     this.open();
     const base = validateCreate(input);
-    // Shards serve dense indexes only (their collections and merges know no sparse-only rows): refused before anything is written.
-    if (base.vectorType === "sparse")
-      throw new SvcError(
-        "E_BAD_REQUEST",
-        "sparse indexes are not served in cluster mode yet: create a dense dotproduct index with sparseValues, or use a single node",
-        { field: "vector_type" },
-      );
     const record: ClusterIndexRecord = {
       ...base,
       tenant,
@@ -374,6 +367,7 @@ function publicRecord(r: ClusterIndexRecord): IndexRecord {
     deletionProtection: r.deletionProtection,
     tags: r.tags,
     createdAt: r.createdAt,
+    ...(r.vectorType === undefined ? {} : { vectorType: r.vectorType }),
   };
 }
 

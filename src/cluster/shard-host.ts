@@ -13,7 +13,7 @@ import { dirname, join, sep } from "node:path";
 import { Collection, type MaintenanceErrorHandler, type VectorInput } from "../engine/collection.js";
 import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
-import { SWEEP_MS } from "../memory/indexes.js";
+import { collectionDimension, SWEEP_MS } from "../memory/indexes.js";
 import { CollectionIndex, EXPIRES_AT } from "../memory/vector-index.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { CLOCK_SKEW_MS, jetStreamLog, withDeadline } from "./jetstream-log.js";
@@ -366,7 +366,7 @@ export class ShardHost {
     const collection = await Collection.open(dir, {
       kernels: this.opts.kernels,
       pool: this.opts.pool,
-      dimension: r.dimension,
+      dimension: collectionDimension(r),
       metric: "cosine",
       openLog: records?.tap(openLog) ?? openLog,
       damage: { store: `shard:${key}`, root: this.opts.dataDir },
@@ -377,7 +377,7 @@ export class ShardHost {
       return;
     }
     const inFlight = new Set<Promise<void>>();
-    const index = new CollectionIndex(collection, this.opts.now, r.metric);
+    const index = new CollectionIndex(collection, this.opts.now, r.metric, r.vectorType ?? "dense");
     records?.attach(collection);
     const entry: Shard = {
       key,

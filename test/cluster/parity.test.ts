@@ -1,14 +1,20 @@
 /**
- * Backups in cluster mode (issue 33 item 4) on a real 3-node svc cluster (3 NATS servers, `svc serve
- * --cluster` processes), through the official Pinecone client: a backup taken while upserts go on
- * (through every node, shard snapshots and purges running under small thresholds) holds every write
- * acknowledged before the backup was asked for and none sent after it was created or acknowledged
- * after it was Ready; it is listed and described from every node; restored into a new index it
- * answers the brute-force top-k of exactly that state. Plus the 4xx: a deleted index, a taken name,
- * a deleted backup.
+ * Pinecone parity in cluster mode (issue 33 items 3 and 4) on a real 3-node svc cluster (3 NATS
+ * servers, `svc serve --cluster` processes), through the official Pinecone client.
+ * Backups: a backup taken while upserts go on (through every node, shard snapshots and purges
+ * running under small thresholds) holds every write acknowledged before the backup was asked for
+ * and none sent after it was created or acknowledged after it was Ready; it is listed and described
+ * from every node; restored into a new index it answers the brute-force top-k of exactly that state.
+ * Plus the 4xx: a deleted index, a taken name, a deleted backup.
+ * Sparse: a sparse-dense dotproduct index and a sparse-only index answer the same upserts, fetches
+ * and queries in the cluster as on one node (an in-process server here), scores to float precision.
  */
 import { Pinecone } from "@pinecone-database/pinecone";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer } from "../../src/app/start-server.js";
 import { callNode, startSvcCluster, until, type SvcCluster } from "./svc-cluster.js";
 
 const DIM = 16;
@@ -44,7 +50,7 @@ interface Batch {
   ackedAt?: number;
 }
 
-describe("backups in cluster mode", () => {
+describe("Pinecone parity in cluster mode", () => {
   let c: SvcCluster;
   const saved = { min: process.env.SVC_SNAPSHOT_MIN_BYTES, check: process.env.SVC_SNAPSHOT_CHECK_MS };
   const pcOn = (node: number) => new Pinecone({ apiKey: c.adminKey, controllerHostUrl: `${c.urls[node]}/v1`, maxRetries: 0 });
@@ -201,4 +207,92 @@ describe("backups in cluster mode", () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: "E_BAD_REQUEST", field: "backup_id" });
   }, 60_000);
+  it("sparse-dense and sparse-only indexes: upserts, fetches and queries answer as on one node", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-parity-one-"));
+    const one = await startServer({ dataDir: dir, port: 0, directorySeed: null });
+    try {
+      const key = (await one.keys.create({ tenant: "parity" })).key;
+      const single = new Pinecone({ apiKey: key, controllerHostUrl: `${one.url}/v1`, maxRetries: 0 });
+      const SPEC = { serverless: { cloud: "aws" as const, region: "us-east-1" } };
+      const next = mulberry32(3303);
+      const rand = () => next();
+      type Sparse = { indices: number[]; values: number[] };
+      const sparse = (n: number): Sparse => {
+        const m = new Map<number, number>();
+        while (m.size < n) m.set(Math.floor(500 * rand() ** 3), Math.fround(0.05 + 3 * rand()));
+        const indices = [...m.keys()].sort((a, b) => a - b);
+        return { indices, values: indices.map((i) => m.get(i)!) };
+      };
+      const D = 8;
+      const dense = () => Array.from({ length: D }, () => rand() * 2 - 1);
+      const hybrid = Array.from({ length: 300 }, (_, i) => ({
+        id: `h${i}`,
+        values: dense(),
+        sparseValues: sparse(3 + Math.floor(20 * rand())),
+        metadata: { part: i % 3 },
+      }));
+      const lexical = Array.from({ length: 300 }, (_, i) => ({
+        id: `s${i}`,
+        sparseValues: sparse(3 + Math.floor(20 * rand())),
+        metadata: { part: i % 3 },
+      }));
+      const nodes = [pcOn(0), pcOn(1), pcOn(2)];
+      for (const pc of [single, nodes[0]!]) {
+        await pc.createIndex({ name: "hybrid", dimension: D, metric: "dotproduct", spec: SPEC, waitUntilReady: true });
+        await pc.createIndex({ name: "lexical", vectorType: "sparse", metric: "dotproduct", spec: SPEC, waitUntilReady: true });
+      }
+      const ixOne = (name: string) => single.index({ host: `${one.url}/v1/indexes/${name}` });
+      const ixAt = (node: number, name: string) => nodes[node]!.index({ host: `${c.urls[node]}/v1/indexes/${name}` });
+      for (let i = 0; i < 300; i += 100) {
+        await ixOne("hybrid").upsert({ records: hybrid.slice(i, i + 100) });
+        await ixAt((i / 100) % 3, "hybrid").upsert({ records: hybrid.slice(i, i + 100) });
+        await ixOne("lexical").upsert({ records: lexical.slice(i, i + 100) });
+        await ixAt((i / 100 + 1) % 3, "lexical").upsert({ records: lexical.slice(i, i + 100) });
+      }
+      expect(await nodes[1]!.describeIndex("lexical")).toMatchObject({ vectorType: "sparse", metric: "dotproduct" });
+      for (const name of ["hybrid", "lexical"]) {
+        const a = await ixOne(name).describeIndexStats();
+        const b = await ixAt(2, name).describeIndexStats();
+        expect({ n: b.totalRecordCount, d: b.dimension }).toEqual({ n: a.totalRecordCount, d: a.dimension });
+      }
+      const sameFetch = async (name: string, ids: string[]) => {
+        const a = (await ixOne(name).fetch({ ids })).records;
+        const b = (await ixAt(1, name).fetch({ ids })).records;
+        expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
+        for (const id of ids)
+          expect({ values: b[id]!.values, sparse: b[id]!.sparseValues }).toEqual({ values: a[id]!.values, sparse: a[id]!.sparseValues });
+      };
+      await sameFetch("hybrid", ["h0", "h17", "h299"]);
+      await sameFetch("lexical", ["s0", "s42", "s299"]);
+      let compared = 0;
+      for (let t = 0; t < 8; t++) {
+        const filter = t % 2 === 0 ? undefined : { part: { $ne: 1 } };
+        const q = { vector: dense(), sparseVector: sparse(6), topK: 10, ...(filter ? { filter } : {}) };
+        const a = await ixOne("hybrid").query(q);
+        const b = await ixAt(t % 3, "hybrid").query(q);
+        expect(b.matches.map((m) => m.id)).toEqual(a.matches.map((m) => m.id));
+        b.matches.forEach((m, i) => expect(m.score).toBeCloseTo(a.matches[i]!.score!, 4));
+        const sq = { sparseVector: sparse(8), topK: 10, ...(filter ? { filter } : {}) };
+        const sa = await ixOne("lexical").query(sq as never);
+        const sb = await ixAt((t + 1) % 3, "lexical").query(sq as never);
+        expect(sb.matches.map((m) => m.id)).toEqual(sa.matches.map((m) => m.id));
+        sb.matches.forEach((m, i) => expect(m.score).toBeCloseTo(sa.matches[i]!.score!, 4));
+        compared += a.matches.length + sa.matches.length;
+      }
+      expect(compared).toBeGreaterThan(100);
+      // a sparse index refuses dense values, as on one node
+      const bad = await callNode(
+        c.urls[0]!,
+        "POST",
+        "/v1/indexes/lexical/vectors/upsert",
+        { vectors: [{ id: "x", values: [1, 2] }] },
+        c.adminKey,
+      );
+      expect(bad.status).toBe(400);
+      expect(bad.body.error).toMatchObject({ code: "E_BAD_REQUEST", field: "vectors[0].values" });
+    } finally {
+      await one.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
