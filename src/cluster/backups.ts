@@ -10,9 +10,11 @@
  * serving replicas: the shard's newest snapshot at or below the cut (or nothing) opened in a staging
  * directory, the subject replayed from there up to the cut (jetstream-log.ts `until`), checkpointed
  * and stored as one object `backup.<tenant>.<backup_id>.<shard>` (snapshots.ts format). Writes go on
- * meanwhile: they land after the cut and are not read. The replay needs the frames between the
- * snapshot and the cut; the purge below snapshots (snapshots.ts) takes them only after two newer
- * snapshots of the shard, which is checked after the replay (the backup is then Failed, never short).
+ * meanwhile: they land after the cut and are not read. The replay needs that snapshot and the frames
+ * between it and the cut: before the cut the backup stores a hold on the index (KV key
+ * `hold.<tenant>.<index>.<incarnation>`, renewed while the copy is built) under which its shards'
+ * snapshot takers write no snapshot and purge nothing (shard-host.ts); a purge past the snapshot
+ * all the same (a hold not seen) is found after the replay, and the backup is Failed, never short.
  *
  * A restore creates the index with the backup's shard count and, before the catalog names it, stores
  * each shard's copy as the new shard subject's snapshot (its checkpoint moved to the log stream's
