@@ -7,6 +7,7 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { ensureLogStreams } from "../cluster/jetstream-log.js";
+import { ClusterBackups } from "../cluster/backups.js";
 import { ClusterIndexes } from "../cluster/catalog.js";
 import { BuildFiles } from "../cluster/build-files.js";
 import { forwardToken } from "../cluster/forward-token.js";
@@ -163,12 +164,7 @@ export class ClusterNode {
   }
 
   /** The sharded vector indexes (catalog: the fold of the stream svc_catalog; this node serves the shards placed on it). Call after join. */
-  async openIndexes(opts: {
-    dataDir: string;
-    kernels: Kernels;
-    pool: ScanPool;
-    reporter?: Reporter;
-  }): Promise<ClusterIndexes> {
+  async openIndexes(opts: { dataDir: string; kernels: Kernels; pool: ScanPool; reporter?: Reporter }): Promise<ClusterIndexes> {
     const registry = this.registry;
     if (registry === null) throw new Error("ClusterNode.openIndexes before join");
     // Shard snapshots in the object store svc_snapshots, and the log purged below them (OPERATIONS.md "Log retention and sizing").
@@ -181,6 +177,24 @@ export class ClusterNode {
   /** The helper outputs (object store svc_build; cluster/build-files.ts). */
   openBuildFiles(): Promise<BuildFiles> {
     return this.retrying("open the helper outputs' store", () => BuildFiles.open(this.nc, { replicas: replicasFor(this.opts.servers) }));
+  }
+
+  /** The backups of the sharded indexes (records in the KV bucket svc_backups, copies in svc_snapshots). Call after openIndexes. */
+  async openBackups(catalog: ClusterIndexes, opts: { dataDir: string; kernels: Kernels; pool: ScanPool }): Promise<ClusterBackups> {
+    const registry = this.registry;
+    if (registry === null) throw new Error("ClusterNode.openBackups before join");
+    const store = await this.snapshotStore();
+    return this.retrying("open the backup bucket", () =>
+      ClusterBackups.open({
+        nc: this.nc,
+        catalog,
+        store,
+        ...opts,
+        self: registry.self.id,
+        isLive: (node) => registry.live.includes(node),
+        replicas: replicasFor(this.opts.servers),
+      }),
+    );
   }
 
   private snapshotsOpen: Promise<Snapshots> | null = null;

@@ -30,7 +30,7 @@ import { AnalogyService } from "../hd/analogy/service.js";
 import { indexRoutes } from "../http/routes/indexes.js";
 import { backupRoutes } from "../http/routes/backups.js";
 import { importRoutes } from "../http/routes/imports.js";
-import { BackupService } from "../memory/backups.js";
+import { BackupService, type Backups } from "../memory/backups.js";
 import { ImportService, parseImportConfig, type ImportConfig } from "../memory/imports.js";
 import { Outbound } from "../commons/outbound.js";
 import { opsRoutes, type Readiness } from "../http/routes/ops.js";
@@ -268,8 +268,11 @@ async function openServices(
     ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })),
     ...hdRolesRoutes(),
   );
-  // Backups copy one collection: one node only (cluster mode answers 501). Imports write through the catalog, so both modes.
-  const backups = localIndexes === null ? null : new BackupService(localIndexes, opts.dataDir);
+  // Backups: one node's copy its collections; the cluster's copy every shard at one cut (cluster/backups.ts). Imports write through the catalog, so both modes.
+  const backups: Backups =
+    localIndexes !== null
+      ? new BackupService(localIndexes, opts.dataDir)
+      : await cluster!.openBackups(clusterIndexes!, { dataDir: opts.dataDir, kernels, pool });
   const importOutbound = new Outbound({
     ...config.commons.outbound,
     maxBytes: config.imports.maxUrlBytes,
@@ -305,7 +308,7 @@ async function openServices(
     }
     await records.close();
     await imports.close();
-    await backups?.close();
+    await backups.close();
     await indexes.close();
     await wallets.close();
     await pool.close();

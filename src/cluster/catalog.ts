@@ -122,27 +122,36 @@ export class ClusterIndexes implements IndexCatalog {
     return this.host;
   }
 
-  async create(tenant: string, input: CreateIndexInput): Promise<IndexRecord> {
+  /**
+   * `from`: a restore (cluster/backups.ts): the index gets `from.shards` shards, and `from.seed` is
+   * run with its record before the catalog names it (it stores each shard's starting snapshot, so a
+   * replica opening the new shard starts from it); `from.unseed` when the create then loses.
+   */
+  async create(
+    tenant: string,
+    input: CreateIndexInput,
+    from?: { shards: number; seed(record: ClusterIndexRecord): Promise<void>; unseed(record: ClusterIndexRecord): Promise<void> },
+  ): Promise<IndexRecord> {
     this.open();
     const base = validateCreate(input);
-    // Shards serve dense indexes only (their collections and merges know no sparse-only rows): refused before anything is written.
-    if (base.vectorType === "sparse")
-      throw new SvcError(
-        "E_BAD_REQUEST",
-        "sparse indexes are not served in cluster mode yet: create a dense dotproduct index with sparseValues, or use a single node",
-        { field: "vector_type" },
-      );
     const record: ClusterIndexRecord = {
       ...base,
       tenant,
-      shards: shardsOf(base.spec),
+      shards: from?.shards ?? shardsOf(base.spec),
       replicas: Math.max(1, Math.min(this.opts.shardReplicas ?? DEFAULT_REPLICAS, this.opts.registry.live.length)),
       incarnation: randomBytes(6).toString("hex"),
       streams: Math.max(1, this.opts.logStreams ?? LOG_STREAMS),
     };
+    if (from !== undefined) {
+      if (this.records.get(`${tenant}.${base.name}`) !== undefined)
+        throw new SvcError("E_CONFLICT", `index '${base.name}' already exists`, { field: "name" });
+      await from.seed(record);
+    }
     // the first create of the name in the stream's order wins (a retried publish is one message: its id)
-    if (!(await this.records.submit(`${tenant}.${base.name}`, { k: "create", record })))
+    if (!(await this.records.submit(`${tenant}.${base.name}`, { k: "create", record }))) {
+      await from?.unseed(record).catch(() => undefined);
       throw new SvcError("E_CONFLICT", `index '${base.name}' already exists`, { field: "name" });
+    }
     await this.host.reconcile();
     return publicRecord(record);
   }
@@ -192,6 +201,11 @@ export class ClusterIndexes implements IndexCatalog {
     if (ix === undefined || ix.record !== record)
       this.indexes.set(ixKey, (ix = new ShardedIndex(this.opts.nc, record, this.opts.requests, (shard) => this.replicasOf(record, shard))));
     return ix;
+  }
+
+  /** The catalog record of the tenant's index, read fresh (E_NOT_FOUND when absent or deleted). */
+  async record(tenant: string, name: string): Promise<ClusterIndexRecord> {
+    return (await this.entry(tenant, name, true)).record;
   }
 
   list(tenant: string): IndexRecord[] {
@@ -353,6 +367,7 @@ function publicRecord(r: ClusterIndexRecord): IndexRecord {
     deletionProtection: r.deletionProtection,
     tags: r.tags,
     createdAt: r.createdAt,
+    ...(r.vectorType === undefined ? {} : { vectorType: r.vectorType }),
   };
 }
 

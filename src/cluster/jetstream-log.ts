@@ -184,6 +184,11 @@ export interface JetStreamLogOptions {
    * is 503 E_HOME_UNAVAILABLE: another leader took over. Not with follow.
    */
   fence?: number;
+  /**
+   * Replay only up to this stream sequence (a backup's cut, cluster/backups.ts): the log holds the
+   * frames that end at or before it, as a replica that had applied that far. Not with follow or fence.
+   */
+  until?: number;
 }
 
 /** 503 E_HOME_UNAVAILABLE: a leader of a later term fenced this log. */
@@ -204,6 +209,8 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
     throw new SvcError("E_BAD_REQUEST", "a followed log is read by several replicas: it cannot purge", { field: "purge" });
   if (opts.fence !== undefined && (opts.follow || !Number.isSafeInteger(opts.fence) || opts.fence <= 0))
     throw new SvcError("E_BAD_REQUEST", "fence is a positive integer term, not with follow", { field: "fence" });
+  if (opts.until !== undefined && (opts.follow || opts.fence !== undefined || !Number.isSafeInteger(opts.until) || opts.until < 0))
+    throw new SvcError("E_BAD_REQUEST", "until is a stream sequence, not with follow or fence", { field: "until" });
   return async (replay) => {
     const stream = opts.stream ?? LOG_STREAM;
     const subject = `${stream}.${opts.name}`;
@@ -217,7 +224,7 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
     const report: RecoveryReport = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
     const lastOf = async () =>
       (await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { last_by_subj: subject })))?.seq ?? 0;
-    let last = await lastOf();
+    let last = opts.until ?? (await lastOf());
     const position = { segment: 0, offset: Math.max(last, from) };
     /** The highest fence term read so far: frames of a lower term that end after it are dropped. */
     let fencedAt = 0;

@@ -14,7 +14,7 @@ import { Collection, type VectorInput } from "../engine/collection.js";
 import { stderrReporter, type Reporter } from "../store/reporter.js";
 import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
-import { SWEEP_MS } from "../memory/indexes.js";
+import { collectionDimension, SWEEP_MS } from "../memory/indexes.js";
 import { CollectionIndex, EXPIRES_AT } from "../memory/vector-index.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { CLOCK_SKEW_MS, jetStreamLog, withDeadline } from "./jetstream-log.js";
@@ -113,6 +113,11 @@ export class ShardHost {
   private retry: NodeJS.Timeout | null = null;
   /** A snapshot round is running (rounds do not overlap). */
   private snapshotting = false;
+  /**
+   * Whether a backup holds the index's shards (cluster/backups.ts): while it does, no snapshot is
+   * written and nothing purged, so the snapshot and the frames its copy reads stay (an error reads as held).
+   */
+  held: ((r: ClusterIndexRecord) => Promise<boolean>) | null = null;
 
   private readonly sweeper: NodeJS.Timeout;
   private readonly ticker: NodeJS.Timeout;
@@ -202,6 +207,8 @@ export class ShardHost {
   }
 
   private async snapshotShard(s: Shard, snaps: ShardSnapshotOptions): Promise<void> {
+    const held = () => this.held?.(s.record).catch(() => true) ?? false;
+    if (await held()) return;
     if (snapshotDue(s.collection, s.readAt, snaps.minBytes)) {
       const read = s.collection.walStats.read ?? 0;
       await takeSnapshot(snaps.store, s.collection, {
@@ -215,6 +222,7 @@ export class ShardHost {
     if (!s.purgePending) return;
     const low = await this.lowestApplied(s);
     if (low === null) return; // an owner did not answer (frozen, or still opening): not now
+    if (await held()) return; // a backup began while the snapshot was written: its copy may read below it
     await snaps.store.purgeBelow(shardStream(s.record, s.shard), s.subject, { cap: low + 1 });
     s.purgePending = false;
   }
@@ -365,7 +373,7 @@ export class ShardHost {
     const collection = await Collection.open(dir, {
       kernels: this.opts.kernels,
       pool: this.opts.pool,
-      dimension: r.dimension,
+      dimension: collectionDimension(r),
       metric: "cosine",
       openLog: records?.tap(openLog) ?? openLog,
       damage: { store: `shard:${key}`, root: this.opts.dataDir },
@@ -376,7 +384,7 @@ export class ShardHost {
       return;
     }
     const inFlight = new Set<Promise<void>>();
-    const index = new CollectionIndex(collection, this.opts.now, r.metric);
+    const index = new CollectionIndex(collection, this.opts.now, r.metric, r.vectorType ?? "dense");
     records?.attach(collection);
     const entry: Shard = {
       key,

@@ -13,8 +13,16 @@ import type { FetchedVector, IdPage, IdPageInput, Match, QueryInput, VectorInput
 import { mergePages } from "../engine/id-order.js";
 import { checkId, checkTopK, rowBytesOf } from "../engine/input-checks.js";
 import { checkUpsert } from "../engine/writer.js";
+import { collectionDimension } from "../memory/indexes.js";
 import { ERRORS, SvcError } from "../errors.js";
-import { checkDensePayloads, type IndexStats, type ReadOptions, type VectorIndex, type Written } from "../memory/vector-index.js";
+import {
+  checkDensePayloads,
+  sparseRows,
+  type IndexStats,
+  type ReadOptions,
+  type VectorIndex,
+  type Written,
+} from "../memory/vector-index.js";
 import { CLOCK_SKEW_MS } from "./jetstream-log.js";
 import {
   bytesF32,
@@ -58,6 +66,11 @@ export class ShardedIndex implements VectorIndex {
   private readonly writeWindowMs: number;
   private readonly unavailableAfterMs: number;
 
+  /** "sparse" for a sparse index (its records hold sparse values only); absent: dense. */
+  get vectorType(): "sparse" | undefined {
+    return this.record.vectorType === "sparse" ? "sparse" : undefined;
+  }
+
   constructor(
     private readonly nc: NatsConnection,
     readonly record: ClusterIndexRecord,
@@ -71,8 +84,11 @@ export class ShardedIndex implements VectorIndex {
 
   async upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number } & Written> {
     // The whole batch first, as one collection checks it: a bad vector fails the batch before any shard has written its part.
-    checkUpsert(namespace, vectors, { rowBytes: rowBytesOf(this.record.dimension, true), dimension: this.record.dimension, cosine: true });
-    if (this.record.kind !== "records") checkDensePayloads(this.record.metric, vectors); // a record's payload is its text, not sparse values
+    // A sparse index's rows are checked as its shards store them (memory/vector-index.ts sparseRows); they are sent as given.
+    const dimension = collectionDimension(this.record);
+    const rows = this.record.vectorType === "sparse" ? sparseRows(vectors) : vectors;
+    checkUpsert(namespace, rows, { rowBytes: rowBytesOf(dimension, true), dimension, cosine: true });
+    if (this.record.kind !== "records" && this.record.vectorType !== "sparse") checkDensePayloads(this.record.metric, vectors); // a record's payload is its text, not sparse values
     const budget = this.payloadBudget();
     // Per shard: requests of at most `budget` estimated bytes, each remembering the callers' indices (errors name those).
     const requests: Array<{ shard: number; vectors: unknown[]; at: number[]; bytes: number }> = [];
@@ -225,7 +241,12 @@ export class ShardedIndex implements VectorIndex {
         namespaces[ns] = { vectorCount: (namespaces[ns]?.vectorCount ?? 0) + vectorCount };
       total += p.totalVectorCount;
     }
-    return { dimension: this.record.dimension, metric: this.record.metric, namespaces, totalVectorCount: total };
+    return {
+      dimension: this.vectorType === "sparse" ? 0 : this.record.dimension,
+      metric: this.record.metric,
+      namespaces,
+      totalVectorCount: total,
+    };
   }
 
   async count(namespace: string, filter?: unknown, read: ReadOptions = {}): Promise<number> {

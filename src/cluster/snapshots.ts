@@ -180,6 +180,37 @@ export class Snapshots {
     return r.purged;
   }
 
+  /**
+   * Store `snap` under its own object name (not a subject's slot: a backup's copy of one shard,
+   * cluster/backups.ts), read back and checked; resolves with the object's size in bytes.
+   */
+  async putNamed(name: string, snap: Snapshot): Promise<number> {
+    if (name.includes("~")) throw new SvcError("E_INTERNAL", `object name ${name} would read as a subject's slot`);
+    const info = await this.os.putBlob(
+      { name, metadata: { format: String(SNAPSHOT_FORMAT), kind: snap.kind, stream: snap.stream } },
+      encodeSnapshot(snap),
+    );
+    await this.getNamed(name);
+    return info.size;
+  }
+
+  /** Read and check an object putNamed stored (E_IO when it is gone or does not check). */
+  async getNamed(name: string): Promise<Snapshot> {
+    let bytes: Uint8Array | null;
+    try {
+      bytes = await this.os.getBlob(name);
+    } catch (e) {
+      throw new SvcError("E_IO", `object ${name}: ${(e as Error).message}`, { cause: e });
+    }
+    if (bytes === null) throw new SvcError("E_IO", `object ${name} is gone`);
+    return decodeSnapshot(bytes, name);
+  }
+
+  /** Delete an object putNamed stored (absent: nothing to do). */
+  async removeNamed(name: string): Promise<void> {
+    await this.os.delete(name).catch(() => undefined);
+  }
+
   /** Delete the subject's snapshots (its log was deleted). */
   async remove(subject: string): Promise<void> {
     for (let slot = 0; slot < SLOTS; slot++) await this.os.delete(`${subject}~${slot}`).catch(() => undefined); // a slot never written has nothing to delete; a failed delete leaves a blob no reader asks for (its log is gone)

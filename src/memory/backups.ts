@@ -63,17 +63,79 @@ export interface BackupPage {
   next?: string;
 }
 
+/** What the backup routes call: one node's backups (BackupService) or the cluster's (cluster/backups.ts). */
+export interface Backups {
+  create(tenant: string, indexName: string, input: { name?: unknown; description?: unknown }): BackupRecord | Promise<BackupRecord>;
+  list(tenant: string, opts: { indexName?: string; limit: number; after?: string }): BackupPage | Promise<BackupPage>;
+  describe(tenant: string, id: string): BackupRecord | Promise<BackupRecord>;
+  delete(tenant: string, id: string): Promise<void>;
+  restore(
+    tenant: string,
+    id: string,
+    input: { name: unknown; tags?: unknown; deletionProtection?: unknown },
+  ): Promise<{ backup: BackupRecord; index: IndexRecord; job: RestoreJob }>;
+  restoreJobs(tenant: string, opts: { limit: number; after?: string }): { data: RestoreJob[]; next?: string };
+  restoreJob(tenant: string, id: string): RestoreJob;
+  close(): Promise<void>;
+}
+
+/** A backup's name and description: null when absent, else a string of at most MAX_TEXT characters (E_BAD_REQUEST naming the field). */
+export function backupText(v: unknown, field: string): string | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "string" || v.length > MAX_TEXT)
+    throw new SvcError("E_BAD_REQUEST", `${field} must be a string of at most ${MAX_TEXT} characters`, { field });
+  return v;
+}
+
+/** `all` (newest first) in pages of `limit` after the backup with id `after`. */
+export function pageOf(all: BackupRecord[], opts: { limit: number; after?: string }): BackupPage {
+  if (opts.after !== undefined) checkId(opts.after, "paginationToken");
+  const start = opts.after === undefined ? 0 : all.findIndex((b) => b.backupId === opts.after) + 1;
+  const data = all.slice(start, start + opts.limit);
+  return start + opts.limit < all.length && data.length > 0 ? { data, next: data.at(-1)!.backupId } : { data };
+}
+
+/** The restores done since the server started, by tenant (in memory; the oldest dropped first past KEEP_RESTORES). */
+export class RestoreLog {
+  private readonly restores = new Map<string, RestoreJob[]>();
+
+  add(tenant: string, job: RestoreJob): void {
+    const jobs = this.restores.get(tenant) ?? [];
+    jobs.push(job);
+    this.restores.set(tenant, jobs.slice(-KEEP_RESTORES));
+  }
+
+  /** The tenant's restore jobs, newest first, in pages of `limit` after the id `after`. */
+  list(tenant: string, opts: { limit: number; after?: string }): { data: RestoreJob[]; next?: string } {
+    if (opts.after !== undefined) checkId(opts.after, "paginationToken");
+    const all = [...(this.restores.get(tenant) ?? [])].reverse();
+    const start = opts.after === undefined ? 0 : all.findIndex((j) => j.restoreJobId === opts.after) + 1;
+    const data = all.slice(start, start + opts.limit);
+    return start + opts.limit < all.length && data.length > 0 ? { data, next: data.at(-1)!.restoreJobId } : { data };
+  }
+
+  get(tenant: string, id: string): RestoreJob {
+    checkId(id, "job_id");
+    const job = this.restores.get(tenant)?.find((j) => j.restoreJobId === id);
+    if (job === undefined)
+      throw new SvcError("E_NOT_FOUND", `no restore job '${id}' (restore jobs are kept in memory since the server started)`, {
+        field: "job_id",
+      });
+    return job;
+  }
+}
+
 /**
  * One node's backups. A backup runs inside `IndexService.useCollection`, so a delete of the index waits for the
  * copy to end; an index whose delete has started cannot be backed up (E_CONFLICT). A crash during a copy leaves a
  * `.creating-` folder, removed on the next listing: no manifest, no backup.
  */
-export class BackupService {
+export class BackupService implements Backups {
   /** Backups still copying or failed (in memory only: a Failed one is gone after a restart), by tenant then id. */
   private readonly pending = new Map<string, Map<string, BackupRecord>>();
   private readonly running = new Set<Promise<unknown>>();
-  /** Restores done since the server started, by tenant, oldest first. */
-  private readonly restores = new Map<string, RestoreJob[]>();
+  /** Restores done since the server started. */
+  private readonly restores = new RestoreLog();
 
   constructor(
     private readonly indexes: IndexService,
@@ -82,14 +144,8 @@ export class BackupService {
 
   /** Start a backup of index `name`; answers at once with status Initializing (describe shows Ready or Failed). */
   create(tenant: string, indexName: string, input: { name?: unknown; description?: unknown }): BackupRecord {
-    const text = (v: unknown, field: string): string | null => {
-      if (v === undefined || v === null) return null;
-      if (typeof v !== "string" || v.length > MAX_TEXT)
-        throw new SvcError("E_BAD_REQUEST", `${field} must be a string of at most ${MAX_TEXT} characters`, { field });
-      return v;
-    };
-    const name = text(input.name, "name");
-    const description = text(input.description, "description");
+    const name = backupText(input.name, "name");
+    const description = backupText(input.description, "description");
     if (this.indexes.isDeleting(tenant, indexName))
       throw new SvcError("E_CONFLICT", `index '${indexName}' is being deleted; it cannot be backed up`, { field: "index_name" });
     const index = this.indexes.describe(tenant, indexName);
@@ -110,13 +166,10 @@ export class BackupService {
 
   /** The tenant's backups, newest first, optionally of one source index; pages of `limit` after the id `after`. */
   list(tenant: string, opts: { indexName?: string; limit: number; after?: string }): BackupPage {
-    if (opts.after !== undefined) checkId(opts.after, "paginationToken");
     const all = [...this.stored(tenant), ...this.pendingOf(tenant).values()]
       .filter((b) => opts.indexName === undefined || b.index.name === opts.indexName)
       .sort((a, b) => b.createdAt - a.createdAt || a.backupId.localeCompare(b.backupId));
-    const start = opts.after === undefined ? 0 : all.findIndex((b) => b.backupId === opts.after) + 1;
-    const data = all.slice(start, start + opts.limit);
-    return start + opts.limit < all.length && data.length > 0 ? { data, next: data.at(-1)!.backupId } : { data };
+    return pageOf(all, opts);
   }
 
   describe(tenant: string, id: string): BackupRecord {
@@ -165,29 +218,16 @@ export class BackupService {
       backup.files ?? [],
     );
     const job: RestoreJob = { restoreJobId: randomUUID(), backupId: id, targetIndexName: index.name, createdAt, completedAt: Date.now() };
-    const jobs = this.restores.get(tenant) ?? [];
-    jobs.push(job);
-    this.restores.set(tenant, jobs.slice(-KEEP_RESTORES));
+    this.restores.add(tenant, job);
     return { backup, index, job };
   }
 
-  /** The tenant's restore jobs, newest first, in pages of `limit` after the id `after`. */
   restoreJobs(tenant: string, opts: { limit: number; after?: string }): { data: RestoreJob[]; next?: string } {
-    if (opts.after !== undefined) checkId(opts.after, "paginationToken");
-    const all = [...(this.restores.get(tenant) ?? [])].reverse();
-    const start = opts.after === undefined ? 0 : all.findIndex((j) => j.restoreJobId === opts.after) + 1;
-    const data = all.slice(start, start + opts.limit);
-    return start + opts.limit < all.length && data.length > 0 ? { data, next: data.at(-1)!.restoreJobId } : { data };
+    return this.restores.list(tenant, opts);
   }
 
   restoreJob(tenant: string, id: string): RestoreJob {
-    checkId(id, "job_id");
-    const job = this.restores.get(tenant)?.find((j) => j.restoreJobId === id);
-    if (job === undefined)
-      throw new SvcError("E_NOT_FOUND", `no restore job '${id}' (restore jobs are kept in memory since the server started)`, {
-        field: "job_id",
-      });
-    return job;
+    return this.restores.get(tenant, id);
   }
 
   /** Wait for the copies in flight (before the indexes close). */

@@ -97,6 +97,22 @@ export function checkDensePayloads(metric: string, vectors: readonly VectorInput
 
 /** The dense values every row of a sparse index keeps (its collection has dimension 1; memory/indexes.ts collectionDimension). */
 const SPARSE_ROW = new Float32Array([1]);
+
+/** A sparse index's records as its collection stores them (SPARSE_ROW values): sparse values required, dense values refused (an empty list is none). */
+export function sparseRows(vectors: readonly VectorInput[]): VectorInput[] {
+  return vectors.map((v, i) => {
+    const at = `vectors[${i}]`;
+    if (v.values !== undefined && v.values.length > 0)
+      throw new SvcError("E_BAD_REQUEST", `${at}.values: a sparse index holds no dense values; send sparseValues only`, {
+        field: `${at}.values`,
+      });
+    if (v.payload === undefined)
+      throw new SvcError("E_BAD_REQUEST", `${at}.sparseValues is required: a sparse index holds sparse values`, {
+        field: `${at}.sparseValues`,
+      });
+    return { ...v, values: SPARSE_ROW };
+  });
+}
 const NO_VALUES = new Float32Array(0);
 
 /**
@@ -113,27 +129,9 @@ export class CollectionIndex implements VectorIndex {
   ) {}
 
   upsert(namespace: string, vectors: readonly VectorInput[]): Promise<{ upsertedCount: number }> {
-    if (this.vectorType === "sparse") {
-      return this.collection.upsert(
-        namespace,
-        vectors.map((v, i) => ({ ...v, values: this.sparseRow(v.values, v.payload, `vectors[${i}]`) })),
-      );
-    }
+    if (this.vectorType === "sparse") return this.collection.upsert(namespace, sparseRows(vectors));
     checkDensePayloads(this.metric, vectors);
     return this.collection.upsert(namespace, vectors);
-  }
-
-  /** A sparse index's record: sparse values required, dense values refused (an empty list is none). */
-  private sparseRow(values: ArrayLike<number> | undefined, payload: Uint8Array | undefined, at: string): Float32Array {
-    if (values !== undefined && values.length > 0)
-      throw new SvcError("E_BAD_REQUEST", `${at}.values: a sparse index holds no dense values; send sparseValues only`, {
-        field: `${at}.values`,
-      });
-    if (payload === undefined)
-      throw new SvcError("E_BAD_REQUEST", `${at}.sparseValues is required: a sparse index holds sparse values`, {
-        field: `${at}.sparseValues`,
-      });
-    return SPARSE_ROW;
   }
 
   private densePayload(payload: Uint8Array | undefined, field: string): void {

@@ -1,6 +1,6 @@
-/** @module routes/backups — Pinecone's backup API over /v1: back up an index, list/describe/delete backups, create an index from one (one node; cluster mode answers 501). */
+/** @module routes/backups — Pinecone's backup API over /v1: back up an index, list/describe/delete backups, create an index from one (one node's, or the cluster's: cluster/backups.ts). */
 import { SvcError } from "../../errors.js";
-import type { BackupRecord, BackupService, RestoreJob } from "../../memory/backups.js";
+import type { BackupRecord, Backups, RestoreJob } from "../../memory/backups.js";
 import type { RequestContext, Route, Schema } from "../route.js";
 
 const PAGE = 10;
@@ -51,27 +51,17 @@ const pageParams = [
   { name: "paginationToken", schema: { type: "string" }, description: "pagination.next of the previous page" },
 ];
 
-/**
- * `backups` null: cluster mode, where every backup route answers 501 E_NOT_IMPLEMENTED (a sharded index has no one
- * collection to copy; docs/API.md "Backups").
- */
-export function backupRoutes(backups: BackupService | null): Route[] {
-  const svc = (): BackupService => {
-    if (backups === null)
-      throw new SvcError(
-        "E_NOT_IMPLEMENTED",
-        'backups are not available in cluster mode yet: back up each node\'s data directory, or run the index on one node (docs/API.md "Backups")',
-      );
-    return backups;
-  };
+/** `backups`: one node's (memory/backups.ts) or, in cluster mode, the cluster's (cluster/backups.ts); the same wire shape and errors. */
+export function backupRoutes(backups: Backups): Route[] {
+  const svc = (): Backups => backups;
   const tenant = (ctx: RequestContext) => ctx.principal.tenant;
-  const page = (ctx: RequestContext, indexName?: string) => {
+  const page = async (ctx: RequestContext, indexName?: string) => {
     const raw = ctx.query.get("limit");
     const limit = raw === null ? PAGE : Number(raw);
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
       throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${MAX_PAGE}]`, { field: "limit" });
     const token = ctx.query.get("paginationToken");
-    const p = svc().list(tenant(ctx), { indexName, limit, after: token === null || token === "" ? undefined : token });
+    const p = await svc().list(tenant(ctx), { indexName, limit, after: token === null || token === "" ? undefined : token });
     return { body: { data: p.data.map(model), ...(p.next === undefined ? {} : { pagination: { next: p.next } }) } };
   };
   return [
@@ -88,9 +78,12 @@ export function backupRoutes(backups: BackupService | null): Route[] {
         properties: { name: { type: "string", maxLength: 500 }, description: { type: "string", maxLength: 500 } },
       },
       response: { status: 201, schema: backupModel, description: "The backup, being taken" },
-      handle(ctx) {
+      async handle(ctx) {
         const b = ctx.body === undefined ? {} : object(ctx.body);
-        return { status: 201, body: model(svc().create(tenant(ctx), ctx.params.name!, { name: b.name, description: b.description })) };
+        return {
+          status: 201,
+          body: model(await svc().create(tenant(ctx), ctx.params.name!, { name: b.name, description: b.description })),
+        };
       },
     },
     {
@@ -123,7 +116,7 @@ export function backupRoutes(backups: BackupService | null): Route[] {
       tags: ["backups"],
       auth: "tenant",
       response: { status: 200, schema: backupModel, description: "The backup" },
-      handle: (ctx) => ({ body: model(svc().describe(tenant(ctx), ctx.params.backup_id!)) }),
+      handle: async (ctx) => ({ body: model(await svc().describe(tenant(ctx), ctx.params.backup_id!)) }),
     },
     {
       method: "delete",
@@ -147,9 +140,9 @@ export function backupRoutes(backups: BackupService | null): Route[] {
       auth: "tenant",
       meter: "create_index_from_backup",
       // A restore writes the backup's records: metered as writing them, like an upsert.
-      usageBound: (ctx) => {
+      usageBound: async (ctx) => {
         try {
-          return { written: svc().describe(ctx.principal.tenant, ctx.params.backup_id!).recordCount ?? 0 };
+          return { written: (await svc().describe(ctx.principal.tenant, ctx.params.backup_id!)).recordCount ?? 0 };
         } catch {
           return {}; // the handler names the error
         }
