@@ -316,7 +316,8 @@ export class Exchange {
     }
     this.checkMediaType(body.length); // a chunked body's length is known only now
     const inCodec = requestCodec(h.contentType);
-    const decoded = route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto, route.upsertBody);
+    const floats = route.upsertBody ? "upsert" : route.queryBody ? "query" : undefined;
+    const decoded = route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto, floats);
     // A decoded JSON body shares no memory with the bytes (msgpack bins would): its buffer can take the next large body.
     if (!route.rawBody && (inCodec ?? "json") === "json") giveBackBody(body);
     const ctx: RequestContext = {

@@ -23,7 +23,7 @@ describe("body buffers", () => {
     for (const [text, upsert] of bodies) {
       const body = newBodyBuffer(2 << 20).subarray(0, Buffer.byteLength(text));
       body.write(text);
-      const decoded = decodeBody("json", body, undefined, upsert);
+      const decoded = decodeBody("json", body, undefined, upsert ? "upsert" : undefined);
       const before = structuredClone(decoded);
       body.fill(0x20);
       body.write('{"vectors":[{"id":"overwritten","values":[9,9,9]}]}');
