@@ -69,7 +69,10 @@ class Reader {
     if (b[last] !== 0x7d) throw NOT_TAKEN;
     // An upsert's is sized for the batch after its first vector (see vectors()); a query's grows by doubling from a
     // common dimension (a number takes at least 2 bytes with its comma: never more than b.length / 2 floats).
-    this.floats = mode === "upsert" ? new Float32Array(upsertValuesBuffer(4 * Math.min(b.length >> 1, 1 << 16))) : new Float32Array(Math.max(8, Math.min(b.length >> 1, 1024)));
+    this.floats =
+      mode === "upsert"
+        ? new Float32Array(upsertValuesBuffer(4 * Math.min(b.length >> 1, 1 << 16)))
+        : new Float32Array(Math.max(8, Math.min(b.length >> 1, 1024)));
   }
 
   body(): Record<string, unknown> {

@@ -345,7 +345,13 @@ describe("JSON upserts over HTTP (the Pinecone client's body shape)", () => {
       [`{"vector":[${[...ones(2), '"x"', ...ones(DIM - 3)].join(",")}]}`, "E_BAD_REQUEST", "vector[2]"],
       [`{"vector":[${ones(DIM - 1).join(",")}]}`, "E_DIMENSION", "vector"],
       [`{"vector":[]}`, "E_DIMENSION", "vector"],
-      [`{"vector":[${ones(DIM).map(() => "0").join(",")}]}`, "E_BAD_REQUEST", "vector"],
+      [
+        `{"vector":[${ones(DIM)
+          .map(() => "0")
+          .join(",")}]}`,
+        "E_BAD_REQUEST",
+        "vector",
+      ],
       [`{"vector":[${ones(DIM).join(",")}],"id":"a"}`, "E_BAD_REQUEST", "id"],
       [`{"vector":[${ones(DIM).join(",")},]}`, "E_BODY", "body"],
       [`{"vector":[${ones(DIM).join(",")}],"extra":1}`, "E_BAD_REQUEST", "extra"],
