@@ -72,9 +72,13 @@ export interface HttpServer {
 /** Methods counted by name for unmatched requests (lower case, as the fallback sees them); any other counts as OTHER. */
 const STANDARD_METHODS = new Set(["get", "head", "post", "put", "patch", "delete", "options", "trace", "connect"]);
 
-/** uWS wants "200 OK". */
+const statusLines = new Map<number, string>();
+
+/** uWS wants "200 OK" (made once per status). */
 export function statusLine(status: number): string {
-  return `${status} ${STATUS_CODES[status] ?? ""}`;
+  let line = statusLines.get(status);
+  if (line === undefined) statusLines.set(status, (line = `${status} ${STATUS_CODES[status] ?? ""}`));
+  return line;
 }
 
 export interface Flight {
