@@ -319,9 +319,10 @@ const REFUSED_DRAIN_MS = 10_000;
  */
 export function readBody(res: uWS.HttpResponse, declared: number, limit: number, flight: Flight): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    // Grown as bytes arrive, so a declared length alone reserves at most 1 MiB (or takes a kept buffer: body-buffers.ts).
+    // Grown as bytes arrive, so a declared length alone reserves at most 1 MiB; a kept buffer is taken, else a new one of a size that can be kept (body-buffers.ts).
     let buf =
-      (declared >= 0 ? takeBodyBuffer(declared) : null) ?? Buffer.allocUnsafe(declared >= 0 ? Math.min(declared, 1 << 20) : 16 << 10);
+      (declared >= 0 ? takeBodyBuffer(declared) : null) ??
+      (declared >= 0 ? newBodyBuffer(Math.min(declared, 1 << 20)) : Buffer.allocUnsafe(16 << 10));
     let len = 0;
     let dropped = 0;
     let timer: NodeJS.Timeout | undefined;
