@@ -10,7 +10,8 @@
  * svc is served as shipped: request log at info (to a file), metrics on, queried with a metered tenant key
  * (`--admin`: the unmetered admin key). Each lane prints the server's CPU time per query (/proc utime+stime of
  * the server process over the measured run / queries answered). `--peer` adds the served peer, PostgreSQL +
- * pgvector HNSW tuned to recall@10 >= 0.99 (bench/peers/pgvector-served.ts; skipped, saying why, when absent).
+ * pgvector HNSW tuned to recall@10 >= 0.99 (bench/peers/pgvector-served.ts; skipped, saying why and how to install
+ * them (PGVECTOR_INSTALL there), when absent). `npm run bench` runs it in its http suite.
  *
  * `--data DIR` keeps the loaded server data (and the exact truth of the verify queries) in DIR and reuses it when
  * DIR already holds the same load: a 1M load with its index builds takes minutes, a restart seconds.

@@ -3,7 +3,7 @@
  * throwaway cluster on loopback, loaded with the same rows, `hnsw.ef_search` raised until recall@10 reaches the
  * target on the verify queries, then queried by 32 connections (node-postgres, one prepared statement, closed
  * loop) while the CPU time of the postmaster and all its backends is read from /proc: server CPU per query.
- * PostgreSQL and pgvector are not installed by this project: where either is missing the lane says so and how to
+ * PostgreSQL and pgvector are not installed by this project (PGVECTOR_INSTALL says how): where either is missing the lane says so and how to
  * install them, and is skipped (never faked).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -30,7 +30,7 @@ export interface PgPeerResult {
 }
 
 export const PGVECTOR_INSTALL =
-  "PostgreSQL + pgvector >= 0.5 (HNSW) are needed for this lane: Debian: apt-get install postgresql-15 postgresql-server-dev-15, then install the pgvector extension (no bookworm package: build it from its public source as its README says; `pg_config --sharedir`/extension/vector.control must exist)";
+  "PostgreSQL + pgvector >= 0.5 (HNSW) are needed for this lane. Debian: `apt-get install postgresql-15 postgresql-server-dev-15` (bookworm); pgvector: `apt-get install postgresql-<major>-pgvector` where the distribution has one (bookworm has none: `apt-cache search pgvector` finds nothing), else build its public source (`make && make install` with pg_config on the PATH, as its README says). `pg_config --sharedir`/extension/vector.control must exist. This lane ran on PostgreSQL 15.20 (bookworm's package) + pgvector 0.8.1 built from source";
 
 /** The PostgreSQL bin dir with pgvector installed beside it, or a sentence saying what is missing. */
 export function findPostgres(): { bin: string } | { missing: string } {

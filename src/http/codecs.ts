@@ -4,7 +4,7 @@ import protobuf from "protobufjs";
 import { fileURLToPath } from "node:url";
 import { SvcError } from "../errors.js";
 import { checkValue, safeDecoder, setOwn } from "../safe-values.js";
-import { readUpsertJson } from "./upsert-json.js";
+import { readQueryJson, readUpsertJson } from "./upsert-json.js";
 
 export const JSON_TYPE = "application/json";
 export const MSGPACK_TYPE = "application/msgpack";
@@ -57,13 +57,15 @@ export const CONTENT_TYPE: Record<Codec, string> = { json: JSON_TYPE, msgpack: M
 /**
  * Decode a body to the same plain object whatever the codec (protobuf fields become the
  * camelCase names of the JSON body, Structs become objects). An empty body is undefined.
- * `upsert`: a JSON upsert body's vector values are read straight into float32 (upsert-json.ts).
+ * `floats`: a JSON upsert body's vector values ("upsert") or a JSON query body's `vector` ("query") are read
+ * straight into float32 (upsert-json.ts).
  * Every decoded body passes checkValue (src/safe-values.ts), so no route sees one nested over
  * MAX_DEPTH levels (E_TOO_DEEP) or holding a reserved key such as "__proto__" (E_METADATA).
  */
-export function decodeBody(codec: Codec, body: Buffer, proto: ProtoMessages | undefined, upsert = false): unknown {
+export function decodeBody(codec: Codec, body: Buffer, proto: ProtoMessages | undefined, floats?: "upsert" | "query"): unknown {
   if (body.length === 0) return undefined;
-  const value = (upsert && codec === "json" ? readUpsertJson(body) : null) ?? decodeBytes(codec, body, proto);
+  const fast = codec !== "json" || floats === undefined ? null : floats === "upsert" ? readUpsertJson(body) : readQueryJson(body);
+  const value = fast ?? decodeBytes(codec, body, proto);
   checkValue(value);
   return value;
 }

@@ -316,7 +316,8 @@ export class Exchange {
     }
     this.checkMediaType(body.length); // a chunked body's length is known only now
     const inCodec = requestCodec(h.contentType);
-    const decoded = route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto, route.upsertBody);
+    const floats = route.upsertBody ? "upsert" : route.queryBody ? "query" : undefined;
+    const decoded = route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto, floats);
     // A decoded JSON body shares no memory with the bytes (msgpack bins would): its buffer can take the next large body.
     if (!route.rawBody && (inCodec ?? "json") === "json") giveBackBody(body);
     const ctx: RequestContext = {
@@ -344,8 +345,9 @@ export class Exchange {
             },
             h.traceparent,
           );
-    // An upsert's msgpack bins were views into the body until the route copied them into the batch's rows (metadata holds no binaries): dead now.
-    if (route.upsertBody && inCodec === "msgpack") giveBackBody(body);
+    // An upsert's msgpack bins were views into the body until the route copied them into the batch's rows (metadata holds
+    // no binaries), a query's vector bin until the route copied it into its Float32Array: dead now.
+    if ((route.upsertBody || route.queryBody) && inCodec === "msgpack") giveBackBody(body);
     const status = reply.status ?? route.response.status;
     if (reply.raw) return { status, contentType: reply.raw.contentType, body: reply.raw.data, headers: reply.headers };
     const outCodec = responseCodec(h.accept, route.proto !== undefined);

@@ -65,6 +65,8 @@ export interface Route {
   proto?: ProtoMessages;
   /** Upserts: a JSON body is read by upsert-json.ts (each vector's `values` straight into float32, a Float32Array). */
   upsertBody?: true;
+  /** Queries: a JSON body's top-level `vector` is read by upsert-json.ts straight into float32 (a Float32Array). */
+  queryBody?: true;
   /** Uploads: the handler gets the body undecoded (a Buffer) and parses it itself; the value is the media type it documents. */
   rawBody?: "multipart/form-data" | "application/octet-stream";
   /** Body cap in bytes for this route (413 past it); default and ceiling: the server's limit. */

@@ -72,9 +72,13 @@ export interface HttpServer {
 /** Methods counted by name for unmatched requests (lower case, as the fallback sees them); any other counts as OTHER. */
 const STANDARD_METHODS = new Set(["get", "head", "post", "put", "patch", "delete", "options", "trace", "connect"]);
 
-/** uWS wants "200 OK". */
+const statusLines = new Map<number, string>();
+
+/** uWS wants "200 OK" (made once per status). */
 export function statusLine(status: number): string {
-  return `${status} ${STATUS_CODES[status] ?? ""}`;
+  let line = statusLines.get(status);
+  if (line === undefined) statusLines.set(status, (line = `${status} ${STATUS_CODES[status] ?? ""}`));
+  return line;
 }
 
 export interface Flight {
@@ -315,9 +319,10 @@ const REFUSED_DRAIN_MS = 10_000;
  */
 export function readBody(res: uWS.HttpResponse, declared: number, limit: number, flight: Flight): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    // Grown as bytes arrive, so a declared length alone reserves at most 1 MiB (or takes a kept buffer: body-buffers.ts).
+    // Grown as bytes arrive, so a declared length alone reserves at most 1 MiB; a kept buffer is taken, else a new one of a size that can be kept (body-buffers.ts).
     let buf =
-      (declared >= 0 ? takeBodyBuffer(declared) : null) ?? Buffer.allocUnsafe(declared >= 0 ? Math.min(declared, 1 << 20) : 16 << 10);
+      (declared >= 0 ? takeBodyBuffer(declared) : null) ??
+      (declared >= 0 ? newBodyBuffer(Math.min(declared, 1 << 20)) : Buffer.allocUnsafe(16 << 10));
     let len = 0;
     let dropped = 0;
     let timer: NodeJS.Timeout | undefined;

@@ -1,10 +1,11 @@
 /**
  * @module upsert-json — a JSON upsert body (`{"vectors": [{"id", "values": [numbers], "metadata"}], "namespace"}`,
  * the official Pinecone clients' shape) read with each `values` array parsed straight from the bytes into one
- * float32 buffer: no JavaScript array of doubles per vector, no string of the whole body. Everything else (ids,
- * metadata, other fields) goes through JSON.parse of its own span. A body of any other shape, or with anything
- * this reader does not take (escaped keys, repeated keys, a non-number in `values`, malformed JSON), is left to
- * the plain JSON.parse path (null), so errors and results stay exactly those of JSON.parse.
+ * float32 buffer: no JavaScript array of doubles per vector, no string of the whole body; and a JSON query body
+ * (`{"vector": [numbers], "topK", ...}`) with its `vector` read the same way. Everything else (ids, metadata,
+ * other fields) goes through JSON.parse of its own span. A body of any other shape, or with anything this reader
+ * does not take (escaped keys, repeated keys, a non-number in the array, malformed JSON), is left to the plain
+ * JSON.parse path (null), so errors and results stay exactly those of JSON.parse.
  */
 import { upsertValuesBuffer } from "../engine/upsert-buffers.js";
 import { RESERVED_KEYS } from "../safe-values.js";
@@ -24,7 +25,22 @@ const MARGIN = 2 ** -44;
  */
 export function readUpsertJson(body: Buffer): Record<string, unknown> | null {
   try {
-    return new Reader(body).body();
+    return new Reader(body, "upsert").body();
+  } catch (e) {
+    if (e === NOT_TAKEN) return null;
+    throw e;
+  }
+}
+
+/**
+ * A query body as an object whose top-level `vector` (when it is a non-empty array of numbers each finite in float32)
+ * is a Float32Array of Math.fround of what JSON.parse reads (what the engine makes of the numbers: float32, checked
+ * finite after the conversion); null when the body is not taken. Pinecone's JSON.parse of 1024 decimal numbers was
+ * the largest part of a JSON query's server CPU (bench/RESULTS.md, "served-cpu").
+ */
+export function readQueryJson(body: Buffer): Record<string, unknown> | null {
+  try {
+    return new Reader(body, "query").body();
   } catch (e) {
     if (e === NOT_TAKEN) return null;
     throw e;
@@ -36,27 +52,36 @@ class Reader {
   private floats: Float32Array;
   /** Floats written. */
   private n = 0;
-  /** Per vector with values: the object, its first float and length. */
-  private readonly spans: Array<{ o: Record<string, unknown>; at: number; len: number }> = [];
+  /** Per array read into floats: the object, its key, its first float and length. */
+  private readonly spans: Array<{ o: Record<string, unknown>; key: string; at: number; len: number }> = [];
 
   private readonly dv: DataView;
 
-  constructor(private readonly b: Buffer) {
+  /** "upsert": each vector's `values` (floats in an upsertValuesBuffer, taken as the batch's rows); "query": the top-level `vector`. */
+  constructor(
+    private readonly b: Buffer,
+    private readonly mode: "upsert" | "query",
+  ) {
     this.dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
     // Every loop stops at a "}" or earlier: the number reader never reads past the end.
     let last = b.length - 1;
     while (last >= 0 && (b[last] === 0x20 || b[last] === 0x0a || b[last] === 0x0d || b[last] === 0x09)) last--;
     if (b[last] !== 0x7d) throw NOT_TAKEN;
-    // Sized for the batch after its first vector (see vectors()).
-    this.floats = new Float32Array(upsertValuesBuffer(4 * Math.min(b.length >> 1, 1 << 16)));
+    // An upsert's is sized for the batch after its first vector (see vectors()); a query's grows by doubling from a
+    // common dimension (a number takes at least 2 bytes with its comma: never more than b.length / 2 floats).
+    this.floats =
+      mode === "upsert"
+        ? new Float32Array(upsertValuesBuffer(4 * Math.min(b.length >> 1, 1 << 16)))
+        : new Float32Array(Math.max(8, Math.min(b.length >> 1, 1024)));
   }
 
   body(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    this.object(out, (key) => (key === "vectors" && this.peek() === 0x5b ? this.vectors() : this.span()));
+    if (this.mode === "upsert") this.object(out, (key) => (key === "vectors" && this.peek() === 0x5b ? this.vectors() : this.span()));
+    else this.object(out, (key) => (key === "vector" && this.peek() === 0x5b ? this.values(out, key) : this.span()));
     this.ws();
     if (this.p !== this.b.length) throw NOT_TAKEN;
-    for (const s of this.spans) s.o.values = this.floats.subarray(s.at, s.at + s.len);
+    for (const s of this.spans) s.o[s.key] = this.floats.subarray(s.at, s.at + s.len);
     return out;
   }
 
@@ -72,7 +97,7 @@ class Reader {
     for (;;) {
       if (this.peek() !== 0x7b) throw NOT_TAKEN;
       const o: Record<string, unknown> = {};
-      this.object(o, (key) => (key === "values" && this.peek() === 0x5b ? this.values(o) : this.span()));
+      this.object(o, (key) => (key === "values" && this.peek() === 0x5b ? this.values(o, key) : this.span()));
       out.push(o);
       if (out.length === 1 && this.n > 0) this.resize(Math.ceil(((this.b.length - start) / (this.p - start)) * 1.02) * this.n + this.n);
       this.ws();
@@ -163,13 +188,15 @@ class Reader {
   }
 
   /** `[numbers]` into the float buffer; returns a placeholder: the view is set once the buffer is final (body()). */
-  private values(o: Record<string, unknown>): null {
+  private values(o: Record<string, unknown>, key: string): null {
     const b = this.b;
     const at = this.n;
     this.p++; // [
     this.ws();
-    if (b[this.p] === 0x5d) this.p++;
-    else
+    if (b[this.p] === 0x5d) {
+      if (this.mode === "query") throw NOT_TAKEN; // [] stays a JavaScript array (the engine's length error names it as before)
+      this.p++;
+    } else
       for (;;) {
         if (this.n === this.floats.length) this.resize(this.floats.length * 2);
         this.number(this.floats, this.n++);
@@ -179,13 +206,17 @@ class Reader {
         if (c !== 0x2c) throw NOT_TAKEN;
         this.ws();
       }
-    this.spans.push({ o, at, len: this.n - at });
+    if (this.mode === "query") {
+      // A number past float32's range: JSON.parse's double goes to the engine, which names it non-finite after its own conversion.
+      for (let i = at; i < this.n; i++) if (this.floats[i]! - this.floats[i]! !== 0) throw NOT_TAKEN;
+    }
+    this.spans.push({ o, key, at, len: this.n - at });
     return null;
   }
 
   private resize(floats: number): void {
     if (floats < this.n) return;
-    const next = new Float32Array(upsertValuesBuffer(floats * 4));
+    const next = new Float32Array(this.mode === "upsert" ? upsertValuesBuffer(floats * 4) : new ArrayBuffer(floats * 4));
     next.set(this.floats.subarray(0, this.n));
     this.floats = next;
   }

@@ -23,7 +23,7 @@ describe("body buffers", () => {
     for (const [text, upsert] of bodies) {
       const body = newBodyBuffer(2 << 20).subarray(0, Buffer.byteLength(text));
       body.write(text);
-      const decoded = decodeBody("json", body, undefined, upsert);
+      const decoded = decodeBody("json", body, undefined, upsert ? "upsert" : undefined);
       const before = structuredClone(decoded);
       body.fill(0x20);
       body.write('{"vectors":[{"id":"overwritten","values":[9,9,9]}]}');
@@ -50,5 +50,21 @@ describe("body buffers", () => {
     const taken = Array.from({ length: 5 }, () => takeBodyBuffer(2 << 20));
     expect(taken.filter((b) => b !== null).length).toBe(4);
     expect(taken.some((b) => b?.buffer === five[0]!.buffer)).toBe(false);
+  });
+
+  it("keeps small bodies' buffers by power-of-two size, only those it made, each handed out once", () => {
+    const q = newBodyBuffer(20_000); // a Pinecone JSON query's body
+    expect(q.length).toBe(32_768);
+    giveBackBody(q.subarray(0, 20_000));
+    giveBackBody(q.subarray(0, 20_000)); // twice: still kept once
+    expect(takeBodyBuffer(5_000)).toBeNull(); // another size class
+    expect(takeBodyBuffer(20_500)?.buffer).toBe(q.buffer);
+    expect(takeBodyBuffer(20_500)).toBeNull(); // handed out once
+    // a buffer it did not make (a caller's, given to RequestPath.request) is never kept, nor a slice, nor a pool buffer
+    giveBackBody(Buffer.allocUnsafeSlow(32_768));
+    giveBackBody(newBodyBuffer(20_000).subarray(16));
+    giveBackBody(newBodyBuffer(100));
+    expect(takeBodyBuffer(20_000)).toBeNull();
+    expect(newBodyBuffer(100).length).toBe(100); // below 4 KiB: Node's pool, exact length
   });
 });

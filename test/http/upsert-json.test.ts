@@ -5,6 +5,7 @@
  * JSON.parse, so the server answers as before. Then over real HTTP with the official Pinecone client's body shape.
  * Property: fast-check, fixed seed.
  */
+import { encode as msgpackEncode } from "@msgpack/msgpack";
 import fc from "fast-check";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type Server } from "../../src/app/start-server.js";
 import { decodeBody } from "../../src/http/codecs.js";
-import { readUpsertJson } from "../../src/http/upsert-json.js";
+import { readQueryJson, readUpsertJson } from "../../src/http/upsert-json.js";
 
 const SEED = 20261126;
 
@@ -176,12 +177,74 @@ describe("readUpsertJson", () => {
     ];
     for (const text of notTaken) expect(readUpsertJson(Buffer.from(text)), text).toBeNull();
     // not taken is not refused: JSON.parse decides (here: a body that is fine, and one that is not)
-    expect(decodeBody("json", Buffer.from('{"vectors":[{"id":"a","values":[1],"values":[2]}]}'), undefined, true)).toEqual({
+    expect(decodeBody("json", Buffer.from('{"vectors":[{"id":"a","values":[1],"values":[2]}]}'), undefined, "upsert")).toEqual({
       vectors: [{ id: "a", values: [2] }],
     });
-    expect(() => decodeBody("json", Buffer.from('{"vectors":[{"id":"a","values":[1,2,]}]}'), undefined, true)).toThrow(
+    expect(() => decodeBody("json", Buffer.from('{"vectors":[{"id":"a","values":[1,2,]}]}'), undefined, "upsert")).toThrow(
       /malformed json body/,
     );
+  });
+});
+
+describe("readQueryJson", () => {
+  it("reads a query's vector as Math.fround(JSON.parse) when every number is finite in float32, and every other field as JSON.parse; else leaves the body to JSON.parse", () => {
+    const other = fc.record(
+      {
+        topK: fc.integer({ min: -5, max: 20 }),
+        namespace: fc.string({ maxLength: 8 }),
+        filter: fc.dictionary(fc.constantFrom("a", "b", "vector"), fc.jsonValue({ maxDepth: 2 })),
+        includeMetadata: fc.boolean(),
+        id: fc.string({ maxLength: 4 }),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(fc.array(numberText, { minLength: 0, maxLength: 12 }), other, fc.boolean(), ws, (numbers, rest, first, s) => {
+        const vector = `"vector"${s}:${s}[${s}${numbers.join(`${s},${s}`)}${s}]`;
+        const fields = Object.entries(rest).map(([k, v]) => `${JSON.stringify(k)}:${s}${JSON.stringify(v)}`);
+        const text = `${s}{${s}${(first ? [vector, ...fields] : [...fields, vector]).join(`,${s}`)}${s}}${s}`;
+        const want = JSON.parse(text) as Record<string, unknown>;
+        const got = readQueryJson(Buffer.from(text));
+        const floats = (want.vector as number[]).map((x) => Math.fround(x));
+        if (numbers.length === 0 || floats.some((x) => !Number.isFinite(x))) {
+          expect(got, text).toBeNull(); // JSON.parse's array goes to the engine, which answers as before
+          return;
+        }
+        expect(got, text).not.toBeNull();
+        sameFloats(got!.vector as Float32Array, floats);
+        const { vector: _w, ...wantRest } = want;
+        const { vector: _g, ...gotRest } = got!;
+        expect(gotRest).toEqual(wantRest);
+      }),
+      { seed: SEED, numRuns: 400 },
+    );
+  });
+
+  it("leaves every other body to JSON.parse", () => {
+    const notTaken = [
+      '{"vector":[]}',
+      '{"vector":[1,"2"]}',
+      '{"vector":[1,2,]}',
+      '{"vector":[1e39]}',
+      '{"vector":[-1e39,1]}',
+      '{"vector":[1],"vector":[2]}',
+      '{"vector":[1],"__proto__":{}}',
+      '{"vector":[1]',
+      '{"vec\\u0074or":[1]}',
+      '{"vector":[true]}',
+      "[1,2]",
+    ];
+    for (const text of notTaken) expect(readQueryJson(Buffer.from(text)), text).toBeNull();
+    // a nested "vector" is JSON.parse's, the top-level one the reader's
+    const got = readQueryJson(Buffer.from('{"filter":{"vector":[1.5]},"vector":[0.1,-0,3e-7]}'))!;
+    expect(got.filter).toEqual({ vector: [1.5] });
+    sameFloats(got.vector as Float32Array, [0.1, -0, 3e-7]);
+    // a 1536-d vector (past the first 1024 floats reserved)
+    const big = Array.from({ length: 1536 }, (_, i) => (i - 700) / 9);
+    sameFloats(readQueryJson(Buffer.from(JSON.stringify({ vector: big, topK: 3 })))!.vector as Float32Array, big);
+    // decodeBody takes it for "query" routes only
+    expect(decodeBody("json", Buffer.from('{"vector":[1,2]}'), undefined, "query")).toEqual({ vector: Float32Array.from([1, 2]) });
+    expect(decodeBody("json", Buffer.from('{"vector":[1,2]}'), undefined)).toEqual({ vector: [1, 2] });
   });
 });
 
@@ -258,6 +321,47 @@ describe("JSON upserts over HTTP (the Pinecone client's body shape)", () => {
     const stats = (await (await fetch(`${server.url}/v1/indexes/j/describe_index_stats`)).json()) as any;
     expect(stats.namespaces.bad).toBeUndefined();
   });
+  it("a query's JSON vector answers as the same vector in msgpack float32 does; bad vectors keep their codes and fields", async () => {
+    const texts = fc.sample(
+      numberText.filter((t) => Number.isFinite(Math.fround(JSON.parse(t) as number)) && Math.abs(JSON.parse(t) as number) < 1e30),
+      { seed: SEED + 1, numRuns: 8 * DIM },
+    );
+    for (let q = 0; q < 8; q++) {
+      const text = [`${q + 1}`, ...texts.slice(q * DIM + 1, (q + 1) * DIM)];
+      const json = await post("/v1/indexes/j/query", `{"vector":[${text.join(",")}],"topK":5,"namespace":"ns","includeValues":true}`);
+      const f32 = Float32Array.from(text.map((t) => JSON.parse(t) as number));
+      const res = await fetch(`${server.url}/v1/indexes/j/query`, {
+        method: "POST",
+        headers: { "content-type": "application/msgpack" },
+        body: msgpackEncode({ vector: new Uint8Array(f32.buffer), topK: 5, namespace: "ns", includeValues: true }),
+      });
+      expect(json.status).toBe(200);
+      expect(json.json).toEqual(await res.json());
+      expect(json.json.matches.length).toBe(5);
+    }
+    const ones = (n: number) => Array.from({ length: n }, () => "1");
+    const cases: Array<[string, string, string]> = [
+      [`{"vector":[${[...ones(5), "1e39", ...ones(DIM - 6)].join(",")}]}`, "E_NON_FINITE", "vector[5]"],
+      [`{"vector":[${[...ones(2), '"x"', ...ones(DIM - 3)].join(",")}]}`, "E_BAD_REQUEST", "vector[2]"],
+      [`{"vector":[${ones(DIM - 1).join(",")}]}`, "E_DIMENSION", "vector"],
+      [`{"vector":[]}`, "E_DIMENSION", "vector"],
+      [
+        `{"vector":[${ones(DIM)
+          .map(() => "0")
+          .join(",")}]}`,
+        "E_BAD_REQUEST",
+        "vector",
+      ],
+      [`{"vector":[${ones(DIM).join(",")}],"id":"a"}`, "E_BAD_REQUEST", "id"],
+      [`{"vector":[${ones(DIM).join(",")},]}`, "E_BODY", "body"],
+      [`{"vector":[${ones(DIM).join(",")}],"extra":1}`, "E_BAD_REQUEST", "extra"],
+    ];
+    for (const [body, code, field] of cases) {
+      const r = await post("/v1/indexes/j/query", body);
+      expect([r.status, r.json.error?.code, r.json.error?.field], body.slice(0, 60)).toEqual([400, code, field]);
+    }
+  });
+
   it("large JSON bodies in flight together (their buffers reused once decoded) each store their own values", async () => {
     const dim = 256;
     expect((await post("/v1/indexes", JSON.stringify({ name: "big", dimension: dim }))).status).toBe(201);

@@ -206,6 +206,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       meter: "query",
       readOnly: true,
       proto: { request: "QueryRequest", response: "QueryResponse" },
+      queryBody: true,
       // A query scans at most the namespace's live rows (Collection.query caps `scanned` there).
       usageBound: async (ctx) => {
         const b = typeof ctx.body === "object" && ctx.body !== null ? (ctx.body as Record<string, unknown>) : {};
