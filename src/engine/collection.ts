@@ -275,6 +275,11 @@ export class Collection {
     return this.applier.settled();
   }
 
+  /** Resolves once no background calibration of a partition's rescoring depth runs (engine/depth.ts); queries meanwhile use the depth calibrated before (or the dimension's default). */
+  depthCalibrated(): Promise<void> {
+    return this.maintenance.calibrated();
+  }
+
   /** End of the last op applied (visible to queries); with a JetStream log `offset` is its stream sequence. */
   get applied(): LogPosition {
     return this.applier.visible;
