@@ -280,6 +280,11 @@ export class Collection {
     return this.maintenance.calibrated();
   }
 
+  /** The calibrated rescoring depth of a namespace's partition (Infinity: scored exactly), null before its first calibration or without the namespace. */
+  depthOf(namespace: string): number | null {
+    return this.s.partitions.get(namespace)?.depth ?? null;
+  }
+
   /** End of the last op applied (visible to queries); with a JetStream log `offset` is its stream sequence. */
   get applied(): LogPosition {
     return this.applier.visible;
