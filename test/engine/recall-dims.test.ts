@@ -90,6 +90,8 @@ describe("recall@10 across dimensions on clustered data", () => {
   ] as const) {
     it(`${n} x ${dim}-d cosine, ${clusters ?? n / 20} centres: the default >= 0.99, exact: true = the exact float top-k with and without a filter`, async () => {
       const { c, rows, queries } = await load(n, dim, "cosine", clusters);
+      // calibrated on its own rows (engine/depth.ts), not the dimension's default
+      expect(c.depthOf("")).not.toBeNull();
       let def = 0,
         exact = 0,
         filtered = 0;
