@@ -111,7 +111,17 @@ export async function runRecallCase(kernels: Kernels, pool: ScanPool, c: RecallC
     await run(false); // warm-up (page cache, JIT)
     const d = await run(false);
     const e = await run(true);
-    return { ...c, queries: nq, recallDefault: d.recall, recallExact: e.recall, msDefault: d.ms, msExact: e.ms, plan: d.plan, depth: col.depthOf(""), msCalibrate };
+    return {
+      ...c,
+      queries: nq,
+      recallDefault: d.recall,
+      recallExact: e.recall,
+      msDefault: d.ms,
+      msExact: e.ms,
+      plan: d.plan,
+      depth: col.depthOf(""),
+      msCalibrate,
+    };
   } finally {
     await col.close();
     rmSync(root, { recursive: true, force: true });
@@ -136,7 +146,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(
     `clustered data (1000 centres, ${basis} latent basis, spread ${spread}), ${nq} held-out queries, recall@10 against brute-force float ranking`,
   );
-  console.log("| n × dim | metric | depth | recall@10 default | recall@10 exact | ms/query default | ms/query exact | plan | calibration s |");
+  console.log(
+    "| n × dim | metric | depth | recall@10 default | recall@10 exact | ms/query default | ms/query exact | plan | calibration s |",
+  );
   console.log("|---|---|---:|---:|---:|---:|---:|---|---:|");
   for (const c of cases) {
     const r = await runRecallCase(kernels, pool, { ...c, basis, spread }, nq);

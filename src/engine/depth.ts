@@ -72,7 +72,7 @@ export async function calibrateDepth(
     // The exact answers: every live row's values read once (runs of TRUTH_CHUNK rows), scored against every sample query.
     const best = sample.map(() => new BestK(K + 1));
     const buf = block + 16;
-    for (let i = 0; i < n; ) {
+    for (let i = 0; i < n;) {
       await tick(stop);
       // after the yield: shared memory may have grown (a new buffer)
       const res = new Float64Array(heap.memory.buffer, block, 2);
@@ -87,7 +87,14 @@ export async function calibrateDepth(
         }
       }
     }
-    const kth = best.map((b, j) => b.sorted().filter((h) => h.row !== sample[j]).slice(0, K).at(-1)?.score ?? -Infinity);
+    const kth = best.map(
+      (b, j) =>
+        b
+          .sorted()
+          .filter((h) => h.row !== sample[j])
+          .slice(0, K)
+          .at(-1)?.score ?? -Infinity,
+    );
     let recall = 0;
     for (const depth of DEPTH_LADDER) {
       if (2 * rescoreFor(K, depth) >= n) break;
