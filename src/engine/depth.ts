@@ -5,7 +5,7 @@ import type { Rotation } from "../kernels/rotation.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { CALIBRATION_RECALL, tick } from "./ivf.js";
 import type { Partition } from "./partition.js";
-import { BestK, candidatesFor, DEPTH_EXACT, rescoreFor, search } from "./search.js";
+import { BestK, candidatesFor, DEPTH_EXACT, DEPTH_MAX_FLOATS, rescoreFor, search } from "./search.js";
 
 /**
  * The depths tried, shallowest first: depth d keeps candidatesFor(k, d) rows of the 1-bit scan and rescores
@@ -21,12 +21,6 @@ export const DEPTH_LADDER: readonly number[] = [1, 2, 4, 8, 16, 32, 64];
 export const DEPTH_SAMPLE = 200;
 /** Partitions below this many live rows keep the dimension's default depth (depthScale) and are not calibrated. */
 export const DEPTH_MIN_ROWS = 1000;
-/**
- * Partitions above this many floats (live rows x dimension: 64 MiB of values) are not calibrated again: the exact answers
- * of the sample read every value once and cost DEPTH_SAMPLE x rows x dimension multiply-adds (3.4 G here, ~2-3 s of a core).
- * Such a partition keeps the depth of its last calibration (or the dimension's default).
- */
-export const DEPTH_MAX_FLOATS = 16 << 20;
 /** Live rows read per step of the exact answers (yielding between steps). */
 const TRUTH_CHUNK = 256;
 const K = 10;

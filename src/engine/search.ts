@@ -41,6 +41,22 @@ export const DEPTH_DIM = 1024;
 /** The depth of a partition whose calibration found no depth short of scoring every row as good: queries score every live row exactly. */
 export const DEPTH_EXACT = Number.POSITIVE_INFINITY;
 
+/**
+ * Partitions above this many floats (live rows x dimension: 64 MiB of values) are not calibrated again (depth.ts): the
+ * exact answers of its sample read every value once and cost DEPTH_SAMPLE x rows x dimension multiply-adds (3.4 G here,
+ * ~2-3 s of a core). Past it a partition queries at its last calibrated depth, but never deeper than the dimension's
+ * default: a depth measured on fewer rows (5 a cluster needed depth 4-32 where 16 a cluster needed 1) must not multiply
+ * the cost of a large namespace.
+ */
+export const DEPTH_MAX_FLOATS = 16 << 20;
+
+/** The depth a query of `p` uses: the calibrated one (capped by the default past DEPTH_MAX_FLOATS), else the dimension's default. */
+export function queryDepth(p: Partition): number {
+  const def = depthScale(p.shape.dimension);
+  if (p.depth === null) return def;
+  return p.liveCount * p.shape.dimension > DEPTH_MAX_FLOATS ? Math.min(p.depth, def) : p.depth;
+}
+
 /** The default depth of dimension-`dim` rows (1 at and above DEPTH_DIM). */
 export function depthScale(dim: number): number {
   return Math.max(1, Math.ceil(DEPTH_DIM / dim));
@@ -124,7 +140,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
   const cosine = p.values !== null;
   const dim = p.shape.dimension;
   // The partition's calibrated depth (depth.ts), else the dimension's default; explicit candidates and rescore override it.
-  const depth = p.depth ?? depthScale(dim);
+  const depth = queryDepth(p);
   if (
     cosine &&
     (q.exact ||
