@@ -23,7 +23,7 @@ import type { ProbeParams } from "./ivf.js";
 import { Maintenance, type MaintenanceErrorHandler } from "./maintenance.js";
 import type { VectorShape } from "./partition.js";
 import { Reader, type FetchedVector, type Match, type OrderedRow, type OrderInput, type QueryInput } from "./reader.js";
-import type { Plan, Scoring, SearchResult } from "./search.js";
+import { queryDepth, type Plan, type Scoring, type SearchResult } from "./search.js";
 import { Writer, type VectorInput } from "./writer.js";
 
 export { MAX_APPLY_BACKLOG_BYTES } from "./applier.js";
@@ -280,9 +280,10 @@ export class Collection {
     return this.maintenance.calibrated();
   }
 
-  /** The calibrated rescoring depth of a namespace's partition (Infinity: scored exactly), null before its first calibration or without the namespace. */
+  /** The rescoring depth a namespace's queries use (search.ts queryDepth; Infinity: scored exactly), null before its first calibration or without the namespace. */
   depthOf(namespace: string): number | null {
-    return this.s.partitions.get(namespace)?.depth ?? null;
+    const p = this.s.partitions.get(namespace);
+    return p === undefined || p.depth === null ? null : queryDepth(p);
   }
 
   /** End of the last op applied (visible to queries); with a JetStream log `offset` is its stream sequence. */
