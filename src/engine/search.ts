@@ -42,13 +42,13 @@ export const DEPTH_DIM = 1024;
 export const DEPTH_EXACT = Number.POSITIVE_INFINITY;
 
 /**
- * Partitions above this many floats (live rows x dimension: 64 MiB of values) are not calibrated again (depth.ts): the
- * exact answers of its sample read every value once and cost DEPTH_SAMPLE x rows x dimension multiply-adds (3.4 G here,
- * ~2-3 s of a core). Past it a partition queries at its last calibrated depth, but never deeper than the dimension's
- * default: a depth measured on fewer rows (5 a cluster needed depth 4-32 where 16 a cluster needed 1) must not multiply
- * the cost of a large namespace.
+ * Partitions above this many floats (live rows x dimension: 128 MiB of values, e.g. 8,192 x 4096-d or 32,768 x 1024-d)
+ * are not calibrated again (depth.ts): the exact answers of its sample read every value once and cost DEPTH_SAMPLE x rows
+ * x dimension multiply-adds (6.7 G here, a few seconds of a core, once per doubling). Past it a partition queries at its
+ * last calibrated depth, but never deeper than the dimension's default: a depth measured on fewer rows (5 a cluster
+ * needed depth 4-32 where 16 a cluster needed 1) must not multiply the cost of a large namespace.
  */
-export const DEPTH_MAX_FLOATS = 16 << 20;
+export const DEPTH_MAX_FLOATS = 32 << 20;
 
 /** The depth a query of `p` uses: the calibrated one (capped by the default past DEPTH_MAX_FLOATS), else the dimension's default. */
 export function queryDepth(p: Partition): number {
