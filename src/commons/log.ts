@@ -2,6 +2,7 @@
 import { dirname, join } from "node:path";
 import { reportWalLosses } from "../store/damage.js";
 import type { Log, OpenLog } from "../store/log.js";
+import { stderrReporter, type Reporter } from "../store/reporter.js";
 import { Wal, type Durability } from "../store/wal.js";
 
 /** WAL frame types of the commons. Never renumber; nothing is ever rewritten or removed. */
@@ -14,12 +15,12 @@ export class CommonsLog {
   /** Open (or create) the log under `dir` (or `openLog`'s: cluster mode's fenced JetStream log) and pass every stored frame, in order, to `onFrame`. */
   static async open(
     dir: string,
-    opts: { durability?: Durability; openLog?: OpenLog; onFrame: (type: number, body: unknown) => void },
+    opts: { durability?: Durability; openLog?: OpenLog; reporter?: Reporter; onFrame: (type: number, body: unknown) => void },
   ): Promise<CommonsLog> {
     // A damaged frame is skipped and named (store "commons-log"); the rest of the commons serves.
     const openLog = opts.openLog ?? Wal.opener(join(dir, "wal"), { durability: opts.durability });
     const { log: wal, report } = await openLog({ onFrame: (f) => opts.onFrame(f.type, f.body) });
-    reportWalLosses("commons-log", dirname(dir), report);
+    reportWalLosses(opts.reporter ?? stderrReporter, "commons-log", dirname(dir), report);
     return new CommonsLog(wal);
   }
 

@@ -1,7 +1,7 @@
 /** @module routes/ops — liveness, Prometheus metrics, the OpenAPI document and the tenant's wallet and usage series. */
 import { USAGE_MAX_BUCKETS, type UsageGrain, type WalletBook } from "../../account/wallet-book.js";
 import { SvcError } from "../../errors.js";
-import { damageReports } from "../../store/damage.js";
+import type { DamageReport } from "../../store/damage.js";
 import { VERSION } from "../../version.js";
 import type { HttpMetrics } from "../metrics.js";
 import { openApiDocument } from "../openapi.js";
@@ -14,11 +14,10 @@ export interface Readiness {
   failed: string[];
 }
 
-/** Cluster mode: this node's id, the home node's and the live nodes' (as this node sees them). */
+/** Cluster mode: this node's id, the leader's and the live nodes' (as this node sees them). */
 export interface ClusterView {
   node: string;
-  home: string | null;
-  /** The leader of the replicated home stores (directory, commons) and its term; null while none holds the lease. */
+  /** The leader of the replicated home stores (directory, commons, knowledge graphs, causal models) and its term; null while none holds the lease. */
   leader: string | null;
   term: number;
   live: readonly string[];
@@ -29,6 +28,8 @@ export function opsRoutes(deps: {
   metrics: HttpMetrics;
   routes: () => readonly Route[];
   readiness: () => Readiness;
+  /** The storage damage findings kept so far (store/reporter.ts KeptReports.reports). */
+  damage: () => DamageReport[];
   cluster?: () => ClusterView;
 }): Route[] {
   const started = Date.now();
@@ -69,13 +70,10 @@ export function opsRoutes(deps: {
               description: "cluster mode only",
               properties: {
                 node: { type: "string", description: "this node's id" },
-                home: {
-                  type: ["string", "null"],
-                  description: "the home node's id (null before joining): it serves records, knowledge graphs, causal models and helpers",
-                },
                 leader: {
                   type: ["string", "null"],
-                  description: "the node leading the replicated directory and commons (null while none holds the lease)",
+                  description:
+                    "the node leading the replicated home stores: the directory, the commons, the knowledge graphs and the causal models (null while none holds the lease)",
                 },
                 term: { type: "integer", description: "the leader's term (grows with each new leader)" },
                 live: { type: "array", items: { type: "string" }, description: "the live nodes' ids" },
@@ -84,10 +82,10 @@ export function opsRoutes(deps: {
           },
         },
         description:
-          'The process is serving; "degraded" with `damage` lists stores found damaged (the rest serves); in cluster mode `cluster` names this node, the home node and the live nodes',
+          'The process is serving; "degraded" with `damage` lists stores found damaged (the rest serves); in cluster mode `cluster` names this node, the leader of the home stores and the live nodes',
       },
       handle: () => {
-        const damage = damageReports();
+        const damage = deps.damage();
         const up = {
           version: VERSION,
           uptimeSeconds: Math.round((Date.now() - started) / 1000),
