@@ -3,7 +3,8 @@
  * dimension and metric, on the 1000-centre clustered generator (bench/engine/vectors.ts), with the mean query time.
  * `npx tsx bench/recall-bench.ts [cases] [queries]`; cases like `5000x64,20000x128` (default: the issue-32 set), metric
  * suffix `:dotproduct` / `:euclidean` scales each vector to a norm in [0.5, 3] (seeded) and ranks by that metric;
- * `[basis]` is `per-cluster` (default: each cluster its own low-rank part) or `shared`.
+ * `[basis]` is `per-cluster` (default: each cluster its own low-rank part) or `shared`; `[spread]` scales the low-rank part
+ * (default 1: tight clusters; 2-3 overlap). Queries run once the partition's depth is calibrated (engine/depth.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +25,8 @@ export interface RecallCase {
   metric: Scoring;
   /** The generator's latent basis: one per cluster (default) or one shared by all clusters. */
   basis?: "per-cluster" | "shared";
+  /** The generator's spread (ClusteredVectors): 1 by default. */
+  spread?: number;
 }
 
 export interface RecallRow extends RecallCase {
@@ -34,6 +37,9 @@ export interface RecallRow extends RecallCase {
   msDefault: number;
   msExact: number;
   plan: string;
+  /** The partition's calibrated depth (engine/depth.ts; Infinity: exact), and the wall ms from the last upsert until calibrated. */
+  depth: number | null;
+  msCalibrate: number;
 }
 
 /** Vector i of the case: the clustered vector, scaled to a seeded norm in [0.5, 3] for dotproduct/euclidean. */
@@ -68,7 +74,7 @@ export function bruteTopK(rows: readonly Float32Array[], q: Float32Array, metric
 
 export async function runRecallCase(kernels: Kernels, pool: ScanPool, c: RecallCase, nq: number): Promise<RecallRow> {
   const root = mkdtempSync(join(tmpdir(), "svc-recall-"));
-  const data = new ClusteredVectors(c.dim, SEED, 1, c.basis !== "shared");
+  const data = new ClusteredVectors(c.dim, SEED, c.spread ?? 1, c.basis !== "shared");
   const rows = Array.from({ length: c.n }, (_, i) => caseVector(data, c.metric, i));
   const queries = Array.from({ length: nq }, (_, i) => caseVector(data, c.metric, c.n + i));
   const col = await Collection.open(join(root, "c"), {
@@ -86,6 +92,9 @@ export async function runRecallCase(kernels: Kernels, pool: ScanPool, c: RecallC
         rows.slice(i, i + 1000).map((values, j) => ({ id: String(i + j), values })),
       );
     await col.settled();
+    const t0 = performance.now();
+    await col.depthCalibrated();
+    const msCalibrate = performance.now() - t0;
     const truth = queries.map((q) => bruteTopK(rows, q, c.metric, K));
     const run = async (exact: boolean) => {
       let hit = 0;
@@ -102,7 +111,17 @@ export async function runRecallCase(kernels: Kernels, pool: ScanPool, c: RecallC
     await run(false); // warm-up (page cache, JIT)
     const d = await run(false);
     const e = await run(true);
-    return { ...c, queries: nq, recallDefault: d.recall, recallExact: e.recall, msDefault: d.ms, msExact: e.ms, plan: d.plan };
+    return {
+      ...c,
+      queries: nq,
+      recallDefault: d.recall,
+      recallExact: e.recall,
+      msDefault: d.ms,
+      msExact: e.ms,
+      plan: d.plan,
+      depth: col.depthOf(""),
+      msCalibrate,
+    };
   } finally {
     await col.close();
     rmSync(root, { recursive: true, force: true });
@@ -118,18 +137,23 @@ export function parseCases(spec: string): RecallCase[] {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const cases = parseCases(process.argv[2] ?? "5000x32,5000x64,20000x128,20000x256,20000x1024");
-  const nq = Number(process.argv[3] ?? 200);
+  const cases = parseCases(process.argv[2] ?? "5000x32,5000x64,20000x128,20000x256,5000x1024,20000x1024,5000x2048,5000x4096");
+  const nq = Number(process.argv[3] ?? 100);
   const basis = (process.argv[4] ?? "per-cluster") as RecallCase["basis"];
+  const spread = Number(process.argv[5] ?? 1);
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: 1 });
-  console.log(`clustered data (1000 centres, ${basis} latent basis), ${nq} held-out queries, recall@10 against brute-force float ranking`);
-  console.log("| n × dim | metric | recall@10 default | recall@10 exact | ms/query default | ms/query exact | plan |");
-  console.log("|---|---|---|---|---|---|---|");
+  console.log(
+    `clustered data (1000 centres, ${basis} latent basis, spread ${spread}), ${nq} held-out queries, recall@10 against brute-force float ranking`,
+  );
+  console.log(
+    "| n × dim | metric | depth | recall@10 default | recall@10 exact | ms/query default | ms/query exact | plan | calibration s |",
+  );
+  console.log("|---|---|---:|---:|---:|---:|---:|---|---:|");
   for (const c of cases) {
-    const r = await runRecallCase(kernels, pool, { ...c, basis }, nq);
+    const r = await runRecallCase(kernels, pool, { ...c, basis, spread }, nq);
     console.log(
-      `| ${r.n.toLocaleString("en-US")} × ${r.dim} | ${r.metric} | ${r.recallDefault.toFixed(3)} | ${r.recallExact.toFixed(3)} | ${r.msDefault.toFixed(3)} | ${r.msExact.toFixed(3)} | ${r.plan} |`,
+      `| ${r.n.toLocaleString("en-US")} × ${r.dim} | ${r.metric} | ${r.depth === null ? "default" : r.depth === Infinity ? "exact" : r.depth} | ${r.recallDefault.toFixed(3)} | ${r.recallExact.toFixed(3)} | ${r.msDefault.toFixed(3)} | ${r.msExact.toFixed(3)} | ${r.plan} | ${(r.msCalibrate / 1000).toFixed(1)} |`,
     );
   }
   await pool.close();

@@ -23,7 +23,7 @@ import type { ProbeParams } from "./ivf.js";
 import { Maintenance } from "./maintenance.js";
 import type { VectorShape } from "./partition.js";
 import { Reader, type FetchedVector, type Match, type OrderedRow, type OrderInput, type QueryInput } from "./reader.js";
-import type { Plan, Scoring, SearchResult } from "./search.js";
+import { queryDepth, type Plan, type Scoring, type SearchResult } from "./search.js";
 import { Writer, type VectorInput } from "./writer.js";
 
 export { MAX_APPLY_BACKLOG_BYTES } from "./applier.js";
@@ -272,6 +272,17 @@ export class Collection {
    */
   settled(): Promise<void> {
     return this.applier.settled();
+  }
+
+  /** Resolves once no background calibration of a partition's rescoring depth runs (engine/depth.ts); queries meanwhile use the depth calibrated before (or the dimension's default). */
+  depthCalibrated(): Promise<void> {
+    return this.maintenance.calibrated();
+  }
+
+  /** The rescoring depth a namespace's queries use (search.ts queryDepth; Infinity: scored exactly), null before its first calibration or without the namespace. */
+  depthOf(namespace: string): number | null {
+    const p = this.s.partitions.get(namespace);
+    return p === undefined || p.depth === null ? null : queryDepth(p);
   }
 
   /** End of the last op applied (visible to queries); with a JetStream log `offset` is its stream sequence. */

@@ -5,7 +5,7 @@ import type { Rotation } from "../kernels/rotation.js";
 import type { Metadata } from "./filter/metadata.js";
 import { assignRows, groupBy, IvfIndex, listRadii, listsFor, tick, trainCentroids } from "./ivf.js";
 import type { Partition } from "./partition.js";
-import { candidatesFor } from "./search.js";
+import { candidatesFor, depthScale } from "./search.js";
 
 /** Rows copied per step; between steps queries and the applier run (and may append to `old`). */
 const CHUNK = 4096;
@@ -56,7 +56,7 @@ export async function copyClustered(
     );
     const { rows: copiedRows, unpin } = fresh.arena.pin();
     try {
-      await fresh.ivf.calibrate(copiedRows, seed, stop, fresh.values === null ? 10 : candidatesFor(10, fresh.shape.dimension));
+      await fresh.ivf.calibrate(copiedRows, seed, stop, fresh.values === null ? 10 : candidatesFor(10, depthScale(fresh.shape.dimension)));
     } finally {
       unpin();
     }

@@ -12,6 +12,7 @@ import { serializeSums } from "./block-sums.js";
 import { CHECKPOINT_VERSION, writeDurable, type Checkpoint } from "./collection-files.js";
 import type { CollectionState } from "./collection-state.js";
 import { carryTombstones, copyLiveRows } from "./compaction.js";
+import { calibrateDepth, depthDue } from "./depth.js";
 import { copyClustered } from "./ivf-build.js";
 import { ANN_DELTA_FRACTION, ANN_IDLE_DELTA_FRACTION, ANN_IDLE_MS, ANN_MIN_ROWS } from "./ivf.js";
 import { LogHistory } from "./log-history.js";
@@ -39,6 +40,8 @@ export class Maintenance {
   /** Namespaces with an index and a delta: when an upsert last reached them, and the timer that checks for idleness. */
   private readonly lastUpsert = new Map<string, number>();
   private readonly idleTimers = new Map<string, NodeJS.Timeout>();
+  /** Depth calibrations running (depth.ts), by namespace. */
+  private readonly calibrating = new Map<string, Promise<void>>();
   /** Directories of the fresh partitions running rewrites are filling (in neither `partitions` nor `retired` yet). */
   private readonly building = new Set<string>();
 
@@ -100,6 +103,7 @@ export class Maintenance {
       if (p.damaged.length > 0)
         void this.rewrite(p.namespace, "auto").catch(this.failed(`rewrite of namespace '${p.namespace}' (damaged rows)`));
       else if (!this.maybeCompact(p)) this.maybeIndex(p);
+      this.maybeCalibrate(p);
     }
     return report;
   }
@@ -182,7 +186,32 @@ export class Maintenance {
     if (op.type === OP.upsert || op.type === OP.delete || op.type === OP.update) {
       const p = this.s.partitions.get(op.body.ns);
       if (p !== undefined && !this.maybeCompact(p) && op.type === OP.upsert) this.maybeIndex(p);
+      if (p !== undefined && op.type === OP.upsert) this.maybeCalibrate(p);
     }
+  }
+
+  /** Calibrate the rescoring depth of `p` in the background when due (depth.ts depthDue); again when it grew meanwhile. */
+  private maybeCalibrate(p: Partition): void {
+    const s = this.s;
+    if (s.closing || s.closed || s.rotation === null || this.calibrating.has(p.namespace) || !depthDue(p)) return;
+    const ns = p.namespace;
+    const run = calibrateDepth(s.kernels, s.pool, p, s.rotation, s.config.seed, () => s.closing)
+      .then(({ depth, rows }) => {
+        p.depth = depth;
+        p.depthRows = rows;
+      })
+      .catch(this.failed(`depth calibration of namespace '${ns}'`))
+      .finally(() => {
+        this.calibrating.delete(ns);
+        const now = s.partitions.get(ns);
+        if (now !== undefined) this.maybeCalibrate(now);
+      });
+    this.calibrating.set(ns, run);
+  }
+
+  /** Resolves once no depth calibration runs (those started meanwhile included). */
+  async calibrated(): Promise<void> {
+    while (this.calibrating.size > 0) await Promise.all(this.calibrating.values());
   }
 
   /**
@@ -224,6 +253,8 @@ export class Maintenance {
   async stop(): Promise<void> {
     this.s.closing = true;
     for (const running of this.compacting.values()) await running.catch(() => {}); // only waits: a rewrite's failure goes to its starter (failed(), or compact()'s caller)
+    // a depth calibration stops at its next step (E_CLOSED, not reported while closing)
+    await Promise.all(this.calibrating.values());
   }
 
   /**
@@ -353,6 +384,9 @@ export class Maintenance {
       return { before, after: 0 };
     }
     carryTombstones(old, fresh, map);
+    // The rows are the same: so is the depth they need, until they double (a calibration running on `old` sets it there only).
+    fresh.depth = old.depth;
+    fresh.depthRows = old.depthRows;
     this.s.partitions.set(ns, fresh);
     // Rows written while this build copied are its delta: merge them once writes go idle (none may come to arm it).
     if (fresh.ivf !== null && fresh.rows > fresh.ivf.indexedRows) this.mergeWhenIdle(ns);

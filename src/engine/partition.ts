@@ -71,6 +71,13 @@ export class Partition {
   pins = 0;
   /** The approximate index (ivf.ts) over rows [0, ivf.indexedRows), or null: set by the clustering compaction that built this generation. */
   ivf: IvfIndex | null = null;
+  /**
+   * Float partitions: the rescoring depth queries use (search.ts candidatesFor / rescoreFor; DEPTH_EXACT: every row
+   * scored exactly), calibrated on this partition's rows when it held `depthRows` live rows (depth.ts); null: not yet,
+   * the dimension's default. Kept in memory only: a reopened collection calibrates again.
+   */
+  depth: number | null = null;
+  depthRows = 0;
   /** Bumped on every change of rows or tombstones; caches below key on it. */
   version = 0;
   private liveCache: { version: number; bitmap: RoaringBitmap32 } | null = null;

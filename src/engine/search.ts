@@ -30,28 +30,48 @@ export const CANDIDATE_MIN = 100;
 /**
  * Below this dimension the default depths grow: fewer sign bits tell rows apart less well (at 64 bits the Hamming
  * top-1,600 of 5,000 clustered rows still missed 1% of the true top-10), while each row costs less to estimate and to
- * rescore. Candidates grow as (DEPTH_DIM / dimension)², so the asymmetric estimate, whose cost per row is
- * proportional to the dimension, reads (DEPTH_DIM / dimension) times the bytes it reads at DEPTH_DIM; the rows
- * rescored grow as DEPTH_DIM / dimension, so they hold the same number of floats (40 x 1024). A query whose
- * candidates cover every row skips the 1-bit scan. Measured in bench/RESULTS.md (bench/recall-bench.ts).
+ * rescore. A depth d keeps d² times the candidates and rescores d times the rows of depth 1 (the depths above); the
+ * dimension's default is d = DEPTH_DIM / dimension (depthScale), so the asymmetric estimate, whose cost per row is
+ * proportional to the dimension, reads d times the bytes it reads at DEPTH_DIM, and the rows rescored hold the same
+ * number of floats (40 x 1024). A partition of at least DEPTH_MIN_ROWS rows replaces the default by the depth its own
+ * rows need (depth.ts, `Partition.depth`). A query whose candidates cover every row skips the 1-bit scan. Measured
+ * in bench/RESULTS.md (bench/recall-bench.ts).
  */
 export const DEPTH_DIM = 1024;
+/** The depth of a partition whose calibration found no depth short of scoring every row as good: queries score every live row exactly. */
+export const DEPTH_EXACT = Number.POSITIVE_INFINITY;
 
-/** How many times deeper the rescoring of dimension-`dim` rows goes than at DEPTH_DIM (1 at and above it). */
+/**
+ * Partitions above this many floats (live rows x dimension: 128 MiB of values, e.g. 8,192 x 4096-d or 32,768 x 1024-d)
+ * are not calibrated again (depth.ts): the exact answers of its sample read every value once and cost DEPTH_SAMPLE x rows
+ * x dimension multiply-adds (6.7 G here, a few seconds of a core, once per doubling). Past it a partition queries at its
+ * last calibrated depth, but never deeper than the dimension's default: a depth measured on fewer rows (5 a cluster
+ * needed depth 4-32 where 16 a cluster needed 1) must not multiply the cost of a large namespace.
+ */
+export const DEPTH_MAX_FLOATS = 32 << 20;
+
+/** The depth a query of `p` uses: the calibrated one (capped by the default past DEPTH_MAX_FLOATS), else the dimension's default. */
+export function queryDepth(p: Partition): number {
+  const def = depthScale(p.shape.dimension);
+  if (p.depth === null) return def;
+  return p.liveCount * p.shape.dimension > DEPTH_MAX_FLOATS ? Math.min(p.depth, def) : p.depth;
+}
+
+/** The default depth of dimension-`dim` rows (1 at and above DEPTH_DIM). */
 export function depthScale(dim: number): number {
   return Math.max(1, Math.ceil(DEPTH_DIM / dim));
 }
 
-/** Rows a cosine query of top-k keeps from the 1-bit stage by default (float dimension `dim`). */
-export function candidatesFor(k: number, dim = DEPTH_DIM): number {
-  return Math.max(k, k * CANDIDATE_FACTOR, CANDIDATE_MIN) * depthScale(dim) ** 2;
+/** Rows a cosine query of top-k keeps from the 1-bit stage at `depth` (default: depth 1). */
+export function candidatesFor(k: number, depth = 1): number {
+  return Math.max(k, k * CANDIDATE_FACTOR, CANDIDATE_MIN) * depth ** 2;
 }
 export const RESCORE_FACTOR = 4;
 export const RESCORE_MIN = 40;
 
-/** Rows a query of top-k rescores with float values by default (float dimension `dim`). */
-export function rescoreFor(k: number, dim = DEPTH_DIM): number {
-  return Math.max(k, k * RESCORE_FACTOR, RESCORE_MIN) * depthScale(dim);
+/** Rows a query of top-k rescores with float values at `depth` (default: depth 1). */
+export function rescoreFor(k: number, depth = 1): number {
+  return Math.max(k, k * RESCORE_FACTOR, RESCORE_MIN) * depth;
 }
 
 /**
@@ -88,9 +108,9 @@ export interface SearchQuery {
   rotated: Float32Array | null;
   k: number;
   filter: Filter | null;
-  /** Rows kept by the 1-bit scan (float collections); default candidatesFor(k, dimension). */
+  /** Rows kept by the 1-bit scan (float collections); default candidatesFor(k, the partition's depth). */
   candidates?: number;
-  /** Rows rescored with float32 values (float collections); default rescoreFor(k, dimension), every candidate under dotproduct or euclidean. */
+  /** Rows rescored with float32 values (float collections); default rescoreFor(k, the partition's depth), every candidate under dotproduct or euclidean. */
   rescore?: number;
   /** Float collections: score every live row (or every filter match) with its float values; bit collections: scan every row's bits even when the partition has an approximate index. */
   exact?: boolean;
@@ -118,13 +138,20 @@ export interface SearchResult {
 
 export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: SearchQuery): Promise<SearchResult> {
   const cosine = p.values !== null;
-  if (cosine && (q.exact || ((q.scoring ?? "cosine") !== "cosine" && p.liveCount * p.shape.dimension <= EXACT_SCORING_FLOATS)))
+  const dim = p.shape.dimension;
+  // The partition's calibrated depth (depth.ts), else the dimension's default; explicit candidates and rescore override it.
+  const depth = queryDepth(p);
+  if (
+    cosine &&
+    (q.exact ||
+      ((q.scoring ?? "cosine") !== "cosine" && p.liveCount * dim <= EXACT_SCORING_FLOATS) ||
+      (depth === DEPTH_EXACT && q.candidates === undefined && q.rescore === undefined && q.probe === undefined))
+  )
     return exactSearch(kernels, p, q);
   // An index whose calibration found the exact scan as good serves only broad filters (and explicit probes).
   const ivf = q.exact ? null : p.ivf;
   const probeIvf = ivf !== null && (ivf.calibrated !== null || q.probe !== undefined) ? ivf : null;
-  const dim = p.shape.dimension;
-  const want = cosine ? Math.max(q.k, q.candidates ?? candidatesFor(q.k, dim)) : q.k;
+  const want = cosine ? Math.max(q.k, q.candidates ?? candidatesFor(q.k, depth)) : q.k;
   const heap = kernels.heap;
   const { rows, unpin } = p.arena.pin();
   const owned: number[] = [];
@@ -204,7 +231,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
     let hits: Hit[];
     if (cosine) {
       // Under dotproduct and euclidean the norm decides as much as the direction: every candidate is rescored.
-      const deep = (q.scoring ?? "cosine") !== "cosine" ? top.rows.length : rescoreFor(q.k, dim);
+      const deep = (q.scoring ?? "cosine") !== "cosine" ? top.rows.length : rescoreFor(q.k, depth);
       const best = bestEstimated(kernels, rows, top.rows, q.rotated!, Math.max(q.k, q.rescore ?? deep));
       lap("estimate");
       hits = rescore(kernels, p, best, q, q.k);
@@ -467,7 +494,7 @@ function worse(s1: number, r1: number, s2: number, r2: number): boolean {
 }
 
 /** The best k of (row, score): larger score first, ties by the smaller row. A binary heap with the worst of them on top. */
-class BestK {
+export class BestK {
   private readonly rows: Uint32Array;
   private readonly scores: Float64Array;
   private n = 0;
