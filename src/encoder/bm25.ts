@@ -264,7 +264,17 @@ export class Bm25Index {
             if (2 * steps < postingsFrom[j]!) candidates = this.survivors(touched, nTouched, rest[j]!, theta, false);
           }
         }
-        if (candidates === null) {
+        if (candidates === null && rest[j]! * (1 + 1e-9) < theta) {
+          // no document unseen so far can reach theta (at most rest[j]): only the touched ones take this term's part
+          for (let i = 0, len = p.length; i < len; i++) {
+            const slot = slots[i]!;
+            const a = acc[slot]!;
+            if (a === 0) continue;
+            const tf = tfs[i]!;
+            const v = (acc[slot] = a + (w * tf) / (tf + norm + per * lengths[slot]!));
+            if (v > maxAcc) maxAcc = v;
+          }
+        } else if (candidates === null) {
           for (let i = 0, len = p.length; i < len; i++) {
             const slot = slots[i]!;
             const dl = lengths[slot]!;
