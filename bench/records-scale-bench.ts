@@ -91,7 +91,14 @@ try {
     }
 
   const qs = Array.from({ length: nQueries }, (_, i) => queries[i % queries.length]!.text);
-  const split = { encode: [] as number[], vector50: [] as number[], bm25_50: [] as number[] };
+  const split = {
+    encode: [] as number[],
+    expired: [] as number[],
+    vector10: [] as number[],
+    vector50: [] as number[],
+    bm25_50: [] as number[],
+    fetch10: [] as number[],
+  };
   for (let pass = 0; pass < 2; pass++)
     for (const text of qs) {
       let t = performance.now();
@@ -102,20 +109,34 @@ try {
       };
       const vector = encoder.encodeBatch([text]);
       lap(split.encode);
-      await s.search("big", { vector, topK: 50, payload: false });
+      await s.count("big", { exp: { $lte: Date.now() } }); // readFilter's "anything expired?"
+      lap(split.expired);
+      await s.search("big", { vector, topK: 10, payload: false });
+      lap(split.vector10);
+      const v50 = await s.search("big", { vector, topK: 50, payload: false });
       lap(split.vector50);
       lex.search(text, 50, {}, Date.now());
       lap(split.bm25_50);
+      await s.fetch(
+        "big",
+        v50.matches.slice(0, 10).map((m) => m.id),
+      );
+      lap(split.fetch10);
     }
   for (const [k, v] of Object.entries(split)) console.log(`  split ${k.padEnd(9)} ${fmt(v)} ms`);
   for (const mode of ["vector", "hybrid", "vector", "hybrid"] as const) {
     const ms: number[] = [];
+    const c0 = process.cpuUsage();
     for (const text of qs) {
       const t = performance.now();
       await svc.query("t", "big", { text, topK: 10, mode });
       ms.push(performance.now() - t);
     }
-    console.log(`RecordService.query mode ${mode}: ${fmt(ms)} ms over ${nQueries} queries (load ${load()})`);
+    const c = process.cpuUsage(c0);
+    // CPU: the process's (main thread and scan workers) per query; on a loaded machine wall times wait for cores
+    console.log(
+      `RecordService.query mode ${mode}: ${fmt(ms)} ms, CPU ${((c.user + c.system) / 1000 / nQueries).toFixed(2)} ms/query over ${nQueries} queries (load ${load()})`,
+    );
   }
 } finally {
   await svc.close();
