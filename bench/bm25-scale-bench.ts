@@ -24,12 +24,12 @@ const pick = () => sentences[rnd() % sentences.length]!;
 type Index = Pick<Bm25Index, "add" | "search" | "size">;
 const indexes: Array<[string, Index]> = [["this tree", new Bm25Index()]];
 if (process.env.BM25_BEFORE !== undefined)
-  indexes.unshift([
-    "before",
-    new ((await import(process.env.BM25_BEFORE)) as { Bm25Index: new () => Index }).Bm25Index(),
-  ]);
+  indexes.unshift(["before", new ((await import(process.env.BM25_BEFORE)) as { Bm25Index: new () => Index }).Bm25Index()]);
 const t0 = performance.now();
-const texts = [...docs.map((d) => [`cran-${d.id}`, docText(d)]), ...Array.from({ length: records }, (_, i) => [`r${i}`, `${pick()} ${pick()}`])];
+const texts = [
+  ...docs.map((d) => [`cran-${d.id}`, docText(d)]),
+  ...Array.from({ length: records }, (_, i) => [`r${i}`, `${pick()} ${pick()}`]),
+];
 for (const [, bm25] of indexes) for (const [id, text] of texts) bm25.add(id!, text!);
 console.log(`built ${indexes.length} x ${indexes[0]![1].size} documents in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 const got: Array<Array<Array<[string, number]>>> = indexes.map(() => []);

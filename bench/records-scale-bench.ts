@@ -87,7 +87,9 @@ try {
           10,
         );
       }
-      console.log(`nDCG@10 ${ns} (${ns === "cran" ? docs.length : lex.bm25.size} records) mode ${mode}: ${(sum / queries.length).toFixed(4)}`);
+      console.log(
+        `nDCG@10 ${ns} (${ns === "cran" ? docs.length : lex.bm25.size} records) mode ${mode}: ${(sum / queries.length).toFixed(4)}`,
+      );
     }
 
   const qs = Array.from({ length: nQueries }, (_, i) => queries[i % queries.length]!.text);
