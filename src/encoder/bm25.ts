@@ -33,6 +33,9 @@ interface Doc {
   tf: Map<string, number>;
 }
 
+/** Touched documents a search samples to estimate how many can still enter the top K (a cost estimate only). */
+const SAMPLE = 1024;
+
 /** Term frequencies told apart by a term's score bound (Postings.minLength); larger ones are bounded as the largest seen. */
 const TF_STEPS = 8;
 
@@ -248,8 +251,12 @@ export class Bm25Index {
             thetaAt = nTouched;
           }
           if (rest[j]! * (1 + 1e-9) < theta) {
+            // the candidates left, estimated from a strided sample of at most ~SAMPLE touched documents (this only
+            // chooses between two exact ways to go on; counting them all, per term, cost a quarter of a search)
+            const stride = Math.max(1, Math.floor(nTouched / SAMPLE));
             let left = 0;
-            for (let i = 0; i < nTouched; i++) if ((acc[touched[i]!]! + rest[j]!) * (1 + 1e-9) >= theta) left++;
+            for (let i = 0; i < nTouched; i += stride) if ((acc[touched[i]!]! + rest[j]!) * (1 + 1e-9) >= theta) left++;
+            left *= stride;
             // probing pays when its galloping steps (about 1 + log2(1 + list / candidates) per candidate and list,
             // each costing about two walked postings) are fewer than the postings left to walk
             let steps = 0;
@@ -257,7 +264,17 @@ export class Bm25Index {
             if (2 * steps < postingsFrom[j]!) candidates = this.survivors(touched, nTouched, rest[j]!, theta, false);
           }
         }
-        if (candidates === null) {
+        if (candidates === null && rest[j]! * (1 + 1e-9) < theta) {
+          // no document unseen so far can reach theta (at most rest[j]): only the touched ones take this term's part
+          for (let i = 0, len = p.length; i < len; i++) {
+            const slot = slots[i]!;
+            const a = acc[slot]!;
+            if (a === 0) continue;
+            const tf = tfs[i]!;
+            const v = (acc[slot] = a + (w * tf) / (tf + norm + per * lengths[slot]!));
+            if (v > maxAcc) maxAcc = v;
+          }
+        } else if (candidates === null) {
           for (let i = 0, len = p.length; i < len; i++) {
             const slot = slots[i]!;
             const dl = lengths[slot]!;
