@@ -177,6 +177,11 @@ export class ClusterNode {
     );
   }
 
+  /** The snapshot store and policy of the home stores (app/home-stores.ts): the same store and environment as the shards'. */
+  async homeSnapshots(): Promise<{ store: Snapshots; minBytes?: number; checkMs?: number }> {
+    return { store: await this.snapshotStore(), ...snapshotPolicyFromEnv() };
+  }
+
   private snapshotsOpen: Promise<Snapshots> | null = null;
 
   /** The snapshot store (object store svc_snapshots) of the shards and the ledger, opened once. */

@@ -218,6 +218,7 @@ async function openServices(
         commons: { config: config.commons, encoder },
         kernels,
         logger,
+        snapshots: await cluster.homeSnapshots(),
       })
     : null;
   const kg = homeStores?.kg ?? new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
