@@ -25,7 +25,7 @@ export const COMMONS_CHECKPOINT = "checkpoint.msgpack";
 export class CommonsLog {
   /**
    * Cluster mode: the frames that rebuild the state, keyed so that a later frame replaces the one it
-   * supersedes (moving to the end): a profile per agent, a verdict per (post, agent); every other
+   * supersedes: a profile per agent (in its place), a verdict per (post, agent) (moving to the end); every other
    * frame is its own (working notes past their window are dropped at checkpoint, but each agent's
    * newest, which keeps its last activity). `at`: the log position they hold every frame up to.
    */
@@ -114,7 +114,8 @@ function keep(kept: Map<string, [number, unknown]>, type: number, body: unknown,
       : type === FRAME.VOTE && typeof b?.agent === "string" && typeof b.post === "string"
         ? `v\u0000${b.post}\u0000${b.agent}`
         : `#${n}`;
-  kept.delete(key);
+  // a verdict moves to the end (board.ts keeps an agent's later verdict last); a profile keeps its place (profiles.ts's map does)
+  if (type === FRAME.VOTE) kept.delete(key);
   kept.set(key, [type, body]);
 }
 
