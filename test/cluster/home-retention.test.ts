@@ -168,6 +168,10 @@ describe(`retention of svc_home${BASELINE ? " (baseline: snapshots off)" : ""}`,
       expect(kg[1]).toBeLessThan(2 * OVERWRITES - 8);
     }
     before ??= await state(0);
+    // the lease's stream is bounded by its own limit (its fold needs only the recent messages: leader-lease.ts)
+    const lease = await (await jetstreamManager(nc)).streams.info("svc_home_lease");
+    expect(lease.config.max_msgs_per_subject).toBe(600);
+    expect(lease.state.messages).toBeLessThanOrEqual(600);
   }, 900_000);
 
   it("a node with an empty data dir that becomes leader after the purge serves the same state", async () => {
