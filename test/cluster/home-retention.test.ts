@@ -31,7 +31,7 @@ let nc: NatsConnection;
 
 beforeAll(async () => {
   // inherited by the svc processes
-  process.env.SVC_SNAPSHOT_MIN_BYTES = BASELINE ? String(1e15) : String(MIN_BYTES);
+  process.env.SVC_SNAPSHOT_MIN_BYTES = BASELINE ? "999999999999999" : String(MIN_BYTES); // at most 15 digits (snapshotPolicyFromEnv)
   process.env.SVC_SNAPSHOT_CHECK_MS = "300";
   c = await startSvcCluster(3, { config });
   nc = await connect({ servers: c.nats.urls, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
@@ -134,6 +134,7 @@ describe(`retention of svc_home${BASELINE ? " (baseline: snapshots off)" : ""}`,
     if (BASELINE) {
       const s = await homeStream();
       console.log(`home retention (baseline): svc_home ${s.bytes} bytes, ${s.messages} messages`, JSON.stringify(s.subjects));
+      before = await state(0);
       expect(Object.values(s.subjects).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3 * OVERWRITES);
     } else {
       // every store's subject has its two snapshots, and the stream comes down to the bound
