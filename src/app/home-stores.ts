@@ -328,11 +328,21 @@ export class HomeStores {
             const cap = await capture();
             if (cap === null || this.open !== o || !this.opts.lease.serving || this.opts.lease.term !== o.term) continue;
             const subject = `${HOME_STREAM}.${name}`;
-            const info = await snaps.store.write({ stream: HOME_STREAM, subject, seq: cap.seq, floor: cap.seq + 1, kind: hook.kind, files: cap.files });
+            const info = await snaps.store.write({
+              stream: HOME_STREAM,
+              subject,
+              seq: cap.seq,
+              floor: cap.seq + 1,
+              kind: hook.kind,
+              files: cap.files,
+            });
             o.weighed.set(name, { at: weight, bytes: info.bytes });
             await snaps.store.purgeBelow(HOME_STREAM, subject);
           } catch (err) {
-            this.opts.logger.warn({ err, log: name }, `cluster: snapshot of the home log ${name} failed (${(err as Error).message}); tried again later`);
+            this.opts.logger.warn(
+              { err, log: name },
+              `cluster: snapshot of the home log ${name} failed (${(err as Error).message}); tried again later`,
+            );
           }
         }
       }

@@ -222,9 +222,13 @@ export class CatalogLog {
     if (snaps !== undefined && seq > this.folded + 1) {
       const snap = await snaps.store.newest(CATALOG_SUBJECTS);
       if (snap === null || snap.seq < seq - 1)
-        throw new SvcError("E_STORE_OFFLINE", `the catalog ${CATALOG_STREAM} has no change ${this.folded + 1}..${seq - 1} and no snapshot covering them`, {
-          field: "name",
-        });
+        throw new SvcError(
+          "E_STORE_OFFLINE",
+          `the catalog ${CATALOG_STREAM} has no change ${this.folded + 1}..${seq - 1} and no snapshot covering them`,
+          {
+            field: "name",
+          },
+        );
       this.load(snap);
     }
     if (seq <= this.folded) return;
@@ -244,7 +248,14 @@ export class CatalogLog {
       const data = Buffer.from(JSON.stringify({ seq, entries: [...this.map], named: [...this.named] }));
       const newest = (await snaps.store.list(CATALOG_SUBJECTS))[0];
       if (newest === undefined || newest.seq < seq - every / 2)
-        await snaps.store.write({ stream: CATALOG_STREAM, subject: CATALOG_SUBJECTS, seq, floor: seq + 1, kind: "catalog", files: [{ path: "fold.json", data }] });
+        await snaps.store.write({
+          stream: CATALOG_STREAM,
+          subject: CATALOG_SUBJECTS,
+          seq,
+          floor: seq + 1,
+          kind: "catalog",
+          files: [{ path: "fold.json", data }],
+        });
       await snaps.store.purgeBelow(CATALOG_STREAM, CATALOG_SUBJECTS);
     } catch {
       // not now (no quorum, a snapshot that did not check): the next interval tries again
@@ -260,7 +271,10 @@ export class CatalogLog {
   private load(snap: Snapshot): void {
     const file = snap.kind === "catalog" ? snap.files.find((f) => f.path === "fold.json") : undefined;
     if (file === undefined) throw new SvcError("E_STORE_OFFLINE", `catalog snapshot at ${snap.seq} holds no fold`, { field: "name" });
-    const s = parseStoredJson(new TextDecoder().decode(file.data)) as { entries: Array<[string, Mirrored<ClusterIndexRecord>]>; named: string[] };
+    const s = parseStoredJson(new TextDecoder().decode(file.data)) as {
+      entries: Array<[string, Mirrored<ClusterIndexRecord>]>;
+      named: string[];
+    };
     const before = new Map(this.map);
     this.map.clear();
     for (const [k, e] of s.entries) this.map.set(k, e);

@@ -509,7 +509,8 @@ export async function restoreDirectoryCheckpoint(dir: string, data: Uint8Array):
   mkdirSync(dir, { recursive: true });
   const path = join(dir, "directory.json");
   await writeDurable(`${path}.tmp`, Buffer.from(data));
-  if (readCheckpoint(`${path}.tmp`) instanceof Error) throw new SvcError("E_IO", "the snapshot's directory.json is not a directory checkpoint");
+  if (readCheckpoint(`${path}.tmp`) instanceof Error)
+    throw new SvcError("E_IO", "the snapshot's directory.json is not a directory checkpoint");
   await rename(`${path}.tmp`, path);
   await fsyncDir(dir);
 }

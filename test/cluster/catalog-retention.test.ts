@@ -70,9 +70,12 @@ describe("retention of svc_catalog", () => {
     const jsm = await jetstreamManager(conns[0]!);
     // purged below the older of the two snapshots
     const deadline = Date.now() + 20_000;
-    while ((await jsm.streams.info(CATALOG_STREAM)).state.first_seq <= 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while ((await jsm.streams.info(CATALOG_STREAM)).state.first_seq <= 1 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     const info = (await jsm.streams.info(CATALOG_STREAM)).state;
-    console.log(`catalog retention: ${changes + 6} changes, stream keeps ${info.messages} messages (${info.bytes} bytes) from ${info.first_seq}`);
+    console.log(
+      `catalog retention: ${changes + 6} changes, stream keeps ${info.messages} messages (${info.bytes} bytes) from ${info.first_seq}`,
+    );
     expect(info.first_seq).toBeGreaterThan(1);
     expect(info.messages).toBeLessThan(changes / 2);
     expect((await store.list("svc_catalog.>")).length).toBe(2);

@@ -49,7 +49,9 @@ async function leader(nodes: number[], want?: string): Promise<{ id: string; ter
   return until(
     "an agreed leader",
     async () => {
-      const views = await Promise.all(nodes.map(async (i) => (await call(i, "GET", "/v1/health")).body?.cluster as { leader: string | null; term: number }));
+      const views = await Promise.all(
+        nodes.map(async (i) => (await call(i, "GET", "/v1/health")).body?.cluster as { leader: string | null; term: number }),
+      );
       const l = views[0]?.leader;
       if (want !== undefined && l !== want) return undefined;
       return l && views.every((v) => v?.leader === l && v.term === views[0]!.term) ? { id: l, term: views[0]!.term } : undefined;
@@ -113,18 +115,31 @@ describe(`retention of svc_home${BASELINE ? " (baseline: snapshots off)" : ""}`,
     expect(biz.length).toBeGreaterThan(0);
     // claimed (409: a seed business that is claimed already), so that its owner's fields can be written
     for (const id of biz)
-      expect([200, 409]).toContain((await call(1, "POST", `/api/admin/businesses/${id}/claim`, { owner: { name: "Ann Owner", email: "ann@example.com" } })).status);
+      expect([200, 409]).toContain(
+        (await call(1, "POST", `/api/admin/businesses/${id}/claim`, { owner: { name: "Ann Owner", email: "ann@example.com" } })).status,
+      );
     const t0 = Date.now();
     // rounds of one overwrite per store, through every node (they forward to the leader), 3 at once
     const one = async (k: number): Promise<void> => {
       const i = k % 3;
       const id = biz[k % biz.length]!;
       const writes = await Promise.all([
-        call(i, "PATCH", `/api/admin/businesses/${id}/fields`, { fields: { description: `Round ${k}: ${"a steady overwrite of the owner's words. ".repeat(4)}` } }),
-        call(i, "POST", "/v1/board/profile", { agent: `agent-${k % 16}`, about: `Round ${k}: ${"the same agents saving their profile again. ".repeat(4)}` }),
+        call(i, "PATCH", `/api/admin/businesses/${id}/fields`, {
+          fields: { description: `Round ${k}: ${"a steady overwrite of the owner's words. ".repeat(4)}` },
+        }),
+        call(i, "POST", "/v1/board/profile", {
+          agent: `agent-${k % 16}`,
+          about: `Round ${k}: ${"the same agents saving their profile again. ".repeat(4)}`,
+        }),
         // a fact added and, 8 rounds later, deleted: the graph holds about 8 facts
         call(i, "POST", `/v1/hd/kg/${GRAPH}/facts`, { facts: [{ subject: `s${k % 8}`, relation: "holds", object: `o${k}` }] }),
-        ...(k >= 8 ? [call(i, "POST", `/v1/hd/kg/${GRAPH}/facts/delete`, { facts: [{ subject: `s${(k - 8) % 8}`, relation: "holds", object: `o${k - 8}` }] })] : []),
+        ...(k >= 8
+          ? [
+              call(i, "POST", `/v1/hd/kg/${GRAPH}/facts/delete`, {
+                facts: [{ subject: `s${(k - 8) % 8}`, relation: "holds", object: `o${k - 8}` }],
+              }),
+            ]
+          : []),
       ]);
       for (const w of writes) if (w.status !== 200) throw new Error(`round ${k}: ${w.status} ${JSON.stringify(w.body)}`);
       written++;

@@ -72,7 +72,13 @@ function view(c: Commons): unknown {
   return { board: c.boardPage(1000), agents, trust: c.trust.recent(1000), profiles: [...c.profiles.all()] };
 }
 
-type Op = { k: "post"; a: number } | { k: "reply"; a: number; p: number } | { k: "vote"; a: number; p: number; v: boolean } | { k: "profile"; a: number; n: number } | { k: "trust"; a: number; n: number } | { k: "working"; a: number; n: number };
+type Op =
+  | { k: "post"; a: number }
+  | { k: "reply"; a: number; p: number }
+  | { k: "vote"; a: number; p: number; v: boolean }
+  | { k: "profile"; a: number; n: number }
+  | { k: "trust"; a: number; n: number }
+  | { k: "working"; a: number; n: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ k: fc.constant("post" as const), a: fc.nat(4) }),
@@ -92,9 +98,12 @@ async function run(c: Commons, ops: Op[], posts: string[]): Promise<void> {
       posts.push((await c.board.post({ agent, message: `A reply ${posts.length}.`, reply_to: posts[o.p % posts.length] })).id);
     else if (o.k === "vote" && posts.length > 0) {
       const post = posts[o.p % posts.length]!;
-      await c.board.vote({ agent, post, verdict: o.v ? "useful" : "disputed", ...(o.v ? {} : { why: "It does not hold." }) }).catch(() => undefined); // own posts: refused
+      await c.board
+        .vote({ agent, post, verdict: o.v ? "useful" : "disputed", ...(o.v ? {} : { why: "It does not hold." }) })
+        .catch(() => undefined); // own posts: refused
     } else if (o.k === "profile") await c.profiles.save({ agent, about: `About ${o.n}.`, model: `m-${o.n % 3}` });
-    else if (o.k === "trust") await c.trust.record({ agent, target: `https://t${o.n % 5}.example/x`, outcome: "worked", note: `Call ${o.n}.` });
+    else if (o.k === "trust")
+      await c.trust.record({ agent, target: `https://t${o.n % 5}.example/x`, outcome: "worked", note: `Call ${o.n}.` });
     else if (o.k === "working") await c.working.add({ agent, note: `Working on ${o.n}.` }, () => undefined);
   }
 }
