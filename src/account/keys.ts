@@ -3,7 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { SvcError } from "../errors.js";
-import { clearDamage, reportDamage } from "../store/damage.js";
+import { stderrReporter, type Reporter } from "../store/reporter.js";
 import { parseStoredJson } from "../safe-values.js";
 import { quarantineAndRewrite, salvageElements, tryParse, type StoreRepair } from "../store/salvage-json.js";
 
@@ -96,13 +96,17 @@ export class KeyStore implements KeyBook {
   /** Why keys.json cannot be read (fail closed: no key authenticates, nothing is written), or null. */
   private damage: string | null = null;
 
-  private constructor(readonly dir: string) {
+  private constructor(
+    readonly dir: string,
+    private readonly reporter: Reporter,
+  ) {
     this.path = join(dir, FILE);
   }
 
-  static open(dir: string): KeyStore {
+  /** `reporter`: told when keys.json cannot be read, and when it reads again. */
+  static open(dir: string, reporter: Reporter = stderrReporter): KeyStore {
     mkdirSync(dir, { recursive: true });
-    const store = new KeyStore(dir);
+    const store = new KeyStore(dir, reporter);
     store.reload();
     return store;
   }
@@ -182,7 +186,7 @@ export class KeyStore implements KeyBook {
       this.records = [];
       this.byHash = new Map();
       this.damage = `${this.path}: ${parsed.message}`;
-      reportDamage({
+      this.reporter.damage({
         store: "keys",
         file: FILE,
         kind: "unreadable",
@@ -192,7 +196,7 @@ export class KeyStore implements KeyBook {
       });
       return;
     }
-    if (this.damage !== null) clearDamage("keys");
+    if (this.damage !== null) this.reporter.cleared("keys");
     this.damage = null;
     this.records = parsed;
     this.byHash = new Map(this.records.map((r) => [r.hash, r]));

@@ -5,7 +5,8 @@ import { dirname, join, relative } from "node:path";
 import { decode } from "@msgpack/msgpack";
 import { lockDir, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
-import { reportDamage, reportWalLosses } from "../store/damage.js";
+import { reportWalLosses } from "../store/damage.js";
+import { stderrReporter, type Reporter } from "../store/reporter.js";
 import { fsyncDir, readFully } from "../store/scan.js";
 import { FRAME_OVERHEAD } from "../store/segment.js";
 import { parseStoredJson } from "../safe-values.js";
@@ -68,22 +69,24 @@ export class Wallets extends WalletAccounts implements WalletBook {
     private readonly dir: string,
     readonly prices: PriceTable,
     private wal: Wal,
+    private readonly reporter: Reporter,
   ) {
     super();
   }
 
-  static async open(dir: string, prices: PriceTable): Promise<Wallets> {
+  /** `reporter`: told of ledger damage found on open and of a background checkpoint's failure. */
+  static async open(dir: string, prices: PriceTable, reporter: Reporter = stderrReporter): Promise<Wallets> {
     mkdirSync(dir, { recursive: true });
     // One ledger writer: a second server on the same data dir is refused (E_CONFLICT).
     lockDir(dir);
     try {
-      const w = new Wallets(dir, prices, undefined as unknown as Wal);
+      const w = new Wallets(dir, prices, undefined as unknown as Wal, reporter);
       const cpPath = join(dir, "wallets.json");
       const cp = existsSync(cpPath) ? readCheckpoint(cpPath) : null;
       if (cp instanceof Error) {
         // Balances before the log's position live only in the checkpoint: never guess them.
         w.offline = { all: true, tenants: new Set() };
-        reportDamage({
+        reporter.damage({
           store: LEDGER,
           file: relative(dirname(dir), cpPath),
           kind: "unreadable",
@@ -108,7 +111,7 @@ export class Wallets extends WalletAccounts implements WalletBook {
         if (t !== null && w.accounts.has(t)) w.offline.tenants.add(t);
         else w.offline.all = true;
       }
-      reportWalLosses(LEDGER, dirname(dir), report, true);
+      reportWalLosses(reporter, LEDGER, dirname(dir), report, true);
       return w;
     } catch (err) {
       rmSync(join(dir, "LOCK"), { force: true });
@@ -248,7 +251,7 @@ export class Wallets extends WalletAccounts implements WalletBook {
   private async append(type: number, frame: CreditFrame | ChargeFrame): Promise<void> {
     await this.wal.append(type, frame);
     if (this.wal.stats.bytes - this.walBytesAtCheckpoint > CHECKPOINT_BYTES && this.checkpointing === null)
-      void this.checkpoint().catch(() => {}); // a failed checkpoint only leaves a longer WAL to replay; the next append past the threshold tries again
+      void this.checkpoint().catch((err) => this.reporter.background(err, "checkpoint of the wallet ledger")); // only a longer WAL to replay: the next append past the threshold tries again
   }
 
   private account(t: string): Account {

@@ -17,7 +17,7 @@ import { snapshotPolicyFromEnv } from "../cluster/shard-snapshots.js";
 import { Snapshots } from "../cluster/snapshots.js";
 import type { PriceTable } from "../account/prices.js";
 import { SvcError } from "../errors.js";
-import type { MaintenanceErrorHandler } from "../engine/collection.js";
+import type { Reporter } from "../store/reporter.js";
 import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { homeUnavailable, type Forwarder } from "../http/forward.js";
@@ -166,7 +166,7 @@ export class ClusterNode {
     dataDir: string;
     kernels: Kernels;
     pool: ScanPool;
-    onMaintenanceError?: MaintenanceErrorHandler;
+    reporter?: Reporter;
   }): Promise<ClusterIndexes> {
     const registry = this.registry;
     if (registry === null) throw new Error("ClusterNode.openIndexes before join");

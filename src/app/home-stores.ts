@@ -33,6 +33,7 @@ import { openDirectory } from "../directory/import.js";
 import { directoryCheckpointSeq, restoreDirectoryCheckpoint, type Directory } from "../directory/service.js";
 import { SvcError } from "../errors.js";
 import type { Log, OpenLog } from "../store/log.js";
+import type { Reporter } from "../store/reporter.js";
 import type { Durability } from "../store/wal.js";
 import { kgCheckpointSeq, KnowledgeGraphs, restoreKgCheckpoint } from "../hd/kg/service.js";
 import { SNAPSHOT_FILE as KG_SNAPSHOT_FILE } from "../hd/kg/snapshot.js";
@@ -57,6 +58,8 @@ export interface HomeStoresOptions {
   logger: Logger;
   /** Snapshots and purges of the stores' subjects (off without: the stream keeps every frame). minBytes, checkMs: as the shards' (shard-snapshots.ts). */
   snapshots?: { store: Snapshots; minBytes?: number; checkMs?: number };
+  /** Told of damage found in the stores' files and of their background failures (default stderrReporter). */
+  reporter?: Reporter;
 }
 
 interface Open {
@@ -240,7 +243,12 @@ export class HomeStores {
           restore: (files) => restoreDirectoryCheckpoint(dirDir, fileOf(files, "directory.json")),
         });
         directory = (
-          await openDirectory(root, { durability: this.opts.durability, seed: this.opts.directorySeed, openLog: log("directory") })
+          await openDirectory(root, {
+            durability: this.opts.durability,
+            seed: this.opts.directorySeed,
+            openLog: log("directory"),
+            reporter: this.opts.reporter,
+          })
         ).directory;
         const commonsDir = join(root, "commons");
         await prepareHomeLog(store, "commons", "home-commons", {
@@ -258,6 +266,7 @@ export class HomeStores {
               seq: () => kgCheckpointSeq(dir),
               restore: (files) => restoreKgCheckpoint(dir, fileOf(files, KG_SNAPSHOT_FILE)),
             }),
+          reporter: this.opts.reporter,
         });
         const o: Open = { term, directory, commons, kg, logs, weighed: new Map(), timer: null };
         this.open = o;

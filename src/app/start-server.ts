@@ -18,6 +18,7 @@ import { IndexService, type IndexCatalog } from "../memory/indexes.js";
 import { RecordService } from "../memory/records.js";
 import { recordStores } from "../cluster/sharded-records.js";
 import { ScanPool } from "../pool/scan-pool.js";
+import { KeptReports } from "../store/reporter.js";
 import type { Durability } from "../store/wal.js";
 import { HttpMetrics } from "../http/metrics.js";
 import type { Route } from "../http/route.js";
@@ -177,20 +178,23 @@ async function openServices(
   // stores, so placement of the index shards it serves knows it; --port 0 is resolved first.
   const port = cluster && opts.port === 0 ? await freePort(host) : (opts.port ?? 8080);
   await cluster?.join(advertisedUrl(opts.tls ? "https" : "http", host, port));
+  // The one sink of storage damage and background failures, passed to every store: health and metrics read its findings, the log gets each.
+  const reporter = new KeptReports({
+    damage: (r) => logger.error({ damage: r }, `storage damage in ${r.store}${r.file ? ` (${r.file})` : ""}: ${r.detail}`),
+    background: (err, task) => logger.error({ err }, `background ${task} failed (tried again later)`),
+  });
   const registry = openRegistry({ dataDir: opts.dataDir }); // the signing key: <data>/keys/signing-key.pem, as `svc build`
   // Keys: the KV bucket svc_keys in cluster mode (this data dir's keys.json is imported into it).
-  const keys: KeyBook = cluster ? await cluster.openKeys(opts.dataDir) : KeyStore.open(opts.dataDir);
+  const keys: KeyBook = cluster ? await cluster.openKeys(opts.dataDir) : KeyStore.open(opts.dataDir, reporter);
   // Wallets: the ledger stream svc_ledger in cluster mode, the data dir's ledger WAL otherwise (it takes the data dir's writer lock).
   const wallets: WalletBook & { close(): Promise<void> } = cluster
     ? await cluster.openWallets(config.prices)
-    : await Wallets.open(join(opts.dataDir, "wallet"), config.prices);
+    : await Wallets.open(join(opts.dataDir, "wallet"), config.prices, reporter);
   const kernels = Kernels.create();
   const pool = new ScanPool(kernels, { threads: opts.threads });
-  const onMaintenanceError = (err: unknown, task: string) =>
-    logger.error({ err }, `background ${task} failed (tried again on a later write)`);
   // Indexes: sharded on the log streams in cluster mode (catalog: the stream svc_catalog), the data dir's otherwise.
-  const localIndexes = cluster ? null : new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability, onMaintenanceError });
-  const clusterIndexes = cluster ? await cluster.openIndexes({ dataDir: opts.dataDir, kernels, pool, onMaintenanceError }) : null;
+  const localIndexes = cluster ? null : new IndexService(opts.dataDir, { kernels, pool, durability: opts.durability, reporter });
+  const clusterIndexes = cluster ? await cluster.openIndexes({ dataDir: opts.dataDir, kernels, pool, reporter }) : null;
   const indexes: IndexCatalog & { close(): Promise<void> } = localIndexes ?? clusterIndexes!;
   const encoder = TextEncoder1024.load();
   // Records: in cluster mode each tenant's are shards on the log, like an index's (cluster/sharded-records.ts).
@@ -200,10 +204,10 @@ async function openServices(
     pool,
     encoder,
     durability: opts.durability,
-    onMaintenanceError,
+    reporter,
     ...(stores ? { stores } : {}),
   });
-  const causal = new CausalService(opts.dataDir);
+  const causal = new CausalService(opts.dataDir, reporter);
   // The directory, the commons and the knowledge graphs: in cluster mode replicated on the stream svc_home and served by the lease holder (home-stores.ts).
   const homeStores: HomeStores | null = cluster
     ? await (
@@ -215,25 +219,28 @@ async function openServices(
         replicas: cluster.replicas,
         durability: opts.durability,
         directorySeed: opts.directorySeed,
-        commons: { config: config.commons, encoder },
+        commons: { config: config.commons, encoder, reporter },
         kernels,
         logger,
         snapshots: await cluster.homeSnapshots(),
+        reporter,
       })
     : null;
-  const kg = homeStores?.kg ?? new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability });
+  const kg = homeStores?.kg ?? new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability, reporter });
   const directory =
-    homeStores?.directory ?? (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed })).directory;
+    homeStores?.directory ??
+    (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed, reporter })).directory;
   const metrics = new HttpMetrics({
     workerHeaps: () => pool.workerHeaps(),
     sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }),
     indexRows: localIndexes ? () => localIndexes.rowCounts() : undefined,
+    damage: () => reporter.reports(),
   });
   if (cluster) metrics.watchCluster({ natsConnected: () => cluster.natsUp && !cluster.nc.isClosed() });
   const routes: Route[] = [];
   const readiness: Readiness = { ready: false, opened: 0, failed: [] };
   const commons =
-    homeStores?.commons ?? (await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability }));
+    homeStores?.commons ?? (await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability, reporter }));
   const recordRouteList = recordRoutes(records, { kg, causal });
   // The home node's state (KG, causal, helpers): in cluster mode the other nodes forward these routes to it; the
   // directory's and the commons' routes go to the leader of the replicated home stores. Records are sharded and served
@@ -252,6 +259,7 @@ async function openServices(
       metrics,
       routes: () => routes,
       readiness: () => readiness,
+      damage: () => reporter.reports(),
       cluster: cluster ? () => cluster.health() : undefined,
     }),
     ...indexRoutes(indexes),
@@ -274,6 +282,7 @@ async function openServices(
     indexes,
     config: config.imports,
     wallet: wallets,
+    reporter,
     async fetchUrl(uri, field) {
       const res = await importOutbound.fetch(importOutbound.parseTarget(uri, field), { field });
       if (res.status !== 200) throw new SvcError("E_UPSTREAM", `${field}: ${res.url.host} answered ${res.status}`, { field });

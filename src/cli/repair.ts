@@ -3,7 +3,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { scrubCollection } from "../engine/block-sums.js";
 import { SvcError } from "../errors.js";
-import { damageReports } from "../store/damage.js";
+import { KeptReports, stderrReporter } from "../store/reporter.js";
 import { repairKeyFile } from "../account/keys.js";
 import { repairLedgerCheckpoint } from "../account/wallet.js";
 import { repairDirectoryCheckpoint } from "../directory/service.js";
@@ -154,16 +154,18 @@ export const repairCommand: Command = {
       const { ScanPool } = await import("../pool/scan-pool.js");
       const kernels = Kernels.create();
       const pool = new ScanPool(kernels, { threads: 1 });
+      // What the salvaging opens find is printed below, per collection (a background failure goes to stderr).
+      const reporter = new KeptReports({ damage: () => {}, background: stderrReporter.background });
       try {
         for (const { coll, namespaces } of damaged) {
           try {
-            const c = await Collection.open(coll, { kernels, pool, salvage: true });
+            const c = await Collection.open(coll, { kernels, pool, salvage: true, reporter });
             try {
               for (const ns of namespaces === "all" ? c.namespaces() : namespaces) await c.compact(ns);
             } finally {
               await c.close();
             }
-            for (const r of damageReports().filter((r) => r.store === `collection:${coll}` && !r.offline))
+            for (const r of reporter.reports().filter((r) => r.store === `collection:${coll}` && !r.offline))
               say(`  ${coll}: ${r.file}: ${r.detail}`);
           } catch (err) {
             changed--;

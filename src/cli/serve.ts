@@ -1,6 +1,5 @@
 /** @module serve — `svc serve`: the HTTP server on a data dir; prints the URL (and a first admin key); SIGTERM/SIGINT stop it cleanly. */
 import pino from "pino";
-import { onDamage } from "../store/damage.js";
 import { hostname } from "node:os";
 import type { ClusterOptions } from "../app/cluster-node.js";
 import { startServer } from "../app/start-server.js";
@@ -102,7 +101,6 @@ export const serveCommand: Command = {
       process.once("SIGINT", () => stop("SIGINT"));
     });
     const dataDir = (values.data as string | undefined) ?? DEFAULT_DATA_DIR;
-    onDamage((r) => logger.error({ damage: r }, `storage damage in ${r.store}${r.file ? ` (${r.file})` : ""}: ${r.detail}`));
     const server = await startServer({
       dataDir,
       host: (values.host as string | undefined) ?? "127.0.0.1",

@@ -15,7 +15,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
-import type { MaintenanceErrorHandler } from "../engine/collection.js";
+import type { Reporter } from "../store/reporter.js";
 import type { Kernels } from "../kernels/abi.js";
 import {
   checkProtection,
@@ -71,8 +71,8 @@ export interface ClusterIndexesOptions {
   requests?: ShardedIndexOptions;
   /** The clock expiry is judged by (default Date.now). */
   now?: () => number;
-  /** Told when a shard replica's background task fails (CollectionOptions). */
-  onMaintenanceError?: MaintenanceErrorHandler;
+  /** Told of damage and of the shard host's background failures (shard-host.ts); default stderrReporter. */
+  reporter?: Reporter;
   /** Shard snapshots and log retention (shard-host.ts); absent: the log keeps every frame. */
   snapshots?: ShardSnapshotOptions;
 }

@@ -9,6 +9,8 @@ import { encode } from "@msgpack/msgpack";
 import {
   DeliverPolicy,
   jetstream,
+  JetStreamApiCodes,
+  JetStreamApiError,
   jetstreamManager,
   type JetStreamClient,
   type JetStreamManager,
@@ -82,7 +84,10 @@ export interface LogStreamOptions {
 export async function ensureLogStream(nc: NatsConnection, opts: LogStreamOptions = {}): Promise<boolean> {
   const name = opts.stream ?? LOG_STREAM;
   const jsm = await jetstreamManager(nc);
-  const existing = await jsm.streams.info(name).catch(() => null);
+  const existing = await jsm.streams.info(name).catch((e: unknown) => {
+    if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound) return null;
+    throw e; // no answer is not "absent": the caller retries the open
+  });
   if (existing !== null) return false;
   await jsm.streams.add({
     name,
@@ -124,7 +129,7 @@ export async function ensureLogStreams(
   for (let i = 0; i < count; i++) created = (await ensureLogStream(nc, { ...opts, stream: logStreamName(i) })) || created;
   const jsm = await jetstreamManager(nc);
   const names = Array.from({ length: count }, (_, i) => logStreamName(i));
-  const leaders = async () => Promise.all(names.map(async (n) => (await jsm.streams.info(n).catch(() => null))?.cluster ?? null));
+  const leaders = async () => Promise.all(names.map(async (n) => (await jsm.streams.info(n).catch(() => null))?.cluster ?? null)); // no answer reads as "no leader yet": the bounded loop below asks again
   let info = await leaders();
   if (!created || (opts.replicas ?? 3) < 2) return info.map((c) => c?.leader ?? "");
   for (let step = 0; step < count * 3; step++) {
@@ -137,7 +142,7 @@ export async function ensureLogStreams(
     }
     const bunched = led.findIndex((l, i) => led.indexOf(l) !== i);
     if (bunched < 0 || new Set(led).size >= Math.min(count, servers.size)) break;
-    await nc.request(`$JS.API.STREAM.LEADER.STEPDOWN.${names[bunched]}`, undefined, { timeout: 2000 }).catch(() => undefined);
+    await nc.request(`$JS.API.STREAM.LEADER.STEPDOWN.${names[bunched]}`, undefined, { timeout: 2000 }).catch(() => undefined); // spreading leaders is best effort: the loop looks again, bunched leaders only cost speed
     const before = led[bunched];
     for (let t = 0; t < 40; t++) {
       await new Promise((r) => setTimeout(r, 100));
@@ -607,7 +612,7 @@ class JetStreamLog implements Log {
     // without a caller's deadline, the publish retries for quorumTimeoutMs (it gives up CLOCK_SKEW_MS before the deadline)
     const deadline = w?.deadline ?? Date.now() + this.settings.quorumTimeoutMs + CLOCK_SKEW_MS;
     const run = this.chain.then(() => this.publishFrame(id, bytes, deadline));
-    this.chain = run.catch(() => undefined);
+    this.chain = run.catch(() => undefined); // the chain goes on after a failed append: `run` (returned) carries its failure to the caller
     return run;
   }
 
@@ -670,7 +675,7 @@ class JetStreamLog implements Log {
       // refused too: the message right after `prev` on the subject is then this one, and it counts.
       const next = await this.jsm.streams
         .getMessage(this.stream, { next_by_subj: this.subject, seq: prev + 1 } as unknown as MsgRequest)
-        .catch(() => null);
+        .catch(() => null); // not seen counts as not ours: this leader stops writing (deposed) rather than claim a write it cannot see
       if (next !== null && next.header?.get("Nats-Msg-Id") === msgID) return next.seq;
       this.deposed = true;
       throw fenced(this.subject, "the subject moved past this leader's last write");

@@ -191,7 +191,7 @@ export class LeaderLease extends EventEmitter {
     if (this.s.holder === this.self)
       await this.js
         .publish(SUBJECT, JSON.stringify({ op: "release", node: this.self, term: this.s.term }), { timeout: 2000 })
-        .catch(() => undefined);
+        .catch(() => undefined); // unreleased, the lease expires unrenewed and another node takes it then
     await this.tail?.stop();
   }
 

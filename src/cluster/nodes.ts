@@ -82,7 +82,7 @@ export class NodeRegistry extends EventEmitter {
     loaded = true;
     reg.seen.set(self.id, Date.now());
     reg.refresh();
-    reg.timers.push(setInterval(() => void reg.beat().catch(() => undefined), heartbeatMs).unref());
+    reg.timers.push(setInterval(() => void reg.beat().catch(() => undefined), heartbeatMs).unref()); // a missed beat is sent again at the next tick; others see the node leave only after ttlMs without one
     reg.timers.push(setInterval(() => reg.refresh(), Math.max(100, Math.floor(ttlMs / 5))).unref());
     return reg;
   }
@@ -116,7 +116,7 @@ export class NodeRegistry extends EventEmitter {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     await this.mirror?.stop();
-    await this.kv.delete(this.self.id).catch(() => undefined);
+    await this.kv.delete(this.self.id).catch(() => undefined); // unreachable: the others see this node leave when its entry goes stale (ttlMs)
   }
 
   private async beat(): Promise<void> {

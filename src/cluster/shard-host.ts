@@ -10,7 +10,8 @@
 import type { NatsConnection, Msg, Subscription } from "@nats-io/transport-node";
 import { readdir, rm, rmdir } from "node:fs/promises";
 import { dirname, join, sep } from "node:path";
-import { Collection, type MaintenanceErrorHandler, type VectorInput } from "../engine/collection.js";
+import { Collection, type VectorInput } from "../engine/collection.js";
+import { stderrReporter, type Reporter } from "../store/reporter.js";
 import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
 import { SWEEP_MS } from "../memory/indexes.js";
@@ -57,8 +58,8 @@ export interface ShardHostOptions {
   indexes: () => Iterable<ClusterIndexRecord>;
   /** The clock expiry is judged by (default Date.now). */
   now?: () => number;
-  /** Told when a shard replica's background task fails (CollectionOptions). */
-  onMaintenanceError?: MaintenanceErrorHandler;
+  /** Told of damage and of background failures: sweeps, snapshots, shard opens, a replica's own (CollectionOptions); default stderrReporter. */
+  reporter?: Reporter;
   /**
    * Snapshots of the shards (shard-snapshots.ts): a replica starts from the newest one when it is
    * ahead of its own checkpoint, and each shard's first owner writes one whenever enough was read on
@@ -119,8 +120,11 @@ export class ShardHost {
   private lastTick = Date.now();
   private readonly status: AsyncIterable<{ type: string }> & { stop?(): void };
 
+  private readonly reporter: Reporter;
+
   constructor(private readonly opts: ShardHostOptions) {
-    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_MS);
+    this.reporter = opts.reporter ?? stderrReporter;
+    this.sweeper = setInterval(() => void this.sweep().catch((err) => this.reporter.background(err, "expiry sweep of the shards")), SWEEP_MS);
     this.sweeper.unref();
     this.ticker = setInterval(() => this.checkPause(), TICK_MS);
     this.ticker.unref();
@@ -151,7 +155,7 @@ export class ShardHost {
       if (this.opts.snapshots === undefined) continue;
       const from = frozen ? s.appliedAtTick : s.collection.applied.offset;
       s.verifyFrom = Math.min(s.verifyFrom ?? Infinity, from);
-      void this.verify(s).catch(() => undefined);
+      void this.verify(s).catch(() => undefined); // verify acts itself (drops a replica behind a purge); a check that failed leaves verifyFrom set, so the next read checks again
     }
   }
 
@@ -187,7 +191,7 @@ export class ShardHost {
       for (const s of [...this.open.values()]) {
         if (this.closed || this.open.get(s.key) !== s || s.verifyFrom !== null) continue;
         if (this.opts.registry.owners(s.key, s.replicas)[0] !== this.opts.registry.self.id) continue;
-        const run = this.snapshotShard(s, snaps).catch((e) => this.opts.onMaintenanceError?.(e, `snapshot of shard ${s.key}`));
+        const run = this.snapshotShard(s, snaps).catch((e) => this.reporter.background(e, `snapshot of shard ${s.key}`));
         s.inFlight.add(run);
         void run.finally(() => s.inFlight.delete(run));
         await run;
@@ -253,7 +257,7 @@ export class ShardHost {
             const { deleted } = await s.collection.delete(ns, { filter: { [EXPIRES_AT]: { $lte: now } } });
             gone += deleted; // after the await: the shards' runs interleave
           }
-      })().catch(() => undefined);
+      })().catch((err) => this.reporter.background(err, `expiry sweep of shard ${s.key}`));
       // as a request in flight: a drop of the shard waits for it before closing the collection
       s.inFlight.add(run);
       void run.finally(() => s.inFlight.delete(run));
@@ -283,7 +287,7 @@ export class ShardHost {
     this.running = this.running.then(async () => {
       do {
         this.again = false;
-        await this.step().catch(() => undefined);
+        await this.step().catch((err) => this.reporter.background(err, "reconcile of the shards with placement"));
       } while (this.again && !this.closed);
       this.pending = false;
     });
@@ -312,7 +316,10 @@ export class ShardHost {
         .map(([k, { r, shard }]) =>
           this.openShard(k, r, shard).then(
             () => false,
-            () => true,
+            (err) => {
+              if (!this.closed) this.reporter.background(err, `open of shard ${k} (tried again in ${RETRY_OPEN_MS} ms)`);
+              return true;
+            },
           ),
         ),
     );
@@ -334,16 +341,16 @@ export class ShardHost {
   private async removeStrays(keep: Set<string>): Promise<void> {
     const top = join(this.opts.dataDir, "cluster", "shards");
     const ls = async (d: string) =>
-      (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => join(d, e.name));
+      (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => join(d, e.name)); // a folder gone (or never made) holds no strays
     for (const t of await ls(top)) {
       for (const i of await ls(t)) {
         for (const inc of await ls(i)) {
           for (const sh of await ls(inc)) if (!keep.has(sh)) await rm(sh, { recursive: true, force: true });
-          await rmdir(inc).catch(() => undefined);
+          await rmdir(inc).catch(() => undefined); // not empty (a replica kept) or gone: it stays
         }
-        await rmdir(i).catch(() => undefined);
+        await rmdir(i).catch(() => undefined); // not empty (a replica kept) or gone: it stays
       }
-      await rmdir(t).catch(() => undefined);
+      await rmdir(t).catch(() => undefined); // not empty (a replica kept) or gone: it stays
     }
   }
 
@@ -362,7 +369,7 @@ export class ShardHost {
       metric: "cosine",
       openLog: records?.tap(openLog) ?? openLog,
       damage: { store: `shard:${key}`, root: this.opts.dataDir },
-      onMaintenanceError: this.opts.onMaintenanceError,
+      reporter: this.reporter,
     });
     if (this.closed) {
       await collection.close();
@@ -402,7 +409,7 @@ export class ShardHost {
     // Subscribed, so the snapshot taker now waits for this replica's answer before it purges; a purge
     // before that went at most up to the older snapshot: if that is past where this replica started,
     // frames it had to read may be gone, and it starts again.
-    if (snaps !== undefined && (await behindPurge(snaps.store, subject, base).catch(() => true))) {
+    if (snaps !== undefined && (await behindPurge(snaps.store, subject, base).catch(() => true))) { // unknown counts as behind: the replica starts again
       await this.drop(key, true);
       throw new SvcError(
         "E_NOT_CAUGHT_UP",
@@ -418,7 +425,7 @@ export class ShardHost {
     this.open.delete(key);
     for (const sub of s.subs) sub.unsubscribe();
     await Promise.all(s.inFlight);
-    await s.collection.close().catch(() => undefined);
+    await s.collection.close().catch((err) => this.reporter.background(err, `close of shard ${key}`)); // the stream still holds what its checkpoint missed
     if (!remove) return;
     await rm(s.dir, { recursive: true, force: true });
     // and the folders of its incarnation, index and tenant once they are empty
@@ -574,9 +581,12 @@ export class ShardHost {
 }
 
 /**
- * Wait until `c` has applied the frame at stream sequence `after` (read-your-writes; Infinity:
- * everything on its subject now, for a replica that may be behind); bounded by CATCH_UP_MS, then
- * 503 E_NOT_CAUGHT_UP.
+ * Read-your-writes: when `after` (a write's x-svc-log-seq) is past what `c` has applied, wait until `c`
+ * has applied everything on its subject up to the stream's end now (settled()), not until its offset
+ * passes `after`: the token is a sequence of the writer's log stream, which this shard's stream may
+ * never reach (an index's shards spread over several streams), while an acknowledged write on this
+ * shard's stream is below the end. Infinity: a replica that may be behind. Bounded by CATCH_UP_MS,
+ * then 503 E_NOT_CAUGHT_UP.
  */
 async function caughtUp(c: Collection, after: unknown): Promise<void> {
   if (typeof after !== "number" || c.applied.offset >= after) return;

@@ -43,7 +43,7 @@ export async function prepareReplica(store: Snapshots, dir: string, subject: str
   if (have.length === 0 || local >= have[0]!.seq) return local;
   for (const info of have) {
     if (info.seq <= local) break;
-    const snap = await store.read(info).catch(() => null);
+    const snap = await store.read(info).catch(() => null); // unreadable: an older one or the log is used, never "no purge": openShard checks behindPurge from the start taken
     if (snap === null || snap.kind !== "collection") continue;
     await restoreCollection(dir, snap.files);
     return snap.seq;

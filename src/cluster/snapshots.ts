@@ -146,7 +146,7 @@ export class Snapshots {
   /** The newest snapshot of the subject that reads and checks (an unreadable one is skipped), or null. */
   async newest(subject: string): Promise<Snapshot | null> {
     for (const info of await this.list(subject)) {
-      const snap = await this.read(info).catch(() => null);
+      const snap = await this.read(info).catch(() => null); // skipped, never taken as "no purge": a caller finding no snapshot still checks for a hole (wallet.ts take)
       if (snap !== null) return snap;
     }
     return null;
@@ -182,7 +182,7 @@ export class Snapshots {
 
   /** Delete the subject's snapshots (its log was deleted). */
   async remove(subject: string): Promise<void> {
-    for (let slot = 0; slot < SLOTS; slot++) await this.os.delete(`${subject}~${slot}`).catch(() => undefined);
+    for (let slot = 0; slot < SLOTS; slot++) await this.os.delete(`${subject}~${slot}`).catch(() => undefined); // a slot never written has nothing to delete; a failed delete leaves a blob no reader asks for (its log is gone)
   }
 }
 

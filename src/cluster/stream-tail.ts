@@ -101,7 +101,7 @@ export class StreamTail {
     const connection = (this.connection = nc.status());
     void (async () => {
       for await (const st of connection) if (st.type === "reconnect") this.messages?.stop();
-    })().catch(() => undefined);
+    })().catch(() => undefined); // the status iterator ends with the connection: nothing is left to restart
     this.idleCheck = setInterval(() => this.checkIdle(), IDLE_CHECK_MS / 4);
     this.idleCheck.unref();
     this.done = this.run();
@@ -166,7 +166,7 @@ export class StreamTail {
             )
               messages.stop();
           }
-        })().catch(() => undefined);
+        })().catch(() => undefined); // the status iterator ends with its consume (stopped): the loop makes the next one
         if (this.stopped) messages.stop();
         this.lastMessageAt = Date.now();
         // a last-per-subject start skips by design, until it delivered each subject's last message (pending 0)

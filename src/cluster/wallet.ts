@@ -187,7 +187,7 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
   async release(r: Reservation): Promise<void> {
     if (!r.open) return;
     r.open = false;
-    await this.submit(r.tenant, { k: "free", id: this.holdIds.get(r)!, ts: Date.now(), su: this.signup }).catch(() => undefined);
+    await this.submit(r.tenant, { k: "free", id: this.holdIds.get(r)!, ts: Date.now(), su: this.signup }).catch(() => undefined); // as documented: the hold then expires (holdTtlMs)
   }
 
   async settle(r: Reservation, op: string, usage: Usage): Promise<number> {

@@ -9,6 +9,7 @@ import { decodeMsgpack } from "../safe-values.js";
 import { reportWalLosses } from "../store/damage.js";
 import type { Log, OpenLog } from "../store/log.js";
 import { fsyncDir } from "../store/scan.js";
+import { stderrReporter, type Reporter } from "../store/reporter.js";
 import { Wal, type Durability } from "../store/wal.js";
 
 /** WAL frame types of the commons. Never renumber; nothing is ever rewritten or removed. */
@@ -48,7 +49,7 @@ export class CommonsLog {
    */
   static async open(
     dir: string,
-    opts: { durability?: Durability; openLog?: OpenLog; onFrame: (type: number, body: unknown) => void },
+    opts: { durability?: Durability; openLog?: OpenLog; reporter?: Reporter; onFrame: (type: number, body: unknown) => void },
   ): Promise<CommonsLog> {
     // A damaged frame is skipped and named (store "commons-log"); the rest of the commons serves.
     const cp = opts.openLog === undefined ? null : readCommonsCheckpoint(dir);
@@ -64,7 +65,7 @@ export class CommonsLog {
       ...(cp === null ? {} : { from: { segment: 0, offset: cp.seq } }),
       onFrame: (f) => take(f.type, f.body),
     });
-    reportWalLosses("commons-log", dirname(dir), report);
+    reportWalLosses(opts.reporter ?? stderrReporter, "commons-log", dirname(dir), report);
     const l = new CommonsLog(wal, dir, opts.openLog !== undefined);
     if (l.kept !== null) for (const [k, v] of kept) l.kept.set(k, v);
     l.n = n;

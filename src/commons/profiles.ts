@@ -89,7 +89,7 @@ export class Profiles {
   async save(input: unknown): Promise<SaveResult> {
     const agent = checkAgent(bodyObject(input).agent)!;
     const prev = this.saving.get(agent) ?? Promise.resolve();
-    const run = prev.catch(() => {}).then(() => this.saveNow(input));
+    const run = prev.catch(() => {}).then(() => this.saveNow(input)); // only waits for the agent's previous save, whose failure went to its caller
     this.saving.set(agent, run);
     try {
       return await run;

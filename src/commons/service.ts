@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import type { TextEncoder1024 } from "../encoder/encoder.js";
 import type { OpenLog } from "../store/log.js";
+import type { Reporter } from "../store/reporter.js";
 import type { Durability } from "../store/wal.js";
 import { Agents } from "./agents.js";
 import { AskBridge } from "./ask.js";
@@ -26,6 +27,8 @@ export interface CommonsOptions {
   openLog?: OpenLog;
   /** DNS for outbound fetches (default: the system resolver). */
   resolver?: Resolver;
+  /** Told of damage found in the log (default stderrReporter). */
+  reporter?: Reporter;
 }
 
 export class Commons {
@@ -52,13 +55,14 @@ export class Commons {
     this.ask = new AskBridge(outbound);
   }
 
-  /** Open <dataDir>/commons and replay its log. Throws E_BAD_REQUEST for a bad allow-list entry; a damaged frame is skipped and named in the damage register. */
+  /** Open <dataDir>/commons and replay its log. Throws E_BAD_REQUEST for a bad allow-list entry; a damaged frame is skipped and told to the reporter. */
   static async open(dataDir: string, opts: CommonsOptions): Promise<Commons> {
     // Frames replay into a holder until the services exist (the log must be open to build them).
     const frames: Array<{ type: number; body: unknown }> = [];
     const log = await CommonsLog.open(join(dataDir, "commons"), {
       durability: opts.durability,
       openLog: opts.openLog,
+      reporter: opts.reporter,
       onFrame: (type, body) => frames.push({ type, body }),
     });
     let c: Commons;

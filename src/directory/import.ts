@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { SvcError } from "../errors.js";
 import { checkValue } from "../safe-values.js";
 import type { OpenLog } from "../store/log.js";
+import type { Reporter } from "../store/reporter.js";
 import type { Durability } from "../store/wal.js";
 import { checkBooking } from "./booking.js";
 import { checkImport, isoDate, type ImportRecord } from "./identity.js";
@@ -81,9 +82,13 @@ export const DEMO_FILE = new URL("../../data/directory/businesses.jsonl", import
  */
 export async function openDirectory(
   dataDir: string,
-  opts: { durability?: Durability; seed?: string | null; openLog?: OpenLog } = {},
+  opts: { durability?: Durability; seed?: string | null; openLog?: OpenLog; reporter?: Reporter } = {},
 ): Promise<{ directory: Directory; seeded: (ImportReport & { rejectedCount: number }) | null }> {
-  const directory = await Directory.open(join(dataDir, "directory"), { durability: opts.durability, openLog: opts.openLog });
+  const directory = await Directory.open(join(dataDir, "directory"), {
+    durability: opts.durability,
+    openLog: opts.openLog,
+    reporter: opts.reporter,
+  });
   const seed = opts.seed === undefined ? fileURLToPath(DEMO_FILE) : opts.seed;
   if (directory.offline !== null || directory.size > 0 || seed === null || (opts.seed === undefined && !existsSync(seed)))
     return { directory, seeded: null };

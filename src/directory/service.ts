@@ -5,7 +5,8 @@ import { rename } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { lockDir, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
-import { reportDamage, reportWalLosses } from "../store/damage.js";
+import { reportWalLosses } from "../store/damage.js";
+import { stderrReporter, type Reporter } from "../store/reporter.js";
 import { parseStoredJson } from "../safe-values.js";
 import { quarantineAndRewrite, salvageElements, tryParse, type StoreRepair } from "../store/salvage-json.js";
 import { fsyncDir } from "../store/scan.js";
@@ -63,6 +64,8 @@ export interface DirectoryOptions {
   clock?: () => number;
   /** The directory's log (default: the WAL under `<dir>/wal`); cluster mode gives a fenced JetStream log (app/home-stores.ts), whose positions the checkpoint then records. */
   openLog?: OpenLog;
+  /** Told of damage found on open and of a background checkpoint's failure (default stderrReporter). */
+  reporter?: Reporter;
 }
 
 export interface ImportSummary {
@@ -79,6 +82,7 @@ export class Directory {
   private walBytesAtCheckpoint = 0;
   private checkpointing: Promise<void> | null = null;
   private readonly clock: () => number;
+  private readonly reporter: Reporter;
 
   private constructor(
     private readonly dir: string,
@@ -86,6 +90,7 @@ export class Directory {
     opts: DirectoryOptions,
   ) {
     this.clock = opts.clock ?? Date.now;
+    this.reporter = opts.reporter ?? stderrReporter;
   }
 
   /** Opens (creating) `<dir>`: checkpoint `directory.json` + the log (`wal/`, or opts.openLog); one writer per directory (LOCK). */
@@ -99,7 +104,7 @@ export class Directory {
       if (cp instanceof Error) {
         // The checkpoint holds everything before its log position: without it the directory is offline, nothing is guessed or overwritten.
         d.offline = cp.message;
-        reportDamage({
+        d.reporter.damage({
           store: STORE,
           file: relative(dirname(dir), cpPath),
           kind: "unreadable",
@@ -122,7 +127,7 @@ export class Directory {
       });
       d.wal = wal;
       d.walBytesAtCheckpoint = wal.stats.bytes;
-      reportWalLosses(STORE, dirname(dir), report);
+      reportWalLosses(d.reporter, STORE, dirname(dir), report);
       d.unrepaired = report.damaged.some((r) => !r.beforeFrom);
       return d;
     } catch (err) {
@@ -401,7 +406,8 @@ export class Directory {
 
   private async append(type: number, body: unknown): Promise<void> {
     await this.wal.append(type, body);
-    if (this.wal.stats.bytes - this.walBytesAtCheckpoint > CHECKPOINT_BYTES) void this.checkpoint().catch(() => undefined);
+    if (this.wal.stats.bytes - this.walBytesAtCheckpoint > CHECKPOINT_BYTES)
+      void this.checkpoint().catch((err) => this.reporter.background(err, "checkpoint of the directory")); // only a longer log to replay: the next append past the threshold tries again
   }
 
   /** Write every business and request with the log position they include, then drop older segments. */

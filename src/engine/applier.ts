@@ -159,7 +159,7 @@ export class Applier {
       }
     } finally {
       // After an exception the encode started ahead is never awaited: keep its rejection handled.
-      next.catch(() => {});
+      next.catch(() => {}); // the exception leaving this loop is the failure that is reported; the encode ahead only shares its cause
       this.applyScheduled = false;
     }
   }

@@ -4,8 +4,8 @@ import { join, relative } from "node:path";
 import type { Kernels } from "../kernels/abi.js";
 import { Rotation } from "../kernels/rotation.js";
 import type { ScanPool } from "../pool/scan-pool.js";
-import { reportDamage } from "../store/damage.js";
 import type { Log } from "../store/log.js";
+import { stderrReporter, type Reporter } from "../store/reporter.js";
 import { parseSums } from "./block-sums.js";
 import type { Checkpoint, CollectionConfig } from "./collection-files.js";
 import { MetadataIndex } from "./filter/metadata-index.js";
@@ -27,6 +27,8 @@ export class CollectionState {
   readonly rotation: Rotation | null;
   /** How damage found here is named in the damage register. */
   readonly damage: { store: string; root: string };
+  /** Where damage and background failures go (store/reporter.ts). */
+  readonly reporter: Reporter;
   readonly partitions = new Map<string, Partition>();
   /** Bytes of one stored row (input-checks.ts rowBytesOf). */
   readonly rowBytes: number;
@@ -45,7 +47,7 @@ export class CollectionState {
   constructor(
     dir: string,
     config: CollectionConfig,
-    opts: { kernels: Kernels; pool: ScanPool; damage?: { store: string; root: string }; salvage?: boolean },
+    opts: { kernels: Kernels; pool: ScanPool; damage?: { store: string; root: string }; reporter?: Reporter; salvage?: boolean },
     cp: Checkpoint | null,
   ) {
     this.dir = dir;
@@ -56,6 +58,7 @@ export class CollectionState {
     this.rowBytes = rowBytesOf(config.dimension, this.rotation !== null);
     this.seq = cp?.seq ?? 0;
     this.damage = opts.damage ?? { store: `collection:${dir}`, root: dir };
+    this.reporter = opts.reporter ?? stderrReporter;
     let gen = 0;
     for (const s of cp?.partitions ?? []) {
       // Salvage (svc repair): a tombstones or index file that cannot be read is rebuilt (partition.ts).
@@ -147,7 +150,7 @@ export class CollectionState {
   }
 
   reportDamage(r: { file: string; kind: string; dropped: number; detail: string }): void {
-    reportDamage({
+    this.reporter.damage({
       store: this.damage.store,
       file: relative(this.damage.root, r.file),
       kind: r.kind,

@@ -11,8 +11,8 @@ import { SvcError } from "../errors.js";
 import { tracer } from "../probes.js";
 import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
-import { reportDamage } from "../store/damage.js";
 import type { LogPosition, LogStats, OpenLog, RecoveryReport } from "../store/log.js";
+import { stderrReporter, type Reporter } from "../store/reporter.js";
 import { Wal, type Durability } from "../store/wal.js";
 import { Applier } from "./applier.js";
 import { copyCheckpoint, type CollectionCopy } from "./backup.js";
@@ -20,7 +20,7 @@ import { lockDir, loadCheckpoint, loadConfig, removeUnreferenced, type Checkpoin
 import { CollectionState } from "./collection-state.js";
 import type { IdPage, IdPageInput } from "./id-order.js";
 import type { ProbeParams } from "./ivf.js";
-import { Maintenance, type MaintenanceErrorHandler } from "./maintenance.js";
+import { Maintenance } from "./maintenance.js";
 import type { VectorShape } from "./partition.js";
 import { Reader, type FetchedVector, type Match, type OrderedRow, type OrderInput, type QueryInput } from "./reader.js";
 import type { Plan, Scoring, SearchResult } from "./search.js";
@@ -35,7 +35,6 @@ export type { VectorInput } from "./writer.js";
 export type { Scoring } from "./search.js";
 export type { CollectionCopy, CopiedFile } from "./backup.js";
 export type { CollectionConfig };
-export type { MaintenanceErrorHandler } from "./maintenance.js";
 
 export interface CollectionOptions {
   kernels: Kernels;
@@ -54,15 +53,15 @@ export interface CollectionOptions {
   annMinRows?: number;
   /** Milliseconds without upserts after which a namespace's delta is merged into its index (default ANN_IDLE_MS; see ivf.ts). */
   annIdleMs?: number;
-  /** How damage found here is named in the damage register (store/damage.ts): the store name and the directory file names are relative to (default: `collection:<dir>`, the collection dir). */
+  /** How damage found here is named in damage reports (store/damage.ts): the store name and the directory file names are relative to (default: `collection:<dir>`, the collection dir). */
   damage?: { store: string; root: string };
-  /** Told when a background task fails: a compaction, an index build or merge, a checkpoint (each is tried again on a later write); default: nobody. */
-  onMaintenanceError?: MaintenanceErrorHandler;
+  /** Told of damage found here and of background failures: a compaction, an index build or merge, a checkpoint (each is tried again on a later write); default: stderrReporter. */
+  reporter?: Reporter;
   /**
    * `svc repair` only: open what damaged files still allow and rebuild the rest from the log (a data file
    * shorter than the checkpoint says, a missing tombstones, index or ivf file, an unreadable checkpoint when
    * the log holds every write since the collection was created). Without it such damage takes the
-   * collection offline: open rejects with E_STORE_OFFLINE and the damage register names it.
+   * collection offline: open rejects with E_STORE_OFFLINE and the reporter is told.
    */
   salvage?: boolean;
 }
@@ -107,11 +106,11 @@ export class Collection {
     } catch (err) {
       // A plain error (ENOENT, a JSON or decoding error) comes from the files, unless a non-WAL log (a cluster stream) may have thrown it.
       if (err instanceof SvcError ? !DAMAGE.has(err.code) : opts.openLog !== undefined) throw err;
-      // Damage the open cannot get past: named in the register (health "degraded"), this collection alone is offline.
+      // Damage the open cannot get past: told to the reporter (health "degraded"), this collection alone is offline.
       const damage = opts.damage ?? { store: `collection:${dir}`, root: dir };
       const file = (err as { details?: { file?: unknown } }).details?.file ?? (err as { path?: unknown }).path;
       const why = (err as Error).message.replaceAll(`${damage.root}/`, "");
-      reportDamage({
+      (opts.reporter ?? stderrReporter).damage({
         store: damage.store,
         file: relative(damage.root, typeof file === "string" ? file : dir),
         kind: "unopenable",
@@ -358,7 +357,7 @@ function loadOrSetAsideCheckpoint(dir: string, opts: CollectionOptions): Checkpo
     renameSync(join(dir, "checkpoint.json"), join(dir, `checkpoint.json.damaged-${stamp}`));
     if (existsSync(join(dir, "parts"))) renameSync(join(dir, "parts"), join(dir, `parts.damaged-${stamp}`));
     const damage = opts.damage ?? { store: `collection:${dir}`, root: dir };
-    reportDamage({
+    (opts.reporter ?? stderrReporter).damage({
       store: damage.store,
       file: relative(damage.root, join(dir, "checkpoint.json")),
       kind: "unreadable",

@@ -4,6 +4,7 @@ import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { timing } from "../probes.js";
 import { reportWalLosses } from "../store/damage.js";
+import type { Reporter } from "../store/reporter.js";
 import { atOrBefore, type OpenLog, type RecoveryReport } from "../store/log.js";
 import { fsyncDir } from "../store/scan.js";
 import type { Applier } from "./applier.js";
@@ -19,14 +20,11 @@ import { IVF_FILE, type Partition } from "./partition.js";
 
 /** Take a checkpoint once this many log bytes were written since the last one. */
 export const DEFAULT_CHECKPOINT_BYTES = 256 << 20;
-/** Told of a background task's failure (`task`: what failed, e.g. "index build of namespace 'docs'"). */
 /** One partition as a checkpoint left it: live rows, and the length of each data file (bytes past it are cut on open). */
 export interface PartitionAtCheckpoint {
   live: number;
   bytes: Record<string, number>;
 }
-
-export type MaintenanceErrorHandler = (err: unknown, task: string) => void;
 
 /** Compact a partition in the background once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows); checked as deletes and overwrites are applied. */
 export const COMPACT_DEAD_FRACTION = 0.25;
@@ -51,7 +49,6 @@ export class Maintenance {
       checkpointBytes?: number;
       annMinRows?: number;
       annIdleMs?: number;
-      onMaintenanceError?: MaintenanceErrorHandler;
     },
   ) {
     this.checkpointBytes = opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
@@ -59,10 +56,10 @@ export class Maintenance {
     this.annIdleMs = opts.annIdleMs ?? ANN_IDLE_MS;
   }
 
-  /** The rejection handler of a background `task`: tells onMaintenanceError, unless the collection is closing (which abandons builds). */
+  /** The rejection handler of a background `task` (e.g. "index build of namespace 'docs'"): tells the reporter, unless the collection is closing (which abandons builds). */
   private failed(task: string): (err: unknown) => void {
     return (err) => {
-      if (!this.s.closing && !this.s.closed) this.opts.onMaintenanceError?.(err, task);
+      if (!this.s.closing && !this.s.closed) this.s.reporter.background(err, `${task} in ${this.s.damage.store}`);
     };
   }
 
@@ -96,7 +93,7 @@ export class Maintenance {
     rebuild();
     s.log = log;
     this.applier.caughtUp(log.position);
-    reportWalLosses(s.damage.store, s.damage.root, report);
+    reportWalLosses(s.reporter, s.damage.store, s.damage.root, report);
     this.logBytesAtCheckpoint = this.logBytes();
     for (const p of s.partitions.values()) {
       // A partition with damaged rows is rewritten without them, so its files check clean again.
@@ -210,7 +207,7 @@ export class Maintenance {
    * its live rows and the bytes of its data files at the checkpoint (what an open cuts them to).
    */
   async checkpointThen<T>(fn: (cp: Checkpoint, parts: Map<string, PartitionAtCheckpoint>) => Promise<T>): Promise<T> {
-    while (this.s.checkpointing !== null) await this.s.checkpointing.catch(() => {});
+    while (this.s.checkpointing !== null) await this.s.checkpointing.catch(() => {}); // only waits for the slot: the running checkpoint's failure goes to whoever started it
     let out: { v: T } | null = null;
     const run = this.writeCheckpoint().then(async ({ cp, parts }) => {
       out = { v: await fn(cp, parts) };
@@ -226,7 +223,7 @@ export class Maintenance {
   /** For close(): no new background rewrites; wait for the running ones (a plain compaction or index build is abandoned). */
   async stop(): Promise<void> {
     this.s.closing = true;
-    for (const running of this.compacting.values()) await running.catch(() => {});
+    for (const running of this.compacting.values()) await running.catch(() => {}); // only waits: a rewrite's failure goes to its starter (failed(), or compact()'s caller)
   }
 
   /**
@@ -361,7 +358,7 @@ export class Maintenance {
     if (fresh.ivf !== null && fresh.rows > fresh.ivf.indexedRows) this.mergeWhenIdle(ns);
     this.s.retired.push(old);
     this.s.closeRetired();
-    while (this.s.checkpointing !== null) await this.s.checkpointing.catch(() => {});
+    while (this.s.checkpointing !== null) await this.s.checkpointing.catch(() => {}); // only waits for the slot: the running checkpoint's failure goes to whoever started it
     await this.checkpoint();
     return { before, after: fresh.liveCount };
   }

@@ -5,7 +5,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { onTiming } from "../probes.js";
-import { damageReports } from "../store/damage.js";
+import type { DamageReport } from "../store/damage.js";
 import type { Usage } from "../account/prices.js";
 import type { WorkerHeap } from "../pool/scan-task.js";
 
@@ -16,6 +16,8 @@ export interface MetricSources {
   sharedMemory?: () => { size: number; used: number };
   /** Live vectors per open index (IndexService.rowCounts). */
   indexRows?: () => Promise<Array<{ tenant: string; index: string; rows: number }>>;
+  /** The storage damage findings kept so far (store/reporter.ts KeptReports.reports). */
+  damage?: () => DamageReport[];
 }
 
 /** What cluster mode reports at each scrape (ClusterNode). */
@@ -82,14 +84,15 @@ export class HttpMetrics {
     registers: [this.registry],
   });
 
+  private readonly damageReports: () => DamageReport[];
   private readonly damage = new Gauge({
     name: "svc_store_damage",
     help: "Storage damage findings since start, by store, kind and whether the store is offline",
     labelNames: ["store", "kind", "offline"] as const,
     registers: [this.registry],
-    collect() {
-      this.reset();
-      for (const r of damageReports()) this.inc({ store: r.store, kind: r.kind, offline: String(r.offline) });
+    collect: () => {
+      this.damage.reset();
+      for (const r of this.damageReports()) this.damage.inc({ store: r.store, kind: r.kind, offline: String(r.offline) });
     },
   });
 
@@ -117,6 +120,7 @@ export class HttpMetrics {
   private mcpSessions: (() => number) | null = null;
 
   constructor(sources: MetricSources = {}) {
+    this.damageReports = sources.damage ?? (() => []);
     collectDefaultMetrics({ register: this.registry, prefix: "svc_" });
     for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(name);
     const { workerHeaps, sharedMemory, indexRows } = sources;

@@ -53,7 +53,7 @@ export function mcpEndpoint(routes: readonly Route[], deps: InvokeDeps & { forwa
   sweep.unref();
   const closeSession = async (id: string, s: Session) => {
     sessions.delete(id);
-    await s.server.close().catch(() => undefined);
+    await s.server.close().catch(() => undefined); // the session is already out of the table; a transport already closed has nothing left to close
   };
 
   /** A new session, admitted into the table at once (so concurrent initializes cannot overfill it); the caller drops it if its initialize fails. */
@@ -186,7 +186,7 @@ async function pipe(res: uWS.HttpResponse, flight: Flight, response: Response): 
     return;
   }
   const reader = response.body.getReader();
-  flight.onAbort = () => void reader.cancel().catch(() => undefined);
+  flight.onAbort = () => void reader.cancel().catch(() => undefined); // the client is gone: a stream already ended or errored has nothing to cancel
   res.cork(() => {
     head();
     // uWS sends the head with the first bytes, and an SSE stream may stay silent for a while: an SSE comment goes first.

@@ -192,7 +192,7 @@ export class BackupService {
 
   /** Wait for the copies in flight (before the indexes close). */
   async close(): Promise<void> {
-    await Promise.all([...this.running].map((p) => p.catch(() => {})));
+    await Promise.all([...this.running].map((p) => p.catch(() => {}))); // only waits: copy() records its own failure in the job (Failed)
   }
 
   private async copy(tenant: string, record: BackupRecord): Promise<void> {
@@ -215,7 +215,7 @@ export class BackupService {
       await fsyncDir(root);
       this.pendingOf(tenant).delete(record.backupId);
     } catch (err) {
-      await rm(tmp, { recursive: true, force: true }).catch(() => {});
+      await rm(tmp, { recursive: true, force: true }).catch(() => {}); // the copy's error (recorded below) is the one to tell; a leftover .creating- folder is removed at the next listing
       const why =
         err instanceof SvcError && err.code === "E_NOT_FOUND"
           ? `index '${record.index.name}' was deleted before the copy began`
@@ -231,7 +231,7 @@ export class BackupService {
     const out: BackupRecord[] = [];
     for (const name of readdirSync(root)) {
       if (name.startsWith(DELETED) || (name.startsWith(CREATING) && !this.pendingOf(tenant).has(name.slice(CREATING.length)))) {
-        void rm(join(root, name), { recursive: true, force: true }).catch(() => {});
+        void rm(join(root, name), { recursive: true, force: true }).catch(() => {}); // a leftover that stays is tried again at the next listing (never listed meanwhile)
         continue;
       }
       if (!BACKUP_ID_RE.test(name) || !existsSync(join(root, name, MANIFEST))) continue;

@@ -16,6 +16,7 @@ import type { Reservation } from "../account/wallet-book.js";
 import type { Usage } from "../account/prices.js";
 import type { VectorInput } from "../engine/collection.js";
 import { SvcError } from "../errors.js";
+import { stderrReporter, type Reporter } from "../store/reporter.js";
 import { openSource, type ImportBytes, type RowSource } from "./import-source.js";
 import type { IndexCatalog } from "./indexes.js";
 
@@ -88,6 +89,8 @@ export interface ImportDeps {
     reserve(tenant: string, op: string, bound: Usage): Promise<Reservation>;
     settle(r: Reservation, op: string, usage: Usage): Promise<number>;
   };
+  /** Told when a finished job's charge cannot be settled (default stderrReporter). */
+  reporter?: Reporter;
 }
 
 /** The price-table operation an import's writes are charged under (per 1k vectors written, as upserts). */
@@ -247,11 +250,11 @@ export class ImportService {
     const source = e.source;
     if (job.status !== "Pending" || source === null) return; // cancelled while queued
     job.status = "InProgress";
-    const dimension = (
-      await Promise.resolve(e.tenant)
-        .then((t) => this.deps.indexes.describe(t, job.index))
-        .catch(() => null)
-    )?.dimension;
+    const described = await Promise.resolve(e.tenant)
+      .then((t) => this.deps.indexes.describe(t, job.index))
+      .catch((err: unknown) => (err instanceof SvcError && err.code === "E_NOT_FOUND" ? null : (err as Error))); // only "not found" is absent
+    if (described instanceof Error) return this.finish(e, "Failed", `${described.message}; nothing was written`);
+    const dimension = described?.dimension;
     if (dimension === undefined) return this.finish(e, "Failed", `index '${job.index}' no longer exists; nothing was written`);
     // Pass 1: check every row; nothing is written yet.
     job.phase = "checking";
@@ -313,7 +316,10 @@ export class ImportService {
     } catch (err) {
       stopped = (err as Error).message;
     } finally {
-      if (hold !== null) await this.deps.wallet!.settle(hold, IMPORT_METER, { written: job.recordsImported }).catch(() => {});
+      if (hold !== null)
+        await this.deps.wallet!.settle(hold, IMPORT_METER, { written: job.recordsImported }).catch((err) =>
+          (this.deps.reporter ?? stderrReporter).background(err, `settle of import ${job.id} (${job.recordsImported} records written)`),
+        );
     }
     if (stopped === null) {
       return this.finish(e, "Completed", job.badRowCount > 0 ? `${job.badRowCount} bad rows skipped (errorMode continue)` : null);

@@ -4,12 +4,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:f
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { restoreCopy } from "../engine/backup.js";
-import { Collection, type CopiedFile, type MaintenanceErrorHandler } from "../engine/collection.js";
+import { Collection, type CopiedFile } from "../engine/collection.js";
 import { loadConfig, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
 import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
+import { stderrReporter, type Reporter } from "../store/reporter.js";
 import { fsyncDir } from "../store/scan.js";
 import type { Durability } from "../store/wal.js";
 import { CollectionIndex, EXPIRES_AT, type VectorIndex } from "./vector-index.js";
@@ -81,8 +82,8 @@ export interface IndexServiceOptions {
   durability?: Durability;
   /** The clock expiry is judged by (tests move it); default Date.now. */
   now?: () => number;
-  /** Told when a collection's background task fails (CollectionOptions). */
-  onMaintenanceError?: MaintenanceErrorHandler;
+  /** Told of damage and of background failures: the expiry sweep's, a collection's (CollectionOptions); default stderrReporter. */
+  reporter?: Reporter;
 }
 
 /** Folder-name prefixes of half-made creates and unfinished deletes; removed when the tenant is next read. */
@@ -116,7 +117,8 @@ export class IndexService implements IndexCatalog {
     private readonly opts: IndexServiceOptions,
   ) {
     this.now = opts.now ?? Date.now;
-    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_MS);
+    const reporter = opts.reporter ?? stderrReporter;
+    this.sweeper = setInterval(() => void this.sweep().catch((err) => reporter.background(err, "expiry sweep of the indexes")), SWEEP_MS);
     this.sweeper.unref();
   }
 
@@ -134,7 +136,12 @@ export class IndexService implements IndexCatalog {
             n += (await c.delete(ns, { filter: { [EXPIRES_AT]: { $lte: this.now() } } })).deleted;
           }
           return n;
-        }).catch(() => 0);
+        }).catch((err: unknown) => {
+          // an index that cannot open was reported as damage when it failed; one closed under the sweep has nothing left to sweep
+          if (!(err instanceof SvcError && (err.code === "E_STORE_OFFLINE" || err.code === "E_CLOSED")))
+            (this.opts.reporter ?? stderrReporter).background(err, `expiry sweep of index ${tenant}/${name}`);
+          return 0;
+        });
       }
     }
     return gone;
@@ -198,7 +205,7 @@ export class IndexService implements IndexCatalog {
       this.deleting.add(`${tenant}/${name}`);
       try {
         if (e.users > 0) await new Promise<void>((resolve) => (e.idle = resolve));
-        const c = await e.collection?.catch(() => null);
+        const c = await e.collection?.catch(() => null); // one that failed to open has nothing to close (its failure reached its caller)
         await c?.close();
         const root = this.tenantDir(tenant);
         const trash = join(root, `${DELETED}${name}-${randomBytes(6).toString("hex")}`);
@@ -307,10 +314,10 @@ export class IndexService implements IndexCatalog {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
-    await Promise.all([...this.lifecycle.values()].map((p) => p.catch(() => {})));
+    await Promise.all([...this.lifecycle.values()].map((p) => p.catch(() => {}))); // only waits: each step's failure went to its caller
     const open: Promise<Collection>[] = [];
     for (const indexes of this.tenants.values()) for (const e of indexes.values()) if (e.collection) open.push(e.collection);
-    await Promise.all(open.map(async (p) => (await p.catch(() => null))?.close()));
+    await Promise.all(open.map(async (p) => (await p.catch(() => null))?.close())); // one that failed to open has nothing to close
   }
 
   /** Run one lifecycle step of tenant/name after the ones already queued for it. */
@@ -320,7 +327,7 @@ export class IndexService implements IndexCatalog {
       if (this.closed) throw new SvcError("E_CLOSED", "the server is shutting down");
       return step();
     });
-    const tail = run.catch(() => {});
+    const tail = run.catch(() => {}); // the chain goes on after a failed step: `run` (returned) carries its failure to the caller
     this.lifecycle.set(key, tail);
     void tail.then(() => {
       if (this.lifecycle.get(key) === tail) this.lifecycle.delete(key);

@@ -4,11 +4,12 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { Collection, type MaintenanceErrorHandler } from "../engine/collection.js";
+import { Collection } from "../engine/collection.js";
 import type { Metadata } from "../engine/filter/metadata.js";
 import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
+import { stderrReporter, type Reporter } from "../store/reporter.js";
 import type { Durability } from "../store/wal.js";
 import {
   bool,
@@ -65,8 +66,8 @@ export interface RecordServiceOptions {
   pool: ScanPool;
   encoder: Embedder;
   durability?: Durability;
-  /** Told when a collection's background task fails (CollectionOptions). */
-  onMaintenanceError?: MaintenanceErrorHandler;
+  /** Told of damage and of background failures: the expiry sweep's, a collection's (CollectionOptions); default stderrReporter. */
+  reporter?: Reporter;
   /** Clock (ms); tests move it to expire records. */
   now?: () => number;
   /**
@@ -97,7 +98,8 @@ export class RecordService {
   ) {
     this.now = opts.now ?? Date.now;
     if (opts.stores === undefined) {
-      this.sweeper = setInterval(() => void this.sweep().catch(() => {}), SWEEP_MS);
+      const reporter = opts.reporter ?? stderrReporter;
+      this.sweeper = setInterval(() => void this.sweep().catch((err) => reporter.background(err, "expiry sweep of the records")), SWEEP_MS);
       this.sweeper.unref();
     }
   }
@@ -390,7 +392,7 @@ export class RecordService {
   async sweep(): Promise<number> {
     let n = 0;
     for (const p of this.local.values()) {
-      const s = await p.catch(() => null);
+      const s = await p.catch(() => null); // a store that failed to open is dropped from `local` and its failure went to its caller
       if (s === null) continue;
       const c = s.collection;
       for (const ns of c.namespaces()) {
@@ -419,7 +421,7 @@ export class RecordService {
     if (this.closed) return;
     this.closed = true;
     if (this.sweeper) clearInterval(this.sweeper);
-    await Promise.all([...this.local.values()].map(async (p) => (await p.catch(() => null))?.close()));
+    await Promise.all([...this.local.values()].map(async (p) => (await p.catch(() => null))?.close())); // one that failed to open has nothing to close
   }
 
   // ---- internals ------------------------------------------------------------------------
@@ -472,7 +474,7 @@ export class RecordService {
         dimension: this.opts.encoder.dimension,
         metric: "cosine",
         damage: { store: `records:${tenant}`, root: this.dataDir },
-        onMaintenanceError: this.opts.onMaintenanceError,
+        reporter: this.opts.reporter,
       }).then(async (c) => {
         // An import interrupted by a crash leaves its staging namespace: drop it.
         for (const ns of c.namespaces()) if (ns.startsWith(STAGING_PREFIX)) await c.delete(ns, { deleteAll: true });

@@ -243,7 +243,7 @@ function write(t: Target, opts: WrapOptions, turn: Turn): void {
       namespace: opts.namespace,
       vectors: [{ id, values, metadata }],
     });
-  })().catch(() => undefined);
+  })().catch(() => undefined); // by contract (module doc): recording runs in the caller's process and never disturbs the wrapped call
   inflight.add(job);
   void job.finally(() => inflight.delete(job));
 }

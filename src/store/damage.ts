@@ -1,10 +1,12 @@
 /**
- * @module damage — the process-wide register of storage damage found at open, replay, read or
- * scrub: which store, which file, what was wrong and what was dropped. Stores report here instead
- * of refusing to start; `GET /v1/health` lists the entries (status "degraded") and `/metrics`
- * counts them, so a damaged store is named while everything else keeps serving.
+ * @module damage — what a storage damage finding says (found at open, replay, read or scrub: which
+ * store, which file, what was wrong and what was dropped). Stores report findings to the Reporter
+ * they were given (store/reporter.ts) instead of refusing to start; the server's keeps them for
+ * `GET /v1/health` (status "degraded") and `/metrics`, so a damaged store is named while everything
+ * else keeps serving.
  */
 import { relative } from "node:path";
+import type { Reporter } from "./reporter.js";
 
 /** One finding. `store` is a stable name ("wallet-ledger", "keys", "collection:<t>/<name>", ...). */
 export interface DamageReport {
@@ -23,45 +25,8 @@ export interface DamageReport {
   at: number;
 }
 
-const reports: DamageReport[] = [];
-const MAX_REPORTS = 1000;
-type Listener = (r: DamageReport) => void;
-const listeners = new Set<Listener>();
-
-/** Records a finding and tells the listeners (the server logs each one); the same finding again (a store opened again) is kept once. */
-export function reportDamage(r: Omit<DamageReport, "at"> & { at?: number }): DamageReport {
-  const same = reports.find(
-    (x) =>
-      x.store === r.store &&
-      x.file === r.file &&
-      x.kind === r.kind &&
-      x.detail === r.detail &&
-      x.offline === r.offline &&
-      x.dropped === r.dropped,
-  );
-  if (same !== undefined) return same;
-  const full: DamageReport = { ...r, at: r.at ?? Date.now() };
-  reports.push(full);
-  if (reports.length > MAX_REPORTS) reports.splice(0, reports.length - MAX_REPORTS);
-  for (const l of listeners) l(full);
-  return full;
-}
-
-/** The findings so far, oldest first (copies). */
-export function damageReports(): DamageReport[] {
-  return reports.map((r) => ({ ...r }));
-}
-
-/** Forgets the findings of one store (after it was repaired or deleted). */
-export function clearDamage(store: string): void {
-  for (let i = reports.length - 1; i >= 0; i--) if (reports[i]!.store === store) reports.splice(i, 1);
-}
-
-/** Calls `l` on every later finding; returns the unsubscribe function. */
-export function onDamage(l: Listener): () => void {
-  listeners.add(l);
-  return () => listeners.delete(l);
-}
+/** A finding as a store reports it (`at` defaults to now). */
+export type DamageFinding = Omit<DamageReport, "at"> & { at?: number };
 
 /** What a salvaging WAL open left out (log.ts RecoveryReport, structurally). */
 interface WalLosses {
@@ -70,10 +35,10 @@ interface WalLosses {
 }
 
 /**
- * Report what a salvaging `Wal.open` skipped or cut under `store`, file names relative to `root`
+ * Report to `reporter` what a salvaging `Wal.open` skipped or cut under `store`, file names relative to `root`
  * (the data dir). `offline` marks the store as unable to serve until repaired (the store decides).
  */
-export function reportWalLosses(store: string, root: string, report: WalLosses, offline = false): void {
+export function reportWalLosses(reporter: Reporter, store: string, root: string, report: WalLosses, offline = false): void {
   const rel = (file: string) => relative(root, file);
   const t = report.tornTail;
   if (t !== null) {
@@ -82,7 +47,7 @@ export function reportWalLosses(store: string, root: string, report: WalLosses, 
       t.frames > 0
         ? `lost: ${t.frames} logged write(s) after the last checkpoint, each of one or more records`
         : "no logged write after the last checkpoint begins in what is left of them (bytes removed before the log was opened cannot be counted)";
-    reportDamage({
+    reporter.damage({
       store,
       file: rel(t.file),
       kind: "torn-tail",
@@ -95,7 +60,7 @@ export function reportWalLosses(store: string, root: string, report: WalLosses, 
     const what = d.beforeFrom
       ? "skipped: the checkpoint already holds it"
       : `${d.frames} frame(s) lost, later frames replayed; \`svc repair\` pads the region`;
-    reportDamage({
+    reporter.damage({
       store,
       file: rel(d.file),
       kind: "bad-frame",

@@ -190,7 +190,7 @@ export async function recoverSegments(dir: string, opts: WalOpenOptions): Promis
       }
     }
   } catch (e) {
-    await active?.close().catch(() => undefined);
+    await active?.close().catch(() => undefined); // the replay failed: the error thrown below is the one to report, a close of the segment adds nothing
     if (e instanceof CallerError) throw e.error; // onFrame's own error, unchanged
     throw ioError(`replay WAL ${dir}`, e);
   }

@@ -181,7 +181,7 @@ export class SegmentWriter {
     if (this.dirty) await this.datasync();
     this.sizes.set(this.fileSegment, this.fileSize);
     const fh = await createSegment(this.dir, id);
-    await this.fh.close().catch(() => undefined);
+    await this.fh.close().catch(() => undefined); // the old segment was fdatasync'ed above: a failed close loses nothing
     this.fh = fh;
     this.counters.syncs++;
     this.fileSegment = id;
@@ -336,7 +336,7 @@ export class SegmentWriter {
     if (this.timer !== null || this.stopped) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      if (this.failure === null && this.dirty) this.sync().catch(() => undefined);
+      if (this.failure === null && this.dirty) this.sync().catch(() => undefined); // a failed sync sets this.failure (fail()), with which every later append and sync rejects
     }, this.intervalMs);
     this.timer.unref();
   }
@@ -368,7 +368,7 @@ export async function createSegment(dir: string, id: number): Promise<FileHandle
     await fsyncDir(dir);
     return fh;
   } catch (e) {
-    await fh.close().catch(() => undefined);
+    await fh.close().catch(() => undefined); // the create failed: the error thrown below is the one to report, a close of the half-made file adds nothing
     throw ioError(`create WAL segment ${path}`, e);
   }
 }

@@ -77,7 +77,7 @@ export class Wal implements Log {
       try {
         await writer.roll(active.id + 1);
       } catch (e) {
-        await writer.closeFile().catch(() => undefined);
+        await writer.closeFile().catch(() => undefined); // the open failed: the error thrown below is the one to report, a close of the half-open file adds nothing
         throw ioError(`open WAL ${dir}`, e);
       }
     }
@@ -170,7 +170,7 @@ export class Wal implements Log {
     }
     if (this.closed) return Promise.reject(new SvcError("E_CLOSED", `WAL ${this.dir} is closed`));
     const run = this.dropChain.then(() => this.writer.dropBefore(pos));
-    this.dropChain = run.catch(() => undefined);
+    this.dropChain = run.catch(() => undefined); // the chain goes on after a failed drop: `run` (returned) carries its failure to the caller
     return run;
   }
 

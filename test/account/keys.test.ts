@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { hashKey, KeyStore } from "../../src/account/keys.js";
 import { SvcError } from "../../src/errors.js";
-import { damageReports } from "../../src/store/damage.js";
+import { KeptReports } from "../../src/store/reporter.js";
 
 let dir: string;
 beforeEach(() => {
@@ -139,7 +139,8 @@ describe("KeyStore", () => {
 
 describe("KeyStore with a damaged keys.json", () => {
   it("fails closed when the file becomes unreadable while serving, never writes over it, and serves again once it is readable", () => {
-    const store = KeyStore.open(dir);
+    const reporter = new KeptReports({ damage: () => {}, background: () => {} });
+    const store = KeyStore.open(dir, reporter);
     const { key } = store.create({ tenant: "acme" });
     const path = join(dir, "keys.json");
     const good = readFileSync(path, "utf8");
@@ -151,14 +152,14 @@ describe("KeyStore with a damaged keys.json", () => {
     expect(thrown(() => store.create({ tenant: "other" })).code).toBe("E_STORE_OFFLINE");
     expect(thrown(() => store.revoke("key_000000000000")).code).toBe("E_STORE_OFFLINE");
     expect(readFileSync(path, "utf8")).toBe(before);
-    expect(damageReports()).toContainEqual(
+    expect(reporter.reports()).toContainEqual(
       expect.objectContaining({ store: "keys", file: "keys.json", kind: "unreadable", offline: true }),
     );
     writeFileSync(path, good); // restored
     vi.setSystemTime(Date.now() + 10_000);
     expect(store.authenticate(key)).toMatchObject({ tenant: "acme" });
     expect(store.offline).toBeNull();
-    expect(damageReports().filter((r) => r.store === "keys")).toEqual([]);
+    expect(reporter.reports().filter((r) => r.store === "keys")).toEqual([]);
   });
 
   it("a record that parses but is malformed (an admin flag that is not a boolean) makes the file unreadable too", () => {

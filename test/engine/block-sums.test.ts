@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Collection } from "../../src/engine/collection.js";
 import { SUM_BLOCK } from "../../src/engine/block-sums.js";
-import { damageReports, clearDamage } from "../../src/store/damage.js";
+import { KeptReports } from "../../src/store/reporter.js";
 import { engineFixture } from "./engine-fixture.js";
 
 const { root, kernels, pool } = engineFixture("svc-sums-");
@@ -18,7 +18,9 @@ const DIM = 8;
 const ROWS_PER_BLOCK = SUM_BLOCK / (DIM * 4); // values.f32 rows per block
 const vec = (i: number) => Float32Array.from({ length: DIM }, (_, j) => Math.sin(i * DIM + j + 1));
 const id = (i: number) => `v${String(i).padStart(4, "0")}`;
-const opts = () => ({ kernels, pool, segmentBytes: 4096, annMinRows: Infinity });
+/** What the opens report (read back with reporter.reports()); nothing is logged. */
+const reporter = new KeptReports({ damage: () => {}, background: () => {} });
+const opts = () => ({ kernels, pool, segmentBytes: 4096, annMinRows: Infinity, reporter });
 
 /** 3 batches of 100 rows, a checkpoint (which drops the segments of batches 0 and 1: each frame has a segment of its own), then a clean close. */
 async function build(name: string): Promise<{ dir: string; part: string }> {
@@ -59,7 +61,7 @@ describe("block checksums of values.f32 and records.bin", () => {
     const { dir, part } = await build("values");
     flip(join(part, "values.f32"), 5 * DIM * 4 + 3); // row 5: block 0 = rows 0..127, whose frames were dropped
     flip(join(part, "values.f32"), 2 * SUM_BLOCK + 1); // block 2 = rows 256..299: batch 2, still in the log
-    clearDamage(`collection:${dir}`);
+    reporter.cleared(`collection:${dir}`);
     const c = await Collection.open(dir, opts());
     try {
       const got = (i: number) => c.fetch("ns", [id(i)]).map((v) => [v.id, Array.from(v.values)]);
@@ -71,7 +73,7 @@ describe("block checksums of values.f32 and records.bin", () => {
       expect(c.count("ns")).toBe(300 - ROWS_PER_BLOCK);
       const q = await c.query("ns", { vector: vec(5), topK: 1 });
       expect(q.matches[0]!.id).not.toBe(id(5));
-      const reports = damageReports().filter((r) => r.store === `collection:${dir}`);
+      const reports = reporter.reports().filter((r) => r.store === `collection:${dir}`);
       expect(reports).toEqual([
         expect.objectContaining({
           kind: "bad-checksum",
@@ -87,9 +89,9 @@ describe("block checksums of values.f32 and records.bin", () => {
       await c.close();
     }
     // Rewritten without the damaged rows: the next open finds nothing.
-    clearDamage(`collection:${dir}`);
+    reporter.cleared(`collection:${dir}`);
     const again = await Collection.open(dir, opts());
-    expect(damageReports().filter((r) => r.store === `collection:${dir}`)).toEqual([]);
+    expect(reporter.reports().filter((r) => r.store === `collection:${dir}`)).toEqual([]);
     expect(again.count("ns")).toBe(300 - ROWS_PER_BLOCK);
     await again.close();
   });
@@ -103,7 +105,7 @@ describe("block checksums of values.f32 and records.bin", () => {
     expect(Math.floor(at250 / SUM_BLOCK)).toBe(1);
     flip(file, 0); // the first record's id length: nothing in block 0 can be trusted
     flip(file, at250 + 5 + 4 + 1); // inside row 250's metadata
-    clearDamage(`collection:${dir}`);
+    reporter.cleared(`collection:${dir}`);
     const c = await Collection.open(dir, opts());
     try {
       const live = c.count("ns");
@@ -119,7 +121,7 @@ describe("block checksums of values.f32 and records.bin", () => {
       expect(found.map((v) => v.id)).toContain(id(250)); // rebuilt with its exact metadata (checked above)
       expect(found.map((v) => v.id)).toEqual(all.slice(300 - live)); // exactly block 0's rows are lost
       expect(found.map((v) => v.id)).toContain(id(299));
-      const [r] = damageReports().filter((x) => x.store === `collection:${dir}`);
+      const [r] = reporter.reports().filter((x) => x.store === `collection:${dir}`);
       expect(r).toMatchObject({ kind: "bad-checksum", file: expect.stringMatching(/records\.bin$/), dropped: 300 - live });
       expect(r!.detail).toMatch(/ dropped \(\d+ of rows 0\.\.\d+ \(ids unreadable\)\)/); // block 0's rows, less those the log's ids stand for
       expect(r!.detail).toContain("the log's ids for the"); // block 0's last rows are batch 2's: in the log
@@ -149,7 +151,7 @@ describe("block checksums of values.f32 and records.bin", () => {
         .toString("latin1")
         .split(/v\d{4}/).length - 1; // records starting in block 0 (a record reaching into block 1 counts too)
     flip(file, at200);
-    clearDamage(`collection:${dir}`);
+    reporter.cleared(`collection:${dir}`);
     const c = await Collection.open(dir, opts());
     try {
       const found = c.fetch(
@@ -162,7 +164,7 @@ describe("block checksums of values.f32 and records.bin", () => {
         expect(Array.from(v.values)).toEqual(Array.from(vec(i)));
         expect(v.metadata).toEqual({ i });
       }
-      const [r, ...more] = damageReports().filter((x) => x.store === `collection:${dir}`);
+      const [r, ...more] = reporter.reports().filter((x) => x.store === `collection:${dir}`);
       expect(more).toEqual([]);
       expect(r).toMatchObject({ kind: "bad-checksum", file: expect.stringMatching(/records\.bin$/), dropped: 0 });
       expect(r!.detail).toMatch(new RegExp(`^(${block0}|${block0 + 1}) row\\(s\\) in blocks that failed their checksum`));

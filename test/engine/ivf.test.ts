@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 async function loaded(
-  opts: { annMinRows?: number; annIdleMs?: number; dir?: string; onMaintenanceError?: (err: unknown, task: string) => void } = {},
+  opts: { annMinRows?: number; annIdleMs?: number; dir?: string; onBackgroundError?: (err: unknown, task: string) => void } = {},
 ): Promise<Collection> {
   const c = await Collection.open(opts.dir ?? join(root, `c${seq++}`), {
     kernels,
@@ -41,7 +41,7 @@ async function loaded(
     durability: "none",
     annMinRows: opts.annMinRows ?? Infinity,
     annIdleMs: opts.annIdleMs,
-    onMaintenanceError: opts.onMaintenanceError,
+    reporter: { damage: () => {}, cleared: () => {}, background: opts.onBackgroundError ?? (() => {}) },
   });
   for (let s = 0; s < N; s += 1000) {
     await c.upsert(
@@ -343,7 +343,7 @@ describe("approximate index (IVF over packed bits)", () => {
     await c.close();
   });
 
-  it("tells onMaintenanceError when a background build fails (such failures were swallowed), and a later write builds again", async () => {
+  it("tells the reporter when a background build fails (such failures were swallowed), and a later write builds again", async () => {
     const dir = join(root, `c${seq++}`);
     const failures: string[] = [];
     let broke = false;
@@ -358,7 +358,7 @@ describe("approximate index (IVF over packed bits)", () => {
       }
     };
     const [c] = await Promise.all([
-      loaded({ dir, annMinRows: N, onMaintenanceError: (err, task) => failures.push(`${task}: ${(err as Error).message}`) }),
+      loaded({ dir, annMinRows: N, onBackgroundError: (err, task) => failures.push(`${task}: ${(err as Error).message}`) }),
       breakBuild(),
     ]);
     expect(broke).toBe(true);
@@ -367,7 +367,7 @@ describe("approximate index (IVF over packed bits)", () => {
       async () => failures,
       (f) => f.length > 0,
     );
-    expect(failures[0]).toMatch(/^index build of namespace '': ENOENT/);
+    expect(failures[0]).toMatch(/^index build of namespace '' in collection:.*: ENOENT/);
     expect(c.indexStats("")).toBeNull();
     expect(c.count("")).toBe(N);
     await c.upsert("", [{ id: "again", bits: rows[0]! }]); // the next write starts a build, which now completes

@@ -8,14 +8,16 @@ import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFil
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Collection } from "../../src/engine/collection.js";
-import { clearDamage, damageReports } from "../../src/store/damage.js";
+import { KeptReports } from "../../src/store/reporter.js";
 import { engineFixture } from "./engine-fixture.js";
 
 const { root, kernels, pool } = engineFixture("svc-open-damage-");
 const DIM = 8;
 const vec = (i: number) => Float32Array.from({ length: DIM }, (_, j) => Math.sin(i * DIM + j + 1));
 const id = (i: number) => `v${String(i).padStart(4, "0")}`;
-const opts = () => ({ kernels, pool, segmentBytes: 4096, annMinRows: Infinity });
+/** What the opens report (read back with reporter.reports()); nothing is logged. */
+const reporter = new KeptReports({ damage: () => {}, background: () => {} });
+const opts = () => ({ kernels, pool, segmentBytes: 4096, annMinRows: Infinity, reporter });
 
 /** 3 batches of 100 rows with a checkpoint after each: the log keeps only batch 2's frame (rows 200..299). */
 async function build(name: string): Promise<{ dir: string; part: string }> {
@@ -38,12 +40,12 @@ describe("a collection that cannot open", () => {
     const { dir, part } = await build("short");
     const values = join(part, "values.f32");
     truncateSync(values, statSync(values).size - 1000); // rows 269..299 (32 bytes a row) lose bytes
-    clearDamage(`collection:${dir}`);
+    reporter.cleared(`collection:${dir}`);
     await expect(Collection.open(dir, opts())).rejects.toMatchObject({ code: "E_STORE_OFFLINE" });
-    expect(damageReports().filter((r) => r.store === `collection:${dir}`)).toEqual([
+    expect(reporter.reports().filter((r) => r.store === `collection:${dir}`)).toEqual([
       expect.objectContaining({ kind: "unopenable", offline: true, file: expect.stringMatching(/values\.f32$/) }),
     ]);
-    clearDamage(`collection:${dir}`);
+    reporter.cleared(`collection:${dir}`);
     const c = await Collection.open(dir, { ...opts(), salvage: true });
     try {
       const found = c.fetch(
@@ -52,7 +54,7 @@ describe("a collection that cannot open", () => {
       );
       expect(found).toHaveLength(300); // every row past the cut is batch 2's: in the log
       for (const v of found) expect(Array.from(v.values)).toEqual(Array.from(vec(Number(v.id.slice(1)))));
-      const [r] = damageReports().filter((x) => x.store === `collection:${dir}`);
+      const [r] = reporter.reports().filter((x) => x.store === `collection:${dir}`);
       expect(r).toMatchObject({ kind: "bad-checksum", dropped: 0, offline: false });
     } finally {
       await c.close();
@@ -63,14 +65,14 @@ describe("a collection that cannot open", () => {
     const { dir, part } = await build("tombs");
     const tomb = readdirSync(part).find((f) => f.startsWith("tombstones-"))!;
     writeFileSync(join(part, tomb), "not a bitmap");
-    clearDamage(`collection:${dir}`);
+    reporter.cleared(`collection:${dir}`);
     await expect(Collection.open(dir, opts())).rejects.toMatchObject({ code: "E_STORE_OFFLINE" });
-    clearDamage(`collection:${dir}`);
+    reporter.cleared(`collection:${dir}`);
     const c = await Collection.open(dir, { ...opts(), salvage: true });
     try {
       expect(c.count("ns")).toBe(100);
       expect(c.fetch("ns", [id(0), id(250)]).map((v) => v.id)).toEqual([id(250)]);
-      const [r] = damageReports().filter((x) => x.store === `collection:${dir}`);
+      const [r] = reporter.reports().filter((x) => x.store === `collection:${dir}`);
       expect(r).toMatchObject({ kind: "unreadable", dropped: 200, file: expect.stringContaining(tomb) });
       expect(r!.detail).toContain(
         `100 rebuilt from the log, 200 dropped (not in the log: deleted, or written before its first segment) (${id(0)}, ${id(1)}`,

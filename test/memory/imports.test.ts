@@ -347,6 +347,37 @@ describe("ImportService", () => {
     );
   });
 
+  it("an index that cannot be described when the job runs fails it with that reason, not as 'no longer exists'", async () => {
+    await indexes.create("t", { name: "flaky", dimension: DIM });
+    writeFileSync(join(importRoot, "three.ndjson"), [0, 1, 2].map((i) => JSON.stringify({ id: `f${i}`, values: vec(i) })).join("\n") + "\n");
+    // the catalog answers at start, then cannot (cluster mode: no JetStream quorum); unreadable is not absent
+    let calls = 0;
+    const catalog = new Proxy(indexes, {
+      get(target, prop) {
+        if (prop === "describe")
+          return (tenant: string, name: string) => {
+            if (++calls > 1) throw new SvcError("E_NO_QUORUM", "JetStream did not answer");
+            return target.describe(tenant, name);
+          };
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const flaky = new ImportService({ indexes: catalog, config: { root: importRoot, maxUrlBytes: 1 << 20 }, fetchUrl: async () => Buffer.from("") });
+    try {
+      const job = await flaky.start("t", "flaky", { uri: "three.ndjson", metered: false });
+      let j = flaky.describe("t", "flaky", job.id);
+      for (let i = 0; i < 800 && (j.status === "Pending" || j.status === "InProgress"); i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        j = flaky.describe("t", "flaky", job.id);
+      }
+      expect(j).toMatchObject({ status: "Failed", recordsImported: 0, error: "JetStream did not answer; nothing was written" });
+      expect((await indexes.use("t", "flaky", (ix) => ix.stats())).totalVectorCount).toBe(0);
+    } finally {
+      await flaky.close();
+    }
+  });
+
   it("hostile NDJSON lines never break a job: continue writes exactly the rows it did not list as bad (fast-check)", async () => {
     await indexes.create("t", { name: "fz", dimension: DIM });
     const goodLine = fc

@@ -4,7 +4,7 @@ import { rename, rm } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { lockDir, writeDurable } from "../../engine/collection-files.js";
 import { SvcError } from "../../errors.js";
-import { reportDamage } from "../../store/damage.js";
+import { stderrReporter, type Reporter } from "../../store/reporter.js";
 import { quarantine, tenantStoreDirs, type StoreRepair } from "../../store/salvage-json.js";
 import { fsyncDir } from "../../store/scan.js";
 import { decodeHdscm, encodeHdscm } from "./format.js";
@@ -44,7 +44,11 @@ export class CausalService {
   /** Damaged stores already reported. */
   private closed = false;
 
-  constructor(private readonly dataDir: string) {}
+  /** `reporter`: told of a model file that cannot be read. */
+  constructor(
+    private readonly dataDir: string,
+    private readonly reporter: Reporter = stderrReporter,
+  ) {}
 
   private dirOf(tenant: string, name: string): string {
     return join(this.dataDir, "tenants", tenant, "hd", "causal", name);
@@ -69,7 +73,7 @@ export class CausalService {
           model = decodeHdscm(readFileSync(join(dir, FILE)));
         } catch (err) {
           damage = err instanceof Error ? err.message : String(err);
-          reportDamage({
+          this.reporter.damage({
             store: `causal:${tenant}/${name}`,
             file: relative(this.dataDir, join(dir, FILE)),
             kind: "unreadable",
@@ -95,7 +99,7 @@ export class CausalService {
 
   private serial<T>(e: Entry, fn: () => Promise<T>): Promise<T> {
     const run = e.chain.then(fn, fn);
-    e.chain = run.catch(() => undefined);
+    e.chain = run.catch(() => undefined); // the chain goes on after a failed write: `run` (returned) carries its failure to the caller
     return run;
   }
 

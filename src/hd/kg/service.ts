@@ -11,7 +11,8 @@ import { SvcError } from "../../errors.js";
 import { parseStoredJson } from "../../safe-values.js";
 import type { Kernels } from "../../kernels/abi.js";
 import type { Log, OpenLog } from "../../store/log.js";
-import { reportDamage, reportWalLosses } from "../../store/damage.js";
+import { reportWalLosses } from "../../store/damage.js";
+import { stderrReporter, type Reporter } from "../../store/reporter.js";
 import { quarantineAndRewrite, tenantStoreDirs, type StoreRepair } from "../../store/salvage-json.js";
 import { fsyncDir } from "../../store/scan.js";
 import { Wal, type Durability, type WalPosition } from "../../store/wal.js";
@@ -58,6 +59,7 @@ export class KnowledgeGraphs {
   private readonly kernels: Kernels;
   private readonly durability: Durability | undefined;
   private readonly checkpointBytes: number;
+  private readonly reporter: Reporter;
   private readonly openLog: ((tenant: string, name: string) => OpenLog) | undefined;
   private readonly beforeOpen: ((tenant: string, name: string, dir: string) => Promise<void>) | undefined;
   private readonly graphs = new Map<string, Promise<Open | null>>();
@@ -70,6 +72,7 @@ export class KnowledgeGraphs {
    * says which graphs exist; the local snapshot.hdks only shortens the replay (its position is the stream's).
    * beforeOpen (with openLog): called with the graph's dir before a graph is opened here (cluster mode
    * writes the newest snapshot.hdks of the object store there when the local one is older).
+   * reporter: told of damage found in a graph's files (default stderrReporter).
    */
   constructor(
     dataDir: string,
@@ -79,6 +82,7 @@ export class KnowledgeGraphs {
       checkpointBytes?: number;
       openLog?: (tenant: string, name: string) => OpenLog;
       beforeOpen?: (tenant: string, name: string, dir: string) => Promise<void>;
+      reporter?: Reporter;
     },
   ) {
     this.dataDir = dataDir;
@@ -87,6 +91,7 @@ export class KnowledgeGraphs {
     this.kernels = opts.kernels;
     this.durability = opts.durability;
     this.checkpointBytes = opts.checkpointBytes ?? KG_CHECKPOINT_BYTES;
+    this.reporter = opts.reporter ?? stderrReporter;
   }
 
   /** Add facts (the graph is created by its first facts); returns {added, relations: relations touched}. */
@@ -183,11 +188,12 @@ export class KnowledgeGraphs {
     const all = [...this.graphs.values()];
     this.graphs.clear();
     for (const p of all) {
-      const g = await p.catch(() => null);
+      const g = await p.catch(() => null); // one that failed to open has nothing to close (its failure reached its caller)
       if (g === null || g.dropped) continue;
-      await g.chain.catch(() => undefined);
-      if (g.pending > 0) await this.checkpoint(g).catch(() => undefined);
-      await g.wal.close().catch(() => undefined);
+      await g.chain.catch(() => undefined); // only waits: each write's failure went to its caller
+      const what = `knowledge graph ${relative(this.dataDir, g.dir)}`;
+      if (g.pending > 0) await this.checkpoint(g).catch((err) => this.reporter.background(err, `checkpoint of ${what} on close`)); // the log still holds its writes
+      await g.wal.close().catch((err) => this.reporter.background(err, `log close of ${what}`));
       rmSync(join(g.dir, "LOCK"), { force: true });
       g.graph.dispose();
     }
@@ -258,7 +264,7 @@ export class KnowledgeGraphs {
     }
     const store = `kg:${relative(join(this.dataDir, "tenants"), dir).replace("/hd/kg/", "/")}`;
     const offline = (file: string, why: string): SvcError => {
-      reportDamage({
+      this.reporter.damage({
         store,
         file: relative(this.dataDir, file),
         kind: "unreadable",
@@ -300,7 +306,7 @@ export class KnowledgeGraphs {
           else if (f.type === FRAME_DELETE) graph.delete(facts);
         },
       });
-      reportWalLosses(store, this.dataDir, report);
+      reportWalLosses(this.reporter, store, this.dataDir, report);
       return { graph, wal, dir, chain: Promise.resolve(), pending, unrepaired: report.damaged.some((d) => !d.beforeFrom), dropped: false };
     } catch (err) {
       graph.dispose();
@@ -373,7 +379,7 @@ export class KnowledgeGraphs {
       return { graph, wal: log, dir, chain: Promise.resolve(), pending, unrepaired: false, dropped: false };
     } catch (err) {
       (graph as Graph | null)?.dispose();
-      await log?.close().catch(() => undefined);
+      await log?.close().catch(() => undefined); // the open failed: the error rethrown below is the one to report, a close of the half-open log adds nothing
       rmSync(join(dir, "LOCK"), { force: true });
       throw err;
     }
@@ -389,7 +395,7 @@ export class KnowledgeGraphs {
       if (g.pending >= this.checkpointBytes) await this.checkpoint(g);
       return out;
     });
-    g.chain = next.catch(() => undefined);
+    g.chain = next.catch(() => undefined); // the chain goes on after a failed write: `next` (returned) carries its failure to the caller
     return next;
   }
 
@@ -432,11 +438,11 @@ export class KnowledgeGraphs {
           g.dropped = false;
           throw err;
         });
-      await g.wal.close().catch(() => undefined);
+      await g.wal.close().catch(() => undefined); // its files are removed next: nothing a failed close left behind is kept
       g.graph.dispose();
       await rm(g.dir, { recursive: true, force: true });
     });
-    g.chain = done.catch(() => undefined);
+    g.chain = done.catch(() => undefined); // the chain goes on after a failed drop: `done` (awaited below) carries its failure to the caller
     await done;
     if (this.graphs.get(id) === cached) this.graphs.delete(id);
   }

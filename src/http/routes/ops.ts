@@ -1,7 +1,7 @@
 /** @module routes/ops — liveness, Prometheus metrics, the OpenAPI document and the tenant's wallet and usage series. */
 import { USAGE_MAX_BUCKETS, type UsageGrain, type WalletBook } from "../../account/wallet-book.js";
 import { SvcError } from "../../errors.js";
-import { damageReports } from "../../store/damage.js";
+import type { DamageReport } from "../../store/damage.js";
 import { VERSION } from "../../version.js";
 import type { HttpMetrics } from "../metrics.js";
 import { openApiDocument } from "../openapi.js";
@@ -29,6 +29,8 @@ export function opsRoutes(deps: {
   metrics: HttpMetrics;
   routes: () => readonly Route[];
   readiness: () => Readiness;
+  /** The storage damage findings kept so far (store/reporter.ts KeptReports.reports). */
+  damage: () => DamageReport[];
   cluster?: () => ClusterView;
 }): Route[] {
   const started = Date.now();
@@ -87,7 +89,7 @@ export function opsRoutes(deps: {
           'The process is serving; "degraded" with `damage` lists stores found damaged (the rest serves); in cluster mode `cluster` names this node, the home node and the live nodes',
       },
       handle: () => {
-        const damage = damageReports();
+        const damage = deps.damage();
         const up = {
           version: VERSION,
           uptimeSeconds: Math.round((Date.now() - started) / 1000),
