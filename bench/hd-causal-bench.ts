@@ -102,12 +102,12 @@ export async function runHdCausalBench(opts: { worlds?: number; iterations?: num
     ];
     const latencies: CausalLatency[] = [];
     for (const c of cases) {
-      for (let i = 0; i < 10; i++) svc.query("bench", c.model, q(c.type, 1, 1));
+      for (let i = 0; i < 10; i++) await svc.query("bench", c.model, q(c.type, 1, 1));
       const ms: number[] = [];
-      let last = svc.query("bench", c.model, q(c.type, 1, 1));
+      let last = await svc.query("bench", c.model, q(c.type, 1, 1));
       for (let i = 0; i < iterations; i++) {
         const s = performance.now();
-        last = svc.query("bench", c.model, q(c.type, i & 1, (i >> 1) & 1));
+        last = await svc.query("bench", c.model, q(c.type, i & 1, (i >> 1) & 1));
         ms.push(performance.now() - s);
       }
       const sorted = [...ms].sort((a, b) => a - b);
@@ -125,14 +125,14 @@ export async function runHdCausalBench(opts: { worlds?: number; iterations?: num
       const e = exact(x, 1);
       checks.push({
         query: `P(Y=1 \\| X=${x})`,
-        observation: svc.query("bench", "g", q("observation", x, 1)).probability!,
-        intervention: svc.query("bench", "g", q("intervention", x, 1)).probability!,
-        interventionNoGraph: svc.query("bench", "nog", q("intervention", x, 1)).probability ?? Number.NaN,
+        observation: (await svc.query("bench", "g", q("observation", x, 1))).probability!,
+        intervention: (await svc.query("bench", "g", q("intervention", x, 1))).probability!,
+        interventionNoGraph: (await svc.query("bench", "nog", q("intervention", x, 1))).probability ?? Number.NaN,
         exactObservation: e.obs,
         exactIntervention: e.int,
       });
     }
-    return { worlds: n, vars: 10, uploadMs, exportBytes: svc.exportModel("bench", "g").length, latencies, checks };
+    return { worlds: n, vars: 10, uploadMs, exportBytes: (await svc.exportModel("bench", "g")).length, latencies, checks };
   } finally {
     await svc.close();
     rmSync(dir, { recursive: true, force: true });

@@ -49,7 +49,7 @@ for n in a b c; do
   port=$((BASE_PORT + i))
   node "$MAIN" serve --port "$port" --data "$DIR/$n" --cluster "$NATS_URLS" --node-id "$n" > "$DIR/svc-$n.log" 2>&1 &
   PIDS+=($!)
-  # node a first: the first node to start is the home node
+  # one at a time: node a first (it imports the admin key and becomes the first leader of the home stores)
   for _ in $(seq 1 150); do
     curl -sf "http://127.0.0.1:$port/v1/ready" > /dev/null 2>&1 && break
     sleep 0.2
@@ -61,7 +61,7 @@ done
 cat <<EOF
 svc cluster up (data and logs in $DIR)
   NATS       $NATS_URLS
-  node a     http://127.0.0.1:$BASE_PORT   (home node)
+  node a     http://127.0.0.1:$BASE_PORT   (first leader of the home stores)
   node b     http://127.0.0.1:$((BASE_PORT + 1))
   node c     http://127.0.0.1:$((BASE_PORT + 2))
   admin key  $KEY

@@ -73,7 +73,7 @@ export const ERRORS = {
   E_HOME_UNAVAILABLE: {
     status: 503,
     summary:
-      "cluster mode: the home node (it serves records, causal models and helpers) is not live or did not answer, or the directory, the commons and the knowledge graphs are changing leader (another node takes over within seconds; a write refused so did not take effect); retry after the Retry-After seconds",
+      "cluster mode: the leader of the home stores (the directory, the commons, the knowledge graphs, the causal models) is not live or did not answer, or they are changing leader (another node takes over within seconds; a write refused so did not take effect); retry after the Retry-After seconds",
   },
   E_SHARD_UNAVAILABLE: {
     status: 503,

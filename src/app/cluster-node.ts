@@ -1,14 +1,15 @@
 /**
  * @module app/cluster-node — what `svc serve --cluster` adds to a server: the NATS connection (reconnects
- * forever, logged), the shared log stream, this node's registration, the home lease, and the
- * forwarding rule (routes of the home node's state go to the home node; see docs/ARCHITECTURE.md
- * "Cluster mode").
+ * forever, logged), the shared log stream, this node's registration, the leader lease of the replicated
+ * home stores, the forwarding secret, and the forwarding rule (routes of the home stores go to the
+ * lease holder; see docs/ARCHITECTURE.md "Cluster mode").
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { ensureLogStreams } from "../cluster/jetstream-log.js";
 import { ClusterIndexes } from "../cluster/catalog.js";
-import { HomeLease } from "../cluster/home.js";
+import { BuildFiles } from "../cluster/build-files.js";
+import { forwardToken } from "../cluster/forward-token.js";
 import { LeaderLease } from "../cluster/leader-lease.js";
 import { ClusterKeys } from "../cluster/keys.js";
 import { ClusterWallets } from "../cluster/wallet.js";
@@ -31,7 +32,7 @@ export interface ClusterOptions {
   nodeId: string;
   /** The URL other nodes reach this node's HTTP API at (default `http://<host>:<port>` of the listener). */
   advertise?: string;
-  /** Take the home lease at start (`--take-home`): this node's data dir becomes the home state. */
+  /** `--take-home`: deprecated, ignored (every store is replicated and fails over by itself); a warning is logged. */
   takeHome?: boolean;
 }
 
@@ -62,8 +63,9 @@ export class ClusterNode {
   natsUp = true;
 
   private registry: NodeRegistry | null = null;
-  private lease: HomeLease | null = null;
-  /** The lease of the replicated home stores (directory, commons): folded from a stream, moves by itself. */
+  /** The cluster's forwarding secret (cluster/forward-token.ts), once joined. */
+  private token = "";
+  /** The lease of the replicated home stores (directory, commons, graphs, causal models): folded from a stream, moves by itself. */
   leader: LeaderLease | null = null;
   private keys: ClusterKeys | null = null;
 
@@ -99,7 +101,7 @@ export class ClusterNode {
     if (olderThan(version, CAS_SAFE_NATS)) {
       log.warn(
         { version, minimum: CAS_SAFE_NATS },
-        `cluster: nats-server ${version} is older than ${CAS_SAFE_NATS}: concurrent KV compare-and-set can all succeed there (nats-server#4320): two nodes taking the home lease at their first start can both win; upgrade the servers to ${CAS_SAFE_NATS} or later`,
+        `cluster: nats-server ${version} is older than ${CAS_SAFE_NATS}: concurrent KV compare-and-set can all succeed there (nats-server#4320); svc does not rely on it (leases, the catalog and the forwarding secret are folds of streams), but upgrading the servers to ${CAS_SAFE_NATS} or later is advised`,
       );
     }
     const node = new ClusterNode(opts, nc, log);
@@ -120,28 +122,27 @@ export class ClusterNode {
     return replicasFor(this.opts.servers);
   }
 
-  /** Register this node at `url` (its advertised HTTP address) and read the home lease. */
+  /** Register this node at `url` (its advertised HTTP address), follow the leader lease and read the forwarding secret. */
   async join(url: string): Promise<void> {
     const replicas = replicasFor(this.opts.servers);
     const self = { id: this.opts.nodeId, url: this.opts.advertise ?? url, startedAt: Date.now() };
     this.registry = await this.retrying("join the node registry", () => NodeRegistry.join(this.nc, self, { replicas }));
     this.registry.on("change", (live: string[]) => this.log.info({ live }, `cluster: live nodes ${live.join(", ")}`));
-    this.lease = await this.retrying("read the home lease", () =>
-      HomeLease.open(this.nc, this.opts.nodeId, { take: this.opts.takeHome, replicas }),
-    );
-    this.lease.on("change", (home: string) => this.log.warn({ home }, `cluster: the home node is now ${home}`));
-    this.leader = await this.retrying("follow the leader lease", () =>
-      LeaderLease.open(this.nc, this.opts.nodeId, { take: this.opts.takeHome, replicas }),
-    );
+    if (this.opts.takeHome)
+      this.log.warn(
+        "cluster: --take-home is deprecated and ignored: every store is replicated and its leader moves by itself (docs/OPERATIONS.md)",
+      );
+    this.leader = await this.retrying("follow the leader lease", () => LeaderLease.open(this.nc, this.opts.nodeId, { replicas }));
     this.leader.on("change", (s: { holder: string | null; term: number }) =>
       this.log.warn(
         { leader: s.holder, term: s.term },
-        `cluster: the leader of the directory and the commons is now ${s.holder ?? "none"} (term ${s.term})`,
+        `cluster: the leader of the home stores is now ${s.holder ?? "none"} (term ${s.term})`,
       ),
     );
+    this.token = await this.retrying("read the forwarding secret", () => forwardToken(this.nc));
     this.log.info(
-      { node: self.id, url: self.url, home: this.lease.node },
-      `cluster: node ${self.id} at ${self.url} joined; home node ${this.lease.node}${this.lease.node === self.id ? " (this node)" : ""}`,
+      { node: self.id, url: self.url, leader: this.leader.leader },
+      `cluster: node ${self.id} at ${self.url} joined; leader of the home stores ${this.leader.leader ?? "none yet"}`,
     );
   }
 
@@ -162,12 +163,7 @@ export class ClusterNode {
   }
 
   /** The sharded vector indexes (catalog: the fold of the stream svc_catalog; this node serves the shards placed on it). Call after join. */
-  async openIndexes(opts: {
-    dataDir: string;
-    kernels: Kernels;
-    pool: ScanPool;
-    reporter?: Reporter;
-  }): Promise<ClusterIndexes> {
+  async openIndexes(opts: { dataDir: string; kernels: Kernels; pool: ScanPool; reporter?: Reporter }): Promise<ClusterIndexes> {
     const registry = this.registry;
     if (registry === null) throw new Error("ClusterNode.openIndexes before join");
     // Shard snapshots in the object store svc_snapshots, and the log purged below them (OPERATIONS.md "Log retention and sizing").
@@ -182,6 +178,11 @@ export class ClusterNode {
     return { store: await this.snapshotStore(), ...snapshotPolicyFromEnv() };
   }
 
+  /** The helper outputs (object store svc_build; cluster/build-files.ts). */
+  openBuildFiles(): Promise<BuildFiles> {
+    return this.retrying("open the helper outputs' store", () => BuildFiles.open(this.nc, { replicas: replicasFor(this.opts.servers) }));
+  }
+
   private snapshotsOpen: Promise<Snapshots> | null = null;
 
   /** The snapshot store (object store svc_snapshots) of the shards and the ledger, opened once. */
@@ -192,11 +193,8 @@ export class ClusterNode {
     return this.snapshotsOpen;
   }
 
-  /**
-   * Requests for `homeRoutes` go to the home node, and for `leaderRoutes` (the replicated directory
-   * and commons, reads and writes alike) to the lease holder, unless this node is it.
-   */
-  forwarder(homeRoutes: ReadonlySet<Route>, leaderRoutes: ReadonlySet<Route> = new Set()): Forwarder {
+  /** Requests for `leaderRoutes` (the replicated home stores, reads and writes alike) go to the lease holder, unless this node is it. */
+  forwarder(leaderRoutes: ReadonlySet<Route>): Forwarder {
     const node = this;
     // One controller per lease state: aborted when the holder or term changes, so a request forwarded to
     // a leader that froze is given up when the next one takes over (~6 s), not at the forward timeout.
@@ -210,28 +208,16 @@ export class ClusterNode {
         return leaderRoutes.has(route) ? moved.signal : undefined;
       },
       get token() {
-        return node.lease?.token ?? "";
+        return node.token;
       },
       target(route) {
-        if (leaderRoutes.has(route)) {
-          const leader = node.leader?.leader ?? null;
-          if (leader === null)
-            throw homeUnavailable("the directory and the commons have no leader yet (one is elected within seconds); retry");
-          if (leader === node.opts.nodeId) return null;
-          const url = node.registry?.info(leader)?.url;
-          if (url === undefined)
-            throw homeUnavailable(
-              `the leader of the directory and the commons, ${leader}, is not live; another node takes over within seconds; retry`,
-            );
-          return url;
-        }
-        if (!homeRoutes.has(route)) return null;
-        const home = node.lease?.node;
-        if (home === undefined) throw homeUnavailable("this node has not joined the cluster yet; retry in a few seconds");
-        if (home === node.opts.nodeId) return null;
-        const url = node.registry?.info(home)?.url;
+        if (!leaderRoutes.has(route)) return null;
+        const leader = node.leader?.leader ?? null;
+        if (leader === null) throw homeUnavailable("the home stores have no leader yet (one is elected within seconds); retry");
+        if (leader === node.opts.nodeId) return null;
+        const url = node.registry?.info(leader)?.url;
         if (url === undefined)
-          throw homeUnavailable(`the home node ${home} is not live (it serves records, causal models and helpers); retry later`);
+          throw homeUnavailable(`the leader of the home stores, ${leader}, is not live; another node takes over within seconds; retry`);
         return url;
       },
     };
@@ -240,7 +226,6 @@ export class ClusterNode {
   health(): ClusterView {
     return {
       node: this.opts.nodeId,
-      home: this.lease?.node ?? null,
       leader: this.leader?.leader ?? null,
       term: this.leader?.term ?? 0,
       live: this.registry?.live ?? [],
@@ -250,7 +235,6 @@ export class ClusterNode {
   /** Leave the registry (others see this node go at once) and close the connection. */
   async close(): Promise<void> {
     await this.leader?.close();
-    await this.lease?.close();
     await this.keys?.close();
     await this.registry?.leave();
     await this.nc.drain().catch(() => this.nc.close());

@@ -1,12 +1,12 @@
 /**
- * @module app/home-stores — cluster mode's replicated small stores (the directory, the commons, the knowledge graphs):
+ * @module app/home-stores — cluster mode's replicated small stores (the directory, the commons, the knowledge graphs, the causal models):
  * each a state machine folded from its own subject of the stream `svc_home`, written by one leader at
  * a time. The leader is the holder of the lease folded from `svc_home_lease` (cluster/leader-lease.ts);
  * when this node wins it, it opens each store on a fenced JetStream log (cluster/jetstream-log.ts
  * `fence` = its term): the open folds the subject to its end (from the store's own checkpoint under
  * `<data>/home/`, which records the stream position), stores the fence, and only then the store
  * takes writes; a deposed leader's writes are refused by the fence. When the node loses the lease it
- * closes them. Routes hold proxies (`directory`, `commons`): on the leader they reach the open store;
+ * closes them. Routes hold proxies (`directory`, `commons`, `kg`, `causal`): on the leader they reach the open store;
  * anywhere else, or while the stores are opening, they answer 503 E_HOME_UNAVAILABLE (the forwarder
  * sends these routes to the leader, so a follower is reached only between a lease change and its fold).
  *
@@ -22,6 +22,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { ensureLogStream, jetStreamLog } from "../cluster/jetstream-log.js";
 import type { LeaderLease, LeaseState } from "../cluster/leader-lease.js";
 import { untilQuorum } from "../cluster/quorum.js";
@@ -37,6 +38,7 @@ import type { Reporter } from "../store/reporter.js";
 import type { Durability } from "../store/wal.js";
 import { kgCheckpointSeq, KnowledgeGraphs, restoreKgCheckpoint } from "../hd/kg/service.js";
 import { SNAPSHOT_FILE as KG_SNAPSHOT_FILE } from "../hd/kg/snapshot.js";
+import { CausalService } from "../hd/causal/service.js";
 import type { Kernels } from "../kernels/abi.js";
 
 /** The stream holding the home stores' subjects (`svc_home.<store>`). */
@@ -67,6 +69,7 @@ interface Open {
   directory: Directory;
   commons: Commons;
   kg: KnowledgeGraphs;
+  causal: CausalService;
   /** The stores' open logs by name (what the snapshot taker weighs), and each one's weight at its last snapshot. */
   logs: Map<string, Log>;
   weighed: Map<string, { at: number; bytes: number }>;
@@ -137,9 +140,31 @@ export function subjectToken(name: string): string {
   return name.replace(/[^A-Za-z0-9-]/gu, (ch) => [...Buffer.from(ch)].map((b) => `_${b.toString(16).padStart(2, "0")}`).join(""));
 }
 
+/** The name subjectToken made `token` from. */
+export function fromSubjectToken(token: string): string {
+  return token.replace(/(?:_[0-9a-f]{2})+/gu, (run) => Buffer.from(run.replaceAll("_", ""), "hex").toString("utf8"));
+}
+
 /** The log name (subject `svc_home.<name>`) of tenant's knowledge graph `graph`. */
 export function kgLogName(tenant: string, graph: string): string {
   return `kg.${subjectToken(tenant)}.${subjectToken(graph)}`;
+}
+
+/** The log name (subject `svc_home.<name>`) of tenant's causal model `model`. */
+export function causalLogName(tenant: string, model: string): string {
+  return `causal.${subjectToken(tenant)}.${subjectToken(model)}`;
+}
+
+/**
+ * The names with a log `<kind>.<tenant>.<name>` on svc_home: the subjects the stream holds messages
+ * of (its per-subject counts). Invariant for any purge of svc_home: a subject keeps at least its last
+ * message (or this list must also read the snapshots), else its store drops out of the listings.
+ */
+export async function logNames(nc: NatsConnection, kind: "kg" | "causal", tenant: string): Promise<string[]> {
+  const jsm = await jetstreamManager(nc, { timeout: 5000 });
+  const prefix = `${HOME_STREAM}.${kind}.${subjectToken(tenant)}.`;
+  const info = await jsm.streams.info(HOME_STREAM, { subjects_filter: `${prefix}*` });
+  return Object.keys(info.state.subjects ?? {}).map((s) => fromSubjectToken(s.slice(prefix.length)));
 }
 
 export class HomeStores {
@@ -153,12 +178,14 @@ export class HomeStores {
   readonly directory: Directory;
   readonly commons: Commons;
   readonly kg: KnowledgeGraphs;
+  readonly causal: CausalService;
 
   private constructor(private readonly opts: HomeStoresOptions) {
     this.directory = proxy(() => this.current().directory);
     // the routes read the commons' configuration when they are built: it is the same on every leader
     this.commons = proxy(() => this.current().commons, { config: opts.commons.config });
     this.kg = proxy(() => this.current().kg);
+    this.causal = proxy(() => this.current().causal);
   }
 
   /** Ensure the stream and follow the lease: open the stores whenever this node holds it. */
@@ -201,8 +228,8 @@ export class HomeStores {
       throw new SvcError(
         "E_HOME_UNAVAILABLE",
         leader === null
-          ? "the directory, the commons and the knowledge graphs have no leader yet; retry"
-          : `node ${lease.self} does not serve the directory, the commons and the knowledge graphs now (leader ${leader}, term ${lease.term}); retry`,
+          ? "the directory, the commons, the knowledge graphs and the causal models have no leader yet; retry"
+          : `node ${lease.self} does not serve the directory, the commons, the knowledge graphs and the causal models now (leader ${leader}, term ${lease.term}); retry`,
         { field: "home", details: { retryAfterSeconds: RETRY_AFTER_S } },
       );
     }
@@ -267,8 +294,15 @@ export class HomeStores {
               restore: (files) => restoreKgCheckpoint(dir, fileOf(files, KG_SNAPSHOT_FILE)),
             }),
           reporter: this.opts.reporter,
+          logNames: (t) => logNames(nc, "kg", t),
         });
-        const o: Open = { term, directory, commons, kg, logs, weighed: new Map(), timer: null };
+        // each model's log likewise, at its first request (no local files: the fold is the model)
+        const causal = new CausalService(root, {
+          openLog: (t, m) => log(causalLogName(t, m)),
+          logNames: (t) => logNames(nc, "causal", t),
+          reporter: this.opts.reporter,
+        });
+        const o: Open = { term, directory, commons, kg, causal, logs, weighed: new Map(), timer: null };
         this.open = o;
         if (this.opts.snapshots !== undefined) {
           o.timer = setInterval(() => void this.snapshotRound(o), this.opts.snapshots.checkMs ?? SNAPSHOT_CHECK_MS);
@@ -276,7 +310,7 @@ export class HomeStores {
         }
         logger.info(
           { term, ms: Math.round(performance.now() - t0) },
-          `cluster: this node leads the directory and the commons (term ${term}); folded in ${Math.round(performance.now() - t0)} ms`,
+          `cluster: this node leads the home stores (term ${term}); folded in ${Math.round(performance.now() - t0)} ms`,
         );
         return;
       } catch (err) {
@@ -366,11 +400,12 @@ export class HomeStores {
     this.open = null;
     if (o.timer !== null) clearInterval(o.timer);
     await o.kg.close().catch((err: unknown) => this.opts.logger.warn({ err }, "cluster: closing the knowledge graphs failed"));
+    await o.causal.close().catch((err: unknown) => this.opts.logger.warn({ err }, "cluster: closing the causal models failed"));
     await o.commons.close().catch((err: unknown) => this.opts.logger.warn({ err }, "cluster: closing the commons failed"));
     await o.directory
       .close()
       .catch((err: unknown) => this.opts.logger.warn({ err }, "cluster: closing the directory failed (no checkpoint taken)"));
-    this.opts.logger.info({ term: o.term }, `cluster: this node no longer leads the directory and the commons (term ${o.term})`);
+    this.opts.logger.info({ term: o.term }, `cluster: this node no longer leads the home stores (term ${o.term})`);
   }
 }
 

@@ -207,8 +207,7 @@ async function openServices(
     reporter,
     ...(stores ? { stores } : {}),
   });
-  const causal = new CausalService(opts.dataDir, reporter);
-  // The directory, the commons and the knowledge graphs: in cluster mode replicated on the stream svc_home and served by the lease holder (home-stores.ts).
+  // The directory, the commons, the knowledge graphs and the causal models: in cluster mode replicated on the stream svc_home and served by the lease holder (home-stores.ts).
   const homeStores: HomeStores | null = cluster
     ? await (
         await import("./home-stores.js")
@@ -227,6 +226,7 @@ async function openServices(
       })
     : null;
   const kg = homeStores?.kg ?? new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability, reporter });
+  const causal = homeStores?.causal ?? new CausalService(opts.dataDir, { reporter });
   const directory =
     homeStores?.directory ??
     (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed, reporter })).directory;
@@ -242,14 +242,13 @@ async function openServices(
   const commons =
     homeStores?.commons ?? (await Commons.open(opts.dataDir, { config: config.commons, encoder, durability: opts.durability, reporter }));
   const recordRouteList = recordRoutes(records, { kg, causal });
-  // The home node's state (KG, causal, helpers): in cluster mode the other nodes forward these routes to it; the
-  // directory's and the commons' routes go to the leader of the replicated home stores. Records are sharded and served
-  // where they arrive, but for export and import: a container carries the tenant's graphs and models too.
+  // The home stores' routes (directory, commons, KG, causal): in cluster mode the other nodes forward them to the leader
+  // of the replicated home stores. Records are sharded and served where they arrive, but for export and import: a
+  // container carries the tenant's graphs and models too. Helper outputs are an object store any node serves.
   const home = {
     records: recordRouteList.filter((r) => r.operationId === "records_export" || r.operationId === "records_import"),
     kg: kgRoutes(kg),
     causal: causalRoutes(causal),
-    helpers: commonsRoutes({ registry, dataDir: opts.dataDir }),
     directory: directoryRoutes(directory),
     commons: [...trustRoutes(commons), ...boardRoutes(commons), ...askRoutes(commons)],
   };
@@ -267,7 +266,7 @@ async function openServices(
     ...embedRoutes(encoder),
     ...home.kg,
     ...home.causal,
-    ...home.helpers,
+    ...commonsRoutes({ registry, dataDir: opts.dataDir, ...(cluster ? { files: await cluster.openBuildFiles() } : {}) }),
     ...hdAnalogyRoutes(new AnalogyService({ kernels, pool })),
     ...hdRolesRoutes(),
   );
@@ -292,10 +291,7 @@ async function openServices(
   routes.push(...backupRoutes(backups), ...importRoutes(imports));
   routes.push(...adminRoutes({ keys, wallets }), ...dashboardRoutes());
   routes.push(...home.directory, ...home.commons);
-  const forward = cluster?.forwarder(
-    new Set([...home.records, ...home.causal, ...home.helpers]),
-    new Set([...home.directory, ...home.commons, ...home.kg]),
-  );
+  const forward = cluster?.forwarder(new Set([...home.records, ...home.directory, ...home.commons, ...home.kg, ...home.causal]));
   /** Services close after the listener: newest first, the pool last (collections release it). */
   const closeServices = async () => {
     metrics.close();
@@ -304,8 +300,11 @@ async function openServices(
       await commons.close();
       await directory.close();
     }
-    await causal.close();
-    if (homeStores === null) await kg.close(); // else closed with the home stores
+    if (homeStores === null) {
+      // else closed with the home stores
+      await causal.close();
+      await kg.close();
+    }
     await records.close();
     await imports.close();
     await backups?.close();

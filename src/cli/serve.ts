@@ -40,12 +40,13 @@ export const serveCommand: Command = {
       --cluster (env SVC_CLUSTER): cluster mode on NATS JetStream; any node
       serves every request. --node-id (env SVC_NODE_ID; default the host
       name) names this node; --advertise is the URL other nodes reach it at
-      (default http://<host>:<port>). The first node to start is the home
-      node (records, causal models and helpers live in its data dir; the
-      others forward those requests to it); the directory, the commons and the
-      knowledge graphs are replicated in JetStream and served by the leader,
-      which moves by itself when it fails. --take-home moves the home to this node
-      and makes it the leader. See docs/OPERATIONS.md.
+      (default http://<host>:<port>). Every store is replicated in JetStream:
+      indexes and records are sharded over the nodes; the directory, the
+      commons, the knowledge graphs and the causal models are served by the
+      leader (the others forward to it), which moves by itself when it fails;
+      helper outputs are kept in a JetStream object store, usable from any
+      node. --take-home is deprecated and ignored (a warning is logged).
+      See docs/OPERATIONS.md.
       Exits 3 when the port is taken, 4 when another server holds --data.`,
   options: {
     host: { type: "string" },
@@ -139,14 +140,14 @@ export const serveCommand: Command = {
           directory: `${server.url}/businesses`,
           openapi: `${server.url}/v1/openapi.json`,
           ...(firstKey ? { firstAdminKeyId: firstKey, firstAdminKeyOn: "stderr" } : {}),
-          ...(health ? { cluster: { node: server.cluster!.opts.nodeId, home: health.home, live: health.live } } : {}),
+          ...(health ? { cluster: { node: server.cluster!.opts.nodeId, leader: health.leader, live: health.live } } : {}),
         }),
       );
     } else {
       if (firstKey) say(`first admin key ${firstKey} created; the key itself is printed once on stderr`);
       if (server.cluster)
         say(
-          `cluster node ${server.cluster.opts.nodeId}: home node ${server.cluster.health().home}, live ${server.cluster.health().live.join(", ")}`,
+          `cluster node ${server.cluster.opts.nodeId}: leader of the home stores ${server.cluster.health().leader ?? "none yet"}, live ${server.cluster.health().live.join(", ")}`,
         );
       say(`svc serving ${server.url} (data ${dataDir})`);
       say(

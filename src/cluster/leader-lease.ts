@@ -7,7 +7,7 @@
  * `release` {node, term}. The fold (foldLease, pure) judges each by the stream's own timestamps:
  * - a claim wins when the lease is free, when its node already holds it (a restart), when the
  *   holder's last renew is more than LEASE_TTL_MS older than the claim, or when it is forced
- *   (`svc serve --take-home`); the winner's term is the claim's stream sequence, so terms only grow;
+ *   (`take`: an operator's tool, no CLI flag sets it); the winner's term is the claim's stream sequence, so terms only grow;
  * - a renew from the holder (same term) refreshes it; a renew of a later term is taken as it is
  *   (a fold that starts after the claim, the stream keeps only the last messages);
  * - a release by the holder frees the lease (clean shutdown: the others take over at once).
@@ -74,7 +74,7 @@ function parseMessage(data: Uint8Array): LeaseMessage | null {
 }
 
 export interface LeaderLeaseOptions {
-  /** Claim the lease at start even while another node holds it (`--take-home`). */
+  /** Claim the lease at start even while another node holds it (a forced claim; `svc serve --take-home` no longer sets it). */
   take?: boolean;
   /** Replicas of the stream (default 3). */
   replicas?: number;

@@ -1,5 +1,5 @@
 /**
- * @module forward — requests served by another node (cluster mode's home node): which routes go where
+ * @module forward — requests served by another node (cluster mode's leader of the home stores): which routes go where
  * (`Forwarder`, given by the composition root) and the one HTTP hop that carries a request there and
  * its answer back. REST (server.ts) and in-process MCP calls (mcp/local-api.ts) both go through it.
  */
@@ -92,7 +92,7 @@ export function forwardRequest(base: string, token: string, req: ForwardRequest,
     const fail = (err: Error) => {
       signal?.removeEventListener("abort", onAbort);
       if (!(err instanceof LeaseMoved))
-        return reject(homeUnavailable(`the home node at ${base} did not answer (${err.message}); retry in ${HOME_RETRY_AFTER_S} s`, err));
+        return reject(homeUnavailable(`the leader at ${base} did not answer (${err.message}); retry in ${HOME_RETRY_AFTER_S} s`, err));
       const read = req.method.toUpperCase() === "GET" || req.method.toUpperCase() === "HEAD";
       reject(
         read

@@ -42,13 +42,13 @@ export interface HdSections {
 /** What a schema 2 export reads from and an import writes to (KnowledgeGraphs and CausalService fit). */
 export interface HdServices {
   kg: {
-    names(tenant: string): string[];
+    names(tenant: string): Promise<string[]>;
     export(tenant: string, name: string): Promise<Buffer>;
     import(tenant: string, name: string, data: Uint8Array): Promise<unknown>;
   };
   causal: {
-    names(tenant: string): string[];
-    exportModel(tenant: string, name: string): Buffer;
+    names(tenant: string): Promise<string[]>;
+    exportModel(tenant: string, name: string): Promise<Buffer>;
     importModel(tenant: string, name: string, data: Uint8Array): Promise<unknown>;
   };
 }
@@ -251,16 +251,16 @@ export async function exportContainer(
   if (schema === 1) return writeContainer(ns, all, exportedBy);
   const sections: HdSections = { kg: [], scm: [] };
   const gone = (err: unknown) => err instanceof SvcError && err.code === "E_NOT_FOUND"; // dropped since it was listed
-  for (const name of hd.kg.names(tenant)) {
+  for (const name of await hd.kg.names(tenant)) {
     try {
       sections.kg.push({ name, data: await hd.kg.export(tenant, name) });
     } catch (err) {
       if (!gone(err)) throw err;
     }
   }
-  for (const name of hd.causal.names(tenant)) {
+  for (const name of await hd.causal.names(tenant)) {
     try {
-      sections.scm.push({ name, data: hd.causal.exportModel(tenant, name) });
+      sections.scm.push({ name, data: await hd.causal.exportModel(tenant, name) });
     } catch (err) {
       if (!gone(err)) throw err;
     }

@@ -3,7 +3,7 @@
  * N `svc serve --cluster` processes from dist/ (run `npm run build:ts` first), each with its own data
  * dir and a fixed port (so a restarted node comes back at the same URL), stopped by PID.
  *
- * Node 0 starts first, so it creates the home lease: it is the home node. One admin key is issued
+ * Node 0 starts first, so it is the first leader of the home stores. One admin key is issued
  * with `svc keys create --admin` into node 0's data dir before the first start; node 0 imports it
  * into the shared keys bucket (svc_keys), so it authenticates on every node.
  */

@@ -101,8 +101,8 @@ describe("causal service", () => {
     for (const x of [0, 1])
       for (const y of [0, 1]) {
         const e = exact(x, y);
-        const obs = svc.query("t1", "scm", q("observation", x, y));
-        const int = svc.query("t1", "scm", q("intervention", x, y));
+        const obs = await svc.query("t1", "scm", q("observation", x, y));
+        const int = await svc.query("t1", "scm", q("intervention", x, y));
         expect(obs.probability).toBeCloseTo(e.obs, 12);
         expect(int.probability).toBeCloseTo(e.int, 12);
         expect(Math.abs(e.obs - e.int)).toBeGreaterThan(0.05); // confounding matters
@@ -117,16 +117,16 @@ describe("causal service", () => {
         });
       }
     // P(Y=1 | X=1) = 0.324 / 0.44 = 0.736... vs P(Y=1 | do(X=1)) = 0.6 * 0.3 + 0.4 * 0.9 = 0.54
-    expect(svc.query("t1", "scm", q("observation")).probability).toBeCloseTo(0.324 / 0.44, 12);
-    expect(svc.query("t1", "scm", q("intervention")).probability).toBeCloseTo(0.54, 12);
-    const obs = svc.query("t1", "scm", q("observation"));
+    expect((await svc.query("t1", "scm", q("observation"))).probability).toBeCloseTo(0.324 / 0.44, 12);
+    expect((await svc.query("t1", "scm", q("intervention"))).probability).toBeCloseTo(0.54, 12);
+    const obs = await svc.query("t1", "scm", q("observation"));
     expect(obs.support.rows_matching_condition).toBe(worlds.filter((r) => r[1] === 1).length);
     expect(obs.support.rows_matching_both).toBe(worlds.filter((r) => r[1] === 1 && r[2] === 1).length);
   });
 
   it("without a graph: adjusts for all other variables (Z and W), says so, and still matches the exact value", async () => {
     await svc.uploadWorlds("t1", "nog", { n_vars: 4, vocab_per_var: [2, 2, 2, 2], worlds: replicated() });
-    const int = svc.query("t1", "nog", q("intervention"));
+    const int = await svc.query("t1", "nog", q("intervention"));
     expect(int.adjustment_set).toEqual([0, 3]);
     expect(int.adjusted_for).toBe("all_other_variables");
     expect(int.warnings.some((w) => w.includes("no causal graph"))).toBe(true);
@@ -137,15 +137,15 @@ describe("causal service", () => {
   it("sampled worlds (seeded) approach the exact values; the same request gives the same bytes", async () => {
     const worlds = sampled(100_000, 42);
     await svc.uploadWorlds("t1", "s", { n_vars: 4, vocab_per_var: [2, 2, 2, 2], worlds, parents: GRAPH });
-    const obs = svc.query("t1", "s", q("observation"));
-    const int = svc.query("t1", "s", q("intervention"));
+    const obs = await svc.query("t1", "s", q("observation"));
+    const int = await svc.query("t1", "s", q("intervention"));
     expect(Math.abs(obs.probability! - 0.324 / 0.44)).toBeLessThan(0.01);
     expect(Math.abs(int.probability! - 0.54)).toBeLessThan(0.01);
-    expect(JSON.stringify(svc.query("t1", "s", q("intervention")))).toBe(JSON.stringify(int));
+    expect(JSON.stringify(await svc.query("t1", "s", q("intervention")))).toBe(JSON.stringify(int));
     // an identical model elsewhere: identical answers and identical export bytes
     await svc.uploadWorlds("t1", "s2", { n_vars: 4, vocab_per_var: [2, 2, 2, 2], worlds: sampled(100_000, 42), parents: GRAPH });
-    expect(JSON.stringify(svc.query("t1", "s2", q("intervention")))).toBe(JSON.stringify(int));
-    expect(svc.exportModel("t1", "s2").equals(svc.exportModel("t1", "s"))).toBe(true);
+    expect(JSON.stringify(await svc.query("t1", "s2", q("intervention")))).toBe(JSON.stringify(int));
+    expect((await svc.exportModel("t1", "s2")).equals(await svc.exportModel("t1", "s"))).toBe(true);
   });
 
   it("positivity: a stratum with no X=x worlds is skipped and reported with its weight", async () => {
@@ -159,7 +159,7 @@ describe("causal service", () => {
       [1, 1, 0],
     ];
     await svc.uploadWorlds("t1", "pos", { n_vars: 3, vocab_per_var: [2, 2, 2], worlds, parents: [[], [0], [0, 1]] });
-    const int = svc.query("t1", "pos", q("intervention"));
+    const int = await svc.query("t1", "pos", q("intervention"));
     expect(int.support).toMatchObject({ strata_total: 2, strata_used: 1, strata_empty: 1, skipped_weight: 0.5 });
     expect(int.probability).toBeCloseTo(0.5 * 0.5, 12); // P(Y=1 | X=1, Z=1) * P(Z=1)
     expect(int.warnings.join(" ")).toMatch(/positivity: 1 of 2 strata .* weight 0.5/);
@@ -172,10 +172,10 @@ describe("causal service", () => {
         [1, 1, 1],
       ],
     });
-    const obs = svc.query("t1", "none", { ...q("observation"), condition_value: 2 });
+    const obs = await svc.query("t1", "none", { ...q("observation"), condition_value: 2 });
     expect(obs.probability).toBeNull();
     expect(obs.warnings).toHaveLength(1);
-    expect(svc.query("t1", "none", { ...q("intervention"), condition_value: 2 }).probability).toBeNull();
+    expect((await svc.query("t1", "none", { ...q("intervention"), condition_value: 2 })).probability).toBeNull();
   });
 
   it("appending worlds: counts grow; the answer matches one upload of all rows; vocab mismatch is refused", async () => {
@@ -184,7 +184,7 @@ describe("causal service", () => {
     await svc.uploadWorlds("t1", "app", { n_vars: 4, vocab_per_var: [2, 2, 2, 2], worlds: worlds.slice(0, half), parents: GRAPH });
     const r = await svc.uploadWorlds("t1", "app", { n_vars: 4, vocab_per_var: [2, 2, 2, 2], worlds: worlds.slice(half) });
     expect(r).toMatchObject({ created: false, rows_added: worlds.length - half, rows_total: worlds.length, has_graph: true });
-    expect(svc.query("t1", "app", q("intervention")).probability).toBeCloseTo(0.54, 12);
+    expect((await svc.query("t1", "app", q("intervention"))).probability).toBeCloseTo(0.54, 12);
     expect(await codeAsync(svc.uploadWorlds("t1", "app", { n_vars: 4, vocab_per_var: [2, 3, 2, 2], worlds: [[0, 2, 0, 0]] }))).toEqual({
       code: "E_CONFLICT",
       field: "vocab_per_var[1]",
@@ -198,25 +198,25 @@ describe("causal service", () => {
         svc.uploadWorlds("t1", "app", { n_vars: 4, vocab_per_var: [2, 2, 2, 2], worlds: [[0, 0, 0, 0]], parents: [[], [], [], []] }),
       ),
     ).toEqual({ code: "E_CONFLICT", field: "parents" });
-    expect(svc.describe("t1", "app").rows_total).toBe(worlds.length);
+    expect((await svc.describe("t1", "app")).rows_total).toBe(worlds.length);
   });
 
   it("survives a restart; export/import round-trips byte for byte; delete removes the files", async () => {
     const worlds = replicated();
     await svc.uploadWorlds("t1", "dur", { n_vars: 4, vocab_per_var: [2, 2, 2, 2], worlds, parents: GRAPH, seed: 99 });
     await svc.uploadWorlds("t1", "dur", { n_vars: 4, vocab_per_var: [2, 2, 2, 2], worlds: [[1, 1, 1, 1]] });
-    const before = svc.query("t1", "dur", q("intervention"));
-    const bytes = svc.exportModel("t1", "dur");
+    const before = await svc.query("t1", "dur", q("intervention"));
+    const bytes = await svc.exportModel("t1", "dur");
     await svc.close();
     svc = new CausalService(dir);
-    expect(svc.query("t1", "dur", q("intervention"))).toEqual(before);
-    expect(svc.exportModel("t1", "dur").equals(bytes)).toBe(true);
+    expect(await svc.query("t1", "dur", q("intervention"))).toEqual(before);
+    expect((await svc.exportModel("t1", "dur")).equals(bytes)).toBe(true);
     expect(decodeHdscm(bytes)).toMatchObject({ nVars: 4, count: worlds.length + 1, seed: 99, parents: GRAPH });
     expect(encodeHdscm(decodeHdscm(bytes)).equals(bytes)).toBe(true);
 
     const imp = await svc.importModel("t1", "copy", bytes);
     expect(imp).toMatchObject({ imported: worlds.length + 1, n_vars: 4, has_graph: true });
-    expect(svc.query("t1", "copy", q("intervention"))).toEqual(before);
+    expect(await svc.query("t1", "copy", q("intervention"))).toEqual(before);
     // damaged files are refused with a 400
     const broken = Buffer.from(bytes);
     broken[40]! ^= 1;
@@ -224,21 +224,23 @@ describe("causal service", () => {
     expect(await codeAsync(svc.importModel("t1", "copy", bytes.subarray(0, 30)))).toEqual({ code: "E_BAD_REQUEST", field: "body" });
 
     expect(await svc.deleteModel("t1", "dur")).toEqual({ deleted: true });
-    expect(code(() => svc.query("t1", "dur", q("observation")))).toEqual({ code: "E_NOT_FOUND", field: "name" });
+    expect(await codeAsync(svc.query("t1", "dur", q("observation")))).toEqual({ code: "E_NOT_FOUND", field: "name" });
     expect(await codeAsync(svc.deleteModel("t1", "dur"))).toEqual({ code: "E_NOT_FOUND", field: "name" });
     expect((await readdir(join(dir, "tenants", "t1", "hd", "causal"))).sort()).toEqual(["copy"]);
     await svc.close();
     svc = new CausalService(dir);
-    expect(code(() => svc.query("t1", "dur", q("observation")))).toEqual({ code: "E_NOT_FOUND", field: "name" });
-    expect(svc.query("t1", "copy", q("intervention"))).toEqual(before);
+    expect(await codeAsync(svc.query("t1", "dur", q("observation")))).toEqual({ code: "E_NOT_FOUND", field: "name" });
+    expect(await svc.query("t1", "copy", q("intervention"))).toEqual(before);
   });
 
   it("tenants are isolated: another tenant's model is not found", async () => {
     await svc.uploadWorlds("alice", "m", { n_vars: 2, vocab_per_var: [2, 2], worlds: [[0, 1]] });
     expect(
-      code(() => svc.query("bob", "m", { query_type: "observation", condition_var: 0, condition_value: 0, query_var: 1, query_value: 1 })),
+      await codeAsync(
+        svc.query("bob", "m", { query_type: "observation", condition_var: 0, condition_value: 0, query_var: 1, query_value: 1 }),
+      ),
     ).toEqual({ code: "E_NOT_FOUND", field: "name" });
-    expect(code(() => svc.exportModel("bob", "m"))).toEqual({ code: "E_NOT_FOUND", field: "name" });
+    expect(await codeAsync(svc.exportModel("bob", "m"))).toEqual({ code: "E_NOT_FOUND", field: "name" });
     expect(await codeAsync(svc.deleteModel("bob", "m"))).toEqual({ code: "E_NOT_FOUND", field: "name" });
     expect(await readdir(join(dir, "tenants"))).toEqual(["alice"]);
   });
@@ -274,15 +276,15 @@ describe("causal service", () => {
     expect(await up({ ...base, parents: [[2], []] })).toEqual({ code: "E_BAD_REQUEST", field: "parents[0][0]" });
     expect(await up({ ...base, parents: [[]] })).toEqual({ code: "E_BAD_REQUEST", field: "parents" });
     await svc.uploadWorlds("t", "m", base);
-    const query = (body: unknown) => code(() => svc.query("t", "m", body));
+    const query = (body: unknown) => codeAsync(svc.query("t", "m", body));
     const good = { query_type: "observation", condition_var: 0, condition_value: 1, query_var: 1, query_value: 2 };
-    expect(svc.query("t", "m", good).probability).toBeNull();
-    expect(query({ ...good, query_type: "do" })).toEqual({ code: "E_BAD_REQUEST", field: "query_type" });
-    expect(query({ ...good, condition_var: 2 })).toEqual({ code: "E_BAD_REQUEST", field: "condition_var" });
-    expect(query({ ...good, condition_value: 2 })).toEqual({ code: "E_BAD_REQUEST", field: "condition_value" });
-    expect(query({ ...good, query_value: 3 })).toEqual({ code: "E_BAD_REQUEST", field: "query_value" });
-    expect(query({ ...good, query_var: 0 })).toEqual({ code: "E_BAD_REQUEST", field: "query_var" });
-    expect(query({ ...good, query_var: undefined })).toEqual({ code: "E_BAD_REQUEST", field: "query_var" });
-    expect(code(() => svc.query("t", "unknown", good))).toEqual({ code: "E_NOT_FOUND", field: "name" });
+    expect((await svc.query("t", "m", good)).probability).toBeNull();
+    expect(await query({ ...good, query_type: "do" })).toEqual({ code: "E_BAD_REQUEST", field: "query_type" });
+    expect(await query({ ...good, condition_var: 2 })).toEqual({ code: "E_BAD_REQUEST", field: "condition_var" });
+    expect(await query({ ...good, condition_value: 2 })).toEqual({ code: "E_BAD_REQUEST", field: "condition_value" });
+    expect(await query({ ...good, query_value: 3 })).toEqual({ code: "E_BAD_REQUEST", field: "query_value" });
+    expect(await query({ ...good, query_var: 0 })).toEqual({ code: "E_BAD_REQUEST", field: "query_var" });
+    expect(await query({ ...good, query_var: undefined })).toEqual({ code: "E_BAD_REQUEST", field: "query_var" });
+    expect(await codeAsync(svc.query("t", "unknown", good))).toEqual({ code: "E_NOT_FOUND", field: "name" });
   });
 });

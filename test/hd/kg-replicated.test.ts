@@ -8,6 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { existsSync, readdirSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { Kernels } from "../../src/kernels/abi.js";
 import { KnowledgeGraphs } from "../../src/hd/kg/service.js";
@@ -27,7 +28,13 @@ afterEach(async () => {
 
 /** A "node": its own data dir, the shared logs under `logs`. */
 function node(dataDir: string, logs: string, checkpointBytes?: number): KnowledgeGraphs {
-  return new KnowledgeGraphs(dataDir, { kernels, checkpointBytes, openLog: (t, g) => Wal.opener(join(logs, t, g), {}) });
+  return new KnowledgeGraphs(dataDir, {
+    kernels,
+    checkpointBytes,
+    openLog: (t, g) => Wal.opener(join(logs, t, g), {}),
+    // the names with a log (as home-stores.ts lists the subjects of svc_home)
+    logNames: async (t) => (existsSync(join(logs, t)) ? readdirSync(join(logs, t)) : []),
+  });
 }
 
 const facts = (n: number, from = 0) =>
@@ -54,6 +61,23 @@ describe("replicated knowledge graphs (openLog)", () => {
     const c = node(await tmp(), logs);
     expect((await c.stats("t1", "gone")).facts).toBe(2);
     await c.close();
+  });
+
+  it("a node with an empty data dir lists the graphs from the logs: dropped ones left out", async () => {
+    const logs = await tmp();
+    const a = node(await tmp(), logs);
+    await a.addFacts("t1", "kept", { facts: facts(2) });
+    await a.addFacts("t1", "b.two", { facts: facts(2) });
+    await a.addFacts("t1", "dropped", { facts: facts(2) });
+    await a.delete("t1", "dropped");
+    await a.addFacts("t2", "other", { facts: facts(1) });
+    expect(await a.names("t1")).toEqual(["b.two", "kept"]);
+    await a.close();
+    const b = node(await tmp(), logs);
+    expect(await b.names("t1")).toEqual(["b.two", "kept"]);
+    expect(await b.names("t2")).toEqual(["other"]);
+    expect(await b.names("t3")).toEqual([]);
+    await b.close();
   });
 
   it("an import's seed is in the log: another node answers the same", async () => {

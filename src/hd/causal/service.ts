@@ -1,4 +1,7 @@
-/** @module causal/service — causal models per tenant under <data>/tenants/<tenant>/hd/causal/<name>/: upload/append worlds, query, delete, export/import (.hdscm). */
+/**
+ * @module causal/service — causal models per tenant under <data>/tenants/<tenant>/hd/causal/<name>/ (or, in
+ * cluster mode, each a replicated log: app/home-stores.ts): upload/append worlds, query, delete, export/import (.hdscm).
+ */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
@@ -8,11 +11,29 @@ import { stderrReporter, type Reporter } from "../../store/reporter.js";
 import { quarantine, tenantStoreDirs, type StoreRepair } from "../../store/salvage-json.js";
 import { fsyncDir } from "../../store/scan.js";
 import { decodeHdscm, encodeHdscm } from "./format.js";
-import { checkAppend, newModel, parseWorlds, withRoom, type CausalModel } from "./model.js";
+import type { Log, OpenLog } from "../../store/log.js";
+import { checkAppend, newModel, parseWorlds, withRoom, type CausalModel, type WorldsUpload } from "./model.js";
 import { answer, parseQuery, type CausalAnswer } from "./query.js";
 
 export const CAUSAL_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const FILE = "model.hdscm";
+/**
+ * Frames of a replicated model's log (`openLog`): worlds appended (body {nVars, vocab, parents, seed,
+ * rows: the Uint16 rows' bytes, little-endian, n}), the model replaced by a .hdscm file ({data}), and
+ * dropped ({}). Folded in order from the log's start; a frame that does not apply is skipped alike everywhere.
+ */
+const FRAME_WORLDS = 1;
+const FRAME_IMPORT = 2;
+const FRAME_DROP = 3;
+
+export interface CausalOptions {
+  /** Cluster mode: each model's replicated log (no local files); folded at the model's first use. */
+  openLog?: (tenant: string, name: string) => OpenLog;
+  /** Cluster mode: the names of the tenant's models that have a log (some may be dropped; the fold tells). */
+  logNames?: (tenant: string) => Promise<string[]>;
+  /** Told of a model file that cannot be read (default stderrReporter). */
+  reporter?: Reporter;
+}
 
 export interface WorldsResult {
   name: string;
@@ -32,6 +53,35 @@ interface Entry {
   chain: Promise<unknown>;
   /** Why model.hdscm cannot be read (the model is offline until `svc repair`), or null. */
   damage: string | null;
+  /** Cluster mode: the model's replicated log (writes go there instead of model.hdscm). */
+  log: Log | null;
+}
+
+/** The model after appending `up` to `old` (null: created by it); checkAppend first. */
+function appended(old: CausalModel | null, up: WorldsUpload): CausalModel {
+  if (old === null) return newModel(up);
+  checkAppend(old, up);
+  const rows = withRoom(old, up.n);
+  rows.set(up.rows, old.count * old.nVars);
+  return { ...old, parents: old.parents ?? up.parents, rows, count: old.count + up.n };
+}
+
+/** A model after one replicated frame (pure: every replica folds alike). */
+function fold(m: CausalModel | null, type: number, body: unknown): CausalModel | null {
+  if (type === FRAME_DROP) return null;
+  const b = body as Record<string, unknown>;
+  if (type === FRAME_IMPORT) return decodeHdscm(b.data as Uint8Array);
+  if (type !== FRAME_WORLDS) return m;
+  const bytes = (b.rows as Uint8Array).slice(); // aligned copy
+  const up: WorldsUpload = {
+    nVars: b.nVars as number,
+    vocab: b.vocab as number[],
+    parents: (b.parents as number[][] | null) ?? null,
+    seed: (b.seed as number | null) ?? null,
+    rows: new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 1),
+    n: b.n as number,
+  };
+  return appended(m, up);
 }
 
 /**
@@ -40,21 +90,19 @@ interface Entry {
  * or the new snapshot, never a mix. A write is acknowledged only after the rename is durable.
  */
 export class CausalService {
-  private readonly entries = new Map<string, Entry>();
-  /** Damaged stores already reported. */
+  private readonly entries = new Map<string, Promise<Entry>>();
   private closed = false;
 
-  /** `reporter`: told of a model file that cannot be read. */
   constructor(
     private readonly dataDir: string,
-    private readonly reporter: Reporter = stderrReporter,
+    private readonly opts: CausalOptions = {},
   ) {}
 
   private dirOf(tenant: string, name: string): string {
     return join(this.dataDir, "tenants", tenant, "hd", "causal", name);
   }
 
-  private entry(tenant: string, name: string): Entry {
+  private async entry(tenant: string, name: string): Promise<Entry> {
     if (this.closed) throw new SvcError("E_CLOSED", "the causal service is shut down");
     if (typeof name !== "string" || !CAUSAL_NAME_RE.test(name)) {
       throw new SvcError("E_BAD_REQUEST", "a model name is 1-64 characters of A-Z a-z 0-9 _ . - starting with a letter or digit", {
@@ -62,37 +110,61 @@ export class CausalService {
       });
     }
     const key = `${tenant}\0${name}`;
-    let e = this.entries.get(key);
-    if (e === undefined) {
-      const dir = this.dirOf(tenant, name);
-      let model: CausalModel | null = null;
-      let damage: string | null = null;
-      if (existsSync(join(dir, FILE))) {
-        lockDir(dir);
-        try {
-          model = decodeHdscm(readFileSync(join(dir, FILE)));
-        } catch (err) {
-          damage = err instanceof Error ? err.message : String(err);
-          this.reporter.damage({
-            store: `causal:${tenant}/${name}`,
-            file: relative(this.dataDir, join(dir, FILE)),
-            kind: "unreadable",
-            dropped: 0,
-            offline: true,
-            detail: `${damage}; the model is offline (503 E_STORE_OFFLINE) until \`svc repair\` moves it aside`,
-          });
-        }
-      }
-      e = { dir, model, chain: Promise.resolve(), damage };
-      this.entries.set(key, e);
+    let p = this.entries.get(key);
+    if (p === undefined) {
+      p = this.opts.openLog ? this.openReplicated(tenant, name) : Promise.resolve(this.openLocal(tenant, name));
+      this.entries.set(key, p);
+      p.catch(() => this.entries.get(key) === p && this.entries.delete(key)); // tried again on the next call
     }
+    const e = await p;
     if (e.damage !== null)
       throw new SvcError("E_STORE_OFFLINE", `causal model '${name}' is damaged and offline: ${e.damage}`, { field: "name" });
     return e;
   }
 
-  private loaded(tenant: string, name: string): CausalModel {
-    const m = this.entry(tenant, name).model;
+  /** Cluster mode: fold the model's log from its start. */
+  private async openReplicated(tenant: string, name: string): Promise<Entry> {
+    let model: CausalModel | null = null;
+    const { log } = await this.opts.openLog!(
+      tenant,
+      name,
+    )({
+      onFrame: (f) => {
+        try {
+          model = fold(model, f.type, f.body);
+        } catch {
+          // a frame that does not apply (never written so by a leader) changes nothing, on every replica alike
+        }
+      },
+    });
+    return { dir: "", model, chain: Promise.resolve(), damage: null, log };
+  }
+
+  private openLocal(tenant: string, name: string): Entry {
+    const dir = this.dirOf(tenant, name);
+    let model: CausalModel | null = null;
+    let damage: string | null = null;
+    if (existsSync(join(dir, FILE))) {
+      lockDir(dir);
+      try {
+        model = decodeHdscm(readFileSync(join(dir, FILE)));
+      } catch (err) {
+        damage = err instanceof Error ? err.message : String(err);
+        (this.opts.reporter ?? stderrReporter).damage({
+          store: `causal:${tenant}/${name}`,
+          file: relative(this.dataDir, join(dir, FILE)),
+          kind: "unreadable",
+          dropped: 0,
+          offline: true,
+          detail: `${damage}; the model is offline (503 E_STORE_OFFLINE) until \`svc repair\` moves it aside`,
+        });
+      }
+    }
+    return { dir, model, chain: Promise.resolve(), damage, log: null };
+  }
+
+  private async loaded(tenant: string, name: string): Promise<CausalModel> {
+    const m = (await this.entry(tenant, name)).model;
     if (m === null) throw new SvcError("E_NOT_FOUND", `no causal model '${name}'`, { field: "name" });
     return m;
   }
@@ -103,7 +175,12 @@ export class CausalService {
     return run;
   }
 
-  private async persist(e: Entry, m: CausalModel): Promise<void> {
+  /** Make `m` the model's durable state: in cluster mode `frame` goes to its log, else model.hdscm is rewritten. */
+  private async persist(e: Entry, m: CausalModel, frame: [type: number, body: unknown]): Promise<void> {
+    if (e.log !== null) {
+      await e.log.append(frame[0], frame[1]);
+      return;
+    }
     const fresh = !existsSync(e.dir);
     if (fresh) {
       mkdirSync(e.dir, { recursive: true });
@@ -118,20 +195,13 @@ export class CausalService {
 
   /** Creates the model, or appends to it (same n_vars and vocabulary; a graph must match the stored one). */
   async uploadWorlds(tenant: string, name: string, body: unknown): Promise<WorldsResult> {
-    const e = this.entry(tenant, name);
     const up = parseWorlds(body);
+    const e = await this.entry(tenant, name);
     return this.serial(e, async () => {
       const old = e.model;
-      let next: CausalModel;
-      if (old === null) {
-        next = newModel(up);
-      } else {
-        checkAppend(old, up);
-        const rows = withRoom(old, up.n);
-        rows.set(up.rows, old.count * old.nVars);
-        next = { ...old, parents: old.parents ?? up.parents, rows, count: old.count + up.n };
-      }
-      await this.persist(e, next);
+      const next = appended(old, up);
+      const rows = Buffer.from(up.rows.buffer, up.rows.byteOffset, up.rows.byteLength);
+      await this.persist(e, next, [FRAME_WORLDS, { nVars: up.nVars, vocab: up.vocab, parents: up.parents, seed: up.seed, rows, n: up.n }]);
       e.model = next;
       return {
         name,
@@ -146,19 +216,31 @@ export class CausalService {
     });
   }
 
-  query(tenant: string, name: string, body: unknown): CausalAnswer {
-    const m = this.loaded(tenant, name);
+  async query(tenant: string, name: string, body: unknown): Promise<CausalAnswer> {
+    const m = await this.loaded(tenant, name);
     return answer(m, parseQuery(body, m));
   }
 
   /** Model facts without the rows (rows_total is what a query scans). */
-  describe(tenant: string, name: string): { n_vars: number; vocab_per_var: number[]; rows_total: number; has_graph: boolean } {
-    const m = this.loaded(tenant, name);
+  async describe(
+    tenant: string,
+    name: string,
+  ): Promise<{ n_vars: number; vocab_per_var: number[]; rows_total: number; has_graph: boolean }> {
+    const m = await this.loaded(tenant, name);
     return { n_vars: m.nVars, vocab_per_var: [...m.vocab], rows_total: m.count, has_graph: m.parents !== null };
   }
 
   /** The tenant's model names, sorted (what a schema 2 .svc export carries). */
-  names(tenant: string): string[] {
+  async names(tenant: string): Promise<string[]> {
+    if (this.opts.logNames) {
+      const out: string[] = [];
+      for (const name of await this.opts.logNames(tenant)) {
+        if (!CAUSAL_NAME_RE.test(name)) continue;
+        const e = await this.entry(tenant, name).catch(() => null);
+        if (e?.model) out.push(name);
+      }
+      return out.sort();
+    }
     const dir = join(this.dataDir, "tenants", tenant, "hd", "causal");
     if (!existsSync(dir)) return [];
     return readdirSync(dir, { withFileTypes: true })
@@ -167,8 +249,8 @@ export class CausalService {
       .sort();
   }
 
-  exportModel(tenant: string, name: string): Buffer {
-    return encodeHdscm(this.loaded(tenant, name));
+  async exportModel(tenant: string, name: string): Promise<Buffer> {
+    return encodeHdscm(await this.loaded(tenant, name));
   }
 
   /** Replaces the model (or creates it) with a decoded .hdscm file. */
@@ -177,19 +259,24 @@ export class CausalService {
     name: string,
     data: Uint8Array,
   ): Promise<{ name: string; imported: number; n_vars: number; vocab_per_var: number[]; has_graph: boolean }> {
-    const e = this.entry(tenant, name);
     const m = decodeHdscm(data);
+    const e = await this.entry(tenant, name);
     return this.serial(e, async () => {
-      await this.persist(e, m);
+      await this.persist(e, m, [FRAME_IMPORT, { data }]);
       e.model = m;
       return { name, imported: m.count, n_vars: m.nVars, vocab_per_var: [...m.vocab], has_graph: m.parents !== null };
     });
   }
 
   async deleteModel(tenant: string, name: string): Promise<{ deleted: true }> {
-    const e = this.entry(tenant, name);
+    const e = await this.entry(tenant, name);
     return this.serial(e, async () => {
       if (e.model === null) throw new SvcError("E_NOT_FOUND", `no causal model '${name}'`, { field: "name" });
+      if (e.log !== null) {
+        await e.log.append(FRAME_DROP, {});
+        e.model = null;
+        return { deleted: true as const };
+      }
       // the snapshot goes first (atomic): a crash after it leaves a directory that is not a model
       await rm(join(e.dir, FILE), { force: true });
       await fsyncDir(e.dir);
@@ -202,9 +289,13 @@ export class CausalService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const e of this.entries.values()) {
+    for (const p of this.entries.values()) {
+      const e = await p.catch(() => null);
+      if (e === null) continue;
       await e.chain;
-      if (e.model !== null || e.damage !== null) rmSync(join(e.dir, "LOCK"), { force: true });
+      if (e.log !== null)
+        await e.log.close().catch(() => undefined); // every append was acknowledged: nothing to flush
+      else if (e.model !== null || e.damage !== null) rmSync(join(e.dir, "LOCK"), { force: true });
     }
     this.entries.clear();
   }

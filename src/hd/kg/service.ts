@@ -62,6 +62,7 @@ export class KnowledgeGraphs {
   private readonly reporter: Reporter;
   private readonly openLog: ((tenant: string, name: string) => OpenLog) | undefined;
   private readonly beforeOpen: ((tenant: string, name: string, dir: string) => Promise<void>) | undefined;
+  private readonly logNames: ((tenant: string) => Promise<string[]>) | undefined;
   private readonly graphs = new Map<string, Promise<Open | null>>();
   private closed = false;
 
@@ -83,11 +84,14 @@ export class KnowledgeGraphs {
       openLog?: (tenant: string, name: string) => OpenLog;
       beforeOpen?: (tenant: string, name: string, dir: string) => Promise<void>;
       reporter?: Reporter;
+      /** With openLog: the names of the tenant's graphs that have a log (some may be dropped: the fold tells). */
+      logNames?: (tenant: string) => Promise<string[]>;
     },
   ) {
     this.dataDir = dataDir;
     this.openLog = opts.openLog;
     this.beforeOpen = opts.beforeOpen;
+    this.logNames = opts.logNames;
     this.kernels = opts.kernels;
     this.durability = opts.durability;
     this.checkpointBytes = opts.checkpointBytes ?? KG_CHECKPOINT_BYTES;
@@ -166,8 +170,18 @@ export class KnowledgeGraphs {
     });
   }
 
-  /** The tenant's graph names, sorted (what a schema 2 .svc export carries). */
-  names(tenant: string): string[] {
+  /** The tenant's graph names, sorted (what a schema 2 .svc export carries); in cluster mode from the replicated logs. */
+  async names(tenant: string): Promise<string[]> {
+    if (this.logNames) {
+      const out: string[] = [];
+      for (const name of await this.logNames(tenant)) {
+        if (!GRAPH_NAME.test(name)) continue;
+        // the fold says whether the graph exists (a dropped graph keeps its log); a damaged one is left out as in a listing of dirs
+        const g = await this.open(tenant, name, false).catch(() => null);
+        if (g !== null && !g.dropped) out.push(name);
+      }
+      return out.sort();
+    }
     const dir = join(this.dataDir, "tenants", tenant, "hd", "kg");
     if (!existsSync(dir)) return [];
     return readdirSync(dir, { withFileTypes: true })

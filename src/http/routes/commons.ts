@@ -1,5 +1,5 @@
 /** @module routes/commons — /v1/commons: the signed registry of document helpers (records, code, verification) and running one into the tenant's build directory. */
-import { lstat, mkdir, readFile, realpath } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { SvcError } from "../../errors.js";
 import type { Registry } from "../../helpers/registry.js";
@@ -146,10 +146,21 @@ function disposition(name: string): string {
     : `attachment; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
-export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Route[] {
-  const { registry } = deps;
+/**
+ * Cluster mode: where the tenants' build directories are kept instead of `<data>/tenants/<t>/build`
+ * (cluster/build-files.ts): `path` is relative to the build directory, `/`-separated.
+ */
+export interface BuildFileStore {
+  get(tenant: string, path: string): Promise<Uint8Array | null>;
+  put(tenant: string, path: string, data: Uint8Array): Promise<void>;
+}
+
+export function commonsRoutes(deps: { registry: Registry; dataDir: string; files?: BuildFileStore }): Route[] {
+  const { registry, files } = deps;
   const dataDir = resolve(deps.dataDir);
   const buildDir = (tenant: string) => join(dataDir, "tenants", tenant, "build");
+  /** With `files`: a fresh scratch build directory per request (removed after it), filled with the inputs it names. */
+  const scratchRoot = join(dataDir, "build-scratch");
   const id = (ctx: RequestContext) => ctx.params.id!;
   const objectBody = (ctx: RequestContext): Record<string, unknown> => {
     const b = ctx.body ?? {};
@@ -226,46 +237,71 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string }): Ro
       async handle(ctx) {
         const record = registry.get(id(ctx));
         const args = { ...objectBody(ctx) };
-        const root = buildDir(ctx.principal.tenant);
-        await mkdir(root, { recursive: true });
-        const realRoot = await realpath(root);
-        const confined: Record<string, string> = {};
-        for (const field of PATH_FIELDS) {
-          const v = args[field];
-          if (typeof v !== "string" || v === "") continue; // the helper's own validation names it
-          args[field] = confined[field] = await confine(root, realRoot, field, v);
-        }
-        let result: unknown;
+        const tenant = ctx.principal.tenant;
+        let root = buildDir(tenant);
+        if (files) {
+          await mkdir(scratchRoot, { recursive: true });
+          root = await mkdtemp(join(scratchRoot, "b-"));
+        } else await mkdir(root, { recursive: true });
         try {
-          result = await registry.run(record.id, args);
-        } catch (err) {
-          // the helper's code and field stay; the server's directory layout does not leak
-          if (err instanceof SvcError && err.message.includes(root))
-            throw new SvcError(
-              err.code,
-              err.message
-                .split(root + sep)
-                .join("")
-                .split(root)
-                .join("."),
-              { field: err.field, details: err.details, cause: err },
-            );
-          throw err;
+          return await build(record, args, tenant, root);
+        } finally {
+          if (files) await rm(root, { recursive: true, force: true });
         }
-        if (!RESOLVED_RESULT.has(record.module)) result = relativize(result, root);
-        const outField = OUTPUT_FIELD[record.module] ?? null;
-        const out = outField === null ? undefined : confined[outField];
-        if (out === undefined) return { body: { result } };
-        const rel = relative(root, out).split(sep).join("/");
-        return {
-          raw: { contentType: CONTENT_TYPES[extname(out).toLowerCase()] ?? "application/octet-stream", data: await readFile(out) },
-          headers: {
-            "content-disposition": disposition(basename(out)),
-            "x-svc-output-path": encodeURI(rel),
-            "x-svc-result": asciiJson(result),
-          },
-        };
       },
     },
   ];
+
+  async function build(record: ReturnType<Registry["get"]>, args: Record<string, unknown>, tenant: string, root: string) {
+    const realRoot = await realpath(root);
+    const confined: Record<string, string> = {};
+    for (const field of PATH_FIELDS) {
+      const v = args[field];
+      if (typeof v !== "string" || v === "") continue; // the helper's own validation names it
+      args[field] = confined[field] = await confine(root, realRoot, field, v);
+    }
+    const outField = OUTPUT_FIELD[record.module] ?? null;
+    const inBuild = (path: string) => relative(root, path).split(sep).join("/");
+    // cluster mode: the inputs named (earlier outputs) come from the store into the scratch directory
+    if (files)
+      for (const [field, path] of Object.entries(confined)) {
+        if (field === outField) continue;
+        const data = await files.get(tenant, inBuild(path));
+        if (data === null) continue; // the helper reports the missing file
+        await mkdir(dirname(path), { recursive: true });
+        await writeFile(path, data);
+      }
+    let result: unknown;
+    try {
+      result = await registry.run(record.id, args);
+    } catch (err) {
+      // the helper's code and field stay; the server's directory layout does not leak
+      if (err instanceof SvcError && err.message.includes(root))
+        throw new SvcError(
+          err.code,
+          err.message
+            .split(root + sep)
+            .join("")
+            .split(root)
+            .join("."),
+          { field: err.field, details: err.details, cause: err },
+        );
+      throw err;
+    }
+    if (!RESOLVED_RESULT.has(record.module)) result = relativize(result, root);
+    const out = outField === null ? undefined : confined[outField];
+    if (out === undefined) return { body: { result } };
+    const rel = inBuild(out);
+    const data = await readFile(out);
+    // cluster mode: answered only once stored (replicated), so any node can use it as an input next
+    if (files) await files.put(tenant, rel, data);
+    return {
+      raw: { contentType: CONTENT_TYPES[extname(out).toLowerCase()] ?? "application/octet-stream", data },
+      headers: {
+        "content-disposition": disposition(basename(out)),
+        "x-svc-output-path": encodeURI(rel),
+        "x-svc-result": asciiJson(result),
+      },
+    };
+  }
 }

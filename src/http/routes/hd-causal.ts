@@ -111,16 +111,17 @@ export function causalRoutes(causal: CausalService): Route[] {
         },
         description: "Models sorted by name",
       },
-      handle(ctx) {
-        const models = causal.names(tenant(ctx)).flatMap((n) => {
+      async handle(ctx) {
+        const models = [];
+        for (const n of await causal.names(tenant(ctx))) {
           try {
-            return [{ name: n, ...causal.describe(tenant(ctx), n) }];
+            models.push({ name: n, ...(await causal.describe(tenant(ctx), n)) });
           } catch (err) {
-            if (err instanceof SvcError && err.code === "E_NOT_FOUND") return []; // deleted since it was listed
-            if (err instanceof SvcError && err.code === "E_STORE_OFFLINE") return []; // damaged: GET /v1/health names it
+            if (err instanceof SvcError && err.code === "E_NOT_FOUND") continue; // deleted since it was listed
+            if (err instanceof SvcError && err.code === "E_STORE_OFFLINE") continue; // damaged: GET /v1/health names it
             throw err;
           }
-        });
+        }
         return { body: { models } };
       },
     },
@@ -150,15 +151,15 @@ export function causalRoutes(causal: CausalService): Route[] {
       auth: "tenant",
       meter: "hd_causal_query",
       readOnly: true,
-      usageBound: (ctx) => ({ scanned: causal.describe(tenant(ctx), name(ctx)).rows_total }),
+      usageBound: async (ctx) => ({ scanned: (await causal.describe(tenant(ctx), name(ctx))).rows_total }),
       requestBody: queryBody,
       response: {
         status: 200,
         schema: queryReply,
         description: "Probability, support counts, adjustment set and warnings (no graph, positivity)",
       },
-      handle(ctx) {
-        const res = causal.query(tenant(ctx), name(ctx), ctx.body);
+      async handle(ctx) {
+        const res = await causal.query(tenant(ctx), name(ctx), ctx.body);
         ctx.usage.scanned = res.support.rows_total;
         return { body: res };
       },
@@ -172,8 +173,8 @@ export function causalRoutes(causal: CausalService): Route[] {
       auth: "tenant",
       meter: "hd_causal_export",
       response: { status: 200, description: `${HDSCM_TYPE}, as attachment <name>.hdscm` },
-      handle(ctx) {
-        const data = causal.exportModel(tenant(ctx), name(ctx));
+      async handle(ctx) {
+        const data = await causal.exportModel(tenant(ctx), name(ctx));
         return { raw: { contentType: HDSCM_TYPE, data }, headers: { "content-disposition": `attachment; filename="${name(ctx)}.hdscm"` } };
       },
     },

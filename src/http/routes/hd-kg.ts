@@ -48,7 +48,7 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
         schema: { type: "object", properties: { graphs: { type: "array", items: { type: "string" } } } },
         description: "Graph names, sorted",
       },
-      handle: (ctx) => ({ body: { graphs: kg.names(tenant(ctx)) } }),
+      handle: async (ctx) => ({ body: { graphs: await kg.names(tenant(ctx)) } }),
     },
     {
       method: "post",

@@ -14,11 +14,10 @@ export interface Readiness {
   failed: string[];
 }
 
-/** Cluster mode: this node's id, the home node's and the live nodes' (as this node sees them). */
+/** Cluster mode: this node's id, the leader's and the live nodes' (as this node sees them). */
 export interface ClusterView {
   node: string;
-  home: string | null;
-  /** The leader of the replicated home stores (directory, commons) and its term; null while none holds the lease. */
+  /** The leader of the replicated home stores (directory, commons, knowledge graphs, causal models) and its term; null while none holds the lease. */
   leader: string | null;
   term: number;
   live: readonly string[];
@@ -71,13 +70,10 @@ export function opsRoutes(deps: {
               description: "cluster mode only",
               properties: {
                 node: { type: "string", description: "this node's id" },
-                home: {
-                  type: ["string", "null"],
-                  description: "the home node's id (null before joining): it serves records, knowledge graphs, causal models and helpers",
-                },
                 leader: {
                   type: ["string", "null"],
-                  description: "the node leading the replicated directory and commons (null while none holds the lease)",
+                  description:
+                    "the node leading the replicated home stores: the directory, the commons, the knowledge graphs and the causal models (null while none holds the lease)",
                 },
                 term: { type: "integer", description: "the leader's term (grows with each new leader)" },
                 live: { type: "array", items: { type: "string" }, description: "the live nodes' ids" },
@@ -86,7 +82,7 @@ export function opsRoutes(deps: {
           },
         },
         description:
-          'The process is serving; "degraded" with `damage` lists stores found damaged (the rest serves); in cluster mode `cluster` names this node, the home node and the live nodes',
+          'The process is serving; "degraded" with `damage` lists stores found damaged (the rest serves); in cluster mode `cluster` names this node, the leader of the home stores and the live nodes',
       },
       handle: () => {
         const damage = deps.damage();
