@@ -174,6 +174,11 @@ export class ClusterNode {
     );
   }
 
+  /** The snapshot store and policy of the home stores (app/home-stores.ts): the same store and environment as the shards'. */
+  async homeSnapshots(): Promise<{ store: Snapshots; minBytes?: number; checkMs?: number }> {
+    return { store: await this.snapshotStore(), ...snapshotPolicyFromEnv() };
+  }
+
   /** The helper outputs (object store svc_build; cluster/build-files.ts). */
   openBuildFiles(): Promise<BuildFiles> {
     return this.retrying("open the helper outputs' store", () => BuildFiles.open(this.nc, { replicas: replicasFor(this.opts.servers) }));

@@ -9,6 +9,15 @@
  * closes them. Routes hold proxies (`directory`, `commons`, `kg`, `causal`): on the leader they reach the open store;
  * anywhere else, or while the stores are opening, they answer 503 E_HOME_UNAVAILABLE (the forwarder
  * sends these routes to the leader, so a follower is reached only between a lease change and its fold).
+ *
+ * Retention (issue 31 item 6; FORMAT.md "Snapshots", OPERATIONS.md "Log retention and sizing"): each
+ * store's checkpoint is also a snapshot in the object store `svc_snapshots` (snapshots.ts), written by
+ * the leader once the store's subject grew by max(minBytes, the last snapshot's size) since the last
+ * one, and the subject is purged below the older of its two snapshots. Only the leader reads a home
+ * subject, so a purge waits for nobody else; a node that becomes leader later opens each store from
+ * its own checkpoint under `<data>/home/` when that is at least the newest snapshot, else from the
+ * newest snapshot that reads and checks (prepareHomeLog), then folds the tail. A store joins by
+ * implementing HomeSnapshotHook (below) and calling prepareHomeLog before it reads its local state.
  */
 import type { NatsConnection } from "@nats-io/transport-node";
 import { join } from "node:path";
@@ -17,13 +26,18 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { ensureLogStream, jetStreamLog } from "../cluster/jetstream-log.js";
 import type { LeaderLease, LeaseState } from "../cluster/leader-lease.js";
 import { untilQuorum } from "../cluster/quorum.js";
+import { SNAPSHOT_CHECK_MS, SNAPSHOT_MIN_BYTES } from "../cluster/shard-snapshots.js";
+import type { SnapshotFile, Snapshots } from "../cluster/snapshots.js";
+import { COMMONS_CHECKPOINT, readCommonsCheckpoint, writeCommonsCheckpoint } from "../commons/log.js";
 import { Commons, type CommonsOptions } from "../commons/service.js";
 import { openDirectory } from "../directory/import.js";
-import type { Directory } from "../directory/service.js";
+import { directoryCheckpointSeq, restoreDirectoryCheckpoint, type Directory } from "../directory/service.js";
 import { SvcError } from "../errors.js";
+import type { Log, OpenLog } from "../store/log.js";
 import type { Reporter } from "../store/reporter.js";
 import type { Durability } from "../store/wal.js";
-import { KnowledgeGraphs } from "../hd/kg/service.js";
+import { kgCheckpointSeq, KnowledgeGraphs, restoreKgCheckpoint } from "../hd/kg/service.js";
+import { SNAPSHOT_FILE as KG_SNAPSHOT_FILE } from "../hd/kg/snapshot.js";
 import { CausalService } from "../hd/causal/service.js";
 import type { Kernels } from "../kernels/abi.js";
 
@@ -44,6 +58,8 @@ export interface HomeStoresOptions {
   /** The knowledge graphs' kernels (each graph's log is `svc_home.kg.<tenant>.<graph>`, tokens by kgLogName). */
   kernels: Kernels;
   logger: Logger;
+  /** Snapshots and purges of the stores' subjects (off without: the stream keeps every frame). minBytes, checkMs: as the shards' (shard-snapshots.ts). */
+  snapshots?: { store: Snapshots; minBytes?: number; checkMs?: number };
   /** Told of damage found in the stores' files and of their background failures (default stderrReporter). */
   reporter?: Reporter;
 }
@@ -54,6 +70,69 @@ interface Open {
   commons: Commons;
   kg: KnowledgeGraphs;
   causal: CausalService;
+  /** The stores' open logs by name (what the snapshot taker weighs), and each one's weight at its last snapshot. */
+  logs: Map<string, Log>;
+  weighed: Map<string, { at: number; bytes: number }>;
+  timer: NodeJS.Timeout | null;
+}
+
+/**
+ * The snapshot hook of one home store (one object per store; a store added here implements the same):
+ * - `kind`: the snapshot kind in the object store, `home-<store>` (FORMAT.md "Snapshots");
+ * - `logs()`: the store's logs open on this leader now, as [log name, capture]; capture checkpoints the
+ *   open store and resolves with the checkpoint's files and the stream sequence they hold every frame
+ *   of the log up to (null: not open any more). It runs on the leader while the store serves.
+ * Before the store reads its local state for a log, it calls prepareHomeLog with that log's
+ * HomeLocalState (how far its local checkpoint goes, and how to replace it by a snapshot's files).
+ */
+export interface HomeSnapshotHook {
+  kind: string;
+  logs(): Array<[name: string, capture: () => Promise<{ seq: number; files: SnapshotFile[] } | null>]>;
+}
+
+/** A home store's local checkpoint of one log, under `<data>/home/` (see HomeSnapshotHook). */
+export interface HomeLocalState {
+  /** The stream sequence the local checkpoint holds every frame up to (0: none, or unreadable). */
+  seq(): number;
+  /** Replace the local checkpoint by a snapshot's files (the store has not opened the log). */
+  restore(files: SnapshotFile[]): Promise<void>;
+}
+
+/** Per message stored on a home subject beyond the frame's bytes (subject, headers, stream overhead): what the snapshot taker adds per publish. */
+const MESSAGE_OVERHEAD = 200;
+
+/**
+ * Before a store opens log `name` (subject `svc_home.<name>`): its local checkpoint when that is at
+ * least the newest snapshot; else the newest snapshot of `kind` that reads and checks (written over
+ * the local one); else, none reading, the local checkpoint when no frame after it can have been purged
+ * (fewer than two snapshots, or it is at least the older one's) — otherwise 503 E_STORE_OFFLINE.
+ */
+export async function prepareHomeLog(store: Snapshots | undefined, name: string, kind: string, local: HomeLocalState): Promise<void> {
+  if (store === undefined) return;
+  const subject = `${HOME_STREAM}.${name}`;
+  const have = await store.list(subject);
+  const seq = local.seq();
+  if (have.length === 0 || seq >= have[0]!.seq) return;
+  for (const info of have) {
+    if (info.seq <= seq) break;
+    const snap = await store.read(info).catch(() => null);
+    if (snap === null || snap.kind !== kind) continue;
+    await local.restore(snap.files);
+    return;
+  }
+  if (have.length < 2 || seq >= have[have.length - 1]!.seq) return;
+  throw new SvcError(
+    "E_STORE_OFFLINE",
+    `${subject}: no snapshot reads and checks, and frames after this node's checkpoint (${seq}) may have been purged`,
+    { field: "home", details: { retryAfterSeconds: 2 } },
+  );
+}
+
+/** The file `path` of a snapshot's files (E_IO when missing). */
+function fileOf(files: SnapshotFile[], path: string): Uint8Array {
+  const f = files.find((x) => x.path === path);
+  if (f === undefined) throw new SvcError("E_IO", `the snapshot holds no ${path}`);
+  return f.data;
 }
 
 /** A name as one subject token: letters, digits and '-' kept, every other character `_` + its UTF-8 bytes in hex (injective). */
@@ -172,19 +251,48 @@ export class HomeStores {
     const { nc, logger } = this.opts;
     const root = join(this.opts.dataDir, "home");
     const t0 = performance.now();
-    const log = (name: string) => jetStreamLog(nc, { stream: HOME_STREAM, name, fence: term });
+    const store = this.opts.snapshots?.store;
+    const logs = new Map<string, Log>();
+    const log = (name: string): OpenLog => {
+      const open = jetStreamLog(nc, { stream: HOME_STREAM, name, fence: term });
+      return async (replay) => {
+        const r = await open(replay);
+        logs.set(name, r.log);
+        return r;
+      };
+    };
     for (let attempt = 1; this.wanted === term; attempt++) {
       let directory: Directory | null = null;
       try {
+        const dirDir = join(root, "directory");
+        await prepareHomeLog(store, "directory", "home-directory", {
+          seq: () => directoryCheckpointSeq(dirDir),
+          restore: (files) => restoreDirectoryCheckpoint(dirDir, fileOf(files, "directory.json")),
+        });
         directory = (
-          await openDirectory(root, { durability: this.opts.durability, seed: this.opts.directorySeed, openLog: log("directory"), reporter: this.opts.reporter })
+          await openDirectory(root, {
+            durability: this.opts.durability,
+            seed: this.opts.directorySeed,
+            openLog: log("directory"),
+            reporter: this.opts.reporter,
+          })
         ).directory;
+        const commonsDir = join(root, "commons");
+        await prepareHomeLog(store, "commons", "home-commons", {
+          seq: () => readCommonsCheckpoint(commonsDir)?.seq ?? 0,
+          restore: (files) => writeCommonsCheckpoint(commonsDir, fileOf(files, COMMONS_CHECKPOINT)),
+        });
         const commons = await Commons.open(root, { ...this.opts.commons, durability: this.opts.durability, openLog: log("commons") });
         // each graph's log is opened (folded, fenced) at its first request on this leader
         const kg = new KnowledgeGraphs(root, {
           kernels: this.opts.kernels,
           durability: this.opts.durability,
           openLog: (t, g) => log(kgLogName(t, g)),
+          beforeOpen: (t, g, dir) =>
+            prepareHomeLog(store, kgLogName(t, g), "home-kg", {
+              seq: () => kgCheckpointSeq(dir),
+              restore: (files) => restoreKgCheckpoint(dir, fileOf(files, KG_SNAPSHOT_FILE)),
+            }),
           reporter: this.opts.reporter,
           logNames: (t) => logNames(nc, "kg", t),
         });
@@ -194,7 +302,12 @@ export class HomeStores {
           logNames: (t) => logNames(nc, "causal", t),
           reporter: this.opts.reporter,
         });
-        this.open = { term, directory, commons, kg, causal };
+        const o: Open = { term, directory, commons, kg, causal, logs, weighed: new Map(), timer: null };
+        this.open = o;
+        if (this.opts.snapshots !== undefined) {
+          o.timer = setInterval(() => void this.snapshotRound(o), this.opts.snapshots.checkMs ?? SNAPSHOT_CHECK_MS);
+          o.timer.unref();
+        }
         logger.info(
           { term, ms: Math.round(performance.now() - t0) },
           `cluster: this node leads the home stores (term ${term}); folded in ${Math.round(performance.now() - t0)} ms`,
@@ -212,10 +325,80 @@ export class HomeStores {
     }
   }
 
+  /** The snapshot hooks of the open stores (HomeSnapshotHook). */
+  private hooks(o: Open): HomeSnapshotHook[] {
+    return [
+      { kind: "home-directory", logs: () => [["directory", () => o.directory.snapshot()]] },
+      { kind: "home-commons", logs: () => [["commons", () => o.commons.snapshot()]] },
+      {
+        kind: "home-kg",
+        logs: () =>
+          o.kg.openGraphs().map(([t, g]): [string, () => Promise<{ seq: number; files: SnapshotFile[] } | null>] => [
+            kgLogName(t, g),
+            async () => {
+              const s = await o.kg.snapshotGraph(t, g);
+              return s === null ? null : { seq: s.seq, files: [{ path: KG_SNAPSHOT_FILE, data: s.data }] };
+            },
+          ]),
+      },
+    ];
+  }
+
+  /** Rounds do not overlap (a round in flight when the next tick comes skips that tick). */
+  private snapshotting = false;
+
+  /**
+   * Every checkMs on the leader: for each log of each store whose subject grew by at least
+   * max(minBytes, its last snapshot's size) since the last snapshot (its bytes read at open plus
+   * those appended since, with MESSAGE_OVERHEAD per message), a snapshot, then the purge below the
+   * older one. Only while this node still serves this term (a deposed leader writes no snapshot).
+   */
+  private async snapshotRound(o: Open): Promise<void> {
+    const snaps = this.opts.snapshots;
+    if (snaps === undefined || this.snapshotting) return;
+    this.snapshotting = true;
+    try {
+      for (const hook of this.hooks(o)) {
+        for (const [name, capture] of hook.logs()) {
+          const log = o.logs.get(name);
+          if (log === undefined) continue;
+          if (this.open !== o || !this.opts.lease.serving || this.opts.lease.term !== o.term) return;
+          const st = log.stats;
+          const weight = (st.read ?? 0) + st.bytes + st.writes * MESSAGE_OVERHEAD;
+          const last = o.weighed.get(name) ?? { at: 0, bytes: 0 };
+          if (weight - last.at < Math.max(snaps.minBytes ?? SNAPSHOT_MIN_BYTES, last.bytes)) continue;
+          try {
+            const cap = await capture();
+            if (cap === null || this.open !== o || !this.opts.lease.serving || this.opts.lease.term !== o.term) continue;
+            const subject = `${HOME_STREAM}.${name}`;
+            const info = await snaps.store.write({
+              stream: HOME_STREAM,
+              subject,
+              seq: cap.seq,
+              floor: cap.seq + 1,
+              kind: hook.kind,
+              files: cap.files,
+            });
+            o.weighed.set(name, { at: weight, bytes: info.bytes });
+            await snaps.store.purgeBelow(HOME_STREAM, subject);
+          } catch (err) {
+            this.opts.logger.warn(
+              { err, log: name },
+              `cluster: snapshot of the home log ${name} failed (${(err as Error).message}); tried again later`,
+            );
+          }
+        }
+      }
+    } finally {
+      this.snapshotting = false;
+    }
+  }
+
   private async shut(): Promise<void> {
     const o = this.open;
     if (o === null) return;
     this.open = null;
+    if (o.timer !== null) clearInterval(o.timer);
     await o.kg.close().catch((err: unknown) => this.opts.logger.warn({ err }, "cluster: closing the knowledge graphs failed"));
     await o.causal.close().catch((err: unknown) => this.opts.logger.warn({ err }, "cluster: closing the causal models failed"));
     await o.commons.close().catch((err: unknown) => this.opts.logger.warn({ err }, "cluster: closing the commons failed"));

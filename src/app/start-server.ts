@@ -221,13 +221,15 @@ async function openServices(
         commons: { config: config.commons, encoder, reporter },
         kernels,
         logger,
+        snapshots: await cluster.homeSnapshots(),
         reporter,
       })
     : null;
   const kg = homeStores?.kg ?? new KnowledgeGraphs(opts.dataDir, { kernels, durability: opts.durability, reporter });
   const causal = homeStores?.causal ?? new CausalService(opts.dataDir, { reporter });
   const directory =
-    homeStores?.directory ?? (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed, reporter })).directory;
+    homeStores?.directory ??
+    (await openDirectory(opts.dataDir, { durability: opts.durability, seed: opts.directorySeed, reporter })).directory;
   const metrics = new HttpMetrics({
     workerHeaps: () => pool.workerHeaps(),
     sharedMemory: () => ({ size: kernels.heap.memory.buffer.byteLength, used: kernels.heap.used }),

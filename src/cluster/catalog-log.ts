@@ -9,6 +9,14 @@
  * win (nats-server#4320; Debian ships 2.9.10). A node publishes a change (message id = the change's
  * id: a retried publish is stored once), waits for its own fold to reach the acknowledged sequence,
  * and reads the outcome there, as the wallet ledger does (wallet.ts).
+ *
+ * Retention (issue 31 item 6), as the ledger's: with `snapshots`, a node writes its fold (every entry
+ * with its revision and time, and every key ever named) as a snapshot of kind `catalog` every
+ * CATALOG_SNAPSHOT_EVERY changes it folds (unless another node's is that recent) and purges the stream
+ * below the older of the two; a node starts from the newest snapshot and folds the changes after it,
+ * and a node that finds a hole in the sequence (it was behind the purge) starts again from the newest
+ * snapshot. The fold of snapshot + tail is the fold of the whole stream: the snapshot is that fold's
+ * state at its sequence, and every decision after it reads only that state.
  */
 import {
   jetstream,
@@ -20,14 +28,22 @@ import {
 } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { randomBytes } from "node:crypto";
+import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
 import type { Mirrored } from "./kv-mirror.js";
 import { noQuorum, untilQuorum } from "./quorum.js";
 import type { ClusterIndexRecord } from "./shards.js";
+import type { Snapshot, Snapshots } from "./snapshots.js";
 import { StreamTail } from "./stream-tail.js";
 
 /** The catalog stream; the changes of index `<name>` of `<tenant>` are its subject `svc_catalog.<tenant>.<name>`. */
 export const CATALOG_STREAM = "svc_catalog";
+/** The catalog's snapshots cover the whole stream (snapshots.ts names them by this filter). */
+export const CATALOG_SUBJECTS = `${CATALOG_STREAM}.>`;
+/** A node writes a snapshot of its fold after this many changes, unless another node's is that recent. */
+export const CATALOG_SNAPSHOT_EVERY = 1000;
+/** A change this node waited for that a snapshot covered before the node folded it: its outcome is unknown here. */
+const UNKNOWN = "unknown";
 
 /**
  * One change, the JSON body of a catalog message. `record`: the whole record after the change;
@@ -49,15 +65,21 @@ export interface CatalogLogOptions {
   quorumTimeoutMs?: number;
   /** Called for each change the fold takes (won changes only), own ones included, with the entry before and after (undefined: absent). */
   onChange?(key: string, now: Mirrored<ClusterIndexRecord> | undefined, before: Mirrored<ClusterIndexRecord> | undefined): void;
+  /** Fold snapshots and the purge below them (see the module comment); `every`: default CATALOG_SNAPSHOT_EVERY. */
+  snapshots?: { store: Snapshots; every?: number };
 }
 
 export class CatalogLog {
   private readonly map = new Map<string, Mirrored<ClusterIndexRecord>>();
   /** Every key a change was ever folded for (won or lost): an import wins only for a key the stream never named. */
   private readonly named = new Set<string>();
-  /** Changes this node waits for (by id) and, once folded, whether they won. */
-  private readonly waiting = new Map<string, boolean | null>();
+  /** Changes this node waits for (by id) and, once folded, whether they won (UNKNOWN: a snapshot covered it). */
+  private readonly waiting = new Map<string, boolean | null | typeof UNKNOWN>();
   private tail: StreamTail | null = null;
+  /** The sequence of the last change folded (or of the snapshot the fold started from). */
+  private folded = 0;
+  private sinceSnapshot = 0;
+  private snapshotting = false;
 
   private constructor(
     private readonly js: JetStreamClient,
@@ -90,12 +112,16 @@ export class CatalogLog {
       { field: "name" },
     );
     const c = new CatalogLog(jetstream(nc, { timeout: 2000 }), jsm, opts);
+    // Start from the newest fold snapshot that reads and checks, if any.
+    const snap = opts.snapshots === undefined ? null : await opts.snapshots.store.newest(CATALOG_SUBJECTS);
+    if (snap !== null) c.load(snap);
     c.tail = new StreamTail(nc, {
       stream: CATALOG_STREAM,
       what: "the index catalog",
-      catchUp: info.state.last_seq,
+      start: { after: c.folded },
+      catchUp: Math.max(c.folded, info.state.last_seq),
       quorumTimeoutMs: timeout,
-      onMessage: (m) => c.fold(m.subject.slice(CATALOG_STREAM.length + 1), m.data, m.seq, m.info.timestampNanos / 1e6),
+      onMessage: (m) => c.take(m.seq, m.subject.slice(CATALOG_STREAM.length + 1), m.data, m.info.timestampNanos / 1e6),
     });
     try {
       await c.tail.reached(info.state.last_seq);
@@ -128,7 +154,7 @@ export class CatalogLog {
       async () => (await this.jsm.streams.getMessage(CATALOG_STREAM, { last_by_subj: `${CATALOG_STREAM}.${key}` }))?.seq ?? 0,
       { field: "name" },
     );
-    await this.folded(last);
+    await this.reached(last);
     return this.map.get(key);
   }
 
@@ -146,15 +172,22 @@ export class CatalogLog {
         },
         { field: "name" },
       );
-      await this.folded(seq);
-      return this.waiting.get(c.id) === true;
+      await this.reached(seq);
+      const won = this.waiting.get(c.id);
+      if (won === UNKNOWN)
+        throw new SvcError(
+          "E_OUTCOME_UNKNOWN",
+          `index '${key}': this node caught up from a catalog snapshot past the change, so its outcome is not known here; retry`,
+          { field: "name", details: { retryAfterSeconds: 1 } },
+        );
+      return won === true;
     } finally {
       this.waiting.delete(c.id);
     }
   }
 
   /** Resolves once the fold took sequence `seq`; E_NO_QUORUM when it did not within the quorum timeout (the tail resumes 2-3 s after the stream has a leader again). */
-  private async folded(seq: number): Promise<void> {
+  private async reached(seq: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -176,6 +209,83 @@ export class CatalogLog {
 
   async stop(): Promise<void> {
     await this.tail?.stop();
+  }
+
+  /**
+   * The tail's message at `seq`. The stream deletes nothing but by a purge, so a sequence past
+   * folded + 1 means a purge took the changes between (this node was behind it): start again from
+   * the newest snapshot, which covers them (the purge goes only below the older one), or fail the
+   * tail (E_STORE_OFFLINE) when none does — never fold past a hole.
+   */
+  private async take(seq: number, key: string, data: Uint8Array, time: number): Promise<void> {
+    const snaps = this.opts.snapshots;
+    if (snaps !== undefined && seq > this.folded + 1) {
+      const snap = await snaps.store.newest(CATALOG_SUBJECTS);
+      if (snap === null || snap.seq < seq - 1)
+        throw new SvcError(
+          "E_STORE_OFFLINE",
+          `the catalog ${CATALOG_STREAM} has no change ${this.folded + 1}..${seq - 1} and no snapshot covering them`,
+          {
+            field: "name",
+          },
+        );
+      this.load(snap);
+    }
+    if (seq <= this.folded) return;
+    this.fold(key, data, seq, time);
+    this.folded = seq;
+    if (snaps !== undefined && ++this.sinceSnapshot >= (snaps.every ?? CATALOG_SNAPSHOT_EVERY) && !this.snapshotting) void this.snapshot();
+  }
+
+  /** Write the fold at this sequence as the newest snapshot (unless another node wrote one within the last half interval), then purge below the older one. */
+  private async snapshot(): Promise<void> {
+    const snaps = this.opts.snapshots!;
+    const every = snaps.every ?? CATALOG_SNAPSHOT_EVERY;
+    this.snapshotting = true;
+    this.sinceSnapshot = 0;
+    try {
+      const seq = this.folded;
+      const data = Buffer.from(JSON.stringify({ seq, entries: [...this.map], named: [...this.named] }));
+      const newest = (await snaps.store.list(CATALOG_SUBJECTS))[0];
+      if (newest === undefined || newest.seq < seq - every / 2)
+        await snaps.store.write({
+          stream: CATALOG_STREAM,
+          subject: CATALOG_SUBJECTS,
+          seq,
+          floor: seq + 1,
+          kind: "catalog",
+          files: [{ path: "fold.json", data }],
+        });
+      await snaps.store.purgeBelow(CATALOG_STREAM, CATALOG_SUBJECTS);
+    } catch {
+      // not now (no quorum, a snapshot that did not check): the next interval tries again
+    } finally {
+      this.snapshotting = false;
+    }
+  }
+
+  /**
+   * Replace the fold with a snapshot's (FORMAT.md "Snapshots", kind `catalog`): onChange is called
+   * for every key whose entry differs; changes this node waits for that it covers get an unknown outcome.
+   */
+  private load(snap: Snapshot): void {
+    const file = snap.kind === "catalog" ? snap.files.find((f) => f.path === "fold.json") : undefined;
+    if (file === undefined) throw new SvcError("E_STORE_OFFLINE", `catalog snapshot at ${snap.seq} holds no fold`, { field: "name" });
+    const s = parseStoredJson(new TextDecoder().decode(file.data)) as {
+      entries: Array<[string, Mirrored<ClusterIndexRecord>]>;
+      named: string[];
+    };
+    const before = new Map(this.map);
+    this.map.clear();
+    for (const [k, e] of s.entries) this.map.set(k, e);
+    this.named.clear();
+    for (const k of s.named) this.named.add(k);
+    for (const k of this.waiting.keys()) if (this.waiting.get(k) === null) this.waiting.set(k, UNKNOWN);
+    this.folded = snap.seq;
+    for (const k of new Set([...before.keys(), ...this.map.keys()])) {
+      const [b, n] = [before.get(k), this.map.get(k)];
+      if (b?.revision !== n?.revision) this.opts.onChange?.(k, n, b);
+    }
   }
 
   /**

@@ -97,6 +97,7 @@ export class ClusterIndexes implements IndexCatalog {
     let loaded = false;
     c.records = await CatalogLog.open(opts.nc, {
       replicas: opts.bucketReplicas ?? 3,
+      ...(opts.snapshots === undefined ? {} : { snapshots: { store: opts.snapshots.store } }),
       onChange: (key, now, before) => {
         c.forget(key, now, before);
         if (loaded && !c.closed) void c.host.reconcile();

@@ -9,11 +9,11 @@ import { AskBridge } from "./ask.js";
 import { Board, type Post, type Vote } from "./board.js";
 import type { CommonsConfig } from "./config.js";
 import { BoardFiles, type BoardFile } from "./files.js";
-import { CommonsLog, FRAME } from "./log.js";
+import { COMMONS_CHECKPOINT, CommonsLog, FRAME } from "./log.js";
 import { Outbound, type Resolver } from "./outbound.js";
 import { Profiles } from "./profiles.js";
 import { TrustRecords, type TrustRecord } from "./trust.js";
-import { WorkingNotes, type WorkingNote } from "./working.js";
+import { WORKING_WINDOW_MS, WorkingNotes, type WorkingNote } from "./working.js";
 
 /** Shown with every board read. */
 export const BOARD_NOTICE =
@@ -100,6 +100,15 @@ export class Commons {
       working: working.filter((n) => n.thread === first.id),
     }));
     return { goal: this.goal, notice: BOARD_NOTICE, posts, working_now: working.length };
+  }
+
+  /**
+   * Cluster mode's snapshot of the commons (app/home-stores.ts): its checkpoint (commons/log.ts
+   * COMMONS_CHECKPOINT, also kept under <data>/commons), with the stream sequence it holds every frame up to.
+   */
+  async snapshot(): Promise<{ seq: number; files: Array<{ path: string; data: Uint8Array }> }> {
+    const { seq, data } = await this.log.checkpoint(Date.now() - WORKING_WINDOW_MS);
+    return { seq, files: [{ path: COMMONS_CHECKPOINT, data }] };
   }
 
   close(): Promise<void> {

@@ -428,6 +428,18 @@ export class Directory {
     return this.checkpointing;
   }
 
+  /**
+   * Cluster mode's snapshot of the directory (app/home-stores.ts): checkpoint, then directory.json as
+   * written, with the stream sequence it holds every frame up to (its `wal.offset`).
+   */
+  async snapshot(): Promise<{ seq: number; files: Array<{ path: string; data: Uint8Array }> }> {
+    this.assertOnline();
+    await this.checkpoint();
+    const data = new Uint8Array(readFileSync(join(this.dir, "directory.json")));
+    const cp = parseStoredJson(Buffer.from(data).toString("utf8")) as { wal: WalPosition };
+    return { seq: cp.wal.offset, files: [{ path: "directory.json", data }] };
+  }
+
   async close(): Promise<void> {
     if (this.offline !== null) {
       rmSync(join(this.dir, "LOCK"), { force: true }); // nothing was written; the damaged file stays for repair
@@ -488,6 +500,25 @@ export function repairDirectoryCheckpoint(dir: string): StoreRepair | null {
     backup,
     detail: cp.message,
   };
+}
+
+/** The log position (offset) the checkpoint of the directory `<dir>` holds everything up to (0: none, or unreadable). */
+export function directoryCheckpointSeq(dir: string): number {
+  const path = join(dir, "directory.json");
+  if (!existsSync(path)) return 0;
+  const cp = readCheckpoint(path);
+  return cp instanceof Error ? 0 : cp.wal.offset;
+}
+
+/** Replace the checkpoint of the directory `<dir>` (not open) by `data` (a snapshot's directory.json): temp file, fdatasync, rename. */
+export async function restoreDirectoryCheckpoint(dir: string, data: Uint8Array): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, "directory.json");
+  await writeDurable(`${path}.tmp`, Buffer.from(data));
+  if (readCheckpoint(`${path}.tmp`) instanceof Error)
+    throw new SvcError("E_IO", "the snapshot's directory.json is not a directory checkpoint");
+  await rename(`${path}.tmp`, path);
+  await fsyncDir(dir);
 }
 
 /** The checkpoint, or why it cannot be read. */

@@ -61,6 +61,7 @@ export class KnowledgeGraphs {
   private readonly checkpointBytes: number;
   private readonly reporter: Reporter;
   private readonly openLog: ((tenant: string, name: string) => OpenLog) | undefined;
+  private readonly beforeOpen: ((tenant: string, name: string, dir: string) => Promise<void>) | undefined;
   private readonly logNames: ((tenant: string) => Promise<string[]>) | undefined;
   private readonly graphs = new Map<string, Promise<Open | null>>();
   private closed = false;
@@ -70,6 +71,8 @@ export class KnowledgeGraphs {
    * openLog (cluster mode, app/home-stores.ts): each graph's log, replicated; the graph's seed is its
    * FRAME_CREATE frame there (no graph.json) and a delete is a FRAME_DROP frame, so the log alone
    * says which graphs exist; the local snapshot.hdks only shortens the replay (its position is the stream's).
+   * beforeOpen (with openLog): called with the graph's dir before a graph is opened here (cluster mode
+   * writes the newest snapshot.hdks of the object store there when the local one is older).
    * reporter: told of damage found in a graph's files (default stderrReporter).
    */
   constructor(
@@ -79,6 +82,7 @@ export class KnowledgeGraphs {
       durability?: Durability;
       checkpointBytes?: number;
       openLog?: (tenant: string, name: string) => OpenLog;
+      beforeOpen?: (tenant: string, name: string, dir: string) => Promise<void>;
       reporter?: Reporter;
       /** With openLog: the names of the tenant's graphs that have a log (some may be dropped: the fold tells). */
       logNames?: (tenant: string) => Promise<string[]>;
@@ -86,6 +90,7 @@ export class KnowledgeGraphs {
   ) {
     this.dataDir = dataDir;
     this.openLog = opts.openLog;
+    this.beforeOpen = opts.beforeOpen;
     this.logNames = opts.logNames;
     this.kernels = opts.kernels;
     this.durability = opts.durability;
@@ -208,6 +213,29 @@ export class KnowledgeGraphs {
     }
   }
 
+  /** The graphs open here now (tenant, name): cluster mode snapshots these (app/home-stores.ts). */
+  openGraphs(): Array<[tenant: string, name: string]> {
+    return [...this.graphs.keys()].map((id) => id.split("\u0000") as [string, string]);
+  }
+
+  /**
+   * Checkpoint an open graph (in its chain) and return snapshot.hdks with the log position it holds
+   * every frame up to; null when the graph is not open here (or was dropped).
+   */
+  async snapshotGraph(tenant: string, name: string): Promise<{ seq: number; data: Uint8Array } | null> {
+    const p = this.graphs.get(`${tenant}\u0000${name}`);
+    const g = p === undefined ? null : await p.catch(() => null);
+    if (g === null || g.dropped) return null;
+    const run = g.chain.then(async () => {
+      if (g.dropped) return null;
+      await this.checkpoint(g);
+      const data = new Uint8Array(readFileSync(join(g.dir, SNAPSHOT_FILE)));
+      return { seq: decodeSnapshot(data, SNAPSHOT_FILE).wal.offset, data };
+    });
+    g.chain = run.catch(() => undefined);
+    return run;
+  }
+
   private dirOf(tenant: string, name: string): string {
     return join(this.dataDir, "tenants", tenant, "hd", "kg", name);
   }
@@ -308,6 +336,7 @@ export class KnowledgeGraphs {
    */
   private async loadReplicated(tenant: string, name: string, create: boolean, seed: number): Promise<Open | null> {
     const dir = this.dirOf(tenant, name);
+    await this.beforeOpen?.(tenant, name, dir);
     mkdirSync(dir, { recursive: true });
     lockDir(dir);
     let graph: Graph | null = null;
@@ -545,4 +574,23 @@ function parseFacts(input: unknown): Fact[] {
       object: checkEntity(o.object, `facts[${i}].object`),
     };
   });
+}
+
+/** The log position (offset) the checkpoint snapshot.hdks in the graph dir `dir` holds every frame up to (0: none, or unreadable). */
+export function kgCheckpointSeq(dir: string): number {
+  try {
+    return decodeSnapshot(readFileSync(join(dir, SNAPSHOT_FILE)), SNAPSHOT_FILE).wal.offset;
+  } catch {
+    return 0;
+  }
+}
+
+/** Replace the checkpoint of the graph dir `dir` (not open) by `data` (a snapshot's snapshot.hdks, checked first): temp file, fdatasync, rename. */
+export async function restoreKgCheckpoint(dir: string, data: Uint8Array): Promise<void> {
+  decodeSnapshot(data, SNAPSHOT_FILE);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, SNAPSHOT_FILE);
+  await writeDurable(`${path}.tmp`, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+  await rename(`${path}.tmp`, path);
+  await fsyncDir(dir);
 }
