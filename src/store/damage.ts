@@ -8,25 +8,7 @@
 import { relative } from "node:path";
 import type { Reporter } from "./reporter.js";
 
-/** One finding. `store` is a stable name ("wallet-ledger", "keys", "collection:<t>/<name>", ...). */
-export interface DamageReport {
-  store: string;
-  /** The damaged file, relative to the data dir when known (never an absolute path on the wire). */
-  file?: string;
-  /** What was found: "torn-tail", "bad-frame", "bad-checksum", "unreadable", ... */
-  kind: string;
-  /** A human-readable line: reason and offset. */
-  detail: string;
-  /** Frames, records or blocks that were dropped or cannot be served (0 when none). */
-  dropped: number;
-  /** True while the store cannot serve (it answers 5xx until repaired); false for a reported, recovered loss. */
-  offline: boolean;
-  /** Epoch ms of the finding. */
-  at: number;
-}
-
-/** A finding as a store reports it (`at` defaults to now). */
-export type DamageFinding = Omit<DamageReport, "at"> & { at?: number };
+export type { DamageFinding, DamageReport } from "./reporter.js";
 
 /** What a salvaging WAL open left out (log.ts RecoveryReport, structurally). */
 interface WalLosses {

@@ -4,7 +4,25 @@
  * and shard host it opens, as LevelDB passes its Reporter into each log reader; there is no
  * process-wide list. A store opened without one reports to `stderrReporter`.
  */
-import type { DamageFinding, DamageReport } from "./damage.js";
+/** One storage damage finding (store/damage.ts reports a WAL's losses as these). `store` is a stable name ("wallet-ledger", "keys", "collection:<t>/<name>", ...). */
+export interface DamageReport {
+  store: string;
+  /** The damaged file, relative to the data dir when known (never an absolute path on the wire). */
+  file?: string;
+  /** What was found: "torn-tail", "bad-frame", "bad-checksum", "unreadable", ... */
+  kind: string;
+  /** A human-readable line: reason and offset. */
+  detail: string;
+  /** Frames, records or blocks that were dropped or cannot be served (0 when none). */
+  dropped: number;
+  /** True while the store cannot serve (it answers 5xx until repaired); false for a reported, recovered loss. */
+  offline: boolean;
+  /** Epoch ms of the finding. */
+  at: number;
+}
+
+/** A finding as a store reports it (`at` defaults to now). */
+export type DamageFinding = Omit<DamageReport, "at"> & { at?: number };
 
 export interface Reporter {
   /** Storage damage found at open, replay, read or scrub (store/damage.ts); the store keeps serving what it can. */
