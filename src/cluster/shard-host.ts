@@ -129,7 +129,10 @@ export class ShardHost {
 
   constructor(private readonly opts: ShardHostOptions) {
     this.reporter = opts.reporter ?? stderrReporter;
-    this.sweeper = setInterval(() => void this.sweep().catch((err) => this.reporter.background(err, "expiry sweep of the shards")), SWEEP_MS);
+    this.sweeper = setInterval(
+      () => void this.sweep().catch((err) => this.reporter.background(err, "expiry sweep of the shards")),
+      SWEEP_MS,
+    );
     this.sweeper.unref();
     this.ticker = setInterval(() => this.checkPause(), TICK_MS);
     this.ticker.unref();
@@ -417,7 +420,8 @@ export class ShardHost {
     // Subscribed, so the snapshot taker now waits for this replica's answer before it purges; a purge
     // before that went at most up to the older snapshot: if that is past where this replica started,
     // frames it had to read may be gone, and it starts again.
-    if (snaps !== undefined && (await behindPurge(snaps.store, subject, base).catch(() => true))) { // unknown counts as behind: the replica starts again
+    if (snaps !== undefined && (await behindPurge(snaps.store, subject, base).catch(() => true))) {
+      // unknown counts as behind: the replica starts again
       await this.drop(key, true);
       throw new SvcError(
         "E_NOT_CAUGHT_UP",

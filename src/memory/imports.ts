@@ -317,9 +317,11 @@ export class ImportService {
       stopped = (err as Error).message;
     } finally {
       if (hold !== null)
-        await this.deps.wallet!.settle(hold, IMPORT_METER, { written: job.recordsImported }).catch((err) =>
-          (this.deps.reporter ?? stderrReporter).background(err, `settle of import ${job.id} (${job.recordsImported} records written)`),
-        );
+        await this.deps
+          .wallet!.settle(hold, IMPORT_METER, { written: job.recordsImported })
+          .catch((err) =>
+            (this.deps.reporter ?? stderrReporter).background(err, `settle of import ${job.id} (${job.recordsImported} records written)`),
+          );
     }
     if (stopped === null) {
       return this.finish(e, "Completed", job.badRowCount > 0 ? `${job.badRowCount} bad rows skipped (errorMode continue)` : null);

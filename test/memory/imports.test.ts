@@ -349,7 +349,10 @@ describe("ImportService", () => {
 
   it("an index that cannot be described when the job runs fails it with that reason, not as 'no longer exists'", async () => {
     await indexes.create("t", { name: "flaky", dimension: DIM });
-    writeFileSync(join(importRoot, "three.ndjson"), [0, 1, 2].map((i) => JSON.stringify({ id: `f${i}`, values: vec(i) })).join("\n") + "\n");
+    writeFileSync(
+      join(importRoot, "three.ndjson"),
+      [0, 1, 2].map((i) => JSON.stringify({ id: `f${i}`, values: vec(i) })).join("\n") + "\n",
+    );
     // the catalog answers at start, then cannot (cluster mode: no JetStream quorum); unreadable is not absent
     let calls = 0;
     const catalog = new Proxy(indexes, {
@@ -363,7 +366,11 @@ describe("ImportService", () => {
         return typeof v === "function" ? v.bind(target) : v;
       },
     });
-    const flaky = new ImportService({ indexes: catalog, config: { root: importRoot, maxUrlBytes: 1 << 20 }, fetchUrl: async () => Buffer.from("") });
+    const flaky = new ImportService({
+      indexes: catalog,
+      config: { root: importRoot, maxUrlBytes: 1 << 20 },
+      fetchUrl: async () => Buffer.from(""),
+    });
     try {
       const job = await flaky.start("t", "flaky", { uri: "three.ndjson", metered: false });
       let j = flaky.describe("t", "flaky", job.id);

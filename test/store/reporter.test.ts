@@ -7,7 +7,10 @@ import { KeptReports } from "../../src/store/reporter.js";
 it("keeps each finding once (a store opened again), tells the log of new ones only, forgets a cleared store's, and passes background failures on", () => {
   const logged: DamageReport[] = [];
   const failures: string[] = [];
-  const r = new KeptReports({ damage: (d) => logged.push(d), background: (err, task) => failures.push(`${task}: ${(err as Error).message}`) });
+  const r = new KeptReports({
+    damage: (d) => logged.push(d),
+    background: (err, task) => failures.push(`${task}: ${(err as Error).message}`),
+  });
   const finding = { store: "keys", file: "keys.json", kind: "unreadable", detail: "bad JSON", dropped: 0, offline: true };
   r.damage({ ...finding, at: 1 });
   r.damage({ ...finding, at: 2 }); // the same finding, found again
