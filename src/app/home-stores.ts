@@ -38,7 +38,7 @@ import type { Reporter } from "../store/reporter.js";
 import type { Durability } from "../store/wal.js";
 import { kgCheckpointSeq, KnowledgeGraphs, restoreKgCheckpoint } from "../hd/kg/service.js";
 import { SNAPSHOT_FILE as KG_SNAPSHOT_FILE } from "../hd/kg/snapshot.js";
-import { CausalService } from "../hd/causal/service.js";
+import { CAUSAL_CHECKPOINT_FILE, causalCheckpointSeq, CausalService, restoreCausalCheckpoint } from "../hd/causal/service.js";
 import type { Kernels } from "../kernels/abi.js";
 
 /** The stream holding the home stores' subjects (`svc_home.<store>`). */
@@ -296,9 +296,14 @@ export class HomeStores {
           reporter: this.opts.reporter,
           logNames: (t) => logNames(nc, "kg", t),
         });
-        // each model's log likewise, at its first request (no local files: the fold is the model)
+        // each model's log likewise, at its first request (from its local checkpoint, as the graphs)
         const causal = new CausalService(root, {
           openLog: (t, m) => log(causalLogName(t, m)),
+          beforeOpen: (t, m, dir) =>
+            prepareHomeLog(store, causalLogName(t, m), "home-causal", {
+              seq: () => causalCheckpointSeq(dir),
+              restore: (files) => restoreCausalCheckpoint(dir, fileOf(files, CAUSAL_CHECKPOINT_FILE)),
+            }),
           logNames: (t) => logNames(nc, "causal", t),
           reporter: this.opts.reporter,
         });
@@ -338,6 +343,17 @@ export class HomeStores {
             async () => {
               const s = await o.kg.snapshotGraph(t, g);
               return s === null ? null : { seq: s.seq, files: [{ path: KG_SNAPSHOT_FILE, data: s.data }] };
+            },
+          ]),
+      },
+      {
+        kind: "home-causal",
+        logs: () =>
+          o.causal.openModels().map(([t, m]): [string, () => Promise<{ seq: number; files: SnapshotFile[] } | null>] => [
+            causalLogName(t, m),
+            async () => {
+              const s = await o.causal.snapshotModel(t, m);
+              return s === null ? null : { seq: s.seq, files: [{ path: CAUSAL_CHECKPOINT_FILE, data: s.data }] };
             },
           ]),
       },

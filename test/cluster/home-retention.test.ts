@@ -1,7 +1,7 @@
 /**
  * Retention of the home stores' stream `svc_home` (issue 31 item 6; app/home-stores.ts) with real
  * processes: 3 nats-servers and 3 `svc serve --cluster` nodes. Steady overwrites of the directory
- * (an owner's fields), the commons (agent profiles) and a knowledge graph (facts added and deleted)
+ * (an owner's fields), the commons (agent profiles), a knowledge graph (facts added and deleted) and causal models (dropped and made again)
  * keep the stream at most 4x the stores' live bytes (their snapshots in `svc_snapshots`, each at
  * least the snapshot threshold); then the leader is killed (-9) and a node whose data dir was wiped
  * becomes the leader: it starts from the snapshots plus the tails and serves the same state.
@@ -100,14 +100,16 @@ async function state(i: number): Promise<unknown> {
     answers.push(r.body);
   }
   const stats = await call(i, "GET", `/v1/hd/kg/${GRAPH}/stats`);
-  return { businesses, agents: agents.body, answers, facts: stats.body?.facts ?? stats.body };
+  const models = await call(i, "GET", "/v1/hd/causal");
+  if (models.status !== 200) throw new Error(`causal models: ${models.status}`);
+  return { businesses, agents: agents.body, answers, facts: stats.body?.facts ?? stats.body, models: models.body };
 }
 
 describe(`retention of svc_home${BASELINE ? " (baseline: snapshots off)" : ""}`, () => {
   let before: unknown;
   let written = 0;
 
-  it("steady overwrites of the directory, the commons and a knowledge graph keep svc_home at most 4x their live bytes", async () => {
+  it("steady overwrites of the directory, the commons and a knowledge graph and causal models keep svc_home at most 4x their live bytes", async () => {
     await leader([0, 1, 2]);
     const list = await call(0, "GET", "/api/businesses?limit=8");
     expect(list.status).toBe(200);
@@ -140,6 +142,13 @@ describe(`retention of svc_home${BASELINE ? " (baseline: snapshots off)" : ""}`,
               }),
             ]
           : []),
+        // a causal model dropped and made again (rounds running at once use different models)
+        (async () => {
+          const d = await call(i, "DELETE", `/v1/hd/causal/retention-m${k % 3}`);
+          if (d.status !== 200 && d.status !== 404) return d;
+          const worlds = Array.from({ length: 16 }, (_, j) => [(j + k) % 2, (j >> 1) % 2, (j >> 2) % 3]);
+          return call(i, "POST", `/v1/hd/causal/retention-m${k % 3}/worlds`, { n_vars: 3, vocab_per_var: [2, 2, 3], worlds });
+        })(),
       ]);
       for (const w of writes) if (w.status !== 200) throw new Error(`round ${k}: ${w.status} ${JSON.stringify(w.body)}`);
       written++;
@@ -153,20 +162,21 @@ describe(`retention of svc_home${BASELINE ? " (baseline: snapshots off)" : ""}`,
       expect(Object.values(s.subjects).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3 * OVERWRITES);
     } else {
       // every store's subject has its two snapshots, and the stream comes down to the bound
-      let last = { bytes: 0, bound: 0 };
+      let last = { bytes: 0, bound: 0, live: "" };
       await until(
         "svc_home within 4x the live bytes",
         async () => {
           const live = await liveBytes();
           const s = await homeStream();
           const bound = 4 * [...live.values()].reduce((a, b) => a + Math.max(MIN_BYTES, b), 0);
-          last = { bytes: s.bytes, bound };
+          last = { bytes: s.bytes, bound, live: [...live.keys()].join(", ") };
           const kg = [...live.keys()].some((k) => k.startsWith("svc_home.kg."));
-          return live.has("svc_home.directory") && live.has("svc_home.commons") && kg && s.bytes <= bound ? s : undefined;
+          const causal = [...live.keys()].filter((k) => k.startsWith("svc_home.causal.")).length === 3;
+          return live.has("svc_home.directory") && live.has("svc_home.commons") && kg && causal && s.bytes <= bound ? s : undefined;
         },
         60_000,
       ).catch((e: unknown) => {
-        throw new Error(`${(e as Error).message}: svc_home ${last.bytes} bytes, bound ${last.bound}`);
+        throw new Error(`${(e as Error).message}: svc_home ${last.bytes} bytes, bound ${last.bound}, snapshots of ${last.live}`);
       });
       const s = await homeStream();
       const live = await liveBytes();
@@ -182,6 +192,9 @@ describe(`retention of svc_home${BASELINE ? " (baseline: snapshots off)" : ""}`,
       expect(s.subjects["svc_home.commons"] ?? 0).toBeLessThan(OVERWRITES);
       const kg = Object.entries(s.subjects).find(([k]) => k.startsWith("svc_home.kg."))!;
       expect(kg[1]).toBeLessThan(2 * OVERWRITES - 8);
+      const causal = Object.entries(s.subjects).filter(([k]) => k.startsWith("svc_home.causal."));
+      expect(causal.length).toBe(3);
+      for (const [, n] of causal) expect(n).toBeLessThan((2 * OVERWRITES) / 3 - 2);
     }
     before ??= await state(0);
     // the lease's stream is bounded by its own limit (its fold needs only the recent messages: leader-lease.ts)

@@ -11,7 +11,7 @@ import { stderrReporter, type Reporter } from "../../store/reporter.js";
 import { quarantine, tenantStoreDirs, type StoreRepair } from "../../store/salvage-json.js";
 import { fsyncDir } from "../../store/scan.js";
 import { decodeHdscm, encodeHdscm } from "./format.js";
-import type { Log, OpenLog } from "../../store/log.js";
+import type { Log, LogPosition, OpenLog } from "../../store/log.js";
 import { checkAppend, newModel, parseWorlds, withRoom, type CausalModel, type WorldsUpload } from "./model.js";
 import { answer, parseQuery, type CausalAnswer } from "./query.js";
 
@@ -25,12 +25,19 @@ const FILE = "model.hdscm";
 const FRAME_WORLDS = 1;
 const FRAME_IMPORT = 2;
 const FRAME_DROP = 3;
+/**
+ * Cluster mode's local checkpoint of a model (and the file of its snapshot, app/home-stores.ts):
+ * `[u64 LE: the log sequence it holds every frame up to][.hdscm of the model, or nothing: no model]`.
+ */
+export const CAUSAL_CHECKPOINT_FILE = "checkpoint.bin";
 
 export interface CausalOptions {
   /** Cluster mode: each model's replicated log (no local files); folded at the model's first use. */
   openLog?: (tenant: string, name: string) => OpenLog;
   /** Cluster mode: the names of the tenant's models that have a log (some may be dropped; the fold tells). */
   logNames?: (tenant: string) => Promise<string[]>;
+  /** With openLog: called with the model's dir before its log is opened here (the leader may put a snapshot there first). */
+  beforeOpen?: (tenant: string, name: string, dir: string) => Promise<void>;
   /** Told of a model file that cannot be read (default stderrReporter). */
   reporter?: Reporter;
 }
@@ -98,6 +105,28 @@ export class CausalService {
     private readonly opts: CausalOptions = {},
   ) {}
 
+  /** Cluster mode: the models open here, as [tenant, name]. */
+  openModels(): Array<[tenant: string, name: string]> {
+    return [...this.entries.keys()].map((k) => k.split("\0") as [string, string]);
+  }
+
+  /**
+   * Cluster mode: write the local checkpoint of an open model (in its chain) and return it with the log
+   * sequence it holds every frame up to; null when the model is not open here.
+   */
+  async snapshotModel(tenant: string, name: string): Promise<{ seq: number; data: Uint8Array } | null> {
+    const p = this.entries.get(`${tenant}\0${name}`);
+    const e = p === undefined ? null : await p.catch(() => null);
+    if (e === null || e.log === null) return null;
+    const log = e.log;
+    return this.serial(e, async () => {
+      const seq = log.position.offset;
+      const data = encodeCheckpoint(seq, e.model);
+      await restoreCausalCheckpoint(e.dir, data);
+      return { seq, data };
+    });
+  }
+
   private dirOf(tenant: string, name: string): string {
     return join(this.dataDir, "tenants", tenant, "hd", "causal", name);
   }
@@ -122,13 +151,24 @@ export class CausalService {
     return e;
   }
 
-  /** Cluster mode: fold the model's log from its start. */
+  /** Cluster mode: fold the model's log from the local checkpoint (if it reads) or from its start. */
   private async openReplicated(tenant: string, name: string): Promise<Entry> {
+    const dir = this.dirOf(tenant, name);
+    await this.opts.beforeOpen?.(tenant, name, dir);
     let model: CausalModel | null = null;
+    let from: LogPosition | undefined;
+    try {
+      const c = decodeCheckpoint(readFileSync(join(dir, CAUSAL_CHECKPOINT_FILE)));
+      ({ model } = c);
+      from = { segment: 0, offset: c.seq };
+    } catch {
+      // none, or unreadable: only a shortcut, the log from its start holds everything
+    }
     const { log } = await this.opts.openLog!(
       tenant,
       name,
     )({
+      from,
       onFrame: (f) => {
         try {
           model = fold(model, f.type, f.body);
@@ -137,7 +177,7 @@ export class CausalService {
         }
       },
     });
-    return { dir: "", model, chain: Promise.resolve(), damage: null, log };
+    return { dir, model, chain: Promise.resolve(), damage: null, log };
   }
 
   private openLocal(tenant: string, name: string): Entry {
@@ -327,4 +367,35 @@ export function repairCausalModels(dataDir: string): StoreRepair[] {
     }
   }
   return out;
+}
+
+function encodeCheckpoint(seq: number, model: CausalModel | null): Uint8Array {
+  const head = Buffer.alloc(8);
+  head.writeBigUInt64LE(BigInt(seq));
+  return Buffer.concat([head, model === null ? Buffer.alloc(0) : encodeHdscm(model)]);
+}
+
+function decodeCheckpoint(data: Uint8Array): { seq: number; model: CausalModel | null } {
+  if (data.length < 8) throw new SvcError("E_IO", `${CAUSAL_CHECKPOINT_FILE} is shorter than its header`);
+  const seq = Number(Buffer.from(data.buffer, data.byteOffset, 8).readBigUInt64LE());
+  return { seq, model: data.length === 8 ? null : decodeHdscm(data.subarray(8)) };
+}
+
+/** The log sequence the checkpoint in model dir `dir` holds every frame up to (0: none, or unreadable). */
+export function causalCheckpointSeq(dir: string): number {
+  try {
+    return decodeCheckpoint(readFileSync(join(dir, CAUSAL_CHECKPOINT_FILE))).seq;
+  } catch {
+    return 0;
+  }
+}
+
+/** Replace the checkpoint of model dir `dir` by `data` (checked first): temp file, fdatasync, rename. */
+export async function restoreCausalCheckpoint(dir: string, data: Uint8Array): Promise<void> {
+  decodeCheckpoint(data);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, CAUSAL_CHECKPOINT_FILE);
+  await writeDurable(`${path}.tmp`, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+  await rename(`${path}.tmp`, path);
+  await fsyncDir(dir);
 }
