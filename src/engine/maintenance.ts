@@ -196,11 +196,17 @@ export class Maintenance {
     if (s.closing || s.closed || s.rotation === null || this.calibrating.has(p.namespace) || !depthDue(p)) return;
     const ns = p.namespace;
     const run = calibrateDepth(s.kernels, s.pool, p, s.rotation, s.config.seed, () => s.closing)
-      .then(({ depth, rows }) => {
-        p.depth = depth;
-        p.depthRows = rows;
-      })
-      .catch(this.failed(`depth calibration of namespace '${ns}'`))
+      .then(
+        ({ depth, rows }) => {
+          p.depth = depth;
+          p.depthRows = rows;
+        },
+        (err: unknown) => {
+          // not again until the partition doubles (as after a success): a retry at once would fail alike, in a loop
+          p.depthRows = Math.max(p.depthRows, p.liveCount);
+          this.failed(`depth calibration of namespace '${ns}'`)(err);
+        },
+      )
       .finally(() => {
         this.calibrating.delete(ns);
         const now = s.partitions.get(ns);
