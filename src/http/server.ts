@@ -22,6 +22,14 @@ import type { Route } from "./route.js";
 export const DEFAULT_BODY_LIMIT = 64 << 20;
 /** On close, wait at most this long for requests in flight. */
 const DRAIN_MS = 10_000;
+/**
+ * After the drain, close() keeps answering (503 E_CLOSED with `connection: close`, which makes a client drop that
+ * connection) until no request came for CLOSE_QUIET_MS, at most CLOSE_GRACE_MS: keep-alive connections stay open
+ * until the process exits, and a request sent on one that the server has not read by then is answered by the kernel
+ * with a reset, whose outcome the client cannot know (the rolling-restart test saw 1-2 such resets per run).
+ */
+const CLOSE_QUIET_MS = 200;
+const CLOSE_GRACE_MS = 1500;
 const EMPTY = Buffer.alloc(0);
 
 export interface HttpOptions {
@@ -97,6 +105,8 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
   const scheme = opts.tls ? "https" : "http";
   const guard = new HostGuard(opts.host, () => port, opts.allowedHosts);
   let inFlight = 0;
+  /** When the last request came in (ms): close() waits for a quiet spell. */
+  let lastRequestAt = 0;
   let drained: (() => void) | null = null;
   let closing = false;
   const path = new RequestPath(routes, deps, {
@@ -174,6 +184,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         flight.onAbort?.();
       });
       inFlight++;
+      lastRequestAt = Date.now();
       const respond = (a: Answer) => {
         ex.done(a.status, send(res, flight, a, ex.id), flight.aborted);
         finish();
@@ -259,6 +270,8 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
       if (inFlight > 0) {
         await Promise.race([new Promise<void>((r) => (drained = r)), new Promise((r) => setTimeout(r, DRAIN_MS).unref())]);
       }
+      for (const end = Date.now() + CLOSE_GRACE_MS; Date.now() < end && (inFlight > 0 || Date.now() - lastRequestAt < CLOSE_QUIET_MS);)
+        await new Promise((r) => setTimeout(r, 25));
     },
   };
 }
