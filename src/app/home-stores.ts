@@ -115,7 +115,7 @@ export async function prepareHomeLog(store: Snapshots | undefined, name: string,
   if (have.length === 0 || seq >= have[0]!.seq) return;
   for (const info of have) {
     if (info.seq <= seq) break;
-    const snap = await store.read(info).catch(() => null);
+    const snap = await store.read(info).catch(() => null); // unreadable or failing its check: the next older one
     if (snap === null || snap.kind !== kind) continue;
     await local.restore(snap.files);
     return;

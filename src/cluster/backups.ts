@@ -115,7 +115,7 @@ export class ClusterBackups implements Backups {
 
   /** Hold the index's snapshots and purges for HOLD_MS from now (a longer hold of another backup stays). */
   private async hold(r: ClusterIndexRecord): Promise<void> {
-    const e = await this.kv.get(holdKey(r)).catch(() => null);
+    const e = await this.kv.get(holdKey(r)).catch(() => null); // unread: no longer hold to keep; the put below needs the bucket anyway
     const until = Math.max(Date.now() + HOLD_MS, e?.operation === "PUT" ? Number(e.string()) || 0 : 0);
     await untilQuorum("hold the index for a backup", QUORUM_MS, () => this.kv.put(holdKey(r), String(until)));
   }
@@ -234,7 +234,7 @@ export class ClusterBackups implements Backups {
 
   /** Wait for the copies this node is building. */
   async close(): Promise<void> {
-    await Promise.all([...this.running.values()].map((p) => p.catch(() => undefined)));
+    await Promise.all([...this.running.values()].map((p) => p.catch(() => undefined))); // only waits: a copy records its own failure (Failed)
   }
 
   /** Build every shard's copy, then mark the backup Ready (or Failed with why, its objects removed). */
@@ -252,7 +252,10 @@ export class ClusterBackups implements Backups {
         for (const ns of part.namespaces) namespaces.add(ns);
       }
       // A delete of the index after the cut purged its frames: the copy may lack some, so it is no backup.
-      const now = await this.opts.catalog.record(tenant, record.index.name).catch(() => null);
+      const now = await this.opts.catalog.record(tenant, record.index.name).catch((e: unknown) => {
+        if (e instanceof SvcError && e.code === "E_NOT_FOUND") return null; // deleted; any other failure is the backup's own
+        throw e;
+      });
       if (now?.incarnation !== record.source.incarnation)
         throw new SvcError("E_NOT_FOUND", `index '${record.index.name}' was deleted while the backup was being taken`);
       await this.put(tenant, { ...record, status: "Ready", recordCount: records, namespaceCount: namespaces.size, sizeBytes: bytes });
@@ -280,7 +283,7 @@ export class ClusterBackups implements Backups {
     let base: Snapshot | null = null;
     for (const info of await store.list(subject)) {
       if (info.seq > cut || info.kind !== "collection") continue;
-      base = await store.read(info).catch(() => null);
+      base = await store.read(info).catch(() => null); // unreadable or failing its check: the next older one (or the log from its start)
       if (base !== null) break;
     }
     const from = base?.seq ?? 0;

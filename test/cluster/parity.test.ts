@@ -15,20 +15,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer } from "../../src/app/start-server.js";
+import { mulberry32 as uint32s } from "../../src/kernels/random.js";
 import { callNode, startSvcCluster, until, type SvcCluster } from "./svc-cluster.js";
 
 const DIM = 16;
 const BATCH = 20;
 
+/** Uniform in [0, 1), seeded (src/kernels/random.ts mulberry32). */
 function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = uint32s(seed);
+  return () => next() / 4294967296;
 }
 const f32 = (v: number[]) => Array.from(Float32Array.from(v));
 const cosine = (a: number[], b: number[]) => {
