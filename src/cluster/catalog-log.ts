@@ -6,9 +6,10 @@
  * delete names the revision it read (the sequence of the change that set the record) and loses when
  * another change came in between. So winners are chosen by the stream's Raft order, the same on every
  * node, and not by a KV compare-and-set, which nats-server before 2.9.21 lets concurrent writers all
- * win (nats-server#4320; Debian ships 2.9.10). A node publishes a change (message id = the change's
- * id: a retried publish is stored once), waits for its own fold to reach the acknowledged sequence,
- * and reads the outcome there, as the wallet ledger does (wallet.ts).
+ * win (nats-server#4320; Debian ships 2.9.10). A node publishes a change (retried until acknowledged,
+ * so the stream may hold it twice: the fold skips a change id it folded lately, FOLDED_KEEP), waits
+ * for its own fold to reach the acknowledged sequence, and reads the outcome there, as the wallet
+ * ledger does (wallet.ts). No `Nats-Msg-Id`: see jetstream-log.ts FRAME_HEADER for why.
  *
  * Retention (issue 31 item 6), as the ledger's: with `snapshots`, a node writes its fold (every entry
  * with its revision and time, and every key ever named) as a snapshot of kind `catalog` every
@@ -36,6 +37,8 @@ import type { ClusterIndexRecord } from "./shards.js";
 import type { Snapshot, Snapshots } from "./snapshots.js";
 import { StreamTail } from "./stream-tail.js";
 
+/** Change ids the fold remembers to skip a repeat (far more than the changes stored within a publish's retries). */
+const FOLDED_KEEP = 4096;
 /** The catalog stream; the changes of index `<name>` of `<tenant>` are its subject `svc_catalog.<tenant>.<name>`. */
 export const CATALOG_STREAM = "svc_catalog";
 /** The catalog's snapshots cover the whole stream (snapshots.ts names them by this filter). */
@@ -73,6 +76,8 @@ export class CatalogLog {
   private readonly map = new Map<string, Mirrored<ClusterIndexRecord>>();
   /** Every key a change was ever folded for (won or lost): an import wins only for a key the stream never named. */
   private readonly named = new Set<string>();
+  /** Ids of the last FOLDED_KEEP changes folded, oldest first: a repeat (a publish retried after a lost ack) is skipped. */
+  private readonly recentIds = new Set<string>();
   /** Changes this node waits for (by id) and, once folded, whether they won (UNKNOWN: a snapshot covered it). */
   private readonly waiting = new Map<string, boolean | null | typeof UNKNOWN>();
   private tail: StreamTail | null = null;
@@ -158,7 +163,7 @@ export class CatalogLog {
     return this.map.get(key);
   }
 
-  /** Publish a change of `key` (retried with its message id until acknowledged, else E_NO_QUORUM), wait until the fold took it, and say whether it won. */
+  /** Publish a change of `key` (retried until acknowledged, else E_NO_QUORUM), wait until the fold took it, and say whether it won. */
   async submit(key: string, change: ChangeDraft): Promise<boolean> {
     const c = { ...change, id: change.id ?? randomBytes(8).toString("hex") } as CatalogChange;
     this.waiting.set(c.id, null);
@@ -167,7 +172,7 @@ export class CatalogLog {
         `change index '${key}'`,
         this.opts.quorumTimeoutMs ?? 15_000,
         async () => {
-          const ack = await this.js.publish(`${CATALOG_STREAM}.${key}`, JSON.stringify(c), { msgID: `catalog:${c.id}`, timeout: 2000 });
+          const ack = await this.js.publish(`${CATALOG_STREAM}.${key}`, JSON.stringify(c), { timeout: 2000 });
           return ack.seq;
         },
         { field: "name" },
@@ -245,7 +250,7 @@ export class CatalogLog {
     this.sinceSnapshot = 0;
     try {
       const seq = this.folded;
-      const data = Buffer.from(JSON.stringify({ seq, entries: [...this.map], named: [...this.named] }));
+      const data = Buffer.from(JSON.stringify({ seq, entries: [...this.map], named: [...this.named], folded: [...this.recentIds] }));
       const newest = (await snaps.store.list(CATALOG_SUBJECTS))[0];
       if (newest === undefined || newest.seq < seq - every / 2)
         await snaps.store.write({
@@ -274,12 +279,15 @@ export class CatalogLog {
     const s = parseStoredJson(new TextDecoder().decode(file.data)) as {
       entries: Array<[string, Mirrored<ClusterIndexRecord>]>;
       named: string[];
+      folded?: string[];
     };
     const before = new Map(this.map);
     this.map.clear();
     for (const [k, e] of s.entries) this.map.set(k, e);
     this.named.clear();
     for (const k of s.named) this.named.add(k);
+    this.recentIds.clear();
+    for (const id of s.folded ?? []) this.recentIds.add(id);
     for (const k of this.waiting.keys()) if (this.waiting.get(k) === null) this.waiting.set(k, UNKNOWN);
     this.folded = snap.seq;
     for (const k of new Set([...before.keys(), ...this.map.keys()])) {
@@ -294,7 +302,9 @@ export class CatalogLog {
    */
   private fold(key: string, data: Uint8Array, seq: number, time: number): void {
     const c = parseChange(key, data);
-    if (c === null) return;
+    if (c === null || this.recentIds.has(c.id)) return;
+    this.recentIds.add(c.id);
+    if (this.recentIds.size > FOLDED_KEEP) this.recentIds.delete(this.recentIds.values().next().value!);
     const before = this.map.get(key);
     let won: boolean;
     switch (c.k) {

@@ -2,8 +2,9 @@
  * @module jetstream-log — a collection's log (store/log.ts `Log`) on a replicated NATS JetStream
  * stream: one subject per log inside one shared stream, frames as msgpack `{type, body}` messages
  * (chunked above the server's max payload), appends acknowledged only after JetStream's publish ack
- * (a quorum of the stream's replicas has the message), message ids so a retried publish is
- * deduplicated, replay through an ordered consumer. Positions: segment 0, offset = stream sequence.
+ * (a quorum of the stream's replicas has the message), a frame id on every message so every reader
+ * drops a repeated frame alike (FRAME_HEADER), replay through an ordered consumer. Positions:
+ * segment 0, offset = stream sequence.
  */
 import { encode } from "@msgpack/msgpack";
 import {
@@ -30,6 +31,23 @@ import { StreamTail } from "./stream-tail.js";
 export const LOG_STREAM = "svc_log";
 /** Header on the messages of a frame split in k > 1 chunks: `i/k` (0-based i). */
 export const CHUNK_HEADER = "Svc-Chunk";
+/**
+ * Header on every message of a frame: its id, `<subject>:<writer>:<n>[:<chunk>]` (the same in every
+ * publish of it: a retry after a lost ack, a copy of a request sent to another replica). Every reader
+ * keeps the first complete frame of an id and drops a repeat (RecentFrames), so a repeat stored after
+ * a later write cannot undo it. Not JetStream's `Nats-Msg-Id`: nats-server before 2.11 deduplicates
+ * those on each replica from its own window, and replicas whose windows differ (a restart, a leader
+ * change) stored different messages under one sequence range - consumers then skipped acknowledged
+ * messages on some servers (nats-server#4365, #6415; seen in the nemesis test on 2.9.10). Streams
+ * written before this header read `Nats-Msg-Id` instead.
+ */
+export const FRAME_HEADER = "Svc-Frame";
+/**
+ * A frame's deadline is at most this far after its append (ms), so a repeat is stored at most this
+ * long after the first copy: a reader starting after sequence S learns the ids of the frames stored
+ * this long before S (RecentFrames.preload) and drops their repeats as a reader that went through S did.
+ */
+export const MAX_FRAME_SPAN_MS = 60_000;
 /**
  * Header on every message of a frame: the frame's deadline (ms since the epoch). Every reader drops
  * a frame whose last message the stream stored (its server timestamp) after the deadline, so a
@@ -59,8 +77,8 @@ const writes = new AsyncLocalStorage<{ deadline: number; id: string | undefined;
 /**
  * Run `fn` so that every append it makes (through a collection on a JetStream log) carries
  * `deadline` (ms since the epoch). With `id` (letters, digits, `_`, `-`), the k-th frame appended
- * gets the message id `<subject>:<id>:<k>`: several runs of one request (copies sent to several
- * replicas) publish the same ids, and JetStream keeps one of each within its duplicate window.
+ * gets the frame id `<subject>:<id>:<k>` (FRAME_HEADER): several runs of one request (copies sent to
+ * several replicas) publish the same ids, and every reader keeps the first of each.
  */
 export function withDeadline<T>(deadline: number, fn: () => T, id?: string): T {
   return writes.run({ deadline, id, frames: 0 }, fn);
@@ -76,7 +94,7 @@ export interface LogStreamOptions {
   stream?: string;
   /** Replicas of the stream (default 3: a publish is acknowledged once 2 of 3 servers have it). */
   replicas?: number;
-  /** JetStream's deduplication window for message ids (default 2 minutes; longer than any retry). */
+  /** JetStream's deduplication window (default 2 minutes). svc publishes no `Nats-Msg-Id` (FRAME_HEADER says why), so it only bounds the server's own bookkeeping. */
   duplicateWindowMs?: number;
 }
 
@@ -260,6 +278,8 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
           if (deadline > 0 && m.info.timestampNanos / 1e6 > deadline) return;
           // Ended after a fence of a later term: a deposed leader's write, dropped by every reader alike.
           if (fencedAt > 0 && Number(m.headers?.get(TERM_HEADER) || 0) < fencedAt) return;
+          // A repeat of a frame already handed on (a retried publish, a copy sent to another replica): dropped by every reader alike.
+          if (recent.repeat(f.id, deadline, m.info.timestampNanos / 1e6)) return;
           const frame = decode(decoder, subject, f.chunks, { segment: 0, offset: f.start - 1 }, { segment: 0, offset: f.end });
           if (m.seq <= last) {
             replay.onFrame(frame);
@@ -277,6 +297,10 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
       return t;
     };
     const decoder = safeDecoder();
+    /** Frames handed on lately, by id: a repeat is dropped. A read starting after `after` first learns those stored just before it. */
+    const recent = new RecentFrames();
+    if (after > 0 && (opts.fence !== undefined || follow !== undefined || last > after))
+      await recent.preload(js, jsm, stream, subject, after, quorumTimeoutMs);
     if (opts.fence !== undefined || follow !== undefined || last > after) {
       frames = new FrameAssembler(subject, after, report, (s0, before, frame, count) =>
         earlierChunks(js, stream, subject, s0, before, frame, count, quorumTimeoutMs),
@@ -335,11 +359,10 @@ async function publishFence(
   const h = headers();
   h.set(FENCE_HEADER, String(term));
   h.set(TERM_HEADER, String(term));
-  const msgID = `${subject}:fence:${term}:${randomBytes(6).toString("hex")}`;
   try {
     return (
       await untilQuorum(`log ${subject}`, quorumTimeoutMs, () =>
-        js.publish(subject, new Uint8Array(0), { msgID, headers: h, timeout: apiTimeout, expect: { lastSubjectSequence: at } }),
+        js.publish(subject, new Uint8Array(0), { headers: h, timeout: apiTimeout, expect: { lastSubjectSequence: at } }),
       )
     ).seq;
   } catch (e) {
@@ -413,17 +436,19 @@ class FrameAssembler {
     private readonly earlier: (s0: number, before: number, frame: string, count: number) => Promise<Uint8Array[] | null>,
   ) {}
 
-  /** Take the next message; a frame it completes is returned (chunks, sequence of its first and last message). */
-  async take(m: SubjectMessage): Promise<{ chunks: Uint8Array[]; start: number; end: number } | null> {
+  /** Take the next message; a frame it completes is returned (its id, chunks, sequence of its first and last message). */
+  async take(m: SubjectMessage): Promise<{ id: string; chunks: Uint8Array[]; start: number; end: number } | null> {
     const header = m.headers?.get(CHUNK_HEADER) || undefined;
     const [i, k, s0] = chunkOf(header);
-    const { writer, frame } = idsOf(m.headers?.get("Nats-Msg-Id") ?? "", header !== undefined);
+    const { writer, frame } = idsOf(frameIdOf(m.headers), header !== undefined);
     this.report.bytes += m.data.length;
     let p = this.partial.get(writer);
+    // a repeat of a chunk already read (a publish retried after its ack was lost)
+    if (p !== undefined && p.frame === frame && i >= 0 && i < p.chunks.length) return null;
     if (i === 0) {
       if (p !== undefined) this.cut(p);
       this.partial.delete(writer);
-      if (k === 1) return { chunks: [m.data], start: m.seq, end: m.seq };
+      if (k === 1) return { id: frame, chunks: [m.data], start: m.seq, end: m.seq };
       this.partial.set(writer, { frame, start: m.seq, k, chunks: [m.data], deadline: Number(m.headers?.get(DEADLINE_HEADER) || 0) });
       return null;
     }
@@ -438,7 +463,7 @@ class FrameAssembler {
         return null;
       }
       this.partial.delete(writer);
-      return { chunks: p.chunks, start: p.start, end: m.seq };
+      return { id: frame, chunks: p.chunks, start: p.start, end: m.seq };
     }
     // A chunk that continues no frame here (or a bad chunk header): skipped and reported, with the frame it interrupted.
     if (p !== undefined && this.partial.get(writer) === p) this.cut(p);
@@ -497,6 +522,70 @@ function idsOf(id: string, chunked: boolean): { writer: string; frame: string } 
   return { writer: cut(frame), frame };
 }
 
+/** A message's frame id (FRAME_HEADER; `Nats-Msg-Id` on streams written before it; "" for none). */
+function frameIdOf(h: { get(k: string): string } | undefined): string {
+  return h?.get(FRAME_HEADER) || h?.get("Nats-Msg-Id") || "";
+}
+
+/**
+ * The ids of the frames handed on lately, each kept until the stream's time (a message's stored
+ * timestamp, the same on every replica) passes its deadline: a repeat can be stored only before
+ * then, since a frame stored after its deadline is dropped anyway. Ids arrive about in deadline
+ * order, so forgetting stops at the first one still due.
+ */
+class RecentFrames {
+  private readonly ids = new Map<string, number>();
+
+  /** Whether frame `id` was handed on before (a repeat, to drop); else remember it until `deadline` (0: MAX_FRAME_SPAN_MS after `now`). */
+  repeat(id: string, deadline: number, now: number): boolean {
+    if (id === "") return false;
+    if (this.ids.has(id)) return true;
+    for (const [old, due] of this.ids) {
+      if (due >= now) break;
+      this.ids.delete(old);
+    }
+    this.ids.set(id, deadline > 0 ? deadline : now + MAX_FRAME_SPAN_MS);
+    return false;
+  }
+
+  /**
+   * Learn the frames completed on `subject` in the MAX_FRAME_SPAN_MS of stream time up to sequence
+   * `after` (headers only), as a reader that went through them would hold them. Nothing when
+   * message `after` is gone (purged: the frames before it are older than any repeat still to come).
+   */
+  async preload(js: JetStreamClient, jsm: JetStreamManager, stream: string, subject: string, after: number, quorumTimeoutMs: number) {
+    const at = await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { seq: after }));
+    if (at === null || at.subject !== subject) return;
+    const consumer = await untilQuorum(`log ${subject}`, quorumTimeoutMs, () =>
+      js.consumers.get(stream, {
+        filter_subjects: subject,
+        deliver_policy: DeliverPolicy.StartTime,
+        opt_start_time: new Date(at.time.getTime() - MAX_FRAME_SPAN_MS).toISOString(),
+        headers_only: true,
+      }),
+    );
+    const messages = await consumer.consume({ max_messages: 1024, expires: 2000 });
+    const stop = setTimeout(() => messages.stop(), quorumTimeoutMs);
+    let reached = false;
+    try {
+      for await (const m of messages) {
+        if (m.seq > after) break;
+        const [i, k] = chunkOf(m.headers?.get(CHUNK_HEADER) || undefined);
+        if (i === k - 1)
+          this.repeat(idsOf(frameIdOf(m.headers), k > 1).frame, Number(m.headers?.get(DEADLINE_HEADER) || 0), m.info.timestampNanos / 1e6);
+        if (m.seq === after) {
+          reached = true;
+          break;
+        }
+      }
+    } finally {
+      clearTimeout(stop);
+      messages.stop();
+    }
+    if (!reached) throw noQuorum(`log ${subject}: the frames before sequence ${after} could not be read back in time; retry`);
+  }
+}
+
 /** The first `count` chunks of `frame`, read from sequence `s0` up to (not including) `before`; null when they are not all there. */
 async function earlierChunks(
   js: JetStreamClient,
@@ -517,7 +606,7 @@ async function earlierChunks(
     for await (const m of messages) {
       if (m.seq >= before) break;
       const header = m.headers?.get(CHUNK_HEADER) || undefined;
-      if (header === undefined || idsOf(m.headers?.get("Nats-Msg-Id") ?? "", true).frame !== frame) continue;
+      if (header === undefined || idsOf(frameIdOf(m.headers), true).frame !== frame) continue;
       if (chunkOf(header)[0] !== chunks.length) break;
       chunks.push(m.data);
       if (chunks.length === count) break;
@@ -617,7 +706,7 @@ class JetStreamLog implements Log {
     const w = writes.getStore();
     const id = w?.id !== undefined ? `${this.subject}:${w.id}:${++w.frames}` : `${this.subject}:${this.epoch}:${++this.frame}`;
     // without a caller's deadline, the publish retries for quorumTimeoutMs (it gives up CLOCK_SKEW_MS before the deadline)
-    const deadline = w?.deadline ?? Date.now() + this.settings.quorumTimeoutMs + CLOCK_SKEW_MS;
+    const deadline = Math.min(w?.deadline ?? Date.now() + this.settings.quorumTimeoutMs + CLOCK_SKEW_MS, Date.now() + MAX_FRAME_SPAN_MS);
     const run = this.chain.then(() => this.publishFrame(id, bytes, deadline));
     this.chain = run.catch(() => undefined); // the chain goes on after a failed append: `run` (returned) carries its failure to the caller
     return run;
@@ -664,10 +753,10 @@ class JetStreamLog implements Log {
     return this.last;
   }
 
-  /** One message, retried with the same message id until acknowledged or `ackBy` passed (then E_NO_QUORUM). */
+  /** One message, retried with the same frame id until acknowledged or `ackBy` passed (then E_NO_QUORUM). */
   private async publish(
     data: Uint8Array,
-    msgID: string,
+    frameId: string,
     chunk: string | undefined,
     deadline: number,
     ackBy: number,
@@ -675,7 +764,7 @@ class JetStreamLog implements Log {
   ): Promise<number> {
     const term = this.settings.term;
     try {
-      return await this.publishOnce(data, msgID, chunk, deadline, ackBy, prev);
+      return await this.publishOnce(data, frameId, chunk, deadline, ackBy, prev);
     } catch (e) {
       if (term === 0 || !isRevisionConflict(e)) throw e;
       // Refused by the expected-sequence check. A retry of a publish that was stored (its ack lost) is
@@ -683,7 +772,7 @@ class JetStreamLog implements Log {
       const next = await this.jsm.streams
         .getMessage(this.stream, { next_by_subj: this.subject, seq: prev + 1 } as unknown as MsgRequest)
         .catch(() => null); // not seen counts as not ours: this leader stops writing (deposed) rather than claim a write it cannot see
-      if (next !== null && next.header?.get("Nats-Msg-Id") === msgID) return next.seq;
+      if (next !== null && frameIdOf(next.header) === frameId) return next.seq;
       this.deposed = true;
       throw fenced(this.subject, "the subject moved past this leader's last write");
     }
@@ -691,7 +780,7 @@ class JetStreamLog implements Log {
 
   private publishOnce(
     data: Uint8Array,
-    msgID: string,
+    frameId: string,
     chunk: string | undefined,
     deadline: number,
     ackBy: number,
@@ -699,6 +788,7 @@ class JetStreamLog implements Log {
   ): Promise<number> {
     const h = headers();
     h.set(DEADLINE_HEADER, String(deadline));
+    h.set(FRAME_HEADER, frameId);
     if (chunk !== undefined) h.set(CHUNK_HEADER, chunk);
     const term = this.settings.term;
     if (term > 0) h.set(TERM_HEADER, String(term));
@@ -707,7 +797,6 @@ class JetStreamLog implements Log {
       const t0 = performance.now();
       try {
         const { seq } = await this.js.publish(this.subject, data, {
-          msgID,
           timeout,
           headers: h,
           ...(term > 0 ? { expect: { lastSubjectSequence: prev } } : {}),

@@ -488,7 +488,7 @@ export class ShardHost {
     if (op === "applied") return c.applied.offset;
     if (isWrite(op)) {
       // A write carries its deadline and id into the log (its frames are dropped by every replica if stored later;
-      // copies of one request sent to several replicas are one frame: JetStream deduplicates the message ids); one arriving too late is not run.
+      // copies of one request sent to several replicas are one frame: every reader drops the repeats, jetstream-log.ts FRAME_HEADER); one arriving too late is not run.
       const deadline = typeof req.deadline === "number" && Number.isFinite(req.deadline) ? req.deadline : undefined;
       if (deadline !== undefined && Date.now() >= deadline - CLOCK_SKEW_MS) {
         throw new SvcError(

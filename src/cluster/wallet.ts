@@ -14,9 +14,9 @@
  * `kv.update`s naming the same revision can all succeed (nats-server#4320): lost updates, measured
  * here as 11 of 15 concurrent charges lost. The stream's order is what Raft does guarantee.
  *
- * Exactly once: each change has an id; its message id (`Nats-Msg-Id`) is `<tenant>:<kind>:<id>`, so
- * a publish retried after a lost ack is stored once, and the fold ignores a change whose kind and
- * id it already applied (kept for the last DONE_KEEP changes of a tenant).
+ * Exactly once: each change has an id; a publish retried after a lost ack may be stored twice, and
+ * the fold ignores a change whose kind and id it already applied (kept for the last DONE_KEEP changes
+ * of a tenant). No `Nats-Msg-Id`: see jetstream-log.ts FRAME_HEADER for why.
  */
 import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -248,7 +248,7 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
     return this.accounts.get(tenant);
   }
 
-  /** Publish a change (retried with its message id until acked), wait until the fold reached it, and return what the fold decided. */
+  /** Publish a change (retried until acked), wait until the fold reached it, and return what the fold decided. */
   private async submit(tenant: string, c: LedgerChange): Promise<Outcome> {
     this.accountOf(tenant);
     const key = `${c.k}:${c.id}`;
@@ -258,10 +258,7 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
         `tenant '${tenant}' wallet`,
         this.settings.quorumTimeoutMs,
         async () => {
-          const ack = await this.js.publish(`${LEDGER_STREAM}.${tenant}`, JSON.stringify(c), {
-            msgID: `${tenant}:${key}`,
-            timeout: this.settings.ackTimeoutMs,
-          });
+          const ack = await this.js.publish(`${LEDGER_STREAM}.${tenant}`, JSON.stringify(c), { timeout: this.settings.ackTimeoutMs });
           return ack.seq;
         },
         { field: "wallet" },

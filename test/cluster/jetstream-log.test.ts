@@ -9,7 +9,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { CHUNK_HEADER, DEADLINE_HEADER, ensureLogStream, jetStreamLog, withDeadline } from "../../src/cluster/jetstream-log.js";
+import {
+  CHUNK_HEADER,
+  DEADLINE_HEADER,
+  ensureLogStream,
+  FRAME_HEADER,
+  jetStreamLog,
+  withDeadline,
+} from "../../src/cluster/jetstream-log.js";
 import { Collection } from "../../src/engine/collection.js";
 import type { Log } from "../../src/store/log.js";
 import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
@@ -187,7 +194,8 @@ describe("a Collection on the JetStream log", () => {
     const bytes = (await jsm.streams.getMessage(STREAM, { last_by_subj: `${STREAM}.deadline-scratch` }))!.data;
     const h = headers();
     h.set(DEADLINE_HEADER, String(Date.now() - 2000));
-    await jetstream(nc).publish(subject, bytes, { msgID: `${subject}:late:1`, headers: h });
+    h.set(FRAME_HEADER, `${subject}:late:1`);
+    await jetstream(nc).publish(subject, bytes, { headers: h });
     // an append past its deadline is refused before it is published
     await expect(withDeadline(Date.now() - 1, () => a.upsert("ns", [{ id: "refused", values: vec(3) }]))).rejects.toMatchObject({
       code: "E_NO_QUORUM",
@@ -207,6 +215,34 @@ describe("a Collection on the JetStream log", () => {
     // replayed: kept, dup (once), after; the late frame is skipped
     expect(c.recovery.frames).toBe(3);
     await Promise.all([a.close(), b.close(), c.close()]);
+  }, 60_000);
+
+  it("drops a repeat of a frame stored after a later write (a publish retried after its ack was lost) on every reader: live, replaying, and reopening from a checkpoint between them", async () => {
+    const subject = `${STREAM}.repeat`;
+    const a = await open(newDir(), "repeat", { follow: true });
+    const deadline = Date.now() + 20_000;
+    await withDeadline(deadline, () => a.upsert("ns", [{ id: "x", values: vec(1), metadata: { v: 1 } }]), "req-r");
+    const jsm = await jetstreamManager(nc);
+    const first = (await jsm.streams.getMessage(STREAM, { last_by_subj: subject }))!;
+    expect(first.header.get(FRAME_HEADER)).toBe(`${subject}:req-r:1`);
+    await a.upsert("ns", [{ id: "x", values: vec(2), metadata: { v: 2 } }]);
+    // a reader that checkpoints past both writes, before the repeat is stored
+    const dDir = newDir();
+    const d = await open(dDir, "repeat", { follow: true });
+    await d.settled();
+    await d.close();
+    // the first publish's copy, stored late (still before its deadline), with its frame id
+    const h = headers();
+    h.set(DEADLINE_HEADER, String(deadline));
+    h.set(FRAME_HEADER, `${subject}:req-r:1`);
+    await jetstream(nc).publish(subject, first.data, { headers: h });
+    const b = await open(newDir(), "repeat", { follow: true });
+    const d2 = await open(dDir, "repeat", { follow: true });
+    for (const r of [a, b, d2]) {
+      await r.settled();
+      expect(r.fetch("ns", ["x"])[0]?.metadata).toEqual({ v: 2 });
+    }
+    await Promise.all([a.close(), b.close(), d2.close()]);
   }, 60_000);
 
   it("refuses a log on a stream that does not exist with E_NOT_FOUND, at once", async () => {
