@@ -8,7 +8,7 @@
  * into the shared keys bucket (svc_keys), so it authenticates on every node.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MAIN } from "../e2e/server-process.js";
@@ -35,7 +35,7 @@ export interface SvcCluster {
   natsServerOf(i: number): number;
   /** Start node i again (same id, port and data dir); resolves once /v1/ready answers 200. */
   start(i: number): Promise<void>;
-  /** What node i wrote to stdout and stderr so far (this run of it). */
+  /** What node i wrote to stdout and stderr so far (this run of it; every run of it is appended to `$SVC_CLUSTER_LOG_DIR/n<i>.log` when that is set). */
   output(i: number): string;
   /** Kill every node and NATS server and remove the data. */
   stop(): Promise<void>;
@@ -85,7 +85,10 @@ export async function startSvcCluster(n = 3, opts: { args?: string[]; config?: R
     ];
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
     procs[i] = child;
-    const keep = (b: Buffer) => (outs[i] = (outs[i] + b.toString()).slice(-200_000));
+    const keep = (b: Buffer) => {
+      outs[i] = (outs[i] + b.toString()).slice(-200_000);
+      if (process.env.SVC_CLUSTER_LOG_DIR) appendFileSync(`${process.env.SVC_CLUSTER_LOG_DIR}/n${i}.log`, b);
+    };
     child.stdout!.on("data", keep);
     child.stderr!.on("data", keep);
     child.once("exit", () => {
