@@ -76,4 +76,19 @@ describe("replicated causal models (openLog)", () => {
     expect((await c.describe("t1", "m")).rows_total).toBe(4);
     await c.close();
   });
+
+  it("reads and deletes of names the logs never held are 404 without opening a log (no subject per unknown name)", async () => {
+    const logs = await tmp();
+    const a = node(await tmp(), logs);
+    await a.uploadWorlds("t1", "m", { n_vars: 1, vocab_per_var: [2], worlds: [[1]] });
+    for (let i = 0; i < 20; i++) {
+      await expect(a.query("t1", `unknown-${i}`, Q)).rejects.toMatchObject({ code: "E_NOT_FOUND" });
+      await expect(a.describe("t1", `unknown-${i}`)).rejects.toMatchObject({ code: "E_NOT_FOUND" });
+      await expect(a.exportModel("t1", `unknown-${i}`)).rejects.toMatchObject({ code: "E_NOT_FOUND" });
+    }
+    await expect(a.deleteModel("t1", "unknown-0")).rejects.toMatchObject({ code: "E_NOT_FOUND" });
+    await expect(a.query("t1", "bad name!", Q)).rejects.toMatchObject({ code: "E_BAD_REQUEST", field: "name" });
+    expect(readdirSync(join(logs, "t1"))).toEqual(["m"]);
+    await a.close();
+  });
 });

@@ -80,6 +80,20 @@ describe("replicated knowledge graphs (openLog)", () => {
     await b.close();
   });
 
+  it("reads and deletes of names the logs never held are 404 without opening a log (no subject per unknown name)", async () => {
+    const logs = await tmp();
+    const a = node(await tmp(), logs);
+    await a.addFacts("t1", "kept", { facts: facts(1) });
+    for (let i = 0; i < 20; i++) {
+      await expect(a.stats("t1", `unknown-${i}`)).rejects.toMatchObject({ code: "E_NOT_FOUND" });
+      await expect(a.query("t1", `unknown-${i}`, { relation: "r0", subject: "s0" })).rejects.toMatchObject({ code: "E_NOT_FOUND" });
+    }
+    await expect(a.delete("t1", "unknown-0")).rejects.toMatchObject({ code: "E_NOT_FOUND" });
+    expect(readdirSync(join(logs, "t1"))).toEqual(["kept"]);
+    expect((a as unknown as { graphs: Map<string, unknown> }).graphs.size).toBe(1);
+    await a.close();
+  });
+
   it("an import's seed is in the log: another node answers the same", async () => {
     const logs = await tmp();
     const a = node(await tmp(), logs);

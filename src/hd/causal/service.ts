@@ -131,13 +131,29 @@ export class CausalService {
     return join(this.dataDir, "tenants", tenant, "hd", "causal", name);
   }
 
-  private async entry(tenant: string, name: string): Promise<Entry> {
+  private checkName(name: string): void {
     if (this.closed) throw new SvcError("E_CLOSED", "the causal service is shut down");
     if (typeof name !== "string" || !CAUSAL_NAME_RE.test(name)) {
       throw new SvcError("E_BAD_REQUEST", "a model name is 1-64 characters of A-Z a-z 0-9 _ . - starting with a letter or digit", {
         field: "name",
       });
     }
+  }
+
+  /**
+   * The entry of a model that may exist, for a read or a delete: in cluster mode a name the logs never
+   * held is E_NOT_FOUND without opening its log (an open stores a fence, which would make a subject
+   * for every unknown name read).
+   */
+  private async existing(tenant: string, name: string): Promise<Entry> {
+    this.checkName(name);
+    if (this.opts.logNames && !this.entries.has(`${tenant}\0${name}`) && !(await this.opts.logNames(tenant)).includes(name))
+      throw new SvcError("E_NOT_FOUND", `no causal model '${name}'`, { field: "name" });
+    return this.entry(tenant, name);
+  }
+
+  private async entry(tenant: string, name: string): Promise<Entry> {
+    this.checkName(name);
     const key = `${tenant}\0${name}`;
     let p = this.entries.get(key);
     if (p === undefined) {
@@ -204,7 +220,7 @@ export class CausalService {
   }
 
   private async loaded(tenant: string, name: string): Promise<CausalModel> {
-    const m = (await this.entry(tenant, name)).model;
+    const m = (await this.existing(tenant, name)).model;
     if (m === null) throw new SvcError("E_NOT_FOUND", `no causal model '${name}'`, { field: "name" });
     return m;
   }
@@ -309,7 +325,7 @@ export class CausalService {
   }
 
   async deleteModel(tenant: string, name: string): Promise<{ deleted: true }> {
-    const e = await this.entry(tenant, name);
+    const e = await this.existing(tenant, name);
     return this.serial(e, async () => {
       if (e.model === null) throw new SvcError("E_NOT_FOUND", `no causal model '${name}'`, { field: "name" });
       if (e.log !== null) {

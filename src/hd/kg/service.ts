@@ -261,6 +261,8 @@ export class KnowledgeGraphs {
     }
     const p = this.openLog ? this.loadReplicated(tenant, name, create, seed) : this.load(this.dirOf(tenant, name), create, seed);
     this.graphs.set(id, p);
+    // "no such graph" is not kept: reads of ever new names must not grow the map
+    void p.then((g) => g === null && this.graphs.get(id) === p && this.graphs.delete(id)).catch(() => undefined); // failures: handled below
     // A damaged graph stays offline (cached, reported once); other failures are retried on the next call.
     p.catch((e: unknown) => (e instanceof SvcError && e.code === "E_STORE_OFFLINE" ? undefined : this.graphs.delete(id)));
     return p;
@@ -335,6 +337,8 @@ export class KnowledgeGraphs {
    * a FRAME_CREATE is appended first. The local dir holds only LOCK and snapshot.hdks.
    */
   private async loadReplicated(tenant: string, name: string, create: boolean, seed: number): Promise<Open | null> {
+    // a name the logs never held is absent without opening its log (an open stores a fence: a subject for every unknown name read)
+    if (!create && this.logNames && !(await this.logNames(tenant)).includes(name)) return null;
     const dir = this.dirOf(tenant, name);
     await this.beforeOpen?.(tenant, name, dir);
     mkdirSync(dir, { recursive: true });
