@@ -12,7 +12,8 @@
  * raises that floor. Checked during the run (fetches with `x-svc-after`) and at the end through every
  * node: 0 acknowledged writes lost, 0 resurrected, and every answer 2xx or 503 with Retry-After (no
  * 404/500 for an index that exists, no hang). Keys created during the run authenticate on every node
- * afterwards; the tenant's index calls are metered, and its wallet ends the same on every node and >= 0.
+ * afterwards; the tenant's index calls are metered, and its wallet ends the same on every node and >= 0
+ * (checked with SVC_NEMESIS_STRICT=1 only: see the note above the last case).
  *
  * The load is a table of operations (`OPS`): more routes (records, knowledge graphs) can join it with
  * their own ledger rule. Seed: SVC_NEMESIS_SEED (default 31). Reported: the longest gap per fault kind
@@ -715,30 +716,28 @@ describe("nemesis: random faults under a mixed load through every node", () => {
   }, 300_000);
 
   /*
-   * KNOWN BUG (issue 31, not fixed): a shard replica can silently miss frames of its subject and answer
-   * from a diverged state for good. 2026-11-27: 5 of 10 runs (before the StreamTail gap check) lost an
-   * acknowledged probe or write on one replica, or ended with a wallet short, around a kill -9 of the
-   * nats-server a node was connected to. StreamTail then got a check: each delivery that jumps is
-   * checked against the stream leader (next message of the subject), and a skipped one is read from it
-   * (warning SVC_TAIL_GAP, counted in the line above). After that 12 strict runs were clean with no gap
-   * ever filled, but the 13th (seed 31 inside a whole `npm test` run, under the load of the suite)
-   * filled 89/95/22 gaps (the ordered consumers really do skip messages of their subject under load:
-   * the skipped sequence is always last handled + 1, confirmed by the leader) and still ended with two
-   * acknowledged probes (stream seq 419 and 421 of shard 3) missing on one of the shard's two replicas,
-   * both of which had handled past them; the node logs show shard snapshots and purges in that window
-   * (a replica reopened from a snapshot after "the stream was purged past where this replica started").
-   * Suspects: a snapshot taken by a replica that had lost a frame, used by another after the purge; or a
-   * frame dropped between StreamTail and the collection. Until found, these final-state checks run only
-   * with SVC_NEMESIS_STRICT=1; the run above reports them always (console line "final ...").
+   * Found and fixed (issue 31): a shard replica silently missed acknowledged frames (5 of 10 strict runs
+   * lost a probe or a write on one replica). Cause: nats-server 2.9.10 deduplicated `Nats-Msg-Id`s on
+   * each stream replica from that replica's own window, so after restarts and leader changes the
+   * servers stored different messages (nats-server#4365, #6415); ordered consumers on a server that
+   * lacked a frame skipped it (SVC_TAIL_GAP 32/0/20 in one run, every skipped frame a repeat of the
+   * one before) and a frame the new leader lacked could not be filled in. svc now publishes no message
+   * ids; readers drop repeated frames themselves (jetstream-log.ts FRAME_HEADER). Since: 7 of 7 strict
+   * runs (seeds 31-36, 31 again) held every acknowledged write on every replica, 0 gaps filled.
+   *
+   * Still open: in 1 of those 7 runs (seed 35) one node's wallet ended 5170 nano-USD short of the
+   * other two (a ledger fold behind or diverged; not found). The wallet equality is checked only with
+   * SVC_NEMESIS_STRICT=1; the run above reports it always (console line "wallets ...").
    */
-  it.skipIf(process.env.SVC_NEMESIS_STRICT !== "1")(
-    "afterwards every replica holds every acknowledged write and nothing resurrected; the wallet is the same on every node",
-    () => {
-      expect(final, "the run above did not finish").not.toBeNull();
-      expect(final!.finalBad).toEqual([]);
-      expect(final!.probesMissing).toEqual([]);
-      expect(final!.balances, `the wallet differs between nodes: ${JSON.stringify(final!.wallets)}`).not.toBeNull();
-      expect(final!.balances![0]).toBeGreaterThanOrEqual(0);
-    },
-  );
+  it("afterwards every replica holds every acknowledged write and nothing resurrected", () => {
+    expect(final, "the run above did not finish").not.toBeNull();
+    expect(final!.finalBad).toEqual([]);
+    expect(final!.probesMissing).toEqual([]);
+  });
+
+  it.skipIf(process.env.SVC_NEMESIS_STRICT !== "1")("afterwards the wallet is the same on every node, and >= 0", () => {
+    expect(final, "the run above did not finish").not.toBeNull();
+    expect(final!.balances, `the wallet differs between nodes: ${JSON.stringify(final!.wallets)}`).not.toBeNull();
+    expect(final!.balances![0]).toBeGreaterThanOrEqual(0);
+  });
 });
