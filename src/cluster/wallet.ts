@@ -210,9 +210,40 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
     await this.submit(tenant, { k: "credit", id: newId(), ts: Date.now(), su: this.signup, n: Math.round(usd * NANO_PER_USD), why });
   }
 
+  /** The tenant's wallet once the fold reached the ledger's end as of the call: every change acknowledged on any node before it shows. */
   async view(tenant: string, limit = 20): Promise<WalletView> {
     if (this.accountOf(tenant) === undefined) await this.submit(tenant, { k: "open", id: newId(), ts: Date.now(), su: this.signup });
+    else await this.caughtUp();
     return viewOf(tenant, this.accounts.get(tenant)!, limit);
+  }
+
+  /** Resolves once the fold reached the stream's last sequence as of the call; 503 E_NOT_CAUGHT_UP when it did not within the quorum timeout. */
+  private async caughtUp(): Promise<void> {
+    const jsm = await this.js.jetstreamManager(false);
+    const last = await untilQuorum(
+      "read the ledger",
+      this.settings.quorumTimeoutMs,
+      async () => (await jsm.streams.info(LEDGER_STREAM)).state.last_seq,
+      { field: "wallet" },
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new SvcError("E_NOT_CAUGHT_UP", `this node's ledger fold is at ${this.position} of ${last}; retry shortly`, {
+              field: "wallet",
+              details: { retryAfterSeconds: 1 },
+            }),
+          ),
+        this.settings.quorumTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([this.tail!.reached(last), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Stop folding (changes in flight on this node reject). */

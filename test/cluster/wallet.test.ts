@@ -234,6 +234,17 @@ describe("cluster wallets", () => {
     expect(s.ops).toEqual(["upsert", "search"]);
   }, 30_000);
 
+  it("a view through any node shows every change acknowledged anywhere before it", async () => {
+    const a = await node();
+    const b = await node();
+    await a.credit("seen", 1, "test");
+    for (let i = 1; i <= 20; i++) {
+      await a.charge("seen", "upsert", { written: i });
+      const [va, vb] = [await a.view("seen", 1), await b.view("seen", 1)];
+      expect(vb.spentUsd, `after charge ${i}`).toBe(va.spentUsd);
+    }
+  }, 30_000);
+
   it("keeps serving while one of three nats-servers is killed (the ledger stream's leader)", async () => {
     const nodes = [await node(), await node()];
     const tenant = "failover";
