@@ -218,11 +218,12 @@ export class StreamTail {
   /**
    * Before a delivery at `seq`, ask the stream leader (a non-direct STREAM.MSG.GET, which only the
    * leader answers, from the stream as committed) for the subject's next message after the last one
-   * handled, and hand on each one below `seq` the consumer skipped. Why: the nemesis test saw a
-   * replica miss acknowledged frames around a kill -9 of the nats-server its consumer was on (5 of 10
-   * runs before this check; the suspected cause, a consumer on a server still catching up delivering
-   * past a hole, was not reproduced: 0 gaps filled in 5 strict nemesis runs and stream-tail-gap.test.ts
-   * since). Cost: one leader round trip per jumping delivery of a one-subject tail. No answer (no leader):
+   * handled, and hand on each one below `seq` the consumer skipped. Why: the nemesis test saw
+   * consumers skip acknowledged frames their server lacked; the cause found was nats-server 2.9's
+   * per-replica `Nats-Msg-Id` deduplication storing different messages on different servers, which
+   * svc no longer uses (jetstream-log.ts FRAME_HEADER; 0 gaps filled in 13 nemesis runs since). The
+   * check stays as a guard against any other way a server lacks a committed message. Cost: one
+   * leader round trip per jumping delivery of a one-subject tail. No answer (no leader):
    * the error ends this consumer and a new one starts from the last handled (nothing is handed on
    * unverified). The leader holding nothing there, or only later (a purge): the delivery stands.
    */
