@@ -25,7 +25,7 @@ import type { Logger } from "pino";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { ensureLogStream, jetStreamLog } from "../cluster/jetstream-log.js";
 import type { LeaderLease, LeaseState } from "../cluster/leader-lease.js";
-import { untilQuorum } from "../cluster/quorum.js";
+import { noQuorum, untilQuorum } from "../cluster/quorum.js";
 import { SNAPSHOT_CHECK_MS, SNAPSHOT_MIN_BYTES } from "../cluster/shard-snapshots.js";
 import type { SnapshotFile, Snapshots } from "../cluster/snapshots.js";
 import { COMMONS_CHECKPOINT, readCommonsCheckpoint, writeCommonsCheckpoint } from "../commons/log.js";
@@ -167,6 +167,18 @@ export async function logNames(nc: NatsConnection, kind: "kg" | "causal", tenant
   return Object.keys(info.state.subjects ?? {}).map((s) => fromSubjectToken(s.slice(prefix.length)));
 }
 
+/**
+ * A call a graph's or model's first request makes into JetStream (its snapshot, its log's open, the
+ * names with a log): a failure of NATS itself (a timeout, "JetStream system temporarily
+ * unavailable" while a server is down) is 503 E_NO_QUORUM with Retry-After, never a 500.
+ */
+function retryable<A extends unknown[], T>(f: (...a: A) => Promise<T>): (...a: A) => Promise<T> {
+  return (...a) =>
+    f(...a).catch((e: unknown) => {
+      throw e instanceof SvcError ? e : noQuorum(`the home stores could not reach JetStream (${(e as Error)?.message}); retry`, "home", e);
+    });
+}
+
 export class HomeStores {
   private open: Open | null = null;
   /** The term whose stores are opening or open; a change of lease while opening is handled after it. */
@@ -287,24 +299,26 @@ export class HomeStores {
         const kg = new KnowledgeGraphs(root, {
           kernels: this.opts.kernels,
           durability: this.opts.durability,
-          openLog: (t, g) => log(kgLogName(t, g)),
-          beforeOpen: (t, g, dir) =>
+          openLog: (t, g) => retryable(log(kgLogName(t, g))),
+          beforeOpen: retryable((t, g, dir) =>
             prepareHomeLog(store, kgLogName(t, g), "home-kg", {
               seq: () => kgCheckpointSeq(dir),
               restore: (files) => restoreKgCheckpoint(dir, fileOf(files, KG_SNAPSHOT_FILE)),
             }),
+          ),
           reporter: this.opts.reporter,
-          logNames: (t) => logNames(nc, "kg", t),
+          logNames: retryable((t) => logNames(nc, "kg", t)),
         });
         // each model's log likewise, at its first request (from its local checkpoint, as the graphs)
         const causal = new CausalService(root, {
-          openLog: (t, m) => log(causalLogName(t, m)),
-          beforeOpen: (t, m, dir) =>
+          openLog: (t, m) => retryable(log(causalLogName(t, m))),
+          beforeOpen: retryable((t, m, dir) =>
             prepareHomeLog(store, causalLogName(t, m), "home-causal", {
               seq: () => causalCheckpointSeq(dir),
               restore: (files) => restoreCausalCheckpoint(dir, fileOf(files, CAUSAL_CHECKPOINT_FILE)),
             }),
-          logNames: (t) => logNames(nc, "causal", t),
+          ),
+          logNames: retryable((t) => logNames(nc, "causal", t)),
           reporter: this.opts.reporter,
         });
         const o: Open = { term, directory, commons, kg, causal, logs, weighed: new Map(), timer: null };
