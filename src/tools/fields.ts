@@ -1,0 +1,105 @@
+/** @module tools/fields — the zod schemas of the vector-index request fields, built from input-rules.ts; operation schemas (tools/index-ops.ts) are made of these. */
+import { z } from "zod";
+import {
+  INDEX_NAME_RE,
+  MAX_DIMENSION,
+  MAX_FETCH_IDS,
+  MAX_ID_BYTES,
+  MAX_PAGE,
+  MAX_TOP_K,
+  MAX_UPSERT_VECTORS,
+  METRICS,
+  VECTOR_TYPES,
+} from "../input-rules.js";
+
+/**
+ * The error code a field's refusal carries when it is not E_BAD_REQUEST (errors.ts), as zod metadata;
+ * the OpenAPI document and the MCP input schema show it as `x-svc-code`. http/input.ts reads it.
+ */
+export const codeOf = (s: z.ZodType): string | undefined => z.globalRegistry.get(s)?.["x-svc-code"] as string | undefined;
+const coded = <S extends z.ZodType>(s: S, code: string, description: string): S => s.meta({ description, "x-svc-code": code });
+
+const fitsBytes = (s: string) => Buffer.byteLength(s) <= MAX_ID_BYTES;
+
+export const indexName = z
+  .string()
+  .regex(INDEX_NAME_RE)
+  .describe("1-45 lowercase letters, digits and '-', starting and ending with a letter or digit");
+/** An index named in a path (an unknown or malformed one is 404, as the route finds none). */
+export const indexRef = z.string().min(1).describe("index name");
+export const vectorId = z.string().min(1).max(MAX_ID_BYTES).refine(fitsBytes, `at most ${MAX_ID_BYTES} bytes`);
+export const namespace = z
+  .string()
+  .max(MAX_ID_BYTES)
+  .refine(fitsBytes, `at most ${MAX_ID_BYTES} bytes`)
+  .describe('Namespace; "" and "__default__" are the same (default)');
+export const prefix = z.string().max(MAX_ID_BYTES).refine(fitsBytes, `at most ${MAX_ID_BYTES} bytes (the longest id)`);
+export const paginationToken = z.string().describe("pagination.next of the previous page (opaque)");
+export const topK = coded(z.number().int().min(1).max(MAX_TOP_K), "E_TOP_K", "default 10");
+/** A page size sent as JSON (a number) or in the query (digits: coerced). */
+export const pageLimit = z.number().int().min(1).max(MAX_PAGE).describe("page size, default 100");
+export const queryPageLimit = z.coerce.number().int().min(1).max(MAX_PAGE).describe("page size, default 100");
+export const fetchIds = z.array(vectorId).min(1).max(MAX_FETCH_IDS).describe(`Repeat for each id (?ids=a&ids=b), at most ${MAX_FETCH_IDS}`);
+export const upsertCount = { min: 1, max: MAX_UPSERT_VECTORS };
+
+export const filter = coded(
+  z.record(z.string(), z.unknown()),
+  "E_FILTER",
+  "Metadata filter: {field: value | {$eq|$ne|$gt|$gte|$lt|$lte: v, $in|$nin: [..], $exists: bool}}, combined with $and / $or",
+);
+export const metadata = coded(
+  z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])),
+  "E_METADATA",
+  "Values: string, finite number, boolean or list of strings; at most 40 KB as JSON",
+);
+/** Entry count, order and the index's nnz limit are checked by engine/sparse.ts checkSparse (the limit depends on the index). */
+export const sparse = z
+  .object({ indices: z.array(z.number().int().min(0).max(4294967295)), values: z.array(z.number()) })
+  .describe(
+    "Sparse vector: 1..1000 entries (2048 on a sparse index), indices integers in [0, 2^32) strictly ascending (unsorted or repeated: 400), one finite value per index",
+  );
+
+/**
+ * A vector's values: an array of numbers, or (routes only) binary float32 (a msgpack bin, a Float32Array read by
+ * http/upsert-json.ts) or base64 of little-endian float32 (svc extension, JSON). Lengths, finiteness and the dimension
+ * are checked by the engine. One loop over a plain array (no zod per element: 1M numbers in a 1000 x 1024-d upsert).
+ */
+export const values = z
+  .unknown()
+  .superRefine((v, ctx) => {
+    if (typeof v === "string" || ArrayBuffer.isView(v)) return;
+    if (!Array.isArray(v)) {
+      ctx.addIssue({ code: "custom", message: "must be an array of numbers (or base64 of little-endian float32)" });
+      return;
+    }
+    for (let i = 0; i < v.length; i++)
+      if (typeof v[i] !== "number") {
+        ctx.addIssue({ code: "custom", message: "must be a number", path: [i] });
+        return;
+      }
+  })
+  .meta({
+    oneOf: [
+      { type: "array", items: { type: "number" } },
+      { type: "string", contentEncoding: "binary", description: "msgpack only: a bin of little-endian float32" },
+      {
+        type: "string",
+        contentEncoding: "base64",
+        description: "svc extension (JSON): base64 (RFC 4648, padded) of little-endian float32; no per-number parsing",
+      },
+    ],
+  });
+
+/** Case-insensitive as the official client sends it (stored lowercase by memory/indexes.ts). */
+const lower = (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v);
+export const metric = z.preprocess(lower, z.enum(METRICS));
+export const vectorType = z.preprocess(lower, z.enum(VECTOR_TYPES));
+export const dimension = coded(
+  z.number().int().min(1).max(MAX_DIMENSION),
+  "E_DIMENSION",
+  "required for a dense index; left out (or null) for a sparse one",
+);
+export const deletionProtection = z.enum(["enabled", "disabled"]);
+export const indexTags = z
+  .record(z.string().max(80), z.string().max(120))
+  .describe("string values of at most 120 characters, keys at most 80");
