@@ -10,6 +10,7 @@ import type { RequestContext, Route, Schema } from "./route.js";
 type QueryParam = NonNullable<Route["queryParams"]>[number];
 
 const jsonSchemas = new WeakMap<z.ZodType, Schema>();
+const queryParams = new WeakMap<z.ZodObject, QueryParam[]>();
 
 /** The JSON Schema (2020-12, input side) of a zod schema, converted once; `$schema` left out (OpenAPI embeds it). */
 export function jsonSchemaOf(s: z.ZodType): Schema {
@@ -31,11 +32,16 @@ export function requestBodyOf(route: Route): Schema | undefined {
 export function queryParamsOf(route: Route): QueryParam[] {
   const q = route.input?.query;
   if (!q) return route.queryParams ?? [];
-  const doc = jsonSchemaOf(q) as { properties?: Record<string, Schema>; required?: string[] };
-  return Object.entries(doc.properties ?? {}).map(([name, schema]) => {
-    const { description, ...rest } = schema;
-    return { name, schema: rest, description: String(description ?? ""), required: doc.required?.includes(name) ?? false };
-  });
+  let params = queryParams.get(q);
+  if (params === undefined) {
+    const doc = jsonSchemaOf(q) as { properties?: Record<string, Schema>; required?: string[] };
+    params = Object.entries(doc.properties ?? {}).map(([name, schema]) => {
+      const { description, ...rest } = schema;
+      return { name, schema: rest, description: String(description ?? ""), required: doc.required?.includes(name) ?? false };
+    });
+    queryParams.set(q, params);
+  }
+  return params;
 }
 
 /**
@@ -47,19 +53,26 @@ export function queryParamsOf(route: Route): QueryParam[] {
 export function checkInput(route: Route, ctx: Pick<RequestContext, "body" | "query">): void {
   const input = route.input;
   if (input?.body && ctx.body !== undefined) refuse(input.body, input.body.safeParse(ctx.body), "body");
-  if (input?.query) {
-    const arrays = new Set(
-      queryParamsOf(route)
-        .filter((p) => p.schema.type === "array")
-        .map((p) => p.name),
-    );
-    const sent: Record<string, unknown> = {};
-    for (const k of Object.keys(input.query.shape)) {
-      if (arrays.has(k)) sent[k] = ctx.query.getAll(k);
-      else if (ctx.query.has(k)) sent[k] = ctx.query.get(k);
+  if (input?.query) refuse(input.query, input.query.safeParse(queryValues(route, ctx.query)), "query");
+}
+
+/**
+ * The query as the typed values its schema describes (OpenAPI's form style): an array parameter is every value
+ * sent (?ids=a&ids=b), a number or integer one its decimal text as a number (anything else stays text and is
+ * refused as not a number), the rest the text as sent.
+ */
+function queryValues(route: Route, query: URLSearchParams): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const p of queryParamsOf(route)) {
+    const type = p.schema.type;
+    if (type === "array") out[p.name] = query.getAll(p.name);
+    else if (query.has(p.name)) {
+      const text = query.get(p.name)!;
+      const numeric = (type === "integer" || type === "number") && text.trim() !== "" && Number.isFinite(Number(text));
+      out[p.name] = numeric ? Number(text) : text;
     }
-    refuse(input.query, input.query.safeParse(sent), "query");
   }
+  return out;
 }
 
 function refuse(schema: z.ZodType, r: z.ZodSafeParseResult<unknown>, whole: string): void {

@@ -36,9 +36,7 @@ export const namespace = z
 export const prefix = z.string().max(MAX_ID_BYTES).refine(fitsBytes, `at most ${MAX_ID_BYTES} bytes (the longest id)`);
 export const paginationToken = z.string().describe("pagination.next of the previous page (opaque)");
 export const topK = coded(z.number().int().min(1).max(MAX_TOP_K), "E_TOP_K", "default 10");
-/** A page size sent as JSON (a number) or in the query (digits: coerced). */
 export const pageLimit = z.number().int().min(1).max(MAX_PAGE).describe("page size, default 100");
-export const queryPageLimit = z.coerce.number().int().min(1).max(MAX_PAGE).describe("page size, default 100");
 export const fetchIds = z.array(vectorId).min(1).max(MAX_FETCH_IDS).describe(`Repeat for each id (?ids=a&ids=b), at most ${MAX_FETCH_IDS}`);
 export const upsertCount = { min: 1, max: MAX_UPSERT_VECTORS };
 
@@ -79,7 +77,7 @@ export const values = z
       }
   })
   .meta({
-    oneOf: [
+    anyOf: [
       { type: "array", items: { type: "number" } },
       { type: "string", contentEncoding: "binary", description: "msgpack only: a bin of little-endian float32" },
       {

@@ -75,7 +75,7 @@ export const INDEX_OPS = {
   list_vectors: {
     query: z.object({
       prefix: F.prefix.optional().describe("Only ids starting with this"),
-      limit: F.queryPageLimit.optional(),
+      limit: F.pageLimit.optional(),
       paginationToken: F.paginationToken.optional(),
       namespace: F.namespace.optional(),
     }),
@@ -111,7 +111,7 @@ export const INDEX_OPS = {
   },
   list_namespaces: {
     query: z.object({
-      limit: F.queryPageLimit.optional(),
+      limit: F.pageLimit.optional(),
       paginationToken: F.paginationToken.optional(),
       prefix: z.string().optional().describe("Only namespaces whose name starts with this"),
     }),
