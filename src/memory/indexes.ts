@@ -369,7 +369,11 @@ export class IndexService implements IndexCatalog {
   }
 }
 
-/** A create request checked and completed (defaults), as stored; shared by cluster/catalog.ts. */
+/**
+ * A create request checked and completed (defaults), as stored; shared by cluster/catalog.ts. The create route
+ * checked its body already (tools/index-ops.ts); this stays for the callers no route checks (a restore from a
+ * backup names its own index; the cluster catalog) and for the rules that span fields, with the input-rules.ts constants.
+ */
 export function validateCreate(input: CreateIndexInput): IndexRecord {
   if (typeof input !== "object" || input === null) throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
   const { name } = input;

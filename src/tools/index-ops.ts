@@ -33,19 +33,8 @@ export const INDEX_OPS = {
     body: z.object({ deletion_protection: F.deletionProtection.optional(), tags: F.indexTags.optional() }),
   },
   upsert: {
-    body: z.object({
-      namespace: ns,
-      vectors: z
-        .array(
-          z
-            .object({ id: F.vectorId, values: F.values.optional(), sparseValues: F.sparse.optional(), metadata: F.metadata.nullish() })
-            .describe(
-              "values required on a dense index; a sparse index takes sparseValues and no values (dense values there, or sparseValues on a cosine/euclidean index: 400)",
-            ),
-        )
-        .min(F.upsertCount.min)
-        .max(F.upsertCount.max),
-    }),
+    // required: a z.unknown() field is optional to zod's JSON Schema; upsertVectors refuses an absent one
+    body: z.object({ namespace: ns, vectors: F.upsertVectors }).meta({ required: ["vectors"] }),
   },
   query: {
     body: z.object({
