@@ -1,7 +1,8 @@
 /** @module input-checks — the checks of a collection's inputs (ids, namespaces, field names, payloads, float values, packed bits, topK) and the limits they enforce; each failure is a stable code naming the field. */
 import { SvcError } from "../errors.js";
+import { MAX_ID_BYTES, MAX_TOP_K } from "../input-rules.js";
 
-export const MAX_ID_BYTES = 512;
+export { MAX_ID_BYTES } from "../input-rules.js";
 /** Largest payload of one row (opaque bytes stored with it, not indexed). */
 export const MAX_PAYLOAD_BYTES = 1 << 20;
 /** Largest `limit` of order(). */
@@ -42,8 +43,8 @@ export function checkId(id: unknown, field: string): string {
 }
 
 export function checkTopK(k: number): void {
-  if (!Number.isInteger(k) || k < 1 || k > 10_000)
-    throw new SvcError("E_TOP_K", `topK must be an integer in [1, 10000], got ${k}`, { field: "topK" });
+  if (!Number.isInteger(k) || k < 1 || k > MAX_TOP_K)
+    throw new SvcError("E_TOP_K", `topK must be an integer in [1, ${MAX_TOP_K}], got ${k}`, { field: "topK" });
 }
 
 /** Values of the right length, as float32 (not yet checked for NaN/Infinity: see checkFinite). */

@@ -2,6 +2,7 @@
 import type { KeyBook, Principal } from "../account/keys.js";
 import type { WalletBook } from "../account/wallet-book.js";
 import { SvcError } from "../errors.js";
+import { checkInput, requestBodyOf } from "./input.js";
 import type { HttpMetrics } from "./metrics.js";
 import type { Reply, RequestContext, Route } from "./route.js";
 
@@ -47,6 +48,7 @@ export function authenticate(auth: Route["auth"], c: Credentials, keys: KeyBook,
 export async function execute(route: Route, ctx: RequestContext, deps: Pick<InvokeDeps, "wallets" | "metrics">): Promise<Reply> {
   refuseNullBody(route, ctx.body);
   refuseUnknownFields(route, ctx.body);
+  checkInput(route, ctx);
   const metered = route.meter !== undefined && !ctx.principal.admin;
   const hold = metered ? await deps.wallets.reserve(ctx.principal.tenant, route.meter!, (await route.usageBound?.(ctx)) ?? {}) : null;
   let reply: Reply;
@@ -74,7 +76,7 @@ export async function execute(route: Route, ctx: RequestContext, deps: Pick<Invo
  * `body` (a handler reading `ctx.body ?? {}` would otherwise take it for no body and answer 200).
  */
 export function refuseNullBody(route: Route, body: unknown): void {
-  if (body === null && !route.rawBody && route.requestBody?.type === "object")
+  if (body === null && !route.rawBody && requestBodyOf(route)?.type === "object")
     throw new SvcError("E_BAD_REQUEST", "the body must be an object, not null", { field: "body" });
 }
 
@@ -85,8 +87,9 @@ export function refuseNullBody(route: Route, body: unknown): void {
  * (metadata, spec, tags, helper arguments) are not checked here.
  */
 export function refuseUnknownFields(route: Route, body: unknown): void {
-  const props = route.rawBody ? undefined : (route.requestBody?.properties as Record<string, unknown> | undefined);
-  if (props === undefined || route.requestBody?.additionalProperties !== undefined) return;
+  const schema = route.rawBody ? undefined : requestBodyOf(route);
+  const props = schema?.properties as Record<string, unknown> | undefined;
+  if (props === undefined || schema?.additionalProperties !== undefined) return;
   if (typeof body !== "object" || body === null || Array.isArray(body) || Buffer.isBuffer(body)) return;
   for (const k of Object.keys(body)) {
     if (!Object.hasOwn(props, k))

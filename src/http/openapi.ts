@@ -2,6 +2,7 @@
 import { ERRORS } from "../errors.js";
 import { MAX_DEPTH, RESERVED_KEYS } from "../safe-values.js";
 import { MSGPACK_TYPE, PROTOBUF_TYPE } from "./codecs.js";
+import { queryParamsOf, requestBodyOf } from "./input.js";
 import type { Route, Schema } from "./route.js";
 import { errorBody } from "./routes/schemas.js";
 
@@ -12,7 +13,7 @@ export function openApiDocument(routes: readonly Route[], softwareVersion: strin
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
-    const query = (r.queryParams ?? []).map((q) => ({
+    const query = queryParamsOf(r).map((q) => ({
       name: q.name,
       in: "query",
       required: q.required ?? false,
@@ -28,6 +29,7 @@ export function openApiDocument(routes: readonly Route[], softwareVersion: strin
           }
         : {}),
     });
+    const requestBody = requestBodyOf(r);
     const op: Record<string, unknown> = {
       operationId: r.operationId,
       summary: r.summary,
@@ -37,11 +39,11 @@ export function openApiDocument(routes: readonly Route[], softwareVersion: strin
         ? {
             requestBody: {
               required: true,
-              content: { [r.rawBody]: { schema: r.requestBody ?? { type: "string", contentEncoding: "binary" } } },
+              content: { [r.rawBody]: { schema: requestBody ?? { type: "string", contentEncoding: "binary" } } },
             },
           }
-        : r.requestBody
-          ? { requestBody: { required: r.method !== "get", content: media(closed(r.requestBody), r.proto?.request !== undefined) } }
+        : requestBody
+          ? { requestBody: { required: r.method !== "get", content: media(closed(requestBody), r.proto?.request !== undefined) } }
           : {}),
       responses: {
         [String(r.response.status)]: {

@@ -1,6 +1,7 @@
 /** @module route — what one HTTP route declares: method, path, auth, metering, codecs, schemas and its handler. */
 import type { Principal } from "../account/keys.js";
 import type { Usage } from "../account/prices.js";
+import type { z } from "zod";
 import type { ProtoMessages } from "./codecs.js";
 
 export type Method = "get" | "post" | "patch" | "delete";
@@ -71,7 +72,12 @@ export interface Route {
   rawBody?: "multipart/form-data" | "application/octet-stream";
   /** Body cap in bytes for this route (413 past it); default and ceiling: the server's limit. */
   bodyLimit?: number;
-  /** Query parameters, for the OpenAPI document. */
+  /**
+   * The operation's request schema (tools/index-ops.ts): checked before the handler runs (http/input.ts
+   * `checkInput`) and shown by the OpenAPI document; it replaces `requestBody` / `queryParams`.
+   */
+  input?: { body?: z.ZodObject; query?: z.ZodObject };
+  /** Query parameters, for the OpenAPI document (routes without `input.query`). */
   queryParams?: Array<{ name: string; schema: Schema; description: string; required?: boolean }>;
   requestBody?: Schema;
   /** Success status and body schema. */

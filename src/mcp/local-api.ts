@@ -1,6 +1,7 @@
 /** @module mcp/local-api — the REST operations called in-process (the /mcp endpoint): each tool call is a request on the server's one request path (http/request.ts), so it is forwarded, authenticated, decoded, metered and answered as REST. */
 import { ToolError, type Api } from "../tools/tool.js";
 import type { RequestPath } from "../http/request.js";
+import { queryParamsOf } from "../http/input.js";
 import type { Route } from "../http/route.js";
 import { toHttp, type Operation } from "../tools/operation.js";
 import { httpReply } from "../tools/rest-api.js";
@@ -16,7 +17,11 @@ export class LocalApi {
     private readonly path: () => RequestPath,
   ) {
     for (const route of routes) {
-      const arrayQuery = new Set((route.queryParams ?? []).filter((q) => q.schema.type === "array").map((q) => q.name));
+      const arrayQuery = new Set(
+        queryParamsOf(route)
+          .filter((q) => q.schema.type === "array")
+          .map((q) => q.name),
+      );
       this.ops.set(route.operationId, { operationId: route.operationId, method: route.method, path: route.path, arrayQuery });
     }
   }

@@ -7,6 +7,7 @@ import { restoreCopy } from "../engine/backup.js";
 import { Collection, type CopiedFile } from "../engine/collection.js";
 import { loadConfig, writeDurable } from "../engine/collection-files.js";
 import { SvcError } from "../errors.js";
+import { INDEX_NAME_RE, MAX_DIMENSION, METRICS, VECTOR_TYPES } from "../input-rules.js";
 import { parseStoredJson } from "../safe-values.js";
 import type { Kernels } from "../kernels/abi.js";
 import type { ScanPool } from "../pool/scan-pool.js";
@@ -16,13 +17,8 @@ import type { Durability } from "../store/wal.js";
 import { CollectionIndex, EXPIRES_AT, type VectorIndex } from "./vector-index.js";
 
 export { EXPIRES_AT } from "./vector-index.js";
+export { INDEX_NAME_RE, MAX_DIMENSION, METRICS, VECTOR_TYPES } from "../input-rules.js";
 
-export const INDEX_NAME_RE = /^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/;
-export const MAX_DIMENSION = 20_000;
-/** How an index ranks (search.ts `Scoring`): cosine and dotproduct larger first, euclidean (squared distance) smaller first. Stored in index.json. */
-export const METRICS = ["cosine", "dotproduct", "euclidean"] as const;
-/** Dense indexes hold a float vector of `dimension` values per record (sparse values too on dotproduct ones); sparse indexes only sparse values (Pinecone's `vector_type`). */
-export const VECTOR_TYPES = ["dense", "sparse"] as const;
 export type VectorType = (typeof VECTOR_TYPES)[number];
 /** Expired vectors of open indexes are deleted this often (reads hide them at once). */
 export const SWEEP_MS = 60_000;
@@ -373,7 +369,11 @@ export class IndexService implements IndexCatalog {
   }
 }
 
-/** A create request checked and completed (defaults), as stored; shared by cluster/catalog.ts. */
+/**
+ * A create request checked and completed (defaults), as stored; shared by cluster/catalog.ts. The create route
+ * checked its body already (tools/index-ops.ts); this stays for the callers no route checks (a restore from a
+ * backup names its own index; the cluster catalog) and for the rules that span fields, with the input-rules.ts constants.
+ */
 export function validateCreate(input: CreateIndexInput): IndexRecord {
   if (typeof input !== "object" || input === null) throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
   const { name } = input;

@@ -1,5 +1,6 @@
 /** @module tools/backups — backups of vector indexes and bulk imports into them, as MCP tools over the REST operations. */
 import { z } from "zod";
+import { indexName } from "./fields.js";
 import { DESTROY, json, op, out, READ, WRITE } from "./define.js";
 import type { Tool } from "./tool.js";
 
@@ -61,10 +62,7 @@ const restoreBackup = op("create_index_from_backup", {
   description: "Create a new index holding exactly what a Ready backup holds (its files are checked against their SHA-256 first).",
   input: z.object({
     backup_id: backupId,
-    name: z
-      .string()
-      .regex(/^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/)
-      .describe("the new index's name"),
+    name: indexName.describe("the new index's name"),
     deletion_protection: z.enum(["enabled", "disabled"]).optional(),
   }),
   output: out({ restore_job_id: z.string(), index_id: z.string() }),

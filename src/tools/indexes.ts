@@ -1,21 +1,17 @@
 /** @module tools/indexes — the vector-index layer: indexes, vectors, namespaces, embedding, and the text tools that embed on the server first. */
 import { z } from "zod";
 import { DESTROY, json, op, out, READ, strings, UPSERT, WRITE } from "./define.js";
+import * as F from "./fields.js";
+import { INDEX_OPS } from "./index-ops.js";
 import { ToolError, type Api, type Tool } from "./tool.js";
 
-const index = z.string().min(1).describe("index name");
-const namespace = z.string().optional().describe('namespace inside the index; default ""');
+// A tool that is one operation takes that operation's schema (index-ops.ts) plus the index it runs on.
+const index = F.indexRef;
+const namespace = F.namespace.nullish().describe('namespace inside the index; default ""');
 const IDX = { index: "name" };
-const sparse = z
-  .object({ indices: z.array(z.number().int().min(0)), values: z.array(z.number()) })
-  .describe("sparse vector: indices strictly ascending, one value per index (at most 1000; 2048 on a sparse index)");
-const filter = z
-  .record(z.string(), z.unknown())
-  .describe("metadata filter: {field: value | {$eq|$ne|$gt|$gte|$lt|$lte: v, $in|$nin: [..]}}, combined with $and / $or");
+const filter = F.filter;
 const tags = strings.describe("AND filter: only vectors whose metadata `tags` list holds every one of these");
-const metadata = z
-  .record(z.string(), z.union([z.string(), z.number(), z.boolean(), strings]))
-  .describe("string, number, boolean or list-of-strings values");
+const metadata = F.metadata;
 const indexModel = out({
   name: z.string(),
   dimension: z.number().int().optional().describe("dense indexes only"),
@@ -25,28 +21,10 @@ const indexModel = out({
 });
 const matches = out({ matches: z.array(out({ id: z.string(), score: z.number() })), namespace: z.string() });
 
-const createIndexInput = z.object({
-  name: z
-    .string()
-    .regex(/^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$/)
-    .describe("lowercase letters, digits and '-', at most 45"),
-  vector_type: z
-    .enum(["dense", "sparse"])
-    .optional()
-    .describe(
-      "dense (default): float vectors of `dimension` values; sparse: sparseValues only, no dimension, dotproduct, queried by sparseVector (single node only)",
-    ),
-  dimension: z
-    .number()
-    .int()
-    .min(1)
-    .max(20000)
-    .optional()
+const createIndexInput = INDEX_OPS.create_index.body.extend({
+  dimension: F.dimension
+    .nullish()
     .describe("dense indexes: default 1024 (the server's embed / upsert_text encoder); leave out for a sparse index"),
-  metric: z.enum(["cosine", "dotproduct", "euclidean"]).optional(), // memory/indexes.ts METRICS (not imported: the catalog stays free of the engine)
-  spec: z.record(z.string(), z.unknown()).optional().describe("kept as given, e.g. {serverless: {cloud, region}}"),
-  deletion_protection: z.enum(["enabled", "disabled"]).optional(),
-  tags: z.record(z.string(), z.string()).optional(),
 });
 const createIndex: Tool<typeof createIndexInput> = {
   name: "create_index",
@@ -64,7 +42,7 @@ const createIndex: Tool<typeof createIndexInput> = {
         args: {
           ...dropUndefined(rest),
           ...(vector_type === undefined ? {} : { vector_type }),
-          ...(vector_type === "sparse" ? (dimension === undefined ? {} : { dimension }) : { dimension: dimension ?? 1024 }),
+          ...(vector_type === "sparse" ? (dimension == null ? {} : { dimension }) : { dimension: dimension ?? 1024 }),
         },
       }),
     ),
@@ -94,11 +72,7 @@ const configureIndex = op("configure_index", {
   title: "Configure an index",
   annotations: UPSERT,
   description: "Turn deletion protection on or off, or replace an index's tags.",
-  input: z.object({
-    name: index,
-    deletion_protection: z.enum(["enabled", "disabled"]).optional(),
-    tags: z.record(z.string(), z.string()).optional(),
-  }),
+  input: z.object({ name: index, ...INDEX_OPS.configure_index.body.shape }),
   output: indexModel,
 });
 const deleteIndex = op("delete_index", {
@@ -117,21 +91,7 @@ const upsert = op("upsert", {
   annotations: UPSERT,
   description:
     "Insert or replace vectors (id, values, optional sparseValues and metadata) in an index namespace; a sparse index takes sparseValues and no values. Visible to queries within milliseconds. To store text, use upsert_text.",
-  input: z.object({
-    index,
-    namespace,
-    vectors: z
-      .array(
-        z.object({
-          id: z.string().min(1).max(512),
-          values: z.array(z.number()).optional().describe("required on a dense index"),
-          sparseValues: sparse.optional().describe("dotproduct and sparse indexes only"),
-          metadata: metadata.optional(),
-        }),
-      )
-      .min(1)
-      .max(10000),
-  }),
+  input: z.object({ index, ...INDEX_OPS.upsert.body.shape }),
   output: out({ upsertedCount: z.number().int() }),
 });
 
@@ -142,14 +102,15 @@ function withTags(f: Record<string, unknown> | undefined, t: string[] | undefine
   return all.length === 1 ? all[0] : { $and: all };
 }
 
+const queryOp = INDEX_OPS.query.body.shape;
 const queryInput = {
   index,
-  namespace,
-  topK: z.number().int().min(1).max(10000).optional().describe("default 10"),
-  filter: filter.optional(),
+  namespace: queryOp.namespace,
+  topK: queryOp.topK,
+  filter: queryOp.filter,
   tags: tags.optional(),
-  includeMetadata: z.boolean().optional(),
-  includeValues: z.boolean().optional(),
+  includeMetadata: queryOp.includeMetadata,
+  includeValues: queryOp.includeValues,
 };
 const query: Tool = {
   name: "query",
@@ -159,14 +120,7 @@ const query: Tool = {
   operations: ["query"],
   description:
     "Nearest vectors by the index's metric (cosine, dotproduct, or euclidean: squared distance, smaller first) to a vector (or to a stored vector's id), best first, with an optional metadata filter; tags=[...] keeps only vectors tagged with all of them. For a text question use query_text.",
-  input: z.object({
-    ...queryInput,
-    vector: z.array(z.number()).optional(),
-    id: z.string().optional().describe("query by a stored vector instead of `vector`"),
-    sparseVector: sparse
-      .optional()
-      .describe("dotproduct index: hybrid, score = dense dot + sparse dot product (exact scan); sparse index: score = sparse dot product"),
-  }),
+  input: z.object({ index, ...queryOp, tags: tags.optional() }),
   output: matches,
   run: async ({ index: name, tags: t, filter: f, ...rest }, api) =>
     json(
@@ -182,7 +136,7 @@ const fetchVectors = op("fetch", {
   rename: IDX,
   annotations: READ,
   description: "Vectors by id, with values and metadata; missing ids are left out.",
-  input: z.object({ index, namespace, ids: strings.min(1).max(1000) }),
+  input: z.object({ index, ...INDEX_OPS.fetch.query.shape }),
   output: out({ vectors: z.record(z.string(), z.unknown()), namespace: z.string() }),
 });
 const update = op("update", {
@@ -191,7 +145,7 @@ const update = op("update", {
   rename: IDX,
   annotations: UPSERT,
   description: "Replace a vector's values and/or merge fields into its metadata.",
-  input: z.object({ index, namespace, id: z.string().min(1), values: z.array(z.number()).optional(), setMetadata: metadata.optional() }),
+  input: z.object({ index, ...INDEX_OPS.update.body.pick({ namespace: true, values: true, setMetadata: true }).shape, id: F.vectorId }),
   output: out({}),
 });
 const updateByMetadata = op("update", {
@@ -201,7 +155,7 @@ const updateByMetadata = op("update", {
   annotations: UPSERT,
   description:
     "Merge fields into the metadata of every vector of a namespace matching a filter; dryRun: true only counts them. Answers matchedRecords.",
-  input: z.object({ index, namespace, filter, setMetadata: metadata.optional(), dryRun: z.boolean().optional() }),
+  input: z.object({ index, ...INDEX_OPS.update.body.pick({ namespace: true, setMetadata: true, dryRun: true }).shape, filter }),
   output: out({ matchedRecords: z.number().int() }),
 });
 const listVectors = op("list_vectors", {
@@ -211,13 +165,7 @@ const listVectors = op("list_vectors", {
   annotations: READ,
   description:
     "Ids of a namespace's vectors in id order, optionally only those starting with prefix; paginated (pass pagination.next as paginationToken).",
-  input: z.object({
-    index,
-    namespace,
-    prefix: z.string().optional(),
-    limit: z.number().int().min(1).max(1000).optional().describe("default 100"),
-    paginationToken: z.string().optional(),
-  }),
+  input: z.object({ index, ...INDEX_OPS.list_vectors.query.shape }),
   output: out({ vectors: z.array(out({ id: z.string() })), namespace: z.string() }),
 });
 const fetchByMetadata = op("fetch_by_metadata", {
@@ -227,13 +175,7 @@ const fetchByMetadata = op("fetch_by_metadata", {
   annotations: READ,
   description:
     "Vectors (values and metadata) of a namespace matching a metadata filter, in id order; paginated (pass pagination.next as paginationToken).",
-  input: z.object({
-    index,
-    namespace,
-    filter,
-    limit: z.number().int().min(1).max(1000).optional().describe("default 100"),
-    paginationToken: z.string().optional(),
-  }),
+  input: z.object({ index, ...INDEX_OPS.fetch_by_metadata.body.shape }),
   output: out({ vectors: z.record(z.string(), z.unknown()), namespace: z.string() }),
 });
 const deleteVectors = op("delete", {
@@ -242,7 +184,7 @@ const deleteVectors = op("delete", {
   rename: IDX,
   annotations: DESTROY,
   description: "Delete vectors by ids, by metadata filter, or all of a namespace (deleteAll: true). Give exactly one.",
-  input: z.object({ index, namespace, ids: strings.optional(), filter: filter.optional(), deleteAll: z.boolean().optional() }),
+  input: z.object({ index, ...INDEX_OPS.delete.body.shape }),
   output: out({}),
 });
 const stats = op("describe_index_stats", {
@@ -251,7 +193,7 @@ const stats = op("describe_index_stats", {
   rename: IDX,
   annotations: READ,
   description: "Vector counts per namespace and in total (optionally only those matching a filter), dimension and fullness.",
-  input: z.object({ index, filter: filter.optional() }),
+  input: z.object({ index, ...INDEX_OPS.describe_index_stats.body.shape }),
   output: out({ namespaces: z.record(z.string(), z.unknown()), totalVectorCount: z.number().int(), dimension: z.number().int() }),
 });
 const listNamespaces = op("list_namespaces", {
@@ -260,12 +202,7 @@ const listNamespaces = op("list_namespaces", {
   rename: IDX,
   annotations: READ,
   description: "Namespaces of an index holding vectors, with counts; paginated (pass pagination.next as paginationToken).",
-  input: z.object({
-    index,
-    prefix: z.string().optional(),
-    limit: z.number().int().min(1).max(1000).optional(),
-    paginationToken: z.string().optional(),
-  }),
+  input: z.object({ index, ...INDEX_OPS.list_namespaces.query.shape }),
   output: out({ namespaces: z.array(out({ name: z.string(), record_count: z.number().int() })) }),
 });
 const describeNamespace = op("describe_namespace", {
@@ -319,9 +256,9 @@ async function vectorsOf(api: Api, texts: string[]): Promise<number[][]> {
 }
 
 const textItem = z.object({
-  id: z.string().min(1).max(512),
+  id: F.vectorId,
   text: z.string().min(1),
-  metadata: metadata.optional(),
+  metadata: metadata.nullish(),
   tags: strings.optional(),
 });
 const upsertText: Tool = {
@@ -381,7 +318,7 @@ const replaceText: Tool = {
   operations: ["embed", "update"],
   description:
     "Give a stored text new content: re-embeds it and replaces the vector's values and metadata.text (other metadata kept; setMetadata merges more).",
-  input: z.object({ index, namespace, id: z.string().min(1), text: z.string().min(1), setMetadata: metadata.optional() }),
+  input: z.object({ index, namespace, id: F.vectorId, text: z.string().min(1), setMetadata: metadata.nullish() }),
   output: out({}),
   async run({ index: name, namespace: ns, id, text, setMetadata }, api) {
     const [values] = await vectorsOf(api, [text as string]);

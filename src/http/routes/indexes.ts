@@ -1,21 +1,17 @@
 /** @module routes/indexes — the Pinecone-compatible /v1/indexes layer: control plane (snake_case) and data plane (camelCase). */
-import { MAX_ID_BYTES, type FetchedVector } from "../../engine/collection.js";
+import type { FetchedVector } from "../../engine/collection.js";
 import { SvcError } from "../../errors.js";
+import { DEFAULT_PAGE, DEFAULT_TOP_K } from "../../input-rules.js";
 import type { IndexCatalog, IndexRecord } from "../../memory/indexes.js";
 import { checkSparse, MAX_SPARSE_INDEX_NNZ, MAX_SPARSE_NNZ, sparseBytes, sparseJson, sparseOf } from "../../engine/sparse.js";
 import { upsertValuesBuffer } from "../../engine/upsert-buffers.js";
 import type { ReadOptions, VectorIndex, Written } from "../../memory/vector-index.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
+import { INDEX_OPS } from "../../tools/index-ops.js";
 import * as S from "./schemas.js";
 
 /** Pinecone's name for the namespace "" (both spellings reach the same namespace). */
 export const DEFAULT_NAMESPACE = "__default__";
-const MAX_FETCH_IDS = 1000;
-const MAX_UPSERT_VECTORS = 10_000;
-const NAMESPACE_PAGE = 100;
-/** Page sizes of vectors/list and vectors/fetch_by_metadata: default (Pinecone's) and most. */
-const ID_PAGE = 100;
-const MAX_ID_PAGE = 1000;
 /**
  * Read-your-writes in cluster mode: a write answers with the log sequence it was acknowledged at in
  * LOG_SEQ_HEADER; a read sending it back in AFTER_HEADER sees that write on every shard. On one node
@@ -49,19 +45,12 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
   const model = (ctx: RequestContext, r: IndexRecord) => indexModel(ctx.baseUrl, r);
 
   const upsert = async (ctx: RequestContext, namespace: unknown) => {
-    const body = object(ctx.body);
-    const vectors = body.vectors;
-    if (!Array.isArray(vectors) || vectors.length === 0)
-      throw new SvcError("E_BAD_REQUEST", "vectors must be a non-empty array", { field: "vectors" });
-    if (vectors.length > MAX_UPSERT_VECTORS)
-      throw new SvcError("E_BAD_REQUEST", `at most ${MAX_UPSERT_VECTORS} vectors per upsert, got ${vectors.length}`, { field: "vectors" });
+    const vectors = object(ctx.body).vectors as Record<string, unknown>[]; // INDEX_OPS.upsert: 1..MAX_UPSERT_VECTORS objects
     const res = await use(ctx, (ix) => {
       const bins = binaryFloats(vectors);
       const maxNnz = nnzLimit(ix);
-      const input = vectors.map((v: unknown, i: number) => {
-        if (typeof v !== "object" || v === null)
-          throw new SvcError("E_BAD_REQUEST", `vectors[${i}] must be an object {id, values, metadata}`, { field: `vectors[${i}]` });
-        const { id, values, metadata, sparseValues } = v as Record<string, unknown>;
+      const input = vectors.map((v, i) => {
+        const { id, values, metadata, sparseValues } = v;
         // Sparse values live in the row's payload (engine/sparse.ts); checked here so a bad one fails the batch before anything is logged.
         // A record may leave values out when it has sparse values (a sparse index's records have none; the index says which it takes).
         const payload =
@@ -93,7 +82,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       tags: ["indexes"],
       auth: "tenant",
       meter: "create_index",
-      requestBody: S.createIndexRequest,
+      input: INDEX_OPS.create_index,
       response: { status: 201, schema: S.indexModel, description: "The new index (ready at once)" },
       async handle(ctx) {
         const b = object(ctx.body);
@@ -140,7 +129,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       summary: "Change deletion protection or tags",
       tags: ["indexes"],
       auth: "tenant",
-      requestBody: S.configureIndexRequest,
+      input: INDEX_OPS.configure_index,
       response: { status: 200, schema: S.indexModel, description: "The index as changed" },
       async handle(ctx) {
         const b = object(ctx.body);
@@ -175,7 +164,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       meter: "upsert",
       usageBound: upsertBound,
       proto: { request: "UpsertRequest", response: "UpsertResponse" },
-      requestBody: S.upsertRequest,
+      input: INDEX_OPS.upsert,
       response: { status: 200, schema: S.upsertResponse, description: "Acknowledged: durable, visible to queries within milliseconds" },
       upsertBody: true,
       handle: (ctx) => upsert(ctx, object(ctx.body).namespace),
@@ -190,7 +179,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       meter: "upsert",
       usageBound: upsertBound,
       proto: { request: "UpsertRequest", response: "UpsertResponse" },
-      requestBody: S.upsertRequest,
+      input: INDEX_OPS.upsert,
       response: { status: 200, schema: S.upsertResponse, description: "Acknowledged" },
       upsertBody: true,
       handle: (ctx) => upsert(ctx, ctx.params.namespace),
@@ -212,7 +201,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
         const b = typeof ctx.body === "object" && ctx.body !== null ? (ctx.body as Record<string, unknown>) : {};
         return { scanned: await use(ctx, (ix) => ix.count(ns(b.namespace), undefined, read(ctx))) };
       },
-      requestBody: S.queryRequest,
+      input: INDEX_OPS.query,
       response: { status: 200, schema: S.queryResponse, description: "Matches, best first" },
       async handle(ctx) {
         const b = object(ctx.body);
@@ -220,10 +209,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
           throw new SvcError("E_BAD_REQUEST", "give either vector or id, not both", { field: "id" });
         if (b.vector === undefined && b.id === undefined && b.sparseVector === undefined)
           throw new SvcError("E_BAD_REQUEST", "give vector (numbers), id (a stored vector's id) or sparseVector", { field: "vector" });
-        if (b.id !== undefined && (typeof b.id !== "string" || b.id === ""))
-          throw new SvcError("E_BAD_REQUEST", "id must be a non-empty string", { field: "id" });
-        const topK = b.topK ?? 10;
-        if (typeof topK !== "number") throw new SvcError("E_TOP_K", "topK must be an integer in [1, 10000]", { field: "topK" });
+        const topK = (b.topK as number | null | undefined) ?? DEFAULT_TOP_K;
         const namespace = ns(b.namespace);
         const vector = b.vector === undefined ? undefined : floats(b.vector, "vector");
         const res = await use(ctx, (ix) => {
@@ -235,9 +221,9 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
               id: b.id as string | undefined,
               topK,
               filter: b.filter, // expired vectors (svc_expires_at <= now) never match
-              includeValues: flag(b.includeValues, "includeValues"),
-              includeMetadata: flag(b.includeMetadata, "includeMetadata"),
-              exact: flag(b.exact, "exact"),
+              includeValues: b.includeValues === true,
+              includeMetadata: b.includeMetadata === true,
+              exact: b.exact === true,
               ...(b.sparseVector === undefined ? {} : { sparseVector: b.sparseVector }),
             },
             read(ctx),
@@ -262,26 +248,10 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       auth: "tenant",
       meter: "fetch",
       proto: { response: "FetchResponse" },
-      queryParams: [
-        {
-          name: "ids",
-          schema: { type: "array", items: { type: "string" } },
-          description: "Repeat for each id (?ids=a&ids=b), at most 1000",
-          required: true,
-        },
-        { name: "namespace", schema: { type: "string" }, description: 'Namespace; default "" (also spelled __default__)' },
-      ],
+      input: INDEX_OPS.fetch,
       response: { status: 200, schema: S.fetchResponse, description: "The vectors found, by id; missing ids are left out" },
       async handle(ctx) {
-        const ids = ctx.query.getAll("ids");
-        if (ids.length === 0) throw new SvcError("E_BAD_REQUEST", "give at least one id: ?ids=a&ids=b", { field: "ids" });
-        if (ids.length > MAX_FETCH_IDS) throw new SvcError("E_BAD_REQUEST", `at most ${MAX_FETCH_IDS} ids per fetch`, { field: "ids" });
-        ids.forEach((id, i) => {
-          if (id === "" || Buffer.byteLength(id) > MAX_ID_BYTES)
-            throw new SvcError("E_BAD_REQUEST", `ids[${i}] must be a non-empty string of at most ${MAX_ID_BYTES} bytes`, {
-              field: `ids[${i}]`,
-            });
-        });
+        const ids = ctx.query.getAll("ids"); // INDEX_OPS.fetch: 1..MAX_FETCH_IDS ids
         const namespace = ctx.query.get("namespace") ?? "";
         const found = await use(ctx, (ix) => ix.fetch(ns(namespace), ids, read(ctx))); // expired vectors are left out
         const vectors: Record<string, ReturnType<typeof wireVector>> = {};
@@ -297,18 +267,11 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       tags: ["vectors"],
       auth: "tenant",
       meter: "list_vectors",
-      queryParams: [
-        { name: "prefix", schema: { type: "string" }, description: "Only ids starting with this" },
-        { name: "limit", schema: { type: "integer", minimum: 1, maximum: MAX_ID_PAGE }, description: `Page size (default ${ID_PAGE})` },
-        { name: "paginationToken", schema: { type: "string" }, description: "pagination.next of the previous page (opaque)" },
-        { name: "namespace", schema: { type: "string" }, description: 'Namespace; default "" (also spelled __default__)' },
-      ],
+      input: INDEX_OPS.list_vectors,
       response: { status: 200, schema: S.listResponse, description: "One page of ids; pagination.next when more remain" },
       async handle(ctx) {
-        const limit = intParam(ctx.query.get("limit"), "limit", ID_PAGE, MAX_ID_PAGE);
+        const limit = pageLimit(ctx.query.get("limit"));
         const prefix = ctx.query.get("prefix") ?? "";
-        if (Buffer.byteLength(prefix) > MAX_ID_BYTES)
-          throw new SvcError("E_BAD_REQUEST", `prefix must be at most ${MAX_ID_BYTES} bytes (the longest id)`, { field: "prefix" });
         const after = pageToken(ctx.query.get("paginationToken") ?? ctx.query.get("pagination_token"));
         const namespace = ctx.query.get("namespace") ?? "";
         const page = await use(ctx, (ix) => ix.list(ns(namespace), { prefix, after, limit }, read(ctx))); // expired vectors are left out
@@ -324,7 +287,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       auth: "tenant",
       meter: "fetch_by_metadata",
       readOnly: true,
-      requestBody: S.fetchByMetadataRequest,
+      input: INDEX_OPS.fetch_by_metadata,
       response: {
         status: 200,
         schema: S.fetchByMetadataResponse,
@@ -333,13 +296,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       async handle(ctx) {
         const b = object(ctx.body);
         requireFilter(b.filter);
-        const limit = b.limit ?? ID_PAGE;
-        if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_ID_PAGE)
-          throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${MAX_ID_PAGE}]`, { field: "limit" });
-        if (b.paginationToken !== undefined && typeof b.paginationToken !== "string")
-          throw new SvcError("E_BAD_REQUEST", "paginationToken must be a string (pagination.next of the previous page)", {
-            field: "paginationToken",
-          });
+        const limit = (b.limit as number | null | undefined) ?? DEFAULT_PAGE;
         const after = pageToken((b.paginationToken as string | undefined) ?? null);
         const namespace = ns(b.namespace);
         const { page, found } = await use(ctx, async (ix) => {
@@ -368,7 +325,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       auth: "tenant",
       meter: "update",
       usageBound: () => ({ written: 1 }),
-      requestBody: S.updateRequest,
+      input: INDEX_OPS.update,
       response: { status: 200, schema: S.updateResponse, description: "Updated: {} by id, {matchedRecords} by filter" },
       async handle(ctx) {
         const b = object(ctx.body);
@@ -381,7 +338,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
             });
           requireFilter(b.filter);
           const w = await use(ctx, (ix) =>
-            ix.updateWhere(ns(b.namespace), { filter: b.filter, setMetadata: b.setMetadata, dryRun: flag(b.dryRun, "dryRun") }),
+            ix.updateWhere(ns(b.namespace), { filter: b.filter, setMetadata: b.setMetadata, dryRun: b.dryRun === true }),
           );
           ctx.usage.written = 0; // metadata only, as an update by id without values
           return { body: { matchedRecords: w.matched }, headers: seqHeaders(w) };
@@ -406,14 +363,12 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       tags: ["vectors"],
       auth: "tenant",
       meter: "delete",
-      requestBody: S.deleteRequest,
+      input: INDEX_OPS.delete,
       response: { status: 200, schema: { type: "object" }, description: "Deleted ({})" },
       async handle(ctx) {
         const b = object(ctx.body);
         const given = [b.ids !== undefined, b.filter !== undefined, b.deleteAll === true].filter(Boolean).length;
         if (given !== 1) throw new SvcError("E_BAD_REQUEST", "give exactly one of ids, filter or deleteAll: true", { field: "ids" });
-        if (b.deleteAll !== undefined && typeof b.deleteAll !== "boolean")
-          throw new SvcError("E_BAD_REQUEST", "deleteAll must be a boolean", { field: "deleteAll" });
         const w = await use(ctx, (ix) =>
           ix.delete(ns(b.namespace), { ids: b.ids as string[] | undefined, filter: b.filter, deleteAll: b.deleteAll === true }),
         );
@@ -429,7 +384,7 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       auth: "tenant",
       meter: "describe_index_stats",
       readOnly: true,
-      ...(method === "post" ? { requestBody: { type: "object", properties: { filter: S.filter } } } : {}),
+      ...(method === "post" ? { input: INDEX_OPS.describe_index_stats } : {}),
       response: { status: 200, schema: S.statsResponse, description: "Counts" },
       async handle(ctx) {
         const filter = method === "post" && ctx.body !== undefined ? object(ctx.body).filter : undefined;
@@ -459,14 +414,10 @@ export function indexRoutes(indexes: IndexCatalog): Route[] {
       tags: ["namespaces"],
       auth: "tenant",
       meter: "list_namespaces",
-      queryParams: [
-        { name: "limit", schema: { type: "integer", minimum: 1, maximum: 1000 }, description: `Page size (default ${NAMESPACE_PAGE})` },
-        { name: "paginationToken", schema: { type: "string" }, description: "pagination.next of the previous page" },
-        { name: "prefix", schema: { type: "string" }, description: "Only namespaces whose name starts with this" },
-      ],
+      input: INDEX_OPS.list_namespaces,
       response: { status: 200, schema: S.namespaceList, description: "One page of namespaces" },
       async handle(ctx) {
-        const limit = intParam(ctx.query.get("limit"), "limit", NAMESPACE_PAGE, 1000);
+        const limit = pageLimit(ctx.query.get("limit"));
         const token = ctx.query.get("paginationToken") ?? ctx.query.get("pagination_token");
         const after = token === null ? null : fromToken(token);
         const prefix = ctx.query.get("prefix") ?? "";
@@ -577,12 +528,9 @@ function object(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** "" and "__default__" are one namespace, stored as "". */
+/** "" and "__default__" are one namespace, stored as "". A body's or query's namespace was checked by its INDEX_OPS schema; one in the path by the engine. */
 function ns(v: unknown): string {
-  if (v === undefined || v === null || v === DEFAULT_NAMESPACE) return "";
-  if (typeof v !== "string" || Buffer.byteLength(v) > MAX_ID_BYTES)
-    throw new SvcError("E_BAD_REQUEST", `namespace must be a string of at most ${MAX_ID_BYTES} bytes`, { field: "namespace" });
-  return v;
+  return v === undefined || v === null || v === DEFAULT_NAMESPACE ? "" : (v as string);
 }
 
 /**
@@ -646,26 +594,15 @@ function floats(v: unknown, field: string, copy: (v: Uint8Array) => Float32Array
       );
     return new Float32Array(bytes.buffer);
   }
+  // Absent (a dense index's record without values) or not numbers: the elements were checked by fields.ts `values`.
   if (!Array.isArray(v))
     throw new SvcError("E_BAD_REQUEST", `${field} must be an array of numbers (or base64 of little-endian float32)`, { field });
-  for (let i = 0; i < v.length; i++) {
-    if (typeof v[i] !== "number") throw new SvcError("E_BAD_REQUEST", `${field}[${i}] must be a number`, { field: `${field}[${i}]` });
-  }
   return v as number[];
 }
 
-function flag(v: unknown, field: string): boolean {
-  if (v === undefined) return false;
-  if (typeof v !== "boolean") throw new SvcError("E_BAD_REQUEST", `${field} must be a boolean`, { field });
-  return v;
-}
-
-function intParam(v: string | null, field: string, fallback: number, max: number): number {
-  if (v === null) return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > max)
-    throw new SvcError("E_BAD_REQUEST", `${field} must be an integer in [1, ${max}]`, { field });
-  return n;
+/** A query's `limit` (checked by its INDEX_OPS schema), or the default page. */
+function pageLimit(v: string | null): number {
+  return v === null ? DEFAULT_PAGE : Number(v);
 }
 
 /** A filter that selects: an object with at least one condition (E_FILTER otherwise; its conditions are checked by the engine). */
