@@ -169,15 +169,16 @@ async function openServices(
       wallets: accounts.wallets,
       cluster,
     };
+    indexes = await open(openIndexes(shared));
     const ctx: ServiceContext = { ...shared, home: (await open(openHome(shared))).stores };
-    indexes = await open(openIndexes(ctx));
     hd = await open(openHd(ctx));
     records = await open(openRecords(ctx, indexes, hd));
     await open(openDirectory(ctx));
     commons = await open(openCommons(ctx));
     await open(openHelpers(ctx));
   } catch (err) {
-    await closeInReverse(services);
+    // what opened closes (its locks and connections released); the failure to open is what the caller hears of
+    await closeInReverse(services).catch((closeErr: unknown) => logger.error({ err: closeErr }, "closing after a failed start failed"));
     await pool.close();
     throw err;
   }

@@ -18,7 +18,7 @@ export interface IndexesService extends ProductService {
   readonly rowCounts?: () => Promise<Array<{ tenant: string; index: string; rows: number }>>;
 }
 
-export async function openIndexes(ctx: ServiceContext): Promise<IndexesService> {
+export async function openIndexes(ctx: Omit<ServiceContext, "home">): Promise<IndexesService> {
   const { cluster, dataDir, kernels, pool, reporter } = ctx;
   // Sharded on the log streams in cluster mode (catalog: the stream svc_catalog), the data dir's otherwise.
   const local = cluster ? null : new IndexService(dataDir, { kernels, pool, durability: ctx.durability, reporter });
@@ -51,7 +51,7 @@ export async function openIndexes(ctx: ServiceContext): Promise<IndexesService> 
 }
 
 /** Fetches a bulk import's URL: the commons' outbound rules (SSRF-safe), with the imports' size cap and at least a minute. */
-function importFetcher(ctx: ServiceContext): (uri: string, field: string) => Promise<Buffer> {
+function importFetcher(ctx: Omit<ServiceContext, "home">): (uri: string, field: string) => Promise<Buffer> {
   const outbound = new Outbound({
     ...ctx.config.commons.outbound,
     maxBytes: ctx.config.imports.maxUrlBytes,
