@@ -5,6 +5,8 @@ import type { Metadata } from "../engine/filter/metadata.js";
 import { SvcError } from "../errors.js";
 import { checkValue, decodeMsgpack } from "../safe-values.js";
 
+/** Records per ingest call (and per write of an import). */
+export const MAX_ITEMS = 1000;
 export const MAX_TEXT_BYTES = 64 * 1024;
 export const MAX_META_BYTES = 64 * 1024;
 export const MAX_TAGS = 64;
@@ -192,26 +194,4 @@ export function bool(v: unknown, field: string, fallback: boolean): boolean {
   if (v === undefined) return fallback;
   if (typeof v !== "boolean") throw new SvcError("E_BAD_REQUEST", `${field} must be a boolean`, { field });
   return v;
-}
-
-/** An integer query parameter, or undefined when absent; "12x" is an error naming the parameter. */
-export function queryInt(params: URLSearchParams, name: string): number | undefined {
-  const raw = params.get(name);
-  if (raw === null) return undefined;
-  const n = Number(raw);
-  if (!/^-?\d{1,16}$/.test(raw) || !Number.isSafeInteger(n))
-    throw new SvcError("E_BAD_REQUEST", `${name} must be an integer`, { field: name });
-  return n;
-}
-
-/** A comma-separated query parameter as a list, or undefined when absent. */
-export function list(params: URLSearchParams, name: string): string[] | undefined {
-  const raw = params.get(name);
-  if (raw === null) return undefined;
-  const items = raw
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
-  if (items.length === 0) throw new SvcError("E_BAD_REQUEST", `${name} must list at least one value`, { field: name });
-  return items;
 }

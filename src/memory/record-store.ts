@@ -7,8 +7,15 @@ import type { Bm25Hit } from "../encoder/bm25.js";
 import type { Collection } from "../engine/collection.js";
 import type { Metadata } from "../engine/filter/metadata.js";
 import { LexicalCache } from "./record-lexical.js";
-import type { Predicate } from "./record-fields.js";
+import type { Predicate, Row } from "./record-fields.js";
 import type { ReadOptions, Written } from "./vector-index.js";
+
+/** What records need of a text encoder (src/encoder/): a fixed dimension and batch encoding to unit vectors. */
+export interface Embedder {
+  readonly dimension: number;
+  /** n texts -> n * dimension floats, each row L2-normalized. */
+  encodeBatch(texts: string[]): Float32Array;
+}
 
 /** A record as written: its id, the embedding of its text (unit length), metadata {kind, tags, ts, exp?} and payload (record-fields.ts). */
 export interface StoredRow {
@@ -59,6 +66,28 @@ export interface RecordStore {
   /** Every write acknowledged before the call is visible to the reads made after it resolves. */
   settled(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Embed the rows' texts and upsert them (one write): what ingest and import write through. */
+export async function writeRows(
+  s: RecordStore,
+  encoder: Embedder,
+  ns: string,
+  rows: ReadonlyArray<Row & { id: string }>,
+): Promise<{ ids: string[]; count: number } & Written> {
+  const vectors = encoder.encodeBatch(rows.map((r) => r.text));
+  const dim = encoder.dimension;
+  const w = await s.upsert(
+    ns,
+    rows.map((r, i) => ({
+      id: r.id,
+      values: vectors.subarray(i * dim, (i + 1) * dim),
+      text: r.text,
+      metadata: r.metadata,
+      payload: r.payload,
+    })),
+  );
+  return { ids: rows.map((r) => r.id), count: rows.length, ...(w.seq === undefined ? {} : { seq: w.seq }) };
 }
 
 /** A tenant's records on this node: one Collection (its namespaces are the record namespaces) and the BM25 indexes kept by its writes. */

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TextEncoder1024 } from "../../src/encoder/encoder.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { RecordService } from "../../src/memory/records.js";
+import { timelineRequest } from "../../src/http/routes/records.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
 import { callNode, startSvcCluster, until, type SvcCluster } from "./svc-cluster.js";
 
@@ -205,7 +206,7 @@ describe("records in cluster mode", () => {
     let pages = 0;
     do {
       const qs = `limit=7${until_ === undefined || until_ === null ? "" : `&until=${until_}`}`;
-      const want = await local.timeline("t", "notes", new URLSearchParams(qs));
+      const want = await local.timeline("t", "notes", timelineRequest(new URLSearchParams(qs)));
       const got = await call(pages % 3, "GET", `/v1/records/notes/timeline?${qs}`, undefined, seq);
       expect(got.status, JSON.stringify(got.body)).toBe(200);
       // the same records on the page (within a ts group the order is by id, and the ids differ), in timeline order

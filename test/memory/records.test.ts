@@ -18,6 +18,7 @@ import { mulberry32 } from "../../src/kernels/random.js";
 import { encodeRecords, readContainer, writeContainer } from "../../src/memory/container.js";
 import type { ContainerRecord } from "../../src/memory/record-fields.js";
 import { DAY_MS, DEFAULT_TIMELINE, RecordService, type RecordView } from "../../src/memory/records.js";
+import { timelineRequest } from "../../src/http/routes/records.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
 import JSZip from "jszip";
 import { encode as msgpackEncode } from "@msgpack/msgpack";
@@ -81,7 +82,7 @@ async function expectCode(fn: () => unknown, code: string, field?: string): Prom
 const params = (o: Record<string, string | number | undefined>) => {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(o)) if (v !== undefined) p.set(k, String(v));
-  return p;
+  return timelineRequest(p); // the query string as the route parses it
 };
 const sortIds = (xs: Array<{ id: string }>) => xs.map((x) => x.id).sort();
 const cosine = (a: Float32Array, b: Float32Array) => {

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { TextEncoder1024 } from "../../src/encoder/encoder.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { RecordService } from "../../src/memory/records.js";
+import { timelineRequest } from "../../src/http/routes/records.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
 
 const root = mkdtempSync(join(tmpdir(), "svc-timeline-prop-"));
@@ -29,7 +30,7 @@ afterAll(async () => {
 const params = (o: Record<string, string | number | undefined>) => {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(o)) if (v !== undefined) p.set(k, String(v));
-  return p;
+  return timelineRequest(p); // the query string as the route parses it
 };
 
 interface Page {

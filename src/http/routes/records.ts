@@ -1,7 +1,7 @@
 /** @module routes/records — /v1/records (namespaces) and /v1/records/{ns}: ingest, query, timeline, get, delete, forget, stats, export and import of .svc containers. */
 import { SvcError } from "../../errors.js";
 import { CONTAINER_TYPE, exportContainer, exportSchema, importContainer, type HdServices } from "../../memory/container.js";
-import type { RecordService } from "../../memory/records.js";
+import type { RecordService, TimelineRequest } from "../../memory/records.js";
 import { formPart } from "../multipart.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
 import { VERSION } from "../../version.js";
@@ -190,7 +190,7 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
           },
         },
       },
-      handle: async (ctx) => ({ body: await records.timeline(tenant(ctx), ns(ctx), ctx.query, read(ctx)) }),
+      handle: async (ctx) => ({ body: await records.timeline(tenant(ctx), ns(ctx), timelineRequest(ctx.query), read(ctx)) }),
     },
     {
       method: "get",
@@ -324,4 +324,44 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
       },
     },
   ];
+}
+
+/** The timeline's query string as a typed request (E_BAD_REQUEST naming the parameter); ranges and cross-field rules are the service's. */
+export function timelineRequest(q: URLSearchParams): TimelineRequest {
+  const limit = queryInt(q, "limit");
+  const until = queryInt(q, "until");
+  const after = q.get("after") ?? undefined;
+  if (after !== undefined && (after === "" || after.length > 256))
+    throw new SvcError("E_BAD_REQUEST", "after must be a record id: the nextAfter of the previous page", { field: "after" });
+  return {
+    limit,
+    until,
+    after,
+    kind: list(q, "kind"),
+    tagsAny: list(q, "tagsAny"),
+    tagsAll: list(q, "tagsAll"),
+    since: queryInt(q, "since"),
+  };
+}
+
+/** An integer query parameter, or undefined when absent; "12x" is an error naming the parameter. */
+function queryInt(params: URLSearchParams, name: string): number | undefined {
+  const raw = params.get(name);
+  if (raw === null) return undefined;
+  const n = Number(raw);
+  if (!/^-?\d{1,16}$/.test(raw) || !Number.isSafeInteger(n))
+    throw new SvcError("E_BAD_REQUEST", `${name} must be an integer`, { field: name });
+  return n;
+}
+
+/** A comma-separated query parameter as a list, or undefined when absent. */
+function list(params: URLSearchParams, name: string): string[] | undefined {
+  const raw = params.get(name);
+  if (raw === null) return undefined;
+  const items = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  if (items.length === 0) throw new SvcError("E_BAD_REQUEST", `${name} must list at least one value`, { field: name });
+  return items;
 }
