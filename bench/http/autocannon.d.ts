@@ -13,6 +13,8 @@ declare module "autocannon" {
       pipelining?: number;
       /** Seconds. */
       duration?: number;
+      /** Stop after this many requests (instead of `duration`). */
+      amount?: number;
       /** Seconds. */
       timeout?: number;
       /** Cycled through in order by every connection. */
