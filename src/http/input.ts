@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { SvcError, type ErrorCode } from "../errors.js";
-import { codeOf } from "../tools/fields.js";
+import { codeOf, judgedAs } from "../tools/fields.js";
 import type { RequestContext, Route, Schema } from "./route.js";
 
 type QueryParam = NonNullable<Route["queryParams"]>[number];
@@ -77,9 +77,22 @@ function queryValues(route: Route, query: URLSearchParams): Record<string, unkno
 
 function refuse(schema: z.ZodType, r: z.ZodSafeParseResult<unknown>, whole: string): void {
   if (r.success) return;
-  const issue = r.error.issues[0]!;
+  const issue = deepest(r.error.issues[0]!);
   const field = fieldName(issue.path) || whole;
   throw new SvcError((codeOf(schemaAt(schema, issue.path)) ?? "E_BAD_REQUEST") as ErrorCode, `${field}: ${issue.message}`, { field });
+}
+
+/** An issue of a union no branch took, as the branch's issue that went deepest (`tags[1]` rather than `tags`); any other as it is. */
+function deepest(issue: z.core.$ZodIssue, base: readonly PropertyKey[] = []): { path: PropertyKey[]; message: string } {
+  const path = [...base, ...issue.path];
+  if (issue.code !== "invalid_union" || issue.errors.length === 0) return { path, message: issue.message };
+  let best = { path, message: issue.message };
+  for (const branch of issue.errors)
+    for (const inner of branch) {
+      const d = deepest(inner, path);
+      if (d.path.length > best.path.length) best = d;
+    }
+  return best;
 }
 
 /** `["vectors", 3, "id"]` -> `vectors[3].id`. */
@@ -106,5 +119,5 @@ function schemaAt(schema: z.ZodType, path: readonly PropertyKey[]): z.ZodType {
 
 function unwrap(s: z.ZodType | undefined): z.ZodType | undefined {
   while (s instanceof z.ZodOptional || s instanceof z.ZodNullable || s instanceof z.ZodDefault) s = s.unwrap() as z.ZodType;
-  return s;
+  return s === undefined ? s : (judgedAs.get(s) ?? s);
 }

@@ -89,8 +89,8 @@ export const values = z
 
 /** Case-insensitive as the official client sends it (stored lowercase by memory/indexes.ts). */
 const lower = (v: unknown) => (typeof v === "string" ? v.toLowerCase() : v);
-export const metric = z.preprocess(lower, z.enum(METRICS));
-export const vectorType = z.preprocess(lower, z.enum(VECTOR_TYPES));
+export const metric = z.preprocess(lower, z.enum(METRICS, { error: `metric must be one of ${METRICS.join(", ")}` }));
+export const vectorType = z.preprocess(lower, z.enum(VECTOR_TYPES, { error: `vector_type must be one of ${VECTOR_TYPES.join(", ")}` }));
 export const dimension = coded(
   z.number().int().min(1).max(MAX_DIMENSION),
   "E_DIMENSION",
@@ -145,12 +145,18 @@ export const upsertVectors = z
       if (plainItem(v[i])) continue;
       const r = vectorItem.safeParse(v[i]);
       if (!r.success) {
-        for (const issue of r.error.issues) ctx.addIssue({ code: "custom", message: issue.message, path: [i, ...issue.path] });
+        for (const issue of r.error.issues) ctx.addIssue({ ...issue, path: [i, ...issue.path] } as z.core.$ZodRawIssue); // the issue as zod made it (a union's keeps its branches)
         return;
       }
     }
   })
   .meta(jsonOf(vectorList));
+
+/**
+ * Schemas that check with their own code but judge as another one does (upsertVectors as vectorList): where
+ * http/input.ts looks for the error code of a refused field, it descends into the latter.
+ */
+export const judgedAs = new WeakMap<z.ZodType, z.ZodType>([[upsertVectors, vectorList]]);
 
 function jsonOf(s: z.ZodType): Record<string, unknown> {
   const { $schema: _, ...rest } = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
