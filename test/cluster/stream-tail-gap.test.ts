@@ -99,7 +99,14 @@ it("hands on every sequence of its subject, in order, through kill -9 and restar
   stop = true;
   await writer;
   // the authoritative scan: the stream leader's answers, subject by subject
-  const jsm = await jetstreamManager(wc, { timeout: 5000 });
+  // right after the last restart the servers may still elect their meta leader ("JetStream system temporarily unavailable")
+  let jsm: Awaited<ReturnType<typeof jetstreamManager>> | undefined;
+  for (let attempt = 0; jsm === undefined; attempt++) {
+    jsm = await jetstreamManager(wc, { timeout: 5000 }).catch((e: unknown) => {
+      if (attempt >= 50) throw e;
+      return sleep(200).then(() => undefined);
+    });
+  }
   const scan = async (subject: string): Promise<number[]> => {
     const out: number[] = [];
     for (let seq = 1; ;) {
