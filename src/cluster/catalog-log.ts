@@ -32,7 +32,7 @@ import { randomBytes } from "node:crypto";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
 import type { Mirrored } from "./kv-mirror.js";
-import { noQuorum, untilQuorum } from "./quorum.js";
+import { noQuorum, untilQuorum, within } from "./quorum.js";
 import type { ClusterIndexRecord } from "./shards.js";
 import type { Snapshot, Snapshots } from "./snapshots.js";
 import { StreamTail } from "./stream-tail.js";
@@ -192,19 +192,10 @@ export class CatalogLog {
   }
 
   /** Resolves once the fold took sequence `seq`; E_NO_QUORUM when it did not within the quorum timeout (the tail resumes 2-3 s after the stream has a leader again). */
-  private async reached(seq: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(noQuorum(`the index catalog was not read up to sequence ${seq} in time; retry`, "name")),
-        this.opts.quorumTimeoutMs ?? 15_000,
-      );
-    });
-    try {
-      await Promise.race([this.tail!.reached(seq), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+  private reached(seq: number): Promise<void> {
+    return within(this.tail!.reached(seq), this.opts.quorumTimeoutMs ?? 15_000, () =>
+      noQuorum(`the index catalog was not read up to sequence ${seq} in time; retry`, "name"),
+    );
   }
 
   /** The sequence of the last change folded. */

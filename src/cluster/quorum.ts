@@ -64,3 +64,13 @@ export async function untilQuorum<T>(what: string, timeoutMs: number, f: () => P
     }
   }
 }
+
+/** `p`, or `late()`'s error once `ms` passed first (a bounded wait on a stream fold; the timer is cleared either way). */
+export async function within<T>(p: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(late()), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -35,7 +35,7 @@ import {
 } from "../account/wallet-book.js";
 import { SvcError } from "../errors.js";
 import { parseStoredJson } from "../safe-values.js";
-import { untilQuorum } from "./quorum.js";
+import { untilQuorum, within } from "./quorum.js";
 import type { Snapshot, Snapshots } from "./snapshots.js";
 import { StreamTail } from "./stream-tail.js";
 
@@ -226,24 +226,15 @@ export class ClusterWallets extends WalletAccounts<Folded> implements WalletBook
       async () => (await jsm.streams.info(LEDGER_STREAM)).state.last_seq,
       { field: "wallet" },
     );
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new SvcError("E_NOT_CAUGHT_UP", `this node's ledger fold is at ${this.position} of ${last}; retry shortly`, {
-              field: "wallet",
-              details: { retryAfterSeconds: 1 },
-            }),
-          ),
-        this.settings.quorumTimeoutMs,
-      );
-    });
-    try {
-      await Promise.race([this.tail!.reached(last), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await within(
+      this.tail!.reached(last),
+      this.settings.quorumTimeoutMs,
+      () =>
+        new SvcError("E_NOT_CAUGHT_UP", `this node's ledger fold is at ${this.position} of ${last}; retry shortly`, {
+          field: "wallet",
+          details: { retryAfterSeconds: 1 },
+        }),
+    );
   }
 
   /** Stop folding (changes in flight on this node reject). */
