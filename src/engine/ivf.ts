@@ -90,7 +90,8 @@ export const DEFAULT_PROBE: ProbeParams = { minProbe: 2, maxProbe: 32, slack: 8 
  * (their own row left out) with each setting of this ladder, cheapest first, against an exact
  * scan; the first whose recall@10 reaches CALIBRATION_RECALL becomes the index's probe. When none
  * does, or the one that does compares more than ANN_MAX_SCAN_FRACTION of the rows, the exact scan
- * is as good and the index is used only for broad filters (`probe` null).
+ * is as good and the index is used only for broad filters (`probe` null); the ladder stops at the
+ * first setting past ANN_MAX_SCAN_FRACTION.
  */
 export const PROBE_LADDER: readonly ProbeParams[] = [
   { minProbe: 1, maxProbe: 4, slack: 0 },
@@ -283,7 +284,11 @@ export class IvfIndex {
       const recall = hits / (k * sample.length);
       const fraction = (this.lists + (lists / sample.length) * (n / this.lists) + (rows.count - n)) / rows.count;
       last = { probe: params, recall, fraction };
-      if (recall >= CALIBRATION_RECALL) break;
+      // A setting comparing more than ANN_MAX_SCAN_FRACTION of the rows cannot become the probe, and the later ones
+      // take at least as many lists (minProbe, slack and maxProbe each grow along the ladder): the exact scan is as
+      // good. Going on cost data without list structure (text encoder vectors, issue 32 item 3) a sample of
+      // near-exhaustive probes per later step.
+      if (recall >= CALIBRATION_RECALL || fraction > ANN_MAX_SCAN_FRACTION) break;
     }
     this.calibrated = last.recall >= CALIBRATION_RECALL && last.fraction <= ANN_MAX_SCAN_FRACTION ? last.probe : null;
     this.filterFactor = this.calibrated === null ? 0 : await this.calibrateFilter(rows, sample, next, stop, depth, this.calibrated);
