@@ -501,7 +501,13 @@ describe("approximate index (IVF over packed bits)", () => {
   it("calibrates a cosine index below 4 lists per 10 candidates where that keeps recall@10 >= 0.99 (fewer lists probed)", async () => {
     // 1024-d floats near the tight clusters' sign patterns: a query's 100 rescoring candidates lie in a few lists
     const dim = DIM;
-    const c = await Collection.open(join(root, `cosfew${seq++}`), { kernels, pool, dimension: dim, durability: "none", annMinRows: Infinity });
+    const c = await Collection.open(join(root, `cosfew${seq++}`), {
+      kernels,
+      pool,
+      dimension: dim,
+      durability: "none",
+      annMinRows: Infinity,
+    });
     const vec = (r: Uint8Array, i: number) => {
       const noise = mulberry32(i + 1);
       return Array.from({ length: dim }, (_, j) => ((r[j >> 3]! >> (j & 7)) & 1 ? 1 : -1) + 0.3 * (noise() / 2 ** 32 - 0.5));
