@@ -547,6 +547,48 @@ describe("approximate index (IVF over packed bits)", () => {
     await c.close();
   });
 
+  it("calibrates a cosine index below 4 lists per 10 candidates where that keeps recall@10 >= 0.99 (fewer lists probed)", async () => {
+    // 1024-d floats near the tight clusters' sign patterns: a query's 100 rescoring candidates lie in a few lists
+    const dim = DIM;
+    const c = await Collection.open(join(root, `cosfew${seq++}`), {
+      kernels,
+      pool,
+      dimension: dim,
+      durability: "none",
+      annMinRows: Infinity,
+    });
+    const vec = (r: Uint8Array, i: number) => {
+      const noise = mulberry32(i + 1);
+      return Array.from({ length: dim }, (_, j) => ((r[j >> 3]! >> (j & 7)) & 1 ? 1 : -1) + 0.3 * (noise() / 2 ** 32 - 0.5));
+    };
+    for (let s = 0; s < N; s += 1000)
+      await c.upsert(
+        "",
+        Array.from({ length: 1000 }, (_, i) => ({ id: `v${s + i}`, values: vec(rows[s + i]!, s + i) })),
+      );
+    await c.settled();
+    await c.buildIndex("");
+    const probe = c.indexStats("")!.probe!;
+    // the old ladder's cheapest step probed up to 4 lists per 10 candidates
+    expect(probe.maxProbe).toBeLessThan(4);
+    let same = 0;
+    let lists = 0;
+    let fourLists = 0;
+    for (let j = 0; j < NQ; j++) {
+      const q = vec(queries[j]!, N + j);
+      const a = await c.query("", { vector: q, topK: 10 });
+      const e = await c.query("", { vector: q, topK: 10, exact: true });
+      expect(a.plan).toBe("ivf");
+      lists += a.probed!;
+      fourLists += (await c.query("", { vector: q, topK: 10, probe: { minProbe: 1, maxProbe: 4, slack: 0 } })).probed!;
+      const kth = e.matches[9]!.score;
+      same += a.matches.filter((m) => m.score >= kth - 1e-9).length;
+    }
+    expect(same / (10 * NQ)).toBeGreaterThanOrEqual(0.99);
+    expect(lists).toBeLessThan(fourLists);
+    await c.close();
+  });
+
   it("ranks cosine collections through the index too (Hamming candidates, then exact rescoring)", async () => {
     const dim = 64;
     const c = await Collection.open(join(root, `cos${seq++}`), { kernels, pool, dimension: dim, durability: "none", annMinRows: Infinity });
