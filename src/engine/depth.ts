@@ -55,7 +55,8 @@ export async function calibrateDepth(
   const rowBytes = dim * 4;
   const bits = heap.alloc(s * p.arena.rowBytes);
   const units = heap.alloc(s * rowBytes);
-  const block = heap.alloc(16 + TRUTH_CHUNK * rowBytes);
+  // the norm and the s dot products of one row (dotNormMany), then the chunk of rows
+  const block = heap.alloc(8 * (1 + s) + TRUTH_CHUNK * rowBytes);
   p.pins++;
   try {
     const rotated: Float32Array[] = [];
@@ -65,20 +66,19 @@ export async function calibrateDepth(
     }
     // The exact answers: every live row's values read once (runs of TRUTH_CHUNK rows), scored against every sample query.
     const best = sample.map(() => new BestK(K + 1));
-    const buf = block + 16;
+    const buf = block + 8 * (1 + s);
     for (let i = 0; i < n;) {
       await tick(stop);
       // after the yield: shared memory may have grown (a new buffer)
-      const res = new Float64Array(heap.memory.buffer, block, 2);
+      const res = new Float64Array(heap.memory.buffer, block, 1 + s);
       const start = live[i]!;
       const span = Math.min(TRUTH_CHUNK, p.rows - start);
       p.values!.readRange(start, span, heap.bytes().subarray(buf, buf + span * rowBytes));
       for (; i < n && live[i]! < start + span; i++) {
         const row = live[i]!;
-        for (let j = 0; j < s; j++) {
-          kernels.dotNorm(units + j * rowBytes, buf + (row - start) * rowBytes, dim, block);
-          best[j]!.offer(row, res[1]! > 0 ? res[0]! / Math.sqrt(res[1]!) : 0);
-        }
+        kernels.dotNormMany(units, s, buf + (row - start) * rowBytes, dim, block);
+        const norm = res[0]! > 0 ? Math.sqrt(res[0]!) : 0;
+        for (let j = 0; j < s; j++) best[j]!.offer(row, norm > 0 ? res[1 + j]! / norm : 0);
       }
     }
     const kth = best.map(

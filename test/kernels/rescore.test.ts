@@ -58,6 +58,51 @@ describe("dotNorm", () => {
   });
 });
 
+describe("dotNormMany", () => {
+  it("gives every query's dot product and the row's norm with the same bits as dotNorm, for any count of queries and any dim", () => {
+    fc.assert(
+      fc.property(
+        fc
+          .integer({ min: 1, max: 300 })
+          .chain((dim) =>
+            fc.tuple(
+              fc.array(fc.float32Array({ minLength: dim, maxLength: dim, min: -1e6, max: 1e6, noNaN: true }), {
+                minLength: 0,
+                maxLength: 11,
+              }),
+              fc.float32Array({ minLength: dim, maxLength: dim, min: -1e6, max: 1e6, noNaN: true }),
+            ),
+          ),
+        ([qs, x]) => {
+          const dim = x.length;
+          const nq = qs.length;
+          const all = new Float32Array(Math.max(1, nq * dim));
+          qs.forEach((q, i) => all.set(q, i * dim));
+          const qp = heap.put(all);
+          const xp = heap.put(x);
+          const many = heap.alloc(8 * (1 + nq));
+          const one = heap.alloc(16);
+          try {
+            kernels.dotNormMany(qp, nq, xp, dim, many);
+            const got = new Float64Array(heap.memory.buffer, many, 1 + nq).slice();
+            for (let i = 0; i < nq; i++) {
+              kernels.dotNorm(qp + i * dim * 4, xp, dim, one);
+              const [dot, norm] = new Float64Array(heap.memory.buffer, one, 2);
+              expect(Object.is(got[1 + i], dot)).toBe(true);
+              expect(Object.is(got[0], norm)).toBe(true);
+            }
+            kernels.dotNorm(xp, xp, dim, one);
+            expect(got[0]).toBe(new Float64Array(heap.memory.buffer, one, 2)[1]);
+          } finally {
+            for (const ptr of [qp, xp, many, one]) heap.release(ptr);
+          }
+        },
+      ),
+      { seed: 20261127, numRuns: 200 },
+    );
+  });
+});
+
 describe("asymScores", () => {
   it("scores every listed row as the JS AsymmetricScorer does; bestEstimated keeps the best by score, ties by row", () => {
     for (const dim of [1024, 300, 100, 13]) {
