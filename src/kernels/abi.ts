@@ -74,6 +74,7 @@ interface Exports {
   asymScores(base: number, rowBytes: number, list: number, n: number, table: number, out: number): void;
   dotNorm(q: number, x: number, dim: number, out: number): void;
   dotNormMany(qs: number, nq: number, x: number, dim: number, out: number): void;
+  dotF32Many(qs: number, nq: number, x: number, dim: number, out: number): void;
   readProbe(ptr: number, bytes: number): bigint;
   refDistance(a: number, b: number, words: number): number;
   refHammingTopK(base: number, words: number, start: number, end: number, q: number, k: number, out: number): number;
@@ -415,6 +416,15 @@ export class Kernels {
    */
   dotNormMany(qs: number, nq: number, x: number, dim: number, out: number): void {
     this.x.dotNormMany(qs, nq, x, dim, out);
+  }
+
+  /**
+   * f64 at out + 8i: query i's dot product with the row at `x` (queries as in dotNormMany), computed in f32: within
+   * (dim / 8 + 12) x 2^-24 x Σ|q_i[j]·x[j]| of the exact one while no product or partial sum leaves f32's normal range.
+   * About twice dotNormMany's pairs per second; a filter, never a score (assembly/rescore.ts).
+   */
+  dotF32Many(qs: number, nq: number, x: number, dim: number, out: number): void {
+    this.x.dotF32Many(qs, nq, x, dim, out);
   }
 
   /** Stream-read rows [0, count) once (two streams, no compute); the scan's memory ceiling. */
