@@ -11,7 +11,7 @@ export { buildQueryTable, scanQueryTable } from "./query-table";
 export { hammingTopKRanges, ivfProbe, nearestCentroids } from "./ivf";
 export { bind, bundleAdd, bundleThreshold } from "./bundle";
 export { encodeF32 } from "./rotate";
-export { asymScores, dotNorm, dotNormMany, dotF32Many } from "./rescore";
+export { asymScores, dotNorm, dotNormMany, dotF32Many, dotF32Keep } from "./rescore";
 export { readProbe } from "./probe";
 export {
   refDistance, refHammingTopK, refHammingTopKMasked, refHammingTopKList, refBind, refBundleAdd, refBundleThreshold, refEncodeF32, refDotNorm,

@@ -176,3 +176,20 @@ function lanes8(a: v128, b: v128, q: usize, x: usize, end8: i32, dim: i32): f32 
   for (let j = end8; j < dim; j++) t += load<f32>(x + (<usize>j << 2)) * load<f32>(q + (<usize>j << 2));
   return t;
 }
+
+// dotF32Keep: dotF32Many's f32 dot products divided by `norm` (f64, the row's norm), kept where at least the query's
+// floor (f64 at floors + 8i): the kept queries' indices as u32 at idx, their scores as f64 at out, in query order;
+// returns how many. out holds 8·nq bytes (it is dotF32Many's output first). The filter of src/engine/depth.ts exactBest.
+export function dotF32Keep(qs: usize, nq: i32, x: usize, dim: i32, norm: f64, floors: usize, idx: usize, out: usize): i32 {
+  dotF32Many(qs, nq, x, dim, out);
+  let c = 0;
+  for (let i = 0; i < nq; i++) {
+    let s = load<f64>(out + (<usize>i << 3)) / norm;
+    if (s >= load<f64>(floors + (<usize>i << 3))) {
+      store<u32>(idx + (<usize>c << 2), <u32>i);
+      store<f64>(out + (<usize>c << 3), s);
+      c++;
+    }
+  }
+  return c;
+}

@@ -142,14 +142,28 @@ export async function exactBest(
   const f32Best = Array.from({ length: nq }, () => new BestK(k));
   const keptRows = Array.from({ length: nq }, (): number[] => []);
   const keptScores = Array.from({ length: nq }, (): number[] => []);
-  // the norm and the nq dot products of one row (dotNormMany, dotF32Many at +8), then a chunk of rows
-  const block = heap.alloc(8 * (1 + nq) + TRUTH_CHUNK * rowBytes);
+  // per row: its norm and nq scores (f64), each query's floor (f64: its k-th best f32 score so far less 2E, -Infinity
+  // until k were kept), the queries that kept it (u32); then a chunk of rows (at a multiple of 16 bytes)
+  const floorsAt = 8 * (1 + nq);
+  const idxAt = floorsAt + 8 * nq;
+  const bufAt = Math.ceil((idxAt + 4 * nq) / 16) * 16;
+  const block = heap.alloc(bufAt + TRUTH_CHUNK * rowBytes);
   try {
-    const buf = block + 8 * (1 + nq);
+    const buf = block + bufAt;
+    new Float64Array(heap.memory.buffer, block + floorsAt, nq).fill(-Infinity);
     for (let i = 0; i < n;) {
       await tick(stop);
       // after the yield: shared memory may have grown (a new buffer)
       const res = new Float64Array(heap.memory.buffer, block, 1 + nq);
+      const floors = new Float64Array(heap.memory.buffer, block + floorsAt, nq);
+      const idx = new Uint32Array(heap.memory.buffer, block + idxAt, nq);
+      const keep = (j: number, row: number, score: number) => {
+        const b = f32Best[j]!;
+        b.offer(row, score);
+        keptRows[j]!.push(row);
+        keptScores[j]!.push(score);
+        floors[j] = b.worst - margin[j]!;
+      };
       const start = live[i]!;
       const span = Math.min(TRUTH_CHUNK, p.rows - start);
       p.values!.readRange(start, span, heap.bytes().subarray(buf, buf + span * rowBytes));
@@ -158,17 +172,17 @@ export async function exactBest(
         const x = buf + (row - start) * rowBytes;
         kernels.dotNormMany(queries, 0, x, dim, block);
         const norm = Math.sqrt(res[0]!);
-        const approx = norm >= F32_NORM_MIN && norm * qMax <= F32_NORM_MAX;
-        // in range: f32 dot products at +8; else the exact ones (then the kept score is exact: within any margin)
-        if (approx) kernels.dotF32Many(queries, nq, x, dim, block + 8);
-        else kernels.dotNormMany(queries, nq, x, dim, block);
-        for (let j = 0; j < nq; j++) {
-          const score = norm > 0 ? res[1 + j]! / norm : 0;
-          const b = f32Best[j]!;
-          if (score < b.worst - margin[j]!) continue;
-          b.offer(row, score);
-          keptRows[j]!.push(row);
-          keptScores[j]!.push(score);
+        if (norm >= F32_NORM_MIN && norm * qMax <= F32_NORM_MAX) {
+          // f32 scores, only those at or above their query's floor come back
+          const kept = kernels.dotF32Keep(queries, nq, x, dim, norm, block + floorsAt, block + idxAt, block + 8);
+          for (let t = 0; t < kept; t++) keep(idx[t]!, row, res[1 + t]!);
+        } else {
+          // out of f32's safe range: the exact scores (within any margin of themselves)
+          kernels.dotNormMany(queries, nq, x, dim, block);
+          for (let j = 0; j < nq; j++) {
+            const score = norm > 0 ? res[1 + j]! / norm : 0;
+            if (score >= floors[j]!) keep(j, row, score);
+          }
         }
       }
     }

@@ -75,6 +75,7 @@ interface Exports {
   dotNorm(q: number, x: number, dim: number, out: number): void;
   dotNormMany(qs: number, nq: number, x: number, dim: number, out: number): void;
   dotF32Many(qs: number, nq: number, x: number, dim: number, out: number): void;
+  dotF32Keep(qs: number, nq: number, x: number, dim: number, norm: number, floors: number, idx: number, out: number): number;
   readProbe(ptr: number, bytes: number): bigint;
   refDistance(a: number, b: number, words: number): number;
   refHammingTopK(base: number, words: number, start: number, end: number, q: number, k: number, out: number): number;
@@ -425,6 +426,15 @@ export class Kernels {
    */
   dotF32Many(qs: number, nq: number, x: number, dim: number, out: number): void {
     this.x.dotF32Many(qs, nq, x, dim, out);
+  }
+
+  /**
+   * dotF32Many's dot products divided by `norm` (the row's), kept where at least the query's floor (nq f64 at
+   * `floors`): the kept queries' indices (u32) at `idx` and their scores (f64) at `out`, in query order; returns how
+   * many. `out` holds 8 x nq bytes. A filter, never a score.
+   */
+  dotF32Keep(qs: number, nq: number, x: number, dim: number, norm: number, floors: number, idx: number, out: number): number {
+    return this.x.dotF32Keep(qs, nq, x, dim, norm, floors, idx, out);
   }
 
   /** Stream-read rows [0, count) once (two streams, no compute); the scan's memory ceiling. */
