@@ -108,13 +108,13 @@ export async function calibrateDepth(
 /**
  * Per query, the best `k` live rows of `p` by exact float cosine, as the query path's rescoring scores them (dotNorm:
  * f64 dot product over the row's f64 norm; ties by row): `queries` = nq f32 rows of the partition's dimension at that
- * heap offset, `live` = the live rows ascending. Two stages. Every (row, query) pair is scored in f32 (dotF32Many),
- * within E = F32_SLACK x |q| of its exact score (assembly/rescore.ts: the bound holds while |x| is in [F32_NORM_MIN,
- * F32_NORM_MAX]; other rows are scored exactly here); a row is kept for a query while its f32 score is at least the
- * query's k-th best f32 score so far minus 2E. The exact k-th score is at least the final f32 k-th minus E (k rows
- * reach it in f32), so every row of the exact best k is kept, and the kept rows' exact scores give the same best k as
- * scoring every row exactly, at about half the arithmetic (f32 lanes hold four floats, f64 lanes two). Yields between
- * steps; `stop()` abandons it (E_CLOSED).
+ * heap offset, `live` = the live rows ascending. Two stages. Every (row, query) pair is scored in f32 (dotF32Keep),
+ * within E = (dim/8 + 12) x 2^-23 x |q| of its exact score, twice the kernel's bound (assembly/rescore.ts; it holds
+ * while |x| is in [F32_NORM_MIN, F32_NORM_MAX], other rows are scored exactly here); a row is kept for a query while its
+ * f32 score is at least the query's k-th best f32 score so far minus 2E. The exact k-th score is at least the final f32
+ * k-th minus E (k rows reach it in f32), so every row of the exact best k is kept, and the kept rows' exact scores give
+ * the same best k as scoring every row exactly, at about half the arithmetic (f32 lanes hold four floats, f64 lanes
+ * two). Yields between steps; `stop()` abandons it (E_CLOSED).
  */
 export async function exactBest(
   kernels: Kernels,
