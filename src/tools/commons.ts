@@ -1,6 +1,7 @@
 /** @module tools/commons — the document helpers' signed registry (list, code, verify, build) and the tenant's wallet. */
 import { z } from "zod";
 import { DESTROY, file, json, op, out, READ, WRITE } from "./define.js";
+import { HELPER_OPS } from "./helper-ops.js";
 import type { Tool } from "./tool.js";
 
 const helperId = z
@@ -46,7 +47,7 @@ const verify = op("commons_verify", {
   title: "Verify a helper",
   annotations: READ,
   description: "Re-hash a helper's code and check its ed25519 signature; says which parts matched.",
-  input: z.object({ id: helperId }),
+  input: HELPER_OPS.commons_verify.body,
   output: out({ id: z.string() }),
 });
 const build: Tool = {

@@ -26,6 +26,9 @@ import { kgRoutes } from "../../src/http/routes/hd-kg.js";
 import { hdRolesRoutes } from "../../src/http/routes/hd-roles.js";
 import { CATALOG } from "../../src/tools/catalog.js";
 import { HD_OPS } from "../../src/tools/hd-ops.js";
+import { HELPER_OPS } from "../../src/tools/helper-ops.js";
+import { commonsRoutes } from "../../src/http/routes/commons.js";
+import type { Registry } from "../../src/helpers/registry.js";
 import { refusal } from "../hd/route-check.js";
 
 // Routes are only described and checked in the first part, never run: no services behind them.
@@ -164,6 +167,21 @@ describe("one schema per hd operation: route, OpenAPI document and MCP tool", ()
       expect(accepted).toBeGreaterThan(0);
     });
   }
+
+  it("the document helpers' verify body comes from tools/helper-ops.ts too (build's is the helper's own argument object)", () => {
+    const helperRoutes = commonsRoutes({ registry: {} as Registry, dataDir: tmpdir() });
+    const helperDoc = openApiDocument(helperRoutes, "test") as typeof doc;
+    const verify = helperRoutes.find((r) => r.operationId === "commons_verify")!;
+    expect(verify.input?.body).toBe(HELPER_OPS.commons_verify.body);
+    expect(verify.requestBody).toBeUndefined();
+    const documented = helperDoc.paths[verify.path]![verify.method]!.requestBody!.content["application/json"]!.schema;
+    expect(documented).toEqual({ ...jsonSchemaOf(HELPER_OPS.commons_verify.body), additionalProperties: false });
+    expect(CATALOG.find((t) => t.name === "commons_verify")!.input).toBe(HELPER_OPS.commons_verify.body);
+    expect(refusal(verify, { id: 7 })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "id" });
+    expect(refusal(verify, {})).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "id" });
+    expect(refusal(verify, undefined)).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "id" });
+    expect(refusal(verify, { id: "rec_00" })).toBeNull();
+  });
 
   it("the hd name patterns are written once in src/ (hd/input-rules.ts)", () => {
     const SRC = resolve(import.meta.dirname, "../../src");

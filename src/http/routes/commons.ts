@@ -3,7 +3,9 @@ import { lstat, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:f
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { SvcError } from "../../errors.js";
 import type { Registry } from "../../helpers/registry.js";
+import { HELPER_OPS } from "../../tools/helper-ops.js";
 import type { RequestContext, Route, Schema } from "../route.js";
+import { checkedBody } from "./checked-body.js";
 
 const stringArray: Schema = { type: "array", items: { type: "string" } };
 const helperRecord: Schema = {
@@ -213,14 +215,9 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string; files
         "Re-hash a helper's code and check the record's signature with the node's public key; each part reported on its own (public)",
       tags: ["commons"],
       auth: "none",
-      requestBody: { type: "object", required: ["id"], properties: { id: { type: "string" } } },
+      input: HELPER_OPS.commons_verify,
       response: { status: 200, schema: verifyResult, description: "What matched" },
-      handle(ctx) {
-        const rid = objectBody(ctx).id;
-        if (typeof rid !== "string" || rid === "")
-          throw new SvcError("E_BAD_REQUEST", "id must be a non-empty string (a helper's rec_ id)", { field: "id" });
-        return { body: registry.verify(rid) };
-      },
+      handle: (ctx) => ({ body: registry.verify(checkedBody(HELPER_OPS.commons_verify.body, ctx).id) }),
     },
     {
       method: "post",
@@ -232,6 +229,7 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string; files
       summary:
         "Run a helper's build(args). Path arguments (outputPath, output_path, output_pdf, input_pdf, input_path) are relative to the tenant's build directory; absolute paths, '..', NUL and symbolic-link escapes are refused. " +
         "Answers the produced file (headers x-svc-output-path: its path in the build directory, percent-encoded; x-svc-result: build's return value as JSON, paths in it relative to the build directory except the combo chart slide's, the resolved absolute output path), or {result} for the task parser",
+      // the helper's own arguments, checked by the helper: no request schema beyond "an object" (src/helpers/)
       requestBody: { type: "object", description: "The helper's argument object (see docs/ARCHITECTURE.md and the helper contract)" },
       response: { status: 200, description: "The file as an attachment, or JSON {result} for a helper that writes none" },
       async handle(ctx) {
