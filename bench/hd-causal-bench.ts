@@ -88,14 +88,14 @@ export async function runHdCausalBench(opts: { worlds?: number; iterations?: num
     await svc.uploadWorlds("bench", "g", { n_vars: 10, vocab_per_var: vocab, worlds, parents: PARENTS });
     const uploadMs = performance.now() - t0;
     await svc.uploadWorlds("bench", "nog", { n_vars: 10, vocab_per_var: vocab, worlds });
-    const q = (query_type: string, x: number, y: number) => ({
+    const q = (query_type: "observation" | "intervention", x: number, y: number) => ({
       query_type,
       condition_var: 1,
       condition_value: x,
       query_var: 2,
       query_value: y,
     });
-    const cases: Array<{ label: string; model: string; type: string }> = [
+    const cases: Array<{ label: string; model: string; type: "observation" | "intervention" }> = [
       { label: "observation", model: "g", type: "observation" },
       { label: "intervention (graph: parents of X)", model: "g", type: "intervention" },
       { label: "intervention (no graph: all other variables)", model: "nog", type: "intervention" },

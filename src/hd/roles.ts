@@ -5,14 +5,12 @@
  * candidate, so the nearest candidate is the filler; XOR is its own inverse, which is what makes unbinding exact enough.
  * Atoms are deterministic in (seed, kind, name): the same request gives the same bytes, and no state is stored.
  */
-import { SvcError } from "../errors.js";
+import { invariant } from "../invariant.js";
+import { ROLES_DIM } from "./input-rules.js";
 import { fillVector } from "./kg/vectors.js";
 
-export const ROLES_DIM = 8192;
+export { ROLES_DIM };
 const WORDS = ROLES_DIM / 32;
-export const MAX_PAIRS = 256;
-export const MAX_CANDIDATES = 10_000;
-const MAX_NAME = 512;
 
 export interface BindResult {
   /** The bound record: ROLES_DIM bits, little-endian bit order, base64. */
@@ -42,29 +40,15 @@ function atom(seed: number, kind: "role" | "filler", name: string): Uint32Array 
   return v;
 }
 
-function name(v: unknown, field: string): string {
-  if (typeof v !== "string" || v === "" || v.length > MAX_NAME)
-    throw new SvcError("E_BAD_REQUEST", `${field} must be a non-empty string of at most ${MAX_NAME} characters`, { field });
-  return v;
-}
-
-export function parseSeed(v: unknown): number {
-  if (v === undefined) return 0;
-  if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 0xffff_ffff)
-    throw new SvcError("E_BAD_REQUEST", "seed must be an integer in [0, 2^32 - 1]", { field: "seed" });
-  return v as number;
-}
-
-/** `pairs`: {role: filler, ...}. */
-export function bindRoles(pairs: unknown, seed: number): BindResult {
-  if (typeof pairs !== "object" || pairs === null || Array.isArray(pairs))
-    throw new SvcError("E_BAD_REQUEST", "pairs must be an object {role: filler}", { field: "pairs" });
+/**
+ * `pairs`: {role: filler, ...}; the inputs of bindRoles and readRoles are as the routes' schemas checked them
+ * (tools/hd-ops.ts: 1..MAX_PAIRS roles, names of 1..MAX_ROLE_NAME characters, the record ROLES_DIM / 8 bytes).
+ */
+export function bindRoles(pairs: Record<string, string>, seed: number): BindResult {
   const entries = Object.entries(pairs);
-  if (entries.length === 0 || entries.length > MAX_PAIRS)
-    throw new SvcError("E_BAD_REQUEST", `pairs must hold 1 to ${MAX_PAIRS} roles`, { field: "pairs" });
   const bound = entries.map(([r, f]) => {
-    const a = atom(seed, "role", name(r, "pairs")),
-      b = atom(seed, "filler", name(f, `pairs.${r}`));
+    const a = atom(seed, "role", r),
+      b = atom(seed, "filler", f);
     for (let i = 0; i < WORDS; i++) a[i]! ^= b[i]!;
     return a;
   });
@@ -84,21 +68,13 @@ export function bindRoles(pairs: unknown, seed: number): BindResult {
 }
 
 /** For each role, the nearest of `candidates` to role XOR vector. */
-export function readRoles(vector: unknown, roles: unknown, candidates: unknown, seed: number): RoleReading[] {
-  if (typeof vector !== "string")
-    throw new SvcError("E_BAD_REQUEST", "vector must be the base64 string bind_role returned", { field: "vector" });
+export function readRoles(vector: string, roles: string[], candidates: string[], seed: number): RoleReading[] {
   const bytes = Buffer.from(vector, "base64");
-  if (bytes.length !== ROLES_DIM / 8)
-    throw new SvcError("E_BAD_REQUEST", `vector must decode to ${ROLES_DIM / 8} bytes, got ${bytes.length}`, { field: "vector" });
+  invariant(bytes.length === ROLES_DIM / 8, "a role record is ROLES_DIM / 8 bytes (the route's schema checked it)");
   const record = new Uint32Array(WORDS);
   for (let i = 0; i < WORDS; i++) record[i] = bytes.readUInt32LE(i * 4);
-  const list = (v: unknown, field: string, max: number): string[] => {
-    if (!Array.isArray(v) || v.length === 0 || v.length > max)
-      throw new SvcError("E_BAD_REQUEST", `${field} must be a list of 1 to ${max} names`, { field });
-    return v.map((x, i) => name(x, `${field}[${i}]`));
-  };
-  const fillers = list(candidates, "candidates", MAX_CANDIDATES).map((f) => ({ f, v: atom(seed, "filler", f) }));
-  return list(roles, "roles", MAX_PAIRS).map((role) => {
+  const fillers = candidates.map((f) => ({ f, v: atom(seed, "filler", f) }));
+  return roles.map((role) => {
     const probe = atom(seed, "role", role);
     for (let i = 0; i < WORDS; i++) probe[i]! ^= record[i]!;
     let best = { f: null as string | null, cos: -2 },

@@ -1,14 +1,11 @@
 /** @module tools/hd — hyperdimensional reasoning: knowledge graph, causal models, analogy, role-filler binding. */
 import { z } from "zod";
 import { DESTROY, fileTools, op, out, READ, strings, UPSERT, WRITE } from "./define.js";
+import { graphName as graph, HD_OPS, modelName as model } from "./hd-ops.js";
 import type { Tool } from "./tool.js";
 
-const graph = z.string().min(1).max(512).describe("knowledge-graph name");
-const term = z.string().min(1).max(512);
-const fact = z.object({ subject: term, relation: term, object: term });
+// A tool that is one operation takes that operation's schema (hd-ops.ts) plus the graph or model it runs on.
 const answer = out({ object: z.string().nullable(), confidence: z.number() });
-const model = z.string().min(1).max(64).describe("causal model name");
-const seed = z.number().int().min(0).max(4294967295).optional();
 
 const kgAddFacts = op("hd_kg_add", {
   name: "hd_kg_add_fact",
@@ -17,7 +14,7 @@ const kgAddFacts = op("hd_kg_add", {
   annotations: UPSERT,
   description:
     "Add (subject, relation, object) facts to a knowledge graph (created by its first facts); facts already present are skipped.",
-  input: z.object({ graph, facts: z.array(fact).min(1).max(10000) }),
+  input: z.object({ graph, ...HD_OPS.hd_kg_add.body.shape }),
   output: out({ added: z.number().int(), relations: strings }),
 });
 const kgDeleteFacts = op("hd_kg_delete_fact", {
@@ -26,7 +23,7 @@ const kgDeleteFacts = op("hd_kg_delete_fact", {
   rename: { graph: "name" },
   annotations: DESTROY,
   description: "Remove facts from a knowledge graph exactly (each present fact is subtracted from its relation's bundle).",
-  input: z.object({ graph, facts: z.array(fact).min(1).max(10000) }),
+  input: z.object({ graph, ...HD_OPS.hd_kg_delete_fact.body.shape }),
   output: out({ deleted: z.number().int() }),
 });
 const kgQuery = op("hd_kg_query", {
@@ -36,7 +33,7 @@ const kgQuery = op("hd_kg_query", {
   annotations: READ,
   description:
     "The object of (subject, relation) with a calibrated confidence (the probability it is right); object is null when confidence < 0.05, i.e. the graph does not know.",
-  input: z.object({ graph, subject: term, relation: term }),
+  input: z.object({ graph, ...HD_OPS.hd_kg_query.body.shape }),
   output: answer,
 });
 const kgStats = op("hd_kg_stats", {
@@ -77,17 +74,7 @@ const causalWorlds = op("hd_causal_worlds", {
   annotations: WRITE,
   description:
     "Upload worlds (rows of categorical variables: worlds[i][j] is variable j's category) to a causal model, creating it or appending. Optional parents (a DAG) lets interventions adjust for confounders.",
-  input: z.object({
-    model,
-    n_vars: z.number().int().min(1).max(1024),
-    vocab_per_var: z.array(z.number().int().min(1).max(65535)).describe("categories per variable"),
-    worlds: z.array(z.array(z.number().int().min(0))).min(1),
-    seed,
-    parents: z
-      .array(z.array(z.number().int().min(0)))
-      .optional()
-      .describe("parents[j]: the parent variables of variable j"),
-  }),
+  input: z.object({ model, ...HD_OPS.hd_causal_worlds.body.shape }),
   output: out({ name: z.string(), rows_added: z.number().int(), rows_total: z.number().int() }),
 });
 const causalQuery = op("hd_causal_query", {
@@ -97,14 +84,7 @@ const causalQuery = op("hd_causal_query", {
   annotations: READ,
   description:
     "observation: P(query_var = query_value | condition_var = condition_value); intervention: P(query_var = query_value | do(condition_var = condition_value)), which cuts the confounder path. Returns the probability with its support counts and warnings.",
-  input: z.object({
-    model,
-    query_type: z.enum(["observation", "intervention"]),
-    condition_var: z.number().int().min(0),
-    condition_value: z.number().int().min(0),
-    query_var: z.number().int().min(0),
-    query_value: z.number().int().min(0),
-  }),
+  input: z.object({ model, ...HD_OPS.hd_causal_query.body.shape }),
   output: out({ query_type: z.string(), probability: z.number().nullable(), support: z.record(z.string(), z.number()) }),
 });
 const causalDrop = op("hd_causal_delete", {
@@ -133,13 +113,7 @@ const analogy = op("hd_analogy", {
   annotations: READ,
   description:
     "Complete A:B::C:? over items with n_feat binary features (item i has feature f when bit f of i is set): D = C xor (A xor B), cleaned up against every item. Stateless and deterministic in (n_feat, seed).",
-  input: z.object({
-    n_feat: z.number().int().min(1).max(20),
-    a: z.number().int().min(0),
-    b: z.number().int().min(0),
-    c: z.number().int().min(0),
-    seed,
-  }),
+  input: HD_OPS.hd_analogy.body,
   output: out({
     candidate: z.number().int(),
     candidate_bits: z.array(z.number().int()),
@@ -156,7 +130,7 @@ const bindRole = op("hd_roles_bind", {
   annotations: READ,
   description:
     "Bind {role: filler} pairs (e.g. {agent: 'alice', action: 'deploy', object: 'api'}) into ONE 8,192-bit hypervector (base64): a compact, order-free record you can store and later query by role with read_roles. Deterministic in (pairs, seed).",
-  input: z.object({ pairs: z.record(z.string(), z.string()).describe("role -> filler"), seed }),
+  input: HD_OPS.hd_roles_bind.body,
   output: out({ vector: z.string(), dimension: z.number().int(), pairs: z.number().int() }),
 });
 const readRoles = op("hd_roles_read", {
@@ -165,7 +139,7 @@ const readRoles = op("hd_roles_read", {
   annotations: READ,
   description:
     "Unbind a bind_role vector: for each role, the candidate filler it holds (null when none is clearly there), its cosine and margin over the runner-up. Candidates are the fillers to clean up against.",
-  input: z.object({ vector: z.string().min(1), roles: strings.min(1).max(256), candidates: strings.min(1).max(10000), seed }),
+  input: HD_OPS.hd_roles_read.body,
   output: out({ roles: z.array(out({ role: z.string(), filler: z.string().nullable(), cosine: z.number(), margin: z.number() })) }),
 });
 

@@ -5,6 +5,8 @@ import { buildItemTable, codebook } from "../../src/hd/analogy/item-table.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { mulberry32 } from "../../src/kernels/random.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
+import { hdAnalogyRoutes } from "../../src/http/routes/hd-analogy.js";
+import { refusal } from "./route-check.js";
 
 describe("hd analogy", () => {
   let kernels: Kernels;
@@ -87,20 +89,30 @@ describe("hd analogy", () => {
     expect(bounded.cachedBytes).toBe(3 * 2 ** 10 * (svc.dimBits / 8));
   });
 
+  // types and ranges: the route's schema (tools/hd-ops.ts), run as a request runs it
   it.each([
     [{ n_feat: 0, a: 0, b: 0, c: 0 }, "n_feat"],
     [{ n_feat: 21, a: 0, b: 0, c: 0 }, "n_feat"],
     [{ n_feat: 2.5, a: 0, b: 0, c: 0 }, "n_feat"],
     [{ n_feat: "3", a: 0, b: 0, c: 0 }, "n_feat"],
     [{ a: 0, b: 0, c: 0 }, "n_feat"],
-    [{ n_feat: 3, a: 8, b: 0, c: 0 }, "a"],
     [{ n_feat: 3, a: 0, b: -1, c: 0 }, "b"],
     [{ n_feat: 3, a: 0, b: 0, c: 1.5 }, "c"],
     [{ n_feat: 3, a: 0, b: 0 }, "c"],
     [{ n_feat: 3, a: 0, b: 0, c: 0, seed: 0.5 }, "seed"],
     [{ n_feat: 3, a: 0, b: 0, c: 0, seed: -1 }, "seed"],
     [[], "body"],
+  ])("the route refuses %j with E_BAD_REQUEST on %s", (body, field) => {
+    expect(refusal(hdAnalogyRoutes(svc)[0]!, body)).toEqual({ code: "E_BAD_REQUEST", status: 400, field });
+  });
+
+  // an item index against n_feat relates two fields: the service checks it
+  it.each([
+    [{ n_feat: 3, a: 8, b: 0, c: 0 }, "a"],
+    [{ n_feat: 3, a: 0, b: 8, c: 0 }, "b"],
+    [{ n_feat: 1, a: 0, b: 0, c: 2 }, "c"],
   ])("rejects %j with E_BAD_REQUEST on %s", async (body, field) => {
+    expect(refusal(hdAnalogyRoutes(svc)[0]!, body)).toBeNull();
     const err = await svc.analogy(body).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SvcError);
     expect((err as SvcError).code).toBe("E_BAD_REQUEST");

@@ -30,7 +30,7 @@ function node(dataDir: string, logs: string): CausalService {
   });
 }
 
-const Q = { query_type: "intervention", condition_var: 0, condition_value: 1, query_var: 1, query_value: 1 };
+const Q = { query_type: "intervention" as const, condition_var: 0, condition_value: 1, query_var: 1, query_value: 1 };
 
 describe("replicated causal models (openLog)", () => {
   it("a node with an empty data dir answers every model from the logs alone, byte for byte", async () => {

@@ -6,6 +6,8 @@ import { SvcError } from "../../src/errors.js";
 import { decodeHdscm, encodeHdscm } from "../../src/hd/causal/format.js";
 import { CausalService } from "../../src/hd/causal/service.js";
 import { mulberry32 } from "../../src/kernels/random.js";
+import { causalRoutes } from "../../src/http/routes/hd-causal.js";
+import { refusal } from "./route-check.js";
 
 /**
  * A confounded SCM over binary Z, X, Y plus independent noise W (vars: 0=Z, 1=X, 2=Y, 3=W):
@@ -61,7 +63,13 @@ function sampled(n: number, seed: number): number[][] {
 }
 
 const GRAPH = [[], [0], [0, 1], []];
-const q = (query_type: string, x = 1, y = 1) => ({ query_type, condition_var: 1, condition_value: x, query_var: 2, query_value: y });
+const q = (query_type: "observation" | "intervention", x = 1, y = 1) => ({
+  query_type,
+  condition_var: 1,
+  condition_value: x,
+  query_var: 2,
+  query_value: y,
+});
 
 function code(fn: () => unknown): { code: string; field?: string } {
   try {
@@ -247,16 +255,27 @@ describe("causal service", () => {
 
   it("bad input: clear 400s naming the field", async () => {
     const base = { n_vars: 2, vocab_per_var: [2, 3], worlds: [[0, 2]] };
-    const up = (body: unknown, name = "m") => codeAsync(svc.uploadWorlds("t", name, body));
+    // types, ranges and unknown fields: the routes' schemas (tools/hd-ops.ts), run as a request runs them
+    const routes = Object.fromEntries(causalRoutes(svc).map((r) => [r.operationId, r]));
+    const refused = (op: string, body: unknown) => refusal(routes[op]!, body);
+    const worlds = (body: unknown) => refused("hd_causal_worlds", body);
+    expect(worlds(base)).toBeNull();
+    expect(worlds([])).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "body" });
+    expect(worlds(undefined)).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "n_vars" });
+    expect(worlds({ ...base, n_vars: 0 })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "n_vars" });
+    expect(worlds({ ...base, n_vars: 1.5 })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "n_vars" });
+    expect(worlds({ ...base, vocab_per_var: [2, 0] })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "vocab_per_var[1]" });
+    expect(worlds({ ...base, worlds: [] })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "worlds" });
+    expect(worlds({ ...base, worlds: "x" })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "worlds" });
+    expect(worlds({ ...base, worlds: [[-1, 1]] })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "worlds[0][0]" });
+    expect(worlds({ ...base, worlds: [["0", 1]] })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "worlds[0][0]" });
+    expect(worlds({ ...base, seed: -1 })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "seed" });
+    expect(worlds({ ...base, extra: 1 })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "extra" });
+    // the path name, and what relates fields (lengths, values within vocab_per_var, parents a DAG): the service
+    const up = (body: typeof base & { parents?: number[][] }, name = "m") => codeAsync(svc.uploadWorlds("t", name, body));
     expect(await up(base, "")).toEqual({ code: "E_BAD_REQUEST", field: "name" });
     expect(await up(base, "../x")).toEqual({ code: "E_BAD_REQUEST", field: "name" });
-    expect(await up([])).toEqual({ code: "E_BAD_REQUEST", field: "body" });
-    expect(await up({ ...base, n_vars: 0 })).toEqual({ code: "E_BAD_REQUEST", field: "n_vars" });
-    expect(await up({ ...base, n_vars: 1.5 })).toEqual({ code: "E_BAD_REQUEST", field: "n_vars" });
     expect(await up({ ...base, vocab_per_var: [2] })).toEqual({ code: "E_BAD_REQUEST", field: "vocab_per_var" });
-    expect(await up({ ...base, vocab_per_var: [2, 0] })).toEqual({ code: "E_BAD_REQUEST", field: "vocab_per_var[1]" });
-    expect(await up({ ...base, worlds: [] })).toEqual({ code: "E_BAD_REQUEST", field: "worlds" });
-    expect(await up({ ...base, worlds: "x" })).toEqual({ code: "E_BAD_REQUEST", field: "worlds" });
     expect(await up({ ...base, worlds: [[0, 1], [0]] })).toEqual({ code: "E_BAD_REQUEST", field: "worlds[1]" });
     expect(
       await up({
@@ -267,24 +286,23 @@ describe("causal service", () => {
         ],
       }),
     ).toEqual({ code: "E_BAD_REQUEST", field: "worlds[1][1]" });
-    expect(await up({ ...base, worlds: [[-1, 1]] })).toEqual({ code: "E_BAD_REQUEST", field: "worlds[0][0]" });
-    expect(await up({ ...base, worlds: [["0", 1]] })).toEqual({ code: "E_BAD_REQUEST", field: "worlds[0][0]" });
-    expect(await up({ ...base, seed: -1 })).toEqual({ code: "E_BAD_REQUEST", field: "seed" });
-    expect(await up({ ...base, extra: 1 })).toEqual({ code: "E_BAD_REQUEST", field: "extra" });
     expect(await up({ ...base, parents: [[1], [0]] })).toEqual({ code: "E_BAD_REQUEST", field: "parents" });
     expect(await up({ ...base, parents: [[0], []] })).toEqual({ code: "E_BAD_REQUEST", field: "parents[0][0]" });
     expect(await up({ ...base, parents: [[2], []] })).toEqual({ code: "E_BAD_REQUEST", field: "parents[0][0]" });
     expect(await up({ ...base, parents: [[]] })).toEqual({ code: "E_BAD_REQUEST", field: "parents" });
     await svc.uploadWorlds("t", "m", base);
-    const query = (body: unknown) => codeAsync(svc.query("t", "m", body));
-    const good = { query_type: "observation", condition_var: 0, condition_value: 1, query_var: 1, query_value: 2 };
+    const good = { query_type: "observation" as const, condition_var: 0, condition_value: 1, query_var: 1, query_value: 2 };
     expect((await svc.query("t", "m", good)).probability).toBeNull();
-    expect(await query({ ...good, query_type: "do" })).toEqual({ code: "E_BAD_REQUEST", field: "query_type" });
+    const refusedQuery = (body: unknown) => refused("hd_causal_query", body);
+    expect(refusedQuery({ ...good, query_type: "do" })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "query_type" });
+    expect(refusedQuery({ ...good, query_var: undefined })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "query_var" });
+    expect(refusedQuery({ ...good, condition_var: -1 })).toEqual({ code: "E_BAD_REQUEST", status: 400, field: "condition_var" });
+    // what depends on the model: the service
+    const query = (body: typeof good) => codeAsync(svc.query("t", "m", body));
     expect(await query({ ...good, condition_var: 2 })).toEqual({ code: "E_BAD_REQUEST", field: "condition_var" });
     expect(await query({ ...good, condition_value: 2 })).toEqual({ code: "E_BAD_REQUEST", field: "condition_value" });
     expect(await query({ ...good, query_value: 3 })).toEqual({ code: "E_BAD_REQUEST", field: "query_value" });
     expect(await query({ ...good, query_var: 0 })).toEqual({ code: "E_BAD_REQUEST", field: "query_var" });
-    expect(await query({ ...good, query_var: undefined })).toEqual({ code: "E_BAD_REQUEST", field: "query_var" });
     expect(await codeAsync(svc.query("t", "unknown", good))).toEqual({ code: "E_NOT_FOUND", field: "name" });
   });
 });

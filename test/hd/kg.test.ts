@@ -12,6 +12,8 @@ import { decodeHdkg, encodeHdkg } from "../../src/hd/kg/hdkg-file.js";
 import { KnowledgeGraphs } from "../../src/hd/kg/service.js";
 import { decodeSnapshot, encodeSnapshot } from "../../src/hd/kg/snapshot.js";
 import { KG_DEFAULT_SEED, KG_DIM, vectorOf } from "../../src/hd/kg/vectors.js";
+import { kgRoutes } from "../../src/http/routes/hd-kg.js";
+import { refusal } from "./route-check.js";
 
 const kernels = Kernels.create();
 const fact = (subject: string, relation: string, object: string): Fact => ({ subject, relation, object });
@@ -193,7 +195,7 @@ describe("KnowledgeGraphs", () => {
     const b = svc(await tmp());
     for (const kg of [a, b]) {
       await kg.addFacts("t", "g", facts);
-      await kg.deleteFacts("t", "g", { facts: [facts.facts[1]] });
+      await kg.deleteFacts("t", "g", { facts: [facts.facts[1]!] });
       await kg.addFacts("t", "g", { facts: [{ subject: "dan", relation: "knows", object: "erin" }] });
     }
     const ea = await a.export("t", "g");
@@ -205,7 +207,7 @@ describe("KnowledgeGraphs", () => {
     const dir = await tmp();
     const kg = svc(dir);
     await kg.addFacts("t", "g", facts);
-    expect(await kg.deleteFacts("t", "g", { facts: [facts.facts[0], { subject: "x", relation: "knows", object: "y" }] })).toEqual({
+    expect(await kg.deleteFacts("t", "g", { facts: [facts.facts[0]!, { subject: "x", relation: "knows", object: "y" }] })).toEqual({
       deleted: 1,
     });
     const before = await kg.export("t", "g");
@@ -289,7 +291,7 @@ describe("KnowledgeGraphs", () => {
       const snapPos = decodeSnapshot(snapBefore, "x").wal;
       for (const k of [crashed, ref]) {
         await k.addFacts("t", "g", batch(150, 3));
-        await k.deleteFacts("t", "g", { facts: [batch(0, 1).facts[0]] });
+        await k.deleteFacts("t", "g", { facts: [batch(0, 1).facts[0]!] });
       }
       // those writes stayed below the threshold: the snapshot is still the old one, the WAL has frames after it
       expect(readFileSync(join(gdir(dir), "snapshot.hdks")).equals(snapBefore)).toBe(true);
@@ -344,15 +346,21 @@ describe("KnowledgeGraphs", () => {
       expect(p).rejects.toMatchObject({ code: "E_BAD_REQUEST", status: 400, field });
     await bad(kg.addFacts("t", "", facts), "name");
     await bad(kg.addFacts("t", "../x", facts), "name");
-    await bad(kg.addFacts("t", "g", {}), "facts");
-    await bad(kg.addFacts("t", "g", { facts: [] }), "facts");
-    await bad(kg.addFacts("t", "g", []), "body");
-    await bad(kg.addFacts("t", "g", { facts: [{ subject: "", relation: "r", object: "o" }] }), "facts[0].subject");
-    await bad(kg.addFacts("t", "g", { facts: [{ subject: "s", relation: 3, object: "o" }] }), "facts[0].relation");
-    await bad(kg.addFacts("t", "g", { facts: [null] }), "facts[0]");
+    // the bodies: the routes' schemas (tools/hd-ops.ts), run as a request runs them
+    const routes = Object.fromEntries(kgRoutes(kg).map((r) => [r.operationId, r]));
+    const refused = (op: string, body: unknown, field: string) =>
+      expect(refusal(routes[op]!, body), JSON.stringify(body)).toEqual({ code: "E_BAD_REQUEST", status: 400, field });
+    refused("hd_kg_add", {}, "facts");
+    refused("hd_kg_add", undefined, "facts");
+    refused("hd_kg_add", { facts: [] }, "facts");
+    refused("hd_kg_add", [], "body");
+    refused("hd_kg_add", { facts: [{ subject: "", relation: "r", object: "o" }] }, "facts[0].subject");
+    refused("hd_kg_add", { facts: [{ subject: "s", relation: 3, object: "o" }] }, "facts[0].relation");
+    refused("hd_kg_add", { facts: [{ subject: "s", relation: "r", object: "é".repeat(257) }] }, "facts[0].object");
+    refused("hd_kg_delete_fact", { facts: [null] }, "facts[0]");
     await kg.addFacts("t", "g", facts);
-    await bad(kg.query("t", "g", { subject: "alice" }), "relation");
-    await bad(kg.query("t", "g", { subject: "", relation: "knows" }), "subject");
+    refused("hd_kg_query", { subject: "alice" }, "relation");
+    refused("hd_kg_query", { subject: "", relation: "knows" }, "subject");
     await bad(kg.import("t", "g", Buffer.from("garbage bytes here, not hdkg")), "body");
     await expect(kg.query("t", "nope", { subject: "a", relation: "b" })).rejects.toMatchObject({ code: "E_NOT_FOUND", field: "name" });
   });

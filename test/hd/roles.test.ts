@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { bindRoles, readRoles, ROLES_DIM } from "../../src/hd/roles.js";
+import { hdRolesRoutes } from "../../src/http/routes/hd-roles.js";
+import { refusal } from "./route-check.js";
 
 const fillers = Array.from({ length: 200 }, (_, i) => `entity-${i}`);
 
@@ -29,12 +31,17 @@ describe("role-filler binding", () => {
     expect(read.map((r) => r.filler)).toEqual(Object.values(pairs));
   });
 
-  it("refuses bad input with the offending field", () => {
-    expect(() => bindRoles({}, 0)).toThrow(expect.objectContaining({ code: "E_BAD_REQUEST", field: "pairs" }));
-    expect(() => bindRoles({ a: 3 }, 0)).toThrow(expect.objectContaining({ field: "pairs.a" }));
-    expect(() => readRoles("AAAA", ["a"], ["b"], 0)).toThrow(expect.objectContaining({ field: "vector" }));
+  it("refuses bad input with the offending field (the routes' schemas, tools/hd-ops.ts)", () => {
+    const [bind, read] = hdRolesRoutes();
+    const bad = (route: typeof bind, body: unknown, field: string) =>
+      expect(refusal(route!, body), JSON.stringify(body)).toEqual({ code: "E_BAD_REQUEST", status: 400, field });
+    bad(bind, { pairs: {} }, "pairs");
+    bad(bind, { pairs: { a: 3 } }, "pairs.a");
+    bad(bind, { pairs: { "": "b" } }, "pairs");
+    bad(read, { vector: "AAAA", roles: ["a"], candidates: ["b"] }, "vector");
     const v = bindRoles({ a: "b" }, 0).vector;
-    expect(() => readRoles(v, [], ["b"], 0)).toThrow(expect.objectContaining({ field: "roles" }));
-    expect(() => readRoles(v, ["a"], [""], 0)).toThrow(expect.objectContaining({ field: "candidates[0]" }));
+    expect(refusal(read!, { vector: v, roles: ["a"], candidates: ["b"] })).toBeNull();
+    bad(read, { vector: v, roles: [], candidates: ["b"] }, "roles");
+    bad(read, { vector: v, roles: ["a"], candidates: [""] }, "candidates[0]");
   });
 });

@@ -493,7 +493,7 @@ describe("schema 2: records plus the tenant's graphs (kg/*.hdkg) and causal mode
     seed: 3,
     parents: [[], [0]],
   };
-  const Q = { query_type: "observation", condition_var: 0, condition_value: 1, query_var: 1, query_value: 1 };
+  const Q = { query_type: "observation" as const, condition_var: 0, condition_value: 1, query_var: 1, query_value: 1 };
 
   it("schema 1 stays the default and its bytes are what they were; exportSchema reads the query parameter", async () => {
     expect([exportSchema(null), exportSchema("1"), exportSchema("2")]).toEqual([1, 1, 2]);

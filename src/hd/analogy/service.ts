@@ -4,7 +4,7 @@ import type { Kernels } from "../../kernels/abi.js";
 import type { ScanPool } from "../../pool/scan-pool.js";
 import { buildItemTable, type ItemTable } from "./item-table.js";
 
-export const MAX_FEATURES = 20;
+export { MAX_FEATURES } from "../input-rules.js";
 export const DEFAULT_SEED = 0;
 /**
  * Item vector width. 512 bits: the 2^20 table is 64 MiB and a full scan of it on the 2-core
@@ -82,8 +82,9 @@ export class AnalogyService {
     return t;
   }
 
-  async analogy(input: unknown): Promise<AnalogyResult> {
-    const req = parseRequest(input);
+  /** `input` as the route's schema checked it (tools/hd-ops.ts); the item indices' bound is checked here (checkItems). */
+  async analogy(input: AnalogyRequest): Promise<AnalogyResult> {
+    const req = checkItems(input);
     const seed = req.seed ?? DEFAULT_SEED;
     const t = this.table(req.n_feat, seed);
     const heap = this.kernels.heap;
@@ -123,30 +124,16 @@ export function describe(rows: Uint32Array, dists: Uint32Array, nFeat: number, d
   return { candidate, candidate_bits, cosine, runner_up: rows[1]!, ambiguity, confidence };
 }
 
-function bad(field: string, message: string): SvcError {
-  return new SvcError("E_BAD_REQUEST", message, { field });
-}
-
-/** Validates the body; every failure is E_BAD_REQUEST naming the field. */
-export function parseRequest(input: unknown): AnalogyRequest {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) throw bad("body", "the body must be an object");
-  const b = input as Record<string, unknown>;
-  const nFeat = b.n_feat;
-  if (typeof nFeat !== "number" || !Number.isInteger(nFeat) || nFeat < 1 || nFeat > MAX_FEATURES)
-    throw bad("n_feat", `n_feat must be an integer in 1..${MAX_FEATURES}, got ${JSON.stringify(nFeat)}`);
-  const items = 2 ** nFeat;
-  const item = (name: "a" | "b" | "c"): number => {
-    const v = b[name];
-    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v >= items)
-      throw bad(name, `${name} must be an integer item index in 0..${items - 1} for n_feat ${nFeat}, got ${JSON.stringify(v)}`);
-    return v;
-  };
-  const out: AnalogyRequest = { n_feat: nFeat, a: item("a"), b: item("b"), c: item("c") };
-  if (b.seed !== undefined) {
-    const s = b.seed;
-    if (typeof s !== "number" || !Number.isInteger(s) || s < 0 || s > 0xffffffff)
-      throw bad("seed", `seed must be an integer in 0..4294967295, got ${JSON.stringify(s)}`);
-    out.seed = s;
-  }
-  return out;
+/**
+ * The rule the schema cannot state, as it relates fields: a, b and c are items of 2^n_feat (E_BAD_REQUEST naming
+ * the field). Types, n_feat's range and the seed the route's schema checked (tools/hd-ops.ts).
+ */
+export function checkItems(req: AnalogyRequest): AnalogyRequest {
+  const items = 2 ** req.n_feat;
+  for (const name of ["a", "b", "c"] as const)
+    if (req[name] >= items)
+      throw new SvcError("E_BAD_REQUEST", `${name} must be an item index in 0..${items - 1} for n_feat ${req.n_feat}, got ${req[name]}`, {
+        field: name,
+      });
+  return req;
 }

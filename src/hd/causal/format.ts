@@ -2,7 +2,8 @@
 import { endianness } from "node:os";
 import { SvcError } from "../../errors.js";
 import { crc32c } from "../../store/crc32c.js";
-import { MAX_ROWS, MAX_VARS, MAX_VOCAB, parseParents, type CausalModel } from "./model.js";
+import { MAX_ROWS, MAX_VARS, MAX_VOCAB } from "../input-rules.js";
+import { parseParents, type CausalModel } from "./model.js";
 
 export const HDSCM_MAGIC = "HDSCM\0";
 export const HDSCM_VERSION = 1;

@@ -1,10 +1,6 @@
 /** @module causal/model — a causal model's worlds: categorical rows packed into one growing Uint16Array, the vocabulary, the optional graph; upload validation. */
 import { SvcError } from "../../errors.js";
-
-export const MAX_VARS = 1024;
-export const MAX_VOCAB = 65535;
-/** Rows per model (all uploads together); u32 in the file format, capped well below it for memory. */
-export const MAX_ROWS = 16_000_000;
+import { MAX_ROWS } from "../input-rules.js";
 
 export interface CausalModel {
   nVars: number;
@@ -33,47 +29,41 @@ export interface WorldsUpload {
 const bad = (message: string, field: string) => new SvcError("E_BAD_REQUEST", message, { field });
 const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
 
-/** Every field and every value checked; the first problem is reported with its path (e.g. worlds[3][1]). */
-export function parseWorlds(body: unknown): WorldsUpload {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw bad("the body must be an object", "body");
-  const b = body as Record<string, unknown>;
-  for (const k of Object.keys(b))
-    if (!["n_vars", "vocab_per_var", "worlds", "seed", "parents"].includes(k)) throw bad(`unknown field '${k}'`, k);
-  const nVars = b.n_vars;
-  if (!isInt(nVars) || nVars < 1 || nVars > MAX_VARS) throw bad(`n_vars must be an integer in [1, ${MAX_VARS}]`, "n_vars");
-  const vocab = b.vocab_per_var;
-  if (!Array.isArray(vocab)) throw bad("vocab_per_var must be an array of integers, one per variable", "vocab_per_var");
+/** A worlds upload as the route's schema checked it (tools/hd-ops.ts: types, ranges, 1..MAX_ROWS rows, seed). */
+export interface WorldsBody {
+  n_vars: number;
+  vocab_per_var: number[];
+  worlds: number[][];
+  seed?: number;
+  parents?: number[][] | null;
+}
+
+/**
+ * The rules the schema cannot state, as they relate fields: one vocabulary entry and one value per variable in
+ * each row, each value below its variable's vocabulary, parents a DAG over the n_vars variables. The first
+ * problem is reported with its path (e.g. worlds[3][1]).
+ */
+export function parseWorlds(b: WorldsBody): WorldsUpload {
+  const { n_vars: nVars, vocab_per_var: vocab, worlds } = b;
   if (vocab.length !== nVars) throw bad(`vocab_per_var has ${vocab.length} entries; n_vars is ${nVars}`, "vocab_per_var");
-  vocab.forEach((v, j) => {
-    if (!isInt(v) || v < 1 || v > MAX_VOCAB)
-      throw bad(`vocab_per_var[${j}] must be an integer in [1, ${MAX_VOCAB}]`, `vocab_per_var[${j}]`);
-  });
-  let seed: number | null = null;
-  if (b.seed !== undefined) {
-    if (!isInt(b.seed) || b.seed < 0 || b.seed > 0xffffffff) throw bad("seed must be an integer in [0, 2^32-1]", "seed");
-    seed = b.seed;
-  }
   const parents = b.parents === undefined || b.parents === null ? null : parseParents(b.parents, nVars);
-  const worlds = b.worlds;
-  if (!Array.isArray(worlds)) throw bad("worlds must be an array of rows", "worlds");
-  if (worlds.length === 0) throw bad("worlds is empty", "worlds");
-  if (worlds.length > MAX_ROWS) throw bad(`at most ${MAX_ROWS} worlds per model`, "worlds");
   const rows = new Uint16Array(worlds.length * nVars);
   for (let i = 0; i < worlds.length; i++) {
-    const row: unknown = worlds[i];
-    if (!Array.isArray(row)) throw bad(`worlds[${i}] must be an array of ${nVars} integers`, `worlds[${i}]`);
+    const row = worlds[i]!;
     if (row.length !== nVars) throw bad(`worlds[${i}] has ${row.length} values; n_vars is ${nVars}`, `worlds[${i}]`);
     for (let j = 0; j < nVars; j++) {
-      const v: unknown = row[j];
-      if (!isInt(v) || v < 0 || v >= (vocab[j] as number))
-        throw bad(`worlds[${i}][${j}] must be an integer in [0, ${(vocab[j] as number) - 1}]`, `worlds[${i}][${j}]`);
+      const v = row[j]!;
+      if (v >= vocab[j]!) throw bad(`worlds[${i}][${j}] must be an integer in [0, ${vocab[j]! - 1}]`, `worlds[${i}][${j}]`);
       rows[i * nVars + j] = v;
     }
   }
-  return { nVars, vocab: vocab as number[], parents, seed, rows, n: worlds.length };
+  return { nVars, vocab, parents, seed: b.seed ?? null, rows, n: worlds.length };
 }
 
-/** A list of parent indices per variable: in range, no self-loops, no duplicates, acyclic. Returned sorted. */
+/**
+ * A list of parent indices per variable: in range, no self-loops, no duplicates, acyclic. Returned sorted.
+ * Also reads the graph of a .hdscm file (format.ts), which no schema checked: so every value is checked here.
+ */
 export function parseParents(raw: unknown, nVars: number): number[][] {
   if (!Array.isArray(raw)) throw bad("parents must be an array (one list of parent indices per variable)", "parents");
   if (raw.length !== nVars) throw bad(`parents has ${raw.length} entries; n_vars is ${nVars}`, "parents");

@@ -33,31 +33,27 @@ export interface CausalAnswer {
 }
 
 const bad = (message: string, field: string) => new SvcError("E_BAD_REQUEST", message, { field });
-const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
 
-export function parseQuery(body: unknown, m: CausalModel): CausalQuery {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw bad("the body must be an object", "body");
-  const b = body as Record<string, unknown>;
-  for (const k of Object.keys(b))
-    if (!["query_type", "condition_var", "condition_value", "query_var", "query_value"].includes(k)) throw bad(`unknown field '${k}'`, k);
-  if (b.query_type !== "observation" && b.query_type !== "intervention")
-    throw bad("query_type must be 'observation' or 'intervention'", "query_type");
-  const variable = (f: string): number => {
-    const v = b[f];
-    if (!isInt(v) || v < 0 || v >= m.nVars) throw bad(`${f} must be a variable index in [0, ${m.nVars - 1}]`, f);
+/**
+ * The query's rules that depend on the model: variables of it, values in their variable's vocabulary, two
+ * different variables. The rest (the fields, their types, query_type) the route's schema checked (tools/hd-ops.ts).
+ */
+export function parseQuery(q: CausalQuery, m: CausalModel): CausalQuery {
+  const variable = (f: "condition_var" | "query_var"): number => {
+    const v = q[f];
+    if (v >= m.nVars) throw bad(`${f} must be a variable index in [0, ${m.nVars - 1}]`, f);
     return v;
   };
-  const value = (f: string, j: number): number => {
-    const v = b[f];
-    if (!isInt(v) || v < 0 || v >= m.vocab[j]!)
-      throw bad(`${f} must be an integer in [0, ${m.vocab[j]! - 1}] (variable ${j}'s vocabulary)`, f);
+  const value = (f: "condition_value" | "query_value", j: number): number => {
+    const v = q[f];
+    if (v >= m.vocab[j]!) throw bad(`${f} must be an integer in [0, ${m.vocab[j]! - 1}] (variable ${j}'s vocabulary)`, f);
     return v;
   };
   const x = variable("condition_var");
   const y = variable("query_var");
   if (x === y) throw bad("query_var must differ from condition_var", "query_var");
   return {
-    query_type: b.query_type,
+    query_type: q.query_type,
     condition_var: x,
     condition_value: value("condition_value", x),
     query_var: y,

@@ -12,10 +12,11 @@ import { quarantine, tenantStoreDirs, type StoreRepair } from "../../store/salva
 import { fsyncDir } from "../../store/scan.js";
 import { decodeHdscm, encodeHdscm } from "./format.js";
 import type { Log, LogPosition, OpenLog } from "../../store/log.js";
-import { checkAppend, newModel, parseWorlds, withRoom, type CausalModel, type WorldsUpload } from "./model.js";
-import { answer, parseQuery, type CausalAnswer } from "./query.js";
+import { CAUSAL_NAME_RE } from "../input-rules.js";
+import { checkAppend, newModel, parseWorlds, withRoom, type CausalModel, type WorldsBody, type WorldsUpload } from "./model.js";
+import { answer, parseQuery, type CausalAnswer, type CausalQuery } from "./query.js";
 
-export const CAUSAL_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+export { CAUSAL_NAME_RE };
 const FILE = "model.hdscm";
 /**
  * Frames of a replicated model's log (`openLog`): worlds appended (body {nVars, vocab, parents, seed,
@@ -249,8 +250,8 @@ export class CausalService {
     await fsyncDir(e.dir);
   }
 
-  /** Creates the model, or appends to it (same n_vars and vocabulary; a graph must match the stored one). */
-  async uploadWorlds(tenant: string, name: string, body: unknown): Promise<WorldsResult> {
+  /** Creates the model, or appends to it (same n_vars and vocabulary; a graph must match the stored one). `body` as the route's schema checked it. */
+  async uploadWorlds(tenant: string, name: string, body: WorldsBody): Promise<WorldsResult> {
     const up = parseWorlds(body);
     const e = await this.entry(tenant, name);
     return this.serial(e, async () => {
@@ -272,7 +273,8 @@ export class CausalService {
     });
   }
 
-  async query(tenant: string, name: string, body: unknown): Promise<CausalAnswer> {
+  /** `body` as the route's schema checked it; what depends on the model is checked here (query.ts parseQuery). */
+  async query(tenant: string, name: string, body: CausalQuery): Promise<CausalAnswer> {
     const m = await this.loaded(tenant, name);
     return answer(m, parseQuery(body, m));
   }

@@ -20,6 +20,7 @@ import { Graph, type Fact, type KgAnswer, type ShardStats } from "./graph.js";
 import { decodeHdkg, encodeHdkg, type HdkgGraph } from "./hdkg-file.js";
 import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FILE } from "./snapshot.js";
 import { KG_DEFAULT_SEED } from "./vectors.js";
+import { KG_NAME_RE, MAX_FACTS_PER_REQUEST, MAX_TERM_BYTES } from "../input-rules.js";
 
 /** WAL frame types: body {f: [relation, subject, object][]}. */
 const FRAME_ADD = 1;
@@ -27,9 +28,6 @@ const FRAME_DELETE = 2;
 /** Replicated logs only (`openLog`): the graph (re)created with body {seed}, and dropped (body {}); they stand for graph.json and its removal. */
 const FRAME_CREATE = 3;
 const FRAME_DROP = 4;
-export const MAX_FACTS_PER_REQUEST = 10_000;
-const MAX_NAME_BYTES = 512;
-const GRAPH_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** Default WAL bytes between checkpoints: 1 MiB of add frames is ~35k facts, ~3.5 s of replay after a crash. */
 export const KG_CHECKPOINT_BYTES = 1024 * 1024;
 
@@ -98,10 +96,12 @@ export class KnowledgeGraphs {
     this.reporter = opts.reporter ?? stderrReporter;
   }
 
-  /** Add facts (the graph is created by its first facts); returns {added, relations: relations touched}. */
-  async addFacts(tenant: string, name: string, input: unknown): Promise<{ added: number; relations: string[] }> {
+  /**
+   * Add facts (the graph is created by its first facts); returns {added, relations: relations touched}.
+   * `facts` as the route's schema checked them (tools/hd-ops.ts: 1..MAX_FACTS_PER_REQUEST facts of 1..MAX_TERM_BYTES-byte terms).
+   */
+  async addFacts(tenant: string, name: string, { facts }: { facts: Fact[] }): Promise<{ added: number; relations: string[] }> {
     checkGraphName(name);
-    const facts = parseFacts(input);
     const g = (await this.open(tenant, name, true))!;
     return this.write(g, async () => {
       const added = g.graph.add(facts);
@@ -115,10 +115,9 @@ export class KnowledgeGraphs {
     });
   }
 
-  /** delete_fact: subtract present facts exactly; returns {deleted}. */
-  async deleteFacts(tenant: string, name: string, input: unknown): Promise<{ deleted: number }> {
+  /** delete_fact: subtract present facts exactly (checked as for addFacts); returns {deleted}. */
+  async deleteFacts(tenant: string, name: string, { facts }: { facts: Fact[] }): Promise<{ deleted: number }> {
     checkGraphName(name);
-    const facts = parseFacts(input);
     const g = await this.mustOpen(tenant, name);
     return this.write(g, async () => {
       const removed = g.graph.delete(facts);
@@ -131,11 +130,9 @@ export class KnowledgeGraphs {
     });
   }
 
-  async query(tenant: string, name: string, input: unknown): Promise<KgAnswer> {
+  /** The object of (subject, relation); both terms as the route's schema checked them (tools/hd-ops.ts). */
+  async query(tenant: string, name: string, { subject, relation }: { subject: string; relation: string }): Promise<KgAnswer> {
     checkGraphName(name);
-    const body = asObject(input);
-    const subject = checkEntity(body.subject, "subject");
-    const relation = checkEntity(body.relation, "relation");
     const g = await this.mustOpen(tenant, name);
     const { object, confidence } = g.graph.query(subject, relation);
     return { object, confidence };
@@ -175,7 +172,7 @@ export class KnowledgeGraphs {
     if (this.logNames) {
       const out: string[] = [];
       for (const name of await this.logNames(tenant)) {
-        if (!GRAPH_NAME.test(name)) continue;
+        if (!KG_NAME_RE.test(name)) continue;
         // the fold says whether the graph exists (a dropped graph keeps its log); a damaged one is left out as in a listing of dirs
         const g = await this.open(tenant, name, false).catch(() => null);
         if (g !== null && !g.dropped) out.push(name);
@@ -185,7 +182,7 @@ export class KnowledgeGraphs {
     const dir = join(this.dataDir, "tenants", tenant, "hd", "kg");
     if (!existsSync(dir)) return [];
     return readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isDirectory() && GRAPH_NAME.test(d.name) && existsSync(join(dir, d.name, "graph.json")))
+      .filter((d) => d.isDirectory() && KG_NAME_RE.test(d.name) && existsSync(join(dir, d.name, "graph.json")))
       .map((d) => d.name)
       .sort();
   }
@@ -526,14 +523,9 @@ export function repairKnowledgeGraphs(dataDir: string): StoreRepair[] {
   return out;
 }
 
-function asObject(input: unknown): Record<string, unknown> {
-  if (typeof input !== "object" || input === null || Array.isArray(input))
-    throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
-  return input as Record<string, unknown>;
-}
-
+/** A graph name from a path (or a .svc container): the request schema does not see it, and it names a directory. */
 export function checkGraphName(name: unknown): asserts name is string {
-  if (typeof name !== "string" || !GRAPH_NAME.test(name)) {
+  if (typeof name !== "string" || !KG_NAME_RE.test(name)) {
     throw new SvcError(
       "E_BAD_REQUEST",
       "graph name must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit",
@@ -542,7 +534,7 @@ export function checkGraphName(name: unknown): asserts name is string {
   }
 }
 
-/** Decode a .hdkg file and check every name in it as the API would: what import() accepts. */
+/** Decode a .hdkg file and check every term in it as a request's are (hd/input-rules.ts): what import() accepts. */
 export function checkHdkg(data: Uint8Array): HdkgGraph {
   const file = decodeHdkg(data);
   for (const r of file.relations) {
@@ -557,27 +549,9 @@ export function checkHdkg(data: Uint8Array): HdkgGraph {
 
 function checkEntity(v: unknown, field: string): string {
   if (typeof v !== "string" || v.length === 0) throw new SvcError("E_BAD_REQUEST", `${field} must be a non-empty string`, { field });
-  if (Buffer.byteLength(v) > MAX_NAME_BYTES)
-    throw new SvcError("E_BAD_REQUEST", `${field} is longer than ${MAX_NAME_BYTES} bytes`, { field });
+  if (Buffer.byteLength(v) > MAX_TERM_BYTES)
+    throw new SvcError("E_BAD_REQUEST", `${field} is longer than ${MAX_TERM_BYTES} bytes`, { field });
   return v;
-}
-
-function parseFacts(input: unknown): Fact[] {
-  const facts = asObject(input).facts;
-  if (!Array.isArray(facts) || facts.length === 0)
-    throw new SvcError("E_BAD_REQUEST", "facts must be a non-empty array of {subject, relation, object}", { field: "facts" });
-  if (facts.length > MAX_FACTS_PER_REQUEST)
-    throw new SvcError("E_BAD_REQUEST", `at most ${MAX_FACTS_PER_REQUEST} facts per request, got ${facts.length}`, { field: "facts" });
-  return facts.map((f: unknown, i) => {
-    if (typeof f !== "object" || f === null || Array.isArray(f))
-      throw new SvcError("E_BAD_REQUEST", `facts[${i}] must be an object`, { field: `facts[${i}]` });
-    const o = f as Record<string, unknown>;
-    return {
-      subject: checkEntity(o.subject, `facts[${i}].subject`),
-      relation: checkEntity(o.relation, `facts[${i}].relation`),
-      object: checkEntity(o.object, `facts[${i}].object`),
-    };
-  });
 }
 
 /** The log position (offset) the checkpoint snapshot.hdks in the graph dir `dir` holds every frame up to (0: none, or unreadable). */

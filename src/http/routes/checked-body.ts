@@ -1,13 +1,14 @@
-/** @module routes/checked-body — a route's JSON body once its `input.body` schema passed it (http/input.ts); a request sent without one is 400 naming `body`. */
+/** @module routes/checked-body — a route's JSON body once http/input.ts has checked it against the route's `input.body` schema, typed as that schema reads it. */
 import type { z } from "zod";
-import { SvcError } from "../../errors.js";
-import type { RequestContext } from "../route.js";
+import { checkInput } from "../input.js";
+import type { RequestContext, Route } from "../route.js";
 
 /**
- * The body as `schema` checked it. checkInput leaves an absent body to the handler (some routes take none): these
- * take one, so no body is refused as a body that is not an object would be.
+ * The body `checkInput` passed (it runs before the handler, and checks a body only when one was sent): an absent
+ * body is judged as `{}` by the same schema, so the refusal names the first required field as for `{}`.
  */
-export function checkedBody<S extends z.ZodObject>(_schema: S, ctx: RequestContext): z.infer<S> {
-  if (ctx.body === undefined) throw new SvcError("E_BAD_REQUEST", "the body must be a JSON object", { field: "body" });
-  return ctx.body as z.infer<S>;
+export function checkedBody<S extends z.ZodObject>(schema: S, ctx: Pick<RequestContext, "body" | "query">): z.input<S> {
+  if (ctx.body !== undefined) return ctx.body as z.input<S>;
+  checkInput({ input: { body: schema } } as unknown as Route, { body: {}, query: ctx.query });
+  return {} as z.input<S>;
 }

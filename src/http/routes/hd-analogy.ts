@@ -1,7 +1,8 @@
 /** @module routes/hd-analogy — POST /v1/hd/analogy: A:B::C:? over factored binary items (stateless). */
 import type { AnalogyService } from "../../hd/analogy/service.js";
-import { MAX_FEATURES } from "../../hd/analogy/service.js";
+import { HD_OPS } from "../../tools/hd-ops.js";
 import type { Route } from "../route.js";
+import { checkedBody } from "./checked-body.js";
 
 export function hdAnalogyRoutes(analogy: AnalogyService): Route[] {
   return [
@@ -14,28 +15,7 @@ export function hdAnalogyRoutes(analogy: AnalogyService): Route[] {
       auth: "tenant",
       meter: "hd_analogy",
       readOnly: true,
-      requestBody: {
-        type: "object",
-        required: ["n_feat", "a", "b", "c"],
-        properties: {
-          n_feat: {
-            type: "integer",
-            minimum: 1,
-            maximum: MAX_FEATURES,
-            description: "binary features per item; items are 0 .. 2^n_feat - 1 (bit f = feature f)",
-          },
-          a: { type: "integer", minimum: 0, description: "item index, < 2^n_feat" },
-          b: { type: "integer", minimum: 0, description: "item index, < 2^n_feat" },
-          c: { type: "integer", minimum: 0, description: "item index, < 2^n_feat" },
-          seed: {
-            type: "integer",
-            minimum: 0,
-            maximum: 4294967295,
-            default: 0,
-            description: "codebook seed; the codebook is deterministic in (n_feat, seed)",
-          },
-        },
-      },
+      input: HD_OPS.hd_analogy,
       response: {
         status: 200,
         schema: {
@@ -55,7 +35,7 @@ export function hdAnalogyRoutes(analogy: AnalogyService): Route[] {
         },
         description: "The completed analogy (docs/internals/hd.md, Analogy)",
       },
-      handle: async (ctx) => ({ body: await analogy.analogy(ctx.body ?? {}) }),
+      handle: async (ctx) => ({ body: await analogy.analogy(checkedBody(HD_OPS.hd_analogy.body, ctx)) }),
     },
   ];
 }

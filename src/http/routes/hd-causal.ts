@@ -2,34 +2,11 @@
 import { SvcError } from "../../errors.js";
 import { HDSCM_TYPE } from "../../hd/causal/format.js";
 import type { CausalService } from "../../hd/causal/service.js";
+import { HD_OPS } from "../../tools/hd-ops.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
+import { checkedBody } from "./checked-body.js";
 
 const ints: Schema = { type: "array", items: { type: "integer", minimum: 0 } };
-const worldsBody: Schema = {
-  type: "object",
-  required: ["n_vars", "vocab_per_var", "worlds"],
-  properties: {
-    n_vars: { type: "integer", minimum: 1, maximum: 1024 },
-    vocab_per_var: {
-      type: "array",
-      items: { type: "integer", minimum: 1, maximum: 65535 },
-      description: "categories per variable; values of variable j are 0..vocab_per_var[j]-1",
-    },
-    worlds: {
-      type: "array",
-      minItems: 1,
-      items: ints,
-      description: "rows of n_vars category indices; appended when the model exists (same n_vars and vocab_per_var)",
-    },
-    seed: { type: "integer", minimum: 0, maximum: 4294967295, description: "recorded when the model is created" },
-    parents: {
-      type: "array",
-      items: ints,
-      description:
-        "optional causal graph (DAG): the parent indices of each variable; interventions then adjust for the condition variable's parents",
-    },
-  },
-};
 const worldsReply: Schema = {
   type: "object",
   properties: {
@@ -41,17 +18,6 @@ const worldsReply: Schema = {
     rows_added: { type: "integer" },
     rows_total: { type: "integer" },
     created: { type: "boolean" },
-  },
-};
-const queryBody: Schema = {
-  type: "object",
-  required: ["query_type", "condition_var", "condition_value", "query_var", "query_value"],
-  properties: {
-    query_type: { type: "string", enum: ["observation", "intervention"] },
-    condition_var: { type: "integer", minimum: 0 },
-    condition_value: { type: "integer", minimum: 0 },
-    query_var: { type: "integer", minimum: 0 },
-    query_value: { type: "integer", minimum: 0 },
   },
 };
 const queryReply: Schema = {
@@ -134,10 +100,10 @@ export function causalRoutes(causal: CausalService): Route[] {
       auth: "tenant",
       meter: "hd_causal_worlds",
       usageBound: (ctx) => ({ written: countIn(ctx.body, "worlds") }),
-      requestBody: worldsBody,
+      input: HD_OPS.hd_causal_worlds,
       response: { status: 200, schema: worldsReply, description: "The model after the upload" },
       async handle(ctx) {
-        const res = await causal.uploadWorlds(tenant(ctx), name(ctx), ctx.body);
+        const res = await causal.uploadWorlds(tenant(ctx), name(ctx), checkedBody(HD_OPS.hd_causal_worlds.body, ctx));
         ctx.usage.written = res.rows_added;
         return { body: res };
       },
@@ -152,14 +118,14 @@ export function causalRoutes(causal: CausalService): Route[] {
       meter: "hd_causal_query",
       readOnly: true,
       usageBound: async (ctx) => ({ scanned: (await causal.describe(tenant(ctx), name(ctx))).rows_total }),
-      requestBody: queryBody,
+      input: HD_OPS.hd_causal_query,
       response: {
         status: 200,
         schema: queryReply,
         description: "Probability, support counts, adjustment set and warnings (no graph, positivity)",
       },
       async handle(ctx) {
-        const res = await causal.query(tenant(ctx), name(ctx), ctx.body);
+        const res = await causal.query(tenant(ctx), name(ctx), checkedBody(HD_OPS.hd_causal_query.body, ctx));
         ctx.usage.scanned = res.support.rows_total;
         return { body: res };
       },

@@ -2,21 +2,10 @@
 import { SvcError } from "../../errors.js";
 import { HDKG_CONTENT_TYPE } from "../../hd/kg/hdkg-file.js";
 import type { KnowledgeGraphs } from "../../hd/kg/service.js";
+import { HD_OPS } from "../../tools/hd-ops.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
+import { checkedBody } from "./checked-body.js";
 
-const name: Schema = { type: "string", minLength: 1, maxLength: 512 };
-const factsBody: Schema = {
-  type: "object",
-  required: ["facts"],
-  properties: {
-    facts: {
-      type: "array",
-      minItems: 1,
-      maxItems: 10000,
-      items: { type: "object", required: ["subject", "relation", "object"], properties: { subject: name, relation: name, object: name } },
-    },
-  },
-};
 const shard: Schema = {
   type: "object",
   properties: {
@@ -59,14 +48,14 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
       auth: "tenant",
       meter: "hd_kg_add",
       usageBound: (ctx) => ({ written: countIn(ctx.body, "facts") }),
-      requestBody: factsBody,
+      input: HD_OPS.hd_kg_add,
       response: {
         status: 200,
         schema: { type: "object", properties: { added: { type: "integer" }, relations: { type: "array", items: { type: "string" } } } },
         description: "Facts added and the relations the request touched",
       },
       async handle(ctx) {
-        const res = await kg.addFacts(tenant(ctx), graph(ctx), ctx.body);
+        const res = await kg.addFacts(tenant(ctx), graph(ctx), checkedBody(HD_OPS.hd_kg_add.body, ctx));
         ctx.usage.written = res.added;
         return { body: res };
       },
@@ -79,13 +68,13 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
       tags: ["hd"],
       auth: "tenant",
       meter: "hd_kg_delete_fact",
-      requestBody: factsBody,
+      input: HD_OPS.hd_kg_delete_fact,
       response: {
         status: 200,
         schema: { type: "object", properties: { deleted: { type: "integer" } } },
         description: "How many facts were present and removed",
       },
-      handle: async (ctx) => ({ body: await kg.deleteFacts(tenant(ctx), graph(ctx), ctx.body) }),
+      handle: async (ctx) => ({ body: await kg.deleteFacts(tenant(ctx), graph(ctx), checkedBody(HD_OPS.hd_kg_delete_fact.body, ctx)) }),
     },
     {
       method: "post",
@@ -96,7 +85,7 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
       auth: "tenant",
       meter: "hd_kg_query",
       readOnly: true,
-      requestBody: { type: "object", required: ["subject", "relation"], properties: { subject: name, relation: name } },
+      input: HD_OPS.hd_kg_query,
       response: {
         status: 200,
         schema: {
@@ -105,7 +94,7 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
         },
         description: "The answer; confidence is the probability it is right",
       },
-      handle: async (ctx) => ({ body: await kg.query(tenant(ctx), graph(ctx), ctx.body) }),
+      handle: async (ctx) => ({ body: await kg.query(tenant(ctx), graph(ctx), checkedBody(HD_OPS.hd_kg_query.body, ctx)) }),
     },
     {
       method: "get",

@@ -1,23 +1,10 @@
 /** @module routes/hd-roles — /v1/hd/roles/bind and /read: role-filler binding into one hypervector and reading fillers back (stateless). */
-import { SvcError } from "../../errors.js";
-import { bindRoles, MAX_CANDIDATES, MAX_PAIRS, MIN_COSINE, parseSeed, readRoles, ROLES_DIM } from "../../hd/roles.js";
-import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
+import { bindRoles, MIN_COSINE, readRoles, ROLES_DIM } from "../../hd/roles.js";
+import { HD_OPS } from "../../tools/hd-ops.js";
+import { countIn, type Route, type Schema } from "../route.js";
+import { checkedBody } from "./checked-body.js";
 
-const seed: Schema = {
-  type: "integer",
-  minimum: 0,
-  maximum: 4294967295,
-  default: 0,
-  description: "atom seed; atoms are deterministic in (seed, name)",
-};
 const vector: Schema = { type: "string", contentEncoding: "base64", description: `the bound record: ${ROLES_DIM} bits, base64` };
-
-function body(ctx: RequestContext): Record<string, unknown> {
-  const b = ctx.body ?? {};
-  if (typeof b !== "object" || b === null || Array.isArray(b))
-    throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
-  return b as Record<string, unknown>;
-}
 
 export function hdRolesRoutes(): Route[] {
   return [
@@ -30,19 +17,7 @@ export function hdRolesRoutes(): Route[] {
       auth: "tenant",
       meter: "hd_roles_bind",
       readOnly: true,
-      requestBody: {
-        type: "object",
-        required: ["pairs"],
-        properties: {
-          pairs: {
-            type: "object",
-            additionalProperties: { type: "string" },
-            maxProperties: MAX_PAIRS,
-            description: "role name -> filler name",
-          },
-          seed,
-        },
-      },
+      input: HD_OPS.hd_roles_bind,
       response: {
         status: 200,
         schema: {
@@ -52,8 +27,8 @@ export function hdRolesRoutes(): Route[] {
         description: "The bound record",
       },
       handle(ctx) {
-        const b = body(ctx);
-        return { body: bindRoles(b.pairs, parseSeed(b.seed)) };
+        const b = checkedBody(HD_OPS.hd_roles_bind.body, ctx);
+        return { body: bindRoles(b.pairs, b.seed ?? 0) };
       },
     },
     {
@@ -66,21 +41,7 @@ export function hdRolesRoutes(): Route[] {
       meter: "hd_roles_read",
       readOnly: true,
       usageBound: (ctx) => ({ scanned: countIn(ctx.body, "roles") * countIn(ctx.body, "candidates") }),
-      requestBody: {
-        type: "object",
-        required: ["vector", "roles", "candidates"],
-        properties: {
-          vector,
-          roles: { type: "array", items: { type: "string" }, maxItems: MAX_PAIRS },
-          candidates: {
-            type: "array",
-            items: { type: "string" },
-            maxItems: MAX_CANDIDATES,
-            description: "the fillers to clean up against",
-          },
-          seed,
-        },
-      },
+      input: HD_OPS.hd_roles_read,
       response: {
         status: 200,
         schema: {
@@ -104,9 +65,9 @@ export function hdRolesRoutes(): Route[] {
         description: "One reading per role, in order",
       },
       handle(ctx) {
-        const b = body(ctx);
-        const roles = readRoles(b.vector, b.roles, b.candidates, parseSeed(b.seed));
-        ctx.usage.scanned = roles.length * (b.candidates as unknown[]).length;
+        const b = checkedBody(HD_OPS.hd_roles_read.body, ctx);
+        const roles = readRoles(b.vector, b.roles, b.candidates, b.seed ?? 0);
+        ctx.usage.scanned = roles.length * b.candidates.length;
         return { body: { roles } };
       },
     },
