@@ -60,6 +60,16 @@ export function checkInput(route: Route, ctx: Pick<RequestContext, "body" | "que
   if (input?.query) parseQuery(input.query, ctx.query);
 }
 
+/**
+ * A handler's body, typed by its route's body schema: `checkInput` checked a body that was sent; an absent one is
+ * checked here as `{}`, so a required field is named (a body-less request to an operation that needs one).
+ */
+export function bodyOf<S extends z.ZodObject>(schema: S, body: unknown): z.infer<S> {
+  if (body !== undefined) return body as z.infer<S>;
+  refuse(schema, schema.safeParse({}), "body");
+  return {} as z.infer<S>;
+}
+
 /** The query checked against a route's query schema (refused as `checkInput` refuses) and its values, typed; for handlers that read them. */
 export function parseQuery<S extends z.ZodObject>(schema: S, query: URLSearchParams): z.infer<S> {
   const r = schema.safeParse(queryValues(paramsOf(schema), query));
@@ -97,6 +107,8 @@ function refuse(schema: z.ZodType, r: z.ZodSafeParseResult<unknown>, whole: stri
 /** An issue of a union no branch took, as the branch's issue that went deepest (`tags[1]` rather than `tags`); any other as it is. */
 function deepest(issue: z.core.$ZodIssue, base: readonly PropertyKey[] = []): { path: PropertyKey[]; message: string } {
   const path = [...base, ...issue.path];
+  // a closed object's unknown key is named as REST names an unknown field (parameters.pooling)
+  if (issue.code === "unrecognized_keys") return { path: [...path, issue.keys[0]!], message: "unknown field" };
   if (issue.code !== "invalid_union" || issue.errors.length === 0) return { path, message: issue.message };
   let best = { path, message: issue.message };
   for (const branch of issue.errors)

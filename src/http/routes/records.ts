@@ -1,8 +1,8 @@
 /** @module routes/records — /v1/records (namespaces) and /v1/records/{ns}: ingest, query, timeline, get, delete, forget, stats, export and import of .svc containers. */
 import { CONTAINER_TYPE, exportContainer, importContainer, type HdServices } from "../../memory/container.js";
-import type { ForgetRequest, QueryRequest, RecordInput, RecordService, TimelineRequest } from "../../memory/records.js";
+import type { RecordService, TimelineRequest } from "../../memory/records.js";
 import { RECORD_OPS, splitList } from "../../tools/record-ops.js";
-import { parseQuery } from "../input.js";
+import { bodyOf, parseQuery } from "../input.js";
 import { formPart } from "../multipart.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
 import { VERSION } from "../../version.js";
@@ -27,8 +27,6 @@ const record: Schema = {
 export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
   const tenant = (ctx: RequestContext) => ctx.principal.tenant;
   const ns = (ctx: RequestContext) => ctx.params.ns!;
-  /** The body as `input.body` checked it (http/input.ts, before the handler runs); no body is {}. */
-  const body = <T>(ctx: RequestContext): T => (ctx.body ?? {}) as T;
   return [
     {
       method: "get",
@@ -69,7 +67,7 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
         description: "The new records' ids, in order",
       },
       async handle(ctx) {
-        const { seq, ...res } = await records.ingest(tenant(ctx), ns(ctx), body<{ items: RecordInput[] }>(ctx).items);
+        const { seq, ...res } = await records.ingest(tenant(ctx), ns(ctx), bodyOf(RECORD_OPS.records_ingest.body, ctx.body).items);
         ctx.usage.written = res.count;
         return { body: res, headers: seqHeaders({ seq }) };
       },
@@ -89,7 +87,9 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
         schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" } } },
         description: "Best first (score = the cosine; with mode hybrid, the fused score), or newest first without text (no score)",
       },
-      handle: async (ctx) => ({ body: await records.query(tenant(ctx), ns(ctx), body<QueryRequest>(ctx), ctx.usage, read(ctx)) }),
+      handle: async (ctx) => ({
+        body: await records.query(tenant(ctx), ns(ctx), bodyOf(RECORD_OPS.records_query.body, ctx.body), ctx.usage, read(ctx)),
+      }),
     },
     {
       method: "get",
@@ -213,7 +213,7 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
         description: "How many were deleted",
       },
       async handle(ctx) {
-        const { seq, ...res } = await records.forget(tenant(ctx), ns(ctx), body<ForgetRequest>(ctx), read(ctx));
+        const { seq, ...res } = await records.forget(tenant(ctx), ns(ctx), bodyOf(RECORD_OPS.records_forget.body, ctx.body), read(ctx));
         return { body: res, headers: seqHeaders({ seq }) };
       },
     },
