@@ -26,7 +26,8 @@ const kernels = Kernels.create();
 const pool = new ScanPool(kernels, { threads: 2 });
 const encoder = TextEncoder1024.load();
 const svc = new RecordService(dir, { kernels, pool, encoder, durability: "none" });
-const store = (svc as unknown as { localStore(t: string): Promise<LocalRecordStore> }).localStore("t");
+// the tenant's local store (behind the API, as tests do); created on first use
+const store = (svc as unknown as { local: { get(t: string): Promise<LocalRecordStore> } }).local.get("t");
 const fmt = (ms: number[]) => {
   const s = summarize(ms);
   return `p50 ${s.p50.toFixed(2)} p99 ${s.p99.toFixed(2)}`;

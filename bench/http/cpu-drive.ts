@@ -6,7 +6,7 @@
  * alternate the builds so machine noise falls on each alike. `--node-args` is passed to node before the entry
  * (e.g. `--cpu-prof --cpu-prof-dir /tmp/p`).
  *
- *   npx tsx bench/http/cpu-drive.ts --data DIR --main a/dist/cli/main.js,b/dist/cli/main.js [--lanes msgpack,json] [--amount 4000] [--warm 3000] [--rounds 2] [--perf DIR]
+ *   npx tsx bench/http/cpu-drive.ts --data DIR[,DIR2] --main a/dist/cli/main.js,b/dist/cli/main.js [--lanes msgpack,json] [--amount 4000] [--warm 3000] [--rounds 2] [--perf DIR]
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -33,7 +33,9 @@ const { values: o } = parseArgs({
   },
 });
 if (o.data === undefined || o.main === undefined) throw new Error("--data and --main are required");
-const state = JSON.parse(readFileSync(join(o.data, "bench-state.json"), "utf8")) as { n: number; dim: number; key: string };
+// --data a,b: one data dir per build of --main (the same load, e.g. with its index rebuilt by that build); one: all builds share it.
+const datas = o.data.split(",");
+const state = JSON.parse(readFileSync(join(datas[0]!, "bench-state.json"), "utf8")) as { n: number; dim: number; key: string };
 const data = new ClusteredVectors(state.dim, 20261122);
 const queries = Array.from({ length: 256 }, (_, j) => data.get(state.n + 1_000_000 + j));
 const lanes = o.lanes.split(",") as Array<"msgpack" | "json">;
@@ -42,6 +44,8 @@ const bodies = {
   json: queries.map((q) => queryBody(q)),
 };
 const mains = o.main.split(",");
+if (datas.length !== 1 && datas.length !== mains.length) throw new Error("--data: one dir, or one per --main build");
+const dataOf = (main: string) => datas[datas.length === 1 ? 0 : mains.indexOf(main)]!;
 const nodeArgs = o["node-args"].split(" ").filter((s) => s !== "");
 const amount = Number(o.amount);
 const connections = Number(o.connections);
@@ -63,9 +67,9 @@ async function fire(url: string, lane: "msgpack" | "json", n: number): Promise<n
 for (let round = 0; round < Number(o.rounds); round++)
   for (const main of mains) {
     const svc = await startChild(
-      [...nodeArgs, main, "serve", "--port", "0", "--data", join(o.data, "svc"), "--log-level", o["log-level"]],
+      [...nodeArgs, main, "serve", "--port", "0", "--data", join(dataOf(main), "svc"), "--log-level", o["log-level"]],
       300_000,
-      join(o.data, `drive-${process.pid}.log`),
+      join(dataOf(main), `drive-${process.pid}.log`),
     );
     try {
       const line: string[] = [];

@@ -1,9 +1,9 @@
 /** @module commons/ask — the site-question bridge: find the NLWeb-style /ask endpoint a site publishes, ask it in either dialect (GET ?query= or POST {query, prefer}; JSON or SSE), return the matching pages with their URLs. */
 import { SvcError } from "../errors.js";
 import type { FetchResult, Outbound } from "./outbound.js";
-import { bodyObject, checkAgent, checkText } from "./text-rules.js";
+import { ASK_MODES, checkAgent, checkText, TEXT } from "./text-rules.js";
 
-export const ASK_MODES = ["list", "summarize", "generate"] as const;
+export { ASK_MODES };
 export type AskMode = (typeof ASK_MODES)[number];
 
 export interface AskPage {
@@ -177,16 +177,13 @@ export class AskBridge {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async ask(input: unknown): Promise<AskAnswer> {
-    const b = bodyObject(input);
-    if (typeof b.site !== "string" || b.site.trim() === "")
-      throw new SvcError("E_BAD_REQUEST", "site is required: the domain to ask", { field: "site" });
+  /** `b` as the ask_site schema (tools/commons-ops.ts) let it through (site a string, mode one of ASK_MODES); the text rules and the site's address are checked here. */
+  async ask(b: { site: string; question?: unknown; agent?: unknown; mode?: AskMode | null }): Promise<AskAnswer> {
+    if (b.site.trim() === "") throw new SvcError("E_BAD_REQUEST", "site is required: the domain to ask", { field: "site" });
     const site = this.outbound.parseTarget(b.site, "site");
-    const question = checkText(b.question, "question", { max: 1000, required: true });
+    const question = checkText(b.question, "question", TEXT.question);
     const agent = checkAgent(b.agent, "agent", false);
-    const mode = (b.mode ?? "list") as AskMode;
-    if (!(ASK_MODES as readonly string[]).includes(mode))
-      throw new SvcError("E_BAD_REQUEST", `mode must be one of ${ASK_MODES.join(", ")}`, { field: "mode" });
+    const mode = b.mode ?? "list";
     // No new request starts after the deadline, so a slow site costs at most about three time-outs.
     const ctx: AskContext = { question, mode, agent, host: site.host, deadline: this.now() + 2 * this.outbound.config.timeoutMs };
 

@@ -4,10 +4,8 @@ import type { TextEncoder1024 } from "../encoder/encoder.js";
 import { SvcError } from "../errors.js";
 import type { Agents } from "./agents.js";
 import { FRAME, type CommonsLog } from "./log.js";
-import { bodyObject, checkAgent, checkId, checkText } from "./text-rules.js";
+import { checkAgent, checkText, TEXT, TOPIC_RE } from "./text-rules.js";
 
-export const MESSAGE_MAX = 4000;
-export const SUBJECT_MAX = 200;
 /** Subjects taken from the message are cut to this many characters. */
 const DERIVED_SUBJECT_MAX = 120;
 /** Recall answers only posts at least this similar (cosine) to the query. */
@@ -172,30 +170,36 @@ export class Board {
     return this.posts.get(id);
   }
 
-  /** A thread id named by a caller in `field`: it must be a post id; answers the thread that post belongs to. Throws E_REFUSED otherwise. */
+  /**
+   * A thread id named by a caller in `field` (its rec_ shape checked by the operation's schema): answers the thread
+   * that post belongs to. Throws E_REFUSED when no post has that id.
+   */
   threadOf(value: unknown, field: string): string | undefined {
-    if (value === undefined || value === null || value === "") return undefined;
-    const id = checkId(value, field);
+    if (typeof value !== "string" || value === "") return undefined;
+    const id = value;
     const p = this.posts.get(id);
     if (p === undefined) throw new SvcError("E_REFUSED", `${field} refused: no post ${id} exists`, { field });
     return p.thread;
   }
 
-  async post(input: unknown): Promise<PostView> {
-    const b = bodyObject(input);
+  /**
+   * `b` as the board_post schema (tools/commons-ops.ts) let it through: types and the reply_to id shape are checked;
+   * the text rules (E_REFUSED) and whether reply_to names a post are checked here.
+   */
+  async post(b: Record<string, unknown>): Promise<PostView> {
     const agent = checkAgent(b.agent)!;
-    const message = checkText(b.message, "message", { max: MESSAGE_MAX, required: true });
+    const message = checkText(b.message, "message", TEXT.message);
     let parent: Post | undefined;
-    if (b.reply_to !== undefined && b.reply_to !== null && b.reply_to !== "") {
-      const id = checkId(b.reply_to, "reply_to");
+    if (typeof b.reply_to === "string" && b.reply_to !== "") {
+      const id = b.reply_to;
       parent = this.posts.get(id);
       if (parent === undefined)
         throw new SvcError("E_REFUSED", `reply_to refused: no post ${id} exists; read GET /v1/board for thread ids`, { field: "reply_to" });
     }
-    const subject = checkText(b.subject, "subject", { max: SUBJECT_MAX, oneLine: true }) ?? firstSentence(message);
+    const subject = checkText(b.subject, "subject", TEXT.subject) ?? firstSentence(message);
     let topic: string | undefined;
-    if (b.topic !== undefined && b.topic !== null && b.topic !== "") {
-      if (typeof b.topic !== "string" || !/^[\p{L}\p{N}_-]{1,32}$/u.test(b.topic.trim())) {
+    if (typeof b.topic === "string" && b.topic !== "") {
+      if (!TOPIC_RE.test(b.topic.trim())) {
         throw new SvcError("E_REFUSED", "topic refused: a topic is one word (letters, digits, _ or -), at most 32 characters", {
           field: "topic",
         });
@@ -219,15 +223,18 @@ export class Board {
     return this.view(p);
   }
 
-  async vote(input: unknown): Promise<{ post: string; verdicts: VerdictView[] }> {
-    const b = bodyObject(input);
+  /** `b` as the board_vote schema let it through (post id shape, verdict); the text rules, the post's existence and who wrote it are checked here. */
+  async vote(b: {
+    agent?: unknown;
+    post: string;
+    verdict: "useful" | "disputed";
+    why?: unknown;
+  }): Promise<{ post: string; verdicts: VerdictView[] }> {
     const agent = checkAgent(b.agent)!;
-    const id = checkId(b.post, "post");
+    const id = b.post;
     const target = this.posts.get(id);
     if (target === undefined) throw new SvcError("E_REFUSED", `post refused: no post ${id} exists`, { field: "post" });
-    if (b.verdict !== "useful" && b.verdict !== "disputed")
-      throw new SvcError("E_BAD_REQUEST", "verdict must be useful or disputed", { field: "verdict" });
-    const why = checkText(b.why, "why", { max: 1000, required: b.verdict === "disputed" });
+    const why = checkText(b.why, "why", { ...TEXT.why, required: b.verdict === "disputed" }); // cross-field: a dispute says why
     if (target.agent === agent)
       throw new SvcError("E_REFUSED", "agent refused: a verdict marks another agent's post, not your own", { field: "agent" });
     const v: Vote = { post: id, agent, verdict: b.verdict, ...(why === undefined ? {} : { why }), ts: Date.now() };

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { SvcError } from "../errors.js";
 import type { Agents } from "./agents.js";
 import { FRAME, type CommonsLog } from "./log.js";
-import { bodyObject, checkAgent, checkText, contentProblem } from "./text-rules.js";
+import { checkAgent, checkText, contentProblem, FILENAME_RE, TEXT } from "./text-rules.js";
 
 /** Longest run without whitespace a file may hold (CSV lines have no spaces). */
 const FILE_MAX_RUN = 4096;
@@ -72,15 +72,16 @@ export class BoardFiles {
   /**
    * Store a file. `input` is the JSON body {agent, filename, content, note?, thread?}; a raw upload
    * passes `raw` (the body) with the other fields taken from the query. `threadOf` resolves a thread id (E_REFUSED when none).
+   * Types and the thread id's shape were checked by the board_file_add schema (tools/commons-ops.ts); the text and
+   * file-name rules, the size and the thread's existence are checked here.
    */
-  async add(input: unknown, threadOf: (v: unknown, field: string) => string | undefined, raw?: Buffer): Promise<FileMeta> {
-    const b = bodyObject(input);
+  async add(b: Record<string, unknown>, threadOf: (v: unknown, field: string) => string | undefined, raw?: Buffer): Promise<FileMeta> {
     const agent = checkAgent(b.agent)!;
-    if (typeof b.filename !== "string" || !/^[\p{L}\p{N}_][\p{L}\p{N} ._()-]{0,99}$/u.test(b.filename) || b.filename.includes("..")) {
+    if (typeof b.filename !== "string" || !FILENAME_RE.test(b.filename) || b.filename.includes("..")) {
       throw new SvcError("E_REFUSED", "filename refused: 1-100 letters, digits, spaces and . _ - ( ), no path", { field: "filename" });
     }
     const filename = b.filename;
-    const note = checkText(b.note, "note", { max: 400 });
+    const note = checkText(b.note, "note", TEXT.fileNote);
     const thread = threadOf(b.thread, "thread");
     let content: string;
     let media = mediaOf(filename);

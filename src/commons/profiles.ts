@@ -4,7 +4,7 @@ import { SvcError } from "../errors.js";
 import type { Agents } from "./agents.js";
 import { FRAME, type CommonsLog } from "./log.js";
 import type { Outbound } from "./outbound.js";
-import { bodyObject, checkAgent, checkText } from "./text-rules.js";
+import { checkAgent, checkText, TEXT } from "./text-rules.js";
 
 export const WELL_KNOWN = "/.well-known/agent-board.json";
 
@@ -86,8 +86,9 @@ export class Profiles {
   /** Saves of one agent run one at a time (a verification fetch sits between reading and writing the profile). */
   private readonly saving = new Map<string, Promise<unknown>>();
 
-  async save(input: unknown): Promise<SaveResult> {
-    const agent = checkAgent(bodyObject(input).agent)!;
+  /** `input` as the board_profile schema (tools/commons-ops.ts) let it through: every field a string (token at most TOKEN_MAX) or absent. */
+  async save(input: Record<string, unknown>): Promise<SaveResult> {
+    const agent = checkAgent(input.agent)!;
     const prev = this.saving.get(agent) ?? Promise.resolve();
     const run = prev.catch(() => {}).then(() => this.saveNow(input)); // only waits for the agent's previous save, whose failure went to its caller
     this.saving.set(agent, run);
@@ -98,18 +99,11 @@ export class Profiles {
     }
   }
 
-  private async saveNow(input: unknown): Promise<SaveResult> {
-    const b = bodyObject(input);
+  private async saveNow(b: Record<string, unknown>): Promise<SaveResult> {
     const agent = checkAgent(b.agent)!;
-    const operator = checkText(b.operator, "operator", { max: 100, oneLine: true });
-    const model = checkText(b.model, "model", { max: 100, oneLine: true });
-    const about = checkText(b.about, "about", { max: 1000 });
-    if (b.token !== undefined && b.token !== null && (typeof b.token !== "string" || b.token.length > 200))
-      throw new SvcError("E_BAD_REQUEST", "token must be the claim token string", { field: "token" });
-    if (b.url !== undefined && b.url !== null && typeof b.url !== "string")
-      throw new SvcError("E_BAD_REQUEST", "url must be a domain or https URL", { field: "url" });
-    if (b.logo !== undefined && b.logo !== null && typeof b.logo !== "string")
-      throw new SvcError("E_BAD_REQUEST", "logo must be an https URL on the verified domain", { field: "logo" });
+    const operator = checkText(b.operator, "operator", TEXT.operator);
+    const model = checkText(b.model, "model", TEXT.model);
+    const about = checkText(b.about, "about", TEXT.about);
     const token = typeof b.token === "string" && b.token !== "" ? b.token : undefined;
     const old = this.profiles.get(agent);
 

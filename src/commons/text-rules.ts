@@ -74,31 +74,71 @@ export function checkText(value: unknown, field: string, rule: TextRule): string
 const AGENT = /^[\p{L}\p{N}][\p{L}\p{N} ._@:/+()-]{0,63}$/u;
 
 export function checkAgent(value: unknown, field = "agent", required = true): string | undefined {
-  const name = checkText(value, field, { max: 64, required, oneLine: true });
+  const name = checkText(value, field, { ...TEXT.agent, required });
   if (name === undefined) return undefined;
   if (!AGENT.test(name))
     throw refuse(field, "an agent name is 1-64 letters, digits, spaces and . _ - @ : / + ( ), starting with a letter or digit");
   return name;
 }
 
-/** A rec_ id as this service issues them. */
-export function checkId(value: unknown, field: string): string {
-  if (typeof value !== "string" || !/^rec_[0-9a-f]{16}$/.test(value))
-    throw new SvcError("E_BAD_REQUEST", `${field} must be a post id (rec_ and 16 hex digits)`, { field });
-  return value;
-}
+/** A rec_ id as this service issues them (posts, files, notes, records). */
+export const REC_ID_RE = /^rec_[0-9a-f]{16}$/;
+export const REC_ID_RULE = "must be a post id (rec_ and 16 hex digits)";
 
-/** Positive integer query parameter with a default and a ceiling. */
-export function limitParam(raw: string | null, def: number, max: number, field = "limit"): number {
-  if (raw === null || raw === "") return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new SvcError("E_BAD_REQUEST", `${field} must be a positive integer`, { field });
-  return Math.min(n, max);
-}
+/**
+ * The rule of each free-text field of the commons (`checkText`, E_REFUSED past it): the one home of their limits.
+ * The operation schemas (tools/commons-ops.ts) show them; the services check with them.
+ */
+export const TEXT = {
+  agent: { max: 64, oneLine: true },
+  message: { max: 4000, required: true },
+  subject: { max: 200, oneLine: true },
+  /** Required when the verdict is disputed. */
+  why: { max: 1000 },
+  workingNote: { max: 400, required: true, oneLine: true },
+  fileNote: { max: 400 },
+  capability: { max: 100, oneLine: true },
+  trustNote: { max: 2000 },
+  operator: { max: 100, oneLine: true },
+  model: { max: 100, oneLine: true },
+  about: { max: 1000 },
+  question: { max: 1000, required: true },
+  recallQuery: { max: 1000, required: true, maxRun: 1000 },
+} as const satisfies Record<string, TextRule>;
 
-/** The body as an object (else 400 naming `body`). */
-export function bodyObject(body: unknown): Record<string, unknown> {
-  if (typeof body !== "object" || body === null || Array.isArray(body))
-    throw new SvcError("E_BAD_REQUEST", "the body must be a JSON object", { field: "body" });
-  return body as Record<string, unknown>;
+/** Longest trust target and endpoint URL, in characters. */
+export const URL_MAX = 2000;
+/** Longest call a trust record reports: a day, in milliseconds. */
+export const MAX_LATENCY_MS = 86_400_000;
+/** Longest profile claim token, in characters. */
+export const TOKEN_MAX = 200;
+/** A board topic: one word. */
+export const TOPIC_RE = /^[\p{L}\p{N}_-]{1,32}$/u;
+/** A board file's name: 1-100 letters, digits, spaces and . _ - ( ), no path. */
+export const FILENAME_RE = /^[\p{L}\p{N}_][\p{L}\p{N} ._()-]{0,99}$/u;
+
+/** Outcomes of one call a trust record reports. */
+export const OUTCOMES = ["worked", "partial", "failed", "unreachable"] as const;
+/** A board verdict on another agent's post. */
+export const VERDICTS = ["useful", "disputed"] as const;
+/** What the ask bridge returns: ranked pages, or prose with sources. */
+export const ASK_MODES = ["list", "summarize", "generate"] as const;
+
+/** Page sizes of the commons reads: the default, and the most (a larger `limit` is read as this, not refused). */
+export const PAGES = {
+  board: { def: 30, max: 200 },
+  files: { def: 50, max: 500 },
+  recall: { def: 10, max: 100 },
+  agents: { def: 200, max: 1000 },
+  trustAbout: { def: 10, max: 100 },
+  trustRecent: { def: 20, max: 100 },
+} as const satisfies Record<string, { def: number; max: number }>;
+
+/**
+ * The page size a read asked for: the default when absent or blank, else the number capped at the most. The
+ * operation's input schema (tools/commons-ops.ts `limit`) has already refused anything but a positive integer.
+ */
+export function pageSize(raw: string | null, page: { def: number; max: number }): number {
+  if (raw === null || raw.trim() === "") return page.def;
+  return Math.min(Number(raw), page.max);
 }

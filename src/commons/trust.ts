@@ -2,9 +2,9 @@
 import { randomBytes } from "node:crypto";
 import { SvcError } from "../errors.js";
 import { FRAME, type CommonsLog } from "./log.js";
-import { bodyObject, checkAgent, checkText } from "./text-rules.js";
+import { checkAgent, checkText, OUTCOMES, TEXT, URL_MAX } from "./text-rules.js";
 
-export const OUTCOMES = ["worked", "partial", "failed", "unreachable"] as const;
+export { OUTCOMES };
 export type Outcome = (typeof OUTCOMES)[number];
 
 export interface TrustRecord {
@@ -62,45 +62,46 @@ export class TrustRecords {
     return this.records.length;
   }
 
-  /** Validate and store an attestation; returns the stored record. Throws E_REFUSED / E_BAD_REQUEST naming the field. */
-  async record(input: unknown): Promise<TrustRecord> {
-    const b = bodyObject(input);
+  /**
+   * Validate and store an attestation; returns the stored record. Throws E_REFUSED / E_BAD_REQUEST naming the field.
+   * `b` as the trust_record schema (tools/commons-ops.ts) let it through: types, outcome, url length and latency_ms
+   * are checked; the text rules and what target and url name are checked here.
+   */
+  async record(b: {
+    agent?: unknown;
+    target?: string | null;
+    outcome: Outcome;
+    capability?: unknown;
+    url?: string | null;
+    latency_ms?: number | null;
+    note?: unknown;
+  }): Promise<TrustRecord> {
     const agent = checkAgent(b.agent)!;
     if (typeof b.target !== "string" || b.target.trim() === "")
       throw new SvcError("E_REFUSED", "target refused: it is required: the domain or endpoint URL that was called", { field: "target" });
-    if (b.target.length > 2000) throw new SvcError("E_REFUSED", "target refused: it is longer than 2000 characters", { field: "target" });
+    if (b.target.length > URL_MAX)
+      throw new SvcError("E_REFUSED", `target refused: it is longer than ${URL_MAX} characters`, { field: "target" });
     const t = normalizeTarget(b.target);
     if (t === null)
       throw new SvcError("E_BAD_REQUEST", "target must be a domain (example.com) or an http(s) endpoint URL", { field: "target" });
-    if (typeof b.outcome !== "string" || !(OUTCOMES as readonly string[]).includes(b.outcome)) {
-      throw new SvcError("E_BAD_REQUEST", `outcome must be one of ${OUTCOMES.join(", ")}`, { field: "outcome" });
-    }
-    const capability = checkText(b.capability, "capability", { max: 100, oneLine: true });
+    const capability = checkText(b.capability, "capability", TEXT.capability);
     let url: string | undefined;
-    if (b.url !== undefined && b.url !== null && b.url !== "") {
-      const u = typeof b.url === "string" && b.url.length <= 2000 && /^https?:\/\//i.test(b.url) ? normalizeTarget(b.url) : null;
+    if (typeof b.url === "string" && b.url !== "") {
+      const u = /^https?:\/\//i.test(b.url) ? normalizeTarget(b.url) : null;
       if (u === null)
-        throw new SvcError("E_BAD_REQUEST", "url must be the http(s) endpoint URL that was called (at most 2000 characters)", {
+        throw new SvcError("E_BAD_REQUEST", `url must be the http(s) endpoint URL that was called (at most ${URL_MAX} characters)`, {
           field: "url",
         });
       url = u.target;
     }
-    let latency: number | undefined;
-    if (b.latency_ms !== undefined && b.latency_ms !== null) {
-      if (typeof b.latency_ms !== "number" || !Number.isInteger(b.latency_ms) || b.latency_ms < 0 || b.latency_ms > 86_400_000) {
-        throw new SvcError("E_BAD_REQUEST", "latency_ms must be an integer number of milliseconds in [0, 86400000]", {
-          field: "latency_ms",
-        });
-      }
-      latency = b.latency_ms;
-    }
-    const note = checkText(b.note, "note", { max: 2000 });
+    const latency = b.latency_ms ?? undefined;
+    const note = checkText(b.note, "note", TEXT.trustNote);
     const rec: TrustRecord = {
       id: `rec_${randomBytes(8).toString("hex")}`,
       agent,
       target: t.target,
       domain: t.domain,
-      outcome: b.outcome as Outcome,
+      outcome: b.outcome,
       ...(capability === undefined ? {} : { capability }),
       ...(url === undefined ? {} : { url }),
       ...(latency === undefined ? {} : { latency_ms: latency }),
@@ -116,9 +117,8 @@ export class TrustRecords {
    * Records about `target`, newest first. A domain matches records whose target or url is on it
    * or a subdomain; a URL matches records with that exact target or url.
    */
-  about(rawTarget: string | null, limit: number): { target: string; records: TrustRecord[] } {
-    if (rawTarget === null || rawTarget.trim() === "")
-      throw new SvcError("E_BAD_REQUEST", "target is required (a domain or endpoint URL)", { field: "target" });
+  about(rawTarget: string, limit: number): { target: string; records: TrustRecord[] } {
+    if (rawTarget.trim() === "") throw new SvcError("E_BAD_REQUEST", "target is required (a domain or endpoint URL)", { field: "target" });
     const t = normalizeTarget(rawTarget);
     if (t === null)
       throw new SvcError("E_BAD_REQUEST", "target must be a domain (example.com) or an http(s) endpoint URL", { field: "target" });

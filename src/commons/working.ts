@@ -2,10 +2,9 @@
 import { randomBytes } from "node:crypto";
 import type { Agents } from "./agents.js";
 import { FRAME, type CommonsLog } from "./log.js";
-import { bodyObject, checkAgent, checkText } from "./text-rules.js";
+import { checkAgent, checkText, TEXT } from "./text-rules.js";
 
 export const WORKING_WINDOW_MS = 45 * 60_000;
-export const NOTE_MAX = 400;
 
 export interface WorkingNote {
   id: string;
@@ -30,13 +29,13 @@ export class WorkingNotes {
     if (n.ts > this.now() - WORKING_WINDOW_MS) this.notes.push(n);
   }
 
+  /** `b` as the board_working_add schema let it through (types, the thread id's shape); the text rules and the thread's existence are checked here. */
   async add(
-    input: unknown,
+    b: Record<string, unknown>,
     threadOf: (v: unknown, field: string) => string | undefined,
   ): Promise<{ note: WorkingNote; working_now: WorkingNote[] }> {
-    const b = bodyObject(input);
     const agent = checkAgent(b.agent)!;
-    const note = checkText(b.note, "note", { max: NOTE_MAX, required: true, oneLine: true });
+    const note = checkText(b.note, "note", TEXT.workingNote);
     const thread = threadOf(b.thread, "thread");
     const n: WorkingNote = {
       id: `rec_${randomBytes(8).toString("hex")}`,

@@ -6,6 +6,8 @@ const DAY_MS = 86_400_000;
 const MIN_MS = 60_000;
 /** Longest availability range. */
 export const MAX_SPAN_DAYS = 14;
+/** Length of one bookable slot, in minutes. */
+export const SLOT_MINUTES = { min: 5, max: 480 } as const;
 
 const INSTANT_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 const OFFSET_RE = /^([+-])(\d{2}):(\d{2})$/;
@@ -65,8 +67,8 @@ export function checkBooking(v: unknown, field = "booking"): Booking {
   if (typeof o.utc_offset !== "string" || offsetMinutes(o.utc_offset) === null)
     bad(`${field}.utc_offset`, "must be an offset like +02:00 or -05:00");
   const slot = o.slot_minutes;
-  if (typeof slot !== "number" || !Number.isInteger(slot) || slot < 5 || slot > 480)
-    bad(`${field}.slot_minutes`, "must be an integer from 5 to 480");
+  if (typeof slot !== "number" || !Number.isInteger(slot) || slot < SLOT_MINUTES.min || slot > SLOT_MINUTES.max)
+    bad(`${field}.slot_minutes`, `must be an integer from ${SLOT_MINUTES.min} to ${SLOT_MINUTES.max}`);
   if (typeof o.hours !== "object" || o.hours === null || Array.isArray(o.hours))
     bad(`${field}.hours`, `must be an object of weekday (${WEEKDAYS.join(", ")}) -> ["09:00-12:00", ...]`);
   const hours: Partial<Record<Weekday, string[]>> = {};

@@ -2,6 +2,9 @@
 import { stem } from "../encoder/stem.js";
 import type { Business } from "./identity.js";
 
+/** A search request's limits: longest q and category (characters), page size (default and most), most results skipped. */
+export const SEARCH_LIMITS = { q: 500, category: 200, defaultLimit: 20, maxLimit: 100, maxOffset: 1_000_000 } as const;
+
 /** The fields whose words are searched. */
 export const SEARCH_FIELDS = ["name", "category", "services", "industries", "areas", "description"] as const;
 /** Query words that are dropped (they would make "plumber in bristol" a partial match). */

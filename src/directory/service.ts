@@ -203,6 +203,11 @@ export class Directory {
     return this.requestsByBusiness.get(id) ?? [];
   }
 
+  /** 404 E_NOT_FOUND without business `id`, 409 not_available when it takes no bookings (what a booking request is judged on first). */
+  assertBookable(id: string): void {
+    this.bookingOf(this.get(id));
+  }
+
   private bookingOf(b: Business): Booking {
     if (!bookable(b))
       throw new SvcError(
@@ -220,35 +225,32 @@ export class Directory {
    * the HTTP route, see http/routes/directory.ts): 409 not_available without booking; 400 unless customer_confirmed is
    * true, customer {name, email} is given (nothing is filled in), answers match the questions and
    * start is a future slot of the opening hours; 409 E_CONFLICT when the slot is taken.
+   * `o` as the directory_consultation_request schema (tools/directory-ops.ts) let it through: its members, their
+   * types and customer_confirmed (true) are checked; the values (identity.ts `text`, `email`; `parseInstant`) and what
+   * depends on the business are checked here.
    */
-  async requestConsultation(id: string, body: unknown): Promise<ConsultationRequest> {
+  async requestConsultation(
+    id: string,
+    o: {
+      start: string;
+      customer: { name: string; email: string };
+      company?: string | null;
+      answers?: Record<string, string> | null;
+      customer_confirmed: true;
+      agent?: { name: string } | null;
+    },
+  ): Promise<ConsultationRequest> {
     const now = this.clock();
     const b = this.get(id);
     const booking = this.bookingOf(b);
-    if (typeof body !== "object" || body === null || Array.isArray(body))
-      return bad("body", "must be a JSON object {start, customer, company, answers, customer_confirmed, agent}");
-    const o = body as Record<string, unknown>;
-    for (const k of Object.keys(o))
-      if (!["start", "customer", "company", "answers", "customer_confirmed", "agent"].includes(k))
-        bad(k, "is not a consultation request field");
-    if (o.customer_confirmed !== true)
-      bad("customer_confirmed", "must be true: set it only after the person said yes to this business and this time");
+    if (o.customer_confirmed !== true) bad("customer_confirmed", "must be true"); // the consent rule, asserted again where the request is stored
     const at = parseInstant(o.start, "start");
-    if (typeof o.customer !== "object" || o.customer === null || Array.isArray(o.customer))
-      bad("customer", "is required: {name, email} as the person gave them");
-    const c = o.customer as Record<string, unknown>;
-    for (const k of Object.keys(c)) if (k !== "name" && k !== "email") bad(`customer.${k}`, "is not a customer field (name, email)");
-    const customer = { name: text(c.name, "customer.name"), email: email(c.email, "customer.email") };
+    const customer = { name: text(o.customer.name, "customer.name"), email: email(o.customer.email, "customer.email") };
     const company = o.company === undefined || o.company === null || o.company === "" ? undefined : text(o.company, "company");
-    let agent: { name: string } | undefined;
-    if (o.agent !== undefined && o.agent !== null) {
-      if (typeof o.agent !== "object" || Array.isArray(o.agent)) bad("agent", "must be an object {name}");
-      agent = { name: text((o.agent as Record<string, unknown>).name, "agent.name") };
-    }
+    const agent = o.agent === undefined || o.agent === null ? undefined : { name: text(o.agent.name, "agent.name") };
     const answers: Record<string, string> = {};
     if (o.answers !== undefined && o.answers !== null) {
-      if (typeof o.answers !== "object" || Array.isArray(o.answers)) bad("answers", "must be an object {question text: answer}");
-      for (const [q, a] of Object.entries(o.answers as Record<string, unknown>)) {
+      for (const [q, a] of Object.entries(o.answers)) {
         if (!booking.questions.some((x) => x.text === q)) bad("answers", `'${q.slice(0, 80)}' is not one of this business's questions`);
         answers[q] = text(a, `answers.${q.slice(0, 80)}`, LIMITS.answer);
       }
@@ -334,16 +336,18 @@ export class Directory {
     return this.update(b, { claim: { state: "unclaimed" }, verification: { state: "unverified" }, booking: null });
   }
 
-  /** The claimed owner's values: each becomes `owner_asserted` as of today; null removes an optional field. */
-  async assertFields(id: string, fields: unknown): Promise<Business> {
+  /**
+   * The claimed owner's values: each becomes `owner_asserted` as of today; null removes an optional field.
+   * `fields` is an object (the directory_assert_fields schema); each name and value is checked here.
+   */
+  async assertFields(id: string, fields: Record<string, unknown>): Promise<Business> {
     const b = this.get(id);
     if (b.claim.state !== "claimed")
       throw new SvcError("E_CONFLICT", "only a claimed business's owner can assert fields; claim it first", { field: "id" });
-    if (typeof fields !== "object" || fields === null || Array.isArray(fields) || Object.keys(fields).length === 0)
-      return bad("fields", "must be a non-empty object {field: value}");
+    if (Object.keys(fields).length === 0) return bad("fields", "must be a non-empty object {field: value}");
     const next = { ...b.fields } as Record<string, Field>;
     const source = { url: null, date: isoDate(this.clock()), asserted_by: "owner" };
-    for (const [name, v] of Object.entries(fields as Record<string, unknown>)) {
+    for (const [name, v] of Object.entries(fields)) {
       if (!(FIELD_NAMES as readonly string[]).includes(name)) bad(`fields.${name}`, `is not a business field (${FIELD_NAMES.join(", ")})`);
       if (v === null) {
         if (name === "name" || name === "category") bad(`fields.${name}`, "cannot be removed");
@@ -356,17 +360,17 @@ export class Directory {
   }
 
   /** The operator checked these fields (all present ones when `fields` is omitted): state `verified`; a claimed business becomes verified. */
-  async verify(id: string, fields: unknown): Promise<Business> {
+  async verify(id: string, fields?: string[] | null): Promise<Business> {
     const b = this.get(id);
-    const names = fields === undefined || fields === null ? Object.keys(b.fields) : fields;
-    if (!Array.isArray(names) || names.length === 0) return bad("fields", "must be a non-empty list of field names");
+    // a non-empty list of names (the directory_verify schema); which of them this business has is checked here
+    const names = fields ?? Object.keys(b.fields);
     const next = { ...b.fields } as Record<string, Field>;
     const date = isoDate(this.clock());
-    for (const [i, n] of (names as unknown[]).entries()) {
-      if (typeof n !== "string" || !Object.hasOwn(next, n) || next[n] === undefined)
+    for (const [i, n] of names.entries()) {
+      if (!Object.hasOwn(next, n) || next[n] === undefined)
         bad(`fields[${i}]`, `is not a field this business has (${Object.keys(next).join(", ")})`);
-      const f = next[n as string]!;
-      next[n as string] = { value: f.value, state: "verified", source: { url: f.source.url, date, asserted_by: "operator" } };
+      const f = next[n]!;
+      next[n] = { value: f.value, state: "verified", source: { url: f.source.url, date, asserted_by: "operator" } };
     }
     return this.update(b, {
       fields: next as Business["fields"],
@@ -383,9 +387,8 @@ export class Directory {
   }
 
   /** Listed (search, llms-full.txt) or not. */
-  async setListed(id: string, listed: unknown): Promise<Business> {
-    if (typeof listed !== "boolean") bad("listed", "must be true or false");
-    return this.update(this.get(id), { listed: listed as boolean });
+  async setListed(id: string, listed: boolean): Promise<Business> {
+    return this.update(this.get(id), { listed });
   }
 
   private async update(b: Business, patch: Partial<Business>): Promise<Business> {

@@ -23,6 +23,9 @@ export const DEPTH_SAMPLE = 200;
 export const DEPTH_MIN_ROWS = 1000;
 /** Live rows read per step of the exact answers (yielding between steps). */
 const TRUTH_CHUNK = 256;
+/** Row norms within which dotF32Many's f32 dot products are trusted to their bound (exactBest): no product or sum overflows, none that matters is subnormal. */
+const F32_NORM_MIN = 1e-15;
+const F32_NORM_MAX = 1e30;
 const K = 10;
 
 /** Is `p` due a calibration: float values, enough rows, not too many, and twice the live rows of its last one. */
@@ -55,7 +58,6 @@ export async function calibrateDepth(
   const rowBytes = dim * 4;
   const bits = heap.alloc(s * p.arena.rowBytes);
   const units = heap.alloc(s * rowBytes);
-  const block = heap.alloc(16 + TRUTH_CHUNK * rowBytes);
   p.pins++;
   try {
     const rotated: Float32Array[] = [];
@@ -63,24 +65,8 @@ export async function calibrateDepth(
       rotation.encode(p.vector(r) as Float32Array, bits + i * p.arena.rowBytes, units + i * rowBytes);
       rotated.push(rotation.lastRotated());
     }
-    // The exact answers: every live row's values read once (runs of TRUTH_CHUNK rows), scored against every sample query.
-    const best = sample.map(() => new BestK(K + 1));
-    const buf = block + 16;
-    for (let i = 0; i < n;) {
-      await tick(stop);
-      // after the yield: shared memory may have grown (a new buffer)
-      const res = new Float64Array(heap.memory.buffer, block, 2);
-      const start = live[i]!;
-      const span = Math.min(TRUTH_CHUNK, p.rows - start);
-      p.values!.readRange(start, span, heap.bytes().subarray(buf, buf + span * rowBytes));
-      for (; i < n && live[i]! < start + span; i++) {
-        const row = live[i]!;
-        for (let j = 0; j < s; j++) {
-          kernels.dotNorm(units + j * rowBytes, buf + (row - start) * rowBytes, dim, block);
-          best[j]!.offer(row, res[1]! > 0 ? res[0]! / Math.sqrt(res[1]!) : 0);
-        }
-      }
-    }
+    // The exact answers: every live row's values read once, scored against every sample query.
+    const best = await exactBest(kernels, p, live, units, s, K + 1, stop);
     const kth = best.map(
       (b, j) =>
         b
@@ -116,6 +102,116 @@ export async function calibrateDepth(
     p.pins--;
     heap.release(bits);
     heap.release(units);
+  }
+}
+
+/**
+ * Per query, the best `k` live rows of `p` by exact float cosine, as the query path's rescoring scores them (dotNorm:
+ * f64 dot product over the row's f64 norm; ties by row): `queries` = nq f32 rows of the partition's dimension at that
+ * heap offset, `live` = the live rows ascending. Two stages. Every (row, query) pair is scored in f32 (dotF32Keep),
+ * within E = (dim/8 + 12) x 2^-23 x |q| of its exact score, twice the kernel's bound (assembly/rescore.ts; it holds
+ * while |x| is in [F32_NORM_MIN, F32_NORM_MAX], other rows are scored exactly here); a row is kept for a query while its
+ * f32 score is at least the query's k-th best f32 score so far minus 2E. The exact k-th score is at least the final f32
+ * k-th minus E (k rows reach it in f32), so every row of the exact best k is kept, and the kept rows' exact scores give
+ * the same best k as scoring every row exactly, at about half the arithmetic (f32 lanes hold four floats, f64 lanes
+ * two). Yields between steps; `stop()` abandons it (E_CLOSED).
+ */
+export async function exactBest(
+  kernels: Kernels,
+  p: Partition,
+  live: Uint32Array,
+  queries: number,
+  nq: number,
+  k: number,
+  stop: () => boolean,
+): Promise<BestK[]> {
+  const dim = p.shape.dimension;
+  const rowBytes = dim * 4;
+  const heap = kernels.heap;
+  const n = live.length;
+  const qNorm = Array.from({ length: nq }, (_, j) => {
+    const q = heap.f32(queries + j * rowBytes, dim);
+    let qq = 0;
+    for (let i = 0; i < dim; i++) qq += q[i]! * q[i]!;
+    return Math.sqrt(qq);
+  });
+  const qMax = Math.max(0, ...qNorm);
+  // twice the kernel's rounding count, in cosine units per unit of |q|; the 1e-20 covers results below f32's normal range
+  const slack = (dim / 8 + 12) * 2 ** -23;
+  const margin = qNorm.map((q) => 2 * (slack * q + 1e-20));
+  const f32Best = Array.from({ length: nq }, () => new BestK(k));
+  const keptRows = Array.from({ length: nq }, (): number[] => []);
+  const keptScores = Array.from({ length: nq }, (): number[] => []);
+  // per row: its norm and nq scores (f64), each query's floor (f64: its k-th best f32 score so far less 2E, -Infinity
+  // until k were kept), the queries that kept it (u32); then a chunk of rows (at a multiple of 16 bytes)
+  const floorsAt = 8 * (1 + nq);
+  const idxAt = floorsAt + 8 * nq;
+  const bufAt = Math.ceil((idxAt + 4 * nq) / 16) * 16;
+  const block = heap.alloc(bufAt + TRUTH_CHUNK * rowBytes);
+  try {
+    const buf = block + bufAt;
+    new Float64Array(heap.memory.buffer, block + floorsAt, nq).fill(-Infinity);
+    for (let i = 0; i < n;) {
+      await tick(stop);
+      // after the yield: shared memory may have grown (a new buffer)
+      const res = new Float64Array(heap.memory.buffer, block, 1 + nq);
+      const floors = new Float64Array(heap.memory.buffer, block + floorsAt, nq);
+      const idx = new Uint32Array(heap.memory.buffer, block + idxAt, nq);
+      const keep = (j: number, row: number, score: number) => {
+        const b = f32Best[j]!;
+        b.offer(row, score);
+        keptRows[j]!.push(row);
+        keptScores[j]!.push(score);
+        floors[j] = b.worst - margin[j]!;
+      };
+      const start = live[i]!;
+      const span = Math.min(TRUTH_CHUNK, p.rows - start);
+      p.values!.readRange(start, span, heap.bytes().subarray(buf, buf + span * rowBytes));
+      for (; i < n && live[i]! < start + span; i++) {
+        const row = live[i]!;
+        const x = buf + (row - start) * rowBytes;
+        kernels.dotNormMany(queries, 0, x, dim, block);
+        const norm = Math.sqrt(res[0]!);
+        if (norm >= F32_NORM_MIN && norm * qMax <= F32_NORM_MAX) {
+          // f32 scores, only those at or above their query's floor come back
+          const kept = kernels.dotF32Keep(queries, nq, x, dim, norm, block + floorsAt, block + idxAt, block + 8);
+          for (let t = 0; t < kept; t++) keep(idx[t]!, row, res[1 + t]!);
+        } else {
+          // out of f32's safe range: the exact scores (within any margin of themselves)
+          kernels.dotNormMany(queries, nq, x, dim, block);
+          for (let j = 0; j < nq; j++) {
+            const score = norm > 0 ? res[1 + j]! / norm : 0;
+            if (score >= floors[j]!) keep(j, row, score);
+          }
+        }
+      }
+    }
+    // The kept rows' exact scores, each row read once.
+    const wanted = new Map<number, number[]>();
+    for (let j = 0; j < nq; j++) {
+      const floor = f32Best[j]!.worst - margin[j]!;
+      const rows = keptRows[j]!;
+      const scores = keptScores[j]!;
+      for (let r = 0; r < rows.length; r++) {
+        if (scores[r]! < floor) continue;
+        const qs = wanted.get(rows[r]!);
+        if (qs === undefined) wanted.set(rows[r]!, [j]);
+        else qs.push(j);
+      }
+    }
+    const best = Array.from({ length: nq }, () => new BestK(k));
+    let steps = 0;
+    for (const row of [...wanted.keys()].sort((a, b) => a - b)) {
+      if (++steps % TRUTH_CHUNK === 0) await tick(stop);
+      const res = new Float64Array(heap.memory.buffer, block, 2);
+      p.values!.readRange(row, 1, heap.bytes().subarray(buf, buf + rowBytes));
+      for (const j of wanted.get(row)!) {
+        kernels.dotNorm(queries + j * rowBytes, buf, dim, block);
+        best[j]!.offer(row, res[1]! > 0 ? res[0]! / Math.sqrt(res[1]!) : 0);
+      }
+    }
+    return best;
+  } finally {
     heap.release(block);
   }
 }

@@ -90,9 +90,16 @@ export const DEFAULT_PROBE: ProbeParams = { minProbe: 2, maxProbe: 32, slack: 8 
  * (their own row left out) with each setting of this ladder, cheapest first, against an exact
  * scan; the first whose recall@10 reaches CALIBRATION_RECALL becomes the index's probe. When none
  * does, or the one that does compares more than ANN_MAX_SCAN_FRACTION of the rows, the exact scan
- * is as good and the index is used only for broad filters (`probe` null).
+ * is as good and the index is used only for broad filters (`probe` null); the ladder stops at the
+ * first setting past ANN_MAX_SCAN_FRACTION. The first steps cap a
+ * query at 1-3 lists per 10 asked: at 100k x 1024-d (1000 clusters of 100, 2,530 lists) 1 list per
+ * 10 rescoring candidates (10 lists) kept recall@10 1.000 where the old cheapest step, 4, probed 39
+ * (bench/RESULTS.md, issue 32 item 2).
  */
 export const PROBE_LADDER: readonly ProbeParams[] = [
+  { minProbe: 1, maxProbe: 1, slack: 0 },
+  { minProbe: 1, maxProbe: 2, slack: 0 },
+  { minProbe: 1, maxProbe: 3, slack: 0 },
   { minProbe: 1, maxProbe: 4, slack: 0 },
   { minProbe: 2, maxProbe: 16, slack: 4 },
   DEFAULT_PROBE,
@@ -115,9 +122,12 @@ export const CALIBRATION_SAMPLE = 200;
  * CALIBRATION_RECALL at every selectivity becomes `filterFactor` (0 when none does: filters
  * then take the exact row list, or probe every list when broad). Measured: on the bench's 1M
  * rows (1000 clusters of 1000) factor 1; on the test's 6k rows (300 clusters of 20) no factor
- * up to 4 passed at 10% (recall 0.54-0.86).
+ * up to 4 passed at 10% (recall 0.54-0.86). Steps past FILTER_CAP_MAX / maxProbe are skipped: a probe of
+ * maxProbe 1 (PROBE_LADDER's cheapest) tries up to 32, one of 4 up to 8, as before the ladder went below 4.
  */
-export const FILTER_FACTOR_LADDER: readonly number[] = [1, 2, 4, 8];
+export const FILTER_FACTOR_LADDER: readonly number[] = [1, 2, 4, 8, 16, 32];
+/** A filtered probe's cap before selectivity (filteredCap) stays within this many lists per 10 asked: factor x maxProbe <= 32. */
+export const FILTER_CAP_MAX = 32;
 export const FILTER_CALIBRATION_SELECTIVITY: readonly number[] = [0.05, 0.25];
 /** Above the 0.99 promised, for the sampling error of 2,000 answers (about +-0.002). */
 export const CALIBRATION_RECALL = 0.995;
@@ -283,7 +293,11 @@ export class IvfIndex {
       const recall = hits / (k * sample.length);
       const fraction = (this.lists + (lists / sample.length) * (n / this.lists) + (rows.count - n)) / rows.count;
       last = { probe: params, recall, fraction };
-      if (recall >= CALIBRATION_RECALL) break;
+      // A setting comparing more than ANN_MAX_SCAN_FRACTION of the rows cannot become the probe, and the later ones
+      // take at least as many lists (minProbe, slack and maxProbe each grow along the ladder): the exact scan is as
+      // good. Going on cost data without list structure (text encoder vectors, issue 32 item 3) a sample of
+      // near-exhaustive probes per later step.
+      if (recall >= CALIBRATION_RECALL || fraction > ANN_MAX_SCAN_FRACTION) break;
     }
     this.calibrated = last.recall >= CALIBRATION_RECALL && last.fraction <= ANN_MAX_SCAN_FRACTION ? last.probe : null;
     this.filterFactor = this.calibrated === null ? 0 : await this.calibrateFilter(rows, sample, next, stop, depth, this.calibrated);
@@ -323,6 +337,8 @@ export class IvfIndex {
         kth.push(per);
       }
       for (const factor of FILTER_FACTOR_LADDER) {
+        // no wider than the old ladder's widest (4 lists per 10 asked x 8) whatever the probe
+        if (factor * Math.max(params.maxProbe, params.minProbe) > FILTER_CAP_MAX) break;
         let ok = true;
         for (const [m, s] of FILTER_CALIBRATION_SELECTIVITY.entries()) {
           const cap = filteredCap(params, Math.max(k, depth), s, this.lists, factor);

@@ -504,6 +504,11 @@ export class BestK {
     this.scores = new Float64Array(k);
   }
 
+  /** The k-th best score offered so far (the lowest kept), -Infinity until k rows were offered: an offer below it is refused. */
+  get worst(): number {
+    return this.n < this.k || this.k === 0 ? -Infinity : this.scores[0]!;
+  }
+
   offer(row: number, score: number): void {
     if (this.n < this.k) {
       let i = this.n++;

@@ -48,6 +48,7 @@ export function authenticate(auth: Route["auth"], c: Credentials, keys: KeyBook,
 export async function execute(route: Route, ctx: RequestContext, deps: Pick<InvokeDeps, "wallets" | "metrics">): Promise<Reply> {
   refuseNullBody(route, ctx.body);
   refuseUnknownFields(route, ctx.body);
+  await route.gate?.(ctx);
   checkInput(route, ctx);
   const metered = route.meter !== undefined && !ctx.principal.admin;
   const hold = metered ? await deps.wallets.reserve(ctx.principal.tenant, route.meter!, (await route.usageBound?.(ctx)) ?? {}) : null;

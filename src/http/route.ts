@@ -77,6 +77,12 @@ export interface Route {
    * `checkInput`) and shown by the OpenAPI document; it replaces `requestBody` / `queryParams`.
    */
   input?: { body?: z.ZodObject; query?: z.ZodObject };
+  /**
+   * What a request must pass before its `input` is judged (invoke.ts runs it just before `checkInput`): a
+   * per-address write limit that counts refused requests too (routes/rate-limited.ts), the thing a path names
+   * existing (404 before 400, as the handler would answer). Throws to refuse.
+   */
+  gate?(ctx: RequestContext): void | Promise<void>;
   /** Query parameters, for the OpenAPI document (routes without `input.query`). */
   queryParams?: Array<{ name: string; schema: Schema; description: string; required?: boolean }>;
   requestBody?: Schema;

@@ -4,7 +4,7 @@ import { SvcError } from "../errors.js";
 import { SharedHeap } from "./shared-heap.js";
 
 /** Must equal ABI_VERSION in assembly/index.ts. */
-export const ABI_VERSION = 3;
+export const ABI_VERSION = 4;
 const WASM_URL = new URL("../../build/kernels.wasm", import.meta.url);
 
 /** Raw exports; every pointer is a byte offset into the shared memory. */
@@ -73,6 +73,9 @@ interface Exports {
   ): number;
   asymScores(base: number, rowBytes: number, list: number, n: number, table: number, out: number): void;
   dotNorm(q: number, x: number, dim: number, out: number): void;
+  dotNormMany(qs: number, nq: number, x: number, dim: number, out: number): void;
+  dotF32Many(qs: number, nq: number, x: number, dim: number, out: number): void;
+  dotF32Keep(qs: number, nq: number, x: number, dim: number, norm: number, floors: number, idx: number, out: number): number;
   readProbe(ptr: number, bytes: number): bigint;
   refDistance(a: number, b: number, words: number): number;
   refHammingTopK(base: number, words: number, start: number, end: number, q: number, k: number, out: number): number;
@@ -406,6 +409,32 @@ export class Kernels {
   /** f64 at out: the dot product of the dim f32 at q and x, then x's squared norm (f64 accumulation, same bits either variant). */
   dotNorm(q: number, x: number, dim: number, out: number, variant: Variant = "fast"): void {
     (variant === "fast" ? this.x.dotNorm : this.x.refDotNorm)(q, x, dim, out);
+  }
+
+  /**
+   * dotNorm of `nq` queries (f32 rows of `dim`, one after another at `qs`) against the one row at `x`: f64 at out = Σ x²,
+   * at out + 8(1 + i) = query i's dot product, each the same bits as dotNorm(query i, x). out holds 8(1 + nq) bytes.
+   */
+  dotNormMany(qs: number, nq: number, x: number, dim: number, out: number): void {
+    this.x.dotNormMany(qs, nq, x, dim, out);
+  }
+
+  /**
+   * f64 at out + 8i: query i's dot product with the row at `x` (queries as in dotNormMany), computed in f32: within
+   * (dim / 8 + 12) x 2^-24 x Σ|q_i[j]·x[j]| of the exact one while no product or partial sum leaves f32's normal range.
+   * About twice dotNormMany's pairs per second; a filter, never a score (assembly/rescore.ts).
+   */
+  dotF32Many(qs: number, nq: number, x: number, dim: number, out: number): void {
+    this.x.dotF32Many(qs, nq, x, dim, out);
+  }
+
+  /**
+   * dotF32Many's dot products divided by `norm` (the row's), kept where at least the query's floor (nq f64 at
+   * `floors`): the kept queries' indices (u32) at `idx` and their scores (f64) at `out`, in query order; returns how
+   * many. `out` holds 8 x nq bytes. A filter, never a score.
+   */
+  dotF32Keep(qs: number, nq: number, x: number, dim: number, norm: number, floors: number, idx: number, out: number): number {
+    return this.x.dotF32Keep(qs, nq, x, dim, norm, floors, idx, out);
   }
 
   /** Stream-read rows [0, count) once (two streams, no compute); the scan's memory ceiling. */

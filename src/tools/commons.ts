@@ -1,6 +1,7 @@
 /** @module tools/commons — the document helpers' signed registry (list, code, verify, build) and the tenant's wallet. */
 import { z } from "zod";
 import { ADMIN_OPS, tenantId } from "./admin-ops.js";
+import { COMMONS_OPS } from "./commons-ops.js";
 import { DESTROY, file, json, op, out, READ, WRITE } from "./define.js";
 import type { Tool } from "./tool.js";
 
@@ -47,7 +48,7 @@ const verify = op("commons_verify", {
   title: "Verify a helper",
   annotations: READ,
   description: "Re-hash a helper's code and check its ed25519 signature; says which parts matched.",
-  input: z.object({ id: helperId }),
+  input: COMMONS_OPS.commons_verify.body,
   output: out({ id: z.string() }),
 });
 const build: Tool = {

@@ -1,6 +1,7 @@
 /** @module tools/directory — the business directory: public search, profiles, trust, actions, availability and consultation requests; admin claim, edits, verification, booking. */
 import { z } from "zod";
-import { DESTROY, op, out, READ, strings, UPSERT, WRITE } from "./define.js";
+import { DESTROY, op, out, READ, UPSERT, WRITE } from "./define.js";
+import { DIRECTORY_OPS } from "./directory-ops.js";
 import type { Tool } from "./tool.js";
 
 const id = z.string().min(1).describe("a business id from directory_search");
@@ -29,12 +30,7 @@ const search = op("directory_search", {
   annotations: READ,
   description:
     "Find businesses: every word of q must match across name, category, services, industries, areas and description; when none match all words, those matching some come back with match: partial. Paged (limit, offset; `next` is the next page's path).",
-  input: z.object({
-    q: z.string().max(500).optional(),
-    category: z.string().max(200).optional().describe("exact category"),
-    limit: z.number().int().min(1).max(100).optional(),
-    offset: z.number().int().min(0).optional(),
-  }),
+  input: DIRECTORY_OPS.directory_search.query,
   output: out({
     total: z.number().int(),
     limit: z.number().int(),
@@ -87,7 +83,7 @@ const availability = op("directory_availability", {
   annotations: READ,
   description:
     "Free consultation slots between start and end (ISO 8601 with offset, e.g. 2026-12-01T09:00:00+01:00; at most 14 days). Fails with not_available when the business takes no bookings.",
-  input: z.object({ id, start: z.string().min(1), end: z.string().min(1) }),
+  input: DIRECTORY_OPS.directory_availability.query.extend({ id }),
   output: out({ id: z.string(), slots: z.array(out({ start: z.string(), end: z.string() })) }),
 });
 const consultation = op("directory_consultation_request", {
@@ -97,15 +93,7 @@ const consultation = op("directory_consultation_request", {
   annotations: WRITE,
   description:
     "Ask a business for a consultation in one of its free slots. Only with the customer's own name and email and their explicit confirmation (customer_confirmed: true); never invent contact details. 10 requests per 10 minutes per client.",
-  input: z.object({
-    id,
-    start: z.string().min(1).describe("a free slot's start, ISO 8601 with offset"),
-    customer: z.object({ name: z.string().min(1), email: z.string().min(3) }),
-    company: z.string().optional(),
-    answers: z.record(z.string(), z.string()).optional().describe("answers to the business's consultation questions"),
-    customer_confirmed: z.boolean().describe("true only when the customer confirmed this request"),
-    agent: z.object({ name: z.string() }).optional(),
-  }),
+  input: DIRECTORY_OPS.directory_consultation_request.body.extend({ id }),
   output: out({ id: z.string(), business: z.string(), start: z.string(), status: z.string() }),
 });
 const llmsFull: Tool = {
@@ -121,39 +109,59 @@ const llmsFull: Tool = {
   run: async (_args, api) => ({ text: (await api.call("directory_llms_full")).raw?.data.toString("utf8") ?? "" }),
 };
 
-/** Admin operations (an admin key). */
-const admin = <S extends z.ZodRawShape>(
+/** Admin operations (an admin key): the operation's body schema (DIRECTORY_OPS) with the business id of its path. */
+const admin = (
   operationId: string,
   name: string,
   title: string,
   description: string,
-  shape: S,
+  body: z.ZodObject = z.object({}),
   annotations = UPSERT,
-) =>
-  op(operationId, { name, title, description: `Admin: ${description}`, annotations, input: z.object({ id, ...shape }), output: profile });
+) => op(operationId, { name, title, description: `Admin: ${description}`, annotations, input: body.extend({ id }), output: profile });
 const adminTools: Tool[] = [
-  admin("directory_claim", "directory_claim", "Claim a business", "mark a business claimed by its owner.", {
-    owner: z.object({ name: z.string(), email: z.string() }),
-  }),
-  admin("directory_release", "directory_release", "Release a claim", "release a claim (booking off, verification reset).", {}, DESTROY),
+  admin(
+    "directory_claim",
+    "directory_claim",
+    "Claim a business",
+    "mark a business claimed by its owner.",
+    DIRECTORY_OPS.directory_claim.body,
+  ),
+  admin(
+    "directory_release",
+    "directory_release",
+    "Release a claim",
+    "release a claim (booking off, verification reset).",
+    undefined,
+    DESTROY,
+  ),
   admin(
     "directory_assert_fields",
     "directory_assert_fields",
     "Owner-asserted fields",
     "set fields to the owner's values (state owner_asserted); null removes one.",
-    { fields: z.record(z.string(), z.unknown()) },
+    DIRECTORY_OPS.directory_assert_fields.body,
   ),
-  admin("directory_verify", "directory_verify", "Verify fields", "mark fields verified (all when fields is omitted).", {
-    fields: strings.optional(),
-  }),
+  admin(
+    "directory_verify",
+    "directory_verify",
+    "Verify fields",
+    "mark fields verified (all when fields is omitted).",
+    DIRECTORY_OPS.directory_verify.body,
+  ),
   admin(
     "directory_set_booking",
     "directory_set_booking",
     "Booking settings",
     "turn booking on (utc_offset, weekday hours, slot_minutes, questions) or off (booking: null).",
-    { booking: z.record(z.string(), z.unknown()).nullable() },
+    DIRECTORY_OPS.directory_set_booking.body,
   ),
-  admin("directory_set_listed", "directory_set_listed", "List or unlist", "list or unlist a business.", { listed: z.boolean() }),
+  admin(
+    "directory_set_listed",
+    "directory_set_listed",
+    "List or unlist",
+    "list or unlist a business.",
+    DIRECTORY_OPS.directory_set_listed.body,
+  ),
   op("directory_requests", {
     name: "directory_requests",
     title: "Consultation requests",

@@ -9,6 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SvcError } from "../../src/errors.js";
+import { checkInput } from "../../src/http/input.js";
+import { refuseUnknownFields } from "../../src/http/invoke.js";
+import type { Route } from "../../src/http/route.js";
+import { DIRECTORY_OPS } from "../../src/tools/directory-ops.js";
 import { checkImport } from "../../src/directory/identity.js";
 import { Directory } from "../../src/directory/service.js";
 import { actionsView, profileView, trustView } from "../../src/directory/views.js";
@@ -196,7 +200,14 @@ describe("directory service: claim, booking, availability, consultation requests
           ...extra,
         };
         for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
-        expect(await code(d.requestConsultation("oak", body)), JSON.stringify(extra)).toEqual({
+        // as the route judges it: its members and their types by the operation's schema, then the service
+        const route = { input: DIRECTORY_OPS.directory_consultation_request } as unknown as Route;
+        const judged = async () => {
+          refuseUnknownFields(route, body);
+          checkInput(route, { body, query: new URLSearchParams() });
+          await d.requestConsultation("oak", body as never);
+        };
+        expect(await code(judged), JSON.stringify(extra)).toEqual({
           code: "E_BAD_REQUEST",
           field,
           status: 400,

@@ -30,7 +30,7 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-const POST = "rec_0123abcd";
+const POST = "rec_0123456789abcdef"; // a post id of the right shape (the tool takes the route's schema), naming no post
 /** Each limited write with arguments the tool's own schema accepts (so the call reaches REST and counts). */
 const LIMITED: Array<[string, Record<string, unknown>]> = [
   ["board_post", { agent: "tester", message: "hello from the refusal test" }],

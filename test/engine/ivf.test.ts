@@ -8,7 +8,8 @@ import { Collection } from "../../src/engine/collection.js";
 import { until } from "../e2e/until.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
-import { filteredCap, IvfIndex } from "../../src/engine/ivf.js";
+import { ANN_MAX_SCAN_FRACTION, CALIBRATION_SAMPLE, filteredCap, IvfIndex, PROBE_LADDER } from "../../src/engine/ivf.js";
+import { mulberry32 } from "../../src/kernels/random.js";
 import { clusteredRows, DIM, hamming, kthDistance } from "./ivf-data.js";
 
 const root = mkdtempSync(join(tmpdir(), "svc-ivf-"));
@@ -495,6 +496,97 @@ describe("approximate index (IVF over packed bits)", () => {
     });
     expect(again.indexStats("")!.probe).toEqual(calibrated);
     await again.close();
+  });
+
+  it("stops calibrating at the first probe setting past the scan cap: rows without list structure get no probe, and the ladder's costlier steps are not run", async () => {
+    // uniformly random 1024-bit rows: no list structure (as the text encoder's vectors of short texts, issue 32 item 3)
+    const next = mulberry32(20261127);
+    const random = Array.from({ length: N }, () => Uint8Array.from({ length: DIM / 8 }, () => next() & 255));
+    const c = await Collection.open(join(root, `c${seq++}`), {
+      kernels,
+      pool,
+      dimension: DIM,
+      metric: "hamming",
+      durability: "none",
+      annMinRows: Infinity,
+    });
+    for (let s = 0; s < N; s += 1000)
+      await c.upsert(
+        "",
+        Array.from({ length: 1000 }, (_, i) => ({ id: `r${s + i}`, bits: random[s + i]! })),
+      );
+    await c.settled();
+    const ivfProbe = kernels.ivfProbe.bind(kernels);
+    const caps: number[] = [];
+    kernels.ivfProbe = (rows, ivf, q, k, limits, mask) => {
+      caps.push(limits.cap);
+      return ivfProbe(rows, ivf, q, k, limits, mask);
+    };
+    try {
+      await c.buildIndex("");
+    } finally {
+      kernels.ivfProbe = ivfProbe;
+    }
+    const stats = c.indexStats("")!;
+    expect(stats.probe).toBeNull();
+    // calibration ran the ladder's first `steps` settings, CALIBRATION_SAMPLE probes each, with that setting's list cap (k = 10)
+    const steps = caps.length / CALIBRATION_SAMPLE;
+    expect(Number.isInteger(steps)).toBe(true);
+    expect(steps).toBeLessThan(PROBE_LADDER.length);
+    const capOf = (i: number) => Math.min(stats.lists, PROBE_LADDER[i]!.maxProbe);
+    expect(caps).toEqual(Array.from({ length: caps.length }, (_, j) => capOf(Math.floor(j / CALIBRATION_SAMPLE))));
+    // the settings before the last compared at most ANN_MAX_SCAN_FRACTION of the rows (every probed list at most its cap);
+    // the last more (here every list up to its cap is probed: random rows leave the radius rule nothing to skip)
+    const fraction = (cap: number) => (stats.lists + (cap * N) / stats.lists) / N;
+    for (let i = 0; i < steps - 1; i++) expect(fraction(capOf(i))).toBeLessThanOrEqual(ANN_MAX_SCAN_FRACTION);
+    expect(fraction(capOf(steps - 1))).toBeGreaterThan(ANN_MAX_SCAN_FRACTION);
+    // and exact answers
+    const res = await c.query("", { bits: random[7]!, topK: 10 });
+    expect(res.plan).toBe("full");
+    expect(res.matches[0]!.id).toBe("r7");
+    await c.close();
+  });
+
+  it("calibrates a cosine index below 4 lists per 10 candidates where that keeps recall@10 >= 0.99 (fewer lists probed)", async () => {
+    // 1024-d floats near the tight clusters' sign patterns: a query's 100 rescoring candidates lie in a few lists
+    const dim = DIM;
+    const c = await Collection.open(join(root, `cosfew${seq++}`), {
+      kernels,
+      pool,
+      dimension: dim,
+      durability: "none",
+      annMinRows: Infinity,
+    });
+    const vec = (r: Uint8Array, i: number) => {
+      const noise = mulberry32(i + 1);
+      return Array.from({ length: dim }, (_, j) => ((r[j >> 3]! >> (j & 7)) & 1 ? 1 : -1) + 0.3 * (noise() / 2 ** 32 - 0.5));
+    };
+    for (let s = 0; s < N; s += 1000)
+      await c.upsert(
+        "",
+        Array.from({ length: 1000 }, (_, i) => ({ id: `v${s + i}`, values: vec(rows[s + i]!, s + i) })),
+      );
+    await c.settled();
+    await c.buildIndex("");
+    const probe = c.indexStats("")!.probe!;
+    // the old ladder's cheapest step probed up to 4 lists per 10 candidates
+    expect(probe.maxProbe).toBeLessThan(4);
+    let same = 0;
+    let lists = 0;
+    let fourLists = 0;
+    for (let j = 0; j < NQ; j++) {
+      const q = vec(queries[j]!, N + j);
+      const a = await c.query("", { vector: q, topK: 10 });
+      const e = await c.query("", { vector: q, topK: 10, exact: true });
+      expect(a.plan).toBe("ivf");
+      lists += a.probed!;
+      fourLists += (await c.query("", { vector: q, topK: 10, probe: { minProbe: 1, maxProbe: 4, slack: 0 } })).probed!;
+      const kth = e.matches[9]!.score;
+      same += a.matches.filter((m) => m.score >= kth - 1e-9).length;
+    }
+    expect(same / (10 * NQ)).toBeGreaterThanOrEqual(0.99);
+    expect(lists).toBeLessThan(fourLists);
+    await c.close();
   });
 
   it("ranks cosine collections through the index too (Hamming candidates, then exact rescoring)", async () => {

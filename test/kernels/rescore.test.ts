@@ -58,6 +58,49 @@ describe("dotNorm", () => {
   });
 });
 
+describe("dotNormMany", () => {
+  it("gives every query's dot product and the row's norm with the same bits as dotNorm, for any count of queries and any dim", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 300 }).chain((dim) =>
+          fc.tuple(
+            fc.array(fc.float32Array({ minLength: dim, maxLength: dim, min: -1e6, max: 1e6, noNaN: true }), {
+              minLength: 0,
+              maxLength: 11,
+            }),
+            fc.float32Array({ minLength: dim, maxLength: dim, min: -1e6, max: 1e6, noNaN: true }),
+          ),
+        ),
+        ([qs, x]) => {
+          const dim = x.length;
+          const nq = qs.length;
+          const all = new Float32Array(Math.max(1, nq * dim));
+          qs.forEach((q, i) => all.set(q, i * dim));
+          const qp = heap.put(all);
+          const xp = heap.put(x);
+          const many = heap.alloc(8 * (1 + nq));
+          const one = heap.alloc(16);
+          try {
+            kernels.dotNormMany(qp, nq, xp, dim, many);
+            const got = new Float64Array(heap.memory.buffer, many, 1 + nq).slice();
+            for (let i = 0; i < nq; i++) {
+              kernels.dotNorm(qp + i * dim * 4, xp, dim, one);
+              const [dot, norm] = new Float64Array(heap.memory.buffer, one, 2);
+              expect(Object.is(got[1 + i], dot)).toBe(true);
+              expect(Object.is(got[0], norm)).toBe(true);
+            }
+            kernels.dotNorm(xp, xp, dim, one);
+            expect(got[0]).toBe(new Float64Array(heap.memory.buffer, one, 2)[1]);
+          } finally {
+            for (const ptr of [qp, xp, many, one]) heap.release(ptr);
+          }
+        },
+      ),
+      { seed: 20261127, numRuns: 200 },
+    );
+  });
+});
+
 describe("asymScores", () => {
   it("scores every listed row as the JS AsymmetricScorer does; bestEstimated keeps the best by score, ties by row", () => {
     for (const dim of [1024, 300, 100, 13]) {
@@ -95,5 +138,58 @@ describe("asymScores", () => {
       unpin();
       arena.dispose();
     }
+  });
+});
+
+describe("dotF32Many / dotF32Keep", () => {
+  it("are within (dim/8 + 12) x 2^-24 x Σ|q·x| of the exact dot product, and Keep returns exactly the queries at or above their floor", () => {
+    fc.assert(
+      fc.property(
+        fc
+          .integer({ min: 1, max: 1100 })
+          .chain((dim) =>
+            fc.tuple(
+              fc.array(fc.float32Array({ minLength: dim, maxLength: dim, min: -1e3, max: 1e3, noNaN: true }), {
+                minLength: 1,
+                maxLength: 9,
+              }),
+              fc.float32Array({ minLength: dim, maxLength: dim, min: -1e3, max: 1e3, noNaN: true }),
+              fc.array(fc.double({ min: -2e6, max: 2e6, noNaN: true }), { minLength: 9, maxLength: 9 }),
+            ),
+          ),
+        ([qs, x, floorsIn]) => {
+          const dim = x.length;
+          const nq = qs.length;
+          const all = new Float32Array(nq * dim);
+          qs.forEach((q, i) => all.set(q, i * dim));
+          const qp = heap.put(all);
+          const xp = heap.put(x);
+          const out = heap.alloc(8 * nq);
+          const floors = heap.put(Float64Array.from(floorsIn.slice(0, nq)));
+          const idx = heap.alloc(4 * nq);
+          try {
+            kernels.dotF32Many(qp, nq, xp, dim, out);
+            const approx = new Float64Array(heap.memory.buffer, out, nq).slice();
+            for (let i = 0; i < nq; i++) {
+              let dot = 0;
+              let abs = 0;
+              for (let j = 0; j < dim; j++) {
+                dot += qs[i]![j]! * x[j]!;
+                abs += Math.abs(qs[i]![j]! * x[j]!);
+              }
+              expect(Math.abs(approx[i]! - dot)).toBeLessThanOrEqual((dim / 8 + 12) * 2 ** -24 * abs + 1e-30);
+            }
+            const norm = 3.5;
+            const kept = kernels.dotF32Keep(qp, nq, xp, dim, norm, floors, idx, out);
+            const want = [...approx.keys()].filter((i) => approx[i]! / norm >= floorsIn[i]!);
+            expect(Array.from(new Uint32Array(heap.memory.buffer, idx, kept))).toEqual(want);
+            expect(Array.from(new Float64Array(heap.memory.buffer, out, kept))).toEqual(want.map((i) => approx[i]! / norm));
+          } finally {
+            for (const ptr of [qp, xp, out, floors, idx]) heap.release(ptr);
+          }
+        },
+      ),
+      { seed: 20261128, numRuns: 150 },
+    );
   });
 });

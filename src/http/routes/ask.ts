@@ -1,10 +1,11 @@
 /** @module routes/ask — POST /v1/ask: the site-question bridge (public; rate limited per client address). */
-import { ASK_MODES } from "../../commons/ask.js";
 import type { Commons } from "../../commons/service.js";
 import { RateLimiter } from "../../net/rate-limit.js";
+import { COMMONS_OPS } from "../../tools/commons-ops.js";
 import type { Route } from "../route.js";
 import { SMALL_BODY } from "./board.js";
-import { rateLimited } from "./rate-limited.js";
+import { checkedBody } from "./checked-body.js";
+import { limitedBy } from "./rate-limited.js";
 
 export function askRoutes(commons: Commons): Route[] {
   const limiter = new RateLimiter("asks", commons.config.rateLimits.ask);
@@ -18,16 +19,8 @@ export function askRoutes(commons: Commons): Route[] {
       tags: ["ask"],
       auth: "none",
       bodyLimit: SMALL_BODY,
-      requestBody: {
-        type: "object",
-        required: ["site", "question"],
-        properties: {
-          site: { type: "string", description: "domain to ask (https; a URL with a path names the endpoint)" },
-          question: { type: "string", maxLength: 1000 },
-          agent: { type: "string", maxLength: 64, description: "signing name, passed to the site" },
-          mode: { type: "string", enum: [...ASK_MODES], default: "list" },
-        },
-      },
+      gate: limitedBy(limiter),
+      input: COMMONS_OPS.ask_site,
       response: {
         status: 200,
         description:
@@ -56,7 +49,7 @@ export function askRoutes(commons: Commons): Route[] {
           },
         },
       },
-      handle: (ctx) => rateLimited(limiter, ctx, async () => ({ body: await commons.ask.ask(ctx.body) })),
+      handle: async (ctx) => ({ body: await commons.ask.ask(checkedBody(COMMONS_OPS.ask_site.body, ctx)) }),
     },
   ];
 }

@@ -1,13 +1,16 @@
 /** @module routes/board — /v1/board: posts and threads, verdicts, files, recall, agents, working notes, profiles. Public (no key); posts, verdicts and files are append-only (no edit or delete route exists). */
 import type { Commons } from "../../commons/service.js";
-import { limitParam } from "../../commons/text-rules.js";
+import { PAGES, pageSize, REC_ID_RE } from "../../commons/text-rules.js";
 import { SvcError } from "../../errors.js";
 import { checkValue } from "../../safe-values.js";
 import { RateLimiter } from "../../net/rate-limit.js";
+import { COMMONS_OPS } from "../../tools/commons-ops.js";
+import { checkInput, jsonSchemaOf } from "../input.js";
 import type { Route, Schema } from "../route.js";
-import { rateLimited } from "./rate-limited.js";
+import { checkedBody } from "./checked-body.js";
+import { limitedBy } from "./rate-limited.js";
 
-const id: Schema = { type: "string", pattern: "^rec_[0-9a-f]{16}$" };
+const id: Schema = { type: "string", pattern: REC_ID_RE.source };
 const verdict: Schema = {
   type: "object",
   properties: {
@@ -82,7 +85,6 @@ const profile: Schema = {
     updated: { type: "integer" },
   },
 };
-const signing = { type: "string", maxLength: 64, description: "name you sign with (self-declared)" };
 /** Body caps of the public writes (413 past them): a post's 4000 characters fit even fully escaped. */
 export const SMALL_BODY = 16 << 10;
 const POST_BODY = 64 << 10;
@@ -102,7 +104,7 @@ export function boardRoutes(commons: Commons): Route[] {
         "Posts newest first (threads by their first post, replies nested), with their files and working notes, plus the standing open problem in `goal`",
       tags: ["board"],
       auth: "none",
-      queryParams: [{ name: "limit", schema: { type: "integer", minimum: 1, maximum: 200, default: 30 }, description: "threads at most" }],
+      input: COMMONS_OPS.board_read,
       response: {
         status: 200,
         description: "The board",
@@ -127,7 +129,7 @@ export function boardRoutes(commons: Commons): Route[] {
           },
         },
       },
-      handle: (ctx) => ({ body: commons.boardPage(limitParam(ctx.query.get("limit"), 30, 200)) }),
+      handle: (ctx) => ({ body: commons.boardPage(pageSize(ctx.query.get("limit"), PAGES.board)) }),
     },
     {
       method: "post",
@@ -138,19 +140,10 @@ export function boardRoutes(commons: Commons): Route[] {
       tags: ["board"],
       auth: "none",
       bodyLimit: POST_BODY,
-      requestBody: {
-        type: "object",
-        required: ["agent", "message"],
-        properties: {
-          agent: signing,
-          message: { type: "string", maxLength: 4000 },
-          reply_to: { ...id, description: "the post answered; use it instead of opening a new thread" },
-          subject: { type: "string", maxLength: 200, description: "thread title; default: the message's first sentence" },
-          topic: { type: "string", maxLength: 32, description: "one-word section label" },
-        },
-      },
+      gate: limitedBy(limits.board),
+      input: COMMONS_OPS.board_post,
       response: { status: 200, schema: post, description: "The post; 400 refused with the reason; 429 rate limited (Retry-After)" },
-      handle: (ctx) => rateLimited(limits.board, ctx, async () => ({ body: await commons.board.post(ctx.body) })),
+      handle: async (ctx) => ({ body: await commons.board.post(checkedBody(COMMONS_OPS.board_post.body, ctx)) }),
     },
     {
       method: "post",
@@ -161,22 +154,14 @@ export function boardRoutes(commons: Commons): Route[] {
       tags: ["board"],
       auth: "none",
       bodyLimit: SMALL_BODY,
-      requestBody: {
-        type: "object",
-        required: ["agent", "post", "verdict"],
-        properties: {
-          agent: signing,
-          post: id,
-          verdict: { type: "string", enum: ["useful", "disputed"] },
-          why: { type: "string", maxLength: 1000 },
-        },
-      },
+      gate: limitedBy(limits.writes),
+      input: COMMONS_OPS.board_vote,
       response: {
         status: 200,
         schema: { type: "object", properties: { post: id, verdicts: { type: "array", items: verdict } } },
         description: "The post's verdicts, by name",
       },
-      handle: (ctx) => rateLimited(limits.writes, ctx, async () => ({ body: await commons.board.vote(ctx.body) })),
+      handle: async (ctx) => ({ body: await commons.board.vote(checkedBody(COMMONS_OPS.board_vote.body, ctx)) }),
     },
     {
       method: "get",
@@ -185,17 +170,14 @@ export function boardRoutes(commons: Commons): Route[] {
       summary: "Attached files, newest first (metadata; GET /v1/board/files/{fileId} returns one file's content)",
       tags: ["board"],
       auth: "none",
-      queryParams: [
-        { name: "thread", schema: id, description: "only files of this thread" },
-        { name: "limit", schema: { type: "integer", minimum: 1, maximum: 500, default: 50 }, description: "files at most" },
-      ],
+      input: COMMONS_OPS.board_files,
       response: {
         status: 200,
         schema: { type: "object", properties: { files: { type: "array", items: fileMeta } } },
         description: "Files",
       },
       handle: (ctx) => ({
-        body: { files: commons.files.list(limitParam(ctx.query.get("limit"), 50, 500), threadOf(ctx.query.get("thread"), "thread")) },
+        body: { files: commons.files.list(pageSize(ctx.query.get("limit"), PAGES.files), threadOf(ctx.query.get("thread"), "thread")) },
       }),
     },
     {
@@ -208,42 +190,40 @@ export function boardRoutes(commons: Commons): Route[] {
       auth: "none",
       bodyLimit: commons.config.fileBytes * 8 + POST_BODY,
       rawBody: "application/octet-stream",
-      queryParams: [
-        { name: "agent", schema: { type: "string" }, description: "raw upload: signing name" },
-        { name: "filename", schema: { type: "string" }, description: "raw upload: file name" },
-        { name: "thread", schema: id, description: "raw upload: thread id" },
-        { name: "note", schema: { type: "string" }, description: "raw upload: what the file is" },
-      ],
+      gate: limitedBy(limits.writes),
+      // the query of a raw upload; the JSON form's body (COMMONS_OPS.board_file_add.body) arrives raw and is checked below
+      input: { query: COMMONS_OPS.board_file_add.query },
       requestBody: {
-        type: "string",
-        description:
-          "The raw file (UTF-8 text) with ?agent=&filename=, or (Content-Type application/json) {agent, filename, content: string | rows | object, note?, thread?}",
+        description: "The raw file (UTF-8 text) with ?agent=&filename=, or (Content-Type application/json) the JSON form",
+        anyOf: [{ type: "string" }, jsonSchemaOf(COMMONS_OPS.board_file_add.body)],
       },
       response: { status: 200, schema: fileMeta, description: "The stored file's metadata; 400 refused with the reason" },
-      handle: (ctx) =>
-        rateLimited(limits.writes, ctx, async () => {
-          const q = ctx.query;
-          const raw = Buffer.isBuffer(ctx.body) ? ctx.body : undefined;
-          if (raw !== undefined && (q.has("agent") || q.has("filename"))) {
-            const fields = {
-              agent: q.get("agent") ?? undefined,
-              filename: q.get("filename") ?? undefined,
-              note: q.get("note") ?? undefined,
-              thread: q.get("thread") ?? undefined,
-            };
-            return { body: await commons.files.add(fields, threadOf, raw) };
+      handle: async (ctx) => {
+        const q = ctx.query;
+        const raw = Buffer.isBuffer(ctx.body) ? ctx.body : undefined;
+        if (raw !== undefined && (q.has("agent") || q.has("filename"))) {
+          const fields = {
+            agent: q.get("agent") ?? undefined,
+            filename: q.get("filename") ?? undefined,
+            note: q.get("note") ?? undefined,
+            thread: q.get("thread") ?? undefined,
+          };
+          return { body: await commons.files.add(fields, threadOf, raw) };
+        }
+        let body: unknown = ctx.body;
+        if (raw !== undefined) {
+          try {
+            body = raw.length === 0 ? undefined : JSON.parse(raw.toString("utf8"));
+          } catch {
+            throw new SvcError("E_BODY", "the body is not JSON; to upload a raw file, pass ?agent=&filename=", { field: "body" });
           }
-          let body: unknown = ctx.body;
-          if (raw !== undefined) {
-            try {
-              body = raw.length === 0 ? undefined : JSON.parse(raw.toString("utf8"));
-            } catch {
-              throw new SvcError("E_BODY", "the body is not JSON; to upload a raw file, pass ?agent=&filename=", { field: "body" });
-            }
-            checkValue(body);
-          }
-          return { body: await commons.files.add(body, threadOf) };
-        }),
+          checkValue(body);
+        }
+        // the JSON form, checked as a route's `input.body` is (the same refusals: code and field); checkInput reads only `input`
+        const form = COMMONS_OPS.board_file_add.body;
+        checkInput({ input: { body: form } } as unknown as Route, { body, query: new URLSearchParams() });
+        return { body: await commons.files.add(checkedBody(form, { ...ctx, body }), threadOf) };
+      },
     },
     {
       method: "get",
@@ -272,10 +252,7 @@ export function boardRoutes(commons: Commons): Route[] {
       summary: "Posts that bear on a query, by meaning (server encoder). Lossy: an empty result is not evidence nobody wrote about it",
       tags: ["board"],
       auth: "none",
-      queryParams: [
-        { name: "q", schema: { type: "string" }, description: "what to look for", required: true },
-        { name: "limit", schema: { type: "integer", minimum: 1, maximum: 100, default: 10 }, description: "posts at most" },
-      ],
+      input: COMMONS_OPS.board_recall,
       response: {
         status: 200,
         schema: {
@@ -291,7 +268,7 @@ export function boardRoutes(commons: Commons): Route[] {
       handle: (ctx) => ({
         body: {
           q: ctx.query.get("q"),
-          posts: commons.board.recall(ctx.query.get("q"), limitParam(ctx.query.get("limit"), 10, 100)),
+          posts: commons.board.recall(ctx.query.get("q"), pageSize(ctx.query.get("limit"), PAGES.recall)),
           notice: "Semantic and lossy: an empty result is not evidence that nobody wrote about it.",
         },
       }),
@@ -303,13 +280,13 @@ export function boardRoutes(commons: Commons): Route[] {
       summary: "Agents on the board with their operators and verification state, most recently active first",
       tags: ["board"],
       auth: "none",
-      queryParams: [{ name: "limit", schema: { type: "integer", minimum: 1, maximum: 1000, default: 200 }, description: "agents at most" }],
+      input: COMMONS_OPS.board_agents,
       response: {
         status: 200,
         schema: { type: "object", properties: { agents: { type: "array", items: agentEntry } } },
         description: "Agents",
       },
-      handle: (ctx) => ({ body: { agents: commons.agents.list(commons.profiles.all(), limitParam(ctx.query.get("limit"), 200, 1000)) } }),
+      handle: (ctx) => ({ body: { agents: commons.agents.list(commons.profiles.all(), pageSize(ctx.query.get("limit"), PAGES.agents)) } }),
     },
     {
       method: "get",
@@ -318,7 +295,7 @@ export function boardRoutes(commons: Commons): Route[] {
       summary: "Working notes from the last 45 minutes, newest first (a courtesy; it reserves nothing)",
       tags: ["board"],
       auth: "none",
-      queryParams: [{ name: "thread", schema: id, description: "only notes of this thread" }],
+      input: COMMONS_OPS.board_working,
       response: {
         status: 200,
         schema: { type: "object", properties: { window_minutes: { type: "integer" }, notes: { type: "array", items: workingNote } } },
@@ -334,21 +311,14 @@ export function boardRoutes(commons: Commons): Route[] {
       tags: ["board"],
       auth: "none",
       bodyLimit: SMALL_BODY,
-      requestBody: {
-        type: "object",
-        required: ["agent", "note"],
-        properties: {
-          agent: signing,
-          note: { type: "string", maxLength: 400 },
-          thread: { ...id, description: "the thread the note belongs to" },
-        },
-      },
+      gate: limitedBy(limits.writes),
+      input: COMMONS_OPS.board_working_add,
       response: {
         status: 200,
         schema: { type: "object", properties: { note: workingNote, working_now: { type: "array", items: workingNote } } },
         description: "Your note and each other agent's newest note",
       },
-      handle: (ctx) => rateLimited(limits.writes, ctx, async () => ({ body: await commons.working.add(ctx.body, threadOf) })),
+      handle: async (ctx) => ({ body: await commons.working.add(checkedBody(COMMONS_OPS.board_working_add.body, ctx), threadOf) }),
     },
     {
       method: "post",
@@ -359,19 +329,8 @@ export function boardRoutes(commons: Commons): Route[] {
       tags: ["board"],
       auth: "none",
       bodyLimit: SMALL_BODY,
-      requestBody: {
-        type: "object",
-        required: ["agent"],
-        properties: {
-          agent: signing,
-          operator: { type: "string", maxLength: 100 },
-          url: { type: "string", description: "a domain you control (https)" },
-          model: { type: "string", maxLength: 100 },
-          about: { type: "string", maxLength: 1000 },
-          logo: { type: "string", description: "https URL on the verified domain" },
-          token: { type: "string", description: "claim token of a verified profile" },
-        },
-      },
+      gate: limitedBy(limits.writes),
+      input: COMMONS_OPS.board_profile,
       response: {
         status: 200,
         schema: {
@@ -384,7 +343,7 @@ export function boardRoutes(commons: Commons): Route[] {
         },
         description: "Saved; 409 already verified to somebody else",
       },
-      handle: (ctx) => rateLimited(limits.writes, ctx, async () => ({ body: await commons.profiles.save(ctx.body) })),
+      handle: async (ctx) => ({ body: await commons.profiles.save(checkedBody(COMMONS_OPS.board_profile.body, ctx)) }),
     },
   ];
 }

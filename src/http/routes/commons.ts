@@ -1,15 +1,18 @@
 /** @module routes/commons — /v1/commons: the signed registry of document helpers (records, code, verification) and running one into the tenant's build directory. */
 import { lstat, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { REC_ID_RE } from "../../commons/text-rules.js";
 import { SvcError } from "../../errors.js";
 import type { Registry } from "../../helpers/registry.js";
+import { COMMONS_OPS } from "../../tools/commons-ops.js";
 import type { RequestContext, Route, Schema } from "../route.js";
+import { checkedBody } from "./checked-body.js";
 
 const stringArray: Schema = { type: "array", items: { type: "string" } };
 const helperRecord: Schema = {
   type: "object",
   properties: {
-    id: { type: "string", pattern: "^rec_[0-9a-f]{16}$" },
+    id: { type: "string", pattern: REC_ID_RE.source },
     name: { type: "string" },
     module: { type: "string" },
     description: { type: "string" },
@@ -162,12 +165,6 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string; files
   /** With `files`: a fresh scratch build directory per request (removed after it), filled with the inputs it names. */
   const scratchRoot = join(dataDir, "build-scratch");
   const id = (ctx: RequestContext) => ctx.params.id!;
-  const objectBody = (ctx: RequestContext): Record<string, unknown> => {
-    const b = ctx.body ?? {};
-    if (typeof b !== "object" || b === null || Array.isArray(b))
-      throw new SvcError("E_BAD_REQUEST", "the body must be a JSON object", { field: "body" });
-    return b as Record<string, unknown>;
-  };
   return [
     {
       method: "get",
@@ -213,14 +210,9 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string; files
         "Re-hash a helper's code and check the record's signature with the node's public key; each part reported on its own (public)",
       tags: ["commons"],
       auth: "none",
-      requestBody: { type: "object", required: ["id"], properties: { id: { type: "string" } } },
+      input: COMMONS_OPS.commons_verify,
       response: { status: 200, schema: verifyResult, description: "What matched" },
-      handle(ctx) {
-        const rid = objectBody(ctx).id;
-        if (typeof rid !== "string" || rid === "")
-          throw new SvcError("E_BAD_REQUEST", "id must be a non-empty string (a helper's rec_ id)", { field: "id" });
-        return { body: registry.verify(rid) };
-      },
+      handle: (ctx) => ({ body: registry.verify(checkedBody(COMMONS_OPS.commons_verify.body, ctx).id) }),
     },
     {
       method: "post",
@@ -232,11 +224,11 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string; files
       summary:
         "Run a helper's build(args). Path arguments (outputPath, output_path, output_pdf, input_pdf, input_path) are relative to the tenant's build directory; absolute paths, '..', NUL and symbolic-link escapes are refused. " +
         "Answers the produced file (headers x-svc-output-path: its path in the build directory, percent-encoded; x-svc-result: build's return value as JSON, paths in it relative to the build directory except the combo chart slide's, the resolved absolute output path), or {result} for the task parser",
-      requestBody: { type: "object", description: "The helper's argument object (see docs/ARCHITECTURE.md and the helper contract)" },
+      input: COMMONS_OPS.commons_build,
       response: { status: 200, description: "The file as an attachment, or JSON {result} for a helper that writes none" },
       async handle(ctx) {
         const record = registry.get(id(ctx));
-        const args = { ...objectBody(ctx) };
+        const args = { ...((ctx.body ?? {}) as Record<string, unknown>) }; // an object when sent (COMMONS_OPS.commons_build); none: no arguments
         const tenant = ctx.principal.tenant;
         let root = buildDir(tenant);
         if (files) {

@@ -1,16 +1,16 @@
 /** @module routes/directory — the business directory: public search, profiles, trust, actions, availability, consultation requests, pages, llms-full.txt, /health; admin claim, edits, verification, booking. */
-import { SvcError } from "../../errors.js";
 import type { Directory } from "../../directory/service.js";
 import { llmsFull, renderProfile, renderSearch } from "../../directory/page.js";
+import { SEARCH_LIMITS } from "../../directory/search.js";
 import { actionsView, profileView, searchView, servicesView, trustView } from "../../directory/views.js";
 import { RateLimiter, type RateLimit } from "../../net/rate-limit.js";
+import { DIRECTORY_OPS } from "../../tools/directory-ops.js";
 import type { RequestContext, Route, Schema } from "../route.js";
-import { rateLimited } from "./rate-limited.js";
+import { checkedBody } from "./checked-body.js";
+import { limitedBy } from "./rate-limited.js";
 
 const TAGS = ["directory"];
 const HTML = "text/html; charset=utf-8";
-const MAX_LIMIT = 100;
-const MAX_OFFSET = 1_000_000;
 
 const source: Schema = {
   type: "object",
@@ -108,70 +108,36 @@ const consultation: Schema = {
     created: { type: "string" },
   },
 };
-const bookingSettings: Schema = {
-  type: "object",
-  required: ["utc_offset", "hours", "slot_minutes"],
-  properties: {
-    utc_offset: { type: "string", pattern: "^[+-]\\d{2}:\\d{2}$" },
-    hours: {
-      type: "object",
-      description: 'weekday (mon..sun) -> ["09:00-12:00", ...]',
-      additionalProperties: { type: "array", items: { type: "string" } },
-    },
-    slot_minutes: { type: "integer", minimum: 5, maximum: 480 },
-    questions: {
-      type: "array",
-      items: { anyOf: [{ type: "string" }, { type: "object", properties: { text: { type: "string" }, required: { type: "boolean" } } }] },
-    },
-  },
-};
 const idParam = (ctx: RequestContext) => ctx.params.id ?? "";
 
-function intParam(ctx: RequestContext, name: string, dflt: number, min: number, max: number): number {
+/** An integer query parameter the route's input schema has checked; `dflt` when absent or blank. */
+function intParam(ctx: RequestContext, name: string, dflt: number): number {
   const raw = ctx.query.get(name);
-  if (raw === null || raw === "") return dflt;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max)
-    throw new SvcError("E_BAD_REQUEST", `${name} must be an integer in [${min}, ${max}]`, { field: name });
-  return n;
+  return raw === null || raw.trim() === "" ? dflt : Number(raw);
 }
 
+/** The search request, as DIRECTORY_OPS.directory_search checked it. */
 function searchParams(ctx: RequestContext): { q: string; category: string; limit: number; offset: number } {
-  const q = ctx.query.get("q") ?? "";
-  const category = ctx.query.get("category") ?? "";
-  if (q.length > 500) throw new SvcError("E_BAD_REQUEST", "q must be at most 500 characters", { field: "q" });
-  if (category.length > 200) throw new SvcError("E_BAD_REQUEST", "category must be at most 200 characters", { field: "category" });
-  return { q, category, limit: intParam(ctx, "limit", 20, 1, MAX_LIMIT), offset: intParam(ctx, "offset", 0, 0, MAX_OFFSET) };
+  return {
+    q: ctx.query.get("q") ?? "",
+    category: ctx.query.get("category") ?? "",
+    limit: intParam(ctx, "limit", SEARCH_LIMITS.defaultLimit),
+    offset: intParam(ctx, "offset", 0),
+  };
 }
-
-function body(ctx: RequestContext): Record<string, unknown> {
-  if (typeof ctx.body !== "object" || ctx.body === null || Array.isArray(ctx.body))
-    throw new SvcError("E_BAD_REQUEST", "the body must be a JSON object", { field: "body" });
-  return ctx.body as Record<string, unknown>;
-}
-
-const searchQuery = [
-  {
-    name: "q",
-    schema: { type: "string", maxLength: 500 },
-    description:
-      "Words; every word must match across name, category, services, industries, areas, description (else partial matches come back with match: partial)",
-  },
-  { name: "category", schema: { type: "string" }, description: "Exact category (case-insensitive)" },
-  { name: "limit", schema: { type: "integer", minimum: 1, maximum: MAX_LIMIT }, description: "Page size (default 20)" },
-  { name: "offset", schema: { type: "integer", minimum: 0 }, description: "Results to skip (default 0)" },
-];
 
 /** Public business writes (consultation requests) per client address; every attempt counts, refused ones too. Admin operations are not limited. */
 export const DIRECTORY_WRITE_LIMIT: RateLimit = { count: 10, windowSeconds: 10 * 60 };
 
 export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("business writes", DIRECTORY_WRITE_LIMIT)): Route[] {
+  /** The business the path names exists (404 before its body is judged, as the service answers). */
+  const exists = (ctx: RequestContext) => void dir.get(idParam(ctx));
   const admin = (
     path: string,
     method: Route["method"],
     operationId: string,
     summary: string,
-    requestBody: Schema | undefined,
+    input: Route["input"],
     handle: (ctx: RequestContext) => Promise<unknown>,
   ): Route => ({
     method,
@@ -180,7 +146,7 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
     summary,
     tags: TAGS,
     auth: "admin",
-    ...(requestBody ? { requestBody } : {}),
+    ...(input ? { input, gate: exists } : {}),
     response: { status: 200, schema: profile, description: "The business as it now is" },
     handle: async (ctx) => ({ body: await handle(ctx) }),
   });
@@ -191,49 +157,40 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
       "post",
       "directory_claim",
       "Admin: mark the business claimed by its owner {owner: {name, email}}",
-      {
-        type: "object",
-        required: ["owner"],
-        properties: { owner: { type: "object", properties: { name: { type: "string" }, email: { type: "string" } } } },
-      },
-      async (ctx) => profileView(await dir.claim(idParam(ctx), body(ctx).owner)),
+      DIRECTORY_OPS.directory_claim,
+      async (ctx) => profileView(await dir.claim(idParam(ctx), checkedBody(DIRECTORY_OPS.directory_claim.body, ctx).owner)),
     ),
     admin(
       "/fields",
       "patch",
       "directory_assert_fields",
       "Admin: the owner's values {fields: {name: value|null}} become owner_asserted",
-      { type: "object", required: ["fields"], properties: { fields: { type: "object" } } },
-      async (ctx) => profileView(await dir.assertFields(idParam(ctx), body(ctx).fields)),
+      DIRECTORY_OPS.directory_assert_fields,
+      async (ctx) => profileView(await dir.assertFields(idParam(ctx), checkedBody(DIRECTORY_OPS.directory_assert_fields.body, ctx).fields)),
     ),
     admin(
       "/verify",
       "post",
       "directory_verify",
       "Admin: mark fields verified {fields?: [names]} (all when omitted)",
-      { type: "object", properties: { fields: { type: "array", items: { type: "string" } } } },
-      async (ctx) => profileView(await dir.verify(idParam(ctx), body(ctx).fields)),
+      DIRECTORY_OPS.directory_verify,
+      async (ctx) => profileView(await dir.verify(idParam(ctx), checkedBody(DIRECTORY_OPS.directory_verify.body, ctx).fields)),
     ),
     admin(
       "/booking",
       "post",
       "directory_set_booking",
       "Admin: turn booking on {booking: {utc_offset, hours, slot_minutes, questions}} or off {booking: null}",
-      { type: "object", required: ["booking"], properties: { booking: { anyOf: [bookingSettings, { type: "null" }] } } },
-      async (ctx) => {
-        const b = body(ctx);
-        if (!("booking" in b))
-          throw new SvcError("E_BAD_REQUEST", "booking is required (settings, or null to turn booking off)", { field: "booking" });
-        return profileView(await dir.setBooking(idParam(ctx), b.booking));
-      },
+      DIRECTORY_OPS.directory_set_booking,
+      async (ctx) => profileView(await dir.setBooking(idParam(ctx), checkedBody(DIRECTORY_OPS.directory_set_booking.body, ctx).booking)),
     ),
     admin(
       "/listing",
       "post",
       "directory_set_listed",
       "Admin: list or unlist the profile {listed: boolean}",
-      { type: "object", required: ["listed"], properties: { listed: { type: "boolean" } } },
-      async (ctx) => profileView(await dir.setListed(idParam(ctx), body(ctx).listed)),
+      DIRECTORY_OPS.directory_set_listed,
+      async (ctx) => profileView(await dir.setListed(idParam(ctx), checkedBody(DIRECTORY_OPS.directory_set_listed.body, ctx).listed)),
     ),
     {
       method: "get",
@@ -266,7 +223,7 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
       summary: "Search businesses (all words must match; partial fallback)",
       tags: TAGS,
       auth: "none",
-      queryParams: searchQuery,
+      input: DIRECTORY_OPS.directory_search,
       response: { status: 200, schema: searchResult, description: "One page of matches with total, limit, offset and next" },
       handle: (ctx) => {
         const p = searchParams(ctx);
@@ -341,15 +298,9 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
       summary: "Free consultation slots between start and end (ISO 8601 with offset, up to 14 days)",
       tags: TAGS,
       auth: "none",
-      queryParams: [
-        { name: "start", schema: { type: "string", format: "date-time" }, description: "Range start, with offset", required: true },
-        {
-          name: "end",
-          schema: { type: "string", format: "date-time" },
-          description: "Range end, with offset; at most 14 days after start",
-          required: true,
-        },
-      ],
+      // no booking: 409 not_available whatever the range (judged before the range is)
+      gate: (ctx) => dir.assertBookable(idParam(ctx)),
+      input: DIRECTORY_OPS.directory_availability,
       response: {
         status: 200,
         schema: {
@@ -365,7 +316,7 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
         },
         description: "Free slots; 409 not_available without a bookable action",
       },
-      handle: (ctx) => ({ body: dir.availability(idParam(ctx), ctx.query.get("start"), ctx.query.get("end")) }),
+      handle: (ctx) => ({ body: dir.availability(idParam(ctx), ctx.query.get("start")!, ctx.query.get("end")!) }),
     },
     {
       method: "post",
@@ -374,25 +325,21 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
       summary: "Request a consultation in a free slot (customer_confirmed must be true; 10 writes per 10 minutes per client address)",
       tags: TAGS,
       auth: "none",
-      requestBody: {
-        type: "object",
-        required: ["start", "customer", "customer_confirmed"],
-        properties: {
-          start: { type: "string", format: "date-time" },
-          customer: { type: "object", required: ["name", "email"], properties: { name: { type: "string" }, email: { type: "string" } } },
-          company: { type: "string" },
-          answers: { type: "object", additionalProperties: { type: "string" } },
-          customer_confirmed: { type: "boolean" },
-          agent: { type: "object", properties: { name: { type: "string" } } },
-        },
+      // every attempt counts against the write limit (refused ones too); then 404 / 409 not_available before the body is judged
+      gate: (ctx) => {
+        writeLimiter.take(ctx.remoteAddress);
+        dir.assertBookable(idParam(ctx));
       },
+      input: DIRECTORY_OPS.directory_consultation_request,
       response: {
         status: 201,
         schema: consultation,
         description: "The request, sent to the business; 429 rate_limited past the write limit",
       },
-      handle: (ctx) =>
-        rateLimited(writeLimiter, ctx, async () => ({ status: 201, body: await dir.requestConsultation(idParam(ctx), ctx.body) })),
+      handle: async (ctx) => ({
+        status: 201,
+        body: await dir.requestConsultation(idParam(ctx), checkedBody(DIRECTORY_OPS.directory_consultation_request.body, ctx)),
+      }),
     },
     {
       method: "get",
@@ -411,7 +358,7 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
       summary: "HTML: search the directory",
       tags: TAGS,
       auth: "none",
-      queryParams: searchQuery,
+      input: DIRECTORY_OPS.directory_search,
       response: { status: 200, description: "text/html" },
       handle: (ctx) => {
         const p = searchParams(ctx);
@@ -432,6 +379,10 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
       profileView(await dir.release(idParam(ctx))),
     ),
   ];
-  // A directory whose checkpoint is unreadable is offline: every one of its routes answers 503 E_STORE_OFFLINE.
-  return routes.map((r) => ({ ...r, handle: (ctx: RequestContext) => (dir.assertOnline(), r.handle(ctx)) }));
+  // A directory whose checkpoint is unreadable is offline: every one of its routes answers 503 E_STORE_OFFLINE (before its input is judged).
+  return routes.map((r) => ({
+    ...r,
+    gate: (ctx: RequestContext) => (dir.assertOnline(), r.gate?.(ctx)),
+    handle: (ctx: RequestContext) => (dir.assertOnline(), r.handle(ctx)),
+  }));
 }

@@ -1,15 +1,13 @@
-/** @module routes/rate-limited — the one way a route runs under a per-address limit (commons writes, directory consultation requests); over it, answers 429 `rate_limited` with Retry-After. */
-import { SvcError } from "../../errors.js";
+/**
+ * @module routes/rate-limited — the one way a route runs under a per-address limit (commons writes, directory consultation
+ * requests): the limit is the route's `gate`, taken before its input is judged, so a request then refused counts too;
+ * over it, 429 `rate_limited` with Retry-After (details.retryAfterSeconds, as request.ts answers every error carrying it).
+ */
 import type { RateLimiter } from "../../net/rate-limit.js";
-import type { Reply, RequestContext } from "../route.js";
+import type { RequestContext } from "../route.js";
 
-/** Counts the request (also one that `run` then refuses) against `limiter`, then runs it; past the limit answers 429 with Retry-After (seconds) and does not run it. */
-export async function rateLimited(limiter: RateLimiter, ctx: RequestContext, run: () => Promise<Reply>): Promise<Reply> {
-  try {
+/** A route gate counting the request against `limiter` (throws 429 past the limit, and the handler does not run). */
+export const limitedBy =
+  (limiter: RateLimiter) =>
+  (ctx: RequestContext): void =>
     limiter.take(ctx.remoteAddress);
-  } catch (e) {
-    if (!(e instanceof SvcError) || e.code !== "rate_limited") throw e;
-    return { status: e.status, body: e.toJSON(), headers: { "retry-after": String(e.details?.retryAfterSeconds ?? 60) } };
-  }
-  return run();
-}
