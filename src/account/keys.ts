@@ -6,6 +6,7 @@ import { SvcError } from "../errors.js";
 import { stderrReporter, type Reporter } from "../store/reporter.js";
 import { parseStoredJson } from "../safe-values.js";
 import { quarantineAndRewrite, salvageElements, tryParse, type StoreRepair } from "../store/salvage-json.js";
+import { TENANT_RE } from "../input-rules.js";
 
 export interface KeyRecord {
   /** Public handle, `key_<hex>`: what `list` shows and `revoke` takes. */
@@ -50,7 +51,6 @@ export interface KeyBook {
 }
 
 const FILE = "keys.json";
-const TENANT_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** The server re-reads keys.json (written by `svc keys` in another process) at most this often. */
 const RELOAD_CHECK_MS = 500;
 

@@ -31,7 +31,11 @@ export function requestBodyOf(route: Route): Schema | undefined {
 /** The route's query parameters: made from `input.query` when it has one (descriptions from the schema), else `queryParams`. */
 export function queryParamsOf(route: Route): QueryParam[] {
   const q = route.input?.query;
-  if (!q) return route.queryParams ?? [];
+  return q ? paramsOf(q) : (route.queryParams ?? []);
+}
+
+/** The query parameters a zod query schema describes, made once. */
+function paramsOf(q: z.ZodObject): QueryParam[] {
   let params = queryParams.get(q);
   if (params === undefined) {
     const doc = jsonSchemaOf(q) as { properties?: Record<string, Schema>; required?: string[] };
@@ -53,22 +57,40 @@ export function queryParamsOf(route: Route): QueryParam[] {
 export function checkInput(route: Route, ctx: Pick<RequestContext, "body" | "query">): void {
   const input = route.input;
   if (input?.body && ctx.body !== undefined) refuse(input.body, input.body.safeParse(ctx.body), "body");
-  if (input?.query) refuse(input.query, input.query.safeParse(queryValues(route, ctx.query)), "query");
+  if (input?.query) parseQuery(input.query, ctx.query);
+}
+
+/**
+ * A handler's body, typed by its route's body schema: `checkInput` checked a body that was sent; an absent one is
+ * checked here as `{}`, so a required field is named (a body-less request to an operation that needs one).
+ */
+export function bodyOf<S extends z.ZodObject>(schema: S, body: unknown): z.infer<S> {
+  if (body !== undefined) return body as z.infer<S>;
+  refuse(schema, schema.safeParse({}), "body");
+  return {} as z.infer<S>;
+}
+
+/** The query checked against a route's query schema (refused as `checkInput` refuses) and its values, typed; for handlers that read them. */
+export function parseQuery<S extends z.ZodObject>(schema: S, query: URLSearchParams): z.infer<S> {
+  const r = schema.safeParse(queryValues(paramsOf(schema), query));
+  refuse(schema, r, "query");
+  return r.data as z.infer<S>;
 }
 
 /**
  * The query as the typed values its schema describes (OpenAPI's form style): an array parameter is every value
- * sent (?ids=a&ids=b), a number or integer one its decimal text as a number (anything else stays text and is
- * refused as not a number), the rest the text as sent.
+ * sent (?ids=a&ids=b), a number one its decimal text as a number, an integer one its plain decimal digits (no
+ * 0x10, 1e3 or spaces) as a number (anything else stays text and is refused as not a number), the rest the text as sent.
  */
-function queryValues(route: Route, query: URLSearchParams): Record<string, unknown> {
+function queryValues(params: readonly QueryParam[], query: URLSearchParams): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const p of queryParamsOf(route)) {
+  for (const p of params) {
     const type = p.schema.type;
     if (type === "array") out[p.name] = query.getAll(p.name);
     else if (query.has(p.name)) {
       const text = query.get(p.name)!;
-      const numeric = (type === "integer" || type === "number") && text.trim() !== "" && Number.isFinite(Number(text));
+      const numeric =
+        type === "integer" ? /^-?\d{1,16}$/.test(text) : type === "number" && text.trim() !== "" && Number.isFinite(Number(text));
       out[p.name] = numeric ? Number(text) : text;
     }
   }
@@ -85,6 +107,8 @@ function refuse(schema: z.ZodType, r: z.ZodSafeParseResult<unknown>, whole: stri
 /** An issue of a union no branch took, as the branch's issue that went deepest (`tags[1]` rather than `tags`); any other as it is. */
 function deepest(issue: z.core.$ZodIssue, base: readonly PropertyKey[] = []): { path: PropertyKey[]; message: string } {
   const path = [...base, ...issue.path];
+  // a closed object's unknown key is named as REST names an unknown field (parameters.pooling)
+  if (issue.code === "unrecognized_keys") return { path: [...path, issue.keys[0]!], message: "unknown field" };
   if (issue.code !== "invalid_union" || issue.errors.length === 0) return { path, message: issue.message };
   let best = { path, message: issue.message };
   for (const branch of issue.errors)

@@ -167,6 +167,8 @@ async function callTool(tool: Tool, args: unknown, api: Api, opts: McpServerOpti
     if (!(err instanceof SvcError)) throw err;
     return failure(new ToolError(err.code, err.message, err.field));
   }
+  const unknown = unknownArgument(tool.input, args);
+  if (unknown !== undefined) return failure(unknown);
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -181,6 +183,19 @@ async function callTool(tool: Tool, args: unknown, api: Api, opts: McpServerOpti
     opts.onError?.(tool.name, err);
     return failure(new ToolError("E_INTERNAL", "internal error; see the server log"));
   }
+}
+
+/**
+ * The one rule for unknown fields, as REST has it (http/invoke.ts `refuseUnknownFields`): a top-level argument the
+ * tool's input does not name is refused, naming it, rather than dropped (zod's default object strips it), so a
+ * misspelt option never silently does nothing. An input that declares extra keys open (a catchall) takes them.
+ */
+function unknownArgument(input: z.ZodObject, args: unknown): ToolError | undefined {
+  if (input.def.catchall !== undefined || typeof args !== "object" || args === null || Array.isArray(args)) return undefined;
+  for (const k of Object.keys(args))
+    if (!Object.hasOwn(input.shape, k))
+      return new ToolError("E_BAD_REQUEST", `unknown field '${k}'; this tool takes ${Object.keys(input.shape).join(", ")}`, k);
+  return undefined;
 }
 
 /** A handler's error as a tool result: isError, with the REST error body as text. */

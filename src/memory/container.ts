@@ -231,13 +231,6 @@ export async function readContainer(data: Buffer): Promise<{ manifest: Manifest;
   return { manifest, records, ...hd };
 }
 
-/** The `schema` query parameter of an export: absent = 1. */
-export function exportSchema(raw: string | null): 1 | 2 {
-  if (raw === null || raw === "1") return 1;
-  if (raw === "2") return 2;
-  throw new SvcError("E_BAD_REQUEST", "schema must be 1 or 2", { field: "schema" });
-}
-
 /** An export of namespace `ns`: schema 2 also carries all of the tenant's graphs and models (the HD layer is tenant-scoped). */
 export async function exportContainer(
   records: RecordStore,

@@ -106,6 +106,14 @@ interface Entry {
 }
 
 /** One node's import jobs; they run one at a time, in the order started. */
+/** A start request as the route checked it (tools/backup-ops.ts start_import: uri 1..2000 characters, namespace at most 512 bytes, onError abort or continue in any case). */
+export interface StartImport {
+  uri: string;
+  errorMode?: { onError: string } | null;
+  namespace?: string;
+  metered: boolean;
+}
+
 export class ImportService {
   private readonly jobs = new Map<string, Map<string, Entry>>();
   private queue: Promise<void> = Promise.resolve();
@@ -117,20 +125,11 @@ export class ImportService {
    * Start an import: the index must exist, the uri must be readable and, for Parquet, of the right schema
    * (E_IMPORT_SCHEMA) — all checked before this answers; the rows are checked and written in the background.
    */
-  async start(
-    tenant: string,
-    index: string,
-    input: { uri: unknown; errorMode?: unknown; namespace?: unknown; metered: boolean },
-  ): Promise<ImportJob> {
+  async start(tenant: string, index: string, input: StartImport): Promise<ImportJob> {
     if (this.closed) throw new SvcError("E_CLOSED", "the server is shutting down");
-    const errorMode = checkErrorMode(input.errorMode);
-    if (input.namespace !== undefined && (typeof input.namespace !== "string" || Buffer.byteLength(input.namespace) > 512))
-      throw new SvcError("E_BAD_REQUEST", "namespace must be a string of at most 512 bytes", { field: "namespace" });
-    const namespace = input.namespace === "__default__" ? "" : ((input.namespace as string | undefined) ?? "");
-    if (typeof input.uri !== "string" || input.uri.length === 0 || input.uri.length > 2000)
-      throw new SvcError("E_BAD_REQUEST", "uri must be a path under the import root or an http(s) URL (at most 2000 characters)", {
-        field: "uri",
-      });
+    // Pinecone's errorMode.onError in any case (the route's schema checked it is abort or continue); svc's default is abort
+    const errorMode = (input.errorMode?.onError.toLowerCase() ?? "abort") as "abort" | "continue";
+    const namespace = input.namespace === "__default__" ? "" : (input.namespace ?? "");
     const uri = input.uri;
     await this.deps.indexes.describe(tenant, index);
     if (this.queued() >= MAX_QUEUED)
@@ -333,15 +332,6 @@ export class ImportService {
       stopped === "cancelled" ? `cancelled: ${written}` : `stopped: ${stopped}; ${written}`,
     );
   }
-}
-
-/** Pinecone's errorMode {onError: "abort" | "continue"} (either case); svc's default is abort. */
-function checkErrorMode(v: unknown): "abort" | "continue" {
-  if (v === undefined || v === null) return "abort";
-  const mode = typeof v === "object" && !Array.isArray(v) ? (v as { onError?: unknown }).onError : undefined;
-  if (typeof mode !== "string" || !["abort", "continue"].includes(mode.toLowerCase()))
-    throw new SvcError("E_BAD_REQUEST", 'errorMode must be {onError: "abort" | "continue"}', { field: "errorMode.onError" });
-  return mode.toLowerCase() as "abort" | "continue";
 }
 
 /**

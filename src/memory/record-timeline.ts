@@ -1,14 +1,14 @@
 /** @module record-timeline — records newest first, one page at a time, with a cursor that neither skips nor repeats records sharing a ts. */
 import { SvcError } from "../errors.js";
-import { intIn, predicate, toView, type Predicate, type RecordView } from "./record-fields.js";
+import { DEFAULT_TIMELINE } from "../input-rules.js";
+import { predicate, toView, type Predicate, type RecordView } from "./record-fields.js";
 import { liveFilter } from "./record-filters.js";
 import type { RecordStore } from "./record-store.js";
 import type { ReadOptions } from "./vector-index.js";
 
-export const MAX_TIMELINE = 500;
-export const DEFAULT_TIMELINE = 50;
+export { DEFAULT_TIMELINE, MAX_TIMELINE } from "../input-rules.js";
 
-/** A timeline request as the route parsed it from the query string (times in epoch ms). */
+/** A timeline request as the route parsed it from the query string (tools/record-ops.ts: types and ranges checked; times in epoch ms). */
 export interface TimelineRequest {
   /** Page size in [1, MAX_TIMELINE]; default DEFAULT_TIMELINE. */
   limit?: number;
@@ -44,12 +44,12 @@ export class Timeline {
   private readonly until: number | undefined;
   private readonly after: string | undefined;
 
-  /** Checks the request (E_BAD_REQUEST naming the field) before any store is read; `now`: the clock (ms) expiry is judged by. */
+  /** Checks the request's cross-field rules (E_BAD_REQUEST naming the field) before any store is read; `now`: the clock (ms) expiry is judged by. */
   constructor(
     req: TimelineRequest,
     private readonly now: () => number,
   ) {
-    this.limit = intIn(req.limit, "limit", 1, MAX_TIMELINE, DEFAULT_TIMELINE);
+    this.limit = req.limit ?? DEFAULT_TIMELINE;
     this.until = req.until;
     this.after = req.after;
     if (this.after !== undefined && this.until === undefined)

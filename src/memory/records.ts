@@ -10,18 +10,18 @@ import type { ScanPool } from "../pool/scan-pool.js";
 import { stderrReporter, type Reporter } from "../store/reporter.js";
 import type { Durability } from "../store/wal.js";
 import { SWEEP_MS, sweepExpired } from "./record-expiry-sweep.js";
+import { DEFAULT_RECORD_TOP_K } from "../input-rules.js";
 import {
-  bool,
   checkNamespace,
-  intIn,
-  MAX_ITEMS,
   matches,
   newId,
   predicate,
-  stringList,
   toRow,
   toView,
   type ContainerRecord,
+  type ForgetRequest,
+  type QueryRequest,
+  type RecordInput,
   type RecordView,
 } from "./record-fields.js";
 import { isExpired, liveFilter, readFilter } from "./record-filters.js";
@@ -40,15 +40,16 @@ export {
   MAX_TEXT_BYTES,
   NAMESPACE_RE,
   checkNamespace,
+  type ForgetRequest,
   type Predicate,
+  type QueryRequest,
+  type RecordInput,
   type RecordView,
 } from "./record-fields.js";
 export { SWEEP_MS } from "./record-expiry-sweep.js";
 export { RRF_K, fuse } from "./record-ranking.js";
 export type { Embedder } from "./record-store.js";
 export { DEFAULT_TIMELINE, MAX_TIMELINE, type TimelineRequest } from "./record-timeline.js";
-
-export const MAX_TOP_K = 1000;
 
 export interface RecordServiceOptions {
   kernels: Kernels;
@@ -107,12 +108,9 @@ export class RecordService {
     return this.local?.lexicalBuilds ?? 0;
   }
 
-  async ingest(tenant: string, ns: string, items: unknown): Promise<{ ids: string[]; count: number } & Written> {
+  /** `items` as the route checked them (1..MAX_RECORD_ITEMS, each in range: tools/record-ops.ts); the namespace, a path parameter, is checked here. */
+  async ingest(tenant: string, ns: string, items: RecordInput[]): Promise<{ ids: string[]; count: number } & Written> {
     checkNamespace(ns);
-    if (!Array.isArray(items) || items.length === 0)
-      throw new SvcError("E_BAD_REQUEST", "items must be a non-empty array", { field: "items" });
-    if (items.length > MAX_ITEMS)
-      throw new SvcError("E_BAD_REQUEST", `at most ${MAX_ITEMS} items per call, got ${items.length}`, { field: "items" });
     const now = this.now();
     const rows = items.map((item, i) => toRow(item, `items[${i}]`, now));
     return writeRows(
@@ -126,24 +124,22 @@ export class RecordService {
   /**
    * Ranked by cosine when `text` is given (`score` = the cosine), or by reciprocal rank fusion of
    * cosine and BM25 with `mode: "hybrid"` (`score` = the fused score); else the newest first.
-   * Typed filters apply either way. `usage.scanned` is set to the rows the vector ranking considered (what metering charges). */
+   * Typed filters apply either way. `usage.scanned` is set to the rows the vector ranking considered (what metering charges).
+   * `q` as the route checked it (types and ranges: tools/record-ops.ts); the cross-field rules are checked here. */
   async query(
     tenant: string,
     ns: string,
-    q: Record<string, unknown>,
+    q: QueryRequest,
     usage: { scanned?: number } = {},
     read: ReadOptions = {},
   ): Promise<{ records: RecordView[]; namespace: string }> {
     checkNamespace(ns);
-    const topK = intIn(q.topK, "topK", 1, MAX_TOP_K, 10);
+    const topK = q.topK ?? DEFAULT_RECORD_TOP_K;
     const pred = predicate(q);
-    const includeText = bool(q.includeText, "includeText", false);
-    const includeMeta = bool(q.includeMeta, "includeMeta", false);
-    if (q.text !== undefined && (typeof q.text !== "string" || q.text.trim() === ""))
-      throw new SvcError("E_BAD_REQUEST", "text must be a non-empty string (omit it to list by time)", { field: "text" });
+    const includeText = q.includeText ?? false;
+    const includeMeta = q.includeMeta ?? false;
     // With text the default ranks by cosine and `score` is the cosine (the API document's contract); hybrid is asked for by name.
     const mode = q.mode ?? "vector";
-    if (mode !== "vector" && mode !== "hybrid") throw new SvcError("E_BAD_REQUEST", "mode must be 'vector' or 'hybrid'", { field: "mode" });
     if (mode === "hybrid" && typeof q.text !== "string") throw new SvcError("E_BAD_REQUEST", "mode 'hybrid' needs text", { field: "text" });
     const s = await this.visible(tenant, read);
     if (s === null) return { records: [], namespace: ns };
@@ -186,16 +182,11 @@ export class RecordService {
     return { deleted: true, ...(w.seq === undefined ? {} : { seq: w.seq }) };
   }
 
-  /** Delete what matches every given criterion (kind, tagsAny, tagsAll, tsGte, tsLt, ids); at least one is required. */
-  async forget(
-    tenant: string,
-    ns: string,
-    body: Record<string, unknown>,
-    read: ReadOptions = {},
-  ): Promise<{ forgottenCount: number } & Written> {
+  /** Delete what matches every given criterion (kind, tagsAny, tagsAll, tsGte, tsLt, ids); at least one is required (a cross-field rule, checked here). */
+  async forget(tenant: string, ns: string, body: ForgetRequest, read: ReadOptions = {}): Promise<{ forgottenCount: number } & Written> {
     checkNamespace(ns);
     const pred = predicate(body);
-    const ids = body.ids === undefined ? undefined : stringList(body.ids, "ids", 10_000);
+    const ids = body.ids;
     if (ids === undefined && Object.values(pred).every((v) => v === undefined)) {
       throw new SvcError("E_BAD_REQUEST", "give at least one of kind, tagsAny, tagsAll, tsGte, tsLt or ids", { field: "kind" });
     }

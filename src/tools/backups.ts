@@ -1,18 +1,16 @@
 /** @module tools/backups — backups of vector indexes and bulk imports into them, as MCP tools over the REST operations. */
 import { z } from "zod";
-import { indexName } from "./fields.js";
+import { BACKUP_OPS } from "./backup-ops.js";
 import { DESTROY, json, op, out, READ, WRITE } from "./define.js";
 import type { Tool } from "./tool.js";
+
+// A tool that is one operation takes that operation's fields (backup-ops.ts) plus the path parameters it names.
 
 const backupId = z.string().describe("a backup id (UUID) from create_backup or list_backups");
 const importId = z.string().describe("an import id (UUID) from start_import");
 const index = z.string().min(1).describe("index name");
 const backupModel = out({ backup_id: z.string(), source_index_name: z.string(), status: z.string() });
 const importModel = out({ id: z.string(), status: z.string() });
-const page = {
-  limit: z.number().int().min(1).max(100).optional(),
-  paginationToken: z.string().optional().describe("pagination.next of the previous page"),
-};
 
 const createBackup = op("create_backup", {
   name: "create_backup",
@@ -20,7 +18,8 @@ const createBackup = op("create_backup", {
   annotations: WRITE,
   description:
     "Take a consistent copy of a vector index while writes go on. Answers at once with status Initializing; describe_backup shows Ready (with record_count, size_bytes) or Failed.",
-  input: z.object({ name: index, description: z.string().max(500).optional() }),
+  // the body's `name` (the backup's) is not an argument: `name` is the index, the path parameter
+  input: z.object({ name: index, description: BACKUP_OPS.create_backup.body.shape.description }),
   output: backupModel,
 });
 const listBackups: Tool = {
@@ -30,7 +29,7 @@ const listBackups: Tool = {
   annotations: READ,
   operations: ["list_backups", "list_index_backups"],
   description: "The tenant's backups, newest first; give index to list only that index's.",
-  input: z.object({ index: index.optional(), ...page }),
+  input: z.object({ index: index.optional(), ...BACKUP_OPS.list_backups.query.shape }),
   output: out({ data: z.array(backupModel) }),
   run: async ({ index: name, ...rest }, api) =>
     json(
@@ -60,11 +59,7 @@ const restoreBackup = op("create_index_from_backup", {
   title: "Create an index from a backup",
   annotations: WRITE,
   description: "Create a new index holding exactly what a Ready backup holds (its files are checked against their SHA-256 first).",
-  input: z.object({
-    backup_id: backupId,
-    name: indexName.describe("the new index's name"),
-    deletion_protection: z.enum(["enabled", "disabled"]).optional(),
-  }),
+  input: z.object({ backup_id: backupId, ...BACKUP_OPS.create_index_from_backup.body.shape }),
   output: out({ restore_job_id: z.string(), index_id: z.string() }),
 });
 
@@ -75,12 +70,7 @@ const startImport = op("start_import", {
   rename: { index: "name" },
   description:
     "Import vectors from a Parquet file (columns id, values, sparse_values, metadata) or NDJSON (one {id, values, metadata} per line): a path under the server's import root or an https URL. Every row is checked before anything is written; errorMode abort (default) writes nothing when a row is bad, continue skips bad rows. Poll describe_import for progress.",
-  input: z.object({
-    index,
-    uri: z.string().min(1),
-    namespace: z.string().optional(),
-    errorMode: z.object({ onError: z.enum(["abort", "continue"]) }).optional(),
-  }),
+  input: z.object({ index, ...BACKUP_OPS.start_import.body.shape }),
   output: out({ id: z.string() }),
 });
 const listImports = op("list_imports", {
@@ -89,7 +79,7 @@ const listImports = op("list_imports", {
   annotations: READ,
   rename: { index: "name" },
   description: "An index's imports (kept in memory since the server started), newest first.",
-  input: z.object({ index, ...page }),
+  input: z.object({ index, ...BACKUP_OPS.list_imports.query.shape }),
   output: out({ data: z.array(importModel) }),
 });
 const describeImport = op("describe_import", {

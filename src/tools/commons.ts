@@ -1,5 +1,6 @@
 /** @module tools/commons — the document helpers' signed registry (list, code, verify, build) and the tenant's wallet. */
 import { z } from "zod";
+import { ADMIN_OPS, tenantId } from "./admin-ops.js";
 import { COMMONS_OPS } from "./commons-ops.js";
 import { DESTROY, file, json, op, out, READ, WRITE } from "./define.js";
 import type { Tool } from "./tool.js";
@@ -90,7 +91,6 @@ const usage = op("wallet_usage", {
 });
 
 /** Operator tools (an admin key): tenants, revocation, credit. Keys are issued on the dashboard or with `svc keys`, never to a model. */
-const tenantId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/);
 const adminTenants = op("admin_tenants", {
   name: "admin_tenants",
   title: "Tenants",
@@ -112,7 +112,7 @@ const adminCredit = op("admin_credit", {
   title: "Credit a wallet",
   annotations: WRITE,
   description: "Admin: add credit (USD) to a tenant's wallet.",
-  input: z.object({ tenant: tenantId, usd: z.number().positive() }),
+  input: z.object({ tenant: tenantId, ...ADMIN_OPS.admin_credit.body.shape }),
   output: out({ tenant: z.string() }),
 });
 

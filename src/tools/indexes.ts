@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { DESTROY, json, op, out, READ, strings, UPSERT, WRITE } from "./define.js";
 import * as F from "./fields.js";
+import { EMBED_MODEL, EMBED_OPS } from "./embed-ops.js";
 import { INDEX_OPS } from "./index-ops.js";
 import { ToolError, type Api, type Tool } from "./tool.js";
 
@@ -229,24 +230,19 @@ const embed = op("embed", {
   title: "Embed texts",
   annotations: READ,
   description: "Texts to 1024-d unit vectors with the server's static encoder (the one records use); deterministic, no model call.",
-  input: z.object({ texts: strings.min(1).max(256) }),
+  input: z.object({ texts: EMBED_OPS.embed.body.shape.texts.unwrap() }),
   output: out({ vectors: z.array(z.array(z.number())), dimension: z.number().int(), encoder: z.string() }),
 });
 
-/** http/routes/embed.ts EMBED_MODEL (tools sit below http in the layers; the route test checks they agree). */
-const EMBED_MODEL = "svc-text1024";
 const inferenceEmbed = op("embed", {
   name: "inference_embed",
   title: "Embed texts (Pinecone inference shape)",
   annotations: READ,
   description: `Pinecone's inference embed: {model: "${EMBED_MODEL}", inputs: [{text}], parameters} -> {model, vector_type, data: [{values}], usage}; the same 1024-d encoder as embed.`,
   input: z.object({
-    model: z.string().describe(`"${EMBED_MODEL}"`),
-    inputs: z
-      .array(z.object({ text: z.string() }))
-      .min(1)
-      .max(256),
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    model: EMBED_OPS.embed.body.shape.model.unwrap(),
+    inputs: EMBED_OPS.embed.body.shape.inputs.unwrap(),
+    parameters: EMBED_OPS.embed.body.shape.parameters,
   }),
   output: out({ model: z.string(), vector_type: z.string(), data: z.array(out({ values: z.array(z.number()) })), usage: out({}) }),
 });

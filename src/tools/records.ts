@@ -1,17 +1,11 @@
 /** @module tools/records — typed records: ingest, query, timeline, get, delete, forget, stats, export and import of .svc containers. */
 import { z } from "zod";
 import { bytesOf, DESTROY, file, fileOutput, json, op, out, READ, strings, WRITE } from "./define.js";
+import { RECORD_OPS, recordNamespace as namespace } from "./record-ops.js";
 import type { Tool } from "./tool.js";
 
-const namespace = z.string().min(1).describe("records namespace, e.g. a project or agent name");
+// A tool that is one operation takes that operation's fields (record-ops.ts) plus the namespace it runs on.
 const NS = { namespace: "ns" };
-const predicate = {
-  kind: strings.optional().describe("any of these kinds (decision, mistake, handoff, note, tool_call, ...)"),
-  tagsAny: strings.optional().describe("records holding at least one of these tags"),
-  tagsAll: strings.optional().describe("records holding every one of these tags"),
-  tsGte: z.number().int().optional().describe("ts >= this, epoch ms"),
-  tsLt: z.number().int().optional().describe("ts < this, epoch ms"),
-};
 const record = out({ id: z.string(), kind: z.string(), tags: strings, ts: z.number() });
 const records = out({ records: z.array(record), namespace: z.string() });
 
@@ -22,22 +16,7 @@ const ingest = op("records_ingest", {
   annotations: WRITE,
   description:
     "Store typed records (decisions, mistakes, handoffs, notes...) in a namespace. The server embeds each text so records_query can find it by meaning later. Returns the new ids.",
-  input: z.object({
-    namespace,
-    items: z
-      .array(
-        z.object({
-          kind: z.string().min(1).describe("what the record is: decision, mistake, handoff, note, ..."),
-          text: z.string().describe("the content; embedded by the server"),
-          tags: strings.optional(),
-          ts: z.number().int().optional().describe("epoch ms; default now"),
-          meta: z.record(z.string(), z.unknown()).optional().describe("free-form JSON"),
-          ttlDays: z.number().int().min(1).optional().describe("expire after this many days"),
-        }),
-      )
-      .min(1)
-      .max(1000),
-  }),
+  input: z.object({ namespace, ...RECORD_OPS.records_ingest.body.shape }),
   output: out({ ids: strings, count: z.number().int() }),
 });
 
@@ -48,20 +27,7 @@ const query = op("records_query", {
   annotations: READ,
   description:
     "Find records by meaning (give text; best first with a cosine score) or list the newest (omit text), filtered by kind, tags and time. Use before acting to recall earlier decisions and mistakes.",
-  input: z.object({
-    namespace,
-    text: z.string().optional().describe("what to look for; omit for newest-first"),
-    topK: z.number().int().min(1).max(1000).optional().describe("default 10"),
-    ...predicate,
-    includeText: z.boolean().optional(),
-    includeMeta: z.boolean().optional(),
-    mode: z
-      .enum(["vector", "hybrid"])
-      .optional()
-      .describe(
-        "vector (the default): ranked by cosine similarity, score = the cosine; hybrid: fuses the cosine and keyword (BM25) rankings, score = the fused rank score (sum of 1/(60 + rank), at most 2/61)",
-      ),
-  }),
+  input: z.object({ namespace, ...RECORD_OPS.records_query.body.shape }),
   output: records,
 });
 
@@ -72,20 +38,7 @@ const timeline = op("records_timeline", {
   annotations: READ,
   description:
     "Records newest first, one page at a time; pass the returned nextCursor as `until` to page back (and nextAfter as `after` when it is given). Filters: time window, kinds, tags.",
-  input: z.object({
-    namespace,
-    since: z.number().int().optional().describe("ts >= since, epoch ms"),
-    until: z.number().int().optional().describe("ts < until, epoch ms: the previous page's nextCursor"),
-    after: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("with until: the previous page's nextAfter, to continue inside a group of records sharing one ts"),
-    kind: strings.optional(),
-    tagsAny: strings.optional(),
-    tagsAll: strings.optional(),
-    limit: z.number().int().min(1).max(500).optional().describe("page size, default 50"),
-  }),
+  input: z.object({ namespace, ...RECORD_OPS.records_timeline.query.shape }),
   output: out({ records: z.array(record), namespace: z.string(), nextCursor: z.number().nullable(), nextAfter: z.string().optional() }),
 });
 
@@ -115,7 +68,7 @@ const forget = op("records_forget", {
   rename: NS,
   annotations: DESTROY,
   description: "Delete every record matching ALL the given criteria (kinds, tags, time window, ids). Give at least one criterion.",
-  input: z.object({ namespace, ...predicate, ids: strings.optional() }),
+  input: z.object({ namespace, ...RECORD_OPS.records_forget.body.shape }),
   output: out({ forgottenCount: z.number().int() }),
 });
 
@@ -142,13 +95,7 @@ const exportNs: Tool = {
   operations: ["records_export"],
   description:
     "The namespace as a portable .svc container (a zip), base64-encoded. schema 2 also carries the tenant's knowledge graphs and causal models. Pass base64 to `import` to restore it.",
-  input: z.object({
-    namespace,
-    schema: z
-      .union([z.literal(1), z.literal(2)])
-      .optional()
-      .describe("container schema, default 1"),
-  }),
+  input: z.object({ namespace, ...RECORD_OPS.records_export.query.shape }),
   output: fileOutput,
   run: async (args, api) =>
     file(await api.call("records_export", { args: { ns: args.namespace, schema: args.schema } }), `${String(args.namespace)}.svc`),

@@ -20,13 +20,13 @@ import {
   decodeRecords,
   encodeRecords,
   exportContainer,
-  exportSchema,
   importContainer,
   readContainer,
   writeContainer,
   type Manifest,
 } from "../../src/memory/container.js";
 import type { ContainerRecord } from "../../src/memory/record-fields.js";
+import { exportSchema } from "../../src/http/routes/records.js";
 import { DAY_MS, RecordService } from "../../src/memory/records.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
 
@@ -497,7 +497,7 @@ describe("schema 2: records plus the tenant's graphs (kg/*.hdkg) and causal mode
 
   it("schema 1 stays the default and its bytes are what they were; exportSchema reads the query parameter", async () => {
     expect([exportSchema(null), exportSchema("1"), exportSchema("2")]).toEqual([1, 1, 2]);
-    for (const bad of ["3", "", "two", "2.0"]) expect(() => exportSchema(bad)).toThrow(/schema must be 1 or 2/);
+    for (const bad of ["3", "", "two", "2.0"]) expect(() => exportSchema(bad)).toThrow(/schema: must be 1 or 2/);
     await records.ingest("t1", "ns", [{ kind: "note", text: "hello there", ts: T0 }]);
     await kg.addFacts("t1", "people", { facts: FACTS }); // present but not in a schema 1 export
     const v1 = await exportContainer(records, hd, "t1", "ns", 1, "svc test");

@@ -16,6 +16,9 @@ import { openSource } from "../../src/memory/import-source.js";
 import { ImportService, MAX_QUEUED, resolveImportPath, type ImportJob } from "../../src/memory/imports.js";
 import { IndexService } from "../../src/memory/indexes.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
+import { checkInput } from "../../src/http/input.js";
+import type { Route } from "../../src/http/route.js";
+import { BACKUP_OPS } from "../../src/tools/backup-ops.js";
 
 const root = mkdtempSync(join(tmpdir(), "svc-imports-"));
 const importRoot = join(root, "in");
@@ -283,9 +286,10 @@ describe("ImportService", () => {
       code: "E_BAD_REQUEST",
       field: "uri",
     });
-    await expect(imports.start("t", "pq", { uri: "v.parquet", errorMode: { onError: "ignore" }, metered: false })).rejects.toMatchObject({
-      field: "errorMode.onError",
-    });
+    // a bad errorMode is the route's schema's to refuse (tools/backup-ops.ts), before the service is called
+    const route = { input: BACKUP_OPS.start_import } as unknown as Route;
+    const body = { uri: "v.parquet", errorMode: { onError: "ignore" } };
+    expect(() => checkInput(route, { body, query: new URLSearchParams() })).toThrow(/^errorMode\.onError: /);
     expect(imports.list("t", "pq", { limit: 10 }).data).toHaveLength(1);
   });
 

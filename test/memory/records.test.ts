@@ -19,6 +19,9 @@ import { encodeRecords, readContainer, writeContainer } from "../../src/memory/c
 import type { ContainerRecord } from "../../src/memory/record-fields.js";
 import { DAY_MS, DEFAULT_TIMELINE, RecordService, type RecordView } from "../../src/memory/records.js";
 import { timelineRequest } from "../../src/http/routes/records.js";
+import { checkInput } from "../../src/http/input.js";
+import type { Route } from "../../src/http/route.js";
+import { RECORD_OPS } from "../../src/tools/record-ops.js";
 import { ScanPool } from "../../src/pool/scan-pool.js";
 import JSZip from "jszip";
 import { encode as msgpackEncode } from "@msgpack/msgpack";
@@ -78,6 +81,12 @@ async function expectCode(fn: () => unknown, code: string, field?: string): Prom
   expect({ code: e.code, field: e.field }).toEqual({ code, field });
   return e;
 }
+
+/** A body as the route checks it (tools/record-ops.ts, http/input.ts) before the service sees it: a refusal throws as the route's does. */
+const routed = (op: keyof typeof RECORD_OPS, body: Record<string, unknown>): any => {
+  checkInput({ input: RECORD_OPS[op] } as unknown as Route, { body, query: new URLSearchParams() });
+  return body;
+};
 
 const params = (o: Record<string, string | number | undefined>) => {
   const p = new URLSearchParams();
@@ -182,7 +191,7 @@ describe("ingest", () => {
     const t = "val";
     const item = { kind: "note", text: "hello world" };
     const bad = async (items: unknown, field: string, ns = "n") => {
-      const e = await expectCode(() => svc.ingest(t, ns, items), "E_BAD_REQUEST", field);
+      const e = await expectCode(() => svc.ingest(t, ns, routed("records_ingest", { items }).items), "E_BAD_REQUEST", field);
       expect(e.status).toBe(400);
     };
     await bad(undefined, "items");
@@ -415,16 +424,17 @@ describe("query", () => {
   });
 
   it("rejects bad query input naming the field", async () => {
-    for (const text of ["", "   ", 5, null, ["a"]]) await expectCode(() => svc.query(t, "topics", { text }), "E_BAD_REQUEST", "text");
+    for (const text of ["", "   ", 5, null, ["a"]])
+      await expectCode(() => svc.query(t, "topics", routed("records_query", { text })), "E_BAD_REQUEST", "text");
     for (const topK of [0, -1, 1001, 1.5, "3", null])
-      await expectCode(() => svc.query(t, "topics", { text: "x", topK }), "E_TOP_K", "topK");
-    await expectCode(() => svc.query(t, "topics", { includeText: "yes" }), "E_BAD_REQUEST", "includeText");
-    await expectCode(() => svc.query(t, "topics", { includeMeta: 1 }), "E_BAD_REQUEST", "includeMeta");
-    await expectCode(() => svc.query(t, "topics", { kind: "note" }), "E_BAD_REQUEST", "kind");
-    await expectCode(() => svc.query(t, "topics", { tagsAny: [""] }), "E_BAD_REQUEST", "tagsAny[0]");
-    await expectCode(() => svc.query(t, "topics", { tagsAll: ["a", 3] }), "E_BAD_REQUEST", "tagsAll[1]");
-    await expectCode(() => svc.query(t, "topics", { tsGte: 1.5 }), "E_BAD_REQUEST", "tsGte");
-    await expectCode(() => svc.query(t, "topics", { tsLt: "5" }), "E_BAD_REQUEST", "tsLt");
+      await expectCode(() => svc.query(t, "topics", routed("records_query", { text: "x", topK })), "E_TOP_K", "topK");
+    await expectCode(() => svc.query(t, "topics", routed("records_query", { includeText: "yes" })), "E_BAD_REQUEST", "includeText");
+    await expectCode(() => svc.query(t, "topics", routed("records_query", { includeMeta: 1 })), "E_BAD_REQUEST", "includeMeta");
+    await expectCode(() => svc.query(t, "topics", routed("records_query", { kind: "note" })), "E_BAD_REQUEST", "kind");
+    await expectCode(() => svc.query(t, "topics", routed("records_query", { tagsAny: [""] })), "E_BAD_REQUEST", "tagsAny[0]");
+    await expectCode(() => svc.query(t, "topics", routed("records_query", { tagsAll: ["a", 3] })), "E_BAD_REQUEST", "tagsAll[1]");
+    await expectCode(() => svc.query(t, "topics", routed("records_query", { tsGte: 1.5 })), "E_BAD_REQUEST", "tsGte");
+    await expectCode(() => svc.query(t, "topics", routed("records_query", { tsLt: "5" })), "E_BAD_REQUEST", "tsLt");
     await expectCode(() => svc.query(t, "topics", { tsGte: 10, tsLt: 10 }), "E_BAD_REQUEST", "tsGte");
     await expectCode(() => svc.query(t, "topics", { tsGte: 11, tsLt: 10 }), "E_BAD_REQUEST", "tsGte");
     await expectCode(() => svc.query(t, "bad ns", {}), "E_BAD_REQUEST", "namespace");
@@ -770,9 +780,9 @@ describe("get, delete, forget, stats", () => {
     it("needs at least one criterion and well-formed ones", async () => {
       const { ns } = await setup();
       await expectCode(() => svc.forget(t, ns, {}), "E_BAD_REQUEST", "kind");
-      await expectCode(() => svc.forget(t, ns, { ids: "rec_1" }), "E_BAD_REQUEST", "ids");
-      await expectCode(() => svc.forget(t, ns, { ids: [5] }), "E_BAD_REQUEST", "ids[0]");
-      await expectCode(() => svc.forget(t, ns, { kind: "note" }), "E_BAD_REQUEST", "kind");
+      await expectCode(() => svc.forget(t, ns, routed("records_forget", { ids: "rec_1" })), "E_BAD_REQUEST", "ids");
+      await expectCode(() => svc.forget(t, ns, routed("records_forget", { ids: [5] })), "E_BAD_REQUEST", "ids[0]");
+      await expectCode(() => svc.forget(t, ns, routed("records_forget", { kind: "note" })), "E_BAD_REQUEST", "kind");
       await expectCode(() => svc.forget(t, ns, { tsGte: 5, tsLt: 5 }), "E_BAD_REQUEST", "tsGte");
       await expectCode(() => svc.forget(t, "no such ns", { kind: ["note"] }), "E_BAD_REQUEST", "namespace");
       expect((await svc.stats(t, ns)).count).toBe(items.length);
@@ -1077,8 +1087,8 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
     await svc.delete("t", "h", ids[0]!);
     const third = await svc.query("t", "h", { text: "compressor blade flutter", mode: "hybrid", topK: 4 });
     expect(third.records.map((r) => r.id)).not.toContain(ids[0]);
-    await expectCode(() => svc.query("t", "h", { mode: "hybrid" }), "E_BAD_REQUEST", "text");
-    await expectCode(() => svc.query("t", "h", { text: "x", mode: "lexical" }), "E_BAD_REQUEST", "mode");
+    await expectCode(() => svc.query("t", "h", routed("records_query", { mode: "hybrid" })), "E_BAD_REQUEST", "text");
+    await expectCode(() => svc.query("t", "h", routed("records_query", { text: "x", mode: "lexical" })), "E_BAD_REQUEST", "mode");
   });
 
   it("text queries rank by cosine by default (score = the cosine of the query's and the record's vectors); hybrid only when asked", async () => {
@@ -1150,11 +1160,12 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
       plans.push(res.plan);
       return res;
     };
-    for (const mode of ["vector", "hybrid"]) await svc.query("t", "plan", { text: "memory", mode });
+    for (const mode of ["vector", "hybrid"] as const) await svc.query("t", "plan", { text: "memory", mode });
     expect(plans).toEqual(["full", "full"]);
     clock.now = T0 + DAY_MS;
     plans.length = 0;
-    for (const mode of ["vector", "hybrid"]) expect((await svc.query("t", "plan", { text: "memory", mode })).records).toHaveLength(1);
+    for (const mode of ["vector", "hybrid"] as const)
+      expect((await svc.query("t", "plan", { text: "memory", mode })).records).toHaveLength(1);
     expect(plans).toEqual(["list", "list"]);
     await svc.sweep();
     plans.length = 0;

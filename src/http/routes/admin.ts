@@ -2,11 +2,11 @@
 import type { KeyBook, KeyRecord } from "../../account/keys.js";
 import type { WalletBook } from "../../account/wallet-book.js";
 import { SvcError } from "../../errors.js";
-import type { RequestContext, Route, Schema } from "../route.js";
+import { ADMIN_OPS } from "../../tools/admin-ops.js";
+import { bodyOf } from "../input.js";
+import type { Route, Schema } from "../route.js";
 
-/** Largest single credit, in USD: a typo guard, not a policy. */
-export const MAX_CREDIT_USD = 1_000_000;
-const NAME_MAX = 100;
+export { MAX_CREDIT_USD } from "../../input-rules.js";
 
 const keyView: Schema = {
   type: "object",
@@ -28,13 +28,6 @@ const balances: Schema = {
 function view(r: KeyRecord): Omit<KeyRecord, "hash"> {
   const { hash: _hash, ...rest } = r;
   return rest;
-}
-
-function objectBody(ctx: RequestContext): Record<string, unknown> {
-  const b = ctx.body ?? {};
-  if (typeof b !== "object" || b === null || Array.isArray(b))
-    throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
-  return b as Record<string, unknown>;
 }
 
 export function adminRoutes(deps: { keys: KeyBook; wallets: WalletBook }): Route[] {
@@ -95,18 +88,7 @@ export function adminRoutes(deps: { keys: KeyBook; wallets: WalletBook }): Route
       summary: "Issue a key; without tenant it starts a new tenant. The key is in this reply only",
       tags: ["admin"],
       auth: "admin",
-      requestBody: {
-        type: "object",
-        properties: {
-          tenant: {
-            type: "string",
-            pattern: "^[a-z0-9][a-z0-9_-]{0,63}$",
-            description: "an existing or new tenant id; omitted: a new tenant t_<hex>",
-          },
-          name: { type: "string", maxLength: NAME_MAX, description: "a label for the key" },
-          admin: { type: "boolean", default: false, description: "admin keys are unmetered and may manage keys" },
-        },
-      },
+      input: ADMIN_OPS.admin_create_key,
       response: {
         status: 201,
         schema: {
@@ -116,20 +98,12 @@ export function adminRoutes(deps: { keys: KeyBook; wallets: WalletBook }): Route
         description: "The new key",
       },
       async handle(ctx) {
-        const b = objectBody(ctx);
-        for (const k of Object.keys(b))
-          if (k !== "tenant" && k !== "name" && k !== "admin") throw new SvcError("E_BAD_REQUEST", `unknown field '${k}'`, { field: k });
-        if (b.tenant !== undefined && typeof b.tenant !== "string")
-          throw new SvcError("E_BAD_REQUEST", "tenant must be a string", { field: "tenant" });
-        if (b.name !== undefined && (typeof b.name !== "string" || b.name.length > NAME_MAX))
-          throw new SvcError("E_BAD_REQUEST", `name must be a string of at most ${NAME_MAX} characters`, { field: "name" });
-        if (b.admin !== undefined && typeof b.admin !== "boolean")
-          throw new SvcError("E_BAD_REQUEST", "admin must be a boolean", { field: "admin" });
-        const tenant = b.tenant === "" ? undefined : (b.tenant as string | undefined);
+        const b = bodyOf(ADMIN_OPS.admin_create_key.body, ctx.body);
+        const tenant = b.tenant === "" ? undefined : b.tenant;
         const { key, record } = await deps.keys.create({
           tenant,
-          name: b.name as string | undefined,
-          admin: b.admin as boolean | undefined,
+          name: b.name,
+          admin: b.admin,
         });
         return { status: 201, body: { key, ...view(record) } };
       },
@@ -157,11 +131,7 @@ export function adminRoutes(deps: { keys: KeyBook; wallets: WalletBook }): Route
       summary: "Add credit (USD) to a tenant's wallet",
       tags: ["admin"],
       auth: "admin",
-      requestBody: {
-        type: "object",
-        required: ["usd"],
-        properties: { usd: { type: "number", exclusiveMinimum: 0, maximum: MAX_CREDIT_USD } },
-      },
+      input: ADMIN_OPS.admin_credit,
       response: {
         status: 200,
         schema: { ...balances, properties: { tenant: { type: "string" }, ...(balances.properties as object) } },
@@ -169,11 +139,7 @@ export function adminRoutes(deps: { keys: KeyBook; wallets: WalletBook }): Route
       },
       async handle(ctx) {
         const tenant = ctx.params.tenant!;
-        const b = objectBody(ctx);
-        for (const k of Object.keys(b)) if (k !== "usd") throw new SvcError("E_BAD_REQUEST", `unknown field '${k}'`, { field: k });
-        if (typeof b.usd !== "number" || !Number.isFinite(b.usd) || b.usd <= 0 || b.usd > MAX_CREDIT_USD) {
-          throw new SvcError("E_BAD_REQUEST", `usd must be a number in (0, ${MAX_CREDIT_USD}]`, { field: "usd" });
-        }
+        const b = bodyOf(ADMIN_OPS.admin_credit.body, ctx.body);
         if (!tenantsWithKeys().has(tenant) && deps.wallets.peek(tenant) === null)
           throw new SvcError("E_NOT_FOUND", `no tenant '${tenant}'`, { field: "tenant" });
         await deps.wallets.credit(tenant, b.usd, "admin");

@@ -1,10 +1,9 @@
 /** @module routes/backups — Pinecone's backup API over /v1: back up an index, list/describe/delete backups, create an index from one (one node's, or the cluster's: cluster/backups.ts). */
-import { SvcError } from "../../errors.js";
+import { DEFAULT_BACKUP_PAGE } from "../../input-rules.js";
 import type { BackupRecord, Backups, RestoreJob } from "../../memory/backups.js";
+import { BACKUP_OPS } from "../../tools/backup-ops.js";
+import { bodyOf, parseQuery } from "../input.js";
 import type { RequestContext, Route, Schema } from "../route.js";
-
-const PAGE = 10;
-const MAX_PAGE = 100;
 
 const backupModel: Schema = {
   type: "object",
@@ -46,22 +45,18 @@ const backupList: Schema = {
   type: "object",
   properties: { data: { type: "array", items: backupModel }, pagination: { type: "object", properties: { next: { type: "string" } } } },
 };
-const pageParams = [
-  { name: "limit", schema: { type: "integer", minimum: 1, maximum: MAX_PAGE }, description: `backups per page (default ${PAGE})` },
-  { name: "paginationToken", schema: { type: "string" }, description: "pagination.next of the previous page" },
-];
+/** A page request as the route's `input.query` checked it. */
+const pageOf = (ctx: RequestContext) => {
+  const { limit = DEFAULT_BACKUP_PAGE, paginationToken } = parseQuery(BACKUP_OPS.list_backups.query, ctx.query);
+  return { limit, after: paginationToken === undefined || paginationToken === "" ? undefined : paginationToken };
+};
 
 /** `backups`: one node's (memory/backups.ts) or, in cluster mode, the cluster's (cluster/backups.ts); the same wire shape and errors. */
 export function backupRoutes(backups: Backups): Route[] {
   const svc = (): Backups => backups;
   const tenant = (ctx: RequestContext) => ctx.principal.tenant;
   const page = async (ctx: RequestContext, indexName?: string) => {
-    const raw = ctx.query.get("limit");
-    const limit = raw === null ? PAGE : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
-      throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${MAX_PAGE}]`, { field: "limit" });
-    const token = ctx.query.get("paginationToken");
-    const p = await svc().list(tenant(ctx), { indexName, limit, after: token === null || token === "" ? undefined : token });
+    const p = await svc().list(tenant(ctx), { indexName, ...pageOf(ctx) });
     return { body: { data: p.data.map(model), ...(p.next === undefined ? {} : { pagination: { next: p.next } }) } };
   };
   return [
@@ -73,13 +68,10 @@ export function backupRoutes(backups: Backups): Route[] {
       tags: ["backups"],
       auth: "tenant",
       meter: "create_backup",
-      requestBody: {
-        type: "object",
-        properties: { name: { type: "string", maxLength: 500 }, description: { type: "string", maxLength: 500 } },
-      },
+      input: BACKUP_OPS.create_backup,
       response: { status: 201, schema: backupModel, description: "The backup, being taken" },
       async handle(ctx) {
-        const b = ctx.body === undefined ? {} : object(ctx.body);
+        const b = bodyOf(BACKUP_OPS.create_backup.body, ctx.body);
         return {
           status: 201,
           body: model(await svc().create(tenant(ctx), ctx.params.name!, { name: b.name, description: b.description })),
@@ -93,7 +85,7 @@ export function backupRoutes(backups: Backups): Route[] {
       summary: "List the backups of one index, newest first",
       tags: ["backups"],
       auth: "tenant",
-      queryParams: pageParams,
+      input: BACKUP_OPS.list_index_backups,
       response: { status: 200, schema: backupList, description: "A page of backups" },
       handle: (ctx) => page(ctx, ctx.params.name!),
     },
@@ -104,7 +96,7 @@ export function backupRoutes(backups: Backups): Route[] {
       summary: "List the tenant's backups, newest first",
       tags: ["backups"],
       auth: "tenant",
-      queryParams: pageParams,
+      input: BACKUP_OPS.list_backups,
       response: { status: 200, schema: backupList, description: "A page of backups" },
       handle: (ctx) => page(ctx),
     },
@@ -147,22 +139,14 @@ export function backupRoutes(backups: Backups): Route[] {
           return {}; // the handler names the error
         }
       },
-      requestBody: {
-        type: "object",
-        required: ["name"],
-        properties: {
-          name: { type: "string" },
-          tags: { type: "object", additionalProperties: { type: "string" } },
-          deletion_protection: { type: "string", enum: ["enabled", "disabled"] },
-        },
-      },
+      input: BACKUP_OPS.create_index_from_backup,
       response: {
         status: 202,
         schema: { type: "object", properties: { restore_job_id: { type: "string" }, index_id: { type: "string" } } },
         description: "The index exists and serves the backup's vectors when this answers",
       },
       async handle(ctx) {
-        const b = object(ctx.body);
+        const b = bodyOf(BACKUP_OPS.create_index_from_backup.body, ctx.body);
         const { backup, index, job } = await svc().restore(tenant(ctx), ctx.params.backup_id!, {
           name: b.name,
           tags: b.tags,
@@ -180,7 +164,7 @@ export function backupRoutes(backups: Backups): Route[] {
         "List the tenant's restores since the server started, newest first (each Completed: a restore ends before create-index answers)",
       tags: ["backups"],
       auth: "tenant",
-      queryParams: pageParams,
+      input: BACKUP_OPS.list_restore_jobs,
       response: {
         status: 200,
         schema: {
@@ -193,12 +177,7 @@ export function backupRoutes(backups: Backups): Route[] {
         description: "A page of restore jobs",
       },
       handle(ctx) {
-        const raw = ctx.query.get("limit");
-        const limit = raw === null ? PAGE : Number(raw);
-        if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
-          throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${MAX_PAGE}]`, { field: "limit" });
-        const token = ctx.query.get("paginationToken");
-        const p = svc().restoreJobs(tenant(ctx), { limit, after: token === null || token === "" ? undefined : token });
+        const p = svc().restoreJobs(tenant(ctx), pageOf(ctx));
         return { body: { data: p.data.map(restoreModel), ...(p.next === undefined ? {} : { pagination: { next: p.next } }) } };
       },
     },
@@ -247,10 +226,4 @@ function model(b: BackupRecord): Record<string, unknown> {
     tags: b.index.tags,
     created_at: new Date(b.createdAt).toISOString(),
   };
-}
-
-function object(body: unknown): Record<string, unknown> {
-  if (typeof body !== "object" || body === null || Array.isArray(body) || body instanceof Uint8Array)
-    throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
-  return body as Record<string, unknown>;
 }

@@ -1,9 +1,9 @@
 /** @module routes/imports — Pinecone's bulk import API on an index's data plane: start, list, describe, cancel imports of Parquet or NDJSON files. */
-import { SvcError } from "../../errors.js";
+import { MAX_IMPORT_PAGE } from "../../input-rules.js";
 import type { ImportJob, ImportService } from "../../memory/imports.js";
+import { BACKUP_OPS } from "../../tools/backup-ops.js";
+import { bodyOf, parseQuery } from "../input.js";
 import type { RequestContext, Route, Schema } from "../route.js";
-
-const PAGE = 100;
 
 const importModel: Schema = {
   type: "object",
@@ -52,31 +52,14 @@ export function importRoutes(imports: ImportService): Route[] {
       tags: ["imports"],
       auth: "tenant",
       meter: "start_import",
-      requestBody: {
-        type: "object",
-        required: ["uri"],
-        properties: {
-          uri: {
-            type: "string",
-            description:
-              "a path under the server's import root (absolute, relative to it, or file://), or an http(s) URL fetched under the outbound rules of /v1/ask",
-          },
-          errorMode: {
-            type: "object",
-            properties: { onError: { type: "string", enum: ["abort", "continue"] } },
-            description: "abort (default): any bad row fails the import and nothing is written; continue: bad rows are skipped and listed",
-          },
-          integrationId: { type: "string", description: "accepted and ignored (svc reads no cloud storage)" },
-          namespace: { type: "string", description: 'svc: the namespace to write (default "")' },
-        },
-      },
+      input: BACKUP_OPS.start_import,
       response: {
         status: 200,
         schema: { type: "object", properties: { id: { type: "string" } } },
         description: "Started: the file is readable and (Parquet) of the right schema; rows are checked and written in the background",
       },
       async handle(ctx) {
-        const b = object(ctx.body);
+        const b = bodyOf(BACKUP_OPS.start_import.body, ctx.body);
         const job = await imports.start(tenant(ctx), ctx.params.name!, {
           uri: b.uri,
           errorMode: b.errorMode,
@@ -93,10 +76,7 @@ export function importRoutes(imports: ImportService): Route[] {
       summary: "List the index's imports, newest first",
       tags: ["imports"],
       auth: "tenant",
-      queryParams: [
-        { name: "limit", schema: { type: "integer", minimum: 1, maximum: PAGE }, description: `imports per page (default ${PAGE})` },
-        { name: "paginationToken", schema: { type: "string" }, description: "pagination.next of the previous page" },
-      ],
+      input: BACKUP_OPS.list_imports,
       response: {
         status: 200,
         schema: {
@@ -109,12 +89,8 @@ export function importRoutes(imports: ImportService): Route[] {
         description: "A page of imports",
       },
       handle(ctx) {
-        const raw = ctx.query.get("limit");
-        const limit = raw === null ? PAGE : Number(raw);
-        if (!Number.isInteger(limit) || limit < 1 || limit > PAGE)
-          throw new SvcError("E_BAD_REQUEST", `limit must be an integer in [1, ${PAGE}]`, { field: "limit" });
-        const token = ctx.query.get("paginationToken");
-        const p = imports.list(tenant(ctx), ctx.params.name!, { limit, after: token === null || token === "" ? undefined : token });
+        const { limit = MAX_IMPORT_PAGE, paginationToken: token } = parseQuery(BACKUP_OPS.list_imports.query, ctx.query);
+        const p = imports.list(tenant(ctx), ctx.params.name!, { limit, after: token === undefined || token === "" ? undefined : token });
         return { body: { data: p.data.map(model), ...(p.next === undefined ? {} : { pagination: { next: p.next } }) } };
       },
     },
@@ -164,10 +140,4 @@ function model(j: ImportJob): Record<string, unknown> {
     badRowCount: j.badRowCount,
     badRows: j.badRows,
   };
-}
-
-function object(body: unknown): Record<string, unknown> {
-  if (typeof body !== "object" || body === null || Array.isArray(body) || body instanceof Uint8Array)
-    throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
-  return body as Record<string, unknown>;
 }

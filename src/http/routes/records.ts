@@ -1,7 +1,8 @@
 /** @module routes/records — /v1/records (namespaces) and /v1/records/{ns}: ingest, query, timeline, get, delete, forget, stats, export and import of .svc containers. */
-import { SvcError } from "../../errors.js";
-import { CONTAINER_TYPE, exportContainer, exportSchema, importContainer, type HdServices } from "../../memory/container.js";
+import { CONTAINER_TYPE, exportContainer, importContainer, type HdServices } from "../../memory/container.js";
 import type { RecordService, TimelineRequest } from "../../memory/records.js";
+import { RECORD_OPS, splitList } from "../../tools/record-ops.js";
+import { bodyOf, parseQuery } from "../input.js";
 import { formPart } from "../multipart.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
 import { VERSION } from "../../version.js";
@@ -21,29 +22,11 @@ const record: Schema = {
     score: { type: "number" },
   },
 };
-const predicate = {
-  kind: { ...stringArray, description: "any of these kinds" },
-  tagsAny: { ...stringArray, description: "holds at least one of these tags" },
-  tagsAll: { ...stringArray, description: "holds every one of these tags" },
-  tsGte: { type: "integer", description: "ts >= this (epoch ms)" },
-  tsLt: { type: "integer", description: "ts < this (epoch ms)" },
-};
-const listParam = (name: string, description: string) => ({
-  name,
-  schema: { type: "string" },
-  description: `${description}, comma-separated`,
-});
 
 /** `hd`: the tenant's knowledge graphs and causal models, which a schema 2 container carries. */
 export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
   const tenant = (ctx: RequestContext) => ctx.principal.tenant;
   const ns = (ctx: RequestContext) => ctx.params.ns!;
-  const body = (ctx: RequestContext) => {
-    const b = ctx.body ?? {};
-    if (typeof b !== "object" || b === null || Array.isArray(b))
-      throw new SvcError("E_BAD_REQUEST", "the body must be an object", { field: "body" });
-    return b as Record<string, unknown>;
-  };
   return [
     {
       method: "get",
@@ -77,35 +60,14 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
       auth: "tenant",
       meter: "records_ingest",
       usageBound: (ctx) => ({ written: countIn(ctx.body, "items") }),
-      requestBody: {
-        type: "object",
-        required: ["items"],
-        properties: {
-          items: {
-            type: "array",
-            maxItems: 1000,
-            items: {
-              type: "object",
-              required: ["kind", "text"],
-              properties: {
-                kind: { type: "string" },
-                text: { type: "string" },
-                tags: stringArray,
-                ts: { type: "integer", description: "epoch ms; default now" },
-                meta: { type: "object" },
-                ttlDays: { type: "integer", minimum: 1, description: "expires this many days after ingest" },
-              },
-            },
-          },
-        },
-      },
+      input: RECORD_OPS.records_ingest,
       response: {
         status: 200,
         schema: { type: "object", properties: { ids: stringArray, count: { type: "integer" } } },
         description: "The new records' ids, in order",
       },
       async handle(ctx) {
-        const { seq, ...res } = await records.ingest(tenant(ctx), ns(ctx), body(ctx).items);
+        const { seq, ...res } = await records.ingest(tenant(ctx), ns(ctx), bodyOf(RECORD_OPS.records_ingest.body, ctx.body).items);
         ctx.usage.written = res.count;
         return { body: res, headers: seqHeaders({ seq }) };
       },
@@ -119,29 +81,15 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
       auth: "tenant",
       meter: "records_query",
       readOnly: true,
-      requestBody: {
-        type: "object",
-        properties: {
-          text: { type: "string" },
-          topK: { type: "integer", minimum: 1, maximum: 1000, default: 10 },
-          ...predicate,
-          includeText: { type: "boolean" },
-          includeMeta: { type: "boolean" },
-          mode: {
-            type: "string",
-            enum: ["vector", "hybrid"],
-            default: "vector",
-            description:
-              "with text: vector (the default) ranks by cosine similarity and score is the cosine; hybrid is reciprocal rank fusion (k = 60) of the cosine and BM25 rankings and score is the fused score, the sum over the two rankings of 1/(60 + rank), rank from 1 (at most 2/61 ≈ 0.0328)",
-          },
-        },
-      },
+      input: RECORD_OPS.records_query,
       response: {
         status: 200,
         schema: { type: "object", properties: { records: { type: "array", items: record }, namespace: { type: "string" } } },
         description: "Best first (score = the cosine; with mode hybrid, the fused score), or newest first without text (no score)",
       },
-      handle: async (ctx) => ({ body: await records.query(tenant(ctx), ns(ctx), body(ctx), ctx.usage, read(ctx)) }),
+      handle: async (ctx) => ({
+        body: await records.query(tenant(ctx), ns(ctx), bodyOf(RECORD_OPS.records_query.body, ctx.body), ctx.usage, read(ctx)),
+      }),
     },
     {
       method: "get",
@@ -151,25 +99,7 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
       tags: ["records"],
       auth: "tenant",
       meter: "records_timeline",
-      queryParams: [
-        { name: "since", schema: { type: "integer" }, description: "ts >= since (epoch ms)" },
-        { name: "until", schema: { type: "integer" }, description: "ts < until (epoch ms): the previous page's nextCursor, to page back" },
-        {
-          name: "after",
-          schema: { type: "string" },
-          description:
-            "with until: the previous page's nextAfter (given only when one group of records sharing a ts is larger than limit); the page goes on inside the group at ts until, right after that record",
-        },
-        listParam("kind", "any of these kinds"),
-        listParam("tagsAny", "at least one of these tags"),
-        listParam("tagsAll", "all of these tags"),
-        {
-          name: "limit",
-          schema: { type: "integer", minimum: 1, maximum: 500, default: 50 },
-          description:
-            "page size, a hard cap; a page ends between two ts values (records sharing the ts at the cut move to the next page together), unless one ts group alone is larger than limit",
-        },
-      ],
+      input: RECORD_OPS.records_timeline,
       response: {
         status: 200,
         description: "One page, newest first (ts descending, then id descending)",
@@ -224,14 +154,7 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
       tags: ["records"],
       auth: "tenant",
       meter: "records_export",
-      queryParams: [
-        {
-          name: "schema",
-          schema: { type: "integer", enum: [1, 2], default: 1 },
-          description:
-            "container schema version; 2 also carries all of the tenant's knowledge graphs and causal models (tenant-scoped, not per namespace)",
-        },
-      ],
+      input: RECORD_OPS.records_export,
       response: { status: 200, description: `${CONTAINER_TYPE}, as attachment <ns>.svc` },
       async handle(ctx) {
         const { zip } = await exportContainer(records, hd, tenant(ctx), ns(ctx), exportSchema(ctx.query.get("schema")), `svc ${VERSION}`);
@@ -283,14 +206,14 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
       tags: ["records"],
       auth: "tenant",
       meter: "records_forget",
-      requestBody: { type: "object", properties: { ...predicate, ids: stringArray } },
+      input: RECORD_OPS.records_forget,
       response: {
         status: 200,
         schema: { type: "object", properties: { forgottenCount: { type: "integer" } } },
         description: "How many were deleted",
       },
       async handle(ctx) {
-        const { seq, ...res } = await records.forget(tenant(ctx), ns(ctx), body(ctx), read(ctx));
+        const { seq, ...res } = await records.forget(tenant(ctx), ns(ctx), bodyOf(RECORD_OPS.records_forget.body, ctx.body), read(ctx));
         return { body: res, headers: seqHeaders({ seq }) };
       },
     },
@@ -326,42 +249,15 @@ export function recordRoutes(records: RecordService, hd: HdServices): Route[] {
   ];
 }
 
-/** The timeline's query string as a typed request (E_BAD_REQUEST naming the parameter); ranges and cross-field rules are the service's. */
+/** The timeline's query string as a typed request (refused as the route's `input` refuses it); cross-field rules are the service's. */
 export function timelineRequest(q: URLSearchParams): TimelineRequest {
-  const limit = queryInt(q, "limit");
-  const until = queryInt(q, "until");
-  const after = q.get("after") ?? undefined;
-  if (after !== undefined && (after === "" || after.length > 256))
-    throw new SvcError("E_BAD_REQUEST", "after must be a record id: the nextAfter of the previous page", { field: "after" });
-  return {
-    limit,
-    until,
-    after,
-    kind: list(q, "kind"),
-    tagsAny: list(q, "tagsAny"),
-    tagsAll: list(q, "tagsAll"),
-    since: queryInt(q, "since"),
-  };
+  const { kind, tagsAny, tagsAll, ...rest } = parseQuery(RECORD_OPS.records_timeline.query, q);
+  const list = (v: string[] | undefined) => (v === undefined || v.length === 0 ? undefined : v.flatMap(splitList));
+  return { ...rest, kind: list(kind), tagsAny: list(tagsAny), tagsAll: list(tagsAll) };
 }
 
-/** An integer query parameter, or undefined when absent; "12x" is an error naming the parameter. */
-function queryInt(params: URLSearchParams, name: string): number | undefined {
-  const raw = params.get(name);
-  if (raw === null) return undefined;
-  const n = Number(raw);
-  if (!/^-?\d{1,16}$/.test(raw) || !Number.isSafeInteger(n))
-    throw new SvcError("E_BAD_REQUEST", `${name} must be an integer`, { field: name });
-  return n;
-}
-
-/** A comma-separated query parameter as a list, or undefined when absent. */
-function list(params: URLSearchParams, name: string): string[] | undefined {
-  const raw = params.get(name);
-  if (raw === null) return undefined;
-  const items = raw
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
-  if (items.length === 0) throw new SvcError("E_BAD_REQUEST", `${name} must list at least one value`, { field: name });
-  return items;
+/** The `schema` query parameter of an export (refused as the route's `input` refuses it): absent = 1. */
+export function exportSchema(raw: string | null): 1 | 2 {
+  const q = new URLSearchParams(raw === null ? [] : [["schema", raw]]);
+  return (parseQuery(RECORD_OPS.records_export.query, q).schema ?? 1) as 1 | 2;
 }
