@@ -46,17 +46,33 @@ function describe(t: Tool): McpTool {
   };
 }
 
-/** A copy of a JSON Schema without `additionalProperties: {}` (an open object is the default) and without integer bounds at ±(2^53 - 1). */
+/**
+ * A copy of a JSON Schema without `additionalProperties: {}` (an open object is the default), without integer bounds
+ * at ±(2^53 - 1) and without the error code svc reads (`x-svc-code`); a nullable field zod writes as
+ * `anyOf: [{type: T, ...}, {type: "null"}]` is written `{type: [T, "null"], ...}` (the same values, half the bytes).
+ */
 function withoutNoise(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(withoutNoise);
   if (typeof v !== "object" || v === null) return v;
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) {
+  const nullable = orNull(v as Record<string, unknown>);
+  for (const [k, x] of Object.entries(nullable ?? v)) {
+    if (k === "x-svc-code") continue;
     if (k === "additionalProperties" && typeof x === "object" && x !== null && !Array.isArray(x) && Object.keys(x).length === 0) continue;
     if ((k === "minimum" && x === Number.MIN_SAFE_INTEGER) || (k === "maximum" && x === Number.MAX_SAFE_INTEGER)) continue;
     out[k] = withoutNoise(x);
   }
   return out;
+}
+
+/** `{anyOf: [{type: T, ...}, {type: "null"}], ...}` as `{type: [T, "null"], ..., ...}` when T is one type name; else null. */
+function orNull(v: Record<string, unknown>): Record<string, unknown> | null {
+  const any = v.anyOf;
+  if (!Array.isArray(any) || any.length !== 2) return null;
+  const [a, b] = any as Record<string, unknown>[];
+  if (b?.type !== "null" || Object.keys(b).length !== 1 || typeof a?.type !== "string" || a.type === "null") return null;
+  const { anyOf: _, ...rest } = v;
+  return { ...rest, ...a, type: [a.type, "null"] };
 }
 
 export interface McpServerOptions {

@@ -31,12 +31,8 @@ const blank = (v: unknown) => (v === "" ? undefined : v);
  * the document shows its length.
  */
 function text(rule: TextRule, description: string) {
-  const oneLine = rule.oneLine ? ", one line" : "";
-  return z
-    .string()
-    .meta({ maxLength: rule.max })
-    .nullish()
-    .describe(`${description} (plain readable text, at most ${rule.max} characters${oneLine})`);
+  const oneLine = rule.oneLine ? ", one line" : ""; // its length is the schema's maxLength
+  return z.string().meta({ maxLength: rule.max }).nullish().describe(`${description} (plain readable text${oneLine})`);
 }
 
 /** A rec_ id the service issued (a post, file, note or record). */

@@ -69,7 +69,7 @@ async function scenario(client: Client, ns: string): Promise<void> {
   // the default set: every group but admin, its tools/list within budget (measured: see docs/MCP.md)
   expect(names).toEqual(selectTools(undefined).map((t) => t.name));
   expect(JSON.stringify({ tools })).not.toMatch(/"admin_credit"/);
-  expect(JSON.stringify({ tools }).length).toBeLessThan(74 * 1024); // 73,815 B when measured (72,120 B before the records, embed and admin tools' schemas came from the route schemas; 66,102 B before the index tools' did)
+  expect(JSON.stringify({ tools }).length).toBeLessThan(80 * 1024); // 77,978 B when measured (every tool takes its route's schema, with its bounds and patterns: 66,102 B before the index tools did)
   const ingest = tools.find((t) => t.name === "records_ingest")!;
   expect(ingest.inputSchema.required).toEqual(expect.arrayContaining(["namespace", "items"]));
   expect(ingest.annotations?.readOnlyHint).toBe(false);

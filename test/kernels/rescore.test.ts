@@ -145,18 +145,16 @@ describe("dotF32Many / dotF32Keep", () => {
   it("are within (dim/8 + 12) x 2^-24 x Σ|q·x| of the exact dot product, and Keep returns exactly the queries at or above their floor", () => {
     fc.assert(
       fc.property(
-        fc
-          .integer({ min: 1, max: 1100 })
-          .chain((dim) =>
-            fc.tuple(
-              fc.array(fc.float32Array({ minLength: dim, maxLength: dim, min: -1e3, max: 1e3, noNaN: true }), {
-                minLength: 1,
-                maxLength: 9,
-              }),
-              fc.float32Array({ minLength: dim, maxLength: dim, min: -1e3, max: 1e3, noNaN: true }),
-              fc.array(fc.double({ min: -2e6, max: 2e6, noNaN: true }), { minLength: 9, maxLength: 9 }),
-            ),
+        fc.integer({ min: 1, max: 1100 }).chain((dim) =>
+          fc.tuple(
+            fc.array(fc.float32Array({ minLength: dim, maxLength: dim, min: -1e3, max: 1e3, noNaN: true }), {
+              minLength: 1,
+              maxLength: 9,
+            }),
+            fc.float32Array({ minLength: dim, maxLength: dim, min: -1e3, max: 1e3, noNaN: true }),
+            fc.array(fc.double({ min: -2e6, max: 2e6, noNaN: true }), { minLength: 9, maxLength: 9 }),
           ),
+        ),
         ([qs, x, floorsIn]) => {
           const dim = x.length;
           const nq = qs.length;

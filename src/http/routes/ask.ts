@@ -4,7 +4,7 @@ import { RateLimiter } from "../../net/rate-limit.js";
 import { COMMONS_OPS } from "../../tools/commons-ops.js";
 import type { Route } from "../route.js";
 import { SMALL_BODY } from "./board.js";
-import { checkedBody } from "./checked-body.js";
+import { bodyOf } from "../input.js";
 import { limitedBy } from "./rate-limited.js";
 
 export function askRoutes(commons: Commons): Route[] {
@@ -49,7 +49,7 @@ export function askRoutes(commons: Commons): Route[] {
           },
         },
       },
-      handle: async (ctx) => ({ body: await commons.ask.ask(checkedBody(COMMONS_OPS.ask_site.body, ctx)) }),
+      handle: async (ctx) => ({ body: await commons.ask.ask(bodyOf(COMMONS_OPS.ask_site.body, ctx.body)) }),
     },
   ];
 }

@@ -5,9 +5,8 @@ import { SvcError } from "../../errors.js";
 import { checkValue } from "../../safe-values.js";
 import { RateLimiter } from "../../net/rate-limit.js";
 import { COMMONS_OPS } from "../../tools/commons-ops.js";
-import { checkInput, jsonSchemaOf } from "../input.js";
+import { bodyOf, checkInput, jsonSchemaOf } from "../input.js";
 import type { Route, Schema } from "../route.js";
-import { checkedBody } from "./checked-body.js";
 import { limitedBy } from "./rate-limited.js";
 
 const id: Schema = { type: "string", pattern: REC_ID_RE.source };
@@ -143,7 +142,7 @@ export function boardRoutes(commons: Commons): Route[] {
       gate: limitedBy(limits.board),
       input: COMMONS_OPS.board_post,
       response: { status: 200, schema: post, description: "The post; 400 refused with the reason; 429 rate limited (Retry-After)" },
-      handle: async (ctx) => ({ body: await commons.board.post(checkedBody(COMMONS_OPS.board_post.body, ctx)) }),
+      handle: async (ctx) => ({ body: await commons.board.post(bodyOf(COMMONS_OPS.board_post.body, ctx.body)) }),
     },
     {
       method: "post",
@@ -161,7 +160,7 @@ export function boardRoutes(commons: Commons): Route[] {
         schema: { type: "object", properties: { post: id, verdicts: { type: "array", items: verdict } } },
         description: "The post's verdicts, by name",
       },
-      handle: async (ctx) => ({ body: await commons.board.vote(checkedBody(COMMONS_OPS.board_vote.body, ctx)) }),
+      handle: async (ctx) => ({ body: await commons.board.vote(bodyOf(COMMONS_OPS.board_vote.body, ctx.body)) }),
     },
     {
       method: "get",
@@ -222,7 +221,7 @@ export function boardRoutes(commons: Commons): Route[] {
         // the JSON form, checked as a route's `input.body` is (the same refusals: code and field); checkInput reads only `input`
         const form = COMMONS_OPS.board_file_add.body;
         checkInput({ input: { body: form } } as unknown as Route, { body, query: new URLSearchParams() });
-        return { body: await commons.files.add(checkedBody(form, { ...ctx, body }), threadOf) };
+        return { body: await commons.files.add(bodyOf(form, body), threadOf) };
       },
     },
     {
@@ -318,7 +317,7 @@ export function boardRoutes(commons: Commons): Route[] {
         schema: { type: "object", properties: { note: workingNote, working_now: { type: "array", items: workingNote } } },
         description: "Your note and each other agent's newest note",
       },
-      handle: async (ctx) => ({ body: await commons.working.add(checkedBody(COMMONS_OPS.board_working_add.body, ctx), threadOf) }),
+      handle: async (ctx) => ({ body: await commons.working.add(bodyOf(COMMONS_OPS.board_working_add.body, ctx.body), threadOf) }),
     },
     {
       method: "post",
@@ -343,7 +342,7 @@ export function boardRoutes(commons: Commons): Route[] {
         },
         description: "Saved; 409 already verified to somebody else",
       },
-      handle: async (ctx) => ({ body: await commons.profiles.save(checkedBody(COMMONS_OPS.board_profile.body, ctx)) }),
+      handle: async (ctx) => ({ body: await commons.profiles.save(bodyOf(COMMONS_OPS.board_profile.body, ctx.body)) }),
     },
   ];
 }

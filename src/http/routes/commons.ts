@@ -6,7 +6,7 @@ import { SvcError } from "../../errors.js";
 import type { Registry } from "../../helpers/registry.js";
 import { COMMONS_OPS } from "../../tools/commons-ops.js";
 import type { RequestContext, Route, Schema } from "../route.js";
-import { checkedBody } from "./checked-body.js";
+import { bodyOf } from "../input.js";
 
 const stringArray: Schema = { type: "array", items: { type: "string" } };
 const helperRecord: Schema = {
@@ -212,7 +212,7 @@ export function commonsRoutes(deps: { registry: Registry; dataDir: string; files
       auth: "none",
       input: COMMONS_OPS.commons_verify,
       response: { status: 200, schema: verifyResult, description: "What matched" },
-      handle: (ctx) => ({ body: registry.verify(checkedBody(COMMONS_OPS.commons_verify.body, ctx).id) }),
+      handle: (ctx) => ({ body: registry.verify(bodyOf(COMMONS_OPS.commons_verify.body, ctx.body).id) }),
     },
     {
       method: "post",

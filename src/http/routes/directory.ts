@@ -6,7 +6,7 @@ import { actionsView, profileView, searchView, servicesView, trustView } from ".
 import { RateLimiter, type RateLimit } from "../../net/rate-limit.js";
 import { DIRECTORY_OPS } from "../../tools/directory-ops.js";
 import type { RequestContext, Route, Schema } from "../route.js";
-import { checkedBody } from "./checked-body.js";
+import { bodyOf } from "../input.js";
 import { limitedBy } from "./rate-limited.js";
 
 const TAGS = ["directory"];
@@ -158,7 +158,7 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
       "directory_claim",
       "Admin: mark the business claimed by its owner {owner: {name, email}}",
       DIRECTORY_OPS.directory_claim,
-      async (ctx) => profileView(await dir.claim(idParam(ctx), checkedBody(DIRECTORY_OPS.directory_claim.body, ctx).owner)),
+      async (ctx) => profileView(await dir.claim(idParam(ctx), bodyOf(DIRECTORY_OPS.directory_claim.body, ctx.body).owner)),
     ),
     admin(
       "/fields",
@@ -166,7 +166,7 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
       "directory_assert_fields",
       "Admin: the owner's values {fields: {name: value|null}} become owner_asserted",
       DIRECTORY_OPS.directory_assert_fields,
-      async (ctx) => profileView(await dir.assertFields(idParam(ctx), checkedBody(DIRECTORY_OPS.directory_assert_fields.body, ctx).fields)),
+      async (ctx) => profileView(await dir.assertFields(idParam(ctx), bodyOf(DIRECTORY_OPS.directory_assert_fields.body, ctx.body).fields)),
     ),
     admin(
       "/verify",
@@ -174,7 +174,7 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
       "directory_verify",
       "Admin: mark fields verified {fields?: [names]} (all when omitted)",
       DIRECTORY_OPS.directory_verify,
-      async (ctx) => profileView(await dir.verify(idParam(ctx), checkedBody(DIRECTORY_OPS.directory_verify.body, ctx).fields)),
+      async (ctx) => profileView(await dir.verify(idParam(ctx), bodyOf(DIRECTORY_OPS.directory_verify.body, ctx.body).fields)),
     ),
     admin(
       "/booking",
@@ -182,7 +182,7 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
       "directory_set_booking",
       "Admin: turn booking on {booking: {utc_offset, hours, slot_minutes, questions}} or off {booking: null}",
       DIRECTORY_OPS.directory_set_booking,
-      async (ctx) => profileView(await dir.setBooking(idParam(ctx), checkedBody(DIRECTORY_OPS.directory_set_booking.body, ctx).booking)),
+      async (ctx) => profileView(await dir.setBooking(idParam(ctx), bodyOf(DIRECTORY_OPS.directory_set_booking.body, ctx.body).booking)),
     ),
     admin(
       "/listing",
@@ -190,7 +190,7 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
       "directory_set_listed",
       "Admin: list or unlist the profile {listed: boolean}",
       DIRECTORY_OPS.directory_set_listed,
-      async (ctx) => profileView(await dir.setListed(idParam(ctx), checkedBody(DIRECTORY_OPS.directory_set_listed.body, ctx).listed)),
+      async (ctx) => profileView(await dir.setListed(idParam(ctx), bodyOf(DIRECTORY_OPS.directory_set_listed.body, ctx.body).listed)),
     ),
     {
       method: "get",
@@ -338,7 +338,7 @@ export function directoryRoutes(dir: Directory, writeLimiter = new RateLimiter("
       },
       handle: async (ctx) => ({
         status: 201,
-        body: await dir.requestConsultation(idParam(ctx), checkedBody(DIRECTORY_OPS.directory_consultation_request.body, ctx)),
+        body: await dir.requestConsultation(idParam(ctx), bodyOf(DIRECTORY_OPS.directory_consultation_request.body, ctx.body)),
       }),
     },
     {

@@ -2,7 +2,7 @@
 import type { AnalogyService } from "../../hd/analogy/service.js";
 import { HD_OPS } from "../../tools/hd-ops.js";
 import type { Route } from "../route.js";
-import { checkedBody } from "./checked-body.js";
+import { bodyOf } from "../input.js";
 
 export function hdAnalogyRoutes(analogy: AnalogyService): Route[] {
   return [
@@ -35,7 +35,7 @@ export function hdAnalogyRoutes(analogy: AnalogyService): Route[] {
         },
         description: "The completed analogy (docs/internals/hd.md, Analogy)",
       },
-      handle: async (ctx) => ({ body: await analogy.analogy(checkedBody(HD_OPS.hd_analogy.body, ctx)) }),
+      handle: async (ctx) => ({ body: await analogy.analogy(bodyOf(HD_OPS.hd_analogy.body, ctx.body)) }),
     },
   ];
 }

@@ -4,7 +4,7 @@ import { HDSCM_TYPE } from "../../hd/causal/format.js";
 import type { CausalService } from "../../hd/causal/service.js";
 import { HD_OPS } from "../../tools/hd-ops.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
-import { checkedBody } from "./checked-body.js";
+import { bodyOf } from "../input.js";
 
 const ints: Schema = { type: "array", items: { type: "integer", minimum: 0 } };
 const worldsReply: Schema = {
@@ -103,7 +103,7 @@ export function causalRoutes(causal: CausalService): Route[] {
       input: HD_OPS.hd_causal_worlds,
       response: { status: 200, schema: worldsReply, description: "The model after the upload" },
       async handle(ctx) {
-        const res = await causal.uploadWorlds(tenant(ctx), name(ctx), checkedBody(HD_OPS.hd_causal_worlds.body, ctx));
+        const res = await causal.uploadWorlds(tenant(ctx), name(ctx), bodyOf(HD_OPS.hd_causal_worlds.body, ctx.body));
         ctx.usage.written = res.rows_added;
         return { body: res };
       },
@@ -125,7 +125,7 @@ export function causalRoutes(causal: CausalService): Route[] {
         description: "Probability, support counts, adjustment set and warnings (no graph, positivity)",
       },
       async handle(ctx) {
-        const res = await causal.query(tenant(ctx), name(ctx), checkedBody(HD_OPS.hd_causal_query.body, ctx));
+        const res = await causal.query(tenant(ctx), name(ctx), bodyOf(HD_OPS.hd_causal_query.body, ctx.body));
         ctx.usage.scanned = res.support.rows_total;
         return { body: res };
       },

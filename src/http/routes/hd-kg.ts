@@ -4,7 +4,7 @@ import { HDKG_CONTENT_TYPE } from "../../hd/kg/hdkg-file.js";
 import type { KnowledgeGraphs } from "../../hd/kg/service.js";
 import { HD_OPS } from "../../tools/hd-ops.js";
 import { countIn, type RequestContext, type Route, type Schema } from "../route.js";
-import { checkedBody } from "./checked-body.js";
+import { bodyOf } from "../input.js";
 
 const shard: Schema = {
   type: "object",
@@ -55,7 +55,7 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
         description: "Facts added and the relations the request touched",
       },
       async handle(ctx) {
-        const res = await kg.addFacts(tenant(ctx), graph(ctx), checkedBody(HD_OPS.hd_kg_add.body, ctx));
+        const res = await kg.addFacts(tenant(ctx), graph(ctx), bodyOf(HD_OPS.hd_kg_add.body, ctx.body));
         ctx.usage.written = res.added;
         return { body: res };
       },
@@ -74,7 +74,7 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
         schema: { type: "object", properties: { deleted: { type: "integer" } } },
         description: "How many facts were present and removed",
       },
-      handle: async (ctx) => ({ body: await kg.deleteFacts(tenant(ctx), graph(ctx), checkedBody(HD_OPS.hd_kg_delete_fact.body, ctx)) }),
+      handle: async (ctx) => ({ body: await kg.deleteFacts(tenant(ctx), graph(ctx), bodyOf(HD_OPS.hd_kg_delete_fact.body, ctx.body)) }),
     },
     {
       method: "post",
@@ -94,7 +94,7 @@ export function kgRoutes(kg: KnowledgeGraphs): Route[] {
         },
         description: "The answer; confidence is the probability it is right",
       },
-      handle: async (ctx) => ({ body: await kg.query(tenant(ctx), graph(ctx), checkedBody(HD_OPS.hd_kg_query.body, ctx)) }),
+      handle: async (ctx) => ({ body: await kg.query(tenant(ctx), graph(ctx), bodyOf(HD_OPS.hd_kg_query.body, ctx.body)) }),
     },
     {
       method: "get",

@@ -2,7 +2,7 @@
 import { bindRoles, MIN_COSINE, readRoles, ROLES_DIM } from "../../hd/roles.js";
 import { HD_OPS } from "../../tools/hd-ops.js";
 import { countIn, type Route, type Schema } from "../route.js";
-import { checkedBody } from "./checked-body.js";
+import { bodyOf } from "../input.js";
 
 const vector: Schema = { type: "string", contentEncoding: "base64", description: `the bound record: ${ROLES_DIM} bits, base64` };
 
@@ -27,7 +27,7 @@ export function hdRolesRoutes(): Route[] {
         description: "The bound record",
       },
       handle(ctx) {
-        const b = checkedBody(HD_OPS.hd_roles_bind.body, ctx);
+        const b = bodyOf(HD_OPS.hd_roles_bind.body, ctx.body);
         return { body: bindRoles(b.pairs, b.seed ?? 0) };
       },
     },
@@ -65,7 +65,7 @@ export function hdRolesRoutes(): Route[] {
         description: "One reading per role, in order",
       },
       handle(ctx) {
-        const b = checkedBody(HD_OPS.hd_roles_read.body, ctx);
+        const b = bodyOf(HD_OPS.hd_roles_read.body, ctx.body);
         const roles = readRoles(b.vector, b.roles, b.candidates, b.seed ?? 0);
         ctx.usage.scanned = roles.length * b.candidates.length;
         return { body: { roles } };

@@ -5,7 +5,7 @@ import { RateLimiter } from "../../net/rate-limit.js";
 import { COMMONS_OPS } from "../../tools/commons-ops.js";
 import type { Route, Schema } from "../route.js";
 import { SMALL_BODY } from "./board.js";
-import { checkedBody } from "./checked-body.js";
+import { bodyOf } from "../input.js";
 import { limitedBy } from "./rate-limited.js";
 
 export const trustRecord: Schema = {
@@ -42,7 +42,7 @@ export function trustRoutes(commons: Commons): Route[] {
         schema: trustRecord,
         description: "The stored record; 400 refused with the reason; 429 rate limited (Retry-After)",
       },
-      handle: async (ctx) => ({ body: await commons.trust.record(checkedBody(COMMONS_OPS.trust_record.body, ctx)) }),
+      handle: async (ctx) => ({ body: await commons.trust.record(bodyOf(COMMONS_OPS.trust_record.body, ctx.body)) }),
     },
     {
       method: "get",
