@@ -73,7 +73,7 @@ export interface Route {
   /** Body cap in bytes for this route (413 past it); default and ceiling: the server's limit. */
   bodyLimit?: number;
   /**
-   * The operation's request schema (tools/index-ops.ts): checked before the handler runs (http/input.ts
+   * The operation's request schema (tools/*-ops.ts): checked before the handler runs (http/input.ts
    * `checkInput`) and shown by the OpenAPI document; it replaces `requestBody` / `queryParams`.
    */
   input?: { body?: z.ZodObject; query?: z.ZodObject };
