@@ -18,6 +18,7 @@ import type { Route } from "../../src/http/route.js";
 import { CATALOG } from "../../src/tools/catalog.js";
 import { COMMONS_OPS } from "../../src/tools/commons-ops.js";
 import { DIRECTORY_OPS } from "../../src/tools/directory-ops.js";
+import { countInSrc } from "./src-text.js";
 
 const OPS: Record<string, { body?: import("zod").ZodObject; query?: import("zod").ZodObject }> = { ...COMMONS_OPS, ...DIRECTORY_OPS };
 /** Routes that are an operation of another name (the HTML search page takes the search's query). */
@@ -146,19 +147,11 @@ describe("one schema per operation: commons and directory", () => {
     }
   });
 
-  it("writes each limit and pattern of these families once in src/", async () => {
-    const { readdirSync, readFileSync, statSync } = await import("node:fs");
-    const SRC = join(import.meta.dirname, "../../src");
-    const files = (d: string): string[] =>
-      readdirSync(d).flatMap((f) => {
-        const p = join(d, f);
-        return statSync(p).isDirectory() ? files(p) : p.endsWith(".ts") ? [p] : [];
-      });
-    const count = (needle: string) => files(SRC).reduce((n, f) => n + readFileSync(f, "utf8").split(needle).length - 1, 0);
-    expect(count("rec_[0-9a-f]{16}")).toBe(1); // commons/text-rules.ts REC_ID_RE
-    expect(count("max: 4000")).toBe(1); // the board message: commons/text-rules.ts TEXT.message
-    expect(count("maxLength: 4000")).toBe(0); // no hand-written JSON Schema copy of it
-    expect(count("[\\p{L}\\p{N}_-]{1,32}")).toBe(1); // the topic: TOPIC_RE
+  it("writes each limit and pattern of these families once in src/", () => {
+    expect(countInSrc("rec_[0-9a-f]{16}")).toBe(1); // commons/text-rules.ts REC_ID_RE
+    expect(countInSrc("max: 4000")).toBe(1); // the board message: commons/text-rules.ts TEXT.message
+    expect(countInSrc("maxLength: 4000")).toBe(0); // no hand-written JSON Schema copy of it
+    expect(countInSrc("[\\p{L}\\p{N}_-]{1,32}")).toBe(1); // the topic: TOPIC_RE
   });
 });
 

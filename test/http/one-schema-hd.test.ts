@@ -7,10 +7,9 @@
  * refused request leaves the stored graph and model byte for byte as they were.
  */
 import fc from "fast-check";
-import { readFileSync, readdirSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type Server } from "../../src/app/start-server.js";
 import { ERRORS } from "../../src/errors.js";
@@ -30,6 +29,7 @@ import { COMMONS_OPS } from "../../src/tools/commons-ops.js";
 import { commonsRoutes } from "../../src/http/routes/commons.js";
 import type { Registry } from "../../src/helpers/registry.js";
 import { refusal } from "../hd/route-check.js";
+import { countInSrc } from "./src-text.js";
 
 // Routes are only described and checked in the first part, never run: no services behind them.
 const routes: Route[] = [
@@ -184,15 +184,8 @@ describe("one schema per hd operation: route, OpenAPI document and MCP tool", ()
   });
 
   it("the hd name patterns are written once in src/ (hd/input-rules.ts)", () => {
-    const SRC = resolve(import.meta.dirname, "../../src");
-    const files = (dir: string): string[] =>
-      readdirSync(dir).flatMap((f) => {
-        const p = join(dir, f);
-        return statSync(p).isDirectory() ? files(p) : p.endsWith(".ts") ? [p] : [];
-      });
-    const count = (needle: string) => files(SRC).reduce((n, f) => n + readFileSync(f, "utf8").split(needle).length - 1, 0);
-    expect(count("/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/")).toBe(1);
-    expect(count("/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/")).toBe(1);
+    expect(countInSrc("/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/")).toBe(1);
+    expect(countInSrc("/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/")).toBe(1);
   });
 });
 

@@ -6,8 +6,6 @@
  * accepts (it cannot say "at most 512 bytes", only "at most 512 characters", so it may accept more, never less).
  * And the index-name pattern is written once in src/.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -19,6 +17,7 @@ import { indexRoutes } from "../../src/http/routes/indexes.js";
 import type { IndexCatalog } from "../../src/memory/indexes.js";
 import { CATALOG } from "../../src/tools/catalog.js";
 import { toHttp } from "../../src/tools/operation.js";
+import { countInSrc } from "./src-text.js";
 
 // Routes are only described and checked here, never run: no catalog behind them.
 const routes = indexRoutes({} as IndexCatalog).filter((r) => r.input !== undefined);
@@ -192,15 +191,7 @@ describe("one schema per operation: route, MCP tool and OpenAPI document agree",
 });
 
 describe("each input rule is written once in src/", () => {
-  const SRC = resolve(import.meta.dirname, "../../src");
-  const files = (dir: string): string[] =>
-    readdirSync(dir).flatMap((f) => {
-      const p = join(dir, f);
-      return statSync(p).isDirectory() ? files(p) : p.endsWith(".ts") ? [p] : [];
-    });
-  const count = (needle: string) => files(SRC).reduce((n, f) => n + readFileSync(f, "utf8").split(needle).length - 1, 0);
-
   it("the index-name pattern appears once (src/input-rules.ts)", () => {
-    expect(count("[a-z0-9-]{0,43}")).toBe(1);
+    expect(countInSrc("[a-z0-9-]{0,43}")).toBe(1);
   });
 });
