@@ -4,6 +4,7 @@ import { ADMIN_OPS, tenantId } from "./admin-ops.js";
 import { COMMONS_OPS } from "./commons-ops.js";
 import { DESTROY, file, json, op, out, READ, WRITE } from "./define.js";
 import type { Tool } from "./tool.js";
+import { WALLET_OPS } from "./wallet-ops.js";
 
 const helperId = z
   .string()
@@ -77,7 +78,7 @@ const wallet = op("wallet", {
   title: "Wallet",
   annotations: READ,
   description: "This tenant's balance (USD), totals and recent usage: every REST and tool call deducts from it.",
-  input: z.object({}),
+  input: WALLET_OPS.wallet.query,
   output: out({}),
 });
 
@@ -86,7 +87,7 @@ const usage = op("wallet_usage", {
   title: "Usage over time",
   annotations: READ,
   description: "This tenant's charges over time by operation: USD and calls per minute, hour or UTC day.",
-  input: z.object({ grain: z.enum(["minute", "hour", "day"]).optional(), buckets: z.number().int().min(1).optional() }),
+  input: WALLET_OPS.wallet_usage.query,
   output: out({}),
 });
 

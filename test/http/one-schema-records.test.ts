@@ -1,5 +1,5 @@
 /**
- * One schema per operation (issue 34) for the records, backups, imports, embed and admin routes: the route's parser,
+ * One schema per operation (issue 34) for the records, backups, imports, embed, admin and wallet routes: the route's parser,
  * the OpenAPI document and the MCP tool that is that operation use the same zod objects; hostile bodies and queries
  * sent to the records routes through the in-process request path (a real server) are a 4xx with a stable code and a
  * field, never a 5xx, and a refused request changes no stored record (fast-check, fixed seed). And an MCP tool refuses
@@ -20,6 +20,7 @@ import { adminRoutes } from "../../src/http/routes/admin.js";
 import { backupRoutes } from "../../src/http/routes/backups.js";
 import { embedRoutes } from "../../src/http/routes/embed.js";
 import { importRoutes } from "../../src/http/routes/imports.js";
+import { opsRoutes } from "../../src/http/routes/ops.js";
 import { recordRoutes } from "../../src/http/routes/records.js";
 import { mcpServer } from "../../src/mcp/server.js";
 import { CATALOG } from "../../src/tools/catalog.js";
@@ -33,6 +34,7 @@ const routes: Route[] = [
   ...importRoutes(none),
   ...embedRoutes(none),
   ...adminRoutes(none),
+  ...opsRoutes(none),
 ];
 
 /** The MCP tool of each operation with a request schema; absent: no tool by design (admin_create_key answers a secret). */
@@ -52,11 +54,13 @@ const TOOL_OF: Record<string, string | null> = {
   embed: "inference_embed",
   admin_create_key: null,
   admin_credit: "admin_credit",
+  wallet: "wallet",
+  wallet_usage: "wallet_usage",
 };
 
 const unwrapped = (s: z.ZodType): z.ZodType => ("unwrap" in s && typeof s.unwrap === "function" ? (s.unwrap() as z.ZodType) : s);
 
-describe("one schema per operation: records, backups, imports, embed, admin", () => {
+describe("one schema per operation: records, backups, imports, embed, admin, wallet", () => {
   it("every JSON route of these families declares its input schema, and no hand-written requestBody or queryParams beside it", () => {
     const withInput = routes.filter((r) => r.input !== undefined).map((r) => r.operationId);
     expect(withInput.sort()).toEqual(Object.keys(TOOL_OF).sort());

@@ -6,6 +6,8 @@ import { VERSION } from "../../version.js";
 import type { HttpMetrics } from "../metrics.js";
 import { openApiDocument } from "../openapi.js";
 import type { Route } from "../route.js";
+import { parseQuery } from "../input.js";
+import { USAGE_DEFAULT_BUCKETS, WALLET_OPS, WALLET_RECENT } from "../../tools/wallet-ops.js";
 
 /** Where the start-up opening of the stores is: `failed` names stores that could not be opened (they answer 5xx on use). */
 export interface Readiness {
@@ -157,9 +159,7 @@ export function opsRoutes(deps: {
       summary: "The tenant's balance, totals and recent usage (USD)",
       tags: ["account"],
       auth: "tenant",
-      queryParams: [
-        { name: "limit", schema: { type: "integer", minimum: 1, maximum: 100 }, description: "Recent entries to show (default 20)" },
-      ],
+      input: WALLET_OPS.wallet,
       response: {
         status: 200,
         description: "The wallet",
@@ -188,10 +188,7 @@ export function opsRoutes(deps: {
         },
       },
       async handle(ctx) {
-        const raw = ctx.query.get("limit");
-        const limit = raw === null ? 20 : Number(raw);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-          throw new SvcError("E_BAD_REQUEST", "limit must be an integer in [1, 100]", { field: "limit" });
+        const limit = parseQuery(WALLET_OPS.wallet.query, ctx.query).limit ?? WALLET_RECENT.default;
         return { body: { ...(await deps.wallets.view(ctx.principal.tenant, limit)), unmetered: ctx.principal.admin } };
       },
     },
@@ -202,14 +199,7 @@ export function opsRoutes(deps: {
       summary: "The tenant's charges over time by operation (USD and calls per minute, hour or UTC day)",
       tags: ["account"],
       auth: "tenant",
-      queryParams: [
-        { name: "grain", schema: { type: "string", enum: ["minute", "hour", "day"], default: "hour" }, description: "Bucket size" },
-        {
-          name: "buckets",
-          schema: { type: "integer", minimum: 1, maximum: USAGE_MAX_BUCKETS.minute },
-          description: `Buckets ending now (default minute 60, hour 48, day 30; at most minute ${USAGE_MAX_BUCKETS.minute}, hour ${USAGE_MAX_BUCKETS.hour}, day ${USAGE_MAX_BUCKETS.day})`,
-        },
-      ],
+      input: WALLET_OPS.wallet_usage,
       response: {
         status: 200,
         description: "Consecutive buckets, oldest first, empty ones included",
@@ -236,13 +226,11 @@ export function opsRoutes(deps: {
         },
       },
       handle(ctx) {
-        const grain = (ctx.query.get("grain") ?? "hour") as UsageGrain;
-        if (!Object.hasOwn(USAGE_MAX_BUCKETS, grain))
-          throw new SvcError("E_BAD_REQUEST", "grain must be minute, hour or day", { field: "grain" });
-        const raw = ctx.query.get("buckets");
-        const count = raw === null ? { minute: 60, hour: 48, day: 30 }[grain] : Number(raw);
-        const max = USAGE_MAX_BUCKETS[grain];
-        if (!Number.isInteger(count) || count < 1 || count > max)
+        const q = parseQuery(WALLET_OPS.wallet_usage.query, ctx.query);
+        const grain: UsageGrain = q.grain ?? "hour";
+        const count = q.buckets ?? USAGE_DEFAULT_BUCKETS[grain];
+        const max = USAGE_MAX_BUCKETS[grain]; // the schema bounds buckets by the widest grain's most; this grain's here
+        if (count > max)
           throw new SvcError("E_BAD_REQUEST", `buckets must be an integer in [1, ${max}] for grain ${grain}`, { field: "buckets" });
         return { body: { tenant: ctx.principal.tenant, ...deps.wallets.usage(ctx.principal.tenant, grain, count) } };
       },
