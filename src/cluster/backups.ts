@@ -30,7 +30,7 @@ import { Collection } from "../engine/collection.js";
 import { SvcError } from "../errors.js";
 import type { Kernels } from "../kernels/abi.js";
 import {
-  backupText,
+  type BackupText,
   checkId,
   pageOf,
   RestoreLog,
@@ -121,9 +121,9 @@ export class ClusterBackups implements Backups {
   }
 
   /** Take the cut of index `indexName` now, record the backup (Initializing) and build its copy in the background. */
-  async create(tenant: string, indexName: string, input: { name?: unknown; description?: unknown }): Promise<BackupRecord> {
-    const name = backupText(input.name, "name");
-    const description = backupText(input.description, "description");
+  async create(tenant: string, indexName: string, input: BackupText): Promise<BackupRecord> {
+    const name = input.name ?? null;
+    const description = input.description ?? null;
     const source = await this.opts.catalog.record(tenant, indexName); // 404 once a delete won
     // First the hold: from here at most one snapshot of a shard begun before it ends, and no purge, until the copies are built.
     await this.hold(source);

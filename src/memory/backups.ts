@@ -20,7 +20,6 @@ const MANIFEST = "manifest.json";
 const MANIFEST_VERSION = 1;
 const CREATING = ".creating-";
 const DELETED = ".deleted-";
-const MAX_TEXT = 500;
 
 export type BackupStatus = "Initializing" | "Ready" | "Failed";
 
@@ -65,7 +64,7 @@ export interface BackupPage {
 
 /** What the backup routes call: one node's backups (BackupService) or the cluster's (cluster/backups.ts). */
 export interface Backups {
-  create(tenant: string, indexName: string, input: { name?: unknown; description?: unknown }): BackupRecord | Promise<BackupRecord>;
+  create(tenant: string, indexName: string, input: BackupText): BackupRecord | Promise<BackupRecord>;
   list(tenant: string, opts: { indexName?: string; limit: number; after?: string }): BackupPage | Promise<BackupPage>;
   describe(tenant: string, id: string): BackupRecord | Promise<BackupRecord>;
   delete(tenant: string, id: string): Promise<void>;
@@ -79,12 +78,10 @@ export interface Backups {
   close(): Promise<void>;
 }
 
-/** A backup's name and description: null when absent, else a string of at most MAX_TEXT characters (E_BAD_REQUEST naming the field). */
-export function backupText(v: unknown, field: string): string | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v !== "string" || v.length > MAX_TEXT)
-    throw new SvcError("E_BAD_REQUEST", `${field} must be a string of at most ${MAX_TEXT} characters`, { field });
-  return v;
+/** A backup's name and description as the route checked them (tools/backup-ops.ts: at most MAX_BACKUP_TEXT characters). */
+export interface BackupText {
+  name?: string | null;
+  description?: string | null;
 }
 
 /** `all` (newest first) in pages of `limit` after the backup with id `after`. */
@@ -143,9 +140,9 @@ export class BackupService implements Backups {
   ) {}
 
   /** Start a backup of index `name`; answers at once with status Initializing (describe shows Ready or Failed). */
-  create(tenant: string, indexName: string, input: { name?: unknown; description?: unknown }): BackupRecord {
-    const name = backupText(input.name, "name");
-    const description = backupText(input.description, "description");
+  create(tenant: string, indexName: string, input: BackupText): BackupRecord {
+    const name = input.name ?? null;
+    const description = input.description ?? null;
     if (this.indexes.isDeleting(tenant, indexName))
       throw new SvcError("E_CONFLICT", `index '${indexName}' is being deleted; it cannot be backed up`, { field: "index_name" });
     const index = this.indexes.describe(tenant, indexName);
