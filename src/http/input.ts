@@ -70,10 +70,16 @@ export function bodyOf<S extends z.ZodObject>(schema: S, body: unknown): z.infer
   return {} as z.infer<S>;
 }
 
+/** A request's query as its route's schema parsed it (in `checkInput`), so the handler's `parseQuery` does not parse it again. */
+const parsedQueries = new WeakMap<URLSearchParams, { schema: z.ZodObject; data: unknown }>();
+
 /** The query checked against a route's query schema (refused as `checkInput` refuses) and its values, typed; for handlers that read them. */
 export function parseQuery<S extends z.ZodObject>(schema: S, query: URLSearchParams): z.infer<S> {
+  const seen = parsedQueries.get(query);
+  if (seen?.schema === schema) return seen.data as z.infer<S>;
   const r = schema.safeParse(queryValues(paramsOf(schema), query));
   refuse(schema, r, "query");
+  parsedQueries.set(query, { schema, data: r.data });
   return r.data as z.infer<S>;
 }
 

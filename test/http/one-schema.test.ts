@@ -9,13 +9,14 @@
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkInput, queryParamsOf } from "../../src/http/input.js";
+import { checkInput, parseQuery, queryParamsOf } from "../../src/http/input.js";
 import { refuseUnknownFields } from "../../src/http/invoke.js";
 import { openApiDocument } from "../../src/http/openapi.js";
 import type { Route, Schema } from "../../src/http/route.js";
 import { indexRoutes } from "../../src/http/routes/indexes.js";
 import type { IndexCatalog } from "../../src/memory/indexes.js";
 import { CATALOG } from "../../src/tools/catalog.js";
+import { WALLET_OPS } from "../../src/tools/wallet-ops.js";
 import { toHttp } from "../../src/tools/operation.js";
 import { countInSrc } from "./src-text.js";
 
@@ -193,5 +194,28 @@ describe("one schema per operation: route, MCP tool and OpenAPI document agree",
 describe("each input rule is written once in src/", () => {
   it("the index-name pattern appears once (src/input-rules.ts)", () => {
     expect(countInSrc("[a-z0-9-]{0,43}")).toBe(1);
+  });
+});
+
+describe("a request's query is parsed once", () => {
+  it("the handler's parseQuery returns what the route's check parsed, without parsing again", () => {
+    const schema = WALLET_OPS.wallet.query;
+    const route = { input: { query: schema } } as unknown as Route;
+    const query = new URLSearchParams("limit=7");
+    let parses = 0;
+    const parse = schema.safeParse.bind(schema);
+    schema.safeParse = ((v: unknown) => (parses++, parse(v))) as typeof schema.safeParse;
+    try {
+      checkInput(route, { body: undefined, query });
+      const first = parseQuery(schema, query);
+      expect(first).toEqual({ limit: 7 });
+      expect(parseQuery(schema, query)).toBe(first);
+      expect(parses).toBe(1);
+      expect(parseQuery(schema, new URLSearchParams("limit=8"))).toEqual({ limit: 8 });
+      expect(parses).toBe(2);
+      expect(() => parseQuery(schema, new URLSearchParams("limit=x"))).toThrow(/limit/);
+    } finally {
+      schema.safeParse = parse;
+    }
   });
 });
