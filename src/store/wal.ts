@@ -170,7 +170,17 @@ export class Wal implements Log {
     this.logSize += size;
     const end = { segment: this.logSegment, offset: this.logSize };
     return new Promise<WalPosition>((resolve, reject) =>
-      this.writer.submit({ sync: false, segment: end.segment, frame: { parts, head: head!, size }, crc: -1, sealed: true, end, count: bodies.length, resolve, reject }),
+      this.writer.submit({
+        sync: false,
+        segment: end.segment,
+        frame: { parts, head: head!, size },
+        crc: -1,
+        sealed: true,
+        end,
+        count: bodies.length,
+        resolve,
+        reject,
+      }),
     );
   }
 

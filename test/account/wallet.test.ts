@@ -150,7 +150,8 @@ describe("Wallets", () => {
     await w.view("beta");
     const frames0 = (w as unknown as { wal: { stats: { frames: number; writes: number } } }).wal.stats;
     const reads: Array<Promise<number>> = [];
-    for (let i = 0; i < 20; i++) reads.push(w.settle(await w.reserve(i % 2 ? "beta" : "acme", "query", { scanned: 10 }), "query", { scanned: i }, true));
+    for (let i = 0; i < 20; i++)
+      reads.push(w.settle(await w.reserve(i % 2 ? "beta" : "acme", "query", { scanned: 10 }), "query", { scanned: i }, true));
     // taken from the balance before anything was written
     expect(nano((await w.view("acme", 100)).spentUsd)).toBe(10 * 200_000 + 2_000 * (0 + 2 + 4 + 6 + 8 + 10 + 12 + 14 + 16 + 18));
     // a write's charge while reads are pending: the reads' frames go first (the log's order is the order applied)
