@@ -143,8 +143,19 @@ export class RequestPath {
     return REQUEST_ID_RE.test(sent) ? sent : `${this.idPrefix}-${(++this.seq).toString(36)}`;
   }
 
-  /** Begin serving `entry`: `head` for a HEAD on a GET route, `raw` the path parameters as sent, `peer` the socket's address. */
-  begin(entry: RouteEntry, head: boolean, h: RequestHeaders, raw: string[], path: string, query: string, peer: string): Exchange {
+  /**
+   * Begin serving `entry`: `head` for a HEAD on a GET route, `raw` the path parameters as sent, `peer` the socket's
+   * address, or a function reading it when first asked (the server's: a getpeername and two copies most routes never use).
+   */
+  begin(
+    entry: RouteEntry,
+    head: boolean,
+    h: RequestHeaders,
+    raw: string[],
+    path: string,
+    query: string,
+    peer: string | (() => string),
+  ): Exchange {
     return new Exchange(this, entry, head, h, raw, path, query, peer);
   }
 
@@ -225,8 +236,8 @@ export class Exchange {
   readonly id: string;
   readonly t0 = performance.now();
   readonly route: Route;
-  /** The client's address: the socket's, or on a request another node forwarded, the one it names. */
-  readonly remoteAddress: string;
+  /** The socket's address, or what reads it (see begin). */
+  private peer: string | (() => string);
   /** Declared Content-Length, -1 when none was sent. */
   readonly declared: number;
   bytesIn = 0;
@@ -246,13 +257,19 @@ export class Exchange {
     private readonly raw: string[],
     private readonly url: string,
     private readonly query: string,
-    peer: string,
+    peer: string | (() => string),
   ) {
     this.route = entry.route;
     this.id = path.requestId(h.requestId);
     this.forwarded = isForwardToken(h.forwardToken, path.deps.forward);
-    this.remoteAddress = this.forwarded && h.forwardedFor !== "" ? h.forwardedFor : peer;
+    this.peer = this.forwarded && h.forwardedFor !== "" ? h.forwardedFor : peer;
     this.declared = h.contentLength === "" ? -1 : Number(h.contentLength);
+  }
+
+  /** The client's address: the socket's, or on a request another node forwarded, the one it names. */
+  get remoteAddress(): string {
+    if (typeof this.peer === "function") this.peer = this.peer();
+    return this.peer;
   }
 
   /**
@@ -320,6 +337,7 @@ export class Exchange {
     const decoded = route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto, floats);
     // A decoded JSON body shares no memory with the bytes (msgpack bins would): its buffer can take the next large body.
     if (!route.rawBody && (inCodec ?? "json") === "json") giveBackBody(body);
+    const ex = this;
     const ctx: RequestContext = {
       id: this.id,
       params: decodeParams(this.entry.names, this.raw),
@@ -330,7 +348,10 @@ export class Exchange {
       usage: {},
       contentType: h.contentType,
       ...(h.after === "" ? {} : { headers: { "x-svc-after": h.after } }),
-      remoteAddress: this.remoteAddress,
+      // Read when a route asks (a gate's per-address limit), not on every request.
+      get remoteAddress() {
+        return ex.remoteAddress;
+      },
     };
     const reply =
       tracer === null
