@@ -11,7 +11,7 @@ import type { WalletBook } from "../account/wallet-book.js";
 import { publicError, SvcError } from "../errors.js";
 import { tracer } from "../probes.js";
 import { giveBackBody } from "./body-buffers.js";
-import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec } from "./codecs.js";
+import { CONTENT_TYPE, decodeBody, encodeBody, requestCodec, responseCodec, type Codec } from "./codecs.js";
 import { FORWARDED_FOR_HEADER, FORWARD_TOKEN_HEADER, forwardRequest, isForwardToken, type Forwarder } from "./forward.js";
 import type { HostGuard } from "./host-guard.js";
 import { authenticate, execute, presentedKey } from "./invoke.js";
@@ -111,6 +111,9 @@ export interface RouteEntry {
   /** A route may cap its body below the server's limit (the public commons writes do). */
   bodyCap: number;
 }
+
+/** A route's method as the log line and metrics name it (upper case), made once, not per request. */
+const VERBS: Readonly<Record<Route["method"], string>> = { get: "GET", post: "POST", patch: "PATCH", delete: "DELETE" };
 
 const REQUEST_ID_RE = /^[\w.:-]{1,64}$/;
 const literal = (part: string) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -248,6 +251,8 @@ export class Exchange {
   private readonly forwarded: boolean;
   /** The node serving this request when it is not this one. */
   private home: string | null = null;
+  /** requestCodec of the Content-Type, read once (admit and run both need it); undefined until then. */
+  private codec: Codec | null | undefined = undefined;
 
   constructor(
     private readonly path: RequestPath,
@@ -292,10 +297,14 @@ export class Exchange {
     if (this.home === null && this.declared > 0) this.checkMediaType(this.declared);
   }
 
+  private get inCodec(): Codec | null {
+    return this.codec === undefined ? (this.codec = requestCodec(this.h.contentType)) : this.codec;
+  }
+
   private checkMediaType(length: number): void {
     const route = this.route;
     const ct = this.h.contentType;
-    const inCodec = requestCodec(ct);
+    const inCodec = this.inCodec;
     if (!route.rawBody && length > 0 && (inCodec === null || (inCodec !== "json" && route.proto?.request === undefined))) {
       const send = `application/json${route.proto?.request ? ", application/msgpack or application/x-protobuf" : ""}`;
       throw new SvcError(
@@ -332,7 +341,7 @@ export class Exchange {
       return { status: r.status, contentType: r.contentType, body: r.body, headers: r.headers };
     }
     this.checkMediaType(body.length); // a chunked body's length is known only now
-    const inCodec = requestCodec(h.contentType);
+    const inCodec = this.inCodec;
     const floats = route.upsertBody ? "upsert" : route.queryBody ? "query" : undefined;
     const decoded = route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto, floats);
     // A decoded JSON body shares no memory with the bytes (msgpack bins would): its buffer can take the next large body.
@@ -395,7 +404,7 @@ export class Exchange {
   }
 
   get verb(): string {
-    return this.head ? "HEAD" : this.route.method.toUpperCase();
+    return this.head ? "HEAD" : VERBS[this.route.method];
   }
 
   /** The answer went out (`bytesOut` bytes, or the client was gone): its metrics and its request line. */
