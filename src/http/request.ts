@@ -346,22 +346,16 @@ export class Exchange {
     const decoded = route.rawBody ? body : decodeBody(inCodec ?? "json", body, route.proto, floats);
     // A decoded JSON body shares no memory with the bytes (msgpack bins would): its buffer can take the next large body.
     if (!route.rawBody && (inCodec ?? "json") === "json") giveBackBody(body);
-    const ex = this;
-    const ctx: RequestContext = {
+    const ctx = new ExchangeContext(this, {
       id: this.id,
       params: decodeParams(this.entry.names, this.raw),
       query: new URLSearchParams(this.query),
       body: decoded,
       principal: this.principal!,
       baseUrl: `${opts.scheme}://${h.host || `${opts.host}:${opts.port()}`}`,
-      usage: {},
       contentType: h.contentType,
-      ...(h.after === "" ? {} : { headers: { "x-svc-after": h.after } }),
-      // Read when a route asks (a gate's per-address limit), not on every request.
-      get remoteAddress() {
-        return ex.remoteAddress;
-      },
-    };
+      after: h.after,
+    });
     const reply =
       tracer === null
         ? await execute(route, ctx, deps)
@@ -428,6 +422,39 @@ export class Exchange {
       },
       "request",
     );
+  }
+}
+
+/**
+ * A request's context as its route sees it. A class, for its `remoteAddress` getter: the socket's address is read only
+ * when a route asks (a gate's per-address limit); an accessor in an object literal after a spread cost ~1.5 µs a request.
+ */
+class ExchangeContext implements RequestContext {
+  readonly id: string;
+  readonly params: Record<string, string>;
+  readonly query: URLSearchParams;
+  readonly body: unknown;
+  readonly principal: Principal;
+  readonly baseUrl: string;
+  readonly usage: RequestContext["usage"] = {};
+  readonly contentType: string;
+  declare headers?: Record<string, string>;
+  readonly #ex: Exchange;
+
+  constructor(ex: Exchange, c: Omit<RequestContext, "usage" | "headers" | "remoteAddress"> & { after: string }) {
+    this.#ex = ex;
+    this.id = c.id;
+    this.params = c.params;
+    this.query = c.query;
+    this.body = c.body;
+    this.principal = c.principal;
+    this.baseUrl = c.baseUrl;
+    this.contentType = c.contentType;
+    if (c.after !== "") this.headers = { "x-svc-after": c.after };
+  }
+
+  get remoteAddress(): string {
+    return this.#ex.remoteAddress;
   }
 }
 
