@@ -80,8 +80,11 @@ export interface WalletBook {
   reserve(tenant: string, op: string, bound: Usage): Promise<Reservation>;
   /** Drop a reservation without charging. Idempotent; never throws. */
   release(r: Reservation): void | Promise<void>;
-  /** Release `r` and charge the actual cost (never below zero); resolves once durable with the nano-USD charged. */
-  settle(r: Reservation, op: string, usage: Usage): Promise<number>;
+  /**
+   * Release `r` and charge the actual cost (never below zero); resolves once durable with the nano-USD charged.
+   * `read`: the caller does not wait for it (a read's reply, invoke.ts): a store may write it with others.
+   */
+  settle(r: Reservation, op: string, usage: Usage, read?: boolean): Promise<number>;
   /** Charge without a reservation (never below zero); resolves once durable with the nano-USD charged. */
   charge(tenant: string, op: string, usage: Usage): Promise<number>;
   /** nano-USD held by open reservations of a tenant. */

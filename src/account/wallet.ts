@@ -64,6 +64,12 @@ export class Wallets extends WalletAccounts implements WalletBook {
   private walBytesAtCheckpoint = 0;
   private checkpointing: Promise<void> | null = null;
   private offline: { all: boolean; tenants: Set<string> } = { all: false, tenants: new Set() };
+  /**
+   * Read charges already taken from the balances whose frames are not appended yet: appended together, one write,
+   * at the end of the event-loop turn that made the first (flushReads), and before any other frame or checkpoint
+   * (so the log's order is the order they were applied in). `done` settles once that batch is durable.
+   */
+  private reads: { frames: ChargeFrame[]; done: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | null = null;
 
   private constructor(
     private readonly dir: string,
@@ -160,11 +166,40 @@ export class Wallets extends WalletAccounts implements WalletBook {
     else this.held.delete(r.tenant);
   }
 
-  /** Release `r` and charge the operation's actual cost; resolves once the charge is durable. Returns the nano-USD charged. */
-  async settle(r: Reservation, op: string, usage: Usage): Promise<number> {
+  /**
+   * Release `r` and charge the operation's actual cost; resolves once the charge is durable. Returns the nano-USD charged.
+   * `read`: the charge leaves the balance now as any other, and its frame is written with the other reads' charges of
+   * this event-loop turn, one write for all (a read's reply does not wait for its charge: invoke.ts).
+   */
+  async settle(r: Reservation, op: string, usage: Usage, read = false): Promise<number> {
     if (!r.open) throw new SvcError("E_INTERNAL", `a reservation of tenant '${r.tenant}' was settled twice`);
     this.release(r);
-    return this.debit(r.tenant, op, usage);
+    if (!read) return this.debit(r.tenant, op, usage);
+    const frame = this.chargeFrame(r.tenant, op, usage);
+    this.applyCharge(frame);
+    let batch = this.reads;
+    if (batch === null) {
+      let resolve!: () => void;
+      let reject!: (e: unknown) => void;
+      const done = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      this.reads = batch = { frames: [], done, resolve, reject };
+      setImmediate(() => this.flushReads());
+    }
+    batch.frames.push(frame);
+    await batch.done;
+    return frame.n;
+  }
+
+  /** Append the pending read charges (one write); synchronous up to the append, so positions follow call order. */
+  private flushReads(): void {
+    const batch = this.reads;
+    if (batch === null) return;
+    this.reads = null;
+    this.wal.appendMany(CHARGE, batch.frames).then(() => batch.resolve(), batch.reject);
+    this.checkpointIfDue();
   }
 
   /** Charge an operation without a reservation (never below zero, as `settle`); resolves once the charge is durable. Returns the nano-USD charged. */
@@ -185,12 +220,16 @@ export class Wallets extends WalletAccounts implements WalletBook {
    * goes below zero, and the ledger records what was taken.
    */
   private async debit(tenant: string, op: string, usage: Usage): Promise<number> {
-    const a = this.accounts.get(tenant)!;
-    const n = Math.min(costOf(this.prices, op, usage), Math.max(0, a.balance - (this.held.get(tenant) ?? 0)));
-    const frame: ChargeFrame = { t: tenant, op, n, w: usage.written ?? 0, s: usage.scanned ?? 0, ts: Date.now() };
+    const frame = this.chargeFrame(tenant, op, usage);
     this.applyCharge(frame);
     await this.append(CHARGE, frame);
-    return n;
+    return frame.n;
+  }
+
+  private chargeFrame(tenant: string, op: string, usage: Usage): ChargeFrame {
+    const a = this.accounts.get(tenant)!;
+    const n = Math.min(costOf(this.prices, op, usage), Math.max(0, a.balance - (this.held.get(tenant) ?? 0)));
+    return { t: tenant, op, n, w: usage.written ?? 0, s: usage.scanned ?? 0, ts: Date.now() };
   }
 
   /** Add credit (USD) to a tenant's wallet. */
@@ -224,9 +263,12 @@ export class Wallets extends WalletAccounts implements WalletBook {
    * ledger frame is lost (a wallet is offline): the damaged segment stays for `svc repair`.
    */
   checkpoint(): Promise<void> {
+    this.flushReads();
     if (this.offline.all || this.offline.tenants.size > 0) return this.wal.sync();
     this.checkpointing ??= (async () => {
       await this.wal.sync();
+      // The balances below hold every charge applied so far: their frames must be before `pos`.
+      this.flushReads();
       const pos = this.wal.position;
       const bytes = this.wal.stats.bytes;
       const body = Buffer.from(JSON.stringify({ version: 1, wal: pos, accounts: Object.fromEntries(this.accounts) }));
@@ -249,7 +291,12 @@ export class Wallets extends WalletAccounts implements WalletBook {
   }
 
   private async append(type: number, frame: CreditFrame | ChargeFrame): Promise<void> {
+    this.flushReads();
     await this.wal.append(type, frame);
+    this.checkpointIfDue();
+  }
+
+  private checkpointIfDue(): void {
     if (this.wal.stats.bytes - this.walBytesAtCheckpoint > CHECKPOINT_BYTES && this.checkpointing === null)
       void this.checkpoint().catch((err) => this.reporter.background(err, "checkpoint of the wallet ledger")); // only a longer WAL to replay: the next append past the threshold tries again
   }

@@ -60,12 +60,14 @@ export async function execute(route: Route, ctx: RequestContext, deps: Pick<Invo
     throw err;
   }
   if (hold) {
-    const charged = deps.wallets.settle(hold, route.meter!, ctx.usage);
+    const read = route.method === "get" || route.readOnly === true;
+    const charged = deps.wallets.settle(hold, route.meter!, ctx.usage, read);
     // A write's charge is durable before its reply, as the write is. A read leaves nothing behind that
-    // could outlive its charge: the charge leaves the balance now (no later request can spend it) and the
-    // ledger's next group commit, right after the reply, makes it durable; a crash in between forgets it,
-    // in the tenant's favour. This saves a read the fdatasync (0.2-0.5 ms of a ~0.5 ms query).
-    if (route.method === "get" || route.readOnly) charged.catch(() => deps.metrics.chargeLost());
+    // could outlive its charge: the charge leaves the balance now (no later request can spend it), its frame
+    // is written with the other reads' charges of this event-loop turn (one write) and the ledger's next group
+    // commit, right after the reply, makes it durable; a crash in between forgets it, in the tenant's favour.
+    // This saves a read the fdatasync (0.2-0.5 ms of a ~0.5 ms query) and its own write.
+    if (read) charged.catch(() => deps.metrics.chargeLost());
     else await charged;
   }
   deps.metrics.usage(ctx.usage);

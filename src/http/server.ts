@@ -169,16 +169,11 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
         traceparent: tracer === null ? "" : req.getHeader("traceparent"),
       };
       const raw = names.map((_, i) => req.getParameter(i) ?? "");
-      const ex = path.begin(
-        entry,
-        head,
-        h,
-        raw,
-        req.getUrl(),
-        req.getQuery() ?? "",
-        Buffer.from(res.getRemoteAddressAsText()).toString("latin1"),
-      );
       const flight: Flight = { aborted: false, head };
+      // The socket's address (a getpeername and two copies) only when the request path asks, and never once the
+      // response is gone (uWS throws then): an aborted request's address is "" (its answer goes nowhere).
+      const peer = () => (flight.aborted ? "" : Buffer.from(res.getRemoteAddressAsText()).toString("latin1"));
+      const ex = path.begin(entry, head, h, raw, req.getUrl(), req.getQuery() ?? "", peer);
       res.onAborted(() => {
         flight.aborted = true;
         flight.onAbort?.();

@@ -36,6 +36,8 @@ export interface FrameItem {
   crc: number;
   sealed: boolean;
   end: LogPosition;
+  /** Frames in `frame` when it holds several consecutive sealed ones (Wal.appendMany); absent: one. */
+  count?: number;
   resolve: (p: LogPosition) => void;
   reject: (e: unknown) => void;
 }
@@ -280,7 +282,7 @@ export class SegmentWriter {
     }
     this.fileSize += total;
     this.dirty = true;
-    this.counters.frames += frames.length;
+    for (const f of frames) this.counters.frames += f.count ?? 1;
     this.counters.bytes += total;
     if (this.durability === "batch") {
       for (const f of frames) this.waiters.push(f);

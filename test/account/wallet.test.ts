@@ -144,6 +144,49 @@ describe("Wallets", () => {
     expect(replayed).toEqual(before);
   });
 
+  it("read charges leave the balance at once and are written together, one ledger frame each, in the order applied", async () => {
+    const w = await openWallets();
+    await w.view("acme");
+    await w.view("beta");
+    const frames0 = (w as unknown as { wal: { stats: { frames: number; writes: number } } }).wal.stats;
+    const reads: Array<Promise<number>> = [];
+    for (let i = 0; i < 20; i++)
+      reads.push(w.settle(await w.reserve(i % 2 ? "beta" : "acme", "query", { scanned: 10 }), "query", { scanned: i }, true));
+    // taken from the balance before anything was written
+    expect(nano((await w.view("acme", 100)).spentUsd)).toBe(10 * 200_000 + 2_000 * (0 + 2 + 4 + 6 + 8 + 10 + 12 + 14 + 16 + 18));
+    // a write's charge while reads are pending: the reads' frames go first (the log's order is the order applied)
+    await w.charge("acme", "upsert", { written: 1 });
+    expect(await Promise.all(reads)).toEqual(Array.from({ length: 20 }, (_, i) => 200_000 + 2_000 * i));
+    const stats = (w as unknown as { wal: { stats: { frames: number; writes: number } } }).wal.stats;
+    expect(stats.frames - frames0.frames).toBe(21);
+    expect(stats.writes - frames0.writes).toBeLessThanOrEqual(2);
+    // reads settled in separate turns of the event loop, then a crash-like reopen: every charge replayed, none twice
+    for (let i = 0; i < 5; i++) {
+      await w.settle(await w.reserve("acme", "fetch", {}), "fetch", {}, true);
+      await new Promise((r) => setImmediate(r));
+    }
+    const before = await w.view("acme", 100);
+    expect(await reopenWithoutClose()).toEqual(before);
+  });
+
+  it("a checkpoint taken while read charges are pending counts each once (before or after its log position, never both)", async () => {
+    const w = await openWallets();
+    await w.view("acme");
+    const pending = Array.from({ length: 3 }, async () => w.settle(await w.reserve("acme", "query", {}), "query", { scanned: 5 }, true));
+    await Promise.resolve();
+    const cp = w.checkpoint();
+    // more reads while the checkpoint waits for its fdatasync
+    const more = Array.from({ length: 3 }, async () => w.settle(await w.reserve("acme", "fetch", {}), "fetch", {}, true));
+    await Promise.all([cp, ...pending, ...more]);
+    expect(existsSync(join(dir, "wallets.json"))).toBe(true);
+    const now = await w.view("acme", 100);
+    expect(nano(now.spentUsd)).toBe(3 * 210_000 + 3 * 1_000);
+    expect(await reopenWithoutClose()).toEqual(now);
+    await w.close();
+    open.splice(open.indexOf(w), 1);
+    expect(await (await openWallets()).view("acme", 100)).toEqual(now);
+  });
+
   it("after a checkpoint and more charges, a reopen has the same balance and usage (no charge counted twice or lost)", async () => {
     const w = await openWallets();
     await w.charge("acme", "upsert", { written: 100 });

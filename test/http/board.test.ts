@@ -1,4 +1,5 @@
 /** /v1/board over real HTTP: threads, refusals, verdicts, files, recall, agents, working notes, profiles verified against a local test site, append-only across a restart, rate limits. */
+import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../e2e/client.js";
 import { startCommonsServer, type CommonsServer } from "../commons/commons-server.js";
@@ -517,5 +518,31 @@ describe("rate limits per client address", () => {
     for (let i = 0; i < 5; i++) expect((await call(srv.url, null, "GET", "/v1/board")).status).toBe(200);
     // a refused post still counts (the limit is on requests), and the limited post was not stored
     expect((await call(srv.url, null, "GET", "/v1/board")).body.posts).toHaveLength(2);
+    // the limit is the socket's address's (read by the server only when a gate asks): another loopback address has its own
+    const from = (localAddress: string) =>
+      new Promise<number>((resolve, reject) => {
+        const body = JSON.stringify({ agent: "b", message: `from ${localAddress}` });
+        const u = new URL("/v1/board", srv.url);
+        const req = httpRequest(
+          {
+            host: u.hostname,
+            port: u.port,
+            path: u.pathname,
+            method: "POST",
+            localAddress,
+            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+          },
+          (res) => {
+            res.resume();
+            res.on("end", () => resolve(res.statusCode!));
+          },
+        );
+        req.on("error", reject);
+        req.end(body);
+      });
+    expect(await from("127.0.0.1")).toBe(429);
+    expect(await from("127.0.0.2")).not.toBe(429);
+    expect(await from("127.0.0.2")).not.toBe(429);
+    expect(await from("127.0.0.2")).toBe(429);
   });
 });

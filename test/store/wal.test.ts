@@ -266,6 +266,31 @@ describe("Wal group commit and durability modes", () => {
     await again.close();
   });
 
+  it("appendMany writes the same bytes as one append per body, in one write and one fdatasync", async () => {
+    const bodies = Array.from({ length: 50 }, (_, i) => ({ t: `tenant-${i % 3}`, op: "query", n: 1000 + i, ts: i }));
+    const { wal: one } = await Wal.open(join(tmp.dir, "one"), { durability: "batch" });
+    for (const b of bodies) await one.append(2, b);
+    await one.close();
+    const { wal } = await Wal.open(join(tmp.dir, "many"), { durability: "batch" });
+    await wal.append(1, { first: true });
+    const s0 = wal.stats;
+    const end = await wal.appendMany(2, bodies);
+    const s = wal.stats;
+    expect(s.frames - s0.frames).toBe(50);
+    expect(s.writes - s0.writes).toBe(1);
+    expect(s.syncs - s0.syncs).toBe(1);
+    expect(end).toEqual(wal.position);
+    expect(await wal.appendMany(2, [])).toEqual(end);
+    await wal.close();
+    const a = await readFile(join(tmp.dir, "one", "000001.seg"));
+    const b = await readFile(join(tmp.dir, "many", "000001.seg"));
+    const firstFrame = FRAME_OVERHEAD + 1 + new Encoder().encode({ first: true }).length;
+    expect(b.subarray(HEADER_SIZE + firstFrame).equals(a.subarray(HEADER_SIZE))).toBe(true);
+    const { wal: again, frames } = await openCollect(join(tmp.dir, "many"));
+    expect(frames.map((f) => f.body)).toEqual([{ first: true }, ...bodies]);
+    await again.close();
+  });
+
   it("batch: every sequential append is fdatasync'ed before it resolves", async () => {
     const { wal } = await Wal.open(tmp.dir, { durability: "batch" });
     await appendAll(wal, ["a", "b", "c"]);
