@@ -31,10 +31,24 @@ interface Entry {
   bytes: number;
 }
 
-/** The cache key of a parsed filter (JSON; ±Infinity range bounds as strings), or null when too long to be worth it. */
+/** The cache key of a parsed filter, or null when too long to be worth it. Equal keys evaluate alike: fields and values are JSON (so 1, "1" and true differ). */
 export function filterKey(filter: Filter): string | null {
-  const key = JSON.stringify(filter, (_, v) => (typeof v === "number" && !Number.isFinite(v) ? String(v) : v));
+  const key = keyOf(filter);
   return key.length <= FILTER_KEY_MAX ? key : null;
+}
+
+function keyOf(f: Filter): string {
+  switch (f.kind) {
+    case "and":
+    case "or":
+      return `${f.kind}(${f.children.map(keyOf).join(",")})`;
+    case "in":
+      return `${f.negate ? "nin" : "in"}${JSON.stringify(f.field)}${JSON.stringify(f.values)}`;
+    case "range":
+      return `range${JSON.stringify(f.field)}${f.minInclusive ? "[" : "("}${f.min},${f.max}${f.maxInclusive ? "]" : ")"}`;
+    case "exists":
+      return `${f.exists ? "exists" : "absent"}${JSON.stringify(f.field)}`;
+  }
 }
 
 export class FilterCache {
