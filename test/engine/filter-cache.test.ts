@@ -38,7 +38,8 @@ function partitionOf(c: Collection): Partition {
   return (c as unknown as { s: { partitions: Map<string, Partition> } }).s.partitions.get("")!;
 }
 
-type Op = { kind: "query"; f: number; seed: number } | { kind: "upsert"; ids: number[]; b: number; t: string } | { kind: "delete"; ids: number[] };
+type Op =
+  { kind: "query"; f: number; seed: number } | { kind: "upsert"; ids: number[]; b: number; t: string } | { kind: "delete"; ids: number[] };
 
 describe("filtered queries through the filter cache", () => {
   it("equal the same filter evaluated afresh, and the brute-force matches, across writes", async () => {
@@ -53,17 +54,30 @@ describe("filtered queries through the filter cache", () => {
           t: fc.constantFrom("x", "y"),
         }),
       },
-      { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete" as const), ids: fc.array(fc.nat(N + 50), { minLength: 1, maxLength: 40 }) }) },
+      {
+        weight: 1,
+        arbitrary: fc.record({ kind: fc.constant("delete" as const), ids: fc.array(fc.nat(N + 50), { minLength: 1, maxLength: 40 }) }),
+      },
     );
     let run = 0;
     let gatheredRuns = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 4, maxLength: 14 }), async (ops) => {
-        const c = await Collection.open(fx.newDir(), { kernels: fx.kernels, pool: fx.pool, dimension: DIM, annMinRows: Infinity, durability: "none" });
+        const c = await Collection.open(fx.newDir(), {
+          kernels: fx.kernels,
+          pool: fx.pool,
+          dimension: DIM,
+          annMinRows: Infinity,
+          durability: "none",
+        });
         try {
           const rand = mulberry32(++run);
           const metas = new Map<string, Meta>();
-          const rows = Array.from({ length: N }, (_, i) => ({ id: String(i), values: vector(rand), metadata: { b: i % 3, t: i % 2 ? "x" : "y" } }));
+          const rows = Array.from({ length: N }, (_, i) => ({
+            id: String(i),
+            values: vector(rand),
+            metadata: { b: i % 3, t: i % 2 ? "x" : "y" },
+          }));
           for (const r of rows) metas.set(r.id, r.metadata);
           await c.upsert("", rows);
           await c.settled();
@@ -73,7 +87,10 @@ describe("filtered queries through the filter cache", () => {
             step++;
             if (o.kind === "upsert") {
               const ids = [...new Set(o.ids)].map(String);
-              await c.upsert("", ids.map((id) => ({ id, values: vector(rand), metadata: { b: o.b, t: o.t } })));
+              await c.upsert(
+                "",
+                ids.map((id) => ({ id, values: vector(rand), metadata: { b: o.b, t: o.t } })),
+              );
               await c.settled();
               for (const id of ids) metas.set(id, { b: o.b, t: o.t });
               continue;
@@ -91,7 +108,11 @@ describe("filtered queries through the filter cache", () => {
             for (let i = 0; i < 2; i++) {
               const got = await c.query("", { vector: v, topK: 10, filter });
               // the same rows under a filter never asked before (a new key): evaluated, scanned by the row list
-              const fresh = await c.query("", { vector: v, topK: 10, filter: { $and: [filter, { [`absent${step}`]: { $exists: false } }] } });
+              const fresh = await c.query("", {
+                vector: v,
+                topK: 10,
+                filter: { $and: [filter, { [`absent${step}`]: { $exists: false } }] },
+              });
               expect(got.matches).toEqual(fresh.matches);
               const want = [...metas].filter(([, m]) => keep(m));
               expect(got.matched).toBe(want.length);
@@ -139,7 +160,9 @@ describe("FilterCache", () => {
     const g = cache.gathered(b.key, arena)!;
     expect(g.rows).toEqual(rows);
     const bytes = fx.kernels.heap.bytes();
-    rows.forEach((r, i) => expect(bytes.subarray(g.codes + i * 128, g.codes + (i + 1) * 128)).toEqual(bytes.subarray(arena.rowPtr(r), arena.rowPtr(r) + 128)));
+    rows.forEach((r, i) =>
+      expect(bytes.subarray(g.codes + i * 128, g.codes + (i + 1) * 128)).toEqual(bytes.subarray(arena.rowPtr(r), arena.rowPtr(r) + 128)),
+    );
     expect(cache.heldBytes).toBe(2000 * 128);
     cache.matches(filters[0]!, 2, evaluate); // a write: everything dropped
     expect(evaluations).toBe(2);
