@@ -9,7 +9,7 @@ import type { Filter } from "./parse.js";
  * repeat their filters (a user, a tenant, a kind), so a partition keeps the last FILTER_CACHE_ENTRIES filters' matches,
  * and from a filter's second query a contiguous copy of its rows' codes, which a sequential scan reads at ~12 ns a row.
  * Everything is valid for one partition `version` only (rows, tombstones and metadata: Partition.version): a write
- * drops it all at the next lookup.
+ * drops it all at the next lookup (until then, or until the partition closes, stale codes stay held: at most GATHER_BYTES).
  */
 export const FILTER_CACHE_ENTRIES = 16;
 /** Filters longer than this (as FILTER keys: JSON) are not cached: a long $in list costs as much to hash as to evaluate. */
