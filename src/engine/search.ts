@@ -169,7 +169,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
     const probed = { lists: 0, rows: 0 };
     if (q.filter !== null) {
       const filter = q.filter;
-      const { matches, key } = p.filters.matches(filter, p.version, () => p.index.evaluate(filter, p.live()));
+      const { matches, key } = p.filters.matches(filter, p, (u) => p.index.evaluate(filter, u ?? p.live()));
       const count = matches.size;
       matched = count;
       lap("filter");
@@ -412,7 +412,7 @@ function exactSearch(kernels: Kernels, p: Partition, q: SearchQuery): SearchResu
   let matched: number | undefined;
   if (q.filter !== null) {
     const filter = q.filter;
-    const { matches } = p.filters.matches(filter, p.version, () => p.index.evaluate(filter, p.live()));
+    const { matches } = p.filters.matches(filter, p, (u) => p.index.evaluate(filter, u ?? p.live()));
     matched = matches.size;
     timings.filter = performance.now() - t;
     t = performance.now();

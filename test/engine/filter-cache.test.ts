@@ -141,35 +141,48 @@ describe("FilterCache", () => {
     expect(filterKey(parseFilter({ a: { $in: Array.from({ length: 2000 }, (_, i) => `value-${i}`) } })!)).toBeNull();
   });
 
-  it("evaluates once per filter and version, keeps at most FILTER_CACHE_ENTRIES, gathers from the second use", () => {
+  it("evaluates once, brings a cached bitmap up to date across appends and deletes, keeps at most FILTER_CACHE_ENTRIES, gathers from the second use at one version", () => {
     const cache = new FilterCache(fx.kernels);
-    const arena = new RowArena(fx.kernels.heap, DIM, 4096);
+    const arena = new RowArena(fx.kernels.heap, DIM, 4200);
     const rand = mulberry32(9);
-    arena.append(Uint8Array.from({ length: 4096 * 128 }, () => rand() & 0xff));
-    const rows = Uint32Array.from({ length: 2000 }, (_, i) => i * 2);
-    let evaluations = 0;
-    const evaluate = () => {
-      evaluations++;
-      return new RoaringBitmap32(rows);
+    arena.append(Uint8Array.from({ length: 4200 * 128 }, () => rand() & 0xff));
+    // the filter keeps the even rows; evaluate(universe) keeps those of the universe, evaluate(null) those of the first 4,000 rows
+    const even = new RoaringBitmap32(Array.from({ length: 2100 }, (_, i) => i * 2));
+    const first = new RoaringBitmap32(Array.from({ length: 2000 }, (_, i) => i * 2));
+    const universes: (number[] | null)[] = [];
+    const evaluate = (u: RoaringBitmap32 | null) => {
+      universes.push(u === null ? null : u.toArray());
+      return u === null ? first.clone() : RoaringBitmap32.and(even, u);
     };
-    const a = cache.matches(filters[0]!, 1, evaluate);
+    const s1 = { version: 1, rows: 4000, tombstones: new RoaringBitmap32() };
+    const a = cache.matches(filters[0]!, s1, evaluate);
     expect(cache.gathered(a.key, arena)).toBeNull(); // first use: not gathered
-    const b = cache.matches(filters[0]!, 1, evaluate);
+    const b = cache.matches(filters[0]!, s1, evaluate);
     expect(b.matches).toBe(a.matches);
-    expect(evaluations).toBe(1);
+    expect(universes).toEqual([null]);
     const g = cache.gathered(b.key, arena)!;
-    expect(g.rows).toEqual(rows);
+    expect(g.rows).toEqual(first.toUint32Array());
     const bytes = fx.kernels.heap.bytes();
-    rows.forEach((r, i) =>
+    g.rows.forEach((r, i) =>
       expect(bytes.subarray(g.codes + i * 128, g.codes + (i + 1) * 128)).toEqual(bytes.subarray(arena.rowPtr(r), arena.rowPtr(r) + 128)),
     );
     expect(cache.heldBytes).toBe(2000 * 128);
-    cache.matches(filters[0]!, 2, evaluate); // a write: everything dropped
-    expect(evaluations).toBe(2);
+    // a write: rows 4000-4004 appended, rows 2, 3 and 4002 deleted; the codes are freed at once
+    const s2 = { version: 2, rows: 4005, tombstones: new RoaringBitmap32([2, 3, 4002]) };
+    const other = cache.matches(filters[1]!, s2, evaluate);
     expect(cache.heldBytes).toBe(0);
-    for (let i = 0; i < FILTER_CACHE_ENTRIES + 3; i++) cache.matches(parseFilter({ a: i + 10 })!, 2, evaluate);
-    cache.matches(filters[0]!, 2, evaluate); // evicted by the newer ones
-    expect(evaluations).toBe(2 + FILTER_CACHE_ENTRIES + 3 + 1);
+    const c = cache.matches(filters[0]!, s2, evaluate);
+    expect(universes).toEqual([null, null, [4000, 4001, 4003, 4004]]); // only the appended live rows evaluated
+    expect(c.matches.toArray()).toEqual(even.toArray().filter((r) => r !== 2 && r < 4005 && r !== 4002));
+    expect(cache.gathered(c.key, arena)).toBeNull(); // first use at this version
+    expect(cache.matches(filters[0]!, s2, evaluate).matches).toBe(c.matches);
+    expect(cache.gathered(c.key, arena)!.rows).toEqual(c.matches.toUint32Array());
+    expect(cache.gathered(other.key, arena)).toBeNull(); // used once
+    for (let i = 0; i < FILTER_CACHE_ENTRIES + 3; i++) cache.matches(parseFilter({ a: i + 10 })!, s2, evaluate);
+    const n = universes.length;
+    cache.matches(filters[0]!, s2, evaluate); // evicted by the newer ones: evaluated again
+    expect(universes.length).toBe(n + 1);
+    expect(cache.heldBytes).toBe(0);
     cache.clear();
     arena.dispose();
   });
