@@ -1,12 +1,12 @@
 /** @module index — the WASM export surface; src/kernels/abi.ts is its only reader. */
 
 // Bump ABI_VERSION whenever an export's name, parameters or memory contract changes.
-const ABI_VERSION: i32 = 4;
+const ABI_VERSION: i32 = 5;
 export function abiVersion(): i32 {
   return ABI_VERSION;
 }
 
-export { hammingTopK, hammingTopKMasked, hammingTopKList, hammingTopKMulti, hamming } from "./scan";
+export { hammingTopK, hammingTopKMasked, hammingTopKList, gatherRows, hammingTopKMulti, hamming } from "./scan";
 export { buildQueryTable, scanQueryTable } from "./query-table";
 export { hammingTopKRanges, ivfProbe, nearestCentroids } from "./ivf";
 export { bind, bundleAdd, bundleThreshold } from "./bundle";

@@ -101,6 +101,38 @@ export function hammingTopKList(base: usize, words: i32, list: usize, n: i32, q:
 }
 
 /**
+ * Copy the n rows at `list` (u32 row ids, any order) to `out`, one after another (row list[i] at out + i * words * 8).
+ * A selective filter's rows are scattered (a cache and TLB miss each); gathered once, the same filter's later scans
+ * read them contiguously. Same read-ahead as hammingTopKList: AHEAD rows of each quarter are touched before copying.
+ */
+export function gatherRows(base: usize, words: i32, list: usize, n: i32, out: usize): void {
+  let stride = <usize>words << 3;
+  let quarter = n >> 2;
+  let qb = <usize>quarter << 2;
+  let qo = <usize>quarter * stride;
+  let touched: u64 = 0;
+  for (let i = 0; i < quarter; i++) {
+    let l = list + (<usize>i << 2);
+    if (i + AHEAD < quarter) {
+      let la = l + (AHEAD << 2);
+      let last = stride - 8;
+      let a0 = base + <usize>load<u32>(la) * stride;
+      let a1 = base + <usize>load<u32>(la + qb) * stride;
+      let a2 = base + <usize>load<u32>(la + 2 * qb) * stride;
+      let a3 = base + <usize>load<u32>(la + 3 * qb) * stride;
+      touched ^= load<u64>(a0) ^ load<u64>(a0 + last) ^ load<u64>(a1) ^ load<u64>(a1 + last) ^ load<u64>(a2) ^ load<u64>(a2 + last) ^ load<u64>(a3) ^ load<u64>(a3 + last);
+    }
+    let o = out + <usize>i * stride;
+    memory.copy(o, base + <usize>load<u32>(l) * stride, stride);
+    memory.copy(o + qo, base + <usize>load<u32>(l + qb) * stride, stride);
+    memory.copy(o + 2 * qo, base + <usize>load<u32>(l + 2 * qb) * stride, stride);
+    memory.copy(o + 3 * qo, base + <usize>load<u32>(l + 3 * qb) * stride, stride);
+  }
+  for (let i = quarter << 2; i < n; i++) memory.copy(out + <usize>i * stride, base + <usize>load<u32>(list + (<usize>i << 2)) * stride, stride);
+  touchSink ^= touched;
+}
+
+/**
  * Blocked multi-query scan: nq queries (contiguous rows at `queries`) over rows [start, end)
  * in one pass, so each row is read from memory once for all queries. Heap j is at
  * heaps + j*k*8. Every query sees every row, so all heaps share one size; returns it.

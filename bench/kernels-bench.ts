@@ -30,6 +30,7 @@ export async function runKernelBench(log: (line: string) => void, timeMs = 300):
   const list = heap.put(Uint32Array.from({ length: 2000 }, (_, i) => (i * 7919) % n));
   const counters = heap.calloc(dim * 4);
   const out = heap.alloc(128);
+  const gathered = heap.alloc(2000 * 128);
   const rot = new Rotation(kernels, dim, 7);
   const vectors = new Float32Array(64 * dim).map((_, i) => Math.sin(i * 0.37));
   const encoded = heap.alloc(64 * 128);
@@ -39,6 +40,7 @@ export async function runKernelBench(log: (line: string) => void, timeMs = 300):
     [`topK k=10 over ${n} rows`, n, (v) => kernels.topK(arena, 0, n, q, 10, v), ["fast", "reference"]],
     [`masked topK (~1% of ${n} rows)`, n, (v) => kernels.topKMasked(arena, 0, n, q, 10, mask, v), ["fast", "reference"]],
     ["candidate-list topK (2000 rows)", 2000, (v) => kernels.topKList(arena, list, 2000, q, 10, v), ["fast", "reference"]],
+    ["gather 2000 listed rows (contiguous copy)", 2000, () => kernels.gatherRows(arena, list, 2000, gathered), ["fast"]],
     [
       `blocked 32 queries x ${n} rows, 16 POPCNTs per pair`,
       32 * n,

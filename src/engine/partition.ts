@@ -6,6 +6,7 @@ import type { Kernels } from "../kernels/abi.js";
 import type { Rotation } from "../kernels/rotation.js";
 import { RowArena } from "../kernels/row-arena.js";
 import type { Metadata } from "./filter/metadata.js";
+import { FilterCache } from "./filter/filter-cache.js";
 import { MetadataIndex } from "./filter/metadata-index.js";
 import { IvfIndex } from "./ivf.js";
 import type { FileSums, SumFile } from "./block-sums.js";
@@ -80,6 +81,8 @@ export class Partition {
   depthRows = 0;
   /** Bumped on every change of rows or tombstones; caches below key on it. */
   version = 0;
+  /** Recent filters' matches and gathered codes at `version` (search.ts). */
+  readonly filters: FilterCache;
   private liveCache: { version: number; bitmap: RoaringBitmap32 } | null = null;
 
   constructor(
@@ -105,6 +108,7 @@ export class Partition {
     this.shape = shape;
     mkdirSync(this.path, { recursive: true });
     this.arena = new RowArena(kernels.heap, shape.dimension, Math.max(1024, state.rows));
+    this.filters = new FilterCache(kernels);
     const rowBytes = this.arena.rowBytes;
     const salvage = state.salvage === true;
     this.bits = new RowFile(join(this.path, "bits.bin"), rowBytes, state.rows, state.sums?.["bits.bin"], salvage);
@@ -328,6 +332,7 @@ export class Partition {
     this.bits.close();
     this.values?.close();
     this.records.close();
+    this.filters.clear();
     this.arena.dispose();
     this.ivf?.dispose();
   }

@@ -168,7 +168,8 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
     let matched: number | undefined;
     const probed = { lists: 0, rows: 0 };
     if (q.filter !== null) {
-      const matches = p.index.evaluate(q.filter, p.live());
+      const filter = q.filter;
+      const { matches, key } = p.filters.matches(filter, p, (u) => p.index.evaluate(filter, u ?? p.live()));
       const count = matches.size;
       matched = count;
       lap("filter");
@@ -196,9 +197,16 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
         top = { rows: matches.toUint32Array(), dists: new Uint32Array(0) };
       } else {
         plan = "list";
-        const list = heap.put(matches.toUint32Array());
-        owned.push(list);
-        top = await pool.topKList(rows, list, count, q.bits, k);
+        // A repeated selective filter: its rows' codes gathered contiguously (filter-cache.ts), scanned here and now.
+        const gathered = p.filters.gathered(key, rows);
+        if (gathered !== null) {
+          const t = kernels.topK({ base: gathered.codes, words: rows.words, count }, 0, count, q.bits, k);
+          top = { rows: t.rows.map((i) => gathered.rows[i]!), dists: t.dists };
+        } else {
+          const list = heap.put(matches.toUint32Array());
+          owned.push(list);
+          top = await pool.topKList(rows, list, count, q.bits, k);
+        }
       }
     } else {
       const dead = p.tombstones;
@@ -403,7 +411,8 @@ function exactSearch(kernels: Kernels, p: Partition, q: SearchQuery): SearchResu
   let rows: Uint32Array;
   let matched: number | undefined;
   if (q.filter !== null) {
-    const matches = p.index.evaluate(q.filter, p.live());
+    const filter = q.filter;
+    const { matches } = p.filters.matches(filter, p, (u) => p.index.evaluate(filter, u ?? p.live()));
     matched = matches.size;
     timings.filter = performance.now() - t;
     t = performance.now();

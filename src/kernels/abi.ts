@@ -4,7 +4,7 @@ import { SvcError } from "../errors.js";
 import { SharedHeap } from "./shared-heap.js";
 
 /** Must equal ABI_VERSION in assembly/index.ts. */
-export const ABI_VERSION = 4;
+export const ABI_VERSION = 5;
 const WASM_URL = new URL("../../build/kernels.wasm", import.meta.url);
 
 /** Raw exports; every pointer is a byte offset into the shared memory. */
@@ -13,6 +13,7 @@ interface Exports {
   hammingTopK(base: number, words: number, start: number, end: number, q: number, k: number, heap: number): number;
   hammingTopKMasked(base: number, words: number, start: number, end: number, q: number, k: number, heap: number, mask: number): number;
   hammingTopKList(base: number, words: number, list: number, n: number, q: number, k: number, heap: number): number;
+  gatherRows(base: number, words: number, list: number, n: number, out: number): void;
   hammingTopKMulti(base: number, words: number, start: number, end: number, queries: number, nq: number, k: number, heaps: number): number;
   buildQueryTable(queries: number, nq: number, rowBytes: number, table: number, scratch: number): void;
   scanQueryTable(
@@ -234,6 +235,22 @@ export class Kernels {
   topKList(rows: RowsRef, list: number, n: number, query: number, k: number, variant: Variant = "fast"): TopK {
     checkK(k);
     return this.withOut(heapSlots(k, n), (out) => this.topKListRaw(rows, list, n, query, k, out, variant));
+  }
+
+  /**
+   * Copy the n rows at `list` (u32 row ids) to `out` (n rows of rows.words u64, in list order): a scattered row list
+   * made contiguous, so that later scans of the same rows read them sequentially.
+   */
+  gatherRows(rows: RowsRef, list: number, n: number, out: number): void {
+    const ids = this.heap.u32(list, n);
+    for (let i = 0; i < n; i++) {
+      if (ids[i]! >= rows.count)
+        throw new SvcError("E_RANGE", `gathered row ${ids[i]} is past the last row ${rows.count - 1}`, { field: "rows" });
+    }
+    this.guard(() => {
+      this.x.gatherRows(rows.base, rows.words, list, n, out);
+      return 0;
+    });
   }
 
   /**

@@ -101,6 +101,52 @@ describe("masked and candidate-list scans equal their references", () => {
   }
 });
 
+describe("gatherRows equals a row-by-row copy", () => {
+  it("random lists (any order, repeats) at several widths; the gathered rows scan like the list", () => {
+    const rand = mulberry32(33);
+    for (const dim of [1, 64, 200, 1024, 2048]) {
+      for (let trial = 0; trial < 8; trial++) {
+        const n = 1 + (rand() % 500);
+        const arena = randomArena(kernels, n, dim, rand());
+        const len = [0, 1, 3, 4, 5, 17, n][trial % 7]! + (trial === 7 ? 40 : 0);
+        const ids = Uint32Array.from({ length: len }, () => rand() % n);
+        const list = kernels.heap.put(ids);
+        const out = kernels.heap.alloc(Math.max(8, len * arena.rowBytes));
+        kernels.gatherRows(arena, list, len, out);
+        const bytes = kernels.heap.bytes();
+        const want = new Uint8Array(len * arena.rowBytes);
+        ids.forEach((r, i) => want.set(bytes.subarray(arena.rowPtr(r), arena.rowPtr(r) + arena.rowBytes), i * arena.rowBytes));
+        expect(bytes.slice(out, out + len * arena.rowBytes)).toEqual(want);
+        kernels.heap.release(out);
+        // a sorted list's gathered rows, scanned contiguously and mapped back through the list, are the list scan (ties too)
+        const sorted = Uint32Array.from(new Set(ids)).sort();
+        if (sorted.length > 0) {
+          const sl = kernels.heap.put(sorted);
+          const g = kernels.heap.alloc(sorted.length * arena.rowBytes);
+          kernels.gatherRows(arena, sl, sorted.length, g);
+          const q = randomQuery(kernels, dim, arena.words, rand());
+          for (const k of [1, 10, sorted.length + 1]) {
+            const gathered = kernels.topK({ base: g, words: arena.words, count: sorted.length }, 0, sorted.length, q, k);
+            const listed = kernels.topKList(arena, sl, sorted.length, q, k, "reference");
+            expect({ rows: Uint32Array.from(gathered.rows, (i) => sorted[i]!), dists: gathered.dists }).toEqual(listed);
+          }
+          kernels.heap.release(g);
+          kernels.heap.release(sl);
+        }
+        kernels.heap.release(list);
+        arena.dispose();
+      }
+    }
+  });
+  it("a row past the arena -> E_RANGE", () => {
+    const arena = randomArena(kernels, 10, 1024, 1);
+    const list = kernels.heap.put(Uint32Array.from([1, 10]));
+    const out = kernels.heap.alloc(2 * arena.rowBytes);
+    expect(() => kernels.gatherRows(arena, list, 2, out)).toThrowError(expect.objectContaining({ code: "E_RANGE" }));
+    arena.dispose();
+  });
+});
+
 describe("blocked multi-query scan", () => {
   const batch = (arena: ReturnType<typeof randomArena>, dim: number, nq: number, seed: number) => {
     const rand = mulberry32(seed);

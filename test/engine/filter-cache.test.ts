@@ -1,0 +1,189 @@
+/**
+ * A partition's filter cache (engine/filter/filter-cache.ts): a repeated filter's matches come from the cache and, from
+ * its second query, its rows' 1-bit codes are scanned gathered. Neither may change an answer, also across writes
+ * (upserts changing metadata, deletes) between queries. Property (fast-check, fixed seed): every query equals the same
+ * filter asked in a form the cache has never seen (evaluated afresh, scanned by the row list), and its `matched` and
+ * ids agree with a brute-force evaluation of the filter over the rows' current metadata.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { engineFixture } from "./engine-fixture.js";
+import { Collection } from "../../src/engine/collection.js";
+import { FILTER_CACHE_ENTRIES, FilterCache, filterKey } from "../../src/engine/filter/filter-cache.js";
+import { parseFilter } from "../../src/engine/filter/parse.js";
+import type { Partition } from "../../src/engine/partition.js";
+import { RoaringBitmap32 } from "../../src/engine/roaring.js";
+import { RowArena } from "../../src/kernels/row-arena.js";
+import { mulberry32 } from "../kernels/helpers.js";
+
+const fx = engineFixture("svc-filter-cache-");
+/** 1024-d: depth 1, so a top-10 keeps 100 candidates and the 1,000+ rows the filters match take the list scan. */
+const DIM = 1024;
+const N = 2400;
+
+type Meta = { b: number; t: string };
+/** Filters matching 1,000-2,000 of the rows (so their codes are gathered), each with its brute-force predicate. */
+const FILTERS: { filter: Record<string, unknown>; keep: (m: Meta) => boolean }[] = [
+  { filter: { b: { $ne: 1 } }, keep: (m) => m.b !== 1 },
+  { filter: { b: { $lt: 2 } }, keep: (m) => m.b < 2 },
+  { filter: { t: "x" }, keep: (m) => m.t === "x" },
+  { filter: { $or: [{ b: 0 }, { t: "y" }] }, keep: (m) => m.b === 0 || m.t === "y" },
+];
+
+function vector(rand: () => number): Float32Array {
+  return Float32Array.from({ length: DIM }, () => rand() / 2 ** 32 - 0.5);
+}
+
+function partitionOf(c: Collection): Partition {
+  return (c as unknown as { s: { partitions: Map<string, Partition> } }).s.partitions.get("")!;
+}
+
+type Op =
+  { kind: "query"; f: number; seed: number } | { kind: "upsert"; ids: number[]; b: number; t: string } | { kind: "delete"; ids: number[] };
+
+describe("filtered queries through the filter cache", () => {
+  it("equal the same filter evaluated afresh, and the brute-force matches, across writes", async () => {
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      { weight: 6, arbitrary: fc.record({ kind: fc.constant("query" as const), f: fc.nat(FILTERS.length - 1), seed: fc.nat() }) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          kind: fc.constant("upsert" as const),
+          ids: fc.array(fc.nat(N + 50), { minLength: 1, maxLength: 40 }),
+          b: fc.nat(2),
+          t: fc.constantFrom("x", "y"),
+        }),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.record({ kind: fc.constant("delete" as const), ids: fc.array(fc.nat(N + 50), { minLength: 1, maxLength: 40 }) }),
+      },
+    );
+    let run = 0;
+    let gatheredRuns = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 4, maxLength: 14 }), async (ops) => {
+        const c = await Collection.open(fx.newDir(), {
+          kernels: fx.kernels,
+          pool: fx.pool,
+          dimension: DIM,
+          annMinRows: Infinity,
+          durability: "none",
+        });
+        try {
+          const rand = mulberry32(++run);
+          const metas = new Map<string, Meta>();
+          const rows = Array.from({ length: N }, (_, i) => ({
+            id: String(i),
+            values: vector(rand),
+            metadata: { b: i % 3, t: i % 2 ? "x" : "y" },
+          }));
+          for (const r of rows) metas.set(r.id, r.metadata);
+          await c.upsert("", rows);
+          await c.settled();
+          let step = 0;
+          let gathered = false;
+          for (const o of [...ops, ...ops.filter((x) => x.kind === "query")]) {
+            step++;
+            if (o.kind === "upsert") {
+              const ids = [...new Set(o.ids)].map(String);
+              await c.upsert(
+                "",
+                ids.map((id) => ({ id, values: vector(rand), metadata: { b: o.b, t: o.t } })),
+              );
+              await c.settled();
+              for (const id of ids) metas.set(id, { b: o.b, t: o.t });
+              continue;
+            }
+            if (o.kind === "delete") {
+              const ids = [...new Set(o.ids)].map(String);
+              await c.delete("", { ids });
+              await c.settled();
+              for (const id of ids) metas.delete(id);
+              continue;
+            }
+            const { filter, keep } = FILTERS[o.f]!;
+            const v = vector(mulberry32(o.seed));
+            // twice: the second query of a filter at one version scans its gathered codes
+            for (let i = 0; i < 2; i++) {
+              const got = await c.query("", { vector: v, topK: 10, filter });
+              // the same rows under a filter never asked before (a new key): evaluated, scanned by the row list
+              const fresh = await c.query("", {
+                vector: v,
+                topK: 10,
+                filter: { $and: [filter, { [`absent${step}`]: { $exists: false } }] },
+              });
+              expect(got.matches).toEqual(fresh.matches);
+              const want = [...metas].filter(([, m]) => keep(m));
+              expect(got.matched).toBe(want.length);
+              for (const m of got.matches) expect(keep(metas.get(m.id)!)).toBe(true);
+              expect(got.plan).toBe("list");
+            }
+            gathered ||= partitionOf(c).filters.heldBytes > 0;
+          }
+          if (gathered) gatheredRuns++;
+        } finally {
+          await c.close();
+        }
+      }),
+      { seed: 20261128, numRuns: 8 },
+    );
+    expect(gatheredRuns).toBeGreaterThan(0);
+  }, 240_000);
+});
+
+describe("FilterCache", () => {
+  const filters = [parseFilter({ a: 1 })!, parseFilter({ a: { $gt: 1 } })!, parseFilter({ a: { $lt: 1 } })!, parseFilter({ a: "1" })!];
+
+  it("keys tell apart what evaluates differently (numbers from strings, open bounds of either side)", () => {
+    const keys = filters.map(filterKey);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(filterKey(parseFilter({ a: { $in: Array.from({ length: 2000 }, (_, i) => `value-${i}`) } })!)).toBeNull();
+  });
+
+  it("evaluates once, brings a cached bitmap up to date across appends and deletes, keeps at most FILTER_CACHE_ENTRIES, gathers from the second use at one version", () => {
+    const cache = new FilterCache(fx.kernels);
+    const arena = new RowArena(fx.kernels.heap, DIM, 4200);
+    const rand = mulberry32(9);
+    arena.append(Uint8Array.from({ length: 4200 * 128 }, () => rand() & 0xff));
+    // the filter keeps the even rows; evaluate(universe) keeps those of the universe, evaluate(null) those of the first 4,000 rows
+    const even = new RoaringBitmap32(Array.from({ length: 2100 }, (_, i) => i * 2));
+    const first = new RoaringBitmap32(Array.from({ length: 2000 }, (_, i) => i * 2));
+    const universes: (number[] | null)[] = [];
+    const evaluate = (u: RoaringBitmap32 | null) => {
+      universes.push(u === null ? null : u.toArray());
+      return u === null ? first.clone() : RoaringBitmap32.and(even, u);
+    };
+    const s1 = { version: 1, rows: 4000, tombstones: new RoaringBitmap32() };
+    const a = cache.matches(filters[0]!, s1, evaluate);
+    expect(cache.gathered(a.key, arena)).toBeNull(); // first use: not gathered
+    const b = cache.matches(filters[0]!, s1, evaluate);
+    expect(b.matches).toBe(a.matches);
+    expect(universes).toEqual([null]);
+    const g = cache.gathered(b.key, arena)!;
+    expect(g.rows).toEqual(first.toUint32Array());
+    const bytes = fx.kernels.heap.bytes();
+    g.rows.forEach((r, i) =>
+      expect(bytes.subarray(g.codes + i * 128, g.codes + (i + 1) * 128)).toEqual(bytes.subarray(arena.rowPtr(r), arena.rowPtr(r) + 128)),
+    );
+    expect(cache.heldBytes).toBe(2000 * 128);
+    // a write: rows 4000-4004 appended, rows 2, 3 and 4002 deleted; the codes are freed at once
+    const s2 = { version: 2, rows: 4005, tombstones: new RoaringBitmap32([2, 3, 4002]) };
+    const other = cache.matches(filters[1]!, s2, evaluate);
+    expect(cache.heldBytes).toBe(0);
+    const c = cache.matches(filters[0]!, s2, evaluate);
+    expect(universes).toEqual([null, null, [4000, 4001, 4003, 4004]]); // only the appended live rows evaluated
+    expect(c.matches.toArray()).toEqual(even.toArray().filter((r) => r !== 2 && r < 4005 && r !== 4002));
+    expect(cache.gathered(c.key, arena)).toBeNull(); // first use at this version
+    expect(cache.matches(filters[0]!, s2, evaluate).matches).toBe(c.matches);
+    expect(cache.gathered(c.key, arena)!.rows).toEqual(c.matches.toUint32Array());
+    expect(cache.gathered(other.key, arena)).toBeNull(); // used once
+    for (let i = 0; i < FILTER_CACHE_ENTRIES + 3; i++) cache.matches(parseFilter({ a: i + 10 })!, s2, evaluate);
+    const n = universes.length;
+    cache.matches(filters[0]!, s2, evaluate); // evicted by the newer ones: evaluated again
+    expect(universes.length).toBe(n + 1);
+    expect(cache.heldBytes).toBe(0);
+    cache.clear();
+    arena.dispose();
+  });
+});
