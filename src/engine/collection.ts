@@ -260,7 +260,7 @@ export class Collection {
 
   indexStats(
     namespace: string,
-  ): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null; filterFactor: number } | null {
+  ): ReturnType<Reader["indexStats"]> {
     return this.reader.indexStats(namespace);
   }
 

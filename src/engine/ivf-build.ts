@@ -6,6 +6,7 @@ import type { Metadata } from "./filter/metadata.js";
 import { assignRows, groupBy, IvfIndex, listRadii, listsFor, tick, trainCentroids } from "./ivf.js";
 import type { Partition } from "./partition.js";
 import { candidatesFor, depthScale } from "./search.js";
+import { calibrateRescore } from "./depth.js";
 
 /** Rows copied per step; between steps queries and the applier run (and may append to `old`). */
 const CHUNK = 4096;
@@ -60,6 +61,9 @@ export async function copyClustered(
     } finally {
       unpin();
     }
+    // float rows: how many of the estimate's best the index's default queries rescore (before ivf.bin is written: it holds the scale)
+    if (rotation !== null && pool !== null && fresh.values !== null)
+      fresh.ivf.rescoreScale = (await calibrateRescore(kernels, pool, fresh, rotation, seed, stop)).scale;
     // ivf.bin describes the indexed rows only, so it is written now: an await after the catch-up below would let
     // the applier append rows to `old` that the swap (synchronous after the return) would then lose.
     await persist(fresh.ivf);

@@ -434,7 +434,15 @@ export class Reader {
   /** The namespace's index, if any: lists, indexed rows and the delta of rows written since. */
   indexStats(
     namespace: string,
-  ): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null; filterFactor: number } | null {
+  ): {
+    lists: number;
+    indexedRows: number;
+    deltaRows: number;
+    bytes: number;
+    probe: ProbeParams | null;
+    filterFactor: number;
+    rescoreScale: number;
+  } | null {
     const p = this.s.partitions.get(namespace);
     if (p?.ivf == null) return null;
     return {
@@ -444,6 +452,7 @@ export class Reader {
       bytes: p.ivf.bytes,
       probe: p.ivf.calibrated,
       filterFactor: p.ivf.filterFactor,
+      rescoreScale: p.ivf.rescoreScale,
     };
   }
 }

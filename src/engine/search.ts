@@ -69,9 +69,9 @@ export function candidatesFor(k: number, depth = 1): number {
 export const RESCORE_FACTOR = 4;
 export const RESCORE_MIN = 40;
 
-/** Rows a query of top-k rescores with float values at `depth` (default: depth 1). */
-export function rescoreFor(k: number, depth = 1): number {
-  return Math.max(k, k * RESCORE_FACTOR, RESCORE_MIN) * depth;
+/** Rows a query of top-k rescores with float values at `depth` (default: depth 1), times `scale` (an index's calibrated rescoreScale), at least k. */
+export function rescoreFor(k: number, depth = 1, scale = 1): number {
+  return Math.max(k, Math.ceil(Math.max(k, k * RESCORE_FACTOR, RESCORE_MIN) * depth * scale));
 }
 
 /**
@@ -230,8 +230,12 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
     lap("scan");
     let hits: Hit[];
     if (cosine) {
-      // Under dotproduct and euclidean the norm decides as much as the direction: every candidate is rescored.
-      const deep = (q.scoring ?? "cosine") !== "cosine" ? top.rows.length : rescoreFor(q.k, depth);
+      // Under dotproduct and euclidean the norm decides as much as the direction: every candidate is rescored. An
+      // unfiltered default query through the index at the dimension's default depth rescores the index's calibrated
+      // share (depth.ts calibrateRescore: measured on this index's rows at that depth).
+      const scale =
+        plan === "ivf" && q.candidates === undefined && q.probe === undefined && depth === depthScale(dim) ? probeIvf!.rescoreScale : 1;
+      const deep = (q.scoring ?? "cosine") !== "cosine" ? top.rows.length : rescoreFor(q.k, depth, scale);
       const best = bestEstimated(kernels, rows, top.rows, q.rotated!, Math.max(q.k, q.rescore ?? deep));
       lap("estimate");
       hits = rescore(kernels, p, best, q, q.k);
