@@ -134,10 +134,12 @@ export class Reader {
     let norm = 0;
     try {
       if (this.s.rotation) {
-        this.s.rotation.encode(vector as Float32Array, bits, unitPtr);
+        const v = vector as Float32Array;
+        this.s.rotation.encode(v, bits, unitPtr);
         rotated = this.s.rotation.lastRotated();
-        unit = heap.f32(unitPtr, this.s.dimension).slice();
-        for (const x of vector) norm += x * x;
+        // a view, not a copy: unitPtr is held until the search is done (shared memory: growing it keeps this view valid)
+        unit = heap.f32(unitPtr, this.s.dimension);
+        for (let i = 0; i < v.length; i++) norm += v[i]! * v[i]!;
         norm = Math.sqrt(norm);
       } else heap.bytes().set(vector, bits);
       p.pins++;
@@ -145,6 +147,7 @@ export class Reader {
         const res = await search(this.s.kernels, this.s.pool, p, {
           bits,
           unit,
+          unitAt: unitPtr,
           rotated,
           norm,
           scoring: req.scoring,

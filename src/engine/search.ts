@@ -100,6 +100,8 @@ export interface SearchQuery {
   bits: number;
   /** The L2-normalized query (cosine collections), for rescoring. */
   unit: Float32Array | null;
+  /** Where `unit` lies in shared memory, when it does (0: not there): rescoring then reads it in place instead of copying it in. */
+  unitAt?: number;
   /** The query's L2 norm before normalization (float collections; dotproduct and euclidean scoring use it). */
   norm?: number;
   /** How float rows are ranked (default cosine). */
@@ -465,11 +467,12 @@ function rescore(kernels: Kernels, p: Partition, candidates: Uint32Array, q: Sea
   }
   const score = scorer(q);
   const heap = kernels.heap;
-  const block = heap.alloc(16 + rowBytes + widest * rowBytes);
+  const inPlace = (q.unitAt ?? 0) !== 0;
+  const block = heap.alloc(16 + (inPlace ? 0 : rowBytes) + widest * rowBytes);
   try {
-    const qp = block + 16;
-    const buf = qp + rowBytes;
-    heap.f32(qp, dim).set(unit);
+    const qp = inPlace ? q.unitAt! : block + 16;
+    const buf = block + 16 + (inPlace ? 0 : rowBytes);
+    if (!inPlace) heap.f32(qp, dim).set(unit);
     const res = new Float64Array(heap.memory.buffer, block, 2);
     const bytes = heap.bytes();
     const best = new BestK(Math.min(k, rows.length));
