@@ -41,6 +41,17 @@ if (session !== null) {
   await session.post("Profiler.setSamplingInterval", { interval: 100 });
 }
 
+/** Read syscalls and bytes of this process so far (/proc/self/io; zeros where there is none). */
+function io(): { syscr: number; rchar: number } {
+  try {
+    const t = readFileSync("/proc/self/io", "utf8");
+    const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)`, "m").exec(t)?.[1] ?? 0);
+    return { syscr: field("syscr"), rchar: field("rchar") };
+  } catch {
+    return { syscr: 0, rchar: 0 };
+  }
+}
+
 interface Build {
   dist: string;
   dir: string;
@@ -62,9 +73,11 @@ for (let round = 0; round < Number(o.rounds); round++)
     await run(Number(o.warm));
     lists = 0;
     if (session !== null) await session.post("Profiler.start");
+    const io0 = io();
     const c0 = process.cpuUsage();
     await run(Number(o.amount));
     const cpu = process.cpuUsage(c0);
+    const io1 = io();
     if (session !== null) {
       const { profile } = await session.post("Profiler.stop");
       writeFileSync(`${o.prof}/${round}-${builds.indexOf(b)}.cpuprofile`, JSON.stringify(profile));
@@ -81,7 +94,7 @@ for (let round = 0; round < Number(o.rounds); round++)
     }
     const per = (us: number) => (us / 1000 / Number(o.amount)).toFixed(4);
     process.stdout.write(
-      `round ${round} ${b.dist}: ${per(cpu.user + cpu.system)} ms CPU/q (user ${per(cpu.user)}), ${(lists / Number(o.amount)).toFixed(1)} lists probed/q, recall@10 ${(hits / (10 * state.truth.length)).toFixed(3)} on ${state.truth.length} verify queries${holdout.length > 0 ? `, ${(held / (10 * holdout.length)).toFixed(4)} on ${holdout.length} held-out against exact` : ""}\n`,
+      `round ${round} ${b.dist}: ${per(cpu.user + cpu.system)} ms CPU/q (user ${per(cpu.user)}), ${(lists / Number(o.amount)).toFixed(1)} lists probed/q, recall@10 ${(hits / (10 * state.truth.length)).toFixed(3)} on ${state.truth.length} verify queries, ${(io1.syscr - io0.syscr) / Number(o.amount)} reads of ${((io1.rchar - io0.rchar) / 1024 / Number(o.amount)).toFixed(1)} KiB/q${holdout.length > 0 ? `, ${(held / (10 * holdout.length)).toFixed(4)} on ${holdout.length} held-out against exact` : ""}\n`,
     );
     await c.close();
     await pool.close();
