@@ -61,9 +61,12 @@ export async function copyClustered(
     } finally {
       unpin();
     }
-    // float rows: how many of the estimate's best the index's default queries rescore (before ivf.bin is written: it holds the scale)
-    if (rotation !== null && pool !== null && fresh.values !== null)
-      fresh.ivf.rescoreScale = (await calibrateRescore(kernels, pool, fresh, rotation, seed, stop)).scale;
+    // float rows: how many candidates the index's default queries keep and rescore (before ivf.bin is written: it holds the scales)
+    if (rotation !== null && pool !== null && fresh.values !== null) {
+      const scales = await calibrateRescore(kernels, pool, fresh, rotation, seed, stop);
+      fresh.ivf.candidateScale = scales.candidates;
+      fresh.ivf.rescoreScale = scales.rescore;
+    }
     // ivf.bin describes the indexed rows only, so it is written now: an await after the catch-up below would let
     // the applier append rows to `old` that the swap (synchronous after the return) would then lose.
     await persist(fresh.ivf);

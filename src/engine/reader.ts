@@ -445,6 +445,7 @@ export class Reader {
     probe: ProbeParams | null;
     filterFactor: number;
     rescoreScale: number;
+    candidateScale: number;
   } | null {
     const p = this.s.partitions.get(namespace);
     if (p?.ivf == null) return null;
@@ -456,6 +457,7 @@ export class Reader {
       probe: p.ivf.calibrated,
       filterFactor: p.ivf.filterFactor,
       rescoreScale: p.ivf.rescoreScale,
+      candidateScale: p.ivf.candidateScale,
     };
   }
 }

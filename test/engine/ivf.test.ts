@@ -197,19 +197,25 @@ describe("approximate index (IVF over packed bits)", () => {
     const file = readdirSync(join(dir, "parts"), { recursive: true, encoding: "utf8" }).find((f) => f.endsWith("ivf.bin"))!;
     const path = join(dir, "parts", file);
     const v4 = IvfIndex.load(kernels, path, DIM, DIM / 64);
-    expect([v4.filterFactor, v4.calibrated, v4.rescoreScale]).toEqual([stats.filterFactor, stats.probe, 1]);
+    expect([v4.filterFactor, v4.calibrated, v4.rescoreScale, v4.candidateScale]).toEqual([stats.filterFactor, stats.probe, 1, 1]);
     expect(v4.filterFactor).toBeGreaterThanOrEqual(1);
     v4.dispose();
     const bytes = readFileSync(path);
-    // version 3: the same header without the rescore scale
-    const v3 = Buffer.concat([bytes.subarray(0, 40), bytes.subarray(44)]);
+    // version 3: the same header without the rescore and candidate scales
+    const v3 = Buffer.concat([bytes.subarray(0, 40), bytes.subarray(48)]);
     v3.writeUInt32LE(3, 4);
     writeFileSync(path, v3);
     const three = IvfIndex.load(kernels, path, DIM, DIM / 64);
-    expect([three.filterFactor, three.calibrated, three.rescoreScale, three.lists]).toEqual([stats.filterFactor, stats.probe, 1, stats.lists]);
+    expect([three.filterFactor, three.calibrated, three.rescoreScale, three.candidateScale, three.lists]).toEqual([
+      stats.filterFactor,
+      stats.probe,
+      1,
+      1,
+      stats.lists,
+    ]);
     three.dispose();
     // version 2: the same header without filterFactor
-    const v2 = Buffer.concat([bytes.subarray(0, 36), bytes.subarray(44)]);
+    const v2 = Buffer.concat([bytes.subarray(0, 36), bytes.subarray(48)]);
     v2.writeUInt32LE(2, 4);
     writeFileSync(path, v2);
     const old = IvfIndex.load(kernels, path, DIM, DIM / 64);
@@ -597,7 +603,7 @@ describe("approximate index (IVF over packed bits)", () => {
     await c.close();
   });
 
-  it("calibrates how many candidates a cosine index's default queries rescore: half on tight clusters, answers checked against brute force (fast-check, fixed seed)", async () => {
+  it("calibrates how many candidates a cosine index's default queries keep and rescore: half of each on tight clusters, answers checked against brute force (fast-check, fixed seed)", async () => {
     const dim = DIM;
     const dir = join(root, `cosrescore${seq++}`);
     const c = await Collection.open(dir, { kernels, pool, dimension: dim, durability: "none", annMinRows: Infinity });
@@ -615,8 +621,8 @@ describe("approximate index (IVF over packed bits)", () => {
     await c.buildIndex("");
     const stats = c.indexStats("")!;
     expect(stats.probe).not.toBeNull();
-    // the estimate's best 20 of the 100 candidates hold the pool's top-10 here (before: every query rescored 40)
-    expect(stats.rescoreScale).toBe(0.5);
+    // the estimate's best 20 of 50 candidates hold the 100-candidate pool's top-10 here (before: every query kept 100 and rescored 40)
+    expect([stats.candidateScale, stats.rescoreScale]).toEqual([0.5, 0.5]);
     const cosine = (a: Float32Array, b: Float32Array) => {
       let ab = 0,
         aa = 0,
@@ -656,7 +662,7 @@ describe("approximate index (IVF over packed bits)", () => {
     await c.close();
     // the scale is in ivf.bin (version 4) and comes back on open
     const again = await Collection.open(dir, { kernels, pool, dimension: dim, durability: "none", annMinRows: Infinity });
-    expect(again.indexStats("")!.rescoreScale).toBe(0.5);
+    expect([again.indexStats("")!.candidateScale, again.indexStats("")!.rescoreScale]).toEqual([0.5, 0.5]);
     await again.close();
   });
 
