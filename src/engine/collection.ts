@@ -258,9 +258,7 @@ export class Collection {
     return this.reader.namespaces();
   }
 
-  indexStats(
-    namespace: string,
-  ): ReturnType<Reader["indexStats"]> {
+  indexStats(namespace: string): ReturnType<Reader["indexStats"]> {
     return this.reader.indexStats(namespace);
   }
 

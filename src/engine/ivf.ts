@@ -389,7 +389,17 @@ export class IvfIndex {
     const head = new Uint32Array(out.buffer, 0, u32s);
     const c = this.calibrated;
     const probe = c === null ? [NO_PROBE, NO_PROBE, NO_PROBE] : [c.minProbe, c.maxProbe, c.slack];
-    head.set([MAGIC, VERSION, this.lists, this.words, this.indexedRows, this.dimBits, ...probe, this.filterFactor, ...[this.rescoreScale, this.candidateScale].map((x) => Math.round(x * 1000))]);
+    head.set([
+      MAGIC,
+      VERSION,
+      this.lists,
+      this.words,
+      this.indexedRows,
+      this.dimBits,
+      ...probe,
+      this.filterFactor,
+      ...[this.rescoreScale, this.candidateScale].map((x) => Math.round(x * 1000)),
+    ]);
     head.set(this.offsets, HEADER_U32);
     head.set(this.radii, HEADER_U32 + this.offsets.length);
     out.set(this.kernels.heap.bytes().subarray(this.centroids, this.centroids + this.lists * rowBytes), u32s * 4);
@@ -407,7 +417,8 @@ export class IvfIndex {
     const headU32 = version === 1 ? HEADER_U32_V1 : version === 2 ? HEADER_U32_V2 : version === 3 ? HEADER_U32_V3 : HEADER_U32;
     if (bytes.byteLength < headU32 * 4) throw bad("truncated index file");
     const head = new Uint32Array(copy.buffer, 0, headU32);
-    const [, , lists, w, indexed, dim, minProbe, maxProbe, slack, filterFactor, rescorePerMille, candidatesPerMille] = head as unknown as number[];
+    const [, , lists, w, indexed, dim, minProbe, maxProbe, slack, filterFactor, rescorePerMille, candidatesPerMille] =
+      head as unknown as number[];
     if (w !== words || dim !== dimBits) throw bad(`index rows are ${dim} bits, the collection's ${dimBits}`);
     const at = headU32 * 4;
     const offBytes = (lists! + 1) * 4;

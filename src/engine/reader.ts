@@ -435,9 +435,7 @@ export class Reader {
   }
 
   /** The namespace's index, if any: lists, indexed rows and the delta of rows written since. */
-  indexStats(
-    namespace: string,
-  ): {
+  indexStats(namespace: string): {
     lists: number;
     indexedRows: number;
     deltaRows: number;

@@ -157,7 +157,12 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
   // An unfiltered default cosine query through the index at the dimension's default depth keeps and rescores the
   // index's calibrated shares of the default depths (depth.ts calibrateRescore: measured on this index's rows there).
   const calibrated =
-    cosine && probeIvf !== null && q.candidates === undefined && q.rescore === undefined && q.probe === undefined && depth === depthScale(dim);
+    cosine &&
+    probeIvf !== null &&
+    q.candidates === undefined &&
+    q.rescore === undefined &&
+    q.probe === undefined &&
+    depth === depthScale(dim);
   const scaled = { candidates: calibrated ? probeIvf.candidateScale : 1, rescore: calibrated ? probeIvf.rescoreScale : 1 };
   const heap = kernels.heap;
   const { rows, unpin } = p.arena.pin();

@@ -638,7 +638,11 @@ describe("approximate index (IVF over packed bits)", () => {
     let asked = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.record({ near: fc.integer({ min: 0, max: N - 1 }), amp: fc.constantFrom(0.1, 0.3, 0.6, 1.2), seed: fc.integer({ min: 0, max: 1e9 }) }),
+        fc.record({
+          near: fc.integer({ min: 0, max: N - 1 }),
+          amp: fc.constantFrom(0.1, 0.3, 0.6, 1.2),
+          seed: fc.integer({ min: 0, max: 1e9 }),
+        }),
         async ({ near, amp, seed }) => {
           // a held-out query near a stored row's cluster pattern, at several noise levels
           const q = vec(rows[near]!, N + 1 + seed, amp);
