@@ -258,9 +258,7 @@ export class Collection {
     return this.reader.namespaces();
   }
 
-  indexStats(
-    namespace: string,
-  ): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null; filterFactor: number } | null {
+  indexStats(namespace: string): ReturnType<Reader["indexStats"]> {
     return this.reader.indexStats(namespace);
   }
 

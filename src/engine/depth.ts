@@ -5,7 +5,7 @@ import type { Rotation } from "../kernels/rotation.js";
 import type { ScanPool } from "../pool/scan-pool.js";
 import { CALIBRATION_RECALL, tick } from "./ivf.js";
 import type { Partition } from "./partition.js";
-import { BestK, candidatesFor, DEPTH_EXACT, DEPTH_MAX_FLOATS, rescoreFor, search } from "./search.js";
+import { BestK, candidatesFor, DEPTH_EXACT, DEPTH_MAX_FLOATS, depthScale, queryDepth, rescoreFor, search } from "./search.js";
 
 /**
  * The depths tried, shallowest first: depth d keeps candidatesFor(k, d) rows of the 1-bit scan and rescores
@@ -98,6 +98,102 @@ export async function calibrateDepth(
       if (recall >= CALIBRATION_RECALL) return { depth, recall, rows: n };
     }
     return { depth: DEPTH_EXACT, recall, rows: n };
+  } finally {
+    p.pins--;
+    heap.release(bits);
+    heap.release(units);
+  }
+}
+
+/**
+ * The shares of candidatesFor(k, depth) and rescoreFor(k, depth) an index may have its unfiltered default queries keep
+ * from the probe and rescore (IvfIndex.candidateScale, rescoreScale), cheapest first; both 1 when none passes. Half of
+ * each at the least: at 100k x 1024-d clustered (bench/RESULTS.md, issue 32 item 2) rescoring 20 of the 100 candidates
+ * kept held-out recall@10 0.9997, 15 0.999 and 10 0.93, and 50 candidates with 20 rescored 0.9997: the floor keeps a
+ * margin that a held-in sample cannot promise below it. Fewer candidates also probe fewer lists (the cap is per 10 kept).
+ */
+export const RESCORE_SCALE_LADDER: readonly { candidates: number; rescore: number }[] = [
+  { candidates: 0.5, rescore: 0.5 },
+  { candidates: 1, rescore: 0.5 },
+  { candidates: 1, rescore: 0.75 },
+];
+
+/**
+ * Calibrate `p.ivf.candidateScale` and `rescoreScale` after an index build (ivf-build.ts): DEPTH_SAMPLE seeded indexed
+ * rows query through the index at the partition's query depth (the dimension's default: the scales are used only
+ * there), each asking for 11 with its own row left out, and the first RESCORE_SCALE_LADDER step whose top-10 finds
+ * CALIBRATION_RECALL of the reference's top-10 (a found row counts when its cosine is at least the reference's 10th)
+ * becomes the scales. A step's query keeps and rescores exactly the rows a query of its scales does, its own row one of
+ * them (one fewer for the others than a held-out query has: the safe side); the reference keeps one more than the
+ * default pool (the own row's) and rescores every candidate. The reference is that pool's best, not the exact float
+ * top-10 (that reads every value per sample query: past DEPTH_MAX_FLOATS too costly at each build); rescoring a subset
+ * of that pool can only lose rows it finds, so this measures what the cut costs a query. Costs (1 + ladder steps) x
+ * DEPTH_SAMPLE queries (~0.1-0.3 s at 100k x 1024-d). Returns the scales and the measured share found; leaves a
+ * partition without float values, without a probe or at a calibrated depth other than the default at 1.
+ */
+export async function calibrateRescore(
+  kernels: Kernels,
+  pool: ScanPool,
+  p: Partition,
+  rotation: Rotation,
+  seed: number,
+  stop: () => boolean,
+): Promise<{ candidates: number; rescore: number; agreement: number }> {
+  const none = { candidates: 1, rescore: 1, agreement: 1 };
+  const ivf = p.ivf;
+  const dim = p.shape.dimension;
+  const depth = queryDepth(p);
+  if (p.values === null || ivf === null || ivf.calibrated === null || depth !== depthScale(dim)) return none;
+  const n = ivf.indexedRows;
+  const next = mulberry32(seed ^ 0x5ca1e5);
+  const sample = Array.from(new Set(Array.from({ length: Math.min(DEPTH_SAMPLE, n) }, () => next() % n))).filter(
+    (r) => !p.tombstones.has(r),
+  );
+  const s = sample.length;
+  const pool0 = candidatesFor(K, depth);
+  // the whole pool rescored must be more than any step rescores, else there is nothing to cut
+  if (s === 0 || rescoreFor(K, depth) >= pool0) return none;
+  const heap = kernels.heap;
+  const rowBytes = dim * 4;
+  const bits = heap.alloc(s * p.arena.rowBytes);
+  const units = heap.alloc(s * rowBytes);
+  p.pins++;
+  try {
+    const rotated: Float32Array[] = [];
+    for (const [i, r] of sample.entries()) {
+      rotation.encode(p.vector(r) as Float32Array, bits + i * p.arena.rowBytes, units + i * rowBytes);
+      rotated.push(rotation.lastRotated());
+    }
+    const answer = async (j: number, candidates: number, rescore: number) => {
+      const { hits } = await search(kernels, pool, p, {
+        bits: bits + j * p.arena.rowBytes,
+        unit: heap.f32(units + j * rowBytes, dim).slice(),
+        rotated: rotated[j]!,
+        k: K + 1,
+        filter: null,
+        candidates,
+        rescore,
+      });
+      return hits.filter((h) => h.row !== sample[j]).slice(0, K);
+    };
+    const kth: number[] = [];
+    for (let j = 0; j < s; j++) {
+      if (j % 8 === 0) await tick(stop);
+      kth.push((await answer(j, pool0 + 1, pool0 + 1)).at(-1)?.score ?? -Infinity);
+    }
+    let agreement = 1;
+    for (const step of RESCORE_SCALE_LADDER) {
+      const rescore = rescoreFor(K, depth, step.rescore);
+      const candidates = Math.max(rescore, candidatesFor(K, depth, step.candidates));
+      let hits = 0;
+      for (let j = 0; j < s; j++) {
+        if (j % 8 === 0) await tick(stop);
+        hits += (await answer(j, candidates, rescore)).filter((h) => h.score >= kth[j]! - 1e-9 * Math.abs(kth[j]!)).length;
+      }
+      agreement = hits / (K * s);
+      if (agreement >= CALIBRATION_RECALL) return { candidates: step.candidates, rescore: step.rescore, agreement };
+    }
+    return { ...none, agreement };
   } finally {
     p.pins--;
     heap.release(bits);

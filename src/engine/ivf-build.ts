@@ -6,6 +6,7 @@ import type { Metadata } from "./filter/metadata.js";
 import { assignRows, groupBy, IvfIndex, listRadii, listsFor, tick, trainCentroids } from "./ivf.js";
 import type { Partition } from "./partition.js";
 import { candidatesFor, depthScale } from "./search.js";
+import { calibrateRescore } from "./depth.js";
 
 /** Rows copied per step; between steps queries and the applier run (and may append to `old`). */
 const CHUNK = 4096;
@@ -59,6 +60,12 @@ export async function copyClustered(
       await fresh.ivf.calibrate(copiedRows, seed, stop, fresh.values === null ? 10 : candidatesFor(10, depthScale(fresh.shape.dimension)));
     } finally {
       unpin();
+    }
+    // float rows: how many candidates the index's default queries keep and rescore (before ivf.bin is written: it holds the scales)
+    if (rotation !== null && pool !== null && fresh.values !== null) {
+      const scales = await calibrateRescore(kernels, pool, fresh, rotation, seed, stop);
+      fresh.ivf.candidateScale = scales.candidates;
+      fresh.ivf.rescoreScale = scales.rescore;
     }
     // ivf.bin describes the indexed rows only, so it is written now: an await after the catch-up below would let
     // the applier append rows to `old` that the swap (synchronous after the return) would then lose.

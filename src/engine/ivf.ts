@@ -136,8 +136,9 @@ export const ANN_MAX_SCAN_FRACTION = 0.3;
 const CALIBRATION_STEP = 8;
 
 const MAGIC = 0x31465649; // "IVF1" little-endian
-const VERSION = 3;
-const HEADER_U32 = 10; // magic, version, lists, words, indexedRows, dimBits, probe minProbe, maxProbe, slack (all 0xffffffff: exact is better), filterFactor
+const VERSION = 4;
+const HEADER_U32 = 12; // magic, version, lists, words, indexedRows, dimBits, probe minProbe, maxProbe, slack (all 0xffffffff: exact is better), filterFactor, rescore and candidate scales (per mille)
+const HEADER_U32_V3 = 10;
 const HEADER_U32_V2 = 9;
 const HEADER_U32_V1 = 6;
 const NO_PROBE = 0xffff_ffff;
@@ -172,6 +173,13 @@ export class IvfIndex {
   calibrated: ProbeParams | null = DEFAULT_PROBE;
   /** The calibrated FILTER_FACTOR_LADDER step for masked probes (filteredCap); 0: filters never probe a capped list set. */
   filterFactor = 0;
+  /**
+   * Float partitions: the fraction of rescoreFor(k, depth) that unfiltered default queries through this index rescore
+   * (depth.ts calibrateRescore, a RESCORE_SCALE_LADDER step; 1: all of them, as without a calibration).
+   */
+  rescoreScale = 1;
+  /** Float partitions: likewise the fraction of candidatesFor(k, depth) those queries keep from the probe (at least the rows they rescore). */
+  candidateScale = 1;
   /** Pointers (shared memory) of the centroid rows, the offsets and the radii, for the probe kernel. */
   centroids: number;
   private offsetsPtr: number;
@@ -373,7 +381,7 @@ export class IvfIndex {
     return { base: this.centroids, words: this.words, count: this.lists };
   }
 
-  /** File layout (FORMAT.md): u32 magic "IVF1", version 3, lists, words, indexedRows, dimBits, probe minProbe, maxProbe, slack, filterFactor; u32 offsets[lists + 1]; u32 radii[lists]; centroid rows. */
+  /** File layout (FORMAT.md): u32 magic "IVF1", version 4, lists, words, indexedRows, dimBits, probe minProbe, maxProbe, slack, filterFactor, rescore and candidate scales (per mille); u32 offsets[lists + 1]; u32 radii[lists]; centroid rows. */
   serialize(): Uint8Array {
     const rowBytes = this.words * 8;
     const u32s = HEADER_U32 + this.offsets.length + this.radii.length;
@@ -381,7 +389,17 @@ export class IvfIndex {
     const head = new Uint32Array(out.buffer, 0, u32s);
     const c = this.calibrated;
     const probe = c === null ? [NO_PROBE, NO_PROBE, NO_PROBE] : [c.minProbe, c.maxProbe, c.slack];
-    head.set([MAGIC, VERSION, this.lists, this.words, this.indexedRows, this.dimBits, ...probe, this.filterFactor]);
+    head.set([
+      MAGIC,
+      VERSION,
+      this.lists,
+      this.words,
+      this.indexedRows,
+      this.dimBits,
+      ...probe,
+      this.filterFactor,
+      ...[this.rescoreScale, this.candidateScale].map((x) => Math.round(x * 1000)),
+    ]);
     head.set(this.offsets, HEADER_U32);
     head.set(this.radii, HEADER_U32 + this.offsets.length);
     out.set(this.kernels.heap.bytes().subarray(this.centroids, this.centroids + this.lists * rowBytes), u32s * 4);
@@ -394,12 +412,13 @@ export class IvfIndex {
     if (bytes.byteLength < HEADER_U32_V1 * 4) throw bad("truncated index file");
     const copy = new Uint8Array(bytes);
     const version = new Uint32Array(copy.buffer, 0, 2)[1];
-    if (new Uint32Array(copy.buffer, 0, 1)[0] !== MAGIC || (version !== 1 && version !== 2 && version !== VERSION))
+    if (new Uint32Array(copy.buffer, 0, 1)[0] !== MAGIC || version === undefined || version < 1 || version > VERSION)
       throw bad("not an index file (magic/version)");
-    const headU32 = version === 1 ? HEADER_U32_V1 : version === 2 ? HEADER_U32_V2 : HEADER_U32;
+    const headU32 = version === 1 ? HEADER_U32_V1 : version === 2 ? HEADER_U32_V2 : version === 3 ? HEADER_U32_V3 : HEADER_U32;
     if (bytes.byteLength < headU32 * 4) throw bad("truncated index file");
     const head = new Uint32Array(copy.buffer, 0, headU32);
-    const [, , lists, w, indexed, dim, minProbe, maxProbe, slack, filterFactor] = head as unknown as number[];
+    const [, , lists, w, indexed, dim, minProbe, maxProbe, slack, filterFactor, rescorePerMille, candidatesPerMille] =
+      head as unknown as number[];
     if (w !== words || dim !== dimBits) throw bad(`index rows are ${dim} bits, the collection's ${dimBits}`);
     const at = headU32 * 4;
     const offBytes = (lists! + 1) * 4;
@@ -410,7 +429,11 @@ export class IvfIndex {
     if (offsets[lists!] !== indexed) throw bad("index offsets do not end at indexedRows");
     const index = new IvfIndex(kernels, dimBits, words, copy.subarray(at + offBytes + radBytes), offsets, radii);
     if (version !== 1) index.calibrated = minProbe === NO_PROBE ? null : { minProbe: minProbe!, maxProbe: maxProbe!, slack: slack! };
-    index.filterFactor = version === VERSION ? filterFactor! : 0;
+    index.filterFactor = version >= 3 ? filterFactor! : 0;
+    // a scale outside (0, 1] is not one a calibration writes: rescore every candidate, as before version 4
+    const scale = (perMille: number | undefined) => (version >= 4 && perMille! > 0 && perMille! <= 1000 ? perMille! / 1000 : 1);
+    index.rescoreScale = scale(rescorePerMille);
+    index.candidateScale = scale(candidatesPerMille);
     return index;
   }
 

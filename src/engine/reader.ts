@@ -134,10 +134,12 @@ export class Reader {
     let norm = 0;
     try {
       if (this.s.rotation) {
-        this.s.rotation.encode(vector as Float32Array, bits, unitPtr);
+        const v = vector as Float32Array;
+        this.s.rotation.encode(v, bits, unitPtr);
         rotated = this.s.rotation.lastRotated();
-        unit = heap.f32(unitPtr, this.s.dimension).slice();
-        for (const x of vector) norm += x * x;
+        // a view, not a copy: unitPtr is held until the search is done (shared memory: growing it keeps this view valid)
+        unit = heap.f32(unitPtr, this.s.dimension);
+        for (let i = 0; i < v.length; i++) norm += v[i]! * v[i]!;
         norm = Math.sqrt(norm);
       } else heap.bytes().set(vector, bits);
       p.pins++;
@@ -145,6 +147,7 @@ export class Reader {
         const res = await search(this.s.kernels, this.s.pool, p, {
           bits,
           unit,
+          unitAt: unitPtr,
           rotated,
           norm,
           scoring: req.scoring,
@@ -432,9 +435,16 @@ export class Reader {
   }
 
   /** The namespace's index, if any: lists, indexed rows and the delta of rows written since. */
-  indexStats(
-    namespace: string,
-  ): { lists: number; indexedRows: number; deltaRows: number; bytes: number; probe: ProbeParams | null; filterFactor: number } | null {
+  indexStats(namespace: string): {
+    lists: number;
+    indexedRows: number;
+    deltaRows: number;
+    bytes: number;
+    probe: ProbeParams | null;
+    filterFactor: number;
+    rescoreScale: number;
+    candidateScale: number;
+  } | null {
     const p = this.s.partitions.get(namespace);
     if (p?.ivf == null) return null;
     return {
@@ -444,6 +454,8 @@ export class Reader {
       bytes: p.ivf.bytes,
       probe: p.ivf.calibrated,
       filterFactor: p.ivf.filterFactor,
+      rescoreScale: p.ivf.rescoreScale,
+      candidateScale: p.ivf.candidateScale,
     };
   }
 }

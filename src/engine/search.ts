@@ -62,16 +62,16 @@ export function depthScale(dim: number): number {
   return Math.max(1, Math.ceil(DEPTH_DIM / dim));
 }
 
-/** Rows a cosine query of top-k keeps from the 1-bit stage at `depth` (default: depth 1). */
-export function candidatesFor(k: number, depth = 1): number {
-  return Math.max(k, k * CANDIDATE_FACTOR, CANDIDATE_MIN) * depth ** 2;
+/** Rows a cosine query of top-k keeps from the 1-bit stage at `depth` (default: depth 1), times `scale` (an index's calibrated candidateScale), at least k. */
+export function candidatesFor(k: number, depth = 1, scale = 1): number {
+  return Math.max(k, Math.ceil(Math.max(k, k * CANDIDATE_FACTOR, CANDIDATE_MIN) * depth ** 2 * scale));
 }
 export const RESCORE_FACTOR = 4;
 export const RESCORE_MIN = 40;
 
-/** Rows a query of top-k rescores with float values at `depth` (default: depth 1). */
-export function rescoreFor(k: number, depth = 1): number {
-  return Math.max(k, k * RESCORE_FACTOR, RESCORE_MIN) * depth;
+/** Rows a query of top-k rescores with float values at `depth` (default: depth 1), times `scale` (an index's calibrated rescoreScale), at least k. */
+export function rescoreFor(k: number, depth = 1, scale = 1): number {
+  return Math.max(k, Math.ceil(Math.max(k, k * RESCORE_FACTOR, RESCORE_MIN) * depth * scale));
 }
 
 /**
@@ -100,6 +100,8 @@ export interface SearchQuery {
   bits: number;
   /** The L2-normalized query (cosine collections), for rescoring. */
   unit: Float32Array | null;
+  /** Where `unit` lies in shared memory, when it does (0: not there): rescoring then reads it in place instead of copying it in. */
+  unitAt?: number;
   /** The query's L2 norm before normalization (float collections; dotproduct and euclidean scoring use it). */
   norm?: number;
   /** How float rows are ranked (default cosine). */
@@ -152,6 +154,16 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
   const ivf = q.exact ? null : p.ivf;
   const probeIvf = ivf !== null && (ivf.calibrated !== null || q.probe !== undefined) ? ivf : null;
   const want = cosine ? Math.max(q.k, q.candidates ?? candidatesFor(q.k, depth)) : q.k;
+  // An unfiltered default cosine query through the index at the dimension's default depth keeps and rescores the
+  // index's calibrated shares of the default depths (depth.ts calibrateRescore: measured on this index's rows there).
+  const calibrated =
+    cosine &&
+    probeIvf !== null &&
+    q.candidates === undefined &&
+    q.rescore === undefined &&
+    q.probe === undefined &&
+    depth === depthScale(dim);
+  const scaled = { candidates: calibrated ? probeIvf.candidateScale : 1, rescore: calibrated ? probeIvf.rescoreScale : 1 };
   const heap = kernels.heap;
   const { rows, unpin } = p.arena.pin();
   const owned: number[] = [];
@@ -218,12 +230,13 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
         top = { rows: p.live().toUint32Array(), dists: new Uint32Array(0) };
       } else if (probeIvf !== null) {
         plan = "ivf";
+        const wantIvf = scaled.candidates < 1 ? Math.max(q.k, candidatesFor(q.k, depth, scaled.candidates)) : want;
         if (dead.size <= TOMBSTONE_SKIP_MAX) {
-          top = await probeUnmasked(pool, probeIvf, rows, q, probed, Math.min(want + dead.size, rows.count));
-          if (dead.size > 0) top = dropDead(top, dead, want);
+          top = await probeUnmasked(pool, probeIvf, rows, q, probed, Math.min(wantIvf + dead.size, rows.count));
+          if (dead.size > 0) top = dropDead(top, dead, wantIvf);
         } else {
           const mask = liveMask(kernels, rows.count, dead, owned);
-          top = probeIndex(probeIvf, rows, q, probed, Math.min(want, live), mask, false);
+          top = probeIndex(probeIvf, rows, q, probed, Math.min(wantIvf, live), mask, false);
         }
       } else if (dead.size <= TOMBSTONE_SKIP_MAX) {
         plan = dead.size === 0 ? "full" : "full-skip-dead";
@@ -239,7 +252,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
     let hits: Hit[];
     if (cosine) {
       // Under dotproduct and euclidean the norm decides as much as the direction: every candidate is rescored.
-      const deep = (q.scoring ?? "cosine") !== "cosine" ? top.rows.length : rescoreFor(q.k, depth);
+      const deep = (q.scoring ?? "cosine") !== "cosine" ? top.rows.length : rescoreFor(q.k, depth, plan === "ivf" ? scaled.rescore : 1);
       const best = bestEstimated(kernels, rows, top.rows, q.rotated!, Math.max(q.k, q.rescore ?? deep));
       lap("estimate");
       hits = rescore(kernels, p, best, q, q.k);
@@ -470,11 +483,12 @@ function rescore(kernels: Kernels, p: Partition, candidates: Uint32Array, q: Sea
   }
   const score = scorer(q);
   const heap = kernels.heap;
-  const block = heap.alloc(16 + rowBytes + widest * rowBytes);
+  const inPlace = (q.unitAt ?? 0) !== 0;
+  const block = heap.alloc(16 + (inPlace ? 0 : rowBytes) + widest * rowBytes);
   try {
-    const qp = block + 16;
-    const buf = qp + rowBytes;
-    heap.f32(qp, dim).set(unit);
+    const qp = inPlace ? q.unitAt! : block + 16;
+    const buf = block + 16 + (inPlace ? 0 : rowBytes);
+    if (!inPlace) heap.f32(qp, dim).set(unit);
     const res = new Float64Array(heap.memory.buffer, block, 2);
     const bytes = heap.bytes();
     const best = new BestK(Math.min(k, rows.length));

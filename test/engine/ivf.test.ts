@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Collection } from "../../src/engine/collection.js";
 import { until } from "../e2e/until.js";
@@ -182,7 +183,7 @@ describe("approximate index (IVF over packed bits)", () => {
     await tight.close();
   });
 
-  it("stores the filter calibration in ivf.bin (version 3); a version 2 file loads with none (filters keep the exact row list)", async () => {
+  it("stores the filter calibration in ivf.bin (version 4); a version 2 file loads with none (filters keep the exact row list), a version 3 file rescores every candidate", async () => {
     const dir = join(root, `c${seq++}`);
     const c = await Collection.open(dir, { kernels, pool, dimension: DIM, metric: "hamming", durability: "none", annMinRows: Infinity });
     await c.upsert(
@@ -195,13 +196,26 @@ describe("approximate index (IVF over packed bits)", () => {
     await c.close();
     const file = readdirSync(join(dir, "parts"), { recursive: true, encoding: "utf8" }).find((f) => f.endsWith("ivf.bin"))!;
     const path = join(dir, "parts", file);
-    const v3 = IvfIndex.load(kernels, path, DIM, DIM / 64);
-    expect([v3.filterFactor, v3.calibrated]).toEqual([stats.filterFactor, stats.probe]);
-    expect(v3.filterFactor).toBeGreaterThanOrEqual(1);
-    v3.dispose();
-    // version 2: the same header without filterFactor
+    const v4 = IvfIndex.load(kernels, path, DIM, DIM / 64);
+    expect([v4.filterFactor, v4.calibrated, v4.rescoreScale, v4.candidateScale]).toEqual([stats.filterFactor, stats.probe, 1, 1]);
+    expect(v4.filterFactor).toBeGreaterThanOrEqual(1);
+    v4.dispose();
     const bytes = readFileSync(path);
-    const v2 = Buffer.concat([bytes.subarray(0, 36), bytes.subarray(40)]);
+    // version 3: the same header without the rescore and candidate scales
+    const v3 = Buffer.concat([bytes.subarray(0, 40), bytes.subarray(48)]);
+    v3.writeUInt32LE(3, 4);
+    writeFileSync(path, v3);
+    const three = IvfIndex.load(kernels, path, DIM, DIM / 64);
+    expect([three.filterFactor, three.calibrated, three.rescoreScale, three.candidateScale, three.lists]).toEqual([
+      stats.filterFactor,
+      stats.probe,
+      1,
+      1,
+      stats.lists,
+    ]);
+    three.dispose();
+    // version 2: the same header without filterFactor
+    const v2 = Buffer.concat([bytes.subarray(0, 36), bytes.subarray(48)]);
     v2.writeUInt32LE(2, 4);
     writeFileSync(path, v2);
     const old = IvfIndex.load(kernels, path, DIM, DIM / 64);
@@ -587,6 +601,73 @@ describe("approximate index (IVF over packed bits)", () => {
     expect(same / (10 * NQ)).toBeGreaterThanOrEqual(0.99);
     expect(lists).toBeLessThan(fourLists);
     await c.close();
+  });
+
+  it("calibrates how many candidates a cosine index's default queries keep and rescore: half of each on tight clusters, answers checked against brute force (fast-check, fixed seed)", async () => {
+    const dim = DIM;
+    const dir = join(root, `cosrescore${seq++}`);
+    const c = await Collection.open(dir, { kernels, pool, dimension: dim, durability: "none", annMinRows: Infinity });
+    const vec = (r: Uint8Array, i: number, amp: number) => {
+      const noise = mulberry32(i + 1);
+      return Float32Array.from({ length: dim }, (_, j) => ((r[j >> 3]! >> (j & 7)) & 1 ? 1 : -1) + amp * (noise() / 2 ** 32 - 0.5));
+    };
+    const stored = Array.from({ length: N }, (_, i) => vec(rows[i]!, i, 0.3));
+    for (let s = 0; s < N; s += 1000)
+      await c.upsert(
+        "",
+        Array.from({ length: 1000 }, (_, i) => ({ id: `v${s + i}`, values: Array.from(stored[s + i]!) })),
+      );
+    await c.settled();
+    await c.buildIndex("");
+    const stats = c.indexStats("")!;
+    expect(stats.probe).not.toBeNull();
+    // the estimate's best 20 of 50 candidates hold the 100-candidate pool's top-10 here (before: every query kept 100 and rescored 40)
+    expect([stats.candidateScale, stats.rescoreScale]).toEqual([0.5, 0.5]);
+    const cosine = (a: Float32Array, b: Float32Array) => {
+      let ab = 0,
+        aa = 0,
+        bb = 0;
+      for (let j = 0; j < dim; j++) {
+        ab += a[j]! * b[j]!;
+        aa += a[j]! * a[j]!;
+        bb += b[j]! * b[j]!;
+      }
+      return ab / Math.sqrt(aa * bb);
+    };
+    let found = 0;
+    let asked = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          near: fc.integer({ min: 0, max: N - 1 }),
+          amp: fc.constantFrom(0.1, 0.3, 0.6, 1.2),
+          seed: fc.integer({ min: 0, max: 1e9 }),
+        }),
+        async ({ near, amp, seed }) => {
+          // a held-out query near a stored row's cluster pattern, at several noise levels
+          const q = vec(rows[near]!, N + 1 + seed, amp);
+          const truth = stored.map((x, i) => ({ i, s: cosine(q, x) })).sort((a, b) => b.s - a.s || a.i - b.i);
+          const res = await c.query("", { vector: q, topK: 10 });
+          expect(res.plan).toBe("ivf");
+          expect(res.matches).toHaveLength(10);
+          for (const [rank, m] of res.matches.entries()) {
+            // a rescored score is the row's exact cosine, and no rank beats the brute-force one
+            expect(m.score).toBeCloseTo(cosine(q, stored[Number(m.id.slice(1))]!), 5);
+            expect(m.score).toBeLessThanOrEqual(truth[rank]!.s + 1e-5);
+          }
+          const kth = truth[9]!.s;
+          found += res.matches.filter((m) => m.score >= kth - 1e-5).length;
+          asked += 10;
+        },
+      ),
+      { seed: 3203, numRuns: 80 },
+    );
+    expect(found / asked).toBeGreaterThanOrEqual(0.99);
+    await c.close();
+    // the scale is in ivf.bin (version 4) and comes back on open
+    const again = await Collection.open(dir, { kernels, pool, dimension: dim, durability: "none", annMinRows: Infinity });
+    expect([again.indexStats("")!.candidateScale, again.indexStats("")!.rescoreScale]).toEqual([0.5, 0.5]);
+    await again.close();
   });
 
   it("ranks cosine collections through the index too (Hamming candidates, then exact rescoring)", async () => {
