@@ -229,3 +229,45 @@ describe("Bm25Index MaxScore search (stop-word lists probed, not walked)", () =>
     );
   });
 });
+
+describe("Bm25Index threshold pruning (non-essential lists: a sampled threshold, bounds at the list boundary)", () => {
+  // Graded document frequencies (word gN is about twice as common as g(N+1)), repeated words (tf up to 4) and
+  // lengths 1-16: the lists' bounds differ, so the boundary between lists a search walks and lists it only probes
+  // falls between lists whose documents alone still reach the top K: a bound off by one list there changes answers.
+  const GRADED = Array.from({ length: 8 }, (_, i) => `g${i}x`);
+  const word = fc.integer({ min: 0, max: 255 }).map((r) => GRADED[Math.min(7, Math.clz32(r + 1) - 24)]!);
+  const run = fc.tuple(word, fc.integer({ min: 1, max: 4 })).map(([w, tf]) => Array(tf).fill(w).join(" "));
+  const text = fc.array(run, { minLength: 1, maxLength: 6 }).map((r) => r.join(" "));
+
+  it("returns exactly the brute-force top K for queries mixing rare and common words, with and without accept", () => {
+    fc.assert(
+      fc.property(
+        fc.array(text, { minLength: 40, maxLength: 400 }),
+        fc.array(
+          fc.array(fc.constantFrom(...GRADED), { minLength: 2, maxLength: 6 }).map((w) => w.join(" ")),
+          { minLength: 1, maxLength: 3 },
+        ),
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer({ min: 1, max: 3 }),
+        (texts, queries, topK, every) => {
+          const ix = new Bm25Index();
+          const live = new Map<string, { text: string; seq: number }>();
+          texts.forEach((t, i) => {
+            ix.add(`d${i}`, t);
+            live.set(`d${i}`, { text: t, seq: i });
+          });
+          const accept = (id: string) => Number(id.slice(1)) % every === 0;
+          for (const q of queries) {
+            expect(ix.search(q, topK)).toEqual(oracle(live, q, topK));
+            expect(ix.search(q, topK, accept)).toEqual(
+              oracle(live, q, live.size)
+                .filter((h) => accept(h.id))
+                .slice(0, topK),
+            );
+          }
+        },
+      ),
+      { seed: 20261128, numRuns: 150 },
+    );
+  });
+});
