@@ -48,23 +48,12 @@ export async function calibrateDepth(
   seed: number,
   stop: () => boolean,
 ): Promise<{ depth: number; recall: number; rows: number }> {
-  const dim = p.shape.dimension;
   const live = p.live().toUint32Array();
   const n = live.length;
   const next = mulberry32(seed ^ 0xde9717);
   const sample = Array.from(new Set(Array.from({ length: Math.min(DEPTH_SAMPLE, n) }, () => live[next() % n]!)));
   const s = sample.length;
-  const heap = kernels.heap;
-  const rowBytes = dim * 4;
-  const bits = heap.alloc(s * p.arena.rowBytes);
-  const units = heap.alloc(s * rowBytes);
-  p.pins++;
-  try {
-    const rotated: Float32Array[] = [];
-    for (const [i, r] of sample.entries()) {
-      rotation.encode(p.vector(r) as Float32Array, bits + i * p.arena.rowBytes, units + i * rowBytes);
-      rotated.push(rotation.lastRotated());
-    }
+  return withSampleQueries(kernels, pool, p, rotation, sample, async (units, answer) => {
     // The exact answers: every live row's values read once, scored against every sample query.
     const best = await exactBest(kernels, p, live, units, s, K + 1, stop);
     const kth = best.map(
@@ -81,28 +70,13 @@ export async function calibrateDepth(
       let hits = 0;
       for (let j = 0; j < s; j++) {
         if (j % 8 === 0) await tick(stop);
-        const u = heap.f32(units + j * rowBytes, dim).slice();
-        const { hits: found } = await search(kernels, pool, p, {
-          bits: bits + j * p.arena.rowBytes,
-          unit: u,
-          rotated: rotated[j]!,
-          k: K + 1,
-          filter: null,
-          candidates: candidatesFor(K, depth) + 1,
-          rescore: rescoreFor(K, depth) + 1,
-        });
-        const others = found.filter((h) => h.row !== sample[j]).slice(0, K);
-        hits += others.filter((h) => h.score >= kth[j]! - 1e-9 * Math.abs(kth[j]!)).length;
+        hits += reaching(await answer(j, candidatesFor(K, depth) + 1, rescoreFor(K, depth) + 1), kth[j]!);
       }
       recall = hits / (K * s);
       if (recall >= CALIBRATION_RECALL) return { depth, recall, rows: n };
     }
     return { depth: DEPTH_EXACT, recall, rows: n };
-  } finally {
-    p.pins--;
-    heap.release(bits);
-    heap.release(units);
-  }
+  });
 }
 
 /**
@@ -153,29 +127,7 @@ export async function calibrateRescore(
   const pool0 = candidatesFor(K, depth);
   // the whole pool rescored must be more than any step rescores, else there is nothing to cut
   if (s === 0 || rescoreFor(K, depth) >= pool0) return none;
-  const heap = kernels.heap;
-  const rowBytes = dim * 4;
-  const bits = heap.alloc(s * p.arena.rowBytes);
-  const units = heap.alloc(s * rowBytes);
-  p.pins++;
-  try {
-    const rotated: Float32Array[] = [];
-    for (const [i, r] of sample.entries()) {
-      rotation.encode(p.vector(r) as Float32Array, bits + i * p.arena.rowBytes, units + i * rowBytes);
-      rotated.push(rotation.lastRotated());
-    }
-    const answer = async (j: number, candidates: number, rescore: number) => {
-      const { hits } = await search(kernels, pool, p, {
-        bits: bits + j * p.arena.rowBytes,
-        unit: heap.f32(units + j * rowBytes, dim).slice(),
-        rotated: rotated[j]!,
-        k: K + 1,
-        filter: null,
-        candidates,
-        rescore,
-      });
-      return hits.filter((h) => h.row !== sample[j]).slice(0, K);
-    };
+  return withSampleQueries(kernels, pool, p, rotation, sample, async (_, answer) => {
     const kth: number[] = [];
     for (let j = 0; j < s; j++) {
       if (j % 8 === 0) await tick(stop);
@@ -188,17 +140,65 @@ export async function calibrateRescore(
       let hits = 0;
       for (let j = 0; j < s; j++) {
         if (j % 8 === 0) await tick(stop);
-        hits += (await answer(j, candidates, rescore)).filter((h) => h.score >= kth[j]! - 1e-9 * Math.abs(kth[j]!)).length;
+        hits += reaching(await answer(j, candidates, rescore), kth[j]!);
       }
       agreement = hits / (K * s);
       if (agreement >= CALIBRATION_RECALL) return { candidates: step.candidates, rescore: step.rescore, agreement };
     }
     return { ...none, agreement };
+  });
+}
+
+type SampleAnswer = (j: number, candidates: number, rescore: number) => Promise<{ row: number; score: number }[]>;
+
+/**
+ * Runs `body` with the sample rows encoded as queries (their unit vectors at heap offset `units`, one f32 row each) and
+ * `answer(j, candidates, rescore)`: sample row j's top-10 through the query path with those depths, its own row left
+ * out. The partition stays pinned and the heap held until `body` settles.
+ */
+async function withSampleQueries<T>(
+  kernels: Kernels,
+  pool: ScanPool,
+  p: Partition,
+  rotation: Rotation,
+  sample: readonly number[],
+  body: (units: number, answer: SampleAnswer) => Promise<T>,
+): Promise<T> {
+  const dim = p.shape.dimension;
+  const heap = kernels.heap;
+  const rowBytes = dim * 4;
+  const bits = heap.alloc(sample.length * p.arena.rowBytes);
+  const units = heap.alloc(sample.length * rowBytes);
+  p.pins++;
+  try {
+    const rotated: Float32Array[] = [];
+    for (const [i, r] of sample.entries()) {
+      rotation.encode(p.vector(r) as Float32Array, bits + i * p.arena.rowBytes, units + i * rowBytes);
+      rotated.push(rotation.lastRotated());
+    }
+    const answer: SampleAnswer = async (j, candidates, rescore) => {
+      const { hits } = await search(kernels, pool, p, {
+        bits: bits + j * p.arena.rowBytes,
+        unit: heap.f32(units + j * rowBytes, dim).slice(),
+        rotated: rotated[j]!,
+        k: K + 1,
+        filter: null,
+        candidates,
+        rescore,
+      });
+      return hits.filter((h) => h.row !== sample[j]).slice(0, K);
+    };
+    return await body(units, answer);
   } finally {
     p.pins--;
     heap.release(bits);
     heap.release(units);
   }
+}
+
+/** How many of `hits` score at least `kth` (a reference's 10th best), within a rounding tolerance. */
+function reaching(hits: readonly { score: number }[], kth: number): number {
+  return hits.filter((h) => h.score >= kth - 1e-9 * Math.abs(kth)).length;
 }
 
 /**
