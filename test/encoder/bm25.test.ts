@@ -75,6 +75,33 @@ describe("Bm25Index", () => {
   });
 });
 
+/** An index of `texts` (ids d0, d1, ...) and the live documents the oracle reads. */
+function indexOfTexts(texts: readonly string[]): { ix: Bm25Index; live: Map<string, { text: string; seq: number }> } {
+  const ix = new Bm25Index();
+  const live = new Map<string, { text: string; seq: number }>();
+  texts.forEach((t, i) => {
+    ix.add(`d${i}`, t);
+    live.set(`d${i}`, { text: t, seq: i });
+  });
+  return { ix, live };
+}
+
+/** `search` is the oracle's top K, and with `accept` the oracle over all live documents, then the accepted ones (statistics stay the whole index's). */
+function expectExact(
+  ix: Bm25Index,
+  live: Map<string, { text: string; seq: number }>,
+  q: string,
+  topK: number,
+  accept: (id: string) => boolean,
+): void {
+  expect(ix.search(q, topK)).toEqual(oracle(live, q, topK));
+  expect(ix.search(q, topK, accept)).toEqual(
+    oracle(live, q, live.size)
+      .filter((h) => accept(h.id))
+      .slice(0, topK),
+  );
+}
+
 /** Brute-force BM25 over the live documents (the formula of src/encoder/bm25.ts, same order of operations), ties by insertion order. */
 function oracle(
   live: Map<string, { text: string; seq: number }>,
@@ -202,27 +229,14 @@ describe("Bm25Index MaxScore search (stop-word lists probed, not walked)", () =>
         fc.integer({ min: 1, max: 30 }),
         fc.integer({ min: 1, max: 4 }),
         (texts, removes, queries, topK, every) => {
-          const ix = new Bm25Index();
-          const live = new Map<string, { text: string; seq: number }>();
-          texts.forEach((t, i) => {
-            ix.add(`d${i}`, t);
-            live.set(`d${i}`, { text: t, seq: i });
-          });
+          const { ix, live } = indexOfTexts(texts);
           for (const r of removes) {
             const id = `d${r % texts.length}`;
             ix.remove(id);
             live.delete(id);
           }
           const accept = (id: string) => Number(id.slice(1)) % every === 0;
-          for (const q of queries) {
-            expect(ix.search(q, topK)).toEqual(oracle(live, q, topK));
-            // the oracle over all live documents, then the accepted ones: statistics stay those of the whole index
-            expect(ix.search(q, topK, accept)).toEqual(
-              oracle(live, q, live.size)
-                .filter((h) => accept(h.id))
-                .slice(0, topK),
-            );
-          }
+          for (const q of queries) expectExact(ix, live, q, topK, accept);
         },
       ),
       { seed: 20261127, numRuns: 150 },
@@ -250,21 +264,9 @@ describe("Bm25Index threshold pruning (non-essential lists: a sampled threshold,
         fc.integer({ min: 1, max: 60 }),
         fc.integer({ min: 1, max: 3 }),
         (texts, queries, topK, every) => {
-          const ix = new Bm25Index();
-          const live = new Map<string, { text: string; seq: number }>();
-          texts.forEach((t, i) => {
-            ix.add(`d${i}`, t);
-            live.set(`d${i}`, { text: t, seq: i });
-          });
+          const { ix, live } = indexOfTexts(texts);
           const accept = (id: string) => Number(id.slice(1)) % every === 0;
-          for (const q of queries) {
-            expect(ix.search(q, topK)).toEqual(oracle(live, q, topK));
-            expect(ix.search(q, topK, accept)).toEqual(
-              oracle(live, q, live.size)
-                .filter((h) => accept(h.id))
-                .slice(0, topK),
-            );
-          }
+          for (const q of queries) expectExact(ix, live, q, topK, accept);
         },
       ),
       { seed: 20261128, numRuns: 150 },
