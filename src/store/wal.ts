@@ -98,11 +98,8 @@ export class Wal implements Log {
    * Binaries of 64 KiB or more are written from the caller's memory: do not change them until this settles.
    */
   append(type: number, body: unknown): Promise<WalPosition> {
-    if (this.closed) return Promise.reject(new SvcError("E_CLOSED", `WAL ${this.dir} is closed`));
-    if (this.writer.failed !== null) return Promise.reject(this.writer.failed);
-    if (!Number.isInteger(type) || type < 1 || type > 255) {
-      return Promise.reject(new SvcError("E_BAD_REQUEST", `frame type must be an integer 1..255, got ${type}`, { field: "type" }));
-    }
+    const refused = this.refusal(type);
+    if (refused !== null) return Promise.reject(refused);
     // An idle writer submits the frame's writev synchronously inside submit(), so the CRC of a large frame
     // (~0.3 ms/MB) is computed while the thread pool copies the bytes; the writer then stores it with a 4-byte
     // pwrite before the frame's fdatasync. A small frame's CRC costs less than that extra pwrite (a thread-pool
@@ -119,12 +116,7 @@ export class Wal implements Log {
       sealFrame(frame);
       deferCrc = false;
     }
-    if (this.logSize > HEADER_SIZE && this.logSize >= this.segmentBytes) {
-      this.logSegment++;
-      this.logSize = HEADER_SIZE;
-    }
-    this.logSize += frame.size;
-    const end = { segment: this.logSegment, offset: this.logSize };
+    const end = this.advance(frame.size);
     let resolve!: (p: WalPosition) => void;
     let reject!: (e: unknown) => void;
     const done = new Promise<WalPosition>((res, rej) => {
@@ -143,11 +135,8 @@ export class Wal implements Log {
    * once all are durable per the durability mode. For many small frames made at once (the wallet's read charges).
    */
   appendMany(type: number, bodies: readonly unknown[]): Promise<WalPosition> {
-    if (this.closed) return Promise.reject(new SvcError("E_CLOSED", `WAL ${this.dir} is closed`));
-    if (this.writer.failed !== null) return Promise.reject(this.writer.failed);
-    if (!Number.isInteger(type) || type < 1 || type > 255) {
-      return Promise.reject(new SvcError("E_BAD_REQUEST", `frame type must be an integer 1..255, got ${type}`, { field: "type" }));
-    }
+    const refused = this.refusal(type);
+    if (refused !== null) return Promise.reject(refused);
     if (bodies.length === 0) return Promise.resolve(this.position);
     const parts: Uint8Array[] = [];
     let size = 0;
@@ -163,12 +152,7 @@ export class Wal implements Log {
       return Promise.reject(e);
     }
     // The frames go to one segment (a batch may run past segmentBytes, as one large frame may).
-    if (this.logSize > HEADER_SIZE && this.logSize >= this.segmentBytes) {
-      this.logSegment++;
-      this.logSize = HEADER_SIZE;
-    }
-    this.logSize += size;
-    const end = { segment: this.logSegment, offset: this.logSize };
+    const end = this.advance(size);
     return new Promise<WalPosition>((resolve, reject) =>
       this.writer.submit({
         sync: false,
@@ -182,6 +166,25 @@ export class Wal implements Log {
         reject,
       }),
     );
+  }
+
+  /** Why an append of `type` is refused now (closed, stopped by a write error, a bad type), or null. */
+  private refusal(type: number): SvcError | null {
+    if (this.closed) return new SvcError("E_CLOSED", `WAL ${this.dir} is closed`);
+    if (this.writer.failed !== null) return this.writer.failed;
+    if (!Number.isInteger(type) || type < 1 || type > 255)
+      return new SvcError("E_BAD_REQUEST", `frame type must be an integer 1..255, got ${type}`, { field: "type" });
+    return null;
+  }
+
+  /** Place `size` bytes of frames at the log's end (in a new segment once the current one is full); their end position. */
+  private advance(size: number): { segment: number; offset: number } {
+    if (this.logSize > HEADER_SIZE && this.logSize >= this.segmentBytes) {
+      this.logSegment++;
+      this.logSize = HEADER_SIZE;
+    }
+    this.logSize += size;
+    return { segment: this.logSegment, offset: this.logSize };
   }
 
   /** The write or fdatasync error that stopped this WAL (every later append rejects with it), or null. */
