@@ -180,8 +180,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
     let matched: number | undefined;
     const probed = { lists: 0, rows: 0 };
     if (q.filter !== null) {
-      const filter = q.filter;
-      const { matches, key } = p.filters.matches(filter, p, (u) => p.index.evaluate(filter, u ?? p.live()));
+      const { matches, key } = filterMatches(p, q.filter);
       const count = matches.size;
       matched = count;
       lap("filter");
@@ -413,6 +412,11 @@ export const RESCORE_GAP_BYTES = 16 << 10;
 /** One read spans at most this many bytes. */
 const RESCORE_SPAN_BYTES = 256 << 10;
 
+/** The rows of `p` matching `filter`, through the partition's filter cache (its key: null when the filter is not cached). */
+function filterMatches(p: Partition, filter: Filter): { matches: RoaringBitmap32; key: string | null } {
+  return p.filters.matches(filter, p, (universe) => p.index.evaluate(filter, universe ?? p.live()));
+}
+
 /**
  * `exact: true` on a float collection: every live row, or every row the filter matched, scored with its stored float32
  * values under the query's scoring (the rescoring below over all of them); no 1-bit stage, so the answer is the exact
@@ -424,8 +428,7 @@ function exactSearch(kernels: Kernels, p: Partition, q: SearchQuery): SearchResu
   let rows: Uint32Array;
   let matched: number | undefined;
   if (q.filter !== null) {
-    const filter = q.filter;
-    const { matches } = p.filters.matches(filter, p, (u) => p.index.evaluate(filter, u ?? p.live()));
+    const { matches } = filterMatches(p, q.filter);
     matched = matches.size;
     timings.filter = performance.now() - t;
     t = performance.now();
