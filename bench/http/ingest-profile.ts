@@ -1,5 +1,8 @@
 /** @module ingest-profile — a short ingest against `svc serve` (msgpack float32 bins, or --format json|msgpack|protobuf): prints acknowledged vectors/s, server CPU per vector, CPU and page faults per server thread and, with --prof DIR (under --cpu-prof), main-thread CPU per vector by write-path stage.
- * `npm run build:ts && npx tsx bench/http/ingest-profile.ts --n 40000 [--format json] [--prof DIR] [--main other/dist/cli/main.js]` (SVC_TID=1: one line per thread id) */
+ * `npm run build:ts && npx tsx bench/http/ingest-profile.ts --n 40000 [--format json] [--prof DIR] [--perf FILE] [--settle MS] [--main other/dist/cli/main.js]` (SVC_TID=1: one line per thread id).
+ * --settle MS: also the server's CPU per vector over the ingest and the MS after it (background work the ingest left: a depth calibration, an index build).
+ * --perf FILE: `perf record -e cpu-clock -g` of the server over the ingest only (not its start), with node's --perf-basic-prof-only-functions so JavaScript frames have names; read it with `perf report -i FILE --tid <main pid>`. */
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,9 +24,11 @@ const n = Number(arg("n", "60000")),
   clients = Number(arg("clients", "4"));
 const format = arg("format", "msgpack-f32") as Format;
 const profDir = arg("prof", "");
+const perfFile = arg("perf", "");
+const settleMs = Number(arg("settle", "0"));
 const MAIN = arg("main", fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url)));
 const dir = mkdtempSync(join(tmpdir(), "svc-ingest-profile-"));
-const node = profDir ? ["--cpu-prof", "--cpu-prof-dir", profDir] : [];
+const node = [...(profDir ? ["--cpu-prof", "--cpu-prof-dir", profDir] : []), ...(perfFile ? ["--perf-basic-prof-only-functions"] : [])];
 const svc = await startChild([...node, MAIN, "serve", "--port", "0", "--data", dir, "--log-level", "silent"]);
 try {
   const key = svc.adminKey!;
@@ -32,9 +37,18 @@ try {
   const bodies = upsertBodies(format, data, n, batch);
   const counts = bodies.map((_, i) => Math.min(batch, n - i * batch));
   await api.createIndex("ingest", dim);
+  const perf = perfFile
+    ? spawn("perf", ["record", "-e", "cpu-clock", "-F", "1999", "-g", "-o", perfFile, "-p", String(svc.pid)], { stdio: "ignore" })
+    : null;
+  if (perf) await new Promise((r) => setTimeout(r, 500)); // perf attaches
   const before = threadCpu(svc.pid);
   const t = await ingest(api, "ingest", bodies, counts, FORMATS[format].contentType, clients, svc.pid);
   const after = threadCpu(svc.pid);
+  if (perf) {
+    perf.kill("SIGINT");
+    await new Promise((r) => perf.once("exit", r));
+    console.log(`perf: ${perfFile}, server main thread = tid ${svc.pid}`);
+  }
   console.log(
     `${FORMATS[format].label}: ${n} x ${dim}-d, batch ${batch}, ${clients} in flight: ${Math.round(t.ackedPerSec)} acked/s, ${Math.round(t.visiblePerSec)} visible/s, server ${t.serverCores.toFixed(2)} cores, ${((t.serverCores / t.ackedPerSec) * 1e6).toFixed(1)} µs server CPU per vector`,
   );
@@ -45,6 +59,11 @@ try {
     console.log(
       `thread ${name.padEnd(16)} user ${us(a.user - b.user).padStart(6)} µs/vector, system ${us(a.system - b.system).padStart(6)} µs/vector, ${((a.minflt - b.minflt) / n).toFixed(2)} minor faults/vector`,
     );
+  }
+  if (settleMs > 0) {
+    await new Promise((r) => setTimeout(r, settleMs));
+    const total = (m: Map<string, { user: number; system: number }>) => [...m.values()].reduce((a, t) => a + t.user + t.system, 0);
+    console.log(`server CPU per vector over the ingest and ${settleMs} ms after: ${(((total(threadCpu(svc.pid)) - total(before)) * 1e6) / n).toFixed(1)} µs`);
   }
 } finally {
   await svc.stop(); // the profile is written on exit

@@ -53,6 +53,8 @@ export interface CollectionOptions {
   annMinRows?: number;
   /** Milliseconds without upserts after which a namespace's delta is merged into its index (default ANN_IDLE_MS; see ivf.ts). */
   annIdleMs?: number;
+  /** Milliseconds without upserts after which a namespace's due depth calibration starts (default CALIBRATE_QUIET_MS; see maintenance.ts). */
+  calibrateQuietMs?: number;
   /** How damage found here is named in damage reports (store/damage.ts): the store name and the directory file names are relative to (default: `collection:<dir>`, the collection dir). */
   damage?: { store: string; root: string };
   /** Told of damage found here and of background failures: a compaction, an index build or merge, a checkpoint (each is tried again on a later write); default: stderrReporter. */

@@ -18,6 +18,7 @@ import { ANN_DELTA_FRACTION, ANN_IDLE_DELTA_FRACTION, ANN_IDLE_MS, ANN_MIN_ROWS 
 import { LogHistory } from "./log-history.js";
 import { OP, type Op } from "./ops.js";
 import { IVF_FILE, type Partition } from "./partition.js";
+import { DEPTH_MAX_FLOATS } from "./search.js";
 
 /** Take a checkpoint once this many log bytes were written since the last one. */
 export const DEFAULT_CHECKPOINT_BYTES = 256 << 20;
@@ -30,11 +31,21 @@ export interface PartitionAtCheckpoint {
 /** Compact a partition in the background once this fraction of its rows is dead (and at least COMPACT_MIN_DEAD rows); checked as deletes and overwrites are applied. */
 export const COMPACT_DEAD_FRACTION = 0.25;
 export const COMPACT_MIN_DEAD = 1024;
+/**
+ * A due depth calibration (depth.ts) starts once no upsert reached its namespace for this many milliseconds, or once it
+ * has waited CALIBRATE_WAIT_MAX_MS: a calibration reads every live row against 200 sample queries on the main thread,
+ * so run inside a stream of upserts it took ~10 µs of main-thread CPU a vector from the ingest (40k x 1024-d,
+ * bench/RESULTS.md); a stream calibrates at its end, on the rows it left, and queries meanwhile keep the depth before.
+ * Not deferred once the partition holds half of DEPTH_MAX_FLOATS (search.ts): it is calibrated on at least that many, as before.
+ */
+export const CALIBRATE_QUIET_MS = 200;
+export const CALIBRATE_WAIT_MAX_MS = 10_000;
 
 export class Maintenance {
   private readonly checkpointBytes: number;
   private readonly annMinRows: number;
   private readonly annIdleMs: number;
+  private readonly calibrateQuietMs: number;
   private logBytesAtCheckpoint = 0;
   private readonly compacting = new Map<string, Promise<{ before: number; after: number }>>();
   /** Namespaces with an index and a delta: when an upsert last reached them, and the timer that checks for idleness. */
@@ -42,6 +53,8 @@ export class Maintenance {
   private readonly idleTimers = new Map<string, NodeJS.Timeout>();
   /** Depth calibrations running (depth.ts), by namespace. */
   private readonly calibrating = new Map<string, Promise<void>>();
+  /** Due depth calibrations waiting for their namespace to go quiet: when each fell due, and its timer. */
+  private readonly calibrationDue = new Map<string, { since: number; timer: NodeJS.Timeout }>();
   /** Directories of the fresh partitions running rewrites are filling (in neither `partitions` nor `retired` yet). */
   private readonly building = new Set<string>();
 
@@ -52,11 +65,13 @@ export class Maintenance {
       checkpointBytes?: number;
       annMinRows?: number;
       annIdleMs?: number;
+      calibrateQuietMs?: number;
     },
   ) {
     this.checkpointBytes = opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES;
     this.annMinRows = opts.annMinRows ?? ANN_MIN_ROWS;
     this.annIdleMs = opts.annIdleMs ?? ANN_IDLE_MS;
+    this.calibrateQuietMs = opts.calibrateQuietMs ?? CALIBRATE_QUIET_MS;
   }
 
   /** The rejection handler of a background `task` (e.g. "index build of namespace 'docs'"): tells the reporter, unless the collection is closing (which abandons builds). */
@@ -190,11 +205,29 @@ export class Maintenance {
     }
   }
 
-  /** Calibrate the rescoring depth of `p` in the background when due (depth.ts depthDue); again when it grew meanwhile. */
+  /** Calibrate the rescoring depth of `p` in the background when due (depth.ts depthDue), once its writes paused (calibrateQuietMs); again when it grew meanwhile. */
   private maybeCalibrate(p: Partition): void {
     const s = this.s;
     if (s.closing || s.closed || s.rotation === null || this.calibrating.has(p.namespace) || !depthDue(p)) return;
     const ns = p.namespace;
+    const due = this.calibrationDue.get(ns);
+    // Past half of DEPTH_MAX_FLOATS, a partition still growing could pass it (and be calibrated no more) before it goes quiet.
+    if (2 * p.liveCount * p.shape.dimension > DEPTH_MAX_FLOATS || (due !== undefined && Date.now() - due.since >= CALIBRATE_WAIT_MAX_MS))
+      this.calibrateNow(ns);
+    else if (due === undefined) {
+      const timer = setTimeout(() => this.calibrateNow(ns), this.calibrateQuietMs).unref();
+      this.calibrationDue.set(ns, { since: Date.now(), timer });
+    } else due.timer.refresh(); // an upsert: calibrateQuietMs from now
+  }
+
+  /** Start `ns`'s due calibration (on its current partition) now. */
+  private calibrateNow(ns: string): void {
+    const s = this.s;
+    const due = this.calibrationDue.get(ns);
+    if (due !== undefined) clearTimeout(due.timer);
+    this.calibrationDue.delete(ns);
+    const p = s.partitions.get(ns);
+    if (p === undefined || s.closing || s.closed || s.rotation === null || this.calibrating.has(ns) || !depthDue(p)) return;
     const run = calibrateDepth(s.kernels, s.pool, p, s.rotation, s.config.seed, () => s.closing)
       .then(
         ({ depth, rows }) => {
@@ -215,9 +248,13 @@ export class Maintenance {
     this.calibrating.set(ns, run);
   }
 
-  /** Resolves once no depth calibration runs (those started meanwhile included). */
+  /** Starts the due depth calibrations without waiting for quiet; resolves once none runs or waits (those started meanwhile included). */
   async calibrated(): Promise<void> {
-    while (this.calibrating.size > 0) await Promise.all(this.calibrating.values());
+    for (;;) {
+      for (const ns of [...this.calibrationDue.keys()]) this.calibrateNow(ns);
+      if (this.calibrating.size === 0) return;
+      await Promise.all(this.calibrating.values());
+    }
   }
 
   /**
@@ -259,7 +296,9 @@ export class Maintenance {
   async stop(): Promise<void> {
     this.s.closing = true;
     for (const running of this.compacting.values()) await running.catch(() => {}); // only waits: a rewrite's failure goes to its starter (failed(), or compact()'s caller)
-    // a depth calibration stops at its next step (E_CLOSED, not reported while closing)
+    // a due calibration no longer starts; a running one stops at its next step (E_CLOSED, not reported while closing)
+    for (const due of this.calibrationDue.values()) clearTimeout(due.timer);
+    this.calibrationDue.clear();
     await Promise.all(this.calibrating.values());
   }
 
