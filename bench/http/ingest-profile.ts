@@ -41,16 +41,29 @@ try {
     ? spawn("perf", ["record", "-e", "cpu-clock", "-F", "1999", "-g", "-o", perfFile, "-p", String(svc.pid)], { stdio: "ignore" })
     : null;
   if (perf) await new Promise((r) => setTimeout(r, 500)); // perf attaches
+  // The WAL's fdatasyncs over the ingest (every WAL of the process), from /metrics: count and seconds.
+  const fsyncs = async () => {
+    const text = await (await fetch(`${svc.url}/metrics`)).text();
+    const v = (name: string) => Number(new RegExp(`^svc_wal_fsync_seconds_${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(text)?.[1] ?? NaN);
+    return { count: v("count"), seconds: v("sum") };
+  };
+  const fsync0 = await fsyncs();
   const before = threadCpu(svc.pid);
   const t = await ingest(api, "ingest", bodies, counts, FORMATS[format].contentType, clients, svc.pid);
   const after = threadCpu(svc.pid);
+  const fsync1 = await fsyncs();
   if (perf) {
     perf.kill("SIGINT");
     await new Promise((r) => perf.once("exit", r));
     console.log(`perf: ${perfFile}, server main thread = tid ${svc.pid}`);
   }
   console.log(
-    `${FORMATS[format].label}: ${n} x ${dim}-d, batch ${batch}, ${clients} in flight: ${Math.round(t.ackedPerSec)} acked/s, ${Math.round(t.visiblePerSec)} visible/s, server ${t.serverCores.toFixed(2)} cores, ${((t.serverCores / t.ackedPerSec) * 1e6).toFixed(1)} µs server CPU per vector`,
+    `${FORMATS[format].label}: ${n} x ${dim}-d, batch ${batch}, ${clients} in flight: ${Math.round(t.ackedPerSec)} acked/s, ${Math.round(t.visiblePerSec)} visible/s, server ${t.serverCores.toFixed(2)} cores (client ${t.clientCores.toFixed(2)}), ${((t.serverCores / t.ackedPerSec) * 1e6).toFixed(1)} µs server CPU per vector`,
+  );
+  const syncs = fsync1.count - fsync0.count,
+    syncSeconds = fsync1.seconds - fsync0.seconds;
+  console.log(
+    `WAL fdatasyncs over the ingest (to visible): ${syncs}, ${((syncSeconds / syncs) * 1e3).toFixed(1)} ms each, ${((syncSeconds / t.visibleSeconds) * 100).toFixed(0)}% of the time in one`,
   );
   // Per thread over the whole ingest (acknowledged and applied): the main thread, the scan/encode workers, libuv's pool (WAL writes, fdatasync).
   for (const [name, a] of after) {
