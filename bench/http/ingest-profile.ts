@@ -76,7 +76,9 @@ try {
   if (settleMs > 0) {
     await new Promise((r) => setTimeout(r, settleMs));
     const total = (m: Map<string, { user: number; system: number }>) => [...m.values()].reduce((a, t) => a + t.user + t.system, 0);
-    console.log(`server CPU per vector over the ingest and ${settleMs} ms after: ${(((total(threadCpu(svc.pid)) - total(before)) * 1e6) / n).toFixed(1)} µs`);
+    console.log(
+      `server CPU per vector over the ingest and ${settleMs} ms after: ${(((total(threadCpu(svc.pid)) - total(before)) * 1e6) / n).toFixed(1)} µs`,
+    );
   }
 } finally {
   await svc.stop(); // the profile is written on exit
