@@ -38,7 +38,7 @@ export const COMPACT_MIN_DEAD = 1024;
  * bench/RESULTS.md); a stream calibrates at its end, on the rows it left, and queries meanwhile keep the depth before.
  * Not deferred once the partition holds half of DEPTH_MAX_FLOATS (search.ts): it is calibrated on at least that many, as before.
  */
-export const CALIBRATE_QUIET_MS = 200;
+export const CALIBRATE_QUIET_MS = 1000;
 export const CALIBRATE_WAIT_MAX_MS = 10_000;
 
 export class Maintenance {
