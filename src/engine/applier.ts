@@ -29,8 +29,7 @@ export interface ApplierHooks {
  * log's order; append() then only waits for the acknowledgement.
  */
 export class Applier {
-  /** `own`: appended through append() (its values' buffer is this collection's until the apply is done with it). */
-  private readonly queue: Array<{ op: Op; pos: LogPosition; bytes: number; own: boolean }> = [];
+  private readonly queue: Array<{ op: Op; pos: LogPosition; bytes: number }> = [];
   /** Vector bytes acknowledged but not yet applied. */
   private backlogBytes = 0;
   private applyScheduled = false;
@@ -69,7 +68,7 @@ export class Applier {
   async append(op: Op): Promise<void> {
     if (this.s.closed) throw new SvcError("E_CLOSED", "the collection is closed");
     const pos = await this.s.log.append(op.type, op.body);
-    if (!this.follow) this.enqueue(op, pos, true);
+    if (!this.follow) this.enqueue(op, pos);
     this.hooks.afterAppend();
     // Backpressure: when the applier is this far behind, the acknowledgement waits until the
     // write is visible, so writers slow to the apply rate and staleness stays bounded.
@@ -80,18 +79,18 @@ export class Applier {
   tailed(op: Op, end: LogPosition): void {
     // While closing nothing new is applied: the checkpoint holds what is visible and a reopen replays the rest.
     if (this.s.closing || atOrBefore(end, this.queuedPos)) return;
-    this.tailedBytes += this.enqueue(op, end, false);
+    this.tailedBytes += this.enqueue(op, end);
     this.hooks.afterAppend();
   }
 
   /** Queue an acknowledged op for the apply loop; returns its vector and payload bytes. */
-  private enqueue(op: Op, pos: LogPosition, own: boolean): number {
+  private enqueue(op: Op, pos: LogPosition): number {
     let bytes = 0;
     if (op.type === OP.upsert) {
       bytes = op.body.v.byteLength;
       for (const p of op.body.p ?? []) bytes += p?.byteLength ?? 0;
     }
-    this.queue.push({ op, pos, bytes, own });
+    this.queue.push({ op, pos, bytes });
     this.queuedPos = pos;
     this.backlogBytes += bytes;
     if (this.trackVisibility) this.ackedAt.push(performance.now());
@@ -146,11 +145,13 @@ export class Applier {
     let next = this.encodeAhead(this.queue[0]);
     try {
       while (this.queue.length > 0) {
-        const { op, pos, bytes, own } = this.queue.shift()!;
+        const { op, pos, bytes } = this.queue.shift()!;
         const bits = await next;
         next = this.encodeAhead(this.queue[0]);
-        this.apply(op, bits, own);
+        this.apply(op, bits);
         this.hooks.afterApply(op);
+        // the log write settled before the op was queued, and the rows are in the partition now
+        if (op.type === OP.upsert) returnRows(op.body.v);
         this.backlogBytes -= bytes;
         this.visiblePos = pos;
         if (this.trackVisibility) this.visibleDelays.push(performance.now() - this.ackedAt.shift()!);
@@ -181,18 +182,13 @@ export class Applier {
     }
   }
 
-  /**
-   * Apply one logged op to the in-memory state and partition files; `bits` = the upsert's rows already encoded. `own`:
-   * an upsert's values (its own buffer, which nothing else writes) go to values.f32 on the threadpool, off the main
-   * thread, and the buffer is handed out again (returnRows) once they are written; its log write settled before the op
-   * was queued. Replayed and tailed values may be views into buffers their reader reuses: written at once.
-   */
-  private apply(op: Op, bits?: Uint8Array, own = false): void {
+  /** Apply one logged op to the in-memory state and partition files; `bits` = the upsert's rows already encoded. */
+  private apply(op: Op, bits?: Uint8Array): void {
     const s = this.s;
     switch (op.type) {
       case OP.upsert: {
         const { ns, ids, v, m, p } = op.body;
-        s.partition(ns).append(s.rotation, ids, v, m, bits, p, own ? () => returnRows(v) : undefined);
+        s.partition(ns).append(s.rotation, ids, v, m, bits, p);
         return;
       }
       case OP.delete:

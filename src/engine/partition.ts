@@ -223,8 +223,6 @@ export class Partition {
    * Append rows. `vectors` holds ids.length float32 rows (cosine: encoded through the
    * rotation here, unless their `bits` are given, as compaction does) or packed bit rows
    * (hamming). A repeated id tombstones its old row. `payloads[i]`: row i's opaque bytes, null or absent for none.
-   * With `vectorsWritten`, float values are written to values.f32 on the threadpool (RowFile.appendAsync): `vectors`
-   * must stay unchanged until it is called; without, or for packed bits, nothing is written later (it is called at once).
    */
   append(
     rotation: Rotation | null,
@@ -233,24 +231,19 @@ export class Partition {
     metas: readonly (Metadata | null)[],
     bits?: Uint8Array,
     payloads?: readonly (Uint8Array | null)[],
-    vectorsWritten?: () => void,
   ): void {
     const n = ids.length;
-    if (n === 0) return vectorsWritten?.();
+    if (n === 0) return;
     const first = this.rows;
     const ptr = this.arena.reserve(n);
     const heap = this.kernels.heap;
     if (rotation !== null) {
-      const given = vectors;
       if (vectors.byteOffset % 4 !== 0) vectors = vectors.slice(); // msgpack bins decode unaligned
       if (bits) heap.bytes().set(bits, ptr);
       else rotation.encode(new Float32Array(vectors.buffer, vectors.byteOffset, vectors.byteLength / 4), ptr);
-      if (vectorsWritten === undefined) this.values!.append(vectors);
-      else this.values!.appendAsync(vectors, vectors === given ? vectorsWritten : () => {});
-      if (vectorsWritten !== undefined && vectors !== given) vectorsWritten(); // the write is from a copy: the given bytes are free
+      this.values!.append(vectors);
     } else {
       heap.bytes().set(vectors, ptr);
-      vectorsWritten?.();
     }
     this.bits.append(heap.bytes().subarray(ptr, ptr + n * this.arena.rowBytes));
     this.records.append(
