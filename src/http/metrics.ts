@@ -45,6 +45,9 @@ export class HttpMetrics {
    * string key and validate them on every call (~2 µs a request in all).
    */
   private readonly series = new Map<string, Map<string, RouteSeries>>();
+  /** Every series, and every (series, status) counted, in the order first seen (prom-client's order of samples). */
+  private readonly seriesInOrder: RouteSeries[] = [];
+  private readonly statusesInOrder: Array<[RouteSeries, number]> = [];
   private bytesInTotal = 0;
   private bytesOutTotal = 0;
   private readonly requests = new Counter({
@@ -54,14 +57,14 @@ export class HttpMetrics {
     registers: [this.registry],
     collect: () => {
       this.requests.reset();
-      for (const s of this.allSeries())
-        for (const [status, n] of s.statuses) this.requests.inc({ method: s.method, route: s.route, status: String(status) }, n);
+      for (const [s, status] of this.statusesInOrder)
+        this.requests.inc({ method: s.method, route: s.route, status: String(status) }, s.statuses.get(status)!);
     },
   });
   private readonly duration = new LatencyHistogram(
     "svc_http_request_duration_seconds",
     "Time from request to reply, by method and route",
-    () => this.allSeries(),
+    this.seriesInOrder,
     this.registry,
   );
   private readonly bytesIn = new Counter({
@@ -246,14 +249,13 @@ export class HttpMetrics {
     let routes = this.series.get(method);
     if (routes === undefined) this.series.set(method, (routes = new Map()));
     let s = routes.get(route);
-    if (s === undefined) routes.set(route, (s = new RouteSeries(method, route)));
-    s.add(status, seconds);
+    if (s === undefined) {
+      routes.set(route, (s = new RouteSeries(method, route)));
+      this.seriesInOrder.push(s);
+    }
+    if (s.add(status, seconds)) this.statusesInOrder.push([s, status]);
     this.bytesInTotal += bytesIn;
     this.bytesOutTotal += bytesOut;
-  }
-
-  private *allSeries(): Iterable<RouteSeries> {
-    for (const routes of this.series.values()) yield* routes.values();
   }
 
   usage(u: Usage): void {
@@ -295,14 +297,16 @@ class RouteSeries {
     this.labels = { method, route };
   }
 
-  /** As prom-client's Histogram: the first bound >= the value. */
-  add(status: number, seconds: number): void {
-    this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
+  /** Count one request (its latency in the first bucket whose bound is >= it, as prom-client's Histogram); true when its status is new here. */
+  add(status: number, seconds: number): boolean {
+    const n = this.statuses.get(status);
+    this.statuses.set(status, (n ?? 0) + 1);
     let b = 0;
     while (b < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[b]!) b++;
     this.buckets[b]!++;
     this.sum += seconds;
     this.count++;
+    return n === undefined;
   }
 }
 
@@ -318,7 +322,7 @@ class LatencyHistogram {
   constructor(
     readonly name: string,
     readonly help: string,
-    private readonly series: () => Iterable<RouteSeries>,
+    private readonly series: readonly RouteSeries[],
     registry: Registry,
   ) {
     registry.registerMetric(this as unknown as Metric);
@@ -327,7 +331,7 @@ class LatencyHistogram {
   get(): Promise<{ name: string; help: string; type: string; values: Array<MetricValue<string> & { metricName: string }>; aggregator: string }> {
     const values: Array<MetricValue<string> & { metricName: string }> = [];
     const bucket = `${this.name}_bucket`;
-    for (const s of this.series()) {
+    for (const s of this.series) {
       let acc = 0;
       for (let i = 0; i < LATENCY_BUCKETS.length; i++) {
         acc += s.buckets[i]!;
