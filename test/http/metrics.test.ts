@@ -166,7 +166,7 @@ describe("request metrics counted locally, handed to prom-client at a scrape", (
     text
       .split("\n\n")
       .map((block) => block.trimEnd())
-      .filter((block) => /^# HELP svc_http_(requests_total|request_duration_seconds|request_bytes_total|response_bytes_total) /.test(block))
+      .filter((block) => /^# HELP svc_(http_(requests_total|request_duration_seconds|request_bytes_total|response_bytes_total)|vectors_(written|scanned)_total) /.test(block))
       .join("\n\n");
 
   it("gives the same exposition as prom-client's own Counter and Histogram fed the same requests", async () => {
@@ -183,6 +183,8 @@ describe("request metrics counted locally, handed to prom-client at a scrape", (
       ),
       bytesIn: fc.nat(1 << 20),
       bytesOut: fc.nat(1 << 20),
+      written: fc.nat(1000),
+      scanned: fc.nat(1 << 20),
     });
     await fc.assert(
       fc.asyncProperty(fc.array(request, { maxLength: 200 }), fc.nat(200), async (requests, scrapeAt) => {
@@ -192,6 +194,8 @@ describe("request metrics counted locally, handed to prom-client at a scrape", (
         const histogram = new Histogram({ name: "svc_http_request_duration_seconds", help: "Time from request to reply, by method and route", labelNames: ["method", "route"], buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10], registers: [ref] });
         const bytesIn = new Counter({ name: "svc_http_request_bytes_total", help: "Request body bytes received", registers: [ref] });
         const bytesOut = new Counter({ name: "svc_http_response_bytes_total", help: "Response body bytes sent", registers: [ref] });
+        const written = new Counter({ name: "svc_vectors_written_total", help: "Vectors written (upsert, update)", registers: [ref] });
+        const scanned = new Counter({ name: "svc_vectors_scanned_total", help: "Vectors scanned by queries", registers: [ref] });
         try {
           for (const [i, r] of requests.entries()) {
             if (i === scrapeAt) expect(families(await m.text())).toBe(families(await ref.metrics())); // a scrape between requests changes nothing after it
@@ -200,10 +204,14 @@ describe("request metrics counted locally, handed to prom-client at a scrape", (
             histogram.observe({ method: r.method, route: r.route }, r.seconds);
             if (r.bytesIn) bytesIn.inc(r.bytesIn);
             if (r.bytesOut) bytesOut.inc(r.bytesOut);
+            m.usage({ written: r.written, scanned: r.scanned });
+            if (r.written) written.inc(r.written);
+            if (r.scanned) scanned.inc(r.scanned);
           }
           const mine = families(await m.text());
           expect(mine).toBe(families(await ref.metrics()));
           expect(mine).toContain("# TYPE svc_http_request_duration_seconds histogram");
+          if (requests.some((r) => r.scanned > 0)) expect(mine).toContain("# TYPE svc_vectors_scanned_total counter");
           expect(families(await m.text())).toBe(mine); // a scrape does not count twice
         } finally {
           m.close();
