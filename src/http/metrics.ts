@@ -328,7 +328,13 @@ class LatencyHistogram {
     registry.registerMetric(this as unknown as Metric);
   }
 
-  get(): Promise<{ name: string; help: string; type: string; values: Array<MetricValue<string> & { metricName: string }>; aggregator: string }> {
+  get(): Promise<{
+    name: string;
+    help: string;
+    type: string;
+    values: Array<MetricValue<string> & { metricName: string }>;
+    aggregator: string;
+  }> {
     const values: Array<MetricValue<string> & { metricName: string }> = [];
     const bucket = `${this.name}_bucket`;
     for (const s of this.series) {

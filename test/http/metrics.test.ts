@@ -166,7 +166,11 @@ describe("request metrics counted locally, handed to prom-client at a scrape", (
     text
       .split("\n\n")
       .map((block) => block.trimEnd())
-      .filter((block) => /^# HELP svc_(http_(requests_total|request_duration_seconds|request_bytes_total|response_bytes_total)|vectors_(written|scanned)_total) /.test(block))
+      .filter((block) =>
+        /^# HELP svc_(http_(requests_total|request_duration_seconds|request_bytes_total|response_bytes_total)|vectors_(written|scanned)_total) /.test(
+          block,
+        ),
+      )
       .join("\n\n");
 
   it("gives the same exposition as prom-client's own Counter and Histogram fed the same requests", async () => {
@@ -190,8 +194,19 @@ describe("request metrics counted locally, handed to prom-client at a scrape", (
       fc.asyncProperty(fc.array(request, { maxLength: 200 }), fc.nat(200), async (requests, scrapeAt) => {
         const m = new HttpMetrics();
         const ref = new Registry();
-        const counter = new Counter({ name: "svc_http_requests_total", help: "HTTP requests answered, by method, route (the path template, or 'unmatched') and status", labelNames: ["method", "route", "status"], registers: [ref] });
-        const histogram = new Histogram({ name: "svc_http_request_duration_seconds", help: "Time from request to reply, by method and route", labelNames: ["method", "route"], buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10], registers: [ref] });
+        const counter = new Counter({
+          name: "svc_http_requests_total",
+          help: "HTTP requests answered, by method, route (the path template, or 'unmatched') and status",
+          labelNames: ["method", "route", "status"],
+          registers: [ref],
+        });
+        const histogram = new Histogram({
+          name: "svc_http_request_duration_seconds",
+          help: "Time from request to reply, by method and route",
+          labelNames: ["method", "route"],
+          buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+          registers: [ref],
+        });
         const bytesIn = new Counter({ name: "svc_http_request_bytes_total", help: "Request body bytes received", registers: [ref] });
         const bytesOut = new Counter({ name: "svc_http_response_bytes_total", help: "Response body bytes sent", registers: [ref] });
         const written = new Counter({ name: "svc_vectors_written_total", help: "Vectors written (upsert, update)", registers: [ref] });
