@@ -349,7 +349,7 @@ export class Exchange {
     const ctx = new ExchangeContext(this, {
       id: this.id,
       params: decodeParams(this.entry.names, this.raw),
-      query: new URLSearchParams(this.query),
+      query: this.query,
       body: decoded,
       principal: this.principal!,
       baseUrl: `${opts.scheme}://${h.host || `${opts.host}:${opts.port()}`}`,
@@ -432,7 +432,6 @@ export class Exchange {
 class ExchangeContext implements RequestContext {
   readonly id: string;
   readonly params: Record<string, string>;
-  readonly query: URLSearchParams;
   readonly body: unknown;
   readonly principal: Principal;
   readonly baseUrl: string;
@@ -440,12 +439,14 @@ class ExchangeContext implements RequestContext {
   readonly contentType: string;
   declare headers?: Record<string, string>;
   readonly #ex: Exchange;
+  /** The query string as sent, parsed when a route first reads `query` (a query's POST has none). */
+  #query: string | URLSearchParams;
 
-  constructor(ex: Exchange, c: Omit<RequestContext, "usage" | "headers" | "remoteAddress"> & { after: string }) {
+  constructor(ex: Exchange, c: Omit<RequestContext, "usage" | "headers" | "remoteAddress" | "query"> & { query: string; after: string }) {
     this.#ex = ex;
     this.id = c.id;
     this.params = c.params;
-    this.query = c.query;
+    this.#query = c.query;
     this.body = c.body;
     this.principal = c.principal;
     this.baseUrl = c.baseUrl;
@@ -455,6 +456,11 @@ class ExchangeContext implements RequestContext {
 
   get remoteAddress(): string {
     return this.#ex.remoteAddress;
+  }
+
+  get query(): URLSearchParams {
+    if (typeof this.#query === "string") this.#query = new URLSearchParams(this.#query);
+    return this.#query;
   }
 }
 

@@ -146,6 +146,7 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
     if (inFlight === 0 && drained) drained();
   };
 
+  const clustered = deps.forward !== undefined;
   /** uWS's part of a request: header values and body bytes in, the answer's bytes out. Everything else is the request path's. */
   const register = (entry: RouteEntry) => {
     const { route, names, bodyCap } = entry;
@@ -154,17 +155,19 @@ export async function startHttp(routes: Route[], deps: HttpDeps, opts: HttpOptio
     const bodyless = route.method === "get" || route.method === "delete";
     /** `head`: a HEAD request on a GET route, answered as the GET without the body. */
     const handle = (res: uWS.HttpResponse, req: uWS.HttpRequest, head: boolean) => {
+      // Only the headers this server can act on (each getHeader is a call into uWS and a new string): the cluster's
+      // forwarding headers in cluster mode, Origin when the Host/Origin guard runs (auth off), traceparent when tracing.
       const h: RequestHeaders = {
         contentType: req.getHeader("content-type"),
         contentLength: req.getHeader("content-length"),
         accept: req.getHeader("accept"),
         host: req.getHeader("host"),
-        origin: req.getHeader("origin"),
+        origin: opts.auth ? "" : req.getHeader("origin"),
         apiKey: req.getHeader("api-key"),
         authorization: req.getHeader("authorization"),
         requestId: req.getHeader("x-request-id"),
-        forwardToken: req.getHeader(FORWARD_TOKEN_HEADER),
-        forwardedFor: req.getHeader(FORWARDED_FOR_HEADER),
+        forwardToken: clustered ? req.getHeader(FORWARD_TOKEN_HEADER) : "",
+        forwardedFor: clustered ? req.getHeader(FORWARDED_FOR_HEADER) : "",
         after: req.getHeader("x-svc-after"),
         traceparent: tracer === null ? "" : req.getHeader("traceparent"),
       };

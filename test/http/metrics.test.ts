@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import fc from "fast-check";
+import { Counter, Histogram, Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type Server } from "../../src/app/start-server.js";
 import { Collection } from "../../src/engine/collection.js";
@@ -155,6 +157,83 @@ describe("/metrics on a server", () => {
     }
     // single node: no cluster gauges' samples
     expect(after.has("svc_nats_connected")).toBe(false);
+  });
+});
+
+describe("request metrics counted locally, handed to prom-client at a scrape", () => {
+  /** The four request families' text from a registry's exposition. */
+  const families = (text: string) =>
+    text
+      .split("\n\n")
+      .map((block) => block.trimEnd())
+      .filter((block) =>
+        /^# HELP svc_(http_(requests_total|request_duration_seconds|request_bytes_total|response_bytes_total)|vectors_(written|scanned)_total) /.test(
+          block,
+        ),
+      )
+      .join("\n\n");
+
+  it("gives the same exposition as prom-client's own Counter and Histogram fed the same requests", async () => {
+    const methods = ["GET", "HEAD", "POST", "DELETE", "OTHER"];
+    const routes = ["/v1/indexes/{name}/query", "/metrics", "unmatched", 'a"odd\\route\nname'];
+    const request = fc.record({
+      method: fc.constantFrom(...methods),
+      route: fc.constantFrom(...routes),
+      status: fc.constantFrom(200, 201, 400, 404, 413, 500, 503),
+      // bucket bounds exactly, just past them, 0, and beyond the largest
+      seconds: fc.oneof(
+        fc.constantFrom(0, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 10.5, 1e-9),
+        fc.double({ min: 0, max: 20, noNaN: true }),
+      ),
+      bytesIn: fc.nat(1 << 20),
+      bytesOut: fc.nat(1 << 20),
+      written: fc.nat(1000),
+      scanned: fc.nat(1 << 20),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(request, { maxLength: 200 }), fc.nat(200), async (requests, scrapeAt) => {
+        const m = new HttpMetrics();
+        const ref = new Registry();
+        const counter = new Counter({
+          name: "svc_http_requests_total",
+          help: "HTTP requests answered, by method, route (the path template, or 'unmatched') and status",
+          labelNames: ["method", "route", "status"],
+          registers: [ref],
+        });
+        const histogram = new Histogram({
+          name: "svc_http_request_duration_seconds",
+          help: "Time from request to reply, by method and route",
+          labelNames: ["method", "route"],
+          buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+          registers: [ref],
+        });
+        const bytesIn = new Counter({ name: "svc_http_request_bytes_total", help: "Request body bytes received", registers: [ref] });
+        const bytesOut = new Counter({ name: "svc_http_response_bytes_total", help: "Response body bytes sent", registers: [ref] });
+        const written = new Counter({ name: "svc_vectors_written_total", help: "Vectors written (upsert, update)", registers: [ref] });
+        const scanned = new Counter({ name: "svc_vectors_scanned_total", help: "Vectors scanned by queries", registers: [ref] });
+        try {
+          for (const [i, r] of requests.entries()) {
+            if (i === scrapeAt) expect(families(await m.text())).toBe(families(await ref.metrics())); // a scrape between requests changes nothing after it
+            m.observe(r.method, r.route, r.status, r.seconds, r.bytesIn, r.bytesOut);
+            counter.inc({ method: r.method, route: r.route, status: String(r.status) });
+            histogram.observe({ method: r.method, route: r.route }, r.seconds);
+            if (r.bytesIn) bytesIn.inc(r.bytesIn);
+            if (r.bytesOut) bytesOut.inc(r.bytesOut);
+            m.usage({ written: r.written, scanned: r.scanned });
+            if (r.written) written.inc(r.written);
+            if (r.scanned) scanned.inc(r.scanned);
+          }
+          const mine = families(await m.text());
+          expect(mine).toBe(families(await ref.metrics()));
+          expect(mine).toContain("# TYPE svc_http_request_duration_seconds histogram");
+          if (requests.some((r) => r.scanned > 0)) expect(mine).toContain("# TYPE svc_vectors_scanned_total counter");
+          expect(families(await m.text())).toBe(mine); // a scrape does not count twice
+        } finally {
+          m.close();
+        }
+      }),
+      { seed: 3202, numRuns: 60 },
+    );
   });
 });
 
