@@ -9,75 +9,18 @@
  * calibration in the engine's style (ivf.ts, depth.ts) would measure.
  * Run: `CRANFIELD_DIR=... npx tsx bench/records-prefix-bench.ts <dir> [bits=128,256,512] [C=1000,4000,16000]`.
  */
-import { loadavg } from "node:os";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { TextEncoder1024 } from "../src/encoder/encoder.js";
-import { bestEstimated } from "../src/engine/estimate.js";
-import type { Partition } from "../src/engine/partition.js";
-import { Kernels, type RowsRef, type TopK } from "../src/kernels/abi.js";
-import { mulberry32 } from "../src/kernels/random.js";
-import type { Rotation } from "../src/kernels/rotation.js";
-import type { LocalRecordStore } from "../src/memory/record-store.js";
-import { RecordService } from "../src/memory/records.js";
-import { ScanPool } from "../src/pool/scan-pool.js";
-import { loadCranfield } from "./cranfield.js";
-import { ndcgAt } from "./encoder-metrics.js";
+import type { RowsRef } from "../src/kernels/abi.js";
+import { cpu, load, openRecordsDir, WANT } from "./records-dir.js";
 
 const dir = process.argv[2];
 if (dir === undefined) throw new Error("usage: records-prefix-bench.ts <dir> [bits,...] [C,...]");
 const bitsList = (process.argv[3] ?? "128,256,512").split(",").map(Number);
 const cList = (process.argv[4] ?? "1000,4000,16000").split(",").map(Number);
-const WANT = 100; // candidatesFor(10): the rows a top-10 cosine query keeps from the 1-bit stage
-const ESTIMATE = 40; // rescoreFor(10)
 const Z_CERT = 3;
-const kernels = Kernels.create();
-const pool = new ScanPool(kernels, { threads: 2 });
-const encoder = TextEncoder1024.load();
-const svc = new RecordService(dir, { kernels, pool, encoder, durability: "none" });
-const heap = kernels.heap;
-const cpu = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(1))
-    .join(" ");
-
-interface Query {
-  bits: number;
-  unit: Float32Array;
-  rotated: Float32Array;
-  self: number;
-  ordinal: number;
-}
+const { kernels, heap, c, rows, n, sets, without, finish, ndcg, close } = await openRecordsDir(dir);
 
 try {
-  const s = await (svc as unknown as { local: { get(t: string): Promise<LocalRecordStore> } }).local.get("t");
-  await s.settled();
-  const c = s.collection;
-  const st = (c as unknown as { s: { partitions: Map<string, Partition>; rotation: Rotation } }).s;
-  const p = st.partitions.get("big")!;
-  const { rows, unpin } = p.arena.pin();
-  const rowBytes = rows.words * 8;
-  const n = rows.count;
   console.log(`rows ${n} (index ${JSON.stringify(c.indexStats("big"))}); load ${load()}`);
-  const encodeQuery = (v: Float32Array, self: number, ordinal: number): Query => {
-    const bits = heap.alloc(rowBytes);
-    const unitPtr = heap.alloc(v.length * 4);
-    st.rotation.encode(v, bits, unitPtr);
-    const q = { bits, unit: heap.f32(unitPtr, v.length).slice(), rotated: st.rotation.lastRotated(), self, ordinal };
-    heap.release(unitPtr);
-    return q;
-  };
-  const { queries, qrels } = loadCranfield();
-  const idOf = (JSON.parse(readFileSync(join(dir, "cranfield-ids.json"), "utf8")) as Record<string, Record<string, number>>).big!;
-  const next = mulberry32(5);
-  const sets: [string, Query[]][] = [
-    ["Cranfield queries", queries.map((q) => encodeQuery(encoder.encode(q.text), -1, q.ordinal))],
-    ["held-in rows", Array.from({ length: 200 }, () => next() % n).map((r) => encodeQuery(p.vector(r) as Float32Array, r, -1))],
-  ];
   // the prefix blocks: the first `bits` of each row, rows of bits / 64 lanes (a copy: 16 B per row per 128 bits)
   const prefixes = new Map<number, RowsRef>();
   for (const bits of bitsList) {
@@ -98,34 +41,6 @@ try {
   let t0 = cpu();
   for (let i = 0; i < 10; i++) kernels.readProbe(rows);
   console.log(`full codes: stream read ${((cpu() - t0) / 10).toFixed(2)} ms CPU`);
-  const without = (t: TopK, self: number) => Array.from(t.rows.keys()).filter((i) => t.rows[i] !== self);
-  /** Today's last two stages: the best ESTIMATE of `cands` by the asymmetric estimate, rescored with their float values; best 10 rows. */
-  const finish = (q: Query, cands: Uint32Array): number[] => {
-    const best = bestEstimated(kernels, rows, cands, q.rotated, ESTIMATE + (q.self >= 0 ? 1 : 0));
-    const scored = Array.from(best, (row) => {
-      const x = p.vector(row) as Float32Array;
-      let dot = 0;
-      let xx = 0;
-      for (let j = 0; j < x.length; j++) {
-        dot += q.unit[j]! * x[j]!;
-        xx += x[j]! * x[j]!;
-      }
-      return { row, score: xx > 0 ? dot / Math.sqrt(xx) : 0 };
-    });
-    return scored
-      .filter((h) => h.row !== q.self)
-      .sort((a, b) => b.score - a.score || a.row - b.row)
-      .slice(0, 10)
-      .map((h) => h.row);
-  };
-  const ndcg = (q: Query, top: number[]) =>
-    q.ordinal < 0
-      ? 0
-      : ndcgAt(
-          top.map((r) => idOf[p.idOf(r)] ?? -1),
-          qrels.get(q.ordinal) ?? new Map(),
-          10,
-        );
   for (const [name, qs] of sets) {
     const extra = qs[0]!.self >= 0 ? 1 : 0;
     let t = cpu();
@@ -195,8 +110,6 @@ try {
       heap.release(qp);
     }
   }
-  unpin();
 } finally {
-  await svc.close();
-  await pool.close();
+  await close();
 }
