@@ -24,7 +24,19 @@ const EXPANSION_ADD = 128; // usearch's default construction expansion
 const BATCH = 16384; // rows expanded to floats per add() call (64 MiB)
 const SAVED = "/tmp/recgraph-index.usearch";
 const nMax = Math.max(...nList);
-const { kernels, heap, c, rows, rowBytes, n: nAll, sets, without, finish, ndcg, close } = await openRecordsDir(dir, 200, Math.min(...nList));
+const {
+  kernels,
+  heap,
+  c,
+  rows,
+  rowBytes,
+  n: nAll,
+  sets,
+  without,
+  finish,
+  ndcg,
+  close,
+} = await openRecordsDir(dir, 200, Math.min(...nList));
 const DIMS = rowBytes * 8;
 
 /** one packed code (heap bytes at `ptr`) as DIMS floats 0/1 at `out[at...]`: usearch's b1 cast keeps x != 0 as bit 1 */
@@ -89,7 +101,9 @@ try {
         console.log(
           `\n${name} (${qs.length}), n ${n}, M ${M}: exact 1-bit scan of the n rows ${scanCpu.toFixed(2)} ms CPU/query; nDCG@10 today ${name.startsWith("Cran") ? todayNdcg.toFixed(4) : "-"} (load ${load()})`,
         );
-        console.log("| n | M | ef | recall@10 vs exact 1-bit | queries missing any | recall@100 | final top-10 = today's | nDCG@10 | CPU graph search ms | CPU full distances ms |");
+        console.log(
+          "| n | M | ef | recall@10 vs exact 1-bit | queries missing any | recall@100 | final top-10 = today's | nDCG@10 | CPU graph search ms | CPU full distances ms |",
+        );
         console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (const ef of efList) {
           let h10 = 0;
