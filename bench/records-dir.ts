@@ -103,10 +103,28 @@ export async function openRecordsDir(dir: string, heldIn = 200, n?: number) {
           qrels.get(q.ordinal) ?? new Map(),
           10,
         );
+  /**
+   * A first stage's candidates for `q` judged against today's plan (`exact`, the 1-bit scan's TopK, and `today`, its final
+   * top-10): the candidates' full-code distances for the best WANT (ms of CPU: listCpu), recall@10 and @100 by distance
+   * against `exact` (ties count), then today's last two stages on them: the final top-10's overlap with `today` and its nDCG@10.
+   */
+  const judge = (q: Query, exact: TopK, today: number[], cands: Uint32Array) => {
+    const t = cpu();
+    const list = heap.put(cands);
+    const top = kernels.topKList(rows, list, cands.length, q.bits, WANT + (q.self >= 0 ? 1 : 0));
+    heap.release(list);
+    const listCpu = cpu() - t;
+    const exd = without(exact, q.self).map((j) => exact.dists[j]!);
+    const got = without(top, q.self).map((j) => top.dists[j]!);
+    const hits10 = Math.min(10, got.slice(0, 10).filter((x) => x <= exd[9]!).length);
+    const hits100 = Math.min(WANT, got.slice(0, WANT).filter((x) => x <= exd[WANT - 1]!).length);
+    const fin = finish(q, top.rows);
+    return { listCpu, got, hits10, hits100, same: fin.filter((r) => today.includes(r)).length, ndcg: ndcg(q, fin) };
+  };
   const close = async () => {
     unpin();
     await svc.close();
     await pool.close();
   };
-  return { kernels, heap, c, p, rows, rowBytes, n: count, sets, without, finish, ndcg, close };
+  return { kernels, heap, c, p, rows, rowBytes, n: count, sets, without, finish, ndcg, judge, close };
 }

@@ -24,19 +24,7 @@ const EXPANSION_ADD = 128; // usearch's default construction expansion
 const BATCH = 16384; // rows expanded to floats per add() call (64 MiB)
 const SAVED = "/tmp/recgraph-index.usearch";
 const nMax = Math.max(...nList);
-const {
-  kernels,
-  heap,
-  c,
-  rows,
-  rowBytes,
-  n: nAll,
-  sets,
-  without,
-  finish,
-  ndcg,
-  close,
-} = await openRecordsDir(dir, 200, Math.min(...nList));
+const { kernels, heap, c, rows, rowBytes, n: nAll, sets, finish, ndcg, judge, close } = await openRecordsDir(dir, 200, Math.min(...nList));
 const DIMS = rowBytes * 8;
 
 /** one packed code (heap bytes at `ptr`) as DIMS floats 0/1 at `out[at...]`: usearch's b1 cast keeps x != 0 as bit 1 */
@@ -114,25 +102,17 @@ try {
           let tSearch = 0;
           let tList = 0;
           for (const [i, q] of qs.entries()) {
-            let t = cpu();
+            const t = cpu();
             const res = index.search(floats[i]!, Math.max(ef, WANT) + extra, 1);
             tSearch += cpu() - t;
             const cand = Uint32Array.from(Array.from(res.keys.subarray(0, Number(res.keys.length)), Number).filter((r) => r < n));
-            t = cpu();
-            const list = heap.put(cand);
-            const top = kernels.topKList(rows, list, cand.length, q.bits, WANT + extra);
-            heap.release(list);
-            tList += cpu() - t;
-            const ex = exact[i]!;
-            const exd = without(ex, q.self).map((j) => ex.dists[j]!);
-            const got = without(top, q.self).map((j) => top.dists[j]!);
-            const a = Math.min(10, got.slice(0, 10).filter((x) => x <= exd[9]!).length);
-            h10 += a;
-            if (a < 10) missing++;
-            h100 += Math.min(WANT, got.slice(0, WANT).filter((x) => x <= exd[WANT - 1]!).length);
-            const fin = finish(q, top.rows);
-            same += fin.filter((r) => today[i]!.includes(r)).length;
-            nd += ndcg(q, fin);
+            const j = judge(q, exact[i]!, today[i]!, cand);
+            tList += j.listCpu;
+            h10 += j.hits10;
+            if (j.hits10 < 10) missing++;
+            h100 += j.hits100;
+            same += j.same;
+            nd += j.ndcg;
           }
           const m = qs.length;
           console.log(

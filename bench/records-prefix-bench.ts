@@ -17,7 +17,7 @@ if (dir === undefined) throw new Error("usage: records-prefix-bench.ts <dir> [bi
 const bitsList = (process.argv[3] ?? "128,256,512").split(",").map(Number);
 const cList = (process.argv[4] ?? "1000,4000,16000").split(",").map(Number);
 const Z_CERT = 3;
-const { kernels, heap, c, rows, n, sets, without, finish, ndcg, close } = await openRecordsDir(dir);
+const { kernels, heap, c, rows, n, sets, without, finish, ndcg, judge, close } = await openRecordsDir(dir);
 
 try {
   console.log(`rows ${n} (index ${JSON.stringify(c.indexStats("big"))}); load ${load()}`);
@@ -74,18 +74,10 @@ try {
           t = cpu();
           const cand = kernels.topK(pr, 0, n, qp, C);
           tScan += cpu() - t;
-          t = cpu();
-          const list = heap.put(cand.rows);
-          const top = kernels.topKList(rows, list, cand.rows.length, q.bits, WANT + extra);
-          heap.release(list);
-          tList += cpu() - t;
-          const ex = exact[i]!;
-          const exd = without(ex, q.self).map((j) => ex.dists[j]!);
-          const got = without(top, q.self).map((j) => top.dists[j]!);
-          const a = Math.min(10, got.slice(0, 10).filter((x) => x <= exd[9]!).length);
-          h10 += a;
-          if (a < 10) missing++;
-          const hits100 = Math.min(WANT, got.slice(0, WANT).filter((x) => x <= exd[WANT - 1]!).length);
+          const { listCpu, got, hits10, hits100, same: sameRows, ndcg: ndcgQ } = judge(q, exact[i]!, today[i]!, cand.rows);
+          tList += listCpu;
+          h10 += hits10;
+          if (hits10 < 10) missing++;
           h100 += hits100;
           // A per-query certificate: a row outside the C candidates has a prefix distance >= b; a row at the found
           // want-th full distance D has a hypergeometric prefix distance (bits of the N drawn without replacement),
@@ -98,9 +90,8 @@ try {
             certified++;
             certHits += hits100;
           }
-          const fin = finish(q, top.rows);
-          same += fin.filter((r) => today[i]!.includes(r)).length;
-          nd += ndcg(q, fin);
+          same += sameRows;
+          nd += ndcgQ;
         }
         const m = qs.length;
         console.log(
