@@ -45,6 +45,9 @@ async function load(n: number, dim: number, metric: Scoring, clusters = n / 20) 
     metric: "cosine",
     durability: "none",
     annMinRows: Infinity,
+    // No calibration inside the load: one started after a batch that came more than the quiet time after the last
+    // (a loaded machine) would set the depth of a partial partition, not recalibrated until the rows double.
+    calibrateQuietMs: 600_000,
   });
   for (let i = 0; i < n; i += 1000)
     await c.upsert(
