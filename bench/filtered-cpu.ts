@@ -1,11 +1,13 @@
 /**
  * @module filtered-cpu — CPU time per filtered top-10 query on the collection `bench/filtered-bench.ts --data DIR` kept:
- * `npx tsx bench/filtered-cpu.ts [queries=600] [case: 1 | 10s | 10b | none] [mode: warm | cold | gather | write | write7] [DIR=/tmp/filt1m-data]`.
+ * `npx tsx bench/filtered-cpu.ts [queries=600] [case: 1 | 10s | 10b | none] [mode: warm | cold | gather | write | write7 | distinct] [DIR=/tmp/filt1m-data]`.
  * Cases as in filtered-bench (1%: bucket = 7; 10s: shard = 3; 10b: bucket < 10). Modes: warm, the filter repeats (the
  * partition's filter cache holds it); cold, the cache is emptied before each query (what the first query of a filter,
  * or the first after a write, costs); gather, emptied, one untimed query, then the timed one (which gathers the codes;
  * its CPU figure holds both); write, one upsert before each query (its CPU counted too): row "0" again, a row no case's
- * filter keeps but `none`; write7, row "7" again (bucket 7, shard 7: a row the 1% filter keeps tombstoned, one appended). Prints one JSON line: p50/p99 wall ms, process CPU ms per query (every thread), mean
+ * filter keeps but `none`; write7, row "7" again (bucket 7, shard 7: a row the 1% filter keeps tombstoned, one appended);
+ * distinct (case 1 only), query i filters on bucket = i % 100: always a filter's first query in the cache (it keeps 16),
+ * on rows no recent query read (so not in the CPU's caches either, unlike cold's). Prints one JSON line: p50/p99 wall ms, process CPU ms per query (every thread), mean
  * stage ms, load average, RSS. PROF=file.cpuprofile writes a CPU profile of the timed loop only.
  */
 import { Collection } from "../src/engine/collection.js";
@@ -53,7 +55,7 @@ for (let i = 0; i < n; i++) {
   if (mode === "gather") await c.query("", { vector: qs[(i + 1) % 110]!, topK: 10, filter });
   const t = performance.now();
   const u = process.cpuUsage();
-  const r = await c.query("", { vector: qs[i % 110]!, topK: 10, filter });
+  const r = await c.query("", { vector: qs[i % 110]!, topK: 10, filter: mode === "distinct" ? { bucket: i % 100 } : filter });
   const du = process.cpuUsage(u);
   queryCpu += du.user + du.system;
   ms.push(performance.now() - t);

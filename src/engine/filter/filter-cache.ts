@@ -43,8 +43,6 @@ interface Entry {
   version: number;
   rowCount: number;
   tombs: number;
-  /** Queries that asked for this filter at this version (the first evaluated it). */
-  uses: number;
   /** Gathered: `list` (the rows, ascending) and their codes at `codes` (list.length rows, in that order, room for `capacity`). */
   list: Uint32Array | null;
   codes: number;
@@ -118,9 +116,7 @@ export class FilterCache {
         hit.version = state.version;
         hit.rowCount = state.rows;
         hit.tombs = state.tombstones.size;
-        hit.uses = 0;
       }
-      hit.uses++;
       return { matches: hit.matches, key };
     }
     const matches = evaluate(null);
@@ -130,7 +126,6 @@ export class FilterCache {
       version: state.version,
       rowCount: state.rows,
       tombs: state.tombstones.size,
-      uses: 1,
       list: null,
       codes: 0,
       capacity: 0,
@@ -152,7 +147,7 @@ export class FilterCache {
     if (e.list !== null && e.listVersion !== e.version) this.update(e, arena);
     if (e.list !== null) return { rows: e.list, codes: e.codes };
     const n = e.matches.size;
-    if (e.uses < 2 || n < GATHER_MIN_ROWS || n > GATHER_MAX_ROWS || !this.reserve(e, capacityFor(n), arena)) return null;
+    if (n < GATHER_MIN_ROWS || n > GATHER_MAX_ROWS || !this.reserve(e, capacityFor(n), arena)) return null;
     const rows = e.matches.toUint32Array();
     this.gather(e, rows, 0, arena);
     return { rows, codes: e.codes };
