@@ -1,4 +1,4 @@
-/** @module filter-cache — one partition's recent filters: the rows each matched and, once a selective filter repeats, those rows' 1-bit codes gathered contiguously. */
+/** @module filter-cache — one partition's recent filters: the rows each matched and, for a selective filter, those rows' 1-bit codes gathered contiguously. */
 import { invariant } from "../../invariant.js";
 import type { Kernels, RowsRef } from "../../kernels/abi.js";
 import { RoaringBitmap32 } from "../roaring.js";
@@ -8,8 +8,10 @@ import type { Filter } from "./parse.js";
  * Why: a filter keeping 1% of 1M rows matched 10,000 rows scattered over the 128 MB of codes; evaluating it (~0.1 ms)
  * and scanning them by the row list (~0.4-0.7 ms: a cache and TLB miss a row) were most of a filtered query. Agents
  * repeat their filters (a user, a tenant, a kind), so a partition keeps the last FILTER_CACHE_ENTRIES filters' matches,
- * and from a filter's second query at one partition version a contiguous copy of its rows' codes, which a sequential
- * scan reads at ~12 ns a row.
+ * and from a selective filter's first query a contiguous copy of its rows' codes, which a sequential scan reads at ~12 ns
+ * a row. Gathering reads the scattered rows the list scan would, and measured no slower than that scan (a 1% filter at
+ * 1M: first query 0.72-0.85 ms p50 gathered against 0.98-1.18 by the list), so a filter is not made to wait for a
+ * second query.
  * Writes (Partition.version) only append rows and add tombstones: a row's metadata never changes, and no tombstone is
  * lifted. So a cached bitmap stays right for a later version once the new tombstones are taken out and the filter is
  * evaluated over the appended rows alone (a filter's matches within a universe are its matches within each part of it).
@@ -137,7 +139,7 @@ export class FilterCache {
   }
 
   /**
-   * The gathered codes of the filter `key` (returned by matches() for this version): gathered from `arena` on its second
+   * The gathered codes of the filter `key` (returned by matches() for this version): gathered from `arena` on its first
    * use when it matched GATHER_MIN_ROWS..GATHER_MAX_ROWS rows, then kept up to date across writes (above); null
    * otherwise. Valid until the next call into this cache: scan them synchronously.
    */
