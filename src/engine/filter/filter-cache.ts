@@ -171,10 +171,10 @@ export class FilterCache {
     // Walk both ascending lists: a row of the old list is kept (its codes moved down to `kept`) or was tombstoned; a
     // matched row below listRows is always in the old list (metadata never changes, tombstones are never lifted).
     let kept = 0;
-    let run = -1; // old index where the current run of kept rows starts (moved as one block)
+    let run = -1; // old index where the current run of kept rows starts (moved as one block), -1 between runs
     const flush = (end: number) => {
       const to = kept - (end - run);
-      if (run >= 0 && to !== run) heap.copyWithin(e.codes + to * rowBytes, e.codes + run * rowBytes, e.codes + end * rowBytes);
+      if (to !== run) heap.copyWithin(e.codes + to * rowBytes, e.codes + run * rowBytes, e.codes + end * rowBytes);
       run = -1;
     };
     for (let i = 0; i < old.length; i++) {
