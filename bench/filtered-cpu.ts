@@ -1,10 +1,13 @@
 /**
  * @module filtered-cpu — CPU time per filtered top-10 query on the collection `bench/filtered-bench.ts --data DIR` kept:
- * `npx tsx bench/filtered-cpu.ts [queries=600] [case: 1 | 10s | 10b | none] [mode: warm | cold | gather | write] [DIR=/tmp/filt1m-data]`.
+ * `npx tsx bench/filtered-cpu.ts [queries=600] [case: 1 | 10s | 10b | none] [mode: warm | cold | gather | write | write7 | distinct] [DIR=/tmp/filt1m-data]`.
  * Cases as in filtered-bench (1%: bucket = 7; 10s: shard = 3; 10b: bucket < 10). Modes: warm, the filter repeats (the
  * partition's filter cache holds it); cold, the cache is emptied before each query (what the first query of a filter,
  * or the first after a write, costs); gather, emptied, one untimed query, then the timed one (which gathers the codes;
- * its CPU figure holds both); write, one upsert before each query (its CPU counted too). Prints one JSON line: p50/p99 wall ms, process CPU ms per query (every thread), mean
+ * its CPU figure holds both); write, one upsert before each query (its CPU counted too): row "0" again, a row no case's
+ * filter keeps but `none`; write7, row "7" again (bucket 7, shard 7: a row the 1% filter keeps tombstoned, one appended);
+ * distinct (case 1 only), query i filters on bucket = i % 100: always a filter's first query in the cache (it keeps 16),
+ * on rows no recent query read (so not in the CPU's caches either, unlike cold's). Prints one JSON line: p50/p99 wall ms, process CPU ms per query (every thread), mean
  * stage ms, load average, RSS. PROF=file.cpuprofile writes a CPU profile of the timed loop only.
  */
 import { Collection } from "../src/engine/collection.js";
@@ -43,15 +46,16 @@ const mode = process.argv[4] ?? "warm"; // cold: the filter cache emptied before
 const part = (c as unknown as { s: { partitions: Map<string, { filters: { clear(): void } }> } }).s.partitions.get("")!;
 for (let i = 0; i < n; i++) {
   if (mode === "cold" || mode === "gather") part.filters.clear();
-  if (mode === "write") {
-    // one upsert (row "0" again, same values and metadata: a tombstone and an appended row) before each query
-    await c.upsert("", [{ id: "0", values: data.get(0), metadata: { bucket: 0, shard: 0 } }]);
+  if (mode === "write" || mode === "write7") {
+    // one upsert (row "0" or "7" again, same values and metadata: a tombstone and an appended row) before each query
+    const row = mode === "write" ? 0 : 7;
+    await c.upsert("", [{ id: String(row), values: data.get(row), metadata: { bucket: row, shard: row } }]);
     await c.settled();
   }
   if (mode === "gather") await c.query("", { vector: qs[(i + 1) % 110]!, topK: 10, filter });
   const t = performance.now();
   const u = process.cpuUsage();
-  const r = await c.query("", { vector: qs[i % 110]!, topK: 10, filter });
+  const r = await c.query("", { vector: qs[i % 110]!, topK: 10, filter: mode === "distinct" ? { bucket: i % 100 } : filter });
   const du = process.cpuUsage(u);
   queryCpu += du.user + du.system;
   ms.push(performance.now() - t);

@@ -208,7 +208,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
         top = { rows: matches.toUint32Array(), dists: new Uint32Array(0) };
       } else {
         plan = "list";
-        // A repeated selective filter: its rows' codes gathered contiguously (filter-cache.ts), scanned here and now.
+        // A selective filter: its rows' codes gathered contiguously (filter-cache.ts, kept across writes), scanned here and now.
         const gathered = p.filters.gathered(key, rows);
         if (gathered !== null) {
           const t = kernels.topK({ base: gathered.codes, words: rows.words, count }, 0, count, q.bits, k);
