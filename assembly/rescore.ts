@@ -1,8 +1,44 @@
 /** @module rescore — the cosine ranking's float stages: asymmetric estimates of candidate rows by lookup table, and exact dot products against stored float32 values. */
 
+// asymTable: the lookup table asymScores reads, for the query's dim rotated coordinates (f32 at q) and rows of
+// rowBytes bytes: at table + 128p, 32 f32 per row byte p (16 for its low nibble, then 16 for its high nibble).
+// Entry v of nibble position i (bits 4i..4i+3) = Σ of q over the set bits of v, coordinates past dim counting 0.
+// Bit for bit src/engine/estimate.ts fillTable (its reference): each entry summed in f64 in fillTable's order
+// (pairs and triples reused: s01 = q0 + q1, s012 = s01 + q2, then + q3), rounded to f32 once at the store.
+// Needs dim <= rowBytes·8 (checked by the caller, src/kernels/abi.ts).
+export function asymTable(q: usize, dim: i32, rowBytes: i32, table: usize): void {
+  let used = (dim + 7) >> 3; // row bytes with a coordinate; the rest of the table is 0
+  for (let i = 0; i < used << 1; i++) {
+    let j = i << 2;
+    let q0: f64 = j < dim ? <f64>load<f32>(q + (<usize>j << 2)) : 0;
+    let q1: f64 = j + 1 < dim ? <f64>load<f32>(q + (<usize>j << 2), 4) : 0;
+    let q2: f64 = j + 2 < dim ? <f64>load<f32>(q + (<usize>j << 2), 8) : 0;
+    let q3: f64 = j + 3 < dim ? <f64>load<f32>(q + (<usize>j << 2), 12) : 0;
+    let s01 = q0 + q1, s02 = q0 + q2, s12 = q1 + q2, s012 = s01 + q2;
+    let t = table + (<usize>i << 6);
+    store<f32>(t, 0);
+    store<f32>(t, <f32>q0, 4);
+    store<f32>(t, <f32>q1, 8);
+    store<f32>(t, <f32>s01, 12);
+    store<f32>(t, <f32>q2, 16);
+    store<f32>(t, <f32>s02, 20);
+    store<f32>(t, <f32>s12, 24);
+    store<f32>(t, <f32>s012, 28);
+    store<f32>(t, <f32>q3, 32);
+    store<f32>(t, <f32>(q0 + q3), 36);
+    store<f32>(t, <f32>(q1 + q3), 40);
+    store<f32>(t, <f32>(s01 + q3), 44);
+    store<f32>(t, <f32>(q2 + q3), 48);
+    store<f32>(t, <f32>(s02 + q3), 52);
+    store<f32>(t, <f32>(s12 + q3), 56);
+    store<f32>(t, <f32>(s012 + q3), 60);
+  }
+  memory.fill(table + (<usize>used << 7), 0, <usize>(rowBytes - used) << 7);
+}
+
 // asymScores: for each of n row ids (u32 at list), the sum over the row's bytes p of
 // table[32p + (b & 15)] + table[32p + 16 + (b >> 4)] (f32 entries, summed in f64 as the JS
-// reference does), written as f64 at out. The table is built by the caller (src/engine/estimate.ts).
+// reference does), written as f64 at out. The table is built by asymTable.
 export function asymScores(base: usize, rowBytes: i32, list: usize, n: i32, table: usize, out: usize): void {
   for (let i = 0; i < n; i++) {
     let row = base + <usize>load<u32>(list + (<usize>i << 2)) * <usize>rowBytes;

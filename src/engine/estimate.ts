@@ -33,6 +33,7 @@ export class AsymmetricScorer {
 
 /**
  * The lookup table of `rotated` (dimBits used) into t: 32 f32 per row byte (low nibble, then high); entries past dimBits are 0.
+ * The reference of the asymTable kernel (assembly/rescore.ts), which gives the same bits; AsymmetricScorer's table.
  * Unrolled, sums in f64 as (q0 + q1) + q2 + q3 over the set bits (the same values as summing the four terms with zeros for
  * clear bits): a loop of 15 entries x 4 conditional terms per nibble cost ~40 µs per 1024-d query, this ~5.
  */
@@ -71,7 +72,8 @@ export function fillTable(rotated: ArrayLike<number>, dimBits: number, t: Float3
 
 /**
  * The `keep` of `candidates` (row ids of `rows`) with the best asymmetric estimate, ties by row: the table is
- * built in shared memory and the rows scored by the asymScores kernel (one call for all candidates).
+ * built in shared memory by the asymTable kernel (fillTable's bits; in JS it was ~7% of a 1024-d query's engine CPU)
+ * and the rows scored by the asymScores kernel (one call for all candidates).
  */
 export function bestEstimated(kernels: Kernels, rows: RowsRef, candidates: Uint32Array, rotated: Float32Array, keep: number): Uint32Array {
   const n = candidates.length;
@@ -79,11 +81,14 @@ export function bestEstimated(kernels: Kernels, rows: RowsRef, candidates: Uint3
   const heap = kernels.heap;
   const rowBytes = rows.words * 8;
   const tableBytes = rowBytes * 32 * 4;
-  const block = heap.alloc(tableBytes + n * 12);
+  const dim = Math.min(rotated.length, rowBytes * 8);
+  const block = heap.alloc(tableBytes + n * 12 + dim * 4);
   try {
-    fillTable(rotated, Math.min(rotated.length, rowBytes * 8), heap.f32(block, rowBytes * 32));
     const out = block + tableBytes;
     const list = out + n * 8;
+    const q = list + n * 4;
+    heap.f32(q, dim).set(rotated.subarray(0, dim));
+    kernels.asymTable(rows, q, dim, block);
     heap.u32(list, n).set(candidates);
     kernels.asymScores(rows, list, n, block, out);
     return bestScored(new Float64Array(heap.memory.buffer, out, n), candidates, keep);

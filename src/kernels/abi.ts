@@ -4,7 +4,7 @@ import { SvcError } from "../errors.js";
 import { SharedHeap } from "./shared-heap.js";
 
 /** Must equal ABI_VERSION in assembly/index.ts. */
-export const ABI_VERSION = 5;
+export const ABI_VERSION = 6;
 const WASM_URL = new URL("../../build/kernels.wasm", import.meta.url);
 
 /** Raw exports; every pointer is a byte offset into the shared memory. */
@@ -72,6 +72,7 @@ interface Exports {
     words: number,
     normOut: number,
   ): number;
+  asymTable(q: number, dim: number, rowBytes: number, table: number): void;
   asymScores(base: number, rowBytes: number, list: number, n: number, table: number, out: number): void;
   dotNorm(q: number, x: number, dim: number, out: number): void;
   dotNormMany(qs: number, nq: number, x: number, dim: number, out: number): void;
@@ -413,6 +414,17 @@ export class Kernels {
   /** Dense O(P^2) reference of encode for one vector; rotated receives P f64, tmp is P f64 scratch. */
   encodeReference(src: number, dim: number, rotation: { P: number; signs: number }, rotated: number, tmp: number, out: number): boolean {
     return this.x.refEncodeF32(src, dim, rotation.P, rotation.signs, rotated, tmp, out, wordsFor(dim)) === 0;
+  }
+
+  /**
+   * The asymmetric estimate's lookup table (rows.words x 8 x 32 f32 at `table`, what asymScores reads) of a query's
+   * `dim` rotated coordinates (f32 at `q`): the same bits as src/engine/estimate.ts fillTable, its reference.
+   * Rows hold a coordinate per bit, so dim must fit in a row: dim <= rows.words x 64.
+   */
+  asymTable(rows: RowsRef, q: number, dim: number, table: number): void {
+    if (!Number.isInteger(dim) || dim < 0 || dim > rows.words * 64)
+      throw new SvcError("E_DIMENSION", `query has ${dim} rotated coordinates, rows hold ${rows.words * 64} bits`, { field: "vector" });
+    this.x.asymTable(q, dim, rows.words * 8, table);
   }
 
   /**

@@ -1,11 +1,12 @@
 /**
  * The cosine ranking's float kernels: dotNorm (SIMD, f64 accumulation) gives the same bits as its scalar
- * reference and agrees with a plain f64 sum; asymScores gives the same scores as the JS AsymmetricScorer
- * (the reference) for any candidate list, dims not a multiple of 8 or 128 too. Property: fast-check, fixed seed.
+ * reference and agrees with a plain f64 sum; asymTable builds the same table as the JS fillTable bit for bit and
+ * asymScores gives the same scores as the JS AsymmetricScorer (the references) for any candidate list, dims not a
+ * multiple of 8 or 128 too. Property: fast-check, fixed seed.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { bestEstimated, AsymmetricScorer } from "../../src/engine/estimate.js";
+import { bestEstimated, AsymmetricScorer, fillTable } from "../../src/engine/estimate.js";
 import { Kernels } from "../../src/kernels/abi.js";
 import { randomArena } from "./helpers.js";
 
@@ -98,6 +99,49 @@ describe("dotNormMany", () => {
       ),
       { seed: 20261127, numRuns: 200 },
     );
+  });
+});
+
+describe("asymTable", () => {
+  it("writes the same f32 bits as fillTable for any query, any dim (odd ones too) and any padding of the row", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 300 }).chain((dim) =>
+          fc.tuple(
+            // the whole finite f32 range, -0 and subnormals included: pair sums overflow to Infinity at the store
+            fc.float32Array({ minLength: dim, maxLength: dim, noNaN: true, noDefaultInfinity: true }),
+            fc.integer({ min: Math.max(1, Math.ceil(dim / 64)), max: Math.ceil(dim / 64) + 2 }),
+          ),
+        ),
+        ([q, words]) => {
+          const dim = q.length;
+          const tableLength = words * 8 * 32;
+          const want = new Float32Array(tableLength);
+          fillTable(q, dim, want);
+          const qp = heap.put(q.length > 0 ? q : new Float32Array(1));
+          const table = heap.alloc(tableLength * 4);
+          try {
+            heap.bytes().fill(0xa5, table, table + tableLength * 4); // what is not written shows
+            kernels.asymTable({ base: 0, words, count: 0 }, qp, dim, table);
+            expect(heap.u32(table, tableLength)).toEqual(new Uint32Array(want.buffer));
+          } finally {
+            heap.release(qp);
+            heap.release(table);
+          }
+        },
+      ),
+      { seed: 20261129, numRuns: 300 },
+    );
+  });
+
+  it("refuses a query wider than the rows", () => {
+    const table = heap.alloc(2 * 8 * 32 * 4);
+    try {
+      expect(() => kernels.asymTable({ base: 0, words: 2, count: 0 }, 0, 129, table)).toThrow(expect.objectContaining({ code: "E_DIMENSION" }));
+      expect(() => kernels.asymTable({ base: 0, words: 2, count: 0 }, 0, 1.5, table)).toThrow(expect.objectContaining({ code: "E_DIMENSION" }));
+    } finally {
+      heap.release(table);
+    }
   });
 });
 
