@@ -137,8 +137,12 @@ describe("asymTable", () => {
   it("refuses a query wider than the rows", () => {
     const table = heap.alloc(2 * 8 * 32 * 4);
     try {
-      expect(() => kernels.asymTable({ base: 0, words: 2, count: 0 }, 0, 129, table)).toThrow(expect.objectContaining({ code: "E_DIMENSION" }));
-      expect(() => kernels.asymTable({ base: 0, words: 2, count: 0 }, 0, 1.5, table)).toThrow(expect.objectContaining({ code: "E_DIMENSION" }));
+      expect(() => kernels.asymTable({ base: 0, words: 2, count: 0 }, 0, 129, table)).toThrow(
+        expect.objectContaining({ code: "E_DIMENSION" }),
+      );
+      expect(() => kernels.asymTable({ base: 0, words: 2, count: 0 }, 0, 1.5, table)).toThrow(
+        expect.objectContaining({ code: "E_DIMENSION" }),
+      );
     } finally {
       heap.release(table);
     }
