@@ -73,21 +73,29 @@ export function fillTable(rotated: ArrayLike<number>, dimBits: number, t: Float3
 /**
  * The `keep` of `candidates` (row ids of `rows`) with the best asymmetric estimate, ties by row: the table is
  * built in shared memory by the asymTable kernel (fillTable's bits; in JS it was ~7% of a 1024-d query's engine CPU)
- * and the rows scored by the asymScores kernel (one call for all candidates).
+ * and the rows scored by the asymScores kernel (one call for all candidates). `rotatedAt`: where `rotated` lies in shared
+ * memory, when it does (0: it is copied in).
  */
-export function bestEstimated(kernels: Kernels, rows: RowsRef, candidates: Uint32Array, rotated: Float32Array, keep: number): Uint32Array {
+export function bestEstimated(
+  kernels: Kernels,
+  rows: RowsRef,
+  candidates: Uint32Array,
+  rotated: Float32Array,
+  keep: number,
+  rotatedAt = 0,
+): Uint32Array {
   const n = candidates.length;
   if (n <= keep) return candidates;
   const heap = kernels.heap;
   const rowBytes = rows.words * 8;
   const tableBytes = rowBytes * 32 * 4;
   const dim = Math.min(rotated.length, rowBytes * 8);
-  const block = heap.alloc(tableBytes + n * 12 + dim * 4);
+  const block = heap.alloc(tableBytes + n * 12 + (rotatedAt === 0 ? dim * 4 : 0));
   try {
     const out = block + tableBytes;
     const list = out + n * 8;
-    const q = list + n * 4;
-    heap.f32(q, dim).set(rotated.subarray(0, dim));
+    const q = rotatedAt === 0 ? list + n * 4 : rotatedAt;
+    if (rotatedAt === 0) heap.f32(q, dim).set(rotated.subarray(0, dim));
     kernels.asymTable(rows, q, dim, block);
     heap.u32(list, n).set(candidates);
     kernels.asymScores(rows, list, n, block, out);

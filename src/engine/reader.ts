@@ -128,7 +128,8 @@ export class Reader {
 
     const heap = this.s.kernels.heap;
     const bits = heap.alloc(this.s.rowBytes);
-    const unitPtr = this.s.rotation ? heap.alloc(this.s.dimension * 4) : 0;
+    // the unit query, then the rotated query: both read in place by the float stages (search.ts, estimate.ts)
+    const unitPtr = this.s.rotation ? heap.alloc(this.s.dimension * 8) : 0;
     let unit: Float32Array | null = null;
     let rotated: Float32Array | null = null;
     let norm = 0;
@@ -136,8 +137,8 @@ export class Reader {
       if (this.s.rotation) {
         const v = vector as Float32Array;
         this.s.rotation.encode(v, bits, unitPtr);
-        rotated = this.s.rotation.lastRotated();
-        // a view, not a copy: unitPtr is held until the search is done (shared memory: growing it keeps this view valid)
+        // views, not copies: unitPtr is held until the search is done (shared memory: growing it keeps these views valid)
+        rotated = this.s.rotation.copyRotated(unitPtr + this.s.dimension * 4);
         unit = heap.f32(unitPtr, this.s.dimension);
         for (let i = 0; i < v.length; i++) norm += v[i]! * v[i]!;
         norm = Math.sqrt(norm);
@@ -149,6 +150,7 @@ export class Reader {
           unit,
           unitAt: unitPtr,
           rotated,
+          rotatedAt: unitPtr && unitPtr + this.s.dimension * 4,
           norm,
           scoring: req.scoring,
           k,

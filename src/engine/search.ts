@@ -108,6 +108,8 @@ export interface SearchQuery {
   scoring?: Scoring;
   /** The rotated query (cosine collections), for the asymmetric estimate. */
   rotated: Float32Array | null;
+  /** Where `rotated` lies in shared memory, when it does (0: not there): the estimate's table is then built from it in place. */
+  rotatedAt?: number;
   k: number;
   filter: Filter | null;
   /** Rows kept by the 1-bit scan (float collections); default candidatesFor(k, the partition's depth). */
@@ -252,7 +254,7 @@ export async function search(kernels: Kernels, pool: ScanPool, p: Partition, q: 
     if (cosine) {
       // Under dotproduct and euclidean the norm decides as much as the direction: every candidate is rescored.
       const deep = (q.scoring ?? "cosine") !== "cosine" ? top.rows.length : rescoreFor(q.k, depth, plan === "ivf" ? scaled.rescore : 1);
-      const best = bestEstimated(kernels, rows, top.rows, q.rotated!, Math.max(q.k, q.rescore ?? deep));
+      const best = bestEstimated(kernels, rows, top.rows, q.rotated!, Math.max(q.k, q.rescore ?? deep), q.rotatedAt);
       lap("estimate");
       hits = rescore(kernels, p, best, q, q.k);
       lap("rescore");

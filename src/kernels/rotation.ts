@@ -52,6 +52,16 @@ export class Rotation {
     return this.kernels.heap.f32(this.scratch, this.dim).slice();
   }
 
+  /**
+   * lastRotated() copied to `to` in shared memory (dim f32) instead, returned as a view there: where the asymTable kernel
+   * reads it, with no copy out of shared memory and back (a query's slice() and copy-in were ~2-6% of its engine CPU).
+   */
+  copyRotated(to: number): Float32Array {
+    const heap = this.kernels.heap;
+    heap.bytes().copyWithin(to, this.scratch, this.scratch + this.dim * 4);
+    return heap.f32(to, this.dim);
+  }
+
   dispose(): void {
     this.kernels.heap.release(this.signs);
     this.kernels.heap.release(this.scratch);

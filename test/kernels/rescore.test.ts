@@ -167,6 +167,13 @@ describe("asymScores", () => {
             const want = list.map((r) => ({ r, s: scorer.score(bytes, rows.base + r * rows.words * 8) }));
             const candidates = Uint32Array.from(list);
             const best = bestEstimated(kernels, rows, candidates, rotated, keep);
+            // the rotated query read in place from shared memory (the reader's way) keeps the same rows
+            const at = heap.put(rotated);
+            try {
+              expect(bestEstimated(kernels, rows, candidates, new Float32Array(dim), keep, at)).toEqual(best);
+            } finally {
+              heap.release(at);
+            }
             if (list.length <= keep) expect(best).toBe(candidates);
             else {
               want.sort((a, b) => b.s - a.s || a.r - b.r);

@@ -71,6 +71,23 @@ describe("float32 -> bits", () => {
     }
   });
 
+  it("copyRotated puts lastRotated's coordinates in shared memory and returns a view of them there", () => {
+    for (const dim of [1024, 13]) {
+      const rot = new Rotation(kernels, dim, 7);
+      const out = heap.alloc(wordsFor(dim) * 8);
+      const to = heap.alloc(dim * 4);
+      rot.encode(gaussian(mulberry32(dim), dim), out);
+      const view = rot.copyRotated(to);
+      expect(view.buffer).toBe(heap.memory.buffer);
+      expect(view.byteOffset).toBe(to);
+      expect(Array.from(view)).toEqual(Array.from(rot.lastRotated()));
+      expect(view.some((v) => v !== 0)).toBe(true);
+      heap.release(out);
+      heap.release(to);
+      rot.dispose();
+    }
+  });
+
   it("rotation keeps angular structure on sparse vectors where plain signs fail", () => {
     // Sparse non-negative vectors: plain sign bits are almost all 1 or 0 and lose the angle.
     const rand = mulberry32(5);
