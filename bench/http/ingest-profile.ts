@@ -1,5 +1,6 @@
 /** @module ingest-profile — a short ingest against `svc serve` (msgpack float32 bins, or --format json|msgpack|protobuf): prints acknowledged vectors/s, server CPU per vector, CPU and page faults per server thread and, with --prof DIR (under --cpu-prof), main-thread CPU per vector by write-path stage.
  * `npm run build:ts && npx tsx bench/http/ingest-profile.ts --n 40000 [--format json] [--prof DIR] [--perf FILE] [--settle MS] [--main other/dist/cli/main.js]` (SVC_TID=1: one line per thread id).
+ * --warm N: first ingest N vectors into another index and delete it (JIT-compiles the write path: V8's compiler threads took ~4-5 µs a vector of a cold 40k ingest), then the timed one.
  * --settle MS: also the server's CPU per vector over the ingest and the MS after it (background work the ingest left: a depth calibration, an index build).
  * --perf FILE: `perf record -e cpu-clock -g` of the server over the ingest only (not its start), with node's --perf-basic-prof-only-functions so JavaScript frames have names; read it with `perf report -i FILE --tid <main pid>`. */
 import { spawn } from "node:child_process";
@@ -26,6 +27,7 @@ const format = arg("format", "msgpack-f32") as Format;
 const profDir = arg("prof", "");
 const perfFile = arg("perf", "");
 const settleMs = Number(arg("settle", "0"));
+const warm = Number(arg("warm", "0"));
 const MAIN = arg("main", fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url)));
 const dir = mkdtempSync(join(tmpdir(), "svc-ingest-profile-"));
 const node = [...(profDir ? ["--cpu-prof", "--cpu-prof-dir", profDir] : []), ...(perfFile ? ["--perf-basic-prof-only-functions"] : [])];
@@ -36,6 +38,21 @@ try {
   const data = new ClusteredVectors(dim, 20261122);
   const bodies = upsertBodies(format, data, n, batch);
   const counts = bodies.map((_, i) => Math.min(batch, n - i * batch));
+  if (warm > 0) {
+    const warmBodies = upsertBodies(format, new ClusteredVectors(dim, 20261123), warm, batch);
+    await api.createIndex("warm", dim);
+    await ingest(
+      api,
+      "warm",
+      warmBodies,
+      warmBodies.map((_, i) => Math.min(batch, warm - i * batch)),
+      FORMATS[format].contentType,
+      clients,
+      svc.pid,
+    );
+    await api.deleteIndex("warm"); // its depth calibration, waiting for quiet, is dropped
+    await new Promise((r) => setTimeout(r, 1000));
+  }
   await api.createIndex("ingest", dim);
   const perf = perfFile
     ? spawn("perf", ["record", "-e", "cpu-clock", "-F", "1999", "-g", "-o", perfFile, "-p", String(svc.pid)], { stdio: "ignore" })
