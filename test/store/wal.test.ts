@@ -1,8 +1,8 @@
 /** @module wal.test — round trips, replay from a position, rollover, dropBefore, group commit and durability modes of the WAL. */
-import { statSync } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { existsSync, readlinkSync, statSync } from "node:fs";
+import { open, readdir, readFile, stat, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Encoder } from "@msgpack/msgpack";
 import { Wal, type WalPosition } from "../../src/store/wal.js";
 import { FrameEncoder, ZERO_COPY_MIN } from "../../src/store/frame-encoder.js";
@@ -140,6 +140,47 @@ describe("Wal round trip", () => {
     for (const f of frames) if (f.start.segment !== f.end.segment) throw new Error("frame spans segments");
     expect(frames.filter((f) => f.start.offset === HEADER_SIZE).length).toBe(files.length);
     await again.close();
+  });
+
+  it("rolls after the old segment's last fdatasync, with the new header's fdatasync and the directory fsync side by side, before any frame", async () => {
+    // Every fdatasync/fsync of a file handle, with the file it is on, and at its end the new segment's size.
+    const probe = await open(join(tmp.dir, "probe"), "w");
+    const proto = Object.getPrototypeOf(probe) as Record<"datasync" | "sync", (this: FileHandle) => Promise<void>>;
+    await probe.close();
+    const seg2 = join(tmp.dir, "000002.seg");
+    const events: string[] = [];
+    const spies = (["datasync", "sync"] as const).map((m) => {
+      const orig = proto[m];
+      return vi.spyOn(proto, m).mockImplementation(async function (this: FileHandle) {
+        const target = readlinkSync(`/proc/self/fd/${this.fd}`);
+        const what = target === tmp.dir ? "dir" : target.slice(tmp.dir.length + 1);
+        events.push(`${what} start`);
+        await orig.call(this);
+        events.push(`${what} end${existsSync(seg2) ? ` seg2=${statSync(seg2).size}` : ""}`);
+      });
+    });
+    try {
+      const { wal } = await Wal.open(tmp.dir, { segmentBytes: 4096, durability: "batch" });
+      events.length = 0;
+      await wal.append(1, pattern(5000, 1)); // segment 1 is full
+      await wal.append(1, pattern(100, 2)); // starts segment 2
+      await wal.close();
+    } finally {
+      for (const s of spies) s.mockRestore();
+    }
+    const at = (e: string) => {
+      const i = events.findIndex((x) => x.startsWith(e));
+      expect(i, `${e} in ${events.join(", ")}`).toBeGreaterThanOrEqual(0);
+      return i;
+    };
+    // Segment 1's last fdatasync ended before segment 2 existed (a torn tail is accepted only in the last segment).
+    at("000001.seg end");
+    expect(events.filter((e) => e.startsWith("000001.seg end"))).toEqual(events.filter((e) => e === "000001.seg end"));
+    // Segment 2's header fdatasync and the directory fsync overlapped, and no frame was in segment 2 when either ended.
+    expect(at("dir start")).toBeLessThan(at("000002.seg end"));
+    expect(at("000002.seg start")).toBeLessThan(at("dir end"));
+    expect(events[at("000002.seg end")]).toBe(`000002.seg end seg2=${HEADER_SIZE}`);
+    expect(events[at("dir end")]).toBe(`dir end seg2=${HEADER_SIZE}`);
   });
 
   it("dropBefore deletes only whole segments that end at or before the position, never the active one", async () => {
