@@ -209,8 +209,8 @@ function reaching(hits: readonly { score: number }[], kth: number): number {
  * every row of the exact best k is kept, and the kept rows' exact scores give the same best k as scoring every row
  * exactly, at about half the arithmetic (f32 lanes hold four floats, f64 lanes two). The floors only rise, so the rows
  * at or above the final floor (the second stage's) are the same whichever chunk each floor was taken at. With `pool`,
- * the chunks' f32 pass runs on a worker, one chunk a task (at 1024-d, ~200 queries x 16k rows were ~0.4 s of the
- * main thread inside an ingest); else here. Yields between steps; `stop()` abandons it (E_CLOSED).
+ * the chunks' f32 pass runs on a worker, one chunk a task (at 1024-d, 200 queries x 16k rows were ~0.21 s of the
+ * main thread inside an ingest, bench/RESULTS.md); else here. Yields between steps; `stop()` abandons it (E_CLOSED).
  */
 export async function exactBest(
   kernels: Kernels,
