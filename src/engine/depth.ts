@@ -1,5 +1,5 @@
 /** @module depth — each float partition's rescoring depth, calibrated on its own rows against exact float cosine as they grow. */
-import type { Kernels } from "../kernels/abi.js";
+import { keepStride, type KeepRows, type Kernels } from "../kernels/abi.js";
 import { mulberry32 } from "../kernels/random.js";
 import type { Rotation } from "../kernels/rotation.js";
 import type { ScanPool } from "../pool/scan-pool.js";
@@ -23,9 +23,6 @@ export const DEPTH_SAMPLE = 200;
 export const DEPTH_MIN_ROWS = 1000;
 /** Live rows read per step of the exact answers (yielding between steps). */
 const TRUTH_CHUNK = 256;
-/** Row norms within which dotF32Many's f32 dot products are trusted to their bound (exactBest): no product or sum overflows, none that matters is subnormal. */
-const F32_NORM_MIN = 1e-15;
-const F32_NORM_MAX = 1e30;
 const K = 10;
 
 /** Is `p` due a calibration: float values, enough rows, not too many, and twice the live rows of its last one. */
@@ -55,7 +52,7 @@ export async function calibrateDepth(
   const s = sample.length;
   return withSampleQueries(kernels, pool, p, rotation, sample, async (units, answer) => {
     // The exact answers: every live row's values read once, scored against every sample query.
-    const best = await exactBest(kernels, p, live, units, s, K + 1, stop);
+    const best = await exactBest(kernels, p, live, units, s, K + 1, stop, pool);
     const kth = best.map(
       (b, j) =>
         b
@@ -206,11 +203,14 @@ function reaching(hits: readonly { score: number }[], kth: number): number {
  * f64 dot product over the row's f64 norm; ties by row): `queries` = nq f32 rows of the partition's dimension at that
  * heap offset, `live` = the live rows ascending. Two stages. Every (row, query) pair is scored in f32 (dotF32Keep),
  * within E = (dim/8 + 12) x 2^-23 x |q| of its exact score, twice the kernel's bound (assembly/rescore.ts; it holds
- * while |x| is in [F32_NORM_MIN, F32_NORM_MAX], other rows are scored exactly here); a row is kept for a query while its
- * f32 score is at least the query's k-th best f32 score so far minus 2E. The exact k-th score is at least the final f32
- * k-th minus E (k rows reach it in f32), so every row of the exact best k is kept, and the kept rows' exact scores give
- * the same best k as scoring every row exactly, at about half the arithmetic (f32 lanes hold four floats, f64 lanes
- * two). Yields between steps; `stop()` abandons it (E_CLOSED).
+ * while |x| is in [F32_NORM_MIN, F32_NORM_MAX], other rows are scored exactly, kernels/abi.ts dotF32KeepRows); a row is
+ * kept for a query while its f32 score is at least the query's floor: its k-th best f32 score before the row's chunk of
+ * TRUTH_CHUNK rows, minus 2E. The exact k-th score is at least the final f32 k-th minus E (k rows reach it in f32), so
+ * every row of the exact best k is kept, and the kept rows' exact scores give the same best k as scoring every row
+ * exactly, at about half the arithmetic (f32 lanes hold four floats, f64 lanes two). The floors only rise, so the rows
+ * at or above the final floor (the second stage's) are the same whichever chunk each floor was taken at. With `pool`,
+ * the chunks' f32 pass runs on a worker, one chunk a task (at 1024-d, 200 queries x 16k rows were ~0.21 s of the
+ * main thread inside an ingest, bench/RESULTS.md); else here. Yields between steps; `stop()` abandons it (E_CLOSED).
  */
 export async function exactBest(
   kernels: Kernels,
@@ -220,6 +220,7 @@ export async function exactBest(
   nq: number,
   k: number,
   stop: () => boolean,
+  pool: ScanPool | null = null,
 ): Promise<BestK[]> {
   const dim = p.shape.dimension;
   const rowBytes = dim * 4;
@@ -238,47 +239,52 @@ export async function exactBest(
   const f32Best = Array.from({ length: nq }, () => new BestK(k));
   const keptRows = Array.from({ length: nq }, (): number[] => []);
   const keptScores = Array.from({ length: nq }, (): number[] => []);
-  // per row: its norm and nq scores (f64), each query's floor (f64: its k-th best f32 score so far less 2E, -Infinity
-  // until k were kept), the queries that kept it (u32); then a chunk of rows (at a multiple of 16 bytes)
-  const floorsAt = 8 * (1 + nq);
-  const idxAt = floorsAt + 8 * nq;
-  const bufAt = Math.ceil((idxAt + 4 * nq) / 16) * 16;
+  // each query's floor (f64), a chunk's live rows (u32 offsets in it), their kept counts (u32), their results
+  // (keepStride each), then the chunk of rows (at a multiple of 16 bytes)
+  const stride = keepStride(nq);
+  const listAt = 8 * nq;
+  const countsAt = listAt + 4 * TRUTH_CHUNK;
+  const outAt = Math.ceil((countsAt + 4 * TRUTH_CHUNK) / 8) * 8;
+  const bufAt = Math.ceil((outAt + TRUTH_CHUNK * stride) / 16) * 16;
   const block = heap.alloc(bufAt + TRUTH_CHUNK * rowBytes);
   try {
     const buf = block + bufAt;
-    new Float64Array(heap.memory.buffer, block + floorsAt, nq).fill(-Infinity);
     for (let i = 0; i < n;) {
       await tick(stop);
-      // after the yield: shared memory may have grown (a new buffer)
-      const res = new Float64Array(heap.memory.buffer, block, 1 + nq);
-      const floors = new Float64Array(heap.memory.buffer, block + floorsAt, nq);
-      const idx = new Uint32Array(heap.memory.buffer, block + idxAt, nq);
-      const keep = (j: number, row: number, score: number) => {
-        const b = f32Best[j]!;
-        b.offer(row, score);
-        keptRows[j]!.push(row);
-        keptScores[j]!.push(score);
-        floors[j] = b.worst - margin[j]!;
-      };
       const start = live[i]!;
       const span = Math.min(TRUTH_CHUNK, p.rows - start);
       p.values!.readRange(start, span, heap.bytes().subarray(buf, buf + span * rowBytes));
-      for (; i < n && live[i]! < start + span; i++) {
-        const row = live[i]!;
-        const x = buf + (row - start) * rowBytes;
-        kernels.dotNormMany(queries, 0, x, dim, block);
-        const norm = Math.sqrt(res[0]!);
-        if (norm >= F32_NORM_MIN && norm * qMax <= F32_NORM_MAX) {
-          // f32 scores, only those at or above their query's floor come back
-          const kept = kernels.dotF32Keep(queries, nq, x, dim, norm, block + floorsAt, block + idxAt, block + 8);
-          for (let t = 0; t < kept; t++) keep(idx[t]!, row, res[1 + t]!);
-        } else {
-          // out of f32's safe range: the exact scores (within any margin of themselves)
-          kernels.dotNormMany(queries, nq, x, dim, block);
-          for (let j = 0; j < nq; j++) {
-            const score = norm > 0 ? res[1 + j]! / norm : 0;
-            if (score >= floors[j]!) keep(j, row, score);
-          }
+      const list = heap.u32(block + listAt, TRUTH_CHUNK);
+      let m = 0;
+      for (; i < n && live[i]! < start + span; i++) list[m++] = live[i]! - start;
+      new Float64Array(heap.memory.buffer, block, nq).set(margin.map((d, j) => f32Best[j]!.worst - d));
+      const task: KeepRows = {
+        queries,
+        nq,
+        qMax,
+        xs: buf,
+        list: block + listAt,
+        n: m,
+        dim,
+        floors: block,
+        out: block + outAt,
+        counts: block + countsAt,
+      };
+      if (pool === null) kernels.dotF32KeepRows(task);
+      else await pool.dotF32KeepRows(task);
+      // after an await: shared memory may have grown (a new buffer)
+      const rel = heap.u32(block + listAt, m);
+      const counts = heap.u32(block + countsAt, m);
+      for (let t = 0; t < m; t++) {
+        const row = start + rel[t]!;
+        const o = block + outAt + t * stride;
+        const scores = new Float64Array(heap.memory.buffer, o + 8, counts[t]!);
+        const idx = new Uint32Array(heap.memory.buffer, o + 8 * (1 + nq), counts[t]!);
+        for (let u = 0; u < counts[t]!; u++) {
+          const j = idx[u]!;
+          f32Best[j]!.offer(row, scores[u]!);
+          keptRows[j]!.push(row);
+          keptScores[j]!.push(scores[u]!);
         }
       }
     }

@@ -90,6 +90,32 @@ interface Exports {
   refDotNorm(q: number, x: number, dim: number, out: number): void;
 }
 
+/**
+ * Row norms within which dotF32Keep's f32 dot products are trusted to their bound (engine/depth.ts exactBest): no
+ * product or sum overflows, none that matters is subnormal. dotF32KeepRows scores rows outside them exactly.
+ */
+export const F32_NORM_MIN = 1e-15;
+export const F32_NORM_MAX = 1e30;
+
+/** Arguments of Kernels.dotF32KeepRows (pointers into the shared memory, so a pool worker takes them as they are). */
+export interface KeepRows {
+  queries: number;
+  nq: number;
+  qMax: number;
+  xs: number;
+  list: number;
+  n: number;
+  dim: number;
+  floors: number;
+  out: number;
+  counts: number;
+}
+
+/** Bytes of dotF32KeepRows's results per row for nq queries: Σx² and nq scores (f64), nq indices (u32), to 8 bytes. */
+export function keepStride(nq: number): number {
+  return Math.ceil((8 * (1 + nq) + 4 * nq) / 8) * 8;
+}
+
 /** Results of a top-k scan: ascending distance, ties by ascending row. */
 export interface TopK {
   rows: Uint32Array;
@@ -464,6 +490,45 @@ export class Kernels {
    */
   dotF32Keep(qs: number, nq: number, x: number, dim: number, norm: number, floors: number, idx: number, out: number): number {
     return this.x.dotF32Keep(qs, nq, x, dim, norm, floors, idx, out);
+  }
+
+  /**
+   * dotF32Keep for `n` rows against nq queries (at `queries`, the largest |q| `qMax`): row i is the f32 row at
+   * xs + list[i] x dim x 4 (`list`: n u32), its results at out + i x keepStride(nq): f64 Σx², then the kept scores (f64,
+   * from + 8), then their query indices (u32, from + 8(1 + nq)); its kept count (u32) at counts + 4i. A row whose norm
+   * is outside [F32_NORM_MIN, F32_NORM_MAX / qMax] (where the f32 bound does not hold) is scored exactly (dotNormMany),
+   * kept by the same floors. The depth calibration's exact pass (engine/depth.ts exactBest), in the calling thread or a
+   * pool worker (one chunk a task): the same kernel on the same memory either way.
+   */
+  dotF32KeepRows({ queries: qs, nq, qMax, xs, list, n, dim, floors, out, counts }: KeepRows): void {
+    const stride = keepStride(nq);
+    const buf = this.heap.memory.buffer;
+    const at = new Uint32Array(buf, list, n);
+    const kept = new Uint32Array(buf, counts, n);
+    const floor = new Float64Array(buf, floors, nq);
+    for (let i = 0; i < n; i++) {
+      const x = xs + at[i]! * dim * 4;
+      const o = out + i * stride;
+      this.x.dotNormMany(qs, 0, x, dim, o);
+      const res = new Float64Array(buf, o, 1 + nq);
+      const norm = Math.sqrt(res[0]!);
+      if (norm >= F32_NORM_MIN && norm * qMax <= F32_NORM_MAX) {
+        kept[i] = this.x.dotF32Keep(qs, nq, x, dim, norm, floors, o + 8 * (1 + nq), o + 8);
+        continue;
+      }
+      // out of f32's safe range: the exact scores (within any margin of themselves), compacted in place (t <= j)
+      this.x.dotNormMany(qs, nq, x, dim, o);
+      const idx = new Uint32Array(buf, o + 8 * (1 + nq), nq);
+      let t = 0;
+      for (let j = 0; j < nq; j++) {
+        const score = norm > 0 ? res[1 + j]! / norm : 0;
+        if (score >= floor[j]!) {
+          res[1 + t] = score;
+          idx[t++] = j;
+        }
+      }
+      kept[i] = t;
+    }
   }
 
   /** Stream-read rows [0, count) once (two streams, no compute); the scan's memory ceiling. */

@@ -14,6 +14,7 @@ import {
   useQueryTable,
   wordsFor,
   type IvfRef,
+  type KeepRows,
   type Kernels,
   type RowsRef,
   type TopK,
@@ -467,6 +468,14 @@ export class ScanPool {
       if (out !== 0) heap.release(out);
       if (scratch !== 0) heap.release(scratch);
     }
+  }
+
+  /**
+   * Kernels.dotF32KeepRows as one task on one worker (the depth calibration's exact pass, a chunk at a time, off the
+   * main thread that reads the requests): the caller keeps every pointer valid until the promise settles.
+   */
+  async dotF32KeepRows(task: KeepRows): Promise<void> {
+    await this.run({ kind: "keep", ...task });
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
-/** @module scan-task — the message a pool worker receives (a scan stripe or an encode slice: pointers into the shared memory only), and the heap report it posts back. */
-import type { IvfRef, RowsRef } from "../kernels/abi.js";
+/** @module scan-task — the message a pool worker receives (a scan stripe, an encode slice or a chunk of the depth calibration's exact pass: pointers into the shared memory only), and the heap report it posts back. */
+import type { IvfRef, KeepRows, RowsRef } from "../kernels/abi.js";
 
 /** One stripe or one query group; results go to `out` as ascending u64 keys. */
 export type ScanTask =
@@ -7,6 +7,8 @@ export type ScanTask =
   | { kind: "list"; rows: RowsRef; list: number; n: number; query: number; k: number; out: number }
   | { kind: "multi"; rows: RowsRef; start: number; end: number; queries: number; nq: number; k: number; out: number; table: number }
   | { kind: "encode"; src: number; n: number; dim: number; P: number; signs: number; scratch: number; out: number }
+  // one chunk of the depth calibration's exact pass (Kernels.dotF32KeepRows)
+  | ({ kind: "keep" } & KeepRows)
   // nq queries (rows at `queries`) probed one after the other: query j's keys at out + j * block, its scratch after them, its count at counts + 4j
   | { kind: "nearest"; rows: RowsRef; start: number; end: number; centroids: number; nc: number; out: number; dists: number }
   | {

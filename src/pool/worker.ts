@@ -51,6 +51,10 @@ function runTask(task: ScanTask): number {
     kernels.encode(task.src, task.n, task.dim, task, task.out);
     return 0;
   }
+  if (task.kind === "keep") {
+    kernels.dotF32KeepRows(task);
+    return task.n;
+  }
   if (task.kind === "nearest") {
     kernels.nearestCentroids(task.rows, task.start, task.end, task.centroids, task.nc, task.out, task.dists);
     return task.end - task.start;

@@ -3,24 +3,36 @@
  * scores decide, and the best k per query equal those of scoring every live row exactly with dotNorm (rows and scores,
  * ties by row), on hostile rows: near-ties a few f32 roundings apart, duplicates, zero rows, norms from 1e-41 (subnormal floats) to 1e38
  * (outside the f32 range the rows are scored exactly), dims not a multiple of 8. Property: fast-check, fixed seed.
+ * The same in the calling thread and on the pool's workers (a chunk of rows a task), and so the calibrated depth.
  */
 import fc from "fast-check";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { exactBest } from "../../src/engine/depth.js";
+import { ClusteredVectors } from "../../bench/engine/vectors.js";
+import { calibrateDepth, exactBest } from "../../src/engine/depth.js";
 import { Partition } from "../../src/engine/partition.js";
 import { BestK } from "../../src/engine/search.js";
-import { Kernels } from "../../src/kernels/abi.js";
+import { Kernels, type KeepRows } from "../../src/kernels/abi.js";
 import { mulberry32 } from "../../src/kernels/random.js";
 import { Rotation } from "../../src/kernels/rotation.js";
+import { ScanPool } from "../../src/pool/scan-pool.js";
 
 const root = mkdtempSync(join(tmpdir(), "svc-depth-truth-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
 const kernels = Kernels.create();
 const heap = kernels.heap;
+const pool = new ScanPool(kernels, { threads: 2 });
+afterAll(async () => {
+  await pool.close();
+  rmSync(root, { recursive: true, force: true });
+});
 let dirs = 0;
+
+/** `pool` with its exact-pass chunks run in the calling thread instead (the other tasks on its workers as before). */
+const inThread: ScanPool = Object.assign(Object.create(pool) as ScanPool, {
+  dotF32KeepRows: async (t: KeepRows) => kernels.dotF32KeepRows(t),
+});
 
 /** Every live row scored exactly as calibrateDepth did before exactBest: dotNorm per (row, query). */
 function bruteBest(p: Partition, live: Uint32Array, queries: number, nq: number, k: number) {
@@ -92,8 +104,11 @@ describe("exactBest (depth calibration's exact answers)", () => {
               heap.f32(queries + j * dim * 4, dim).set(Float32Array.from(q, (v) => v / norm));
             }
             const live = Uint32Array.from({ length: n }, (_, i) => i).filter(() => next() / 2 ** 32 >= deleted);
-            const got = (await exactBest(kernels, p, live, queries, nq, k, () => false)).map((b) => b.sorted());
-            expect(got).toEqual(bruteBest(p, live, queries, nq, k));
+            const brute = bruteBest(p, live, queries, nq, k);
+            const here = (await exactBest(kernels, p, live, queries, nq, k, () => false)).map((b) => b.sorted());
+            expect(here).toEqual(brute);
+            const pooled = (await exactBest(kernels, p, live, queries, nq, k, () => false, pool)).map((b) => b.sorted());
+            expect(pooled).toEqual(brute);
           } finally {
             heap.release(queries);
             p.close();
@@ -102,5 +117,38 @@ describe("exactBest (depth calibration's exact answers)", () => {
       ),
       { seed: 20261127, numRuns: 150 },
     );
+  });
+
+  it("gives the same calibrated depth and recall in the calling thread as on the pool's workers", async () => {
+    for (const [dim, n, seed] of [
+      [64, 3000, 1],
+      [96, 2500, 7],
+    ] as const) {
+      const data = new ClusteredVectors(dim, 20261128 + seed, 1, true, n / 25);
+      const rows = new Float32Array(n * dim);
+      for (let i = 0; i < n; i++) rows.set(data.get(i), i * dim);
+      const p = new Partition(
+        kernels,
+        root,
+        { dimension: dim, metric: "cosine" },
+        { namespace: "", dir: `p${++dirs}`, rows: 0, recordBytes: 0 },
+      );
+      try {
+        const rotation = new Rotation(kernels, dim, seed);
+        p.append(
+          rotation,
+          Array.from({ length: n }, (_, i) => `v${i}`),
+          new Uint8Array(rows.buffer),
+          Array.from({ length: n }, () => null),
+        );
+        p.remove(Array.from({ length: Math.ceil(n / 97) }, (_, i) => `v${i * 97}`)); // chunks with holes
+        const pooled = await calibrateDepth(kernels, pool, p, rotation, seed, () => false);
+        const here = await calibrateDepth(kernels, inThread, p, rotation, seed, () => false);
+        expect(pooled).toEqual(here);
+        expect(pooled.rows).toBe(p.liveCount);
+      } finally {
+        p.close();
+      }
+    }
   });
 });
