@@ -127,7 +127,9 @@ function App() {
       .finally(() => setChecking(false));
   }, []);
 
-  // On navigation: title, and focus to the main region so keyboard and screen-reader users start at the content.
+  // On navigation: title, and focus to the main region so keyboard and screen-reader users start at the content, unless
+  // the user is in a form field there (Sign out shows the sign-in form at once and changes the hash after: its hashchange came
+  // while the user typed the next key, and took the focus and the rest of the keystrokes from the key field).
   const view = route[0] ?? "";
   useEffect(() => {
     document.title = `${TITLES[view] ?? "Not found"} · svc dashboard`;
@@ -135,7 +137,12 @@ function App() {
       first.current = false;
       return;
     }
-    main.current?.focus();
+    const at = document.activeElement;
+    if (
+      !(at instanceof HTMLInputElement || at instanceof HTMLTextAreaElement || at instanceof HTMLSelectElement) ||
+      !main.current?.contains(at)
+    )
+      main.current?.focus();
   }, [route.join("/")]);
 
   const nav: Array<[string, string, boolean]> = [
