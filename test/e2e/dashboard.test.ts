@@ -125,8 +125,8 @@ describe("dashboard in a real browser", () => {
     for (let i = 0; i < 12 && (await page.evaluate(() => document.activeElement?.id)) !== "api-key"; i++) await page.keyboard.press("Tab");
     expect(await page.evaluate(() => document.activeElement?.id)).toBe("api-key");
     await page.keyboard.type(key);
-    // every keystroke reached the field before Enter submits it (a renderer starved by a loaded machine took over
-    // vitest's default second to take 40 keystrokes: 19 had arrived in a Node 24 CI leg)
+    // every keystroke reached the field before Enter submits it (a loaded machine's renderer may take more than
+    // vitest's default second; lost keystrokes fail here: after Sign out, a late hashchange once moved the focus away)
     await expect.poll(() => page.inputValue("#api-key"), { timeout: 15_000 }).toBe(key);
     await page.keyboard.press("Enter");
     // signed in, or the sign-in form shows why not (then fail with its words, not a timeout)
