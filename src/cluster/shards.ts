@@ -138,7 +138,6 @@ export function decodeMessage<T>(data: Uint8Array): T {
   return safeDecoder().decode(data) as T;
 }
 
-/** The reply for a failure: a SvcError keeps its code, message and field; anything else is E_INTERNAL. */
 /** Error names of the NATS clients that mean "JetStream or a server is unavailable now" (nats-core, jetstream). */
 const NATS_UNAVAILABLE = new Set([
   "JetStreamApiError",
@@ -153,7 +152,10 @@ const NATS_UNAVAILABLE = new Set([
   "DrainingConnectionError",
 ]);
 
-/** A shard's answer for a failure; `write`: the request was a write (its outcome may be unknown). */
+/**
+ * A shard's answer for a failure; `write`: the request was a write (its outcome may be unknown). A SvcError keeps its
+ * code, message and field; NATS unavailable is E_NOT_CAUGHT_UP or E_NO_QUORUM; anything else is E_INTERNAL.
+ */
 export function errorReply(e: unknown, write = false): ShardReply {
   if (e instanceof SvcError)
     return {

@@ -38,9 +38,20 @@ const node = async (opts: ClusterWalletsOptions = {}) => {
   wallets.push(w);
   return w;
 };
-/** Resolves once every open ClusterWallets has folded the ledger to its current end. */
+/**
+ * Resolves once every open ClusterWallets has folded the ledger to its current end. The end is asked again on a
+ * timeout: just after a nats-server is killed a request can go unanswered while the connection moves and the
+ * stream elects a leader.
+ */
 const folded = async () => {
-  const last = (await (await jetstreamManager(conns[0]!)).streams.info(LEDGER_STREAM)).state.last_seq;
+  let last = -1;
+  for (let attempt = 0; last < 0; attempt++) {
+    try {
+      last = (await (await jetstreamManager(conns[0]!, { checkAPI: false })).streams.info(LEDGER_STREAM)).state.last_seq;
+    } catch (e) {
+      if (attempt === 10 || !(e instanceof Error) || e.name !== "TimeoutError") throw e;
+    }
+  }
   while (wallets.some((w) => w.position < last)) await new Promise((r) => setTimeout(r, 5));
 };
 /** Samples every node's view of a tenant every few ms while a run goes on: a balance below zero or holds above it would show. */
