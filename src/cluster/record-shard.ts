@@ -51,7 +51,7 @@ export class RecordShard {
   async read(c: Collection, op: RecordOp, a: Record<string, any>): Promise<unknown> {
     switch (op) {
       case "rows":
-        return c.fetch(a.ns, a.ids).map((v) => ({ id: v.id, metadata: v.metadata, ...(v.payload === null ? {} : { payload: v.payload }) }));
+        return c.rows(a.ns, a.ids).map((v) => ({ id: v.id, metadata: v.metadata, ...(v.payload === null ? {} : { payload: v.payload }) }));
       case "search": {
         const r = await c.query(a.ns, {
           vector: bytesF32(a.vector) as Float32Array,

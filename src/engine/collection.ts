@@ -22,7 +22,7 @@ import type { IdPage, IdPageInput } from "./id-order.js";
 import type { ProbeParams } from "./ivf.js";
 import { Maintenance } from "./maintenance.js";
 import type { VectorShape } from "./partition.js";
-import { Reader, type FetchedVector, type Match, type OrderedRow, type OrderInput, type QueryInput } from "./reader.js";
+import { Reader, type FetchedVector, type Match, type OrderedRow, type OrderInput, type QueryInput, type StoredRow } from "./reader.js";
 import { queryDepth, type Plan, type Scoring, type SearchResult } from "./search.js";
 import { Writer, type VectorInput } from "./writer.js";
 
@@ -30,7 +30,7 @@ export { MAX_APPLY_BACKLOG_BYTES } from "./applier.js";
 export { MAX_ID_BYTES, MAX_ORDER_LIMIT, MAX_PAYLOAD_BYTES } from "./input-checks.js";
 export { COMPACT_DEAD_FRACTION, COMPACT_MIN_DEAD, DEFAULT_CHECKPOINT_BYTES } from "./maintenance.js";
 export type { IdPage, IdPageInput } from "./id-order.js";
-export type { FetchedVector, Match, OrderedRow, OrderInput, QueryInput } from "./reader.js";
+export type { FetchedVector, Match, OrderedRow, OrderInput, QueryInput, StoredRow } from "./reader.js";
 export type { VectorInput } from "./writer.js";
 export type { Scoring } from "./search.js";
 export type { CollectionCopy, CopiedFile } from "./backup.js";
@@ -200,6 +200,11 @@ export class Collection {
 
   fetch(namespace: string, ids: readonly string[]): FetchedVector[] {
     return this.reader.fetch(namespace, ids);
+  }
+
+  /** fetch without the vectors (what records read: a vector is 4 KB at 1024-d). */
+  rows(namespace: string, ids: readonly string[]): StoredRow[] {
+    return this.reader.rows(namespace, ids);
   }
 
   query(

@@ -304,6 +304,11 @@ export class Partition {
     return this.records.metadata(row);
   }
 
+  /** The row's metadata and payload (a fresh array, or null), read together. */
+  stored(row: number): { metadata: Metadata; payload: Uint8Array | null } {
+    return this.records.stored(row);
+  }
+
   /** The row's payload (a fresh array), or null. */
   payload(row: number): Uint8Array | null {
     return this.records.payload(row);

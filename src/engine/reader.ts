@@ -57,11 +57,14 @@ export interface Match {
   sparseValues?: { indices: number[]; values: number[] };
 }
 
-export interface FetchedVector {
+export interface StoredRow {
   id: string;
-  values: Float32Array | Uint8Array;
   metadata: Metadata;
   payload: Uint8Array | null;
+}
+
+export interface FetchedVector extends StoredRow {
+  values: Float32Array | Uint8Array;
 }
 
 export interface OrderInput {
@@ -101,7 +104,19 @@ export class Reader {
     if (p === undefined) return out;
     for (const id of ids) {
       const row = p.rowOf(id);
-      if (row !== undefined) out.push({ id, values: p.vector(row), metadata: p.metadata(row), payload: p.payload(row) });
+      if (row !== undefined) out.push({ id, values: p.vector(row), ...p.stored(row) });
+    }
+    return out;
+  }
+
+  /** Like fetch without the vectors: each found id's metadata and payload, in `ids` order (absent ids left out). */
+  rows(namespace: string, ids: readonly string[]): StoredRow[] {
+    const p = this.s.partitions.get(namespace);
+    const out: StoredRow[] = [];
+    if (p === undefined) return out;
+    for (const id of ids) {
+      const row = p.rowOf(id);
+      if (row !== undefined) out.push({ id, ...p.stored(row) });
     }
     return out;
   }

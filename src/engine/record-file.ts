@@ -129,6 +129,21 @@ export class RecordFile {
     return out;
   }
 
+  /** Row r's metadata and payload (a fresh array, or null) with one read of its record, where metadata() and payload() take two each. */
+  stored(r: number): { metadata: Metadata; payload: Uint8Array | null } {
+    const at = this.offsets[r]! + 4 + this.ids.byteLength(r);
+    const body = Buffer.allocUnsafe(this.end(r) - at);
+    this.read(body, 0, body.byteLength, at);
+    const w = body.readUInt32LE(0);
+    const hasPayload = w >= HAS_PAYLOAD;
+    const metaAt = hasPayload ? 8 : 4,
+      metaEnd = metaAt + ((w & ~HAS_PAYLOAD) >>> 0);
+    return {
+      metadata: metaEnd === metaAt ? {} : (decoder.decode(body.subarray(metaAt, metaEnd)) as Metadata),
+      payload: hasPayload ? new Uint8Array(body.subarray(metaEnd)) : null,
+    };
+  }
+
   /** fdatasync on the threadpool, so a multi-GB flush does not stall the event loop. */
   sync(): Promise<void> {
     return new Promise((resolve, reject) =>

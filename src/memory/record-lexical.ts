@@ -51,9 +51,11 @@ export class LexicalCache {
         const lex = new Lexical();
         for (let after: string | undefined; ;) {
           const page = this.c.list(ns, { after, limit: 1000 });
-          for (const v of this.c.fetch(ns, page.ids)) if (v.payload !== null) lex.add(v.id, textOf(v.payload), v.metadata);
+          for (const v of this.c.rows(ns, page.ids)) if (v.payload !== null) lex.add(v.id, textOf(v.payload), v.metadata);
           if (!page.more || page.ids.length === 0) break;
           after = page.ids.at(-1);
+          // a page at a time, so other requests are served while a large namespace builds (1M records: ~20 s)
+          await new Promise((resolve) => setImmediate(resolve));
         }
         return lex;
       })();

@@ -128,7 +128,7 @@ export class LocalRecordStore implements RecordStore {
 
   async fetch(ns: string, ids: readonly string[]): Promise<ReadRow[]> {
     return this.collection
-      .fetch(ns, ids)
+      .rows(ns, ids)
       .map((v) => ({ id: v.id, metadata: v.metadata, ...(v.payload === null ? {} : { payload: v.payload }) }));
   }
 

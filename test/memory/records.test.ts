@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { TextEncoder1024 } from "../../src/encoder/encoder.js";
 import type { Collection } from "../../src/engine/collection.js";
 import { SvcError } from "../../src/errors.js";
@@ -18,6 +18,8 @@ import { mulberry32 } from "../../src/kernels/random.js";
 import { encodeRecords, readContainer, writeContainer } from "../../src/memory/container.js";
 import type { ContainerRecord } from "../../src/memory/record-fields.js";
 import { DAY_MS, DEFAULT_TIMELINE, RecordService, type RecordView } from "../../src/memory/records.js";
+import type { LocalRecordStore } from "../../src/memory/record-store.js";
+import { Lexical } from "../../src/memory/record-lexical.js";
 import { timelineRequest } from "../../src/http/routes/records.js";
 import { checkInput } from "../../src/http/input.js";
 import type { Route } from "../../src/http/route.js";
@@ -1196,6 +1198,44 @@ describe("hybrid query (vector + BM25, reciprocal rank fusion)", () => {
     expect(await top("quixotic plenum")).not.toContain(again);
     // the same records as a fresh build would hold
     expect((await top("boundary layer")).sort()).toEqual([ids[0]!, ids[1]!].sort());
+    expect(svc.lexicalBuilds).toBe(1);
+  });
+
+  it("the BM25 side builds a page at a time: the event loop turns while it builds, and writes sent meanwhile are in its answers", async () => {
+    const { svc } = service();
+    const rnd = mulberry32(7);
+    const words = ["wing", "flow", "shock", "panel", "heat", "layer", "blade", "nozzle"];
+    for (let i = 0; i < 5000; i += 1000)
+      await svc.ingest(
+        "t",
+        "big",
+        Array.from({ length: 1000 }, () => ({ kind: "note", text: `${words[rnd() % 8]} ${words[rnd() % 8]} ${words[rnd() % 8]}` })),
+      );
+    const doomed = (await svc.ingest("t", "big", [{ kind: "note", text: "vorticial doomed record" }])).ids[0]!;
+    const store = await (svc as unknown as { local: { get(t: string): Promise<LocalRecordStore> } }).local.get("t");
+    // the build reads 6 pages of up to 1,000 records (5,001): count the records it adds in each turn of the event loop, writing on the second
+    const adds = vi.spyOn(Lexical.prototype, "add");
+    let built = false,
+      turns = 0,
+      mostInOneTurn = 0;
+    const build = store.lexicon.get("big").then(() => (built = true));
+    let added: Promise<string> | undefined;
+    while (!built) {
+      const before = adds.mock.calls.length;
+      await new Promise((resolve) => setImmediate(resolve));
+      mostInOneTurn = Math.max(mostInOneTurn, adds.mock.calls.length - before);
+      if (++turns === 2) {
+        added = svc.ingest("t", "big", [{ kind: "note", text: "zyxomorphic plenum" }]).then((r) => r.ids[0]!);
+        void svc.delete("t", "big", doomed);
+      }
+    }
+    await build;
+    expect(adds.mock.calls.length).toBeGreaterThanOrEqual(5001);
+    expect(mostInOneTurn).toBeLessThanOrEqual(1000);
+    adds.mockRestore();
+    const hybrid = async (text: string) => (await svc.query("t", "big", { text, topK: 5, mode: "hybrid" })).records.map((r) => r.id);
+    expect((await hybrid("zyxomorphic"))[0]).toBe(await added!);
+    expect(await hybrid("vorticial")).not.toContain(doomed);
     expect(svc.lexicalBuilds).toBe(1);
   });
 
