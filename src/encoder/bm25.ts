@@ -39,10 +39,21 @@ const SAMPLE = 1024;
 /** Term frequencies told apart by a term's score bound (Postings.minLength); larger ones are bounded as the largest seen. */
 const TF_STEPS = 8;
 
-/** One term's postings in flat typed arrays (slot, term frequency); entries of removed documents stay until compaction. */
+/** A posting's tf or document length this large (or larger) is kept in Postings.big, not in its 16 bits. */
+const WIDE = 0xffff;
+
+/**
+ * One term's postings in flat typed arrays: slots, and per posting the term frequency (low 16 bits) and the
+ * document's length (high 16 bits) in one Uint32, so a walk reads the length beside the posting instead of a
+ * random read of the per-slot lengths (one random access per posting, the accumulator, instead of two). A tf or
+ * length of WIDE or more is stored as WIDE and its true value in `big` (records' text is at most 64 KiB: rare).
+ * Entries of removed documents stay until compaction.
+ */
 class Postings {
   slots = new Int32Array(4);
-  tfs = new Int32Array(4);
+  meta = new Uint32Array(4);
+  /** by slot, for postings whose tf or length is WIDE or more: the true [tf, length] */
+  big: Map<number, [number, number]> | undefined;
   length = 0;
   /** live documents holding the term (df) */
   live = 0;
@@ -61,15 +72,22 @@ class Postings {
     if (tf > this.maxTf) this.maxTf = tf;
     if (this.length === this.slots.length) {
       const slots = new Int32Array(this.length * 2),
-        tfs = new Int32Array(this.length * 2);
+        meta = new Uint32Array(this.length * 2);
       slots.set(this.slots);
-      tfs.set(this.tfs);
+      meta.set(this.meta);
       this.slots = slots;
-      this.tfs = tfs;
+      this.meta = meta;
     }
+    if (tf >= WIDE || length >= WIDE) (this.big ??= new Map()).set(slot, [tf, length]);
     this.slots[this.length] = slot;
-    this.tfs[this.length++] = tf;
+    this.meta[this.length++] = Math.min(tf, WIDE) | (Math.min(length, WIDE) << 16);
     this.live++;
+  }
+
+  /** The part w * tf / (tf + norm + per * length) of posting i (slot `slot`) whose 16-bit tf or length is WIDE. */
+  widePart(slot: number, w: number, norm: number, per: number): number {
+    const [tf, length] = this.big!.get(slot)!;
+    return (w * tf) / (tf + norm + per * length);
   }
 }
 
@@ -79,9 +97,9 @@ class Postings {
  * idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) (never negative).
  * Statistics (N, df, avgdl) are always those of the documents currently in the index.
  *
- * Layout: postings are flat typed arrays of slots (ascending: slots are handed out in insertion order), document
- * lengths a Float64Array by slot (-1: removed), so a search is a tight loop over integers instead of a walk over Map
- * entries. Slots are never reused;
+ * Layout: postings are flat typed arrays of slots (ascending: slots are handed out in insertion order) beside each
+ * posting's tf and document length (Postings), so a search is a tight loop over integers instead of a walk over Map
+ * entries, touching one per-slot array (the accumulators) at random. Slots are never reused;
  * when removed documents hold over half of the slots, every list is rebuilt with slots renumbered in
  * insertion order.
  */
@@ -94,10 +112,13 @@ export class Bm25Index {
   private totalLength = 0;
   /** slots handed out (live + removed) */
   private slots = 0;
-  /** by slot: the document (undefined once removed) and its length (-1 once removed) */
+  /** by slot: the document (undefined once removed) */
   private bySlot: (Doc | undefined)[] = [];
-  private lengths = new Float64Array(16);
-  /** per-slot score accumulator and the slots it touched, reused across searches (all zero between searches); scratch for selection */
+  /**
+   * Per-slot score accumulator and the slots it touched, reused across searches: between searches 0 for a live
+   * document and -Infinity for a removed one (so a walk needs no other per-slot read to skip removed documents: adding
+   * to -Infinity leaves it below every bound, and only slots found at 0 are recorded as touched). Scratch for selection.
+   */
   private acc = new Float64Array(0);
   private touched = new Int32Array(0);
   private select = new Float64Array(0);
@@ -131,12 +152,6 @@ export class Bm25Index {
   /** Gives a document the next slot and appends it to its terms' postings. */
   private place(doc: Doc): void {
     doc.slot = this.slots++;
-    if (doc.slot >= this.lengths.length) {
-      const lengths = new Float64Array(this.lengths.length * 2);
-      lengths.set(this.lengths);
-      this.lengths = lengths;
-    }
-    this.lengths[doc.slot] = doc.length;
     this.bySlot[doc.slot] = doc;
     for (const [t, n] of doc.tf) {
       let p = this.postings.get(t);
@@ -158,8 +173,8 @@ export class Bm25Index {
     if (!doc) return false;
     this.docs.delete(id);
     this.totalLength -= doc.length;
-    this.lengths[doc.slot] = -1;
     this.bySlot[doc.slot] = undefined;
+    if (doc.slot < this.acc.length) this.acc[doc.slot] = -Infinity;
     for (const t of doc.tf.keys()) {
       const p = this.postings.get(t)!;
       if (--p.live === 0) this.postings.delete(t);
@@ -174,7 +189,7 @@ export class Bm25Index {
     this.postings = new Map();
     this.bySlot = [];
     this.slots = 0;
-    this.lengths = new Float64Array(Math.max(16, live.length));
+    this.acc = new Float64Array(0);
     for (const doc of live) this.place(doc);
   }
 
@@ -228,11 +243,11 @@ export class Bm25Index {
     }
     if (this.acc.length < this.slots) {
       this.acc = new Float64Array(Math.max(this.slots, this.acc.length * 2));
+      for (let slot = 0; slot < this.slots; slot++) if (this.bySlot[slot] === undefined) this.acc[slot] = -Infinity;
       this.touched = new Int32Array(this.acc.length);
     }
     const acc = this.acc,
-      touched = this.touched,
-      lengths = this.lengths;
+      touched = this.touched;
     let nTouched = 0,
       maxAcc = 0;
     // candidates: null while lists are walked in full, then the slots (ascending) that can still enter the top K
@@ -244,7 +259,7 @@ export class Bm25Index {
       for (let j = 0; j < m; j++) {
         const { w, p } = walk[j]!;
         const slots = p.slots,
-          tfs = p.tfs;
+          meta = p.meta;
         if (candidates === null && j > 0 && nTouched >= topK && rest[j]! < maxAcc && postingsFrom[j]! > nTouched / 2) {
           if (nTouched >= 2 * thetaAt) {
             theta = Math.max(theta, this.kthBest(touched, nTouched, topK, accept, walk, j, norm, per));
@@ -270,18 +285,16 @@ export class Bm25Index {
             const slot = slots[i]!;
             const a = acc[slot]!;
             if (a === 0) continue;
-            const tf = tfs[i]!;
-            const v = (acc[slot] = a + (w * tf) / (tf + norm + per * lengths[slot]!));
+            const v = (acc[slot] = a + part(p, meta[i]!, slot, w, norm, per));
             if (v > maxAcc) maxAcc = v;
           }
         } else if (candidates === null) {
           for (let i = 0, len = p.length; i < len; i++) {
+            // a removed document's accumulator is -Infinity (Bm25Index.acc): it stays so, untouched
             const slot = slots[i]!;
-            const dl = lengths[slot]!;
-            if (dl < 0) continue;
-            const tf = tfs[i]!;
-            if (acc[slot] === 0) touched[nTouched++] = slot;
-            const v = (acc[slot]! += (w * tf) / (tf + norm + per * dl));
+            const a = acc[slot]!;
+            if (a === 0) touched[nTouched++] = slot;
+            const v = (acc[slot] = a + part(p, meta[i]!, slot, w, norm, per));
             if (v > maxAcc) maxAcc = v;
           }
         } else {
@@ -289,10 +302,7 @@ export class Bm25Index {
             const slot = candidates[c]!;
             at = seek(slots, at, len, slot);
             if (at === len) break;
-            if (slots[at] === slot) {
-              const tf = tfs[at]!;
-              acc[slot]! += (w * tf) / (tf + norm + per * lengths[slot]!);
-            }
+            if (slots[at] === slot) acc[slot]! += part(p, meta[at]!, slot, w, norm, per);
           }
           if (candidates.length > topK) candidates = this.survivors(candidates, candidates.length, rest[j + 1]!, theta, true);
         }
@@ -313,15 +323,12 @@ export class Bm25Index {
     const exact = new Float64Array(candidates.length);
     for (const { w, p } of terms) {
       const slots = p.slots,
-        tfs = p.tfs;
+        meta = p.meta;
       for (let c = 0, at = 0, len = p.length; c < candidates.length; c++) {
         const slot = candidates[c]!;
         at = seek(slots, at, len, slot);
         if (at === len) break;
-        if (slots[at] === slot) {
-          const tf = tfs[at]!;
-          exact[c]! += (w * tf) / (tf + norm + per * lengths[slot]!);
-        }
+        if (slots[at] === slot) exact[c]! += part(p, meta[at]!, slot, w, norm, per);
       }
     }
     const heap = new Bm25Heap(topK);
@@ -367,10 +374,7 @@ export class Bm25Index {
       for (let c = 0, at = 0; c < slots.length; c++) {
         at = seek(p.slots, at, p.length, slots[c]!);
         if (at === p.length) break;
-        if (p.slots[at] === slots[c]) {
-          const tf = p.tfs[at]!;
-          full[c]! += (w * tf) / (tf + norm + per * this.lengths[slots[c]!]!);
-        }
+        if (p.slots[at] === slots[c]) full[c]! += part(p, p.meta[at]!, slots[c]!, w, norm, per);
       }
     }
     return kthLargest(full, full.length, k);
@@ -388,6 +392,13 @@ export class Bm25Index {
     }
     return sorted ? out : out.sort();
   }
+}
+
+/** The part w * tf / (tf + norm + per * length) of the posting of `slot` whose packed tf and length are `meta`. */
+function part(p: Postings, meta: number, slot: number, w: number, norm: number, per: number): number {
+  const tf = meta & WIDE,
+    length = meta >>> 16;
+  return tf === WIDE || length === WIDE ? p.widePart(slot, w, norm, per) : (w * tf) / (tf + norm + per * length);
 }
 
 /** The k-th largest of vals[0..n) (1 <= k <= n); reorders vals (quickselect). */

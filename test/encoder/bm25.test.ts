@@ -207,6 +207,26 @@ describe("Bm25Index ranking (typed-array postings, slots renumbered on compactio
   });
 });
 
+describe("Bm25Index postings of 16-bit tf and length (larger ones kept aside)", () => {
+  it("scores a tf and a document length of 65,535 and more exactly, walked, probed and removed", () => {
+    // "flow" 70,000 times (tf and length past 16 bits), "wave" exactly 65,535 times (the 16-bit marker value itself)
+    const texts = [
+      `${"flow ".repeat(70_000)}layer`,
+      `${"wave ".repeat(65_535)}shock`,
+      "flow layer",
+      "flow flow wave",
+      "layer shock wave",
+      ...Array.from({ length: 60 }, (_, i) => (i % 3 === 0 ? "the of flow" : "the of layer")),
+    ];
+    const { ix, live } = indexOfTexts(texts);
+    for (const q of ["flow", "wave", "flow layer", "shock wave layer flow", "the of flow wave"])
+      expectExact(ix, live, q, 5, (id) => id !== "d3");
+    ix.remove("d2");
+    live.delete("d2");
+    for (const q of ["flow layer", "wave shock", "the flow"]) expectExact(ix, live, q, 3, () => true);
+  });
+});
+
 describe("Bm25Index MaxScore search (stop-word lists probed, not walked)", () => {
   // A skewed vocabulary: "the" and "of" in most documents (the lists MaxScore skips), a long tail of rare words.
   const RARE = Array.from({ length: 40 }, (_, i) => `w${i}x`);
