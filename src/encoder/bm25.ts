@@ -122,6 +122,7 @@ export class Bm25Index {
   private acc = new Float64Array(0);
   private touched = new Int32Array(0);
   private select = new Float64Array(0);
+  private selectSlots = new Int32Array(0);
 
   constructor(opts: Bm25Options = {}) {
     this.k1 = opts.k1 ?? 1.2;
@@ -358,12 +359,40 @@ export class Bm25Index {
     const want = accept === undefined ? k : Math.min(count, 4 * k);
     if (count < k) return 0;
     const acc = this.acc;
-    const vals = this.select.length >= count ? this.select : (this.select = new Float64Array(Math.max(count, this.select.length * 2)));
-    for (let i = 0; i < count; i++) vals[i] = acc[list[i]!]!;
-    const floor = kthLargest(vals, count, want);
+    if (this.select.length < count) {
+      this.select = new Float64Array(Math.max(count, this.select.length * 2));
+      this.selectSlots = new Int32Array(this.select.length);
+    }
+    const vals = this.select,
+      valSlots = this.selectSlots;
+    // Only the documents whose accumulator reaches `guess` are selected from, in one pass: the guess is the value about
+    // 4 x want of them reach, estimated from a strided sample (-Infinity when the list is small). When fewer than want
+    // reach it, all are taken. Either way the documents taken include every one at or above the want-th largest, so
+    // `floor` and `best` are what selecting over all of them gives.
+    let guess = -Infinity;
+    if (count >= 16 * SAMPLE) {
+      const stride = Math.floor(count / SAMPLE);
+      for (let i = 0; i < SAMPLE; i++) vals[i] = acc[list[i * stride]!]!;
+      guess = kthLargest(vals, SAMPLE, Math.min(SAMPLE, Math.ceil((4 * want * SAMPLE) / count)));
+    }
+    let n = 0;
+    for (let i = 0; i < count; i++) {
+      const slot = list[i]!,
+        a = acc[slot]!;
+      if (a >= guess) {
+        vals[n] = a;
+        valSlots[n++] = slot;
+      }
+    }
+    if (n < want)
+      for (n = 0; n < count; n++) {
+        vals[n] = acc[list[n]!]!;
+        valSlots[n] = list[n]!;
+      }
+    const floor = kthLargest(vals, n, want);
     const best: number[] = [];
-    for (let i = 0; i < count && best.length < 2 * want; i++) {
-      const slot = list[i]!;
+    for (let i = 0; i < n && best.length < 2 * want; i++) {
+      const slot = valSlots[i]!;
       if (acc[slot]! >= floor && (accept === undefined || accept(this.bySlot[slot]!.id))) best.push(slot);
     }
     if (best.length < k) return 0;

@@ -121,10 +121,11 @@ function oracle(
   const avgdl = docs.reduce((s, d) => s + d.length, 0) / n || 1;
   const qtf = new Map<string, number>();
   for (const t of terms(query)) qtf.set(t, (qtf.get(t) ?? 0) + 1);
+  const dfs = new Map([...qtf.keys()].map((t) => [t, docs.filter((x) => x.tf.has(t)).length]));
   const scored = docs.map((d) => {
     let score = 0;
     for (const [t, mult] of qtf) {
-      const df = docs.filter((x) => x.tf.has(t)).length;
+      const df = dfs.get(t)!;
       const tf = d.tf.get(t);
       if (!tf) continue;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
@@ -291,5 +292,21 @@ describe("Bm25Index threshold pruning (non-essential lists: a sampled threshold,
       ),
       { seed: 20261128, numRuns: 150 },
     );
+  });
+});
+
+describe("Bm25Index threshold from a sampled guess (over 16,384 documents seen)", () => {
+  // 60,000 documents of graded words: a query's first lists touch well over 16 x 1,024 documents, so the threshold's
+  // selection first keeps only the documents above a guess from a strided sample (and falls back to all when too few).
+  const GRADED = Array.from({ length: 10 }, (_, i) => `h${i}x`);
+  const rnd = mulberry32(20261128);
+  const texts = Array.from({ length: 60_000 }, () =>
+    Array.from({ length: 1 + (rnd() % 12) }, () => GRADED[Math.max(0, Math.min(9, Math.clz32((rnd() % 1024) + 1) - 22))]).join(" "),
+  );
+  const { ix, live } = indexOfTexts(texts);
+
+  it("returns exactly the brute-force top K, with and without accept", () => {
+    for (const q of ["h0x h1x h2x h3x", "h2x h5x h9x", "h0x h0x h4x h7x h8x", "h1x h3x h6x"])
+      for (const topK of [1, 10, 50, 300]) expectExact(ix, live, q, topK, (id) => Number(id.slice(1)) % 3 === 0);
   });
 });
