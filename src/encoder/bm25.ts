@@ -123,6 +123,8 @@ export class Bm25Index {
   private touched = new Int32Array(0);
   private select = new Float64Array(0);
   private selectSlots = new Int32Array(0);
+  /** a bit per slot, all clear between uses (survivors) */
+  private bits = new Int32Array(0);
 
   constructor(opts: Bm25Options = {}) {
     this.k1 = opts.k1 ?? 1.2;
@@ -246,6 +248,7 @@ export class Bm25Index {
       this.acc = new Float64Array(Math.max(this.slots, this.acc.length * 2));
       for (let slot = 0; slot < this.slots; slot++) if (this.bySlot[slot] === undefined) this.acc[slot] = -Infinity;
       this.touched = new Int32Array(this.acc.length);
+      this.bits = new Int32Array(Math.ceil(this.acc.length / 32));
     }
     const acc = this.acc,
       touched = this.touched;
@@ -411,15 +414,39 @@ export class Bm25Index {
 
   /** The slots among list[0..count) whose accumulated score plus `rest` can reach `theta`, ascending (`sorted`: list already is). */
   private survivors(list: Int32Array, count: number, rest: number, theta: number, sorted: boolean): Int32Array {
-    const acc = this.acc;
+    const acc = this.acc,
+      bits = this.bits;
     let n = 0;
-    for (let i = 0; i < count; i++) if ((acc[list[i]!]! + rest) * (1 + 1e-9) >= theta) n++;
-    const out = new Int32Array(n);
-    for (let i = 0, o = 0; i < count; i++) {
-      const slot = list[i]!;
-      if ((acc[slot]! + rest) * (1 + 1e-9) >= theta) out[o++] = slot;
+    if (sorted) {
+      for (let i = 0; i < count; i++) if ((acc[list[i]!]! + rest) * (1 + 1e-9) >= theta) n++;
+      const out = new Int32Array(n);
+      for (let i = 0, o = 0; i < count; i++) {
+        const slot = list[i]!;
+        if ((acc[slot]! + rest) * (1 + 1e-9) >= theta) out[o++] = slot;
+      }
+      return out;
     }
-    return sorted ? out : out.sort();
+    // in slot order without sorting: the survivors' bits set, then read back (and cleared) word by word
+    let lo = bits.length,
+      hi = 0;
+    for (let i = 0; i < count; i++) {
+      const slot = list[i]!;
+      if ((acc[slot]! + rest) * (1 + 1e-9) >= theta) {
+        const word = slot >>> 5;
+        bits[word]! |= 1 << (slot & 31);
+        if (word < lo) lo = word;
+        if (word > hi) hi = word;
+        n++;
+      }
+    }
+    const out = new Int32Array(n);
+    for (let word = lo, o = 0; word <= hi; word++) {
+      let b = bits[word]!;
+      if (b === 0) continue;
+      bits[word] = 0;
+      for (; b !== 0; b &= b - 1) out[o++] = (word << 5) | (31 - Math.clz32(b & -b));
+    }
+    return out;
   }
 }
 
