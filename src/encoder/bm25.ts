@@ -119,7 +119,7 @@ export class Bm25Index {
    * document and -Infinity for a removed one (so a walk needs no other per-slot read to skip removed documents: adding
    * to -Infinity leaves it below every bound, and only slots found at 0 are recorded as touched). Scratch for selection.
    */
-  private acc = new Float64Array(0);
+  private acc = new Float32Array(0);
   private touched = new Int32Array(0);
   private select = new Float64Array(0);
   private selectSlots = new Int32Array(0);
@@ -192,7 +192,7 @@ export class Bm25Index {
     this.postings = new Map();
     this.bySlot = [];
     this.slots = 0;
-    this.acc = new Float64Array(0);
+    this.acc = new Float32Array(0);
     for (const doc of live) this.place(doc);
   }
 
@@ -206,7 +206,7 @@ export class Bm25Index {
    * document not yet seen can enter the top K: the remaining lists (stop words, most of the index) are only probed
    * by galloping search for the candidates that still can, and their lists are never walked. The survivors' scores
    * are then added up again in query order, as a full walk adds them, so scores and tie order are exactly those of
-   * the full walk (the pruning compares with a 1e-9 relative margin against rounding).
+   * the full walk (the pruning compares with a relative margin against rounding: `slack`).
    */
   search(query: string, topK: number, accept?: (id: string) => boolean, corpus?: Bm25Stats): Bm25Hit[] {
     if (!Number.isInteger(topK) || topK < 1) throw new SvcError("E_TOP_K", "topK must be a positive integer", { field: "topK" });
@@ -245,7 +245,7 @@ export class Bm25Index {
       postingsFrom[j] = postingsFrom[j + 1]! + walk[j]!.p.length;
     }
     if (this.acc.length < this.slots) {
-      this.acc = new Float64Array(Math.max(this.slots, this.acc.length * 2));
+      this.acc = new Float32Array(Math.max(this.slots, this.acc.length * 2));
       for (let slot = 0; slot < this.slots; slot++) if (this.bySlot[slot] === undefined) this.acc[slot] = -Infinity;
       this.touched = new Int32Array(this.acc.length);
       this.bits = new Int32Array(Math.ceil(this.acc.length / 32));
@@ -256,7 +256,14 @@ export class Bm25Index {
       maxAcc = 0;
     // candidates: null while lists are walked in full, then the slots (ascending) that can still enter the top K
     let candidates: Int32Array | null = null;
-    // theta: a lower bound of the final K-th best score, recomputed once the documents seen have doubled
+    // theta: a lower bound of the final K-th best score, recomputed once the documents seen have doubled, and
+    // lowered by `slack` for rounding. The accumulators are float32: a document's is its parts' sum with each of at
+    // most m additions rounded to float32 (all parts positive: relative error d <= (1 + u)^m - 1, about m u, u = 2^-24),
+    // and theta is the K-th best of such sums plus parts added in walk order, not query order (float64: ~1e-16 each).
+    // So theta exceeds the true K-th best score by at most a factor 1 + d, and a document of the true top K has an
+    // accumulator + rest of at least (1 - d) times its bound: a document or a term is pruned only below theta /
+    // (1 + d) * (1 - d), which `slack` (1 + 4 (m + 1) u + 1e-9 >= (1 + d) / (1 - d)) covers with room.
+    const slack = 1 + 4 * (m + 1) * 2 ** -24 + 1e-9;
     let theta = 0,
       thetaAt = 0;
     try {
@@ -266,15 +273,15 @@ export class Bm25Index {
           meta = p.meta;
         if (candidates === null && j > 0 && nTouched >= topK && rest[j]! < maxAcc && postingsFrom[j]! > nTouched / 2) {
           if (nTouched >= 2 * thetaAt) {
-            theta = Math.max(theta, this.kthBest(touched, nTouched, topK, accept, walk, j, norm, per));
+            theta = Math.max(theta, this.kthBest(touched, nTouched, topK, accept, walk, j, norm, per) / slack);
             thetaAt = nTouched;
           }
-          if (rest[j]! * (1 + 1e-9) < theta) {
+          if (rest[j]! < theta) {
             // the candidates left, estimated from a strided sample of at most ~SAMPLE touched documents (this only
             // chooses between two exact ways to go on; counting them all, per term, cost a quarter of a search)
             const stride = Math.max(1, Math.floor(nTouched / SAMPLE));
             let left = 0;
-            for (let i = 0; i < nTouched; i += stride) if ((acc[touched[i]!]! + rest[j]!) * (1 + 1e-9) >= theta) left++;
+            for (let i = 0; i < nTouched; i += stride) if (acc[touched[i]!]! + rest[j]! >= theta) left++;
             left *= stride;
             // probing pays when its galloping steps (about 1 + log2(1 + list / candidates) per candidate and list,
             // each costing about two walked postings) are fewer than the postings left to walk
@@ -283,7 +290,7 @@ export class Bm25Index {
             if (2 * steps < postingsFrom[j]!) candidates = this.survivors(touched, nTouched, rest[j]!, theta, false);
           }
         }
-        if (candidates === null && rest[j]! * (1 + 1e-9) < theta) {
+        if (candidates === null && rest[j]! < theta) {
           // no document unseen so far can reach theta (at most rest[j]): only the touched ones take this term's part
           for (let i = 0, len = p.length; i < len; i++) {
             const slot = slots[i]!;
@@ -317,7 +324,7 @@ export class Bm25Index {
         list,
         count,
         0,
-        count > topK ? this.kthBest(list, count, topK, accept, walk, m, norm, per) : 0,
+        count > topK ? this.kthBest(list, count, topK, accept, walk, m, norm, per) / slack : 0,
         candidates !== null,
       );
     } finally {
@@ -418,11 +425,11 @@ export class Bm25Index {
       bits = this.bits;
     let n = 0;
     if (sorted) {
-      for (let i = 0; i < count; i++) if ((acc[list[i]!]! + rest) * (1 + 1e-9) >= theta) n++;
+      for (let i = 0; i < count; i++) if (acc[list[i]!]! + rest >= theta) n++;
       const out = new Int32Array(n);
       for (let i = 0, o = 0; i < count; i++) {
         const slot = list[i]!;
-        if ((acc[slot]! + rest) * (1 + 1e-9) >= theta) out[o++] = slot;
+        if (acc[slot]! + rest >= theta) out[o++] = slot;
       }
       return out;
     }
@@ -431,7 +438,7 @@ export class Bm25Index {
       hi = 0;
     for (let i = 0; i < count; i++) {
       const slot = list[i]!;
-      if ((acc[slot]! + rest) * (1 + 1e-9) >= theta) {
+      if (acc[slot]! + rest >= theta) {
         const word = slot >>> 5;
         bits[word]! |= 1 << (slot & 31);
         if (word < lo) lo = word;
