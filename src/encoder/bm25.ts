@@ -315,7 +315,12 @@ export class Bm25Index {
             if (at === len) break;
             if (slots[at] === slot) acc[slot]! += part(p, meta[at]!, slot, w, norm, per);
           }
-          if (candidates.length > topK) candidates = this.survivors(candidates, candidates.length, rest[j + 1]!, theta, true);
+          if (candidates.length > topK) {
+            // the candidates now hold this list's parts too: the best of them by accumulator are closer to the final
+            // top K, so theta is raised again from them (their full scores: the lists after j probed) before filtering
+            theta = Math.max(theta, this.kthBest(candidates, candidates.length, topK, accept, walk, j + 1, norm, per) / slack);
+            candidates = this.survivors(candidates, candidates.length, rest[j + 1]!, theta, true);
+          }
         }
       }
       const list = candidates ?? touched,
