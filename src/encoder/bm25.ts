@@ -44,8 +44,8 @@ const WIDE = 0xffff;
 
 /**
  * One term's postings in flat typed arrays: slots, and per posting the term frequency (low 16 bits) and the
- * document's length (high 16 bits) in one Uint32, so a walk reads the length beside the posting instead of a
- * random read of the per-slot lengths (one random access per posting, the accumulator, instead of two). A tf or
+ * document's length (high 16 bits) in one Uint32, so a walk reads the length beside the posting, not from a
+ * per-slot array (one random access per posting, the accumulator, instead of two). A tf or
  * length of WIDE or more is stored as WIDE and its true value in `big` (records' text is at most 64 KiB: rare).
  * Entries of removed documents stay until compaction.
  */
@@ -84,7 +84,7 @@ class Postings {
     this.live++;
   }
 
-  /** The part w * tf / (tf + norm + per * length) of posting i (slot `slot`) whose 16-bit tf or length is WIDE. */
+  /** The part w * tf / (tf + norm + per * length) of the posting of `slot`, whose tf or length is WIDE or more. */
   widePart(slot: number, w: number, norm: number, per: number): number {
     const [tf, length] = this.big!.get(slot)!;
     return (w * tf) / (tf + norm + per * length);
