@@ -30,7 +30,9 @@ interface Doc {
   /** dense slot in insertion order: a larger slot is a later-added document, so ties in score rank the smaller slot first */
   slot: number;
   length: number;
-  tf: Map<string, number>;
+  /** its distinct terms in order of first occurrence and their frequencies (arrays, not a Map: 0.6 KB less a document, ~590 MB of RSS at 1M) */
+  terms: string[];
+  counts: number[];
 }
 
 /** Touched documents a search samples to estimate how many can still enter the top K (a cost estimate only). */
@@ -143,10 +145,20 @@ export class Bm25Index {
   /** Adds a document; an existing id is replaced (it then ranks as the newest on ties). */
   add(id: string, text: string): void {
     this.remove(id);
-    const tf = new Map<string, number>();
     const list = this.termsOf(text);
-    for (const t of list) tf.set(t, (tf.get(t) ?? 0) + 1);
-    const doc: Doc = { id, slot: 0, length: list.length, tf };
+    const at = new Map<string, number>(),
+      terms: string[] = [],
+      counts: number[] = [];
+    for (const t of list) {
+      const i = at.get(t);
+      if (i !== undefined) counts[i]!++;
+      else {
+        at.set(t, terms.length);
+        terms.push(t);
+        counts.push(1);
+      }
+    }
+    const doc: Doc = { id, slot: 0, length: list.length, terms, counts };
     this.docs.set(id, doc);
     this.totalLength += doc.length;
     this.place(doc);
@@ -156,11 +168,11 @@ export class Bm25Index {
   private place(doc: Doc): void {
     doc.slot = this.slots++;
     this.bySlot[doc.slot] = doc;
-    for (const [t, n] of doc.tf) {
+    doc.terms.forEach((t, i) => {
       let p = this.postings.get(t);
       if (!p) this.postings.set(t, (p = new Postings()));
-      p.push(doc.slot, n, doc.length);
-    }
+      p.push(doc.slot, doc.counts[i]!, doc.length);
+    });
   }
 
   /** This index's statistics for `query`'s terms (what a search over several indexes sums: Bm25Stats). */
@@ -178,7 +190,7 @@ export class Bm25Index {
     this.totalLength -= doc.length;
     this.bySlot[doc.slot] = undefined;
     if (doc.slot < this.acc.length) this.acc[doc.slot] = -Infinity;
-    for (const t of doc.tf.keys()) {
+    for (const t of doc.terms) {
       const p = this.postings.get(t)!;
       if (--p.live === 0) this.postings.delete(t);
     }
