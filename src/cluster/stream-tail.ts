@@ -2,8 +2,9 @@
  * @module stream-tail — the one way cluster mode reads a JetStream stream in order: a log's subject
  * (jetstream-log.ts), a KV bucket's stream (kv-mirror.ts: keys, catalog, node registrations, the
  * home lease) and the wallet ledger (wallet.ts). Every message is handed to `onMessage` once per
- * stream sequence, in stream order, and the tail survives the death of the nats-server its consumer
- * lives on.
+ * stream sequence, in stream order, as the stream leader holds it (the committed stream: a
+ * consumer's delivery only says when to read, handCommitted), and the tail survives the death of
+ * the nats-server its consumer lives on.
  *
  * An ordered consumer (ephemeral, R1, no acks) is created from the sequence after the last one
  * handled, and replaced by a new one from there when any of these says it may be lost:
