@@ -142,7 +142,11 @@ export class StreamTail {
     while (!this.finished) {
       try {
         // the idle check saw the stream hold more than any consumer delivered: read it from the leader first
-        if (this.leaderAhead > this.handled) await this.handCommitted(this.leaderAhead);
+        if (this.leaderAhead > this.handled) {
+          const to = this.leaderAhead;
+          this.leaderAhead = 0; // once: if it fails (no leader, a purge), the next idle check asks again
+          await this.handCommitted(to);
+        }
         if (this.finished) break;
         const first = this.handled === 0 && this.opts.start === "last-per-subject";
         const consumer = await untilQuorum(
@@ -238,7 +242,7 @@ export class StreamTail {
    */
   private async handCommitted(seq: number): Promise<void> {
     this.jsm ??= await this.js.jetstreamManager(false);
-    while (!this.stopped) {
+    while (!this.finished) {
       const next = await this.jsm.streams.getMessage(this.opts.stream, {
         next_by_subj: this.opts.subject ?? ">",
         seq: this.handled + 1,
