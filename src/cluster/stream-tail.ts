@@ -43,6 +43,8 @@ import { untilQuorum } from "./quorum.js";
 
 /** After this long without a message, a tail asks the stream whether it missed some (Follower's check; SubjectTail had none). */
 export const IDLE_CHECK_MS = 2000;
+/** How many sequences past a delivery a whole-stream tail asks the leader for ahead (the consumer's pending messages). */
+const READ_AHEAD = 64;
 /** Pause before a new consumer after one ended. */
 const RESTART_MS = 250;
 
@@ -88,6 +90,8 @@ export class StreamTail {
   private readonly idleCheck: NodeJS.Timeout;
   private lastMessageAt = Date.now();
   private checking = false;
+  /** Whole-stream tails: the leader's answers asked ahead, by sequence (handWholeStream). */
+  private readonly ahead = new Map<number, Promise<StoredMsg | null>>();
   /** The leader's last sequence (of the subject) when the idle check found it past the last handled: run() reads up to it from the leader. */
   private leaderAhead = 0;
   private readonly done: Promise<void>;
@@ -189,7 +193,8 @@ export class StreamTail {
             // a bucket's current values (last per subject): handed on as delivered
             await this.hand(m);
             if (m.info.pending === 0) sparse = false;
-          } else await this.handCommitted(m.seq);
+          } else if (this.opts.subject === undefined) await this.handWholeStream(m.seq, m.info.pending);
+          else await this.handCommitted(m.seq);
           if (this.finished || this.stopped) break;
         }
       } catch (e) {
@@ -207,6 +212,7 @@ export class StreamTail {
       } finally {
         this.messages?.stop();
         this.messages = null;
+        this.ahead.clear();
       }
       if (!this.finished) await new Promise((r) => setTimeout(r, RESTART_MS));
     }
@@ -261,6 +267,40 @@ export class StreamTail {
       }
       await this.hand(fromStored(next));
       if (next.seq >= seq) return;
+    }
+  }
+
+  /**
+   * A whole-stream tail (every subject: its sequences follow on one another, but for a purge) reads
+   * the same committed messages as handCommitted, pipelined: the leader is asked for each sequence
+   * up to `seq` and for up to READ_AHEAD of the `pending` the consumer still holds after it, all at
+   * once, and they are handed on in order. A sequence the leader does not hold (a purge, or not
+   * applied there yet): handCommitted from there, one at a time.
+   */
+  private async handWholeStream(seq: number, pending: number): Promise<void> {
+    this.jsm ??= await this.js.jetstreamManager(false);
+    const jsm = this.jsm;
+    const ask = (s: number) => jsm.streams.getMessage(this.opts.stream, { seq: s });
+    for (let s = this.handled + 1; s <= Math.min(seq + Math.min(pending, READ_AHEAD), this.handled + 2 * READ_AHEAD); s++) {
+      if (this.ahead.has(s)) continue;
+      const read = ask(s);
+      read.catch(() => undefined); // awaited below, or dropped with the consumer: never unhandled
+      this.ahead.set(s, read);
+    }
+    while (this.handled < seq && !this.finished) {
+      const s = this.handled + 1;
+      const read = this.ahead.get(s) ?? ask(s);
+      this.ahead.delete(s);
+      const next = await read;
+      if (next === null || next.seq !== s) return this.handCommitted(seq);
+      if (s < seq) {
+        this.gapsFilled++;
+        process.emitWarning(
+          `${this.opts.what}: the consumer skipped stream sequence ${s} (delivered ${seq} after ${this.handled}); read it from the stream leader`,
+          { code: "SVC_TAIL_GAP" },
+        );
+      }
+      await this.hand(fromStored(next));
     }
   }
 

@@ -47,7 +47,10 @@ vi.mock("@nats-io/jetstream", async (importOriginal) => {
           const last = model.committed.filter((m) => matches(q.last_by_subj!, m.subject)).at(-1);
           return last === undefined ? null : stored(last);
         }
-        const next = model.committed.find((m) => m.seq >= (q.seq ?? 0) && matches(q.next_by_subj ?? ">", m.subject));
+        const next =
+          q.next_by_subj === undefined
+            ? model.committed.find((m) => m.seq === q.seq) // a get by sequence
+            : model.committed.find((m) => m.seq >= (q.seq ?? 0) && matches(q.next_by_subj!, m.subject));
         return next === undefined ? null : stored(next);
       },
       info: async () => ({ state: { last_seq: model.committed.at(-1)?.seq ?? 0 } }),
