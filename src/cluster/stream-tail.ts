@@ -244,7 +244,7 @@ export class StreamTail {
    * when to ask. The leader holding nothing of the subject from there: not handed on; this
    * consumer ends and a new one starts from the last handled (a leader just elected may not have
    * applied the last committed messages yet: asked again, nothing is dropped on its word alone).
-   * No answer (no leader): the same. Cost: one leader round trip per delivery.
+   * No answer (no leader): the same. Cost: one leader round trip per message handed on.
    */
   private async handCommitted(seq: number): Promise<void> {
     this.jsm ??= await this.js.jetstreamManager(false);
@@ -257,14 +257,7 @@ export class StreamTail {
         throw new Error(
           `${this.opts.what}: the stream leader holds nothing of the subject at or after sequence ${this.handled + 1} (delivered: ${seq})`,
         ); // not an SvcError: not fatal, a new consumer starts
-      if (next.seq < seq) {
-        this.gapsFilled++;
-        // a server fault worth an operator's eye (stderr): the consumer's server lacked a committed message
-        process.emitWarning(
-          `${this.opts.what}: the consumer skipped stream sequence ${next.seq} (delivered ${seq} after ${this.handled}); read it from the stream leader`,
-          { code: "SVC_TAIL_GAP" },
-        );
-      }
+      if (next.seq < seq) this.skipped(next.seq, seq);
       await this.hand(fromStored(next));
       if (next.seq >= seq) return;
     }
@@ -293,15 +286,18 @@ export class StreamTail {
       this.ahead.delete(s);
       const next = await read;
       if (next === null || next.seq !== s) return this.handCommitted(seq);
-      if (s < seq) {
-        this.gapsFilled++;
-        process.emitWarning(
-          `${this.opts.what}: the consumer skipped stream sequence ${s} (delivered ${seq} after ${this.handled}); read it from the stream leader`,
-          { code: "SVC_TAIL_GAP" },
-        );
-      }
+      if (s < seq) this.skipped(s, seq);
       await this.hand(fromStored(next));
     }
+  }
+
+  /** The consumer delivered `seq` but not the committed message `s` before it (read from the leader instead): a server fault worth an operator's eye (stderr). */
+  private skipped(s: number, seq: number): void {
+    this.gapsFilled++;
+    process.emitWarning(
+      `${this.opts.what}: the consumer skipped stream sequence ${s} (delivered ${seq} after ${this.handled}); read it from the stream leader`,
+      { code: "SVC_TAIL_GAP" },
+    );
   }
 
   /** Idle for IDLE_CHECK_MS while the stream holds more: drop the consumer (run() starts another). */
