@@ -8,13 +8,13 @@
  */
 import { encode } from "@msgpack/msgpack";
 import {
-  DeliverPolicy,
   jetstream,
   JetStreamApiCodes,
   JetStreamApiError,
   jetstreamManager,
   type JetStreamClient,
   type JetStreamManager,
+  type JsMsg,
   type MsgRequest,
 } from "@nats-io/jetstream";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
@@ -44,8 +44,9 @@ export const CHUNK_HEADER = "Svc-Chunk";
 export const FRAME_HEADER = "Svc-Frame";
 /**
  * A frame's deadline is at most this far after its append (ms), so a repeat is stored at most this
- * long after the first copy: a reader starting after sequence S learns the ids of the frames stored
- * this long before S (RecentFrames.preload) and drops their repeats as a reader that went through S did.
+ * long after the first copy: a reader starting after sequence S first folds, without handing them on,
+ * the messages stored this long before S (windowStart), with the same decisions as a reader that went
+ * through S, so it then drops the same repeats (and fences the same terms).
  */
 export const MAX_FRAME_SPAN_MS = 60_000;
 /**
@@ -264,22 +265,12 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
         quorumTimeoutMs,
         apiTimeoutMs: apiTimeout,
         onMessage: async (m) => {
-          const fence = Number(m.headers?.get(FENCE_HEADER) || 0);
-          if (fence > 0) {
-            fencedAt = Math.max(fencedAt, fence);
-            delivered = Math.max(delivered, m.seq);
-            return;
-          }
-          const f = await frames!.take(m);
-          if (f === null) return;
+          if (Number(m.headers?.get(FENCE_HEADER) || 0) > 0) delivered = Math.max(delivered, m.seq);
+          const j = await judge(m, frames!);
+          if (j === null) return;
+          const { frame: f, keep } = j;
           straddles.note(f.end, frames!.straddling(m.info.timestampNanos / 1e6));
-          // Stored after its deadline: its writer did not count it acknowledged (nor answered before the deadline); dropped by every reader alike.
-          const deadline = Number(m.headers?.get(DEADLINE_HEADER) || 0);
-          if (deadline > 0 && m.info.timestampNanos / 1e6 > deadline) return;
-          // Ended after a fence of a later term: a deposed leader's write, dropped by every reader alike.
-          if (fencedAt > 0 && Number(m.headers?.get(TERM_HEADER) || 0) < fencedAt) return;
-          // A repeat of a frame already handed on (a retried publish, a copy sent to another replica): dropped by every reader alike.
-          if (recent.repeat(f.id, deadline, m.info.timestampNanos / 1e6)) return;
+          if (!keep) return;
           const frame = decode(decoder, subject, f.chunks, { segment: 0, offset: f.start - 1 }, { segment: 0, offset: f.end });
           if (m.seq <= last) {
             replay.onFrame(frame);
@@ -299,12 +290,58 @@ export function jetStreamLog(nc: NatsConnection, opts: JetStreamLogOptions): Ope
     const decoder = safeDecoder();
     /** Frames handed on lately, by id: a repeat is dropped. A read starting after `after` first learns those stored just before it. */
     const recent = new RecentFrames();
-    if (after > 0 && (opts.fence !== undefined || follow !== undefined || last > after))
-      await recent.preload(js, jsm, stream, subject, after, quorumTimeoutMs);
+    const earlier = (s0: number, before: number, frame: string, count: number) =>
+      earlierChunks(nc, stream, subject, s0, before, frame, count, quorumTimeoutMs, apiTimeout);
+    /**
+     * The fold's decision on message `m` (the assembler's next), from the log alone, the same on
+     * every reader: null when it completes no frame (a fence raises fencedAt); else the frame and
+     * whether it is kept. Dropped: stored after its deadline (its writer did not count it
+     * acknowledged), ended after a fence of a later term (a deposed leader's write), or a repeat of
+     * a frame kept before (a retried publish, a copy sent to another replica).
+     */
+    const judge = async (m: JsMsg, assembler: FrameAssembler): Promise<{ frame: CompleteFrame; keep: boolean } | null> => {
+      const fence = Number(m.headers?.get(FENCE_HEADER) || 0);
+      if (fence > 0) {
+        fencedAt = Math.max(fencedAt, fence);
+        return null;
+      }
+      const frame = await assembler.take(m);
+      if (frame === null) return null;
+      const now = m.info.timestampNanos / 1e6;
+      const deadline = Number(m.headers?.get(DEADLINE_HEADER) || 0);
+      const keep =
+        !(deadline > 0 && now > deadline) &&
+        !(fencedAt > 0 && Number(m.headers?.get(TERM_HEADER) || 0) < fencedAt) &&
+        !recent.repeat(frame.id, deadline, now);
+      return { frame, keep };
+    };
+    if (after > 0 && (opts.fence !== undefined || follow !== undefined || last > after)) {
+      // A read starting after `after` first folds, without handing on, the messages stored in the
+      // MAX_FRAME_SPAN_MS before it (the frames a repeat after `after` can be a repeat of), with the
+      // same decisions: it then holds the ids (and fences) a reader that went through them holds.
+      const start = await windowStart(jsm, stream, subject, after, quorumTimeoutMs);
+      if (start > 0) {
+        const scratch: RecoveryReport = { segments: 0, frames: 0, bytes: 0, tornTail: null, damaged: [] };
+        const window = new FrameAssembler(subject, start - 1, scratch, earlier);
+        const t = new StreamTail(nc, {
+          stream,
+          subject,
+          what: `log ${subject}`,
+          start: { after: start - 1 },
+          until: after,
+          quorumTimeoutMs,
+          apiTimeoutMs: apiTimeout,
+          onMessage: async (m) => void (m.seq <= after ? await judge(m, window) : undefined),
+        });
+        try {
+          await t.reached(after);
+        } finally {
+          await t.stop();
+        }
+      }
+    }
     if (opts.fence !== undefined || follow !== undefined || last > after) {
-      frames = new FrameAssembler(subject, after, report, (s0, before, frame, count) =>
-        earlierChunks(js, stream, subject, s0, before, frame, count, quorumTimeoutMs),
-      );
+      frames = new FrameAssembler(subject, after, report, earlier);
       tail = await read(after, follow === undefined ? last : undefined);
       if (follow === undefined) await tail.stop();
       // Without follow, a frame still missing chunks at the end is a writer that stopped mid-frame; with it, the frame may be in flight.
@@ -378,6 +415,14 @@ interface SubjectMessage {
   headers?: { get(k: string): string };
 }
 
+/** A frame the assembler completed: its id, chunks, and the sequences of its first and last message. */
+interface CompleteFrame {
+  id: string;
+  chunks: Uint8Array[];
+  start: number;
+  end: number;
+}
+
 /** A frame of one writer whose last chunk has not been read yet. */
 interface PartialFrame {
   frame: string;
@@ -437,7 +482,7 @@ class FrameAssembler {
   ) {}
 
   /** Take the next message; a frame it completes is returned (its id, chunks, sequence of its first and last message). */
-  async take(m: SubjectMessage): Promise<{ id: string; chunks: Uint8Array[]; start: number; end: number } | null> {
+  async take(m: SubjectMessage): Promise<CompleteFrame | null> {
     const header = m.headers?.get(CHUNK_HEADER) || undefined;
     const [i, k, s0] = chunkOf(header);
     const { writer, frame } = idsOf(frameIdOf(m.headers), header !== undefined);
@@ -547,48 +592,41 @@ class RecentFrames {
     this.ids.set(id, deadline > 0 ? deadline : now + MAX_FRAME_SPAN_MS);
     return false;
   }
-
-  /**
-   * Learn the frames completed on `subject` in the MAX_FRAME_SPAN_MS of stream time up to sequence
-   * `after` (headers only), as a reader that went through them would hold them. Nothing when
-   * message `after` is gone (purged: the frames before it are older than any repeat still to come).
-   */
-  async preload(js: JetStreamClient, jsm: JetStreamManager, stream: string, subject: string, after: number, quorumTimeoutMs: number) {
-    const at = await untilQuorum(`log ${subject}`, quorumTimeoutMs, () => jsm.streams.getMessage(stream, { seq: after }));
-    if (at === null || at.subject !== subject) return;
-    const consumer = await untilQuorum(`log ${subject}`, quorumTimeoutMs, () =>
-      js.consumers.get(stream, {
-        filter_subjects: subject,
-        deliver_policy: DeliverPolicy.StartTime,
-        opt_start_time: new Date(at.time.getTime() - MAX_FRAME_SPAN_MS).toISOString(),
-        headers_only: true,
-      }),
-    );
-    const messages = await consumer.consume({ max_messages: 1024, expires: 2000 });
-    const stop = setTimeout(() => messages.stop(), quorumTimeoutMs);
-    let reached = false;
-    try {
-      for await (const m of messages) {
-        if (m.seq > after) break;
-        const [i, k] = chunkOf(m.headers?.get(CHUNK_HEADER) || undefined);
-        if (i === k - 1)
-          this.repeat(idsOf(frameIdOf(m.headers), k > 1).frame, Number(m.headers?.get(DEADLINE_HEADER) || 0), m.info.timestampNanos / 1e6);
-        if (m.seq === after) {
-          reached = true;
-          break;
-        }
-      }
-    } finally {
-      clearTimeout(stop);
-      messages.stop();
-    }
-    if (!reached) throw noQuorum(`log ${subject}: the frames before sequence ${after} could not be read back in time; retry`);
-  }
 }
 
-/** The first `count` chunks of `frame`, read from sequence `s0` up to (not including) `before`; null when they are not all there. */
+/**
+ * Where a read starting after `after` folds from first (RecentFrames): the first message of
+ * `subject` stored at most MAX_FRAME_SPAN_MS before message `after`, found by bisection over the
+ * stream leader's answers (the committed stream, the same for every reader); 0 when message
+ * `after` is gone (purged: the frames before it are older than any repeat still to come).
+ */
+async function windowStart(
+  jsm: JetStreamManager,
+  stream: string,
+  subject: string,
+  after: number,
+  quorumTimeoutMs: number,
+): Promise<number> {
+  const get = (q: Record<string, unknown>) =>
+    untilQuorum(`log ${subject}`, quorumTimeoutMs, () => jsm.streams.getMessage(stream, q as unknown as MsgRequest));
+  const at = await get({ seq: after });
+  if (at === null || at.subject !== subject) return 0;
+  const from = at.time.getTime() - MAX_FRAME_SPAN_MS;
+  // the subject's first message at or after sequence s is stored at or after `from`: false, then true from some s on
+  let lo = 1;
+  let hi = after;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    const next = await get({ next_by_subj: subject, seq: mid });
+    if (next !== null && next.seq <= after && next.time.getTime() >= from) hi = mid;
+    else lo = mid + 1;
+  }
+  return (await get({ next_by_subj: subject, seq: lo }))?.seq ?? after;
+}
+
+/** The first `count` chunks of `frame`, read (as committed, StreamTail) from sequence `s0` up to (not including) `before`; null when they are not all there. */
 async function earlierChunks(
-  js: JetStreamClient,
+  nc: NatsConnection,
   stream: string,
   subject: string,
   s0: number,
@@ -596,23 +634,31 @@ async function earlierChunks(
   frame: string,
   count: number,
   quorumTimeoutMs: number,
+  apiTimeoutMs: number,
 ): Promise<Uint8Array[] | null> {
   const chunks: Uint8Array[] = [];
-  const consumer = await untilQuorum(`log ${subject}`, quorumTimeoutMs, () =>
-    js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: s0 }),
-  );
-  const messages = await consumer.consume({ max_messages: 256 });
-  try {
-    for await (const m of messages) {
-      if (m.seq >= before) break;
+  let done = false;
+  const t = new StreamTail(nc, {
+    stream,
+    subject,
+    what: `log ${subject}`,
+    start: { after: s0 - 1 },
+    until: before - 1,
+    quorumTimeoutMs,
+    apiTimeoutMs,
+    onMessage: (m) => {
+      if (done || m.seq >= before) return;
       const header = m.headers?.get(CHUNK_HEADER) || undefined;
-      if (header === undefined || idsOf(frameIdOf(m.headers), true).frame !== frame) continue;
-      if (chunkOf(header)[0] !== chunks.length) break;
-      chunks.push(m.data);
-      if (chunks.length === count) break;
-    }
+      if (header === undefined || idsOf(frameIdOf(m.headers), true).frame !== frame) return;
+      if (chunkOf(header)[0] !== chunks.length) done = true;
+      else chunks.push(m.data);
+      if (chunks.length === count) done = true;
+    },
+  });
+  try {
+    await t.reached(before - 1);
   } finally {
-    messages.stop();
+    await t.stop();
   }
   return chunks.length === count ? chunks : null;
 }

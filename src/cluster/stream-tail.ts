@@ -2,8 +2,9 @@
  * @module stream-tail — the one way cluster mode reads a JetStream stream in order: a log's subject
  * (jetstream-log.ts), a KV bucket's stream (kv-mirror.ts: keys, catalog, node registrations, the
  * home lease) and the wallet ledger (wallet.ts). Every message is handed to `onMessage` once per
- * stream sequence, in stream order, and the tail survives the death of the nats-server its consumer
- * lives on.
+ * stream sequence, in stream order, as the stream leader holds it (the committed stream: a
+ * consumer's delivery only says when to read, handCommitted), and the tail survives the death of
+ * the nats-server its consumer lives on.
  *
  * An ordered consumer (ephemeral, R1, no acks) is created from the sequence after the last one
  * handled, and replaced by a new one from there when any of these says it may be lost:
@@ -42,6 +43,8 @@ import { untilQuorum } from "./quorum.js";
 
 /** After this long without a message, a tail asks the stream whether it missed some (Follower's check; SubjectTail had none). */
 export const IDLE_CHECK_MS = 2000;
+/** How many sequences past a delivery a whole-stream tail asks the leader for ahead (the consumer's pending messages). */
+const READ_AHEAD = 64;
 /** Pause before a new consumer after one ended. */
 const RESTART_MS = 250;
 
@@ -87,8 +90,12 @@ export class StreamTail {
   private readonly idleCheck: NodeJS.Timeout;
   private lastMessageAt = Date.now();
   private checking = false;
+  /** Whole-stream tails: the leader's answers asked ahead, by sequence (handWholeStream). */
+  private readonly ahead = new Map<number, Promise<StoredMsg | null>>();
+  /** The leader's last sequence (of the subject) when the idle check found it past the last handled: run() reads up to it from the leader. */
+  private leaderAhead = 0;
   private readonly done: Promise<void>;
-  /** Messages a consumer skipped that the tail fetched from the stream leader instead (see fillGap). */
+  /** Messages a consumer skipped that the tail fetched from the stream leader instead (see handCommitted). */
   gapsFilled = 0;
 
   /** Start tailing through `nc` (the caller owns it); errors show through reached(). */
@@ -138,6 +145,13 @@ export class StreamTail {
     const quorumTimeoutMs = this.opts.quorumTimeoutMs ?? 15_000;
     while (!this.finished) {
       try {
+        // the idle check saw the stream hold more than any consumer delivered: read it from the leader first
+        if (this.leaderAhead > this.handled) {
+          const to = this.leaderAhead;
+          this.leaderAhead = 0; // once: if it fails (no leader, a purge), the next idle check asks again
+          await this.handCommitted(to);
+        }
+        if (this.finished) break;
         const first = this.handled === 0 && this.opts.start === "last-per-subject";
         const consumer = await untilQuorum(
           this.opts.what,
@@ -175,13 +189,13 @@ export class StreamTail {
           if (this.stopped) break;
           this.lastMessageAt = Date.now();
           if (m.seq <= this.handled) continue; // a new consumer may repeat what the last one delivered
-          // A jump past handled + 1 may hide a message of the subject the consumer skipped (a consumer
-          // on a lagging or damaged replica).
-          if (!sparse && m.seq > this.handled + 1) await this.fillGap(m.seq);
-          if (this.stopped) break;
-          await this.hand(m);
-          if (m.info.pending === 0) sparse = false;
-          if (this.finished) break;
+          if (sparse) {
+            // a bucket's current values (last per subject): handed on as delivered
+            await this.hand(m);
+            if (m.info.pending === 0) sparse = false;
+          } else if (this.opts.subject === undefined) await this.handWholeStream(m.seq, m.info.pending);
+          else await this.handCommitted(m.seq);
+          if (this.finished || this.stopped) break;
         }
       } catch (e) {
         // A missing stream (it will not come back by itself: E_NOT_FOUND), a message its reader refused,
@@ -198,6 +212,7 @@ export class StreamTail {
       } finally {
         this.messages?.stop();
         this.messages = null;
+        this.ahead.clear();
       }
       if (!this.finished) await new Promise((r) => setTimeout(r, RESTART_MS));
     }
@@ -216,33 +231,73 @@ export class StreamTail {
   }
 
   /**
-   * Before a delivery at `seq`, ask the stream leader (a non-direct STREAM.MSG.GET, which only the
-   * leader answers, from the stream as committed) for the subject's next message after the last one
-   * handled, and hand on each one below `seq` the consumer skipped. Why: the nemesis test saw
-   * consumers skip acknowledged frames their server lacked; the cause found was nats-server 2.9's
-   * per-replica `Nats-Msg-Id` deduplication storing different messages on different servers, which
-   * svc no longer uses (jetstream-log.ts FRAME_HEADER; 0 gaps filled in 13 nemesis runs since). The
-   * check stays as a guard against any other way a server lacks a committed message. Cost: one
-   * leader round trip per jumping delivery of a one-subject tail. No answer (no leader):
-   * the error ends this consumer and a new one starts from the last handled (nothing is handed on
-   * unverified). The leader holding nothing there, or only later (a purge): the delivery stands.
+   * A delivery at `seq` says the stream holds something there: hand on, from the stream leader (a
+   * non-direct STREAM.MSG.GET, which only the leader answers, from the stream as committed), the
+   * subject's messages after the last one handled, up to and including the first at or past `seq`.
+   * The delivered copy itself is never handed on. Why: an R1 consumer reads its own server's copy
+   * of the stream, and on nats-server 2.9.10 that copy was seen to differ from the committed stream
+   * at the same sequences (a stream leader frozen or killed with publishes in flight kept them at
+   * sequences where the new leader committed others; the nemesis test: a replica reading there
+   * applied the old leader's messages and lacked acknowledged writes, while claiming to have
+   * applied past them). Consumers were also seen to skip committed messages (SVC_TAIL_GAP below).
+   * So every reader folds the leader's messages, the same on every node, and a consumer only says
+   * when to ask. The leader holding nothing of the subject from there: not handed on; this
+   * consumer ends and a new one starts from the last handled (a leader just elected may not have
+   * applied the last committed messages yet: asked again, nothing is dropped on its word alone).
+   * No answer (no leader): the same. Cost: one leader round trip per message handed on.
    */
-  private async fillGap(seq: number): Promise<void> {
+  private async handCommitted(seq: number): Promise<void> {
     this.jsm ??= await this.js.jetstreamManager(false);
-    while (!this.stopped) {
+    while (!this.finished) {
       const next = await this.jsm.streams.getMessage(this.opts.stream, {
         next_by_subj: this.opts.subject ?? ">",
         seq: this.handled + 1,
       } satisfies NextMsgRequest as unknown as MsgRequest);
-      if (next === null || next.seq >= seq) return;
-      this.gapsFilled++;
-      // a server fault worth an operator's eye (stderr): the consumer's server lacked a committed message
-      process.emitWarning(
-        `${this.opts.what}: the consumer skipped stream sequence ${next.seq} (delivered ${seq} after ${this.handled}); read it from the stream leader`,
-        { code: "SVC_TAIL_GAP" },
-      );
+      if (next === null)
+        throw new Error(
+          `${this.opts.what}: the stream leader holds nothing of the subject at or after sequence ${this.handled + 1} (delivered: ${seq})`,
+        ); // not an SvcError: not fatal, a new consumer starts
+      if (next.seq < seq) this.skipped(next.seq, seq);
+      await this.hand(fromStored(next));
+      if (next.seq >= seq) return;
+    }
+  }
+
+  /**
+   * A whole-stream tail (every subject: its sequences follow on one another, but for a purge) reads
+   * the same committed messages as handCommitted, pipelined: the leader is asked for each sequence
+   * up to `seq` and for up to READ_AHEAD of the `pending` the consumer still holds after it, all at
+   * once, and they are handed on in order. A sequence the leader does not hold (a purge, or not
+   * applied there yet): handCommitted from there, one at a time.
+   */
+  private async handWholeStream(seq: number, pending: number): Promise<void> {
+    this.jsm ??= await this.js.jetstreamManager(false);
+    const jsm = this.jsm;
+    const ask = (s: number) => jsm.streams.getMessage(this.opts.stream, { seq: s });
+    for (let s = this.handled + 1; s <= Math.min(seq + Math.min(pending, READ_AHEAD), this.handled + 2 * READ_AHEAD); s++) {
+      if (this.ahead.has(s)) continue;
+      const read = ask(s);
+      read.catch(() => undefined); // awaited below, or dropped with the consumer: never unhandled
+      this.ahead.set(s, read);
+    }
+    while (this.handled < seq && !this.finished) {
+      const s = this.handled + 1;
+      const read = this.ahead.get(s) ?? ask(s);
+      this.ahead.delete(s);
+      const next = await read;
+      if (next === null || next.seq !== s) return this.handCommitted(seq);
+      if (s < seq) this.skipped(s, seq);
       await this.hand(fromStored(next));
     }
+  }
+
+  /** The consumer delivered `seq` but not the committed message `s` before it (read from the leader instead): a server fault worth an operator's eye (stderr). */
+  private skipped(s: number, seq: number): void {
+    this.gapsFilled++;
+    process.emitWarning(
+      `${this.opts.what}: the consumer skipped stream sequence ${s} (delivered ${seq} after ${this.handled}); read it from the stream leader`,
+      { code: "SVC_TAIL_GAP" },
+    );
   }
 
   /** Idle for IDLE_CHECK_MS while the stream holds more: drop the consumer (run() starts another). */
@@ -251,7 +306,10 @@ export class StreamTail {
     this.checking = true;
     this.lastSequence()
       .then((last) => {
-        if (last > this.handled) this.messages?.stop();
+        if (last > this.handled) {
+          this.leaderAhead = Math.max(this.leaderAhead, last);
+          this.messages?.stop();
+        }
         this.lastMessageAt = Date.now();
       })
       .catch(() => undefined) // no answer (no leader yet): ask again at the next tick

@@ -245,6 +245,40 @@ describe("a Collection on the JetStream log", () => {
     await Promise.all([a.close(), b.close(), d2.close()]);
   }, 60_000);
 
+  it("decides every frame from the log alone: a reader reopening after a dropped (late) copy of a frame keeps a later copy, as a reader that went through both does", async () => {
+    const subject = `${STREAM}.refold`;
+    const a = await open(newDir(), "refold", { follow: true });
+    await a.upsert("ns", [{ id: "first", values: vec(1) }]);
+    const scratch = await open(newDir(), "refold-scratch");
+    await scratch.upsert("ns", [{ id: "x", values: vec(2) }]);
+    await scratch.close();
+    const jsm = await jetstreamManager(nc);
+    const bytes = (await jsm.streams.getMessage(STREAM, { last_by_subj: `${STREAM}.refold-scratch` }))!.data;
+    const copy = (deadline: number) => {
+      const h = headers();
+      h.set(DEADLINE_HEADER, String(deadline));
+      h.set(FRAME_HEADER, `${subject}:req-z:1`);
+      return jetstream(nc).publish(subject, bytes, { headers: h });
+    };
+    // a copy stored after its deadline: dropped by every reader, so it is no first copy of the frame
+    await copy(Date.now() - 2000);
+    await a.upsert("ns", [{ id: "between", values: vec(3) }]);
+    // a reader that checkpoints past the dropped copy
+    const dDir = newDir();
+    const d = await open(dDir, "refold", { follow: true });
+    await d.settled();
+    await d.close();
+    // a copy of the same frame id stored by its deadline: the first one kept
+    await copy(Date.now() + 20_000);
+    const b = await open(newDir(), "refold", { follow: true });
+    const d2 = await open(dDir, "refold", { follow: true });
+    for (const r of [a, b, d2]) {
+      await r.settled();
+      expect(r.ids("ns").sort()).toEqual(["between", "first", "x"]);
+    }
+    await Promise.all([a.close(), b.close(), d2.close()]);
+  }, 60_000);
+
   it("refuses a log on a stream that does not exist with E_NOT_FOUND, at once", async () => {
     await expect(
       Collection.open(newDir(), { kernels, pool, dimension: DIM, openLog: jetStreamLog(nc, { stream: "svc_no_such_stream", name: "x" }) }),
