@@ -527,8 +527,8 @@ function seek(slots: Int32Array, from: number, end: number, target: number): num
   let lo: number,
     hi: number,
     step = 1;
-  if (guess >= end || slots[guess]! < target) {
-    lo = Math.min(guess, end - 1);
+  if (slots[guess]! < target) {
+    lo = guess;
     hi = lo + 1;
     while (hi < end && slots[hi]! < target) {
       lo = hi;
