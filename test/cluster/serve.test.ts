@@ -119,7 +119,11 @@ describe("svc serve --cluster", () => {
       })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
       expect(ingested.isError).toBeFalsy();
       expect(ingested.structuredContent!.count).toBe(1);
-      const onB = await call(B, "GET", `/v1/records/mcp/${(ingested.structuredContent!.ids as string[])[0]}`);
+      // B reads its shard replica, which applies the acknowledged write a moment later (no x-svc-after here)
+      const onB = await until("B to read the record written through C", async () => {
+        const r = await call(B, "GET", `/v1/records/mcp/${(ingested.structuredContent!.ids as string[])[0]}`);
+        return r.status === 200 ? r : undefined;
+      });
       expect(onB.body.text).toContain("TLS certificate");
       const missing = (await client.callTool({ name: "records_get", arguments: { namespace: "mcp", id: "rec_00" } })) as {
         isError?: boolean;
