@@ -185,6 +185,9 @@ export class StreamTail {
         this.lastMessageAt = Date.now();
         // a last-per-subject start skips by design, until it delivered each subject's last message (pending 0)
         let sparse = first;
+        // a one-subject tail's deliveries not yet handed on, each with its leader read asked (handSubject)
+        const window: Delivered[] = [];
+        this.jsm ??= await this.js.jetstreamManager(false);
         for await (const m of messages) {
           if (this.stopped) break;
           this.lastMessageAt = Date.now();
@@ -194,7 +197,11 @@ export class StreamTail {
             await this.hand(m);
             if (m.info.pending === 0) sparse = false;
           } else if (this.opts.subject === undefined) await this.handWholeStream(m.seq, m.info.pending);
-          else await this.handCommitted(m.seq);
+          else {
+            window.push(this.askNext(window.at(-1)?.seq ?? this.handled, m.seq));
+            // more deliveries are on their way: ask for them too before waiting for any answer
+            if (m.info.pending === 0 || window.length >= READ_AHEAD) await this.handSubject(window.splice(0));
+          }
           if (this.finished || this.stopped) break;
         }
       } catch (e) {
@@ -244,7 +251,8 @@ export class StreamTail {
    * when to ask. The leader holding nothing of the subject from there: not handed on; this
    * consumer ends and a new one starts from the last handled (a leader just elected may not have
    * applied the last committed messages yet: asked again, nothing is dropped on its word alone).
-   * No answer (no leader): the same. Cost: one leader round trip per message handed on.
+   * No answer (no leader): the same. Cost: one leader round trip per message handed on (handSubject
+   * asks them ahead while deliveries come in).
    */
   private async handCommitted(seq: number): Promise<void> {
     this.jsm ??= await this.js.jetstreamManager(false);
@@ -260,6 +268,39 @@ export class StreamTail {
       if (next.seq < seq) this.skipped(next.seq, seq);
       await this.hand(fromStored(next));
       if (next.seq >= seq) return;
+    }
+  }
+
+  /** The leader's read of the subject's first message after `after`, asked now for the delivery at `seq` (handSubject). */
+  private askNext(after: number, seq: number): Delivered {
+    const read = this.jsm!.streams.getMessage(this.opts.stream, {
+      next_by_subj: this.opts.subject!,
+      seq: after + 1,
+    } satisfies NextMsgRequest as unknown as MsgRequest);
+    read.catch(() => undefined); // awaited in handSubject, or dropped with the consumer: never unhandled
+    return { seq, read };
+  }
+
+  /**
+   * A one-subject tail's deliveries, handed on as handCommitted would one by one, pipelined: each
+   * delivery's leader read was asked from the delivery before it (askNext), which is what
+   * handCommitted asks once that one was handed on. While every answer is the delivered message they
+   * are handed on as they come; from the first that is not (a gap, a divergent copy, no answer)
+   * handCommitted goes on one delivery at a time and the reads asked ahead are dropped.
+   */
+  private async handSubject(window: readonly Delivered[]): Promise<void> {
+    let inStep = true;
+    for (const { seq, read } of window) {
+      if (this.finished) return;
+      if (inStep) {
+        const next = await read;
+        if (next !== null && next.seq === seq) {
+          await this.hand(fromStored(next));
+          continue;
+        }
+        inStep = false;
+      }
+      if (seq > this.handled) await this.handCommitted(seq);
     }
   }
 
@@ -353,6 +394,9 @@ function fromStored(s: StoredMsg): JsMsg {
     info: { streamSequence: s.seq, timestampNanos: nanos },
   } as unknown as JsMsg;
 }
+
+/** A one-subject tail's delivery at `seq`, and the leader's read of the subject's next message that should be it. */
+type Delivered = { seq: number; read: Promise<StoredMsg | null> };
 
 /** What onMessage threw, told apart from the consumer's own failures. */
 class Refused {
