@@ -1,5 +1,6 @@
 /** @module estimate — asymmetric scores: the float query (rotated) against a row's sign bits, via per-byte lookup tables (scored in WASM: asymScores). */
 import type { Kernels, RowsRef } from "../kernels/abi.js";
+import { invariant } from "../invariant.js";
 
 /**
  * For a unit row x and query q, both rotated, q·x ≈ c · Σ_j q_j sign(x_j): far closer to
@@ -90,16 +91,18 @@ export function bestEstimated(
   const rowBytes = rows.words * 8;
   const tableBytes = rowBytes * 32 * 4;
   const dim = Math.min(rotated.length, rowBytes * 8);
-  const block = heap.alloc(tableBytes + n * 12 + (rotatedAt === 0 ? dim * 4 : 0));
+  const block = heap.alloc(tableBytes + n * 20 + (rotatedAt === 0 ? dim * 4 : 0));
   try {
     const out = block + tableBytes;
-    const list = out + n * 8;
+    const work = out + n * 8; // bestScored's quickselect copy, here rather than a malloc'd Float64Array
+    const list = work + n * 8;
     const q = rotatedAt === 0 ? list + n * 4 : rotatedAt;
     if (rotatedAt === 0) heap.f32(q, dim).set(rotated.subarray(0, dim));
     kernels.asymTable(rows, q, dim, block);
     heap.u32(list, n).set(candidates);
     kernels.asymScores(rows, list, n, block, out);
-    return bestScored(new Float64Array(heap.memory.buffer, out, n), candidates, keep);
+    const scores = new Float64Array(heap.memory.buffer, out, n);
+    return bestScored(scores, candidates, keep, new Float64Array(heap.memory.buffer, work, n));
   } finally {
     heap.release(block);
   }
@@ -107,11 +110,15 @@ export function bestEstimated(
 
 /**
  * The `keep` < n candidates with the highest scores, ties by the smaller row id, in no particular order: the cut is the
- * (n - keep)-th smallest score, found by quickselect on a copy (Float64Array.sort of 5,000 scores took ~2.6 ms here).
+ * (n - keep)-th smallest score, found by quickselect on a copy (Float64Array.sort of 5,000 scores took ~2.6 ms here):
+ * in `work` (n scores, reordered) when the caller has room for it, else a new array.
  */
-export function bestScored(scores: Float64Array, candidates: Uint32Array, keep: number): Uint32Array {
+export function bestScored(scores: Float64Array, candidates: Uint32Array, keep: number, work?: Float64Array): Uint32Array {
   const n = candidates.length;
-  const cut = nthSmallest(Float64Array.from(scores), n - keep);
+  invariant(work === undefined || work.length === n, "bestScored: the work array holds one score per candidate");
+  const copy = work ?? new Float64Array(n);
+  copy.set(scores);
+  const cut = nthSmallest(copy, n - keep);
   // Every row above the cut is kept; of those at the cut, the smallest rows until `keep`.
   const out = new Uint32Array(keep);
   const ties: number[] = [];

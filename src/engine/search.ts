@@ -463,13 +463,14 @@ function scorer(q: SearchQuery): (dot: number, xx: number) => number {
  * Exact score (scorer) of the query against each candidate's stored float32 values; best k, ties by row. The runs of
  * nearby candidates are read (pread) into one block of shared memory and each candidate's dot product and norm
  * taken there by the dotNorm kernel (SIMD, f64 accumulation); the best k are kept in a bounded heap, so an exact
- * search over every row holds only their scores.
+ * search over every row holds only their scores. `candidates` is sorted in place.
  */
 function rescore(kernels: Kernels, p: Partition, candidates: Uint32Array, q: SearchQuery, k: number): Hit[] {
   const unit = q.unit!;
   const dim = unit.length;
   const rowBytes = dim * 4;
-  const rows = Uint32Array.from(candidates).sort();
+  // Sorted in place: every caller hands over an array of its own (no copy: a typed array past 64 bytes is a malloc).
+  const rows = candidates.sort();
   // Runs [i, j) of candidates read as rows [rows[i], rows[j - 1]] with one pread each.
   const ends: number[] = [];
   let widest = 0;
@@ -524,12 +525,14 @@ function worse(s1: number, r1: number, s2: number, r2: number): boolean {
 /** The best k of (row, score): larger score first, ties by the smaller row. A binary heap with the worst of them on top. */
 export class BestK {
   private readonly rows: Uint32Array;
-  private readonly scores: Float64Array;
+  // A plain array, not a Float64Array: at the usual k (10) its 80 bytes would be a malloc'd backing store (V8 keeps
+  // typed arrays of at most 64 bytes on its heap; one past that cost ~0.45 µs to make and free), one per query.
+  private readonly scores: number[];
   private n = 0;
 
   constructor(private readonly k: number) {
     this.rows = new Uint32Array(k);
-    this.scores = new Float64Array(k);
+    this.scores = new Array<number>(k).fill(-Infinity);
   }
 
   /** The k-th best score offered so far (the lowest kept), -Infinity until k rows were offered: an offer below it is refused. */

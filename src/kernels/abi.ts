@@ -557,8 +557,11 @@ export class Kernels {
 /** Decode `count` ascending u64 keys (dist << 32 | row) at ptr. */
 export function decodeKeys(heap: SharedHeap, ptr: number, count: number): TopK {
   const lanes = heap.u32(ptr, count * 2);
-  const rows = new Uint32Array(count);
-  const dists = new Uint32Array(count);
+  // One buffer for both halves: a typed array past 64 bytes is a malloc'd backing store (~0.45 µs each in V8, against
+  // ~20 ns for a view), and a probe of 50 candidates would otherwise make two.
+  const both = new Uint32Array(count * 2);
+  const rows = both.subarray(0, count);
+  const dists = both.subarray(count);
   for (let i = 0; i < count; i++) {
     rows[i] = lanes[2 * i]!;
     dists[i] = lanes[2 * i + 1]!;

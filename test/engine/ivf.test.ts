@@ -670,6 +670,67 @@ describe("approximate index (IVF over packed bits)", () => {
     await again.close();
   });
 
+  it("answers a cosine index's default query with at most two malloc'd typed arrays (V8 keeps only those of <= 64 bytes on its heap), the same answers as exact where it found them", async () => {
+    const dim = DIM;
+    const c = await Collection.open(join(root, `cosalloc${seq++}`), {
+      kernels,
+      pool,
+      dimension: dim,
+      durability: "none",
+      annMinRows: Infinity,
+    });
+    const vec = (r: Uint8Array, i: number, amp: number) => {
+      const noise = mulberry32(i + 1);
+      return Float32Array.from({ length: dim }, (_, j) => ((r[j >> 3]! >> (j & 7)) & 1 ? 1 : -1) + amp * (noise() / 2 ** 32 - 0.5));
+    };
+    for (let s = 0; s < N; s += 1000)
+      await c.upsert(
+        "",
+        Array.from({ length: 1000 }, (_, i) => ({ id: `v${s + i}`, values: Array.from(vec(rows[s + i]!, s + i, 0.3)) })),
+      );
+    await c.settled();
+    await c.buildIndex("");
+    const qs = Array.from({ length: 20 }, (_, j) => vec(queries[j]!, N + 1 + j, 0.3));
+    for (const q of qs) await c.query("", { vector: q, topK: 10 }); // warm: lazily made state is not per query
+    // Count typed arrays made with their own backing store (not views of a buffer) past 64 bytes, while the queries run.
+    const names = ["Uint8Array", "Uint32Array", "Int32Array", "Float32Array", "Float64Array"] as const;
+    const g = globalThis as unknown as Record<string, unknown>;
+    const saved = names.map((name) => g[name]);
+    const made: string[] = [];
+    const own = (a: ArrayBufferView, name: string) => {
+      if (a.byteLength > 64) made.push(`${name} ${new Error().stack!.split("\n")[3]!.trim()}`);
+      return a;
+    };
+    for (const [i, name] of names.entries()) {
+      const T = saved[i] as unknown as { new (...args: unknown[]): ArrayBufferView; from(...args: unknown[]): ArrayBufferView };
+      g[name] = new Proxy(T, {
+        construct: (t, args, nt) => {
+          const a = Reflect.construct(t, args, nt) as ArrayBufferView;
+          const view = args[0] instanceof ArrayBuffer || args[0] instanceof SharedArrayBuffer;
+          return view ? a : own(a, name);
+        },
+        get: (t, p, r) => (p === "from" ? (...args: unknown[]) => own(t.from(...args), name) : Reflect.get(t, p, r)),
+      });
+    }
+    const answers = [];
+    try {
+      for (const q of qs) answers.push(await c.query("", { vector: q, topK: 10 }));
+    } finally {
+      for (const [i, name] of names.entries()) g[name] = saved[i];
+    }
+    // Before: six a query (the probe's rows and dists, the rescoring's sorted copy, its heap's scores, the estimate's
+    // quickselect copy and its kept rows). Now the probe's one buffer for rows and dists and the kept rows.
+    expect(answers.every((a) => a.plan === "ivf")).toBe(true);
+    expect(made.length, made.join("\n")).toBeLessThanOrEqual(2 * qs.length);
+    for (const [j, q] of qs.entries()) {
+      const exact = await c.query("", { vector: q, topK: 10, exact: true });
+      const scoreOf = new Map(exact.matches.map((m) => [m.id, m.score]));
+      // a rescored hit the exact scan also found has the exact scan's score, bit for bit
+      for (const m of answers[j]!.matches) if (scoreOf.has(m.id)) expect(m.score).toBe(scoreOf.get(m.id));
+    }
+    await c.close();
+  });
+
   it("ranks cosine collections through the index too (Hamming candidates, then exact rescoring)", async () => {
     const dim = 64;
     const c = await Collection.open(join(root, `cos${seq++}`), { kernels, pool, dimension: dim, durability: "none", annMinRows: Infinity });

@@ -194,4 +194,25 @@ describe("bestScored", () => {
       { seed: 33, numRuns: 300 },
     );
   });
+
+  it("does its quickselect in the caller's work array when given one (scores untouched, same rows kept), and refuses one of another length", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -20, max: 20 }), { minLength: 2, maxLength: 300 }), fc.nat(), (ints, at) => {
+        const n = ints.length;
+        const keep = 1 + (at % (n - 1));
+        const scores = Float64Array.from(ints, (x) => x / 4);
+        const before = Float64Array.from(scores);
+        const candidates = Uint32Array.from({ length: n }, (_, i) => (i * 7919) % 100_003);
+        const work = new Float64Array(n).fill(NaN);
+        expect([...bestScored(scores, candidates, keep, work)].sort((a, b) => a - b)).toEqual(
+          [...bestScored(scores, candidates, keep)].sort((a, b) => a - b),
+        );
+        expect(scores).toEqual(before);
+        // the work array now holds the scores, reordered by the quickselect
+        expect([...work].sort((a, b) => a - b)).toEqual([...scores].sort((a, b) => a - b));
+      }),
+      { seed: 34, numRuns: 200 },
+    );
+    expect(() => bestScored(new Float64Array(3), new Uint32Array(3), 1, new Float64Array(2))).toThrow(/work array/);
+  });
 });
