@@ -149,6 +149,20 @@ function renderHttp(run: HttpRun): string[] {
       "",
     );
   }
+  if (h.redis && "skipped" in h.redis) lines.push(`Served peer Redis: not run: ${h.redis.skipped}`, "");
+  else if (h.redis) {
+    const p = h.redis;
+    // Targets reached at one EF_RUNTIME share one measured run.
+    const at = [...new Set(p.runs.map((r) => r.efRuntime))].map((ef) => {
+      const rs = p.runs.filter((r) => r.efRuntime === ef);
+      const r = rs[0]!;
+      return `at recall@10 ${f(r.recallAt10, 3)} (target ${rs.map((x) => x.recallTarget).join(" and ")}, EF_RUNTIME ${ef}): ${f(r.qps, 0)} QPS, ${f(r.serverCores, 2)} server cores, **${f(r.serverCpuMsPerQuery, 3)} ms server CPU per query**`;
+    });
+    lines.push(
+      `Served peer, same rows and query vectors, ${p.connections} connections (node-redis, FT.SEARCH KNN, closed loop): ${p.peer} (loaded in ${f(p.loadSeconds, 1)} s, index built in ${f(p.indexSeconds, 1)} s): ${at.join("; ")}.`,
+      "",
+    );
+  }
   const first = h.ingest[0];
   if (first) {
     lines.push(
