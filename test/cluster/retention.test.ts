@@ -1,8 +1,8 @@
 /**
  * Log retention (issue 31 item 6) on a real 3-server JetStream cluster, svc "nodes" in this process
  * (each its own NATS connection, NodeRegistry, ClusterIndexes with shard snapshots, data dir):
- * steady overwrites of the same ids keep the stream at most 4x the live bytes (snapshots in the
- * object store, the subjects purged below them); a node added after the purge catches up from the
+ * steady overwrites of the same ids keep the stream at most 5x the live bytes (snapshots in the
+ * object store, each subject purged up to its older snapshot's floor); a node added after the purge catches up from the
  * snapshot and answers the same top-k as the others; a snapshot that does not check (cut short,
  * another format) is never used, and nothing is purged while no snapshot reads.
  */
@@ -111,7 +111,7 @@ describe("log retention", () => {
   let record: ClusterIndexRecord;
   const live = IDS * DIM * 4;
 
-  it("keeps the stream at most 4x the live bytes under steady overwrites of the same ids", async () => {
+  it("keeps the stream at most 5x the live bytes under steady overwrites of the same ids (12x written)", async () => {
     await nodes[0]!.indexes.create(T, { name: "vecs", dimension: DIM, spec: { shards: 2 } });
     await until(() => nodes[0]!.indexes.shards.shards.length === 2);
     const incarnation = nodes[0]!.indexes.shards.shards[0]!.split(".")[2]!; // placement keys: <tenant>.<index>.<incarnation>.<shard>
@@ -128,7 +128,9 @@ describe("log retention", () => {
     // every shard has a snapshot, and the stream came down to the bound
     const subjects = [0, 1].map((s) => shardLogSubject(record, s));
     await until(async () => (await Promise.all(subjects.map((s) => nodes[0]!.store.list(s)))).every((l) => l.length === 2));
-    await until(async () => (await streamBytes(nodes[0]!.nc, record)) <= 4 * live, 30_000).catch(async (e) => {
+    // Sizing: what is left is the frames since the older snapshot, about 2T a shard (T: the live bytes) in WAL bytes, plus
+    // NATS's per-message bytes and the writes of one snapshot check (300 ms here): 2.9-4.3x measured once it settles; the 12 rounds wrote 12x.
+    await until(async () => (await streamBytes(nodes[0]!.nc, record)) <= 5 * live, 30_000).catch(async (e) => {
       console.log(
         `stream ${await streamBytes(nodes[0]!.nc, record)} bytes; snapshots`,
         JSON.stringify(await Promise.all(subjects.map((s) => nodes[0]!.store.list(s)))),
@@ -139,7 +141,7 @@ describe("log retention", () => {
     console.log(
       `retention: ${written} upserts over ${IDS} ids of ${DIM}-d: stream ${bytes} bytes, live ${live} bytes (${(bytes / live).toFixed(2)}x)`,
     );
-    expect(bytes).toBeLessThanOrEqual(4 * live);
+    expect(bytes).toBeLessThanOrEqual(5 * live);
     const count = await nodes[1]!.indexes.use(T, "vecs", (ix) => ix.stats());
     expect(count.totalVectorCount).toBe(IDS);
   }, 180_000);
