@@ -98,25 +98,24 @@ export class Reader {
 
   constructor(private readonly s: CollectionState) {}
 
+  /** Each found id's vector, metadata and payload, in `ids` order (absent ids left out). */
   fetch(namespace: string, ids: readonly string[]): FetchedVector[] {
-    const p = this.s.partitions.get(namespace);
-    const out: FetchedVector[] = [];
-    if (p === undefined) return out;
-    for (const id of ids) {
-      const row = p.rowOf(id);
-      if (row !== undefined) out.push({ id, values: p.vector(row), ...p.stored(row) });
-    }
-    return out;
+    return this.found(namespace, ids, (p, row, id) => ({ id, values: p.vector(row), ...p.stored(row) }));
   }
 
-  /** Like fetch without the vectors: each found id's metadata and payload, in `ids` order (absent ids left out). */
+  /** Like fetch without the vectors. */
   rows(namespace: string, ids: readonly string[]): StoredRow[] {
+    return this.found(namespace, ids, (p, row, id) => ({ id, ...p.stored(row) }));
+  }
+
+  /** `read` of each id the namespace holds, in `ids` order. */
+  private found<T>(namespace: string, ids: readonly string[], read: (p: Partition, row: number, id: string) => T): T[] {
     const p = this.s.partitions.get(namespace);
-    const out: StoredRow[] = [];
+    const out: T[] = [];
     if (p === undefined) return out;
     for (const id of ids) {
       const row = p.rowOf(id);
-      if (row !== undefined) out.push({ id, ...p.stored(row) });
+      if (row !== undefined) out.push(read(p, row, id));
     }
     return out;
   }

@@ -131,16 +131,13 @@ export class RecordFile {
 
   /** Row r's metadata and payload (a fresh array, or null) with one read of its record, where metadata() and payload() take two each. */
   stored(r: number): { metadata: Metadata; payload: Uint8Array | null } {
-    const at = this.offsets[r]! + 4 + this.ids.byteLength(r);
+    const at = this.bodyAt(r);
     const body = Buffer.allocUnsafe(this.end(r) - at);
     this.read(body, 0, body.byteLength, at);
-    const w = body.readUInt32LE(0);
-    const hasPayload = w >= HAS_PAYLOAD;
-    const metaAt = hasPayload ? 8 : 4,
-      metaEnd = metaAt + ((w & ~HAS_PAYLOAD) >>> 0);
+    const { metaAt, metaBytes, payload } = flags(body.readUInt32LE(0));
     return {
-      metadata: metaEnd === metaAt ? {} : (decoder.decode(body.subarray(metaAt, metaEnd)) as Metadata),
-      payload: hasPayload ? new Uint8Array(body.subarray(metaEnd)) : null,
+      metadata: metaBytes === 0 ? {} : (decoder.decode(body.subarray(metaAt, metaAt + metaBytes)) as Metadata),
+      payload: payload ? new Uint8Array(body.subarray(metaAt + metaBytes)) : null,
     };
   }
 
@@ -158,12 +155,16 @@ export class RecordFile {
 
   /** Where row r's metadata starts, its length, and whether a payload follows it (up to the record's end). One read: the id's length is in memory. */
   private layout(r: number): { metaAt: number; metaBytes: number; payload: boolean } {
-    const at = this.offsets[r]! + 4 + this.ids.byteLength(r);
+    const at = this.bodyAt(r);
     const word = Buffer.allocUnsafe(4);
     this.read(word, 0, 4, at);
-    const w = word.readUInt32LE(0);
-    const payload = w >= HAS_PAYLOAD;
-    return { metaAt: at + (payload ? 8 : 4), metaBytes: (w & ~HAS_PAYLOAD) >>> 0, payload };
+    const f = flags(word.readUInt32LE(0));
+    return { ...f, metaAt: at + f.metaAt };
+  }
+
+  /** Offset of row r's flags word (past its id). */
+  private bodyAt(r: number): number {
+    return this.offsets[r]! + 4 + this.ids.byteLength(r);
   }
 
   /** Offset just past row r's record. */
@@ -316,4 +317,10 @@ export class RecordFile {
     }
     this.size = bytes;
   }
+}
+
+/** A record's flags word: its metadata's length, whether a payload follows, and where the metadata starts from the word (past the payload's length word when there is one). */
+function flags(w: number): { metaAt: number; metaBytes: number; payload: boolean } {
+  const payload = w >= HAS_PAYLOAD;
+  return { metaAt: payload ? 8 : 4, metaBytes: (w & ~HAS_PAYLOAD) >>> 0, payload };
 }
