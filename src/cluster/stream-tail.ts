@@ -43,7 +43,7 @@ import { untilQuorum } from "./quorum.js";
 
 /** After this long without a message, a tail asks the stream whether it missed some (Follower's check; SubjectTail had none). */
 export const IDLE_CHECK_MS = 2000;
-/** How many sequences past a delivery a whole-stream tail asks the leader for ahead (the consumer's pending messages). */
+/** How many messages a tail asks the leader for ahead: a whole-stream tail by sequence past a delivery (the consumer's pending), a one-subject tail deliveries at most. */
 const READ_AHEAD = 64;
 /** Pause before a new consumer after one ended. */
 const RESTART_MS = 250;
@@ -312,8 +312,7 @@ export class StreamTail {
    * applied there yet): handCommitted from there, one at a time.
    */
   private async handWholeStream(seq: number, pending: number): Promise<void> {
-    this.jsm ??= await this.js.jetstreamManager(false);
-    const jsm = this.jsm;
+    const jsm = this.jsm!; // run() got it before the consumer's first delivery
     const ask = (s: number) => jsm.streams.getMessage(this.opts.stream, { seq: s });
     for (let s = this.handled + 1; s <= Math.min(seq + Math.min(pending, READ_AHEAD), this.handled + 2 * READ_AHEAD); s++) {
       if (this.ahead.has(s)) continue;
